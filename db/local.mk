@@ -1,0 +1,1 @@
+# db/local.mk: build rules for db/ (included by Makefile.am).

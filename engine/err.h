@@ -1,0 +1,43 @@
+/* err.h: the one error contract shared by every TLM module.
+ *
+ * Library functions return 0 (ENG_OK) or a negative eng_status and, when
+ * given an eng_err, fill it with a message the caller can print.  Only
+ * programs (main) decide to exit.  Programmer errors are assert()s.
+ * The status doubles as the failure class that tlm-worker reports in its
+ * `error` events and that tlmd records per attempt. */
+#ifndef TLM_ENGINE_ERR_H
+#define TLM_ENGINE_ERR_H
+
+#include <stddef.h>
+
+typedef enum eng_status {
+    ENG_OK = 0,
+    ENG_ECONFIG = -1,    /* bad configuration or usage */
+    ENG_EDATA = -2,      /* missing/corrupt/mismatched data files */
+    ENG_EIO = -3,        /* filesystem or stream failure */
+    ENG_ENOMEM = -4,     /* allocation failed (reported as "oom") */
+    ENG_EDIVERGED = -5,  /* loss or gradients became NaN/inf */
+    ENG_EINTERNAL = -6,  /* a bug or an unexpected state */
+    ENG_EINTERRUPTED = -7 /* stopped on request (signal) */
+} eng_status;
+
+typedef struct eng_err {
+    int code;        /* eng_status */
+    char msg[1024];  /* human-readable, no trailing newline */
+} eng_err;
+
+/* Fill e (if non-NULL) and return code.  Usage: return eng_errf(e, ENG_EIO, "...", ...); */
+int eng_errf(eng_err *e, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Prefix an existing message: "ctx: old message". Returns e->code. */
+int eng_err_prefix(eng_err *e, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* The failure class name used by the event protocol and results.db:
+ * config | data | io | oom | diverged | internal | interrupted. */
+const char *eng_status_kind(int code);
+
+void eng_err_clear(eng_err *e);
+
+#endif

@@ -1,0 +1,22 @@
+/* sha256.h: SHA-256 (FIPS 180-4), used for job identities and file checksums. */
+#ifndef TLM_ENGINE_SHA256_H
+#define TLM_ENGINE_SHA256_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct eng_sha256 {
+    uint32_t h[8];
+    uint64_t nbytes;
+    uint8_t buf[64];
+    size_t nbuf;
+} eng_sha256;
+
+void eng_sha256_init(eng_sha256 *s);
+void eng_sha256_update(eng_sha256 *s, const void *data, size_t n);
+void eng_sha256_final(eng_sha256 *s, uint8_t out[32]);
+/* One-shot digest as 64 lowercase hex characters plus NUL. */
+void eng_sha256_hex(const void *data, size_t n, char out[65]);
+void eng_hex(const uint8_t *bytes, size_t n, char *out /* 2n+1 */);
+
+#endif

@@ -1,0 +1,1 @@
+# orchestrator/local.mk: build rules for orchestrator/ (included by Makefile.am).

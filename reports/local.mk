@@ -1,0 +1,1 @@
+# reports/local.mk: build rules for reports/ (included by Makefile.am).

@@ -1,0 +1,101 @@
+#!/bin/sh
+# setup.sh: everything a fresh Debian machine needs to build TLM, then the
+# build itself.  Idempotent: installs only missing packages, regenerates and
+# reconfigures only when the build files changed, and is quick when nothing
+# did.
+#
+#   scripts/setup.sh            packages to build and run TLM, then build
+#   scripts/setup.sh --test     also what `make check` needs (torch for the
+#                               parity tests, clang for the fuzz targets, node)
+#   scripts/setup.sh --no-build packages only
+#
+# Runs apt-get as root (or through sudo when not root).
+set -eu
+cd "$(dirname "$0")/.."
+
+want_test=0
+build=1
+for arg in "$@"; do
+    case "$arg" in
+    --test) want_test=1 ;;
+    --no-build) build=0 ;;
+    -h | --help)
+        sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+        exit 0
+        ;;
+    *)
+        echo "setup.sh: unknown option '$arg' (try --help)" >&2
+        exit 2
+        ;;
+    esac
+done
+
+say() { printf 'setup: %s\n' "$*" >&2; }
+
+# ------------------------------------------------------------------ packages
+# Build and run: compiler, autotools, the libraries configure looks for,
+# sqlite3 for querying results.db, python3 for the small helper scripts.
+pkgs="gcc make libc6-dev autoconf automake pkgconf ca-certificates git
+      libuv1-dev libsqlite3-dev libyaml-dev libjansson-dev libopenblas-dev
+      libpcre2-dev sqlite3 python3 procps"
+# Plots in tlm-report.
+pkgs="$pkgs libplplot-dev plplot-driver-cairo"
+# Tests: PyTorch parity, fuzz targets (clang's libFuzzer), the tokenizer
+# conformance test's npm reference.
+test_pkgs="python3-torch python3-numpy clang libclang-rt-14-dev nodejs npm"
+[ "$want_test" = 1 ] && pkgs="$pkgs $test_pkgs"
+
+missing=""
+for p in $pkgs; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+        missing="$missing $p"
+    fi
+done
+if [ -n "$missing" ]; then
+    if [ "$(id -u)" = 0 ]; then
+        SUDO=""
+    elif command -v sudo >/dev/null 2>&1; then
+        SUDO="sudo"
+    else
+        say "missing Debian packages:$missing"
+        say "run this script as root (or install them with apt-get)"
+        exit 1
+    fi
+    say "installing:$missing"
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -qq
+    # shellcheck disable=SC2086
+    $SUDO apt-get install -y -qq --no-install-recommends $missing >/tmp/tlm-apt.log 2>&1 || {
+        tail -n 30 /tmp/tlm-apt.log >&2
+        say "apt-get install failed (full log: /tmp/tlm-apt.log)"
+        exit 1
+    }
+else
+    say "Debian packages: all present"
+fi
+
+[ "$build" = 1 ] || exit 0
+
+# ------------------------------------------------------------------ build
+jobs=$(nproc 2>/dev/null || echo 2)
+if [ ! -x configure ] || [ configure.ac -nt configure ] || [ ! -e build-aux/test-driver ]; then
+    say "autoreconf"
+    ./autogen.sh >/tmp/tlm-autogen.log 2>&1 || {
+        cat /tmp/tlm-autogen.log >&2
+        exit 1
+    }
+fi
+if [ ! -e config.status ] || [ configure -nt config.status ]; then
+    say "configure"
+    ./configure -q || {
+        say "configure failed: see config.log"
+        exit 1
+    }
+fi
+say "make -j$jobs"
+make -s -j"$jobs" >/tmp/tlm-make.log 2>&1 || {
+    tail -n 40 /tmp/tlm-make.log >&2
+    say "build failed (full log: /tmp/tlm-make.log)"
+    exit 1
+}
+say "built: worker/tlm-worker orchestrator/tlmd reports/tlm-report"

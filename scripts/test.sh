@@ -1,0 +1,19 @@
+#!/bin/sh
+# test.sh: the README's test command.  Installs what the tests need (apt),
+# builds, and runs `make check`; on failure prints the failing tests' logs.
+set -eu
+cd "$(dirname "$0")/.."
+scripts/setup.sh --test
+jobs=$(nproc 2>/dev/null || echo 2)
+if make -j"$jobs" check; then
+    exit 0
+fi
+echo "=== failing tests' logs ===" >&2
+for t in $(find . -name '*.trs' -newer config.status 2>/dev/null); do
+    if grep -q ':test-result: \(FAIL\|ERROR\)' "$t"; then
+        log="${t%.trs}.log"
+        echo "--- $log" >&2
+        tail -n 60 "$log" >&2
+    fi
+done
+exit 1

@@ -1,0 +1,16 @@
+# tests/local.mk: `make check`.  Unit tests are C programs (tests/test_*.c);
+# end-to-end tests are shell scripts; parity tests are python with torch.
+EXTRA_DIST += tests/tap.h tests/bounded.sh tests/torch-python.sh tests/data
+
+TEST_CPPFLAGS = $(AM_CPPFLAGS) $(YAML_CFLAGS) $(JANSSON_CFLAGS)
+
+check_PROGRAMS += tests/test_taper tests/test_config
+tests_test_taper_SOURCES = tests/test_taper.c tests/tap.h
+tests_test_taper_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_test_taper_LDADD = $(ENGINE_LIBS)
+tests_test_config_SOURCES = tests/test_config.c tests/tap.h
+tests_test_config_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_test_config_LDADD = $(ENGINE_LIBS)
+
+TESTS += tests/test_taper tests/test_config tests/test_describe.sh
+dist_check_SCRIPTS += tests/test_describe.sh

@@ -1,0 +1,43 @@
+/* tap.h: a few macros for test programs that print TAP to their log and
+ * exit 0 only when every check passed (the automake harness reads the exit
+ * status; the TAP lines are for people reading tests/...log files). */
+#ifndef TLM_TESTS_TAP_H
+#define TLM_TESTS_TAP_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int tap_n, tap_failed;
+
+#define TAP_OK(cond, ...)                                                                                      \
+    do {                                                                                                       \
+        int tap_c_ = !!(cond);                                                                                 \
+        printf("%sok %d - ", tap_c_ ? "" : "not ", ++tap_n);                                                   \
+        printf(__VA_ARGS__);                                                                                   \
+        printf("\n");                                                                                          \
+        if (!tap_c_) {                                                                                         \
+            tap_failed++;                                                                                      \
+            printf("# failed at %s:%d: %s\n", __FILE__, __LINE__, #cond);                                     \
+        }                                                                                                      \
+        fflush(stdout);                                                                                        \
+    } while (0)
+
+#define TAP_DIAG(...)                                                                                          \
+    do {                                                                                                       \
+        printf("# ");                                                                                          \
+        printf(__VA_ARGS__);                                                                                   \
+        printf("\n");                                                                                          \
+    } while (0)
+
+/* Ends the program: prints the plan and exits 1 if anything failed. */
+static inline int tap_done(void)
+{
+    printf("1..%d\n", tap_n);
+    if (tap_failed)
+        printf("# %d of %d checks failed\n", tap_failed, tap_n);
+    return tap_failed ? 1 : 0;
+}
+
+#endif

@@ -1,0 +1,42 @@
+#!/bin/sh
+# test_describe.sh: `tlm-worker --describe` on the 440m preset with cosine
+# 1.5 -> 0.5 prints widths that sum to L x d_base and the uniform model's
+# parameter count; bad input exits 2 with a positioned message.
+set -u
+W="$TLM_BUILDDIR/worker/tlm-worker"
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+n=0; fail=0
+ok() { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
+
+cat >"$tmp/job.yaml" <<'Y'
+scale: 440m
+taper: {schedule: cosine, ratio: [1.5, 0.5]}
+Y
+"$W" --describe --config "$tmp/job.yaml" >"$tmp/out.json"
+ok $? "describe exits 0"
+python3 - "$tmp/out.json" <<'P'
+import json, sys
+d = json.load(open(sys.argv[1]))
+w = d["widths"]["d_ff"]
+L, base = d["config"]["model"]["layers"], d["config"]["model"]["d_ff"]
+assert len(w) == L == 24, w
+assert sum(w) == L * base == d["widths"]["budget"], (sum(w), L * base)
+assert w[0] == 4224 and w[-1] == 1408, w
+assert all(a >= b for a, b in zip(w, w[1:])), w
+assert d["params"]["total"] == d["uniform_params"]["total"], (d["params"], d["uniform_params"])
+assert abs(d["params"]["total"] - 440e6) < 0.03 * 440e6, d["params"]["total"]
+assert d["flops_per_token"]["train"] > 6 * d["params"]["non_embedding"]
+print("# widths", w)
+print("# params", d["params"]["total"], "uniform", d["uniform_params"]["total"])
+P
+ok $? "widths sum to L x d_base, ends pinned, monotone, params equal the uniform model's"
+
+printf 'scale: 440m\ntrain: {lrr: 1}\n' >"$tmp/bad.yaml"
+"$W" --describe --config "$tmp/bad.yaml" 2>"$tmp/err"; rc=$?
+grep -q "bad.yaml:2:9: unknown key 'lrr'" "$tmp/err"
+ok $(( rc == 2 ? $? : 1 )) "bad config: exit 2 and a positioned message ($(cat "$tmp/err"))"
+
+"$W" --help >/dev/null
+ok $? "--help exits 0"
+echo "1..$n"
+exit $fail

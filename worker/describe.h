@@ -1,0 +1,13 @@
+/* describe.h: `tlm-worker --describe`: the resolved config, per-layer widths
+ * and the parameter/FLOP account as one JSON document (design.md contract). */
+#ifndef TLM_WORKER_DESCRIBE_H
+#define TLM_WORKER_DESCRIBE_H
+
+#include <stdio.h>
+
+#include "engine/config.h"
+#include "engine/err.h"
+
+int wrk_describe(const eng_config *cfg, FILE *out, eng_err *e);
+
+#endif
