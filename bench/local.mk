@@ -1,1 +1,3 @@
-# bench/local.mk: build rules for bench/ (included by Makefile.am).
+# bench/local.mk: benchmark programs (not tests): speed beside a peer.
+include bench/engine.mk
+include bench/orchestrator.mk

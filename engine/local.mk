@@ -13,5 +13,11 @@ engine_libtlmengine_a_SOURCES = \
 	engine/account.c engine/account.h \
 	engine/shard.c engine/shard.h
 
+# Each area of the engine lists its own sources (one fragment per area, so
+# that work on one never touches another's rules).
+include engine/nn.mk
+include engine/train.mk
+include engine/text.mk
+
 # Everything that links the engine links these.
 ENGINE_LIBS = engine/libtlmengine.a $(YAML_LIBS) $(JANSSON_LIBS) $(BLAS_LIBS) $(PCRE2_LIBS) $(OPENMP_CFLAGS) -lm

@@ -14,3 +14,10 @@ tests_test_config_LDADD = $(ENGINE_LIBS)
 
 TESTS += tests/test_taper tests/test_config tests/test_describe.sh
 dist_check_SCRIPTS += tests/test_describe.sh
+
+# One fragment per area.
+include tests/engine.mk
+include tests/train.mk
+include tests/orchestrator.mk
+include tests/data.mk
+include tests/report.mk

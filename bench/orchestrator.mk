@@ -1,0 +1,1 @@
+# bench/orchestrator.mk: tlmd overhead and ingestion.

@@ -1,0 +1,26 @@
+/* runtime.h: the process-wide compute set-up: which BLAS and kernel run,
+ * and on how many threads.
+ *
+ * Debian's OpenBLAS picks its kernel from CPUID at load time and can pick a
+ * slow generic one on CPUs it does not know (seen: "Prescott" on Sapphire
+ * Rapids, ~20 GFLOP/s instead of ~150).  OpenBLAS only reads
+ * OPENBLAS_CORETYPE at load, so eng_runtime_init re-executes the program
+ * with it set when the detected kernel is weaker than what the CPU supports
+ * (and the user did not choose one), after checking the faster kernel
+ * computes correctly.  Programs call it first thing in main(). */
+#ifndef TLM_ENGINE_RUNTIME_H
+#define TLM_ENGINE_RUNTIME_H
+
+/* May not return (re-exec).  Safe to call when the BLAS is not OpenBLAS. */
+void eng_runtime_init(int argc, char **argv);
+
+/* Compute threads for BLAS and the engine's own kernels (0 = all cores). */
+void eng_runtime_set_threads(int n);
+int eng_runtime_threads(void);
+
+/* For the `start` event and results.db: "OpenBLAS 0.3.21", "Cooperlake". */
+const char *eng_runtime_blas(void);
+const char *eng_runtime_kernel(void);
+const char *eng_runtime_compiler(void);
+
+#endif

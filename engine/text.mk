@@ -1,0 +1,1 @@
+# engine/text.mk: tokenizers and evaluation suites.

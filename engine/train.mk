@@ -1,0 +1,1 @@
+# engine/train.mk: trainer, data loader, checkpoints.

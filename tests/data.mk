@@ -1,0 +1,1 @@
+# tests/data.mk: tests of tokenizers, shards, tlm-data, evaluation.

@@ -1,0 +1,1 @@
+# tests/engine.mk: tests of ops, model, gradients, parity.

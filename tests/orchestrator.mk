@@ -1,0 +1,1 @@
+# tests/orchestrator.mk: tests of tlmd, sweeps, results.db.

@@ -1,0 +1,1 @@
+# tests/report.mk: tests of tlm-report.

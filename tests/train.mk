@@ -1,0 +1,1 @@
+# tests/train.mk: tests of trainer, worker, checkpoints, determinism.
