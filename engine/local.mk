@@ -11,7 +11,9 @@ engine_libtlmengine_a_SOURCES = \
 	engine/presets.c engine/presets.h \
 	engine/taper.c engine/taper.h \
 	engine/account.c engine/account.h \
-	engine/shard.c engine/shard.h
+	engine/shard.c engine/shard.h \
+	engine/fileio.c engine/fileio.h \
+	engine/safetensors.c engine/safetensors.h
 
 # Each area of the engine lists its own sources (one fragment per area, so
 # that work on one never touches another's rules).

@@ -4,7 +4,10 @@ EXTRA_DIST += tests/tap.h tests/bounded.sh tests/torch-python.sh tests/data
 
 TEST_CPPFLAGS = $(AM_CPPFLAGS) $(YAML_CFLAGS) $(JANSSON_CFLAGS)
 
-check_PROGRAMS += tests/test_taper tests/test_config
+check_PROGRAMS += tests/test_taper tests/test_config tests/test_safetensors
+tests_test_safetensors_SOURCES = tests/test_safetensors.c tests/tap.h
+tests_test_safetensors_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_test_safetensors_LDADD = $(ENGINE_LIBS)
 tests_test_taper_SOURCES = tests/test_taper.c tests/tap.h
 tests_test_taper_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_test_taper_LDADD = $(ENGINE_LIBS)
@@ -12,7 +15,7 @@ tests_test_config_SOURCES = tests/test_config.c tests/tap.h
 tests_test_config_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_test_config_LDADD = $(ENGINE_LIBS)
 
-TESTS += tests/test_taper tests/test_config tests/test_describe.sh
+TESTS += tests/test_taper tests/test_config tests/test_safetensors tests/test_describe.sh
 dist_check_SCRIPTS += tests/test_describe.sh
 
 # One fragment per area.

@@ -1,0 +1,138 @@
+/* fileio.c: atomic writes and small file helpers (see fileio.h). */
+#include "engine/fileio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int eng_fsync_dir(const char *path)
+{
+    struct stat st;
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        char *slash = strrchr(dir, '/');
+        if (!slash)
+            strcpy(dir, ".");
+        else if (slash == dir)
+            dir[1] = '\0';
+        else
+            *slash = '\0';
+    }
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int rc = fsync(fd);
+    close(fd);
+    return rc;
+}
+
+int eng_atomic_open(eng_atomic *a, const char *path, eng_err *e)
+{
+    memset(a, 0, sizeof *a);
+    if (strlen(path) >= sizeof a->path)
+        return eng_errf(e, ENG_EIO, "%s: path too long", path);
+    strcpy(a->path, path);
+    snprintf(a->tmp, sizeof a->tmp, "%s.tmp.%ld", path, (long)getpid());
+    a->f = fopen(a->tmp, "wb");
+    if (!a->f)
+        return eng_errf(e, ENG_EIO, "%s: cannot create: %s", a->tmp, strerror(errno));
+    return 0;
+}
+
+int eng_atomic_commit(eng_atomic *a, eng_err *e)
+{
+    int rc = 0;
+    if (!a->f)
+        return eng_errf(e, ENG_EIO, "%s: not open", a->path);
+    if (fflush(a->f) || fsync(fileno(a->f)))
+        rc = eng_errf(e, ENG_EIO, "%s: write failed: %s", a->tmp, strerror(errno));
+    if (fclose(a->f) && !rc)
+        rc = eng_errf(e, ENG_EIO, "%s: close failed: %s", a->tmp, strerror(errno));
+    a->f = NULL;
+    if (!rc && rename(a->tmp, a->path))
+        rc = eng_errf(e, ENG_EIO, "%s: rename failed: %s", a->path, strerror(errno));
+    if (rc) {
+        unlink(a->tmp);
+        return rc;
+    }
+    eng_fsync_dir(a->path);
+    return 0;
+}
+
+void eng_atomic_abort(eng_atomic *a)
+{
+    if (a->f)
+        fclose(a->f);
+    a->f = NULL;
+    if (a->tmp[0])
+        unlink(a->tmp);
+}
+
+int eng_write_file_atomic(const char *path, const void *data, size_t n, eng_err *e)
+{
+    eng_atomic a;
+    int rc = eng_atomic_open(&a, path, e);
+    if (rc)
+        return rc;
+    if (n && fwrite(data, 1, n, a.f) != n) {
+        rc = eng_errf(e, ENG_EIO, "%s: write failed: %s", a.tmp, strerror(errno));
+        eng_atomic_abort(&a);
+        return rc;
+    }
+    return eng_atomic_commit(&a, e);
+}
+
+int eng_read_file(const char *path, size_t max, char **out, size_t *len, eng_err *e)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return eng_errf(e, errno == ENOENT ? ENG_EDATA : ENG_EIO, "%s: cannot open: %s", path, strerror(errno));
+    char *buf = malloc(max + 1);
+    if (!buf) {
+        fclose(f);
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    }
+    size_t n = fread(buf, 1, max + 1, f);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        return eng_errf(e, ENG_EIO, "%s: read error", path);
+    }
+    if (n > max) {
+        free(buf);
+        return eng_errf(e, ENG_EDATA, "%s: larger than %zu bytes", path, max);
+    }
+    buf[n] = '\0';
+    *out = buf;
+    if (len)
+        *len = n;
+    return 0;
+}
+
+int eng_mkdir_p(const char *path, eng_err *e)
+{
+    char tmp[1024];
+    if (strlen(path) >= sizeof tmp)
+        return eng_errf(e, ENG_EIO, "%s: path too long", path);
+    strcpy(tmp, path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(tmp, 0777) && errno != EEXIST)
+            return eng_errf(e, ENG_EIO, "%s: cannot create folder: %s", tmp, strerror(errno));
+        *p = '/';
+    }
+    if (mkdir(tmp, 0777) && errno != EEXIST)
+        return eng_errf(e, ENG_EIO, "%s: cannot create folder: %s", tmp, strerror(errno));
+    struct stat st;
+    if (stat(tmp, &st) || !S_ISDIR(st.st_mode))
+        return eng_errf(e, ENG_EIO, "%s: exists and is not a folder", tmp);
+    return 0;
+}
