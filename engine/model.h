@@ -41,6 +41,11 @@ typedef struct eng_adamw {
 
 /* Build for a resolved config on the CPU backend (threads set by eng_runtime). */
 int eng_model_create(eng_model **out, const eng_config *cfg, int max_batch, int seq_len, eng_err *e);
+/* The same on a given backend (engine/ops.h: eng_ops_cpu(), later CUDA). */
+struct eng_ops;
+int eng_model_create_ops(eng_model **out, const eng_config *cfg, const struct eng_ops *ops, int max_batch,
+                         int seq_len, eng_err *e);
+const struct eng_ops *eng_model_ops(const eng_model *m);
 void eng_model_free(eng_model *m);
 
 /* Deterministic initialisation from a seed (same seed, same weights). */
@@ -66,7 +71,8 @@ int eng_model_set_optim(eng_model *m, const float *exp_avg, const float *exp_avg
  * T <= seq_len. */
 int eng_model_forward(eng_model *m, const int32_t *tokens, const int32_t *targets, int B, int T, double *loss,
                       float *nll, eng_err *e);
-/* Logits (B, T, vocab) of the last forward, host memory valid until the next call. */
+/* Logits (B, T, vocab) of the last forward, host memory valid until the next
+ * call (eng_model_backward turns them into their gradient in place). */
 const float *eng_model_logits(eng_model *m);
 
 /* Backward of the last forward: ADDS d(mean loss)/d(params) x scale into the

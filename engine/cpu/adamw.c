@@ -1,0 +1,49 @@
+/* adamw.c: the AdamW update (Loshchilov & Hutter, decoupled weight decay,
+ * as torch.optim.AdamW computes it) and the gradient's sum of squares.
+ * Reference, per element:
+ *   g = grad_scale grad;  m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2
+ *   p = p - lr wd p - lr (m/bc1) / (sqrt(v/bc2) + eps)
+ * (torch decays first, p *= 1 - lr wd, then applies the Adam step). */
+#include <math.h>
+
+#include "engine/cpu/cpu.h"
+
+void eng__cpu_adamw(float *p, const float *grad, float *m, float *v, size_t n, float lr, float b1, float b2, float eps,
+                    float wd, float bc1, float bc2, float grad_scale)
+{
+    const float decay = 1.0f - lr * wd, step = lr / bc1, rbc2 = 1.0f / sqrtf(bc2);
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        float g = grad[i] * grad_scale;
+        float mi = b1 * m[i] + (1.0f - b1) * g;
+        float vi = b2 * v[i] + (1.0f - b2) * g * g;
+        m[i] = mi;
+        v[i] = vi;
+        p[i] = p[i] * decay - step * mi / (sqrtf(vi) * rbc2 + eps);
+    }
+}
+
+/* Partial sums per thread, combined in thread order: an OpenMP reduction
+ * may combine in any order, and the norm feeds clipping, so a run would not
+ * repeat bit for bit. */
+#define SUMSQ_MAX_THREADS 256
+double eng__cpu_sumsq(const float *x, size_t n)
+{
+    double part[SUMSQ_MAX_THREADS] = {0};
+    int used = 1;
+#pragma omp parallel num_threads(eng__cpu_threads() < SUMSQ_MAX_THREADS ? eng__cpu_threads() : SUMSQ_MAX_THREADS)
+    {
+        int nt = eng__omp_nt(), id = eng__omp_id();
+        size_t i0 = n * (size_t)id / (size_t)nt, i1 = n * (size_t)(id + 1) / (size_t)nt;
+        double s = 0;
+        for (size_t i = i0; i < i1; i++)
+            s += (double)x[i] * x[i];
+        part[id] = s;
+        if (id == 0)
+            used = nt;
+    }
+    double s = 0;
+    for (int t = 0; t < used; t++)
+        s += part[t];
+    return s;
+}

@@ -1,0 +1,142 @@
+/* attention.c: causal softmax attention, forward and backward, per
+ * (sequence, head) with the BLAS doing the products.
+ *
+ * Reference (one head, scale = 1/sqrt(hd)):
+ *   S = scale Q K^T,  P = softmax over j <= i (row i),  O = P V
+ *   dV = P^T dO,  dP = dO V^T,  dS_ij = P_ij (dP_ij - sum_k P_ik dP_ik)
+ *   dQ = scale dS K,  dK = scale dS^T Q
+ * Grouped KV heads: query head h reads key/value head h / (H/Hkv); the key
+ * and value gradients of a group sum over its query heads.
+ *
+ * The causal mask is used to skip work: rows go in blocks of ATT_BLOCK, and
+ * a block of rows only multiplies against the keys it can see, which saves
+ * close to half of the FLOPs of full T x T products.
+ *
+ * Threads: OpenMP over (sequence, head) [forward] and over (sequence, kv
+ * head) [backward, so a group's dK/dV have one writer]; the BLAS runs on one
+ * thread inside those regions.  The backward's dP rows live in the
+ * workspace, T x T floats per thread. */
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+#include "engine/cpu/cpu.h"
+
+#define ATT_BLOCK 64
+
+/* Workspace slots the smallest workspace ever planned can hold: the
+ * backward never runs more threads than that (see attention_workspace). */
+static int ws_slots = INT_MAX;
+
+size_t eng__cpu_attention_workspace(int B, int T, int H, int hd)
+{
+    int nt = eng__cpu_threads();
+#pragma omp critical(eng_att_ws)
+    if (nt < ws_slots)
+        ws_slots = nt;
+    return (size_t)nt * T * T;
+}
+
+/* One row block [r0, r1) of one head: scores, causal softmax, P V. */
+static void head_fwd(float *o, int ldo, float *P /* (T, T) */, const float *q, int ldq, const float *k,
+                     const float *v, int ldkv, int T, int hd, float scale)
+{
+    for (int r0 = 0; r0 < T; r0 += ATT_BLOCK) {
+        int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T;
+        float *Pb = P + (size_t)r0 * T;
+        /* S[r0:r1, 0:r1] = scale Q[r0:r1] K[0:r1]^T */
+        eng__cpu_matmul(0, 1, r1 - r0, r1, hd, scale, q + (size_t)r0 * ldq, ldq, k, ldkv, 0.0f, Pb, T);
+        for (int i = r0; i < r1; i++) {
+            float *row = P + (size_t)i * T;
+            float m = row[0], s = 0;
+            for (int j = 1; j <= i; j++)
+                m = row[j] > m ? row[j] : m;
+            for (int j = 0; j <= i; j++) {
+                row[j] = expf(row[j] - m);
+                s += row[j];
+            }
+            float rs = 1.0f / s;
+            for (int j = 0; j <= i; j++)
+                row[j] *= rs;
+            memset(row + i + 1, 0, (size_t)(T - i - 1) * sizeof *row);
+        }
+        /* O[r0:r1] = P[r0:r1, 0:r1] V[0:r1] */
+        eng__cpu_matmul(0, 0, r1 - r0, hd, r1, 1.0f, Pb, T, v, ldkv, 0.0f, o + (size_t)r0 * ldo, ldo);
+    }
+}
+
+void eng__cpu_attention_fwd(float *out /* (B, T, ldo): H x hd */, int ldo, float *att /* (B, H, T, T) */,
+                            const float *q /* (B, T, ldq): H x hd */, int ldq, const float *k /* (B, T, ldkv) */,
+                            const float *v /* (B, T, ldkv) */, int ldkv, int B, int T, int H, int Hkv, int hd)
+{
+    const float scale = 1.0f / sqrtf((float)hd);
+    const int grp = H / Hkv;
+    const int blas = eng__blas_threads();
+    eng__blas_set_threads(1);
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int bh = 0; bh < B * H; bh++) {
+        int b = bh / H, h = bh % H;
+        size_t row0 = (size_t)b * T;
+        head_fwd(out + row0 * ldo + (size_t)h * hd, ldo, att + (size_t)bh * T * T, q + row0 * ldq + (size_t)h * hd,
+                 ldq, k + row0 * ldkv + (size_t)(h / grp) * hd, v + row0 * ldkv + (size_t)(h / grp) * hd, ldkv, T,
+                 hd, scale);
+    }
+    eng__blas_set_threads(blas);
+}
+
+/* One query head's contribution; dk, dv accumulate (+=), dq is written. */
+static void head_bwd(float *dq, float *dk, float *dv, float *P /* (T, T), becomes dS */, float *dP /* (T, T) */,
+                     const float *dout, int ldo, const float *q, int ldq, const float *k, const float *v, int ldkv,
+                     int T, int hd, float scale)
+{
+    for (int r0 = 0; r0 < T; r0 += ATT_BLOCK) {
+        int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T, m = r1 - r0;
+        float *Pb = P + (size_t)r0 * T, *dPb = dP + (size_t)r0 * T;
+        const float *dob = dout + (size_t)r0 * ldo;
+        /* dV[0:r1] += P[r0:r1, 0:r1]^T dO[r0:r1] */
+        eng__cpu_matmul(1, 0, r1, hd, m, 1.0f, Pb, T, dob, ldo, 1.0f, dv, ldkv);
+        /* dP[r0:r1, 0:r1] = dO[r0:r1] V[0:r1]^T */
+        eng__cpu_matmul(0, 1, m, r1, hd, 1.0f, dob, ldo, v, ldkv, 0.0f, dPb, T);
+        for (int i = r0; i < r1; i++) {
+            float *p = P + (size_t)i * T;
+            const float *dp = dP + (size_t)i * T;
+            float dot = 0;
+            for (int j = 0; j <= i; j++)
+                dot += p[j] * dp[j];
+            for (int j = 0; j <= i; j++)
+                p[j] = p[j] * (dp[j] - dot);
+        }
+        /* dQ[r0:r1] = scale dS[r0:r1, 0:r1] K[0:r1] */
+        eng__cpu_matmul(0, 0, m, hd, r1, scale, Pb, T, k, ldkv, 0.0f, dq + (size_t)r0 * ldq, ldq);
+        /* dK[0:r1] += scale dS[r0:r1, 0:r1]^T Q[r0:r1] */
+        eng__cpu_matmul(1, 0, r1, hd, m, scale, Pb, T, q + (size_t)r0 * ldq, ldq, 1.0f, dk, ldkv);
+    }
+}
+
+void eng__cpu_attention_bwd(float *dq /* (B, T, ldq) = */, float *dk /* (B, T, ldkv) = */,
+                            float *dv /* (B, T, ldkv) = */, float *att /* (B, H, T, T), clobbered */,
+                            const float *dout /* (B, T, ldo) */, int ldo, const float *q, int ldq, const float *k,
+                            const float *v, int ldkv, int B, int T, int H, int Hkv, int hd, float *ws)
+{
+    const float scale = 1.0f / sqrtf((float)hd);
+    const int grp = H / Hkv;
+    const int blas = eng__blas_threads();
+    int nt = eng__cpu_threads() < ws_slots ? eng__cpu_threads() : ws_slots;
+    eng__blas_set_threads(1);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+    for (int bg = 0; bg < B * Hkv; bg++) {
+        int b = bg / Hkv, g = bg % Hkv;
+        size_t row0 = (size_t)b * T;
+        float *dkg = dk + row0 * ldkv + (size_t)g * hd, *dvg = dv + row0 * ldkv + (size_t)g * hd;
+        for (int t = 0; t < T; t++) {
+            memset(dkg + (size_t)t * ldkv, 0, (size_t)hd * sizeof *dk);
+            memset(dvg + (size_t)t * ldkv, 0, (size_t)hd * sizeof *dv);
+        }
+        float *dP = ws + (size_t)eng__omp_id() * T * T;
+        for (int h = g * grp; h < (g + 1) * grp; h++)
+            head_bwd(dq + row0 * ldq + (size_t)h * hd, dkg, dvg, att + ((size_t)b * H + h) * T * T, dP,
+                     dout + row0 * ldo + (size_t)h * hd, ldo, q + row0 * ldq + (size_t)h * hd, ldq,
+                     k + row0 * ldkv + (size_t)g * hd, v + row0 * ldkv + (size_t)g * hd, ldkv, T, hd, scale);
+    }
+    eng__blas_set_threads(blas);
+}

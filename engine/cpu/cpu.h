@@ -1,0 +1,93 @@
+/* cpu.h: internals of the CPU backend (engine/cpu/): the prototypes of
+ * every op, one family per file, and the CBLAS/thread helpers they share.
+ * Only engine/cpu/backend.c puts them in the eng_ops table; the model never
+ * includes this header.
+ *
+ * Threads: the BLAS runs its own threads inside one matmul; the element-wise
+ * kernels and attention use OpenMP.  The two never run at the same time:
+ * OpenMP regions that call the BLAS (attention, per head) first switch the
+ * BLAS to one thread (eng__blas_set_threads), so 2 cores never carry 4
+ * busy threads. */
+#ifndef TLM_ENGINE_CPU_CPU_H
+#define TLM_ENGINE_CPU_CPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* this thread's index and the team size inside an OpenMP region (0, 1 without OpenMP) */
+static inline int eng__omp_id(void)
+{
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+static inline int eng__omp_nt(void)
+{
+#ifdef _OPENMP
+    return omp_get_num_threads();
+#else
+    return 1;
+#endif
+}
+
+/* blas.c */
+void eng__blas_set_threads(int n);
+int eng__blas_threads(void);
+void eng__cpu_matmul(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
+                     float beta, float *C, int ldc);
+/* the OpenMP thread count for the engine's own kernels (eng_runtime) */
+int eng__cpu_threads(void);
+
+/* memory.c */
+void *eng__cpu_alloc(size_t bytes);
+void eng__cpu_free(void *p);
+void eng__cpu_memcpy(void *dst, const void *src, size_t bytes);
+void eng__cpu_zero(float *x, size_t n);
+void eng__cpu_copy(float *dst, const float *src, size_t n);
+
+/* embedding.c */
+void eng__cpu_embedding_fwd(float *out, const float *wte, const int32_t *tok, int N, int C);
+void eng__cpu_embedding_bwd(float *dwte, const float *dout, const int32_t *tok, int N, int C);
+
+/* rmsnorm.c */
+void eng__cpu_rmsnorm_fwd(float *out, float *rstd, const float *x, const float *w, int N, int C, float eps);
+void eng__cpu_rmsnorm_bwd(float *dx, float *dw, const float *dout, const float *x, const float *w, const float *rstd,
+                          int N, int C);
+
+/* rope.c */
+void eng__cpu_rope_fwd(float *x, int ld, int N, int T, int H, int hd, const float *cs);
+void eng__cpu_rope_bwd(float *dx, int ld, int N, int T, int H, int hd, const float *cs);
+
+/* attention.c */
+size_t eng__cpu_attention_workspace(int B, int T, int H, int hd);
+void eng__cpu_attention_fwd(float *out, int ldo, float *att, const float *q, int ldq, const float *k, const float *v,
+                            int ldkv, int B, int T, int H, int Hkv, int hd);
+void eng__cpu_attention_bwd(float *dq, float *dk, float *dv, float *att, const float *dout, int ldo, const float *q,
+                            int ldq, const float *k, const float *v, int ldkv, int B, int T, int H, int Hkv, int hd,
+                            float *ws);
+
+/* swiglu.c */
+void eng__cpu_swiglu_fwd(float *out, const float *g, const float *u, int ldgu, int N, int F);
+void eng__cpu_swiglu_bwd(float *dg, float *du, const float *dout, const float *g, const float *u, int ldgu, int N,
+                         int F);
+
+/* gate.c */
+void eng__cpu_gate_fwd(float *out, const float *a, const float *z, int ldz, int N, int D, int G);
+void eng__cpu_gate_bwd(float *da, float *dz, const float *dout, const float *a, const float *z, int ldz, int N, int D,
+                       int G);
+
+/* xent.c */
+void eng__cpu_xent_fwd(float *losses, const float *logits, const int32_t *targets, int N, int V);
+void eng__cpu_xent_bwd(float *logits, const int32_t *targets, int N, int V, float dscale);
+
+/* adamw.c */
+void eng__cpu_adamw(float *p, const float *grad, float *m, float *v, size_t n, float lr, float b1, float b2, float eps,
+                    float wd, float bc1, float bc2, float grad_scale);
+double eng__cpu_sumsq(const float *x, size_t n);
+
+#endif

@@ -1,0 +1,31 @@
+/* embedding.c: token embedding lookup and its backward (scatter-add).
+ * Reference: out[n] = wte[tok[n]]; dwte[tok[n]] += dout[n]. */
+#include <string.h>
+
+#include "engine/cpu/cpu.h"
+
+void eng__cpu_embedding_fwd(float *out /* (N, C) */, const float *wte /* (V, C) */, const int32_t *tok /* (N) */,
+                            int N, int C)
+{
+#pragma omp parallel for schedule(static)
+    for (int n = 0; n < N; n++)
+        memcpy(out + (size_t)n * C, wte + (size_t)tok[n] * C, (size_t)C * sizeof *out);
+}
+
+void eng__cpu_embedding_bwd(float *dwte /* (V, C) */, const float *dout /* (N, C) */, const int32_t *tok /* (N) */,
+                            int N, int C)
+{
+    /* Threads split the channels, not the tokens: two tokens may share a row,
+     * and each channel is then summed in token order (deterministic). */
+#pragma omp parallel
+    {
+        int nt = eng__omp_nt(), id = eng__omp_id();
+        int c0 = (int)((long)C * id / nt), c1 = (int)((long)C * (id + 1) / nt);
+        for (int n = 0; n < N; n++) {
+            float *d = dwte + (size_t)tok[n] * C;
+            const float *s = dout + (size_t)n * C;
+            for (int c = c0; c < c1; c++)
+                d[c] += s[c];
+        }
+    }
+}

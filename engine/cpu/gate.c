@@ -1,0 +1,42 @@
+/* gate.c: the sigmoid output gate of Gated Attention (Qiu et al. 2025).
+ * Reference: y_nj = a_nj s(z_n,g(j)), s = sigmoid, g(j) = j for the
+ * elementwise gate (G = D), j / (D/G) for the headwise one (G = heads);
+ *   da_nj = dy_nj s,   dz_ng = s (1 - s) sum_{j in g} dy_nj a_nj. */
+#include <math.h>
+
+#include "engine/cpu/cpu.h"
+
+void eng__cpu_gate_fwd(float *out /* (N, D) */, const float *a /* (N, D) */, const float *z /* (N, ldz): G used */,
+                       int ldz, int N, int D, int G)
+{
+    const int w = D / G;
+#pragma omp parallel for schedule(static)
+    for (int n = 0; n < N; n++) {
+        const float *an = a + (size_t)n * D, *zn = z + (size_t)n * ldz;
+        float *on = out + (size_t)n * D;
+        for (int g = 0; g < G; g++) {
+            float s = 1.0f / (1.0f + expf(-zn[g]));
+            for (int j = g * w; j < (g + 1) * w; j++)
+                on[j] = an[j] * s;
+        }
+    }
+}
+
+void eng__cpu_gate_bwd(float *da /* (N, D) = */, float *dz /* (N, ldz) = */, const float *dout /* (N, D) */,
+                       const float *a, const float *z, int ldz, int N, int D, int G)
+{
+    const int w = D / G;
+#pragma omp parallel for schedule(static)
+    for (int n = 0; n < N; n++) {
+        const float *an = a + (size_t)n * D, *zn = z + (size_t)n * ldz, *dn = dout + (size_t)n * D;
+        float *dan = da + (size_t)n * D, *dzn = dz + (size_t)n * ldz;
+        for (int g = 0; g < G; g++) {
+            float s = 1.0f / (1.0f + expf(-zn[g])), acc = 0;
+            for (int j = g * w; j < (g + 1) * w; j++) {
+                dan[j] = dn[j] * s;
+                acc += dn[j] * an[j];
+            }
+            dzn[g] = acc * s * (1.0f - s);
+        }
+    }
+}

@@ -1,0 +1,36 @@
+/* memory.c: the CPU backend's memory: host memory, 64-byte aligned
+ * (AVX-512 rows), zeroed. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/cpu/cpu.h"
+
+void *eng__cpu_alloc(size_t bytes)
+{
+    size_t n = (bytes + 63) & ~(size_t)63;
+    void *p = aligned_alloc(64, n ? n : 64);
+    if (p)
+        memset(p, 0, n ? n : 64);
+    return p;
+}
+
+void eng__cpu_free(void *p)
+{
+    free(p);
+}
+
+void eng__cpu_memcpy(void *dst, const void *src, size_t bytes)
+{
+    if (bytes)
+        memcpy(dst, src, bytes);
+}
+
+void eng__cpu_zero(float *x, size_t n)
+{
+    memset(x, 0, n * sizeof *x);
+}
+
+void eng__cpu_copy(float *dst, const float *src, size_t n)
+{
+    memcpy(dst, src, n * sizeof *dst);
+}

@@ -1,0 +1,56 @@
+/* rmsnorm.c: RMSNorm forward and backward.
+ * Reference:  r = 1/sqrt(mean_c x_c^2 + eps),  y_c = x_c r w_c
+ *   dx_c = r w_c dy_c - x_c r^3 / C * sum_k dy_k w_k x_k
+ *   dw_c = sum_n dy_nc x_nc r_n
+ * Sums are accumulated in double-free float with C-long loops; tests
+ * compare against a double-precision reference. */
+#include <math.h>
+
+#include "engine/cpu/cpu.h"
+
+void eng__cpu_rmsnorm_fwd(float *out /* (N, C) */, float *rstd /* (N) */, const float *x /* (N, C) */,
+                          const float *w /* (C) */, int N, int C, float eps)
+{
+#pragma omp parallel for schedule(static)
+    for (int n = 0; n < N; n++) {
+        const float *xn = x + (size_t)n * C;
+        float *on = out + (size_t)n * C;
+        float ss = 0;
+        for (int c = 0; c < C; c++)
+            ss += xn[c] * xn[c];
+        float r = 1.0f / sqrtf(ss / (float)C + eps);
+        rstd[n] = r;
+        for (int c = 0; c < C; c++)
+            on[c] = xn[c] * r * w[c];
+    }
+}
+
+void eng__cpu_rmsnorm_bwd(float *dx /* (N, C) += */, float *dw /* (C) += */, const float *dout /* (N, C) */,
+                          const float *x /* (N, C) */, const float *w /* (C) */, const float *rstd /* (N) */, int N,
+                          int C)
+{
+#pragma omp parallel
+    {
+#pragma omp for schedule(static)
+        for (int n = 0; n < N; n++) {
+            const float *xn = x + (size_t)n * C, *dn = dout + (size_t)n * C;
+            float *dxn = dx + (size_t)n * C;
+            float r = rstd[n], dot = 0;
+            for (int c = 0; c < C; c++)
+                dot += dn[c] * w[c] * xn[c];
+            float k = dot * r * r * r / (float)C;
+            for (int c = 0; c < C; c++)
+                dxn[c] += r * w[c] * dn[c] - xn[c] * k;
+        }
+        /* the gain's gradient sums over rows: threads split the channels so
+         * every sum has one owner and a fixed order */
+        int nt = eng__omp_nt(), id = eng__omp_id();
+        int c0 = (int)((long)C * id / nt), c1 = (int)((long)C * (id + 1) / nt);
+        for (int n = 0; n < N; n++) {
+            const float *xn = x + (size_t)n * C, *dn = dout + (size_t)n * C;
+            float r = rstd[n];
+            for (int c = c0; c < c1; c++)
+                dw[c] += dn[c] * xn[c] * r;
+        }
+    }
+}

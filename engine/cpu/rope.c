@@ -1,0 +1,36 @@
+/* rope.c: rotary position embedding, rotate-half convention (the one of
+ * Hugging Face Llama): for i < hd/2, the pair (x_i, x_{i+hd/2}) at
+ * position p turns by the angle p * theta^(-2i/hd):
+ *   y_i = x_i cos - x_{i+h} sin,   y_{i+h} = x_{i+h} cos + x_i sin.
+ * The backward is the transposed rotation (the angle negated). */
+#include "engine/cpu/cpu.h"
+
+static void rope_rotate(float *x, int ld, int N, int T, int H, int hd, const float *cs, float sign)
+{
+    const int h2 = hd / 2;
+#pragma omp parallel for schedule(static)
+    for (int n = 0; n < N; n++) {
+        const float *cosv = cs + (size_t)(n % T) * hd, *sinv = cosv + h2;
+        float *row = x + (size_t)n * ld;
+        for (int h = 0; h < H; h++) {
+            float *a = row + (size_t)h * hd, *b = a + h2;
+            for (int i = 0; i < h2; i++) {
+                float c = cosv[i], s = sign * sinv[i];
+                float x1 = a[i], x2 = b[i];
+                a[i] = x1 * c - x2 * s;
+                b[i] = x2 * c + x1 * s;
+            }
+        }
+    }
+}
+
+void eng__cpu_rope_fwd(float *x /* (N, ld): H heads of hd */, int ld, int N, int T, int H, int hd,
+                       const float *cs /* (T, 2, hd/2) */)
+{
+    rope_rotate(x, ld, N, T, H, hd, cs, 1.0f);
+}
+
+void eng__cpu_rope_bwd(float *dx /* (N, ld) */, int ld, int N, int T, int H, int hd, const float *cs /* (T, 2, hd/2) */)
+{
+    rope_rotate(dx, ld, N, T, H, hd, cs, -1.0f);
+}

@@ -1,0 +1,36 @@
+/* swiglu.c: the SwiGLU activation of the MLP.
+ * Reference: y = silu(g) u = g s u with s = sigmoid(g);
+ *   du = dy g s,   dg = dy u s (1 + g (1 - s)). */
+#include <math.h>
+
+#include "engine/cpu/cpu.h"
+
+void eng__cpu_swiglu_fwd(float *out /* (N, F) */, const float *g /* (N, ldgu) */, const float *u /* (N, ldgu) */,
+                         int ldgu, int N, int F)
+{
+#pragma omp parallel for schedule(static)
+    for (int n = 0; n < N; n++) {
+        const float *gn = g + (size_t)n * ldgu, *un = u + (size_t)n * ldgu;
+        float *on = out + (size_t)n * F;
+        for (int f = 0; f < F; f++) {
+            float s = 1.0f / (1.0f + expf(-gn[f]));
+            on[f] = gn[f] * s * un[f];
+        }
+    }
+}
+
+void eng__cpu_swiglu_bwd(float *dg /* (N, ldgu) = */, float *du /* (N, ldgu) = */, const float *dout /* (N, F) */,
+                         const float *g, const float *u, int ldgu, int N, int F)
+{
+#pragma omp parallel for schedule(static)
+    for (int n = 0; n < N; n++) {
+        const float *gn = g + (size_t)n * ldgu, *un = u + (size_t)n * ldgu, *dn = dout + (size_t)n * F;
+        float *dgn = dg + (size_t)n * ldgu, *dun = du + (size_t)n * ldgu;
+        for (int f = 0; f < F; f++) {
+            float x = gn[f], s = 1.0f / (1.0f + expf(-x));
+            float d = dn[f];
+            dun[f] = d * x * s;
+            dgn[f] = d * un[f] * s * (1.0f + x * (1.0f - s));
+        }
+    }
+}

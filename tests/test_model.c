@@ -1,0 +1,177 @@
+/* test_model.c: the model's contract beyond gradients: the parameter count
+ * equals eng_account's and the tensor table follows docs/protocol.md (names,
+ * shapes, one contiguous slab, decay only on matrices); the same seed gives
+ * bit-identical weights and losses; forward, backward, grad norm and the
+ * AdamW step allocate nothing (malloc & co. are wrapped at link time for
+ * this program, so every allocation the engine's code makes is counted);
+ * and a tiny model learns a pattern. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "engine/account.h"
+#include "engine/model.h"
+#include "engine/runtime.h"
+#include "tests/tap.h"
+#include "tests/test_model_util.h"
+
+/* ---- allocation counter (linked with -Wl,--wrap=...) */
+static long n_allocs;
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t a, size_t b);
+void *__real_realloc(void *p, size_t n);
+void *__real_aligned_alloc(size_t a, size_t n);
+int __real_posix_memalign(void **p, size_t a, size_t n);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t a, size_t b);
+void *__wrap_realloc(void *p, size_t n);
+void *__wrap_aligned_alloc(size_t a, size_t n);
+int __wrap_posix_memalign(void **p, size_t a, size_t n);
+void *__wrap_malloc(size_t n)
+{
+    n_allocs++;
+    return __real_malloc(n);
+}
+void *__wrap_calloc(size_t a, size_t b)
+{
+    n_allocs++;
+    return __real_calloc(a, b);
+}
+void *__wrap_realloc(void *p, size_t n)
+{
+    n_allocs++;
+    return __real_realloc(p, n);
+}
+void *__wrap_aligned_alloc(size_t a, size_t n)
+{
+    n_allocs++;
+    return __real_aligned_alloc(a, n);
+}
+int __wrap_posix_memalign(void **p, size_t a, size_t n)
+{
+    n_allocs++;
+    return __real_posix_memalign(p, a, n);
+}
+
+static const tm_spec specs[] = {
+    {"transformer cosine tied", "transformer", "", "cosine", 32, 4, 4, 4, 64, 48, 1, 0.02},
+    {"transformer uniform untied gqa", "transformer", "", "uniform", 32, 3, 4, 2, 48, 48, 0, 0.02},
+    {"gated_attn elementwise cosine", "gated_attn", "elementwise", "cosine", 32, 4, 4, 4, 64, 48, 0, 0.02},
+    {"gated_attn headwise cosine mqa", "gated_attn", "headwise", "cosine", 32, 6, 4, 1, 64, 48, 1, 0.02},
+};
+#define NSPEC (int)(sizeof specs / sizeof specs[0])
+
+static void test_layout(const tm_spec *s)
+{
+    eng_config c;
+    eng_err e = {0};
+    eng_model *m;
+    eng_account a;
+    if (tm_config(s, 16, &c, &e) || eng_account_compute(&c, &a, &e) || eng_model_create(&m, &c, 2, 16, &e)) {
+        TAP_OK(0, "%s: build: %s", s->name, e.msg);
+        return;
+    }
+    TAP_OK((int64_t)eng_model_n_params(m) == a.total, "%s: %zu parameters allocated, account says %lld", s->name,
+           eng_model_n_params(m), (long long)a.total);
+    size_t off = 0;
+    int ok = 1, decay_ok = 1;
+    for (int i = 0; i < eng_model_n_tensors(m); i++) {
+        const eng_tensor_info *t = eng_model_tensor(m, i);
+        ok &= t->offset == off && t->numel == (size_t)t->shape[0] * (t->ndim > 1 ? (size_t)t->shape[1] : 1);
+        decay_ok &= t->decay == (t->ndim == 2);
+        off += t->numel;
+    }
+    TAP_OK(ok && off == eng_model_n_params(m), "%s: tensors tile the slab", s->name);
+    TAP_OK(decay_ok, "%s: weight decay on matrices only", s->name);
+    const int *w = eng_model_widths(m);
+    int wok = 1;
+    char name[96];
+    for (int l = 0; l < c.model.layers; l++) {
+        snprintf(name, sizeof name, "model.layers.%d.mlp.up_proj.weight", l);
+        const eng_tensor_info *t = eng_model_find_tensor(m, name);
+        wok &= t && t->shape[0] == w[l] && t->shape[1] == s->d && w[l] == a.layer[l].d_ff;
+        snprintf(name, sizeof name, "model.layers.%d.mlp.down_proj.weight", l);
+        t = eng_model_find_tensor(m, name);
+        wok &= t && t->shape[0] == s->d && t->shape[1] == w[l];
+        snprintf(name, sizeof name, "model.layers.%d.self_attn.k_proj.weight", l);
+        t = eng_model_find_tensor(m, name);
+        wok &= t && t->shape[0] == s->kv * (s->d / s->H);
+        snprintf(name, sizeof name, "model.layers.%d.self_attn.g_proj.weight", l);
+        t = eng_model_find_tensor(m, name);
+        if (!strcmp(s->arch, "gated_attn"))
+            wok &= t && t->shape[0] == (!strcmp(s->gate, "headwise") ? s->H : s->d) && t->shape[1] == s->d;
+        else
+            wok &= t == NULL;
+    }
+    wok &= (eng_model_find_tensor(m, "lm_head.weight") != NULL) == !s->tied;
+    wok &= eng_model_find_tensor(m, "model.embed_tokens.weight") && eng_model_find_tensor(m, "model.norm.weight");
+    TAP_OK(wok, "%s: HF names and shapes, per-layer d_ff %d..%d", s->name, w[0], w[c.model.layers - 1]);
+    eng_model_free(m);
+}
+
+/* Trains `steps` AdamW steps; losses[] out.  Counts allocations during them. */
+static int train(const tm_spec *s, uint64_t seed, int steps, double *losses, long *allocs, float *params_out)
+{
+    enum { Bm = 4, Tm = 16 };
+    eng_config c;
+    eng_err e = {0};
+    eng_model *m;
+    if (tm_config(s, Tm, &c, &e) || eng_model_create(&m, &c, Bm, Tm, &e)) {
+        TAP_DIAG("%s", e.msg);
+        return -1;
+    }
+    eng_model_init_weights(m, seed);
+    if (params_out)
+        eng_model_get_params(m, params_out);
+    int32_t tok[Bm * Tm], tgt[Bm * Tm];
+    long before = n_allocs;
+    int rc = 0;
+    for (int st = 0; st < steps && !rc; st++) {
+        /* a learnable stream: token t+1 = (3 token t + 1) mod V */
+        for (int i = 0; i < Bm * Tm; i++) {
+            int b = i / Tm, t = i % Tm;
+            int x = (7 * b + 5 * st + 1) % s->V;
+            for (int u = 0; u < t; u++)
+                x = (3 * x + 1) % s->V;
+            tok[i] = x;
+            tgt[i] = (3 * x + 1) % s->V;
+        }
+        eng_model_zero_grads(m);
+        /* two micro batches of 2 sequences: accumulation */
+        double l0, l1;
+        rc = eng_model_forward(m, tok, tgt, 2, Tm, &l0, NULL, &e) || eng_model_backward(m, 0.5f, &e) ||
+             eng_model_forward(m, tok + 2 * Tm, tgt + 2 * Tm, 2, Tm, &l1, NULL, &e) ||
+             eng_model_backward(m, 0.5f, &e);
+        double gn = eng_model_grad_norm(m);
+        eng_adamw opt = {3e-3, 0.9, 0.95, 1e-8, 0.1, st + 1, gn > 1.0 ? 1.0 / gn : 1.0};
+        rc = rc || eng_model_step(m, &opt, &e);
+        losses[st] = 0.5 * (l0 + l1);
+    }
+    *allocs = n_allocs - before;
+    eng_model_free(m);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    eng_runtime_init(argc, argv);
+    for (int i = 0; i < NSPEC; i++)
+        test_layout(&specs[i]);
+
+    TAP_OK(n_allocs > 0, "the allocation counter sees the engine's allocations (%ld while building)", n_allocs);
+    enum { STEPS = 60 };
+    for (int i = 0; i < NSPEC; i += 2) {
+        const tm_spec *s = &specs[i];
+        double a[STEPS], b[STEPS], c[STEPS];
+        long alloc_a, alloc_b, alloc_c;
+        static float pa[200000], pb[200000], pc[200000];
+        int rc = train(s, 11, STEPS, a, &alloc_a, pa) | train(s, 11, STEPS, b, &alloc_b, pb) |
+                 train(s, 12, 2, c, &alloc_c, pc);
+        TAP_OK(rc == 0, "%s: trained", s->name);
+        TAP_OK(!memcmp(a, b, sizeof a) && !memcmp(pa, pb, sizeof pa), "%s: same seed, bit-identical weights and %d losses",
+               s->name, STEPS);
+        TAP_OK(memcmp(pa, pc, sizeof pa) != 0 && a[0] != c[0], "%s: another seed, other weights", s->name);
+        TAP_OK(alloc_a == 0, "%s: %ld allocations in %d training steps", s->name, alloc_a, STEPS);
+        TAP_OK(a[STEPS - 1] < 0.5 * a[0], "%s: loss %.3f -> %.3f", s->name, a[0], a[STEPS - 1]);
+    }
+    return tap_done();
+}
