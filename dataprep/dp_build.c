@@ -1,0 +1,554 @@
+/* dp_build.c: `tlm-data build`: text -> a dataset folder
+ *
+ *   DIR/manifest.json        what was read, how it was split, what was written
+ *   DIR/train/NNNNNN.tlmtok  token shards (engine/shard.h)
+ *   DIR/val/NNNNNN.tlmtok
+ *   DIR/<tokenizer>.tiktoken the rank file (BPE tokenizers), so the dataset
+ *                            carries its tokenizer and the engine finds it
+ *
+ * Split rule: every document (a text file, a JSONL record) is cut into
+ * segments of at most --segment-bytes, at the last newline when there is one
+ * in the second half of the window; segments are numbered in input order
+ * (sources sorted by path) and segment i goes to validation exactly when
+ * floor((i+1)*f) > floor(i*f), f = --val-fraction in millionths: an even,
+ * deterministic interleave with exactly the requested share.  After a
+ * document's last segment the tokenizer's end-of-text token (if it has one)
+ * is written to the same split.
+ *
+ * The dataset is assembled in a sibling temp folder and renamed into place,
+ * so a failed or interrupted build leaves the previous dataset intact. */
+#define _XOPEN_SOURCE 700
+#include <errno.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "dataprep/dataprep.h"
+#include "engine/fileio.h"
+#include "engine/sha256.h"
+#include "engine/shard.h"
+#include "engine/tokenizer.h"
+
+typedef struct shard_info {
+    char file[64];
+    uint64_t tokens;
+    uint8_t sha[32];
+} shard_info;
+
+typedef struct split_out {
+    const char *name;
+    char dir[1200];
+    eng_shard_writer *w;
+    char cur[1300];
+    int index;
+    uint64_t tokens, segments, bytes, documents;
+    shard_info *shards;
+    int n_shards;
+} split_out;
+
+typedef struct build {
+    /* options */
+    const char *tokname, *out, *field;
+    uint64_t segment_bytes, shard_tokens, max_line;
+    uint64_t val_ppm;
+    int flags, separator, train_bpe;
+    dp_format format;
+    /* state */
+    eng_tok *tok;
+    char stage[1100];
+    dp_sources src;
+    split_out split[2]; /* train, val */
+    uint64_t seg_index;
+    eng_tokvec ids;
+    eng_bpe_trainer *trainer;
+    dp_progress prog;
+} build;
+
+static int is_val(const build *b, uint64_t i)
+{
+    return (i + 1) * b->val_ppm / 1000000 > i * b->val_ppm / 1000000;
+}
+
+/* ------------------------------------------------------------ shards */
+static int split_close_shard(build *b, split_out *s, eng_err *e)
+{
+    if (!s->w)
+        return 0;
+    int rc = eng_shard_writer_close(s->w, e);
+    s->w = NULL;
+    if (rc)
+        return rc;
+    eng_shard sh;
+    if ((rc = eng_shard_open(&sh, s->cur, 0, e)))
+        return rc;
+    shard_info *g = realloc(s->shards, (size_t)(s->n_shards + 1) * sizeof *g);
+    if (!g) {
+        eng_shard_close(&sh);
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    }
+    s->shards = g;
+    shard_info *si = &s->shards[s->n_shards++];
+    snprintf(si->file, sizeof si->file, "%s/%06d.tlmtok", s->name, s->index - 1);
+    si->tokens = sh.n_tokens;
+    memcpy(si->sha, sh.payload_sha256, 32);
+    eng_shard_close(&sh);
+    (void)b;
+    return 0;
+}
+
+static int split_append(build *b, split_out *s, const uint32_t *ids, size_t n, eng_err *e)
+{
+    int rc;
+    while (n) {
+        if (!s->w) {
+            if (s->index == 0 && (rc = eng_mkdir_p(s->dir, e)))
+                return rc;
+            snprintf(s->cur, sizeof s->cur, "%s/%06d.tlmtok", s->dir, s->index++);
+            if ((rc = eng_shard_writer_open(&s->w, s->cur, 0, eng_tok_vocab(b->tok), eng_tok_name(b->tok),
+                                            eng_tok_sha256(b->tok), e)))
+                return rc;
+        }
+        uint64_t room = b->shard_tokens - eng_shard_writer_count(s->w);
+        size_t m = n < room ? n : (size_t)room;
+        if ((rc = eng_shard_writer_append(s->w, ids, m, e)))
+            return rc;
+        s->tokens += m;
+        ids += m;
+        n -= m;
+        if (eng_shard_writer_count(s->w) >= b->shard_tokens && (rc = split_close_shard(b, s, e)))
+            return rc;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ documents */
+/* End of the segment that starts at pos: at most seg bytes, at the last
+ * newline in the window's second half, else not inside a UTF-8 character. */
+static size_t segment_end(const uint8_t *doc, size_t len, size_t pos, uint64_t seg)
+{
+    if (len - pos <= seg)
+        return len;
+    size_t end = pos + (size_t)seg;
+    for (size_t k = end; k > pos + (size_t)seg / 2; k--)
+        if (doc[k - 1] == '\n')
+            return k;
+    while (end > pos + 1 && (doc[end] & 0xC0) == 0x80)
+        end--;
+    return end;
+}
+
+static int on_doc(void *arg, const dp_source *src, uint64_t line, const uint8_t *doc, size_t len, eng_err *e)
+{
+    build *b = arg;
+    (void)src;
+    (void)line;
+    int rc, last = -1;
+    for (size_t pos = 0; pos < len;) {
+        size_t end = segment_end(doc, len, pos, b->segment_bytes);
+        int v = is_val(b, b->seg_index++);
+        split_out *s = &b->split[v];
+        if (b->trainer) {
+            if (!v && (rc = eng_bpe_trainer_feed(b->trainer, doc + pos, end - pos, e)))
+                return rc;
+        } else {
+            b->ids.n = 0;
+            if ((rc = eng_tok_encode(b->tok, doc + pos, end - pos, b->flags, &b->ids, e)) ||
+                (rc = split_append(b, s, b->ids.ids, b->ids.n, e)))
+                return eng_err_prefix(e, "%s%s%.0llu", src->path, line ? ":" : "",
+                                      (unsigned long long)line);
+        }
+        s->segments++;
+        s->bytes += end - pos;
+        last = v;
+        pos = end;
+    }
+    if (last >= 0 && !b->trainer) {
+        b->split[last].documents++;
+        int32_t eot = eng_tok_eot(b->tok);
+        if (b->separator && eot >= 0) {
+            uint32_t id = (uint32_t)eot;
+            if ((rc = split_append(b, &b->split[last], &id, 1, e)))
+                return rc;
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ folders */
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static void rm_tree(const char *path)
+{
+    nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* DIR must be absent, empty, or a dataset (has manifest.json): never
+ * replace a folder that tlm-data did not make. */
+static int check_out(const char *out, eng_err *e)
+{
+    struct stat st;
+    if (stat(out, &st))
+        return errno == ENOENT ? 0 : eng_errf(e, ENG_EIO, "%s: %s", out, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return eng_errf(e, ENG_ECONFIG, "--out %s exists and is not a folder", out);
+    char m[1200];
+    snprintf(m, sizeof m, "%s/manifest.json", out);
+    if (access(m, F_OK) == 0)
+        return 0;
+    int rc = rmdir(out); /* only succeeds when empty */
+    if (rc)
+        return eng_errf(e, ENG_ECONFIG, "--out %s is a folder that is not a tlm-data dataset (no manifest.json); "
+                        "refusing to replace it", out);
+    return 0;
+}
+
+static int copy_file(const char *from, const char *to, eng_err *e)
+{
+    char *data = NULL;
+    size_t len = 0;
+    int rc = eng_read_file(from, 1u << 30, &data, &len, e);
+    if (!rc)
+        rc = eng_write_file_atomic(to, data, len, e);
+    free(data);
+    return rc;
+}
+
+/* ------------------------------------------------------------ manifest */
+static json_t *hexj(const uint8_t *sha)
+{
+    char h[65];
+    eng_hex(sha, 32, h);
+    return json_string(h);
+}
+
+static int write_manifest(build *b, const char *tokfile, eng_err *e)
+{
+    json_t *m = json_object(), *t = json_object(), *sp = json_object(), *srcs = json_array(), *splits = json_object();
+    json_object_set_new(m, "format", json_string("tlm-dataset"));
+    json_object_set_new(m, "version", json_integer(1));
+    json_object_set_new(t, "name", json_string(eng_tok_name(b->tok)));
+    json_object_set_new(t, "kind", json_string(eng_tok_kind_of(b->tok) == ENG_TOK_BYTES ? "bytes" : "bpe"));
+    json_object_set_new(t, "vocab", json_integer(eng_tok_vocab(b->tok)));
+    json_object_set_new(t, "sha256", hexj(eng_tok_sha256(b->tok)));
+    json_object_set_new(t, "file", tokfile ? json_string(tokfile) : json_null());
+    int32_t eot = eng_tok_eot(b->tok);
+    json_object_set_new(t, "eot", eot >= 0 ? json_integer(eot) : json_null());
+    json_object_set_new(t, "invalid_utf8", json_string(b->flags & ENG_TOK_RAW_BYTES ? "raw-bytes" : "replace"));
+    json_object_set_new(t, "special_tokens_in_text",
+                        json_string(b->flags & ENG_TOK_ALLOW_SPECIAL ? "encoded as special" : "encoded as text"));
+    json_object_set_new(m, "tokenizer", t);
+    size_t sl = 0;
+    const char *sep = NULL;
+    if (b->separator && eot >= 0)
+        sep = (const char *)eng_tok_piece(b->tok, (uint32_t)eot, &sl);
+    json_object_set_new(m, "document_separator", sep ? json_stringn(sep, sl) : json_string("none"));
+    json_object_set_new(sp, "rule", json_string("documents are cut into segments of at most segment_bytes (at a "
+                                                "newline when possible); segments are numbered in input order and "
+                                                "segment i is validation when floor((i+1)*val_ppm/1e6) > "
+                                                "floor(i*val_ppm/1e6)"));
+    json_object_set_new(sp, "val_fraction", json_real((double)b->val_ppm / 1e6));
+    json_object_set_new(sp, "val_ppm", json_integer((json_int_t)b->val_ppm));
+    json_object_set_new(sp, "segment_bytes", json_integer((json_int_t)b->segment_bytes));
+    json_object_set_new(sp, "segments", json_integer((json_int_t)b->seg_index));
+    json_object_set_new(m, "split", sp);
+    for (size_t i = 0; i < b->src.n; i++) {
+        const dp_source *s = &b->src.v[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "path", json_string(s->path));
+        json_object_set_new(o, "format", json_string(s->format == DP_JSONL ? "jsonl" : "text"));
+        if (s->format == DP_JSONL)
+            json_object_set_new(o, "field", json_string(b->field));
+        json_object_set_new(o, "bytes", json_integer((json_int_t)s->bytes));
+        json_object_set_new(o, "sha256", hexj(s->sha256));
+        json_object_set_new(o, "documents", json_integer((json_int_t)s->documents));
+        json_array_append_new(srcs, o);
+    }
+    json_object_set_new(m, "sources", srcs);
+    for (int k = 0; k < 2; k++) {
+        split_out *s = &b->split[k];
+        json_t *o = json_object(), *sh = json_array();
+        json_object_set_new(o, "tokens", json_integer((json_int_t)s->tokens));
+        json_object_set_new(o, "bytes", json_integer((json_int_t)s->bytes));
+        json_object_set_new(o, "segments", json_integer((json_int_t)s->segments));
+        json_object_set_new(o, "documents_ended", json_integer((json_int_t)s->documents));
+        json_object_set_new(o, "bytes_per_token", json_real(s->tokens ? (double)s->bytes / (double)s->tokens : 0));
+        for (int i = 0; i < s->n_shards; i++) {
+            json_t *x = json_object();
+            json_object_set_new(x, "file", json_string(s->shards[i].file));
+            json_object_set_new(x, "tokens", json_integer((json_int_t)s->shards[i].tokens));
+            json_object_set_new(x, "sha256", hexj(s->shards[i].sha));
+            json_array_append_new(sh, x);
+        }
+        json_object_set_new(o, "shards", sh);
+        json_object_set_new(splits, s->name, o);
+    }
+    json_object_set_new(m, "splits", splits);
+    char *text = json_dumps(m, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+    json_decref(m);
+    if (!text)
+        return eng_errf(e, ENG_ENOMEM, "out of memory (manifest)");
+    size_t n = strlen(text);
+    char path[1300];
+    snprintf(path, sizeof path, "%s/manifest.json", b->stage);
+    char *withnl = malloc(n + 2);
+    int rc;
+    if (!withnl) {
+        rc = eng_errf(e, ENG_ENOMEM, "out of memory (manifest)");
+    } else {
+        memcpy(withnl, text, n);
+        withnl[n] = '\n';
+        rc = eng_write_file_atomic(path, withnl, n + 1, e);
+    }
+    free(withnl);
+    free(text);
+    return rc;
+}
+
+/* ------------------------------------------------------------ command */
+static const char build_help[] =
+    "usage: tlm-data build --tokenizer NAME|FILE --out DIR [options] INPUT...\n"
+    "\n"
+    "Reads text files, folders of them (recursively, in name order, hidden\n"
+    "entries skipped) and JSONL files, and writes a dataset folder:\n"
+    "DIR/manifest.json, DIR/train/*.tlmtok, DIR/val/*.tlmtok and, for BPE\n"
+    "tokenizers, DIR/NAME.tiktoken.  Point a job at it with\n"
+    "`data: {train: DIR/train, val: DIR/val}` and the same `tokenizer:`.\n"
+    "\n"
+    "  --tokenizer T        bytes, llama3, bpeN or a tiktoken rank file; a name is\n"
+    "                       looked up as T.tiktoken in DIR and $TLM_TOKENIZERS\n"
+    "  --train-bpe          (with bpeN) first learn bpeN on the training split of\n"
+    "                       the inputs and store it as DIR/bpeN.tiktoken\n"
+    "  --out DIR            the dataset folder (replaced as a whole when it is one)\n"
+    "  --val-fraction F     share of segments for validation (default 0.01)\n"
+    "  --segment-bytes N    split unit, e.g. 64k (default 65536)\n"
+    "  --shard-tokens N     tokens per shard file (default 33554432)\n"
+    "  --format F           auto (default: *.jsonl is JSONL, else text), text, jsonl\n"
+    "  --field NAME         JSONL field with the document text (default: text)\n"
+    "  --max-line N         longest JSONL line accepted (default 256M)\n"
+    "  --special            special-token text in documents becomes special ids\n"
+    "  --raw-bytes          keep invalid UTF-8 as byte tokens instead of U+FFFD\n"
+    "  --no-separator       no end-of-text token between documents\n"
+    "\n"
+    "A progress bar is drawn when stderr is a terminal, plain lines otherwise.\n";
+
+enum { B_TOK = 2000, B_OUT, B_VAL, B_SEG, B_SHARD, B_FORMAT, B_FIELD, B_MAXLINE, B_SPECIAL, B_RAW, B_NOSEP,
+       B_TRAIN, B_HELP };
+
+static int parse(build *b, int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"tokenizer", required_argument, 0, B_TOK},   {"out", required_argument, 0, B_OUT},
+        {"val-fraction", required_argument, 0, B_VAL}, {"segment-bytes", required_argument, 0, B_SEG},
+        {"shard-tokens", required_argument, 0, B_SHARD}, {"format", required_argument, 0, B_FORMAT},
+        {"field", required_argument, 0, B_FIELD},     {"max-line", required_argument, 0, B_MAXLINE},
+        {"special", no_argument, 0, B_SPECIAL},       {"raw-bytes", no_argument, 0, B_RAW},
+        {"no-separator", no_argument, 0, B_NOSEP},    {"train-bpe", no_argument, 0, B_TRAIN},
+        {"help", no_argument, 0, B_HELP},             {0, 0, 0, 0}};
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        char *end;
+        switch (c) {
+        case B_TOK: b->tokname = optarg; break;
+        case B_OUT: b->out = optarg; break;
+        case B_VAL: {
+            double f = strtod(optarg, &end);
+            if (*end || !(f >= 0 && f < 1)) {
+                fprintf(stderr, "tlm-data: --val-fraction must be a number in [0, 1)\n");
+                return DP_EXIT_USAGE;
+            }
+            b->val_ppm = (uint64_t)(f * 1e6 + 0.5);
+            break;
+        }
+        case B_SEG:
+            if (dp_parse_size(optarg, &b->segment_bytes) || b->segment_bytes < 64) {
+                fprintf(stderr, "tlm-data: --segment-bytes must be a size of at least 64 (e.g. 64k)\n");
+                return DP_EXIT_USAGE;
+            }
+            break;
+        case B_SHARD:
+            if (dp_parse_size(optarg, &b->shard_tokens) || b->shard_tokens < 1) {
+                fprintf(stderr, "tlm-data: --shard-tokens must be a positive count (e.g. 16M)\n");
+                return DP_EXIT_USAGE;
+            }
+            break;
+        case B_MAXLINE:
+            if (dp_parse_size(optarg, &b->max_line) || b->max_line < 1) {
+                fprintf(stderr, "tlm-data: --max-line must be a positive size\n");
+                return DP_EXIT_USAGE;
+            }
+            break;
+        case B_FORMAT:
+            if (!strcmp(optarg, "auto"))
+                b->format = DP_AUTO;
+            else if (!strcmp(optarg, "text"))
+                b->format = DP_TEXT;
+            else if (!strcmp(optarg, "jsonl"))
+                b->format = DP_JSONL;
+            else {
+                fprintf(stderr, "tlm-data: --format must be auto, text or jsonl\n");
+                return DP_EXIT_USAGE;
+            }
+            break;
+        case B_FIELD: b->field = optarg; break;
+        case B_SPECIAL: b->flags |= ENG_TOK_ALLOW_SPECIAL; break;
+        case B_RAW: b->flags |= ENG_TOK_RAW_BYTES; break;
+        case B_NOSEP: b->separator = 0; break;
+        case B_TRAIN: b->train_bpe = 1; break;
+        case 'h':
+        case B_HELP: fputs(build_help, stdout); return -1;
+        default:
+            fprintf(stderr, "tlm-data: unknown or incomplete option '%s'\n%s", argv[optind - 1], build_help);
+            return DP_EXIT_USAGE;
+        }
+    }
+    if (!b->tokname || !b->out) {
+        fprintf(stderr, "tlm-data: --tokenizer and --out are required\n%s", build_help);
+        return DP_EXIT_USAGE;
+    }
+    if (strlen(b->out) > 1000) {
+        fprintf(stderr, "tlm-data: --out path is too long\n");
+        return DP_EXIT_USAGE;
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "tlm-data: no inputs (text files, folders or JSONL files)\n%s", build_help);
+        return DP_EXIT_USAGE;
+    }
+    return 0;
+}
+
+static int run(build *b, int argc, char **argv, eng_err *e)
+{
+    int rc;
+    if ((rc = dp_sources_collect(&b->src, argv + optind, argc - optind, b->format, e)) ||
+        (rc = check_out(b->out, e)))
+        return rc;
+    snprintf(b->stage, sizeof b->stage, "%s.tmp.%ld", b->out, (long)getpid());
+    rm_tree(b->stage);
+    if ((rc = eng_mkdir_p(b->stage, e)))
+        return rc;
+    for (int k = 0; k < 2; k++)
+        snprintf(b->split[k].dir, sizeof b->split[k].dir, "%s/%s", b->stage, b->split[k].name);
+
+    char tokpath[1300] = "", tokfile[128] = "";
+    if (b->train_bpe) {
+        int v = 0;
+        if (strncmp(b->tokname, "bpe", 3) || (v = atoi(b->tokname + 3)) < 257 || strchr(b->tokname, '.'))
+            return eng_errf(e, ENG_ECONFIG, "--train-bpe needs --tokenizer bpeN (N >= 257), not '%s'", b->tokname);
+        snprintf(tokfile, sizeof tokfile, "%s.tiktoken", b->tokname);
+        snprintf(tokpath, sizeof tokpath, "%s/%s", b->stage, tokfile);
+        if ((rc = eng_bpe_trainer_new(&b->trainer, e)))
+            return rc;
+        dp_progress_start(&b->prog, "training tokenizer: reading", b->src.total_bytes);
+        rc = dp_sources_walk(&b->src, b->field, b->max_line, &b->prog, on_doc, b, e);
+        dp_progress_end(&b->prog, NULL);
+        if (!rc) {
+            dp_progress_start(&b->prog, "training tokenizer: merging", (uint64_t)v - 257);
+            rc = eng_bpe_trainer_finish(b->trainer, (uint32_t)v, tokpath, NULL, NULL, e);
+            char msg[1500];
+            snprintf(msg, sizeof msg, "trained %s on %.1f MB of training text", tokfile,
+                     (double)b->split[0].bytes / 1e6);
+            dp_progress_end(&b->prog, rc ? NULL : msg);
+        }
+        eng_bpe_trainer_free(b->trainer);
+        b->trainer = NULL;
+        b->seg_index = 0;
+        for (int k = 0; k < 2; k++)
+            b->split[k].tokens = b->split[k].segments = b->split[k].bytes = b->split[k].documents = 0;
+        if (rc || (rc = eng_tok_open_file(&b->tok, tokpath, b->tokname, e)))
+            return rc;
+    } else {
+        if ((rc = eng_tok_open(&b->tok, b->tokname, b->out, e)))
+            return rc;
+        if (eng_tok_kind_of(b->tok) == ENG_TOK_BPE) {
+            char found[1300];
+            if ((rc = eng_tok_find(b->tokname, b->out, found, sizeof found, e)))
+                return rc;
+            snprintf(tokfile, sizeof tokfile, "%s.tiktoken", eng_tok_name(b->tok));
+            snprintf(tokpath, sizeof tokpath, "%s/%s", b->stage, tokfile);
+            if ((rc = copy_file(found, tokpath, e)))
+                return rc;
+        }
+    }
+
+    dp_progress_start(&b->prog, "encoding", b->src.total_bytes);
+    rc = dp_sources_walk(&b->src, b->field, b->max_line, &b->prog, on_doc, b, e);
+    for (int k = 0; k < 2 && !rc; k++)
+        rc = split_close_shard(b, &b->split[k], e);
+    if (!rc && b->split[0].tokens == 0)
+        rc = eng_errf(e, ENG_EDATA, "no training text: the inputs hold %llu bytes", (unsigned long long)
+                      b->src.total_bytes);
+    char msg[600];
+    snprintf(msg, sizeof msg, "%s: %llu train + %llu val tokens (%s) from %zu files, %.1f MB", b->out,
+             (unsigned long long)b->split[0].tokens, (unsigned long long)b->split[1].tokens, eng_tok_name(b->tok),
+             b->src.n, (double)b->src.total_bytes / 1e6);
+    dp_progress_end(&b->prog, rc ? NULL : msg);
+    if (rc)
+        return rc;
+    if ((rc = write_manifest(b, tokfile[0] ? tokfile : NULL, e)))
+        return rc;
+    /* publish: the old dataset (if any) aside, the new one in, the old one gone */
+    char old[1300];
+    snprintf(old, sizeof old, "%s.old.%ld", b->out, (long)getpid());
+    int had_old = access(b->out, F_OK) == 0;
+    if (had_old && rename(b->out, old))
+        return eng_errf(e, ENG_EIO, "cannot move the old %s aside: %s", b->out, strerror(errno));
+    if (rename(b->stage, b->out)) {
+        rc = eng_errf(e, ENG_EIO, "cannot rename %s to %s: %s", b->stage, b->out, strerror(errno));
+        if (had_old)
+            rename(old, b->out);
+        return rc;
+    }
+    b->stage[0] = '\0';
+    eng_fsync_dir(b->out);
+    char parent[1300];
+    snprintf(parent, sizeof parent, "%s", b->out);
+    eng_fsync_dir(dirname(parent));
+    if (had_old)
+        rm_tree(old);
+    return 0;
+}
+
+int dp_cmd_build(int argc, char **argv)
+{
+    build b;
+    memset(&b, 0, sizeof b);
+    b.field = "text";
+    b.segment_bytes = 65536;
+    b.shard_tokens = 1ull << 25;
+    b.max_line = 256ull << 20;
+    b.val_ppm = 10000;
+    b.separator = 1;
+    b.split[0].name = "train";
+    b.split[1].name = "val";
+    int rc = parse(&b, argc, argv);
+    if (rc)
+        return rc < 0 ? DP_EXIT_OK : rc;
+    eng_err e = {0};
+    rc = run(&b, argc, argv, &e);
+    for (int k = 0; k < 2; k++) {
+        eng_shard_writer_abort(b.split[k].w);
+        free(b.split[k].shards);
+    }
+    if (b.stage[0])
+        rm_tree(b.stage);
+    eng_bpe_trainer_free(b.trainer);
+    eng_tok_free(b.tok);
+    eng_tokvec_free(&b.ids);
+    dp_sources_free(&b.src);
+    return rc ? dp_fail(&e) : DP_EXIT_OK;
+}

@@ -1,0 +1,308 @@
+/* dp_codec.c: the small sub-commands: `encode` (stdin text -> ids on one
+ * line), `decode` (ids -> text) and `train-bpe` (text -> a BPE rank file).
+ * Scripts rely on the encode/decode formats: ids in decimal, separated by
+ * single spaces, one line ending in a newline. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dataprep/dataprep.h"
+#include "engine/tokenizer.h"
+
+#define STDIN_MAX (1ull << 32)
+
+static int read_stdin(uint8_t **out, size_t *len, uint64_t max, eng_err *e)
+{
+    size_t cap = 1 << 16, n = 0;
+    uint8_t *buf = malloc(cap);
+    if (!buf)
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    for (;;) {
+        if (n == cap) {
+            if (cap >= max) {
+                free(buf);
+                return eng_errf(e, ENG_EDATA, "stdin: more than %llu bytes (the limit)", (unsigned long long)max);
+            }
+            cap *= 2;
+            uint8_t *g = realloc(buf, cap);
+            if (!g) {
+                free(buf);
+                return eng_errf(e, ENG_ENOMEM, "out of memory reading stdin");
+            }
+            buf = g;
+        }
+        ssize_t r = read(0, buf + n, cap - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            free(buf);
+            return eng_errf(e, ENG_EIO, "stdin: %s", strerror(errno));
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    *out = buf;
+    *len = n;
+    return 0;
+}
+
+static const char encode_help[] =
+    "usage: tlm-data encode --tokenizer NAME|FILE [--data DIR] [--special] [--raw-bytes]\n"
+    "\n"
+    "Reads text on stdin and prints its token ids on stdout: decimal, separated\n"
+    "by single spaces, on one line.\n"
+    "\n"
+    "  --tokenizer T  bytes, llama3, bpeN (found as T.tiktoken in --data DIR, its\n"
+    "                 parent, or the folders in $TLM_TOKENIZERS), or a rank file path\n"
+    "  --data DIR     a dataset folder (or split folder) to find the tokenizer in\n"
+    "  --special      text such as <|end_of_text|> becomes its special id\n"
+    "                 (by default it is encoded as ordinary text)\n"
+    "  --raw-bytes    keep invalid UTF-8 bytes as byte tokens (lossless) instead\n"
+    "                 of replacing them with U+FFFD as reference tokenizers do\n";
+
+static const char decode_help[] =
+    "usage: tlm-data decode --tokenizer NAME|FILE [--data DIR]\n"
+    "\n"
+    "Reads token ids (decimal, separated by any white space) on stdin and\n"
+    "writes the bytes they stand for on stdout.  Special tokens decode to\n"
+    "their text (<|end_of_text|>).\n";
+
+enum { OPT_TOK = 1000, OPT_DATA, OPT_SPECIAL, OPT_RAW, OPT_HELP, OPT_VOCAB, OPT_OUT, OPT_FORMAT, OPT_FIELD };
+
+static int parse_common(int argc, char **argv, const char *help, const char **tok, const char **data, int *flags)
+{
+    static const struct option opts[] = {{"tokenizer", required_argument, 0, OPT_TOK},
+                                         {"data", required_argument, 0, OPT_DATA},
+                                         {"special", no_argument, 0, OPT_SPECIAL},
+                                         {"raw-bytes", no_argument, 0, OPT_RAW},
+                                         {"help", no_argument, 0, OPT_HELP},
+                                         {0, 0, 0, 0}};
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case OPT_TOK: *tok = optarg; break;
+        case OPT_DATA: *data = optarg; break;
+        case OPT_SPECIAL: *flags |= ENG_TOK_ALLOW_SPECIAL; break;
+        case OPT_RAW: *flags |= ENG_TOK_RAW_BYTES; break;
+        case 'h':
+        case OPT_HELP: fputs(help, stdout); return -1;
+        default:
+            fprintf(stderr, "tlm-data: unknown or incomplete option '%s'\n%s", argv[optind - 1], help);
+            return DP_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "tlm-data: unexpected argument '%s' (text comes on stdin)\n%s", argv[optind], help);
+        return DP_EXIT_USAGE;
+    }
+    if (!*tok) {
+        fprintf(stderr, "tlm-data: --tokenizer is required\n%s", help);
+        return DP_EXIT_USAGE;
+    }
+    return 0;
+}
+
+int dp_cmd_encode(int argc, char **argv)
+{
+    const char *tokname = NULL, *data = NULL;
+    int flags = 0;
+    int rc = parse_common(argc, argv, encode_help, &tokname, &data, &flags);
+    if (rc)
+        return rc < 0 ? DP_EXIT_OK : rc;
+    eng_err e = {0};
+    eng_tok *t = NULL;
+    uint8_t *text = NULL;
+    size_t len = 0;
+    eng_tokvec ids = {0};
+    if ((rc = eng_tok_open(&t, tokname, data ? data : ".", &e)) || (rc = read_stdin(&text, &len, STDIN_MAX, &e)) ||
+        (rc = eng_tok_encode(t, text, len, flags, &ids, &e))) {
+        free(text);
+        eng_tok_free(t);
+        eng_tokvec_free(&ids);
+        return dp_fail(&e);
+    }
+    /* one buffered line */
+    char *out = malloc(ids.n * 11 + 2);
+    size_t o = 0;
+    if (!out) {
+        fprintf(stderr, "tlm-data: out of memory\n");
+        return DP_EXIT_FAIL;
+    }
+    for (size_t i = 0; i < ids.n; i++)
+        o += (size_t)sprintf(out + o, i ? " %u" : "%u", ids.ids[i]);
+    out[o++] = '\n';
+    int bad = fwrite(out, 1, o, stdout) != o || fflush(stdout);
+    free(out);
+    free(text);
+    eng_tok_free(t);
+    eng_tokvec_free(&ids);
+    if (bad) {
+        fprintf(stderr, "tlm-data: writing stdout: %s\n", strerror(errno));
+        return DP_EXIT_FAIL;
+    }
+    return DP_EXIT_OK;
+}
+
+int dp_cmd_decode(int argc, char **argv)
+{
+    const char *tokname = NULL, *data = NULL;
+    int flags = 0;
+    int rc = parse_common(argc, argv, decode_help, &tokname, &data, &flags);
+    if (rc)
+        return rc < 0 ? DP_EXIT_OK : rc;
+    eng_err e = {0};
+    eng_tok *t = NULL;
+    uint8_t *text = NULL, *out = NULL;
+    size_t len = 0, olen = 0, ocap = 0;
+    eng_tokvec ids = {0};
+    if ((rc = eng_tok_open(&t, tokname, data ? data : ".", &e)) || (rc = read_stdin(&text, &len, STDIN_MAX, &e)))
+        goto done;
+    for (size_t i = 0; i < len && !rc;) {
+        while (i < len && (text[i] == ' ' || text[i] == '\n' || text[i] == '\t' || text[i] == '\r'))
+            i++;
+        if (i == len)
+            break;
+        size_t s = i;
+        uint64_t v = 0;
+        while (i < len && text[i] >= '0' && text[i] <= '9' && v <= UINT32_MAX)
+            v = v * 10 + (uint64_t)(text[i++] - '0');
+        if (i == s || (i < len && !(text[i] == ' ' || text[i] == '\n' || text[i] == '\t' || text[i] == '\r')) ||
+            v > UINT32_MAX) {
+            size_t w = s;
+            while (w < len && w - s < 20 && !(text[w] == ' ' || text[w] == '\n'))
+                w++;
+            rc = eng_errf(&e, ENG_EDATA, "stdin: item %zu ('%.*s') is not a token id (a whole number)", ids.n + 1,
+                          (int)(w - s), (const char *)text + s);
+            break;
+        }
+        rc = eng_tokvec_push(&ids, (uint32_t)v, &e);
+    }
+    if (!rc)
+        rc = eng_tok_decode(t, ids.ids, ids.n, &out, &olen, &ocap, &e);
+    if (!rc && (fwrite(out, 1, olen, stdout) != olen || fflush(stdout)))
+        rc = eng_errf(&e, ENG_EIO, "writing stdout: %s", strerror(errno));
+done:
+    free(text);
+    free(out);
+    eng_tok_free(t);
+    eng_tokvec_free(&ids);
+    return rc ? dp_fail(&e) : DP_EXIT_OK;
+}
+
+/* ------------------------------------------------------------ train-bpe */
+static const char train_help[] =
+    "usage: tlm-data train-bpe --vocab N [--out FILE] [--format auto|text|jsonl] [--field NAME] INPUT...\n"
+    "\n"
+    "Learns a byte-level BPE of N ids (ids 0..255 are the bytes, N-1 is\n"
+    "<|endoftext|>) from text files, folders of them, or JSONL, and writes its\n"
+    "N-1 ranks as a tiktoken rank file (default: bpeN.tiktoken).  A job with\n"
+    "`tokenizer: bpeN` finds that file in its dataset folder: `tlm-data build\n"
+    "--tokenizer bpeN --train-bpe` trains it on the training split and puts it\n"
+    "there (docs/tokenizers.md).  Deterministic: the same inputs give the same file.\n"
+    "\n"
+    "  --vocab N      ids in all (257 .. 1048576), e.g. 4096\n"
+    "  --out FILE     where to write the rank file\n"
+    "  --format F     auto (default: *.jsonl is JSONL), text or jsonl\n"
+    "  --field NAME   the JSONL field holding the text (default: text)\n";
+
+typedef struct train_ctx {
+    eng_bpe_trainer *tr;
+} train_ctx;
+
+static int feed_doc(void *arg, const dp_source *src, uint64_t line, const uint8_t *doc, size_t len, eng_err *e)
+{
+    (void)src;
+    (void)line;
+    return eng_bpe_trainer_feed(((train_ctx *)arg)->tr, doc, len, e);
+}
+
+static void merge_progress(void *arg, uint64_t done, uint64_t total)
+{
+    dp_progress_update(arg, done, NULL);
+    (void)total;
+}
+
+int dp_cmd_train_bpe(int argc, char **argv)
+{
+    static const struct option opts[] = {{"vocab", required_argument, 0, OPT_VOCAB},
+                                         {"out", required_argument, 0, OPT_OUT},
+                                         {"format", required_argument, 0, OPT_FORMAT},
+                                         {"field", required_argument, 0, OPT_FIELD},
+                                         {"help", no_argument, 0, OPT_HELP},
+                                         {0, 0, 0, 0}};
+    long vocab = 0;
+    const char *out = NULL, *field = "text";
+    dp_format fmt = DP_AUTO;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        char *end;
+        switch (c) {
+        case OPT_VOCAB:
+            vocab = strtol(optarg, &end, 10);
+            if (*end || vocab < 257 || vocab > (1 << 20)) {
+                fprintf(stderr, "tlm-data: --vocab must be a whole number from 257 to 1048576\n");
+                return DP_EXIT_USAGE;
+            }
+            break;
+        case OPT_OUT: out = optarg; break;
+        case OPT_FIELD: field = optarg; break;
+        case OPT_FORMAT:
+            if (!strcmp(optarg, "auto"))
+                fmt = DP_AUTO;
+            else if (!strcmp(optarg, "text"))
+                fmt = DP_TEXT;
+            else if (!strcmp(optarg, "jsonl"))
+                fmt = DP_JSONL;
+            else {
+                fprintf(stderr, "tlm-data: --format must be auto, text or jsonl\n");
+                return DP_EXIT_USAGE;
+            }
+            break;
+        case 'h':
+        case OPT_HELP: fputs(train_help, stdout); return DP_EXIT_OK;
+        default:
+            fprintf(stderr, "tlm-data: unknown or incomplete option '%s'\n%s", argv[optind - 1], train_help);
+            return DP_EXIT_USAGE;
+        }
+    }
+    if (!vocab) {
+        fprintf(stderr, "tlm-data: --vocab is required\n%s", train_help);
+        return DP_EXIT_USAGE;
+    }
+    char def[64];
+    snprintf(def, sizeof def, "bpe%ld.tiktoken", vocab);
+    if (!out)
+        out = def;
+    eng_err e = {0};
+    dp_sources src;
+    eng_bpe_trainer *tr = NULL;
+    int rc = dp_sources_collect(&src, argv + optind, argc - optind, fmt, &e);
+    if (!rc)
+        rc = eng_bpe_trainer_new(&tr, &e);
+    dp_progress pg;
+    if (!rc) {
+        train_ctx ctx = {tr};
+        dp_progress_start(&pg, "counting", src.total_bytes);
+        rc = dp_sources_walk(&src, field, 1u << 28, &pg, feed_doc, &ctx, &e);
+        dp_progress_end(&pg, NULL);
+    }
+    if (!rc) {
+        dp_progress_start(&pg, "merging", (uint64_t)vocab - 257);
+        rc = eng_bpe_trainer_finish(tr, (uint32_t)vocab, out, merge_progress, &pg, &e);
+        char msg[1200];
+        snprintf(msg, sizeof msg, "wrote %s: %ld ids from %zu files, %.1f MB", out, vocab, src.n,
+                 (double)src.total_bytes / 1e6);
+        dp_progress_end(&pg, rc ? NULL : msg);
+    }
+    eng_bpe_trainer_free(tr);
+    dp_sources_free(&src);
+    return rc ? dp_fail(&e) : DP_EXIT_OK;
+}

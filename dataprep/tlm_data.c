@@ -1,0 +1,55 @@
+/* tlm_data.c: main() of tlm-data, the data-preparation program: dispatches
+ * to the sub-commands (build, encode, decode, train-bpe) and owns the
+ * program's exit statuses and error printing. */
+#include <stdio.h>
+#include <string.h>
+
+#include "dataprep/dataprep.h"
+
+static const char usage[] =
+    "usage: tlm-data COMMAND [OPTIONS]\n"
+    "\n"
+    "Turns text into the token shards that TLM trains on, and converts\n"
+    "between text and token ids.\n"
+    "\n"
+    "commands:\n"
+    "  build      text files, folders or JSONL -> DIR/{train,val}/*.tlmtok + DIR/manifest.json\n"
+    "  encode     text on stdin -> token ids on stdout (space-separated, one line)\n"
+    "  decode     token ids on stdin -> text on stdout\n"
+    "  train-bpe  learn a byte-level BPE of N ids from text (a tiktoken rank file)\n"
+    "\n"
+    "`tlm-data COMMAND --help` describes each; docs/data.md and docs/tokenizers.md\n"
+    "describe the files.\n";
+
+int dp_fail(const eng_err *e)
+{
+    fprintf(stderr, "tlm-data: %s error: %s\n", eng_status_kind(e->code), e->msg);
+    return DP_EXIT_FAIL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(usage, stderr);
+        return DP_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+        fputs(usage, stdout);
+        return DP_EXIT_OK;
+    }
+    if (!strcmp(cmd, "--version")) {
+        printf("tlm-data (TLM) dataset format %s\n", DP_VERSION);
+        return DP_EXIT_OK;
+    }
+    if (!strcmp(cmd, "build"))
+        return dp_cmd_build(argc - 1, argv + 1);
+    if (!strcmp(cmd, "encode"))
+        return dp_cmd_encode(argc - 1, argv + 1);
+    if (!strcmp(cmd, "decode"))
+        return dp_cmd_decode(argc - 1, argv + 1);
+    if (!strcmp(cmd, "train-bpe"))
+        return dp_cmd_train_bpe(argc - 1, argv + 1);
+    fprintf(stderr, "tlm-data: unknown command '%s' (try tlm-data --help)\n", cmd);
+    return DP_EXIT_USAGE;
+}
