@@ -16,3 +16,11 @@ tests_test_model_LDADD = $(ENGINE_LIBS)
 tests_test_model_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc \
 	-Wl,--wrap=aligned_alloc -Wl,--wrap=posix_memalign
 TESTS += tests/test_model
+# PyTorch parity: parity_dump writes the engine's numbers, parity_torch.py
+# rebuilds the models in PyTorch and compares (skips without torch).
+check_PROGRAMS += tests/parity_dump
+tests_parity_dump_SOURCES = tests/parity_dump.c tests/test_model_util.h
+tests_parity_dump_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_parity_dump_LDADD = $(ENGINE_LIBS)
+TESTS += tests/parity_torch.py
+dist_check_SCRIPTS += tests/parity_torch.py

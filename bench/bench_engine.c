@@ -1,0 +1,196 @@
+/* bench_engine.c: training throughput of the engine beside PyTorch on the
+ * same configuration (a benchmark program, not a test).
+ *
+ *   bench_engine [--threads N] [--steps N] [--config small|large|all] [--no-torch]
+ *
+ * Per configuration: a `transformer` (uniform widths, untied head) trained
+ * with AdamW in fp32 on random tokens, the engine first, then
+ * bench_engine_torch.py with the same shapes and threads; prints tokens/s of
+ * both and their ratio, and the engine's achieved GFLOP/s (eng_account's
+ * training FLOPs per token x tokens/s) against this machine's sgemm rate
+ * (1024^3, same threads, measured here). */
+#include <config.h> /* autoconf */
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef HAVE_BLIS_CBLAS_H
+#include <blis/cblas.h>
+#else
+#include <cblas.h>
+#endif
+
+#include "engine/account.h"
+#include "engine/cfgtree.h"
+#include "engine/model.h"
+#include "engine/runtime.h"
+
+typedef struct bench_cfg {
+    const char *name;
+    int d, L, H, dff, V, T, B;
+} bench_cfg;
+
+static const bench_cfg configs[] = {
+    {"small", 256, 4, 4, 768, 4096, 256, 8},
+    {"large", 512, 8, 8, 1536, 4096, 256, 8},
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double sgemm_gflops(void)
+{
+    const int S = 1024;
+    float *A = malloc(sizeof(float) * S * S), *B = malloc(sizeof(float) * S * S), *C = malloc(sizeof(float) * S * S);
+    for (int i = 0; i < S * S; i++) {
+        A[i] = (float)(i % 13) * 0.01f;
+        B[i] = (float)(i % 7) * 0.01f;
+    }
+    double best = 1e30;
+    for (int r = 0; r < 6; r++) {
+        double t0 = now_s();
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, S, S, S, 1.0f, A, S, B, S, 0.0f, C, S);
+        best = fmin(best, now_s() - t0);
+    }
+    free(A);
+    free(B);
+    free(C);
+    return 2.0 * S * S * S / best * 1e-9;
+}
+
+static int make_config(const bench_cfg *b, eng_config *c, eng_err *e)
+{
+    char y[512];
+    snprintf(y, sizeof y,
+             "arch: transformer\ntokenizer: bpe%d\n"
+             "model: {d_model: %d, layers: %d, heads: %d, d_ff: %d, vocab: %d, tied: false}\n"
+             "taper: {schedule: uniform}\ntrain: {seq_len: %d, tokens: 1000000}\n",
+             b->V, b->d, b->L, b->H, b->dff, b->V, b->T);
+    cfg_node *root;
+    int rc = cfg_parse_buffer("bench", y, strlen(y), &root, e);
+    if (rc)
+        return rc;
+    rc = eng_config_from_tree(root, c, e);
+    cfg_free(root);
+    return rc;
+}
+
+/* tokens/s of the engine over `steps` timed steps (after one warm-up) */
+static double run_engine(const bench_cfg *b, int steps, double *flops_tok, double *first_loss, double *last_loss)
+{
+    eng_config c;
+    eng_err e = {0};
+    eng_account a;
+    eng_model *m;
+    if (make_config(b, &c, &e) || eng_account_compute(&c, &a, &e) || eng_model_create(&m, &c, b->B, b->T, &e)) {
+        fprintf(stderr, "bench_engine: %s\n", e.msg);
+        return -1;
+    }
+    *flops_tok = a.flops_train;
+    eng_model_init_weights(m, 1);
+    int N = b->B * b->T;
+    int32_t *tok = malloc(sizeof(int32_t) * N), *tgt = malloc(sizeof(int32_t) * N);
+    uint64_t s = 42;
+    double t0 = 0;
+    for (int st = 0; st <= steps; st++) {
+        if (st == 1)
+            t0 = now_s();
+        for (int i = 0; i < N; i++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            tok[i] = (int32_t)((s >> 33) % (uint64_t)b->V);
+            tgt[i] = (int32_t)((s >> 13) % (uint64_t)b->V);
+        }
+        double loss;
+        eng_model_zero_grads(m);
+        if (eng_model_forward(m, tok, tgt, b->B, b->T, &loss, NULL, &e) || eng_model_backward(m, 1.0f, &e)) {
+            fprintf(stderr, "bench_engine: %s\n", e.msg);
+            return -1;
+        }
+        double gn = eng_model_grad_norm(m);
+        eng_adamw opt = {1e-3, 0.9, 0.95, 1e-8, 0.1, st + 1, gn > 1 ? 1 / gn : 1};
+        eng_model_step(m, &opt, &e);
+        if (st == 0)
+            *first_loss = loss;
+        *last_loss = loss;
+    }
+    double dt = now_s() - t0;
+    free(tok);
+    free(tgt);
+    eng_model_free(m);
+    return (double)N * steps / dt;
+}
+
+static double run_torch(const bench_cfg *b, int steps, int threads)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s' '%s' --d %d --layers %d --heads %d --dff %d --vocab %d --seq %d --batch %d "
+             "--steps %d --threads %d",
+             TLM_TORCH_PYTHON, TLM_BENCH_TORCH_SCRIPT, b->d, b->L, b->H, b->dff, b->V, b->T, b->B, steps, threads);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return -1;
+    char line[512];
+    double tps = -1;
+    while (fgets(line, sizeof line, p))
+        if (sscanf(line, "tokens_per_s %lf", &tps) == 1)
+            break;
+    pclose(p);
+    return tps;
+}
+
+int main(int argc, char **argv)
+{
+    eng_runtime_init(argc, argv);
+    int threads = 0, steps = 5, torch = 1;
+    const char *which = "all";
+    static const struct option opts[] = {{"threads", required_argument, 0, 't'}, {"steps", required_argument, 0, 's'},
+                                         {"config", required_argument, 0, 'c'}, {"no-torch", no_argument, 0, 'n'},
+                                         {0, 0, 0, 0}};
+    for (int ch; (ch = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
+        switch (ch) {
+        case 't': threads = atoi(optarg); break;
+        case 's': steps = atoi(optarg); break;
+        case 'c': which = optarg; break;
+        case 'n': torch = 0; break;
+        default: fprintf(stderr, "usage: bench_engine [--threads N] [--steps N] [--config small|large|all] [--no-torch]\n"); return 2;
+        }
+    }
+    eng_runtime_set_threads(threads);
+    threads = eng_runtime_threads();
+    if (!strcmp(TLM_TORCH_PYTHON, ""))
+        torch = 0;
+    double peak = sgemm_gflops();
+    printf("blas %s, kernel %s, %d threads; sgemm 1024^3: %.1f GFLOP/s\n", eng_runtime_blas(), eng_runtime_kernel(),
+           threads, peak);
+    for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
+        const bench_cfg *b = &configs[i];
+        if (strcmp(which, "all") && strcmp(which, b->name))
+            continue;
+        double ftok, l0, l1;
+        double eng = run_engine(b, steps, &ftok, &l0, &l1);
+        if (eng < 0)
+            return 1;
+        double gf = eng * ftok * 1e-9;
+        printf("%-5s d=%d L=%d H=%d d_ff=%d vocab=%d T=%d B=%d: engine %.0f tok/s (%.1f GFLOP/s, %.0f%% of sgemm; loss "
+               "%.3f -> %.3f)",
+               b->name, b->d, b->L, b->H, b->dff, b->V, b->T, b->B, eng, gf, 100 * gf / peak, l0, l1);
+        if (torch) {
+            double pt = run_torch(b, steps, threads);
+            if (pt > 0)
+                printf("; pytorch %.0f tok/s; ratio %.2fx", pt, eng / pt);
+            else
+                printf("; pytorch failed");
+        }
+        printf("\n");
+        fflush(stdout);
+    }
+    return 0;
+}
