@@ -244,7 +244,9 @@ void eng_runtime_set_threads(int n)
 #ifdef _OPENMP
     omp_set_num_threads(n);
 #endif
-    eng__blas_set_threads(n);
+    /* the BLAS runs single-threaded inside the engine's OpenMP threads
+     * (engine/cpu/blas.c says why) */
+    eng__blas_set_threads(1);
 }
 
 int eng_runtime_threads(void)

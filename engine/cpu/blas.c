@@ -58,11 +58,49 @@ int eng__cpu_threads(void)
 #endif
 }
 
+/* One product on the calling thread. */
+static void gemm1(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
+                  float beta, float *C, int ldc)
+{
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, alpha, A, lda,
+                B, ldb, beta, C, ldc);
+}
+
+/* The engine splits a large product into one block of C per OpenMP thread
+ * and runs the BLAS single-threaded inside: the BLAS's own thread pool and
+ * OpenMP's would otherwise take turns spinning on the same cores (measured:
+ * a third of the step in libgomp's spin-wait on 2 cores).  Rows of C are
+ * split when there are more rows than columns, else columns; blocks are
+ * multiples of 16 so every thread's panel stays vector-aligned. */
 void eng__cpu_matmul(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
                      float beta, float *C, int ldc)
 {
     if (M <= 0 || N <= 0)
         return;
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, alpha, A, lda,
-                B, ldb, beta, C, ldc);
+    int nt = eng__cpu_threads();
+    double work = (double)M * N * K;
+#ifdef _OPENMP
+    if (omp_in_parallel())
+        nt = 1;
+#endif
+    if (nt <= 1 || work < 4e6 || eng__blas_threads() > 1) {
+        gemm1(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+    const int by_rows = M >= N;
+    const int len = by_rows ? M : N;
+#pragma omp parallel num_threads(nt)
+    {
+        int t = eng__omp_id(), n = eng__omp_nt();
+        int chunk = ((len + n - 1) / n + 15) & ~15;
+        int i0 = t * chunk, i1 = i0 + chunk < len ? i0 + chunk : len;
+        if (i0 < i1) {
+            if (by_rows)
+                gemm1(ta, tb, i1 - i0, N, K, alpha, ta ? A + i0 : A + (size_t)i0 * lda, lda, B, ldb, beta,
+                      C + (size_t)i0 * ldc, ldc);
+            else
+                gemm1(ta, tb, M, i1 - i0, K, alpha, A, lda, tb ? B + (size_t)i0 * ldb : B + i0, ldb, beta, C + i0,
+                      ldc);
+        }
+    }
 }
