@@ -1,3 +1,4 @@
 # bench/local.mk: benchmark programs (not tests): speed beside a peer.
 include bench/engine.mk
 include bench/orchestrator.mk
+include bench/data.mk

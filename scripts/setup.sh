@@ -40,6 +40,10 @@ pkgs="gcc make libc6-dev autoconf automake pkgconf ca-certificates git
       libpcre2-dev sqlite3 python3 procps"
 # Plots in tlm-report.
 pkgs="$pkgs libplplot-dev plplot-driver-cairo"
+# The demonstration corpus (scripts/make-demo-data.sh, docs/data.md): the King
+# James Bible and the Jargon File.
+corpus_pkgs="bible-kjv bible-kjv-text jargon-text"
+pkgs="$pkgs $corpus_pkgs"
 # Tests: PyTorch parity, fuzz targets (clang's libFuzzer), the tokenizer
 # conformance test's npm reference.
 test_pkgs="python3-torch python3-numpy clang libclang-rt-14-dev nodejs npm"
