@@ -12,7 +12,7 @@ void eng__cpu_adamw(float *p, const float *grad, float *m, float *v, size_t n, f
                     float wd, float bc1, float bc2, float grad_scale)
 {
     const float decay = 1.0f - lr * wd, step = lr / bc1, rbc2 = 1.0f / sqrtf(bc2);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= ENG_PAR_MIN)
     for (size_t i = 0; i < n; i++) {
         float g = grad[i] * grad_scale;
         float mi = b1 * m[i] + (1.0f - b1) * g;
@@ -31,7 +31,8 @@ double eng__cpu_sumsq(const float *x, size_t n)
 {
     double part[SUMSQ_MAX_THREADS] = {0};
     int used = 1;
-#pragma omp parallel num_threads(eng__cpu_threads() < SUMSQ_MAX_THREADS ? eng__cpu_threads() : SUMSQ_MAX_THREADS)
+#pragma omp parallel num_threads(eng__cpu_threads() < SUMSQ_MAX_THREADS ? eng__cpu_threads() : SUMSQ_MAX_THREADS) \
+    if (n >= ENG_PAR_MIN)
     {
         int nt = eng__omp_nt(), id = eng__omp_id();
         size_t i0 = n * (size_t)id / (size_t)nt, i1 = n * (size_t)(id + 1) / (size_t)nt;

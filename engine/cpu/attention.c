@@ -73,7 +73,7 @@ void eng__cpu_attention_fwd(float *out /* (B, T, ldo): H x hd */, int ldo, float
     const int grp = H / Hkv;
     const int blas = eng__blas_threads();
     eng__blas_set_threads(1);
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) if ((double)B * H * T * T * hd >= ENG_PAR_MIN)
     for (int bh = 0; bh < B * H; bh++) {
         int b = bh / H, h = bh % H;
         size_t row0 = (size_t)b * T;
@@ -123,7 +123,7 @@ void eng__cpu_attention_bwd(float *dq /* (B, T, ldq) = */, float *dk /* (B, T, l
     const int blas = eng__blas_threads();
     int nt = eng__cpu_threads() < ws_slots ? eng__cpu_threads() : ws_slots;
     eng__blas_set_threads(1);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) if ((double)B * H * T * T * hd >= ENG_PAR_MIN)
     for (int bg = 0; bg < B * Hkv; bg++) {
         int b = bg / Hkv, g = bg % Hkv;
         size_t row0 = (size_t)b * T;

@@ -17,6 +17,11 @@
 #include <omp.h>
 #endif
 
+/* Below this many elements (or multiply-adds) a kernel runs on the calling
+ * thread: waking a team costs more than the work, and on a loaded machine
+ * (make -j check) every barrier can cost a time slice. */
+#define ENG_PAR_MIN 32768
+
 /* this thread's index and the team size inside an OpenMP region (0, 1 without OpenMP) */
 static inline int eng__omp_id(void)
 {

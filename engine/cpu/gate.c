@@ -10,7 +10,7 @@ void eng__cpu_gate_fwd(float *out /* (N, D) */, const float *a /* (N, D) */, con
                        int ldz, int N, int D, int G)
 {
     const int w = D / G;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((long)N * D >= ENG_PAR_MIN)
     for (int n = 0; n < N; n++) {
         const float *an = a + (size_t)n * D, *zn = z + (size_t)n * ldz;
         float *on = out + (size_t)n * D;
@@ -26,7 +26,7 @@ void eng__cpu_gate_bwd(float *da /* (N, D) = */, float *dz /* (N, ldz) = */, con
                        const float *a, const float *z, int ldz, int N, int D, int G)
 {
     const int w = D / G;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((long)N * D >= ENG_PAR_MIN)
     for (int n = 0; n < N; n++) {
         const float *an = a + (size_t)n * D, *zn = z + (size_t)n * ldz, *dn = dout + (size_t)n * D;
         float *dan = da + (size_t)n * D, *dzn = dz + (size_t)n * ldz;

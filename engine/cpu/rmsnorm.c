@@ -11,7 +11,7 @@
 void eng__cpu_rmsnorm_fwd(float *out /* (N, C) */, float *rstd /* (N) */, const float *x /* (N, C) */,
                           const float *w /* (C) */, int N, int C, float eps)
 {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((long)N * C >= ENG_PAR_MIN)
     for (int n = 0; n < N; n++) {
         const float *xn = x + (size_t)n * C;
         float *on = out + (size_t)n * C;
@@ -29,7 +29,7 @@ void eng__cpu_rmsnorm_bwd(float *dx /* (N, C) += */, float *dw /* (C) += */, con
                           const float *x /* (N, C) */, const float *w /* (C) */, const float *rstd /* (N) */, int N,
                           int C)
 {
-#pragma omp parallel
+#pragma omp parallel if ((long)N * C >= ENG_PAR_MIN)
     {
 #pragma omp for schedule(static)
         for (int n = 0; n < N; n++) {

@@ -8,7 +8,7 @@
 static void rope_rotate(float *x, int ld, int N, int T, int H, int hd, const float *cs, float sign)
 {
     const int h2 = hd / 2;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((long)N * H * hd >= ENG_PAR_MIN)
     for (int n = 0; n < N; n++) {
         const float *cosv = cs + (size_t)(n % T) * hd, *sinv = cosv + h2;
         float *row = x + (size_t)n * ld;

@@ -17,7 +17,7 @@ static float row_max(const float *x, int V)
 void eng__cpu_xent_fwd(float *losses /* (N) */, const float *logits /* (N, V) */, const int32_t *targets /* (N) */,
                        int N, int V)
 {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((long)N * V >= ENG_PAR_MIN)
     for (int n = 0; n < N; n++) {
         const float *l = logits + (size_t)n * V;
         if (targets[n] < 0) {
@@ -34,7 +34,7 @@ void eng__cpu_xent_fwd(float *losses /* (N) */, const float *logits /* (N, V) */
 void eng__cpu_xent_bwd(float *logits /* (N, V), in: logits, out: gradient */, const int32_t *targets /* (N) */, int N,
                        int V, float dscale)
 {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((long)N * V >= ENG_PAR_MIN)
     for (int n = 0; n < N; n++) {
         float *l = logits + (size_t)n * V;
         if (targets[n] < 0) {

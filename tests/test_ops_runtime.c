@@ -1,0 +1,116 @@
+/* test_ops_runtime.c: eng_runtime's BLAS set-up.  The program runs itself
+ * as a child in several environments and reads back what the child's
+ * runtime chose: the kernel, how many times main() started (each re-exec
+ * starts it again) and TLM_BLAS_PROBE.
+ *   - as is: no re-exec when the loaded kernel is already the best;
+ *   - a weak kernel (Prescott) standing in for a misdetection: the runtime
+ *     moves to a stronger, verified kernel with a bounded number of execs;
+ *   - the same, but the weak kernel claims to be unbeatable: every candidate
+ *     is tried and refused, the original is restored, and it stops;
+ *   - a user's own OPENBLAS_CORETYPE: left alone, no re-exec.
+ * Also checks eng_runtime_blas/kernel/threads are filled in.  The
+ * OpenBLAS-specific cases skip with another BLAS. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "engine/runtime.h"
+#include "tests/tap.h"
+
+/* child mode: print "starts kernel probe" and exit */
+static int child(int argc, char **argv)
+{
+    const char *s = getenv("TLM_TEST_STARTS");
+    char buf[16];
+    snprintf(buf, sizeof buf, "%d", (s ? atoi(s) : 0) + 1);
+    setenv("TLM_TEST_STARTS", buf, 1);
+    eng_runtime_init(argc, argv);
+    const char *probe = getenv("TLM_BLAS_PROBE");
+    printf("%s %s %s\n", getenv("TLM_TEST_STARTS"), eng_runtime_kernel(), probe ? probe : "-");
+    return 0;
+}
+
+/* Runs this program as a child with extra environment "K=V" pairs. */
+static int run(const char *self, const char *const *env, int *starts, char *kernel, char *probe)
+{
+    int fd[2];
+    if (pipe(fd))
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fd[1], 1);
+        close(fd[0]);
+        unsetenv("OPENBLAS_CORETYPE");
+        unsetenv("TLM_BLAS_PROBE");
+        unsetenv("TLM_TEST_STARTS");
+        for (int i = 0; env[i]; i++) {
+            char kv[128];
+            snprintf(kv, sizeof kv, "%s", env[i]);
+            char *eq = strchr(kv, '=');
+            *eq = 0;
+            setenv(kv, eq + 1, 1);
+        }
+        execl(self, self, "--child", (char *)NULL);
+        _exit(127);
+    }
+    close(fd[1]);
+    char out[256] = "";
+    ssize_t n = read(fd[0], out, sizeof out - 1);
+    close(fd[0]);
+    int st;
+    waitpid(pid, &st, 0);
+    if (n <= 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+        return -1;
+    out[n] = 0;
+    return sscanf(out, "%d %63s %127s", starts, kernel, probe) == 3 ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "--child"))
+        return child(argc, argv);
+    eng_runtime_init(argc, argv);
+    TAP_OK(eng_runtime_blas()[0] && strcmp(eng_runtime_blas(), "unknown"), "blas: %s", eng_runtime_blas());
+    TAP_OK(eng_runtime_kernel()[0], "kernel: %s", eng_runtime_kernel());
+    TAP_OK(eng_runtime_threads() >= 1, "threads: %d", eng_runtime_threads());
+    eng_runtime_set_threads(1);
+    TAP_OK(eng_runtime_threads() == 1, "set_threads(1)");
+    TAP_OK(eng_runtime_compiler()[0], "compiler: %s", eng_runtime_compiler());
+    if (strncmp(eng_runtime_blas(), "OpenBLAS", 8)) {
+        TAP_DIAG("SKIP kernel selection: not OpenBLAS");
+        return tap_done();
+    }
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return 1;
+    self[n] = 0;
+    int starts;
+    char kernel[64], probe[128];
+
+    const char *plain[] = {NULL};
+    int rc = run(self, plain, &starts, kernel, probe);
+    TAP_OK(rc == 0, "child as is: kernel %s, %d start(s), probe %s", rc ? "?" : kernel, rc ? 0 : starts,
+           rc ? "?" : probe);
+    char best[64];
+    snprintf(best, sizeof best, "%s", kernel);
+
+    const char *weak[] = {"OPENBLAS_CORETYPE=Prescott", "TLM_BLAS_PRETEND_DETECTED=1", NULL};
+    rc = run(self, weak, &starts, kernel, probe);
+    TAP_OK(rc == 0 && strcasecmp(kernel, "Prescott") && !strcmp(probe, "done") && starts >= 2 && starts <= 6,
+           "misdetected Prescott: moved to %s after %d starts (probe %s)", rc ? "?" : kernel, rc ? 0 : starts,
+           rc ? "?" : probe);
+
+    const char *unbeatable[] = {"OPENBLAS_CORETYPE=Prescott", "TLM_BLAS_PRETEND_DETECTED=fast", NULL};
+    rc = run(self, unbeatable, &starts, kernel, probe);
+    TAP_OK(rc == 0 && !strcasecmp(kernel, "Prescott") && !strcmp(probe, "done") && starts <= 6,
+           "no faster candidate: back on %s after %d starts, no loop", rc ? "?" : kernel, rc ? 0 : starts);
+
+    const char *user[] = {"OPENBLAS_CORETYPE=Haswell", NULL};
+    rc = run(self, user, &starts, kernel, probe);
+    TAP_OK(rc == 0 && !strcasecmp(kernel, "Haswell") && starts == 1, "user's OPENBLAS_CORETYPE=Haswell kept (%s, %d start)",
+           rc ? "?" : kernel, rc ? 0 : starts);
+    (void)best;
+    return tap_done();
+}
