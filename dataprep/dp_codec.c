@@ -185,7 +185,7 @@ int dp_cmd_decode(int argc, char **argv)
     }
     if (!rc)
         rc = eng_tok_decode(t, ids.ids, ids.n, &out, &olen, &ocap, &e);
-    if (!rc && (fwrite(out, 1, olen, stdout) != olen || fflush(stdout)))
+    if (!rc && ((olen && fwrite(out, 1, olen, stdout) != olen) || fflush(stdout)))
         rc = eng_errf(&e, ENG_EIO, "writing stdout: %s", strerror(errno));
 done:
     free(text);
