@@ -11,3 +11,14 @@ tests_test_train_lr_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_test_train_lr_LDADD = $(ENGINE_LIBS)
 
 TESTS += tests/test_loader tests/test_ckpt tests/test_train_lr
+
+# Helper for the worker tests (not a test itself).
+check_PROGRAMS += tests/train_mkshard
+tests_train_mkshard_SOURCES = tests/train_mkshard.c
+tests_train_mkshard_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_train_mkshard_LDADD = $(ENGINE_LIBS)
+
+# tlm-worker end to end (shell + python3 reading the events).
+EXTRA_DIST += tests/train_common.sh tests/train_events.py
+TESTS += tests/test_worker_resume.sh tests/test_worker_errors.sh
+dist_check_SCRIPTS += tests/test_worker_resume.sh tests/test_worker_errors.sh

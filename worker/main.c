@@ -1,42 +1,117 @@
-/* main.c: tlm-worker, one job per process (design.md "Contract: tlm-worker").
- * This file parses the command line and maps failures to exit statuses;
- * the work lives in the engine and in the worker's other files. */
+/* main.c: tlm-worker, one job per process (design.md "Contract: tlm-worker",
+ * docs/protocol.md).  This file parses the command line and dispatches;
+ * training lives in worker/run.c and the engine. */
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/config.h"
+#include "engine/runtime.h"
 #include "worker/describe.h"
+#include "worker/run.h"
+#include "worker/signals.h"
 
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage: tlm-worker --config FILE --out DIR [--resume] [--threads N] [--device cpu]\n"
+            "                  [--events-fd N] [--job KEY] [--heartbeat S] [--die-with-parent]\n"
             "       tlm-worker --describe --config FILE\n"
             "       tlm-worker --config-keys\n"
             "\n"
-            "  --config FILE   job configuration (YAML or JSON); see docs/config.md\n"
-            "  --describe      print the resolved config, per-layer d_ff, parameter and FLOP\n"
-            "                  account as JSON, and exit\n"
-            "  --config-keys   list every configuration key with its meaning\n"
-            "  -h, --help      this text\n");
+            "Trains one job and writes its events as JSON lines (docs/protocol.md).\n"
+            "\n"
+            "  --config FILE      job configuration (YAML or JSON); see docs/config.md\n"
+            "  --out DIR          run folder: config.json and ckpt/ (created if missing)\n"
+            "  --resume           continue from the newest valid checkpoint in DIR/ckpt\n"
+            "                     (none: start fresh)\n"
+            "  --threads N        compute threads (default 0: all cores)\n"
+            "  --device cpu       where to train (cpu only in this build)\n"
+            "  --events-fd N      write events to file descriptor N (default 1, stdout)\n"
+            "  --job KEY          echo KEY as \"job\" in every event\n"
+            "  --heartbeat S      emit a heartbeat after S seconds without events (default 10)\n"
+            "  --die-with-parent  stop (checkpoint, exit 75) when the parent process exits\n"
+            "  --describe         print the resolved config, per-layer d_ff, parameter and FLOP\n"
+            "                     account as JSON, and exit\n"
+            "  --config-keys      list every configuration key with its meaning\n"
+            "  -h, --help         this text\n"
+            "\n"
+            "Exit status: 0 done, 1 internal error, 2 config or usage, 3 data, 4 diverged,\n"
+            "5 out of memory, 6 I/O, 75 stopped by SIGTERM/SIGINT after a checkpoint.\n");
+}
+
+static int parse_int(const char *flag, const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) {
+        fprintf(stderr, "tlm-worker: %s: '%s' is not an integer in [%ld, %ld]\n", flag, s, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
 }
 
 int main(int argc, char **argv)
 {
+    const int ppid0 = (int)getppid();
+    eng_runtime_init(argc, argv);
+
+    enum { O_CONFIG = 256, O_DESCRIBE, O_KEYS, O_OUT, O_RESUME, O_THREADS, O_DEVICE, O_FD, O_JOB, O_HB, O_DWP };
     static const struct option opts[] = {
-        {"config", required_argument, 0, 'c'}, {"describe", no_argument, 0, 'd'},
-        {"config-keys", no_argument, 0, 'k'},  {"help", no_argument, 0, 'h'},
+        {"config", required_argument, 0, O_CONFIG},   {"describe", no_argument, 0, O_DESCRIBE},
+        {"config-keys", no_argument, 0, O_KEYS},      {"out", required_argument, 0, O_OUT},
+        {"resume", no_argument, 0, O_RESUME},         {"threads", required_argument, 0, O_THREADS},
+        {"device", required_argument, 0, O_DEVICE},   {"events-fd", required_argument, 0, O_FD},
+        {"job", required_argument, 0, O_JOB},         {"heartbeat", required_argument, 0, O_HB},
+        {"die-with-parent", no_argument, 0, O_DWP},   {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
-    const char *config = NULL;
-    int describe = 0;
+    wrk_opts o = {0};
+    o.device = "cpu";
+    o.events_fd = 1;
+    o.heartbeat = 10;
+    o.argc = argc;
+    o.argv = argv;
+    int describe = 0, die_with_parent = 0;
+    long v;
     for (int ch; (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
         switch (ch) {
-        case 'c': config = optarg; break;
-        case 'd': describe = 1; break;
-        case 'k': eng_config_print_keys(stdout); return 0;
+        case O_CONFIG: o.config = optarg; break;
+        case O_DESCRIBE: describe = 1; break;
+        case O_KEYS: eng_config_print_keys(stdout); return 0;
+        case O_OUT: o.out = optarg; break;
+        case O_RESUME: o.resume = 1; break;
+        case O_THREADS:
+            if (parse_int("--threads", optarg, 0, 4096, &v))
+                return 2;
+            o.threads = (int)v;
+            break;
+        case O_DEVICE: o.device = optarg; break;
+        case O_FD:
+            if (parse_int("--events-fd", optarg, 0, INT_MAX, &v))
+                return 2;
+            o.events_fd = (int)v;
+            break;
+        case O_JOB: o.job = optarg; break;
+        case O_HB: {
+            char *end;
+            o.heartbeat = strtod(optarg, &end);
+            if (end == optarg || *end || !(o.heartbeat >= 0.05 && o.heartbeat <= 86400)) {
+                fprintf(stderr, "tlm-worker: --heartbeat: '%s' is not a number of seconds in [0.05, 86400]\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        }
+        case O_DWP: die_with_parent = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -46,24 +121,46 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if (!config) {
+    if (!o.config) {
         fprintf(stderr, "tlm-worker: --config FILE is required\n");
         usage(stderr);
         return 2;
     }
-    eng_config cfg;
-    eng_err err = {0};
-    if (eng_config_load(config, &cfg, &err)) {
-        fprintf(stderr, "tlm-worker: %s\n", err.msg);
-        return 2;
-    }
     if (describe) {
+        eng_config cfg;
+        eng_err err = {0};
+        if (eng_config_load(o.config, &cfg, &err)) {
+            fprintf(stderr, "tlm-worker: %s\n", err.msg);
+            return 2;
+        }
         if (wrk_describe(&cfg, stdout, &err)) {
             fprintf(stderr, "tlm-worker: %s\n", err.msg);
             return 1;
         }
         return 0;
     }
-    fprintf(stderr, "tlm-worker: training is not available in this build yet; use --describe\n");
-    return 2;
+    if (!o.out) {
+        fprintf(stderr, "tlm-worker: --out DIR is required to train (or use --describe)\n");
+        usage(stderr);
+        return 2;
+    }
+    if (fcntl(o.events_fd, F_GETFD) < 0) {
+        fprintf(stderr, "tlm-worker: --events-fd %d: not an open file descriptor\n", o.events_fd);
+        return 2;
+    }
+    if (o.events_fd == 2) {
+        fprintf(stderr, "tlm-worker: --events-fd 2 would mix events with the human log on stderr\n");
+        return 2;
+    }
+    if (die_with_parent) {
+        int r = wrk_die_with_parent(ppid0);
+        if (r < 0)
+            fprintf(stderr, "tlm-worker: --die-with-parent is not supported on this system; ignored\n");
+        else if (r > 0) {
+            /* the parent is already gone: stop before training (exit 75) */
+            wrk_signals_install();
+            raise(SIGTERM);
+        }
+    }
+    return wrk_run(&o);
 }

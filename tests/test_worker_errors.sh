@@ -1,0 +1,119 @@
+#!/bin/sh
+# test_worker_errors.sh: tlm-worker's failures end with one `error` event of
+# the right kind, a clear message and the exit status of docs/protocol.md:
+# missing data, a tokenizer or vocabulary mismatch (3), an unwritable run
+# folder (6), a bad config or usage (2), divergence to NaN (4, quickly), a
+# checkpoint of another config (2); and a corrupt newest checkpoint is
+# skipped for the previous one with a log line.
+. "$TLM_SRCDIR/tests/train_common.sh"
+
+# expect NAME STATUS KIND PATTERN [worker args...]: run, check the status,
+# that the events end with error KIND and that the message matches PATTERN
+expect() {
+    name=$1 want=$2 kind=$3 pat=$4
+    shift 4
+    "$W" "$@" >"$tmp/$name.ev" 2>"$tmp/$name.err"
+    rc=$?
+    python3 - "$EVCHECK" "$tmp/$name.ev" "$kind" "$pat" <<'P'
+import json, re, subprocess, sys
+evcheck, path, kind, pat = sys.argv[1:5]
+out = subprocess.run([sys.executable, evcheck, path, "--end", "error"], capture_output=True, text=True)
+if out.returncode:
+    sys.exit(out.stderr)
+e = json.loads(out.stdout)["end"]
+if e["kind"] != kind:
+    sys.exit("kind %r, expected %r: %s" % (e["kind"], kind, e["message"]))
+if not re.search(pat, e["message"]):
+    sys.exit("message %r does not match %r" % (e["message"], pat))
+print("# " + e["message"])
+P
+    ok $((rc == want ? $? : 1)) "$name: exit $want (got $rc), error kind $kind"
+}
+small_job "$tmp/job.yaml"
+
+# ---- data
+DATA=$tmp/no/such/shards small_job "$tmp/nodata.yaml"
+expect missing-data 3 data "data.train: .*/no/such/shards" --config "$tmp/nodata.yaml" --out "$tmp/r1"
+
+"$MK" --tokenizer bpe4096 --vocab 4096 "$tmp/bpe.tlmtok" /usr/share/common-licenses/GPL-3
+DATA=$tmp/bpe.tlmtok small_job "$tmp/bpe.yaml"
+expect tokenizer 3 data "tokenized with 'bpe4096' but the config's tokenizer is 'bytes'" \
+    --config "$tmp/bpe.yaml" --out "$tmp/r2"
+
+"$MK" --vocab 512 "$tmp/wide.tlmtok" /usr/share/common-licenses/GPL-3
+DATA=$tmp/wide.tlmtok small_job "$tmp/wide.yaml"
+expect vocab 3 data "vocabulary 512 is larger than model.vocab 256" --config "$tmp/wide.yaml" --out "$tmp/r3"
+
+# ---- run folder
+: >"$tmp/a-file"
+expect out-not-a-folder 6 io "a-file" --config "$tmp/job.yaml" --out "$tmp/a-file/run"
+if [ "$(id -u)" != 0 ]; then
+    mkdir "$tmp/ro" && chmod 555 "$tmp/ro"
+    expect out-read-only 6 io "not writable|cannot create" --config "$tmp/job.yaml" --out "$tmp/ro/run"
+    chmod 755 "$tmp/ro"
+else
+    echo "# (running as root: a read-only folder is writable, that case is not tested)"
+fi
+
+# ---- config and usage
+printf 'scale: 1m\ntrain: {lrr: 1}\n' >"$tmp/bad.yaml"
+expect bad-config 2 config "bad.yaml:2:9: unknown key 'lrr'" --config "$tmp/bad.yaml" --out "$tmp/r4"
+expect device 2 config "CPU only" --config "$tmp/job.yaml" --out "$tmp/r5" --device cuda:0
+"$W" --config "$tmp/job.yaml" --out "$tmp/r6" --bogus >/dev/null 2>&1
+ok $(($? == 2 ? 0 : 1)) "unknown option: exit 2"
+"$W" --config "$tmp/job.yaml" --out "$tmp/r6" --events-fd 9 >/dev/null 2>"$tmp/fd.err"
+rc=$?
+grep -q "events-fd 9" "$tmp/fd.err"
+ok $((rc == 2 ? $? : 1)) "--events-fd of a closed descriptor: exit 2"
+"$W" --config "$tmp/job.yaml" >/dev/null 2>&1
+ok $(($? == 2 ? 0 : 1)) "no --out: exit 2"
+
+# ---- divergence: lr x weight_decay = 100 makes the decoupled decay blow
+# the weights up geometrically; the first non-finite value must stop the run
+LR=10 small_job "$tmp/div.yaml" "train: weight_decay: 10, grad_clip: 0"
+t0=$(date +%s)
+expect diverged 4 diverged "diverged at step [0-9]+: the (loss|gradient norm) is (nan|inf|-inf)" \
+    --config "$tmp/div.yaml" --out "$tmp/r7" --threads 1
+t1=$(date +%s)
+ok $(($t1 - $t0 < 30 ? 0 : 1)) "divergence is reported quickly ($(($t1 - $t0)) s)"
+python3 - "$tmp/diverged.ev" <<'P'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+steps = [e for e in ev if e["ev"] == "step"]
+assert ev[-1]["ev"] == "error" and ev[-1]["step"] == steps[-1]["step"], (ev[-1], steps[-1])
+assert ev[-1]["step"] < 48, "ran to the end"
+P
+ok $? "the error comes right after the last finite step, long before the end"
+
+# ---- checkpoints: another config is refused; a corrupt one is skipped
+"$W" --config "$tmp/job.yaml" --out "$tmp/run" --threads 1 >"$tmp/run.ev" 2>/dev/null
+ok $? "a complete run to work on"
+SEED=4 small_job "$tmp/seed4.yaml"
+expect other-config 2 config "written for config .*refusing" --config "$tmp/seed4.yaml" --out "$tmp/run" --resume
+expect no-resume 2 config "already holds checkpoints.*--resume" --config "$tmp/job.yaml" --out "$tmp/run"
+
+ls "$tmp/run/ckpt" | tr '\n' ' ' | sed 's/^/# checkpoints: /'
+echo
+f="$tmp/run/ckpt/step-00000048/model.safetensors"
+size=$(wc -c <"$f")
+printf 'X' | dd of="$f" bs=1 seek=$((size - 17)) conv=notrunc 2>/dev/null
+"$W" --config "$tmp/job.yaml" --out "$tmp/run" --threads 1 --resume >"$tmp/fallback.ev" 2>"$tmp/fallback.err"
+rc=$?
+grep -q "step-00000048 is not usable, skipping it: .*SHA-256" "$tmp/fallback.err"
+ok $((rc == 0 ? $? : 1)) "a corrupt newest checkpoint: skipped with a log line (status $rc)"
+python3 - "$tmp/run.ev" "$tmp/fallback.ev" <<'P'
+import json, sys
+ref = {e["step"]: e["loss"] for e in map(json.loads, open(sys.argv[1])) if e["ev"] == "step"}
+ev = [json.loads(l) for l in open(sys.argv[2])]
+assert ev[0]["ev"] == "start" and ev[0]["resumed_from_step"] == 40, ev[0]
+got = {e["step"]: e["loss"] for e in ev if e["ev"] == "step"}
+assert sorted(got) == list(range(41, 49)), sorted(got)
+assert all(ref[k] == v for k, v in got.items()), "losses differ"
+P
+ok $? "...and the run continued from step 40 to the same losses"
+truncate -s 1000 "$tmp/run/ckpt/step-00000048/optim.safetensors"
+"$W" --config "$tmp/job.yaml" --out "$tmp/run" --threads 1 --resume >"$tmp/trunc.ev" 2>"$tmp/trunc.err"
+rc=$?
+grep -q "step-00000048 is not usable.*optim.safetensors: 1000 bytes" "$tmp/trunc.err"
+ok $((rc == 0 ? $? : 1)) "a truncated checkpoint is detected and skipped too"
+finish

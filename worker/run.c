@@ -1,0 +1,391 @@
+/* run.c: a training job from set-up to exit status (run.h). */
+#include "worker/run.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/account.h"
+#include "engine/fileio.h"
+#include "engine/runtime.h"
+#include "engine/train.h"
+#include "engine/train_lr.h"
+#include "worker/buildinfo.h"
+#include "worker/events.h"
+#include "worker/heartbeat.h"
+#include "worker/signals.h"
+
+typedef struct job {
+    const wrk_opts *o;
+    wrk_events ev;
+    wrk_heartbeat hb;
+    eng_config cfg;
+    eng_trainer *tr;
+    char ckpt_root[ENG_CKPT_PATH_MAX];
+    double t_start;        /* monotonic, this attempt */
+    int64_t first_step;    /* step this attempt started from */
+} job;
+
+int wrk_exit_status(int code)
+{
+    switch (code) {
+    case ENG_OK: return 0;
+    case ENG_ECONFIG: return 2;
+    case ENG_EDATA: return 3;
+    case ENG_EDIVERGED: return 4;
+    case ENG_ENOMEM: return 5;
+    case ENG_EIO: return 6;
+    case ENG_EINTERRUPTED: return 75;
+    default: return 1;
+    }
+}
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+    char line[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "tlm-worker: %s\n", line);
+    fflush(stderr);
+}
+
+static void human_count(double x, char out[32])
+{
+    if (x >= 1e9)
+        snprintf(out, 32, "%.2fG", x / 1e9);
+    else if (x >= 1e6)
+        snprintf(out, 32, "%.2fM", x / 1e6);
+    else if (x >= 1e3)
+        snprintf(out, 32, "%.1fk", x / 1e3);
+    else
+        snprintf(out, 32, "%.0f", x);
+}
+
+static void human_time(double s, char out[32])
+{
+    if (!isfinite(s) || s < 0)
+        snprintf(out, 32, "?");
+    else if (s >= 3600)
+        snprintf(out, 32, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
+    else if (s >= 60)
+        snprintf(out, 32, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
+    else
+        snprintf(out, 32, "%.0fs", s);
+}
+
+/* ------------------------------------------------------------ hooks */
+static void on_log(void *ud, const char *msg)
+{
+    (void)ud;
+    say("%s", msg);
+}
+
+static void on_step(void *ud, const eng_step_info *s)
+{
+    job *j = ud;
+    wrk_ev ev;
+    wrk_ev_begin(&ev, &j->ev, "step");
+    wrk_ev_int(&ev, "step", s->step);
+    wrk_ev_int(&ev, "tokens", s->tokens);
+    wrk_ev_num(&ev, "loss", s->loss);
+    wrk_ev_num(&ev, "lr", s->lr);
+    wrk_ev_num(&ev, "grad_norm", s->grad_norm);
+    wrk_ev_num(&ev, "tokens_per_s", s->tokens_per_s);
+    wrk_ev_num(&ev, "step_ms", s->step_ms);
+    wrk_events_emit(&j->ev, &ev);
+
+    double spent = wrk_monotonic() - j->t_start;
+    int64_t done = s->step - j->first_step;
+    double eta = done > 0 ? spent / (double)done * (double)(s->total_steps - s->step) : NAN;
+    char tok[32], rate[32], left[32];
+    human_count((double)s->tokens, tok);
+    human_count(s->tokens_per_s, rate);
+    human_time(eta, left);
+    say("step %" PRId64 "/%" PRId64 " (%.1f%%) tokens %s loss %.4f lr %.3g gnorm %.3g | %s tok/s | eta %s", s->step,
+        s->total_steps, 100.0 * (double)s->step / (double)s->total_steps, tok, s->loss, s->lr, s->grad_norm, rate,
+        left);
+}
+
+static void on_eval(void *ud, const eng_eval_info *v)
+{
+    job *j = ud;
+    wrk_ev ev;
+    wrk_ev_begin(&ev, &j->ev, "eval");
+    wrk_ev_int(&ev, "step", v->step);
+    wrk_ev_int(&ev, "tokens", v->tokens);
+    wrk_ev_str(&ev, "suite", v->suite);
+    wrk_ev_str(&ev, "task", v->task);
+    wrk_ev_str(&ev, "metric", v->metric);
+    wrk_ev_num(&ev, "value", v->value);
+    wrk_ev_int(&ev, "n", v->n);
+    if (isnan(v->stderr_))
+        wrk_ev_null(&ev, "stderr");
+    else
+        wrk_ev_num(&ev, "stderr", v->stderr_);
+    wrk_events_emit(&j->ev, &ev);
+    say("eval at step %" PRId64 ": %s %s %s = %.4f over %" PRId64 " tokens", v->step, v->suite, v->task, v->metric,
+        v->value, v->n);
+}
+
+static void on_ckpt(void *ud, const char *path, int64_t step, int64_t tokens)
+{
+    job *j = ud;
+    wrk_ev ev;
+    wrk_ev_begin(&ev, &j->ev, "ckpt");
+    wrk_ev_str(&ev, "path", path);
+    wrk_ev_int(&ev, "step", step);
+    wrk_ev_int(&ev, "tokens", tokens);
+    wrk_events_emit(&j->ev, &ev);
+    say("checkpoint %s", path);
+}
+
+static void on_phase(void *ud, const char *phase, int64_t step, int64_t tokens)
+{
+    job *j = ud;
+    wrk_heartbeat_set(&j->hb, phase, step, tokens);
+}
+
+static int on_stop_requested(void *ud)
+{
+    (void)ud;
+    return wrk_stop_signal() != 0;
+}
+
+/* ------------------------------------------------------------ final events */
+static void progress(const job *j, int64_t *step, int64_t *tokens)
+{
+    *step = 0, *tokens = 0;
+    if (j->tr) {
+        *step = eng_trainer_state(j->tr)->step;
+        *tokens = eng_trainer_state(j->tr)->tokens;
+    }
+}
+
+static int fail(job *j, const eng_err *e)
+{
+    int64_t step, tokens;
+    progress(j, &step, &tokens);
+    int code = e->code ? e->code : ENG_EINTERNAL;
+    wrk_ev ev;
+    wrk_ev_begin(&ev, &j->ev, "error");
+    wrk_ev_str(&ev, "kind", eng_status_kind(code));
+    wrk_ev_str(&ev, "message", e->msg);
+    wrk_ev_int(&ev, "step", step);
+    wrk_ev_int(&ev, "tokens", tokens);
+    wrk_events_emit(&j->ev, &ev);
+    say("error (%s): %s", eng_status_kind(code), e->msg);
+    return wrk_exit_status(code);
+}
+
+static int stopped(job *j)
+{
+    int64_t step, tokens;
+    progress(j, &step, &tokens);
+    const char *ck = j->tr ? eng_trainer_last_ckpt(j->tr) : "";
+    const char *sig = wrk_signal_name(wrk_stop_signal());
+    wrk_ev ev;
+    wrk_ev_begin(&ev, &j->ev, "stopped");
+    wrk_ev_int(&ev, "step", step);
+    wrk_ev_int(&ev, "tokens", tokens);
+    wrk_ev_str(&ev, "signal", sig);
+    wrk_ev_str(&ev, "ckpt", ck[0] ? ck : NULL);
+    wrk_events_emit(&j->ev, &ev);
+    say("stopped by %s at step %" PRId64 "%s%s", sig, step, ck[0] ? "; resume from " : " (no checkpoint)", ck);
+    return 75;
+}
+
+static int done(job *j)
+{
+    const eng_train_state *st = eng_trainer_state(j->tr);
+    wrk_ev ev;
+    wrk_ev_begin(&ev, &j->ev, "done");
+    wrk_ev_int(&ev, "step", st->step);
+    wrk_ev_int(&ev, "tokens", st->tokens);
+    wrk_ev_num(&ev, "loss", st->loss);
+    wrk_ev_num(&ev, "val_loss", st->val_loss);
+    wrk_ev_num(&ev, "elapsed_s", st->elapsed_s);
+    wrk_events_emit(&j->ev, &ev);
+    char left[32];
+    human_time(st->elapsed_s, left);
+    say("done: %" PRId64 " steps, loss %.4f, validation loss %.4f (ppl %.3f), %s", st->step, st->loss, st->val_loss,
+        exp(st->val_loss), left);
+    return 0;
+}
+
+/* ------------------------------------------------------------ set-up */
+static int has_checkpoints(const char *root)
+{
+    DIR *d = opendir(root);
+    if (!d)
+        return 0;
+    struct dirent *de;
+    int found = 0;
+    while (!found && (de = readdir(d)))
+        found = !strncmp(de->d_name, "step-", 5);
+    closedir(d);
+    return found;
+}
+
+/* The run folder exists, is writable, holds config.json and ckpt/. */
+static int prepare_out(job *j, eng_err *e)
+{
+    const char *out = j->o->out;
+    int rc = eng_mkdir_p(out, e);
+    if (rc) {
+        e->code = ENG_EIO;
+        return eng_err_prefix(e, "--out");
+    }
+    char path[ENG_CKPT_PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/.write-test.%ld", out, (long)getpid());
+    FILE *f = fopen(path, "w");
+    if (!f || fclose(f))
+        return eng_errf(e, ENG_EIO, "--out %s: the run folder is not writable: %s", out, strerror(errno));
+    unlink(path);
+    if ((size_t)snprintf(j->ckpt_root, sizeof j->ckpt_root, "%s/ckpt", out) >= sizeof j->ckpt_root)
+        return eng_errf(e, ENG_EIO, "--out %s: path too long", out);
+    if ((rc = eng_mkdir_p(j->ckpt_root, e)))
+        return rc;
+
+    /* config.json: the resolved config, unless --config is that very file */
+    snprintf(path, sizeof path, "%s/config.json", out);
+    char a[PATH_MAX], b[PATH_MAX];
+    if (realpath(j->o->config, a) && realpath(path, b) && !strcmp(a, b))
+        return 0;
+    char *json = eng_config_json(&j->cfg);
+    if (!json)
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    size_t n = strlen(json);
+    json[n] = '\n'; /* the terminating NUL becomes a final newline */
+    rc = eng_write_file_atomic(path, json, n + 1, e);
+    free(json);
+    return rc;
+}
+
+static void emit_start(job *j, int64_t resumed_from)
+{
+    const eng_train_state *st = eng_trainer_state(j->tr);
+    eng_account acc;
+    eng_err ae;
+    double flops = eng_account_compute(&j->cfg, &acc, &ae) ? NAN : acc.flops_train;
+    char host[256], os[256];
+    wrk_host(host, sizeof host);
+    wrk_os(os, sizeof os);
+    const int64_t total = eng_trainer_total_steps(j->tr);
+    wrk_ev ev;
+    wrk_ev_begin(&ev, &j->ev, "start");
+    wrk_ev_int(&ev, "pid", (int64_t)getpid());
+    wrk_ev_str(&ev, "config_id", st->config_id);
+    wrk_ev_int(&ev, "step", st->step);
+    wrk_ev_int(&ev, "tokens", st->tokens);
+    if (resumed_from >= 0)
+        wrk_ev_int(&ev, "resumed_from_step", resumed_from);
+    else
+        wrk_ev_null(&ev, "resumed_from_step");
+    wrk_ev_int(&ev, "total_steps", total);
+    wrk_ev_int(&ev, "total_tokens", total * j->cfg.train.batch_tokens);
+    wrk_ev_int(&ev, "params", (int64_t)eng_model_n_params(eng_trainer_model(j->tr)));
+    wrk_ev_num(&ev, "flops_per_token", flops);
+    wrk_ev_str(&ev, "device", j->o->device);
+    wrk_ev_int(&ev, "threads", eng_runtime_threads());
+    wrk_ev_str(&ev, "blas", eng_runtime_blas());
+    wrk_ev_str(&ev, "blas_kernel", eng_runtime_kernel());
+    wrk_ev_str(&ev, "compiler", eng_runtime_compiler());
+    wrk_ev_str(&ev, "tlm_version", wrk_version());
+    wrk_ev_str(&ev, "git_commit", wrk_git_commit());
+    wrk_ev_str(&ev, "host", host);
+    wrk_ev_str(&ev, "os", os);
+    wrk_ev_strv(&ev, "argv", j->o->argc, j->o->argv);
+    wrk_events_emit(&j->ev, &ev);
+
+    const int *w = eng_model_widths(eng_trainer_model(j->tr));
+    for (int l = 0; l < j->cfg.model.layers; l++) {
+        wrk_ev_begin(&ev, &j->ev, "layer");
+        wrk_ev_int(&ev, "step", st->step);
+        wrk_ev_int(&ev, "tokens", st->tokens);
+        wrk_ev_int(&ev, "layer", l);
+        wrk_ev_str(&ev, "name", "d_ff");
+        wrk_ev_int(&ev, "value", w[l]);
+        wrk_events_emit(&j->ev, &ev);
+    }
+
+    char params[32], tok[32];
+    human_count((double)eng_model_n_params(eng_trainer_model(j->tr)), params);
+    human_count((double)j->cfg.train.batch_tokens, tok);
+    say("job %.12s: %s %s, %s parameters; %" PRId64 " steps of %s tokens (%d x %d sequences of %d); %s (%s), %d "
+        "threads; from step %" PRId64,
+        st->config_id, j->cfg.scale, eng_arch_name(j->cfg.arch), params, total, tok, eng_train_accum_steps(&j->cfg.train),
+        j->cfg.train.micro_batch, j->cfg.train.seq_len, eng_runtime_blas(), eng_runtime_kernel(),
+        eng_runtime_threads(), st->step);
+}
+
+int wrk_run(const wrk_opts *o)
+{
+    job j;
+    memset(&j, 0, sizeof j);
+    j.o = o;
+    eng_err e = {0};
+    wrk_events_init(&j.ev, o->events_fd, o->job);
+    wrk_signals_install();
+    int status;
+    if (wrk_heartbeat_start(&j.hb, &j.ev, o->heartbeat))
+        say("cannot start the heartbeat thread; continuing without heartbeats");
+
+    if (eng_config_load(o->config, &j.cfg, &e)) {
+        status = fail(&j, &e);
+        goto out;
+    }
+    if (strcmp(o->device, "cpu")) {
+        eng_errf(&e, ENG_ECONFIG, "--device %s: this build trains on the CPU only (--device cpu)", o->device);
+        status = fail(&j, &e);
+        goto out;
+    }
+    eng_runtime_set_threads(o->threads);
+    if (prepare_out(&j, &e)) {
+        status = fail(&j, &e);
+        goto out;
+    }
+    if (!o->resume && has_checkpoints(j.ckpt_root)) {
+        eng_errf(&e, ENG_ECONFIG,
+                 "%s already holds checkpoints of an earlier run: pass --resume to continue it, or use a fresh --out "
+                 "folder",
+                 j.ckpt_root);
+        status = fail(&j, &e);
+        goto out;
+    }
+    eng_train_hooks hooks = {&j, on_log, on_step, on_eval, on_ckpt, on_phase, on_stop_requested};
+    if (eng_trainer_create(&j.tr, &j.cfg, j.ckpt_root, &hooks, &e)) {
+        status = fail(&j, &e);
+        goto out;
+    }
+    int64_t from = -1;
+    if (o->resume && eng_trainer_resume(j.tr, &from, &e)) {
+        status = fail(&j, &e);
+        goto out;
+    }
+    j.first_step = eng_trainer_state(j.tr)->step;
+    j.t_start = wrk_monotonic();
+    emit_start(&j, from);
+
+    int rc = eng_trainer_run(j.tr, &e);
+    if (rc == 0)
+        status = done(&j);
+    else if (rc == ENG_EINTERRUPTED)
+        status = stopped(&j);
+    else
+        status = fail(&j, &e);
+out:
+    wrk_heartbeat_stop(&j.hb);
+    eng_trainer_free(j.tr);
+    wrk_events_destroy(&j.ev);
+    return status;
+}

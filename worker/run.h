@@ -1,0 +1,28 @@
+/* run.h: one training job from start to exit status: run folder checks,
+ * trainer set-up and resume, the event stream (start, layer, step, eval,
+ * ckpt, heartbeat, and exactly one of done / stopped / error), progress on
+ * stderr, and the mapping of failures to the exit statuses of
+ * docs/protocol.md. */
+#ifndef TLM_WORKER_RUN_H
+#define TLM_WORKER_RUN_H
+
+typedef struct wrk_opts {
+    const char *config;   /* --config FILE */
+    const char *out;      /* --out DIR */
+    const char *device;   /* "cpu" */
+    const char *job;      /* --job KEY or NULL */
+    int resume;
+    int threads;          /* 0 = all cores */
+    int events_fd;
+    double heartbeat;     /* seconds */
+    int argc;
+    char **argv;
+} wrk_opts;
+
+/* Exit status of the job (0, 1, 2, 3, 4, 5, 6 or 75). */
+int wrk_run(const wrk_opts *o);
+
+/* The exit status for an eng_status. */
+int wrk_exit_status(int code);
+
+#endif
