@@ -1,1 +1,18 @@
-# db/local.mk: build rules for db/ (included by Makefile.am).
+# db/local.mk: libtlmdb.a, the results.db API (included by Makefile.am).
+# Programs that use it link $(DB_LIBS) before $(ENGINE_LIBS) (error helpers).
+noinst_LIBRARIES += db/libtlmdb.a
+db_libtlmdb_a_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
+db_libtlmdb_a_SOURCES = \
+	db/db.c db/db.h db/db_int.h \
+	db/rows.c \
+	db/query.c \
+	db/migrations.c
+nodist_db_libtlmdb_a_SOURCES = db/schema_sql.c
+EXTRA_DIST += db/schema.sql db/embed.awk db/history
+CLEANFILES += db/schema_sql.c
+
+# The schema is compiled in from schema.sql, its one source.
+db/schema_sql.c: $(srcdir)/db/schema.sql $(srcdir)/db/embed.awk
+	$(AM_V_GEN)$(MKDIR_P) db && $(AWK) -f $(srcdir)/db/embed.awk $(srcdir)/db/schema.sql >$@-t && mv $@-t $@
+
+DB_LIBS = db/libtlmdb.a $(SQLITE_LIBS)

@@ -1,13 +1,21 @@
--- schema.sql: results.db, version 1 (PRAGMA user_version = 1).
+-- schema.sql: results.db, the current schema (version 2, PRAGMA user_version).
+--
+-- db/db.c runs this file on a new database and sets user_version; an older
+-- database is brought forward by the steps in db/migrations.c instead, and
+-- must end up identical to what this file creates (tests/test_db_migrate
+-- checks it).  Names may grow, never change.  Version 1 is kept in
+-- db/history/v1.sql.
 --
 -- tlmd is the only writer.  Readers (tlm-report, tlmd status, sqlite3 by
--- hand) never block it: the database runs in WAL mode.  Later versions add
--- migrations in db/migrations.c; names here may grow, never change.
+-- hand) never block it: the database runs in WAL mode.
 --
 -- Non-finite numbers: SQLite stores +-Inf in REAL columns but turns NaN into
--- NULL, so every metric value has a companion `nonfinite` column: NULL for
--- ordinary numbers, 'nan' | 'inf' | '-inf' otherwise (value holds +-Inf for
--- the infinities and NULL for NaN).  The db API reads them back as C doubles.
+-- NULL.  In evals and layer_stats every value has a companion `nonfinite`
+-- column: NULL for ordinary numbers, 'nan' | 'inf' | '-inf' otherwise (value
+-- holds +-Inf for the infinities and NULL for NaN).  In `steps` every field
+-- of a step event is required by the protocol, so NULL there means NaN and
+-- the `metrics` view spells it out.  The db API reads all of them back as C
+-- doubles (db_column_number).
 --
 -- Times are Unix seconds (REAL).  Job keys are the SHA-256 hex of the job's
 -- canonical config (engine/config.c); `jobs.config` holds its full JSON.
@@ -45,7 +53,14 @@ CREATE TABLE IF NOT EXISTS jobs (
     run_dir      TEXT,                     -- runs/<key12>
     tokens_done  INTEGER NOT NULL DEFAULT 0,
     created_at   REAL NOT NULL,
-    updated_at   REAL NOT NULL
+    updated_at   REAL NOT NULL,
+    -- version 2
+    failures     INTEGER NOT NULL DEFAULT 0, -- failed attempts counted against --max-attempts
+    widths       TEXT,                     -- per-layer d_ff as a JSON array, from the config
+    finished_at  REAL,                     -- when it became done (or failed for good)
+    final_loss   REAL,                     -- the `done` event's training loss (NULL: not done, or NaN)
+    final_val_loss REAL,                   -- the `done` event's validation loss, if it reported one
+    train_seconds REAL                     -- the `done` event's elapsed_s (training time, resumes summed by the worker)
 );
 CREATE INDEX IF NOT EXISTS jobs_status ON jobs(status);
 CREATE INDEX IF NOT EXISTS jobs_axes ON jobs(arch, scale, schedule, ratio_start, ratio_end);
@@ -76,21 +91,52 @@ CREATE TABLE IF NOT EXISTS attempts (
     reason      TEXT CHECK (reason IN ('done', 'diverged', 'oom', 'config', 'data', 'io', 'crash',
                                        'timeout', 'interrupted', 'protocol', 'internal')),
     message     TEXT,
+    -- version 2
+    step        INTEGER,                   -- last step reported by this attempt
+    tokens      INTEGER,                   -- tokens trained when it ended
+    protocol_errors INTEGER NOT NULL DEFAULT 0, -- event lines refused (see logs)
     UNIQUE (job, n)
 );
 
--- One row per (job, step, name): a resumed attempt that replays steps after
--- its checkpoint overwrites them (same values: training is deterministic).
-CREATE TABLE IF NOT EXISTS metrics (
-    job       TEXT NOT NULL REFERENCES jobs(key),
-    step      INTEGER NOT NULL,
-    name      TEXT NOT NULL,               -- loss, lr, grad_norm, tokens_per_s
-    tokens    INTEGER NOT NULL,
-    value     REAL,
-    nonfinite TEXT CHECK (nonfinite IN ('nan', 'inf', '-inf')),
-    attempt   INTEGER REFERENCES attempts(id),
-    PRIMARY KEY (job, name, step)
+-- One row per step event (version 2; version 1 kept one row per metric,
+-- which cost four B-tree inserts per event).  A resumed attempt that replays
+-- steps after its checkpoint overwrites them (same values: training is
+-- deterministic).  NULL in a number column means NaN.
+CREATE TABLE IF NOT EXISTS steps (
+    job          TEXT NOT NULL REFERENCES jobs(key),
+    step         INTEGER NOT NULL,
+    tokens       INTEGER NOT NULL,
+    loss         REAL,
+    lr           REAL,
+    grad_norm    REAL,                     -- before clipping
+    tokens_per_s REAL,
+    step_ms      REAL,
+    attempt      INTEGER REFERENCES attempts(id),
+    PRIMARY KEY (job, step)
 ) WITHOUT ROWID;
+
+-- The design's metrics table (job, step, tokens, name, value, nonfinite),
+-- one row per (job, step, name), read from `steps`.
+CREATE VIEW IF NOT EXISTS metrics AS
+SELECT job, step, 'loss' AS name, tokens, loss AS value,
+       CASE WHEN loss IS NULL THEN 'nan' WHEN loss = 9e999 THEN 'inf' WHEN loss = -9e999 THEN '-inf' END AS nonfinite,
+       attempt FROM steps
+UNION ALL
+SELECT job, step, 'lr', tokens, lr,
+       CASE WHEN lr IS NULL THEN 'nan' WHEN lr = 9e999 THEN 'inf' WHEN lr = -9e999 THEN '-inf' END,
+       attempt FROM steps
+UNION ALL
+SELECT job, step, 'grad_norm', tokens, grad_norm,
+       CASE WHEN grad_norm IS NULL THEN 'nan' WHEN grad_norm = 9e999 THEN 'inf' WHEN grad_norm = -9e999 THEN '-inf' END,
+       attempt FROM steps
+UNION ALL
+SELECT job, step, 'tokens_per_s', tokens, tokens_per_s,
+       CASE WHEN tokens_per_s IS NULL THEN 'nan' WHEN tokens_per_s = 9e999 THEN 'inf' WHEN tokens_per_s = -9e999 THEN '-inf' END,
+       attempt FROM steps
+UNION ALL
+SELECT job, step, 'step_ms', tokens, step_ms,
+       CASE WHEN step_ms IS NULL THEN 'nan' WHEN step_ms = 9e999 THEN 'inf' WHEN step_ms = -9e999 THEN '-inf' END,
+       attempt FROM steps;
 
 CREATE TABLE IF NOT EXISTS evals (
     job       TEXT NOT NULL REFERENCES jobs(key),
@@ -107,6 +153,9 @@ CREATE TABLE IF NOT EXISTS evals (
     PRIMARY KEY (job, step, suite, task, metric)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS evals_metric ON evals(suite, task, metric);
+-- version 2: the `results` view's "latest value of this metric" lookups
+CREATE INDEX IF NOT EXISTS evals_job_suite ON evals(job, suite, metric, step);
+CREATE INDEX IF NOT EXISTS evals_job_task ON evals(job, task, metric, step);
 
 CREATE TABLE IF NOT EXISTS layer_stats (
     job       TEXT NOT NULL REFERENCES jobs(key),
@@ -127,7 +176,7 @@ CREATE TABLE IF NOT EXISTS checkpoints (
     PRIMARY KEY (job, step)
 ) WITHOUT ROWID;
 
--- The software and machine behind each attempt.
+-- The software and machine behind each attempt (from its `start` event).
 CREATE TABLE IF NOT EXISTS environment (
     attempt      INTEGER PRIMARY KEY REFERENCES attempts(id),
     git_commit   TEXT,
@@ -156,29 +205,29 @@ CREATE INDEX IF NOT EXISTS logs_job ON logs(job);
 
 -- One row per job: its axes and final numbers as columns, so that
 --   SELECT arch, schedule, ratio_start, val_ppl FROM results
--- just works.  "final" = the evaluation at the largest step.
+-- just works.  "final" = the evaluation at the largest step; every lookup
+-- is an index search (jobs x columns, no scans), so 10,000 jobs read in
+-- well under a second.  NaN reads as NULL here (the job's status and
+-- reason say why); the nonfinite columns of evals have the detail.
 CREATE VIEW IF NOT EXISTS results AS
-WITH last_eval AS (
-    SELECT e.job, e.suite, e.task, e.metric, e.value, e.nonfinite
-    FROM evals e
-    WHERE e.step = (SELECT MAX(step) FROM evals e2
-                    WHERE e2.job = e.job AND e2.suite = e.suite AND e2.task = e.task AND e2.metric = e.metric)
-)
 SELECT
     j.key, j.sweep, j.label, j.arch, j.scale, j.schedule, j.ratio_start, j.ratio_end, j.groups, j.seed,
     j.status, j.attempts, j.reason, j.params, j.tokens_total, j.tokens_done,
-    (SELECT value FROM metrics m WHERE m.job = j.key AND m.name = 'loss' ORDER BY step DESC LIMIT 1) AS train_loss,
-    (SELECT value FROM last_eval WHERE job = j.key AND suite = 'val' AND metric = 'loss') AS val_loss,
-    (SELECT value FROM last_eval WHERE job = j.key AND suite = 'val' AND metric = 'ppl') AS val_ppl,
-    (SELECT value FROM last_eval WHERE job = j.key AND suite = 'wikitext' AND metric = 'word_perplexity') AS wikitext_ppl,
-    (SELECT value FROM last_eval WHERE job = j.key AND task = 'lambada_openai' AND metric = 'ppl') AS lambada_ppl,
-    (SELECT value FROM last_eval WHERE job = j.key AND task = 'lambada_openai' AND metric = 'acc') AS lambada_acc,
-    (SELECT value FROM last_eval WHERE job = j.key AND task = 'piqa' AND metric = 'acc') AS piqa_acc,
-    (SELECT value FROM last_eval WHERE job = j.key AND task = 'hellaswag' AND metric = 'acc_norm') AS hellaswag_acc_norm,
-    (SELECT value FROM last_eval WHERE job = j.key AND task = 'winogrande' AND metric = 'acc') AS winogrande_acc,
-    (SELECT value FROM last_eval WHERE job = j.key AND task = 'arc_easy' AND metric = 'acc') AS arc_easy_acc,
-    (SELECT value FROM last_eval WHERE job = j.key AND task = 'arc_challenge' AND metric = 'acc_norm') AS arc_challenge_acc_norm,
-    (SELECT value FROM last_eval WHERE job = j.key AND task = 'siqa' AND metric = 'acc') AS siqa_acc,
-    (SELECT value FROM last_eval WHERE job = j.key AND task = 'boolq' AND metric = 'acc') AS boolq_acc,
-    (SELECT value FROM last_eval WHERE job = j.key AND task = 'openbookqa' AND metric = 'acc_norm') AS openbookqa_acc_norm
+    CASE WHEN j.final_loss IS NOT NULL THEN j.final_loss
+         ELSE (SELECT loss FROM steps s WHERE s.job = j.key ORDER BY s.step DESC LIMIT 1) END AS train_loss,
+    (SELECT value FROM evals e WHERE e.job = j.key AND e.suite = 'val' AND e.metric = 'loss' ORDER BY e.step DESC LIMIT 1) AS val_loss,
+    (SELECT value FROM evals e WHERE e.job = j.key AND e.suite = 'val' AND e.metric = 'ppl' ORDER BY e.step DESC LIMIT 1) AS val_ppl,
+    (SELECT value FROM evals e WHERE e.job = j.key AND e.suite = 'wikitext' AND e.metric = 'word_perplexity' ORDER BY e.step DESC LIMIT 1) AS wikitext_ppl,
+    (SELECT value FROM evals e WHERE e.job = j.key AND e.task = 'lambada_openai' AND e.metric = 'ppl' ORDER BY e.step DESC LIMIT 1) AS lambada_ppl,
+    (SELECT value FROM evals e WHERE e.job = j.key AND e.task = 'lambada_openai' AND e.metric = 'acc' ORDER BY e.step DESC LIMIT 1) AS lambada_acc,
+    (SELECT value FROM evals e WHERE e.job = j.key AND e.task = 'piqa' AND e.metric = 'acc' ORDER BY e.step DESC LIMIT 1) AS piqa_acc,
+    (SELECT value FROM evals e WHERE e.job = j.key AND e.task = 'hellaswag' AND e.metric = 'acc_norm' ORDER BY e.step DESC LIMIT 1) AS hellaswag_acc_norm,
+    (SELECT value FROM evals e WHERE e.job = j.key AND e.task = 'winogrande' AND e.metric = 'acc' ORDER BY e.step DESC LIMIT 1) AS winogrande_acc,
+    (SELECT value FROM evals e WHERE e.job = j.key AND e.task = 'arc_easy' AND e.metric = 'acc' ORDER BY e.step DESC LIMIT 1) AS arc_easy_acc,
+    (SELECT value FROM evals e WHERE e.job = j.key AND e.task = 'arc_challenge' AND e.metric = 'acc_norm' ORDER BY e.step DESC LIMIT 1) AS arc_challenge_acc_norm,
+    (SELECT value FROM evals e WHERE e.job = j.key AND e.task = 'siqa' AND e.metric = 'acc' ORDER BY e.step DESC LIMIT 1) AS siqa_acc,
+    (SELECT value FROM evals e WHERE e.job = j.key AND e.task = 'boolq' AND e.metric = 'acc' ORDER BY e.step DESC LIMIT 1) AS boolq_acc,
+    (SELECT value FROM evals e WHERE e.job = j.key AND e.task = 'openbookqa' AND e.metric = 'acc_norm' ORDER BY e.step DESC LIMIT 1) AS openbookqa_acc_norm,
+    -- version 2
+    j.widths, j.flops_per_token, j.failures, j.finished_at, j.final_val_loss, j.train_seconds
 FROM jobs j;

@@ -1,0 +1,264 @@
+/* db.c: opening results.db (WAL, busy timeout, foreign keys), the schema
+ * version check and migration, transactions and the statement cache.
+ * Must not: run any statement before busy_timeout is set (a reader that
+ * opens while the daemon commits would see "database is locked"). */
+#include "db/db_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+double db__now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int db__fail(db *d, eng_err *e, const char *what)
+{
+    return eng_errf(e, ENG_EIO, "results.db: %s: %s", what, d && d->h ? sqlite3_errmsg(d->h) : "no connection");
+}
+
+void db__bind_text(sqlite3_stmt *s, int i, const char *v)
+{
+    if (v)
+        sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(s, i);
+}
+
+void db__bind_number(sqlite3_stmt *s, int value_i, int nonfinite_i, double v)
+{
+    if (isnan(v)) {
+        sqlite3_bind_null(s, value_i);
+        if (nonfinite_i > 0)
+            sqlite3_bind_text(s, nonfinite_i, "nan", 3, SQLITE_STATIC);
+        return;
+    }
+    sqlite3_bind_double(s, value_i, v);
+    if (nonfinite_i <= 0)
+        return;
+    if (isinf(v))
+        sqlite3_bind_text(s, nonfinite_i, v > 0 ? "inf" : "-inf", -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(s, nonfinite_i);
+}
+
+double db_column_number(sqlite3_stmt *s, int value_col, int nonfinite_col)
+{
+    if (nonfinite_col >= 0 && sqlite3_column_type(s, nonfinite_col) == SQLITE_TEXT) {
+        const char *nf = (const char *)sqlite3_column_text(s, nonfinite_col);
+        if (!strcmp(nf, "inf"))
+            return INFINITY;
+        if (!strcmp(nf, "-inf"))
+            return -INFINITY;
+        return NAN;
+    }
+    if (sqlite3_column_type(s, value_col) == SQLITE_NULL)
+        return NAN;
+    return sqlite3_column_double(s, value_col);
+}
+
+int db_exec(db *d, const char *sql, eng_err *e)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(d->h, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        int rc = eng_errf(e, ENG_EIO, "results.db: %s", msg ? msg : sqlite3_errmsg(d->h));
+        sqlite3_free(msg);
+        return rc;
+    }
+    return 0;
+}
+
+/* One integer from a PRAGMA or a query; -1 on failure. */
+static int64_t query_int(db *d, const char *sql)
+{
+    sqlite3_stmt *s;
+    int64_t v = -1;
+    if (sqlite3_prepare_v2(d->h, sql, -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    if (sqlite3_step(s) == SQLITE_ROW)
+        v = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    return v;
+}
+
+/* The journal mode actually in force (a PRAGMA that asks for WAL answers
+ * with the mode it got: on some file systems that is still "delete"). */
+static int set_wal(db *d, eng_err *e)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(d->h, "PRAGMA journal_mode=WAL", -1, &s, NULL) != SQLITE_OK)
+        return db__fail(d, e, "PRAGMA journal_mode");
+    int rc = sqlite3_step(s);
+    char mode[16] = "";
+    if (rc == SQLITE_ROW)
+        snprintf(mode, sizeof mode, "%s", (const char *)sqlite3_column_text(s, 0));
+    sqlite3_finalize(s);
+    if (rc != SQLITE_ROW)
+        return db__fail(d, e, "switching to WAL");
+    if (strcasecmp(mode, "wal") != 0)
+        return eng_errf(e, ENG_EIO,
+                        "results.db: the journal mode is '%s', not WAL (is the file on a network file system?); "
+                        "readers would block the daemon",
+                        mode);
+    return 0;
+}
+
+int db_migrate(db *d, eng_err *e)
+{
+    if (d->mode != DB_READWRITE)
+        return eng_errf(e, ENG_EINTERNAL, "results.db: migrate needs a read-write connection");
+    if (db_begin(d, e))
+        return ENG_EIO;
+    /* read inside the write transaction: no other process can migrate meanwhile */
+    int v = (int)query_int(d, "PRAGMA user_version");
+    int rc = 0;
+    if (v < 0) {
+        rc = db__fail(d, e, "reading user_version");
+    } else if (v > DB_SCHEMA_VERSION) {
+        rc = eng_errf(e, ENG_ECONFIG,
+                      "results.db: schema version %d is newer than this program's (%d); use a newer tlm", v,
+                      DB_SCHEMA_VERSION);
+    } else if (v == 0) {
+        if (query_int(d, "SELECT count(*) FROM sqlite_master") != 0)
+            rc = eng_errf(e, ENG_ECONFIG, "results.db: the file holds tables but no TLM schema version; "
+                                          "not a TLM results database");
+        else
+            rc = db_exec(d, db_schema_sql, e);
+    } else if (v < DB_SCHEMA_VERSION) {
+        rc = db__migrate_from(d, v, e);
+    }
+    if (!rc && v != DB_SCHEMA_VERSION) {
+        char sql[64];
+        snprintf(sql, sizeof sql, "PRAGMA user_version = %d", DB_SCHEMA_VERSION);
+        rc = db_exec(d, sql, e);
+    }
+    if (rc) {
+        db_rollback(d);
+        return rc;
+    }
+    return db_commit(d, e);
+}
+
+int db_open(const char *path, int mode, db **out, eng_err *e)
+{
+    *out = NULL;
+    db *d = calloc(1, sizeof *d);
+    if (!d)
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    d->mode = mode;
+    int flags = mode == DB_READWRITE ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
+    flags |= SQLITE_OPEN_NOMUTEX; /* one thread per connection */
+    int rc = sqlite3_open_v2(path, &d->h, flags, NULL);
+    if (rc != SQLITE_OK) {
+        rc = eng_errf(e, ENG_EIO, "%s: cannot open: %s", path, d->h ? sqlite3_errmsg(d->h) : sqlite3_errstr(rc));
+        db_close(d);
+        return rc;
+    }
+    /* first, before anything can touch a lock */
+    sqlite3_busy_timeout(d->h, DB_BUSY_TIMEOUT_MS);
+    sqlite3_extended_result_codes(d->h, 1);
+
+    d->opened_version = (int)query_int(d, "PRAGMA user_version");
+    if (d->opened_version < 0) {
+        rc = eng_errf(e, ENG_EIO, "%s: not a database, or unreadable: %s", path, sqlite3_errmsg(d->h));
+        goto fail;
+    }
+    if (mode == DB_READWRITE) {
+        if ((rc = set_wal(d, e)))
+            goto fail;
+        /* NORMAL in WAL mode: a crash of the process loses nothing committed;
+         * only a power cut can lose the last transactions, never corrupt. */
+        if ((rc = db_exec(d, "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA cache_size=-8192;"
+                             "PRAGMA temp_store=MEMORY",
+                          e)))
+            goto fail;
+        if (query_int(d, "PRAGMA foreign_keys") != 1) {
+            rc = eng_errf(e, ENG_EINTERNAL, "%s: this SQLite cannot enforce foreign keys", path);
+            goto fail;
+        }
+        if ((rc = db_migrate(d, e)))
+            goto fail;
+    } else {
+        if (d->opened_version == 0) {
+            rc = eng_errf(e, ENG_ECONFIG, "%s: not a TLM results database (no schema); tlmd creates it", path);
+            goto fail;
+        }
+        if (d->opened_version < DB_SCHEMA_VERSION) {
+            rc = eng_errf(e, ENG_ECONFIG,
+                          "%s: schema version %d is older than this program's (%d); run tlmd once on it to migrate",
+                          path, d->opened_version, DB_SCHEMA_VERSION);
+            goto fail;
+        }
+        if ((rc = db_exec(d, "PRAGMA query_only=ON", e)))
+            goto fail;
+    }
+    *out = d;
+    return 0;
+fail:
+    db_close(d);
+    return rc;
+}
+
+void db_close(db *d)
+{
+    if (!d)
+        return;
+    if (d->in_tx)
+        db_rollback(d);
+    for (int i = 0; i < DB_ST_COUNT; i++)
+        sqlite3_finalize(d->st[i]);
+    sqlite3_close(d->h);
+    free(d);
+}
+
+sqlite3 *db_handle(db *d) { return d->h; }
+int db_opened_version(const db *d) { return d->opened_version; }
+int db_in_transaction(const db *d) { return d->in_tx; }
+
+int db_begin(db *d, eng_err *e)
+{
+    if (d->in_tx)
+        return 0;
+    if (db_exec(d, "BEGIN IMMEDIATE", e))
+        return ENG_EIO;
+    d->in_tx = 1;
+    return 0;
+}
+
+int db_commit(db *d, eng_err *e)
+{
+    if (!d->in_tx)
+        return 0;
+    if (db_exec(d, "COMMIT", e)) {
+        /* a failed COMMIT may leave the transaction open; end it */
+        db_rollback(d);
+        return ENG_EIO;
+    }
+    d->in_tx = 0;
+    return 0;
+}
+
+void db_rollback(db *d)
+{
+    if (!sqlite3_get_autocommit(d->h))
+        sqlite3_exec(d->h, "ROLLBACK", NULL, NULL, NULL);
+    d->in_tx = 0;
+}
+
+int db__run(db *d, sqlite3_stmt *s, eng_err *e, const char *what)
+{
+    int rc = sqlite3_step(s);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+        int r = db__fail(d, e, what); /* before the reset: it keeps the message */
+        sqlite3_reset(s);
+        return r;
+    }
+    sqlite3_reset(s);
+    return 0;
+}

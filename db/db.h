@@ -1,0 +1,215 @@
+/* db.h: results.db, the C API shared by tlmd, tlm-report and the tests.
+ *
+ * One `db` is one SQLite connection with its prepared statements.  A
+ * read-write open creates the file if needed, sets busy_timeout before it
+ * switches to WAL (and checks that WAL took), turns foreign keys on and
+ * brings the schema to DB_SCHEMA_VERSION (db/schema.sql for a new file, the
+ * steps of db/migrations.c for an older one).  A read-only open never
+ * writes and refuses a database older than this code (run tlmd once to
+ * migrate it); a newer one is readable, since names only grow.
+ *
+ * Writers batch: db_begin opens a transaction that many inserts share, and
+ * db_commit ends it; an insert outside a transaction is its own one.
+ * Non-finite numbers (NaN, +-inf) are stored and read back as such
+ * (schema.sql explains the columns); db_column_number decodes them.
+ *
+ * Every function returns 0 or a negative eng_status with `e` filled; SQLite
+ * failures are ENG_EIO, "database is busy" included.  Must not: exit, print,
+ * or keep state outside the db handle (two handles are independent). */
+#ifndef TLM_DB_DB_H
+#define TLM_DB_DB_H
+
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "engine/err.h"
+
+#define DB_SCHEMA_VERSION 2
+#define DB_BUSY_TIMEOUT_MS 10000
+
+typedef struct db db;
+
+enum { DB_READONLY = 0, DB_READWRITE = 1 };
+
+/* ------------------------------------------------------------ connection */
+int db_open(const char *path, int mode, db **out, eng_err *e);
+void db_close(db *d);
+/* The raw connection, for ad-hoc queries (tests, reports).  Still owned by d. */
+sqlite3 *db_handle(db *d);
+/* user_version found when the file was opened (before any migration). */
+int db_opened_version(const db *d);
+/* Brings a read-write database to DB_SCHEMA_VERSION (db_open does it). */
+int db_migrate(db *d, eng_err *e);
+
+int db_begin(db *d, eng_err *e);  /* BEGIN IMMEDIATE; no-op if one is open */
+int db_commit(db *d, eng_err *e); /* no-op if none is open */
+void db_rollback(db *d);
+int db_in_transaction(const db *d);
+
+/* Execute SQL text without results (several statements allowed). */
+int db_exec(db *d, const char *sql, eng_err *e);
+
+/* ------------------------------------------------------------ numbers */
+/* A number read from a `value` column and its `nonfinite` companion
+ * (nonfinite_col < 0: NULL in value_col means NaN, as in `steps`). */
+double db_column_number(sqlite3_stmt *s, int value_col, int nonfinite_col);
+
+/* ------------------------------------------------------------ rows tlmd writes */
+typedef struct db_sweep_row {
+    const char *name, *description, *file, *content_hash, *source;
+} db_sweep_row;
+
+typedef struct db_job_row {
+    const char *key, *sweep, *config;
+    const char *arch, *scale, *schedule;
+    double ratio_start, ratio_end; /* NaN: not applicable (stored as NULL) */
+    const char *groups;            /* NULL unless blocks */
+    int64_t seed;
+    const char *label;
+    int64_t tokens_total, params;
+    double flops_per_token;
+    const char *widths; /* JSON array */
+    const char *run_dir;
+} db_job_row;
+
+typedef struct db_job_state {
+    char status[16];     /* pending | running | done | failed | interrupted */
+    int attempts, failures;
+    char reason[16];     /* "" when none */
+    int64_t tokens_done, tokens_total;
+    char label[64];
+} db_job_state;
+
+/* Inserts or updates the sweep row.  *changed (may be NULL): 0 same
+ * content_hash as stored, 1 a different one, 2 a new sweep. */
+int db_sweep_put(db *d, const db_sweep_row *r, int *changed, eng_err *e);
+/* Inserts the job if absent (an existing job keeps its state); *inserted = 1 when new. */
+int db_job_put(db *d, const db_job_row *r, int *inserted, eng_err *e);
+/* The stored content_hash of a sweep: 1 if found, 0 if absent, negative on error. */
+int db_sweep_hash(db *d, const char *name, char hash[65], eng_err *e);
+/* A job's full config JSON (malloc'd, caller frees): 1 found, 0 absent, negative on error. */
+int db_job_config(db *d, const char *key, char **json, eng_err *e);
+/* Jobs left 'running' (their daemon died) become 'interrupted'; *n counts them. */
+int db_jobs_recover_running(db *d, int64_t *n, eng_err *e);
+/* State of a job; 1 if found, 0 if absent, negative on error. */
+int db_job_state_get(db *d, const char *key, db_job_state *st, eng_err *e);
+/* status, and reason/message (NULL clears them). */
+int db_job_set_status(db *d, const char *key, const char *status, const char *reason, const char *message,
+                      eng_err *e);
+/* attempts = attempts + 1 (returns the new count in *n), status running. */
+int db_job_start_attempt(db *d, const char *key, int *n, eng_err *e);
+int db_job_add_failure(db *d, const char *key, eng_err *e);
+int db_job_set_tokens(db *d, const char *key, int64_t tokens_done, eng_err *e);
+/* From the `done` event: training loss, validation loss (NaN: none), elapsed seconds (NaN: none). */
+int db_job_set_final(db *d, const char *key, double loss, double val_loss, double seconds, eng_err *e);
+/* --rerun: forget the job's results (steps, evals, layer stats,
+ * checkpoints) and counters, keep its attempt history, status pending. */
+int db_job_reset(db *d, const char *key, eng_err *e);
+/* Failures counter back to 0 (a new tlmd run retries retriable failures). */
+int db_job_clear_failures(db *d, const char *key, eng_err *e);
+
+/* Sweep membership, reconciled in three calls: db_sweep_jobs_mark before,
+ * db_sweep_job_link for every job of the new expansion (in order),
+ * db_sweep_jobs_settle after: jobs the sweep no longer lists get active = 0.
+ * *added / *removed count the changes (may be NULL). */
+int db_sweep_jobs_mark(db *d, const char *sweep, eng_err *e);
+int db_sweep_job_link(db *d, const char *sweep, const char *job, int64_t ord, eng_err *e);
+int db_sweep_jobs_settle(db *d, const char *sweep, int64_t *added, int64_t *removed, eng_err *e);
+
+typedef struct db_attempt_row {
+    const char *job;
+    int n;
+    int64_t pid;
+    const char *host, *device;
+    double started_at;
+} db_attempt_row;
+
+typedef struct db_attempt_end {
+    double ended_at;
+    int exit_code;      /* -1: none (killed by a signal) */
+    int signal;         /* 0: none */
+    const char *reason; /* done | diverged | ... (schema CHECK) */
+    const char *message;
+    int64_t step, tokens;
+    int protocol_errors;
+} db_attempt_end;
+
+int db_attempt_begin(db *d, const db_attempt_row *r, int64_t *id, eng_err *e);
+int db_attempt_set_resumed(db *d, int64_t id, int64_t resumed_from_step /* <0: fresh */, eng_err *e);
+int db_attempt_finish(db *d, int64_t id, const db_attempt_end *r, eng_err *e);
+
+/* Event rows (upserts: a replayed step overwrites itself). */
+typedef struct db_step_row {
+    const char *job;
+    int64_t attempt;
+    int64_t step, tokens;
+    double loss, lr, grad_norm, tokens_per_s, step_ms;
+} db_step_row;
+int db_step_put(db *d, const db_step_row *r, eng_err *e);
+
+typedef struct db_eval_row {
+    const char *job;
+    int64_t attempt;
+    int64_t step, tokens;
+    const char *suite, *task, *metric;
+    double value;
+    int64_t n;      /* <0: unknown */
+    double stderr_; /* NaN: unknown (NULL) */
+} db_eval_row;
+int db_eval_put(db *d, const db_eval_row *r, eng_err *e);
+
+int db_layer_put(db *d, const char *job, int64_t step, int layer, const char *name, double value, eng_err *e);
+int db_ckpt_put(db *d, const char *job, int64_t step, int64_t tokens, const char *path, double at, eng_err *e);
+
+typedef struct db_env_row {
+    int64_t attempt;
+    const char *git_commit, *tlm_version, *compiler, *blas, *blas_kernel;
+    int threads; /* <0: unknown */
+    const char *cuda, *driver, *host, *os, *cmdline;
+} db_env_row;
+int db_env_put(db *d, const db_env_row *r, eng_err *e);
+
+/* level: info | warn | error.  job and attempt may be NULL / <= 0. */
+int db_log(db *d, const char *job, int64_t attempt, const char *level, const char *message, eng_err *e);
+
+/* ------------------------------------------------------------ queries */
+/* Largest checkpoint step recorded for a job; -1 if none. */
+int db_last_ckpt_step(db *d, const char *job, int64_t *step, eng_err *e);
+
+/* Attempts left open (ended_at NULL) by a daemon that died: calls cb for
+ * each; cb may write (it runs after the query finished). */
+typedef struct db_open_attempt {
+    int64_t id;
+    char job[65];
+    int64_t pid;
+    char device[32];
+} db_open_attempt;
+int db_open_attempts(db *d, int (*cb)(void *ctx, const db_open_attempt *a), void *ctx, eng_err *e);
+
+typedef struct db_sweep_summary {
+    char name[128];
+    char file[512];
+    int64_t jobs, pending, running, done, failed, interrupted, inactive;
+    int64_t tokens_done, tokens_total;
+} db_sweep_summary;
+/* Every sweep with counts of its active jobs by status. */
+int db_sweep_summaries(db *d, int (*cb)(void *ctx, const db_sweep_summary *s), void *ctx, eng_err *e);
+
+typedef struct db_job_summary {
+    char key[65];
+    char label[64];
+    char arch[32], scale[32];
+    int64_t seed;
+    char status[16];
+    int attempts;
+    char reason[16];
+    int64_t tokens_done, tokens_total;
+    double last_loss; /* NaN when none (or NaN) */
+    int has_loss;
+    char message[256];
+} db_job_summary;
+/* Active jobs of one sweep in expansion order. */
+int db_sweep_jobs(db *d, const char *sweep, int (*cb)(void *ctx, const db_job_summary *j), void *ctx, eng_err *e);
+
+#endif

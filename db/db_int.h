@@ -1,0 +1,66 @@
+/* db_int.h: internals of db/ shared by its files (the connection struct and
+ * the prepared-statement cache).  Nothing outside db/ includes this. */
+#ifndef TLM_DB_DB_INT_H
+#define TLM_DB_DB_INT_H
+
+#include "db/db.h"
+
+/* Statements prepared once per connection, on first use. */
+typedef enum db_stmt_id {
+    DB_ST_SWEEP_GET_HASH,
+    DB_ST_SWEEP_PUT,
+    DB_ST_JOB_PUT,
+    DB_ST_JOB_STATE,
+    DB_ST_JOB_STATUS,
+    DB_ST_JOB_START,
+    DB_ST_JOB_FAIL,
+    DB_ST_JOB_TOKENS,
+    DB_ST_JOB_FINAL,
+    DB_ST_JOB_CLEAR_FAILURES,
+    DB_ST_SJ_MARK,
+    DB_ST_SJ_LINK,
+    DB_ST_SJ_COUNT_ADDED,
+    DB_ST_SJ_COUNT_REMOVED,
+    DB_ST_SJ_SETTLE,
+    DB_ST_ATT_BEGIN,
+    DB_ST_ATT_RESUMED,
+    DB_ST_ATT_FINISH,
+    DB_ST_STEP_PUT,
+    DB_ST_EVAL_PUT,
+    DB_ST_LAYER_PUT,
+    DB_ST_CKPT_PUT,
+    DB_ST_ENV_PUT,
+    DB_ST_LOG,
+    DB_ST_LAST_CKPT,
+    DB_ST_JOB_CONFIG,
+    DB_ST_JOB_RECOVER,
+    DB_ST_COUNT
+} db_stmt_id;
+
+struct db {
+    sqlite3 *h;
+    int mode;
+    int opened_version;
+    int in_tx;
+    sqlite3_stmt *st[DB_ST_COUNT];
+};
+
+/* The cached statement, reset and with its bindings cleared; NULL with e set. */
+sqlite3_stmt *db__stmt(db *d, db_stmt_id id, eng_err *e);
+/* "what: sqlite's message" as ENG_EIO. */
+int db__fail(db *d, eng_err *e, const char *what);
+/* Step a statement that returns no rows (SQLITE_DONE), then reset it. */
+int db__run(db *d, sqlite3_stmt *s, eng_err *e, const char *what);
+
+/* Binding helpers: NULL pointers bind NULL. */
+void db__bind_text(sqlite3_stmt *s, int i, const char *v);
+/* value + nonfinite companion (nonfinite_i < 0: NaN binds NULL, +-inf as is). */
+void db__bind_number(sqlite3_stmt *s, int value_i, int nonfinite_i, double v);
+double db__now(void);
+
+/* The current schema (generated from db/schema.sql) and the migrations. */
+extern const char db_schema_sql[];
+/* Runs the steps from `from` to DB_SCHEMA_VERSION inside the caller's transaction. */
+int db__migrate_from(db *d, int from, eng_err *e);
+
+#endif

@@ -1,0 +1,58 @@
+/* migrations.c: forward migrations of results.db, one step per version.
+ * STEPS[v] takes a version-v database to version v+1; db_migrate runs them
+ * in order inside one write transaction and then sets user_version, so a
+ * failure leaves the file as it was.  The result must equal what
+ * db/schema.sql creates (tests/test_db_migrate compares the two).
+ * Must not: edit a step that has shipped; add a new one instead. */
+#include "db/db_int.h"
+
+#include <stddef.h>
+
+/* 1 -> 2: step events move from one row per metric (`metrics` table) into
+ * one row per step (`steps`), `metrics` becomes a view of them; counters
+ * and progress columns; indexes for the results view. */
+static const char STEP_1_TO_2[] =
+    "ALTER TABLE jobs ADD COLUMN failures INTEGER NOT NULL DEFAULT 0;\n"
+    "ALTER TABLE jobs ADD COLUMN widths TEXT;\n"
+    "ALTER TABLE jobs ADD COLUMN finished_at REAL;\n"
+    "ALTER TABLE jobs ADD COLUMN final_loss REAL;\n"
+    "ALTER TABLE jobs ADD COLUMN final_val_loss REAL;\n"
+    "ALTER TABLE jobs ADD COLUMN train_seconds REAL;\n"
+    "ALTER TABLE attempts ADD COLUMN step INTEGER;\n"
+    "ALTER TABLE attempts ADD COLUMN tokens INTEGER;\n"
+    "ALTER TABLE attempts ADD COLUMN protocol_errors INTEGER NOT NULL DEFAULT 0;\n"
+    "CREATE TABLE steps (\n"
+    "    job TEXT NOT NULL REFERENCES jobs(key), step INTEGER NOT NULL, tokens INTEGER NOT NULL,\n"
+    "    loss REAL, lr REAL, grad_norm REAL, tokens_per_s REAL, step_ms REAL,\n"
+    "    attempt INTEGER REFERENCES attempts(id), PRIMARY KEY (job, step)) WITHOUT ROWID;\n"
+    /* NaN was NULL + 'nan' in v1 and is NULL in steps; infinities were stored as such */
+    "INSERT INTO steps(job, step, tokens, loss, lr, grad_norm, tokens_per_s, step_ms, attempt)\n"
+    "  SELECT job, step, max(tokens),\n"
+    "         max(CASE WHEN name = 'loss' THEN value END), max(CASE WHEN name = 'lr' THEN value END),\n"
+    "         max(CASE WHEN name = 'grad_norm' THEN value END),\n"
+    "         max(CASE WHEN name = 'tokens_per_s' THEN value END),\n"
+    "         max(CASE WHEN name = 'step_ms' THEN value END), max(attempt)\n"
+    "  FROM metrics GROUP BY job, step;\n"
+    "DROP TABLE metrics;\n"
+    "DROP VIEW results;\n"
+    "CREATE INDEX evals_job_suite ON evals(job, suite, metric, step);\n"
+    "CREATE INDEX evals_job_task ON evals(job, task, metric, step);\n";
+
+static const char *const STEPS[DB_SCHEMA_VERSION] = {
+    [1] = STEP_1_TO_2,
+};
+
+int db__migrate_from(db *d, int from, eng_err *e)
+{
+    for (int v = from; v < DB_SCHEMA_VERSION; v++) {
+        if (v < 1 || !STEPS[v])
+            return eng_errf(e, ENG_EINTERNAL, "results.db: no migration from schema version %d", v);
+        if (db_exec(d, STEPS[v], e))
+            return eng_err_prefix(e, "migrating results.db from version %d to %d", v, v + 1);
+    }
+    /* Views and indexes are re-created from the current schema: every
+     * statement there is IF NOT EXISTS, so tables that exist stay as they are. */
+    if (db_exec(d, db_schema_sql, e))
+        return eng_err_prefix(e, "migrating results.db to version %d", DB_SCHEMA_VERSION);
+    return 0;
+}

@@ -1,0 +1,169 @@
+/* query.c: read queries over results.db used by `tlmd status`, the daemon's
+ * crash recovery, tlm-report and the tests.  Each runs on a read snapshot
+ * (WAL): it never waits for the writer and never blocks it.
+ * Must not: write. */
+#include "db/db_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void copy_col(sqlite3_stmt *s, int i, char *out, size_t cap)
+{
+    const unsigned char *t = sqlite3_column_text(s, i);
+    snprintf(out, cap, "%s", t ? (const char *)t : "");
+}
+
+/* Runs a prepared query to the end, calling row() per row; row's non-zero
+ * return stops early and is returned. */
+static int each_row(db *d, sqlite3_stmt *s, int (*row)(sqlite3_stmt *, void *), void *ctx, eng_err *e,
+                    const char *what)
+{
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        int r = row(s, ctx);
+        if (r) {
+            sqlite3_finalize(s);
+            return r;
+        }
+    }
+    if (rc != SQLITE_DONE) {
+        rc = db__fail(d, e, what);
+        sqlite3_finalize(s);
+        return rc;
+    }
+    sqlite3_finalize(s);
+    return 0;
+}
+
+/* ------------------------------------------------------------ open attempts */
+typedef struct {
+    db_open_attempt *v;
+    size_t n, cap;
+} attempt_list;
+
+static int collect_attempt(sqlite3_stmt *s, void *ctx)
+{
+    attempt_list *l = ctx;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        db_open_attempt *v = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            return ENG_ENOMEM;
+        l->v = v;
+        l->cap = cap;
+    }
+    db_open_attempt *a = &l->v[l->n++];
+    a->id = sqlite3_column_int64(s, 0);
+    copy_col(s, 1, a->job, sizeof a->job);
+    a->pid = sqlite3_column_type(s, 2) == SQLITE_NULL ? 0 : sqlite3_column_int64(s, 2);
+    copy_col(s, 3, a->device, sizeof a->device);
+    return 0;
+}
+
+int db_open_attempts(db *d, int (*cb)(void *ctx, const db_open_attempt *a), void *ctx, eng_err *e)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(d->h, "SELECT id, job, pid, device FROM attempts WHERE ended_at IS NULL ORDER BY id", -1,
+                           &s, NULL) != SQLITE_OK)
+        return db__fail(d, e, "reading open attempts");
+    /* collected first, so that cb may write to the same connection */
+    attempt_list l = {0};
+    int rc = each_row(d, s, collect_attempt, &l, e, "reading open attempts");
+    if (rc == ENG_ENOMEM)
+        eng_errf(e, rc, "out of memory");
+    for (size_t i = 0; !rc && i < l.n; i++)
+        rc = cb(ctx, &l.v[i]);
+    free(l.v);
+    return rc;
+}
+
+/* ------------------------------------------------------------ summaries */
+typedef struct {
+    int (*cb)(void *, const db_sweep_summary *);
+    void *ctx;
+} sweep_cb;
+
+static int sweep_row(sqlite3_stmt *s, void *ctx)
+{
+    sweep_cb *c = ctx;
+    db_sweep_summary r;
+    memset(&r, 0, sizeof r);
+    copy_col(s, 0, r.name, sizeof r.name);
+    copy_col(s, 1, r.file, sizeof r.file);
+    r.jobs = sqlite3_column_int64(s, 2);
+    r.pending = sqlite3_column_int64(s, 3);
+    r.running = sqlite3_column_int64(s, 4);
+    r.done = sqlite3_column_int64(s, 5);
+    r.failed = sqlite3_column_int64(s, 6);
+    r.interrupted = sqlite3_column_int64(s, 7);
+    r.inactive = sqlite3_column_int64(s, 8);
+    r.tokens_done = sqlite3_column_int64(s, 9);
+    r.tokens_total = sqlite3_column_int64(s, 10);
+    return c->cb(c->ctx, &r);
+}
+
+int db_sweep_summaries(db *d, int (*cb)(void *ctx, const db_sweep_summary *s), void *ctx, eng_err *e)
+{
+    static const char sql[] =
+        "SELECT s.name, s.file,"
+        " count(CASE WHEN sj.active THEN 1 END),"
+        " count(CASE WHEN sj.active AND j.status = 'pending' THEN 1 END),"
+        " count(CASE WHEN sj.active AND j.status = 'running' THEN 1 END),"
+        " count(CASE WHEN sj.active AND j.status = 'done' THEN 1 END),"
+        " count(CASE WHEN sj.active AND j.status = 'failed' THEN 1 END),"
+        " count(CASE WHEN sj.active AND j.status = 'interrupted' THEN 1 END),"
+        " count(CASE WHEN NOT sj.active THEN 1 END),"
+        " total(CASE WHEN sj.active THEN min(j.tokens_done, j.tokens_total) END),"
+        " total(CASE WHEN sj.active THEN j.tokens_total END)"
+        " FROM sweeps s LEFT JOIN sweep_jobs sj ON sj.sweep = s.name LEFT JOIN jobs j ON j.key = sj.job"
+        " GROUP BY s.name ORDER BY s.created_at, s.name";
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(d->h, sql, -1, &s, NULL) != SQLITE_OK)
+        return db__fail(d, e, "reading sweeps");
+    sweep_cb c = {cb, ctx};
+    return each_row(d, s, sweep_row, &c, e, "reading sweeps");
+}
+
+typedef struct {
+    int (*cb)(void *, const db_job_summary *);
+    void *ctx;
+} job_cb;
+
+static int job_row(sqlite3_stmt *s, void *ctx)
+{
+    job_cb *c = ctx;
+    db_job_summary r;
+    memset(&r, 0, sizeof r);
+    copy_col(s, 0, r.key, sizeof r.key);
+    copy_col(s, 1, r.label, sizeof r.label);
+    copy_col(s, 2, r.arch, sizeof r.arch);
+    copy_col(s, 3, r.scale, sizeof r.scale);
+    r.seed = sqlite3_column_int64(s, 4);
+    copy_col(s, 5, r.status, sizeof r.status);
+    r.attempts = sqlite3_column_int(s, 6);
+    copy_col(s, 7, r.reason, sizeof r.reason);
+    r.tokens_done = sqlite3_column_int64(s, 8);
+    r.tokens_total = sqlite3_column_int64(s, 9);
+    r.has_loss = sqlite3_column_int(s, 11);
+    r.last_loss = r.has_loss ? db_column_number(s, 10, -1) : NAN;
+    copy_col(s, 12, r.message, sizeof r.message);
+    return c->cb(c->ctx, &r);
+}
+
+int db_sweep_jobs(db *d, const char *sweep, int (*cb)(void *ctx, const db_job_summary *j), void *ctx, eng_err *e)
+{
+    static const char sql[] =
+        "SELECT j.key, j.label, j.arch, j.scale, j.seed, j.status, j.attempts, j.reason, j.tokens_done,"
+        " j.tokens_total, l.loss, l.job IS NOT NULL, j.message"
+        " FROM sweep_jobs sj JOIN jobs j ON j.key = sj.job"
+        " LEFT JOIN steps l ON l.job = j.key AND l.step = (SELECT max(step) FROM steps WHERE job = j.key)"
+        " WHERE sj.sweep = ?1 AND sj.active ORDER BY sj.ord";
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(d->h, sql, -1, &s, NULL) != SQLITE_OK)
+        return db__fail(d, e, "reading a sweep's jobs");
+    sqlite3_bind_text(s, 1, sweep, -1, SQLITE_TRANSIENT);
+    job_cb c = {cb, ctx};
+    return each_row(d, s, job_row, &c, e, "reading a sweep's jobs");
+}

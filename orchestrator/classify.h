@@ -1,0 +1,40 @@
+/* classify.h: how an attempt ended -> its reason and what happens next,
+ * per docs/protocol.md "Exit statuses".  The exit status (reported by the
+ * kernel) decides; the worker's own terminal event only adds its message
+ * and must agree (exit 0 without a `done` event is a protocol failure).
+ * Must not: retry config, data or diverged failures. */
+#ifndef TLM_ORC_CLASSIFY_H
+#define TLM_ORC_CLASSIFY_H
+
+typedef enum orc_kill_reason {
+    ORC_KILL_NONE = 0,
+    ORC_KILL_TIMEOUT,   /* silent past --heartbeat-timeout */
+    ORC_KILL_SHUTDOWN,  /* tlmd was asked to stop */
+    ORC_KILL_PROTOCOL   /* the worker trains something else (config_id mismatch) */
+} orc_kill_reason;
+
+typedef enum orc_next {
+    ORC_NEXT_DONE,        /* job done */
+    ORC_NEXT_RETRY,       /* retriable: counts as a failure, resumes if attempts remain */
+    ORC_NEXT_FAIL,        /* failed for good */
+    ORC_NEXT_INTERRUPTED  /* stopped on our request: resumes on the next run */
+} orc_next;
+
+typedef struct orc_exit {
+    int exited;          /* 1: exit status known; 0: killed by a signal */
+    int status;          /* exit status */
+    int signal;          /* terminating signal (0 if none) */
+    int kill_reason;     /* orc_kill_reason: why tlmd signalled it, if it did */
+    int saw_done;        /* a valid `done` event arrived */
+    const char *error_kind; /* from an `error` event, or NULL */
+} orc_exit;
+
+typedef struct orc_outcome {
+    const char *reason;  /* attempts.reason */
+    int next;            /* orc_next */
+    char message[256];   /* why, in words (the worker's message is added by the caller) */
+} orc_outcome;
+
+void orc_classify(const orc_exit *x, orc_outcome *out);
+
+#endif

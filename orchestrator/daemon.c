@@ -1,0 +1,490 @@
+/* daemon.c: tlmd's event loop.  Opens results.db (the only writer: a lock
+ * file keeps a second daemon out), recovers from a predecessor that died,
+ * loads the sweeps, then starts jobs on free slots in order, batches event
+ * rows into transactions committed every 100 ms (and at once for events
+ * something relies on), retries what failed retriably, and stops cleanly on
+ * SIGINT/SIGTERM (a second signal forces).  Exits 0 only when every job of
+ * the given sweeps is done.
+ * Must not: act on an event or an exit before it is committed. */
+#include "orchestrator/daemon.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "orchestrator/lock.h"
+
+#define TICK_MS 100
+
+double orc_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ------------------------------------------------------------ batching */
+static void batch(orc_daemon *d)
+{
+    eng_err e;
+    if (!d->fatal && !db_in_transaction(d->db) && db_begin(d->db, &e))
+        orc_fatal(d, &e);
+}
+
+int orc_commit(orc_daemon *d)
+{
+    if (d->fatal)
+        return -1;
+    if (!db_in_transaction(d->db))
+        return 0;
+    double t = orc_now();
+    eng_err e;
+    if (db_commit(d->db, &e)) {
+        orc_fatal(d, &e);
+        return -1;
+    }
+    double ms = (orc_now() - t) * 1e3;
+    d->commits++;
+    d->commit_ms_total += ms;
+    if (ms > d->commit_ms_max)
+        d->commit_ms_max = ms;
+    d->batch_rows = 0;
+    return 0;
+}
+
+static void stop_all(orc_daemon *d, int kill_reason)
+{
+    for (int s = 0; s < d->n_slots; s++)
+        if (d->slots[s].run)
+            orc_run_stop(d->slots[s].run, kill_reason);
+}
+
+void orc_fatal(orc_daemon *d, const eng_err *e)
+{
+    if (d->fatal)
+        return;
+    d->fatal = 1;
+    d->fatal_err = *e;
+    db_rollback(d->db);
+    orc_say(d, "results.db failed: %s; stopping every worker (they checkpoint)", e->msg);
+    d->stopping = 1;
+    stop_all(d, ORC_KILL_SHUTDOWN);
+}
+
+/* ------------------------------------------------------------ queue */
+static long next_job(orc_daemon *d)
+{
+    while (d->retry_head < d->retry_n) {
+        uint32_t j = d->retry[d->retry_head++];
+        if (d->plan.jobs.v[j].status == ORC_PENDING)
+            return j;
+    }
+    while (d->q_head < d->plan.n_queue) {
+        uint32_t j = d->plan.queue[d->q_head++];
+        if (d->plan.jobs.v[j].status == ORC_PENDING)
+            return j;
+    }
+    return -1;
+}
+
+static int has_next(const orc_daemon *d) { return d->retry_head < d->retry_n || d->q_head < d->plan.n_queue; }
+
+static void push_retry(orc_daemon *d, size_t job)
+{
+    if (d->retry_head == d->retry_n)
+        d->retry_head = d->retry_n = 0;
+    if (d->retry_n == d->retry_cap) {
+        size_t cap = d->retry_cap ? d->retry_cap * 2 : 64;
+        uint32_t *v = realloc(d->retry, cap * sizeof *v);
+        if (!v) {
+            eng_err e;
+            eng_errf(&e, ENG_ENOMEM, "out of memory");
+            orc_fatal(d, &e);
+            return;
+        }
+        d->retry = v;
+        d->retry_cap = cap;
+    }
+    d->retry[d->retry_n++] = (uint32_t)job;
+}
+
+static void maybe_end(orc_daemon *d)
+{
+    if (d->closing || d->n_running > 0 || (!d->stopping && has_next(d)))
+        return;
+    d->closing = 1;
+    uv_close((uv_handle_t *)&d->tick, NULL);
+    for (int i = 0; i < 3; i++)
+        uv_close((uv_handle_t *)&d->sig[i], NULL);
+}
+
+/* A job whose worker could not even be started (run folder, spawn): an
+ * attempt without a process, counted as a failure. */
+static void start_failed(orc_daemon *d, size_t job, const eng_err *why)
+{
+    orc_job *j = &d->plan.jobs.v[job];
+    eng_err e;
+    int n = 0;
+    int64_t id = 0;
+    batch(d);
+    db_attempt_row ar = {.job = j->key, .host = d->host, .device = "-", .started_at = wall_now()};
+    db_attempt_end end = {.ended_at = wall_now(), .exit_code = -1, .reason = "io", .message = why->msg,
+                          .step = -1, .tokens = -1};
+    int final = j->failures + 1 >= d->o->max_attempts;
+    if (db_job_start_attempt(d->db, j->key, &n, &e) || ((ar.n = n), db_attempt_begin(d->db, &ar, &id, &e)) ||
+        db_attempt_finish(d->db, id, &end, &e) || db_job_add_failure(d->db, j->key, &e) ||
+        db_job_set_status(d->db, j->key, final ? "failed" : "pending", "io", why->msg, &e)) {
+        orc_fatal(d, &e);
+        return;
+    }
+    j->attempts = n;
+    j->failures++;
+    orc_say(d, "job %.12s: cannot start: %s%s", j->key, why->msg, final ? "; failed" : "; will retry");
+    if (final) {
+        j->status = ORC_FAILED;
+        d->failed_now++;
+    } else {
+        push_retry(d, job);
+    }
+    orc_commit(d);
+}
+
+void orc_dispatch(orc_daemon *d)
+{
+    while (!d->stopping) {
+        int slot = -1;
+        for (int s = 0; s < d->n_slots && slot < 0; s++)
+            if (!d->slots[s].run)
+                slot = s;
+        if (slot < 0)
+            break;
+        long job = next_job(d);
+        if (job < 0)
+            break;
+        double t = orc_now();
+        eng_err e;
+        if (orc_run_start(d, (size_t)job, slot, &e)) {
+            if (d->fatal)
+                break;
+            start_failed(d, (size_t)job, &e);
+            continue;
+        }
+        double ms = (orc_now() - t) * 1e3;
+        d->dispatch_ms_total += ms;
+        if (ms > d->dispatch_ms_max)
+            d->dispatch_ms_max = ms;
+        orc_run *r = d->slots[slot].run;
+        orc_say(d, "job %.12s (%s) started on %s, attempt %d, pid %d", d->plan.jobs.v[job].key, r->label,
+                d->slots[slot].spec.name, r->n, r->pid);
+    }
+    maybe_end(d);
+}
+
+/* ------------------------------------------------------------ attempt end */
+/* Last non-empty line of the worker's stderr, for failures it did not explain. */
+static void stderr_tail(const char *run_dir, char *out, size_t cap)
+{
+    out[0] = '\0';
+    char path[1200];
+    snprintf(path, sizeof path, "%s/worker.log", run_dir);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return;
+    char buf[2048];
+    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : 0;
+    long from = size > (long)sizeof buf - 1 ? size - (long)sizeof buf + 1 : 0;
+    fseek(f, from, SEEK_SET);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
+        buf[--n] = '\0';
+    char *line = strrchr(buf, '\n');
+    line = line ? line + 1 : buf;
+    size_t k = 0;
+    for (; *line && k + 1 < cap; line++)
+        out[k++] = ((unsigned char)*line >= 0x20 && (unsigned char)*line < 0x7f) ? *line : '?';
+    out[k] = '\0';
+}
+
+void orc_run_finished(orc_daemon *d, orc_run *r)
+{
+    orc_job *j = &d->plan.jobs.v[r->job];
+    orc_exit x = {.exited = r->term_signal == 0, .status = (int)r->exit_status, .signal = r->term_signal,
+                  .kill_reason = r->kill_reason, .saw_done = r->saw_done,
+                  .error_kind = r->error_kind[0] ? r->error_kind : NULL};
+    orc_outcome out;
+    orc_classify(&x, &out);
+    char message[1024];
+    snprintf(message, sizeof message, "%s", out.message);
+    if (r->message[0]) {
+        size_t n = strlen(message);
+        snprintf(message + n, sizeof message - n, "%s%s", n ? ": " : "", r->message);
+    } else if (out.next != ORC_NEXT_DONE && out.next != ORC_NEXT_INTERRUPTED) {
+        char tail[300];
+        stderr_tail(r->run_dir, tail, sizeof tail);
+        size_t n = strlen(message);
+        if (tail[0])
+            snprintf(message + n, sizeof message - n, "%slast stderr line: %s", n ? "; " : "", tail);
+    }
+    if (r->protocol_errors) {
+        size_t n = strlen(message);
+        snprintf(message + n, sizeof message - n, "%s%d invalid event line(s)", n ? "; " : "", r->protocol_errors);
+    }
+
+    int final_failure = out.next == ORC_NEXT_FAIL || (out.next == ORC_NEXT_RETRY && j->failures + 1 >= d->o->max_attempts);
+    if (!d->fatal) {
+        orc_commit(d); /* the attempt's events first */
+        batch(d);
+        eng_err e;
+        db_attempt_end end = {.ended_at = wall_now(), .exit_code = x.exited ? x.status : -1, .signal = x.signal,
+                              .reason = out.reason, .message = message[0] ? message : NULL, .step = r->step,
+                              .tokens = r->tokens, .protocol_errors = r->protocol_errors};
+        int rc = db_attempt_finish(d->db, r->attempt, &end, &e);
+        if (!rc && r->tokens >= 0)
+            rc = db_job_set_tokens(d->db, j->key, r->tokens, &e);
+        if (!rc) {
+            switch (out.next) {
+            case ORC_NEXT_DONE:
+                rc = db_job_set_final(d->db, j->key, r->final_loss, r->final_val_loss, r->elapsed_s, &e);
+                if (!rc)
+                    rc = db_job_set_status(d->db, j->key, "done", NULL, NULL, &e);
+                break;
+            case ORC_NEXT_RETRY:
+                rc = db_job_add_failure(d->db, j->key, &e);
+                if (!rc)
+                    rc = db_job_set_status(d->db, j->key, final_failure ? "failed" : "pending", out.reason, message,
+                                           &e);
+                break;
+            case ORC_NEXT_FAIL:
+                rc = db_job_set_status(d->db, j->key, "failed", out.reason, message, &e);
+                break;
+            case ORC_NEXT_INTERRUPTED:
+                rc = db_job_set_status(d->db, j->key, "interrupted", NULL, NULL, &e);
+                break;
+            }
+        }
+        if (rc)
+            orc_fatal(d, &e);
+        else
+            orc_commit(d);
+    }
+
+    double secs = orc_now() - r->started;
+    switch (out.next) {
+    case ORC_NEXT_DONE:
+        j->status = ORC_DONE;
+        d->done_now++;
+        orc_say(d, "job %.12s (%s) done in %.1f s, loss %.4g", j->key, r->label, secs, r->final_loss);
+        break;
+    case ORC_NEXT_INTERRUPTED:
+        j->status = ORC_INTERRUPTED;
+        d->interrupted_now++;
+        orc_say(d, "job %.12s (%s) interrupted at step %lld; it resumes on the next start", j->key, r->label,
+                (long long)r->step);
+        break;
+    case ORC_NEXT_RETRY:
+        j->failures++;
+        if (final_failure) {
+            j->status = ORC_FAILED;
+            d->failed_now++;
+            orc_say(d, "job %.12s (%s) failed (%s) after %d attempt(s): %s", j->key, r->label, out.reason,
+                    j->failures, message);
+        } else {
+            j->status = ORC_PENDING;
+            orc_say(d, "job %.12s (%s) attempt %d ended: %s: %s; %s", j->key, r->label, r->n, out.reason, message,
+                    d->stopping ? "it resumes on the next start" : "retrying from its last checkpoint");
+            if (!d->stopping) {
+                push_retry(d, r->job);
+                d->retried_now++;
+            }
+        }
+        break;
+    case ORC_NEXT_FAIL:
+        j->status = ORC_FAILED;
+        d->failed_now++;
+        orc_say(d, "job %.12s (%s) failed (%s, not retried): %s", j->key, r->label, out.reason, message);
+        break;
+    }
+    d->slots[r->slot].run = NULL;
+    d->n_running--;
+    orc_run_close(r);
+    orc_dispatch(d);
+}
+
+/* ------------------------------------------------------------ loop */
+static void on_tick(uv_timer_t *t)
+{
+    orc_daemon *d = t->data;
+    double now = orc_now();
+    for (int s = 0; s < d->n_slots; s++) {
+        orc_run *r = d->slots[s].run;
+        if (!r)
+            continue;
+        if (r->tokens > r->db_tokens && !d->fatal) {
+            /* progress for `tlmd status`, in the batch */
+            eng_err e;
+            batch(d);
+            if (db_job_set_tokens(d->db, d->plan.jobs.v[r->job].key, r->tokens, &e))
+                orc_fatal(d, &e);
+            r->db_tokens = r->tokens;
+        }
+        orc_run_tick(r, now);
+    }
+    orc_commit(d);
+    orc_progress_tick(d, now);
+}
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+    orc_daemon *d = h->data;
+    if (!d->stopping) {
+        d->stopping = 1;
+        d->stop_signal = signum;
+        orc_say(d, "%s: stopping %d worker(s); they checkpoint and exit (send the signal again to force)",
+                strsignal(signum), d->n_running);
+        stop_all(d, ORC_KILL_SHUTDOWN);
+        maybe_end(d);
+        return;
+    }
+    if (!d->forced) {
+        d->forced = 1;
+        orc_say(d, "%s again: killing %d worker(s) now", strsignal(signum), d->n_running);
+        for (int s = 0; s < d->n_slots; s++)
+            if (d->slots[s].run) {
+                d->slots[s].run->kill_sent = 1;
+                if (!d->slots[s].run->kill_reason)
+                    d->slots[s].run->kill_reason = ORC_KILL_SHUTDOWN;
+                orc_run_signal(d->slots[s].run, SIGKILL);
+            }
+    }
+}
+
+/* The worker: --worker, $TLM_WORKER, or beside tlmd (installed or in the build tree). */
+static int find_worker(const orc_opts *o, char *out, size_t cap, eng_err *e)
+{
+    const char *env = getenv("TLM_WORKER");
+    if (o->worker || (env && *env)) {
+        snprintf(out, cap, "%s", o->worker ? o->worker : env);
+        if (access(out, X_OK) != 0)
+            return eng_errf(e, ENG_ECONFIG, "worker %s: %s", out, strerror(errno));
+        return 0;
+    }
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) {
+        self[n] = '\0';
+        char *slash = strrchr(self, '/');
+        if (slash) {
+            *slash = '\0';
+            static const char *const rel[] = {"/tlm-worker", "/../worker/tlm-worker"};
+            for (size_t i = 0; i < 2; i++) {
+                char real[PATH_MAX];
+                if ((size_t)snprintf(out, cap, "%s%s", self, rel[i]) < cap && access(out, X_OK) == 0 &&
+                    realpath(out, real)) {
+                    snprintf(out, cap, "%s", real);
+                    return 0;
+                }
+            }
+        }
+    }
+    return eng_errf(e, ENG_ECONFIG, "tlm-worker not found beside tlmd; give --worker PATH or set TLM_WORKER");
+}
+
+static int exit_status(orc_daemon *d)
+{
+    if (d->fatal)
+        return 3;
+    size_t done = 0;
+    for (size_t i = 0; i < d->plan.jobs.n; i++) {
+        done += d->plan.jobs.v[i].status == ORC_DONE;
+    }
+    if (done == d->plan.jobs.n)
+        return 0;
+    if (d->stopping)
+        return 75;
+    return 1;
+}
+
+int orc_daemon_run(const orc_opts *o, eng_err *e)
+{
+    orc_daemon *d = calloc(1, sizeof *d);
+    if (!d) {
+        eng_errf(e, ENG_ENOMEM, "out of memory");
+        return 3;
+    }
+    d->o = o;
+    d->t0 = orc_now();
+    d->tty = o->progress < 0 ? isatty(STDOUT_FILENO) : o->progress;
+    int lock_fd = -1, status = 2, loop_ok = 0;
+    orc_slot_spec specs[ORC_MAX_SLOTS];
+    if (find_worker(o, d->worker, sizeof d->worker, e) ||
+        orc_slots_plan(o->devices, o->workers, o->threads_per_worker, specs, &d->n_slots, &d->threads, e))
+        goto out;
+    for (int i = 0; i < d->n_slots; i++)
+        d->slots[i].spec = specs[i];
+    if (gethostname(d->host, sizeof d->host) != 0)
+        snprintf(d->host, sizeof d->host, "?");
+    d->host[sizeof d->host - 1] = '\0';
+
+    status = 3;
+    if ((lock_fd = orc_lock_acquire(o->db_path, e)) < 0) {
+        status = e->code == ENG_ECONFIG ? 2 : 3;
+        goto out;
+    }
+    if (db_open(o->db_path, DB_READWRITE, &d->db, e) || orc_recover(d->db, stdout, e))
+        goto out;
+    int rc = orc_plan_load(&d->plan, o, d->db, stdout, e);
+    if (rc) {
+        status = rc == ENG_ECONFIG ? 2 : 3;
+        goto out;
+    }
+    printf("tlmd: %zu jobs, %zu to run on %d slot(s) (%s, %d thread(s) each); worker %s\n", d->plan.jobs.n,
+           d->plan.n_queue, d->n_slots, d->slots[0].spec.name, d->threads, d->worker);
+    fflush(stdout);
+
+    if (uv_loop_init(&d->loop)) {
+        eng_errf(e, ENG_EINTERNAL, "cannot start the event loop");
+        goto out;
+    }
+    loop_ok = 1;
+    uv_timer_init(&d->loop, &d->tick);
+    d->tick.data = d;
+    uv_timer_start(&d->tick, on_tick, TICK_MS, TICK_MS);
+    static const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
+    for (int i = 0; i < 3; i++) {
+        uv_signal_init(&d->loop, &d->sig[i]);
+        d->sig[i].data = d;
+        uv_signal_start(&d->sig[i], on_signal, sigs[i]);
+    }
+    orc_dispatch(d);
+    uv_run(&d->loop, UV_RUN_DEFAULT);
+    orc_commit(d);
+    orc_summary(d, stdout);
+    status = exit_status(d);
+    if (d->fatal)
+        *e = d->fatal_err;
+out:
+    if (loop_ok) {
+        uv_run(&d->loop, UV_RUN_NOWAIT); /* close callbacks */
+        uv_loop_close(&d->loop);
+    }
+    db_close(d->db);
+    orc_plan_free(&d->plan);
+    free(d->retry);
+    if (lock_fd >= 0)
+        close(lock_fd);
+    free(d);
+    return status;
+}

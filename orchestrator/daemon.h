@@ -1,0 +1,122 @@
+/* daemon.h: tlmd's running state, shared by the files of the event loop:
+ * daemon.c (loop, queue, signals, periodic tick, batching, summary),
+ * supervise.c (one worker process: spawn, pipe, silence, kill, exit),
+ * ingest.c (event -> results.db), recover.c (after a crash),
+ * progress.c (terminal view and log lines).
+ * The loop is single-threaded: callbacks are short and never block on
+ * anything but SQLite's own (WAL, no reader can hold it up) writes. */
+#ifndef TLM_ORC_DAEMON_H
+#define TLM_ORC_DAEMON_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <uv.h>
+
+#include "db/db.h"
+#include "engine/err.h"
+#include "orchestrator/classify.h"
+#include "orchestrator/event.h"
+#include "orchestrator/linebuf.h"
+#include "orchestrator/opts.h"
+#include "orchestrator/plan.h"
+#include "orchestrator/slots.h"
+
+typedef struct orc_daemon orc_daemon;
+
+/* One attempt of one job: a worker process and its events pipe. */
+typedef struct orc_run {
+    orc_daemon *d;
+    uv_process_t proc;
+    uv_pipe_t pipe;
+    int open_handles;       /* freed when both handles are closed */
+    size_t job;             /* index into d->plan.jobs */
+    int slot;
+    int64_t attempt;        /* attempts.id */
+    int n;                  /* attempts.n */
+    int pid;
+    double started, last_event, term_at, exited_at; /* monotonic seconds */
+    int kill_reason;        /* orc_kill_reason */
+    int term_sent, kill_sent;
+    int exited, eof, finished;
+    int64_t exit_status;
+    int term_signal;
+    orc_linebuf lb;
+    orc_event_parser *parser;
+    int got_start, terminal, saw_done;
+    char error_kind[16];
+    char message[512];      /* from the worker's error event */
+    int64_t step, tokens, total_tokens, resumed_from, db_tokens;
+    double loss, tokens_per_s;
+    double final_loss, final_val_loss, elapsed_s; /* from `done` */
+    int has_loss;
+    int protocol_errors;
+    char label[64];
+    char run_dir[1024];
+} orc_run;
+
+typedef struct orc_slot {
+    orc_slot_spec spec;
+    orc_run *run;
+} orc_slot;
+
+struct orc_daemon {
+    const orc_opts *o;
+    uv_loop_t loop;
+    db *db;
+    orc_plan plan;
+    orc_slot slots[ORC_MAX_SLOTS];
+    int n_slots, threads;
+    size_t q_head;          /* plan.queue[q_head..n_queue) still to start */
+    uint32_t *retry;        /* FIFO of jobs to retry, ahead of the queue */
+    size_t retry_head, retry_n, retry_cap;
+    uv_timer_t tick;
+    uv_signal_t sig[3];
+    int stopping, forced, stop_signal, closing;
+    int n_running;
+    char worker[4096];
+    char host[256];
+    int fatal;              /* results.db failed: stop as after a signal */
+    eng_err fatal_err;
+    /* counts for the summary and the benchmark */
+    uint64_t events, bad_lines, batch_rows, commits, attempts_started;
+    double commit_ms_max, commit_ms_total;
+    double dispatch_ms_max, dispatch_ms_total;
+    uint64_t done_now, failed_now, interrupted_now, retried_now;
+    double t0;
+    /* progress */
+    int tty;
+    int drawn;              /* lines of the live view on screen */
+    double last_draw, last_plain;
+    char readbuf[65536];
+};
+
+double orc_now(void); /* monotonic seconds */
+
+/* daemon.c */
+int orc_daemon_run(const orc_opts *o, eng_err *e); /* returns tlmd's exit status */
+int orc_commit(orc_daemon *d);                     /* ends the batch; on failure d->fatal */
+void orc_fatal(orc_daemon *d, const eng_err *e);
+void orc_run_finished(orc_daemon *d, orc_run *r);  /* supervise.c -> daemon.c */
+void orc_dispatch(orc_daemon *d);
+
+/* supervise.c */
+int orc_run_start(orc_daemon *d, size_t job, int slot, eng_err *e);
+void orc_run_signal(orc_run *r, int sig);          /* to the worker's process group */
+void orc_run_stop(orc_run *r, int kill_reason);    /* SIGTERM now, SIGKILL after --kill-grace */
+void orc_run_tick(orc_run *r, double now);         /* silence and escalation checks */
+void orc_run_close(orc_run *r);
+
+/* ingest.c */
+void orc_ingest_line(orc_run *r, const char *line, size_t len);
+void orc_ingest_protocol_error(orc_run *r, const char *why, const char *line, size_t len);
+
+/* recover.c: close attempts a dead daemon left open; returns 0 or eng_status */
+int orc_recover(db *d, FILE *log, eng_err *e);
+
+/* progress.c */
+void orc_say(orc_daemon *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void orc_progress_tick(orc_daemon *d, double now);
+void orc_progress_clear(orc_daemon *d);
+void orc_summary(orc_daemon *d, FILE *out);
+
+#endif

@@ -1,0 +1,47 @@
+/* jobs.h: the daemon's in-memory table of the jobs it was asked to run,
+ * kept small (about 100 bytes a job: a 100,000-job sweep fits in ~10 MiB)
+ * with a hash index by key.  Everything else about a job lives in
+ * results.db and is read when the job starts.
+ * Must not: hold configs or results (the database has them). */
+#ifndef TLM_ORC_JOBS_H
+#define TLM_ORC_JOBS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum orc_job_status {
+    ORC_PENDING = 0,
+    ORC_RUNNING,
+    ORC_DONE,
+    ORC_FAILED,
+    ORC_INTERRUPTED
+} orc_job_status;
+
+typedef struct orc_job {
+    char key[65];
+    uint8_t status;      /* orc_job_status */
+    uint8_t queued;      /* in the run queue */
+    uint16_t sweep;      /* the first sweep of this run that lists it */
+    int32_t attempts;    /* all attempts so far (results.db jobs.attempts) */
+    int32_t failures;    /* failed attempts counted against --max-attempts */
+    int64_t tokens_total;
+} orc_job;
+
+typedef struct orc_jobs {
+    orc_job *v;
+    size_t n, cap;
+    uint32_t *slot;      /* open addressing: index + 1, 0 = empty */
+    size_t slot_cap;
+} orc_jobs;
+
+/* Index of the job with this key, adding it if new (*added = 1).
+ * Returns 0, or -1 out of memory. */
+int orc_jobs_add(orc_jobs *t, const char *key, size_t *idx, int *added);
+/* Index or -1. */
+long orc_jobs_find(const orc_jobs *t, const char *key);
+void orc_jobs_free(orc_jobs *t);
+
+const char *orc_status_name(int status);
+int orc_status_from_name(const char *name); /* -1 if unknown */
+
+#endif

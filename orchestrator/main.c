@@ -1,0 +1,188 @@
+/* main.c: tlmd's command line (design.md "Contract: tlmd", docs/tlmd.md).
+ * Parses options, then runs the daemon, a dry run, or `tlmd status`;
+ * the only place that decides tlmd's exit status.  Also the entry of the
+ * exec shim (shim.h) when tlmd re-executes itself to start a worker. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "orchestrator/daemon.h"
+#include "orchestrator/plan.h"
+#include "orchestrator/shim.h"
+#include "orchestrator/status.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: tlmd --sweeps FILE|DIR [--sweeps ...] [--db results.db] [--runs runs/]\n"
+            "            [--devices auto|cpu|0,1,...] [--workers N] [--threads-per-worker N]\n"
+            "            [--max-attempts 3] [--heartbeat-timeout 120] [--kill-grace 10]\n"
+            "            [--worker PATH] [--dry-run] [--rerun] [--progress|--no-progress]\n"
+            "       tlmd status [--db results.db] [--sweep NAME] [--summary]\n"
+            "\n"
+            "Trains every job of the sweeps (docs/sweeps.md) with tlm-worker, records\n"
+            "everything in results.db, and exits 0 once every job is done.\n"
+            "\n"
+            "  --sweeps FILE|DIR        a sweep file, or a folder of *.yaml sweeps; repeatable\n"
+            "  --db FILE                the results database (default results.db)\n"
+            "  --runs DIR               run folders, runs/<job id> (default runs)\n"
+            "  --devices auto|cpu|IDS   GPUs to use, one worker each (auto: every GPU when built\n"
+            "                           with CUDA, else the CPU)\n"
+            "  --workers N              CPU workers at a time (default: cores / threads-per-worker, or 1)\n"
+            "  --threads-per-worker N   compute threads per worker (default: cores / workers)\n"
+            "  --max-attempts N         failed attempts before a job fails for good (default 3)\n"
+            "  --heartbeat-timeout S    a worker silent this long is stopped and retried (default 120)\n"
+            "  --kill-grace S           SIGTERM to SIGKILL delay for a stopped worker (default 10)\n"
+            "  --worker PATH            the tlm-worker to run (default: beside tlmd, or $TLM_WORKER)\n"
+            "  --dry-run                list the jobs (id, axes, d_ff, params, FLOPs, new/done/...) and exit\n"
+            "  --rerun                  train again jobs that are done or failed\n"
+            "  --progress, --no-progress  live view (default: when stdout is a terminal)\n"
+            "\n"
+            "  status                   print the state of every sweep and job in the database\n"
+            "    --sweep NAME           only this sweep;  --summary: sweeps only, no jobs\n"
+            "\n"
+            "Exit status: 0 every job done; 1 some job failed; 2 bad usage or sweep file;\n"
+            "3 database or internal error; 75 stopped by a signal (run it again to resume).\n");
+}
+
+static int parse_num(const char *opt, const char *s, double lo, double hi, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end || !(v >= lo && v <= hi)) {
+        fprintf(stderr, "tlmd: %s %s: expected a number from %g to %g\n", opt, s, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int status_main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"db", required_argument, 0, 'd'},   {"sweep", required_argument, 0, 's'},
+        {"summary", no_argument, 0, 'S'},    {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    const char *db_path = "results.db", *sweep = NULL;
+    int jobs = 1;
+    optind = 1;
+    for (int ch; (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
+        switch (ch) {
+        case 'd': db_path = optarg; break;
+        case 's': sweep = optarg; break;
+        case 'S': jobs = 0; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "tlmd status: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    eng_err e = {0};
+    if (orc_status(db_path, sweep, jobs, stdout, &e)) {
+        fprintf(stderr, "tlmd status: %s\n", e.msg);
+        return e.code == ENG_ECONFIG ? 2 : 3;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], ORC_SHIM_ARG))
+        return orc_shim_main(argc, argv);
+    if (argc > 1 && !strcmp(argv[1], "status"))
+        return status_main(argc - 1, argv + 1);
+
+    static const struct option opts[] = {
+        {"sweeps", required_argument, 0, 's'},
+        {"db", required_argument, 0, 'd'},
+        {"runs", required_argument, 0, 'r'},
+        {"devices", required_argument, 0, 'D'},
+        {"workers", required_argument, 0, 'w'},
+        {"threads-per-worker", required_argument, 0, 't'},
+        {"max-attempts", required_argument, 0, 'm'},
+        {"heartbeat-timeout", required_argument, 0, 'H'},
+        {"kill-grace", required_argument, 0, 'k'},
+        {"worker", required_argument, 0, 'W'},
+        {"dry-run", no_argument, 0, 'n'},
+        {"rerun", no_argument, 0, 'R'},
+        {"progress", no_argument, 0, 'p'},
+        {"no-progress", no_argument, 0, 'P'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    orc_opts o = {
+        .db_path = "results.db", .runs_dir = "runs", .devices = "auto", .max_attempts = 3,
+        .heartbeat_timeout = 120, .kill_grace = 10, .progress = -1,
+    };
+    const char **sweeps = calloc((size_t)argc, sizeof *sweeps);
+    if (!sweeps)
+        return 3;
+    o.sweeps = sweeps;
+    double v;
+    for (int ch; (ch = getopt_long(argc, argv, "hn", opts, NULL)) != -1;) {
+        switch (ch) {
+        case 's': sweeps[o.n_sweeps++] = optarg; break;
+        case 'd': o.db_path = optarg; break;
+        case 'r': o.runs_dir = optarg; break;
+        case 'D': o.devices = optarg; break;
+        case 'w':
+            if (parse_num("--workers", optarg, 1, 256, &v))
+                return 2;
+            o.workers = (int)v;
+            break;
+        case 't':
+            if (parse_num("--threads-per-worker", optarg, 1, 4096, &v))
+                return 2;
+            o.threads_per_worker = (int)v;
+            break;
+        case 'm':
+            if (parse_num("--max-attempts", optarg, 1, 1000, &v))
+                return 2;
+            o.max_attempts = (int)v;
+            break;
+        case 'H':
+            if (parse_num("--heartbeat-timeout", optarg, 1, 1e6, &v))
+                return 2;
+            o.heartbeat_timeout = v;
+            break;
+        case 'k':
+            if (parse_num("--kill-grace", optarg, 0, 1e6, &v))
+                return 2;
+            o.kill_grace = v;
+            break;
+        case 'W': o.worker = optarg; break;
+        case 'n': o.dry_run = 1; break;
+        case 'R': o.rerun = 1; break;
+        case 'p': o.progress = 1; break;
+        case 'P': o.progress = 0; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "tlmd: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return 2;
+    }
+    if (!o.n_sweeps) {
+        fprintf(stderr, "tlmd: --sweeps FILE|DIR is required\n");
+        usage(stderr);
+        return 2;
+    }
+    eng_err e = {0};
+    int status;
+    if (o.dry_run) {
+        int rc = orc_plan_dry_run(&o, stdout, &e);
+        status = rc == 0 ? 0 : rc == ENG_ECONFIG ? 2 : 3;
+    } else {
+        status = orc_daemon_run(&o, &e);
+    }
+    if (status >= 2 && status != 75 && e.msg[0])
+        fprintf(stderr, "tlmd: %s\n", e.msg);
+    free(sweeps);
+    return status;
+}

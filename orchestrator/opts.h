@@ -1,0 +1,23 @@
+/* opts.h: tlmd's settings, as parsed from its command line (main.c). */
+#ifndef TLM_ORC_OPTS_H
+#define TLM_ORC_OPTS_H
+
+#include <stddef.h>
+
+typedef struct orc_opts {
+    const char **sweeps;       /* --sweeps FILE|DIR, in order */
+    size_t n_sweeps;
+    const char *db_path;       /* --db (results.db) */
+    const char *runs_dir;      /* --runs (runs) */
+    const char *devices;       /* --devices auto|cpu|0,1,... */
+    int workers;               /* --workers (0: automatic) */
+    int threads_per_worker;    /* --threads-per-worker (0: automatic) */
+    int max_attempts;          /* --max-attempts (3) */
+    int dry_run, rerun;
+    double heartbeat_timeout;  /* --heartbeat-timeout seconds (120) */
+    double kill_grace;         /* --kill-grace seconds between SIGTERM and SIGKILL (10) */
+    const char *worker;        /* --worker PATH (default: found beside tlmd) */
+    int progress;              /* --progress / --no-progress; -1: when stdout is a terminal */
+} orc_opts;
+
+#endif

@@ -1,0 +1,506 @@
+/* plan.c: sweep files -> this run's jobs (see plan.h). */
+#include "orchestrator/plan.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "engine/sha256.h"
+#include "orchestrator/jobinfo.h"
+#include "orchestrator/rundir.h"
+#include "orchestrator/sweep.h"
+
+int orc_reason_is_final(const char *reason)
+{
+    return reason && (!strcmp(reason, "config") || !strcmp(reason, "data") || !strcmp(reason, "diverged"));
+}
+
+/* ------------------------------------------------------------ files */
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static int push(char ***v, size_t *n, size_t *cap, const char *s)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 16;
+        char **g = realloc(*v, c * sizeof *g);
+        if (!g)
+            return -1;
+        *v = g;
+        *cap = c;
+    }
+    if (!((*v)[*n] = strdup(s)))
+        return -1;
+    (*n)++;
+    return 0;
+}
+
+static int has_yaml_ext(const char *name)
+{
+    size_t n = strlen(name);
+    return (n > 5 && !strcmp(name + n - 5, ".yaml")) || (n > 4 && !strcmp(name + n - 4, ".yml"));
+}
+
+int orc_plan_files(const char *const *args, size_t n, char ***files, size_t *n_files, eng_err *e)
+{
+    char **v = NULL;
+    size_t nv = 0, cap = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct stat st;
+        if (stat(args[i], &st) != 0) {
+            orc_plan_files_free(v, nv);
+            return eng_errf(e, ENG_ECONFIG, "--sweeps %s: %s", args[i], strerror(errno));
+        }
+        if (!S_ISDIR(st.st_mode)) {
+            if (push(&v, &nv, &cap, args[i]))
+                goto oom;
+            continue;
+        }
+        DIR *dir = opendir(args[i]);
+        if (!dir) {
+            orc_plan_files_free(v, nv);
+            return eng_errf(e, ENG_ECONFIG, "--sweeps %s: %s", args[i], strerror(errno));
+        }
+        size_t first = nv;
+        struct dirent *de;
+        while ((de = readdir(dir))) {
+            if (de->d_name[0] == '.' || !has_yaml_ext(de->d_name))
+                continue;
+            char path[4096];
+            size_t len = strlen(args[i]);
+            snprintf(path, sizeof path, "%s%s%s", args[i], len && args[i][len - 1] == '/' ? "" : "/", de->d_name);
+            if (push(&v, &nv, &cap, path)) {
+                closedir(dir);
+                goto oom;
+            }
+        }
+        closedir(dir);
+        if (nv == first) {
+            orc_plan_files_free(v, nv);
+            return eng_errf(e, ENG_ECONFIG, "--sweeps %s: the folder holds no .yaml or .yml file", args[i]);
+        }
+        qsort(v + first, nv - first, sizeof *v, cmp_str);
+    }
+    *files = v;
+    *n_files = nv;
+    return 0;
+oom:
+    orc_plan_files_free(v, nv);
+    return eng_errf(e, ENG_ENOMEM, "out of memory");
+}
+
+void orc_plan_files_free(char **files, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(files[i]);
+    free(files);
+}
+
+/* Sweeps of this run by name: the same name twice must mean the same jobs. */
+typedef struct {
+    char name[128];
+    char hash[65];
+    const char *file;
+} seen_sweep;
+
+static int check_duplicate(seen_sweep *seen, size_t n, const orc_sweep *s, const char *hash, int *skip, eng_err *e)
+{
+    *skip = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(seen[i].name, s->name) != 0)
+            continue;
+        if (strcmp(seen[i].hash, hash) != 0) {
+            const cfg_node *at = cfg_map_get(s->root, "name");
+            return cfg_errf(e, at,
+                            "sweep name '%s' is already used by %s with different jobs; give each sweep its own "
+                            "name",
+                            s->name, seen[i].file);
+        }
+        *skip = 1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ dry run */
+typedef struct {
+    FILE *out;
+    db *d;
+    int rerun;
+    orc_jobs distinct;
+    eng_sha256 sha;
+    size_t n_new, n_done, n_other, n_failed;
+    double flops;
+} dry_ctx;
+
+static void human(double v, char *out, size_t cap)
+{
+    static const char *const unit[] = {"", "k", "M", "G", "T", "P", "E", "Z", "Y"};
+    int u = 0;
+    while (fabs(v) >= 1000 && u < 8) {
+        v /= 1000;
+        u++;
+    }
+    snprintf(out, cap, u ? "%.3g%s" : "%.0f%s", v, unit[u]);
+}
+
+static int dry_job(void *ctx, const orc_sweep_job *j, eng_err *e)
+{
+    dry_ctx *c = ctx;
+    eng_sha256_update(&c->sha, j->key, 64);
+    eng_sha256_update(&c->sha, "\n", 1);
+    orc_jobinfo info;
+    if (orc_jobinfo_compute(j->cfg, &info, e))
+        return ENG_ECONFIG;
+    const char *status = "new";
+    db_job_state st;
+    if (c->d) {
+        int rc = db_job_state_get(c->d, j->key, &st, e);
+        if (rc < 0)
+            return rc;
+        if (rc == 1) {
+            status = st.status;
+            if (c->rerun)
+                status = "rerun";
+            else if (!strcmp(st.status, "failed") && !orc_reason_is_final(st.reason))
+                status = "retry";
+        }
+    }
+    size_t idx;
+    int added;
+    if (orc_jobs_add(&c->distinct, j->key, &idx, &added))
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    if (added) {
+        if (!strcmp(status, "new"))
+            c->n_new++;
+        else if (!strcmp(status, "done"))
+            c->n_done++;
+        else if (!strcmp(status, "failed"))
+            c->n_failed++;
+        else
+            c->n_other++;
+        c->flops += info.flops_per_token * (double)j->cfg->train.tokens;
+    }
+    char p[16], f[16], ft[16];
+    human((double)info.params, p, sizeof p);
+    human(info.flops_per_token, f, sizeof f);
+    human(info.flops_per_token * (double)j->cfg->train.tokens, ft, sizeof ft);
+    fprintf(c->out, "  %.12s  %-11s %-20s %7s %9s %9s  %-22s %s\n", j->key, status, info.label, p, f, ft, info.dff,
+            j->axes);
+    return 0;
+}
+
+int orc_plan_dry_run(const orc_opts *o, FILE *out, eng_err *e)
+{
+    char **files;
+    size_t nf;
+    if (orc_plan_files(o->sweeps, o->n_sweeps, &files, &nf, e))
+        return ENG_ECONFIG;
+    dry_ctx c = {.out = out, .rerun = o->rerun};
+    int rc = 0;
+    if (access(o->db_path, F_OK) == 0 && (rc = db_open(o->db_path, DB_READONLY, &c.d, e)))
+        goto done;
+    if (!c.d)
+        fprintf(out, "(%s does not exist yet: every job is new)\n", o->db_path);
+    seen_sweep *seen = calloc(nf ? nf : 1, sizeof *seen);
+    size_t n_seen = 0;
+    if (!seen) {
+        rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+        goto done;
+    }
+    size_t total = 0;
+    for (size_t i = 0; i < nf && !rc; i++) {
+        orc_sweep *s;
+        if ((rc = orc_sweep_load(files[i], &s, e)))
+            break;
+        fprintf(out, "sweep %s (%s)%s%s\n", s->name, files[i], *s->description ? ": " : "", s->description);
+        fprintf(out, "  %-12s  %-11s %-20s %7s %9s %9s  %-22s %s\n", "id", "status", "label", "params",
+                "FLOPs/tok", "FLOPs", "d_ff", "axes");
+        eng_sha256_init(&c.sha);
+        size_t n, dups;
+        rc = orc_sweep_expand(s, dry_job, &c, &n, &dups, e);
+        if (!rc) {
+            uint8_t h[32];
+            char hex[65];
+            eng_sha256_final(&c.sha, h);
+            eng_hex(h, 32, hex);
+            int skip;
+            rc = check_duplicate(seen, n_seen, s, hex, &skip, e);
+            if (!rc && !skip) {
+                snprintf(seen[n_seen].name, sizeof seen[n_seen].name, "%s", s->name);
+                memcpy(seen[n_seen].hash, hex, 65);
+                seen[n_seen++].file = files[i];
+            }
+            char stored[65];
+            int found = 0;
+            if (!rc && c.d && (found = db_sweep_hash(c.d, s->name, stored, e)) < 0)
+                rc = found;
+            if (!rc) {
+                fprintf(out, "  %zu jobs%s", n, dups ? "" : "\n");
+                if (dups)
+                    fprintf(out, " (%zu duplicates merged: they resolve to the same config)\n", dups);
+                if (found && strcmp(stored, hex) != 0)
+                    fprintf(out, "  the database holds another version of sweep %s: it will be reconciled\n",
+                            s->name);
+            }
+            total += n;
+        }
+        orc_sweep_free(s);
+    }
+    free(seen);
+    if (!rc) {
+        char fl[16];
+        human(c.flops, fl, sizeof fl);
+        fprintf(out, "total: %zu distinct jobs: %zu new, %zu done, %zu to resume or retry, %zu failed; %s training FLOPs\n",
+                c.distinct.n, c.n_new, c.n_done, c.n_other, c.n_failed, fl);
+        (void)total;
+    }
+done:
+    orc_jobs_free(&c.distinct);
+    db_close(c.d);
+    orc_plan_files_free(files, nf);
+    return rc;
+}
+
+/* ------------------------------------------------------------ run mode */
+typedef struct {
+    orc_plan *p;
+    const orc_opts *o;
+    db *d;
+    orc_plan_sweep *ps;
+    uint16_t sweep_index;
+    size_t cap;
+    eng_sha256 sha;
+} load_ctx;
+
+static int load_job(void *ctx, const orc_sweep_job *j, eng_err *e)
+{
+    load_ctx *c = ctx;
+    eng_sha256_update(&c->sha, j->key, 64);
+    eng_sha256_update(&c->sha, "\n", 1);
+    size_t idx;
+    int added;
+    if (orc_jobs_add(&c->p->jobs, j->key, &idx, &added))
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    orc_job *job = &c->p->jobs.v[idx];
+    if (added) {
+        job->sweep = c->sweep_index;
+        job->tokens_total = j->cfg->train.tokens;
+        db_job_state st;
+        int found = db_job_state_get(c->d, j->key, &st, e);
+        if (found < 0)
+            return found;
+        if (!found) {
+            orc_jobinfo info;
+            if (orc_jobinfo_compute(j->cfg, &info, e))
+                return ENG_ECONFIG;
+            char *json = eng_config_json(j->cfg);
+            if (!json)
+                return eng_errf(e, ENG_ENOMEM, "out of memory");
+            char run_dir[1024];
+            orc_rundir_path(c->o->runs_dir, j->key, run_dir, sizeof run_dir);
+            db_job_row r = {
+                .key = j->key, .sweep = c->ps->name, .config = json,
+                .arch = eng_arch_name(j->cfg->arch), .scale = j->cfg->scale,
+                .schedule = eng_schedule_name(j->cfg->taper.schedule),
+                .ratio_start = info.ratio_start, .ratio_end = info.ratio_end,
+                .groups = info.groups[0] ? info.groups : NULL, .seed = j->cfg->seed, .label = info.label,
+                .tokens_total = j->cfg->train.tokens, .params = info.params,
+                .flops_per_token = info.flops_per_token, .widths = info.widths, .run_dir = run_dir,
+            };
+            int rc = db_job_put(c->d, &r, NULL, e);
+            free(json);
+            if (rc)
+                return rc;
+            job->status = ORC_PENDING;
+        } else {
+            int s = orc_status_from_name(st.status);
+            job->status = (uint8_t)(s < 0 ? ORC_PENDING : s);
+            job->attempts = st.attempts;
+            job->failures = st.failures;
+            /* a failure that can pass (crash, timeout, oom...) is tried again by a new run */
+            if (job->status == ORC_FAILED && !orc_reason_is_final(st.reason)) {
+                job->status = ORC_PENDING;
+                job->failures = 0;
+                if (db_job_clear_failures(c->d, j->key, e) ||
+                    db_job_set_status(c->d, j->key, "pending", st.reason, NULL, e))
+                    return ENG_EIO;
+            }
+            if (c->o->rerun) {
+                if (db_job_reset(c->d, j->key, e))
+                    return ENG_EIO;
+                char run_dir[1024];
+                orc_rundir_path(c->o->runs_dir, j->key, run_dir, sizeof run_dir);
+                if (orc_rundir_clear(run_dir, e))
+                    return ENG_EIO;
+                job->status = ORC_PENDING;
+                job->failures = 0;
+            }
+        }
+    }
+    if (c->ps->n_jobs == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 64;
+        uint32_t *v = realloc(c->ps->jobs, cap * sizeof *v);
+        if (!v)
+            return eng_errf(e, ENG_ENOMEM, "out of memory");
+        c->ps->jobs = v;
+        c->cap = cap;
+    }
+    c->ps->jobs[c->ps->n_jobs++] = (uint32_t)idx;
+    return db_sweep_job_link(c->d, c->ps->name, j->key, (int64_t)j->index, e);
+}
+
+typedef struct {
+    eng_sha256 sha;
+} hash_ctx;
+
+static int hash_job(void *ctx, const orc_sweep_job *j, eng_err *e)
+{
+    (void)e;
+    hash_ctx *h = ctx;
+    eng_sha256_update(&h->sha, j->key, 64);
+    eng_sha256_update(&h->sha, "\n", 1);
+    return 0;
+}
+
+static int load_sweep(orc_plan *p, const orc_opts *o, db *d, const char *file, seen_sweep *seen, size_t *n_seen,
+                      FILE *log, eng_err *e)
+{
+    orc_sweep *s;
+    if (orc_sweep_load(file, &s, e))
+        return ENG_ECONFIG;
+    for (size_t i = 0; i < *n_seen; i++)
+        if (!strcmp(seen[i].name, s->name)) {
+            /* the same name again: the same jobs (a copy of the file) are
+             * listed once; different jobs are an error */
+            hash_ctx h;
+            eng_sha256_init(&h.sha);
+            int rc = orc_sweep_expand(s, hash_job, &h, NULL, NULL, e);
+            if (!rc) {
+                char hex[65];
+                uint8_t b[32];
+                eng_sha256_final(&h.sha, b);
+                eng_hex(b, 32, hex);
+                int skip;
+                rc = check_duplicate(seen, *n_seen, s, hex, &skip, e);
+                if (!rc)
+                    fprintf(log, "tlmd: sweep %s in %s is the same as in %s; listed once\n", s->name, file,
+                            seen[i].file);
+            }
+            orc_sweep_free(s);
+            return rc;
+        }
+    orc_plan_sweep *ps = &p->sweeps[p->n_sweeps];
+    memset(ps, 0, sizeof *ps);
+    snprintf(ps->name, sizeof ps->name, "%s", s->name);
+    ps->file = strdup(file);
+    load_ctx c = {.p = p, .o = o, .d = d, .ps = ps, .sweep_index = (uint16_t)p->n_sweeps};
+    eng_sha256_init(&c.sha);
+    int rc = ps->file ? 0 : eng_errf(e, ENG_ENOMEM, "out of memory");
+    if (!rc)
+        rc = db_sweep_jobs_mark(d, s->name, e);
+    if (!rc)
+        rc = orc_sweep_expand(s, load_job, &c, &ps->n_jobs, &ps->n_dups, e);
+    char hex[65] = "";
+    if (!rc) {
+        uint8_t h[32];
+        eng_sha256_final(&c.sha, h);
+        eng_hex(h, 32, hex);
+    }
+    if (!rc) {
+        db_sweep_row r = {.name = s->name, .description = s->description, .file = file, .content_hash = hex,
+                          .source = s->source};
+        rc = db_sweep_put(d, &r, &ps->changed, e);
+    }
+    if (!rc)
+        rc = db_sweep_jobs_settle(d, s->name, &ps->added, &ps->removed, e);
+    if (!rc) {
+        snprintf(seen[*n_seen].name, sizeof seen[*n_seen].name, "%s", s->name);
+        memcpy(seen[*n_seen].hash, hex, 65);
+        seen[(*n_seen)++].file = ps->file;
+        p->n_sweeps++;
+    } else {
+        free(ps->file);
+        free(ps->jobs);
+    }
+    orc_sweep_free(s);
+    return rc;
+}
+
+int orc_plan_load(orc_plan *p, const orc_opts *o, db *d, FILE *log, eng_err *e)
+{
+    memset(p, 0, sizeof *p);
+    char **files;
+    size_t nf;
+    if (orc_plan_files(o->sweeps, o->n_sweeps, &files, &nf, e))
+        return ENG_ECONFIG;
+    p->sweeps = calloc(nf ? nf : 1, sizeof *p->sweeps);
+    seen_sweep *seen = calloc(nf ? nf : 1, sizeof *seen);
+    size_t n_seen = 0;
+    int rc = (!p->sweeps || !seen) ? eng_errf(e, ENG_ENOMEM, "out of memory") : 0;
+    /* one transaction: a bad sweep leaves the database as it was; foreign
+     * keys are checked at commit since jobs name their sweep before the
+     * sweep row (whose hash needs the whole expansion) is written */
+    if (!rc)
+        rc = db_begin(d, e);
+    if (!rc)
+        rc = db_exec(d, "PRAGMA defer_foreign_keys = ON", e);
+    for (size_t i = 0; i < nf && !rc; i++)
+        rc = load_sweep(p, o, d, files[i], seen, &n_seen, log, e);
+    if (!rc)
+        rc = db_commit(d, e);
+    else
+        db_rollback(d);
+    free(seen);
+    orc_plan_files_free(files, nf);
+    if (rc)
+        return rc;
+
+    p->queue = malloc((p->jobs.n ? p->jobs.n : 1) * sizeof *p->queue);
+    if (!p->queue)
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    for (size_t i = 0; i < p->jobs.n; i++) {
+        orc_job *j = &p->jobs.v[i];
+        if (j->status == ORC_DONE)
+            p->n_done++;
+        else if (j->status == ORC_FAILED)
+            p->n_failed++;
+        else {
+            j->status = ORC_PENDING;
+            j->queued = 1;
+            p->queue[p->n_queue++] = (uint32_t)i;
+        }
+    }
+    for (size_t i = 0; i < p->n_sweeps; i++) {
+        orc_plan_sweep *ps = &p->sweeps[i];
+        size_t done = 0, failed = 0;
+        for (size_t k = 0; k < ps->n_jobs; k++) {
+            int st = p->jobs.v[ps->jobs[k]].status;
+            done += st == ORC_DONE;
+            failed += st == ORC_FAILED;
+        }
+        fprintf(log, "tlmd: sweep %s (%s): %zu jobs, %zu done, %zu to run, %zu failed", ps->name, ps->file,
+                ps->n_jobs, done, ps->n_jobs - done - failed, failed);
+        if (ps->n_dups)
+            fprintf(log, "; %zu duplicates merged", ps->n_dups);
+        if (ps->changed == 1)
+            fprintf(log, "; reconciled with the stored sweep: %lld added, %lld no longer listed",
+                    (long long)ps->added, (long long)ps->removed);
+        fprintf(log, "\n");
+    }
+    return 0;
+}
+
+void orc_plan_free(orc_plan *p)
+{
+    for (size_t i = 0; i < p->n_sweeps; i++) {
+        free(p->sweeps[i].file);
+        free(p->sweeps[i].jobs);
+    }
+    free(p->sweeps);
+    free(p->queue);
+    orc_jobs_free(&p->jobs);
+    memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,49 @@
+/* plan.h: from --sweeps arguments to the jobs of this run.  Reads every
+ * sweep file, checks names across files, expands each, and either lists
+ * the jobs (--dry-run, read-only) or records sweeps, jobs and membership
+ * in results.db in one transaction and builds the in-memory job table and
+ * run queue.  A sweep whose jobs changed since the database last saw it is
+ * reconciled: jobs it no longer lists become inactive, new ones are added.
+ * Must not: write anything in --dry-run, or leave half a sweep recorded. */
+#ifndef TLM_ORC_PLAN_H
+#define TLM_ORC_PLAN_H
+
+#include <stdio.h>
+
+#include "db/db.h"
+#include "engine/err.h"
+#include "orchestrator/jobs.h"
+#include "orchestrator/opts.h"
+
+typedef struct orc_plan_sweep {
+    char name[128];
+    char *file;
+    uint32_t *jobs;     /* indices into the job table, expansion order */
+    size_t n_jobs, n_dups;
+    int changed;        /* 0 as stored, 1 different from the stored version, 2 new */
+    int64_t added, removed;
+} orc_plan_sweep;
+
+typedef struct orc_plan {
+    orc_jobs jobs;
+    orc_plan_sweep *sweeps;
+    size_t n_sweeps;
+    uint32_t *queue;    /* jobs to run, in order */
+    size_t n_queue;
+    size_t n_done, n_failed; /* settled before this run started */
+} orc_plan;
+
+/* Sweep files named by the arguments (folders: their *.yaml and *.yml, sorted). */
+int orc_plan_files(const char *const *args, size_t n, char ***files, size_t *n_files, eng_err *e);
+void orc_plan_files_free(char **files, size_t n);
+
+/* Run mode.  `log` receives one line per sweep. */
+int orc_plan_load(orc_plan *p, const orc_opts *o, db *d, FILE *log, eng_err *e);
+/* --dry-run: the listing on `out`; reads o->db_path if it exists. */
+int orc_plan_dry_run(const orc_opts *o, FILE *out, eng_err *e);
+void orc_plan_free(orc_plan *p);
+
+/* Non-retriable failure classes: a new run does not retry them (--rerun does). */
+int orc_reason_is_final(const char *reason);
+
+#endif

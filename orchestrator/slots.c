@@ -1,0 +1,96 @@
+/* slots.c: device slots (see slots.h). */
+#include "orchestrator/slots.h"
+
+#include <dirent.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+
+int orc_cpu_count(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        int n = CPU_COUNT(&set);
+        if (n > 0)
+            return n;
+    }
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+/* GPUs the NVIDIA driver knows, without linking CUDA: one folder each. */
+static int gpu_count(void)
+{
+#ifdef TLM_HAVE_CUDA
+    DIR *d = opendir("/proc/driver/nvidia/gpus");
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        n += de->d_name[0] != '.';
+    closedir(d);
+    return n;
+#else
+    return 0; /* this build's worker cannot use them */
+#endif
+}
+
+int orc_slots_plan(const char *devices, int workers, int tpw, orc_slot_spec *slots, int *n, int *threads, eng_err *e)
+{
+    int ncpu = orc_cpu_count();
+    int gpus[ORC_MAX_SLOTS], ngpu = 0;
+    if (!strcmp(devices, "auto")) {
+        ngpu = gpu_count();
+        for (int i = 0; i < ngpu && i < ORC_MAX_SLOTS; i++)
+            gpus[i] = i;
+    } else if (strcmp(devices, "cpu") != 0) {
+        const char *p = devices;
+        while (*p) {
+            char *end;
+            long id = strtol(p, &end, 10);
+            if (end == p || id < 0 || id > 1023 || (*end && *end != ','))
+                return eng_errf(e, ENG_ECONFIG,
+                                "--devices %s: expected auto, cpu, or GPU ids separated by commas (0,1,3)", devices);
+            for (int i = 0; i < ngpu; i++)
+                if (gpus[i] == id)
+                    return eng_errf(e, ENG_ECONFIG, "--devices %s: GPU %ld is listed twice", devices, id);
+            if (ngpu == ORC_MAX_SLOTS)
+                return eng_errf(e, ENG_ECONFIG, "--devices: more than %d GPUs", ORC_MAX_SLOTS);
+            gpus[ngpu++] = (int)id;
+            p = *end ? end + 1 : end;
+        }
+#ifndef TLM_HAVE_CUDA
+        return eng_errf(e, ENG_ECONFIG, "--devices %s: this build has no CUDA backend (configure --with-cuda)",
+                        devices);
+#endif
+    }
+    if (ngpu > 0) {
+        for (int i = 0; i < ngpu; i++) {
+            snprintf(slots[i].name, sizeof slots[i].name, "cuda:%d", gpus[i]);
+            slots[i].gpu = gpus[i];
+        }
+        *n = ngpu;
+        *threads = tpw > 0 ? tpw : (ncpu / ngpu > 0 ? ncpu / ngpu : 1);
+        return 0;
+    }
+    if (workers < 0 || workers > ORC_MAX_SLOTS)
+        return eng_errf(e, ENG_ECONFIG, "--workers %d: expected 1 to %d", workers, ORC_MAX_SLOTS);
+    if (tpw < 0)
+        return eng_errf(e, ENG_ECONFIG, "--threads-per-worker %d: expected at least 1", tpw);
+    if (!workers)
+        workers = tpw > 0 ? (ncpu / tpw > 0 ? ncpu / tpw : 1) : 1;
+    if (!tpw)
+        tpw = ncpu / workers > 0 ? ncpu / workers : 1;
+    for (int i = 0; i < workers; i++) {
+        snprintf(slots[i].name, sizeof slots[i].name, "cpu:%d", i);
+        slots[i].gpu = -1;
+    }
+    *n = workers;
+    *threads = tpw;
+    return 0;
+}

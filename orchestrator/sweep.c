@@ -1,0 +1,732 @@
+/* sweep.c: parsing, checking and expanding sweep files (see sweep.h and
+ * docs/sweeps.md).  Every message starts with file:line:col (cfg_errf) and
+ * says what was expected.
+ * Must not: accept a key it does not know, or let a sweep expand to zero
+ * jobs silently. */
+#include "orchestrator/sweep.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/sha256.h"
+
+static const char *const TOP_KEYS[] = {"name", "description", "base", "grid", "include", "exclude", "seeds"};
+#define N_TOP (sizeof TOP_KEYS / sizeof TOP_KEYS[0])
+
+/* ------------------------------------------------------------ node text */
+static size_t text_put(char *out, size_t cap, size_t at, const char *s)
+{
+    size_t n = strlen(s);
+    if (at < cap) {
+        size_t room = cap - at - 1;
+        memcpy(out + at, s, n < room ? n : room);
+        out[at + (n < room ? n : room)] = '\0';
+    }
+    return at + n;
+}
+
+static size_t node_text_at(const cfg_node *n, char *out, size_t cap, size_t at)
+{
+    if (!n)
+        return text_put(out, cap, at, "null");
+    if (n->kind == CFG_SCALAR)
+        return text_put(out, cap, at, n->text);
+    at = text_put(out, cap, at, n->kind == CFG_SEQ ? "[" : "{");
+    for (size_t i = 0; i < n->n; i++) {
+        if (i)
+            at = text_put(out, cap, at, ",");
+        if (n->kind == CFG_MAP) {
+            at = text_put(out, cap, at, n->keys[i]->text);
+            at = text_put(out, cap, at, ":");
+        }
+        at = node_text_at(n->items[i], out, cap, at);
+    }
+    return text_put(out, cap, at, n->kind == CFG_SEQ ? "]" : "}");
+}
+
+size_t orc_node_text(const cfg_node *n, char *out, size_t cap)
+{
+    if (cap)
+        out[0] = '\0';
+    return node_text_at(n, out, cap, 0);
+}
+
+/* ------------------------------------------------------------ tree edits */
+static int valid_dotted(const char *k)
+{
+    if (!*k || *k == '.' || k[strlen(k) - 1] == '.' || strstr(k, ".."))
+        return 0;
+    for (const char *p = k; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_' ||
+              *p == '.'))
+            return 0;
+    return 1;
+}
+
+static int merge_into(cfg_node *dst, const cfg_node *src, eng_err *e);
+
+/* map[seg] = value: a mapping merges into an existing mapping key by key,
+ * anything else replaces.  New keys take `keypos`'s position. */
+static int set_one(cfg_node *map, const char *seg, const cfg_node *keypos, const cfg_node *value, eng_err *e)
+{
+    for (size_t i = 0; i < map->n; i++) {
+        if (strcmp(map->keys[i]->text, seg) != 0)
+            continue;
+        if (value->kind == CFG_MAP && map->items[i]->kind == CFG_MAP)
+            return merge_into(map->items[i], value, e);
+        cfg_node *v = cfg_clone(value);
+        if (!v)
+            return eng_errf(e, ENG_ENOMEM, "out of memory");
+        cfg_free(map->items[i]);
+        map->items[i] = v;
+        return 0;
+    }
+    cfg_node *k = cfg_new_scalar(seg, 0, keypos);
+    cfg_node *v = cfg_clone(value);
+    if (!k || !v || cfg_map_append(map, k, v)) {
+        cfg_free(k);
+        cfg_free(v);
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+/* root.<dotted key> = value, creating mappings on the way. */
+static int set_path(cfg_node *root, const cfg_node *key, const cfg_node *value, eng_err *e)
+{
+    char path[256];
+    if (strlen(key->text) >= sizeof path)
+        return cfg_errf(e, key, "key '%.60s...' is too long", key->text);
+    strcpy(path, key->text);
+    cfg_node *cur = root;
+    char *seg = path;
+    for (char *dot; (dot = strchr(seg, '.')); seg = dot + 1) {
+        *dot = '\0';
+        cfg_node *next = cfg_map_get(cur, seg);
+        if (!next) {
+            cfg_node *k = cfg_new_scalar(seg, 0, key);
+            cfg_node *m = cfg_new_map(key);
+            if (!k || !m || cfg_map_append(cur, k, m)) {
+                cfg_free(k);
+                cfg_free(m);
+                return eng_errf(e, ENG_ENOMEM, "out of memory");
+            }
+            next = m;
+        } else if (next->kind != CFG_MAP) {
+            return cfg_errf(e, key, "cannot set '%s': '%s' is %s (line %d), not a mapping", key->text, seg,
+                            cfg_describe(next), next->line);
+        }
+        cur = next;
+    }
+    return set_one(cur, seg, key, value, e);
+}
+
+static int merge_into(cfg_node *dst, const cfg_node *src, eng_err *e)
+{
+    for (size_t i = 0; i < src->n; i++)
+        if (set_path(dst, src->keys[i], src->items[i], e))
+            return ENG_ECONFIG;
+    return 0;
+}
+
+/* The node at a dotted path, or NULL. */
+static const cfg_node *get_path(const cfg_node *root, const char *dotted)
+{
+    char path[256];
+    if (strlen(dotted) >= sizeof path)
+        return NULL;
+    strcpy(path, dotted);
+    const cfg_node *cur = root;
+    char *seg = path;
+    for (char *dot; (dot = strchr(seg, '.')); seg = dot + 1) {
+        *dot = '\0';
+        cur = cfg_map_get(cur, seg);
+        if (!cur)
+            return NULL;
+    }
+    return cfg_map_get(cur, seg);
+}
+
+/* Values equal as a sweep author means them: numbers by value (1.5 ==
+ * 1.50), everything else by text and shape. */
+static int node_equal(const cfg_node *a, const cfg_node *b)
+{
+    if (a->kind != b->kind || a->n != b->n)
+        return 0;
+    if (a->kind == CFG_SCALAR) {
+        if (!strcmp(a->text, b->text))
+            return 1;
+        if (a->quoted || b->quoted)
+            return 0;
+        char *ea, *eb;
+        double x = strtod(a->text, &ea), y = strtod(b->text, &eb);
+        return ea != a->text && eb != b->text && !*ea && !*eb && x == y && !isnan(x);
+    }
+    for (size_t i = 0; i < a->n; i++) {
+        if (a->kind == CFG_MAP) {
+            const cfg_node *bv = cfg_map_get(b, a->keys[i]->text);
+            if (!bv || !node_equal(a->items[i], bv))
+                return 0;
+        } else if (!node_equal(a->items[i], b->items[i])) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------ checking */
+static int check_dotted_map(const cfg_node *m, const char *what, eng_err *e)
+{
+    if (m->kind != CFG_MAP)
+        return cfg_errf(e, m, "%s: expected a mapping of dotted keys (e.g. {taper.schedule: uniform}), got %s", what,
+                        cfg_describe(m));
+    if (m->n == 0)
+        return cfg_errf(e, m, "%s: empty mapping (give at least one key)", what);
+    for (size_t i = 0; i < m->n; i++)
+        if (!valid_dotted(m->keys[i]->text))
+            return cfg_errf(e, m->keys[i], "%s: '%s' is not a key (expected names joined by dots, e.g. train.lr)",
+                            what, m->keys[i]->text);
+    return 0;
+}
+
+static int is_prefix_key(const char *a, const char *b) /* a is b's ancestor */
+{
+    size_t n = strlen(a);
+    return strncmp(a, b, n) == 0 && b[n] == '.';
+}
+
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 31 || lb > 31)
+        return 99;
+    size_t d[32][32];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            size_t sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            size_t del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+            d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+    return d[la][lb];
+}
+
+static int check_top_keys(const cfg_node *root, eng_err *e)
+{
+    for (size_t i = 0; i < root->n; i++) {
+        const char *k = root->keys[i]->text;
+        size_t j, best = N_TOP;
+        size_t bestd = 3;
+        for (j = 0; j < N_TOP; j++) {
+            if (!strcmp(k, TOP_KEYS[j]))
+                break;
+            size_t d = edit_distance(k, TOP_KEYS[j]);
+            if (d < bestd) {
+                bestd = d;
+                best = j;
+            }
+        }
+        if (j < N_TOP)
+            continue;
+        if (best < N_TOP)
+            return cfg_errf(e, root->keys[i],
+                            "unknown key '%s' in a sweep; did you mean '%s'? (expected name, description, base, "
+                            "grid, include, exclude, seeds)",
+                            k, TOP_KEYS[best]);
+        return cfg_errf(e, root->keys[i],
+                        "unknown key '%s' in a sweep (expected name, description, base, grid, include, exclude, "
+                        "seeds; job settings go under base)",
+                        k);
+    }
+    return 0;
+}
+
+static int parse_name(orc_sweep *s, eng_err *e)
+{
+    const cfg_node *n = cfg_map_get(s->root, "name");
+    if (!n)
+        return cfg_errf(e, s->root, "a sweep needs a name (name: my_sweep)");
+    if (n->kind != CFG_SCALAR || cfg_is_null(n))
+        return cfg_errf(e, n, "name: expected a word such as ratio_440m, got %s", cfg_describe(n));
+    size_t len = strlen(n->text);
+    if (len == 0 || len > ORC_SWEEP_NAME_MAX)
+        return cfg_errf(e, n, "name: expected 1 to %d characters", ORC_SWEEP_NAME_MAX);
+    for (const char *p = n->text; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_' ||
+              *p == '-' || *p == '.'))
+            return cfg_errf(e, n, "name: '%s' has a character other than letters, digits, '_', '-' or '.'",
+                            n->text);
+    strcpy(s->name, n->text);
+    const cfg_node *d = cfg_map_get(s->root, "description");
+    s->description = "";
+    if (d) {
+        if (d->kind != CFG_SCALAR)
+            return cfg_errf(e, d, "description: expected text, got %s", cfg_describe(d));
+        s->description = d->text;
+    }
+    return 0;
+}
+
+static int parse_base(orc_sweep *s, eng_err *e)
+{
+    const cfg_node *b = cfg_map_get(s->root, "base");
+    s->base = cfg_new_map(b ? b : s->root);
+    if (!s->base)
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    if (!b)
+        return 0;
+    if (b->kind != CFG_MAP)
+        return cfg_errf(e, b, "base: expected a mapping of job settings (scale, arch, train, ...), got %s",
+                        cfg_describe(b));
+    /* dotted keys (train.lr: 1e-3) are allowed in base as in grid */
+    for (size_t i = 0; i < b->n; i++) {
+        if (!valid_dotted(b->keys[i]->text))
+            return cfg_errf(e, b->keys[i], "base: '%s' is not a key (expected names joined by dots)",
+                            b->keys[i]->text);
+        if (set_path(s->base, b->keys[i], b->items[i], e))
+            return ENG_ECONFIG;
+    }
+    return 0;
+}
+
+static int parse_grid(orc_sweep *s, eng_err *e)
+{
+    const cfg_node *g = cfg_map_get(s->root, "grid");
+    if (!g)
+        return 0;
+    if (g->kind != CFG_MAP || g->n == 0)
+        return cfg_errf(e, g,
+                        "grid: expected a mapping of dotted keys to lists of values (e.g. taper.schedule: [linear, "
+                        "cosine]), got %s; leave grid out for a single job",
+                        g->kind == CFG_MAP ? "an empty mapping" : cfg_describe(g));
+    s->axis_key = calloc(g->n, sizeof *s->axis_key);
+    s->axis_val = calloc(g->n, sizeof *s->axis_val);
+    if (!s->axis_key || !s->axis_val)
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    double product = 1;
+    for (size_t i = 0; i < g->n; i++) {
+        const cfg_node *k = g->keys[i], *v = g->items[i];
+        if (!valid_dotted(k->text))
+            return cfg_errf(e, k, "grid: '%s' is not a key (expected names joined by dots, e.g. taper.ratio)",
+                            k->text);
+        if (v->kind != CFG_SEQ)
+            return cfg_errf(e, v, "grid.%s: expected a list of values (e.g. [%s]), got %s", k->text,
+                            v->kind == CFG_SCALAR ? v->text : "a, b", cfg_describe(v));
+        if (v->n == 0)
+            return cfg_errf(e, v, "grid.%s: the list is empty (give at least one value)", k->text);
+        for (size_t j = 0; j < i; j++)
+            if (is_prefix_key(g->keys[j]->text, k->text) || is_prefix_key(k->text, g->keys[j]->text))
+                return cfg_errf(e, k, "grid: '%s' overlaps '%s' (line %d); vary one or the other", k->text,
+                                g->keys[j]->text, g->keys[j]->line);
+        s->axis_key[i] = k;
+        s->axis_val[i] = v;
+        product *= (double)v->n;
+    }
+    s->n_axes = g->n;
+    if (product > ORC_SWEEP_MAX_JOBS)
+        return cfg_errf(e, g, "grid: %.0f points; at most %d are allowed", product, ORC_SWEEP_MAX_JOBS);
+    return 0;
+}
+
+static int parse_list_of_maps(const orc_sweep *s, const char *what, const cfg_node ***out, size_t *n, eng_err *e)
+{
+    const cfg_node *l = cfg_map_get(s->root, what);
+    if (!l)
+        return 0;
+    if (l->kind != CFG_SEQ)
+        return cfg_errf(e, l, "%s: expected a list of mappings (e.g. - {taper.schedule: uniform}), got %s", what,
+                        cfg_describe(l));
+    if (l->n == 0)
+        return cfg_errf(e, l, "%s: the list is empty (leave %s out instead)", what, what);
+    *out = calloc(l->n, sizeof **out);
+    if (!*out)
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    for (size_t i = 0; i < l->n; i++) {
+        char label[48];
+        snprintf(label, sizeof label, "%s entry %zu", what, i + 1);
+        if (check_dotted_map(l->items[i], label, e))
+            return ENG_ECONFIG;
+        (*out)[i] = l->items[i];
+    }
+    *n = l->n;
+    return 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int parse_seeds(orc_sweep *s, eng_err *e)
+{
+    const cfg_node *l = cfg_map_get(s->root, "seeds");
+    if (!l)
+        return 0;
+    if (l->kind != CFG_SEQ || l->n == 0)
+        return cfg_errf(e, l, "seeds: expected a non-empty list of integers (e.g. [0, 1, 2]), got %s",
+                        l->kind == CFG_SEQ ? "an empty list" : cfg_describe(l));
+    s->seeds = calloc(l->n, sizeof *s->seeds);
+    s->seed_node = calloc(l->n, sizeof *s->seed_node);
+    if (!s->seeds || !s->seed_node)
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    for (size_t i = 0; i < l->n; i++) {
+        int64_t v;
+        if (cfg_get_int64(l->items[i], "seeds", &v, e))
+            return ENG_ECONFIG;
+        if (v < 0 || v > 4294967295LL)
+            return cfg_errf(e, l->items[i], "seeds: %s is out of range (0 to 4294967295)", l->items[i]->text);
+        s->seeds[i] = v;
+        s->seed_node[i] = l->items[i];
+    }
+    /* duplicates: sort a copy */
+    int64_t *sorted = malloc(l->n * sizeof *sorted);
+    if (!sorted)
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    memcpy(sorted, s->seeds, l->n * sizeof *sorted);
+    qsort(sorted, l->n, sizeof *sorted, cmp_i64);
+    for (size_t i = 1; i < l->n; i++)
+        if (sorted[i] == sorted[i - 1]) {
+            int64_t dup = sorted[i];
+            free(sorted);
+            for (size_t j = l->n; j-- > 0;)
+                if (s->seeds[j] == dup)
+                    return cfg_errf(e, l->items[j], "seeds: %lld is listed twice", (long long)dup);
+        }
+    free(sorted);
+    s->n_seeds = l->n;
+    const cfg_node *bs = get_path(s->base, "seed");
+    if (bs)
+        return cfg_errf(e, bs, "seed is given both in base and in seeds (line %d); keep one", l->line);
+    for (size_t i = 0; i < s->n_axes; i++)
+        if (!strcmp(s->axis_key[i]->text, "seed"))
+            return cfg_errf(e, s->axis_key[i], "seed is given both in grid and in seeds (line %d); keep one",
+                            l->line);
+    return 0;
+}
+
+void orc_sweep_free(orc_sweep *s)
+{
+    if (!s)
+        return;
+    free(s->file);
+    free(s->source);
+    cfg_free(s->root);
+    cfg_free(s->base);
+    free(s->axis_key);
+    free(s->axis_val);
+    free(s->include);
+    free(s->exclude);
+    free(s->seeds);
+    free(s->seed_node);
+    free(s);
+}
+
+int orc_sweep_parse(const char *name, const char *buf, size_t len, orc_sweep **out, eng_err *e)
+{
+    *out = NULL;
+    orc_sweep *s = calloc(1, sizeof *s);
+    if (!s)
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    s->file = strdup(name);
+    s->source = malloc(len + 1);
+    if (!s->file || !s->source) {
+        orc_sweep_free(s);
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    }
+    memcpy(s->source, buf, len);
+    s->source[len] = '\0';
+    s->source_len = len;
+    int rc = cfg_parse_buffer(name, buf, len, &s->root, e);
+    if (!rc && s->root->kind != CFG_MAP)
+        rc = cfg_errf(e, s->root, "a sweep file is a mapping (name, base, grid, ...), got %s",
+                      cfg_describe(s->root));
+    if (!rc)
+        rc = check_top_keys(s->root, e);
+    if (!rc)
+        rc = parse_name(s, e);
+    if (!rc)
+        rc = parse_base(s, e);
+    if (!rc)
+        rc = parse_grid(s, e);
+    if (!rc)
+        rc = parse_list_of_maps(s, "include", &s->include, &s->n_include, e);
+    if (!rc)
+        rc = parse_list_of_maps(s, "exclude", &s->exclude, &s->n_exclude, e);
+    if (!rc)
+        rc = parse_seeds(s, e);
+    if (!rc && s->n_exclude && !s->n_axes)
+        rc = cfg_errf(e, s->exclude[0], "exclude: removes grid points, but the sweep has no grid");
+    if (rc) {
+        orc_sweep_free(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+int orc_sweep_load(const char *path, orc_sweep **out, eng_err *e)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return eng_errf(e, ENG_ECONFIG, "%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    int rc = 0;
+    while (buf) {
+        if (len == cap) {
+            if (cap >= (16u << 20)) {
+                rc = eng_errf(e, ENG_ECONFIG, "%s: larger than 16 MiB", path);
+                break;
+            }
+            char *g = realloc(buf, cap * 2);
+            if (!g)
+                break;
+            buf = g;
+            cap *= 2;
+        }
+        size_t n = fread(buf + len, 1, cap - len, f);
+        len += n;
+        if (n == 0)
+            break;
+    }
+    if (!buf)
+        rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+    else if (!rc && ferror(f))
+        rc = eng_errf(e, ENG_EIO, "%s: read error", path);
+    fclose(f);
+    if (!rc)
+        rc = orc_sweep_parse(path, buf, len, out, e);
+    free(buf);
+    return rc;
+}
+
+/* ------------------------------------------------------------ expansion */
+/* Keys already emitted by this expansion (open addressing on the first
+ * eight bytes of the SHA-256; the full key decides). */
+typedef struct {
+    uint8_t (*k)[32];
+    size_t cap, n;
+} keyset;
+
+static int hexval(char c) { return c <= '9' ? c - '0' : c - 'a' + 10; }
+
+/* 1 if newly added, 0 if present, -1 out of memory. */
+static int keyset_add(keyset *s, const char *hex)
+{
+    uint8_t b[32];
+    for (int i = 0; i < 32; i++)
+        b[i] = (uint8_t)(hexval(hex[2 * i]) << 4 | hexval(hex[2 * i + 1]));
+    if (2 * (s->n + 1) > s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 1024;
+        uint8_t(*k)[32] = calloc(cap, 32);
+        if (!k)
+            return -1;
+        for (size_t i = 0; i < s->cap; i++) {
+            static const uint8_t zero[32];
+            if (!memcmp(s->k[i], zero, 32))
+                continue;
+            uint64_t h;
+            memcpy(&h, s->k[i], 8);
+            size_t j = h & (cap - 1);
+            while (memcmp(k[j], zero, 32))
+                j = (j + 1) & (cap - 1);
+            memcpy(k[j], s->k[i], 32);
+        }
+        free(s->k);
+        s->k = k;
+        s->cap = cap;
+    }
+    static const uint8_t zero[32];
+    uint64_t h;
+    memcpy(&h, b, 8);
+    size_t j = h & (s->cap - 1);
+    while (memcmp(s->k[j], zero, 32)) {
+        if (!memcmp(s->k[j], b, 32))
+            return 0;
+        j = (j + 1) & (s->cap - 1);
+    }
+    memcpy(s->k[j], b, 32);
+    s->n++;
+    return 1;
+}
+
+typedef struct {
+    const orc_sweep *s;
+    orc_sweep_job_fn cb;
+    void *ctx;
+    size_t n_jobs, n_dups;
+    size_t *exclude_hits;
+    keyset seen;
+    eng_config cfg;
+} expander;
+
+/* One job: tree = base + entries, seed; resolve; hand over. */
+static int emit(expander *x, cfg_node *tree, const char *axes_prefix, int include, eng_err *e)
+{
+    const orc_sweep *s = x->s;
+    size_t ns = s->n_seeds ? s->n_seeds : 1;
+    for (size_t si = 0; si < ns; si++) {
+        char axes[1024];
+        snprintf(axes, sizeof axes, "%s", axes_prefix);
+        if (s->n_seeds) {
+            char num[24];
+            snprintf(num, sizeof num, "%lld", (long long)s->seeds[si]);
+            cfg_node *v = cfg_new_scalar(num, 0, s->seed_node[si]);
+            cfg_node *k = cfg_new_scalar("seed", 0, s->seed_node[si]);
+            int rc = (!v || !k) ? eng_errf(e, ENG_ENOMEM, "out of memory") : set_path(tree, k, v, e);
+            cfg_free(v);
+            cfg_free(k);
+            if (rc)
+                return rc;
+            size_t len = strlen(axes);
+            snprintf(axes + len, sizeof axes - len, "%sseed=%s", len ? " " : "", num);
+        }
+        if (include < 0 && s->n_exclude) {
+            int excluded = 0;
+            for (size_t p = 0; p < s->n_exclude && !excluded; p++) {
+                const cfg_node *pat = s->exclude[p];
+                int all = 1;
+                for (size_t i = 0; i < pat->n && all; i++) {
+                    const cfg_node *have = get_path(tree, pat->keys[i]->text);
+                    all = have && node_equal(have, pat->items[i]);
+                }
+                if (all) {
+                    x->exclude_hits[p]++;
+                    excluded = 1;
+                }
+            }
+            if (excluded)
+                continue;
+        }
+        if (eng_config_from_tree(tree, &x->cfg, e)) {
+            size_t len = strlen(e->msg);
+            snprintf(e->msg + len, sizeof e->msg - len, " (in the job %s)", *axes ? axes : "from base");
+            return ENG_ECONFIG;
+        }
+        char key[65];
+        eng_config_id(&x->cfg, key);
+        if (!key[0])
+            return eng_errf(e, ENG_ENOMEM, "out of memory");
+        int added = keyset_add(&x->seen, key);
+        if (added < 0)
+            return eng_errf(e, ENG_ENOMEM, "out of memory");
+        if (!added) {
+            x->n_dups++;
+            continue;
+        }
+        orc_sweep_job j = {.index = x->n_jobs, .cfg = &x->cfg, .key = key, .axes = axes, .include = include};
+        int rc = x->cb(x->ctx, &j, e);
+        if (rc)
+            return rc;
+        x->n_jobs++;
+    }
+    return 0;
+}
+
+static int expand_grid(expander *x, eng_err *e)
+{
+    const orc_sweep *s = x->s;
+    size_t idx[64] = {0};
+    if (s->n_axes > 64)
+        return cfg_errf(e, s->axis_key[64], "grid: more than 64 keys");
+    for (;;) {
+        cfg_node *tree = cfg_clone(s->base);
+        if (!tree)
+            return eng_errf(e, ENG_ENOMEM, "out of memory");
+        char axes[1024] = "";
+        size_t len = 0;
+        int rc = 0;
+        for (size_t a = 0; a < s->n_axes && !rc; a++) {
+            const cfg_node *v = s->axis_val[a]->items[idx[a]];
+            rc = set_path(tree, s->axis_key[a], v, e);
+            char vt[256];
+            orc_node_text(v, vt, sizeof vt);
+            if (len < sizeof axes)
+                len += (size_t)snprintf(axes + len, sizeof axes - len, "%s%s=%s", a ? " " : "",
+                                        s->axis_key[a]->text, vt);
+        }
+        if (!rc)
+            rc = emit(x, tree, axes, -1, e);
+        cfg_free(tree);
+        if (rc)
+            return rc;
+        /* odometer: the last key varies fastest */
+        size_t a = s->n_axes;
+        while (a > 0) {
+            a--;
+            if (++idx[a] < s->axis_val[a]->n)
+                break;
+            idx[a] = 0;
+            if (a == 0)
+                return 0;
+        }
+        if (s->n_axes == 0)
+            return 0;
+    }
+}
+
+static int expand_includes(expander *x, eng_err *e)
+{
+    const orc_sweep *s = x->s;
+    for (size_t i = 0; i < s->n_include; i++) {
+        cfg_node *tree = cfg_clone(s->base);
+        if (!tree)
+            return eng_errf(e, ENG_ENOMEM, "out of memory");
+        const cfg_node *inc = s->include[i];
+        char axes[1024] = "";
+        size_t len = 0;
+        int rc = 0;
+        for (size_t k = 0; k < inc->n && !rc; k++) {
+            rc = set_path(tree, inc->keys[k], inc->items[k], e);
+            char vt[256];
+            orc_node_text(inc->items[k], vt, sizeof vt);
+            if (len < sizeof axes)
+                len += (size_t)snprintf(axes + len, sizeof axes - len, "%s%s=%s", k ? " " : "", inc->keys[k]->text,
+                                        vt);
+        }
+        if (!rc)
+            rc = emit(x, tree, axes, (int)i, e);
+        cfg_free(tree);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int orc_sweep_expand(const orc_sweep *s, orc_sweep_job_fn cb, void *ctx, size_t *n_jobs, size_t *n_dups,
+                     eng_err *e)
+{
+    expander x = {.s = s, .cb = cb, .ctx = ctx};
+    if (s->n_exclude && !(x.exclude_hits = calloc(s->n_exclude, sizeof *x.exclude_hits)))
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    int rc = 0;
+    /* without a grid the base itself is the one grid point, unless includes say otherwise */
+    if (s->n_axes || !s->n_include)
+        rc = expand_grid(&x, e);
+    if (!rc)
+        rc = expand_includes(&x, e);
+    for (size_t p = 0; !rc && p < s->n_exclude; p++)
+        if (!x.exclude_hits[p])
+            rc = cfg_errf(e, s->exclude[p],
+                          "exclude entry %zu matches no grid point (each key must name a value the grid or base "
+                          "sets, written the same way)",
+                          p + 1);
+    if (!rc && x.n_jobs == 0)
+        rc = cfg_errf(e, s->root, "the sweep '%s' expands to zero jobs%s", s->name,
+                      s->n_exclude ? " (exclude removes every grid point)" : "");
+    free(x.exclude_hits);
+    free(x.seen.k);
+    if (n_jobs)
+        *n_jobs = x.n_jobs;
+    if (n_dups)
+        *n_dups = x.n_dups;
+    return rc;
+}
