@@ -54,6 +54,8 @@ static int n_threads = 1;
 
 /* ------------------------------------------------------------ sgemm probes */
 
+#ifdef TLM_BLAS_OPENBLAS
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -110,7 +112,6 @@ static double sgemm_rate(void)
 
 /* ------------------------------------------------------------ OpenBLAS kernel choice */
 
-#ifdef TLM_BLAS_OPENBLAS
 /* How capable a kernel is (what instructions it uses). */
 static int kernel_rank(const char *core)
 {
