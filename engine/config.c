@@ -400,7 +400,9 @@ static int resolve(parse_ctx *px, eng_err *e)
     const cfg_node *root = px->root;
     const eng_preset *p = NULL;
 
-    if (GIVEN(px, "scale")) {
+    /* "custom" is what eng_config_json writes for a config without a preset:
+     * it must read back (tlmd hands workers that JSON) */
+    if (GIVEN(px, "scale") && strcmp(c->scale, "custom") != 0) {
         p = eng_preset_find(c->scale);
         if (!p) {
             char list[256] = "";

@@ -203,8 +203,17 @@ static int parse_kind(ctx *c, orc_event *ev)
             return -1;
         return one_of(c, "phase", ev->phase, phases);
     case ORC_EV_STOPPED: {
+        /* the signal as a number (15) or a name ("SIGTERM"): the protocol allows either */
         int64_t sig = 0;
-        if (count(c, "signal", OPT, &sig) || str_or_null(c, "ckpt", OPT, &ev->path))
+        const orc_json_member *m = orc_json_get(c->o, "signal");
+        if (m && m->type == ORC_JSON_STRING) {
+            sig = !strcmp(m->str, "SIGTERM") ? 15 : !strcmp(m->str, "SIGINT") ? 2 : !strcmp(m->str, "SIGHUP") ? 1 : 0;
+            if (!sig)
+                return bad(c, "'signal' names an unknown signal '%.20s'", m->str);
+        } else if (count(c, "signal", OPT, &sig)) {
+            return -1;
+        }
+        if (str_or_null(c, "ckpt", OPT, &ev->path))
             return -1;
         if (sig > 128)
             return bad(c, "'signal' out of range");
