@@ -20,7 +20,7 @@
 #define B 2
 #define T 16
 #define STEPS 10
-#define LR 1e-2
+#define LR 5e-3
 #define WD 0.1
 #define BETA1 0.9
 #define BETA2 0.95

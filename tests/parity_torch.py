@@ -9,14 +9,15 @@ float64 with autograd, and compares:
   loss at step 0      |d| <= 1e-5 * max(1, |loss|)
   logits              max |d| <= 1e-4 * max |logit|
   every gradient      max |d| <= 2e-3 * max |grad| of that tensor (+1e-9)
-  10 AdamW losses     max |d| <= 1e-3 * max(1, |loss|)  (torch.optim.AdamW,
+  10 AdamW losses     max |d| <= 1e-5 * max(1, |loss|)  (torch.optim.AdamW,
                       decay on matrices only, clip_grad_norm_ at 1.0)
 
 The engine computes in fp32 and the reference in fp64, so the measured
-errors are the engine's rounding.  The step losses get a looser bound: at
-lr 1e-2 the loss falls from ~4.3 to ~0.6 in 10 steps, and AdamW divides
-each gradient by its own running scale, so fp32 rounding in coordinates
-with tiny gradients turns into full-size updates (measured up to ~1e-4).  Exit 0 pass, 1 fail (77: skip)."""
+errors are the engine's rounding.  The AdamW run uses
+lr 5e-3 (the loss falls from ~4.3 to ~1.1): at 1e-2 one variant reached an
+unstable step (gradient norm jumping from 0.8 to 1.4) where fp32 rounding
+grows to ~1e-3 within two steps, which tests the dynamics, not the code.
+Exit 0 pass, 1 fail (77: skip)."""
 import json
 import math
 import os
@@ -28,7 +29,7 @@ import tempfile
 import torch
 import torch.nn.functional as F
 
-TOL_LOSS, TOL_LOGITS, TOL_GRAD, TOL_STEPS = 1e-5, 1e-4, 2e-3, 1e-3
+TOL_LOSS, TOL_LOGITS, TOL_GRAD, TOL_STEPS = 1e-5, 1e-4, 2e-3, 1e-5
 
 
 def load_safetensors(path):

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "engine/cpu/cpu.h" /* eng__expf */
 #include "engine/ops.h"
 #include "engine/runtime.h"
 #include "tests/tap.h"
@@ -423,11 +424,28 @@ static void test_adamw(void)
     TAP_OK(fabs(O->sumsq(g, n) - s) < 1e-12 * s, "sumsq in double");
 }
 
+/* the backend's vectorisable exp against libm's, over the range it serves */
+static void test_expf(void)
+{
+    double worst = 0, at = 0;
+    for (double x = -87.0; x <= 88.0; x += 0.001) {
+        double e = fabs(eng__expf((float)x) / exp((double)(float)x) - 1);
+        if (e > worst) {
+            worst = e;
+            at = x;
+        }
+    }
+    TAP_OK(worst < 1e-6, "eng__expf on [-87, 88]: max rel err %.2e (at %.3f)", worst, at);
+    TAP_OK(eng__expf(-1000.0f) > 0 && eng__expf(-1000.0f) < 1e-37f && isfinite(eng__expf(1000.0f)),
+           "eng__expf clamps: exp(-1000) %.3g, exp(1000) %.3g", eng__expf(-1000.0f), eng__expf(1000.0f));
+}
+
 int main(int argc, char **argv)
 {
     eng_runtime_init(argc, argv);
     O = eng_ops_cpu();
     TAP_DIAG("blas %s kernel %s threads %d", eng_runtime_blas(), eng_runtime_kernel(), eng_runtime_threads());
+    test_expf();
     test_matmul();
     test_embedding();
     test_rmsnorm();

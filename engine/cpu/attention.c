@@ -49,10 +49,12 @@ static void head_fwd(float *o, int ldo, float *P /* (T, T) */, const float *q, i
         for (int i = r0; i < r1; i++) {
             float *row = P + (size_t)i * T;
             float m = row[0], s = 0;
+#pragma omp simd reduction(max : m)
             for (int j = 1; j <= i; j++)
                 m = row[j] > m ? row[j] : m;
+#pragma omp simd reduction(+ : s)
             for (int j = 0; j <= i; j++) {
-                row[j] = expf(row[j] - m);
+                row[j] = eng__expf(row[j] - m);
                 s += row[j];
             }
             float rs = 1.0f / s;
@@ -101,6 +103,7 @@ static void head_bwd(float *dq, float *dk, float *dv, float *P /* (T, T), become
             float *p = P + (size_t)i * T;
             const float *dp = dP + (size_t)i * T;
             float dot = 0;
+#pragma omp simd reduction(+ : dot)
             for (int j = 0; j <= i; j++)
                 dot += p[j] * dp[j];
             for (int j = 0; j <= i; j++)

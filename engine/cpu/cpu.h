@@ -22,6 +22,35 @@
  * (make -j check) every barrier can cost a time slice. */
 #define ENG_PAR_MIN 32768
 
+/* exp(x) for float, written so that loops calling it vectorize (libm's
+ * expf is a scalar call): x = n ln2 + r with |r| <= ln2/2 (Cody-Waite
+ * split of ln2), exp(r) by its degree-6 Taylor polynomial (truncation
+ * < 2e-7 relative), 2^n built in the exponent bits.  Inputs are clamped to
+ * [-87, 88], so the result is never 0, inf or subnormal: callers only use it
+ * where exp(-87) ~ 1.6e-38 is as good as 0 (softmax, sigmoid).
+ * tests/test_ops checks it against exp() over the whole range. */
+static inline float eng__expf(float x)
+{
+    x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
+    const float shifter = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
+    float n = (x * 1.44269504088896341f + shifter) - shifter;
+    float r = x - n * 0.693145751953125f;
+    r = r - n * 1.428606765330187045e-06f;
+    float p = 1.0f / 720.0f;
+    p = p * r + 1.0f / 120.0f;
+    p = p * r + 1.0f / 24.0f;
+    p = p * r + 1.0f / 6.0f;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    union {
+        uint32_t u;
+        float f;
+    } s;
+    s.u = (uint32_t)((int32_t)n + 127) << 23;
+    return p * s.f;
+}
+
 /* this thread's index and the team size inside an OpenMP region (0, 1 without OpenMP) */
 static inline int eng__omp_id(void)
 {

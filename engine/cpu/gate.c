@@ -15,7 +15,7 @@ void eng__cpu_gate_fwd(float *out /* (N, D) */, const float *a /* (N, D) */, con
         const float *an = a + (size_t)n * D, *zn = z + (size_t)n * ldz;
         float *on = out + (size_t)n * D;
         for (int g = 0; g < G; g++) {
-            float s = 1.0f / (1.0f + expf(-zn[g]));
+            float s = 1.0f / (1.0f + eng__expf(-zn[g]));
             for (int j = g * w; j < (g + 1) * w; j++)
                 on[j] = an[j] * s;
         }
@@ -31,7 +31,8 @@ void eng__cpu_gate_bwd(float *da /* (N, D) = */, float *dz /* (N, ldz) = */, con
         const float *an = a + (size_t)n * D, *zn = z + (size_t)n * ldz, *dn = dout + (size_t)n * D;
         float *dan = da + (size_t)n * D, *dzn = dz + (size_t)n * ldz;
         for (int g = 0; g < G; g++) {
-            float s = 1.0f / (1.0f + expf(-zn[g])), acc = 0;
+            float s = 1.0f / (1.0f + eng__expf(-zn[g])), acc = 0;
+#pragma omp simd reduction(+ : acc)
             for (int j = g * w; j < (g + 1) * w; j++) {
                 dan[j] = dn[j] * s;
                 acc += dn[j] * an[j];

@@ -16,6 +16,7 @@ void eng__cpu_rmsnorm_fwd(float *out /* (N, C) */, float *rstd /* (N) */, const 
         const float *xn = x + (size_t)n * C;
         float *on = out + (size_t)n * C;
         float ss = 0;
+#pragma omp simd reduction(+ : ss)
         for (int c = 0; c < C; c++)
             ss += xn[c] * xn[c];
         float r = 1.0f / sqrtf(ss / (float)C + eps);
@@ -36,6 +37,7 @@ void eng__cpu_rmsnorm_bwd(float *dx /* (N, C) += */, float *dw /* (C) += */, con
             const float *xn = x + (size_t)n * C, *dn = dout + (size_t)n * C;
             float *dxn = dx + (size_t)n * C;
             float r = rstd[n], dot = 0;
+#pragma omp simd reduction(+ : dot)
             for (int c = 0; c < C; c++)
                 dot += dn[c] * w[c] * xn[c];
             float k = dot * r * r * r / (float)C;

@@ -13,7 +13,7 @@ void eng__cpu_swiglu_fwd(float *out /* (N, F) */, const float *g /* (N, ldgu) */
         const float *gn = g + (size_t)n * ldgu, *un = u + (size_t)n * ldgu;
         float *on = out + (size_t)n * F;
         for (int f = 0; f < F; f++) {
-            float s = 1.0f / (1.0f + expf(-gn[f]));
+            float s = 1.0f / (1.0f + eng__expf(-gn[f]));
             on[f] = gn[f] * s * un[f];
         }
     }
@@ -27,7 +27,7 @@ void eng__cpu_swiglu_bwd(float *dg /* (N, ldgu) = */, float *du /* (N, ldgu) = *
         const float *gn = g + (size_t)n * ldgu, *un = u + (size_t)n * ldgu, *dn = dout + (size_t)n * F;
         float *dgn = dg + (size_t)n * ldgu, *dun = du + (size_t)n * ldgu;
         for (int f = 0; f < F; f++) {
-            float x = gn[f], s = 1.0f / (1.0f + expf(-x));
+            float x = gn[f], s = 1.0f / (1.0f + eng__expf(-x));
             float d = dn[f];
             dun[f] = d * x * s;
             dgn[f] = d * un[f] * s * (1.0f + x * (1.0f - s));

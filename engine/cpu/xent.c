@@ -9,6 +9,7 @@
 static float row_max(const float *x, int V)
 {
     float m = x[0];
+#pragma omp simd reduction(max : m)
     for (int v = 1; v < V; v++)
         m = x[v] > m ? x[v] : m;
     return m;
@@ -25,8 +26,9 @@ void eng__cpu_xent_fwd(float *losses /* (N) */, const float *logits /* (N, V) */
             continue;
         }
         float m = row_max(l, V), s = 0;
+#pragma omp simd reduction(+ : s)
         for (int v = 0; v < V; v++)
-            s += expf(l[v] - m);
+            s += eng__expf(l[v] - m);
         losses[n] = logf(s) + m - l[targets[n]];
     }
 }
@@ -42,8 +44,9 @@ void eng__cpu_xent_bwd(float *logits /* (N, V), in: logits, out: gradient */, co
             continue;
         }
         float m = row_max(l, V), s = 0;
+#pragma omp simd reduction(+ : s)
         for (int v = 0; v < V; v++) {
-            l[v] = expf(l[v] - m);
+            l[v] = eng__expf(l[v] - m);
             s += l[v];
         }
         float k = dscale / s;
