@@ -87,54 +87,56 @@ static void want(planner *p, void *ptr, size_t floats)
 
 static int plan_activations(eng_model *m, eng_err *e)
 {
-    static planner p; /* large; create is not reentrant anyway (OpenBLAS init) */
-    p.n = 0;
+    planner *p = calloc(1, sizeof *p); /* large: not on the stack */
+    if (!p)
+        return eng_errf(e, ENG_ENOMEM, "model: out of memory");
     const size_t N = (size_t)m->max_B * m->max_T, d = (size_t)m->d;
-    want(&p, &m->tokens, N);
-    want(&p, &m->targets, N);
-    want(&p, &m->rope_cs, (size_t)m->max_T * m->hd);
-    want(&p, &m->resid, (size_t)(m->L + 1) * N * d);
+    want(p, &m->tokens, N);
+    want(p, &m->targets, N);
+    want(p, &m->rope_cs, (size_t)m->max_T * m->hd);
+    want(p, &m->resid, (size_t)(m->L + 1) * N * d);
     for (int l = 0; l < m->L; l++) {
         eng_layer_acts *a = &m->la[l];
         const size_t F = (size_t)m->widths[l];
-        want(&p, &a->ln1, N * d);
-        want(&p, &a->rstd1, N);
-        want(&p, &a->qkvg, N * (size_t)m->S);
-        want(&p, &a->att, (size_t)m->max_B * m->H * m->max_T * m->max_T);
-        want(&p, &a->atty, N * d);
+        want(p, &a->ln1, N * d);
+        want(p, &a->rstd1, N);
+        want(p, &a->qkvg, N * (size_t)m->S);
+        want(p, &a->att, (size_t)m->max_B * m->H * m->max_T * m->max_T);
+        want(p, &a->atty, N * d);
         if (m->G)
-            want(&p, &a->gated, N * d);
-        want(&p, &a->resid_mid, N * d);
-        want(&p, &a->ln2, N * d);
-        want(&p, &a->rstd2, N);
-        want(&p, &a->gu, N * 2 * F);
-        want(&p, &a->h, N * F);
+            want(p, &a->gated, N * d);
+        want(p, &a->resid_mid, N * d);
+        want(p, &a->ln2, N * d);
+        want(p, &a->rstd2, N);
+        want(p, &a->gu, N * 2 * F);
+        want(p, &a->h, N * F);
     }
-    want(&p, &m->lnf, N * d);
-    want(&p, &m->rstdf, N);
-    want(&p, &m->logits, N * (size_t)m->V);
-    want(&p, &m->losses, N);
-    want(&p, &m->dresid, N * d);
-    want(&p, &m->dqkvg, N * (size_t)m->S);
-    want(&p, &m->datty, N * d);
-    want(&p, &m->dgated, N * d);
-    want(&p, &m->dln, N * d);
-    want(&p, &m->dgu, N * 2 * (size_t)m->max_F);
-    want(&p, &m->dh, N * (size_t)m->max_F);
-    want(&p, &m->att_ws, m->ops->attention_workspace(m->max_B, m->max_T, m->H, m->hd));
+    want(p, &m->lnf, N * d);
+    want(p, &m->rstdf, N);
+    want(p, &m->logits, N * (size_t)m->V);
+    want(p, &m->losses, N);
+    want(p, &m->dresid, N * d);
+    want(p, &m->dqkvg, N * (size_t)m->S);
+    want(p, &m->datty, N * d);
+    want(p, &m->dgated, N * d);
+    want(p, &m->dln, N * d);
+    want(p, &m->dgu, N * 2 * (size_t)m->max_F);
+    want(p, &m->dh, N * (size_t)m->max_F);
+    want(p, &m->att_ws, m->ops->attention_workspace(m->max_B, m->max_T, m->H, m->hd));
     size_t total = 0;
-    for (int i = 0; i < p.n; i++)
-        total += p.req[i].floats;
+    for (int i = 0; i < p->n; i++)
+        total += p->req[i].floats;
     m->act_floats = total;
     m->act_slab = m->ops->alloc(total * sizeof(float));
+    float *at = m->act_slab;
+    for (int i = 0; m->act_slab && i < p->n; i++) {
+        *p->req[i].ptr = at;
+        at += p->req[i].floats;
+    }
+    free(p);
     if (!m->act_slab)
         return eng_errf(e, ENG_ENOMEM, "model: cannot allocate %.1f MiB of activations (batch %d x %d)",
                         (double)total * 4 / 1048576, m->max_B, m->max_T);
-    float *at = m->act_slab;
-    for (int i = 0; i < p.n; i++) {
-        *p.req[i].ptr = at;
-        at += p.req[i].floats;
-    }
     return 0;
 }
 
