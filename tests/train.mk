@@ -20,5 +20,7 @@ tests_train_mkshard_LDADD = $(ENGINE_LIBS)
 
 # tlm-worker end to end (shell + python3 reading the events).
 EXTRA_DIST += tests/train_common.sh tests/train_events.py
-TESTS += tests/test_worker_resume.sh tests/test_worker_errors.sh
-dist_check_SCRIPTS += tests/test_worker_resume.sh tests/test_worker_errors.sh
+TESTS += tests/test_worker_resume.sh tests/test_worker_errors.sh tests/test_worker_events.sh \
+	tests/test_worker_train.sh
+dist_check_SCRIPTS += tests/test_worker_resume.sh tests/test_worker_errors.sh tests/test_worker_events.sh \
+	tests/test_worker_train.sh

@@ -40,7 +40,8 @@ events() { python3 "$EVCHECK" "$@"; }
 
 # A small job on the text shard: d=64, 2 layers, linear taper, 48 steps of
 # 1024 tokens, eval every 16 steps, a checkpoint every 8 steps.  $SEED, $DATA
-# and $LR override the seed, the shards and the peak learning rate; "train: k: v, ..." arguments add
+# $LR and $LOG_EVERY override the seed, the shards, the peak learning rate
+# and the step-event period; "train: k: v, ..." arguments add
 # train keys, other arguments are YAML lines of their own.
 small_job() {
     out=$1
@@ -53,7 +54,7 @@ seed: ${SEED:-3}
 data: {train: ${DATA:-$tmp/text.tlmtok}}
 eval: {every_tokens: 16384, val_tokens: 2048}
 EOF
-    train="tokens: 49152, seq_len: 32, batch_tokens: 1024, micro_batch: 8, lr: ${LR:-3e-3}, warmup_tokens: 4096, log_every: 1, ckpt_every_tokens: 8192"
+    train="tokens: 49152, seq_len: 32, batch_tokens: 1024, micro_batch: 8, lr: ${LR:-3e-3}, warmup_tokens: 4096, log_every: ${LOG_EVERY:-1}, ckpt_every_tokens: 8192"
     for line in "$@"; do
         case $line in
         train:*) train="$train, ${line#train: }" ;;

@@ -133,8 +133,12 @@ static void on_eval(void *ud, const eng_eval_info *v)
     else
         wrk_ev_num(&ev, "stderr", v->stderr_);
     wrk_events_emit(&j->ev, &ev);
-    say("eval at step %" PRId64 ": %s %s %s = %.4f over %" PRId64 " tokens", v->step, v->suite, v->task, v->metric,
-        v->value, v->n);
+    if (!strcmp(v->suite, v->task))
+        say("eval at step %" PRId64 ": %s %s %.4f over %" PRId64 " tokens", v->step, v->suite, v->metric, v->value,
+            v->n);
+    else
+        say("eval at step %" PRId64 ": %s/%s %s %.4f over %" PRId64 " tokens", v->step, v->suite, v->task, v->metric,
+            v->value, v->n);
 }
 
 static void on_ckpt(void *ud, const char *path, int64_t step, int64_t tokens)

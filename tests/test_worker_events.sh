@@ -1,0 +1,114 @@
+#!/bin/sh
+# test_worker_events.sh: tlm-worker's event stream is what docs/protocol.md
+# says: valid JSON lines with the listed fields, start (matching --describe:
+# id, widths, parameters, FLOPs) then one layer d_ff event per layer, every
+# step with its learning rate, evaluations and checkpoints at their periods,
+# heartbeats when silent, exactly one done; events on --events-fd only,
+# human progress on stderr; the run folder holds config.json and the newest
+# keep_checkpoints checkpoints.
+. "$TLM_SRCDIR/tests/train_common.sh"
+
+small_job "$tmp/job.yaml"
+"$W" --describe --config "$tmp/job.yaml" >"$tmp/describe.json"
+ok $? "--describe the job"
+
+job=$(printf 'k"1\\\tz\303\251')   # a quote, a backslash, a tab and an e-acute
+"$W" --config "$tmp/job.yaml" --out "$tmp/run" --threads 1 --job "$job" --events-fd 3 \
+    3>"$tmp/ev" >"$tmp/stdout" 2>"$tmp/stderr"
+ok $? "train with --events-fd 3 and --job"
+events "$tmp/ev" --job "$job" --end done >"$tmp/sum"
+ok $? "every line is a protocol event carrying the job key; one done, last"
+ok $([ ! -s "$tmp/stdout" ]; echo $?) "nothing on stdout when events go to fd 3"
+grep -q "step 48/48" "$tmp/stderr" && grep -q "done: 48 steps" "$tmp/stderr"
+ok $? "progress and the summary go to stderr"
+
+python3 - "$tmp/sum" "$tmp/describe.json" "$tmp/run" "$W" "$tmp/job.yaml" "$job" <<'P'
+import json, math, os, re, sys
+s = json.load(open(sys.argv[1]))
+d = json.load(open(sys.argv[2]))
+run, W, cfgpath, job = sys.argv[3:7]
+st = s["start"]
+fails = []
+def check(cond, what):
+    print(("ok: " if cond else "FAILED: ") + what)
+    if not cond:
+        fails.append(what)
+check(st["config_id"] == d["id"], "start.config_id is the job id of --describe")
+check(s["widths"] == d["widths"]["d_ff"], "layer d_ff events: %r" % s["widths"])
+check(st["params"] == d["params"]["total"], "start.params = the account's total (%d)" % st["params"])
+check(abs(st["flops_per_token"] - d["flops_per_token"]["train"]) <= 1e-9 * st["flops_per_token"], "start.flops_per_token")
+check(st["step"] == 0 and st["tokens"] == 0 and st["resumed_from_step"] is None, "a fresh start: step 0, resumed_from_step null")
+check(st["total_steps"] == 48 and st["total_tokens"] == 49152, "total_steps 48, total_tokens 49152")
+check(st["device"] == "cpu" and st["threads"] == 1 and st["pid"] > 0, "device cpu, threads 1, pid")
+check(bool(st["blas"]) and bool(st["blas_kernel"]) and bool(st["compiler"]) and bool(st["host"]) and bool(st["os"]),
+      "blas %r, kernel %r, compiler %r, host, os" % (st["blas"], st["blas_kernel"], st["compiler"]))
+check(re.fullmatch(r"[0-9a-f]{40}(-dirty)?|unknown", st["git_commit"]) is not None, "git_commit %r" % st["git_commit"])
+check(st["argv"] == [W, "--config", cfgpath, "--out", run, "--threads", "1", "--job", job, "--events-fd", "3"],
+      "argv is the command line")
+steps = sorted(int(k) for k in s["losses"])
+check(steps == list(range(1, 49)), "a step event for every step (log_every 1)")
+L = s["losses"]
+check(all(math.isfinite(v) for v in L.values()), "finite losses")
+early, late = L["1"], sum(L[str(k)] for k in range(39, 49)) / 10
+check(late < early - 1.0, "the loss falls (%.3f -> %.3f)" % (early, late))
+ev = [json.loads(l) for l in open(os.path.join(os.path.dirname(sys.argv[1]), "ev"))]
+se = [e for e in ev if e["ev"] == "step"]
+check(all(e["tokens"] == 1024 * e["step"] for e in se), "step.tokens = 1024 x step")
+check(abs(se[0]["lr"] - 3e-3 * 1024 / 4096) < 1e-15 and abs(se[4]["lr"] - 3e-3) < 1e-15,
+      "warm-up: lr 7.5e-4 at step 1, the peak 3e-3 at step 5")
+check(all(e["step_ms"] > 0 and e["tokens_per_s"] > 0 and e["grad_norm"] > 0 for e in se), "step timings, grad norms")
+evals = s["evals"]
+at = sorted({e["step"] for e in evals})
+check(at == [16, 32, 48], "evaluations after steps 16, 32, 48 (every 16384 tokens) %r" % at)
+byk = {(e["step"], e["metric"]): e for e in evals}
+check(all(abs(byk[(k, "ppl")]["value"] - math.exp(byk[(k, "loss")]["value"])) < 1e-9 * byk[(k, "ppl")]["value"]
+          for k in at), "ppl = exp(loss)")
+check(all(e["suite"] == "val" and e["task"] == "val" and e["n"] == 2048 and e["stderr"] > 0 for e in evals),
+      "suite val, 2048 tokens scored (eval.val_tokens), a standard error")
+ck = s["ckpts"]
+check([c["step"] for c in ck] == [8, 16, 24, 32, 40, 48], "a checkpoint every 8192 tokens and at the end")
+kept = sorted(os.listdir(os.path.join(run, "ckpt")))
+check(kept == ["step-00000040", "step-00000048"], "keep_checkpoints 2: %r" % kept)
+check(sorted(os.listdir(ck[-1]["path"])) == ["MANIFEST.json", "model.safetensors", "optim.safetensors", "trainer.json"],
+      "the last checkpoint's files")
+end = s["end"]
+check(end["step"] == 48 and end["tokens"] == 49152 and end["loss"] == L["48"] and end["val_loss"] == byk[(48, "loss")]["value"],
+      "done: step, tokens, the last loss and validation loss")
+check(end["elapsed_s"] > 0, "done.elapsed_s")
+cj = json.load(open(os.path.join(run, "config.json")))
+check(cj["model"]["d_model"] == 64 and cj["train"]["log_every"] == 1, "run/config.json holds the resolved config")
+sys.exit(1 if fails else 0)
+P
+ok $? "start, layer, step, eval, ckpt and done carry the right values"
+"$W" --describe --config "$tmp/run/config.json" | grep -q "\"id\": \"$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$tmp/describe.json")\""
+ok $? "run/config.json describes the same job"
+
+# ---- heartbeats: a quiet run (few step events) still speaks every period
+LOG_EVERY=1000 small_job "$tmp/quiet.yaml"
+"$W" --config "$tmp/quiet.yaml" --out "$tmp/quiet" --threads 1 --heartbeat 0.05 >"$tmp/qev" 2>/dev/null
+ok $? "a quiet run with --heartbeat 0.05 (events on stdout by default)"
+events "$tmp/qev" --end done >"$tmp/qsum"
+ok $? "its events follow the protocol"
+python3 - "$tmp/qsum" "$tmp/qev" <<'P'
+import json, sys
+s = json.load(open(sys.argv[1]))
+hb = s["heartbeats"]
+assert len(hb) >= 5, "only %d heartbeats" % len(hb)
+assert all(h["phase"] in ("setup", "train", "eval", "ckpt") for h in hb), hb
+assert [h["step"] for h in hb] == sorted(h["step"] for h in hb), "heartbeat steps go backwards"
+assert sorted(s["losses"]) == ["1", "48"], sorted(s["losses"])
+t = [json.loads(l)["t"] for l in open(sys.argv[2])]
+gap = max(b - a for a, b in zip(t, t[1:]))
+assert gap < 1.0, "a silence of %.2f s" % gap
+print("# %d heartbeats, longest silence %.3f s, phases %s" % (len(hb), gap, sorted({h["phase"] for h in hb})))
+P
+ok $? "heartbeats fill the silences (phase, step) and no silence lasts"
+
+# ---- --help documents the flags
+"$W" --help >"$tmp/help"
+rc=$?
+for flag in --config --out --resume --threads --device --events-fd --job --heartbeat --die-with-parent --describe; do
+    grep -q -- "$flag" "$tmp/help" || rc=1
+done
+ok $rc "--help lists every flag"
+finish
