@@ -12,6 +12,15 @@ tests_test_train_lr_LDADD = $(ENGINE_LIBS)
 
 TESTS += tests/test_loader tests/test_ckpt tests/test_train_lr
 
+# The trainer in process; malloc & co. are wrapped to count allocations.
+check_PROGRAMS += tests/test_train
+tests_test_train_SOURCES = tests/test_train.c tests/tap.h
+tests_test_train_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_test_train_LDADD = $(ENGINE_LIBS)
+tests_test_train_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc \
+	-Wl,--wrap=aligned_alloc -Wl,--wrap=posix_memalign
+TESTS += tests/test_train
+
 # Helper for the worker tests (not a test itself).
 check_PROGRAMS += tests/train_mkshard
 tests_train_mkshard_SOURCES = tests/train_mkshard.c
