@@ -11,7 +11,10 @@
 #ifndef TLM_ENGINE_RUNTIME_H
 #define TLM_ENGINE_RUNTIME_H
 
-/* May not return (re-exec).  Safe to call when the BLAS is not OpenBLAS. */
+/* May not return (re-exec, at most a few times, never in a loop): once to
+ * make OpenMP's idle threads sleep instead of spin (OMP_WAIT_POLICY=passive,
+ * unless the user set it or GOMP_SPINCOUNT), and for the OpenBLAS kernel
+ * above.  Safe to call when the BLAS is not OpenBLAS. */
 void eng_runtime_init(int argc, char **argv);
 
 /* Compute threads for BLAS and the engine's own kernels (0 = all cores). */

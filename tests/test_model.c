@@ -111,7 +111,7 @@ static void test_layout(const tm_spec *s)
 /* Trains `steps` AdamW steps; losses[] out.  Counts allocations during them. */
 static int train(const tm_spec *s, uint64_t seed, int steps, double *losses, long *allocs, float *params_out)
 {
-    enum { Bm = 4, Tm = 16 };
+    enum { Bm = 8, Tm = 64 };
     eng_config c;
     eng_err e = {0};
     eng_model *m;
@@ -122,7 +122,7 @@ static int train(const tm_spec *s, uint64_t seed, int steps, double *losses, lon
     eng_model_init_weights(m, seed);
     if (params_out)
         eng_model_get_params(m, params_out);
-    int32_t tok[Bm * Tm], tgt[Bm * Tm];
+    static int32_t tok[Bm * Tm], tgt[Bm * Tm];
     long before = n_allocs;
     int rc = 0;
     for (int st = 0; st < steps && !rc; st++) {
@@ -136,10 +136,10 @@ static int train(const tm_spec *s, uint64_t seed, int steps, double *losses, lon
             tgt[i] = (3 * x + 1) % s->V;
         }
         eng_model_zero_grads(m);
-        /* two micro batches of 2 sequences: accumulation */
+        /* two micro batches: accumulation */
         double l0, l1;
-        rc = eng_model_forward(m, tok, tgt, 2, Tm, &l0, NULL, &e) || eng_model_backward(m, 0.5f, &e) ||
-             eng_model_forward(m, tok + 2 * Tm, tgt + 2 * Tm, 2, Tm, &l1, NULL, &e) ||
+        rc = eng_model_forward(m, tok, tgt, Bm / 2, Tm, &l0, NULL, &e) || eng_model_backward(m, 0.5f, &e) ||
+             eng_model_forward(m, tok + Bm / 2 * Tm, tgt + Bm / 2 * Tm, Bm / 2, Tm, &l1, NULL, &e) ||
              eng_model_backward(m, 0.5f, &e);
         double gn = eng_model_grad_norm(m);
         eng_adamw opt = {3e-3, 0.9, 0.95, 1e-8, 0.1, st + 1, gn > 1.0 ? 1.0 / gn : 1.0};
@@ -159,11 +159,14 @@ int main(int argc, char **argv)
 
     TAP_OK(n_allocs > 0, "the allocation counter sees the engine's allocations (%ld while building)", n_allocs);
     enum { STEPS = 60 };
+    static double a[STEPS], b[STEPS], c[STEPS];
+    static float pa[400000], pb[400000], pc[400000];
     for (int i = 0; i < NSPEC; i += 2) {
         const tm_spec *s = &specs[i];
-        double a[STEPS], b[STEPS], c[STEPS];
         long alloc_a, alloc_b, alloc_c;
-        static float pa[200000], pb[200000], pc[200000];
+        memset(pa, 0, sizeof pa);
+        memset(pb, 0, sizeof pb);
+        memset(pc, 0, sizeof pc);
         int rc = train(s, 11, STEPS, a, &alloc_a, pa) | train(s, 11, STEPS, b, &alloc_b, pb) |
                  train(s, 12, 2, c, &alloc_c, pc);
         TAP_OK(rc == 0, "%s: trained", s->name);
@@ -173,5 +176,25 @@ int main(int argc, char **argv)
         TAP_OK(alloc_a == 0, "%s: %ld allocations in %d training steps", s->name, alloc_a, STEPS);
         TAP_OK(a[STEPS - 1] < 0.5 * a[0], "%s: loss %.3f -> %.3f", s->name, a[0], a[STEPS - 1]);
     }
+
+    /* a model big enough that every kernel and matmul runs threaded: the
+     * same losses on 2 threads twice, and on 1 thread (the kernels split
+     * rows, channels or output blocks, never a sum, and the gradient norm
+     * sums fixed chunks in order) */
+    static const tm_spec big = {"threaded gated_attn", "gated_attn", "elementwise", "cosine", 128, 2, 4, 2, 256, 512,
+                                0, 0.02};
+    enum { BIG_STEPS = 8 };
+    double t2a[BIG_STEPS], t2b[BIG_STEPS], t1[BIG_STEPS];
+    long al;
+    int th = eng_runtime_threads();
+    int rc = train(&big, 5, BIG_STEPS, t2a, &al, NULL) | train(&big, 5, BIG_STEPS, t2b, &al, NULL);
+    TAP_OK(rc == 0 && al == 0 && !memcmp(t2a, t2b, sizeof t2a), "%s, %d threads: bit-identical losses (%.6f -> %.6f)",
+           big.name, th, t2a[0], t2a[BIG_STEPS - 1]);
+    eng_runtime_set_threads(1);
+    rc = train(&big, 5, BIG_STEPS, t1, &al, NULL);
+    eng_runtime_set_threads(th);
+    TAP_OK(rc == 0 && !memcmp(t2a, t1, sizeof t1), "%s: 1 thread gives the same losses as %d", big.name, th);
+    for (int i = 0; i < BIG_STEPS && memcmp(t2a, t1, sizeof t1); i++)
+        TAP_DIAG("step %d: %.17g vs %.17g", i, t2a[i], t1[i]);
     return tap_done();
 }

@@ -7,7 +7,8 @@
  *     moves to a stronger, verified kernel with a bounded number of execs;
  *   - the same, but the weak kernel claims to be unbeatable: every candidate
  *     is tried and refused, the original is restored, and it stops;
- *   - a user's own OPENBLAS_CORETYPE: left alone, no re-exec.
+ *   - a user's own OPENBLAS_CORETYPE: left alone, no re-exec;
+ *   - OMP_WAIT_POLICY: set to passive with one re-exec, a user's kept.
  * Also checks eng_runtime_blas/kernel/threads are filled in.  The
  * OpenBLAS-specific cases skip with another BLAS. */
 #include <stdlib.h>
@@ -26,12 +27,13 @@ static int child(int argc, char **argv)
     snprintf(buf, sizeof buf, "%d", (s ? atoi(s) : 0) + 1);
     setenv("TLM_TEST_STARTS", buf, 1);
     eng_runtime_init(argc, argv);
-    const char *probe = getenv("TLM_BLAS_PROBE");
-    printf("%s %s %s\n", getenv("TLM_TEST_STARTS"), eng_runtime_kernel(), probe ? probe : "-");
+    const char *probe = getenv("TLM_BLAS_PROBE"), *wait = getenv("OMP_WAIT_POLICY");
+    printf("%s %s %s %s\n", getenv("TLM_TEST_STARTS"), eng_runtime_kernel(), probe ? probe : "-", wait ? wait : "-");
     return 0;
 }
 
 /* Runs this program as a child with extra environment "K=V" pairs. */
+static char wait_policy[64];
 static int run(const char *self, const char *const *env, int *starts, char *kernel, char *probe)
 {
     int fd[2];
@@ -44,6 +46,9 @@ static int run(const char *self, const char *const *env, int *starts, char *kern
         unsetenv("OPENBLAS_CORETYPE");
         unsetenv("TLM_BLAS_PROBE");
         unsetenv("TLM_TEST_STARTS");
+        unsetenv("OMP_WAIT_POLICY");
+        unsetenv("GOMP_SPINCOUNT");
+        unsetenv("TLM_RUNTIME_ENV");
         for (int i = 0; env[i]; i++) {
             char kv[128];
             snprintf(kv, sizeof kv, "%s", env[i]);
@@ -63,7 +68,7 @@ static int run(const char *self, const char *const *env, int *starts, char *kern
     if (n <= 0 || !WIFEXITED(st) || WEXITSTATUS(st))
         return -1;
     out[n] = 0;
-    return sscanf(out, "%d %63s %127s", starts, kernel, probe) == 3 ? 0 : -1;
+    return sscanf(out, "%d %63s %127s %63s", starts, kernel, probe, wait_policy) == 4 ? 0 : -1;
 }
 
 int main(int argc, char **argv)
@@ -89,28 +94,38 @@ int main(int argc, char **argv)
     int starts;
     char kernel[64], probe[128];
 
-    const char *plain[] = {NULL};
+    /* the BLAS cases run with the wait policy already settled */
+    const char *plain[] = {"TLM_RUNTIME_ENV=1", NULL};
     int rc = run(self, plain, &starts, kernel, probe);
     TAP_OK(rc == 0, "child as is: kernel %s, %d start(s), probe %s", rc ? "?" : kernel, rc ? 0 : starts,
            rc ? "?" : probe);
     char best[64];
     snprintf(best, sizeof best, "%s", kernel);
 
-    const char *weak[] = {"OPENBLAS_CORETYPE=Prescott", "TLM_BLAS_PRETEND_DETECTED=1", NULL};
+    const char *weak[] = {"TLM_RUNTIME_ENV=1", "OPENBLAS_CORETYPE=Prescott", "TLM_BLAS_PRETEND_DETECTED=1", NULL};
     rc = run(self, weak, &starts, kernel, probe);
     TAP_OK(rc == 0 && strcasecmp(kernel, "Prescott") && !strcmp(probe, "done") && starts >= 2 && starts <= 6,
            "misdetected Prescott: moved to %s after %d starts (probe %s)", rc ? "?" : kernel, rc ? 0 : starts,
            rc ? "?" : probe);
 
-    const char *unbeatable[] = {"OPENBLAS_CORETYPE=Prescott", "TLM_BLAS_PRETEND_DETECTED=fast", NULL};
+    const char *unbeatable[] = {"TLM_RUNTIME_ENV=1", "OPENBLAS_CORETYPE=Prescott", "TLM_BLAS_PRETEND_DETECTED=fast", NULL};
     rc = run(self, unbeatable, &starts, kernel, probe);
     TAP_OK(rc == 0 && !strcasecmp(kernel, "Prescott") && !strcmp(probe, "done") && starts <= 6,
            "no faster candidate: back on %s after %d starts, no loop", rc ? "?" : kernel, rc ? 0 : starts);
 
-    const char *user[] = {"OPENBLAS_CORETYPE=Haswell", NULL};
+    const char *user[] = {"TLM_RUNTIME_ENV=1", "OPENBLAS_CORETYPE=Haswell", NULL};
     rc = run(self, user, &starts, kernel, probe);
     TAP_OK(rc == 0 && !strcasecmp(kernel, "Haswell") && starts == 1, "user's OPENBLAS_CORETYPE=Haswell kept (%s, %d start)",
            rc ? "?" : kernel, rc ? 0 : starts);
     (void)best;
+
+    const char *fresh[] = {NULL};
+    rc = run(self, fresh, &starts, kernel, probe);
+    TAP_OK(rc == 0 && !strcmp(wait_policy, "passive") && starts == 2,
+           "OpenMP wait policy: set to %s with one re-exec (%d starts)", rc ? "?" : wait_policy, rc ? 0 : starts);
+    const char *own[] = {"OMP_WAIT_POLICY=active", NULL};
+    rc = run(self, own, &starts, kernel, probe);
+    TAP_OK(rc == 0 && !strcmp(wait_policy, "active") && starts == 1, "user's OMP_WAIT_POLICY=active kept (%d start)",
+           rc ? 0 : starts);
     return tap_done();
 }

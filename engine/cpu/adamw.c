@@ -23,28 +23,28 @@ void eng__cpu_adamw(float *p, const float *grad, float *m, float *v, size_t n, f
     }
 }
 
-/* Partial sums per thread, combined in thread order: an OpenMP reduction
- * may combine in any order, and the norm feeds clipping, so a run would not
- * repeat bit for bit. */
-#define SUMSQ_MAX_THREADS 256
+/* Partial sums over fixed chunks, combined in chunk order: the result is the
+ * same whatever the thread count (an OpenMP reduction may combine in any
+ * order, and the norm feeds clipping, so runs would not repeat bit for bit;
+ * per-thread partials would tie the result to the thread count). */
+#define SUMSQ_MAX_CHUNKS 4096
 double eng__cpu_sumsq(const float *x, size_t n)
 {
-    double part[SUMSQ_MAX_THREADS] = {0};
-    int used = 1;
-#pragma omp parallel num_threads(eng__cpu_threads() < SUMSQ_MAX_THREADS ? eng__cpu_threads() : SUMSQ_MAX_THREADS) \
-    if (n >= ENG_PAR_MIN)
-    {
-        int nt = eng__omp_nt(), id = eng__omp_id();
-        size_t i0 = n * (size_t)id / (size_t)nt, i1 = n * (size_t)(id + 1) / (size_t)nt;
+    double part[SUMSQ_MAX_CHUNKS];
+    size_t chunk = (n + SUMSQ_MAX_CHUNKS - 1) / SUMSQ_MAX_CHUNKS;
+    if (chunk < 16384)
+        chunk = 16384;
+    const long nc = (long)((n + chunk - 1) / chunk);
+#pragma omp parallel for schedule(static) if (nc > 1)
+    for (long c = 0; c < nc; c++) {
+        size_t i0 = (size_t)c * chunk, i1 = i0 + chunk < n ? i0 + chunk : n;
         double s = 0;
         for (size_t i = i0; i < i1; i++)
             s += (double)x[i] * x[i];
-        part[id] = s;
-        if (id == 0)
-            used = nt;
+        part[c] = s;
     }
     double s = 0;
-    for (int t = 0; t < used; t++)
-        s += part[t];
+    for (long c = 0; c < nc; c++)
+        s += part[c];
     return s;
 }
