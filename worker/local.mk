@@ -25,8 +25,9 @@ worker/git-commit.h: wrk-git-commit-check
 	if test -e '$(top_srcdir)/.git' && c2=`git -C '$(top_srcdir)' rev-parse HEAD 2>/dev/null`; then \
 	  c=$$c2; git -C '$(top_srcdir)' diff --quiet HEAD -- 2>/dev/null || c=$$c-dirty; \
 	elif test -f '$(top_srcdir)/worker/git-commit'; then \
-	  c=`sed -n '1s/[^0-9a-zA-Z-]//gp' '$(top_srcdir)/worker/git-commit'`; \
+	  c=`sed -n '1{s/[^0-9a-zA-Z-]//g;p;}' '$(top_srcdir)/worker/git-commit'`; \
 	fi; \
+	test -n "$$c" || c=unknown; \
 	echo "#define WRK_GIT_COMMIT \"$$c\"" >$@.tmp; \
 	if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
 wrk-git-commit-check:
