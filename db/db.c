@@ -4,12 +4,18 @@
  * opens while the daemon commits would see "database is locked"). */
 #include "db/db_int.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "engine/fileio.h"
 
 double db__now(void)
 {
@@ -145,6 +151,55 @@ int db_migrate(db *d, eng_err *e)
     return db_commit(d, e);
 }
 
+/* A new database is built beside its final name (WAL mode, schema,
+ * version) and renamed into place, so that a reader never meets it half
+ * made: before the rename there is no file, after it a complete one. */
+static int create_atomically(const char *path, eng_err *e)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && st.st_size > 0)
+        return 0;
+    char tmp[4096];
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.new-%ld", path, (long)getpid()) >= sizeof tmp)
+        return eng_errf(e, ENG_EIO, "%s: path too long", path);
+    unlink(tmp);
+    sqlite3 *h = NULL;
+    char *msg = NULL;
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA user_version = %d", DB_SCHEMA_VERSION);
+    int rc = sqlite3_open_v2(tmp, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(h, "PRAGMA journal_mode=WAL", NULL, NULL, &msg);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(h, "BEGIN", NULL, NULL, &msg);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(h, db_schema_sql, NULL, NULL, &msg);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(h, sql, NULL, NULL, &msg);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(h, "COMMIT", NULL, NULL, &msg);
+    if (rc != SQLITE_OK) {
+        int r = eng_errf(e, ENG_EIO, "%s: cannot create: %s", path, msg ? msg : h ? sqlite3_errmsg(h) : "?");
+        sqlite3_free(msg);
+        sqlite3_close(h);
+        unlink(tmp);
+        return r;
+    }
+    /* the only connection: closing checkpoints everything into the file and removes the WAL */
+    sqlite3_close(h);
+    int fd = open(tmp, O_RDONLY | O_CLOEXEC);
+    int synced = fd >= 0 && fsync(fd) == 0;
+    if (fd >= 0)
+        close(fd);
+    if (!synced || rename(tmp, path) != 0) {
+        int r = eng_errf(e, ENG_EIO, "%s: cannot create: %s", path, strerror(errno));
+        unlink(tmp);
+        return r;
+    }
+    eng_fsync_dir(path);
+    return 0;
+}
+
 int db_open(const char *path, int mode, db **out, eng_err *e)
 {
     *out = NULL;
@@ -152,6 +207,10 @@ int db_open(const char *path, int mode, db **out, eng_err *e)
     if (!d)
         return eng_errf(e, ENG_ENOMEM, "out of memory");
     d->mode = mode;
+    if (mode == DB_READWRITE && create_atomically(path, e)) {
+        free(d);
+        return ENG_EIO;
+    }
     int flags = mode == DB_READWRITE ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
     flags |= SQLITE_OPEN_NOMUTEX; /* one thread per connection */
     int rc = sqlite3_open_v2(path, &d->h, flags, NULL);
@@ -163,6 +222,11 @@ int db_open(const char *path, int mode, db **out, eng_err *e)
     /* first, before anything can touch a lock */
     sqlite3_busy_timeout(d->h, DB_BUSY_TIMEOUT_MS);
     sqlite3_extended_result_codes(d->h, 1);
+    /* The last connection to close would take an EXCLUSIVE lock to
+     * checkpoint and delete the WAL: a reader opening at that moment sees
+     * "database is locked" (the sqlite3 shell has no busy timeout).  The
+     * writer checkpoints passively instead (db_close); the WAL file stays. */
+    sqlite3_db_config(d->h, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
 
     d->opened_version = (int)query_int(d, "PRAGMA user_version");
     if (d->opened_version < 0) {
@@ -213,6 +277,10 @@ void db_close(db *d)
         db_rollback(d);
     for (int i = 0; i < DB_ST_COUNT; i++)
         sqlite3_finalize(d->st[i]);
+    /* everything committed into the main file (unless a reader still holds
+     * an older snapshot), without the exclusive lock a full one needs */
+    if (d->mode == DB_READWRITE && d->h)
+        sqlite3_wal_checkpoint_v2(d->h, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
     sqlite3_close(d->h);
     free(d);
 }

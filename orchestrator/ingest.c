@@ -130,7 +130,10 @@ void orc_ingest_line(orc_run *r, const char *line, size_t len)
         break;
     }
     case ORC_EV_LAYER:
-        db_ok(r, db_layer_put(d->db, key, ev.step, ev.layer, ev.name, ev.value, &e), &e);
+        /* d_ff is the model's shape, announced after every start (fresh or
+         * resumed): one row per layer, at step 0, however often it is told */
+        db_ok(r, db_layer_put(d->db, key, strcmp(ev.name, "d_ff") ? ev.step : 0, ev.layer, ev.name, ev.value, &e),
+              &e);
         break;
     case ORC_EV_CKPT: {
         /* the worker may resume from this checkpoint: it must be on disk in the database too */

@@ -25,3 +25,16 @@ tests_test_tlmd_events_SOURCES = tests/test_tlmd_events.c tests/tap.h
 tests_test_tlmd_events_CPPFLAGS = $(ORC_TEST_CPPFLAGS)
 tests_test_tlmd_events_LDADD = $(ORC_LIBS)
 TESTS += tests/test_tlmd_events
+
+# Helper of test_tlmd_reader.sh (not a test itself).
+check_PROGRAMS += tests/test_db_reader
+tests_test_db_reader_SOURCES = tests/test_db_reader.c
+tests_test_db_reader_CPPFLAGS = $(ORC_TEST_CPPFLAGS)
+tests_test_db_reader_LDADD = $(DB_LIBS) $(ENGINE_LIBS)
+
+# End to end, with the real tlm-worker on tiny configs.
+EXTRA_DIST += tests/test_tlmd_lib.sh
+TLMD_E2E = tests/test_tlmd_sweep.sh tests/test_tlmd_kill_worker.sh tests/test_tlmd_kill_daemon.sh \
+	tests/test_tlmd_failures.sh tests/test_tlmd_signals.sh tests/test_tlmd_reader.sh
+TESTS += $(TLMD_E2E)
+dist_check_SCRIPTS += $(TLMD_E2E)

@@ -1,0 +1,48 @@
+#!/bin/sh
+# test_tlmd_failures.sh: a worker that hangs (kept stopped with SIGSTOP, so
+# it sends nothing and cannot even act on SIGTERM) is detected after
+# --heartbeat-timeout, killed with SIGKILL after --kill-grace, recorded as a
+# timeout and retried from its checkpoint; a job whose loss goes NaN (lr 10
+# with weight decay 10) is recorded as diverged and not retried, and tlmd
+# exits 1 because a job failed.
+. "$TLM_SRCDIR/tests/test_tlmd_lib.sh"
+
+sweep hang.yaml hang 96 "seeds: [11]"
+start_tlmd hang.out --sweeps hang.yaml --threads-per-worker 1 --heartbeat-timeout 3 --kill-grace 2
+wait_for "select count(*) from steps where step > 20 and exists (select 1 from checkpoints)"
+pid=$(q "select pid from attempts where ended_at is null")
+t0=$(date +%s)
+# keep it stopped: tlmd's SIGCONT (sent with its SIGTERM) lets it run for a
+# moment at most, never long enough to finish a step and checkpoint
+(while kill -STOP "$pid" 2>/dev/null; do sleep 0.001; done) &
+stopper=$!
+kids="$kids $stopper"
+wait_for "select count(*) from attempts where n = 1 and ended_at is not null" 60
+t1=$(date +%s)
+wait "$tp"
+rc=$?
+ok $rc "tlmd finished the job (exit $rc)"
+[ $rc = 0 ] || sed 's/^/# /' hang.out
+grep -q "silent for [0-9]* s; stopping it" hang.out
+ok $? "the silence was noticed"
+ok $([ "$(q "select reason || ':' || ifnull(signal, '-') from attempts where n = 1")" = "timeout:9" ] && echo 0 || echo 1) \
+    "attempt 1: timeout, ended by SIGKILL ($(q "select reason, signal, exit_code from attempts where n = 1"))"
+ok $([ $((t1 - t0)) -ge 4 ] && [ $((t1 - t0)) -le 30 ] && echo 0 || echo 1) \
+    "killed $((t1 - t0)) s after it stopped (timeout 3 s + grace 2 s)"
+ok $([ "$(q "select reason from attempts where n = 2")" = done ] && [ "$(q "select resumed_from_step > 0 from attempts where n = 2")" = 1 ] &&
+    echo 0 || echo 1) "attempt 2 resumed from a checkpoint and finished"
+ok $([ "$(q "select count(*), max(step) from steps")" = "96|96" ] && echo 0 || echo 1) "every step stored once"
+
+mkdir nan && cd nan || exit 1
+LR=10 TRAIN_EXTRA=", weight_decay: 10" sweep nan.yaml nan 96
+"$T" --sweeps nan.yaml --threads-per-worker 1 --max-attempts 3 >nan.out 2>&1
+rc=$?
+ok $([ $rc = 1 ] && echo 0 || echo 1) "a diverged job makes tlmd exit 1 ($rc)"
+ok $([ "$(q "select status || ':' || reason || ':' || attempts from jobs")" = "failed:diverged:1" ] && echo 0 || echo 1) \
+    "the job failed as diverged after 1 attempt, not retried ($(q "select status, reason, attempts from jobs"))"
+ok $([ "$(q "select exit_code from attempts")" = 4 ] && echo 0 || echo 1) "exit status 4 recorded"
+q "select message from jobs" | grep -qi "nan\|not finite"
+ok $? "the worker's message is kept: $(q "select message from jobs")"
+"$T" --sweeps nan.yaml --threads-per-worker 1 >nan2.out 2>&1
+ok $([ $? = 1 ] && [ "$(q "select count(*) from attempts")" = 1 ] && echo 0 || echo 1) "a new run does not retry it either"
+finish

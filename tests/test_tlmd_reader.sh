@@ -1,0 +1,48 @@
+#!/bin/sh
+# test_tlmd_reader.sh: readers querying results.db in a loop while tlmd
+# trains a sweep into it (one through the db API, one with no busy timeout
+# at all, like the sqlite3 shell; each holds its read transaction open
+# across queries) never see "database is locked", and never hold the daemon
+# up: its slowest commit stays short and the sweep completes.
+. "$TLM_SRCDIR/tests/test_tlmd_lib.sh"
+R="$TLM_BUILDDIR/tests/test_db_reader"
+
+sweep three.yaml three 64 "grid:" "  taper.schedule: [linear, cosine, sigmoid]" "  taper.ratio: [[1.5, 0.5]]"
+"$R" results.db stop api >api.out 2>&1 &
+ra=$!
+"$R" results.db stop plain >plain.out 2>&1 &
+rp=$!
+kids="$kids $ra $rp"
+# the shell itself, too, in a loop (read-only, as docs/tlmd.md advises)
+(while [ ! -e stop ]; do
+    sqlite3 -readonly -batch results.db 'select count(*) from steps; select * from results' >/dev/null 2>>cli.err
+    sleep 0.01
+done) &
+rc_loop=$!
+kids="$kids $rc_loop"
+
+"$T" --sweeps three.yaml --workers 2 --threads-per-worker 1 >run.out 2>&1
+rc=$?
+sleep 0.3
+touch stop
+wait "$ra"
+ra_rc=$?
+wait "$rp"
+rp_rc=$?
+wait "$rc_loop"
+ok $rc "the sweep completes under readers (exit $rc)"
+[ $rc = 0 ] || sed 's/^/# /' run.out
+cat api.out plain.out
+ok $ra_rc "db API reader: no error"
+ok $rp_rc "reader without busy timeout: no error"
+grep -q "rounds, 0 errors" api.out && ! grep -q " 0 rounds" api.out
+ok $? "the API reader ran and read"
+sed "s/^/# shell: /" cli.err | head -5
+locked=$(grep -ci "locked\|busy" cli.err)
+ok $([ "$locked" = 0 ] && echo 0 || echo 1) "the sqlite3 shell never saw 'database is locked' ($locked times)"
+longest=$(sed -n 's/.*commits (longest \([0-9.]*\) ms).*/\1/p' run.out)
+echo "# daemon: $(grep 'commits' run.out)"
+ok $([ -n "$longest" ] && awk "BEGIN { exit !($longest < 500) }" && echo 0 || echo 1) \
+    "the daemon's slowest commit took $longest ms (readers never block it)"
+ok $([ "$(q "select count(*) from steps")" = 192 ] && echo 0 || echo 1) "every step written"
+finish
