@@ -101,7 +101,7 @@ static int plan_activations(eng_model *m, eng_err *e)
         want(p, &a->ln1, N * d);
         want(p, &a->rstd1, N);
         want(p, &a->qkvg, N * (size_t)m->S);
-        want(p, &a->att, (size_t)m->max_B * m->H * m->max_T * m->max_T);
+        want(p, &a->lse, (size_t)m->max_B * m->H * m->max_T);
         want(p, &a->atty, N * d);
         if (m->G)
             want(p, &a->gated, N * d);

@@ -20,7 +20,7 @@ void eng__attn_fwd(eng_model *m, int l, int B, int T)
     o->matmul(0, 1, N, S, d, 1.0f, a->ln1, d, P + p->wqkvg, d, 0.0f, a->qkvg, S);
     o->rope_fwd(q, S, N, T, H, hd, m->rope_cs);
     o->rope_fwd(k, S, N, T, Hkv, hd, m->rope_cs);
-    o->attention_fwd(a->atty, d, a->att, q, S, k, v, S, B, T, H, Hkv, hd);
+    o->attention_fwd(a->atty, d, a->lse, q, S, k, v, S, B, T, H, Hkv, hd, m->att_ws);
     const float *oin = a->atty;
     if (m->G) {
         o->gate_fwd(a->gated, a->atty, z, S, N, d, m->G);
@@ -48,7 +48,7 @@ void eng__attn_bwd(eng_model *m, int l, int B, int T)
     o->matmul(1, 0, d, d, N, 1.0f, m->dresid, d, oin, d, 1.0f, Gr + p->wo, d);
     if (m->G)
         o->gate_bwd(m->datty, dz, m->dgated, a->atty, z, S, N, d, m->G);
-    o->attention_bwd(dq, dk, dv, a->att, m->datty, d, q, S, k, v, S, B, T, H, Hkv, hd, m->att_ws);
+    o->attention_bwd(dq, dk, dv, a->lse, m->datty, d, q, S, k, v, S, B, T, H, Hkv, hd, m->att_ws);
     o->rope_bwd(dq, S, N, T, H, hd, m->rope_cs);
     o->rope_bwd(dk, S, N, T, Hkv, hd, m->rope_cs);
     /* the fused projection */

@@ -29,7 +29,7 @@ typedef struct eng_layer_acts {
     float *ln1;       /* (N, d) normed block input */
     float *rstd1;     /* (N) */
     float *qkvg;      /* (N, S) q, k after RoPE; v; gate pre-activation */
-    float *att;       /* (B, H, T, T) softmax probabilities */
+    float *lse;       /* (B, H, T) attention rows' log-sum-exp */
     float *atty;      /* (N, d) attention output, heads concatenated */
     float *gated;     /* (N, d) gated_attn: atty * sigmoid(gate); else NULL */
     float *resid_mid; /* (N, d) block input + attention branch */
@@ -78,7 +78,7 @@ struct eng_model {
     float *dln;                /* (N, d) */
     float *dgu;                /* (N, 2 max_F) */
     float *dh;                 /* (N, max_F) */
-    float *att_ws;             /* attention backward workspace */
+    float *att_ws;             /* attention workspace (both passes) */
 
     /* host side */
     float *losses_host;        /* (max N) */

@@ -64,15 +64,17 @@ typedef struct eng_ops {
     /* ---- causal softmax attention, heads H, key/value heads Hkv (H % Hkv == 0),
      * head size hd, scale 1/sqrt(hd).  q (B, T, H, hd) rows of ldq; k, v
      * (B, T, Hkv, hd) rows of ldkv; out (B, T, H, hd) rows of ldo.
-     * att (B, H, T, T): the softmax probabilities, kept for the backward.
-     * backward: dq, dk, dv written (=), same strides as q, k, v; att is
-     * clobbered.  ws: attention_workspace(B, T, H, hd) floats. */
+     * lse (B, H, T): each query row's log-sum-exp of its scores, kept for the
+     * backward, which recomputes the probabilities from it (memory O(T) per
+     * head, as a fused GPU kernel keeps it).  backward: dq, dk, dv written
+     * (=), same strides as q, k, v.  ws: attention_workspace(B, T, H, hd)
+     * floats, for either pass. */
     size_t (*attention_workspace)(int B, int T, int H, int hd);
-    void (*attention_fwd)(float *out, int ldo, float *att, const float *q, int ldq, const float *k, const float *v,
-                          int ldkv, int B, int T, int H, int Hkv, int hd);
-    void (*attention_bwd)(float *dq, float *dk, float *dv, float *att, const float *dout, int ldo, const float *q,
-                          int ldq, const float *k, const float *v, int ldkv, int B, int T, int H, int Hkv, int hd,
-                          float *ws);
+    void (*attention_fwd)(float *out, int ldo, float *lse, const float *q, int ldq, const float *k, const float *v,
+                          int ldkv, int B, int T, int H, int Hkv, int hd, float *ws);
+    void (*attention_bwd)(float *dq, float *dk, float *dv, const float *lse, const float *dout, int ldo,
+                          const float *q, int ldq, const float *k, const float *v, int ldkv, int B, int T, int H,
+                          int Hkv, int hd, float *ws);
 
     /* ---- SwiGLU: out (N, F) = silu(g) * u, g and u (N, F) rows of ldgu.
      * backward: dg, du written (=), rows of ldgu. */

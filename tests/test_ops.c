@@ -268,20 +268,40 @@ static void test_attention(int B, int T, int H, int Hkv, int hd)
 {
     att_ctx c = {B, T, H, Hkv, hd};
     int nq = B * T * H * hd, nk = B * T * Hkv * hd, nin = nq + 2 * nk;
-    static float in[20000], out[8000], att[200000], dout[8000], dg[20000], ws[400000];
+    static float in[20000], out[8000], lse[4000], dout[8000], dg[20000], ws[400000];
     static double g[20000];
-    fill(in, nin, 1.5);
-    fill(dout, nq, 1);
-    O->attention_fwd(out, H * hd, att, in, H * hd, in + nq, in + nq + nk, Hkv * hd, B, T, H, Hkv, hd);
-    TAP_OK(fwd_err(ref_att, &c, in, nin, out, nq) < TOL_FWD, "attention fwd B=%d T=%d H=%d Hkv=%d hd=%d: %.2e", B,
-           T, H, Hkv, hd, fwd_err(ref_att, &c, in, nin, out, nq));
     if (O->attention_workspace(B, T, H, hd) > sizeof ws / sizeof ws[0]) {
         TAP_OK(0, "attention workspace fits the test");
         return;
     }
+    fill(in, nin, 1.5);
+    fill(dout, nq, 1);
+    O->attention_fwd(out, H * hd, lse, in, H * hd, in + nq, in + nq + nk, Hkv * hd, B, T, H, Hkv, hd, ws);
+    TAP_OK(fwd_err(ref_att, &c, in, nin, out, nq) < TOL_FWD, "attention fwd B=%d T=%d H=%d Hkv=%d hd=%d: %.2e", B,
+           T, H, Hkv, hd, fwd_err(ref_att, &c, in, nin, out, nq));
+    /* the kept log-sum-exp, against the reference's */
+    double lerr = 0;
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int i = 0; i < T; i++) {
+                double m = -1e300, z = 0, sc[512];
+                int gk = h / (H / Hkv);
+                for (int j = 0; j <= i; j++) {
+                    double a = 0;
+                    for (int e = 0; e < hd; e++)
+                        a += (double)in[((b * T + i) * H + h) * hd + e] *
+                             in[nq + ((b * T + j) * Hkv + gk) * hd + e];
+                    sc[j] = a / sqrt((double)hd);
+                    m = fmax(m, sc[j]);
+                }
+                for (int j = 0; j <= i; j++)
+                    z += exp(sc[j] - m);
+                lerr = fmax(lerr, fabs(lse[(b * H + h) * T + i] - (m + log(z))));
+            }
+    TAP_OK(lerr < 1e-5, "attention log-sum-exp: max abs err %.2e", lerr);
     for (int i = 0; i < nin; i++)
         dg[i] = 7.0f; /* written, not accumulated: the 7s must go */
-    O->attention_bwd(dg, dg + nq, dg + nq + nk, att, dout, H * hd, in, H * hd, in + nq, in + nq + nk, Hkv * hd, B, T,
+    O->attention_bwd(dg, dg + nq, dg + nq + nk, lse, dout, H * hd, in, H * hd, in + nq, in + nq + nk, Hkv * hd, B, T,
                      H, Hkv, hd, ws);
     fd_grad(ref_att, &c, in, nin, dout, nq, g);
     TAP_OK(rel_err_fd(dg, g, nq) < TOL_BWD, "attention bwd dq: rel err %.2e", rel_err_fd(dg, g, nq));

@@ -1,21 +1,23 @@
 /* attention.c: causal softmax attention, forward and backward, per
- * (sequence, head) with the BLAS doing the products.
+ * (sequence, head) with the BLAS doing the products; only the per-row
+ * log-sum-exp is kept between the passes, the backward recomputes the
+ * probabilities (so memory is O(T) per head, not O(T^2), as a fused GPU
+ * kernel would do it).
  *
  * Reference (one head, scale = 1/sqrt(hd)):
- *   S = scale Q K^T,  P = softmax over j <= i (row i),  O = P V
+ *   S = scale Q K^T,  P = softmax over j <= i (row i),  O = P V,
+ *   lse_i = log sum_{j <= i} exp(S_ij)   (kept),  P_ij = exp(S_ij - lse_i)
  *   dV = P^T dO,  dP = dO V^T,  dS_ij = P_ij (dP_ij - sum_k P_ik dP_ik)
  *   dQ = scale dS K,  dK = scale dS^T Q
  * Grouped KV heads: query head h reads key/value head h / (H/Hkv); the key
  * and value gradients of a group sum over its query heads.
  *
- * The causal mask is used to skip work: rows go in blocks of ATT_BLOCK, and
- * a block of rows only multiplies against the keys it can see, which saves
- * close to half of the FLOPs of full T x T products.
- *
- * Threads: OpenMP over (sequence, head) [forward] and over (sequence, kv
- * head) [backward, so a group's dK/dV have one writer]; the BLAS runs on one
- * thread inside those regions.  The backward's dP rows live in the
- * workspace, T x T floats per thread. */
+ * Rows go in blocks of ATT_BLOCK and a block only multiplies against the
+ * keys it can see, which saves close to half of the FLOPs of full T x T
+ * products.  Threads: OpenMP over (sequence, head) [forward] and over
+ * (sequence, kv head) [backward, so a group's dK/dV have one writer]; the
+ * BLAS runs on one thread inside those regions.  Each thread's score and
+ * probability blocks (ATT_BLOCK x T each) live in the workspace. */
 #include <limits.h>
 #include <math.h>
 #include <string.h>
@@ -24,9 +26,14 @@
 
 #define ATT_BLOCK 64
 
-/* Workspace slots the smallest workspace ever planned can hold: the
- * backward never runs more threads than that (see attention_workspace). */
+/* Workspace slots the smallest workspace ever planned can hold: the passes
+ * never run more threads than that. */
 static int ws_slots = INT_MAX;
+
+static size_t slot_floats(int T)
+{
+    return (size_t)2 * ATT_BLOCK * T;
+}
 
 size_t eng__cpu_attention_workspace(int B, int T, int H, int hd)
 {
@@ -34,20 +41,24 @@ size_t eng__cpu_attention_workspace(int B, int T, int H, int hd)
 #pragma omp critical(eng_att_ws)
     if (nt < ws_slots)
         ws_slots = nt;
-    return (size_t)nt * T * T;
+    return (size_t)nt * slot_floats(T);
 }
 
-/* One row block [r0, r1) of one head: scores, causal softmax, P V. */
-static void head_fwd(float *o, int ldo, float *P /* (T, T) */, const float *q, int ldq, const float *k,
-                     const float *v, int ldkv, int T, int hd, float scale)
+static int team_size(void)
+{
+    return eng__cpu_threads() < ws_slots ? eng__cpu_threads() : ws_slots;
+}
+
+/* One head: scores, causal softmax, P V, and the rows' log-sum-exp. */
+static void head_fwd(float *o, int ldo, float *lse /* (T) */, const float *q, int ldq, const float *k, const float *v,
+                     int ldkv, int T, int hd, float scale, float *P /* (ATT_BLOCK, T) */)
 {
     for (int r0 = 0; r0 < T; r0 += ATT_BLOCK) {
-        int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T;
-        float *Pb = P + (size_t)r0 * T;
-        /* S[r0:r1, 0:r1] = scale Q[r0:r1] K[0:r1]^T */
-        eng__cpu_matmul(0, 1, r1 - r0, r1, hd, scale, q + (size_t)r0 * ldq, ldq, k, ldkv, 0.0f, Pb, T);
+        int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T, mrows = r1 - r0;
+        /* S[r0:r1, 0:r1] = scale Q[r0:r1] K[0:r1]^T, rows of stride r1 */
+        eng__cpu_matmul(0, 1, mrows, r1, hd, scale, q + (size_t)r0 * ldq, ldq, k, ldkv, 0.0f, P, r1);
         for (int i = r0; i < r1; i++) {
-            float *row = P + (size_t)i * T;
+            float *row = P + (size_t)(i - r0) * r1;
             float m = row[0], s = 0;
 #pragma omp simd reduction(max : m)
             for (int j = 1; j <= i; j++)
@@ -60,73 +71,85 @@ static void head_fwd(float *o, int ldo, float *P /* (T, T) */, const float *q, i
             float rs = 1.0f / s;
             for (int j = 0; j <= i; j++)
                 row[j] *= rs;
-            memset(row + i + 1, 0, (size_t)(T - i - 1) * sizeof *row);
+            memset(row + i + 1, 0, (size_t)(r1 - i - 1) * sizeof *row);
+            lse[i] = m + logf(s);
         }
         /* O[r0:r1] = P[r0:r1, 0:r1] V[0:r1] */
-        eng__cpu_matmul(0, 0, r1 - r0, hd, r1, 1.0f, Pb, T, v, ldkv, 0.0f, o + (size_t)r0 * ldo, ldo);
+        eng__cpu_matmul(0, 0, mrows, hd, r1, 1.0f, P, r1, v, ldkv, 0.0f, o + (size_t)r0 * ldo, ldo);
     }
 }
 
-void eng__cpu_attention_fwd(float *out /* (B, T, ldo): H x hd */, int ldo, float *att /* (B, H, T, T) */,
+void eng__cpu_attention_fwd(float *out /* (B, T, ldo): H x hd */, int ldo, float *lse /* (B, H, T) */,
                             const float *q /* (B, T, ldq): H x hd */, int ldq, const float *k /* (B, T, ldkv) */,
-                            const float *v /* (B, T, ldkv) */, int ldkv, int B, int T, int H, int Hkv, int hd)
+                            const float *v /* (B, T, ldkv) */, int ldkv, int B, int T, int H, int Hkv, int hd,
+                            float *ws)
 {
     const float scale = 1.0f / sqrtf((float)hd);
     const int grp = H / Hkv;
     const int blas = eng__blas_threads();
     eng__blas_set_threads(1);
-#pragma omp parallel for schedule(dynamic, 1) if ((double)B * H * T * T * hd >= ENG_PAR_MIN)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(team_size()) \
+    if ((double)B * H * T * T * hd >= ENG_PAR_MIN)
     for (int bh = 0; bh < B * H; bh++) {
         int b = bh / H, h = bh % H;
         size_t row0 = (size_t)b * T;
-        head_fwd(out + row0 * ldo + (size_t)h * hd, ldo, att + (size_t)bh * T * T, q + row0 * ldq + (size_t)h * hd,
-                 ldq, k + row0 * ldkv + (size_t)(h / grp) * hd, v + row0 * ldkv + (size_t)(h / grp) * hd, ldkv, T,
-                 hd, scale);
+        head_fwd(out + row0 * ldo + (size_t)h * hd, ldo, lse + (size_t)bh * T, q + row0 * ldq + (size_t)h * hd, ldq,
+                 k + row0 * ldkv + (size_t)(h / grp) * hd, v + row0 * ldkv + (size_t)(h / grp) * hd, ldkv, T, hd,
+                 scale, ws + (size_t)eng__omp_id() * slot_floats(T));
     }
     eng__blas_set_threads(blas);
 }
 
 /* One query head's contribution; dk, dv accumulate (+=), dq is written. */
-static void head_bwd(float *dq, float *dk, float *dv, float *P /* (T, T), becomes dS */, float *dP /* (T, T) */,
-                     const float *dout, int ldo, const float *q, int ldq, const float *k, const float *v, int ldkv,
-                     int T, int hd, float scale)
+static void head_bwd(float *dq, float *dk, float *dv, const float *lse /* (T) */, const float *dout, int ldo,
+                     const float *q, int ldq, const float *k, const float *v, int ldkv, int T, int hd, float scale,
+                     float *P /* (ATT_BLOCK, T) */, float *dP /* (ATT_BLOCK, T) */)
 {
     for (int r0 = 0; r0 < T; r0 += ATT_BLOCK) {
         int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T, m = r1 - r0;
-        float *Pb = P + (size_t)r0 * T, *dPb = dP + (size_t)r0 * T;
-        const float *dob = dout + (size_t)r0 * ldo;
-        /* dV[0:r1] += P[r0:r1, 0:r1]^T dO[r0:r1] */
-        eng__cpu_matmul(1, 0, r1, hd, m, 1.0f, Pb, T, dob, ldo, 1.0f, dv, ldkv);
-        /* dP[r0:r1, 0:r1] = dO[r0:r1] V[0:r1]^T */
-        eng__cpu_matmul(0, 1, m, r1, hd, 1.0f, dob, ldo, v, ldkv, 0.0f, dPb, T);
+        const float *dob = dout + (size_t)r0 * ldo, *qb = q + (size_t)r0 * ldq;
+        /* P[r0:r1, 0:r1] = exp(scale Q K^T - lse), recomputed */
+        eng__cpu_matmul(0, 1, m, r1, hd, scale, qb, ldq, k, ldkv, 0.0f, P, r1);
         for (int i = r0; i < r1; i++) {
-            float *p = P + (size_t)i * T;
-            const float *dp = dP + (size_t)i * T;
+            float *row = P + (size_t)(i - r0) * r1, l = lse[i];
+#pragma omp simd
+            for (int j = 0; j <= i; j++)
+                row[j] = eng__expf(row[j] - l);
+            memset(row + i + 1, 0, (size_t)(r1 - i - 1) * sizeof *row);
+        }
+        /* dV[0:r1] += P^T dO[r0:r1] */
+        eng__cpu_matmul(1, 0, r1, hd, m, 1.0f, P, r1, dob, ldo, 1.0f, dv, ldkv);
+        /* dP = dO[r0:r1] V[0:r1]^T */
+        eng__cpu_matmul(0, 1, m, r1, hd, 1.0f, dob, ldo, v, ldkv, 0.0f, dP, r1);
+        for (int i = r0; i < r1; i++) {
+            float *p = P + (size_t)(i - r0) * r1;
+            const float *dp = dP + (size_t)(i - r0) * r1;
             float dot = 0;
 #pragma omp simd reduction(+ : dot)
             for (int j = 0; j <= i; j++)
                 dot += p[j] * dp[j];
+#pragma omp simd
             for (int j = 0; j <= i; j++)
-                p[j] = p[j] * (dp[j] - dot);
+                p[j] = p[j] * (dp[j] - dot); /* now dS; 0 above the diagonal */
         }
-        /* dQ[r0:r1] = scale dS[r0:r1, 0:r1] K[0:r1] */
-        eng__cpu_matmul(0, 0, m, hd, r1, scale, Pb, T, k, ldkv, 0.0f, dq + (size_t)r0 * ldq, ldq);
-        /* dK[0:r1] += scale dS[r0:r1, 0:r1]^T Q[r0:r1] */
-        eng__cpu_matmul(1, 0, r1, hd, m, scale, Pb, T, q + (size_t)r0 * ldq, ldq, 1.0f, dk, ldkv);
+        /* dQ[r0:r1] = scale dS K[0:r1] */
+        eng__cpu_matmul(0, 0, m, hd, r1, scale, P, r1, k, ldkv, 0.0f, dq + (size_t)r0 * ldq, ldq);
+        /* dK[0:r1] += scale dS^T Q[r0:r1] */
+        eng__cpu_matmul(1, 0, r1, hd, m, scale, P, r1, qb, ldq, 1.0f, dk, ldkv);
     }
 }
 
 void eng__cpu_attention_bwd(float *dq /* (B, T, ldq) = */, float *dk /* (B, T, ldkv) = */,
-                            float *dv /* (B, T, ldkv) = */, float *att /* (B, H, T, T), clobbered */,
+                            float *dv /* (B, T, ldkv) = */, const float *lse /* (B, H, T) */,
                             const float *dout /* (B, T, ldo) */, int ldo, const float *q, int ldq, const float *k,
                             const float *v, int ldkv, int B, int T, int H, int Hkv, int hd, float *ws)
 {
     const float scale = 1.0f / sqrtf((float)hd);
     const int grp = H / Hkv;
     const int blas = eng__blas_threads();
-    int nt = eng__cpu_threads() < ws_slots ? eng__cpu_threads() : ws_slots;
     eng__blas_set_threads(1);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) if ((double)B * H * T * T * hd >= ENG_PAR_MIN)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(team_size()) \
+    if ((double)B * H * T * T * hd >= ENG_PAR_MIN)
     for (int bg = 0; bg < B * Hkv; bg++) {
         int b = bg / Hkv, g = bg % Hkv;
         size_t row0 = (size_t)b * T;
@@ -135,11 +158,11 @@ void eng__cpu_attention_bwd(float *dq /* (B, T, ldq) = */, float *dk /* (B, T, l
             memset(dkg + (size_t)t * ldkv, 0, (size_t)hd * sizeof *dk);
             memset(dvg + (size_t)t * ldkv, 0, (size_t)hd * sizeof *dv);
         }
-        float *dP = ws + (size_t)eng__omp_id() * T * T;
+        float *P = ws + (size_t)eng__omp_id() * slot_floats(T), *dP = P + (size_t)ATT_BLOCK * T;
         for (int h = g * grp; h < (g + 1) * grp; h++)
-            head_bwd(dq + row0 * ldq + (size_t)h * hd, dkg, dvg, att + ((size_t)b * H + h) * T * T, dP,
+            head_bwd(dq + row0 * ldq + (size_t)h * hd, dkg, dvg, lse + ((size_t)b * H + h) * T,
                      dout + row0 * ldo + (size_t)h * hd, ldo, q + row0 * ldq + (size_t)h * hd, ldq,
-                     k + row0 * ldkv + (size_t)g * hd, v + row0 * ldkv + (size_t)g * hd, ldkv, T, hd, scale);
+                     k + row0 * ldkv + (size_t)g * hd, v + row0 * ldkv + (size_t)g * hd, ldkv, T, hd, scale, P, dP);
     }
     eng__blas_set_threads(blas);
 }

@@ -99,11 +99,11 @@ void eng__cpu_rope_bwd(float *dx, int ld, int N, int T, int H, int hd, const flo
 
 /* attention.c */
 size_t eng__cpu_attention_workspace(int B, int T, int H, int hd);
-void eng__cpu_attention_fwd(float *out, int ldo, float *att, const float *q, int ldq, const float *k, const float *v,
-                            int ldkv, int B, int T, int H, int Hkv, int hd);
-void eng__cpu_attention_bwd(float *dq, float *dk, float *dv, float *att, const float *dout, int ldo, const float *q,
-                            int ldq, const float *k, const float *v, int ldkv, int B, int T, int H, int Hkv, int hd,
-                            float *ws);
+void eng__cpu_attention_fwd(float *out, int ldo, float *lse, const float *q, int ldq, const float *k, const float *v,
+                            int ldkv, int B, int T, int H, int Hkv, int hd, float *ws);
+void eng__cpu_attention_bwd(float *dq, float *dk, float *dv, const float *lse, const float *dout, int ldo,
+                            const float *q, int ldq, const float *k, const float *v, int ldkv, int B, int T, int H,
+                            int Hkv, int hd, float *ws);
 
 /* swiglu.c */
 void eng__cpu_swiglu_fwd(float *out, const float *g, const float *u, int ldgu, int N, int F);
