@@ -95,6 +95,22 @@ static int rel_k(const eng_config *c) { return c->taper.schedule == ENG_TAPER_SI
 static int rel_groups(const eng_config *c) { return c->taper.schedule == ENG_TAPER_BLOCKS; }
 static int rel_multiple(const eng_config *c) { return c->taper.schedule != ENG_TAPER_UNIFORM; }
 static int rel_val_fraction(const eng_config *c) { return c->data.val[0] == '\0'; }
+static int has_suite(const eng_config *c, const char *name)
+{
+    for (int i = 0; i < c->eval.n_suites; i++)
+        if (!strcmp(c->eval.suites[i], name))
+            return 1;
+    return 0;
+}
+static int rel_wikitext(const eng_config *c) { return has_suite(c, "wikitext"); }
+static int rel_lambada(const eng_config *c) { return has_suite(c, "lambada"); }
+static int rel_commonsense(const eng_config *c) { return has_suite(c, "commonsense"); }
+static int rel_niah(const eng_config *c) { return has_suite(c, "niah"); }
+static int rel_alignment(const eng_config *c) { return has_suite(c, "alignment"); }
+static int rel_eval_batch(const eng_config *c) { return c->eval.n_suites > has_suite(c, "val"); }
+static const char *const COMMONSENSE_TASKS[] = {"piqa", "hellaswag", "winogrande", "arc_easy",
+                                                "arc_challenge", "siqa", "boolq", "openbookqa"};
+static const char *const NIAH_TASKS[] = {"s_niah_1", "s_niah_2", "s_niah_3"};
 
 static const field FIELDS[] = {
     {"arch", F_ENUM, OFF(arch), 0, 0, 0, 0, 0, 0, NAMES(ARCH_NAMES), 0, NULL, "token mixer"},
@@ -104,12 +120,40 @@ static const field FIELDS[] = {
      "validation shards (empty: split from data.train)"},
     {"data.val_fraction", F_DOUBLE, OFF(data.val_fraction), 0, 0, 0, 0, 0.5, 1, NULL, 0, 0, rel_val_fraction,
      "share of data.train held out for validation when data.val is empty"},
+    {"eval.alignment.ids", F_STR, OFF(eval.alignment_ids), ENG_PATH_MAX, 0, 0, 0, 0, 0, NULL, 0, FLAG_EXEC,
+     rel_alignment, "alignment: token ids (whitespace-separated) instead of eval.alignment.text"},
+    {"eval.alignment.text", F_STR, OFF(eval.alignment_text), ENG_PATH_MAX, 0, 0, 0, 0, 0, NULL, 0, FLAG_EXEC,
+     rel_alignment, "alignment: text file whose first eval.alignment.tokens tokens are analysed"},
+    {"eval.alignment.tokens", F_I64, OFF(eval.alignment_tokens), 0, 0, 0, 1, 1 << 24, 0, NULL, 0, FLAG_EXEC,
+     rel_alignment, "alignment: tokens averaged over (the paper: 2048)"},
+    {"eval.batch", F_INT, OFF(eval.batch), 0, 0, 0, 0, 4096, 0, NULL, 0, FLAG_EXEC, rel_eval_batch,
+     "evaluation suites: sequences per forward pass (0: automatic)"},
+    {"eval.commonsense", F_STR, OFF(eval.commonsense), ENG_PATH_MAX, 0, 0, 0, 0, 0, NULL, 0, FLAG_EXEC,
+     rel_commonsense, "commonsense: folder of the task files (piqa.jsonl, hellaswag.jsonl, ...)"},
+    {"eval.commonsense_tasks", F_SLIST, OFF(eval.commonsense_tasks), ENG_MAX_SUITES, ENG_NAME_MAX,
+     OFF(eval.n_commonsense_tasks), 0, 0, 0, NULL, 0, FLAG_EXEC, rel_commonsense,
+     "commonsense: tasks to run (default all: piqa, hellaswag, winogrande, arc_easy, arc_challenge, siqa, boolq, "
+     "openbookqa)"},
     {"eval.every_tokens", F_I64, OFF(eval.every_tokens), 0, 0, 0, 0, BIG, 0, NULL, 0, 0, NULL,
      "evaluate every this many training tokens (0: only at the end)"},
+    {"eval.lambada", F_STR, OFF(eval.lambada), ENG_PATH_MAX, 0, 0, 0, 0, 0, NULL, 0, FLAG_EXEC, rel_lambada,
+     "lambada: LAMBADA (OpenAI) JSONL file"},
+    {"eval.niah.haystack", F_STR, OFF(eval.niah_haystack), ENG_PATH_MAX, 0, 0, 0, 0, 0, NULL, 0, FLAG_EXEC,
+     rel_niah, "niah: text file the S-NIAH-2/3 haystacks are cut from"},
+    {"eval.niah.lengths", F_DLIST, OFF(eval.niah_lengths), ENG_MAX_SUITES, 0, OFF(eval.n_niah_lengths), 16,
+     1 << 24, 0, NULL, 0, FLAG_EXEC, rel_niah, "niah: context lengths in tokens (default [train.seq_len])"},
+    {"eval.niah.n", F_INT, OFF(eval.niah_n), 0, 0, 0, 1, 100000, 0, NULL, 0, FLAG_EXEC, rel_niah,
+     "niah: items per task and length"},
+    {"eval.niah.seed", F_I64, OFF(eval.niah_seed), 0, 0, 0, 0, 4294967295.0, 0, NULL, 0, FLAG_EXEC, rel_niah,
+     "niah: seed of the generated items (same seed, same prompts)"},
+    {"eval.niah.tasks", F_SLIST, OFF(eval.niah_tasks), ENG_MAX_SUITES, ENG_NAME_MAX, OFF(eval.n_niah_tasks), 0, 0,
+     0, NULL, 0, FLAG_EXEC, rel_niah, "niah: tasks (default s_niah_1, s_niah_2, s_niah_3)"},
     {"eval.suites", F_SLIST, OFF(eval.suites), ENG_MAX_SUITES, ENG_NAME_MAX, OFF(eval.n_suites), 0, 0, 0, NULL,
      0, 0, NULL, "evaluation suites: val, wikitext, lambada, commonsense, niah, alignment"},
     {"eval.val_tokens", F_I64, OFF(eval.val_tokens), 0, 0, 0, 1, BIG, 0, NULL, 0, 0, NULL,
      "validation tokens scored per evaluation"},
+    {"eval.wikitext", F_STR, OFF(eval.wikitext), ENG_PATH_MAX, 0, 0, 0, 0, 0, NULL, 0, FLAG_EXEC, rel_wikitext,
+     "wikitext: raw WikiText file (wiki.test.raw of wikitext-2-raw-v1)"},
     {"model.d_ff", F_INT, OFF(model.d_ff), 0, 0, 0, 1, 1 << 20, 0, NULL, 0, 0, NULL,
      "uniform MLP width d_base (the taper redistributes it)"},
     {"model.d_model", F_INT, OFF(model.d_model), 0, 0, 0, 1, 1 << 16, 0, NULL, 0, 0, NULL, "residual width"},
@@ -542,6 +586,22 @@ static int resolve(parse_ctx *px, eng_err *e)
         strcpy(c->eval.suites[0], "val");
         c->eval.n_suites = 1;
     }
+    if (!GIVEN(px, "eval.commonsense_tasks")) {
+        for (int i = 0; i < 8; i++)
+            strcpy(c->eval.commonsense_tasks[i], COMMONSENSE_TASKS[i]);
+        c->eval.n_commonsense_tasks = 8;
+    }
+    if (!GIVEN(px, "eval.niah.tasks")) {
+        for (int i = 0; i < 3; i++)
+            strcpy(c->eval.niah_tasks[i], NIAH_TASKS[i]);
+        c->eval.n_niah_tasks = 3;
+    }
+    if (!GIVEN(px, "eval.niah.lengths")) {
+        c->eval.niah_lengths[0] = c->train.seq_len;
+        c->eval.n_niah_lengths = 1;
+    }
+    DEF("eval.niah.n", c->eval.niah_n, 20);
+    DEF("eval.alignment.tokens", c->eval.alignment_tokens, 2048);
 #undef DEF
 
     eng_train_cfg *t = &c->train;
@@ -578,6 +638,27 @@ static int resolve(parse_ctx *px, eng_err *e)
                             "eval.suites: unknown suite '%s' (expected val, wikitext, lambada, commonsense, niah, "
                             "alignment)",
                             c->eval.suites[i]);
+        }
+    for (int i = 0; i < c->eval.n_commonsense_tasks; i++)
+        if (name_index(NAMES(COMMONSENSE_TASKS), c->eval.commonsense_tasks[i]) < 0) {
+            const cfg_node *at = NODE(px, "eval.commonsense_tasks");
+            return cfg_errf(e, at && (size_t)i < at->n ? at->items[i] : at,
+                            "eval.commonsense_tasks: unknown task '%s' (expected piqa, hellaswag, winogrande, "
+                            "arc_easy, arc_challenge, siqa, boolq, openbookqa)",
+                            c->eval.commonsense_tasks[i]);
+        }
+    for (int i = 0; i < c->eval.n_niah_tasks; i++)
+        if (name_index(NAMES(NIAH_TASKS), c->eval.niah_tasks[i]) < 0) {
+            const cfg_node *at = NODE(px, "eval.niah.tasks");
+            return cfg_errf(e, at && (size_t)i < at->n ? at->items[i] : at,
+                            "eval.niah.tasks: unknown task '%s' (expected s_niah_1, s_niah_2, s_niah_3)",
+                            c->eval.niah_tasks[i]);
+        }
+    for (int i = 0; i < c->eval.n_niah_lengths; i++)
+        if (c->eval.niah_lengths[i] != floor(c->eval.niah_lengths[i])) {
+            const cfg_node *at = NODE(px, "eval.niah.lengths");
+            return cfg_errf(e, at && (size_t)i < at->n ? at->items[i] : at,
+                            "eval.niah.lengths: %g is not a whole number of tokens", c->eval.niah_lengths[i]);
         }
     return 0;
 }

@@ -90,6 +90,24 @@ typedef struct eng_eval_cfg {
     char suites[ENG_MAX_SUITES][ENG_NAME_MAX];
     int n_suites;
     int64_t val_tokens;       /* validation tokens per evaluation */
+    /* inputs of the other suites (engine/eval.h, docs/evaluation.md); none
+     * is part of the job's identity */
+    char wikitext[ENG_PATH_MAX];      /* raw WikiText file (wiki.test.raw) */
+    char lambada[ENG_PATH_MAX];       /* LAMBADA (OpenAI) JSONL */
+    char commonsense[ENG_PATH_MAX];   /* folder of the tasks' files */
+    char commonsense_tasks[ENG_MAX_SUITES][ENG_NAME_MAX];
+    int n_commonsense_tasks;
+    char niah_haystack[ENG_PATH_MAX]; /* text the S-NIAH-2/3 haystacks are cut from */
+    double niah_lengths[ENG_MAX_SUITES]; /* context lengths (tokens, integral) */
+    int n_niah_lengths;
+    char niah_tasks[ENG_MAX_SUITES][ENG_NAME_MAX];
+    int n_niah_tasks;
+    int niah_n;                       /* items per task and length */
+    int64_t niah_seed;
+    char alignment_text[ENG_PATH_MAX];  /* text file, encoded with the job's tokenizer */
+    char alignment_ids[ENG_PATH_MAX];   /* or token ids (whitespace-separated) */
+    int64_t alignment_tokens;         /* N tokens averaged over */
+    int batch;                        /* sequences per forward pass (0: automatic) */
 } eng_eval_cfg;
 
 typedef struct eng_data_cfg {

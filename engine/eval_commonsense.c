@@ -406,7 +406,8 @@ static int rd_siqa(const reader_ctx *c, json_t *o, int64_t k, mc_item *it, eng_e
         !(rc = add_choice(it, ctx.p, b, e)))
         rc = add_choice(it, ctx.p, cc, e);
     ev_buf_free(&ctx);
-    /* labels are 1, 2, 3 */
+    if (!rc && (g < 1 || g > 3))
+        rc = ev_item_err(c->r, e, "label %lld is not 1, 2 or 3", (long long)g);
     return rc ? rc : gold_in_range(c, it, g - 1, "label - 1", e);
 }
 
@@ -498,6 +499,9 @@ static int run_task(const eng_eval_lm *lm, eng_tok *tok, int t, const char *path
             if ((rc = ev_encode_pair(tok, items[i].ctx[j].p, items[i].ctx[j].n, items[i].cont[j].p,
                                      items[i].cont[j].n, &reqs[q], e)))
                 eng_err_prefix(e, "%s:%lld", path, (long long)items[i].line);
+            else if (reqs[q].n_cont > (size_t)lm->max_length)
+                rc = eng_errf(e, ENG_EDATA, "%s:%lld: choice %d is %zu tokens, longer than the context length %d",
+                              path, (long long)items[i].line, j, reqs[q].n_cont, lm->max_length);
     if (!rc) {
         ev_log(s, "commonsense %s: %zu items, %zu requests", task, n, nreq);
         rc = ev_score(lm, lm->max_length, reqs, nreq, s, e);

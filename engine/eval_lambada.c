@@ -55,6 +55,11 @@ int eng_eval_lambada(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *cf
             break;
         }
         n++;
+        if (reqs[n - 1].n_cont > (size_t)lm->max_length) {
+            rc = ev_item_err(&r, e, "the last word is %zu tokens, longer than the context length %d",
+                             reqs[n - 1].n_cont, lm->max_length);
+            break;
+        }
     }
     ev_jsonl_close(&r);
     if (!rc && n == 0)

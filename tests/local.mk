@@ -24,3 +24,4 @@ include tests/train.mk
 include tests/orchestrator.mk
 include tests/data.mk
 include tests/report.mk
+include tests/eval.mk
