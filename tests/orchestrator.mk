@@ -34,7 +34,25 @@ tests_test_db_reader_LDADD = $(DB_LIBS) $(ENGINE_LIBS)
 
 # End to end, with the real tlm-worker on tiny configs.
 EXTRA_DIST += tests/test_tlmd_lib.sh
-TLMD_E2E = tests/test_tlmd_sweep.sh tests/test_tlmd_kill_worker.sh tests/test_tlmd_kill_daemon.sh \
+TLMD_E2E = tests/test_tlmd_cli.sh tests/test_tlmd_sweep.sh tests/test_tlmd_kill_worker.sh tests/test_tlmd_kill_daemon.sh \
 	tests/test_tlmd_failures.sh tests/test_tlmd_signals.sh tests/test_tlmd_reader.sh
 TESTS += $(TLMD_E2E)
 dist_check_SCRIPTS += $(TLMD_E2E)
+
+# Fuzz targets: their saved corpora replayed in every `make check` (under
+# ASan/UBSan in check-sanitizers); `make fuzz` runs libFuzzer on them
+# (clang), FUZZ_SECONDS each.
+check_PROGRAMS += tests/fuzz/replay_event tests/fuzz/replay_sweep
+tests_fuzz_replay_event_SOURCES = tests/fuzz/fuzz_event.c tests/fuzz/replay.c
+tests_fuzz_replay_event_CPPFLAGS = $(ORC_TEST_CPPFLAGS) -DCORPUS='"event"'
+tests_fuzz_replay_event_LDADD = $(ORC_LIBS)
+tests_fuzz_replay_sweep_SOURCES = tests/fuzz/fuzz_sweep.c tests/fuzz/replay.c
+tests_fuzz_replay_sweep_CPPFLAGS = $(ORC_TEST_CPPFLAGS) -DCORPUS='"sweep"'
+tests_fuzz_replay_sweep_LDADD = $(ORC_LIBS)
+TESTS += tests/fuzz/replay_event tests/fuzz/replay_sweep
+EXTRA_DIST += tests/fuzz/run.sh tests/fuzz/corpus
+
+FUZZ_SECONDS = 60
+fuzz:
+	FUZZ_OUT='$(abs_top_builddir)/tests/fuzz/out' $(SHELL) $(top_srcdir)/tests/fuzz/run.sh $(FUZZ_SECONDS)
+.PHONY: fuzz

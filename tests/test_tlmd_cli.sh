@@ -1,0 +1,62 @@
+#!/bin/sh
+# test_tlmd_cli.sh: tlmd's command line without training: usage errors
+# exit 2 with a message; a bad sweep file among good ones is reported with
+# its position and nothing is recorded (one transaction); folders are read
+# in name order; a missing worker or database is named; a 100,000-job
+# sweep dry-runs in seconds.
+. "$TLM_SRCDIR/tests/test_tlmd_lib.sh"
+
+"$T" --help >help.out 2>&1
+ok $([ $? = 0 ] && grep -q -- "--heartbeat-timeout" help.out && echo 0 || echo 1) "--help exits 0 and lists the options"
+"$T" >e1.out 2>&1
+ok $([ $? = 2 ] && grep -q -- "--sweeps FILE|DIR is required" e1.out && echo 0 || echo 1) "no --sweeps: exit 2"
+"$T" --sweeps x.yaml --bogus >e2.out 2>&1
+ok $([ $? = 2 ] && echo 0 || echo 1) "an unknown option: exit 2"
+"$T" --sweeps x.yaml --workers 0 >e3.out 2>&1
+ok $([ $? = 2 ] && grep -q -- "--workers 0: expected a number from 1" e3.out && echo 0 || echo 1) "--workers 0: $(cat e3.out)"
+mkdir sw
+sweep sw/a.yaml alpha 8 "grid:" "  taper.schedule: [linear, cosine]" "  taper.ratio: [[1.5, 0.5]]"
+sweep sw/b.yaml beta 8 "seeds: [1, 2]"
+"$T" --sweeps sw --devices 0,x >e4.out 2>&1
+ok $([ $? = 2 ] && grep -q -- "--devices 0,x: expected auto, cpu, or GPU ids" e4.out && echo 0 || echo 1) "--devices 0,x: $(cat e4.out)"
+"$T" --sweeps sw --worker /nonexistent/tlm-worker >e5.out 2>&1
+ok $([ $? = 2 ] && grep -q "worker /nonexistent/tlm-worker" e5.out && echo 0 || echo 1) "a missing worker: $(cat e5.out)"
+"$T" --sweeps nope.yaml >e6.out 2>&1
+ok $([ $? = 2 ] && grep -q "nope.yaml" e6.out && echo 0 || echo 1) "a missing sweep file: $(cat e6.out)"
+
+"$T" --dry-run --sweeps sw >dry.out 2>&1
+ok $? "a folder of sweeps dry-runs"
+ok $([ "$(grep '^sweep ' dry.out | cut -d' ' -f2 | tr '\n' ' ')" = "alpha beta " ] && echo 0 || echo 1) "in name order"
+grep -q "total: 4 distinct jobs: 4 new" dry.out
+ok $? "4 jobs (2 + 2 seeds)"
+grep -q "^  [0-9a-f]\{12\}  new  *uniform  .*128x4  .*seed=2$" dry.out
+ok $? "each line: id, status, label, d_ff summary, axes"
+
+# a bad file after a good one: nothing of either is recorded
+cp "$TLM_SRCDIR/tests/data/sweeps/bad/unknown_grid_key.yaml" sw/c.yaml
+"$T" --sweeps sw >e7.out 2>&1
+ok $([ $? = 2 ] && grep -q "sw/c.yaml:5:3: unknown key 'shedule' in taper; did you mean 'schedule'?" e7.out && echo 0 || echo 1) \
+    "a bad sweep: exit 2 with its position: $(cat e7.out)"
+ok $([ "$(q "select count(*) from sweeps")" = 0 ] && [ "$(q "select count(*) from jobs")" = 0 ] && echo 0 || echo 1) \
+    "nothing recorded, not even the good sweeps before it"
+rm sw/c.yaml
+
+"$T" status --db missing.db >e8.out 2>&1
+ok $([ $? = 2 ] && grep -q "missing.db does not exist" e8.out && echo 0 || echo 1) "status of a missing database: exit 2"
+"$T" status --sweep nope >e9.out 2>&1
+ok $([ $? = 2 ] && grep -q "no sweep named 'nope'" e9.out && echo 0 || echo 1) "status of an unknown sweep: exit 2"
+
+# 100,000 jobs: 4 grid points x 25,000 seeds
+{
+    printf 'name: big\nbase: {scale: 1m, train: {tokens: 2e6}}\n'
+    printf 'grid:\n  taper.schedule: [linear, cosine]\n  taper.ratio: [[1.5, 0.5], [1.25, 0.75]]\nseeds: ['
+    seq -s, 0 24999 | tr -d '\n'
+    printf ']\n'
+} >big.yaml
+t0=$(date +%s)
+"$T" --dry-run --sweeps big.yaml >big.out 2>&1
+rc=$?
+t1=$(date +%s)
+ok $([ $rc = 0 ] && grep -q "total: 100000 distinct jobs: 100000 new" big.out && echo 0 || echo 1) "100,000 jobs dry-run"
+ok $([ $((t1 - t0)) -le 60 ] && echo 0 || echo 1) "in $((t1 - t0)) s"
+finish
