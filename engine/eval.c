@@ -333,3 +333,59 @@ int eng_evaluator_load(eng_evaluator *ev, const char *dir, eng_err *e)
         rc = push_params(ev, e);
     return rc;
 }
+
+int eng_eval_checkpoint(const char *dir, const char *suites, const char *cfg_path, const eng_eval_sink *s,
+                        int64_t *step, int64_t *tokens, eng_err *e)
+{
+    eng_config cfg, over;
+    char path[ENG_CKPT_PATH_MAX] = "";
+    int gpt2 = eng_gpt2_detect(dir), rc = 0;
+    *step = *tokens = -1;
+    if (cfg_path && (rc = eng_config_load(cfg_path, &over, e)))
+        return rc;
+    if (gpt2) {
+        if (!cfg_path)
+            return eng_errf(e, ENG_ECONFIG, "%s is a GPT-2 checkpoint: give a config (--config) with its eval.* settings",
+                            dir);
+        cfg = over;
+    } else {
+        if ((rc = eng_eval_checkpoint_config(dir, &cfg, path, e)))
+            return rc;
+        if (cfg_path) {
+            eng_eval_cfg keep = over.eval; /* the measurement settings, not the model */
+            cfg.eval = keep;
+        }
+        eng_train_state st;
+        eng_err se;
+        if (!eng_ckpt_read_state(path, &st, &se)) {
+            *step = st.step;
+            *tokens = st.tokens;
+        }
+    }
+    if (suites) {
+        char buf[ENG_MAX_SUITES * ENG_NAME_MAX];
+        snprintf(buf, sizeof buf, "%s", suites);
+        cfg.eval.n_suites = 0;
+        for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            if (cfg.eval.n_suites == ENG_MAX_SUITES)
+                return eng_errf(e, ENG_ECONFIG, "--suites: at most %d suites", ENG_MAX_SUITES);
+            snprintf(cfg.eval.suites[cfg.eval.n_suites++], ENG_NAME_MAX, "%s", t);
+        }
+    }
+    for (int i = 0; i < cfg.eval.n_suites; i++) {
+        if (!strcmp(cfg.eval.suites[i], "val"))
+            return eng_errf(e, ENG_ECONFIG, "suite val needs the training data loader: run it while training");
+        if (!eng_eval_is_suite(cfg.eval.suites[i]))
+            return eng_errf(e, ENG_ECONFIG, "unknown suite '%s' (expected wikitext, lambada, commonsense, niah, "
+                            "alignment)", cfg.eval.suites[i]);
+    }
+    eng_evaluator *ev;
+    if ((rc = eng_evaluator_create(&ev, &cfg, e)))
+        return rc;
+    ev_log(s, "evaluating %s", gpt2 ? dir : path);
+    rc = eng_evaluator_load(ev, gpt2 ? dir : path, e);
+    if (!rc)
+        rc = eng_evaluator_run(ev, NULL, s, e);
+    eng_evaluator_free(ev);
+    return rc;
+}

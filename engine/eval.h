@@ -148,4 +148,13 @@ int eng_eval_checkpoint_config(const char *dir, eng_config *cfg, char path[1024]
  * its GPT-2); eng_evaluator_run(ev, NULL, ...) then evaluates them. */
 int eng_evaluator_load(eng_evaluator *ev, const char *dir, eng_err *e);
 
+/* All of `tlm-worker --eval` but the events: evaluate the checkpoint at dir
+ * on `suites` (comma-separated; NULL: the stored config's eval.suites).
+ * cfg_path (may be NULL for a TLM checkpoint, required for a GPT-2) is a
+ * job config whose eval.* settings (and, for a GPT-2, tokenizer) are used.
+ * "val" needs the training data loader and is refused here.  *step and
+ * *tokens receive the checkpoint's (-1 for a GPT-2). */
+int eng_eval_checkpoint(const char *dir, const char *suites, const char *cfg_path, const eng_eval_sink *s,
+                        int64_t *step, int64_t *tokens, eng_err *e);
+
 #endif

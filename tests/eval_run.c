@@ -13,6 +13,10 @@
  *   eval_run --config FILE --load DIR [--suites a,b]
  *       a TLM checkpoint or a Hugging Face GPT-2 folder (the config gives
  *       the eval.* inputs and the tokenizer)
+ *   eval_run [--config FILE] --checkpoint DIR [--suites a,b]
+ *       the same through eng_eval_checkpoint (what tlm-worker --eval runs)
+ *   --ckpt-out ROOT (with --model-out) also writes the model as a training
+ *       checkpoint ROOT/step-00000000 and prints {"ev":"ckpt","path":...}
  * Exit 0, or 1 with the error on stderr. */
 #include <jansson.h>
 #include <math.h>
@@ -20,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/ckpt.h"
 #include "engine/eval.h"
 #include "engine/model.h"
 #include "engine/runtime.h"
@@ -99,10 +104,35 @@ static int write_model(const eng_model *m, const eng_config *c, const char *path
     return rc;
 }
 
+static int write_ckpt(const eng_model *m, const eng_config *c, const char *root, eng_err *e)
+{
+    size_t n = eng_model_n_params(m);
+    float *p = malloc(n * sizeof *p), *z = calloc(n, sizeof *z);
+    if (!p || !z) {
+        free(p), free(z);
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    }
+    eng_model_get_params(m, p);
+    const eng_ckpt_data d = {eng_model_tensor(m, 0), eng_model_n_tensors(m), n, p, z, z};
+    eng_train_state st;
+    memset(&st, 0, sizeof st);
+    eng_config_id(c, st.config_id);
+    st.seed = c->seed;
+    st.loss = st.val_loss = NAN;
+    char path[ENG_CKPT_PATH_MAX];
+    int rc = eng_ckpt_write(root, &d, c, &st, 1, path, e);
+    if (!rc) {
+        json_t *o = json_pack("{s:s,s:s}", "ev", "ckpt", "path", path);
+        emit(o);
+    }
+    free(p), free(z);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     eng_runtime_init(argc, argv);
-    const char *config = NULL, *suites = NULL, *model_out = NULL, *load = NULL;
+    const char *config = NULL, *suites = NULL, *model_out = NULL, *load = NULL, *checkpoint = NULL, *ckpt_out = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--config") && i + 1 < argc)
             config = argv[++i];
@@ -112,16 +142,29 @@ int main(int argc, char **argv)
             model_out = argv[++i];
         else if (!strcmp(argv[i], "--load") && i + 1 < argc)
             load = argv[++i];
+        else if (!strcmp(argv[i], "--checkpoint") && i + 1 < argc)
+            checkpoint = argv[++i];
+        else if (!strcmp(argv[i], "--ckpt-out") && i + 1 < argc)
+            ckpt_out = argv[++i];
         else {
             fprintf(stderr, "usage: eval_run --config FILE [--suites a,b] [--model-out FILE | --load DIR]\n");
             return 2;
         }
     }
+    eng_err e = {0};
+    eng_eval_sink sink = {NULL, on_result, on_layer, on_item, on_log, NULL};
+    if (checkpoint) {
+        int64_t step, tokens;
+        int rc = eng_eval_checkpoint(checkpoint, suites, config, &sink, &step, &tokens, &e);
+        fflush(stdout);
+        if (rc)
+            fprintf(stderr, "eval_run: %s\n", e.msg);
+        return rc ? 1 : 0;
+    }
     if (!config) {
         fprintf(stderr, "eval_run: --config is required\n");
         return 2;
     }
-    eng_err e = {0};
     eng_config c;
     if (eng_config_load(config, &c, &e)) {
         fprintf(stderr, "eval_run: %s\n", e.msg);
@@ -134,7 +177,6 @@ int main(int argc, char **argv)
         for (char *t = strtok(buf, ","); t && c.eval.n_suites < ENG_MAX_SUITES; t = strtok(NULL, ","))
             snprintf(c.eval.suites[c.eval.n_suites++], ENG_NAME_MAX, "%s", t);
     }
-    eng_eval_sink sink = {NULL, on_result, on_layer, on_item, on_log, NULL};
     eng_evaluator *ev = NULL;
     eng_model *m = NULL;
     int rc = eng_evaluator_create(&ev, &c, &e);
@@ -148,6 +190,8 @@ int main(int argc, char **argv)
             eng_model_init_weights(m, (uint64_t)c.seed);
             if (model_out)
                 rc = write_model(m, &c, model_out, &e);
+            if (!rc && ckpt_out)
+                rc = write_ckpt(m, &c, ckpt_out, &e);
         }
         if (!rc)
             rc = eng_evaluator_run(ev, m, &sink, &e);

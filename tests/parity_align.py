@@ -201,7 +201,7 @@ def main():
         g2 = os.path.join(d, "gpt2")
         os.mkdir(g2)
         c, W = make_gpt2(g2, gen)
-        lines = run(exe, ["--config", os.path.join(d, "cfg.yaml"), "--load", g2])
+        lines = run(exe, ["--config", os.path.join(d, "cfg.yaml"), "--checkpoint", g2])
         if lines is None:
             chk.report("eval_run on the GPT-2 checkpoint", False)
         else:

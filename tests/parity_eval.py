@@ -308,12 +308,21 @@ def main():
     with tempfile.TemporaryDirectory(prefix="tlm-parity-eval-") as d:
         write_files(d)
         model = os.path.join(d, "model.safetensors")
-        r = subprocess.run([exe, "--config", os.path.join(d, "cfg.yaml"), "--model-out", model],
-                           stdout=subprocess.PIPE, universal_newlines=True)
+        r = subprocess.run([exe, "--config", os.path.join(d, "cfg.yaml"), "--model-out", model,
+                            "--ckpt-out", os.path.join(d, "ckpt")], stdout=subprocess.PIPE, universal_newlines=True)
         if r.returncode != 0:
             print("not ok 1 - eval_run exited %d" % r.returncode)
             return 1
         lines = [json.loads(x) for x in r.stdout.splitlines() if x.strip()]
+        # the same model as a training checkpoint, through what tlm-worker --eval runs
+        ck = [x["path"] for x in lines if x["ev"] == "ckpt"]
+        r2 = subprocess.run([exe, "--checkpoint", ck[0] if ck else d], stdout=subprocess.PIPE,
+                            universal_newlines=True)
+        again = [json.loads(x) for x in r2.stdout.splitlines() if x.strip()] if r2.returncode == 0 else []
+        first = [x for x in lines if x["ev"] in ("eval", "item")]
+        chk.report("the checkpoint evaluated again (eng_eval_checkpoint) gives the same %d results" % len(first),
+                   r2.returncode == 0 and again == first,
+                   "exit %d, %d lines" % (r2.returncode, len(again)))
         W, meta = pt.load_safetensors(model)
         cfg = json.loads(meta["tlm_parity"])
         ref = Ref({k: v.double() for k, v in W.items()}, cfg)
