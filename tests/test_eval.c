@@ -52,11 +52,12 @@ static int mock_logits(void *impl, const int32_t *tok, int B, int T, const float
         end = p + strlen("provided text is");
     int k = end ? (int)(s + T - end) : 0;
     int next = k < (int)strlen(answer) ? (unsigned char)answer[k] : ' ';
-    memset(m->logits, 0, (size_t)V * sizeof(float));
-    m->logits[next] = 10.0f;
+    /* only the last position of the last row is read by generation */
+    float *last = m->logits + ((size_t)(B - 1) * T + (T - 1)) * V;
+    memset(last, 0, (size_t)V * sizeof(float));
+    last[next] = 10.0f;
     free(s);
-    /* only the last position of a single row is read by generation */
-    *out = m->logits - (size_t)((size_t)(B - 1) * T + (T - 1)) * V;
+    *out = m->logits;
     return 0;
 }
 
@@ -301,7 +302,7 @@ int main(void)
     cfg.niah_n = 4;
     cfg.niah_seed = 9;
     for (int wrong = 0; wrong < 2; wrong++) {
-        mock m = {calloc(V, sizeof(float)), wrong, 0};
+        mock m = {calloc((size_t)MAX_T * V, sizeof(float)), wrong, 0};
         eng_eval_lm lm = {&m, 1, MAX_T, MAX_T, V, mock_logits, NULL};
         got g = {0};
         eng_eval_sink s = {&g, on_result, NULL, NULL, NULL, NULL};
@@ -322,7 +323,7 @@ int main(void)
     }
     cfg.niah_lengths[0] = 100;
     {
-        mock m = {calloc(V, sizeof(float)), 0, 0};
+        mock m = {calloc((size_t)MAX_T * V, sizeof(float)), 0, 0};
         eng_eval_lm lm = {&m, 1, MAX_T, MAX_T, V, mock_logits, NULL};
         int rc = eng_eval_niah(&lm, tok, &cfg, NULL, &e);
         TAP_OK(rc == ENG_ECONFIG && strstr(e.msg, "too short"), "niah: a length shorter than the prompt is refused: %s",
