@@ -1,0 +1,129 @@
+/* all.c: --all --out DIR: every table and figure the database supports,
+ * as DIR/report.md (the tables in Markdown, the figures linked), the tables
+ * again in CSV, LaTeX and JSON under DIR/tables/, the figures as SVG and
+ * PNG under DIR/figures/.  Tables or figures the database cannot fill are
+ * listed with the reason instead of being drawn empty.
+ * Must not: leave a half-written report.md (every file is written atomically). */
+#include "reports/all.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/fileio.h"
+#include "reports/plot.h"
+
+typedef struct {
+    rpt_ctx *c;
+    rpt_table *tables;
+    int *built; /* 1 built with panels, 0 empty */
+    const char **figs; /* figure name -> file base, NULL when not drawn */
+    const char **fig_notes;
+} report;
+
+static int put_table(void *p, FILE *f, eng_err *e)
+{
+    const void **a = p;
+    return rpt_render(a[0], *(const int *)a[1], f, e);
+}
+
+static int write_md(void *p, FILE *f, eng_err *e)
+{
+    report *r = p;
+    rpt_ctx *c = r->c;
+    int n[5] = {0};
+    for (int i = 0; i < c->n_jobs; i++)
+        n[c->jobs[i].status]++;
+    time_t now = time(NULL);
+    char when[64];
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+    fprintf(f, "# TLM report\n\n");
+    fprintf(f, "- database: `%s`%s%s%s\n", c->db_path, c->o.sweep ? ", sweep `" : "", c->o.sweep ? c->o.sweep : "",
+            c->o.sweep ? "`" : "");
+    fprintf(f, "- jobs: %d (%d done, %d running, %d pending, %d interrupted, %d failed)\n", c->n_jobs, n[RPT_DONE],
+            n[RPT_RUNNING], n[RPT_PENDING], n[RPT_INTERRUPTED], n[RPT_FAILED]);
+    fprintf(f, "- written %s by tlm-report%s; tables also as CSV, LaTeX and JSON in `tables/`\n\n", when,
+            c->o.paper ? " --paper" : "");
+    for (int i = 0; i < rpt_n_table_defs; i++) {
+        if (!r->built[i]) {
+            fprintf(f, "## %s\n\n_Nothing in the database for this table: %s._\n\n", rpt_table_defs[i].name,
+                    rpt_table_defs[i].what);
+            continue;
+        }
+        int rc = rpt_render_md(&r->tables[i], f);
+        if (rc)
+            return eng_errf(e, ENG_EIO, "writing report.md");
+    }
+    fputs("## Figures\n\n", f);
+    for (int i = 0; i < rpt_n_figure_defs; i++) {
+        const rpt_figure_def *d = &rpt_figure_defs[i];
+        if (r->figs[i])
+            fprintf(f, "### %s\n\n%s.\n\n![%s](figures/%s.svg)\n\nPNG: [figures/%s.png](figures/%s.png)\n\n", d->name,
+                    d->what, d->name, r->figs[i], r->figs[i], r->figs[i]);
+        else
+            fprintf(f, "### %s\n\n_Not drawn: %s._\n\n", d->name, r->fig_notes[i] ? r->fig_notes[i] : "no data");
+    }
+    return 0;
+}
+
+int rpt_write_all(rpt_ctx *c, const char *dir, eng_err *e)
+{
+    char path[1024];
+    int rc = eng_mkdir_p(dir, e);
+    if (rc)
+        return rc;
+    snprintf(path, sizeof path, "%s/tables", dir);
+    if ((rc = eng_mkdir_p(path, e)))
+        return rc;
+    snprintf(path, sizeof path, "%s/figures", dir);
+    if ((rc = eng_mkdir_p(path, e)))
+        return rc;
+    report r = {c, NULL, NULL, NULL, NULL};
+    r.tables = calloc((size_t)rpt_n_table_defs, sizeof *r.tables);
+    r.built = calloc((size_t)rpt_n_table_defs, sizeof *r.built);
+    r.figs = calloc((size_t)rpt_n_figure_defs, sizeof *r.figs);
+    r.fig_notes = calloc((size_t)rpt_n_figure_defs, sizeof *r.fig_notes);
+    rpt_arena notes = {0};
+    if (!r.tables || !r.built || !r.figs || !r.fig_notes) {
+        rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (int i = 0; i < rpt_n_table_defs && !rc; i++) {
+        if ((rc = rpt_table_build(c, &rpt_table_defs[i], &r.tables[i], e)))
+            break;
+        r.built[i] = r.tables[i].n_panels > 0;
+        for (int fmt = RPT_FMT_CSV; fmt <= RPT_FMT_JSON && r.built[i] && !rc; fmt++) {
+            snprintf(path, sizeof path, "%s/tables/%s.%s", dir, rpt_table_defs[i].name, rpt_format_ext(fmt));
+            const void *arg[2] = {&r.tables[i], &fmt};
+            rc = rpt_write_output(path, put_table, arg, e);
+        }
+    }
+    for (int i = 0; i < rpt_n_figure_defs && !rc; i++) {
+        rpt_figure fig;
+        rpt_figure_init(&fig);
+        rc = rpt_figure_defs[i].build(c, &fig, e);
+        if (!rc && rpt_figure_points(&fig) > 0) {
+            for (int kind = 0; kind < 2 && !rc; kind++) {
+                snprintf(path, sizeof path, "%s/figures/%s.%s", dir, rpt_figure_defs[i].name, kind ? "png" : "svg");
+                rc = rpt_plot_write(&fig, path, e);
+            }
+            r.figs[i] = rpt_figure_defs[i].name;
+        } else if (!rc) {
+            r.fig_notes[i] = rpt_strdup(&notes, fig.note ? fig.note : "no data");
+        }
+        rpt_figure_free(&fig);
+    }
+    if (!rc) {
+        snprintf(path, sizeof path, "%s/report.md", dir);
+        rc = rpt_write_output(path, write_md, &r, e);
+    }
+done:
+    for (int i = 0; r.tables && i < rpt_n_table_defs; i++)
+        rpt_table_free(&r.tables[i]);
+    free(r.tables);
+    free(r.built);
+    free(r.figs);
+    free(r.fig_notes);
+    rpt_arena_free(&notes);
+    return rc;
+}

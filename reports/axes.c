@@ -1,0 +1,78 @@
+/* axes.c: reading the axis columns the way the paper names things:
+ * which third of the network a blocks schedule widens, which schedules
+ * have ratios, titles of panels, token counts.
+ * Must not: touch the database. */
+#include "reports/rpt.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *rpt_blocks_kind(const char *groups)
+{
+    if (!groups)
+        return NULL;
+    double g[64];
+    int n = 0;
+    const char *p = groups;
+    while (n < 64) {
+        char *end;
+        double v = strtod(p, &end);
+        if (end == p)
+            return NULL;
+        g[n++] = v;
+        p = end;
+        while (*p == ' ')
+            p++;
+        if (*p == '\0')
+            break;
+        if (*p != ',')
+            return NULL;
+        p++;
+    }
+    if (n < 2)
+        return "flat";
+    int widest = 0, ties = 0;
+    for (int i = 1; i < n; i++) {
+        if (g[i] > g[widest]) {
+            widest = i;
+            ties = 0;
+        } else if (g[i] == g[widest]) {
+            ties++;
+        }
+    }
+    if (ties)
+        return "flat";
+    /* position of the widest group along depth, in thirds */
+    double t = (double)widest / (n - 1);
+    return t < 1.0 / 3 ? "wider-early" : t > 2.0 / 3 ? "wider-late" : "wider-middle";
+}
+
+int rpt_is_ratio_schedule(const char *s)
+{
+    return s && (!strcmp(s, "linear") || !strcmp(s, "cosine") || !strcmp(s, "sigmoid"));
+}
+
+void rpt_fmt_tokens(char *out, size_t cap, int64_t tokens)
+{
+    static const struct {
+        double div;
+        const char *suffix;
+    } units[] = {{1e12, "T"}, {1e9, "B"}, {1e6, "M"}, {1e3, "K"}};
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if ((double)tokens >= units[i].div) {
+            double v = (double)tokens / units[i].div;
+            snprintf(out, cap, v == floor(v) ? "%.0f%s" : "%.3g%s", v, units[i].suffix);
+            return;
+        }
+    snprintf(out, cap, "%lld", (long long)tokens);
+}
+
+const char *rpt_panel_title(rpt_arena *a, const char *arch, const char *scale, int64_t tokens)
+{
+    char tok[32];
+    rpt_fmt_tokens(tok, sizeof tok, tokens);
+    if (arch)
+        return rpt_printf(a, "%s, %s, %s tokens", rpt_arch_title(arch), scale, tok);
+    return rpt_printf(a, "%s, %s tokens", scale, tok);
+}

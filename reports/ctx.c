@@ -1,0 +1,352 @@
+/* ctx.c: opens results.db read-only and loads the jobs a report looks at
+ * (one sweep's, or every job), grouped by their axis columns: seeds of the
+ * same (arch, scale, tokens, schedule, ratios, groups) form a group, groups
+ * of the same (arch, scale, tokens) a panel.  One query, whatever the size.
+ * Must not: write to the database, or read job configs (the axis columns
+ * hold what reports need). */
+#include "reports/rpt.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char SQL_ALL[] =
+    "SELECT key, sweep, label, arch, scale, schedule, ratio_start, ratio_end, groups, seed, status, attempts,"
+    " reason, message, tokens_total, tokens_done, final_loss, widths"
+    " FROM jobs WHERE (?1 IS NULL OR arch = ?1) AND (?2 IS NULL OR scale = ?2)"
+    " ORDER BY created_at, key";
+static const char SQL_SWEEP[] =
+    "SELECT j.key, j.sweep, j.label, j.arch, j.scale, j.schedule, j.ratio_start, j.ratio_end, j.groups, j.seed,"
+    " j.status, j.attempts, j.reason, j.message, j.tokens_total, j.tokens_done, j.final_loss, j.widths"
+    " FROM sweep_jobs s JOIN jobs j ON j.key = s.job"
+    " WHERE s.sweep = ?3 AND s.active = 1 AND (?1 IS NULL OR j.arch = ?1) AND (?2 IS NULL OR j.scale = ?2)"
+    " ORDER BY s.ord";
+
+static int status_of(const char *s)
+{
+    if (!s)
+        return RPT_PENDING;
+    if (!strcmp(s, "running"))
+        return RPT_RUNNING;
+    if (!strcmp(s, "done"))
+        return RPT_DONE;
+    if (!strcmp(s, "failed"))
+        return RPT_FAILED;
+    if (!strcmp(s, "interrupted"))
+        return RPT_INTERRUPTED;
+    return RPT_PENDING;
+}
+
+static double col_num(sqlite3_stmt *s, int i)
+{
+    return sqlite3_column_type(s, i) == SQLITE_NULL ? NAN : sqlite3_column_double(s, i);
+}
+
+static const char *col_str(rpt_arena *a, sqlite3_stmt *s, int i, int *oom)
+{
+    const unsigned char *t = sqlite3_column_text(s, i);
+    if (!t)
+        return NULL;
+    char *p = rpt_strdup(a, (const char *)t);
+    if (!p)
+        *oom = 1;
+    return p;
+}
+
+/* "440m" -> 4.4e8, "1.3b" -> 1.3e9; names that are not sizes sort after. */
+static double scale_size(const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s)
+        return INFINITY;
+    switch (tolower((unsigned char)*end)) {
+    case 'k': return v * 1e3;
+    case 'm': return v * 1e6;
+    case 'b':
+    case 'g': return v * 1e9;
+    case '\0': return v;
+    default: return INFINITY;
+    }
+}
+
+static int arch_rank(const char *a)
+{
+    static const char *const order[] = {"transformer", "gated_attn", "hope_attn", "titans"};
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(a, order[i]))
+            return i;
+    return 4;
+}
+
+static int cmp_str(const char *a, const char *b)
+{
+    if (!a || !b)
+        return (a != NULL) - (b != NULL);
+    return strcmp(a, b);
+}
+
+static int cmp_num(double a, double b)
+{
+    if (isnan(a) || isnan(b))
+        return !isnan(a) - !isnan(b);
+    return (a > b) - (a < b);
+}
+
+static int cmp_panel(const rpt_job *a, const rpt_job *b)
+{
+    int r = arch_rank(a->arch) - arch_rank(b->arch);
+    if (!r)
+        r = strcmp(a->arch, b->arch);
+    if (!r)
+        r = cmp_num(scale_size(a->scale), scale_size(b->scale));
+    if (!r)
+        r = strcmp(a->scale, b->scale);
+    if (!r)
+        r = (a->tokens_total > b->tokens_total) - (a->tokens_total < b->tokens_total);
+    return r;
+}
+
+static int cmp_group(const rpt_job *a, const rpt_job *b)
+{
+    int r = cmp_panel(a, b);
+    if (!r)
+        r = strcmp(a->schedule, b->schedule);
+    if (!r)
+        r = cmp_num(a->ratio_start, b->ratio_start);
+    if (!r)
+        r = cmp_num(a->ratio_end, b->ratio_end);
+    if (!r)
+        r = cmp_str(a->groups, b->groups);
+    return r;
+}
+
+static int cmp_index(const void *pa, const void *pb, void *jobs)
+{
+    const rpt_job *a = (const rpt_job *)jobs + *(const int *)pa, *b = (const rpt_job *)jobs + *(const int *)pb;
+    int r = cmp_group(a, b);
+    if (!r)
+        r = (a->seed > b->seed) - (a->seed < b->seed);
+    if (!r)
+        r = strcmp(a->key, b->key);
+    return r;
+}
+
+static int group_jobs(rpt_ctx *c, eng_err *e)
+{
+    if (c->n_jobs == 0)
+        return 0;
+    int *order = rpt_alloc(&c->a, sizeof *order * (size_t)c->n_jobs);
+    c->groups = rpt_alloc(&c->a, sizeof *c->groups * (size_t)c->n_jobs);
+    c->panels = rpt_alloc(&c->a, sizeof *c->panels * (size_t)c->n_jobs);
+    int *gidx = rpt_alloc(&c->a, sizeof *gidx * (size_t)c->n_jobs);
+    if (!order || !c->groups || !c->panels || !gidx)
+        return eng_errf(e, ENG_ENOMEM, "out of memory grouping %d jobs", c->n_jobs);
+    for (int i = 0; i < c->n_jobs; i++)
+        order[i] = i;
+    qsort_r(order, (size_t)c->n_jobs, sizeof *order, cmp_index, c->jobs);
+    for (int i = 0; i < c->n_jobs;) {
+        int k = i + 1;
+        while (k < c->n_jobs && !cmp_group(&c->jobs[order[i]], &c->jobs[order[k]]))
+            k++;
+        rpt_group *g = &c->groups[c->n_groups];
+        const rpt_job *j = &c->jobs[order[i]];
+        g->arch = j->arch;
+        g->scale = j->scale;
+        g->schedule = j->schedule;
+        g->groups = j->groups;
+        g->label = j->label;
+        g->ratio_start = j->ratio_start;
+        g->ratio_end = j->ratio_end;
+        g->tokens_total = j->tokens_total;
+        g->jobs = order + i;
+        g->n_jobs = k - i;
+        for (int m = i; m < k; m++)
+            c->jobs[order[m]].group = c->n_groups;
+        if (c->n_groups == 0 || cmp_panel(&c->jobs[c->groups[c->n_groups - 1].jobs[0]], j) != 0) {
+            rpt_pgroup *p = &c->panels[c->n_panels++];
+            p->arch = j->arch;
+            p->scale = j->scale;
+            p->tokens_total = j->tokens_total;
+            p->groups = gidx + c->n_groups;
+        }
+        rpt_pgroup *p = &c->panels[c->n_panels - 1];
+        p->n_groups++;
+        gidx[c->n_groups] = c->n_groups;
+        g->panel = c->n_panels - 1;
+        c->n_groups++;
+        i = k;
+    }
+    return 0;
+}
+
+static int selected(const rpt_opts *o, const char *key, const char *label)
+{
+    if (o->n_jobs == 0)
+        return 1;
+    for (int i = 0; i < o->n_jobs; i++) {
+        const char *s = o->jobs[i];
+        size_t n = strlen(s);
+        if ((n >= 6 && !strncmp(key, s, n)) || (label && !strcmp(label, s)))
+            return 1;
+    }
+    return 0;
+}
+
+static int sweep_exists(rpt_ctx *c, const char *name, eng_err *e)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(c->h, "SELECT 1 FROM sweeps WHERE name = ?1", -1, &s, NULL) != SQLITE_OK)
+        return eng_errf(e, ENG_EIO, "%s: %s", c->db_path, sqlite3_errmsg(c->h));
+    sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    sqlite3_finalize(s);
+    if (rc == SQLITE_ROW)
+        return 0;
+    if (rc != SQLITE_DONE)
+        return eng_errf(e, ENG_EIO, "%s: %s", c->db_path, sqlite3_errmsg(c->h));
+    /* say which sweeps there are */
+    char known[512] = "";
+    size_t at = 0;
+    if (sqlite3_prepare_v2(c->h, "SELECT name FROM sweeps ORDER BY name", -1, &s, NULL) == SQLITE_OK) {
+        while (sqlite3_step(s) == SQLITE_ROW && at < sizeof known - 64)
+            at += (size_t)snprintf(known + at, sizeof known - at, "%s%s", at ? ", " : "",
+                                   (const char *)sqlite3_column_text(s, 0));
+        sqlite3_finalize(s);
+    }
+    return eng_errf(e, ENG_ECONFIG, "%s: no sweep named '%s' (sweeps: %s)", c->db_path, name,
+                    at ? known : "none yet");
+}
+
+static int parse_taper(rpt_ctx *c, const char *spec, eng_err *e)
+{
+    char sched[16];
+    double a, b;
+    int used = 0;
+    if (sscanf(spec, "%15[a-z]:%lf:%lf%n", sched, &a, &b, &used) != 3 || spec[used] != '\0' ||
+        !rpt_is_ratio_schedule(sched) || !(a > 0) || !(b > 0))
+        return eng_errf(e, ENG_ECONFIG,
+                        "--taper '%s': expected SCHEDULE:START:END with SCHEDULE linear, cosine or sigmoid "
+                        "(e.g. cosine:1.5:0.5)",
+                        spec);
+    snprintf(c->taper_schedule, sizeof c->taper_schedule, "%s", sched);
+    c->taper_start = a;
+    c->taper_end = b;
+    return 0;
+}
+
+static int load_jobs(rpt_ctx *c, eng_err *e)
+{
+    sqlite3_stmt *s;
+    const char *sql = c->o.sweep ? SQL_SWEEP : SQL_ALL;
+    if (sqlite3_prepare_v2(c->h, sql, -1, &s, NULL) != SQLITE_OK)
+        return eng_errf(e, ENG_EIO, "%s: reading jobs: %s", c->db_path, sqlite3_errmsg(c->h));
+    if (c->o.arch)
+        sqlite3_bind_text(s, 1, c->o.arch, -1, SQLITE_STATIC);
+    if (c->o.scale)
+        sqlite3_bind_text(s, 2, c->o.scale, -1, SQLITE_STATIC);
+    if (c->o.sweep)
+        sqlite3_bind_text(s, 3, c->o.sweep, -1, SQLITE_STATIC);
+    int cap = 0, rc, oom = 0;
+    rpt_job *v = NULL;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        const char *key = (const char *)sqlite3_column_text(s, 0);
+        const char *label = (const char *)sqlite3_column_text(s, 2);
+        if (!key || !selected(&c->o, key, label))
+            continue;
+        if (c->n_jobs == cap) {
+            cap = cap ? cap * 2 : 256;
+            rpt_job *nv = realloc(v, sizeof *nv * (size_t)cap);
+            if (!nv) {
+                oom = 1;
+                break;
+            }
+            v = nv;
+        }
+        rpt_job *j = &v[c->n_jobs++];
+        memset(j, 0, sizeof *j);
+        j->key = col_str(&c->a, s, 0, &oom);
+        j->sweep = col_str(&c->a, s, 1, &oom);
+        j->label = col_str(&c->a, s, 2, &oom);
+        j->arch = col_str(&c->a, s, 3, &oom);
+        j->scale = col_str(&c->a, s, 4, &oom);
+        j->schedule = col_str(&c->a, s, 5, &oom);
+        j->ratio_start = col_num(s, 6);
+        j->ratio_end = col_num(s, 7);
+        j->groups = col_str(&c->a, s, 8, &oom);
+        j->seed = sqlite3_column_int64(s, 9);
+        j->status = status_of((const char *)sqlite3_column_text(s, 10));
+        j->attempts = sqlite3_column_int(s, 11);
+        j->reason = col_str(&c->a, s, 12, &oom);
+        j->message = col_str(&c->a, s, 13, &oom);
+        j->tokens_total = sqlite3_column_int64(s, 14);
+        j->tokens_done = sqlite3_column_int64(s, 15);
+        j->final_loss = col_num(s, 16);
+        j->widths = col_str(&c->a, s, 17, &oom);
+        if (!j->label)
+            j->label = j->schedule;
+        if (oom || !j->arch || !j->scale || !j->schedule)
+            break;
+    }
+    if (oom) {
+        sqlite3_finalize(s);
+        free(v);
+        return eng_errf(e, ENG_ENOMEM, "out of memory reading jobs");
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        eng_errf(e, ENG_EIO, "%s: reading jobs: %s", c->db_path, sqlite3_errmsg(c->h));
+        sqlite3_finalize(s);
+        free(v);
+        return ENG_EIO;
+    }
+    sqlite3_finalize(s);
+    /* the array moves into the arena so that one free releases everything */
+    if (c->n_jobs) {
+        c->jobs = rpt_alloc(&c->a, sizeof *c->jobs * (size_t)c->n_jobs);
+        if (!c->jobs) {
+            free(v);
+            return eng_errf(e, ENG_ENOMEM, "out of memory reading jobs");
+        }
+        memcpy(c->jobs, v, sizeof *c->jobs * (size_t)c->n_jobs);
+    }
+    free(v);
+    return 0;
+}
+
+int rpt_ctx_open(rpt_ctx *c, const char *db_path, const rpt_opts *o, eng_err *e)
+{
+    memset(c, 0, sizeof *c);
+    c->db_path = db_path;
+    c->o = *o;
+    if (c->o.max_series <= 0)
+        c->o.max_series = 12;
+    int rc = parse_taper(c, o->taper ? o->taper : "cosine:1.5:0.5", e);
+    if (rc)
+        return rc;
+    /* SQLite would report "unable to open database file": say what to do instead */
+    if (access(db_path, F_OK) != 0)
+        return eng_errf(e, ENG_ECONFIG, "%s: no such file (tlmd writes it: run tlmd first, or pass --db PATH)",
+                        db_path);
+    if ((rc = db_open(db_path, DB_READONLY, &c->d, e)))
+        return rc;
+    c->h = db_handle(c->d);
+    if (o->sweep && (rc = sweep_exists(c, o->sweep, e)))
+        goto fail;
+    if ((rc = load_jobs(c, e)) || (rc = group_jobs(c, e)))
+        goto fail;
+    return 0;
+fail:
+    rpt_ctx_close(c);
+    return rc;
+}
+
+void rpt_ctx_close(rpt_ctx *c)
+{
+    rpt_metric_cache_free(c->cache);
+    c->cache = NULL;
+    db_close(c->d);
+    c->d = NULL;
+    rpt_arena_free(&c->a);
+}

@@ -1,0 +1,82 @@
+/* fig_dff.c: figure dff: the MLP width d_ff of every layer, one line per
+ * schedule of one panel (architecture, scale, tokens): the shape of each
+ * taper at a glance.  Widths come from jobs.widths (written by tlmd from
+ * the resolved config), so pending jobs are drawn too.
+ * Must not: put models of different depth on one plot. */
+#include "reports/plot.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_LAYERS 512
+
+/* uniform first, then the paper's taper, blocks, the other tapers */
+static int rank(const rpt_ctx *c, const rpt_group *g)
+{
+    if (!strcmp(g->schedule, "uniform"))
+        return 0;
+    if (!strcmp(g->schedule, c->taper_schedule) && fabs(g->ratio_start - c->taper_start) < 1e-9 &&
+        fabs(g->ratio_end - c->taper_end) < 1e-9)
+        return 1;
+    if (!strcmp(g->schedule, "blocks"))
+        return 2;
+    return 3;
+}
+
+int rpt_fig_dff(rpt_ctx *c, rpt_figure *f, eng_err *e)
+{
+    f->xlabel = "layer";
+    f->ylabel = "MLP width d#dff#u";
+    f->ylo_hint = 0;
+    /* the panel with the most schedules */
+    int best = -1, most = 0;
+    for (int pi = 0; pi < c->n_panels; pi++) {
+        int n = 0;
+        for (int i = 0; i < c->panels[pi].n_groups; i++)
+            n += c->jobs[c->groups[c->panels[pi].groups[i]].jobs[0]].widths != NULL;
+        if (n > most) {
+            most = n;
+            best = pi;
+        }
+    }
+    if (best < 0) {
+        f->title = "Per-layer MLP width";
+        f->note = "dff: no job has per-layer widths";
+        return 0;
+    }
+    const rpt_pgroup *pg = &c->panels[best];
+    char t[256];
+    rpt_pl_escape(t, sizeof t, rpt_panel_title(&f->a, pg->arch, pg->scale, pg->tokens_total));
+    f->title = rpt_printf(&f->a, "Per-layer MLP width: %s", t);
+    double w[MAX_LAYERS];
+    int drawn = 0, left = 0;
+    for (int r = 0; r < 4; r++)
+        for (int i = 0; i < pg->n_groups; i++) {
+            const rpt_group *g = &c->groups[pg->groups[i]];
+            if (rank(c, g) != r)
+                continue;
+            int n;
+            rpt_job_widths(&c->jobs[g->jobs[0]], w, MAX_LAYERS, &n);
+            if (n == 0)
+                continue;
+            if (drawn >= c->o.max_series) {
+                left++;
+                continue;
+            }
+            rpt_series *s = rpt_figure_series(f, g->label, n, 0);
+            if (!s)
+                return eng_errf(e, ENG_ENOMEM, "out of memory");
+            for (int l = 0; l < n; l++) {
+                s->x[l] = l;
+                s->y[l] = w[l];
+            }
+            s->points = 1;
+            drawn++;
+        }
+    if (c->n_panels > 1 || left)
+        f->note = rpt_printf(&f->a, "dff: drew %s (%d schedules%s); choose another with --arch/--scale/--sweep",
+                             rpt_panel_title(&f->a, pg->arch, pg->scale, pg->tokens_total), drawn,
+                             left ? ", more left out" : "");
+    return 0;
+}

@@ -1,0 +1,112 @@
+/* fig_ppl.c: figure ppl_ratio: validation perplexity against the taper's
+ * strength (start ratio - end ratio; 0 is the uniform model), one line per
+ * schedule with seed error bars (sample std), for the panel with the most
+ * tapered groups.  --paper adds the paper's Table 1 as dashed lines when
+ * the panel is the paper's setting (440M Transformer++).
+ * Must not: draw the paper's 440M perplexities over another scale. */
+#include "reports/plot.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const SCHED[] = {"cosine", "linear", "sigmoid"};
+
+typedef struct {
+    double x, y, err;
+} pt;
+
+static int cmp_pt(const void *a, const void *b)
+{
+    double x = ((const pt *)a)->x, y = ((const pt *)b)->x;
+    return (x > y) - (x < y);
+}
+
+int rpt_fig_ppl_ratio(rpt_ctx *c, rpt_figure *f, eng_err *e)
+{
+    f->title = "Validation perplexity against taper strength";
+    f->xlabel = "taper strength r#dstart#u - r#dend#u (0: uniform)";
+    f->ylabel = "validation perplexity";
+    const rpt_values *ppl;
+    int rc = rpt_metric(c, "val", NULL, "ppl", &ppl, e);
+    if (rc)
+        return rc;
+    int best = -1, most = 0;
+    for (int pi = 0; pi < c->n_panels; pi++) {
+        int n = 0;
+        for (int i = 0; i < c->panels[pi].n_groups; i++)
+            n += rpt_is_ratio_schedule(c->groups[c->panels[pi].groups[i]].schedule);
+        if (n > most) {
+            most = n;
+            best = pi;
+        }
+    }
+    if (best < 0) {
+        f->note = "ppl_ratio: no linear, cosine or sigmoid jobs";
+        return 0;
+    }
+    const rpt_pgroup *pg = &c->panels[best];
+    char t[256];
+    rpt_pl_escape(t, sizeof t, rpt_panel_title(&f->a, pg->arch, pg->scale, pg->tokens_total));
+    f->title = rpt_printf(&f->a, "Validation perplexity against taper strength: %s", t);
+    rpt_stat uni;
+    memset(&uni, 0, sizeof uni);
+    for (int i = 0; i < pg->n_groups; i++)
+        if (!strcmp(c->groups[pg->groups[i]].schedule, "uniform"))
+            rpt_stat_group(c, &c->groups[pg->groups[i]], ppl, 1.0, &uni);
+    pt *pts = malloc(sizeof *pts * (size_t)(pg->n_groups + 6));
+    if (!pts)
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    int paper = c->o.paper && !strcmp(pg->arch, RPT_PAPER_440M_ARCH) && !strcmp(pg->scale, RPT_PAPER_440M_SCALE);
+    for (int k = 0; k < 3 && !rc; k++) {
+        int n = 0;
+        if (uni.n)
+            pts[n++] = (pt){0, uni.mean, uni.std};
+        for (int i = 0; i < pg->n_groups; i++) {
+            const rpt_group *g = &c->groups[pg->groups[i]];
+            if (strcmp(g->schedule, SCHED[k]))
+                continue;
+            rpt_stat s;
+            rpt_stat_group(c, g, ppl, 1.0, &s);
+            if (s.n)
+                pts[n++] = (pt){g->ratio_start - g->ratio_end, s.mean, s.std};
+        }
+        if (n > (uni.n ? 1 : 0)) {
+            qsort(pts, (size_t)n, sizeof *pts, cmp_pt);
+            rpt_series *s = rpt_figure_series(f, SCHED[k], n, 1);
+            if (!s) {
+                rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+                break;
+            }
+            for (int i = 0; i < n; i++) {
+                s->x[i] = pts[i].x;
+                s->y[i] = pts[i].y;
+                s->err[i] = pts[i].err;
+            }
+            s->color = k;
+            s->points = 1;
+        }
+        if (!paper)
+            continue;
+        static const double R[][2] = {{1.25, 0.75}, {1.375, 0.625}, {1.5, 0.5}, {1.625, 0.375}, {1.75, 0.25}};
+        char label[64];
+        snprintf(label, sizeof label, "paper %s", SCHED[k]);
+        rpt_series *s = rpt_figure_series(f, label, 6, 0);
+        if (!s) {
+            rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+            break;
+        }
+        s->x[0] = 0;
+        s->y[0] = rpt_paper_table1_uniform();
+        for (int i = 0; i < 5; i++) {
+            s->x[i + 1] = R[i][0] - R[i][1];
+            s->y[i + 1] = rpt_paper_table1(SCHED[k], R[i][0], R[i][1]);
+        }
+        s->color = k;
+        s->dashed = 1;
+    }
+    free(pts);
+    if (!rc && c->o.paper && !paper)
+        f->note = "ppl_ratio: the paper's Table 1 is for the 440M Transformer++; not drawn over this scale";
+    return rc;
+}

@@ -1,0 +1,21 @@
+/* figures.c: the registry of figures (--plot NAME).
+ * Must not: draw (plot.c does). */
+#include "reports/plot.h"
+
+#include <string.h>
+
+const rpt_figure_def rpt_figure_defs[] = {
+    {"loss", "training loss against tokens, one line per job", rpt_fig_loss},
+    {"dff", "MLP width d_ff per layer, one line per schedule", rpt_fig_dff},
+    {"rho", "rho_MLP and rho_block per layer, one colour per schedule", rpt_fig_rho},
+    {"ppl_ratio", "validation perplexity against taper strength, one line per schedule", rpt_fig_ppl_ratio},
+};
+const int rpt_n_figure_defs = (int)(sizeof rpt_figure_defs / sizeof rpt_figure_defs[0]);
+
+const rpt_figure_def *rpt_figure_find(const char *name)
+{
+    for (int i = 0; i < rpt_n_figure_defs; i++)
+        if (!strcmp(rpt_figure_defs[i].name, name))
+            return &rpt_figure_defs[i];
+    return NULL;
+}

@@ -1,0 +1,322 @@
+/* metrics.c: final values out of results.db: the last evaluation of a
+ * metric per job (cached: several tables read validation perplexity), the
+ * last layer statistics, the last training loss, the widths.  Every lookup
+ * is an index search per job (evals_job_task / evals_job_suite, the primary
+ * keys of layer_stats and steps), so the cost grows with the jobs asked
+ * about, not with the history stored.
+ * Must not: write, or scan whole tables per job. */
+#include "reports/rpt.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct entry {
+    struct entry *next;
+    char *suite, *task, *metric;
+    rpt_values v;
+} entry;
+
+struct rpt_metric_cache {
+    entry *head;
+    sqlite3_stmt *last_step_loss;
+};
+
+void rpt_metric_cache_free(rpt_metric_cache *m)
+{
+    if (!m)
+        return;
+    for (entry *x = m->head, *next; x; x = next) {
+        next = x->next;
+        free(x->suite);
+        free(x->task);
+        free(x->metric);
+        free(x->v.v);
+        free(x->v.state);
+        free(x);
+    }
+    sqlite3_finalize(m->last_step_loss);
+    free(m);
+}
+
+static int same(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+static char *dup_or_null(const char *s, int *oom)
+{
+    if (!s)
+        return NULL;
+    char *p = strdup(s);
+    if (!p)
+        *oom = 1;
+    return p;
+}
+
+static int cache_of(rpt_ctx *c, eng_err *e)
+{
+    if (!c->cache && !(c->cache = calloc(1, sizeof *c->cache)))
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* Decodes value + nonfinite into v/state. */
+static void read_value(sqlite3_stmt *s, int vcol, int nfcol, double *v, unsigned char *state)
+{
+    const unsigned char *nf = sqlite3_column_text(s, nfcol);
+    if (nf) {
+        *state = strcmp((const char *)nf, "nan") ? RPT_V_INF : RPT_V_NAN;
+        *v = !strcmp((const char *)nf, "nan") ? NAN : !strcmp((const char *)nf, "-inf") ? -INFINITY : INFINITY;
+    } else if (sqlite3_column_type(s, vcol) == SQLITE_NULL) {
+        *state = RPT_V_NAN;
+        *v = NAN;
+    } else {
+        *v = sqlite3_column_double(s, vcol);
+        *state = isfinite(*v) ? RPT_V_OK : isnan(*v) ? RPT_V_NAN : RPT_V_INF;
+    }
+}
+
+int rpt_metric(rpt_ctx *c, const char *suite, const char *task, const char *metric, const rpt_values **out,
+               eng_err *e)
+{
+    int rc = cache_of(c, e);
+    if (rc)
+        return rc;
+    for (entry *x = c->cache->head; x; x = x->next)
+        if (same(x->suite, suite) && same(x->task, task) && !strcmp(x->metric, metric)) {
+            *out = &x->v;
+            return 0;
+        }
+    int oom = 0;
+    entry *x = calloc(1, sizeof *x);
+    if (!x)
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    x->suite = dup_or_null(suite, &oom);
+    x->task = dup_or_null(task, &oom);
+    x->metric = dup_or_null(metric, &oom);
+    size_t n = c->n_jobs ? (size_t)c->n_jobs : 1;
+    x->v.v = malloc(n * sizeof *x->v.v);
+    x->v.state = calloc(n, 1);
+    x->next = c->cache->head;
+    c->cache->head = x; /* owned by the cache from here, whatever happens */
+    if (oom || !x->v.v || !x->v.state)
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+
+    const char *sql = task ? (suite ? "SELECT value, nonfinite FROM evals WHERE job = ?1 AND task = ?2 AND metric = ?3"
+                                      " AND suite = ?4 ORDER BY step DESC LIMIT 1"
+                                    : "SELECT value, nonfinite FROM evals WHERE job = ?1 AND task = ?2 AND metric = ?3"
+                                      " ORDER BY step DESC LIMIT 1")
+                           : "SELECT value, nonfinite FROM evals WHERE job = ?1 AND suite = ?4 AND metric = ?3"
+                             " ORDER BY step DESC LIMIT 1";
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(c->h, sql, -1, &s, NULL) != SQLITE_OK)
+        return eng_errf(e, ENG_EIO, "%s: reading evals: %s", c->db_path, sqlite3_errmsg(c->h));
+    if (task)
+        sqlite3_bind_text(s, 2, task, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 3, metric, -1, SQLITE_STATIC);
+    if (suite)
+        sqlite3_bind_text(s, 4, suite, -1, SQLITE_STATIC);
+    for (int i = 0; i < c->n_jobs; i++) {
+        sqlite3_reset(s);
+        sqlite3_bind_text(s, 1, c->jobs[i].key, -1, SQLITE_STATIC);
+        int r = sqlite3_step(s);
+        x->v.v[i] = NAN;
+        if (r == SQLITE_ROW) {
+            read_value(s, 0, 1, &x->v.v[i], &x->v.state[i]);
+        } else if (r != SQLITE_DONE) {
+            eng_errf(e, ENG_EIO, "%s: reading evals: %s", c->db_path, sqlite3_errmsg(c->h));
+            sqlite3_finalize(s);
+            return ENG_EIO;
+        }
+    }
+    sqlite3_finalize(s);
+    *out = &x->v;
+    return 0;
+}
+
+int rpt_suite_tasks(rpt_ctx *c, const char *suite, const char *metric, const char ***tasks, int *n, eng_err *e)
+{
+    *tasks = NULL;
+    *n = 0;
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(c->h, "SELECT DISTINCT task FROM evals WHERE suite = ?1 AND metric = ?2 ORDER BY task",
+                           -1, &s, NULL) != SQLITE_OK)
+        return eng_errf(e, ENG_EIO, "%s: reading evals: %s", c->db_path, sqlite3_errmsg(c->h));
+    sqlite3_bind_text(s, 1, suite, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, metric, -1, SQLITE_STATIC);
+    int cap = 0, rc;
+    const char **v = NULL;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (*n == cap) {
+            int ncap = cap ? cap * 2 : 16;
+            const char **nv = rpt_alloc(&c->a, sizeof *nv * (size_t)ncap);
+            if (!nv)
+                break;
+            if (v)
+                memcpy(nv, v, sizeof *nv * (size_t)cap);
+            v = nv;
+            cap = ncap;
+        }
+        if (!(v[*n] = rpt_strdup(&c->a, (const char *)sqlite3_column_text(s, 0))))
+            break;
+        (*n)++;
+    }
+    sqlite3_finalize(s);
+    if (rc == SQLITE_ROW)
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    if (rc != SQLITE_DONE)
+        return eng_errf(e, ENG_EIO, "%s: reading evals: %s", c->db_path, sqlite3_errmsg(c->h));
+    *tasks = v;
+    return 0;
+}
+
+int rpt_layer_stat(rpt_ctx *c, const char *job, const char *name, double **out, int *n, eng_err *e)
+{
+    *out = NULL;
+    *n = 0;
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(c->h,
+                           "SELECT layer, value, nonfinite FROM layer_stats WHERE job = ?1 AND name = ?2 AND step ="
+                           " (SELECT step FROM layer_stats WHERE job = ?1 AND name = ?2 ORDER BY step DESC LIMIT 1)"
+                           " ORDER BY layer",
+                           -1, &s, NULL) != SQLITE_OK)
+        return eng_errf(e, ENG_EIO, "%s: reading layer_stats: %s", c->db_path, sqlite3_errmsg(c->h));
+    sqlite3_bind_text(s, 1, job, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
+    int rc, cap = 0;
+    double *v = NULL;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        int layer = sqlite3_column_int(s, 0);
+        if (layer < 0 || layer > 4096)
+            continue; /* not a layer this report can draw */
+        if (layer >= cap) {
+            int ncap = cap ? cap : 32;
+            while (ncap <= layer)
+                ncap *= 2;
+            double *nv = realloc(v, sizeof *nv * (size_t)ncap);
+            if (!nv) {
+                rc = SQLITE_NOMEM;
+                break;
+            }
+            for (int l = cap; l < ncap; l++)
+                nv[l] = NAN;
+            v = nv;
+            cap = ncap;
+        }
+        unsigned char st;
+        read_value(s, 1, 2, &v[layer], &st);
+        if (st != RPT_V_OK)
+            v[layer] = NAN;
+        if (layer + 1 > *n)
+            *n = layer + 1;
+    }
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE) {
+        free(v);
+        *n = 0;
+        return rc == SQLITE_NOMEM ? eng_errf(e, ENG_ENOMEM, "out of memory")
+                                  : eng_errf(e, ENG_EIO, "%s: reading layer_stats: %s", c->db_path,
+                                             sqlite3_errmsg(c->h));
+    }
+    *out = v;
+    return 0;
+}
+
+int rpt_last_loss(rpt_ctx *c, int job, double *loss, eng_err *e)
+{
+    const rpt_job *j = &c->jobs[job];
+    if (!isnan(j->final_loss)) {
+        *loss = j->final_loss;
+        return 1;
+    }
+    int rc = cache_of(c, e);
+    if (rc)
+        return rc;
+    sqlite3_stmt **s = &c->cache->last_step_loss;
+    if (!*s && sqlite3_prepare_v2(c->h, "SELECT loss FROM steps WHERE job = ?1 ORDER BY step DESC LIMIT 1", -1, s,
+                                  NULL) != SQLITE_OK)
+        return eng_errf(e, ENG_EIO, "%s: reading steps: %s", c->db_path, sqlite3_errmsg(c->h));
+    sqlite3_reset(*s);
+    sqlite3_bind_text(*s, 1, j->key, -1, SQLITE_STATIC);
+    rc = sqlite3_step(*s);
+    if (rc == SQLITE_ROW) {
+        /* NULL in steps means NaN (schema.sql) */
+        *loss = sqlite3_column_type(*s, 0) == SQLITE_NULL ? NAN : sqlite3_column_double(*s, 0);
+        return 1;
+    }
+    if (rc != SQLITE_DONE)
+        return eng_errf(e, ENG_EIO, "%s: reading steps: %s", c->db_path, sqlite3_errmsg(c->h));
+    return 0;
+}
+
+int rpt_job_widths(const rpt_job *j, double *out, int cap, int *n)
+{
+    *n = 0;
+    const char *p = j->widths;
+    if (!p || *p != '[')
+        return 0;
+    p++;
+    while (*n < cap) {
+        char *end;
+        double v = strtod(p, &end);
+        if (end == p)
+            break;
+        out[(*n)++] = v;
+        p = end;
+        while (*p == ' ')
+            p++;
+        if (*p != ',')
+            break;
+        p++;
+    }
+    return 0;
+}
+
+int rpt_group_layer_mean(rpt_ctx *c, const rpt_group *g, const char *name, double **out, int *n, eng_err *e)
+{
+    *out = NULL;
+    *n = 0;
+    double *sum = NULL;
+    int *cnt = NULL, cap = 0, rc = 0;
+    for (int j = 0; j < g->n_jobs && !rc; j++) {
+        double *v;
+        int m;
+        if ((rc = rpt_layer_stat(c, c->jobs[g->jobs[j]].key, name, &v, &m, e)))
+            break;
+        if (m > cap) {
+            double *ns = realloc(sum, sizeof *ns * (size_t)m);
+            int *nc = ns ? realloc(cnt, sizeof *nc * (size_t)m) : NULL;
+            if (ns)
+                sum = ns;
+            if (!ns || !nc) {
+                free(v);
+                rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+                break;
+            }
+            cnt = nc;
+            for (int l = cap; l < m; l++) {
+                sum[l] = 0;
+                cnt[l] = 0;
+            }
+            cap = m;
+        }
+        for (int l = 0; l < m; l++)
+            if (isfinite(v[l])) {
+                sum[l] += v[l];
+                cnt[l]++;
+            }
+        free(v);
+    }
+    if (rc) {
+        free(sum);
+        free(cnt);
+        return rc;
+    }
+    for (int l = 0; l < cap; l++)
+        sum[l] = cnt[l] ? sum[l] / cnt[l] : NAN;
+    free(cnt);
+    *out = sum;
+    *n = cap;
+    return 0;
+}

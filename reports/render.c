@@ -1,0 +1,99 @@
+/* render.c: what the four formats share: format names, number
+ * formatting, and writing an output file atomically (or to stdout).
+ * Must not: know any table. */
+#include "reports/rpt.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/fileio.h"
+
+int rpt_format_parse(const char *s)
+{
+    if (!strcmp(s, "md") || !strcmp(s, "markdown"))
+        return RPT_FMT_MD;
+    if (!strcmp(s, "csv"))
+        return RPT_FMT_CSV;
+    if (!strcmp(s, "latex") || !strcmp(s, "tex"))
+        return RPT_FMT_LATEX;
+    if (!strcmp(s, "json"))
+        return RPT_FMT_JSON;
+    return -1;
+}
+
+const char *rpt_format_ext(int fmt)
+{
+    static const char *const ext[] = {"md", "csv", "tex", "json"};
+    return fmt >= 0 && fmt < 4 ? ext[fmt] : "txt";
+}
+
+int rpt_render(const rpt_table *t, int fmt, FILE *f, eng_err *e)
+{
+    int rc;
+    switch (fmt) {
+    case RPT_FMT_MD: rc = rpt_render_md(t, f); break;
+    case RPT_FMT_CSV: rc = rpt_render_csv(t, f); break;
+    case RPT_FMT_LATEX: rc = rpt_render_latex(t, f); break;
+    case RPT_FMT_JSON: rc = rpt_render_json(t, f); break;
+    default: return eng_errf(e, ENG_EINTERNAL, "unknown format %d", fmt);
+    }
+    if (rc || ferror(f))
+        return eng_errf(e, ENG_EIO, "writing table %s: output error", t->name);
+    return 0;
+}
+
+const char *rpt_role_label(int role)
+{
+    return role == RPT_PAPER ? "paper" : role == RPT_DIFF ? "ours − paper" : NULL;
+}
+
+void rpt_fmt_num(char *out, size_t cap, double v, int decimals, int sign)
+{
+    if (isnan(v)) {
+        snprintf(out, cap, "nan");
+        return;
+    }
+    if (isinf(v)) {
+        snprintf(out, cap, "%sinf", v < 0 ? "-" : sign ? "+" : "");
+        return;
+    }
+    /* no "-0.00": a difference that rounds to zero reads as zero */
+    double scale = pow(10, decimals);
+    if (round(v * scale) == 0)
+        v = 0;
+    snprintf(out, cap, sign && v > 0 ? "%+.*f" : "%.*f", decimals, v);
+}
+
+void rpt_fmt_exact(char *out, size_t cap, double v)
+{
+    if (v == floor(v) && fabs(v) < 9007199254740992.0) {
+        snprintf(out, cap, "%.0f", v); /* integers as integers: 30000000000, not 3e+10 */
+        return;
+    }
+    /* the shortest %.*g that reads back as v */
+    for (int p = 6; p <= 17; p++) {
+        snprintf(out, cap, "%.*g", p, v);
+        if (strtod(out, NULL) == v)
+            return;
+    }
+}
+
+int rpt_write_output(const char *path, int (*fn)(void *ctx, FILE *f, eng_err *e), void *ctx, eng_err *e)
+{
+    if (!path || !strcmp(path, "-")) {
+        int rc = fn(ctx, stdout, e);
+        if (!rc && fflush(stdout) != 0)
+            rc = eng_errf(e, ENG_EIO, "writing to stdout failed");
+        return rc;
+    }
+    eng_atomic a;
+    int rc = eng_atomic_open(&a, path, e);
+    if (rc)
+        return rc;
+    if ((rc = fn(ctx, a.f, e))) {
+        eng_atomic_abort(&a);
+        return rc;
+    }
+    return eng_atomic_commit(&a, e);
+}

@@ -1,0 +1,157 @@
+/* render_csv.c: one CSV (RFC 4180) for the whole table: the panel's keys
+ * first (arch, scale, tokens...), then every column; a numeric column X
+ * spreads over X (the value, full precision), X_std and X_n (seed
+ * aggregates) and X_note (why it is empty, or what it leaves out).
+ * Panels may have different columns (alignment): the header is their union.
+ * Must not: round (the human formats do). */
+#include "reports/rpt.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    const rpt_col *col;
+} ucol;
+
+static void put_field(FILE *f, const char *s)
+{
+    if (!s)
+        return;
+    if (strpbrk(s, ",\"\r\n") == NULL) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void put_num(FILE *f, double v)
+{
+    char b[40];
+    if (isnan(v))
+        return;
+    if (isinf(v)) {
+        fputs(v < 0 ? "-inf" : "inf", f);
+        return;
+    }
+    rpt_fmt_exact(b, sizeof b, v);
+    fputs(b, f);
+}
+
+static const char *role_name(int role)
+{
+    static const char *const n[] = {"ours", "paper", "ours-paper", "derived"};
+    return role >= 0 && role < 4 ? n[role] : "ours";
+}
+
+/* Index of the panel column with this key, -1 if the panel lacks it. */
+static int find_col(const rpt_panel *p, const char *key)
+{
+    for (int c = 0; c < p->n_cols; c++)
+        if (!strcmp(p->cols[c].key, key))
+            return c;
+    return -1;
+}
+
+int rpt_render_csv(const rpt_table *t, FILE *f)
+{
+    /* the union of columns and keys, in order of first appearance */
+    int cap = 0, n = 0, roles = 0;
+    for (int pi = 0; pi < t->n_panels; pi++) {
+        cap += t->panels[pi].n_cols;
+        for (int r = 0; r < t->panels[pi].n_rows; r++)
+            roles |= t->panels[pi].rows[r].role != RPT_OURS;
+    }
+    ucol *u = calloc(cap ? (size_t)cap : 1, sizeof *u);
+    if (!u)
+        return -1;
+    for (int pi = 0; pi < t->n_panels; pi++)
+        for (int c = 0; c < t->panels[pi].n_cols; c++) {
+            const rpt_col *col = &t->panels[pi].cols[c];
+            int seen = 0;
+            for (int i = 0; i < n && !seen; i++)
+                seen = !strcmp(u[i].col->key, col->key);
+            if (!seen)
+                u[n++].col = col;
+        }
+    const rpt_panel *p0 = t->n_panels ? &t->panels[0] : NULL;
+    int n_keys = p0 ? p0->n_keys : 0;
+
+    int first = 1;
+#define SEP() (first ? (void)(first = 0) : (void)fputc(',', f))
+    for (int k = 0; k < n_keys; k++) {
+        SEP();
+        put_field(f, p0->key_names[k]);
+    }
+    if (roles) {
+        SEP();
+        fputs("source", f);
+    }
+    for (int i = 0; i < n; i++) {
+        const rpt_col *col = u[i].col;
+        SEP();
+        put_field(f, col->key);
+        if (col->kind == RPT_COL_STAT) {
+            fputc(',', f);
+            put_field(f, col->key);
+            fputs("_std,", f);
+            put_field(f, col->key);
+            fputs("_n", f);
+        }
+        if (col->kind != RPT_COL_TEXT) {
+            fputc(',', f);
+            put_field(f, col->key);
+            fputs("_note", f);
+        }
+    }
+    fputs("\r\n", f);
+
+    for (int pi = 0; pi < t->n_panels; pi++) {
+        const rpt_panel *p = &t->panels[pi];
+        for (int r = 0; r < p->n_rows; r++) {
+            first = 1;
+            for (int k = 0; k < n_keys; k++) {
+                SEP();
+                put_field(f, k < p->n_keys ? p->key_vals[k] : "");
+            }
+            if (roles) {
+                SEP();
+                fputs(role_name(p->rows[r].role), f);
+            }
+            for (int i = 0; i < n; i++) {
+                const rpt_col *col = u[i].col;
+                int c = find_col(p, col->key);
+                const rpt_cell *x = c >= 0 ? &p->rows[r].cells[c] : NULL;
+                int kind = x ? x->kind : RPT_CELL_NONE;
+                SEP();
+                if (kind == RPT_CELL_TEXT)
+                    put_field(f, x->text);
+                else if (kind == RPT_CELL_NUM || kind == RPT_CELL_STAT)
+                    put_num(f, x->v);
+                if (col->kind == RPT_COL_STAT) {
+                    fputc(',', f);
+                    if (kind == RPT_CELL_STAT)
+                        put_num(f, x->std);
+                    fputc(',', f);
+                    if (kind == RPT_CELL_STAT)
+                        fprintf(f, "%d", x->n);
+                }
+                if (col->kind != RPT_COL_TEXT) {
+                    fputc(',', f);
+                    if (kind == RPT_CELL_MISSING || kind == RPT_CELL_STAT)
+                        put_field(f, x->text);
+                }
+            }
+            fputs("\r\n", f);
+        }
+    }
+#undef SEP
+    free(u);
+    return 0;
+}

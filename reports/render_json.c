@@ -1,0 +1,143 @@
+/* render_json.c: the table as one JSON document (format "tlm_report": 1):
+ * panels with their keys, columns (key, title, kind, better, source, and
+ * the decimals and sign the human formats print) and
+ * rows whose cells are keyed by column: strings for text, objects for
+ * numbers ({"value", "std", "n", "note", "best"}, or {"value": null,
+ * "missing": why}), null for not applicable.  Non-finite numbers are null.
+ * Must not: round. */
+#include "reports/rpt.h"
+
+#include <math.h>
+#include <string.h>
+
+static void put_str(FILE *f, const char *s)
+{
+    if (!s) {
+        fputs("null", f);
+        return;
+    }
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p == '\n')
+            fputs("\\n", f);
+        else if (*p < 0x20)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+static void put_num(FILE *f, double v)
+{
+    char b[40];
+    if (!isfinite(v)) {
+        fputs("null", f);
+        return;
+    }
+    rpt_fmt_exact(b, sizeof b, v);
+    fputs(b, f);
+}
+
+static const char *role_name(int role)
+{
+    static const char *const n[] = {"ours", "paper", "ours-paper", "derived"};
+    return role >= 0 && role < 4 ? n[role] : "ours";
+}
+
+static void put_notes(FILE *f, const char *const *notes, int n)
+{
+    fputc('[', f);
+    for (int i = 0; i < n; i++) {
+        if (i)
+            fputs(", ", f);
+        put_str(f, notes[i]);
+    }
+    fputc(']', f);
+}
+
+static void put_cell(FILE *f, const rpt_cell *c)
+{
+    switch (c->kind) {
+    case RPT_CELL_TEXT: put_str(f, c->text); break;
+    case RPT_CELL_MISSING:
+        fputs("{\"value\": null, \"missing\": ", f);
+        put_str(f, c->text);
+        fputc('}', f);
+        break;
+    case RPT_CELL_NUM:
+        fputs("{\"value\": ", f);
+        put_num(f, c->v);
+        fprintf(f, ", \"best\": %s}", c->best ? "true" : "false");
+        break;
+    case RPT_CELL_STAT:
+        fputs("{\"value\": ", f);
+        put_num(f, c->v);
+        fputs(", \"std\": ", f);
+        put_num(f, c->std);
+        fprintf(f, ", \"n\": %d, \"note\": ", c->n);
+        put_str(f, c->text);
+        fprintf(f, ", \"best\": %s}", c->best ? "true" : "false");
+        break;
+    default: fputs("null", f);
+    }
+}
+
+int rpt_render_json(const rpt_table *t, FILE *f)
+{
+    static const char *const kinds[] = {"text", "stat", "number"};
+    fputs("{\"tlm_report\": 1, \"table\": ", f);
+    put_str(f, t->name);
+    fputs(", \"title\": ", f);
+    put_str(f, t->title);
+    fputs(", \"db\": ", f);
+    put_str(f, t->db_path);
+    fputs(", \"sweep\": ", f);
+    put_str(f, t->sweep);
+    fputs(", \"notes\": ", f);
+    put_notes(f, t->notes, t->n_notes);
+    fputs(",\n \"panels\": [", f);
+    for (int pi = 0; pi < t->n_panels; pi++) {
+        const rpt_panel *p = &t->panels[pi];
+        fputs(pi ? ",\n  {\"title\": " : "\n  {\"title\": ", f);
+        put_str(f, p->title);
+        fputs(", \"keys\": {", f);
+        for (int k = 0; k < p->n_keys; k++) {
+            if (k)
+                fputs(", ", f);
+            put_str(f, p->key_names[k]);
+            fputs(": ", f);
+            put_str(f, p->key_vals[k]);
+        }
+        fputs("}, \"notes\": ", f);
+        put_notes(f, p->notes, p->n_notes);
+        fputs(",\n   \"columns\": [", f);
+        for (int c = 0; c < p->n_cols; c++) {
+            const rpt_col *col = &p->cols[c];
+            fputs(c ? ", {\"key\": " : "{\"key\": ", f);
+            put_str(f, col->key);
+            fputs(", \"title\": ", f);
+            put_str(f, col->title);
+            fprintf(f, ", \"kind\": \"%s\", \"better\": %s, \"source\": \"%s\", \"decimals\": %d, \"signed\": %s}",
+                    kinds[col->kind], col->better < 0 ? "\"lower\"" : col->better > 0 ? "\"higher\"" : "null",
+                    role_name(col->role), col->decimals, col->sign ? "true" : "false");
+        }
+        fputs("],\n   \"rows\": [", f);
+        for (int r = 0; r < p->n_rows; r++) {
+            fprintf(f, "%s\n    {\"source\": \"%s\", \"cells\": {", r ? "," : "", role_name(p->rows[r].role));
+            for (int c = 0; c < p->n_cols; c++) {
+                if (c)
+                    fputs(", ", f);
+                put_str(f, p->cols[c].key);
+                fputs(": ", f);
+                put_cell(f, &p->rows[r].cells[c]);
+            }
+            fputs("}}", f);
+        }
+        fputs("]}", f);
+    }
+    fputs("]}\n", f);
+    return 0;
+}

@@ -1,0 +1,106 @@
+/* render_md.c: Markdown (GitHub tables): one section per panel, the best
+ * value per column in bold, empty cells in italics saying why, seeds as
+ * "mean ± std (n=k)".
+ * Must not: change the table. */
+#include "reports/rpt.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Cell text may hold '|' (a failure message): escape it. */
+static void put_text(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '|')
+            fputs("\\|", f);
+        else if (*s == '\n' || *s == '\r')
+            fputc(' ', f);
+        else
+            fputc(*s, f);
+    }
+}
+
+static void put_cell(FILE *f, const rpt_col *col, const rpt_cell *c)
+{
+    char a[64], b[64];
+    switch (c->kind) {
+    case RPT_CELL_NONE: fputs("-", f); break;
+    case RPT_CELL_TEXT: put_text(f, c->text); break;
+    case RPT_CELL_MISSING:
+        fputc('_', f);
+        put_text(f, c->text);
+        fputc('_', f);
+        break;
+    case RPT_CELL_NUM:
+        rpt_fmt_num(a, sizeof a, c->v, col->decimals, col->sign);
+        fprintf(f, c->best ? "**%s**" : "%s", a);
+        break;
+    case RPT_CELL_STAT:
+        rpt_fmt_num(a, sizeof a, c->v, col->decimals, col->sign);
+        fprintf(f, c->best ? "**%s**" : "%s", a);
+        if (c->n >= 2) {
+            rpt_fmt_num(b, sizeof b, c->std, col->decimals, 0);
+            fprintf(f, " ± %s (n=%d", b, c->n);
+        } else if (c->text) {
+            fprintf(f, " (n=%d", c->n);
+        }
+        if (c->text) {
+            fputs("; ", f);
+            put_text(f, c->text);
+        }
+        if (c->n >= 2 || c->text)
+            fputc(')', f);
+        break;
+    }
+}
+
+int rpt_render_md(const rpt_table *t, FILE *f)
+{
+    fprintf(f, "## %s\n\n", t->title);
+    if (t->n_panels == 0)
+        fputs("_Nothing in results.db for this table yet._\n\n", f);
+    for (int pi = 0; pi < t->n_panels; pi++) {
+        const rpt_panel *p = &t->panels[pi];
+        if (p->title && p->title[0])
+            fprintf(f, "### %s\n\n", p->title);
+        fputc('|', f);
+        for (int c = 0; c < p->n_cols; c++) {
+            fputc(' ', f);
+            put_text(f, p->cols[c].title);
+            fputs(" |", f);
+        }
+        fputs("\n|", f);
+        for (int c = 0; c < p->n_cols; c++)
+            fputs(p->cols[c].kind == RPT_COL_TEXT ? "---|" : "---:|", f);
+        fputc('\n', f);
+        for (int r = 0; r < p->n_rows; r++) {
+            fputc('|', f);
+            const char *label = rpt_role_label(p->rows[r].role);
+            for (int c = 0; c < p->n_cols; c++) {
+                fputc(' ', f);
+                if (c == 0 && label && p->cols[0].kind == RPT_COL_TEXT)
+                    fprintf(f, "_%s_", label);
+                else
+                    put_cell(f, &p->cols[c], &p->rows[r].cells[c]);
+                fputs(" |", f);
+            }
+            fputc('\n', f);
+        }
+        fputc('\n', f);
+        for (int i = 0; i < p->n_notes; i++) {
+            fputs("- ", f);
+            put_text(f, p->notes[i]);
+            fputc('\n', f);
+        }
+        if (p->n_notes)
+            fputc('\n', f);
+    }
+    for (int i = 0; i < t->n_notes; i++) {
+        fputs("- ", f);
+        put_text(f, t->notes[i]);
+        fputc('\n', f);
+    }
+    if (t->n_notes)
+        fputc('\n', f);
+    return 0;
+}

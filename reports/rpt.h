@@ -1,0 +1,299 @@
+/* rpt.h: tlm-report's internals, shared by its files (not a public API).
+ *
+ * The flow: rpt_ctx_open loads the jobs of results.db (optionally one
+ * sweep's) once and groups them by their axis columns; a table builder
+ * (t_*.c) asks for final metric values (cached per metric), aggregates seeds
+ * into rpt_stat and fills an rpt_table, a format-neutral grid; a renderer
+ * (render_*.c) prints it as Markdown, CSV, LaTeX or JSON.  Figures
+ * (fig_*.c, plot.h) read the same context.
+ *
+ * Must not: write to results.db (it is opened read-only), exit, or print
+ * outside a renderer's FILE.  Every function returns 0 or a negative
+ * eng_status with the message in `e`. */
+#ifndef TLM_REPORTS_RPT_H
+#define TLM_REPORTS_RPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "db/db.h"
+#include "engine/err.h"
+
+/* ------------------------------------------------------------ arena */
+/* Strings and small arrays of one table or one job list: freed at once. */
+typedef struct rpt_block rpt_block;
+typedef struct rpt_arena {
+    rpt_block *head;
+} rpt_arena;
+
+void *rpt_alloc(rpt_arena *a, size_t n); /* zeroed; NULL when out of memory */
+char *rpt_strdup(rpt_arena *a, const char *s); /* NULL in, NULL out */
+char *rpt_printf(rpt_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void rpt_arena_free(rpt_arena *a);
+
+/* ------------------------------------------------------------ jobs */
+enum { RPT_PENDING, RPT_RUNNING, RPT_DONE, RPT_FAILED, RPT_INTERRUPTED };
+
+typedef struct rpt_job {
+    const char *key, *sweep, *label, *arch, *scale, *schedule, *groups, *reason, *message, *widths;
+    double ratio_start, ratio_end; /* NaN when not applicable (NULL) */
+    int64_t seed, tokens_total, tokens_done;
+    int attempts, status;
+    double final_loss; /* NaN when NULL */
+    int group;         /* index into rpt_ctx.groups */
+} rpt_job;
+
+/* Jobs that differ only by seed: one cell of a table. */
+typedef struct rpt_group {
+    const char *arch, *scale, *schedule, *groups, *label;
+    double ratio_start, ratio_end;
+    int64_t tokens_total;
+    int *jobs; /* indices into rpt_ctx.jobs, seeds ascending */
+    int n_jobs;
+    int panel; /* index into rpt_ctx.panels */
+} rpt_group;
+
+/* Groups of one architecture, scale and token budget: one panel of a table. */
+typedef struct rpt_pgroup {
+    const char *arch, *scale;
+    int64_t tokens_total;
+    int *groups; /* indices into rpt_ctx.groups */
+    int n_groups;
+} rpt_pgroup;
+
+/* Final value of one evaluation metric per job (the largest step's). */
+enum { RPT_V_ABSENT = 0, RPT_V_OK, RPT_V_NAN, RPT_V_INF };
+typedef struct rpt_values {
+    double *v;            /* per job */
+    unsigned char *state; /* per job: RPT_V_* */
+} rpt_values;
+
+typedef struct rpt_opts {
+    const char *sweep;        /* NULL: every job */
+    const char *arch, *scale; /* NULL: any */
+    const char *const *jobs;  /* --job selectors: key prefixes or labels */
+    int n_jobs;
+    int paper;                /* --paper */
+    const char *taper;        /* "tapered" of main/niah: "cosine:1.5:0.5" */
+    int max_series;           /* figures: at most this many lines (default 12) */
+} rpt_opts;
+
+typedef struct rpt_metric_cache rpt_metric_cache;
+
+typedef struct rpt_ctx {
+    db *d;
+    sqlite3 *h;
+    const char *db_path;
+    rpt_opts o;
+    char taper_schedule[16];
+    double taper_start, taper_end;
+    rpt_job *jobs;
+    int n_jobs;
+    rpt_group *groups;
+    int n_groups;
+    rpt_pgroup *panels;
+    int n_panels;
+    rpt_metric_cache *cache;
+    rpt_arena a;
+} rpt_ctx;
+
+int rpt_ctx_open(rpt_ctx *c, const char *db_path, const rpt_opts *o, eng_err *e);
+void rpt_ctx_close(rpt_ctx *c);
+void rpt_metric_cache_free(rpt_metric_cache *m);
+
+/* The cached final values of (suite, task, metric) for every job; suite or
+ * task may be NULL (any), not both.  Owned by c. */
+int rpt_metric(rpt_ctx *c, const char *suite, const char *task, const char *metric, const rpt_values **out,
+               eng_err *e);
+/* Distinct tasks of a suite that have `metric`, sorted (arena-owned by c). */
+int rpt_suite_tasks(rpt_ctx *c, const char *suite, const char *metric, const char ***tasks, int *n, eng_err *e);
+/* Per-layer values of a layer statistic at the job's last step that has it:
+ * *n layers (0 when none), out[l] (NaN for non-finite or absent).  out
+ * is malloc'd (caller frees). */
+int rpt_layer_stat(rpt_ctx *c, const char *job, const char *name, double **out, int *n, eng_err *e);
+/* A layer statistic averaged over the group's seeds, per layer (NaN where
+ * no seed has it); *out malloc'd, *n = 0 when none. */
+int rpt_group_layer_mean(rpt_ctx *c, const rpt_group *g, const char *name, double **out, int *n, eng_err *e);
+/* The job's last training loss: final_loss, else the last step's (NaN when
+ * that was NaN).  Returns 1 when there is one, 0 when none. */
+int rpt_last_loss(rpt_ctx *c, int job, double *loss, eng_err *e);
+/* Per-layer d_ff from jobs.widths; *n = 0 when absent. */
+int rpt_job_widths(const rpt_job *j, double *out, int cap, int *n);
+
+/* Whether a job passes the --job selectors (always 1 without any). */
+int rpt_job_selected(const rpt_ctx *c, const rpt_job *j);
+/* "wider-early" | "wider-middle" | "wider-late" | "flat" for a groups list,
+ * by where the widest group sits; NULL when unparsable. */
+const char *rpt_blocks_kind(const char *groups);
+/* Schedules with start/end ratios. */
+int rpt_is_ratio_schedule(const char *schedule);
+/* "440m" and 30e9 -> "440m, 30B tokens" (arena). */
+const char *rpt_panel_title(rpt_arena *a, const char *arch, const char *scale, int64_t tokens);
+/* Human token counts: 30000000000 -> "30B". */
+void rpt_fmt_tokens(char *out, size_t cap, int64_t tokens);
+
+/* ------------------------------------------------------------ statistics */
+typedef struct rpt_stat {
+    double mean, std; /* over n finite values; std is the sample one, NaN when n < 2 */
+    int n;
+    int jobs;          /* jobs in the group (0: not in the sweep) */
+    int pending, running, failed, interrupted, nonfinite, absent; /* jobs without a value, by why */
+    const char *fail_reason; /* of the first failed job */
+} rpt_stat;
+
+/* Aggregates v over a group's jobs (seeds); values are multiplied by scale. */
+void rpt_stat_group(const rpt_ctx *c, const rpt_group *g, const rpt_values *v, double scale, rpt_stat *s);
+/* Same, with v[i] and state[i] the values of job jobs[i] (i = 0..n_jobs-1). */
+void rpt_stat_jobs(const rpt_ctx *c, const int *jobs, int n_jobs, const double *v, const unsigned char *state,
+                   double scale, rpt_stat *s);
+/* Why a stat has no value ("pending", "failed (diverged)", "not in sweep"...). */
+void rpt_stat_why(const rpt_stat *s, char *out, size_t cap);
+/* What a stat with a value leaves out ("1 pending, 1 NaN"), "" when nothing. */
+void rpt_stat_note(const rpt_stat *s, char *out, size_t cap);
+/* Pearson correlation of y with x = 0..n-1 over finite y; NaN when < 3 points. */
+double rpt_pearson_depth(const double *y, int n);
+
+/* ------------------------------------------------------------ tables */
+enum { RPT_OURS = 0, RPT_PAPER, RPT_DIFF, RPT_DERIVED };
+enum { RPT_COL_TEXT = 0, RPT_COL_STAT, RPT_COL_NUM };
+enum { RPT_CELL_NONE = 0, RPT_CELL_TEXT, RPT_CELL_STAT, RPT_CELL_NUM, RPT_CELL_MISSING };
+
+typedef struct rpt_col {
+    const char *key;   /* machine name (CSV header, JSON key): "val_ppl" */
+    const char *title; /* human header (Markdown, LaTeX): "val ppl" */
+    int kind;          /* RPT_COL_* */
+    int better;        /* -1 lower is better, +1 higher, 0 no best marked */
+    int decimals;      /* Markdown/LaTeX rounding */
+    int sign;          /* print '+' on positive values (differences) */
+    int role;          /* RPT_OURS | RPT_PAPER | RPT_DIFF | RPT_DERIVED */
+} rpt_col;
+
+typedef struct rpt_cell {
+    int kind;         /* RPT_CELL_* */
+    double v, std;    /* NUM: v; STAT: mean and std (NaN when n < 2) */
+    int n;            /* STAT: values aggregated */
+    const char *text; /* TEXT: content; MISSING: why; STAT: note or NULL */
+    int best;
+} rpt_cell;
+
+typedef struct rpt_row {
+    int role; /* RPT_OURS, RPT_PAPER (the paper's figures), RPT_DIFF (ours - paper), RPT_DERIVED */
+    rpt_cell *cells;
+} rpt_row;
+
+#define RPT_MAX_KEYS 4
+typedef struct rpt_panel {
+    const char *title;
+    int n_keys; /* what identifies the panel: arch, scale, tokens... (CSV columns) */
+    const char *key_names[RPT_MAX_KEYS], *key_vals[RPT_MAX_KEYS];
+    rpt_col *cols;
+    int n_cols;
+    rpt_row *rows;
+    int n_rows, cap_rows;
+    const char **notes;
+    int n_notes, cap_notes;
+} rpt_panel;
+
+typedef struct rpt_table {
+    const char *name, *title;
+    const char *db_path, *sweep; /* for the header of each format */
+    rpt_panel *panels;
+    int n_panels, cap_panels;
+    const char **notes; /* table-wide */
+    int n_notes, cap_notes;
+    int oom; /* an allocation failed: rpt_table_status reports it */
+    rpt_arena a;
+} rpt_table;
+
+void rpt_table_init(rpt_table *t, const char *name, const char *title);
+void rpt_table_free(rpt_table *t);
+/* A new panel with these columns (copied); NULL when out of memory. */
+rpt_panel *rpt_panel_add(rpt_table *t, const char *title, const rpt_col *cols, int n_cols);
+void rpt_panel_key(rpt_table *t, rpt_panel *p, const char *name, const char *value);
+/* A new row; returns its index, -1 when out of memory (setters ignore -1). */
+int rpt_row_add(rpt_table *t, rpt_panel *p, int role);
+void rpt_set_text(rpt_table *t, rpt_panel *p, int row, int col, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+void rpt_set_num(rpt_panel *p, int row, int col, double v); /* NaN: left empty */
+/* A stat: its value (with its note), or missing with its why. */
+void rpt_set_stat(rpt_table *t, rpt_panel *p, int row, int col, const rpt_stat *s);
+void rpt_set_missing(rpt_table *t, rpt_panel *p, int row, int col, const char *why);
+/* Note under a panel (p) or the table (p NULL). */
+void rpt_note(rpt_table *t, rpt_panel *p, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Marks the best value per column (columns with `better`, rows and
+ * columns of our own results only; ties are all marked). */
+void rpt_mark_best(rpt_table *t);
+/* Cells of our results: *filled with a value, *total (value or missing). */
+void rpt_table_count(const rpt_table *t, int *filled, int *total);
+/* The cell's number (NUM: v, STAT: mean); NaN otherwise. */
+double rpt_cell_value(const rpt_cell *c);
+int rpt_table_status(const rpt_table *t, eng_err *e);
+
+/* ------------------------------------------------------------ table registry */
+typedef struct rpt_table_def {
+    const char *name;
+    const char *what; /* one line for --help and --list */
+    int (*build)(rpt_ctx *c, rpt_table *t, eng_err *e);
+} rpt_table_def;
+
+extern const rpt_table_def rpt_table_defs[];
+extern const int rpt_n_table_defs;
+const rpt_table_def *rpt_table_find(const char *name);
+/* Builds a table (fills t, which the caller frees with rpt_table_free). */
+int rpt_table_build(rpt_ctx *c, const rpt_table_def *def, rpt_table *t, eng_err *e);
+
+int rpt_build_wider(rpt_ctx *c, rpt_table *t, eng_err *e);
+int rpt_build_ratio(rpt_ctx *c, rpt_table *t, eng_err *e);
+int rpt_build_main(rpt_ctx *c, rpt_table *t, eng_err *e);
+int rpt_build_alignment(rpt_ctx *c, rpt_table *t, eng_err *e);
+int rpt_build_niah(rpt_ctx *c, rpt_table *t, eng_err *e);
+int rpt_build_runs(rpt_ctx *c, rpt_table *t, eng_err *e);
+
+/* ------------------------------------------------------------ rendering */
+enum { RPT_FMT_MD = 0, RPT_FMT_CSV, RPT_FMT_LATEX, RPT_FMT_JSON };
+/* "md" | "markdown" | "csv" | "latex" | "tex" | "json" -> RPT_FMT_*, -1 when unknown. */
+int rpt_format_parse(const char *s);
+const char *rpt_format_ext(int fmt);
+int rpt_render(const rpt_table *t, int fmt, FILE *f, eng_err *e);
+int rpt_render_md(const rpt_table *t, FILE *f);
+int rpt_render_csv(const rpt_table *t, FILE *f);
+int rpt_render_latex(const rpt_table *t, FILE *f);
+int rpt_render_json(const rpt_table *t, FILE *f);
+
+/* What Markdown and LaTeX print in the first column of a paper or
+ * difference row (the row above says which cell it belongs to); NULL for
+ * rows of our results. */
+const char *rpt_role_label(int role);
+/* Shared number formatting for the human formats: fixed decimals, '+' on
+ * positive values when sign, "nan"/"inf" spelled out. */
+void rpt_fmt_num(char *out, size_t cap, double v, int decimals, int sign);
+/* Shortest text that reads back as the same double ("null" never: callers
+ * handle NaN); for CSV and JSON. */
+void rpt_fmt_exact(char *out, size_t cap, double v);
+
+/* ------------------------------------------------------------ the paper */
+/* The paper's figures (paper.c; source: shared/paper.md).  NaN when the
+ * paper has no such number. */
+double rpt_paper_fig2(const char *allocation); /* "uniform", "wider-early", ... : val ppl */
+double rpt_paper_table1(const char *schedule, double ratio_start, double ratio_end); /* val ppl */
+double rpt_paper_table1_uniform(void);
+/* Table 2: scale "760m" | "1.3b", arch, tapered 0/1, metric key as in t_main.c. */
+double rpt_paper_table2(const char *scale, const char *arch, int tapered, const char *metric);
+/* Table 3 (NIAH): the two 16K cells the sources quote; NaN otherwise. */
+double rpt_paper_niah16k(const char *arch, int tapered);
+/* The scale and token budget the paper's figure 2 / table 1 used. */
+#define RPT_PAPER_440M_SCALE "440m"
+#define RPT_PAPER_440M_ARCH "transformer"
+/* A difference of two of the paper's figures without binary noise
+ * (16.28 - 15.18 = -1.1, not -1.1000000000000014). */
+double rpt_paper_round(double v);
+/* Names the paper uses for our arch keys ("transformer" -> "Transformer++"). */
+const char *rpt_arch_title(const char *arch);
+
+/* ------------------------------------------------------------ output */
+/* Writes through fn into path atomically (temp, fsync, rename), or to
+ * stdout when path is NULL or "-". */
+int rpt_write_output(const char *path, int (*fn)(void *ctx, FILE *f, eng_err *e), void *ctx, eng_err *e);
+
+#endif

@@ -1,0 +1,221 @@
+/* t_main.c: table main, the paper's Table 2: per scale (and token budget),
+ * rows are architecture x {uniform, tapered}, columns WikiText perplexity,
+ * LAMBADA perplexity and accuracy, the seven commonsense accuracies and the
+ * average of the eight accuracies.  "Tapered" is the paper's cosine
+ * 1.5 -> 0.5 unless --taper names another.
+ * Accuracies: results.db holds fractions (lm-eval convention); the table
+ * shows percent, like the paper.  The average is taken per job (all eight
+ * needed), then over seeds.
+ * Must not: average accuracies of different jobs into one "avg". */
+#include "reports/rpt.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    const char *key, *title;
+    const char *suite, *task, *metric;
+    int better, decimals;
+    double scale;
+} mcol;
+
+#define N_ACC 8
+static const mcol METRICS[] = {
+    {"wikitext_ppl", "Wiki. ppl", "wikitext", NULL, "word_perplexity", -1, 2, 1},
+    {"lambada_ppl", "LMB. ppl", NULL, "lambada_openai", "ppl", -1, 2, 1},
+    {"lambada_acc", "LMB. acc", NULL, "lambada_openai", "acc", 1, 1, 100},
+    {"piqa", "PIQA acc", NULL, "piqa", "acc", 1, 1, 100},
+    {"hellaswag", "Hella. acc_n", NULL, "hellaswag", "acc_norm", 1, 1, 100},
+    {"winogrande", "Wino. acc", NULL, "winogrande", "acc", 1, 1, 100},
+    {"arc_easy", "ARC-e acc", NULL, "arc_easy", "acc", 1, 1, 100},
+    {"arc_challenge", "ARC-c acc_n", NULL, "arc_challenge", "acc_norm", 1, 1, 100},
+    {"siqa", "SIQA acc", NULL, "siqa", "acc", 1, 1, 100},
+    {"boolq", "BoolQ acc", NULL, "boolq", "acc", 1, 1, 100},
+};
+#define N_M (sizeof METRICS / sizeof METRICS[0])
+#define FIRST_ACC 2 /* METRICS[2 .. 9] are the eight accuracies of "avg" */
+#define C_MODEL 0
+#define C_AVG (1 + (int)N_M)
+#define C_N (2 + (int)N_M)
+
+typedef struct {
+    const char *scale;
+    int64_t tokens;
+} scale_key;
+
+static void make_cols(rpt_col *cols)
+{
+    cols[C_MODEL] = (rpt_col){"model", "model", RPT_COL_TEXT, 0, 0, 0, RPT_OURS};
+    for (size_t m = 0; m < N_M; m++)
+        cols[1 + m] = (rpt_col){METRICS[m].key, METRICS[m].title, RPT_COL_STAT, METRICS[m].better,
+                                METRICS[m].decimals, 0, RPT_OURS};
+    cols[C_AVG] = (rpt_col){"avg", "Avg.", RPT_COL_STAT, 1, 2, 0, RPT_OURS};
+}
+
+static int find(const rpt_ctx *c, const char *arch, const char *scale, int64_t tokens, int tapered)
+{
+    for (int i = 0; i < c->n_groups; i++) {
+        const rpt_group *g = &c->groups[i];
+        if (strcmp(g->arch, arch) || strcmp(g->scale, scale) || g->tokens_total != tokens)
+            continue;
+        if (!tapered && !strcmp(g->schedule, "uniform"))
+            return i;
+        if (tapered && !strcmp(g->schedule, c->taper_schedule) && fabs(g->ratio_start - c->taper_start) < 1e-9 &&
+            fabs(g->ratio_end - c->taper_end) < 1e-9)
+            return i;
+    }
+    return -1;
+}
+
+/* One row of ours (and, with --paper, the paper's and the difference). */
+static int row(rpt_ctx *c, rpt_table *t, rpt_panel *p, const char *arch, const char *scale, int64_t tokens,
+               int tapered, const rpt_values *const *vals, eng_err *e)
+{
+    int g = find(c, arch, scale, tokens, tapered);
+    const rpt_group *grp = g >= 0 ? &c->groups[g] : NULL;
+    int r = rpt_row_add(t, p, RPT_OURS);
+    const char *name = tapered ? "+ tapered" : rpt_arch_title(arch);
+    rpt_set_text(t, p, r, C_MODEL, "%s", name);
+    double mean[C_N];
+    for (int k = 0; k < C_N; k++)
+        mean[k] = NAN;
+    for (size_t m = 0; m < N_M; m++) {
+        rpt_stat s;
+        memset(&s, 0, sizeof s);
+        if (grp)
+            rpt_stat_group(c, grp, vals[m], METRICS[m].scale, &s);
+        rpt_set_stat(t, p, r, (int)(1 + m), &s);
+        mean[1 + m] = s.n ? s.mean : NAN;
+    }
+    /* the average of the eight accuracies, per job */
+    rpt_stat s;
+    memset(&s, 0, sizeof s);
+    if (grp) {
+        double *v = calloc((size_t)grp->n_jobs, sizeof *v);
+        unsigned char *st = calloc((size_t)grp->n_jobs, 1);
+        if (!v || !st) {
+            free(v);
+            free(st);
+            return eng_errf(e, ENG_ENOMEM, "out of memory");
+        }
+        for (int i = 0; i < grp->n_jobs; i++) {
+            int j = grp->jobs[i];
+            double sum = 0;
+            int ok = 1, nonfinite = 0;
+            for (int m = FIRST_ACC; m < FIRST_ACC + N_ACC; m++) {
+                unsigned char x = vals[m]->state[j];
+                ok &= x == RPT_V_OK;
+                nonfinite |= x == RPT_V_NAN || x == RPT_V_INF;
+                sum += vals[m]->v[j];
+            }
+            st[i] = ok ? RPT_V_OK : nonfinite ? RPT_V_NAN : RPT_V_ABSENT;
+            v[i] = ok ? sum / N_ACC : NAN;
+        }
+        rpt_stat_jobs(c, grp->jobs, grp->n_jobs, v, st, 100, &s);
+        free(v);
+        free(st);
+    }
+    rpt_set_stat(t, p, r, C_AVG, &s);
+    mean[C_AVG] = s.n ? s.mean : NAN;
+
+    if (!c->o.paper)
+        return 0;
+    int have = 0;
+    for (int k = 1; k < C_N; k++)
+        have |= !isnan(rpt_paper_table2(scale, arch, tapered, k == C_AVG ? "avg" : METRICS[k - 1].key));
+    if (!have)
+        return 0;
+    int pr = rpt_row_add(t, p, RPT_PAPER), dr = rpt_row_add(t, p, RPT_DIFF);
+    rpt_set_text(t, p, pr, C_MODEL, "%s", name);
+    rpt_set_text(t, p, dr, C_MODEL, "%s", name);
+    for (int k = 1; k < C_N; k++) {
+        double pv = rpt_paper_table2(scale, arch, tapered, k == C_AVG ? "avg" : METRICS[k - 1].key);
+        if (isnan(pv)) {
+            rpt_set_missing(t, p, pr, k, "not in paper");
+            continue;
+        }
+        rpt_set_num(p, pr, k, pv);
+        rpt_set_num(p, dr, k, mean[k] - pv);
+    }
+    return 0;
+}
+
+int rpt_build_main(rpt_ctx *c, rpt_table *t, eng_err *e)
+{
+    const rpt_values *vals[N_M];
+    int rc;
+    for (size_t m = 0; m < N_M; m++)
+        if ((rc = rpt_metric(c, METRICS[m].suite, METRICS[m].task, METRICS[m].metric, &vals[m], e)))
+            return rc;
+    rpt_col cols[C_N];
+    make_cols(cols);
+
+    /* scales (with token budgets) in the order of the panels: by size */
+    scale_key *keys = calloc((size_t)c->n_panels + 2, sizeof *keys);
+    if (!keys)
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    int nk = 0;
+    for (int pi = 0; pi < c->n_panels; pi++) {
+        const rpt_pgroup *pg = &c->panels[pi];
+        if (find(c, pg->arch, pg->scale, pg->tokens_total, 0) < 0 && find(c, pg->arch, pg->scale, pg->tokens_total, 1) < 0)
+            continue;
+        int seen = 0;
+        for (int k = 0; k < nk && !seen; k++)
+            seen = !strcmp(keys[k].scale, pg->scale) && keys[k].tokens == pg->tokens_total;
+        if (!seen)
+            keys[nk++] = (scale_key){pg->scale, pg->tokens_total};
+    }
+    if (nk == 0 && c->o.paper) {
+        keys[nk++] = (scale_key){"760m", 50000000000LL};
+        keys[nk++] = (scale_key){"1.3b", 100000000000LL};
+    }
+    static const char *const ARCHS[] = {"transformer", "gated_attn", "hope_attn", "titans"};
+    for (int k = 0; k < nk && !rc; k++) {
+        int have = 0;
+        for (int i = 0; i < c->n_groups && !have; i++)
+            have = !strcmp(c->groups[i].scale, keys[k].scale) && c->groups[i].tokens_total == keys[k].tokens;
+        const char *title = rpt_panel_title(&t->a, NULL, keys[k].scale, keys[k].tokens);
+        rpt_panel *p = rpt_panel_add(t, have ? title : rpt_printf(&t->a, "%s (not in results.db)", title), cols, C_N);
+        char tok[32];
+        rpt_fmt_tokens(tok, sizeof tok, keys[k].tokens);
+        rpt_panel_key(t, p, "scale", keys[k].scale);
+        rpt_panel_key(t, p, "tokens", tok);
+        /* the paper's four architectures, then any other found at this scale */
+        const char *archs[64];
+        int na = 0;
+        for (int a = 0; a < 4; a++) {
+            int found = 0;
+            for (int i = 0; i < c->n_groups && !found; i++)
+                found = !strcmp(c->groups[i].arch, ARCHS[a]) && !strcmp(c->groups[i].scale, keys[k].scale) &&
+                        c->groups[i].tokens_total == keys[k].tokens;
+            if (found || (c->o.paper && !isnan(rpt_paper_table2(keys[k].scale, ARCHS[a], 0, "avg"))))
+                archs[na++] = ARCHS[a];
+        }
+        for (int i = 0; i < c->n_groups && na < 64; i++) {
+            const rpt_group *g = &c->groups[i];
+            if (strcmp(g->scale, keys[k].scale) || g->tokens_total != keys[k].tokens)
+                continue;
+            int seen = 0;
+            for (int a = 0; a < na && !seen; a++)
+                seen = !strcmp(archs[a], g->arch);
+            if (!seen)
+                archs[na++] = g->arch;
+        }
+        for (int a = 0; a < na && !rc; a++)
+            if (!(rc = row(c, t, p, archs[a], keys[k].scale, keys[k].tokens, 0, vals, e)))
+                rc = row(c, t, p, archs[a], keys[k].scale, keys[k].tokens, 1, vals, e);
+        if (c->o.paper && strcmp(keys[k].scale, "760m") && strcmp(keys[k].scale, "1.3b"))
+            rpt_note(t, p, "The paper reports Table 2 at 760m (50B tokens) and 1.3b (100B tokens) only.");
+    }
+    free(keys);
+    if (rc)
+        return rc;
+    rpt_note(t, NULL,
+             "+ tapered: %s %g -> %g.  Perplexities lower is better; accuracies in percent (acc_n: length-"
+             "normalised), higher is better; Avg. is the mean of the eight accuracies per job, then over seeds.",
+             c->taper_schedule, c->taper_start, c->taper_end);
+    if (c->o.paper)
+        rpt_note(t, NULL, "Paper: Table 2 of Tapered Language Models (1.3B: per-task columns not available).");
+    return 0;
+}

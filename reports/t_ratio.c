@@ -1,0 +1,198 @@
+/* t_ratio.c: table schedule_ratio, the paper's Table 1: rows are start ->
+ * end ratios, columns the cosine / linear / sigmoid schedules, each cell
+ * the validation perplexity and its change against the uniform model of
+ * the same panel.  --paper adds, under each row, the paper's row and the
+ * difference (ours - paper).
+ * Must not: invent rows: a ratio appears when a job (or, with --paper,
+ * the paper) has it. */
+#include "reports/rpt.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const SCHED[] = {"cosine", "linear", "sigmoid"};
+#define N_SCHED 3
+#define C_RATIO 0
+#define C_PPL(s) (1 + 2 * (s))
+#define C_DELTA(s) (2 + 2 * (s))
+#define C_N (1 + 2 * N_SCHED)
+
+static const rpt_col COLS[C_N] = {
+    {"ratio", "start -> end", RPT_COL_TEXT, 0, 0, 0, RPT_OURS},
+    {"cosine", "cosine", RPT_COL_STAT, -1, 2, 0, RPT_OURS},
+    {"cosine_delta", "Δ", RPT_COL_NUM, 0, 2, 1, RPT_DERIVED},
+    {"linear", "linear", RPT_COL_STAT, -1, 2, 0, RPT_OURS},
+    {"linear_delta", "Δ", RPT_COL_NUM, 0, 2, 1, RPT_DERIVED},
+    {"sigmoid", "sigmoid", RPT_COL_STAT, -1, 2, 0, RPT_OURS},
+    {"sigmoid_delta", "Δ", RPT_COL_NUM, 0, 2, 1, RPT_DERIVED},
+};
+
+/* The paper's five ratio pairs, listed with --paper even when we lack them. */
+static const double PAPER_RATIOS[][2] = {{1.25, 0.75}, {1.375, 0.625}, {1.5, 0.5}, {1.625, 0.375}, {1.75, 0.25}};
+
+typedef struct {
+    double start, end;
+} ratio;
+
+static int cmp_ratio(const void *pa, const void *pb)
+{
+    const ratio *a = pa, *b = pb;
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    return (a->end < b->end) - (a->end > b->end);
+}
+
+static int same_ratio(double a, double b)
+{
+    return fabs(a - b) < 1e-9;
+}
+
+static int find(const rpt_ctx *c, const rpt_pgroup *pg, const char *sched, double rs, double re)
+{
+    for (int i = 0; pg && i < pg->n_groups; i++) {
+        const rpt_group *g = &c->groups[pg->groups[i]];
+        if (!strcmp(g->schedule, sched) && (isnan(rs) || (same_ratio(g->ratio_start, rs) && same_ratio(g->ratio_end, re))))
+            return pg->groups[i];
+    }
+    return -1;
+}
+
+static void ratio_text(char *out, size_t cap, double rs, double re)
+{
+    snprintf(out, cap, "%g -> %g", rs, re);
+}
+
+static void set_delta(rpt_table *t, rpt_panel *p, int r, int col, const rpt_stat *s, const rpt_stat *uni)
+{
+    char why[128];
+    if (s->n && uni->n) {
+        rpt_set_num(p, r, col, s->mean - uni->mean);
+    } else if (!s->n) {
+        rpt_stat_why(s, why, sizeof why);
+        rpt_set_missing(t, p, r, col, why);
+    } else {
+        rpt_stat_why(uni, why, sizeof why);
+        rpt_set_missing(t, p, r, col, rpt_printf(&t->a, "uniform %s", why));
+    }
+}
+
+static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, const rpt_values *ppl, eng_err *e)
+{
+    const char *arch = pg ? pg->arch : RPT_PAPER_440M_ARCH, *scale = pg ? pg->scale : RPT_PAPER_440M_SCALE;
+    int64_t tokens = pg ? pg->tokens_total : 30000000000LL;
+    const char *title = rpt_panel_title(&t->a, arch, scale, tokens);
+    rpt_panel *p = rpt_panel_add(t, pg ? title : rpt_printf(&t->a, "%s (not in results.db)", title), COLS, C_N);
+    char tok[32], buf[64];
+    rpt_fmt_tokens(tok, sizeof tok, tokens);
+    rpt_panel_key(t, p, "arch", arch);
+    rpt_panel_key(t, p, "scale", scale);
+    rpt_panel_key(t, p, "tokens", tok);
+
+    /* the ratios: ours, and the paper's with --paper */
+    int cap = (pg ? pg->n_groups : 0) + 5, n = 0;
+    ratio *rs = calloc((size_t)cap, sizeof *rs);
+    if (!rs)
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    for (int i = 0; pg && i < pg->n_groups; i++) {
+        const rpt_group *g = &c->groups[pg->groups[i]];
+        if (rpt_is_ratio_schedule(g->schedule))
+            rs[n++] = (ratio){g->ratio_start, g->ratio_end};
+    }
+    for (int i = 0; c->o.paper && i < 5; i++)
+        rs[n++] = (ratio){PAPER_RATIOS[i][0], PAPER_RATIOS[i][1]};
+    qsort(rs, (size_t)n, sizeof *rs, cmp_ratio);
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (!m || !same_ratio(rs[i].start, rs[m - 1].start) || !same_ratio(rs[i].end, rs[m - 1].end))
+            rs[m++] = rs[i];
+
+    /* uniform: the reference of every column */
+    rpt_stat uni;
+    memset(&uni, 0, sizeof uni);
+    int ug = find(c, pg, "uniform", NAN, NAN);
+    if (ug >= 0)
+        rpt_stat_group(c, &c->groups[ug], ppl, 1.0, &uni);
+    double pu = rpt_paper_table1_uniform();
+    int r = rpt_row_add(t, p, RPT_OURS);
+    rpt_set_text(t, p, r, C_RATIO, "uniform");
+    for (int s = 0; s < N_SCHED; s++)
+        rpt_set_stat(t, p, r, C_PPL(s), &uni);
+    if (c->o.paper) {
+        int pr = rpt_row_add(t, p, RPT_PAPER), dr = rpt_row_add(t, p, RPT_DIFF);
+        rpt_set_text(t, p, pr, C_RATIO, "uniform");
+        rpt_set_text(t, p, dr, C_RATIO, "uniform");
+        for (int s = 0; s < N_SCHED; s++) {
+            rpt_set_num(p, pr, C_PPL(s), pu);
+            if (uni.n)
+                rpt_set_num(p, dr, C_PPL(s), uni.mean - pu);
+        }
+    }
+
+    for (int i = 0; i < m; i++) {
+        r = rpt_row_add(t, p, RPT_OURS);
+        ratio_text(buf, sizeof buf, rs[i].start, rs[i].end);
+        rpt_set_text(t, p, r, C_RATIO, "%s", buf);
+        rpt_stat st[N_SCHED];
+        for (int s = 0; s < N_SCHED; s++) {
+            int g = find(c, pg, SCHED[s], rs[i].start, rs[i].end);
+            memset(&st[s], 0, sizeof st[s]);
+            if (g >= 0)
+                rpt_stat_group(c, &c->groups[g], ppl, 1.0, &st[s]);
+            rpt_set_stat(t, p, r, C_PPL(s), &st[s]);
+            set_delta(t, p, r, C_DELTA(s), &st[s], &uni);
+        }
+        if (!c->o.paper)
+            continue;
+        int pr = rpt_row_add(t, p, RPT_PAPER), dr = rpt_row_add(t, p, RPT_DIFF);
+        rpt_set_text(t, p, pr, C_RATIO, "%s", buf);
+        rpt_set_text(t, p, dr, C_RATIO, "%s", buf);
+        for (int s = 0; s < N_SCHED; s++) {
+            double pv = rpt_paper_table1(SCHED[s], rs[i].start, rs[i].end);
+            if (isnan(pv)) {
+                rpt_set_missing(t, p, pr, C_PPL(s), "not in paper");
+                continue;
+            }
+            rpt_set_num(p, pr, C_PPL(s), pv);
+            rpt_set_num(p, pr, C_DELTA(s), rpt_paper_round(pv - pu));
+            if (st[s].n)
+                rpt_set_num(p, dr, C_PPL(s), st[s].mean - pv);
+            if (st[s].n && uni.n)
+                rpt_set_num(p, dr, C_DELTA(s), (st[s].mean - uni.mean) - rpt_paper_round(pv - pu));
+        }
+    }
+    free(rs);
+    if (c->o.paper && (strcmp(arch, RPT_PAPER_440M_ARCH) || strcmp(scale, RPT_PAPER_440M_SCALE)))
+        rpt_note(t, p,
+                 "The paper's figures are for the 440M Transformer++ at 30B tokens: in another setting compare "
+                 "the sign and size of Δ, not the perplexities.");
+    return 0;
+}
+
+int rpt_build_ratio(rpt_ctx *c, rpt_table *t, eng_err *e)
+{
+    const rpt_values *ppl;
+    int rc = rpt_metric(c, "val", NULL, "ppl", &ppl, e);
+    if (rc)
+        return rc;
+    int panels = 0;
+    for (int pi = 0; pi < c->n_panels; pi++) {
+        const rpt_pgroup *pg = &c->panels[pi];
+        int tapers = 0;
+        for (int i = 0; i < pg->n_groups && !tapers; i++)
+            tapers = rpt_is_ratio_schedule(c->groups[pg->groups[i]].schedule);
+        if (!tapers)
+            continue;
+        if ((rc = panel(c, t, pg, ppl, e)))
+            return rc;
+        panels++;
+    }
+    if (!panels && c->o.paper && (rc = panel(c, t, NULL, ppl, e)))
+        return rc;
+    rpt_note(t, NULL,
+             "Cells: validation perplexity at each job's last evaluation (mean ± sample std over seeds, n) and "
+             "Δ, its change against the uniform model of the same panel (negative: the taper helps).");
+    if (c->o.paper)
+        rpt_note(t, NULL, "Paper: Table 1 of Tapered Language Models (440M Transformer++, uniform 16.28).");
+    return 0;
+}

@@ -1,0 +1,57 @@
+/* tables.c: the registry of tables (names as the design contract spells
+ * them) and the one entry point that builds any of them.
+ * Must not: render. */
+#include "reports/rpt.h"
+
+#include <string.h>
+
+const rpt_table_def rpt_table_defs[] = {
+    {"wider_early_vs_late", "uniform vs wider-early/middle/late blocks: val ppl and change (paper Figure 2)",
+     rpt_build_wider},
+    {"schedule_ratio", "start->end ratio x cosine/linear/sigmoid: val ppl and change vs uniform (paper Table 1)",
+     rpt_build_ratio},
+    {"main", "per scale, architecture x {uniform, tapered}: WikiText, LAMBADA, commonsense (paper Table 2)",
+     rpt_build_main},
+    {"alignment", "rho_MLP and rho_block per layer for chosen jobs (paper Section 5)", rpt_build_alignment},
+    {"niah", "needle-in-a-haystack accuracy, task x context, uniform vs tapered (paper Table 3)", rpt_build_niah},
+    {"runs", "every job: state, attempts, tokens, last loss, failure reason", rpt_build_runs},
+};
+const int rpt_n_table_defs = (int)(sizeof rpt_table_defs / sizeof rpt_table_defs[0]);
+
+const rpt_table_def *rpt_table_find(const char *name)
+{
+    for (int i = 0; i < rpt_n_table_defs; i++)
+        if (!strcmp(rpt_table_defs[i].name, name))
+            return &rpt_table_defs[i];
+    return NULL;
+}
+
+static const char *title_of(const char *name)
+{
+    static const struct {
+        const char *name, *title;
+    } titles[] = {
+        {"wider_early_vs_late", "Wider early vs late: validation perplexity against uniform"},
+        {"schedule_ratio", "Taper schedule x start -> end ratio: validation perplexity"},
+        {"main", "Main results: uniform vs tapered"},
+        {"alignment", "Alignment of updates with the residual stream, per layer"},
+        {"niah", "Needle in a haystack: accuracy by context length"},
+        {"runs", "Runs"},
+    };
+    for (size_t i = 0; i < sizeof titles / sizeof titles[0]; i++)
+        if (!strcmp(titles[i].name, name))
+            return titles[i].title;
+    return name;
+}
+
+int rpt_table_build(rpt_ctx *c, const rpt_table_def *def, rpt_table *t, eng_err *e)
+{
+    rpt_table_init(t, def->name, title_of(def->name));
+    t->db_path = c->db_path;
+    t->sweep = c->o.sweep;
+    int rc = def->build(c, t, e);
+    if (rc)
+        return rc;
+    rpt_mark_best(t);
+    return rpt_table_status(t, e);
+}
