@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "engine/eval.h"
 #include "engine/train_lr.h"
 
 struct eng_trainer {
@@ -24,6 +25,8 @@ struct eng_trainer {
     int32_t *tokens, *targets;     /* (micro, T) */
     float *nll;                    /* (micro, T) */
     double *seq_nll;               /* (val_seqs): per-sequence mean NLL of an evaluation */
+    int run_val;                   /* "val" is among eval.suites */
+    eng_evaluator *evaluator;      /* the other suites; NULL when none */
     int64_t ckpt_step;             /* step of the newest checkpoint written or loaded (-1: none) */
     int64_t eval_step;             /* step of the last evaluation (-1: none) */
     char last_ckpt[ENG_CKPT_PATH_MAX];
@@ -81,8 +84,16 @@ int eng_trainer_create(eng_trainer **out, const eng_config *cfg, const char *ckp
                       eng_train_seqs_per_step(&cfg->train));
         goto fail;
     }
+    for (int i = 0; i < cfg->eval.n_suites; i++)
+        t->run_val |= !strcmp(cfg->eval.suites[i], "val");
     if ((rc = eng_loader_open(&t->loader, cfg, e)))
         goto fail;
+    if ((rc = eng_evaluator_create(&t->evaluator, cfg, e)))
+        goto fail;
+    if (!eng_evaluator_n_suites(t->evaluator)) {
+        eng_evaluator_free(t->evaluator);
+        t->evaluator = NULL;
+    }
     eng_loader_get_info(t->loader, &t->info);
     size_t n = (size_t)t->micro * (size_t)t->T;
     t->tokens = malloc(n * sizeof *t->tokens);
@@ -117,6 +128,8 @@ void eng_trainer_free(eng_trainer *t)
         return;
     eng_model_free(t->model);
     eng_loader_free(t->loader);
+    if (t->evaluator)
+        eng_evaluator_free(t->evaluator);
     free(t->tokens);
     free(t->targets);
     free(t->nll);
@@ -257,9 +270,8 @@ static void report_eval(eng_trainer *t, const char *metric, double value, int64_
     t->h.eval(t->h.ud, &ev);
 }
 
-int eng_trainer_evaluate(eng_trainer *t, double *loss, eng_err *e)
+static int validate(eng_trainer *t, eng_err *e)
 {
-    phase(t, "eval");
     const uint64_t nseq = t->info.val_seqs;
     const int T = t->T;
     double sum = 0;
@@ -289,11 +301,54 @@ int eng_trainer_evaluate(eng_trainer *t, double *loss, eng_err *e)
         var += (t->seq_nll[i] - mean) * (t->seq_nll[i] - mean);
     double se = nseq > 1 ? sqrt(var / (double)(nseq - 1) / (double)nseq) : NAN;
     t->st.val_loss = mean;
-    t->eval_step = t->st.step;
     report_eval(t, "loss", mean, count, se);
     report_eval(t, "ppl", exp(mean), count, isfinite(se) ? exp(mean) * se : NAN);
+    return 0;
+}
+
+/* The evaluator's results, as the trainer's hooks. */
+static void sink_result(void *ud, const eng_eval_result *r)
+{
+    eng_trainer *t = ud;
+    if (t->h.eval) {
+        eng_eval_info ev = {t->st.step, t->st.tokens, r->suite, r->task, r->metric, r->value, r->n, r->stderr_};
+        t->h.eval(t->h.ud, &ev);
+    }
+}
+
+static void sink_layer(void *ud, const char *suite, int layer, const char *name, double value)
+{
+    eng_trainer *t = ud;
+    (void)suite;
+    if (t->h.layer)
+        t->h.layer(t->h.ud, t->st.step, t->st.tokens, layer, name, value);
+}
+
+static void sink_log(void *ud, const char *msg) { logf_(ud, "%s", msg); }
+
+/* Between the evaluator's batches: say where we are (heartbeats).  A stop
+ * request waits for the evaluation to end, so every evaluation a run
+ * reports is whole. */
+static int sink_tick(void *ud)
+{
+    phase(ud, "eval");
+    return 0;
+}
+
+int eng_trainer_evaluate(eng_trainer *t, double *loss, eng_err *e)
+{
+    phase(t, "eval");
+    int rc = 0;
+    if (t->run_val && (rc = validate(t, e)))
+        return rc;
+    if (t->evaluator) {
+        eng_eval_sink sink = {t, sink_result, sink_layer, NULL, sink_log, sink_tick};
+        if ((rc = eng_evaluator_run(t->evaluator, t->model, &sink, e)))
+            return eng_err_prefix(e, "evaluation at step %" PRId64, t->st.step);
+    }
+    t->eval_step = t->st.step;
     if (loss)
-        *loss = mean;
+        *loss = t->run_val ? t->st.val_loss : NAN;
     return 0;
 }
 

@@ -14,11 +14,14 @@
  * min(1, grad_clip / norm).  A loss or norm that is not finite ends the run
  * with ENG_EDIVERGED before any update is applied.
  *
- * Validation runs after the step that ends each eval.every_tokens period
- * and after the last step: token-weighted mean NLL over the loader's fixed
- * validation set, reported as metrics "loss" (nats/token) and "ppl"
- * (its exp).  Checkpoints follow train.ckpt_every_tokens the same way and
- * are always written after the last step and on a stop request.
+ * Evaluations run after the step that ends each eval.every_tokens period
+ * and after the last step, suite by suite as eval.suites lists them:
+ * "val" is the trainer's own (token-weighted mean NLL over the loader's
+ * fixed validation set, reported as metrics "loss" (nats/token) and "ppl"
+ * (its exp)); every other suite runs through engine/eval.h's evaluator
+ * (created with the trainer, so missing inputs fail before the first step).
+ * Checkpoints follow train.ckpt_every_tokens the same way and are always
+ * written after the last step and on a stop request.
  *
  * Memory: everything the step needs is allocated by eng_trainer_create; the
  * step loop allocates nothing (checkpoint writing allocates host copies of
@@ -63,6 +66,8 @@ typedef struct eng_train_hooks {
     void (*phase)(void *ud, const char *phase, int64_t step, int64_t tokens);
     /* Polled between steps: non-zero asks the loop to checkpoint and stop. */
     int (*stop_requested)(void *ud);
+    /* A per-layer statistic of an evaluation suite (alignment: rho_mlp, rho_block). */
+    void (*layer)(void *ud, int64_t step, int64_t tokens, int layer, const char *name, double value);
 } eng_train_hooks;
 
 typedef struct eng_trainer eng_trainer;
@@ -83,7 +88,8 @@ int eng_trainer_resume(eng_trainer *t, int64_t *from_step, eng_err *e);
  * (checkpoint written); ENG_EDIVERGED; or the failure of a step/checkpoint. */
 int eng_trainer_run(eng_trainer *t, eng_err *e);
 
-/* Validation loss now (also reported through the eval hook). */
+/* Every configured suite now, reported through the hooks; *loss receives
+ * the validation loss (NaN when "val" is not among eval.suites). */
 int eng_trainer_evaluate(eng_trainer *t, double *loss, eng_err *e);
 
 /* Write a checkpoint of the current state (no-op when the newest one is of

@@ -112,7 +112,7 @@ static int train(record *r, int micro, double clip, eng_err *e)
     int rc = config(&c, micro, clip, 0, e);
     if (rc)
         return rc;
-    eng_train_hooks h = {r, NULL, on_step, on_eval, NULL, NULL, NULL};
+    eng_train_hooks h = {r, NULL, on_step, on_eval, NULL, NULL, NULL, NULL};
     eng_trainer *t;
     if ((rc = eng_trainer_create(&t, &c, NULL, &h, e)))
         return rc;
@@ -169,7 +169,7 @@ int main(int argc, char **argv)
     config(&c, 4, 1.0, 2048, &e);
     record r;
     memset(&r, 0, sizeof r);
-    eng_train_hooks h = {&r, NULL, on_step, on_eval, NULL, NULL, NULL};
+    eng_train_hooks h = {&r, NULL, on_step, on_eval, NULL, NULL, NULL, NULL};
     eng_trainer *t;
     if (!eng_trainer_create(&t, &c, NULL, &h, &e)) {
         double a, b;

@@ -55,6 +55,12 @@ else
     echo "# (running as root: a read-only folder is writable, that case is not tested)"
 fi
 
+# ---- an evaluation suite without its input fails before training starts
+small_job "$tmp/wiki.yaml" "eval: {suites: [val, wikitext], wikitext: $tmp/no/wiki.test.raw}"
+sed -i '/^eval: {every_tokens: 16384, val_tokens: 2048}$/d' "$tmp/wiki.yaml"
+expect eval-input 3 data "eval.wikitext: .*no/wiki.test.raw" --config "$tmp/wiki.yaml" --out "$tmp/r8"
+ok $(grep -q '"ev":"start"' "$tmp/eval-input.ev"; echo $((1 - $?))) "...before the start event"
+
 # ---- config and usage
 printf 'scale: 1m\ntrain: {lrr: 1}\n' >"$tmp/bad.yaml"
 expect bad-config 2 config "bad.yaml:2:9: unknown key 'lrr'" --config "$tmp/bad.yaml" --out "$tmp/r4"

@@ -104,6 +104,48 @@ print("# %d heartbeats, longest silence %.3f s, phases %s" % (len(hb), gap, sort
 P
 ok $? "heartbeats fill the silences (phase, step) and no silence lasts"
 
+# ---- suites besides val: alignment's per-layer statistics become layer events
+text=$(echo $LICENSES | cut -d' ' -f1)
+small_job "$tmp/align.yaml" "eval: {every_tokens: 16384, val_tokens: 2048, suites: [val, alignment], alignment: {text: $text, tokens: 256}}"
+sed -i '/^eval: {every_tokens: 16384, val_tokens: 2048}$/d' "$tmp/align.yaml"
+"$W" --config "$tmp/align.yaml" --out "$tmp/align" --threads 1 >"$tmp/aev" 2>/dev/null
+ok $? "a run with eval.suites [val, alignment]"
+events "$tmp/aev" --end done >"$tmp/asum"
+ok $? "its events follow the protocol"
+python3 - "$tmp/aev" <<'P'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+for step in (16, 32, 48):
+    suites = {e["suite"] for e in ev if e["ev"] == "eval" and e["step"] == step}
+    assert suites == {"val", "alignment"}, (step, suites)
+    lay = [(e["layer"], e["name"]) for e in ev if e["ev"] == "layer" and e["step"] == step]
+    assert sorted(lay) == [(0, "rho_block"), (0, "rho_mlp"), (1, "rho_block"), (1, "rho_mlp")], (step, lay)
+print("# alignment at steps 16, 32, 48:", [round(e["value"], 3) for e in ev if e["ev"] == "layer" and e["step"] == 48])
+P
+ok $? "every evaluation reports val and alignment, with rho_mlp and rho_block per layer"
+
+# ---- --eval: the suites on a saved checkpoint give what the run measured
+"$W" --eval --checkpoint "$tmp/align" --suites alignment --threads 1 --job j2 >"$tmp/eev" 2>"$tmp/eerr"
+ok $? "--eval --checkpoint RUN --suites alignment"
+events "$tmp/eev" --mode eval --end done --job j2 >/dev/null
+ok $? "its events: eval and layer events, then done"
+python3 - "$tmp/aev" "$tmp/eev" <<'P'
+import json, sys
+run = [json.loads(l) for l in open(sys.argv[1])]
+ev = [json.loads(l) for l in open(sys.argv[2])]
+key = lambda e: (e["ev"], e.get("layer"), e["name"] if e["ev"] == "layer" else e["metric"])
+want = {key(e): e["value"] for e in run if e["step"] == 48 and e["ev"] in ("eval", "layer") and (e["ev"] == "layer" or e["suite"] == "alignment")}
+got = {key(e): e["value"] for e in ev if e["ev"] in ("eval", "layer")}
+assert got == want, (got, want)
+assert all(e["step"] == 48 and e["tokens"] == 49152 for e in ev if e["ev"] != "heartbeat"), "step/tokens of the checkpoint"
+assert ev[-1]["loss"] is None and ev[-1]["val_loss"] is None
+P
+ok $? "the newest checkpoint (step 48) scores exactly what training reported at step 48"
+"$W" --eval --checkpoint "$tmp/align" --suites val >"$tmp/vev" 2>/dev/null
+rc=$?
+grep -q '"kind":"config"' "$tmp/vev"
+ok $((rc == 2 ? $? : 1)) "--eval --suites val: a config error (val is measured while training)"
+
 # ---- --help documents the flags
 "$W" --help >"$tmp/help"
 rc=$?

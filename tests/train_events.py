@@ -2,13 +2,13 @@
 """train_events.py: test helper (not a test): checks a tlm-worker event
 stream against docs/protocol.md and prints a JSON summary of it.
 
-    python3 train_events.py EVENTS.jsonl [--job KEY] [--end done|stopped|error]
+    python3 train_events.py EVENTS.jsonl [--job KEY] [--end done|stopped|error] [--mode train|eval]
 
 Checks: every line is one JSON object (NaN/Infinity literals refused), with
 "ev", "v" == 1, "t", "job" when --job was given, and each event's fields
 with their types (non-finite numbers only as "nan"/"inf"/"-inf" strings);
-`start` first (unless the run failed before it), `layer` d_ff events right
-after it, steps increasing, exactly one terminal event (done, stopped or
+`start` first (unless the run failed before it; `--mode eval`, the stream
+of `tlm-worker --eval`, has no start), `layer` d_ff events right after it, steps increasing, exactly one terminal event (done, stopped or
 error) and it is the last line.  Exits 1 with the reason on the first
 violation.  The summary maps step -> loss (exact floats) and lists evals,
 checkpoints and the terminal event."""
@@ -53,7 +53,7 @@ FIELDS = {
     "ckpt": {"path": T_STR, "step": T_INT, "tokens": T_INT},
     "heartbeat": {"step": T_INT, "tokens": T_INT, "phase": T_STR},
     "stopped": {"step": T_INT, "tokens": T_INT, "signal": T_STR, "ckpt": T_STR_NULL},
-    "done": {"step": T_INT, "tokens": T_INT, "loss": T_NUM, "val_loss": T_NUM_NULL, "elapsed_s": T_NUM},
+    "done": {"step": T_INT, "tokens": T_INT, "loss": T_NUM_NULL, "val_loss": T_NUM_NULL, "elapsed_s": T_NUM},
     "error": {"kind": T_STR, "message": T_STR, "step": T_INT, "tokens": T_INT},
 }
 CHECK = {
@@ -68,12 +68,14 @@ def main():
     args = sys.argv[1:]
     if not args:
         fail("usage: train_events.py EVENTS [--job KEY] [--end KIND]")
-    path, job, end = args[0], None, None
+    path, job, end, mode = args[0], None, None, "train"
     for i in range(1, len(args) - 1, 2):
         if args[i] == "--job":
             job = args[i + 1]
         elif args[i] == "--end":
             end = args[i + 1]
+        elif args[i] == "--mode":
+            mode = args[i + 1]
     raw = open(path, "rb").read()
     if raw and not raw.endswith(b"\n"):
         fail("the stream does not end with a newline (torn last line)")
@@ -112,10 +114,13 @@ def main():
     if end and kinds[-1] != end:
         fail("the run ended with %r, expected %r (%r)" % (kinds[-1], end, events[-1]))
     main_kinds = [k for k in kinds if k != "heartbeat"]  # heartbeats may come during set-up
-    if main_kinds[0] != "start" and main_kinds != ["error"]:
+    if mode == "eval":
+        if not set(kinds) <= {"eval", "layer", "heartbeat", "done", "error"}:
+            fail("--eval streams hold eval, layer, heartbeat and one done/error: %r" % sorted(set(kinds)))
+    elif main_kinds[0] != "start" and main_kinds != ["error"]:
         fail("the first event is %r, not start (only a lone error may come without start)" % main_kinds[0])
     widths = []
-    if "start" in kinds:
+    if "start" in kinds and mode == "train":
         s = kinds.index("start")
         i = s + 1
         while i < len(kinds) and kinds[i] == "layer" and events[i]["name"] == "d_ff":
@@ -131,6 +136,8 @@ def main():
                 fail("step %d after step %d" % (e["step"], last))
             last = e["step"]
             losses[str(e["step"])] = num(e["loss"])
+    if mode == "train" and "start" in kinds and events[-1]["ev"] == "done" and events[-1]["loss"] is None:
+        fail("done.loss is null in a training run")
     start = events[kinds.index("start")] if "start" in kinds else None
     summary = {
         "start": start,

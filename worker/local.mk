@@ -5,6 +5,7 @@ worker_tlm_worker_SOURCES = \
 	worker/main.c \
 	worker/describe.c worker/describe.h \
 	worker/run.c worker/run.h \
+	worker/evalrun.c worker/evalrun.h \
 	worker/events.c worker/events.h \
 	worker/heartbeat.c worker/heartbeat.h \
 	worker/signals.c worker/signals.h \

@@ -14,6 +14,7 @@
 #include "engine/config.h"
 #include "engine/runtime.h"
 #include "worker/describe.h"
+#include "worker/evalrun.h"
 #include "worker/run.h"
 #include "worker/signals.h"
 
@@ -22,6 +23,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: tlm-worker --config FILE --out DIR [--resume] [--threads N] [--device cpu]\n"
             "                  [--events-fd N] [--job KEY] [--heartbeat S] [--die-with-parent]\n"
+            "       tlm-worker --eval --checkpoint DIR [--suites LIST] [--config FILE] [--threads N]\n"
+            "                  [--events-fd N] [--job KEY] [--heartbeat S]\n"
             "       tlm-worker --describe --config FILE\n"
             "       tlm-worker --config-keys\n"
             "\n"
@@ -37,6 +40,11 @@ static void usage(FILE *f)
             "  --job KEY          echo KEY as \"job\" in every event\n"
             "  --heartbeat S      emit a heartbeat after S seconds without events (default 10)\n"
             "  --die-with-parent  stop (checkpoint, exit 75) when the parent process exits\n"
+            "  --eval             evaluate a checkpoint instead of training: DIR is a step\n"
+            "                     folder, a run folder (its newest valid checkpoint) or a\n"
+            "                     Hugging Face GPT-2 folder (then --config is needed)\n"
+            "  --suites LIST      with --eval: wikitext,lambada,commonsense,niah,alignment\n"
+            "                     (default: the config's eval.suites)\n"
             "  --describe         print the resolved config, per-layer d_ff, parameter and FLOP\n"
             "                     account as JSON, and exit\n"
             "  --config-keys      list every configuration key with its meaning\n"
@@ -64,7 +72,10 @@ int main(int argc, char **argv)
     const int ppid0 = (int)getppid();
     eng_runtime_init(argc, argv);
 
-    enum { O_CONFIG = 256, O_DESCRIBE, O_KEYS, O_OUT, O_RESUME, O_THREADS, O_DEVICE, O_FD, O_JOB, O_HB, O_DWP };
+    enum {
+        O_CONFIG = 256, O_DESCRIBE, O_KEYS, O_OUT, O_RESUME, O_THREADS, O_DEVICE, O_FD, O_JOB, O_HB, O_DWP,
+        O_EVAL, O_CKPT, O_SUITES
+    };
     static const struct option opts[] = {
         {"config", required_argument, 0, O_CONFIG},   {"describe", no_argument, 0, O_DESCRIBE},
         {"config-keys", no_argument, 0, O_KEYS},      {"out", required_argument, 0, O_OUT},
@@ -72,6 +83,8 @@ int main(int argc, char **argv)
         {"device", required_argument, 0, O_DEVICE},   {"events-fd", required_argument, 0, O_FD},
         {"job", required_argument, 0, O_JOB},         {"heartbeat", required_argument, 0, O_HB},
         {"die-with-parent", no_argument, 0, O_DWP},   {"help", no_argument, 0, 'h'},
+        {"eval", no_argument, 0, O_EVAL},             {"checkpoint", required_argument, 0, O_CKPT},
+        {"suites", required_argument, 0, O_SUITES},
         {0, 0, 0, 0},
     };
     wrk_opts o = {0};
@@ -80,7 +93,8 @@ int main(int argc, char **argv)
     o.heartbeat = 10;
     o.argc = argc;
     o.argv = argv;
-    int describe = 0, die_with_parent = 0;
+    int describe = 0, die_with_parent = 0, eval = 0;
+    const char *checkpoint = NULL, *suites = NULL;
     long v;
     for (int ch; (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
         switch (ch) {
@@ -112,6 +126,9 @@ int main(int argc, char **argv)
             break;
         }
         case O_DWP: die_with_parent = 1; break;
+        case O_EVAL: eval = 1; break;
+        case O_CKPT: checkpoint = optarg; break;
+        case O_SUITES: suites = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -120,6 +137,22 @@ int main(int argc, char **argv)
         fprintf(stderr, "tlm-worker: unexpected argument '%s'\n", argv[optind]);
         usage(stderr);
         return 2;
+    }
+    if (!eval && (checkpoint || suites)) {
+        fprintf(stderr, "tlm-worker: --checkpoint and --suites go with --eval\n");
+        return 2;
+    }
+    if (eval) {
+        if (!checkpoint || describe || o.out || o.resume) {
+            fprintf(stderr, "tlm-worker: --eval needs --checkpoint DIR (and takes no --out, --resume, --describe)\n");
+            return 2;
+        }
+        if (fcntl(o.events_fd, F_GETFD) < 0 || o.events_fd == 2) {
+            fprintf(stderr, "tlm-worker: --events-fd %d: not an open descriptor other than 2\n", o.events_fd);
+            return 2;
+        }
+        wrk_eval_opts eo = {checkpoint, o.config, suites, o.job, o.threads, o.events_fd, o.heartbeat};
+        return wrk_eval_run(&eo);
     }
     if (!o.config) {
         fprintf(stderr, "tlm-worker: --config FILE is required\n");

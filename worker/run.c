@@ -134,10 +134,9 @@ static void on_eval(void *ud, const eng_eval_info *v)
         wrk_ev_num(&ev, "stderr", v->stderr_);
     wrk_events_emit(&j->ev, &ev);
     if (!strcmp(v->suite, v->task))
-        say("eval at step %" PRId64 ": %s %s %.4f over %" PRId64 " tokens", v->step, v->suite, v->metric, v->value,
-            v->n);
+        say("eval at step %" PRId64 ": %s %s = %.4f (n %" PRId64 ")", v->step, v->suite, v->metric, v->value, v->n);
     else
-        say("eval at step %" PRId64 ": %s/%s %s %.4f over %" PRId64 " tokens", v->step, v->suite, v->task, v->metric,
+        say("eval at step %" PRId64 ": %s/%s %s = %.4f (n %" PRId64 ")", v->step, v->suite, v->task, v->metric,
             v->value, v->n);
 }
 
@@ -151,6 +150,19 @@ static void on_ckpt(void *ud, const char *path, int64_t step, int64_t tokens)
     wrk_ev_int(&ev, "tokens", tokens);
     wrk_events_emit(&j->ev, &ev);
     say("checkpoint %s", path);
+}
+
+static void on_layer(void *ud, int64_t step, int64_t tokens, int layer, const char *name, double value)
+{
+    job *j = ud;
+    wrk_ev ev;
+    wrk_ev_begin(&ev, &j->ev, "layer");
+    wrk_ev_int(&ev, "step", step);
+    wrk_ev_int(&ev, "tokens", tokens);
+    wrk_ev_int(&ev, "layer", layer);
+    wrk_ev_str(&ev, "name", name);
+    wrk_ev_num(&ev, "value", value);
+    wrk_events_emit(&j->ev, &ev);
 }
 
 static void on_phase(void *ud, const char *phase, int64_t step, int64_t tokens)
@@ -216,13 +228,19 @@ static int done(job *j)
     wrk_ev_int(&ev, "step", st->step);
     wrk_ev_int(&ev, "tokens", st->tokens);
     wrk_ev_num(&ev, "loss", st->loss);
-    wrk_ev_num(&ev, "val_loss", st->val_loss);
+    if (isnan(st->val_loss)) /* no "val" among eval.suites */
+        wrk_ev_null(&ev, "val_loss");
+    else
+        wrk_ev_num(&ev, "val_loss", st->val_loss);
     wrk_ev_num(&ev, "elapsed_s", st->elapsed_s);
     wrk_events_emit(&j->ev, &ev);
     char left[32];
     human_time(st->elapsed_s, left);
-    say("done: %" PRId64 " steps, loss %.4f, validation loss %.4f (ppl %.3f), %s", st->step, st->loss, st->val_loss,
-        exp(st->val_loss), left);
+    if (isnan(st->val_loss))
+        say("done: %" PRId64 " steps, loss %.4f, %s", st->step, st->loss, left);
+    else
+        say("done: %" PRId64 " steps, loss %.4f, validation loss %.4f (ppl %.3f), %s", st->step, st->loss,
+            st->val_loss, exp(st->val_loss), left);
     return 0;
 }
 
@@ -366,7 +384,7 @@ int wrk_run(const wrk_opts *o)
         status = fail(&j, &e);
         goto out;
     }
-    eng_train_hooks hooks = {&j, on_log, on_step, on_eval, on_ckpt, on_phase, on_stop_requested};
+    eng_train_hooks hooks = {&j, on_log, on_step, on_eval, on_ckpt, on_phase, on_stop_requested, on_layer};
     if (eng_trainer_create(&j.tr, &j.cfg, j.ckpt_root, &hooks, &e)) {
         status = fail(&j, &e);
         goto out;

@@ -1,0 +1,165 @@
+/* evalrun.c: `tlm-worker --eval` (evalrun.h). */
+#include "worker/evalrun.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/ckpt.h"
+#include "engine/eval.h"
+#include "engine/runtime.h"
+#include "worker/events.h"
+#include "worker/heartbeat.h"
+#include "worker/run.h"
+
+typedef struct ejob {
+    wrk_events ev;
+    wrk_heartbeat hb;
+    int64_t step, tokens;
+} ejob;
+
+static void on_result(void *ud, const eng_eval_result *r)
+{
+    ejob *j = ud;
+    wrk_ev ev;
+    wrk_ev_begin(&ev, &j->ev, "eval");
+    wrk_ev_int(&ev, "step", j->step);
+    wrk_ev_int(&ev, "tokens", j->tokens);
+    wrk_ev_str(&ev, "suite", r->suite);
+    wrk_ev_str(&ev, "task", r->task);
+    wrk_ev_str(&ev, "metric", r->metric);
+    wrk_ev_num(&ev, "value", r->value);
+    wrk_ev_int(&ev, "n", r->n);
+    if (isnan(r->stderr_))
+        wrk_ev_null(&ev, "stderr");
+    else
+        wrk_ev_num(&ev, "stderr", r->stderr_);
+    wrk_events_emit(&j->ev, &ev);
+    fprintf(stderr, "tlm-worker: %s/%s %s = %.6g (n %lld)\n", r->suite, r->task, r->metric, r->value,
+            (long long)r->n);
+}
+
+static void on_layer(void *ud, const char *suite, int layer, const char *name, double value)
+{
+    ejob *j = ud;
+    (void)suite;
+    wrk_ev ev;
+    wrk_ev_begin(&ev, &j->ev, "layer");
+    wrk_ev_int(&ev, "step", j->step);
+    wrk_ev_int(&ev, "tokens", j->tokens);
+    wrk_ev_int(&ev, "layer", layer);
+    wrk_ev_str(&ev, "name", name);
+    wrk_ev_num(&ev, "value", value);
+    wrk_events_emit(&j->ev, &ev);
+}
+
+static void on_log(void *ud, const char *msg)
+{
+    (void)ud;
+    fprintf(stderr, "tlm-worker: %s\n", msg);
+}
+
+static int on_tick(void *ud)
+{
+    ejob *j = ud;
+    wrk_heartbeat_set(&j->hb, "eval", j->step, j->tokens);
+    return 0;
+}
+
+static int fail(ejob *j, const eng_err *e)
+{
+    int code = e->code ? e->code : ENG_EINTERNAL;
+    wrk_ev ev;
+    wrk_ev_begin(&ev, &j->ev, "error");
+    wrk_ev_str(&ev, "kind", eng_status_kind(code));
+    wrk_ev_str(&ev, "message", e->msg);
+    wrk_ev_int(&ev, "step", j->step);
+    wrk_ev_int(&ev, "tokens", j->tokens);
+    wrk_events_emit(&j->ev, &ev);
+    fprintf(stderr, "tlm-worker: error (%s): %s\n", eng_status_kind(code), e->msg);
+    return wrk_exit_status(code);
+}
+
+/* "a,b,c" -> cfg->eval.suites; "val" is the trainer's, not the evaluator's. */
+static int set_suites(eng_config *cfg, const char *list, eng_err *e)
+{
+    cfg->eval.n_suites = 0;
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n == 0 || n >= ENG_NAME_MAX || cfg->eval.n_suites == ENG_MAX_SUITES)
+            return eng_errf(e, ENG_ECONFIG, "--suites %s: expected a comma-separated list of suite names", list);
+        char name[ENG_NAME_MAX];
+        memcpy(name, p, n);
+        name[n] = '\0';
+        if (!strcmp(name, "val"))
+            return eng_errf(e, ENG_ECONFIG,
+                            "--suites: val is measured while training (eval events of the run); --eval runs "
+                            "wikitext, lambada, commonsense, niah, alignment");
+        if (!eng_eval_is_suite(name))
+            return eng_errf(e, ENG_ECONFIG,
+                            "--suites: unknown suite '%s' (wikitext, lambada, commonsense, niah, alignment)", name);
+        strcpy(cfg->eval.suites[cfg->eval.n_suites++], name);
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+    if (!cfg->eval.n_suites)
+        return eng_errf(e, ENG_ECONFIG, "--suites: no suite named");
+    return 0;
+}
+
+int wrk_eval_run(const wrk_eval_opts *o)
+{
+    ejob j;
+    memset(&j, 0, sizeof j);
+    wrk_events_init(&j.ev, o->events_fd, o->job);
+    wrk_heartbeat_start(&j.hb, &j.ev, o->heartbeat);
+    eng_runtime_set_threads(o->threads);
+    const double t0 = wrk_monotonic();
+    eng_err e = {0};
+    eng_config cfg;
+    char path[ENG_CKPT_PATH_MAX] = "";
+    eng_evaluator *ev = NULL;
+    int status, rc;
+
+    /* the checkpoint's own config, unless --config names one (a GPT-2 folder needs it) */
+    if (o->config)
+        rc = eng_config_load(o->config, &cfg, &e);
+    else if ((rc = eng_eval_checkpoint_config(o->checkpoint, &cfg, path, &e)) == ENG_EDATA)
+        eng_err_prefix(&e, "--checkpoint (give --config for a checkpoint without a TLM config)");
+    if (!rc && path[0]) {
+        eng_train_state st;
+        if (!eng_ckpt_read_state(path, &st, NULL))
+            j.step = st.step, j.tokens = st.tokens;
+    }
+    if (!rc && o->suites)
+        rc = set_suites(&cfg, o->suites, &e);
+    if (!rc)
+        rc = eng_evaluator_create(&ev, &cfg, &e);
+    if (!rc && !eng_evaluator_n_suites(ev))
+        rc = eng_errf(&e, ENG_ECONFIG, "nothing to evaluate: name suites with --suites (eval.suites holds only val)");
+    if (!rc)
+        rc = eng_evaluator_load(ev, o->checkpoint, &e);
+    if (!rc) {
+        eng_eval_sink sink = {&j, on_result, on_layer, NULL, on_log, on_tick};
+        rc = eng_evaluator_run(ev, NULL, &sink, &e);
+    }
+    if (rc) {
+        status = fail(&j, &e);
+    } else {
+        wrk_ev d;
+        wrk_ev_begin(&d, &j.ev, "done");
+        wrk_ev_int(&d, "step", j.step);
+        wrk_ev_int(&d, "tokens", j.tokens);
+        wrk_ev_null(&d, "loss");
+        wrk_ev_null(&d, "val_loss");
+        wrk_ev_num(&d, "elapsed_s", wrk_monotonic() - t0);
+        wrk_events_emit(&j.ev, &d);
+        status = 0;
+    }
+    if (ev)
+        eng_evaluator_free(ev);
+    wrk_heartbeat_stop(&j.hb);
+    wrk_events_destroy(&j.ev);
+    return status;
+}
