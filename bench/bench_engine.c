@@ -4,7 +4,8 @@
  *   bench_engine [--threads N] [--steps N] [--config small|large|all] [--no-torch]
  *
  * Per configuration: a `transformer` (uniform widths, untied head) trained
- * with AdamW in fp32 on random tokens, the engine first, then
+ * with AdamW in fp32 on random tokens (tokens/s from the median step, one
+ * warm-up step first, both sides), the engine first, then
  * bench_engine_torch.py with the same shapes and threads; prints tokens/s of
  * both and their ratio, and the engine's achieved GFLOP/s (eng_account's
  * training FLOPs per token x tokens/s) against this machine's sgemm rate
@@ -92,8 +93,17 @@ static int make_config(const bench_cfg *b, eng_config *c, eng_err *e)
     return rc;
 }
 
-/* tokens/s of the engine over `steps` timed steps (after one warm-up) */
-static double run_engine(const bench_cfg *b, int steps, double *flops_tok, double *first_loss, double *last_loss)
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* tokens/s of the engine from the median of `steps` timed steps (after one
+ * warm-up): the machine is shared, and the median shrugs off a step that
+ * another process slowed down.  ms_fwd/bwd/opt: medians of the phases. */
+static double run_engine(const bench_cfg *b, int steps, double *flops_tok, double *first_loss, double *last_loss,
+                         double ms[3])
 {
     eng_config c;
     eng_err e = {0};
@@ -107,34 +117,54 @@ static double run_engine(const bench_cfg *b, int steps, double *flops_tok, doubl
     eng_model_init_weights(m, 1);
     int N = b->B * b->T;
     int32_t *tok = malloc(sizeof(int32_t) * N), *tgt = malloc(sizeof(int32_t) * N);
+    double *t_step = calloc((size_t)steps + 1, sizeof(double)), *t_ph[3];
+    for (int i = 0; i < 3; i++)
+        t_ph[i] = calloc((size_t)steps + 1, sizeof(double));
     uint64_t s = 42;
-    double t0 = 0;
     for (int st = 0; st <= steps; st++) {
-        if (st == 1)
-            t0 = now_s();
         for (int i = 0; i < N; i++) {
             s = s * 6364136223846793005ull + 1442695040888963407ull;
             tok[i] = (int32_t)((s >> 33) % (uint64_t)b->V);
             tgt[i] = (int32_t)((s >> 13) % (uint64_t)b->V);
         }
-        double loss;
+        double loss, t0 = now_s();
         eng_model_zero_grads(m);
-        if (eng_model_forward(m, tok, tgt, b->B, b->T, &loss, NULL, &e) || eng_model_backward(m, 1.0f, &e)) {
+        if (eng_model_forward(m, tok, tgt, b->B, b->T, &loss, NULL, &e)) {
             fprintf(stderr, "bench_engine: %s\n", e.msg);
             return -1;
         }
+        double t1 = now_s();
+        if (eng_model_backward(m, 1.0f, &e)) {
+            fprintf(stderr, "bench_engine: %s\n", e.msg);
+            return -1;
+        }
+        double t2 = now_s();
         double gn = eng_model_grad_norm(m);
         eng_adamw opt = {1e-3, 0.9, 0.95, 1e-8, 0.1, st + 1, gn > 1 ? 1 / gn : 1};
         eng_model_step(m, &opt, &e);
+        double t3 = now_s();
+        if (st > 0) {
+            t_step[st - 1] = t3 - t0;
+            t_ph[0][st - 1] = t1 - t0;
+            t_ph[1][st - 1] = t2 - t1;
+            t_ph[2][st - 1] = t3 - t2;
+        }
         if (st == 0)
             *first_loss = loss;
         *last_loss = loss;
     }
-    double dt = now_s() - t0;
+    qsort(t_step, (size_t)steps, sizeof(double), cmp_double);
+    for (int i = 0; i < 3; i++) {
+        qsort(t_ph[i], (size_t)steps, sizeof(double), cmp_double);
+        ms[i] = 1e3 * t_ph[i][steps / 2];
+        free(t_ph[i]);
+    }
+    double med = t_step[steps / 2];
+    free(t_step);
     free(tok);
     free(tgt);
     eng_model_free(m);
-    return (double)N * steps / dt;
+    return (double)N / med;
 }
 
 static double run_torch(const bench_cfg *b, int steps, int threads)
@@ -158,7 +188,7 @@ static double run_torch(const bench_cfg *b, int steps, int threads)
 int main(int argc, char **argv)
 {
     eng_runtime_init(argc, argv);
-    int threads = 0, steps = 5, torch = 1;
+    int threads = 0, steps = 7, torch = 1;
     const char *which = "all";
     static const struct option opts[] = {{"threads", required_argument, 0, 't'}, {"steps", required_argument, 0, 's'},
                                          {"config", required_argument, 0, 'c'}, {"no-torch", no_argument, 0, 'n'},
@@ -185,14 +215,15 @@ int main(int argc, char **argv)
         const bench_cfg *b = &configs[i];
         if (strcmp(which, "all") && strcmp(which, b->name))
             continue;
-        double ftok, l0, l1;
-        double eng = run_engine(b, steps, &ftok, &l0, &l1);
+        double ftok, l0, l1, ms[3];
+        double eng = run_engine(b, steps, &ftok, &l0, &l1, ms);
         if (eng < 0)
             return 1;
         double gf = eng * ftok * 1e-9;
-        printf("%-5s d=%d L=%d H=%d d_ff=%d vocab=%d T=%d B=%d: engine %.0f tok/s (%.1f GFLOP/s, %.0f%% of sgemm; loss "
-               "%.3f -> %.3f)",
-               b->name, b->d, b->L, b->H, b->dff, b->V, b->T, b->B, eng, gf, 100 * gf / peak, l0, l1);
+        printf("%-5s d=%d L=%d H=%d d_ff=%d vocab=%d T=%d B=%d: engine %.0f tok/s (%.1f GFLOP/s, %.0f%% of sgemm; "
+               "fwd %.0f ms, bwd %.0f ms, step %.0f ms; loss %.3f -> %.3f)",
+               b->name, b->d, b->L, b->H, b->dff, b->V, b->T, b->B, eng, gf, 100 * gf / peak, ms[0], ms[1], ms[2], l0,
+               l1);
         if (torch) {
             double pt = run_torch(b, steps, threads);
             if (pt > 0)
