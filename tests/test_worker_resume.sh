@@ -80,7 +80,7 @@ same_files A B
 ok $? "two runs: byte-identical final model.safetensors and optim.safetensors"
 
 # ---- SIGKILL at a random step, then --resume
-k=$(rand_step 3 45)
+k=$(rand_step 3 36)
 echo "# SIGKILL after step $k"
 spawn C
 wait_step "$tmp/C.ev" "$k" "$pid"
@@ -99,7 +99,7 @@ same_files A C
 ok $? "killed + resumed: byte-identical final weights and moments"
 
 # ---- SIGTERM: finish the step, checkpoint, stopped, exit 75
-k=$(rand_step 2 44)
+k=$(rand_step 2 36)
 echo "# SIGTERM after step $k"
 spawn D
 wait_step "$tmp/D.ev" "$k" "$pid"
