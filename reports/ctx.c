@@ -315,6 +315,46 @@ static int load_jobs(rpt_ctx *c, eng_err *e)
     return 0;
 }
 
+static unsigned hash_key(const char *k)
+{
+    unsigned h = 2166136261u; /* FNV-1a */
+    for (; *k; k++)
+        h = (h ^ (unsigned char)*k) * 16777619u;
+    return h;
+}
+
+/* Bulk queries return rows by job key: a hash finds the job in O(1). */
+static int index_keys(rpt_ctx *c, eng_err *e)
+{
+    int n = 16;
+    while (n < 2 * c->n_jobs)
+        n *= 2;
+    c->key_slots = rpt_alloc(&c->a, sizeof *c->key_slots * (size_t)n);
+    if (!c->key_slots)
+        return eng_errf(e, ENG_ENOMEM, "out of memory indexing %d jobs", c->n_jobs);
+    c->n_slots = n;
+    for (int i = 0; i < n; i++)
+        c->key_slots[i] = -1;
+    for (int i = 0; i < c->n_jobs; i++) {
+        unsigned h = hash_key(c->jobs[i].key) & (unsigned)(n - 1);
+        while (c->key_slots[h] >= 0)
+            h = (h + 1) & (unsigned)(n - 1);
+        c->key_slots[h] = i;
+    }
+    return 0;
+}
+
+int rpt_job_find(const rpt_ctx *c, const char *key)
+{
+    if (!c->n_slots || !key)
+        return -1;
+    unsigned h = hash_key(key) & (unsigned)(c->n_slots - 1);
+    for (int i; (i = c->key_slots[h]) >= 0; h = (h + 1) & (unsigned)(c->n_slots - 1))
+        if (!strcmp(c->jobs[i].key, key))
+            return i;
+    return -1;
+}
+
 int rpt_ctx_open(rpt_ctx *c, const char *db_path, const rpt_opts *o, eng_err *e)
 {
     memset(c, 0, sizeof *c);
@@ -332,9 +372,12 @@ int rpt_ctx_open(rpt_ctx *c, const char *db_path, const rpt_opts *o, eng_err *e)
     if ((rc = db_open(db_path, DB_READONLY, &c->d, e)))
         return rc;
     c->h = db_handle(c->d);
+    /* reports read much of a large file once: map it instead of copying
+     * pages through read(2), and keep what was read (both per connection) */
+    sqlite3_exec(c->h, "PRAGMA mmap_size = 1073741824; PRAGMA cache_size = -65536", NULL, NULL, NULL);
     if (o->sweep && (rc = sweep_exists(c, o->sweep, e)))
         goto fail;
-    if ((rc = load_jobs(c, e)) || (rc = group_jobs(c, e)))
+    if ((rc = load_jobs(c, e)) || (rc = group_jobs(c, e)) || (rc = index_keys(c, e)))
         goto fail;
     return 0;
 fail:

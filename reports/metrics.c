@@ -1,10 +1,12 @@
 /* metrics.c: final values out of results.db: the last evaluation of a
  * metric per job (cached: several tables read validation perplexity), the
- * last layer statistics, the last training loss, the widths.  Every lookup
- * is an index search per job (evals_job_task / evals_job_suite, the primary
- * keys of layer_stats and steps), so the cost grows with the jobs asked
- * about, not with the history stored.
- * Must not: write, or scan whole tables per job. */
+ * last layer statistics, the last training loss, the widths.
+ * Evaluations are read in bulk: the distinct (suite, task, metric) names
+ * come from a skip scan of the evals_metric index (one index search per
+ * name), then each wanted name is one range of that index, matched to the
+ * loaded jobs by key; the largest step per job wins.  A table over 10,000
+ * jobs costs a few range scans, not 10,000 lookups per column.
+ * Must not: write, or scan whole tables. */
 #include "reports/rpt.h"
 
 #include <math.h>
@@ -17,9 +19,15 @@ typedef struct entry {
     rpt_values v;
 } entry;
 
+typedef struct triple {
+    char *suite, *task, *metric;
+} triple;
+
 struct rpt_metric_cache {
     entry *head;
-    sqlite3_stmt *last_step_loss;
+    triple *names; /* distinct (suite, task, metric) of evals, sorted */
+    int n_names, names_loaded;
+    sqlite3_stmt *last_step_loss, *layer_stat;
 };
 
 void rpt_metric_cache_free(rpt_metric_cache *m)
@@ -35,7 +43,14 @@ void rpt_metric_cache_free(rpt_metric_cache *m)
         free(x->v.state);
         free(x);
     }
+    for (int i = 0; i < m->n_names; i++) {
+        free(m->names[i].suite);
+        free(m->names[i].task);
+        free(m->names[i].metric);
+    }
+    free(m->names);
     sqlite3_finalize(m->last_step_loss);
+    sqlite3_finalize(m->layer_stat);
     free(m);
 }
 
@@ -77,6 +92,81 @@ static void read_value(sqlite3_stmt *s, int vcol, int nfcol, double *v, unsigned
     }
 }
 
+/* The distinct evaluation names, by skipping through the evals_metric
+ * index: each step is one search for the next larger (suite, task, metric). */
+static int load_names(rpt_ctx *c, eng_err *e)
+{
+    rpt_metric_cache *m = c->cache;
+    if (m->names_loaded)
+        return 0;
+    sqlite3_stmt *first, *next;
+    if (sqlite3_prepare_v2(c->h, "SELECT suite, task, metric FROM evals ORDER BY suite, task, metric LIMIT 1", -1,
+                           &first, NULL) != SQLITE_OK)
+        return eng_errf(e, ENG_EIO, "%s: reading evals: %s", c->db_path, sqlite3_errmsg(c->h));
+    if (sqlite3_prepare_v2(c->h,
+                           "SELECT suite, task, metric FROM evals WHERE (suite, task, metric) > (?1, ?2, ?3)"
+                           " ORDER BY suite, task, metric LIMIT 1",
+                           -1, &next, NULL) != SQLITE_OK) {
+        sqlite3_finalize(first);
+        return eng_errf(e, ENG_EIO, "%s: reading evals: %s", c->db_path, sqlite3_errmsg(c->h));
+    }
+    sqlite3_stmt *s = first;
+    int rc, cap = 0, oom = 0;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (m->n_names == cap) {
+            cap = cap ? cap * 2 : 32;
+            triple *nv = realloc(m->names, sizeof *nv * (size_t)cap);
+            if (!nv) {
+                oom = 1;
+                break;
+            }
+            m->names = nv;
+        }
+        triple *t = &m->names[m->n_names++];
+        t->suite = dup_or_null((const char *)sqlite3_column_text(s, 0), &oom);
+        t->task = dup_or_null((const char *)sqlite3_column_text(s, 1), &oom);
+        t->metric = dup_or_null((const char *)sqlite3_column_text(s, 2), &oom);
+        if (oom || !t->suite || !t->task || !t->metric) {
+            oom = 1;
+            break;
+        }
+        sqlite3_reset(next);
+        sqlite3_bind_text(next, 1, t->suite, -1, SQLITE_STATIC);
+        sqlite3_bind_text(next, 2, t->task, -1, SQLITE_STATIC);
+        sqlite3_bind_text(next, 3, t->metric, -1, SQLITE_STATIC);
+        s = next;
+    }
+    sqlite3_finalize(first);
+    sqlite3_finalize(next);
+    if (oom)
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    if (rc != SQLITE_DONE)
+        return eng_errf(e, ENG_EIO, "%s: reading evals: %s", c->db_path, sqlite3_errmsg(c->h));
+    m->names_loaded = 1;
+    return 0;
+}
+
+/* Merges one (suite, task, metric) range into v: the largest step per job. */
+static int read_range(rpt_ctx *c, sqlite3_stmt *s, const triple *t, rpt_values *v, int64_t *step, eng_err *e)
+{
+    sqlite3_reset(s);
+    sqlite3_bind_text(s, 1, t->suite, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, t->task, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 3, t->metric, -1, SQLITE_STATIC);
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        int j = rpt_job_find(c, (const char *)sqlite3_column_text(s, 0));
+        int64_t at = sqlite3_column_int64(s, 1);
+        if (j < 0 || at < step[j])
+            continue;
+        step[j] = at;
+        read_value(s, 2, 3, &v->v[j], &v->state[j]);
+    }
+    if (rc != SQLITE_DONE)
+        return eng_errf(e, ENG_EIO, "%s: reading evals: %s", c->db_path, sqlite3_errmsg(c->h));
+    return 0;
+}
+
 int rpt_metric(rpt_ctx *c, const char *suite, const char *task, const char *metric, const rpt_values **out,
                eng_err *e)
 {
@@ -88,6 +178,8 @@ int rpt_metric(rpt_ctx *c, const char *suite, const char *task, const char *metr
             *out = &x->v;
             return 0;
         }
+    if ((rc = load_names(c, e)))
+        return rc;
     int oom = 0;
     entry *x = calloc(1, sizeof *x);
     if (!x)
@@ -100,37 +192,33 @@ int rpt_metric(rpt_ctx *c, const char *suite, const char *task, const char *metr
     x->v.state = calloc(n, 1);
     x->next = c->cache->head;
     c->cache->head = x; /* owned by the cache from here, whatever happens */
-    if (oom || !x->v.v || !x->v.state)
+    int64_t *step = malloc(n * sizeof *step);
+    if (oom || !x->v.v || !x->v.state || !step) {
+        free(step);
         return eng_errf(e, ENG_ENOMEM, "out of memory");
-
-    const char *sql = task ? (suite ? "SELECT value, nonfinite FROM evals WHERE job = ?1 AND task = ?2 AND metric = ?3"
-                                      " AND suite = ?4 ORDER BY step DESC LIMIT 1"
-                                    : "SELECT value, nonfinite FROM evals WHERE job = ?1 AND task = ?2 AND metric = ?3"
-                                      " ORDER BY step DESC LIMIT 1")
-                           : "SELECT value, nonfinite FROM evals WHERE job = ?1 AND suite = ?4 AND metric = ?3"
-                             " ORDER BY step DESC LIMIT 1";
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(c->h, sql, -1, &s, NULL) != SQLITE_OK)
-        return eng_errf(e, ENG_EIO, "%s: reading evals: %s", c->db_path, sqlite3_errmsg(c->h));
-    if (task)
-        sqlite3_bind_text(s, 2, task, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 3, metric, -1, SQLITE_STATIC);
-    if (suite)
-        sqlite3_bind_text(s, 4, suite, -1, SQLITE_STATIC);
-    for (int i = 0; i < c->n_jobs; i++) {
-        sqlite3_reset(s);
-        sqlite3_bind_text(s, 1, c->jobs[i].key, -1, SQLITE_STATIC);
-        int r = sqlite3_step(s);
+    }
+    for (size_t i = 0; i < n; i++) {
         x->v.v[i] = NAN;
-        if (r == SQLITE_ROW) {
-            read_value(s, 0, 1, &x->v.v[i], &x->v.state[i]);
-        } else if (r != SQLITE_DONE) {
-            eng_errf(e, ENG_EIO, "%s: reading evals: %s", c->db_path, sqlite3_errmsg(c->h));
-            sqlite3_finalize(s);
-            return ENG_EIO;
-        }
+        step[i] = INT64_MIN;
+    }
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(c->h,
+                           "SELECT job, step, value, nonfinite FROM evals"
+                           " WHERE suite = ?1 AND task = ?2 AND metric = ?3",
+                           -1, &s, NULL) != SQLITE_OK) {
+        free(step);
+        return eng_errf(e, ENG_EIO, "%s: reading evals: %s", c->db_path, sqlite3_errmsg(c->h));
+    }
+    const rpt_metric_cache *m = c->cache;
+    for (int i = 0; i < m->n_names && !rc; i++) {
+        const triple *t = &m->names[i];
+        if ((!suite || !strcmp(t->suite, suite)) && (!task || !strcmp(t->task, task)) && !strcmp(t->metric, metric))
+            rc = read_range(c, s, t, &x->v, step, e);
     }
     sqlite3_finalize(s);
+    free(step);
+    if (rc)
+        return rc;
     *out = &x->v;
     return 0;
 }
@@ -139,34 +227,18 @@ int rpt_suite_tasks(rpt_ctx *c, const char *suite, const char *metric, const cha
 {
     *tasks = NULL;
     *n = 0;
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(c->h, "SELECT DISTINCT task FROM evals WHERE suite = ?1 AND metric = ?2 ORDER BY task",
-                           -1, &s, NULL) != SQLITE_OK)
-        return eng_errf(e, ENG_EIO, "%s: reading evals: %s", c->db_path, sqlite3_errmsg(c->h));
-    sqlite3_bind_text(s, 1, suite, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 2, metric, -1, SQLITE_STATIC);
-    int cap = 0, rc;
-    const char **v = NULL;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (*n == cap) {
-            int ncap = cap ? cap * 2 : 16;
-            const char **nv = rpt_alloc(&c->a, sizeof *nv * (size_t)ncap);
-            if (!nv)
-                break;
-            if (v)
-                memcpy(nv, v, sizeof *nv * (size_t)cap);
-            v = nv;
-            cap = ncap;
-        }
-        if (!(v[*n] = rpt_strdup(&c->a, (const char *)sqlite3_column_text(s, 0))))
-            break;
-        (*n)++;
-    }
-    sqlite3_finalize(s);
-    if (rc == SQLITE_ROW)
+    int rc = cache_of(c, e);
+    if (rc || (rc = load_names(c, e)))
+        return rc;
+    const rpt_metric_cache *m = c->cache;
+    const char **v = rpt_alloc(&c->a, sizeof *v * (size_t)(m->n_names + 1));
+    if (!v)
         return eng_errf(e, ENG_ENOMEM, "out of memory");
-    if (rc != SQLITE_DONE)
-        return eng_errf(e, ENG_EIO, "%s: reading evals: %s", c->db_path, sqlite3_errmsg(c->h));
+    /* names are sorted by (suite, task, metric): tasks come out sorted and distinct */
+    for (int i = 0; i < m->n_names; i++)
+        if (!strcmp(m->names[i].suite, suite) && !strcmp(m->names[i].metric, metric) &&
+            (*n == 0 || strcmp(v[*n - 1], m->names[i].task)))
+            v[(*n)++] = m->names[i].task;
     *tasks = v;
     return 0;
 }
@@ -175,19 +247,28 @@ int rpt_layer_stat(rpt_ctx *c, const char *job, const char *name, double **out, 
 {
     *out = NULL;
     *n = 0;
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(c->h,
-                           "SELECT layer, value, nonfinite FROM layer_stats WHERE job = ?1 AND name = ?2 AND step ="
-                           " (SELECT step FROM layer_stats WHERE job = ?1 AND name = ?2 ORDER BY step DESC LIMIT 1)"
-                           " ORDER BY layer",
-                           -1, &s, NULL) != SQLITE_OK)
+    int rc = cache_of(c, e);
+    if (rc)
+        return rc;
+    /* newest step first, in the primary key's order: no sort, stop at the next step */
+    sqlite3_stmt **s = &c->cache->layer_stat;
+    if (!*s && sqlite3_prepare_v2(c->h,
+                                  "SELECT step, layer, value, nonfinite FROM layer_stats WHERE job = ?1 AND name = ?2"
+                                  " ORDER BY step DESC, layer DESC",
+                                  -1, s, NULL) != SQLITE_OK)
         return eng_errf(e, ENG_EIO, "%s: reading layer_stats: %s", c->db_path, sqlite3_errmsg(c->h));
-    sqlite3_bind_text(s, 1, job, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
-    int rc, cap = 0;
+    sqlite3_reset(*s);
+    sqlite3_bind_text(*s, 1, job, -1, SQLITE_STATIC);
+    sqlite3_bind_text(*s, 2, name, -1, SQLITE_STATIC);
+    int cap = 0;
+    int64_t step = 0;
     double *v = NULL;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        int layer = sqlite3_column_int(s, 0);
+    while ((rc = sqlite3_step(*s)) == SQLITE_ROW) {
+        int64_t at = sqlite3_column_int64(*s, 0);
+        if (v && at != step)
+            break; /* an older measurement */
+        step = at;
+        int layer = sqlite3_column_int(*s, 1);
         if (layer < 0 || layer > 4096)
             continue; /* not a layer this report can draw */
         if (layer >= cap) {
@@ -205,14 +286,14 @@ int rpt_layer_stat(rpt_ctx *c, const char *job, const char *name, double **out, 
             cap = ncap;
         }
         unsigned char st;
-        read_value(s, 1, 2, &v[layer], &st);
+        read_value(*s, 2, 3, &v[layer], &st);
         if (st != RPT_V_OK)
             v[layer] = NAN;
         if (layer + 1 > *n)
             *n = layer + 1;
     }
-    sqlite3_finalize(s);
-    if (rc != SQLITE_DONE) {
+    sqlite3_reset(*s);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
         free(v);
         *n = 0;
         return rc == SQLITE_NOMEM ? eng_errf(e, ENG_ENOMEM, "out of memory")

@@ -112,8 +112,15 @@ int rpt_render_csv(const rpt_table *t, FILE *f)
     }
     fputs("\r\n", f);
 
+    int *map = calloc(n ? (size_t)n : 1, sizeof *map); /* union column -> the panel's, -1 absent */
+    if (!map) {
+        free(u);
+        return -1;
+    }
     for (int pi = 0; pi < t->n_panels; pi++) {
         const rpt_panel *p = &t->panels[pi];
+        for (int i = 0; i < n; i++)
+            map[i] = find_col(p, u[i].col->key);
         for (int r = 0; r < p->n_rows; r++) {
             first = 1;
             for (int k = 0; k < n_keys; k++) {
@@ -126,7 +133,7 @@ int rpt_render_csv(const rpt_table *t, FILE *f)
             }
             for (int i = 0; i < n; i++) {
                 const rpt_col *col = u[i].col;
-                int c = find_col(p, col->key);
+                int c = map[i];
                 const rpt_cell *x = c >= 0 ? &p->rows[r].cells[c] : NULL;
                 int kind = x ? x->kind : RPT_CELL_NONE;
                 SEP();
@@ -152,6 +159,7 @@ int rpt_render_csv(const rpt_table *t, FILE *f)
         }
     }
 #undef SEP
+    free(map);
     free(u);
     return 0;
 }

@@ -21,7 +21,7 @@ static void put_text(FILE *f, const char *s)
     };
     while (*s) {
         int done = 0;
-        for (size_t i = 0; i < sizeof sym / sizeof sym[0] && !done; i++) {
+        for (size_t i = 0; (unsigned char)*s >= 0x80 && i < sizeof sym / sizeof sym[0] && !done; i++) {
             size_t n = strlen(sym[i].utf8);
             if (!strncmp(s, sym[i].utf8, n)) {
                 fputs(sym[i].tex, f);
@@ -31,7 +31,7 @@ static void put_text(FILE *f, const char *s)
         }
         if (done)
             continue;
-        if (!strncmp(s, "->", 2)) {
+        if (s[0] == '-' && s[1] == '>') {
             fputs("$\\to$", f);
             s += 2;
             continue;

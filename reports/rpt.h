@@ -95,6 +95,8 @@ typedef struct rpt_ctx {
     rpt_pgroup *panels;
     int n_panels;
     rpt_metric_cache *cache;
+    int *key_slots; /* open-addressing hash of job keys -> index (-1 empty) */
+    int n_slots;    /* a power of two */
     rpt_arena a;
 } rpt_ctx;
 
@@ -121,8 +123,8 @@ int rpt_last_loss(rpt_ctx *c, int job, double *loss, eng_err *e);
 /* Per-layer d_ff from jobs.widths; *n = 0 when absent. */
 int rpt_job_widths(const rpt_job *j, double *out, int cap, int *n);
 
-/* Whether a job passes the --job selectors (always 1 without any). */
-int rpt_job_selected(const rpt_ctx *c, const rpt_job *j);
+/* Index of the loaded job with this key, -1 when it is not loaded. */
+int rpt_job_find(const rpt_ctx *c, const char *key);
 /* "wider-early" | "wider-middle" | "wider-late" | "flat" for a groups list,
  * by where the widest group sits; NULL when unparsable. */
 const char *rpt_blocks_kind(const char *groups);

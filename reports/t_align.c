@@ -51,6 +51,8 @@ static int load(rpt_ctx *c, agroup *a, int *has, eng_err *e)
         }
     for (int k = 0; k < 2 && !rc; k++)
         for (int j = 0; j < nj && !rc; j++) {
+            if (c->jobs[g->jobs[j]].status != RPT_DONE)
+                continue; /* only finished jobs count (stats.c): no need to read the others */
             rc = rpt_layer_stat(c, c->jobs[g->jobs[j]].key, NAMES[k], &per[k][j], &n[k][j], e);
             if (n[k][j] > a->layers)
                 a->layers = n[k][j];
