@@ -125,6 +125,11 @@ double rpt_paper_table2(const char *scale, const char *arch, int tapered, const 
     return NAN;
 }
 
+int64_t rpt_paper_table2_tokens(const char *scale)
+{
+    return !strcmp(scale, "760m") ? 50000000000LL : !strcmp(scale, "1.3b") ? 100000000000LL : 0;
+}
+
 double rpt_paper_niah16k(const char *arch, int tapered)
 {
     for (size_t i = 0; i < N_OF(NIAH16K); i++)

@@ -52,7 +52,7 @@ static void put_text(FILE *f, const char *s)
     }
 }
 
-static void put_cell(FILE *f, const rpt_col *col, const rpt_cell *c)
+static void put_cell(FILE *f, const rpt_col *col, const rpt_cell *c, int role)
 {
     char a[64], b[64];
     switch (c->kind) {
@@ -65,7 +65,7 @@ static void put_cell(FILE *f, const rpt_col *col, const rpt_cell *c)
         break;
     case RPT_CELL_NUM:
     case RPT_CELL_STAT:
-        rpt_fmt_num(a, sizeof a, c->v, col->decimals, col->sign);
+        rpt_fmt_num(a, sizeof a, c->v, col->decimals, col->sign || role == RPT_DIFF); /* differences signed */
         fprintf(f, c->best ? "\\textbf{%s}" : "%s", a);
         if (c->kind == RPT_CELL_STAT && c->n >= 2) {
             rpt_fmt_num(b, sizeof b, c->std, col->decimals, 0);
@@ -120,7 +120,7 @@ int rpt_render_latex(const rpt_table *t, FILE *f)
                     fputc('}', f);
                     continue;
                 }
-                put_cell(f, &p->cols[c], x);
+                put_cell(f, &p->cols[c], x, p->rows[r].role);
                 starred |= x->kind == RPT_CELL_STAT && x->text;
             }
             fputs(" \\\\\n", f);

@@ -20,7 +20,7 @@ static void put_text(FILE *f, const char *s)
     }
 }
 
-static void put_cell(FILE *f, const rpt_col *col, const rpt_cell *c)
+static void put_cell(FILE *f, const rpt_col *col, const rpt_cell *c, int role)
 {
     char a[64], b[64];
     switch (c->kind) {
@@ -32,11 +32,11 @@ static void put_cell(FILE *f, const rpt_col *col, const rpt_cell *c)
         fputc('_', f);
         break;
     case RPT_CELL_NUM:
-        rpt_fmt_num(a, sizeof a, c->v, col->decimals, col->sign);
+        rpt_fmt_num(a, sizeof a, c->v, col->decimals, col->sign || role == RPT_DIFF); /* differences signed */
         fprintf(f, c->best ? "**%s**" : "%s", a);
         break;
     case RPT_CELL_STAT:
-        rpt_fmt_num(a, sizeof a, c->v, col->decimals, col->sign);
+        rpt_fmt_num(a, sizeof a, c->v, col->decimals, col->sign || role == RPT_DIFF);
         fprintf(f, c->best ? "**%s**" : "%s", a);
         if (c->n >= 2) {
             rpt_fmt_num(b, sizeof b, c->std, col->decimals, 0);
@@ -81,7 +81,7 @@ int rpt_render_md(const rpt_table *t, FILE *f)
                 if (c == 0 && label && p->cols[0].kind == RPT_COL_TEXT)
                     fprintf(f, "_%s_", label);
                 else
-                    put_cell(f, &p->cols[c], &p->rows[r].cells[c]);
+                    put_cell(f, &p->cols[c], &p->rows[r].cells[c], p->rows[r].role);
                 fputs(" |", f);
             }
             fputc('\n', f);

@@ -287,6 +287,9 @@ double rpt_paper_niah16k(const char *arch, int tapered);
 /* The scale and token budget the paper's figure 2 / table 1 used. */
 #define RPT_PAPER_440M_SCALE "440m"
 #define RPT_PAPER_440M_ARCH "transformer"
+#define RPT_PAPER_440M_TOKENS 30000000000LL
+/* The token budget of the paper's Table 2 at a scale; 0 when not reported. */
+int64_t rpt_paper_table2_tokens(const char *scale);
 /* A difference of two of the paper's figures without binary noise
  * (16.28 - 15.18 = -1.1, not -1.1000000000000014). */
 double rpt_paper_round(double v);

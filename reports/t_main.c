@@ -167,8 +167,8 @@ int rpt_build_main(rpt_ctx *c, rpt_table *t, eng_err *e)
             keys[nk++] = (scale_key){pg->scale, pg->tokens_total};
     }
     if (nk == 0 && c->o.paper) {
-        keys[nk++] = (scale_key){"760m", 50000000000LL};
-        keys[nk++] = (scale_key){"1.3b", 100000000000LL};
+        keys[nk++] = (scale_key){"760m", rpt_paper_table2_tokens("760m")};
+        keys[nk++] = (scale_key){"1.3b", rpt_paper_table2_tokens("1.3b")};
     }
     static const char *const ARCHS[] = {"transformer", "gated_attn", "hope_attn", "titans"};
     for (int k = 0; k < nk && !rc; k++) {
@@ -189,7 +189,9 @@ int rpt_build_main(rpt_ctx *c, rpt_table *t, eng_err *e)
             for (int i = 0; i < c->n_groups && !found; i++)
                 found = !strcmp(c->groups[i].arch, ARCHS[a]) && !strcmp(c->groups[i].scale, keys[k].scale) &&
                         c->groups[i].tokens_total == keys[k].tokens;
-            if (found || (c->o.paper && !isnan(rpt_paper_table2(keys[k].scale, ARCHS[a], 0, "avg"))))
+            /* with --paper, the paper's rows even where we have none (unless --arch says otherwise) */
+            if (found || (c->o.paper && (!c->o.arch || !strcmp(c->o.arch, ARCHS[a])) &&
+                          !isnan(rpt_paper_table2(keys[k].scale, ARCHS[a], 0, "avg"))))
                 archs[na++] = ARCHS[a];
         }
         for (int i = 0; i < c->n_groups && na < 64; i++) {
@@ -205,8 +207,13 @@ int rpt_build_main(rpt_ctx *c, rpt_table *t, eng_err *e)
         for (int a = 0; a < na && !rc; a++)
             if (!(rc = row(c, t, p, archs[a], keys[k].scale, keys[k].tokens, 0, vals, e)))
                 rc = row(c, t, p, archs[a], keys[k].scale, keys[k].tokens, 1, vals, e);
-        if (c->o.paper && strcmp(keys[k].scale, "760m") && strcmp(keys[k].scale, "1.3b"))
+        int64_t ptok = rpt_paper_table2_tokens(keys[k].scale);
+        if (c->o.paper && !ptok)
             rpt_note(t, p, "The paper reports Table 2 at 760m (50B tokens) and 1.3b (100B tokens) only.");
+        else if (c->o.paper && ptok != keys[k].tokens)
+            rpt_note(t, p, "The paper's %s figures are at %s tokens, these runs at %s: compare the change from "
+                           "uniform to tapered, not the values.",
+                     keys[k].scale, ptok == 50000000000LL ? "50B" : "100B", tok);
     }
     free(keys);
     if (rc)

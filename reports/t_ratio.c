@@ -80,7 +80,7 @@ static void set_delta(rpt_table *t, rpt_panel *p, int r, int col, const rpt_stat
 static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, const rpt_values *ppl, eng_err *e)
 {
     const char *arch = pg ? pg->arch : RPT_PAPER_440M_ARCH, *scale = pg ? pg->scale : RPT_PAPER_440M_SCALE;
-    int64_t tokens = pg ? pg->tokens_total : 30000000000LL;
+    int64_t tokens = pg ? pg->tokens_total : RPT_PAPER_440M_TOKENS;
     const char *title = rpt_panel_title(&t->a, arch, scale, tokens);
     rpt_panel *p = rpt_panel_add(t, pg ? title : rpt_printf(&t->a, "%s (not in results.db)", title), COLS, C_N);
     char tok[32], buf[64];
@@ -162,7 +162,8 @@ static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, const rpt_value
         }
     }
     free(rs);
-    if (c->o.paper && (strcmp(arch, RPT_PAPER_440M_ARCH) || strcmp(scale, RPT_PAPER_440M_SCALE)))
+    if (c->o.paper && (strcmp(arch, RPT_PAPER_440M_ARCH) || strcmp(scale, RPT_PAPER_440M_SCALE) ||
+                       tokens != RPT_PAPER_440M_TOKENS))
         rpt_note(t, p,
                  "The paper's figures are for the 440M Transformer++ at 30B tokens: in another setting compare "
                  "the sign and size of Δ, not the perplexities.");

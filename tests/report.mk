@@ -12,4 +12,4 @@ tests_test_report_unit_LDADD = $(RPT_LIBS)
 
 TESTS += tests/test_report_unit tests/test_report.sh
 dist_check_SCRIPTS += tests/test_report.sh
-EXTRA_DIST += tests/test_report_check.py
+EXTRA_DIST += tests/test_report_check.py tests/test_report.lsan

@@ -461,7 +461,7 @@ def md_vs_json(name, doc):
                 elif "missing" in cell:
                     bad += txt != f"_{cell['missing']}_"
                 else:
-                    v = fmt(cell["value"], col["decimals"], col["signed"])
+                    v = fmt(cell["value"], col["decimals"], col["signed"] or jr["source"] == "ours-paper")
                     want = f"**{v}**" if cell.get("best") else v
                     bests += bool(cell.get("best"))
                     if cell.get("n", 0) and cell["n"] >= 2:
