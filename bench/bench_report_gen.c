@@ -44,8 +44,8 @@ static const char *const GROUPS[] = {"1.5,1,0.5", "0.75,1.5,0.75", "0.5,1,1.5"};
 static const double RATIO[][2] = {{1.25, 0.75}, {1.375, 0.625}, {1.5, 0.5}, {1.625, 0.375}, {1.75, 0.25}};
 static const char *const SCHED[] = {"cosine", "linear", "sigmoid"};
 static const char *const MAIN[][3] = {
-    {"wikitext", "wikitext", "word_perplexity"}, {"lambada", "lambada_openai", "ppl"},
-    {"lambada", "lambada_openai", "acc"},        {"commonsense", "piqa", "acc"},
+    {"wikitext", "wikitext", "word_perplexity"}, {"lambada", "lambada", "perplexity"},
+    {"lambada", "lambada", "acc"},        {"commonsense", "piqa", "acc"},
     {"commonsense", "hellaswag", "acc_norm"},    {"commonsense", "winogrande", "acc"},
     {"commonsense", "arc_easy", "acc"},          {"commonsense", "arc_challenge", "acc_norm"},
     {"commonsense", "siqa", "acc"},              {"commonsense", "boolq", "acc"},
@@ -167,7 +167,7 @@ int main(int argc, char **argv)
                                 for (int k = 1; k <= 3; k++) {
                                     char task[32];
                                     snprintf(task, sizeof task, "s_niah_%d@%d", k, 4096 << c);
-                                    db_eval_row ev = {key, 0, n_steps, tokens, "niah", task, "acc",
+                                    db_eval_row ev = {key, 0, n_steps, tokens, "niah", task, "exact_match",
                                                       0.5 * u01() / (c + 1), 100, NAN};
                                     TRY(db_eval_put(d, &ev, &e));
                                 }

@@ -375,6 +375,12 @@ int rpt_ctx_open(rpt_ctx *c, const char *db_path, const rpt_opts *o, eng_err *e)
     /* reports read much of a large file once: map it instead of copying
      * pages through read(2), and keep what was read (both per connection) */
     sqlite3_exec(c->h, "PRAGMA mmap_size = 1073741824; PRAGMA cache_size = -65536", NULL, NULL, NULL);
+    /* one snapshot for the whole report (WAL: the daemon keeps writing
+     * meanwhile), so a job that finishes mid-report is seen one way only */
+    if (sqlite3_exec(c->h, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
+        rc = eng_errf(e, ENG_EIO, "%s: %s", db_path, sqlite3_errmsg(c->h));
+        goto fail;
+    }
     if (o->sweep && (rc = sweep_exists(c, o->sweep, e)))
         goto fail;
     if ((rc = load_jobs(c, e)) || (rc = group_jobs(c, e)) || (rc = index_keys(c, e)))
@@ -389,6 +395,8 @@ void rpt_ctx_close(rpt_ctx *c)
 {
     rpt_metric_cache_free(c->cache);
     c->cache = NULL;
+    if (c->h && !sqlite3_get_autocommit(c->h))
+        sqlite3_exec(c->h, "COMMIT", NULL, NULL, NULL); /* ends the read snapshot */
     db_close(c->d);
     c->d = NULL;
     rpt_arena_free(&c->a);

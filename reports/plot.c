@@ -191,8 +191,11 @@ static void draw_series(const rpt_series *s, double ytrans(double))
         }
         if (m >= 2)
             plline(m, x, y);
-        if (m >= 1 && (s->points || m == 1))
+        if (m >= 1 && (s->points || m == 1)) {
+            plschr(0, 0.55); /* plstring draws at the character height */
             plstring(m, x, y, "#(840)"); /* open circle */
+            plschr(0, 1.0);
+        }
         m = 0;
     }
     if (s->err) {

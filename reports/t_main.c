@@ -3,6 +3,7 @@
  * LAMBADA perplexity and accuracy, the seven commonsense accuracies and the
  * average of the eight accuracies.  "Tapered" is the paper's cosine
  * 1.5 -> 0.5 unless --taper names another.
+ * Evaluation names as docs/evaluation.md defines them (suite, task, metric).
  * Accuracies: results.db holds fractions (lm-eval convention); the table
  * shows percent, like the paper.  The average is taken per job (all eight
  * needed), then over seeds.
@@ -23,8 +24,8 @@ typedef struct {
 #define N_ACC 8
 static const mcol METRICS[] = {
     {"wikitext_ppl", "Wiki. ppl", "wikitext", NULL, "word_perplexity", -1, 2, 1},
-    {"lambada_ppl", "LMB. ppl", NULL, "lambada_openai", "ppl", -1, 2, 1},
-    {"lambada_acc", "LMB. acc", NULL, "lambada_openai", "acc", 1, 1, 100},
+    {"lambada_ppl", "LMB. ppl", "lambada", NULL, "perplexity", -1, 2, 1},
+    {"lambada_acc", "LMB. acc", "lambada", NULL, "acc", 1, 1, 100},
     {"piqa", "PIQA acc", NULL, "piqa", "acc", 1, 1, 100},
     {"hellaswag", "Hella. acc_n", NULL, "hellaswag", "acc_norm", 1, 1, 100},
     {"winogrande", "Wino. acc", NULL, "winogrande", "acc", 1, 1, 100},

@@ -125,6 +125,22 @@ expect 1 "not a database" "a file that is not a database" -- "$R" --db "$tmp/tex
 [ $? = 1 ] && grep -q "nothing to draw" "$tmp/e" && [ ! -e "$tmp/rho.svg" ] &&
     ok "a figure with nothing to draw: status 1, no file" || no "a figure with nothing to draw"
 
+# a report while the daemon is in the middle of a write: not blocked, and
+# it sees the last committed state, not the uncommitted one
+"$PY" - "$db" "$R" <<'PY' && ok "a report during an open write transaction: not blocked, sees committed data" ||
+import csv, io, sqlite3, subprocess, sys
+db, report = sys.argv[1], sys.argv[2]
+w = sqlite3.connect(db, isolation_level=None, timeout=10)
+w.execute("BEGIN IMMEDIATE")
+w.execute("UPDATE jobs SET status = 'failed', reason = 'crash' WHERE status = 'done'")
+r = subprocess.run([report, "--db", db, "--table", "runs", "--format", "csv"], capture_output=True, text=True,
+                   timeout=30)
+w.execute("ROLLBACK")
+states = [row["state"] for row in csv.DictReader(io.StringIO(r.stdout))]
+sys.exit(0 if r.returncode == 0 and states.count("done") > 0 and "crash" not in r.stdout else 1)
+PY
+    no "a report during an open write transaction"
+
 # the numbers
 "$PY" "$src/tests/test_report_check.py" "$db" "$out" >"$tmp/check" 2>&1
 st=$?

@@ -247,8 +247,8 @@ def check_ratio(name, sweep=None):
     ok(ratios <= listed, f"{name}: every ratio of the selection has a row")
 
 
-MAIN = [("wikitext_ppl", "wikitext", None, "word_perplexity", 1), ("lambada_ppl", None, "lambada_openai", "ppl", 1),
-        ("lambada_acc", None, "lambada_openai", "acc", 100), ("piqa", None, "piqa", "acc", 100),
+MAIN = [("wikitext_ppl", "wikitext", None, "word_perplexity", 1), ("lambada_ppl", "lambada", None, "perplexity", 1),
+        ("lambada_acc", "lambada", None, "acc", 100), ("piqa", None, "piqa", "acc", 100),
         ("hellaswag", None, "hellaswag", "acc_norm", 100), ("winogrande", None, "winogrande", "acc", 100),
         ("arc_easy", None, "arc_easy", "acc", 100), ("arc_challenge", None, "arc_challenge", "acc_norm", 100),
         ("siqa", None, "siqa", "acc", 100), ("boolq", None, "boolq", "acc", 100)]
@@ -305,7 +305,7 @@ def check_niah(name, sweep=None):
             task = f"{r['task']}@{c}"
             e = {}
             for m in ("uniform", "tapered"):
-                e[m] = aggregate(g[m], lambda j: final_eval(j["key"], task=task, metric="acc", suite="niah"), 100)
+                e[m] = aggregate(g[m], lambda j: final_eval(j["key"], task=task, metric="exact_match", suite="niah"), 100)
                 check_cell(r, f"{c}_{m}", e[m], f"{name} {r['arch']} {task} {m}")
             if e["uniform"][0] == "value" and e["tapered"][0] == "value":
                 ok(close(num(r[f"{c}_delta"]), e["tapered"][1] - e["uniform"][1]), f"{name} {task}: delta")

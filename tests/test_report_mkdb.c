@@ -3,7 +3,8 @@
  * the tables must get right: several seeds per cell, pending / running /
  * interrupted / failed jobs, a NaN evaluation, a NaN loss, NaN layer
  * statistics, an older evaluation step that must not be read as final,
- * a second sweep sharing a job, and every suite the tables read.
+ * a second sweep sharing a job, and every suite the tables read, named as
+ * docs/evaluation.md names them.
  * Not a test by itself: test_report_check.py computes what the tables must
  * say from this database with its own SQL.
  * usage: test_report_mkdb OUT.db */
@@ -99,8 +100,8 @@ int main(int argc, char **argv)
         TRY(db_sweep_jobs_mark(d, SWEEPS[s], &e), "mark");
     }
     static const char *const MAIN[][3] = {
-        {"wikitext", "wikitext", "word_perplexity"}, {"lambada", "lambada_openai", "ppl"},
-        {"lambada", "lambada_openai", "acc"},        {"commonsense", "piqa", "acc"},
+        {"wikitext", "wikitext", "word_perplexity"}, {"lambada", "lambada", "perplexity"},
+        {"lambada", "lambada", "acc"},        {"commonsense", "piqa", "acc"},
         {"commonsense", "hellaswag", "acc_norm"},    {"commonsense", "winogrande", "acc"},
         {"commonsense", "arc_easy", "acc"},          {"commonsense", "arc_challenge", "acc_norm"},
         {"commonsense", "siqa", "acc"},              {"commonsense", "boolq", "acc"},
@@ -169,7 +170,7 @@ int main(int argc, char **argv)
             TRY(put_eval(d, key, 100, MAIN[m][0], MAIN[m][1], MAIN[m][2], v, &e), "eval");
         }
         for (int m = 0; j->niah && m < 4; m++)
-            TRY(put_eval(d, key, 100, "niah", NIAH[m], "acc", 0.2 + 0.6 * u01(i, 30 + m), &e), "eval");
+            TRY(put_eval(d, key, 100, "niah", NIAH[m], "exact_match", 0.2 + 0.6 * u01(i, 30 + m), &e), "eval");
         for (int l = 0; l < 6; l++) {
             TRY(db_layer_put(d, key, 0, l, "d_ff", w[l], &e), "layer");
             if (!j->rho)
