@@ -50,6 +50,15 @@ int db_in_transaction(const db *d);
 /* Execute SQL text without results (several statements allowed). */
 int db_exec(db *d, const char *sql, eng_err *e);
 
+/* Checkpoints moved off the writer: a thread with its own connection
+ * copies the WAL into the database file (PASSIVE: it never waits for, nor
+ * holds up, the writer or readers) every period_ms, and the writer's
+ * automatic checkpoints are turned off, so that no commit of the writer
+ * ever pays for one.  Stop it before closing the writer. */
+typedef struct db_checkpointer db_checkpointer;
+int db_checkpointer_start(db *writer, const char *path, int period_ms, db_checkpointer **out, eng_err *e);
+void db_checkpointer_stop(db_checkpointer *c);
+
 /* ------------------------------------------------------------ numbers */
 /* A number read from a `value` column and its `nonfinite` companion
  * (nonfinite_col < 0: NULL in value_col means NaN, as in `steps`). */

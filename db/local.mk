@@ -6,7 +6,8 @@ db_libtlmdb_a_SOURCES = \
 	db/db.c db/db.h db/db_int.h \
 	db/rows.c \
 	db/query.c \
-	db/migrations.c
+	db/migrations.c \
+	db/checkpoint.c
 nodist_db_libtlmdb_a_SOURCES = db/schema_sql.c
 EXTRA_DIST += db/schema.sql db/embed.awk db/history
 CLEANFILES += db/schema_sql.c

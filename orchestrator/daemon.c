@@ -35,7 +35,7 @@ static double wall_now(void)
 }
 
 /* ------------------------------------------------------------ batching */
-static void batch(orc_daemon *d)
+void orc_batch(orc_daemon *d)
 {
     eng_err e;
     if (!d->fatal && !db_in_transaction(d->db) && db_begin(d->db, &e))
@@ -137,7 +137,7 @@ static void start_failed(orc_daemon *d, size_t job, const eng_err *why)
     eng_err e;
     int n = 0;
     int64_t id = 0;
-    batch(d);
+    orc_batch(d);
     db_attempt_row ar = {.job = j->key, .host = d->host, .device = "-", .started_at = wall_now()};
     db_attempt_end end = {.ended_at = wall_now(), .exit_code = -1, .reason = "io", .message = why->msg,
                           .step = -1, .tokens = -1};
@@ -245,8 +245,7 @@ void orc_run_finished(orc_daemon *d, orc_run *r)
 
     int final_failure = out.next == ORC_NEXT_FAIL || (out.next == ORC_NEXT_RETRY && j->failures + 1 >= d->o->max_attempts);
     if (!d->fatal) {
-        orc_commit(d); /* the attempt's events first */
-        batch(d);
+        orc_batch(d); /* the attempt's last events and its end: one commit, before anything acts on it */
         eng_err e;
         db_attempt_end end = {.ended_at = wall_now(), .exit_code = x.exited ? x.status : -1, .signal = x.signal,
                               .reason = out.reason, .message = message[0] ? message : NULL, .step = r->step,
@@ -335,7 +334,7 @@ static void on_tick(uv_timer_t *t)
         if (r->tokens > r->db_tokens && !d->fatal) {
             /* progress for `tlmd status`, in the batch */
             eng_err e;
-            batch(d);
+            orc_batch(d);
             if (db_job_set_tokens(d->db, d->plan.jobs.v[r->job].key, r->tokens, &e))
                 orc_fatal(d, &e);
             r->db_tokens = r->tokens;
@@ -450,6 +449,8 @@ int orc_daemon_run(const orc_opts *o, eng_err *e)
         status = rc == ENG_ECONFIG ? 2 : 3;
         goto out;
     }
+    if (db_checkpointer_start(d->db, o->db_path, 1000, &d->ckpt, e))
+        goto out;
     printf("tlmd: %zu jobs, %zu to run on %d slot(s) (%s, %d thread(s) each); worker %s\n", d->plan.jobs.n,
            d->plan.n_queue, d->n_slots, d->slots[0].spec.name, d->threads, d->worker);
     fflush(stdout);
@@ -480,6 +481,7 @@ out:
         uv_run(&d->loop, UV_RUN_NOWAIT); /* close callbacks */
         uv_loop_close(&d->loop);
     }
+    db_checkpointer_stop(d->ckpt);
     db_close(d->db);
     orc_plan_free(&d->plan);
     free(d->retry);

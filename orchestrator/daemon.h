@@ -63,6 +63,7 @@ struct orc_daemon {
     const orc_opts *o;
     uv_loop_t loop;
     db *db;
+    db_checkpointer *ckpt;  /* WAL checkpoints off the loop thread */
     orc_plan plan;
     orc_slot slots[ORC_MAX_SLOTS];
     int n_slots, threads;
@@ -94,6 +95,7 @@ double orc_now(void); /* monotonic seconds */
 
 /* daemon.c */
 int orc_daemon_run(const orc_opts *o, eng_err *e); /* returns tlmd's exit status */
+void orc_batch(orc_daemon *d);                     /* opens the batch transaction if none is open */
 int orc_commit(orc_daemon *d);                     /* ends the batch; on failure d->fatal */
 void orc_fatal(orc_daemon *d, const eng_err *e);
 void orc_run_finished(orc_daemon *d, orc_run *r);  /* supervise.c -> daemon.c */

@@ -42,6 +42,7 @@ void orc_ingest_protocol_error(orc_run *r, const char *why, const char *line, si
         snprintf(msg, sizeof msg, "protocol: %s%s%s%s", why, line ? ": " : "", excerpt, line && len > n ? "..." : "");
     }
     eng_err e;
+    orc_batch(d);
     db_ok(r, db_log(d->db, d->plan.jobs.v[r->job].key, r->attempt, "error", msg, &e), &e);
     d->batch_rows++;
 }
@@ -106,6 +107,7 @@ void orc_ingest_line(orc_run *r, const char *line, size_t len)
     }
     r->last_event = orc_now();
     d->batch_rows++;
+    orc_batch(d); /* rows share the tick's transaction: one commit per 100 ms, not per row */
     eng_err e;
     switch (ev.kind) {
     case ORC_EV_START:

@@ -193,6 +193,20 @@ static int parse_string(parser *p, int decode, const char **out)
                 return -1;
             continue;
         }
+        if (c < 0x80) {
+            /* a run of plain ASCII in one copy */
+            size_t end = p->pos + 1;
+            while (end < p->len) {
+                unsigned char d = (unsigned char)p->s[end];
+                if (d < 0x20 || d >= 0x80 || d == '"' || d == '\\')
+                    break;
+                end++;
+            }
+            if (decode && put(p, p->s + p->pos, end - p->pos))
+                return -1;
+            p->pos = end;
+            continue;
+        }
         size_t n = utf8_len((const unsigned char *)p->s + p->pos, p->len - p->pos);
         if (!n)
             return fail(p, "invalid UTF-8");
@@ -242,8 +256,21 @@ static int parse_number(parser *p, orc_json_member *m)
     }
     if (!m)
         return 0;
-    char buf[64];
     size_t n = p->pos - start;
+    /* integers of up to 18 digits (steps, tokens, the version) exactly and
+     * without strtod: they are most of the numbers on the hot path */
+    if (integral && n <= 18) {
+        const char *q = p->s + start;
+        int neg = *q == '-';
+        long long v = 0;
+        for (q += neg; q < p->s + p->pos; q++)
+            v = v * 10 + (*q - '0');
+        m->integral = 1;
+        m->inum = neg ? -v : v;
+        m->num = (double)m->inum;
+        return 0;
+    }
+    char buf[64];
     if (n >= sizeof buf)
         return fail(p, "number too long");
     memcpy(buf, p->s + start, n);

@@ -16,7 +16,7 @@
 
 /* "<runs>/<first 12 hex digits of key>" */
 void orc_rundir_path(const char *runs, const char *key, char *out, size_t cap);
-/* mkdir -p; config.json written atomically unless it already holds `json`. */
+/* mkdir -p; config.json written (temp + rename) unless it already holds `json`. */
 int orc_rundir_prepare(const char *dir, const char *json, eng_err *e);
 /* Remove ckpt/step-N with N > keep_step (keep_step < 0: all) and ckpt/.tmp-step-*.
  * *removed (may be NULL) counts the step folders removed. */

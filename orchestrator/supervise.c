@@ -316,6 +316,7 @@ int orc_run_start(orc_daemon *d, size_t job, int slot, eng_err *e)
     /* recorded (and committed) with its pid, so that a restart can find it */
     db_job_state st;
     int n = 0;
+    orc_batch(d); /* one commit for the attempt's rows */
     rc = db_job_start_attempt(d->db, j->key, &n, e);
     if (!rc && db_job_state_get(d->db, j->key, &st, e) < 0)
         rc = ENG_EIO;
@@ -339,7 +340,9 @@ int orc_run_start(orc_daemon *d, size_t job, int slot, eng_err *e)
     d->slots[slot].run = r;
     d->n_running++;
     d->attempts_started++;
-    return orc_commit(d) ? ENG_EIO : 0;
+    /* committed by the next tick (within 100 ms) with the worker's first
+     * events: nothing acts on the attempt row before then */
+    return d->fatal ? ENG_EIO : 0;
 
 fail_early:
     if (log_fd >= 0)
