@@ -12,7 +12,7 @@ void eng__cpu_adamw(float *p, const float *grad, float *m, float *v, size_t n, f
                     float wd, float bc1, float bc2, float grad_scale)
 {
     const float decay = 1.0f - lr * wd, step = lr / bc1, rbc2 = 1.0f / sqrtf(bc2);
-#pragma omp parallel for schedule(static) if (n >= ENG_PAR_MIN)
+#pragma omp parallel for simd schedule(static) if (n >= ENG_PAR_MIN)
     for (size_t i = 0; i < n; i++) {
         float g = grad[i] * grad_scale;
         float mi = b1 * m[i] + (1.0f - b1) * g;
@@ -39,6 +39,7 @@ double eng__cpu_sumsq(const float *x, size_t n)
     for (long c = 0; c < nc; c++) {
         size_t i0 = (size_t)c * chunk, i1 = i0 + chunk < n ? i0 + chunk : n;
         double s = 0;
+#pragma omp simd reduction(+ : s)
         for (size_t i = i0; i < i1; i++)
             s += (double)x[i] * x[i];
         part[c] = s;

@@ -69,6 +69,7 @@ static void head_fwd(float *o, int ldo, float *lse /* (T) */, const float *q, in
                 s += row[j];
             }
             float rs = 1.0f / s;
+#pragma omp simd
             for (int j = 0; j <= i; j++)
                 row[j] *= rs;
             memset(row + i + 1, 0, (size_t)(r1 - i - 1) * sizeof *row);

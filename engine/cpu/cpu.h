@@ -17,6 +17,10 @@
 #include <omp.h>
 #endif
 
+/* Vectorisation: the hot inner loops carry `#pragma omp simd`, which
+ * vectorises them whatever the optimisation level (the build's CFLAGS, -O2
+ * by default, come after the kernels' -O3 and would leave them scalar). */
+
 /* Below this many elements (or multiply-adds) a kernel runs on the calling
  * thread: waking a team costs more than the work, and on a loaded machine
  * (make -j check) every barrier can cost a time slice. */

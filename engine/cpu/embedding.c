@@ -24,6 +24,7 @@ void eng__cpu_embedding_bwd(float *dwte /* (V, C) */, const float *dout /* (N, C
         for (int n = 0; n < N; n++) {
             float *d = dwte + (size_t)tok[n] * C;
             const float *s = dout + (size_t)n * C;
+#pragma omp simd
             for (int c = c0; c < c1; c++)
                 d[c] += s[c];
         }

@@ -16,6 +16,7 @@ void eng__cpu_gate_fwd(float *out /* (N, D) */, const float *a /* (N, D) */, con
         float *on = out + (size_t)n * D;
         for (int g = 0; g < G; g++) {
             float s = 1.0f / (1.0f + eng__expf(-zn[g]));
+#pragma omp simd
             for (int j = g * w; j < (g + 1) * w; j++)
                 on[j] = an[j] * s;
         }

@@ -21,6 +21,7 @@ void eng__cpu_rmsnorm_fwd(float *out /* (N, C) */, float *rstd /* (N) */, const 
             ss += xn[c] * xn[c];
         float r = 1.0f / sqrtf(ss / (float)C + eps);
         rstd[n] = r;
+#pragma omp simd
         for (int c = 0; c < C; c++)
             on[c] = xn[c] * r * w[c];
     }
@@ -41,6 +42,7 @@ void eng__cpu_rmsnorm_bwd(float *dx /* (N, C) += */, float *dw /* (C) += */, con
             for (int c = 0; c < C; c++)
                 dot += dn[c] * w[c] * xn[c];
             float k = dot * r * r * r / (float)C;
+#pragma omp simd
             for (int c = 0; c < C; c++)
                 dxn[c] += r * w[c] * dn[c] - xn[c] * k;
         }
@@ -51,6 +53,7 @@ void eng__cpu_rmsnorm_bwd(float *dx /* (N, C) += */, float *dw /* (C) += */, con
         for (int n = 0; n < N; n++) {
             const float *xn = x + (size_t)n * C, *dn = dout + (size_t)n * C;
             float r = rstd[n];
+#pragma omp simd
             for (int c = c0; c < c1; c++)
                 dw[c] += dn[c] * xn[c] * r;
         }

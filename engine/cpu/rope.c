@@ -14,6 +14,7 @@ static void rope_rotate(float *x, int ld, int N, int T, int H, int hd, const flo
         float *row = x + (size_t)n * ld;
         for (int h = 0; h < H; h++) {
             float *a = row + (size_t)h * hd, *b = a + h2;
+#pragma omp simd
             for (int i = 0; i < h2; i++) {
                 float c = cosv[i], s = sign * sinv[i];
                 float x1 = a[i], x2 = b[i];

@@ -12,6 +12,7 @@ void eng__cpu_swiglu_fwd(float *out /* (N, F) */, const float *g /* (N, ldgu) */
     for (int n = 0; n < N; n++) {
         const float *gn = g + (size_t)n * ldgu, *un = u + (size_t)n * ldgu;
         float *on = out + (size_t)n * F;
+#pragma omp simd
         for (int f = 0; f < F; f++) {
             float s = 1.0f / (1.0f + eng__expf(-gn[f]));
             on[f] = gn[f] * s * un[f];
@@ -26,6 +27,7 @@ void eng__cpu_swiglu_bwd(float *dg /* (N, ldgu) = */, float *du /* (N, ldgu) = *
     for (int n = 0; n < N; n++) {
         const float *gn = g + (size_t)n * ldgu, *un = u + (size_t)n * ldgu, *dn = dout + (size_t)n * F;
         float *dgn = dg + (size_t)n * ldgu, *dun = du + (size_t)n * ldgu;
+#pragma omp simd
         for (int f = 0; f < F; f++) {
             float x = gn[f], s = 1.0f / (1.0f + eng__expf(-x));
             float d = dn[f];

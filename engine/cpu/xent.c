@@ -50,6 +50,7 @@ void eng__cpu_xent_bwd(float *logits /* (N, V), in: logits, out: gradient */, co
             s += l[v];
         }
         float k = dscale / s;
+#pragma omp simd
         for (int v = 0; v < V; v++)
             l[v] *= k;
         l[targets[n]] -= dscale;
