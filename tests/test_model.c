@@ -4,7 +4,9 @@
  * bit-identical weights and losses; forward, backward, grad norm and the
  * AdamW step allocate nothing (malloc & co. are wrapped at link time for
  * this program, so every allocation the engine's code makes is counted);
- * and a tiny model learns a pattern. */
+ * a tiny model learns a pattern; and the API's edges: per-position NLL and
+ * ignored targets, inference without targets, shorter batches than
+ * planned, bad tokens, architectures not built yet. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -151,11 +153,72 @@ static int train(const tm_spec *s, uint64_t seed, int steps, double *losses, lon
     return rc;
 }
 
+/* nll per position, ignored targets, inference without targets, misuse */
+static void test_api(void)
+{
+    enum { Bq = 3, Tq = 12 };
+    const tm_spec *s = &specs[2];
+    eng_config c;
+    eng_err e = {0};
+    eng_model *m;
+    if (tm_config(s, Tq, &c, &e) || eng_model_create(&m, &c, Bq, Tq, &e)) {
+        TAP_OK(0, "api: build: %s", e.msg);
+        return;
+    }
+    eng_model_init_weights(m, 3);
+    int32_t tok[Bq * Tq], tgt[Bq * Tq];
+    float nll[Bq * Tq];
+    static float lg[Bq * Tq * 64];
+    tm_batch(9, Bq, Tq, s->V, tok, tgt);
+    double loss, sum = 0;
+    int cnt = 0, zero_ok = 1;
+    int rc = eng_model_forward(m, tok, tgt, Bq, Tq, &loss, nll, &e);
+    for (int i = 0; i < Bq * Tq; i++) {
+        if (tgt[i] >= 0) {
+            sum += nll[i];
+            cnt++;
+        } else {
+            zero_ok &= nll[i] == 0;
+        }
+    }
+    TAP_OK(rc == 0 && cnt < Bq * Tq && zero_ok && fabs(loss - sum / cnt) < 1e-9,
+           "nll per position: mean over the %d counted = loss %.5f, ignored ones 0", cnt, loss);
+    memcpy(lg, eng_model_logits(m), sizeof(float) * Bq * Tq * s->V);
+    double l2;
+    rc = eng_model_forward(m, tok, NULL, Bq, Tq, &l2, NULL, &e);
+    TAP_OK(rc == 0 && isnan(l2) && !memcmp(lg, eng_model_logits(m), sizeof(float) * Bq * Tq * s->V),
+           "inference (no targets): same logits, loss NaN");
+    TAP_OK(eng_model_backward(m, 1.0f, &e) != 0, "backward after an inference forward is refused: %s", e.msg);
+    /* a shorter batch than planned: the first 2 sequences, 7 positions */
+    int32_t tok2[2 * 7], tgt2[2 * 7];
+    for (int b = 0; b < 2; b++)
+        for (int t = 0; t < 7; t++) {
+            tok2[b * 7 + t] = tok[b * Tq + t];
+            tgt2[b * 7 + t] = tgt[b * Tq + t];
+        }
+    float nll2[2 * 7];
+    rc = eng_model_forward(m, tok2, tgt2, 2, 7, &l2, nll2, &e);
+    int same = 1;
+    for (int b = 0; b < 2; b++)
+        for (int t = 0; t < 7; t++)
+            same &= fabsf(nll2[b * 7 + t] - nll[b * Tq + t]) < 1e-5f;
+    TAP_OK(rc == 0 && same, "a shorter batch (2 x 7 of 3 x 12): causal, the same per-position nll");
+    tok2[3] = s->V;
+    TAP_OK(eng_model_forward(m, tok2, tgt2, 2, 7, &l2, NULL, &e) == ENG_EDATA, "a token outside the vocabulary: %s",
+           e.msg);
+    TAP_OK(eng_model_forward(m, tok, tgt, Bq + 1, Tq, &l2, NULL, &e) != 0, "a batch over the plan is refused");
+    eng_model_free(m);
+
+    c.arch = ENG_ARCH_TITANS;
+    TAP_OK(eng_model_create(&m, &c, 1, 8, &e) == ENG_ECONFIG, "titans not built yet: %s", e.msg);
+}
+
 int main(int argc, char **argv)
 {
     eng_runtime_init(argc, argv);
     for (int i = 0; i < NSPEC; i++)
         test_layout(&specs[i]);
+    test_api();
 
     TAP_OK(n_allocs > 0, "the allocation counter sees the engine's allocations (%ld while building)", n_allocs);
     enum { STEPS = 60 };
