@@ -251,7 +251,7 @@ void orc_run_finished(orc_daemon *d, orc_run *r)
                               .reason = out.reason, .message = message[0] ? message : NULL, .step = r->step,
                               .tokens = r->tokens, .protocol_errors = r->protocol_errors};
         int rc = db_attempt_finish(d->db, r->attempt, &end, &e);
-        if (!rc && r->tokens >= 0)
+        if (!rc && r->got_start) /* an attempt that never started knows nothing of the progress */
             rc = db_job_set_tokens(d->db, j->key, r->tokens, &e);
         if (!rc) {
             switch (out.next) {

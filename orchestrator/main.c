@@ -58,6 +58,13 @@ static int parse_num(const char *opt, const char *s, double lo, double hi, doubl
     return 0;
 }
 
+/* main's way out of the option loop: the sweep list is its only allocation */
+static int done(const char **sweeps, int status)
+{
+    free(sweeps);
+    return status;
+}
+
 static int status_main(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -131,27 +138,27 @@ int main(int argc, char **argv)
         case 'D': o.devices = optarg; break;
         case 'w':
             if (parse_num("--workers", optarg, 1, 256, &v))
-                return 2;
+                return done(sweeps, 2);
             o.workers = (int)v;
             break;
         case 't':
             if (parse_num("--threads-per-worker", optarg, 1, 4096, &v))
-                return 2;
+                return done(sweeps, 2);
             o.threads_per_worker = (int)v;
             break;
         case 'm':
             if (parse_num("--max-attempts", optarg, 1, 1000, &v))
-                return 2;
+                return done(sweeps, 2);
             o.max_attempts = (int)v;
             break;
         case 'H':
             if (parse_num("--heartbeat-timeout", optarg, 1, 1e6, &v))
-                return 2;
+                return done(sweeps, 2);
             o.heartbeat_timeout = v;
             break;
         case 'k':
             if (parse_num("--kill-grace", optarg, 0, 1e6, &v))
-                return 2;
+                return done(sweeps, 2);
             o.kill_grace = v;
             break;
         case 'W': o.worker = optarg; break;
@@ -159,19 +166,19 @@ int main(int argc, char **argv)
         case 'R': o.rerun = 1; break;
         case 'p': o.progress = 1; break;
         case 'P': o.progress = 0; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case 'h': usage(stdout); return done(sweeps, 0);
+        default: usage(stderr); return done(sweeps, 2);
         }
     }
     if (optind < argc) {
         fprintf(stderr, "tlmd: unexpected argument '%s'\n", argv[optind]);
         usage(stderr);
-        return 2;
+        return done(sweeps, 2);
     }
     if (!o.n_sweeps) {
         fprintf(stderr, "tlmd: --sweeps FILE|DIR is required\n");
         usage(stderr);
-        return 2;
+        return done(sweeps, 2);
     }
     eng_err e = {0};
     int status;
@@ -183,6 +190,5 @@ int main(int argc, char **argv)
     }
     if (status >= 2 && status != 75 && e.msg[0])
         fprintf(stderr, "tlmd: %s\n", e.msg);
-    free(sweeps);
-    return status;
+    return done(sweeps, status);
 }

@@ -79,14 +79,15 @@ static void run_line(const orc_daemon *d, const orc_run *r, double now, char *ou
 {
     const orc_job *j = &d->plan.jobs.v[r->job];
     int64_t total = r->total_tokens > 0 ? r->total_tokens : j->tokens_total;
-    double frac = total > 0 ? (double)r->tokens / (double)total : 0;
+    int64_t tokens = r->tokens > 0 ? r->tokens : 0; /* -1 before the start event */
+    double frac = total > 0 ? (double)tokens / (double)total : 0;
     if (frac > 1)
         frac = 1;
     char done[32], tot[32], tps[32], eta[32], loss[32];
-    fmt_num((double)r->tokens, done, sizeof done);
+    fmt_num((double)tokens, done, sizeof done);
     fmt_num((double)total, tot, sizeof tot);
     fmt_num(r->tokens_per_s, tps, sizeof tps);
-    fmt_dur(r->tokens_per_s > 0 ? (double)(total - r->tokens) / r->tokens_per_s : NAN, eta, sizeof eta);
+    fmt_dur(r->tokens_per_s > 0 ? (double)(total - tokens) / r->tokens_per_s : NAN, eta, sizeof eta);
     if (r->has_loss)
         snprintf(loss, sizeof loss, "%.4g", r->loss);
     else

@@ -233,6 +233,7 @@ int orc_run_start(orc_daemon *d, size_t job, int slot, eng_err *e)
     r->slot = slot;
     r->n = j->attempts + 1;
     r->resumed_from = -1;
+    r->step = r->tokens = -1; /* unknown until the start event */
     orc_rundir_path(d->o->runs_dir, j->key, r->run_dir, sizeof r->run_dir);
 
     /* the run folder agrees with the database before the worker sees it */

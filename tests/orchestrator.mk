@@ -26,6 +26,12 @@ tests_test_tlmd_events_CPPFLAGS = $(ORC_TEST_CPPFLAGS)
 tests_test_tlmd_events_LDADD = $(ORC_LIBS)
 TESTS += tests/test_tlmd_events
 
+check_PROGRAMS += tests/test_tlmd_ingest
+tests_test_tlmd_ingest_SOURCES = tests/test_tlmd_ingest.c tests/tap.h
+tests_test_tlmd_ingest_CPPFLAGS = $(ORC_TEST_CPPFLAGS)
+tests_test_tlmd_ingest_LDADD = $(ORC_LIBS)
+TESTS += tests/test_tlmd_ingest
+
 # Helper of test_tlmd_reader.sh (not a test itself).
 check_PROGRAMS += tests/test_db_reader
 tests_test_db_reader_SOURCES = tests/test_db_reader.c
