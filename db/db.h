@@ -25,7 +25,7 @@
 
 #include "engine/err.h"
 
-#define DB_SCHEMA_VERSION 2
+#define DB_SCHEMA_VERSION 3
 #define DB_BUSY_TIMEOUT_MS 10000
 
 typedef struct db db;

@@ -38,8 +38,13 @@ static const char STEP_1_TO_2[] =
     "CREATE INDEX evals_job_suite ON evals(job, suite, metric, step);\n"
     "CREATE INDEX evals_job_task ON evals(job, task, metric, step);\n";
 
+/* 2 -> 3: the results view reads LAMBADA under the names the evaluator
+ * emits (task lambada, metrics perplexity and acc; docs/evaluation.md). */
+static const char STEP_2_TO_3[] = "DROP VIEW IF EXISTS results;\n";
+
 static const char *const STEPS[DB_SCHEMA_VERSION] = {
     [1] = STEP_1_TO_2,
+    [2] = STEP_2_TO_3,
 };
 
 int db__migrate_from(db *d, int from, eng_err *e)

@@ -1,10 +1,10 @@
--- schema.sql: results.db, the current schema (version 2, PRAGMA user_version).
+-- schema.sql: results.db, the current schema (version 3, PRAGMA user_version).
 --
 -- db/db.c runs this file on a new database and sets user_version; an older
 -- database is brought forward by the steps in db/migrations.c instead, and
 -- must end up identical to what this file creates (tests/test_db_migrate
--- checks it).  Names may grow, never change.  Version 1 is kept in
--- db/history/v1.sql.
+-- checks it).  Names may grow, never change.  Versions 1 and 2 are kept in
+-- db/history/.
 --
 -- tlmd is the only writer.  Readers (tlm-report, tlmd status, sqlite3 by
 -- hand) never block it: the database runs in WAL mode.
@@ -143,7 +143,7 @@ CREATE TABLE IF NOT EXISTS evals (
     step      INTEGER NOT NULL,
     tokens    INTEGER NOT NULL,
     suite     TEXT NOT NULL,               -- val, wikitext, lambada, commonsense, niah
-    task      TEXT NOT NULL,               -- val, wikitext, lambada_openai, piqa, ..., s_niah_1@4096
+    task      TEXT NOT NULL,               -- val, wikitext, lambada, piqa, ..., s_niah_1@4096 (docs/evaluation.md)
     metric    TEXT NOT NULL,               -- loss, ppl, acc, acc_norm, word_perplexity, ...
     value     REAL,
     nonfinite TEXT CHECK (nonfinite IN ('nan', 'inf', '-inf')),
@@ -218,8 +218,8 @@ SELECT
     (SELECT value FROM evals e WHERE e.job = j.key AND e.suite = 'val' AND e.metric = 'loss' ORDER BY e.step DESC LIMIT 1) AS val_loss,
     (SELECT value FROM evals e WHERE e.job = j.key AND e.suite = 'val' AND e.metric = 'ppl' ORDER BY e.step DESC LIMIT 1) AS val_ppl,
     (SELECT value FROM evals e WHERE e.job = j.key AND e.suite = 'wikitext' AND e.metric = 'word_perplexity' ORDER BY e.step DESC LIMIT 1) AS wikitext_ppl,
-    (SELECT value FROM evals e WHERE e.job = j.key AND e.task = 'lambada_openai' AND e.metric = 'ppl' ORDER BY e.step DESC LIMIT 1) AS lambada_ppl,
-    (SELECT value FROM evals e WHERE e.job = j.key AND e.task = 'lambada_openai' AND e.metric = 'acc' ORDER BY e.step DESC LIMIT 1) AS lambada_acc,
+    (SELECT value FROM evals e WHERE e.job = j.key AND e.task = 'lambada' AND e.metric = 'perplexity' ORDER BY e.step DESC LIMIT 1) AS lambada_ppl,
+    (SELECT value FROM evals e WHERE e.job = j.key AND e.task = 'lambada' AND e.metric = 'acc' ORDER BY e.step DESC LIMIT 1) AS lambada_acc,
     (SELECT value FROM evals e WHERE e.job = j.key AND e.task = 'piqa' AND e.metric = 'acc' ORDER BY e.step DESC LIMIT 1) AS piqa_acc,
     (SELECT value FROM evals e WHERE e.job = j.key AND e.task = 'hellaswag' AND e.metric = 'acc_norm' ORDER BY e.step DESC LIMIT 1) AS hellaswag_acc_norm,
     (SELECT value FROM evals e WHERE e.job = j.key AND e.task = 'winogrande' AND e.metric = 'acc' ORDER BY e.step DESC LIMIT 1) AS winogrande_acc,

@@ -163,6 +163,38 @@ int main(void)
            "a second open finds the current version");
     db_close(d);
 
+    /* version 2 -> 3: the results view reads LAMBADA by the evaluator's names */
+    snprintf(path, sizeof path, "%s/db/history/v2.sql", src);
+    char *v2 = slurp(path);
+    char old2[512];
+    snprintf(old2, sizeof old2, "%s/old2.db", dir);
+    sqlite3_open(old2, &h);
+    rc = v2 ? sqlite3_exec(h, v2, NULL, NULL, &err) : SQLITE_ERROR;
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(h,
+                          "PRAGMA user_version = 2;"
+                          "INSERT INTO sweeps VALUES ('s', '', 's.yaml', 'h', 'src', 0, 0);"
+                          "INSERT INTO jobs(key, sweep, config, arch, scale, schedule, seed, label, tokens_total, params,"
+                          " flops_per_token, status, created_at, updated_at)"
+                          " VALUES ('k', 's', '{}', 'transformer', '1m', 'uniform', 0, 'uniform', 100, 1, 1, 'done', 0, 0);"
+                          "INSERT INTO evals VALUES ('k', 2, 20, 'lambada', 'lambada', 'perplexity', 40.5, NULL, 10, NULL, NULL);"
+                          "INSERT INTO evals VALUES ('k', 2, 20, 'lambada', 'lambada', 'acc', 0.25, NULL, 10, NULL, NULL);",
+                          NULL, NULL, &err);
+    TAP_OK(rc == SQLITE_OK, "version-2 database with LAMBADA results (%s)", err ? err : "ok");
+    sqlite3_free(err);
+    err = NULL;
+    sqlite3_close(h);
+    d = NULL;
+    TAP_OK(db_open(old2, DB_READWRITE, &d, &e) == 0 && db_opened_version(d) == 2, "version 2 opens and migrates (%s)",
+           e.msg);
+    if (d) {
+        TAP_OK(q_int(db_handle(d), "SELECT lambada_ppl * 2 FROM results") == 81 &&
+                   q_int(db_handle(d), "SELECT lambada_acc * 4 FROM results") == 1,
+               "results.lambada_ppl and lambada_acc read the evaluator's rows");
+        db_close(d);
+    }
+    free(v2);
+
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
