@@ -1,21 +1,29 @@
 #!/bin/sh
-# demo.sh: the README's main job on this machine.
-# For now (until tlmd lands) it builds TLM and prints, for the paper's 440M
-# model, the per-layer MLP widths and parameter account of every taper the
-# study compares.
+# demo.sh: the README's main job.  On a fresh Debian machine (as root, or
+# with sudo) it does the whole study in miniature:
+#   1. installs what TLM needs and builds it (scripts/setup.sh)
+#   2. makes the demonstration corpus and its token shards (scripts/make-demo-data.sh)
+#   3. trains the five jobs of sweeps/demo.yaml with tlmd into results.db
+#   4. prints the paper's Figure 2 comparison and the cosine taper against
+#      uniform, and writes every table and figure into report/
+# About 15 minutes on 2 cores; running it again reuses what is done (tlmd
+# never trains a finished job twice).  README.md says how to read the output.
 set -eu
 cd "$(dirname "$0")/.."
+
 scripts/setup.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-for s in "uniform" "cosine" "linear" "sigmoid"; do
-    printf 'scale: 440m\ntaper: {schedule: %s}\n' "$s" >"$tmp/job.yaml"
-    [ "$s" = uniform ] || printf 'taper: {schedule: %s, ratio: [1.5, 0.5]}\nscale: 440m\n' "$s" >"$tmp/job.yaml"
-    worker/tlm-worker --describe --config "$tmp/job.yaml" >"$tmp/$s.json"
-    python3 -c '
-import json, sys
-d = json.load(open(sys.argv[1]))
-w = d["widths"]["d_ff"]
-print("%-8s params %d  sum(d_ff) %d = L x d_base %d  d_ff: %s" % (sys.argv[2], d["params"]["total"], sum(w), d["widths"]["budget"], " ".join(map(str, w))))
-' "$tmp/$s.json" "$s"
-done
+scripts/make-demo-data.sh --no-bpe
+
+cores=$(nproc 2>/dev/null || echo 2)
+# One worker with every core: tlmd trains the jobs one after the other.
+orchestrator/tlmd --sweeps sweeps/demo.yaml --db results.db --runs runs \
+    --workers 1 --threads-per-worker "$cores"
+
+echo
+reports/tlm-report --db results.db --sweep demo --table wider_early_vs_late --paper
+echo
+reports/tlm-report --db results.db --sweep demo --table schedule_ratio
+reports/tlm-report --db results.db --sweep demo --all --paper --out report >/dev/null
+echo
+echo "Every table and figure: report/report.md (figures in report/figures/)."
+echo "The database: sqlite3 -readonly results.db 'SELECT label, val_ppl FROM results'"
