@@ -18,6 +18,12 @@ tests_test_config_LDADD = $(ENGINE_LIBS)
 TESTS += tests/test_taper tests/test_config tests/test_safetensors tests/test_describe.sh
 dist_check_SCRIPTS += tests/test_describe.sh
 
+# The whole product on tiny jobs: tlmd + tlm-worker + tlm-report, every
+# number of every table checked against results.db.
+TESTS += tests/test_e2e.sh
+dist_check_SCRIPTS += tests/test_e2e.sh
+EXTRA_DIST += tests/e2e_check.py
+
 # One fragment per area.
 include tests/engine.mk
 include tests/train.mk
