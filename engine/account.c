@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "engine/model_hope.h"
 #include "engine/taper.h"
 
 int eng_account_compute(const eng_config *c, eng_account *a, eng_err *e)
@@ -18,6 +19,12 @@ int eng_account_compute(const eng_config *c, eng_account *a, eng_err *e)
     const int64_t hd = d / m->heads;
     const int64_t kv = (int64_t)m->kv_heads * hd;
     const double ctx = (c->train.seq_len + 1) / 2.0;
+    /* hope_attn: the same MLP parameters split into levels, each with its
+     * own pre-norm (level 0's replaces post_attention_layernorm) */
+    const int hope = c->arch == ENG_ARCH_HOPE_ATTN;
+    int lw[ENG_MAX_LAYERS * ENG_HOPE_MAX_LEVELS];
+    if (hope && (rc = eng_hope_widths(c, lw, e)))
+        return rc;
     a->n_layers = m->layers;
     for (int l = 0; l < m->layers; l++) {
         eng_layer_account *la = &a->layer[l];
@@ -25,6 +32,14 @@ int eng_account_compute(const eng_config *c, eng_account *a, eng_err *e)
         la->attn = d * d + 2 * d * kv + d * d;
         la->mlp = 3 * d * widths[l];
         la->norm = 2 * d;
+        if (hope) {
+            la->n_levels = m->hope_levels;
+            la->norm = d + (int64_t)m->hope_levels * d;
+            for (int i = 0; i < m->hope_levels; i++) {
+                la->level_d_ff[i] = lw[l * ENG_HOPE_MAX_LEVELS + i];
+                la->level_chunk[i] = (int)m->hope_chunks[i];
+            }
+        }
         if (c->arch == ENG_ARCH_GATED_ATTN)
             la->extra = m->gate == ENG_GATE_HEADWISE ? d * m->heads : d * d;
         la->total = la->attn + la->mlp + la->norm + la->extra;

@@ -22,6 +22,9 @@ typedef struct eng_layer_account {
     int64_t extra;   /* output gate, memory, ... (architecture-specific) */
     int64_t total;
     double flops_fwd; /* per token */
+    int n_levels;     /* hope_attn: CMS levels (0 for the other architectures) */
+    int level_d_ff[ENG_HOPE_MAX_LEVELS]; /* hope_attn: their widths (sum d_ff) */
+    int level_chunk[ENG_HOPE_MAX_LEVELS]; /* hope_attn: their update periods in optimizer steps */
 } eng_layer_account;
 
 typedef struct eng_account {

@@ -166,6 +166,10 @@ static int write_tensors(const char *path, const eng_ckpt_data *d, const eng_con
         if (!rc)
             rc = eng_st_writer_add(w, name, "F32", t->ndim, t->shape, d->exp_avg_sq + t->offset, e);
     }
+    for (int i = 0; !rc && optim && i < d->n_extra; i++) {
+        const eng_tensor_info *t = &d->extra_tensors[i];
+        rc = eng_st_writer_add(w, t->name, "F32", t->ndim, t->shape, d->extra + t->offset, e);
+    }
     if (!rc)
         rc = eng_st_writer_write(w, path, sha, e);
     eng_st_writer_free(w);
@@ -544,7 +548,7 @@ int eng_ckpt_load(const char *dir, const char *config_id, eng_ckpt_data *d, eng_
     for (int which = 0; which < 2; which++) {
         if ((rc = join(path, sizeof path, dir, FILES[which], e)) || (rc = eng_st_open(&f, path, e)))
             return rc;
-        int expect = which == 0 ? d->n_tensors : 2 * d->n_tensors;
+        int expect = which == 0 ? d->n_tensors : 2 * d->n_tensors + d->n_extra;
         if (f.n != expect)
             rc = eng_errf(e, ENG_EDATA, "%s: %d tensors, the model has %d", path, f.n, expect);
         if (!rc)
@@ -562,6 +566,9 @@ int eng_ckpt_load(const char *dir, const char *config_id, eng_ckpt_data *d, eng_
             if (!rc)
                 rc = load_tensor(&f, name, t, d->exp_avg_sq + t->offset, e);
         }
+        for (int i = 0; !rc && which == 1 && i < d->n_extra; i++)
+            rc = load_tensor(&f, d->extra_tensors[i].name, &d->extra_tensors[i], d->extra + d->extra_tensors[i].offset,
+                             e);
         eng_st_close(&f);
         if (rc)
             return rc;

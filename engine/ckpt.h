@@ -2,7 +2,9 @@
  *
  *   <root>/step-00000120/model.safetensors  parameters, fp32, HF Llama names;
  *                                           metadata format=pt, tlm_config, tlm_step
- *   <root>/step-00000120/optim.safetensors  "<name>.exp_avg", "<name>.exp_avg_sq"
+ *   <root>/step-00000120/optim.safetensors  "<name>.exp_avg", "<name>.exp_avg_sq", and the
+ *                                           model's extra optimizer state under its own
+ *                                           names (hope_attn: "<name>.grad_acc")
  *   <root>/step-00000120/trainer.json       step, tokens, data cursor, RNG, config_id...
  *   <root>/step-00000120/MANIFEST.json      size and SHA-256 of the three, written last
  *
@@ -44,12 +46,17 @@ typedef struct eng_train_state {
 } eng_train_state;
 
 /* Tensors in host memory: every array holds n_params floats laid out as
- * the tensors describe. */
+ * the tensors describe.  The extra optimizer state (eng_model_optim_extra:
+ * none for transformer and gated_attn, whose checkpoints stay as they
+ * were) is n_extra more tensors whose offsets index `extra`. */
 typedef struct eng_ckpt_data {
     const eng_tensor_info *tensors;
     int n_tensors;
     size_t n_params;
     float *params, *exp_avg, *exp_avg_sq;
+    const eng_tensor_info *extra_tensors;
+    int n_extra;
+    float *extra;
 } eng_ckpt_data;
 
 typedef void (*eng_log_fn)(void *ud, const char *msg);

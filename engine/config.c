@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/model_hope.h"
 #include "engine/presets.h"
 #include "engine/sha256.h"
 #include "engine/taper.h"
@@ -93,7 +94,11 @@ static int rel_ratio(const eng_config *c)
 }
 static int rel_k(const eng_config *c) { return c->taper.schedule == ENG_TAPER_SIGMOID; }
 static int rel_groups(const eng_config *c) { return c->taper.schedule == ENG_TAPER_BLOCKS; }
-static int rel_multiple(const eng_config *c) { return c->taper.schedule != ENG_TAPER_UNIFORM; }
+static int rel_multiple(const eng_config *c)
+{
+    return c->taper.schedule != ENG_TAPER_UNIFORM || c->arch == ENG_ARCH_HOPE_ATTN; /* hope: the levels' unit */
+}
+static int rel_hope(const eng_config *c) { return c->arch == ENG_ARCH_HOPE_ATTN; }
 static int rel_val_fraction(const eng_config *c) { return c->data.val[0] == '\0'; }
 static int has_suite(const eng_config *c, const char *name)
 {
@@ -159,6 +164,11 @@ static const field FIELDS[] = {
     {"model.d_model", F_INT, OFF(model.d_model), 0, 0, 0, 1, 1 << 16, 0, NULL, 0, 0, NULL, "residual width"},
     {"model.gate", F_ENUM, OFF(model.gate), 0, 0, 0, 0, 0, 0, NAMES(GATE_NAMES), 0, rel_gate,
      "gated_attn: one gate per channel (elementwise) or per head (headwise)"},
+    {"model.hope.chunks", F_DLIST, OFF(model.hope_chunks), ENG_HOPE_MAX_LEVELS, 0, OFF(model.n_hope_chunks), 1,
+     1e6, 0, NULL, 0, 0, rel_hope,
+     "hope_attn: optimizer steps between updates of each CMS level, fastest first (default 1, 4, 16, ...: 4^i)"},
+    {"model.hope.levels", F_INT, OFF(model.hope_levels), 0, 0, 0, 1, ENG_HOPE_MAX_LEVELS, 0, NULL, 0, 0, rel_hope,
+     "hope_attn: MLP levels per layer; their widths split the layer's d_ff (default 3)"},
     {"model.heads", F_INT, OFF(model.heads), 0, 0, 0, 1, 4096, 0, NULL, 0, 0, NULL, "attention heads"},
     {"model.init_std", F_DOUBLE, OFF(model.init_std), 0, 0, 0, 0, 1, 1, NULL, 0, 0, NULL,
      "standard deviation of the weight initialisation"},
@@ -438,6 +448,41 @@ static int walk(parse_ctx *px, const cfg_node *map, const char *prefix, eng_err 
 #define GIVEN(px, key) (px->given[field_find(key) - FIELDS])
 #define NODE(px, key) (px->node[field_find(key) - FIELDS])
 
+/* hope_attn: levels and chunk sizes (docs/hope.md), and a level split that
+ * every layer's width allows. */
+static int resolve_hope(parse_ctx *px, eng_err *e)
+{
+    eng_model_cfg *m = &px->cfg->model;
+    const cfg_node *chunks = NODE(px, "model.hope.chunks"), *levels = NODE(px, "model.hope.levels");
+    if (!GIVEN(px, "model.hope.levels"))
+        m->hope_levels = GIVEN(px, "model.hope.chunks") ? m->n_hope_chunks : 3;
+    if (!GIVEN(px, "model.hope.chunks")) {
+        for (int i = 0; i < m->hope_levels; i++)
+            m->hope_chunks[i] = pow(4.0, i);
+        m->n_hope_chunks = m->hope_levels;
+    } else if (m->n_hope_chunks != m->hope_levels) {
+        return cfg_errf(e, chunks, "model.hope.chunks: %d chunk sizes for %d levels (model.hope.levels)",
+                        m->n_hope_chunks, m->hope_levels);
+    }
+    for (int i = 0; i < m->n_hope_chunks; i++)
+        if (m->hope_chunks[i] != floor(m->hope_chunks[i]))
+            return cfg_errf(e, chunks && (size_t)i < chunks->n ? chunks->items[i] : chunks,
+                            "model.hope.chunks: %g is not a whole number of optimizer steps", m->hope_chunks[i]);
+    int widths[ENG_MAX_LAYERS], lw[ENG_HOPE_MAX_LEVELS];
+    eng_err te;
+    if (eng_taper_widths(px->cfg, widths, &te))
+        return cfg_errf(e, px->root, "%s", te.msg);
+    for (int l = 0; l < m->layers; l++)
+        if (eng_hope_split(widths[l], m->hope_levels, px->cfg->taper.multiple, lw, &te)) {
+            const cfg_node *at = levels ? levels : NODE(px, "taper.multiple");
+            if (!at)
+                at = NODE(px, "model.d_ff") ? NODE(px, "model.d_ff") : NODE(px, "arch");
+            return cfg_errf(e, at ? at : px->root, "model.hope.levels: layer %d (d_ff %d): %s", l, widths[l],
+                            te.msg + (strncmp(te.msg, "hope: ", 6) ? 0 : 6));
+        }
+    return 0;
+}
+
 static int resolve(parse_ctx *px, eng_err *e)
 {
     eng_config *c = px->cfg;
@@ -552,6 +597,14 @@ static int resolve(parse_ctx *px, eng_err *e)
                 at = root;
             return cfg_errf(e, at, "%s", te.msg);
         }
+    }
+    if (c->arch == ENG_ARCH_HOPE_ATTN) {
+        int rc = resolve_hope(px, e);
+        if (rc)
+            return rc;
+    } else if (GIVEN(px, "model.hope.levels") || GIVEN(px, "model.hope.chunks")) {
+        return cfg_errf(e, GIVEN(px, "model.hope.levels") ? NODE(px, "model.hope.levels") : NODE(px, "model.hope.chunks"),
+                        "model.hope: only used with arch hope_attn (arch is %s)", eng_arch_name(c->arch));
     }
 
     /* train */

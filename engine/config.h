@@ -25,6 +25,7 @@
 #define ENG_MAX_GROUPS 16
 #define ENG_MAX_SUITES 16
 #define ENG_NAME_MAX 64
+#define ENG_HOPE_MAX_LEVELS 8 /* hope_attn: most Continuum Memory System levels per layer */
 #define ENG_PATH_MAX 512
 
 typedef enum eng_arch {
@@ -58,6 +59,9 @@ typedef struct eng_model_cfg {
     double rope_theta;
     double init_std;  /* normal(0, init_std) for weights; output projections scaled by 1/sqrt(2L) */
     int gate;         /* eng_gate_mode, gated_attn only */
+    int hope_levels;  /* hope_attn: MLP levels per layer (docs/hope.md) */
+    double hope_chunks[ENG_HOPE_MAX_LEVELS]; /* hope_attn: level i updates every hope_chunks[i] optimizer steps */
+    int n_hope_chunks;
 } eng_model_cfg;
 
 typedef struct eng_taper_cfg {

@@ -39,6 +39,12 @@ static size_t add_tensor(eng_model *m, int cap, int ndim, int64_t d0, int64_t d1
     return off;
 }
 
+size_t eng__model_add_tensor(eng_model *m, int cap, int ndim, int64_t d0, int64_t d1, int decay, const char *fmt,
+                             int layer)
+{
+    return add_tensor(m, cap, ndim, d0, d1, decay, fmt, layer);
+}
+
 /* Lays the parameters out (called twice: count, then fill). */
 static void layout(eng_model *m, int cap)
 {
@@ -57,6 +63,10 @@ static void layout(eng_model *m, int cap)
         if (m->G)
             add_tensor(m, cap, 2, m->G, d, 1, "model.layers.%d.self_attn.g_proj.weight", l);
         p->wo = add_tensor(m, cap, 2, d, d, 1, "model.layers.%d.self_attn.o_proj.weight", l);
+        if (m->hope) { /* the CMS levels replace post_attention_layernorm and mlp.* */
+            eng__hope_layout(m, cap, l);
+            continue;
+        }
         p->ln2 = add_tensor(m, cap, 1, d, 0, 0, "model.layers.%d.post_attention_layernorm.weight", l);
         p->wgu = add_tensor(m, cap, 2, F, d, 1, "model.layers.%d.mlp.gate_proj.weight", l);
         add_tensor(m, cap, 2, F, d, 1, "model.layers.%d.mlp.up_proj.weight", l);
@@ -163,7 +173,7 @@ int eng_model_create_ops(eng_model **out, const eng_config *cfg, const eng_ops *
 {
     *out = NULL;
     const eng_model_cfg *mc = &cfg->model;
-    if (cfg->arch != ENG_ARCH_TRANSFORMER && cfg->arch != ENG_ARCH_GATED_ATTN)
+    if (cfg->arch != ENG_ARCH_TRANSFORMER && cfg->arch != ENG_ARCH_GATED_ATTN && cfg->arch != ENG_ARCH_HOPE_ATTN)
         return eng_errf(e, ENG_ECONFIG, "model: architecture '%s' is not implemented by this engine yet",
                         eng_arch_name(cfg->arch));
     if (mc->d_model <= 0 || mc->heads <= 0 || mc->d_model % mc->heads || mc->layers <= 0 ||
@@ -201,12 +211,16 @@ int eng_model_create_ops(eng_model **out, const eng_config *cfg, const eng_ops *
     }
     for (int l = 0; l < m->L; l++)
         m->max_F = m->widths[l] > m->max_F ? m->widths[l] : m->max_F;
+    if (cfg->arch == ENG_ARCH_HOPE_ATTN && (rc = eng__hope_create(m, e))) {
+        free(m);
+        return rc;
+    }
 
     layout(m, 0);
     int cap = m->n_tensors;
     m->tensors = calloc((size_t)cap, sizeof *m->tensors);
     if (!m->tensors) {
-        free(m);
+        eng_model_free(m);
         return eng_errf(e, ENG_ENOMEM, "model: out of memory");
     }
     layout(m, cap);
@@ -223,6 +237,8 @@ int eng_model_create_ops(eng_model **out, const eng_config *cfg, const eng_ops *
                         (double)bytes / 1048576, m->n_params);
     }
     rc = plan_activations(m, e);
+    if (!rc && m->hope)
+        rc = eng__hope_plan(m, e);
     if (rc) {
         eng_model_free(m);
         return rc;
@@ -262,6 +278,10 @@ void eng_model_free(eng_model *m)
         o->free(m->v);
     if (m->act_slab)
         o->free(m->act_slab);
+    if (m->xopt_slab)
+        o->free(m->xopt_slab);
+    free(m->xopt);
+    eng__hope_free(m);
     if (!m->host_visible)
         free(m->logits_host);
     free(m->losses_host);
@@ -339,6 +359,8 @@ void eng_model_init_weights(eng_model *m, uint64_t seed)
     m->ops->zero(m->grads, m->n_params);
     m->ops->zero(m->m, m->n_params);
     m->ops->zero(m->v, m->n_params);
+    if (m->xopt_slab)
+        m->ops->zero(m->xopt_slab, m->xopt_floats);
 }
 
 /* ------------------------------------------------------------ accessors */
@@ -408,6 +430,35 @@ int eng_model_set_optim(eng_model *m, const float *exp_avg, const float *exp_avg
     return 0;
 }
 
+int eng_model_n_optim_extra(const eng_model *m)
+{
+    return m->n_xopt;
+}
+
+const eng_tensor_info *eng_model_optim_extra(const eng_model *m, int i)
+{
+    return i >= 0 && i < m->n_xopt ? &m->xopt[i] : NULL;
+}
+
+size_t eng_model_optim_extra_floats(const eng_model *m)
+{
+    return m->xopt_floats;
+}
+
+int eng_model_get_optim_extra(const eng_model *m, float *dst)
+{
+    if (m->xopt_floats)
+        m->ops->to_host(dst, m->xopt_slab, m->xopt_floats * sizeof(float));
+    return 0;
+}
+
+int eng_model_set_optim_extra(eng_model *m, const float *src)
+{
+    if (m->xopt_floats)
+        m->ops->to_device(m->xopt_slab, src, m->xopt_floats * sizeof(float));
+    return 0;
+}
+
 void eng_model_zero_grads(eng_model *m)
 {
     m->ops->zero(m->grads, m->n_params);
@@ -422,6 +473,8 @@ int eng_model_step(eng_model *m, const eng_adamw *opt, eng_err *e)
 {
     if (opt->t < 1)
         return eng_errf(e, ENG_EINTERNAL, "model: AdamW step number must be >= 1 (got %lld)", (long long)opt->t);
+    if (m->hope)
+        return eng__hope_step(m, opt, e);
     const float bc1 = (float)(1.0 - pow(opt->beta1, (double)opt->t));
     const float bc2 = (float)(1.0 - pow(opt->beta2, (double)opt->t));
     /* consecutive tensors with the same decay flag go in one call */

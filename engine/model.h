@@ -64,6 +64,16 @@ int eng_model_set_params(eng_model *m, const float *src);
 int eng_model_get_grads(const eng_model *m, float *dst);
 int eng_model_get_optim(const eng_model *m, float *exp_avg, float *exp_avg_sq);
 int eng_model_set_optim(eng_model *m, const float *exp_avg, const float *exp_avg_sq);
+/* Optimizer state beyond the AdamW moments (hope_attn: the slow levels'
+ * gradient accumulators; none for transformer and gated_attn): named
+ * tensors in one slab of eng_model_optim_extra_floats floats, each
+ * tensor's offset indexing that slab.  A resumed run needs them as much as
+ * the moments (checkpoints save them in optim.safetensors). */
+int eng_model_n_optim_extra(const eng_model *m);
+const eng_tensor_info *eng_model_optim_extra(const eng_model *m, int i);
+size_t eng_model_optim_extra_floats(const eng_model *m);
+int eng_model_get_optim_extra(const eng_model *m, float *dst);
+int eng_model_set_optim_extra(eng_model *m, const float *src);
 
 /* Forward over tokens (B, T) predicting targets (B, T); a target < 0 is not
  * counted.  *loss is the mean NLL (nats) over counted targets; nll (B*T, may
@@ -83,7 +93,10 @@ void eng_model_zero_grads(eng_model *m);
 /* Global L2 norm of the gradient slab (double accumulation). */
 double eng_model_grad_norm(eng_model *m);
 /* AdamW update of every parameter from the gradient slab (decoupled decay
- * only on tensors with decay = 1). */
+ * only on tensors with decay = 1).  hope_attn: a level with chunk C > 1
+ * adds grad_scale x its gradients to an accumulator at every step and is
+ * updated only at steps t with t % C == 0, from the accumulator's mean,
+ * with bias correction by its own update count t / C (docs/hope.md). */
 int eng_model_step(eng_model *m, const eng_adamw *opt, eng_err *e);
 
 #endif

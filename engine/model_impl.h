@@ -11,6 +11,7 @@
 #define TLM_ENGINE_MODEL_IMPL_H
 
 #include "engine/model.h"
+#include "engine/model_hope.h"
 #include "engine/ops.h"
 
 /* Offsets (floats) of one layer's parameters in the parameter slab; the
@@ -59,6 +60,13 @@ struct eng_model {
 
     /* slabs (backend memory, n_params floats each) */
     float *params, *grads, *m, *v;
+    /* extra optimizer state (eng_model_optim_extra): tensors indexing one
+     * backend slab of xopt_floats; filled by the architecture that needs it */
+    eng_tensor_info *xopt;
+    int n_xopt;
+    size_t xopt_floats;
+    float *xopt_slab;
+    struct eng_hope *hope;     /* hope_attn: the CMS levels (model_hope.c); NULL otherwise */
 
     /* activations (one slab) */
     void *act_slab;
@@ -88,6 +96,11 @@ struct eng_model {
     int64_t n_counted;         /* targets >= 0 in the last forward */
     int have_forward;
 };
+
+/* model.c: appends one tensor to the table in layout() (fmt has one %d, the
+ * layer), for an architecture's own tensors; returns its offset */
+size_t eng__model_add_tensor(eng_model *m, int cap, int ndim, int64_t d0, int64_t d1, int decay, const char *fmt,
+                             int layer);
 
 /* model_pass.c */
 void eng__model_forward_stack(eng_model *m, int B, int T);

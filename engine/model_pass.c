@@ -18,7 +18,8 @@ static void mixer_fwd(eng_model *m, int l, int B, int T)
 {
     switch (m->arch) {
     case ENG_ARCH_TRANSFORMER:
-    case ENG_ARCH_GATED_ATTN: eng__attn_fwd(m, l, B, T); break;
+    case ENG_ARCH_GATED_ATTN:
+    case ENG_ARCH_HOPE_ATTN: eng__attn_fwd(m, l, B, T); break;
     default: break; /* refused by eng_model_create */
     }
 }
@@ -27,7 +28,8 @@ static void mixer_bwd(eng_model *m, int l, int B, int T)
 {
     switch (m->arch) {
     case ENG_ARCH_TRANSFORMER:
-    case ENG_ARCH_GATED_ATTN: eng__attn_bwd(m, l, B, T); break;
+    case ENG_ARCH_GATED_ATTN:
+    case ENG_ARCH_HOPE_ATTN: eng__attn_bwd(m, l, B, T); break;
     default: break;
     }
 }
@@ -36,6 +38,10 @@ static void mixer_bwd(eng_model *m, int l, int B, int T)
 static void mlp_fwd(eng_model *m, int l, int N)
 {
     const eng_ops *o = m->ops;
+    if (m->hope) { /* hope_attn: the Continuum Memory System's levels */
+        eng__hope_mlp_fwd(m, l, N);
+        return;
+    }
     const eng_layer_params *p = &m->lp[l];
     eng_layer_acts *a = &m->la[l];
     const int d = m->d, F = m->widths[l];
@@ -55,6 +61,10 @@ static void mlp_bwd(eng_model *m, int l, int N)
     const eng_layer_params *p = &m->lp[l];
     eng_layer_acts *a = &m->la[l];
     const int d = m->d, F = m->widths[l];
+    if (m->hope) {
+        eng__hope_mlp_bwd(m, l, N);
+        return;
+    }
     const float *P = m->params;
     float *Gr = m->grads;
     /* down_proj */

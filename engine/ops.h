@@ -89,6 +89,50 @@ typedef struct eng_ops {
     void (*gate_bwd)(float *da, float *dz, const float *dout, const float *a, const float *z, int ldz, int N, int D,
                      int G);
 
+    /* ---- Titans (docs/titans.md; engine/cpu/dconv.c, silu_norm.c, swa.c,
+     * titans_mem.c give each reference).
+     * dconv: depthwise causal convolution over time, kernel w (C, K), tap
+     * K-1 on the current position, positions restart every T rows.
+     * backward: dx (=), dw (+=). */
+    void (*dconv_fwd)(float *y, int ldy, const float *x, int ldx, const float *w, int N, int T, int C, int K);
+    void (*dconv_bwd)(float *dx, int lddx, float *dw, const float *dy, int lddy, const float *x, int ldx,
+                      const float *w, int N, int T, int C, int K);
+    /* silu_norm: y = silu(x) on C columns, then the first G groups of gw
+     * columns scaled to unit L2 norm (rn (N, G) = 1/sqrt(sum^2 + eps)).
+     * backward: dx (=; may be dy with the same ld). */
+    void (*silu_norm_fwd)(float *y, int ldy, float *rn, const float *x, int ldx, int N, int C, int G, int gw,
+                          float eps);
+    void (*silu_norm_bwd)(float *dx, int lddx, const float *dy, int lddy, const float *y, int ldy, const float *rn,
+                          const float *x, int ldx, int N, int C, int G, int gw);
+    /* swa: causal softmax attention where query t sees keys t-window+1..t
+     * and Np persistent key/value entries kp, vp (Np, ldp: Hkv x hd, shared
+     * by all sequences, no position); shapes and lse as attention_fwd.
+     * backward: dq, dk, dv (=), dkp, dvp (+=).  ws: swa_workspace floats. */
+    size_t (*swa_workspace)(int B, int T, int Hkv, int hd, int window, int Np);
+    void (*swa_fwd)(float *out, int ldo, float *lse, const float *q, int ldq, const float *k, const float *v,
+                    int ldkv, const float *kp, const float *vp, int ldp, int Np, int B, int T, int H, int Hkv,
+                    int hd, int window, float *ws);
+    void (*swa_bwd)(float *dq, float *dk, float *dv, float *dkp, float *dvp, const float *lse, const float *dout,
+                    int ldo, const float *q, int ldq, const float *k, const float *v, int ldkv, const float *kp,
+                    const float *vp, int ldp, int Np, int B, int T, int H, int Hkv, int hd, int window, float *ws);
+    /* titans_mem: per (sequence, head) the neural memory (depth 1: W (hd,
+     * hd); 2: W1 (hm, hd), W2 (hd, hm) with SiLU) trained online in chunks
+     * of `chunk` tokens on ||M(k_t) - v_t||^2 with momentum and decay from
+     * the gates' pre-activations (N, ldg: theta, eta, alpha, H each); y_t
+     * reads the memory as of the last completed chunk.  q, k, v, y (N, ld):
+     * H x hd.  w0: the learned initial weights (depth 2: W1 of every head,
+     * then W2 of every head).  states (B, H, ceil(T/chunk), 2, Pm) are
+     * written by the forward for the backward.  backward: dq, dk, dv,
+     * dgates (=), dw0 (+=).  ws: titans_mem_workspace floats. */
+    size_t (*titans_mem_workspace)(int B, int T, int H, int hd, int hm, int depth, int chunk);
+    void (*titans_mem_fwd)(float *y, int ldy, float *states, const float *q, const float *k, const float *v,
+                           int ldqkv, const float *gates, int ldg, const float *w0, int B, int T, int H, int hd,
+                           int hm, int depth, int chunk, float max_lr, float *ws);
+    void (*titans_mem_bwd)(float *dq, float *dk, float *dv, int ldd, float *dgates, int lddg, float *dw0,
+                           const float *dy, int ldy, const float *states, const float *q, const float *k,
+                           const float *v, int ldqkv, const float *gates, int ldg, int B, int T, int H, int hd,
+                           int hm, int depth, int chunk, float max_lr, float *ws);
+
     /* ---- softmax cross-entropy over logits (N, V), targets (N) (< 0: not
      * counted, loss 0).  fwd: losses (N) = -log softmax(logits)[target].
      * bwd: logits are overwritten in place by d(sum_n dscale * loss_n)/dlogits
@@ -105,6 +149,9 @@ typedef struct eng_ops {
                   float wd, float bc1, float bc2, float grad_scale);
     /* sum of squares, accumulated in double (for the global gradient norm) */
     double (*sumsq)(const float *x, size_t n);
+    /* y (n) += alpha * x (n): gradient accumulation across optimizer steps
+     * (hope_attn's slow levels) */
+    void (*axpy)(float *y, const float *x, size_t n, float alpha);
 } eng_ops;
 
 /* The CPU backend (C + OpenMP + CBLAS); threads come from eng_runtime. */

@@ -146,7 +146,7 @@ const char *eng_trainer_last_ckpt(const eng_trainer *t) { return t->last_ckpt; }
 /* ------------------------------------------------------------ checkpoints */
 typedef struct host_copy {
     eng_tensor_info *tensors;
-    float *buf;           /* 3 x n_params */
+    float *buf;           /* 3 x n_params, then the extra optimizer state */
     eng_ckpt_data d;
 } host_copy;
 
@@ -159,10 +159,10 @@ static void host_free(host_copy *hc)
 static int host_alloc(eng_trainer *t, host_copy *hc, eng_err *e)
 {
     memset(hc, 0, sizeof *hc);
-    int n = eng_model_n_tensors(t->model);
-    size_t np = eng_model_n_params(t->model);
-    hc->tensors = malloc((size_t)n * sizeof *hc->tensors);
-    hc->buf = malloc(3 * np * sizeof *hc->buf);
+    int n = eng_model_n_tensors(t->model), nx = eng_model_n_optim_extra(t->model);
+    size_t np = eng_model_n_params(t->model), xf = eng_model_optim_extra_floats(t->model);
+    hc->tensors = malloc((size_t)(n + nx) * sizeof *hc->tensors);
+    hc->buf = malloc((3 * np + xf) * sizeof *hc->buf);
     if (!hc->tensors || !hc->buf) {
         host_free(hc);
         return eng_errf(e, ENG_ENOMEM, "out of memory for a host copy of %zu parameters", np);
@@ -175,6 +175,11 @@ static int host_alloc(eng_trainer *t, host_copy *hc, eng_err *e)
     hc->d.params = hc->buf;
     hc->d.exp_avg = hc->buf + np;
     hc->d.exp_avg_sq = hc->buf + 2 * np;
+    for (int i = 0; i < nx; i++)
+        hc->tensors[n + i] = *eng_model_optim_extra(t->model, i);
+    hc->d.extra_tensors = hc->tensors + n;
+    hc->d.n_extra = nx;
+    hc->d.extra = hc->buf + 3 * np;
     return 0;
 }
 
@@ -195,7 +200,8 @@ int eng_trainer_checkpoint(eng_trainer *t, char path[ENG_CKPT_PATH_MAX], eng_err
     if (rc)
         return rc;
     if ((rc = eng_model_get_params(t->model, hc.d.params)) ||
-        (rc = eng_model_get_optim(t->model, hc.d.exp_avg, hc.d.exp_avg_sq))) {
+        (rc = eng_model_get_optim(t->model, hc.d.exp_avg, hc.d.exp_avg_sq)) ||
+        (rc = eng_model_get_optim_extra(t->model, hc.d.extra))) {
         host_free(&hc);
         return eng_errf(e, rc, "checkpoint: cannot copy the model's tensors to the host");
     }
@@ -247,7 +253,8 @@ int eng_trainer_resume(eng_trainer *t, int64_t *from_step, eng_err *e)
         rc = eng_errf(e, ENG_EDATA, "%s: step %" PRId64 ", tokens %" PRId64 " and cursor %" PRIu64
                       " do not fit this config's batches", dir, st.step, st.tokens, st.cursor);
     if (!rc && ((rc = eng_model_set_params(t->model, hc.d.params)) ||
-                (rc = eng_model_set_optim(t->model, hc.d.exp_avg, hc.d.exp_avg_sq))))
+                (rc = eng_model_set_optim(t->model, hc.d.exp_avg, hc.d.exp_avg_sq)) ||
+                (rc = eng_model_set_optim_extra(t->model, hc.d.extra))))
         rc = eng_errf(e, rc, "%s: cannot copy the tensors into the model", dir);
     host_free(&hc);
     if (rc)

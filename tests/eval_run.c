@@ -113,7 +113,7 @@ static int write_ckpt(const eng_model *m, const eng_config *c, const char *root,
         return eng_errf(e, ENG_ENOMEM, "out of memory");
     }
     eng_model_get_params(m, p);
-    const eng_ckpt_data d = {eng_model_tensor(m, 0), eng_model_n_tensors(m), n, p, z, z};
+    const eng_ckpt_data d = {eng_model_tensor(m, 0), eng_model_n_tensors(m), n, p, z, z, NULL, 0, NULL};
     eng_train_state st;
     memset(&st, 0, sizeof st);
     eng_config_id(c, st.config_id);

@@ -31,3 +31,4 @@ include tests/orchestrator.mk
 include tests/data.mk
 include tests/report.mk
 include tests/eval.mk
+include tests/hope.mk

@@ -103,7 +103,7 @@ int main(void)
     const size_t N = 256 * 32 + 32 + 48 * 32;
     float *p = malloc(N * 4), *m = malloc(N * 4), *v = malloc(N * 4);
     float *p2 = calloc(N, 4), *m2 = calloc(N, 4), *v2 = calloc(N, 4);
-    eng_ckpt_data d = {t, 3, N, p, m, v}, back = {t, 3, N, p2, m2, v2};
+    eng_ckpt_data d = {t, 3, N, p, m, v, NULL, 0, NULL}, back = {t, 3, N, p2, m2, v2, NULL, 0, NULL};
 
     /* ---- write one and read it back */
     fill(p, N, 1), fill(m, N, 2), fill(v, N, 3);
@@ -173,7 +173,7 @@ int main(void)
     eng_tensor_info t2[3];
     memcpy(t2, t, sizeof t);
     t2[2].shape[0] = 24, t2[2].numel = 24 * 32;
-    eng_ckpt_data narrow = {t2, 3, N, p2, m2, v2};
+    eng_ckpt_data narrow = {t2, 3, N, p2, m2, v2, NULL, 0, NULL};
     rc = eng_ckpt_load(path, cid, &narrow, &st2, &e);
     TAP_OK(rc == ENG_EDATA && strstr(e.msg, "up_proj"), "a tensor of another shape: ENG_EDATA (%s)", e.msg);
 
@@ -237,6 +237,37 @@ int main(void)
            "rewriting step 40 replaces the corrupt folder, clears temp folders, prunes to 2");
     rc = eng_ckpt_find("/nonexistent/tlm/ckpt", path, on_log, NULL, &e);
     TAP_OK(rc == 0 && !path[0], "a missing checkpoint folder means no checkpoint, not an error");
+
+    /* ---- extra optimizer state (hope_attn's gradient accumulators) */
+    eng_tensor_info xt[1];
+    memset(xt, 0, sizeof xt);
+    strcpy(xt[0].name, "model.layers.0.mlp.up_proj.weight.grad_acc");
+    xt[0].ndim = 2, xt[0].shape[0] = 48, xt[0].shape[1] = 32, xt[0].numel = 48 * 32, xt[0].offset = 0;
+    float *x = malloc(48 * 32 * 4), *x2 = calloc(48 * 32, 4);
+    fill(x, 48 * 32, 9);
+    eng_ckpt_data dx = {t, 3, N, p, m, v, xt, 1, x}, backx = {t, 3, N, p2, m2, v2, xt, 1, x2};
+    char xroot[420];
+    snprintf(xroot, sizeof xroot, "%s/ckx", root);
+    state_for(&st, cid, 7);
+    rc = eng_ckpt_write(xroot, &dx, &cfg, &st, 1, path, &e);
+    snprintf(fpath, sizeof fpath, "%s/optim.safetensors", path);
+    int nopt = -1;
+    if (!rc && !eng_st_open(&sf, fpath, &e)) {
+        nopt = eng_st_find(&sf, "model.layers.0.mlp.up_proj.weight.grad_acc") ? sf.n : -1;
+        eng_st_close(&sf);
+    }
+    rc = rc || eng_ckpt_load(path, cid, &backx, &st2, &e);
+    TAP_OK(rc == 0 && nopt == 7 && !memcmp(x, x2, 48 * 32 * 4) && !memcmp(v, v2, N * 4),
+           "extra optimizer state: saved in optim.safetensors under its own name (%d tensors), loaded bit for bit",
+           nopt);
+    rc = eng_ckpt_load(path, cid, &back, &st2, &e);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "7 tensors, the model has 6"), "a model without it refuses it: %s", e.msg);
+    state_for(&st, cid, 8);
+    rc = eng_ckpt_write(xroot, &d, &cfg, &st, 1, path, &e);
+    if (!rc)
+        rc = eng_ckpt_load(path, cid, &backx, &st2, &e);
+    TAP_OK(rc == ENG_EDATA, "a checkpoint without it cannot resume a model that needs it: %s", e.msg);
+    free(x), free(x2);
 
     free(p), free(m), free(v), free(p2), free(m2), free(v2);
     char cmd[400];

@@ -40,11 +40,20 @@ int wrk_describe(const eng_config *cfg, FILE *out, eng_err *e)
         const eng_layer_account *la = &acc.layer[l];
         sum += la->d_ff;
         json_array_append_new(widths, json_integer(la->d_ff));
-        json_array_append_new(layers, json_pack("{s:i, s:i, s:f, s:I, s:I, s:I, s:I, s:f}", "layer", l, "d_ff",
-                                                la->d_ff, "ratio", (double)la->d_ff / cfg->model.d_ff, "params",
-                                                (json_int_t)la->total, "mlp", (json_int_t)la->mlp, "attention",
-                                                (json_int_t)la->attn, "extra", (json_int_t)la->extra,
-                                                "flops_fwd_per_token", la->flops_fwd));
+        json_t *lj = json_pack("{s:i, s:i, s:f, s:I, s:I, s:I, s:I, s:f}", "layer", l, "d_ff", la->d_ff, "ratio",
+                               (double)la->d_ff / cfg->model.d_ff, "params", (json_int_t)la->total, "mlp",
+                               (json_int_t)la->mlp, "attention", (json_int_t)la->attn, "extra", (json_int_t)la->extra,
+                               "flops_fwd_per_token", la->flops_fwd);
+        if (lj && la->n_levels) { /* hope_attn: the CMS levels' widths and update periods, fastest first */
+            json_t *lv = json_array();
+            for (int i = 0; i < la->n_levels; i++)
+                json_array_append_new(lv, json_pack("{s:i, s:i, s:I}", "d_ff", la->level_d_ff[i], "chunk",
+                                                    la->level_chunk[i], "params",
+                                                    (json_int_t)(3 * (int64_t)cfg->model.d_model * la->level_d_ff[i] +
+                                                                 cfg->model.d_model)));
+            json_object_set_new(lj, "levels", lv);
+        }
+        json_array_append_new(layers, lj);
     }
     json_t *doc = json_pack(
         "{s:s, s:o, s:{s:s, s:o, s:I, s:I, s:b}, s:o, s:o, s:{s:f, s:f, s:f}, s:o}", "id", id, "config", cj,

@@ -119,6 +119,30 @@ void eng__cpu_gate_fwd(float *out, const float *a, const float *z, int ldz, int 
 void eng__cpu_gate_bwd(float *da, float *dz, const float *dout, const float *a, const float *z, int ldz, int N, int D,
                        int G);
 
+/* dconv.c, silu_norm.c, swa.c, titans_mem.c: Titans (engine/ops.h) */
+void eng__cpu_dconv_fwd(float *y, int ldy, const float *x, int ldx, const float *w, int N, int T, int C, int K);
+void eng__cpu_dconv_bwd(float *dx, int lddx, float *dw, const float *dy, int lddy, const float *x, int ldx,
+                        const float *w, int N, int T, int C, int K);
+void eng__cpu_silu_norm_fwd(float *y, int ldy, float *rn, const float *x, int ldx, int N, int C, int G, int gw,
+                            float eps);
+void eng__cpu_silu_norm_bwd(float *dx, int lddx, const float *dy, int lddy, const float *y, int ldy, const float *rn,
+                            const float *x, int ldx, int N, int C, int G, int gw);
+size_t eng__cpu_swa_workspace(int B, int T, int Hkv, int hd, int window, int Np);
+void eng__cpu_swa_fwd(float *out, int ldo, float *lse, const float *q, int ldq, const float *k, const float *v,
+                      int ldkv, const float *kp, const float *vp, int ldp, int Np, int B, int T, int H, int Hkv, int hd,
+                      int window, float *ws);
+void eng__cpu_swa_bwd(float *dq, float *dk, float *dv, float *dkp, float *dvp, const float *lse, const float *dout,
+                      int ldo, const float *q, int ldq, const float *k, const float *v, int ldkv, const float *kp,
+                      const float *vp, int ldp, int Np, int B, int T, int H, int Hkv, int hd, int window, float *ws);
+size_t eng__cpu_titans_mem_workspace(int B, int T, int H, int hd, int hm, int depth, int chunk);
+void eng__cpu_titans_mem_fwd(float *y, int ldy, float *states, const float *q, const float *k, const float *v,
+                             int ldqkv, const float *gates, int ldg, const float *w0, int B, int T, int H, int hd,
+                             int hm, int depth, int chunk, float max_lr, float *ws);
+void eng__cpu_titans_mem_bwd(float *dq, float *dk, float *dv, int ldd, float *dgates, int lddg, float *dw0,
+                             const float *dy, int ldy, const float *states, const float *q, const float *k,
+                             const float *v, int ldqkv, const float *gates, int ldg, int B, int T, int H, int hd,
+                             int hm, int depth, int chunk, float max_lr, float *ws);
+
 /* xent.c */
 void eng__cpu_xent_fwd(float *losses, const float *logits, const int32_t *targets, int N, int V);
 void eng__cpu_xent_bwd(float *logits, const int32_t *targets, int N, int V, float dscale);
@@ -127,5 +151,7 @@ void eng__cpu_xent_bwd(float *logits, const int32_t *targets, int N, int V, floa
 void eng__cpu_adamw(float *p, const float *grad, float *m, float *v, size_t n, float lr, float b1, float b2, float eps,
                     float wd, float bc1, float bc2, float grad_scale);
 double eng__cpu_sumsq(const float *x, size_t n);
+/* accumulate.c */
+void eng__cpu_axpy(float *y, const float *x, size_t n, float alpha);
 
 #endif

@@ -1,0 +1,12 @@
+/* accumulate.c: y += alpha x over a flat range, the optimizer's gradient
+ * accumulation for parameters updated less often than every step
+ * (hope_attn's slow levels, engine/model_hope.c).  Element-wise, so the
+ * result does not depend on the thread count. */
+#include "engine/cpu/cpu.h"
+
+void eng__cpu_axpy(float *y, const float *x, size_t n, float alpha)
+{
+#pragma omp parallel for simd schedule(static) if (n >= ENG_PAR_MIN)
+    for (size_t i = 0; i < n; i++)
+        y[i] += alpha * x[i];
+}
