@@ -7,4 +7,5 @@ engine_libtlmengine_a_SOURCES += \
 	engine/runtime.c engine/runtime.h \
 	engine/cpu/cpu.h engine/cpu/backend.c engine/cpu/blas.c engine/cpu/memory.c \
 	engine/cpu/embedding.c engine/cpu/rmsnorm.c engine/cpu/rope.c engine/cpu/attention.c \
-	engine/cpu/swiglu.c engine/cpu/gate.c engine/cpu/xent.c engine/cpu/adamw.c
+	engine/cpu/swiglu.c engine/cpu/gate.c engine/cpu/xent.c engine/cpu/adamw.c \
+	engine/cpu/dconv.c engine/cpu/silu_norm.c engine/cpu/swa.c engine/cpu/titans_mem.c
