@@ -32,3 +32,4 @@ include tests/data.mk
 include tests/report.mk
 include tests/eval.mk
 include tests/hope.mk
+include tests/titans.mk
