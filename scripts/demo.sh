@@ -1,18 +1,17 @@
 #!/bin/sh
 # demo.sh: the README's main job.  On a fresh Debian machine (as root, or
 # with sudo) it does the whole study in miniature:
-#   1. installs what TLM needs and builds it (scripts/setup.sh)
-#   2. makes the demonstration corpus and its token shards (scripts/make-demo-data.sh)
-#   3. trains the five jobs of sweeps/demo.yaml with tlmd into results.db
-#   4. prints the paper's Figure 2 comparison and the cosine taper against
+#   1. installs what TLM needs, builds it, and makes the demonstration
+#      corpus and its token shards (scripts/setup.sh, scripts/make-demo-data.sh)
+#   2. trains the five jobs of sweeps/demo.yaml with tlmd into results.db
+#   3. prints the paper's Figure 2 comparison and the cosine taper against
 #      uniform, and writes every table and figure into report/
 # About 15 minutes on 2 cores; running it again reuses what is done (tlmd
 # never trains a finished job twice).  README.md says how to read the output.
 set -eu
 cd "$(dirname "$0")/.."
 
-scripts/setup.sh
-scripts/make-demo-data.sh --no-bpe
+scripts/setup.sh   # also makes the demonstration shards
 
 cores=$(nproc 2>/dev/null || echo 2)
 # One worker with every core: tlmd trains the jobs one after the other.

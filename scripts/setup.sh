@@ -4,7 +4,8 @@
 # reconfigures only when the build files changed, and is quick when nothing
 # did.
 #
-#   scripts/setup.sh            packages to build and run TLM, then build
+#   scripts/setup.sh            packages to build and run TLM, then build, then
+#                               the demonstration shards (data/demo/)
 #   scripts/setup.sh --test     also what `make check` needs (torch for the
 #                               parity tests, clang for the fuzz targets, node)
 #   scripts/setup.sh --no-build packages only
@@ -102,4 +103,8 @@ make -s -j"$jobs" >/tmp/tlm-make.log 2>&1 || {
     say "build failed (full log: /tmp/tlm-make.log)"
     exit 1
 }
-say "built: worker/tlm-worker orchestrator/tlmd reports/tlm-report"
+say "built: worker/tlm-worker orchestrator/tlmd reports/tlm-report dataprep/tlm-data"
+
+# The demonstration corpus and its shards (data/demo/, seconds; skipped when
+# they are up to date): what the CPU sweeps train on.
+scripts/make-demo-data.sh --no-bpe
