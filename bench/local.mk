@@ -3,3 +3,4 @@ include bench/engine.mk
 include bench/orchestrator.mk
 include bench/data.mk
 include bench/report.mk
+include bench/arch.mk

@@ -1,0 +1,7 @@
+# bench/arch.mk: throughput of each architecture beside the Transformer of
+# the same size (one program per architecture).
+# Run: make bench/bench_hope && ./bench/bench_hope [--threads 2] [--repeat 3]
+noinst_PROGRAMS += bench/bench_hope
+bench_bench_hope_SOURCES = bench/bench_hope.c
+bench_bench_hope_CPPFLAGS = $(AM_CPPFLAGS) $(YAML_CFLAGS) $(JANSSON_CFLAGS)
+bench_bench_hope_LDADD = $(ENGINE_LIBS)

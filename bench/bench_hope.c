@@ -1,0 +1,179 @@
+/* bench_hope.c: training throughput of hope_attn beside the Transformer of
+ * the same size on the CPU (a benchmark program, not a test), so the cost
+ * of the Continuum Memory System is known.
+ *
+ *   bench_hope [--threads N] [--steps N] [--config small|large|all] [--repeat R] [--levels K]
+ *
+ * Per configuration (the shapes of bench_engine: untied head, vocab 4096,
+ * T 256, B 8; small d 256 L 4 H 4 d_ff 768, large d 512 L 8 H 8 d_ff
+ * 1536): a uniform `transformer`, and `hope_attn` with K levels (default 3,
+ * chunks 1, 4, 16, ...) splitting the same d_ff, both trained with AdamW on
+ * random tokens; tokens/s from the median step after one warm-up step.
+ * --repeat R alternates the two R times and keeps each one's best (the
+ * machine is shared).  Steps 1..16 are timed so that hope's slowest level
+ * is updated once (the optimizer's share is printed on its own). */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/account.h"
+#include "engine/cfgtree.h"
+#include "engine/model.h"
+#include "engine/runtime.h"
+
+typedef struct bench_cfg {
+    const char *name;
+    int d, L, H, dff, V, T, B;
+} bench_cfg;
+
+static const bench_cfg configs[] = {
+    {"small", 256, 4, 4, 768, 4096, 256, 8},
+    {"large", 512, 8, 8, 1536, 4096, 256, 8},
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int make_config(const bench_cfg *b, const char *arch, int levels, eng_config *c, eng_err *e)
+{
+    char y[640], hope[96] = "";
+    if (!strcmp(arch, "hope_attn"))
+        snprintf(hope, sizeof hope, ", hope: {levels: %d}", levels);
+    snprintf(y, sizeof y,
+             "arch: %s\ntokenizer: bpe%d\n"
+             "model: {d_model: %d, layers: %d, heads: %d, d_ff: %d, vocab: %d, tied: false%s}\n"
+             "taper: {schedule: uniform}\ntrain: {seq_len: %d, tokens: 1000000}\n",
+             arch, b->V, b->d, b->L, b->H, b->dff, b->V, hope, b->T);
+    cfg_node *root;
+    int rc = cfg_parse_buffer("bench", y, strlen(y), &root, e);
+    if (rc)
+        return rc;
+    rc = eng_config_from_tree(root, c, e);
+    cfg_free(root);
+    return rc;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct result {
+    double tps;     /* tokens/s, median step */
+    double ms_opt;  /* median optimizer step, ms */
+    int64_t params;
+} result;
+
+static int run(const bench_cfg *b, const char *arch, int levels, int steps, result *r)
+{
+    eng_config c;
+    eng_err e = {0};
+    eng_account a;
+    eng_model *m;
+    if (make_config(b, arch, levels, &c, &e) || eng_account_compute(&c, &a, &e) ||
+        eng_model_create(&m, &c, b->B, b->T, &e)) {
+        fprintf(stderr, "bench_hope: %s: %s\n", arch, e.msg);
+        return -1;
+    }
+    r->params = a.total;
+    eng_model_init_weights(m, 1);
+    const int N = b->B * b->T;
+    int32_t *tok = malloc(sizeof(int32_t) * N), *tgt = malloc(sizeof(int32_t) * N);
+    double *t_step = calloc((size_t)steps, sizeof(double)), *t_opt = calloc((size_t)steps, sizeof(double));
+    uint64_t s = 42;
+    int rc = 0;
+    for (int st = 0; st <= steps && !rc; st++) {
+        for (int i = 0; i < N; i++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            tok[i] = (int32_t)((s >> 33) % (uint64_t)b->V);
+            tgt[i] = (int32_t)((s >> 13) % (uint64_t)b->V);
+        }
+        double loss, t0 = now_s();
+        eng_model_zero_grads(m);
+        rc = eng_model_forward(m, tok, tgt, b->B, b->T, &loss, NULL, &e) || eng_model_backward(m, 1.0f, &e);
+        double gn = eng_model_grad_norm(m), t1 = now_s();
+        eng_adamw opt = {1e-3, 0.9, 0.95, 1e-8, 0.1, st + 1, gn > 1 ? 1 / gn : 1};
+        rc = rc || eng_model_step(m, &opt, &e);
+        double t2 = now_s();
+        if (st > 0) {
+            t_step[st - 1] = t2 - t0;
+            t_opt[st - 1] = t2 - t1;
+        }
+    }
+    if (rc)
+        fprintf(stderr, "bench_hope: %s: %s\n", arch, e.msg);
+    qsort(t_step, (size_t)steps, sizeof(double), cmp_double);
+    qsort(t_opt, (size_t)steps, sizeof(double), cmp_double);
+    r->tps = (double)N / t_step[steps / 2];
+    r->ms_opt = 1e3 * t_opt[steps / 2];
+    free(t_step);
+    free(t_opt);
+    free(tok);
+    free(tgt);
+    eng_model_free(m);
+    return rc ? -1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    eng_runtime_init(argc, argv);
+    int threads = 0, steps = 16, repeat = 1, levels = 3;
+    const char *which = "all";
+    static const struct option opts[] = {{"threads", required_argument, 0, 't'}, {"steps", required_argument, 0, 's'},
+                                         {"config", required_argument, 0, 'c'}, {"repeat", required_argument, 0, 'r'},
+                                         {"levels", required_argument, 0, 'k'}, {0, 0, 0, 0}};
+    for (int ch; (ch = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
+        switch (ch) {
+        case 't': threads = atoi(optarg); break;
+        case 's': steps = atoi(optarg); break;
+        case 'c': which = optarg; break;
+        case 'r': repeat = atoi(optarg); break;
+        case 'k': levels = atoi(optarg); break;
+        default:
+            fprintf(stderr, "usage: bench_hope [--threads N] [--steps N] [--config small|large|all] [--repeat R] "
+                            "[--levels K]\n");
+            return 2;
+        }
+    }
+    if (steps < 1 || repeat < 1 || levels < 1 || levels > ENG_HOPE_MAX_LEVELS) {
+        fprintf(stderr, "bench_hope: bad --steps, --repeat or --levels\n");
+        return 2;
+    }
+    eng_runtime_set_threads(threads);
+    printf("bench_hope: %d threads, %s, %d timed steps, best of %d\n", eng_runtime_threads(), eng_runtime_blas(),
+           steps, repeat);
+    printf("%-6s %-12s %12s %12s %12s %10s\n", "config", "arch", "params", "tokens/s", "opt ms/step", "vs transf.");
+    for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
+        const bench_cfg *b = &configs[i];
+        if (strcmp(which, "all") && strcmp(which, b->name))
+            continue;
+        result best[2] = {{0, 0, 0}, {0, 0, 0}};
+        static const char *const archs[2] = {"transformer", "hope_attn"};
+        for (int r = 0; r < repeat; r++)
+            for (int a = 0; a < 2; a++) {
+                result x;
+                if (run(b, archs[a], levels, steps, &x))
+                    return 1;
+                if (x.tps > best[a].tps)
+                    best[a] = x;
+            }
+        for (int a = 0; a < 2; a++) {
+            char arch[32];
+            if (a)
+                snprintf(arch, sizeof arch, "hope_attn k%d", levels);
+            else
+                snprintf(arch, sizeof arch, "%s", archs[a]);
+            printf("%-6s %-12s %12lld %12.0f %12.2f %9.3fx\n", b->name, arch, (long long)best[a].params, best[a].tps,
+                   best[a].ms_opt, best[a].tps / best[0].tps);
+        }
+    }
+    return 0;
+}
