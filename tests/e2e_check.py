@@ -110,6 +110,8 @@ for model, label in (("Transformer++", "uniform"), ("+ tapered", "cosine 1.5->0.
     stat_matches(rows[model]["piqa"], (acc[0] * 100, acc[1] * 100 if acc[1] is not None else None, acc[2]),
                  f"main {model} piqa acc (%)")
     check(rows[model]["wikitext_ppl"].get("missing") == "no eval", f"main {model}: wikitext says 'no eval'")
+    stat_matches(rows[model]["val_ppl"], agg([final_eval(j, "val", "val", "ppl") for j in js]),
+                 f"main {model} val ppl (our column)")
 
 # ---------------------------------------------------------------- niah
 d = load("niah")

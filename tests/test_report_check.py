@@ -247,7 +247,7 @@ def check_ratio(name, sweep=None):
     ok(ratios <= listed, f"{name}: every ratio of the selection has a row")
 
 
-MAIN = [("wikitext_ppl", "wikitext", None, "word_perplexity", 1), ("lambada_ppl", "lambada", None, "perplexity", 1),
+MAIN = [("val_ppl", "val", "val", "ppl", 1), ("wikitext_ppl", "wikitext", None, "word_perplexity", 1), ("lambada_ppl", "lambada", None, "perplexity", 1),
         ("lambada_acc", "lambada", None, "acc", 100), ("piqa", None, "piqa", "acc", 100),
         ("hellaswag", None, "hellaswag", "acc_norm", 100), ("winogrande", None, "winogrande", "acc", 100),
         ("arc_easy", None, "arc_easy", "acc", 100), ("arc_challenge", None, "arc_challenge", "acc_norm", 100),
@@ -258,7 +258,7 @@ ARCH_TITLE = {"Transformer++": "transformer", "Gated Attention": "gated_attn", "
 
 def avg8(j):
     vals = []
-    for key, suite, task, metric, _ in MAIN[2:]:
+    for key, suite, task, metric, _ in MAIN[3:]:
         v = final_eval(j["key"], task=task, metric=metric, suite=suite)
         if v is None:
             return None
