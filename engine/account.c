@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "engine/model_hope.h"
+#include "engine/model_titans.h"
 #include "engine/taper.h"
 
 int eng_account_compute(const eng_config *c, eng_account *a, eng_err *e)
@@ -45,6 +46,12 @@ int eng_account_compute(const eng_config *c, eng_account *a, eng_err *e)
         la->total = la->attn + la->mlp + la->norm + la->extra;
         double attn_flops = 2.0 * 2.0 * (double)d * ctx;
         la->flops_fwd = 2.0 * (double)(la->attn + la->mlp + la->extra) + attn_flops;
+        if (c->arch == ENG_ARCH_TITANS) { /* the memory, its gates and the persistent entries (docs/titans.md) */
+            double xflops;
+            eng_titans_account(c, &la->extra, &xflops, &attn_flops);
+            la->total = la->attn + la->mlp + la->norm + la->extra;
+            la->flops_fwd = 2.0 * (double)(la->attn + la->mlp) + xflops + attn_flops;
+        }
         a->flops_attention += attn_flops;
         a->attn += la->attn;
         a->mlp += la->mlp;

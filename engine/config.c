@@ -23,6 +23,7 @@
 static const char *const ARCH_NAMES[] = {"transformer", "gated_attn", "hope_attn", "titans"};
 static const char *const SCHEDULE_NAMES[] = {"uniform", "linear", "cosine", "sigmoid", "blocks"};
 static const char *const GATE_NAMES[] = {"elementwise", "headwise"};
+static const char *const TITANS_VARIANTS[] = {"mag", "mal"};
 #define NAMES(a) a, (int)(sizeof a / sizeof a[0])
 
 const char *eng_arch_name(int arch)
@@ -99,6 +100,11 @@ static int rel_multiple(const eng_config *c)
     return c->taper.schedule != ENG_TAPER_UNIFORM || c->arch == ENG_ARCH_HOPE_ATTN; /* hope: the levels' unit */
 }
 static int rel_hope(const eng_config *c) { return c->arch == ENG_ARCH_HOPE_ATTN; }
+static int rel_titans(const eng_config *c) { return c->arch == ENG_ARCH_TITANS; }
+static int rel_titans_hidden(const eng_config *c)
+{
+    return c->arch == ENG_ARCH_TITANS && c->model.titans_mem_depth == 2;
+}
 static int rel_val_fraction(const eng_config *c) { return c->data.val[0] == '\0'; }
 static int has_suite(const eng_config *c, const char *name)
 {
@@ -179,6 +185,20 @@ static const field FIELDS[] = {
     {"model.rope_theta", F_DOUBLE, OFF(model.rope_theta), 0, 0, 0, 1, 1e9, 0, NULL, 0, 0, NULL, "RoPE base"},
     {"model.tied", F_BOOL, OFF(model.tied), 0, 0, 0, 0, 0, 0, NULL, 0, 0, NULL,
      "share the embedding with the LM head"},
+    {"model.titans.chunk", F_INT, OFF(model.titans_chunk), 0, 0, 0, 1, 512, 0, NULL, 0, 0, rel_titans,
+     "titans: memory update chunk in tokens; a chunk's gradients are all taken at its start weights (default 16)"},
+    {"model.titans.max_lr", F_DOUBLE, OFF(model.titans_max_lr), 0, 0, 0, 0, 100, 1, NULL, 0, 0, rel_titans,
+     "titans: the memory's learning rate is max_lr * sigmoid(x w + b) per token and head (default 0.1)"},
+    {"model.titans.mem_depth", F_INT, OFF(model.titans_mem_depth), 0, 0, 0, 1, 2, 0, NULL, 0, 0, rel_titans,
+     "titans: memory MLP depth, 1 (linear) or 2 (default)"},
+    {"model.titans.mem_hidden", F_INT, OFF(model.titans_mem_hidden), 0, 0, 0, 1, 1 << 16, 0, NULL, 0, 0,
+     rel_titans_hidden, "titans: hidden width of the depth-2 memory (default 2 x head size)"},
+    {"model.titans.persistent", F_INT, OFF(model.titans_persistent), 0, 0, 0, 0, 1024, 0, NULL, 0, 0, rel_titans,
+     "titans: persistent memory entries per layer, attended by every query (default 4)"},
+    {"model.titans.variant", F_ENUM, OFF(model.titans_variant), 0, 0, 0, 0, 0, 0, NAMES(TITANS_VARIANTS), 0,
+     rel_titans, "titans: mag (memory as a gate, default) or mal (memory as a layer)"},
+    {"model.titans.window", F_INT, OFF(model.titans_window), 0, 0, 0, 1, 1 << 24, 0, NULL, 0, 0, rel_titans,
+     "titans: sliding-window attention width, the query included (default 512)"},
     {"model.vocab", F_INT, OFF(model.vocab), 0, 0, 0, 2, 1 << 24, 0, NULL, 0, 0, NULL,
      "embedding rows (default: the tokenizer's vocabulary)"},
     {"scale", F_STR, OFF(scale), ENG_NAME_MAX, 0, 0, 0, 0, 0, NULL, 0, 0, NULL,
@@ -448,6 +468,42 @@ static int walk(parse_ctx *px, const cfg_node *map, const char *prefix, eng_err 
 #define GIVEN(px, key) (px->given[field_find(key) - FIELDS])
 #define NODE(px, key) (px->node[field_find(key) - FIELDS])
 
+/* titans: defaults of the model.titans keys, refused for other
+ * architectures (docs/titans.md). */
+static int resolve_titans(parse_ctx *px, eng_err *e)
+{
+    eng_config *c = px->cfg;
+    eng_model_cfg *m = &c->model;
+    static const char *const keys[] = {"model.titans.chunk",      "model.titans.max_lr",  "model.titans.mem_depth",
+                                       "model.titans.mem_hidden", "model.titans.persistent", "model.titans.variant",
+                                       "model.titans.window"};
+    if (c->arch != ENG_ARCH_TITANS) {
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+            if (GIVEN(px, keys[i]))
+                return cfg_errf(e, NODE(px, keys[i]), "%s: only used with arch titans (arch is %s)", keys[i],
+                                eng_arch_name(c->arch));
+        return 0;
+    }
+    if (!GIVEN(px, "model.titans.variant"))
+        m->titans_variant = ENG_TITANS_MAG;
+    if (!GIVEN(px, "model.titans.window"))
+        m->titans_window = 512;
+    if (!GIVEN(px, "model.titans.persistent"))
+        m->titans_persistent = 4;
+    if (!GIVEN(px, "model.titans.chunk"))
+        m->titans_chunk = 16;
+    if (!GIVEN(px, "model.titans.mem_depth"))
+        m->titans_mem_depth = 2;
+    if (!GIVEN(px, "model.titans.max_lr"))
+        m->titans_max_lr = 0.1;
+    if (m->titans_mem_depth != 2 && GIVEN(px, "model.titans.mem_hidden"))
+        return cfg_errf(e, NODE(px, "model.titans.mem_hidden"),
+                        "model.titans.mem_hidden: only used with mem_depth 2 (mem_depth is %d)", m->titans_mem_depth);
+    if (!GIVEN(px, "model.titans.mem_hidden"))
+        m->titans_mem_hidden = m->titans_mem_depth == 2 ? 2 * (m->d_model / m->heads) : 0;
+    return 0;
+}
+
 /* hope_attn: levels and chunk sizes (docs/hope.md), and a level split that
  * every layer's width allows. */
 static int resolve_hope(parse_ctx *px, eng_err *e)
@@ -605,6 +661,11 @@ static int resolve(parse_ctx *px, eng_err *e)
     } else if (GIVEN(px, "model.hope.levels") || GIVEN(px, "model.hope.chunks")) {
         return cfg_errf(e, GIVEN(px, "model.hope.levels") ? NODE(px, "model.hope.levels") : NODE(px, "model.hope.chunks"),
                         "model.hope: only used with arch hope_attn (arch is %s)", eng_arch_name(c->arch));
+    }
+    {
+        int rc = resolve_titans(px, e);
+        if (rc)
+            return rc;
     }
 
     /* train */

@@ -46,6 +46,7 @@ typedef enum eng_schedule {
 } eng_schedule;
 
 typedef enum eng_gate_mode { ENG_GATE_ELEMENTWISE = 0, ENG_GATE_HEADWISE } eng_gate_mode;
+typedef enum eng_titans_variant { ENG_TITANS_MAG = 0, ENG_TITANS_MAL } eng_titans_variant;
 
 typedef struct eng_model_cfg {
     int d_model;      /* residual width */
@@ -62,6 +63,14 @@ typedef struct eng_model_cfg {
     int hope_levels;  /* hope_attn: MLP levels per layer (docs/hope.md) */
     double hope_chunks[ENG_HOPE_MAX_LEVELS]; /* hope_attn: level i updates every hope_chunks[i] optimizer steps */
     int n_hope_chunks;
+    /* titans (docs/titans.md) */
+    int titans_variant;    /* eng_titans_variant: memory as a gate (MAG) or as a layer (MAL) */
+    int titans_window;     /* sliding-window attention: a query sees this many positions, itself included */
+    int titans_persistent; /* N_p persistent key/value entries per layer, visible to every query */
+    int titans_chunk;      /* memory update chunk b (tokens) */
+    int titans_mem_depth;  /* memory MLP depth: 1 (linear) or 2 (SiLU hidden layer) */
+    int titans_mem_hidden; /* depth 2: hidden width */
+    double titans_max_lr;  /* theta_t = max_lr * sigmoid(.) */
 } eng_model_cfg;
 
 typedef struct eng_taper_cfg {

@@ -60,6 +60,8 @@ static void layout(eng_model *m, int cap)
         p->wqkvg = add_tensor(m, cap, 2, d, d, 1, "model.layers.%d.self_attn.q_proj.weight", l);
         add_tensor(m, cap, 2, dkv, d, 1, "model.layers.%d.self_attn.k_proj.weight", l);
         add_tensor(m, cap, 2, dkv, d, 1, "model.layers.%d.self_attn.v_proj.weight", l);
+        if (m->titans) /* the memory's projections continue the fused matrix */
+            eng__titans_layout(m, cap, l);
         if (m->G)
             add_tensor(m, cap, 2, m->G, d, 1, "model.layers.%d.self_attn.g_proj.weight", l);
         p->wo = add_tensor(m, cap, 2, d, d, 1, "model.layers.%d.self_attn.o_proj.weight", l);
@@ -173,7 +175,8 @@ int eng_model_create_ops(eng_model **out, const eng_config *cfg, const eng_ops *
 {
     *out = NULL;
     const eng_model_cfg *mc = &cfg->model;
-    if (cfg->arch != ENG_ARCH_TRANSFORMER && cfg->arch != ENG_ARCH_GATED_ATTN && cfg->arch != ENG_ARCH_HOPE_ATTN)
+    if (cfg->arch != ENG_ARCH_TRANSFORMER && cfg->arch != ENG_ARCH_GATED_ATTN && cfg->arch != ENG_ARCH_HOPE_ATTN &&
+        cfg->arch != ENG_ARCH_TITANS)
         return eng_errf(e, ENG_ECONFIG, "model: architecture '%s' is not implemented by this engine yet",
                         eng_arch_name(cfg->arch));
     if (mc->d_model <= 0 || mc->heads <= 0 || mc->d_model % mc->heads || mc->layers <= 0 ||
@@ -215,6 +218,10 @@ int eng_model_create_ops(eng_model **out, const eng_config *cfg, const eng_ops *
         free(m);
         return rc;
     }
+    if (cfg->arch == ENG_ARCH_TITANS && (rc = eng__titans_create(m, e))) {
+        free(m);
+        return rc;
+    }
 
     layout(m, 0);
     int cap = m->n_tensors;
@@ -239,6 +246,8 @@ int eng_model_create_ops(eng_model **out, const eng_config *cfg, const eng_ops *
     rc = plan_activations(m, e);
     if (!rc && m->hope)
         rc = eng__hope_plan(m, e);
+    if (!rc && m->titans)
+        rc = eng__titans_plan(m, e);
     if (rc) {
         eng_model_free(m);
         return rc;
@@ -282,6 +291,7 @@ void eng_model_free(eng_model *m)
         o->free(m->xopt_slab);
     free(m->xopt);
     eng__hope_free(m);
+    eng__titans_free(m);
     if (!m->host_visible)
         free(m->logits_host);
     free(m->losses_host);
@@ -356,6 +366,8 @@ void eng_model_init_weights(eng_model *m, uint64_t seed)
             done += n;
         }
     }
+    if (m->titans)
+        eng__titans_init(m, seed);
     m->ops->zero(m->grads, m->n_params);
     m->ops->zero(m->m, m->n_params);
     m->ops->zero(m->v, m->n_params);

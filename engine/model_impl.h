@@ -12,6 +12,7 @@
 
 #include "engine/model.h"
 #include "engine/model_hope.h"
+#include "engine/model_titans.h"
 #include "engine/ops.h"
 
 /* Offsets (floats) of one layer's parameters in the parameter slab; the
@@ -67,6 +68,7 @@ struct eng_model {
     size_t xopt_floats;
     float *xopt_slab;
     struct eng_hope *hope;     /* hope_attn: the CMS levels (model_hope.c); NULL otherwise */
+    struct eng_titans *titans; /* titans: the memory mixer (model_titans.c); NULL otherwise */
 
     /* activations (one slab) */
     void *act_slab;

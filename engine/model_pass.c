@@ -20,6 +20,7 @@ static void mixer_fwd(eng_model *m, int l, int B, int T)
     case ENG_ARCH_TRANSFORMER:
     case ENG_ARCH_GATED_ATTN:
     case ENG_ARCH_HOPE_ATTN: eng__attn_fwd(m, l, B, T); break;
+    case ENG_ARCH_TITANS: eng__titans_fwd(m, l, B, T); break;
     default: break; /* refused by eng_model_create */
     }
 }
@@ -30,6 +31,7 @@ static void mixer_bwd(eng_model *m, int l, int B, int T)
     case ENG_ARCH_TRANSFORMER:
     case ENG_ARCH_GATED_ATTN:
     case ENG_ARCH_HOPE_ATTN: eng__attn_bwd(m, l, B, T); break;
+    case ENG_ARCH_TITANS: eng__titans_bwd(m, l, B, T); break;
     default: break;
     }
 }
