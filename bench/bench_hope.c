@@ -2,11 +2,13 @@
  * the same size on the CPU (a benchmark program, not a test), so the cost
  * of the Continuum Memory System is known.
  *
- *   bench_hope [--threads N] [--steps N] [--config small|large|all] [--repeat R] [--levels K]
+ *   bench_hope [--threads N] [--steps N] [--config 1m|small|large|all] [--repeat R] [--levels K]
  *
- * Per configuration (the shapes of bench_engine: untied head, vocab 4096,
- * T 256, B 8; small d 256 L 4 H 4 d_ff 768, large d 512 L 8 H 8 d_ff
- * 1536): a uniform `transformer`, and `hope_attn` with K levels (default 3,
+ * Per configuration (1m: the 1m preset's shape, d 128 L 6 H 4 d_ff 256,
+ * vocab 256, T 256, B 64, as sweeps/main_cpu.yaml trains it, but untied;
+ * then the shapes of bench_engine: untied head, vocab 4096, T 256, B 8;
+ * small d 256 L 4 H 4 d_ff 768, large d 512 L 8 H 8 d_ff 1536): a uniform
+ * `transformer`, and `hope_attn` with K levels (default 3,
  * chunks 1, 4, 16, ...) splitting the same d_ff, both trained with AdamW on
  * random tokens; tokens/s from the median step after one warm-up step.
  * --repeat R alternates the two R times and keeps each one's best (the
@@ -30,6 +32,7 @@ typedef struct bench_cfg {
 } bench_cfg;
 
 static const bench_cfg configs[] = {
+    {"1m", 128, 6, 4, 256, 256, 256, 64}, /* the 1m preset as the CPU sweeps train it */
     {"small", 256, 4, 4, 768, 4096, 256, 8},
     {"large", 512, 8, 8, 1536, 4096, 256, 8},
 };
@@ -138,7 +141,7 @@ int main(int argc, char **argv)
         case 'r': repeat = atoi(optarg); break;
         case 'k': levels = atoi(optarg); break;
         default:
-            fprintf(stderr, "usage: bench_hope [--threads N] [--steps N] [--config small|large|all] [--repeat R] "
+            fprintf(stderr, "usage: bench_hope [--threads N] [--steps N] [--config 1m|small|large|all] [--repeat R] "
                             "[--levels K]\n");
             return 2;
         }
