@@ -188,7 +188,7 @@ static const field FIELDS[] = {
     {"model.titans.chunk", F_INT, OFF(model.titans_chunk), 0, 0, 0, 1, 512, 0, NULL, 0, 0, rel_titans,
      "titans: memory update chunk in tokens; a chunk's gradients are all taken at its start weights (default 16)"},
     {"model.titans.max_lr", F_DOUBLE, OFF(model.titans_max_lr), 0, 0, 0, 0, 100, 1, NULL, 0, 0, rel_titans,
-     "titans: the memory's learning rate is max_lr * sigmoid(x w + b) per token and head (default 0.1)"},
+     "titans: the memory's learning rate is max_lr * sigmoid(x w + b) per token and head (default 0.01)"},
     {"model.titans.mem_depth", F_INT, OFF(model.titans_mem_depth), 0, 0, 0, 1, 2, 0, NULL, 0, 0, rel_titans,
      "titans: memory MLP depth, 1 (linear) or 2 (default)"},
     {"model.titans.mem_hidden", F_INT, OFF(model.titans_mem_hidden), 0, 0, 0, 1, 1 << 16, 0, NULL, 0, 0,
@@ -495,7 +495,7 @@ static int resolve_titans(parse_ctx *px, eng_err *e)
     if (!GIVEN(px, "model.titans.mem_depth"))
         m->titans_mem_depth = 2;
     if (!GIVEN(px, "model.titans.max_lr"))
-        m->titans_max_lr = 0.1;
+        m->titans_max_lr = 0.01;
     if (m->titans_mem_depth != 2 && GIVEN(px, "model.titans.mem_hidden"))
         return cfg_errf(e, NODE(px, "model.titans.mem_hidden"),
                         "model.titans.mem_hidden: only used with mem_depth 2 (mem_depth is %d)", m->titans_mem_depth);

@@ -91,7 +91,7 @@ typedef struct eng_ops {
 
     /* ---- Titans (docs/titans.md; engine/cpu/dconv.c, silu_norm.c, swa.c,
      * titans_mem.c give each reference).
-     * dconv: depthwise causal convolution over time, kernel w (C, K), tap
+     * dconv: depthwise causal convolution over time, kernel w (C, K <= 16), tap
      * K-1 on the current position, positions restart every T rows.
      * backward: dx (=), dw (+=). */
     void (*dconv_fwd)(float *y, int ldy, const float *x, int ldx, const float *w, int N, int T, int C, int K);

@@ -12,3 +12,13 @@ tests_test_titans_grad_SOURCES = tests/test_titans_grad.c tests/titans_util.h te
 tests_test_titans_grad_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_test_titans_grad_LDADD = $(ENGINE_LIBS)
 TESTS += tests/test_titans_grad
+# tlm-worker: a titans run checkpoints its tensors and resumes bit for bit.
+TESTS += tests/test_titans_resume.sh
+dist_check_SCRIPTS += tests/test_titans_resume.sh
+check_PROGRAMS += tests/test_titans
+tests_test_titans_SOURCES = tests/test_titans.c tests/titans_util.h tests/test_model_util.h tests/tap.h
+tests_test_titans_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_test_titans_LDADD = $(ENGINE_LIBS)
+tests_test_titans_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc \
+	-Wl,--wrap=aligned_alloc -Wl,--wrap=posix_memalign
+TESTS += tests/test_titans

@@ -13,23 +13,43 @@
 
 #include "engine/cpu/cpu.h"
 
+/* One output row: y = sum_j w[., j] x_j, with x_j = NULL for a tap
+ * before the sequence start.  The K = 4 of Titans gets an unrolled loop
+ * (the four taps of a channel are adjacent in w). */
+static void conv_row(float *y, const float *const *xj, const float *w, int C, int K)
+{
+    if (K == 4 && xj[0] && xj[1] && xj[2] && xj[3]) {
+        const float *x0 = xj[0], *x1 = xj[1], *x2 = xj[2], *x3 = xj[3];
+#pragma omp simd
+        for (int c = 0; c < C; c++)
+            y[c] = w[4 * c] * x0[c] + w[4 * c + 1] * x1[c] + w[4 * c + 2] * x2[c] + w[4 * c + 3] * x3[c];
+        return;
+    }
+    memset(y, 0, (size_t)C * sizeof *y);
+    for (int j = 0; j < K; j++) {
+        const float *x = xj[j];
+        if (!x)
+            continue;
+#pragma omp simd
+        for (int c = 0; c < C; c++)
+            y[c] += w[(size_t)c * K + j] * x[c];
+    }
+}
+
+#define MAXK 16
+
 void eng__cpu_dconv_fwd(float *y /* (N, ldy) = */, int ldy, const float *x /* (N, ldx) */, int ldx,
                         const float *w /* (C, K) */, int N, int T, int C, int K)
 {
 #pragma omp parallel for schedule(static) if ((long)N * C * K >= ENG_PAR_MIN)
     for (int n = 0; n < N; n++) {
         const int t = n % T;
-        float *yn = y + (size_t)n * ldy;
-        memset(yn, 0, (size_t)C * sizeof *yn);
+        const float *xj[MAXK];
         for (int j = 0; j < K; j++) {
             const int s = t - (K - 1) + j;
-            if (s < 0)
-                continue;
-            const float *xs = x + (size_t)(n - t + s) * ldx;
-#pragma omp simd
-            for (int c = 0; c < C; c++)
-                yn[c] += w[(size_t)c * K + j] * xs[c];
+            xj[j] = s < 0 ? NULL : x + (size_t)(n - t + s) * ldx;
         }
+        conv_row(y + (size_t)n * ldy, xj, w, C, K);
     }
 }
 
@@ -39,20 +59,17 @@ void eng__cpu_dconv_bwd(float *dx /* (N, lddx) = */, int lddx, float *dw /* (C, 
 {
 #pragma omp parallel if ((long)N * C * K >= ENG_PAR_MIN)
     {
+        /* dx[s] = sum_j w[., j] dy[s + K-1 - j]: the same row kernel with the
+         * taps reversed (tap j reads dy at offset K-1-j) */
 #pragma omp for schedule(static)
         for (int n = 0; n < N; n++) {
             const int s = n % T;
-            float *dxn = dx + (size_t)n * lddx;
-            memset(dxn, 0, (size_t)C * sizeof *dxn);
+            const float *dyj[MAXK];
             for (int j = 0; j < K; j++) {
                 const int t = s + (K - 1) - j;
-                if (t >= T)
-                    continue;
-                const float *dyt = dy + (size_t)(n - s + t) * lddy;
-#pragma omp simd
-                for (int c = 0; c < C; c++)
-                    dxn[c] += w[(size_t)c * K + j] * dyt[c];
+                dyj[j] = t >= T ? NULL : dy + (size_t)(n - s + t) * lddy;
             }
+            conv_row(dx + (size_t)n * lddx, dyj, w, C, K);
         }
         /* the kernel's gradient sums over rows: each thread owns a range of
          * channels and walks all rows in order */
@@ -61,6 +78,17 @@ void eng__cpu_dconv_bwd(float *dx /* (N, lddx) = */, int lddx, float *dw /* (C, 
         for (int n = 0; n < N; n++) {
             const int t = n % T;
             const float *dyn = dy + (size_t)n * lddy;
+            if (K == 4 && t >= 3) {
+                const float *x0 = x + (size_t)(n - 3) * ldx, *x1 = x0 + ldx, *x2 = x1 + ldx, *x3 = x2 + ldx;
+#pragma omp simd
+                for (int c = c0; c < c1; c++) {
+                    dw[4 * c] += dyn[c] * x0[c];
+                    dw[4 * c + 1] += dyn[c] * x1[c];
+                    dw[4 * c + 2] += dyn[c] * x2[c];
+                    dw[4 * c + 3] += dyn[c] * x3[c];
+                }
+                continue;
+            }
             for (int j = 0; j < K; j++) {
                 const int s = t - (K - 1) + j;
                 if (s < 0)

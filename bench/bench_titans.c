@@ -1,0 +1,186 @@
+/* bench_titans.c: training throughput of titans beside the Transformer of
+ * the same size on the CPU (a benchmark program, not a test), so the cost
+ * of the memory is known.
+ *
+ *   bench_titans [--threads N] [--steps N] [--config 1m|small|large|all] [--repeat R]
+ *                [--window W] [--chunk B] [--variant mag|mal|both] [--depth 1|2]
+ *
+ * Configurations: `1m` is the 1m preset as a sweep trains it (d 128, L 6,
+ * H 4, d_ff 256, bytes, T 256, micro batch 64 sequences); `small` and
+ * `large` are bench_engine's shapes (untied head, vocab 4096, T 256, B 8;
+ * d 256 L 4 H 4 d_ff 768 / d 512 L 8 H 8 d_ff 1536).  Per configuration: a
+ * uniform `transformer`, then `titans` (defaults unless given: MAG, window
+ * 512, 4 persistent entries, chunk 16, depth 2), each trained with AdamW
+ * on random tokens; tokens/s from the median of the timed steps after one
+ * warm-up step; --repeat R alternates the models R times and keeps each
+ * one's best (the machine is shared).  Printed beside each: the account's
+ * training FLOPs per token and the rate they imply. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/account.h"
+#include "engine/cfgtree.h"
+#include "engine/model.h"
+#include "engine/runtime.h"
+
+typedef struct bench_cfg {
+    const char *name;
+    const char *preset; /* or NULL: the shape below */
+    int d, L, H, dff, V, T, B;
+} bench_cfg;
+
+static const bench_cfg configs[] = {
+    {"1m", "1m", 128, 6, 4, 256, 256, 256, 64},
+    {"small", NULL, 256, 4, 4, 768, 4096, 256, 8},
+    {"large", NULL, 512, 8, 8, 1536, 4096, 256, 8},
+};
+
+typedef struct titans_opts {
+    int window, chunk, depth;
+    const char *variant;
+} titans_opts;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int make_config(const bench_cfg *b, const char *arch, const titans_opts *to, eng_config *c, eng_err *e)
+{
+    char y[768], model[256], titans[256] = "";
+    if (!strcmp(arch, "titans"))
+        snprintf(titans, sizeof titans, "titans: {variant: %s, window: %d, chunk: %d, mem_depth: %d}", to->variant,
+                 to->window, to->chunk, to->depth);
+    if (b->preset)
+        snprintf(model, sizeof model, "scale: %s\nmodel: {%s}\n", b->preset, titans);
+    else
+        snprintf(model, sizeof model, "model: {d_model: %d, layers: %d, heads: %d, d_ff: %d, vocab: %d, tied: false%s%s}\n",
+                 b->d, b->L, b->H, b->dff, b->V, *titans ? ", " : "", titans);
+    snprintf(y, sizeof y, "arch: %s\ntokenizer: %s\n%staper: {schedule: uniform}\ntrain: {seq_len: %d, tokens: 1000000}\n",
+             arch, b->preset ? "bytes" : "bpe4096", model, b->T);
+    cfg_node *root;
+    int rc = cfg_parse_buffer("bench", y, strlen(y), &root, e);
+    if (rc)
+        return rc;
+    rc = eng_config_from_tree(root, c, e);
+    cfg_free(root);
+    return rc;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* tokens/s of the median timed step; -1 on error */
+static double run(const bench_cfg *b, const char *arch, const titans_opts *to, int steps, double *flops_tok)
+{
+    eng_config c;
+    eng_err e = {0};
+    eng_model *m;
+    eng_account a;
+    if (make_config(b, arch, to, &c, &e) || eng_account_compute(&c, &a, &e) ||
+        eng_model_create(&m, &c, b->B, b->T, &e)) {
+        fprintf(stderr, "bench_titans: %s %s: %s\n", b->name, arch, e.msg);
+        return -1;
+    }
+    *flops_tok = a.flops_train;
+    eng_model_init_weights(m, 1);
+    const int N = b->B * b->T, V = c.model.vocab;
+    int32_t *tok = malloc(sizeof(int32_t) * (N + 1));
+    uint64_t s = 88172645463325252ull;
+    for (int i = 0; i <= N; i++) {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        tok[i] = (int32_t)(s % (uint64_t)V);
+    }
+    double *dt = malloc(sizeof(double) * (steps + 1));
+    int rc = 0;
+    for (int st = 0; st <= steps && !rc; st++) {
+        double t0 = now_s(), loss;
+        eng_model_zero_grads(m);
+        rc = eng_model_forward(m, tok, tok + 1, b->B, b->T, &loss, NULL, &e) || eng_model_backward(m, 1.0f, &e);
+        double gn = eng_model_grad_norm(m);
+        eng_adamw opt = {4e-4, 0.9, 0.95, 1e-8, 0.1, st + 1, gn > 1.0 ? 1.0 / gn : 1.0};
+        rc = rc || eng_model_step(m, &opt, &e) || !isfinite(loss);
+        dt[st] = now_s() - t0;
+    }
+    double med = -1;
+    if (!rc) {
+        qsort(dt + 1, (size_t)steps, sizeof *dt, cmp_d);
+        med = N / dt[1 + steps / 2];
+    } else {
+        fprintf(stderr, "bench_titans: %s %s: %s\n", b->name, arch, e.msg[0] ? e.msg : "non-finite loss");
+    }
+    free(dt);
+    free(tok);
+    eng_model_free(m);
+    return med;
+}
+
+int main(int argc, char **argv)
+{
+    eng_runtime_init(argc, argv);
+    int threads = 0, steps = 5, repeat = 1;
+    const char *which = "all", *variant = "both";
+    titans_opts to = {512, 16, 2, "mag"};
+    static const struct option opts[] = {{"threads", required_argument, 0, 't'}, {"steps", required_argument, 0, 's'},
+                                         {"config", required_argument, 0, 'c'},  {"repeat", required_argument, 0, 'r'},
+                                         {"window", required_argument, 0, 'w'},  {"chunk", required_argument, 0, 'b'},
+                                         {"variant", required_argument, 0, 'v'}, {"depth", required_argument, 0, 'd'},
+                                         {0, 0, 0, 0}};
+    for (int ch; (ch = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
+        switch (ch) {
+        case 't': threads = atoi(optarg); break;
+        case 's': steps = atoi(optarg); break;
+        case 'c': which = optarg; break;
+        case 'r': repeat = atoi(optarg); break;
+        case 'w': to.window = atoi(optarg); break;
+        case 'b': to.chunk = atoi(optarg); break;
+        case 'v': variant = optarg; break;
+        case 'd': to.depth = atoi(optarg); break;
+        default:
+            fprintf(stderr, "usage: bench_titans [--threads N] [--steps N] [--config 1m|small|large|all] [--repeat R] "
+                            "[--window W] [--chunk B] [--variant mag|mal|both] [--depth 1|2]\n");
+            return 2;
+        }
+    }
+    if (steps < 1 || repeat < 1)
+        return 2;
+    eng_runtime_set_threads(threads);
+    printf("bench_titans: %d threads, %s, %d timed steps, best of %d; titans window %d, chunk %d, depth %d\n",
+           eng_runtime_threads(), eng_runtime_blas(), steps, repeat, to.window, to.chunk, to.depth);
+    printf("%-6s %-16s %10s %8s %12s %10s\n", "config", "model", "tokens/s", "ratio", "FLOPs/token", "GFLOP/s");
+    for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
+        const bench_cfg *b = &configs[i];
+        if (strcmp(which, "all") && strcmp(which, b->name))
+            continue;
+        const char *names[3] = {"transformer", "titans mag", "titans mal"};
+        int use[3] = {1, strcmp(variant, "mal") != 0, strcmp(variant, "mag") != 0};
+        double best[3] = {0, 0, 0}, fl[3] = {0, 0, 0};
+        for (int r = 0; r < repeat; r++)
+            for (int k = 0; k < 3; k++) {
+                if (!use[k])
+                    continue;
+                titans_opts o = to;
+                o.variant = k == 2 ? "mal" : "mag";
+                double v = run(b, k ? "titans" : "transformer", &o, steps, &fl[k]);
+                if (v < 0)
+                    return 1;
+                best[k] = fmax(best[k], v);
+            }
+        for (int k = 0; k < 3; k++)
+            if (use[k])
+                printf("%-6s %-16s %10.0f %7.2fx %12.3g %10.1f\n", b->name, names[k], best[k], best[k] / best[0], fl[k],
+                       best[k] * fl[k] / 1e9);
+    }
+    return 0;
+}
