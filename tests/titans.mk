@@ -22,3 +22,12 @@ tests_test_titans_LDADD = $(ENGINE_LIBS)
 tests_test_titans_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc \
 	-Wl,--wrap=aligned_alloc -Wl,--wrap=posix_memalign
 TESTS += tests/test_titans
+# PyTorch parity: parity_titans_dump writes the engine's numbers,
+# parity_titans.py rebuilds the models in PyTorch (the memory's inner
+# gradients by autograd) and compares (skips without torch).
+check_PROGRAMS += tests/parity_titans_dump
+tests_parity_titans_dump_SOURCES = tests/parity_titans_dump.c tests/titans_util.h tests/test_model_util.h
+tests_parity_titans_dump_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_parity_titans_dump_LDADD = $(ENGINE_LIBS)
+TESTS += tests/parity_titans.py
+dist_check_SCRIPTS += tests/parity_titans.py
