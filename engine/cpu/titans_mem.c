@@ -65,7 +65,7 @@ static mdims dims(int hd, int hm, int depth, int chunk, int T)
     return m;
 }
 
-enum { N_H = 12, N_D = 6, N_SCAL = 10 };
+enum { N_H = 14, N_D = 6, N_SCAL = 10 };
 
 static size_t slot_floats(const mdims *m)
 {
@@ -146,28 +146,31 @@ static void coefficients(scratch *s, const float *gates, int ldg, int H, int h, 
     *eS = s->et[0] * s->qs[0];
 }
 
-static inline float dsilu(float z)
+/* silu'(z) and silu''(z) from z and s = sigmoid(z) */
+static inline float dsilu(float z, float s)
 {
-    float s = sigm(z);
     return s * (1.0f + z * (1.0f - s));
 }
 
-static inline float d2silu(float z)
+static inline float d2silu(float z, float s)
 {
-    float s = sigm(z);
     return s * (1.0f - s) * (2.0f + z * (1.0f - 2.0f * s));
 }
 
-static void silu_rows(float *a, const float *z, size_t n)
+/* a = silu(z), sz = sigmoid(z) (kept for the derivatives) */
+static void silu_rows(float *a, float *sz, const float *z, size_t n)
 {
 #pragma omp simd
-    for (size_t i = 0; i < n; i++)
-        a[i] = z[i] * sigm(z[i]);
+    for (size_t i = 0; i < n; i++) {
+        sz[i] = sigm(z[i]);
+        a[i] = z[i] * sz[i];
+    }
 }
 
 static double dot(const float *a, const float *b, size_t n)
 {
     double s = 0;
+#pragma omp simd reduction(+ : s)
     for (size_t i = 0; i < n; i++)
         s += (double)a[i] * b[i];
     return s;
@@ -187,16 +190,17 @@ static void scale_rows(float *dst, const float *src, const double *c, double mul
 }
 
 /* Inner-loss quantities of the chunk at state W:
- * depth 2: Z = K W1^T, A = silu(Z), E2 = 2 (A W2^T - V), G = E2 W2, Dl = silu'(Z) G
+ * depth 2: Z = K W1^T, A = silu(Z), SZ = sigmoid(Z), E2 = 2 (A W2^T - V),
+ *          G = E2 W2, Dl = silu'(Z) G
  * depth 1: E2 = 2 (K W^T - V) */
 static void inner(const mdims *m, const float *W, const float *K, const float *V, int ldkv, int n, float *Z, float *A,
-                  float *E2, float *G, float *Dl)
+                  float *SZ, float *E2, float *G, float *Dl)
 {
     const int D = m->D, Hm = m->Hm;
     if (m->depth == 2) {
         const float *W1 = W, *W2 = W + (size_t)Hm * D;
         eng__cpu_matmul(0, 1, n, Hm, D, 1.0f, K, ldkv, W1, D, 0.0f, Z, Hm);
-        silu_rows(A, Z, (size_t)n * Hm);
+        silu_rows(A, SZ, Z, (size_t)n * Hm);
         eng__cpu_matmul(0, 1, n, D, Hm, 1.0f, A, Hm, W2, Hm, 0.0f, E2, D);
     } else {
         eng__cpu_matmul(0, 1, n, D, D, 1.0f, K, ldkv, W, D, 0.0f, E2, D);
@@ -213,18 +217,19 @@ static void inner(const mdims *m, const float *W, const float *K, const float *V
         eng__cpu_matmul(0, 0, n, Hm, D, 1.0f, E2, D, W2, Hm, 0.0f, G, Hm);
 #pragma omp simd
         for (size_t i = 0; i < (size_t)n * Hm; i++)
-            Dl[i] = dsilu(Z[i]) * G[i];
+            Dl[i] = dsilu(Z[i], SZ[i]) * G[i];
     }
 }
 
-/* Reads of the chunk: Y = M_W(Q) (rows of ldy); depth 2 leaves Zq, Aq. */
+/* Reads of the chunk: Y = M_W(Q) (rows of ldy); depth 2 leaves Zq, Aq and
+ * SZq = sigmoid(Zq). */
 static void reads(const mdims *m, const float *W, const float *Qm, int ldq, int n, float *Y, int ldy, float *Zq,
-                  float *Aq)
+                  float *Aq, float *SZq)
 {
     const int D = m->D, Hm = m->Hm;
     if (m->depth == 2) {
         eng__cpu_matmul(0, 1, n, Hm, D, 1.0f, Qm, ldq, W, D, 0.0f, Zq, Hm);
-        silu_rows(Aq, Zq, (size_t)n * Hm);
+        silu_rows(Aq, SZq, Zq, (size_t)n * Hm);
         eng__cpu_matmul(0, 1, n, D, Hm, 1.0f, Aq, Hm, W + (size_t)Hm * D, Hm, 0.0f, Y, ldy);
     } else {
         eng__cpu_matmul(0, 1, n, D, D, 1.0f, Qm, ldq, W, D, 0.0f, Y, ldy);
@@ -288,11 +293,11 @@ void eng__cpu_titans_mem_fwd(float *y /* (N, ldy): H x hd = */, int ldy,
             const float *W = st + (size_t)c * 2 * m.Pm, *S = W + m.Pm;
             const float *Qc = q + r0 * ldqkv + (size_t)h * hd, *Kc = k + r0 * ldqkv + (size_t)h * hd,
                         *Vc = v + r0 * ldqkv + (size_t)h * hd;
-            reads(&m, W, Qc, ldqkv, n, y + r0 * ldy + (size_t)h * hd, ldy, s.h[0], s.h[1]);
+            reads(&m, W, Qc, ldqkv, n, y + r0 * ldy + (size_t)h * hd, ldy, s.h[0], s.h[1], s.h[5]);
             if (c == nc - 1)
                 break; /* the final state is never read */
             float *Z = s.h[0], *A = s.h[1], *G = s.h[2], *Dl = s.h[3], *E2 = s.dd[0];
-            inner(&m, W, Kc, Vc, ldqkv, n, Z, A, E2, G, Dl);
+            inner(&m, W, Kc, Vc, ldqkv, n, Z, A, s.h[5], E2, G, Dl);
             double aW, aS, eS;
             coefficients(&s, gates + r0 * ldg, ldg, H, h, n, max_lr, &aW, &aS, &eS);
             double gam[512], mu[512]; /* chunk <= 512 (config) */
@@ -319,11 +324,12 @@ static void chunk_bwd(const mdims *m, scratch *s, int have_pq, const float *W, c
     const int D = m->D, Hm = m->Hm;
     const size_t Pm = m->Pm;
     float *Z = s->h[0], *A = s->h[1], *G = s->h[2], *Dl = s->h[3], *Zq = s->h[4], *Aq = s->h[5];
+    float *SZ = s->h[12], *SZq = s->h[13];
     float *E2 = s->dd[0];
-    inner(m, W, Kc, Vc, ldqkv, n, Z, A, E2, G, Dl);
+    inner(m, W, Kc, Vc, ldqkv, n, Z, A, SZ, E2, G, Dl);
     if (m->depth == 2) {
         eng__cpu_matmul(0, 1, n, Hm, D, 1.0f, Qc, ldqkv, W, D, 0.0f, Zq, Hm);
-        silu_rows(Aq, Zq, (size_t)n * Hm);
+        silu_rows(Aq, SZq, Zq, (size_t)n * Hm);
     }
     double aW, aS, eS;
     coefficients(s, gates, ldg, H, h, n, max_lr, &aW, &aS, &eS);
@@ -380,12 +386,12 @@ static void chunk_bwd(const mdims *m, scratch *s, int have_pq, const float *W, c
                 }
                 float *sp = SP1 + (size_t)t * Hm, *tp = TP2 + (size_t)t * Hm, *zb = Zb + (size_t)t * Hm;
                 const float *sq = SQ1 + (size_t)t * Hm, *tq = TQ2 + (size_t)t * Hm, *z = Z + (size_t)t * Hm,
-                            *g = G + (size_t)t * Hm;
+                            *g = G + (size_t)t * Hm, *sz = SZ + (size_t)t * Hm;
 #pragma omp simd
                 for (int j = 0; j < Hm; j++) {
-                    float sv = a1 * sp[j] + a2 * sq[j]; /* s_t = C1_t k_t */
-                    zb[j] = d2silu(z[j]) * g[j] * sv;   /* through dl = silu'(z) g */
-                    sp[j] = dsilu(z[j]) * sv;           /* gs: d/dg */
+                    float sv = a1 * sp[j] + a2 * sq[j];      /* s_t = C1_t k_t */
+                    zb[j] = d2silu(z[j], sz[j]) * g[j] * sv; /* through dl = silu'(z) g */
+                    sp[j] = dsilu(z[j], sz[j]) * sv;         /* gs: d/dg */
                     tp[j] = a1 * tp[j] + a2 * tq[j];    /* C2_t^T e2_t: d/da, direct */
                 }
             }
@@ -400,7 +406,7 @@ static void chunk_bwd(const mdims *m, scratch *s, int have_pq, const float *W, c
             /* d/da = direct + W2^T Pb;  d/dz += silu'(z) d/da */
             eng__cpu_matmul(0, 0, n, Hm, D, 1.0f, Pb, D, W2, Hm, 1.0f, TP2, Hm);
             for (size_t i = 0; i < (size_t)n * Hm; i++)
-                Zb[i] += dsilu(Z[i]) * TP2[i];
+                Zb[i] += dsilu(Z[i], SZ[i]) * TP2[i];
             /* z = W1 k */
             eng__cpu_matmul(1, 0, Hm, D, n, 1.0f, Zb, Hm, Kc, ldqkv, 1.0f, Pn1, D);
             eng__cpu_matmul(0, 0, n, D, Hm, 1.0f, Zb, Hm, W1, D, 1.0f, UP1, D);
@@ -477,7 +483,7 @@ static void chunk_bwd(const mdims *m, scratch *s, int have_pq, const float *W, c
         eng__cpu_matmul(1, 0, D, Hm, n, 1.0f, dY, ldy, Aq, Hm, 1.0f, Pn2, Hm);
         eng__cpu_matmul(0, 0, n, Hm, D, 1.0f, dY, ldy, W2, Hm, 0.0f, dAq, Hm);
         for (size_t i = 0; i < (size_t)n * Hm; i++)
-            dAq[i] *= dsilu(Zq[i]);
+            dAq[i] *= dsilu(Zq[i], SZq[i]);
         eng__cpu_matmul(1, 0, Hm, D, n, 1.0f, dAq, Hm, Qc, ldqkv, 1.0f, Pn1, D);
         eng__cpu_matmul(0, 0, n, D, Hm, 1.0f, dAq, Hm, W1, D, 0.0f, dq, ldd);
     } else {
