@@ -166,7 +166,6 @@ static void test_config(void)
     canon = rc ? NULL : eng_config_canonical(&c);
     TAP_OK(canon && !strstr(canon, "titans"), "a transformer's canonical form has no titans keys");
     free(canon);
-    free(canon);
     const char *y = "arch: titans\nscale: 1m\n";
     cfg_node *root;
     rc = cfg_parse_buffer("t", y, strlen(y), &root, &e) || eng_config_from_tree(root, &c, &e);
