@@ -71,22 +71,32 @@ struct eng_titans {
 
 /* ------------------------------------------------------------ account */
 
-void eng_titans_account(const eng_config *c, int64_t *extra_params, double *extra_flops, double *attn_flops)
+void eng_titans_parts_of(const eng_config *c, eng_titans_parts *p)
 {
     const eng_model_cfg *m = &c->model;
     const int64_t d = m->d_model, H = m->heads, hd = d / H, kv = (int64_t)m->kv_heads * hd;
     const int64_t hm = m->titans_mem_hidden, Np = m->titans_persistent;
     const int64_t w0 = m->titans_mem_depth == 2 ? 2 * H * hd * hm : H * hd * hd;
-    const int64_t proj = 3 * d * d + 3 * H * d; /* memory q, k, v and the gates */
-    int64_t p = proj + 3 * H + 3 * d * ENG_TITANS_CONV + w0 + d + 2 * Np * kv;
-    if (m->titans_variant == ENG_TITANS_MAG)
-        p += d;
-    *extra_params = p;
-    /* per token: the projection, the convolution, the memory (depth 2: reads
-     * 4 hd hm, the chunk's inner gradients 6 hd hm, the W and S updates
-     * 8 hd hm per head; depth 1: 2 + 2 + 4 hd^2) */
-    double mem = m->titans_mem_depth == 2 ? 18.0 * (double)hd * (double)hm : 8.0 * (double)hd * (double)hd;
-    *extra_flops = 2.0 * (double)proj + 2.0 * 3.0 * (double)d * ENG_TITANS_CONV + (double)H * mem;
+    p->memory = 3 * d * d + 3 * d * ENG_TITANS_CONV + w0 + d;
+    p->gates = 3 * H * d + 3 * H;
+    p->persistent = 2 * Np * kv;
+    p->attn_norm = m->titans_variant == ENG_TITANS_MAG ? d : 0;
+    /* per head and token, depth 2: the reads 4 hd hm, the chunk's inner
+     * gradients 6 hd hm, the W and S updates 8 hd hm; depth 1: 2 + 2 + 4 hd^2 */
+    p->memory_flops = (double)H * (m->titans_mem_depth == 2 ? 18.0 * (double)hd * (double)hm
+                                                             : 8.0 * (double)hd * (double)hd);
+}
+
+void eng_titans_account(const eng_config *c, int64_t *extra_params, double *extra_flops, double *attn_flops)
+{
+    const eng_model_cfg *m = &c->model;
+    const int64_t d = m->d_model, H = m->heads, Np = m->titans_persistent;
+    eng_titans_parts parts;
+    eng_titans_parts_of(c, &parts);
+    *extra_params = parts.memory + parts.gates + parts.persistent + parts.attn_norm;
+    /* per token: the memory and gate projection, the convolution, the memory */
+    const int64_t proj = 3 * d * d + 3 * H * d;
+    *extra_flops = 2.0 * (double)proj + 2.0 * 3.0 * (double)d * ENG_TITANS_CONV + parts.memory_flops;
     /* sliding window: the mean number of keys a query sees, plus the persistent entries */
     const int64_t T = c->train.seq_len, w = m->titans_window;
     double keys = 0;

@@ -32,6 +32,18 @@
  * replaces the Transformer's causal term). */
 void eng_titans_account(const eng_config *c, int64_t *extra_params, double *extra_flops_fwd, double *attn_flops);
 
+/* The same layer's Titans parameters by part (they sum to extra_params),
+ * and the memory's own forward FLOPs per token (reads and online
+ * training), for `tlm-worker --describe`. */
+typedef struct eng_titans_parts {
+    int64_t memory;     /* q, k, v projections, convolution, initial weights, output norm */
+    int64_t gates;      /* theta, eta, alpha projection and bias */
+    int64_t persistent; /* persistent key/value entries */
+    int64_t attn_norm;  /* MAG: the attention output's norm */
+    double memory_flops;
+} eng_titans_parts;
+void eng_titans_parts_of(const eng_config *c, eng_titans_parts *p);
+
 /* ------------------------------------------------------------ internal */
 struct eng_model;
 /* After the widths are known, before layout(): dimensions, m->S. */

@@ -8,6 +8,8 @@
 # optim.safetensors.  Its model.safetensors holds every Titans tensor of
 # every layer under the layer's prefix, with the shapes of docs/titans.md,
 # and a run of the same job twice gives the same losses (determinism).
+# Also `tlm-worker --describe` of a tapered 1m titans job: the Titans parts
+# of each layer.
 . "$TLM_SRCDIR/tests/train_common.sh"
 
 small_job "$tmp/job.yaml" "arch: titans"
@@ -66,6 +68,25 @@ same_files() {
     cmp -s "$tmp/$1/ckpt/step-00000048/model.safetensors" "$tmp/$2/ckpt/step-00000048/model.safetensors" &&
         cmp -s "$tmp/$1/ckpt/step-00000048/optim.safetensors" "$tmp/$2/ckpt/step-00000048/optim.safetensors"
 }
+
+# --describe: the Titans parts of every layer, the taper on the MLP only
+printf 'scale: 1m\narch: titans\ntaper: {schedule: cosine, ratio: [1.5, 0.5]}\n' >"$tmp/d.yaml"
+"$W" --describe --config "$tmp/d.yaml" >"$tmp/d.json" && python3 - "$tmp/d.json" <<'P'
+import json, sys
+d = json.load(open(sys.argv[1]))
+L = d["layers"]
+assert d["params"]["total"] == d["uniform_params"]["total"], (d["params"], d["uniform_params"])
+assert [l["d_ff"] for l in L] == d["widths"]["d_ff"] and L[0]["d_ff"] > L[-1]["d_ff"]
+for l in L:
+    t = l["titans"]
+    assert t["memory"] + t["gates"] + t["persistent"] + t["attention_norm"] == l["extra"] == L[0]["extra"], l
+    assert t["memory_flops_fwd_per_token"] > 0 and t["persistent"] == 2 * 4 * 128 and t["gates"] == 3 * 4 * 128 + 12
+assert sum(l["extra"] for l in L) == d["params"]["extra"]
+print("# 1m titans: %d parameters, extra %d per layer (memory %d, gates %d, persistent %d), d_ff %s" % (
+    d["params"]["total"], L[0]["extra"], L[0]["titans"]["memory"], L[0]["titans"]["gates"],
+    L[0]["titans"]["persistent"], d["widths"]["d_ff"]))
+P
+ok $? "--describe: Titans parts per layer sum to its extra, equal in every layer; tapered total = uniform total"
 
 run A
 ok $? "uninterrupted titans run A (48 steps)"

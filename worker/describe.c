@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "engine/account.h"
+#include "engine/model_titans.h"
 
 static json_t *account_json(const eng_account *a)
 {
@@ -52,6 +53,15 @@ int wrk_describe(const eng_config *cfg, FILE *out, eng_err *e)
                                                     (json_int_t)(3 * (int64_t)cfg->model.d_model * la->level_d_ff[i] +
                                                                  cfg->model.d_model)));
             json_object_set_new(lj, "levels", lv);
+        }
+        if (lj && cfg->arch == ENG_ARCH_TITANS) { /* the layer's extra, by part (docs/titans.md) */
+            eng_titans_parts tp;
+            eng_titans_parts_of(cfg, &tp);
+            json_object_set_new(lj, "titans",
+                                json_pack("{s:I, s:I, s:I, s:I, s:f}", "memory", (json_int_t)tp.memory, "gates",
+                                          (json_int_t)tp.gates, "persistent", (json_int_t)tp.persistent,
+                                          "attention_norm", (json_int_t)tp.attn_norm, "memory_flops_fwd_per_token",
+                                          tp.memory_flops));
         }
         json_array_append_new(layers, lj);
     }
