@@ -91,6 +91,22 @@ print(len(acc), live, moments)
 P
 }
 
+# --describe: every layer's levels (widths summing to its d_ff, chunks)
+"$W" --describe --config "$tmp/job.yaml" >"$tmp/describe.json"
+python3 - "$tmp/describe.json" <<'P'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["config"]["model"]["hope"] == {"levels": 3, "chunks": [1, 4, 16]}, d["config"]["model"]
+for l in d["layers"]:
+    lv = l["levels"]
+    assert [x["chunk"] for x in lv] == [1, 4, 16], lv
+    assert sum(x["d_ff"] for x in lv) == l["d_ff"] and all(x["d_ff"] % 16 == 0 for x in lv), l
+    assert sum(x["params"] for x in lv) == l["mlp"] + 3 * 64, l
+assert d["params"]["total"] == d["uniform_params"]["total"]
+print("# levels:", [[x["d_ff"] for x in l["levels"]] for l in d["layers"]])
+P
+ok $? "--describe lists each layer's levels: widths summing to d_ff, chunks 1, 4, 16, parameters"
+
 run A
 ok $? "uninterrupted hope_attn run A (48 steps, chunks 1, 4, 16)"
 events "$tmp/A.ev" --end done >/dev/null
