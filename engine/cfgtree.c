@@ -170,6 +170,25 @@ cfg_node *cfg_map_get(const cfg_node *map, const char *key)
 }
 
 /* ------------------------------------------------------------ errors */
+size_t cfg_edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63)
+        return 99;
+    size_t d[64][64];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            size_t sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            size_t del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+            d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+    return d[la][lb];
+}
+
 int cfg_errf(eng_err *e, const cfg_node *at, const char *fmt, ...)
 {
     if (!e)

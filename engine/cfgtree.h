@@ -60,6 +60,10 @@ int cfg_set_dotted(cfg_node *root, const char *dotted, const cfg_node *value, en
 int cfg_errf(eng_err *e, const cfg_node *at, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Levenshtein distance between two keys, for "did you mean" hints; 99 when
+ * either is longer than 63 characters. */
+size_t cfg_edit_distance(const char *a, const char *b);
+
 /* Interpretation of scalars; each fails with a positioned message naming
  * `what` (e.g. "train.lr") and the expected form. */
 int cfg_get_double(const cfg_node *n, const char *what, double *out, eng_err *e);

@@ -260,25 +260,6 @@ static int is_section(const char *prefix) /* "train." */
     return 0;
 }
 
-static size_t edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 63 || lb > 63)
-        return 99;
-    size_t d[64][64];
-    for (size_t i = 0; i <= la; i++)
-        d[i][0] = i;
-    for (size_t j = 0; j <= lb; j++)
-        d[0][j] = j;
-    for (size_t i = 1; i <= la; i++)
-        for (size_t j = 1; j <= lb; j++) {
-            size_t sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-            size_t del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
-            d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-        }
-    return d[la][lb];
-}
-
 /* "unknown key 'lrr' in train; did you mean 'lr'? (keys: ...)" */
 static int unknown_key(const cfg_node *key, const char *prefix, eng_err *e)
 {
@@ -305,7 +286,7 @@ static int unknown_key(const cfg_node *key, const char *prefix, eng_err *e)
         strcpy(seen[nseen++], name);
         size_t len = strlen(keys);
         snprintf(keys + len, sizeof keys - len, "%s%s", len ? ", " : "", name);
-        size_t d = edit_distance(key->text, name);
+        size_t d = cfg_edit_distance(key->text, name);
         if (d < bestd) {
             bestd = d;
             best = FIELDS[i].key + np;

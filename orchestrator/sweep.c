@@ -198,25 +198,6 @@ static int is_prefix_key(const char *a, const char *b) /* a is b's ancestor */
     return strncmp(a, b, n) == 0 && b[n] == '.';
 }
 
-static size_t edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 31 || lb > 31)
-        return 99;
-    size_t d[32][32];
-    for (size_t i = 0; i <= la; i++)
-        d[i][0] = i;
-    for (size_t j = 0; j <= lb; j++)
-        d[0][j] = j;
-    for (size_t i = 1; i <= la; i++)
-        for (size_t j = 1; j <= lb; j++) {
-            size_t sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-            size_t del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
-            d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-        }
-    return d[la][lb];
-}
-
 static int check_top_keys(const cfg_node *root, eng_err *e)
 {
     for (size_t i = 0; i < root->n; i++) {
@@ -226,7 +207,7 @@ static int check_top_keys(const cfg_node *root, eng_err *e)
         for (j = 0; j < N_TOP; j++) {
             if (!strcmp(k, TOP_KEYS[j]))
                 break;
-            size_t d = edit_distance(k, TOP_KEYS[j]);
+            size_t d = cfg_edit_distance(k, TOP_KEYS[j]);
             if (d < bestd) {
                 bestd = d;
                 best = j;
