@@ -197,7 +197,7 @@ int main(int argc, char **argv)
     static const struct option opts[] = {{"threads", required_argument, 0, 't'}, {"steps", required_argument, 0, 's'},
                                          {"config", required_argument, 0, 'c'}, {"no-torch", no_argument, 0, 'n'},
                                          {"repeat", required_argument, 0, 'r'},
-                                         {0, 0, 0, 0}};
+                                         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     for (int ch; (ch = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
         switch (ch) {
         case 't': threads = atoi(optarg); break;
@@ -205,10 +205,11 @@ int main(int argc, char **argv)
         case 'c': which = optarg; break;
         case 'n': torch = 0; break;
         case 'r': repeat = atoi(optarg) > 0 ? atoi(optarg) : 1; break;
+        case 'h':
         default:
-            fprintf(stderr, "usage: bench_engine [--threads N] [--steps N] [--config small|large|all] [--repeat R] "
+            fprintf(ch == 'h' ? stdout : stderr, "usage: bench_engine [--threads N] [--steps N] [--config small|large|all] [--repeat R] "
                             "[--no-torch]\n");
-            return 2;
+            return ch == 'h' ? 0 : 2;
         }
     }
     eng_runtime_set_threads(threads);

@@ -132,7 +132,7 @@ int main(int argc, char **argv)
     const char *which = "all";
     static const struct option opts[] = {{"threads", required_argument, 0, 't'}, {"steps", required_argument, 0, 's'},
                                          {"config", required_argument, 0, 'c'}, {"repeat", required_argument, 0, 'r'},
-                                         {"levels", required_argument, 0, 'k'}, {0, 0, 0, 0}};
+                                         {"levels", required_argument, 0, 'k'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     for (int ch; (ch = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
         switch (ch) {
         case 't': threads = atoi(optarg); break;
@@ -140,10 +140,11 @@ int main(int argc, char **argv)
         case 'c': which = optarg; break;
         case 'r': repeat = atoi(optarg); break;
         case 'k': levels = atoi(optarg); break;
+        case 'h':
         default:
-            fprintf(stderr, "usage: bench_hope [--threads N] [--steps N] [--config 1m|small|large|all] [--repeat R] "
+            fprintf(ch == 'h' ? stdout : stderr, "usage: bench_hope [--threads N] [--steps N] [--config 1m|small|large|all] [--repeat R] "
                             "[--levels K]\n");
-            return 2;
+            return ch == 'h' ? 0 : 2;
         }
     }
     if (steps < 1 || repeat < 1 || levels < 1 || levels > ENG_HOPE_MAX_LEVELS) {

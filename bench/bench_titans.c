@@ -136,7 +136,7 @@ int main(int argc, char **argv)
                                          {"config", required_argument, 0, 'c'},  {"repeat", required_argument, 0, 'r'},
                                          {"window", required_argument, 0, 'w'},  {"chunk", required_argument, 0, 'b'},
                                          {"variant", required_argument, 0, 'v'}, {"depth", required_argument, 0, 'd'},
-                                         {0, 0, 0, 0}};
+                                         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     for (int ch; (ch = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
         switch (ch) {
         case 't': threads = atoi(optarg); break;
@@ -147,10 +147,11 @@ int main(int argc, char **argv)
         case 'b': to.chunk = atoi(optarg); break;
         case 'v': variant = optarg; break;
         case 'd': to.depth = atoi(optarg); break;
+        case 'h':
         default:
-            fprintf(stderr, "usage: bench_titans [--threads N] [--steps N] [--config 1m|small|large|all] [--repeat R] "
+            fprintf(ch == 'h' ? stdout : stderr, "usage: bench_titans [--threads N] [--steps N] [--config 1m|small|large|all] [--repeat R] "
                             "[--window W] [--chunk B] [--variant mag|mal|both] [--depth 1|2]\n");
-            return 2;
+            return ch == 'h' ? 0 : 2;
         }
     }
     if (steps < 1 || repeat < 1)

@@ -476,7 +476,7 @@ static int resolve_titans(parse_ctx *px, eng_err *e)
     if (!GIVEN(px, "model.titans.mem_depth"))
         m->titans_mem_depth = 2;
     if (!GIVEN(px, "model.titans.max_lr"))
-        m->titans_max_lr = 0.01;
+        m->titans_max_lr = 0.002;
     if (m->titans_mem_depth != 2 && GIVEN(px, "model.titans.mem_hidden"))
         return cfg_errf(e, NODE(px, "model.titans.mem_hidden"),
                         "model.titans.mem_hidden: only used with mem_depth 2 (mem_depth is %d)", m->titans_mem_depth);

@@ -173,8 +173,8 @@ static void test_config(void)
     const eng_model_cfg *mc = &c.model;
     TAP_OK(!rc && mc->titans_variant == ENG_TITANS_MAG && mc->titans_window == 512 && mc->titans_persistent == 4 &&
                mc->titans_chunk == 16 && mc->titans_mem_depth == 2 && mc->titans_mem_hidden == 64 &&
-               mc->titans_max_lr == 0.01,
-           "defaults: mag, window 512, 4 persistent, chunk 16, depth 2, hidden 2 x 32, max_lr 0.01");
+               mc->titans_max_lr == 0.002,
+           "defaults: mag, window 512, 4 persistent, chunk 16, depth 2, hidden 2 x 32, max_lr 0.002");
     static const char *const bad[] = {
         "arch: transformer\nscale: 1m\nmodel: {titans: {window: 64}}\n",
         "arch: titans\nscale: 1m\nmodel: {titans: {mem_depth: 1, mem_hidden: 32}}\n",
