@@ -207,8 +207,9 @@ int main(int argc, char **argv)
         case 'r': repeat = atoi(optarg) > 0 ? atoi(optarg) : 1; break;
         case 'h':
         default:
-            fprintf(ch == 'h' ? stdout : stderr, "usage: bench_engine [--threads N] [--steps N] [--config small|large|all] [--repeat R] "
-                            "[--no-torch]\n");
+            fprintf(ch == 'h' ? stdout : stderr,
+                    "usage: bench_engine [--threads N] [--steps N] [--config small|large|all] [--repeat R] "
+                    "[--no-torch]\n");
             return ch == 'h' ? 0 : 2;
         }
     }

@@ -132,7 +132,8 @@ int main(int argc, char **argv)
     const char *which = "all";
     static const struct option opts[] = {{"threads", required_argument, 0, 't'}, {"steps", required_argument, 0, 's'},
                                          {"config", required_argument, 0, 'c'}, {"repeat", required_argument, 0, 'r'},
-                                         {"levels", required_argument, 0, 'k'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+                                         {"levels", required_argument, 0, 'k'}, {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     for (int ch; (ch = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
         switch (ch) {
         case 't': threads = atoi(optarg); break;
@@ -142,8 +143,9 @@ int main(int argc, char **argv)
         case 'k': levels = atoi(optarg); break;
         case 'h':
         default:
-            fprintf(ch == 'h' ? stdout : stderr, "usage: bench_hope [--threads N] [--steps N] [--config 1m|small|large|all] [--repeat R] "
-                            "[--levels K]\n");
+            fprintf(ch == 'h' ? stdout : stderr,
+                    "usage: bench_hope [--threads N] [--steps N] [--config 1m|small|large|all] [--repeat R] "
+                    "[--levels K]\n");
             return ch == 'h' ? 0 : 2;
         }
     }

@@ -149,8 +149,9 @@ int main(int argc, char **argv)
         case 'd': to.depth = atoi(optarg); break;
         case 'h':
         default:
-            fprintf(ch == 'h' ? stdout : stderr, "usage: bench_titans [--threads N] [--steps N] [--config 1m|small|large|all] [--repeat R] "
-                            "[--window W] [--chunk B] [--variant mag|mal|both] [--depth 1|2]\n");
+            fprintf(ch == 'h' ? stdout : stderr,
+                    "usage: bench_titans [--threads N] [--steps N] [--config 1m|small|large|all] [--repeat R] "
+                    "[--window W] [--chunk B] [--variant mag|mal|both] [--depth 1|2]\n");
             return ch == 'h' ? 0 : 2;
         }
     }
