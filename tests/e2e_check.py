@@ -49,9 +49,20 @@ def final_eval(job, suite, task, metric):
     return row[0] if row else None
 
 
-def jobs_of(label):
-    return [r[0] for r in con.execute("SELECT key FROM jobs WHERE label = ? AND status = 'done' ORDER BY seed",
-                                      (label,))]
+def jobs_of(label, arch="transformer"):
+    return [r[0] for r in con.execute("SELECT key FROM jobs WHERE label = ? AND arch = ? AND status = 'done' "
+                                      "ORDER BY seed", (label, arch))]
+
+
+ARCH_TITLE = {"transformer": "Transformer++", "gated_attn": "Gated Attention", "hope_attn": "Hope-attention",
+              "titans": "Titans"}
+
+
+def panel(d, arch="transformer"):
+    """The panel of one architecture (titles start with its display name)."""
+    ps = [p for p in d["panels"] if p["title"].startswith(ARCH_TITLE[arch] + ",")]
+    check(len(ps) == 1, f"one {ARCH_TITLE[arch]} panel among {[p['title'] for p in d['panels']]}")
+    return ps[0] if ps else {"rows": []}
 
 
 def agg(values):
@@ -74,8 +85,8 @@ def stat_matches(cell, expected, what):
 
 # ---------------------------------------------------------------- wider_early_vs_late
 d = load("wider_early_vs_late")
-check(len(d["panels"]) == 1, "wider_early_vs_late: one panel")
-rows = {r["cells"]["allocation"]: r["cells"] for r in d["panels"][0]["rows"] if r["source"] == "ours"}
+check(len(d["panels"]) == 1, "wider_early_vs_late: one panel (only the Transformer has block jobs)")
+rows = {r["cells"]["allocation"]: r["cells"] for r in panel(d)["rows"] if r["source"] == "ours"}
 check(set(rows) == {"uniform", "wider-early", "wider-middle", "wider-late"}, f"allocations {sorted(rows)}")
 ppl = {a: agg([final_eval(j, "val", "val", "ppl") for j in jobs_of(a)]) for a in rows}
 for a, cells in rows.items():
@@ -86,7 +97,7 @@ for a, cells in rows.items():
 
 # ---------------------------------------------------------------- schedule_ratio
 d = load("schedule_ratio")
-rows = {r["cells"]["ratio"]: r["cells"] for r in d["panels"][0]["rows"] if r["source"] == "ours"}
+rows = {r["cells"]["ratio"]: r["cells"] for r in panel(d)["rows"] if r["source"] == "ours"}
 stat_matches(rows["1.5 -> 0.5"]["cosine"], agg([final_eval(j, "val", "val", "ppl") for j in jobs_of("cosine 1.5->0.5")]),
              "schedule_ratio cosine 1.5->0.5")
 stat_matches(rows["1.25 -> 0.75"]["linear"],
@@ -98,24 +109,39 @@ check(close(rows["1.5 -> 0.5"]["cosine_delta"]["value"], rows["1.5 -> 0.5"]["cos
 
 # ---------------------------------------------------------------- main
 d = load("main")
-rows = {r["cells"]["model"]: r["cells"] for r in d["panels"][0]["rows"] if r["source"] == "ours"}
-for model, label in (("Transformer++", "uniform"), ("+ tapered", "cosine 1.5->0.5")):
-    js = jobs_of(label)
-    stat_matches(rows[model]["lambada_ppl"], agg([final_eval(j, "lambada", "lambada", "perplexity") for j in js]),
+check(len(d["panels"]) == 1, "main: one panel (one scale)")
+rows, arch = {}, None
+for r in d["panels"][0]["rows"]:  # an architecture's row, then its "+ tapered" row
+    if r["source"] != "ours":
+        continue
+    c = r["cells"]
+    if c["model"] != "+ tapered":
+        arch = next((a for a, t in ARCH_TITLE.items() if t == c["model"]), c["model"])
+        rows[(arch, "uniform")] = c
+    else:
+        rows[(arch, "cosine 1.5->0.5")] = c
+check(sorted(rows) == sorted((a, l) for a in ARCH_TITLE for l in ("uniform", "cosine 1.5->0.5")),
+      f"main: uniform and tapered rows of the four architectures ({sorted(rows)})")
+for (arch, label) in sorted(rows):
+    model = f"{ARCH_TITLE[arch]} {label}"
+    js = jobs_of(label, arch)
+    row = rows[(arch, label)]
+    stat_matches(row["lambada_ppl"], agg([final_eval(j, "lambada", "lambada", "perplexity") for j in js]),
                  f"main {model} lambada ppl")
     acc = agg([final_eval(j, "lambada", "lambada", "acc") for j in js])
-    stat_matches(rows[model]["lambada_acc"], (acc[0] * 100, acc[1] * 100 if acc[1] is not None else None, acc[2]),
+    stat_matches(row["lambada_acc"], (acc[0] * 100, acc[1] * 100 if acc[1] is not None else None, acc[2]),
                  f"main {model} lambada acc (%)")
     acc = agg([final_eval(j, "commonsense", "piqa", "acc") for j in js])
-    stat_matches(rows[model]["piqa"], (acc[0] * 100, acc[1] * 100 if acc[1] is not None else None, acc[2]),
+    stat_matches(row["piqa"], (acc[0] * 100, acc[1] * 100 if acc[1] is not None else None, acc[2]),
                  f"main {model} piqa acc (%)")
-    check(rows[model]["wikitext_ppl"].get("missing") == "no eval", f"main {model}: wikitext says 'no eval'")
-    stat_matches(rows[model]["val_ppl"], agg([final_eval(j, "val", "val", "ppl") for j in js]),
+    check(row["wikitext_ppl"].get("missing") == "no eval", f"main {model}: wikitext says 'no eval'")
+    stat_matches(row["val_ppl"], agg([final_eval(j, "val", "val", "ppl") for j in js]),
                  f"main {model} val ppl (our column)")
 
 # ---------------------------------------------------------------- niah
 d = load("niah")
-rows = {r["cells"]["task"]: r["cells"] for r in d["panels"][0]["rows"] if r["source"] == "ours"}
+check(len(d["panels"]) == 4, f"niah: a panel per architecture ({len(d['panels'])})")
+rows = {r["cells"]["task"]: r["cells"] for r in panel(d)["rows"] if r["source"] == "ours"}
 for col, label in (("512_uniform", "uniform"), ("512_tapered", "cosine 1.5->0.5")):
     em = agg([final_eval(j, "niah", "s_niah_1@512", "exact_match") for j in jobs_of(label)])
     stat_matches(rows["s_niah_1"][col], (em[0] * 100, em[1] * 100 if em[1] is not None else None, em[2]),
@@ -123,8 +149,8 @@ for col, label in (("512_uniform", "uniform"), ("512_tapered", "cosine 1.5->0.5"
 
 # ---------------------------------------------------------------- alignment
 d = load("alignment")
-p = d["panels"][0]
-layers = sorted({r[0] for r in con.execute("SELECT layer FROM layer_stats WHERE name = 'rho_mlp'")})
+p = panel(d)
+layers = sorted({r[0] for r in con.execute("SELECT layer FROM layer_stats WHERE name = 'rho_mlp'")})  # 6 in every arch
 check(len([r for r in p["rows"] if r["cells"]["layer"].isdigit()]) == len(layers) == 6, "alignment: one row per layer")
 for r in p["rows"]:
     if not r["cells"]["layer"].isdigit():

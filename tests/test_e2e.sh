@@ -1,6 +1,7 @@
 #!/bin/sh
 # test_e2e.sh: the whole product on tiny jobs.  A 12-job sweep (uniform,
-# wider-early/middle/late, cosine and linear tapers, two seeds each) with
+# wider-early/middle/late, cosine and linear tapers, two seeds each) and a
+# 6-job one (gated_attn, hope_attn, titans x uniform, cosine) with
 # the val, lambada, commonsense (PIQA), niah and alignment suites goes
 # through tlmd and the real tlm-worker into results.db; then tlm-report
 # renders every table in every format and every figure, and e2e_check.py
@@ -54,12 +55,33 @@ include:
   - {taper.schedule: linear, taper.ratio: [1.25, 0.75]}
 seeds: [0, 1]
 Y
-"$T" --sweeps e2e.yaml --workers 2 --threads-per-worker 1 --no-progress >tlmd.log 2>&1
+# the other three architectures, uniform and tapered, one seed: a second
+# sweep file with the same base (the main table's other rows)
+sed -n '/^base:/,/^grid:/p' e2e.yaml | sed '$d' >base.yaml
+{
+    echo "name: e2e_arch"
+    cat base.yaml
+    echo "grid:"
+    echo "  arch: [gated_attn, hope_attn, titans]"
+    echo "  taper: [{schedule: uniform}, {schedule: cosine, ratio: [1.5, 0.5]}]"
+    echo "seeds: [0]"
+} >e2e_arch.yaml
+"$T" --sweeps e2e.yaml --sweeps e2e_arch.yaml --workers 2 --threads-per-worker 1 --no-progress >tlmd.log 2>&1
 rc=$?
-ok $rc "tlmd trains the 12 jobs (exit $rc)"
+ok $rc "tlmd trains the 18 jobs (exit $rc)"
 [ $rc = 0 ] || { sed 's/^/# /' tlmd.log | tail -n 30; finish; }
-ok "$([ "$(q "select count(*) from results where status = 'done'")" = 12 ] && echo 0 || echo 1)" \
-    "results holds 12 done jobs"
+ok "$([ "$(q "select count(*) from results where status = 'done'")" = 18 ] && echo 0 || echo 1)" \
+    "results holds 18 done jobs"
+for a in gated_attn hope_attn titans; do
+    nd=$(q "select count(*) from jobs where arch = '$a' and status = 'done'")
+    ok "$([ "$nd" = 2 ] && echo 0 || echo 1)" "$a: 2 jobs done through tlmd ($nd)"
+    # the validation loss falls: last evaluation below the first
+    fell=$(q "select (select value from evals e where e.job = j.key and suite = 'val' and metric = 'loss'
+                      order by step desc limit 1) < (select value from evals e where e.job = j.key and
+                      suite = 'val' and metric = 'loss' order by step limit 1)
+              from jobs j where arch = '$a'" | sort -u | tr '\n' ' ')
+    ok "$([ "$fell" = "1 " ] && echo 0 || echo 1)" "$a: validation loss falls in every job ($fell)"
+done
 
 mkdir -p out/figures
 for t in wider_early_vs_late schedule_ratio main alignment niah runs; do
