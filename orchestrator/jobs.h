@@ -22,6 +22,7 @@ typedef struct orc_job {
     uint8_t status;      /* orc_job_status */
     uint8_t queued;      /* in the run queue */
     uint16_t sweep;      /* the first sweep of this run that lists it */
+    uint8_t arch;        /* eng_arch */
     int32_t attempts;    /* all attempts so far (results.db jobs.attempts) */
     int32_t failures;    /* failed attempts counted against --max-attempts */
     int64_t tokens_total;

@@ -285,7 +285,9 @@ static int load_job(void *ctx, const orc_sweep_job *j, eng_err *e)
     if (orc_jobs_add(&c->p->jobs, j->key, &idx, &added))
         return eng_errf(e, ENG_ENOMEM, "out of memory");
     orc_job *job = &c->p->jobs.v[idx];
+    c->p->arch_mask |= 1u << j->cfg->arch;
     if (added) {
+        job->arch = (uint8_t)j->cfg->arch;
         job->sweep = c->sweep_index;
         job->tokens_total = j->cfg->train.tokens;
         db_job_state st;

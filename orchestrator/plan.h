@@ -31,6 +31,8 @@ typedef struct orc_plan {
     uint32_t *queue;    /* jobs to run, in order */
     size_t n_queue;
     size_t n_done, n_failed; /* settled before this run started */
+    unsigned arch_mask;      /* bit a: some job of this run has arch a (log lines name
+                              * the architecture when there are several) */
 } orc_plan;
 
 /* Sweep files named by the arguments (folders: their *.yaml and *.yml, sorted). */

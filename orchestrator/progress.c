@@ -106,7 +106,7 @@ static void run_line(const orc_daemon *d, const orc_run *r, double now, char *ou
         snprintf(age, sizeof age, " stopping");
     else if (now - r->last_event > 30)
         snprintf(age, sizeof age, " silent %.0fs", now - r->last_event);
-    snprintf(out, cap, "%-7s %.12s %-16.16s %s%s%3.0f%% %s/%s loss %s %s tok/s ETA %s%s", d->slots[r->slot].spec.name,
+    snprintf(out, cap, "%-7s %.12s %-18.26s %s%s%3.0f%% %s/%s loss %s %s tok/s ETA %s%s", d->slots[r->slot].spec.name,
              j->key, r->label, b, bar ? " " : "", frac * 100, done, tot, loss, tps, eta, age);
 }
 

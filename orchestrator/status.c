@@ -26,9 +26,9 @@ static int print_job(void *p, const db_job_summary *j)
     double pct = j->tokens_total > 0 ? 100.0 * (double)j->tokens_done / (double)j->tokens_total : 0;
     if (pct > 100)
         pct = 100;
-    fprintf(c->out, "  %.12s  %-11s %-18s seed %-4lld %3.0f%%  attempts %-2d loss %-8s %s%s%s\n", j->key, j->status,
-            j->label, (long long)j->seed, pct, j->attempts, loss, j->reason[0] ? j->reason : "",
-            j->message[0] ? ": " : "", j->message);
+    fprintf(c->out, "  %.12s  %-11s %-11s %-5s %-18s seed %-4lld %3.0f%%  attempts %-2d loss %-8s %s%s%s\n", j->key,
+            j->status, j->arch, j->scale, j->label, (long long)j->seed, pct, j->attempts, loss,
+            j->reason[0] ? j->reason : "", j->message[0] ? ": " : "", j->message);
     return 0;
 }
 

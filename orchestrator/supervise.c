@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/config.h"
 #include "orchestrator/rundir.h"
 #include "orchestrator/shim.h"
 
@@ -323,7 +324,10 @@ int orc_run_start(orc_daemon *d, size_t job, int slot, eng_err *e)
         rc = ENG_EIO;
     if (!rc) {
         r->n = n;
-        snprintf(r->label, sizeof r->label, "%s", st.label);
+        if (d->plan.arch_mask & (d->plan.arch_mask - 1)) /* several architectures */
+            snprintf(r->label, sizeof r->label, "%.11s %.50s", eng_arch_name(j->arch), st.label);
+        else
+            snprintf(r->label, sizeof r->label, "%s", st.label);
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         db_attempt_row ar = {.job = j->key, .n = n, .pid = r->pid, .host = d->host, .device = spec->name,

@@ -72,6 +72,9 @@ ok $rc "tlmd trains the 18 jobs (exit $rc)"
 [ $rc = 0 ] || { sed 's/^/# /' tlmd.log | tail -n 30; finish; }
 ok "$([ "$(q "select count(*) from results where status = 'done'")" = 18 ] && echo 0 || echo 1)" \
     "results holds 18 done jobs"
+# several architectures in one run: the log names each job's
+grep -q "(titans cosine 1.5->0.5) done in" tlmd.log && grep -q "(transformer wider-early) started on" tlmd.log
+ok $? "tlmd's log lines name the architecture when a run has several"
 for a in gated_attn hope_attn titans; do
     nd=$(q "select count(*) from jobs where arch = '$a' and status = 'done'")
     ok "$([ "$nd" = 2 ] && echo 0 || echo 1)" "$a: 2 jobs done through tlmd ($nd)"
