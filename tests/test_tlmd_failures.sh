@@ -13,8 +13,10 @@ wait_for "select count(*) from steps where step > 20 and exists (select 1 from c
 pid=$(q "select pid from attempts where ended_at is null")
 t0=$(date +%s)
 # keep it stopped: tlmd's SIGCONT (sent with its SIGTERM) lets it run for a
-# moment at most, never long enough to finish a step and checkpoint
-(while kill -STOP "$pid" 2>/dev/null; do sleep 0.001; done) &
+# moment at most, never long enough to finish a step and checkpoint (a busy
+# loop of the shell's built-in kill: a `sleep` per round left a window of
+# milliseconds on a loaded machine; tests/test_tlmd_signals.sh lost that race)
+(while kill -STOP "$pid" 2>/dev/null; do :; done) &
 stopper=$!
 kids="$kids $stopper"
 wait_for "select count(*) from attempts where n = 1 and ended_at is not null" 60
