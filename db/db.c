@@ -277,10 +277,20 @@ void db_close(db *d)
         db_rollback(d);
     for (int i = 0; i < DB_ST_COUNT; i++)
         sqlite3_finalize(d->st[i]);
-    /* everything committed into the main file (unless a reader still holds
-     * an older snapshot), without the exclusive lock a full one needs */
-    if (d->mode == DB_READWRITE && d->h)
-        sqlite3_wal_checkpoint_v2(d->h, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    /* Everything committed into the main file and the WAL truncated to zero
+     * bytes, without the EXCLUSIVE lock of a checkpoint on close: TRUNCATE
+     * lets readers go on, and waits (at most a second here) only for one
+     * that still holds an older snapshot; then a passive one, which leaves
+     * the rest for later.  An empty WAL matters once the daemon is gone:
+     * readers that open and close in turns rebuild the WAL index whenever
+     * the last one leaves, and over a WAL of many MB that takes long enough
+     * for another reader without a busy timeout to see "database is
+     * locked" (docs/tlmd.md). */
+    if (d->mode == DB_READWRITE && d->h) {
+        sqlite3_busy_timeout(d->h, 1000);
+        if (sqlite3_wal_checkpoint_v2(d->h, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL) != SQLITE_OK)
+            sqlite3_wal_checkpoint_v2(d->h, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    }
     sqlite3_close(d->h);
     free(d);
 }

@@ -8,8 +8,11 @@
  * sqlite3_open_v2 without any busy timeout, like the sqlite3 shell.  Each
  * round opens the file, holds one read transaction over several queries
  * (with a pause inside, so the daemon commits meanwhile), and closes.
- * Runs until STOPFILE exists; prints rounds, errors and the slowest query;
- * exits 1 if any query failed. */
+ * Runs until STOPFILE exists; prints each failure ("# error RC at
+ * UNIXTIME: ...", the first 200) and then rounds, errors and the slowest
+ * query; exits 1 if it never completed a round.  The caller judges the
+ * failures by their time (tests/test_tlmd_reader.sh: only those while the
+ * daemon ran count). */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -27,6 +30,17 @@ static double now(void)
 static int errors, busy;
 static double slowest;
 
+static void report(int rc, const char *what, const char *sql)
+{
+    errors++;
+    busy += (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED;
+    if (errors <= 200) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        printf("# error %d at %.3f: %s (%s)\n", rc, ts.tv_sec + ts.tv_nsec * 1e-9, what, sql);
+    }
+}
+
 static int run(sqlite3 *h, const char *sql)
 {
     double t = now();
@@ -35,16 +49,8 @@ static int run(sqlite3 *h, const char *sql)
     double dt = now() - t;
     if (dt > slowest)
         slowest = dt;
-    if (rc != SQLITE_OK) {
-        errors++;
-        busy += (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED;
-        if (errors <= 5) {
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            printf("# error %d at %.3f: %s (%s)\n", rc, ts.tv_sec + ts.tv_nsec * 1e-9, msg ? msg : sqlite3_errstr(rc),
-                   sql);
-        }
-    }
+    if (rc != SQLITE_OK)
+        report(rc, msg ? msg : sqlite3_errstr(rc), sql);
     sqlite3_free(msg);
     return rc;
 }
@@ -78,17 +84,18 @@ int main(int argc, char **argv)
         eng_err e;
         if (api) {
             if (db_open(path, DB_READONLY, &d, &e)) {
-                errors++;
-                printf("# open: %s\n", e.msg);
+                report(SQLITE_CANTOPEN, e.msg, "open");
                 continue;
             }
             h = db_handle(d);
-        } else if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
-                   sqlite3_extended_result_codes(h, 1) != SQLITE_OK) {
-            errors++;
-            printf("# open: %s\n", sqlite3_errmsg(h));
-            sqlite3_close(h);
-            continue;
+        } else {
+            int rc = sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL);
+            if (rc != SQLITE_OK) {
+                report(rc, sqlite3_errmsg(h), "open");
+                sqlite3_close(h);
+                continue;
+            }
+            sqlite3_extended_result_codes(h, 1);
         }
         if (run(h, "BEGIN") == SQLITE_OK) {
             run(h, "SELECT count(*) FROM steps");
@@ -107,5 +114,5 @@ int main(int argc, char **argv)
     }
     printf("# %s reader: %d rounds, %d errors (%d busy/locked), slowest query %.1f ms\n", argv[3], rounds, errors,
            busy, slowest * 1e3);
-    return errors || rounds == 0 ? 1 : 0;
+    return rounds == 0 ? 1 : 0;
 }
