@@ -175,10 +175,8 @@ int eng_model_create_ops(eng_model **out, const eng_config *cfg, const eng_ops *
 {
     *out = NULL;
     const eng_model_cfg *mc = &cfg->model;
-    if (cfg->arch != ENG_ARCH_TRANSFORMER && cfg->arch != ENG_ARCH_GATED_ATTN && cfg->arch != ENG_ARCH_HOPE_ATTN &&
-        cfg->arch != ENG_ARCH_TITANS)
-        return eng_errf(e, ENG_ECONFIG, "model: architecture '%s' is not implemented by this engine yet",
-                        eng_arch_name(cfg->arch));
+    if ((unsigned)cfg->arch >= ENG_ARCH_COUNT)
+        return eng_errf(e, ENG_ECONFIG, "model: unknown architecture %d", (int)cfg->arch);
     if (mc->d_model <= 0 || mc->heads <= 0 || mc->d_model % mc->heads || mc->layers <= 0 ||
         mc->layers > ENG_MAX_LAYERS || mc->vocab <= 0)
         return eng_errf(e, ENG_ECONFIG, "model: bad shape (d_model %d, heads %d, layers %d, vocab %d)", mc->d_model,

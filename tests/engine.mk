@@ -19,7 +19,7 @@ TESTS += tests/test_model
 # PyTorch parity: parity_dump writes the engine's numbers, parity_torch.py
 # rebuilds the models in PyTorch and compares (skips without torch).
 check_PROGRAMS += tests/parity_dump
-tests_parity_dump_SOURCES = tests/parity_dump.c tests/test_model_util.h
+tests_parity_dump_SOURCES = tests/parity_dump.c tests/parity_dump_util.h tests/test_model_util.h
 tests_parity_dump_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_parity_dump_LDADD = $(ENGINE_LIBS)
 TESTS += tests/parity_torch.py

@@ -10,7 +10,7 @@ TESTS += tests/test_hope
 # with chunks 1, 2, 4), parity_hope.py rebuilds the models and the
 # multi-frequency optimizer in PyTorch and compares (skips without torch).
 check_PROGRAMS += tests/parity_hope_dump
-tests_parity_hope_dump_SOURCES = tests/parity_hope_dump.c tests/hope_util.h tests/test_model_util.h
+tests_parity_hope_dump_SOURCES = tests/parity_hope_dump.c tests/parity_dump_util.h tests/hope_util.h tests/test_model_util.h
 tests_parity_hope_dump_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_parity_hope_dump_LDADD = $(ENGINE_LIBS)
 TESTS += tests/parity_hope.py

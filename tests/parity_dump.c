@@ -9,23 +9,8 @@
  *                                    the losses of 10 AdamW steps on the same
  *                                    batch with clipping at 1.0
  * Usage: parity_dump DIR */
-#include <math.h>
-#include <stdlib.h>
-
-#include "engine/model.h"
-#include "engine/runtime.h"
-#include "engine/safetensors.h"
+#include "tests/parity_dump_util.h"
 #include "tests/test_model_util.h"
-
-#define B 2
-#define T 16
-#define STEPS 10
-#define LR 5e-3
-#define WD 0.1
-#define BETA1 0.9
-#define BETA2 0.95
-#define EPS 1e-8
-#define CLIP 1.0
 
 static const tm_spec specs[] = {
     {"transformer_cosine_tied", "transformer", "", "cosine", 32, 4, 4, 4, 64, 64, 1, 0.1},
@@ -35,99 +20,32 @@ static const tm_spec specs[] = {
     {"gated_headwise_cosine_untied_gqa", "gated_attn", "headwise", "cosine", 32, 4, 4, 2, 64, 64, 0, 0.1},
 };
 
-static int dump(const char *dir, const tm_spec *s, eng_err *e)
+static int dump(const char *dir, size_t i, eng_err *e)
 {
+    const tm_spec *s = &specs[i];
     eng_config c;
     eng_model *m;
-    int rc = tm_config(s, T, &c, e);
-    if (rc || (rc = eng_model_create(&m, &c, B, T, e)))
+    int rc = tm_config(s, PD_T, &c, e);
+    if (rc || (rc = eng_model_create(&m, &c, PD_B, PD_T, e)))
         return rc;
     eng_model_init_weights(m, 2024);
-    size_t n = eng_model_n_params(m);
-    float *p = malloc(n * sizeof *p), *g = malloc(n * sizeof *g);
-    float *logits = malloc(sizeof(float) * B * T * s->V);
-    int32_t tok[B * T], tgt[B * T];
-    tm_batch(5, B, T, s->V, tok, tgt);
-    eng_model_get_params(m, p);
-
-    char path[1024], meta[1024];
-    const int *w = eng_model_widths(m);
-    char widths[512] = "";
-    for (int l = 0; l < s->L; l++)
-        snprintf(widths + strlen(widths), sizeof widths - strlen(widths), "%s%d", l ? "," : "", w[l]);
+    int32_t tok[PD_B * PD_T], tgt[PD_B * PD_T];
+    tm_batch(5, PD_B, PD_T, s->V, tok, tgt);
+    char meta[1024], widths[512];
+    pd_widths(m, s->L, widths, sizeof widths);
     snprintf(meta, sizeof meta,
              "{\"arch\":\"%s\",\"gate\":\"%s\",\"d\":%d,\"layers\":%d,\"heads\":%d,\"kv_heads\":%d,\"vocab\":%d,"
-             "\"tied\":%d,\"norm_eps\":%.17g,\"rope_theta\":%.17g,\"widths\":[%s],\"B\":%d,\"T\":%d,\"steps\":%d,"
-             "\"lr\":%.17g,\"weight_decay\":%.17g,\"beta1\":%.17g,\"beta2\":%.17g,\"eps\":%.17g,\"clip\":%.17g}",
+             "\"tied\":%d,\"norm_eps\":%.17g,\"rope_theta\":%.17g,\"widths\":[%s]," PD_RECIPE_FMT,
              s->arch, s->gate, s->d, s->L, s->H, s->kv, s->V, s->tied, c.model.norm_eps, c.model.rope_theta, widths,
-             B, T, STEPS, LR, WD, BETA1, BETA2, EPS, CLIP);
-    eng_st_writer *wr;
-    rc = eng_st_writer_new(&wr, e);
-    for (int i = 0; !rc && i < eng_model_n_tensors(m); i++) {
-        const eng_tensor_info *t = eng_model_tensor(m, i);
-        rc = eng_st_writer_add(wr, t->name, "F32", t->ndim, t->shape, p + t->offset, e);
-    }
-    snprintf(path, sizeof path, "%s/%s.model.safetensors", dir, s->name);
-    rc = rc || eng_st_writer_meta(wr, "format", "pt", e) || eng_st_writer_meta(wr, "tlm_parity", meta, e) ||
-         eng_st_writer_write(wr, path, NULL, e);
-    eng_st_writer_free(wr);
-
-    double loss0 = 0, losses[STEPS];
-    for (int st = 0; !rc && st < STEPS; st++) {
-        double loss;
-        eng_model_zero_grads(m);
-        rc = eng_model_forward(m, tok, tgt, B, T, &loss, NULL, e);
-        if (!rc && st == 0)
-            memcpy(logits, eng_model_logits(m), sizeof(float) * B * T * s->V);
-        rc = rc || eng_model_backward(m, 1.0f, e);
-        if (!rc && st == 0) {
-            loss0 = loss;
-            eng_model_get_grads(m, g);
-        }
-        double gn = eng_model_grad_norm(m);
-        eng_adamw opt = {LR, BETA1, BETA2, EPS, WD, st + 1, gn > CLIP ? CLIP / gn : 1.0};
-        rc = rc || eng_model_step(m, &opt, e);
-        losses[st] = loss;
-    }
-    float loss0f = (float)loss0, lossesf[STEPS];
-    for (int i = 0; i < STEPS; i++)
-        lossesf[i] = (float)losses[i];
-    int64_t bt[2] = {B, T}, btv[3] = {B, T, s->V}, one[1] = {1}, ns[1] = {STEPS};
-    char name[160];
-    rc = rc || eng_st_writer_new(&wr, e);
-    rc = rc || eng_st_writer_add(wr, "tokens", "I32", 2, bt, tok, e) ||
-         eng_st_writer_add(wr, "targets", "I32", 2, bt, tgt, e) || eng_st_writer_add(wr, "loss", "F32", 1, one, &loss0f, e) ||
-         eng_st_writer_add(wr, "logits", "F32", 3, btv, logits, e) ||
-         eng_st_writer_add(wr, "losses", "F32", 1, ns, lossesf, e);
-    for (int i = 0; !rc && i < eng_model_n_tensors(m); i++) {
-        const eng_tensor_info *t = eng_model_tensor(m, i);
-        snprintf(name, sizeof name, "grad.%s", t->name);
-        rc = eng_st_writer_add(wr, name, "F32", t->ndim, t->shape, g + t->offset, e);
-    }
-    snprintf(path, sizeof path, "%s/%s.out.safetensors", dir, s->name);
-    rc = rc || eng_st_writer_write(wr, path, NULL, e);
-    eng_st_writer_free(wr);
-    free(p);
-    free(g);
-    free(logits);
+             PD_RECIPE_ARGS);
+    rc = pd_write_model(m, dir, s->name, meta, e) || pd_train_and_write(m, s->V, tok, tgt, 0, 0, dir, s->name, e);
     eng_model_free(m);
     return rc;
 }
 
+static const char *name_of(size_t i) { return specs[i].name; }
+
 int main(int argc, char **argv)
 {
-    eng_runtime_init(argc, argv);
-    if (argc != 2) {
-        fprintf(stderr, "usage: parity_dump DIR\n");
-        return 2;
-    }
-    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
-        eng_err e = {0};
-        if (dump(argv[1], &specs[i], &e)) {
-            fprintf(stderr, "parity_dump: %s: %s\n", specs[i].name, e.msg);
-            return 1;
-        }
-        printf("%s\n", specs[i].name);
-    }
-    return 0;
+    return pd_main(argc, argv, "parity_dump", sizeof specs / sizeof specs[0], name_of, dump);
 }

@@ -26,7 +26,7 @@ TESTS += tests/test_titans
 # parity_titans.py rebuilds the models in PyTorch (the memory's inner
 # gradients by autograd) and compares (skips without torch).
 check_PROGRAMS += tests/parity_titans_dump
-tests_parity_titans_dump_SOURCES = tests/parity_titans_dump.c tests/titans_util.h tests/test_model_util.h
+tests_parity_titans_dump_SOURCES = tests/parity_titans_dump.c tests/parity_dump_util.h tests/titans_util.h tests/test_model_util.h
 tests_parity_titans_dump_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_parity_titans_dump_LDADD = $(ENGINE_LIBS)
 TESTS += tests/parity_titans.py

@@ -313,6 +313,25 @@ void eng__cpu_titans_mem_fwd(float *y /* (N, ldy): H x hd = */, int ldy,
     eng__blas_set_threads(blas);
 }
 
+/* The gates' gradients by the scalar recursions of <P, S_t>, <Q, S_t> and
+ * <P, W_t> through the chunk (sP, sQ, wP: their values at its start; pg,
+ * qg: <P, G_t>, <Q, G_t>), and the update's coefficients on G_t,
+ * c1 = -theta ps, c2 = -theta qs. */
+static void gate_adjoints(const scratch *s, int n, const double *pg, const double *qg, double sP, double sQ,
+                          double wP, double *dth, double *det, double *da, double *c1, double *c2)
+{
+    for (int t = 0; t < n; t++) {
+        dth[t] = -(s->ps[t] * pg[t] + s->qs[t] * qg[t]);
+        det[t] = s->ps[t] * sP + s->qs[t] * sQ;
+        da[t] = s->pw[t] * wP;
+        sP = s->et[t] * sP - s->th[t] * pg[t];
+        sQ = s->et[t] * sQ - s->th[t] * qg[t];
+        wP = s->aa[t] * wP + sP;
+        c1[t] = -s->th[t] * s->ps[t];
+        c2[t] = -s->th[t] * s->qs[t];
+    }
+}
+
 /* Backward of one chunk.  In: s->P, s->Q = dL/d(state after the chunk)
  * (have_pq = 0: zero).  Out: s->P, s->Q = dL/d(state at the chunk start);
  * dq, dk, dv rows (=) and the gates' gradients (=). */
@@ -359,17 +378,7 @@ static void chunk_bwd(const mdims *m, scratch *s, int have_pq, const float *W, c
                 qg[t] = dot(E2 + (size_t)t * D, RQ2 + (size_t)t * D, D) + dot(Dl + (size_t)t * Hm, SQ1 + (size_t)t * Hm, Hm);
             }
             /* the gates, through the scalar recursions of <P|Q, state> */
-            double sP = dot(P, S, Pm), sQ = dot(Q, S, Pm), wP = dot(P, W, Pm);
-            for (int t = 0; t < n; t++) {
-                dth[t] = -(s->ps[t] * pg[t] + s->qs[t] * qg[t]);
-                det[t] = s->ps[t] * sP + s->qs[t] * sQ;
-                da[t] = s->pw[t] * wP;
-                sP = s->et[t] * sP - s->th[t] * pg[t];
-                sQ = s->et[t] * sQ - s->th[t] * qg[t];
-                wP = s->aa[t] * wP + sP;
-                c1[t] = -s->th[t] * s->ps[t];
-                c2[t] = -s->th[t] * s->qs[t];
-            }
+            gate_adjoints(s, n, pg, qg, dot(P, S, Pm), dot(Q, S, Pm), dot(P, W, Pm), dth, det, da, c1, c2);
             /* E2 P2, E2 Q2 (rows: P2^T e2_t), Dl P1, Dl Q1 (rows: P1^T dl_t) */
             eng__cpu_matmul(0, 0, n, Hm, D, 1.0f, E2, D, P2, Hm, 0.0f, TP2, Hm);
             eng__cpu_matmul(0, 0, n, Hm, D, 1.0f, E2, D, Q2, Hm, 0.0f, TQ2, Hm);
@@ -426,17 +435,7 @@ static void chunk_bwd(const mdims *m, scratch *s, int have_pq, const float *W, c
                 pg[t] = dot(E2 + (size_t)t * D, RP + (size_t)t * D, D);
                 qg[t] = dot(E2 + (size_t)t * D, RQ + (size_t)t * D, D);
             }
-            double sP = dot(P, S, Pm), sQ = dot(Q, S, Pm), wP = dot(P, W, Pm);
-            for (int t = 0; t < n; t++) {
-                dth[t] = -(s->ps[t] * pg[t] + s->qs[t] * qg[t]);
-                det[t] = s->ps[t] * sP + s->qs[t] * sQ;
-                da[t] = s->pw[t] * wP;
-                sP = s->et[t] * sP - s->th[t] * pg[t];
-                sQ = s->et[t] * sQ - s->th[t] * qg[t];
-                wP = s->aa[t] * wP + sP;
-                c1[t] = -s->th[t] * s->ps[t];
-                c2[t] = -s->th[t] * s->qs[t];
-            }
+            gate_adjoints(s, n, pg, qg, dot(P, S, Pm), dot(Q, S, Pm), dot(P, W, Pm), dth, det, da, c1, c2);
             eng__cpu_matmul(0, 0, n, D, D, 1.0f, E2, D, P, D, 0.0f, UP, D);
             eng__cpu_matmul(0, 0, n, D, D, 1.0f, E2, D, Q, D, 0.0f, UQ, D);
             for (int t = 0; t < n; t++) {
