@@ -26,12 +26,18 @@
 
 #include "engine/runtime.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <poll.h>
 #include <sched.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "engine/cpu/cpu.h"
@@ -112,40 +118,79 @@ static double sgemm_rate(void)
 
 /* ------------------------------------------------------------ OpenBLAS kernel choice */
 
-/* How capable a kernel is (what instructions it uses). */
-static int kernel_rank(const char *core)
+/* The OpenBLAS kernels TLM knows, best first: how capable each is (what
+ * instructions it uses) and whether this CPU can execute it.  A kernel the
+ * CPU cannot execute stops the program with SIGILL at its first product
+ * (seen: SkylakeX on an AVX2-only EPYC), so a user's choice is checked
+ * against this table too. */
+enum { ISA_AVX = 1, ISA_AVX2 = 2, ISA_AVX512 = 4, ISA_BF16 = 8 };
+
+static const struct kernel_info {
+    const char *name; /* OPENBLAS_CORETYPE spelling */
+    int rank;
+    int needs;     /* ISA_* */
+    int candidate; /* one TLM moves to or suggests */
+} kernels[] = {
+    {"SapphireRapids", 6, ISA_AVX512 | ISA_BF16, 0},
+    {"Cooperlake", 5, ISA_AVX512 | ISA_BF16, 1},
+    {"SkylakeX", 4, ISA_AVX512, 1},
+    {"Haswell", 3, ISA_AVX2, 1},
+    {"Zen", 3, ISA_AVX2, 0},
+    {"Sandybridge", 2, ISA_AVX, 1},
+    {"Bulldozer", 2, ISA_AVX, 0},
+    {"Piledriver", 2, ISA_AVX, 0},
+    {"Steamroller", 2, ISA_AVX, 0},
+    {"Excavator", 2, ISA_AVX, 0},
+};
+enum { N_KERNELS = sizeof kernels / sizeof kernels[0] };
+
+static const struct kernel_info *kernel_find(const char *core)
 {
-    static const struct {
-        const char *name;
-        int rank;
-    } ranks[] = {
-        {"Sandybridge", 2}, {"Bulldozer", 2}, {"Piledriver", 2}, {"Steamroller", 2}, {"Excavator", 2},
-        {"Haswell", 3},     {"Zen", 3},       {"SkylakeX", 4},   {"Cooperlake", 5}, {"SapphireRapids", 6},
-    };
-    for (size_t i = 0; i < sizeof ranks / sizeof ranks[0]; i++)
-        if (!strcasecmp(core, ranks[i].name))
-            return ranks[i].rank;
-    return 0; /* Prescott, Core2, Nehalem, Atom, Opteron...: SSE only */
+    for (int i = 0; i < N_KERNELS; i++)
+        if (core && !strcasecmp(core, kernels[i].name))
+            return &kernels[i];
+    return NULL; /* Prescott, Core2, Nehalem, Atom, Opteron...: SSE only */
 }
 
-/* Kernels this CPU can run, best first (OPENBLAS_CORETYPE spellings). */
+static int kernel_rank(const char *core)
+{
+    const struct kernel_info *k = kernel_find(core);
+    return k ? k->rank : 0;
+}
+
+static int cpu_isa(void)
+{
+    __builtin_cpu_init();
+    int isa = 0;
+    if (__builtin_cpu_supports("avx"))
+        isa |= ISA_AVX;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        isa |= ISA_AVX2;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512cd"))
+        isa |= ISA_AVX512;
+#if defined(__GNUC__) && __GNUC__ >= 12
+    if (__builtin_cpu_supports("avx512bf16"))
+        isa |= ISA_BF16;
+#endif
+    return isa;
+}
+
+/* 1 when this CPU can execute the kernel (unknown names: SSE kernels, yes) */
+static int kernel_runs_here(const char *core)
+{
+    const struct kernel_info *k = kernel_find(core);
+    return !k || (k->needs & cpu_isa()) == k->needs;
+}
+
+/* Kernels this CPU can run that TLM moves to or suggests, best first. */
 static int candidates(const char **out)
 {
-    int n = 0;
-    __builtin_cpu_init();
-    int avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                 __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-                 __builtin_cpu_supports("avx512cd");
-#if defined(__GNUC__) && __GNUC__ >= 12
-    if (avx512 && __builtin_cpu_supports("avx512bf16"))
-        out[n++] = "Cooperlake";
-#endif
-    if (avx512)
-        out[n++] = "SkylakeX";
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        out[n++] = "Haswell";
-    if (__builtin_cpu_supports("avx"))
-        out[n++] = "Sandybridge";
+    int n = 0, isa = cpu_isa();
+    for (int i = 0; i < N_KERNELS; i++)
+        if (kernels[i].candidate && (kernels[i].needs & isa) == kernels[i].needs)
+            out[n++] = kernels[i].name;
     return n;
 }
 
@@ -175,8 +220,15 @@ static void choose_kernel(int argc, char **argv)
      * OpenBLAS detected ("1"), optionally claiming it is unbeatable ("fast") */
     const char *pretend = getenv("TLM_BLAS_PRETEND_DETECTED");
     if (!probe) {
-        if (getenv("OPENBLAS_CORETYPE") && !pretend)
-            return; /* the user's choice */
+        const char *user = getenv("OPENBLAS_CORETYPE");
+        if (user && !pretend) {
+            /* the user's choice, unless this CPU cannot execute it */
+            if (!kernel_runs_here(user) && nc > 0) {
+                setenv("TLM_BLAS_REPLACED", user, 1);
+                reexec(argv, cand[0], "done");
+            }
+            return;
+        }
         int r = kernel_rank(loaded), first = -1;
         for (int i = 0; i < nc && first < 0; i++)
             if (kernel_rank(cand[i]) > r)
@@ -208,7 +260,146 @@ static void choose_kernel(int argc, char **argv)
         }
     reexec(argv, orig, "done");
 }
+
+/* ------------------------------------------------------------ advice on a user's kernel */
+
+/* Child mode (TLM_BLAS_PROBE=rate): this process was started only to time
+ * the kernel OpenBLAS loaded for it; it writes "<kernel> <GFLOP/s>" to fd 3
+ * and exits.  One core, like the engine's own use of the BLAS. */
+static void rate_child(void)
+{
+    openblas_set_num_threads(1);
+    char line[128];
+    int n = snprintf(line, sizeof line, "%s %.3f\n", openblas_get_corename(), sgemm_correct() ? sgemm_rate() : 0.0);
+    if (write(3, line, (size_t)n) != n)
+        _exit(1);
+    _exit(0);
+}
+
+/* Times OPENBLAS_CORETYPE=core in a child process (OpenBLAS picks its
+ * kernel only when it is loaded): its GFLOP/s on one core, or -1. */
+static double rate_elsewhere(const char *core)
+{
+    extern char **environ;
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    char **envp = calloc(n + 3, sizeof *envp);
+    char corev[96];
+    int fd[2] = {-1, -1};
+    double rate = -1;
+    if (!envp || snprintf(corev, sizeof corev, "OPENBLAS_CORETYPE=%s", core) >= (int)sizeof corev ||
+        pipe2(fd, O_CLOEXEC)) {
+        free(envp);
+        return -1;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "OPENBLAS_CORETYPE=", 18) && strncmp(environ[i], "TLM_BLAS_PROBE=", 15))
+            envp[k++] = environ[i];
+    envp[k++] = corev;
+    envp[k++] = "TLM_BLAS_PROBE=rate";
+    envp[k] = NULL;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fd[1], 3);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    char *argv[] = {"tlm-blas-probe", NULL};
+    pid_t pid;
+    int sp = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, envp);
+    posix_spawn_file_actions_destroy(&fa);
+    free(envp);
+    close(fd[1]);
+    if (sp == 0) {
+        char out[128] = "", name[64];
+        size_t got = 0;
+        struct pollfd p = {fd[0], POLLIN, 0};
+        /* a few milliseconds of work; 10 s covers a loaded machine */
+        while (got < sizeof out - 1 && poll(&p, 1, 10000) > 0) {
+            ssize_t r = read(fd[0], out + got, sizeof out - 1 - got);
+            if (r <= 0)
+                break;
+            got += (size_t)r;
+        }
+        out[got] = 0;
+        double v;
+        if (sscanf(out, "%63s %lf", name, &v) == 2 && !strcasecmp(name, core) && v > 0)
+            rate = v;
+        kill(pid, SIGKILL); /* harmless once it has exited; ends a stuck one */
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+    }
+    close(fd[0]);
+    return rate;
+}
+
+static char advice[512];
+static int advice_done;
+
+static void compute_advice(void)
+{
+    const char *replaced = getenv("TLM_BLAS_REPLACED");
+    const char *user = getenv("OPENBLAS_CORETYPE");
+    const char *probe = getenv("TLM_BLAS_PROBE");
+    const char *loaded = openblas_get_corename();
+    if (replaced) {
+        const struct kernel_info *k = kernel_find(replaced);
+        int missing = k ? k->needs & ~cpu_isa() : 0;
+        snprintf(advice, sizeof advice,
+                 "OPENBLAS_CORETYPE=%s needs %s, which this CPU lacks (that kernel would stop the program with "
+                 "SIGILL); running OpenBLAS's %s kernel instead: set OPENBLAS_CORETYPE=%s or unset it",
+                 replaced,
+                 missing & ISA_AVX512 ? "AVX-512" : missing & ISA_BF16 ? "AVX-512 BF16" : missing & ISA_AVX2 ? "AVX2 and FMA" : "AVX",
+                 loaded, loaded);
+        return;
+    }
+    if (!user || (probe && !strcmp(probe, "off")))
+        return;
+    const char *cand[N_KERNELS];
+    int nc = candidates(cand), best = -1;
+    for (int i = 0; i < nc && best < 0; i++)
+        if (kernel_rank(cand[i]) > kernel_rank(loaded))
+            best = i;
+    if (best < 0)
+        return; /* nothing this CPU runs uses wider instructions */
+    int th = openblas_get_num_threads();
+    openblas_set_num_threads(1);
+    double mine = sgemm_rate();
+    openblas_set_num_threads(th);
+    double other = rate_elsewhere(cand[best]);
+    if (!(other > 1.2 * mine))
+        return;
+    snprintf(advice, sizeof advice,
+             "OPENBLAS_CORETYPE=%s: OpenBLAS's %s kernel runs sgemm at %.0f GFLOP/s on one core of this CPU, its "
+             "%s kernel at %.0f (%.1fx); unset OPENBLAS_CORETYPE (TLM then picks the fastest kernel that computes "
+             "correctly) or set OPENBLAS_CORETYPE=%s",
+             user, loaded, mine, cand[best], other, other / mine, cand[best]);
+}
 #endif
+
+int eng_runtime_kernels(const char **out)
+{
+#ifdef TLM_BLAS_OPENBLAS
+    return candidates(out);
+#else
+    (void)out;
+    return 0;
+#endif
+}
+
+const char *eng_runtime_kernel_advice(void)
+{
+#ifdef TLM_BLAS_OPENBLAS
+    if (!advice_done) {
+        advice_done = 1;
+        compute_advice();
+    }
+    return advice[0] ? advice : NULL;
+#else
+    return NULL;
+#endif
+}
 
 /* ------------------------------------------------------------ OpenMP wait policy */
 
@@ -241,6 +432,11 @@ static void choose_wait_policy(char **argv)
 
 void eng_runtime_init(int argc, char **argv)
 {
+#ifdef TLM_BLAS_OPENBLAS
+    const char *probe = getenv("TLM_BLAS_PROBE");
+    if (probe && !strcmp(probe, "rate"))
+        rate_child();
+#endif
     if (argv && argv[0])
         choose_wait_policy(argv);
 #ifdef TLM_BLAS_OPENBLAS

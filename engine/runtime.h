@@ -26,4 +26,16 @@ const char *eng_runtime_blas(void);
 const char *eng_runtime_kernel(void);
 const char *eng_runtime_compiler(void);
 
+/* When the user's OPENBLAS_CORETYPE is slower than a kernel this CPU runs
+ * (both timed, the other in a short-lived child process, on the first call)
+ * or could not run here at all (eng_runtime_init then moved to the best one
+ * that can): one sentence saying so, with the measured rates and how to
+ * change it; NULL otherwise.  tlm-worker prints it once and puts it in its
+ * `start` event. */
+const char *eng_runtime_kernel_advice(void);
+
+/* The OpenBLAS kernels (OPENBLAS_CORETYPE spellings) this CPU can execute
+ * that TLM chooses between, best first; 0 with another BLAS.  At most 16. */
+int eng_runtime_kernels(const char **out);
+
 #endif

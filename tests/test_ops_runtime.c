@@ -8,6 +8,10 @@
  *   - the same, but the weak kernel claims to be unbeatable: every candidate
  *     is tried and refused, the original is restored, and it stops;
  *   - a user's own OPENBLAS_CORETYPE: left alone, no re-exec;
+ *   - a user's kernel this CPU cannot execute (SIGILL at the first product):
+ *     replaced by the best one it can, and said;
+ *   - a user's kernel slower than one this CPU runs: kept, and said with
+ *     both measured rates;
  *   - OMP_WAIT_POLICY: set to passive with one re-exec, a user's kept.
  * Also checks eng_runtime_blas/kernel/threads are filled in.  The
  * OpenBLAS-specific cases skip with another BLAS. */
@@ -29,11 +33,13 @@ static int child(int argc, char **argv)
     eng_runtime_init(argc, argv);
     const char *probe = getenv("TLM_BLAS_PROBE"), *wait = getenv("OMP_WAIT_POLICY");
     printf("%s %s %s %s\n", getenv("TLM_TEST_STARTS"), eng_runtime_kernel(), probe ? probe : "-", wait ? wait : "-");
+    const char *advice = eng_runtime_kernel_advice();
+    printf("%s\n", advice ? advice : "-");
     return 0;
 }
 
 /* Runs this program as a child with extra environment "K=V" pairs. */
-static char wait_policy[64];
+static char wait_policy[64], advice[1024];
 static int run(const char *self, const char *const *env, int *starts, char *kernel, char *probe)
 {
     int fd[2];
@@ -60,14 +66,20 @@ static int run(const char *self, const char *const *env, int *starts, char *kern
         _exit(127);
     }
     close(fd[1]);
-    char out[256] = "";
-    ssize_t n = read(fd[0], out, sizeof out - 1);
+    char out[2048] = "";
+    size_t n = 0;
+    ssize_t r;
+    while (n < sizeof out - 1 && (r = read(fd[0], out + n, sizeof out - 1 - n)) > 0)
+        n += (size_t)r;
     close(fd[0]);
     int st;
     waitpid(pid, &st, 0);
-    if (n <= 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+    if (n == 0 || !WIFEXITED(st) || WEXITSTATUS(st))
         return -1;
     out[n] = 0;
+    char *nl = strchr(out, '\n');
+    snprintf(advice, sizeof advice, "%s", nl ? nl + 1 : "");
+    advice[strcspn(advice, "\n")] = 0;
     return sscanf(out, "%d %63s %127s %63s", starts, kernel, probe, wait_policy) == 4 ? 0 : -1;
 }
 
@@ -113,11 +125,52 @@ int main(int argc, char **argv)
     TAP_OK(rc == 0 && !strcasecmp(kernel, "Prescott") && !strcmp(probe, "done") && starts <= 6,
            "no faster candidate: back on %s after %d starts, no loop", rc ? "?" : kernel, rc ? 0 : starts);
 
-    const char *user[] = {"TLM_RUNTIME_ENV=1", "OPENBLAS_CORETYPE=Haswell", NULL};
-    rc = run(self, user, &starts, kernel, probe);
-    TAP_OK(rc == 0 && !strcasecmp(kernel, "Haswell") && starts == 1, "user's OPENBLAS_CORETYPE=Haswell kept (%s, %d start)",
-           rc ? "?" : kernel, rc ? 0 : starts);
     (void)best;
+    /* the kernels this CPU runs, best first */
+    const char *mine[16], *known[] = {"Cooperlake", "SkylakeX", "Haswell", "Sandybridge"};
+    int nk = eng_runtime_kernels(mine);
+    TAP_OK(nk >= 1, "%d kernel(s) this CPU runs, best %s", nk, nk ? mine[0] : "none");
+    for (int i = 0; i < nk; i += nk - 1 > 0 ? nk - 1 : 1) { /* the best and the last */
+        char kv[96];
+        snprintf(kv, sizeof kv, "OPENBLAS_CORETYPE=%s", mine[i]);
+        const char *user[] = {"TLM_RUNTIME_ENV=1", kv, NULL};
+        rc = run(self, user, &starts, kernel, probe);
+        TAP_OK(rc == 0 && !strcasecmp(kernel, mine[i]) && starts == 1, "user's OPENBLAS_CORETYPE=%s kept (%s, %d start)",
+               mine[i], rc ? "?" : kernel, rc ? 0 : starts);
+        if (i == 0)
+            TAP_OK(rc == 0 && !strcmp(advice, "-"), "no advice for %s, as good as any this CPU runs: %s", mine[0],
+                   advice);
+    }
+
+    /* a user's kernel this CPU cannot execute is replaced */
+    const char *cannot = NULL;
+    for (int i = 0; i < 4 && !cannot; i++) {
+        int found = 0;
+        for (int j = 0; j < nk; j++)
+            found |= !strcasecmp(mine[j], known[i]);
+        if (!found)
+            cannot = known[i];
+    }
+    if (cannot && nk) {
+        char kv[96];
+        snprintf(kv, sizeof kv, "OPENBLAS_CORETYPE=%s", cannot);
+        const char *bad[] = {"TLM_RUNTIME_ENV=1", kv, NULL};
+        rc = run(self, bad, &starts, kernel, probe);
+        TAP_OK(rc == 0 && !strcasecmp(kernel, mine[0]) && starts == 2 && strstr(advice, cannot) &&
+                   strstr(advice, "SIGILL") && strstr(advice, mine[0]),
+               "a user's %s, which this CPU cannot execute: replaced by %s, one re-exec, said: %s", cannot,
+               rc ? "?" : kernel, rc ? "?" : advice);
+    } else
+        TAP_DIAG("not checked: this CPU runs every kernel TLM knows");
+
+    /* a user's kernel below one this CPU runs: kept, and said with rates */
+    if (nk && strcasecmp(mine[0], "Sandybridge")) {
+        const char *slow[] = {"TLM_RUNTIME_ENV=1", "OPENBLAS_CORETYPE=Prescott", NULL};
+        rc = run(self, slow, &starts, kernel, probe);
+        TAP_OK(rc == 0 && !strcasecmp(kernel, "Prescott") && starts == 1 && strstr(advice, "GFLOP/s") &&
+                   strstr(advice, "unset OPENBLAS_CORETYPE"),
+               "a user's slow Prescott: kept, one start, said: %s", rc ? "?" : advice);
+    }
 
     const char *fresh[] = {NULL};
     rc = run(self, fresh, &starts, kernel, probe);

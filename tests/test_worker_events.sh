@@ -146,6 +146,27 @@ rc=$?
 grep -q '"kind":"config"' "$tmp/vev"
 ok $((rc == 2 ? $? : 1)) "--eval --suites val: a config error (val is measured while training)"
 
+# ---- a user's OPENBLAS_CORETYPE slower than a kernel this CPU runs: said
+# once on stderr and in the start event, with the measured rates
+if grep -q '"blas": *"OpenBLAS' "$tmp/ev" && grep -q -w avx2 /proc/cpuinfo; then
+    OPENBLAS_CORETYPE=Prescott "$W" --config "$tmp/job.yaml" --out "$tmp/slow" --threads 1 >"$tmp/sev" 2>"$tmp/serr"
+    rc=$?
+    python3 - "$tmp/sev" "$tmp/serr" <<'P'
+import json, re, sys
+st = [json.loads(l) for l in open(sys.argv[1]) if '"start"' in l][0]
+err = open(sys.argv[2]).read()
+adv = st.get("blas_advice")
+assert st["blas_kernel"] == "Prescott", st["blas_kernel"]
+assert adv and re.search(r"OPENBLAS_CORETYPE=Prescott: .* [0-9]+ GFLOP/s .* kernel at [0-9]+ \([0-9.]+x\); unset OPENBLAS_CORETYPE", adv), adv
+assert err.count("warning: OPENBLAS_CORETYPE") == 1 and adv in err, err
+P
+    ok $((rc | $?)) "OPENBLAS_CORETYPE=Prescott: a warning with the measured rates, once on stderr and in start.blas_advice"
+else
+    echo "# not checked here: the kernel warning (not OpenBLAS, or no AVX2 kernel to compare with)"
+fi
+python3 -c 'import json,sys; st=[json.loads(l) for l in open(sys.argv[1]) if "\"start\"" in l][0]; sys.exit(0 if "blas_advice" in st and (st["blas_advice"] is None or "OPENBLAS_CORETYPE" in st["blas_advice"]) else 1)' "$tmp/ev"
+ok $? "start.blas_advice: null, or a sentence naming OPENBLAS_CORETYPE"
+
 # ---- --help documents the flags
 "$W" --help >"$tmp/help"
 rc=$?

@@ -321,6 +321,11 @@ static void emit_start(job *j, int64_t resumed_from)
     wrk_ev_int(&ev, "threads", eng_runtime_threads());
     wrk_ev_str(&ev, "blas", eng_runtime_blas());
     wrk_ev_str(&ev, "blas_kernel", eng_runtime_kernel());
+    const char *advice = eng_runtime_kernel_advice();
+    if (advice)
+        wrk_ev_str(&ev, "blas_advice", advice);
+    else
+        wrk_ev_null(&ev, "blas_advice");
     wrk_ev_str(&ev, "compiler", eng_runtime_compiler());
     wrk_ev_str(&ev, "tlm_version", wrk_version());
     wrk_ev_str(&ev, "git_commit", wrk_git_commit());
@@ -328,6 +333,9 @@ static void emit_start(job *j, int64_t resumed_from)
     wrk_ev_str(&ev, "os", os);
     wrk_ev_strv(&ev, "argv", j->o->argc, j->o->argv);
     wrk_events_emit(&j->ev, &ev);
+
+    if (advice)
+        say("warning: %s", advice);
 
     const int *w = eng_model_widths(eng_trainer_model(j->tr));
     for (int l = 0; l < j->cfg.model.layers; l++) {
