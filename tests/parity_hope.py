@@ -25,13 +25,21 @@ engine's rounding):
   logits              max |d| <= 1e-4 * max |logit|
   every gradient      max |d| <= 2e-3 * max |grad| of that tensor (+1e-9)
   10 losses           max |d| <= 1e-5 * max(1, |loss|)
-  final weights       |engine - reference| <= 1e-4 * |how far the reference
-                      moved| (L2 over all weights), and max |d| <= 3e-2 * lr:
-                      AdamW moves every weight by about lr whatever its
-                      gradient's size, so a coordinate whose gradient is
+  final weights       |engine - reference| <= 1e-3 * |how far the reference
+                      moved| (L2 over all weights) and <= 1e-2 * the same per
+                      tensor.  AdamW moves every weight by about lr whatever
+                      its gradient's size, so a coordinate whose gradient is
                       near fp32 rounding noise can differ by a sizeable part
-                      of a step (measured up to 6e-3 lr) while the whole
-                      agrees to ~1e-6
+                      of a step: per-coordinate measures depend on the BLAS
+                      kernel's rounding (max |d| reached 5e-2 lr under
+                      OpenBLAS's Haswell kernel), and so, less, do these
+                      (measured under the Zen, Haswell, Sandybridge and
+                      Prescott kernels: all weights up to 7.2e-5, worst
+                      tensor up to 8.9e-4).  Levels updated one step late
+                      (t % C == 1) measure 0.32-0.39 and 0.73-0.99: the
+                      bounds keep a tenfold margin on both sides.  (AdamW is
+                      blind to a constant scale of the gradient, so no
+                      weight measure sees a wrong accumulator divisor.)
 Exit 0 pass, 1 fail (77: skip)."""
 import json
 import math
@@ -44,7 +52,7 @@ import tempfile
 import torch
 import torch.nn.functional as F
 
-TOL_LOSS, TOL_LOGITS, TOL_GRAD, TOL_STEPS, TOL_MOVED, TOL_FINAL = 1e-5, 1e-4, 2e-3, 1e-5, 1e-4, 3e-2
+TOL_LOSS, TOL_LOGITS, TOL_GRAD, TOL_STEPS, TOL_MOVED, TOL_TENSOR = 1e-5, 1e-4, 2e-3, 1e-5, 1e-3, 1e-2
 
 
 def read_safetensors(path):
@@ -189,14 +197,15 @@ def check(dirname, variant):
     for k, p in W.items():
         diff = E["final." + k].double() - p.detach()
         moved = p.detach() - W0[k].double()
-        num += float((diff * diff).sum())
-        den += float((moved * moved).sum())
-        r = diff.abs().max().item() / cfg["lr"]
+        d2, m2 = float((diff * diff).sum()), float((moved * moved).sum())
+        num += d2
+        den += m2
+        r = math.sqrt(d2 / max(m2, 1e-300))
         if r > worst:
             worst, wname = r, k
     say("weights after %d steps: |engine - reference| / |reference's displacement|" % cfg["steps"],
         math.sqrt(num / den), TOL_MOVED)
-    say("weights after %d steps: max |d| in units of lr (worst %s)" % (cfg["steps"], wname), worst, TOL_FINAL)
+    say("weights after %d steps: the same per tensor (worst %s)" % (cfg["steps"], wname), worst, TOL_TENSOR)
     # the schedule really ran: each slow level updated steps // C times, and moved
     sched = all(updates.get(k, 0) == cfg["steps"] // chunk_of(k, chunks) for k in acc)
     print("%s - %s slow levels updated steps // C times (%s)" % ("ok" if sched else "not ok", variant,

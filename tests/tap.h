@@ -31,6 +31,24 @@ static int tap_n, tap_failed;
         printf("\n");                                                                                          \
     } while (0)
 
+/* What the engine promises across thread counts and BLAS kernels
+ * (docs/engine.md, "What is reproducible"): a short training run's losses
+ * agree within this relative error; within one thread count and kernel they
+ * are bit-identical. */
+#define TAP_CROSS_RUN_TOL 1e-5
+
+/* max_i |a_i - b_i| / max(1, |a_i|) */
+static inline double tap_max_rel(const double *a, const double *b, int n)
+{
+    double worst = 0;
+    for (int i = 0; i < n; i++) {
+        double d = fabs(a[i] - b[i]) / fmax(1.0, fabs(a[i]));
+        if (!(d <= worst))
+            worst = d; /* NaN wins */
+    }
+    return worst;
+}
+
 /* Ends the program: prints the plan and exits 1 if anything failed. */
 static inline int tap_done(void)
 {

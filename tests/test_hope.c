@@ -575,7 +575,9 @@ static void test_determinism(void)
     int th = eng_runtime_threads();
     int rc = run(&s, STEPS, a, th) | run(&s, STEPS, b, th) | run(&s, STEPS, c, 1);
     TAP_OK(rc == 0 && !memcmp(a, b, sizeof a), "same seed, %d threads: bit-identical %d losses", th, STEPS);
-    TAP_OK(rc == 0 && !memcmp(a, c, sizeof a), "1 thread gives the losses of %d", th);
+    double d = tap_max_rel(a, c, STEPS);
+    TAP_OK(rc == 0 && d <= TAP_CROSS_RUN_TOL, "1 thread's %d losses within %.0e of %d threads' (max rel %.2e)", STEPS,
+           TAP_CROSS_RUN_TOL, th, d);
     TAP_OK(a[STEPS - 1] < 0.5 * a[0], "a tiny hope_attn learns with chunks 1, 4, 16: loss %.3f -> %.3f", a[0],
            a[STEPS - 1]);
 }

@@ -246,9 +246,11 @@ int main(int argc, char **argv)
     }
 
     /* a model big enough that every kernel and matmul runs threaded: the
-     * same losses on 2 threads twice, and on 1 thread (the kernels split
-     * rows, channels or output blocks, never a sum, and the gradient norm
-     * sums fixed chunks in order) */
+     * same losses on 2 threads twice; on 1 thread the engine's own kernels
+     * split rows, channels or output blocks, never a sum, and the gradient
+     * norm sums fixed chunks in order, but the BLAS is handed other block
+     * shapes, and some kernels (OpenBLAS Haswell/Zen) round those
+     * differently: agreement within the documented tolerance */
     static const tm_spec big = {"threaded gated_attn", "gated_attn", "elementwise", "cosine", 128, 2, 4, 2, 256, 512,
                                 0, 0.02};
     enum { BIG_STEPS = 8 };
@@ -261,8 +263,8 @@ int main(int argc, char **argv)
     eng_runtime_set_threads(1);
     rc = train(&big, 5, BIG_STEPS, t1, &al, NULL);
     eng_runtime_set_threads(th);
-    TAP_OK(rc == 0 && !memcmp(t2a, t1, sizeof t1), "%s: 1 thread gives the same losses as %d", big.name, th);
-    for (int i = 0; i < BIG_STEPS && memcmp(t2a, t1, sizeof t1); i++)
-        TAP_DIAG("step %d: %.17g vs %.17g", i, t2a[i], t1[i]);
+    double d = tap_max_rel(t2a, t1, BIG_STEPS);
+    TAP_OK(rc == 0 && d <= TAP_CROSS_RUN_TOL, "%s: 1 thread's %d losses within %.0e of %d threads' (max rel %.2e, %s)",
+           big.name, BIG_STEPS, TAP_CROSS_RUN_TOL, th, d, d == 0 ? "bit-identical" : "not bit-identical");
     return tap_done();
 }

@@ -305,21 +305,25 @@ int main(int argc, char **argv)
         if (i < 2)
             TAP_OK(a[STEPS - 1] < 0.5 * a[0], "%s: learns, loss %.3f -> %.3f", s->name, a[0], a[STEPS - 1]);
     }
-    /* big enough that every Titans kernel runs threaded: 1 thread gives the
-     * losses of 2 (the memory and attention split (sequence, head) units,
-     * the convolution's kernel gradient splits channels) */
+    /* big enough that every Titans kernel runs threaded: 1 thread agrees
+     * with 2 within the documented tolerance (the memory and attention
+     * split (sequence, head) units, the convolution's kernel gradient splits
+     * channels; only the BLAS's block shapes differ, see test_model) */
     static const titans_spec big = {"threaded titans", "mag", "cosine", 128, 2, 4, 2, 256, 512, 0, 16, 4, 8, 2, 0,
                                     0.05, 0.02};
     enum { BIG_STEPS = 4 };
-    double t2[BIG_STEPS], t1[BIG_STEPS];
+    double t2[BIG_STEPS], t2b[BIG_STEPS], t1[BIG_STEPS];
     long al;
     int th = eng_runtime_threads();
     eng_runtime_set_threads(2);
-    int rc = train(&big, 5, BIG_STEPS, t2, &al);
+    int rc = train(&big, 5, BIG_STEPS, t2, &al) | train(&big, 5, BIG_STEPS, t2b, &al);
+    TAP_OK(rc == 0 && !memcmp(t2, t2b, sizeof t2), "%s, 2 threads: bit-identical losses (%.6f -> %.6f)", big.name,
+           t2[0], t2[BIG_STEPS - 1]);
     eng_runtime_set_threads(1);
     rc |= train(&big, 5, BIG_STEPS, t1, &al);
     eng_runtime_set_threads(th);
-    TAP_OK(rc == 0 && !memcmp(t2, t1, sizeof t1), "%s: 1 thread gives the losses of 2 (%.6f -> %.6f)", big.name, t2[0],
-           t2[BIG_STEPS - 1]);
+    double d = tap_max_rel(t2, t1, BIG_STEPS);
+    TAP_OK(rc == 0 && d <= TAP_CROSS_RUN_TOL, "%s: 1 thread's %d losses within %.0e of 2 threads' (max rel %.2e, %s)",
+           big.name, BIG_STEPS, TAP_CROSS_RUN_TOL, d, d == 0 ? "bit-identical" : "not bit-identical");
     return tap_done();
 }

@@ -33,3 +33,12 @@ TESTS += tests/test_worker_resume.sh tests/test_worker_errors.sh tests/test_work
 	tests/test_worker_train.sh
 dist_check_SCRIPTS += tests/test_worker_resume.sh tests/test_worker_errors.sh tests/test_worker_events.sh \
 	tests/test_worker_train.sh
+
+# The reproducibility promise across processes, thread counts and BLAS
+# kernels (docs/engine.md); blas_kernels lists the kernels this CPU runs.
+check_PROGRAMS += tests/blas_kernels
+tests_blas_kernels_SOURCES = tests/blas_kernels.c
+tests_blas_kernels_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_blas_kernels_LDADD = $(ENGINE_LIBS)
+TESTS += tests/test_kernels.sh
+dist_check_SCRIPTS += tests/test_kernels.sh
