@@ -264,6 +264,122 @@ int cfg_set_dotted(cfg_node *root, const char *dotted, const cfg_node *value, en
     }
 }
 
+/* ------------------------------------------------------------ paths */
+typedef struct {
+    char *path;            /* "model.d_model" */
+    const cfg_node *key;   /* where the last part was written */
+    const cfg_node *value; /* a scalar, a list, or an empty mapping */
+} path_ent;
+
+typedef struct {
+    path_ent *v;
+    size_t n, cap;
+} path_set;
+
+static int paths_collect(path_set *s, const cfg_node *map, const char *prefix, eng_err *e)
+{
+    size_t np = strlen(prefix);
+    for (size_t i = 0; i < map->n; i++) {
+        const cfg_node *k = map->keys[i], *v = map->items[i];
+        size_t nk = strlen(k->text);
+        char *full = malloc(np + nk + 2);
+        if (!full)
+            return eng_errf(e, ENG_ENOMEM, "out of memory");
+        memcpy(full, prefix, np);
+        if (np)
+            full[np] = '.';
+        memcpy(full + np + !!np, k->text, nk + 1);
+        if (v->kind == CFG_MAP && v->n > 0) {
+            int rc = paths_collect(s, v, full, e);
+            free(full);
+            if (rc)
+                return rc;
+            continue;
+        }
+        if (s->n == s->cap) {
+            size_t cap = s->cap ? s->cap * 2 : 32;
+            path_ent *g = realloc(s->v, cap * sizeof *g);
+            if (!g) {
+                free(full);
+                return eng_errf(e, ENG_ENOMEM, "out of memory");
+            }
+            s->v = g;
+            s->cap = cap;
+        }
+        s->v[s->n++] = (path_ent){full, k, v};
+    }
+    return 0;
+}
+
+static int before(const cfg_node *a, const cfg_node *b) /* written earlier in the file */
+{
+    if (a->file != b->file)
+        return a->file < b->file;
+    return a->line < b->line || (a->line == b->line && a->col < b->col);
+}
+
+static int cmp_path_ent(const void *pa, const void *pb)
+{
+    const path_ent *a = pa, *b = pb;
+    int r = strcmp(a->path, b->path);
+    if (r)
+        return r;
+    return before(a->key, b->key) ? -1 : before(b->key, a->key);
+}
+
+/* The entry whose path is the first n bytes of `path`, or NULL. */
+static const path_ent *paths_find(const path_set *s, const char *path, size_t n)
+{
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int r = strncmp(s->v[mid].path, path, n);
+        if (r == 0 && s->v[mid].path[n] != '\0')
+            r = 1;
+        if (r < 0)
+            lo = mid + 1;
+        else if (r > 0)
+            hi = mid;
+        else
+            return &s->v[mid];
+    }
+    return NULL;
+}
+
+int cfg_check_paths_unique(const cfg_node *map, eng_err *e)
+{
+    if (!map || map->kind != CFG_MAP)
+        return 0;
+    path_set s = {0};
+    int rc = paths_collect(&s, map, "", e);
+    if (!rc)
+        qsort(s.v, s.n, sizeof *s.v, cmp_path_ent);
+    for (size_t i = 0; !rc && i < s.n; i++) {
+        const path_ent *a = &s.v[i];
+        if (i > 0 && !strcmp(s.v[i - 1].path, a->path)) {
+            const cfg_node *first = s.v[i - 1].key;
+            rc = cfg_errf(e, a->key, "'%s' is set twice: here and at %s:%d:%d (a nested key and a dotted key "
+                          "name the same setting; keep one)",
+                          a->path, cfg_file_name(first->file), first->line, first->col);
+            break;
+        }
+        for (const char *dot = strchr(a->path, '.'); dot; dot = strchr(dot + 1, '.')) {
+            const path_ent *p = paths_find(&s, a->path, (size_t)(dot - a->path));
+            if (!p)
+                continue;
+            rc = cfg_errf(e, before(p->key, a->key) ? a->key : p->key,
+                          "'%s' is set to %s at %s:%d:%d, and '%s' under it at %s:%d:%d (keep one)", p->path,
+                          cfg_describe(p->value), cfg_file_name(p->key->file), p->key->line, p->key->col, a->path,
+                          cfg_file_name(a->key->file), a->key->line, a->key->col);
+            break;
+        }
+    }
+    for (size_t i = 0; i < s.n; i++)
+        free(s.v[i].path);
+    free(s.v);
+    return rc;
+}
+
 /* ------------------------------------------------------------ parsing */
 typedef struct {
     cfg_node *node;      /* container being filled */
@@ -295,8 +411,8 @@ static int add_child(frame *top, cfg_node *child, int file, eng_err *e)
         }
         for (size_t i = 0; i < c->n; i++)
             if (strcmp(c->keys[i]->text, child->text) == 0) {
-                int rc = cfg_errf(e, child, "duplicate key '%s' (first given at line %d)", child->text,
-                                  c->keys[i]->line);
+                int rc = cfg_errf(e, child, "duplicate key '%s' (first given at %s:%d:%d)", child->text,
+                                  cfg_file_name(c->keys[i]->file), c->keys[i]->line, c->keys[i]->col);
                 cfg_free(child);
                 return rc;
             }

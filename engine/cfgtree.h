@@ -56,6 +56,14 @@ cfg_node *cfg_map_get(const cfg_node *map, const char *key);
  * An intermediate that exists and is not a map is an error. */
 int cfg_set_dotted(cfg_node *root, const char *dotted, const cfg_node *value, eng_err *e);
 
+/* Every key path of a mapping is set once.  Nested mappings and dotted keys
+ * are two spellings of one path (`model: {d_model: 32}` and
+ * `model.d_model: 64` both set model.d_model), so a path given twice, or
+ * given a value and also keys under it (`train: 5`, `train.lr: 1`), is an
+ * error naming both places.  Lists are values: their contents are not
+ * paths of the mapping. */
+int cfg_check_paths_unique(const cfg_node *map, eng_err *e);
+
 /* "file:line:col: message", code ENG_ECONFIG; `at` may be NULL. */
 int cfg_errf(eng_err *e, const cfg_node *at, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -766,7 +766,9 @@ int eng_config_from_tree(const cfg_node *root, eng_config *cfg, eng_err *e)
     memset(cfg, 0, sizeof *cfg);
     px->cfg = cfg;
     px->root = root;
-    int rc = walk(px, root, "", e);
+    int rc = cfg_check_paths_unique(root, e);
+    if (!rc)
+        rc = walk(px, root, "", e);
     if (!rc)
         rc = resolve(px, e);
     free(px);

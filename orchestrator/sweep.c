@@ -116,8 +116,8 @@ static int set_path(cfg_node *root, const cfg_node *key, const cfg_node *value, 
             }
             next = m;
         } else if (next->kind != CFG_MAP) {
-            return cfg_errf(e, key, "cannot set '%s': '%s' is %s (line %d), not a mapping", key->text, seg,
-                            cfg_describe(next), next->line);
+            return cfg_errf(e, key, "cannot set '%s': '%s' is %s (at %s:%d:%d), not a mapping", key->text, seg,
+                            cfg_describe(next), cfg_file_name(next->file), next->line, next->col);
         }
         cur = next;
     }
@@ -265,7 +265,10 @@ static int parse_base(orc_sweep *s, eng_err *e)
     if (b->kind != CFG_MAP)
         return cfg_errf(e, b, "base: expected a mapping of job settings (scale, arch, train, ...), got %s",
                         cfg_describe(b));
-    /* dotted keys (train.lr: 1e-3) are allowed in base as in grid */
+    /* dotted keys (train.lr: 1e-3) are allowed in base as in grid; one
+     * setting spelt both ways would otherwise be merged, the last winning */
+    if (cfg_check_paths_unique(b, e))
+        return ENG_ECONFIG;
     for (size_t i = 0; i < b->n; i++) {
         if (!valid_dotted(b->keys[i]->text))
             return cfg_errf(e, b->keys[i], "base: '%s' is not a key (expected names joined by dots)",
@@ -301,10 +304,14 @@ static int parse_grid(orc_sweep *s, eng_err *e)
                             v->kind == CFG_SCALAR ? v->text : "a, b", cfg_describe(v));
         if (v->n == 0)
             return cfg_errf(e, v, "grid.%s: the list is empty (give at least one value)", k->text);
+        for (size_t j = 0; j < v->n; j++)
+            if (cfg_check_paths_unique(v->items[j], e))
+                return ENG_ECONFIG;
         for (size_t j = 0; j < i; j++)
             if (is_prefix_key(g->keys[j]->text, k->text) || is_prefix_key(k->text, g->keys[j]->text))
-                return cfg_errf(e, k, "grid: '%s' overlaps '%s' (line %d); vary one or the other", k->text,
-                                g->keys[j]->text, g->keys[j]->line);
+                return cfg_errf(e, k, "grid: '%s' overlaps '%s' (at %s:%d:%d); vary one or the other", k->text,
+                                g->keys[j]->text, cfg_file_name(g->keys[j]->file), g->keys[j]->line,
+                                g->keys[j]->col);
         s->axis_key[i] = k;
         s->axis_val[i] = v;
         product *= (double)v->n;
@@ -331,7 +338,7 @@ static int parse_list_of_maps(const orc_sweep *s, const char *what, const cfg_no
     for (size_t i = 0; i < l->n; i++) {
         char label[48];
         snprintf(label, sizeof label, "%s entry %zu", what, i + 1);
-        if (check_dotted_map(l->items[i], label, e))
+        if (check_dotted_map(l->items[i], label, e) || cfg_check_paths_unique(l->items[i], e))
             return ENG_ECONFIG;
         (*out)[i] = l->items[i];
     }
@@ -384,11 +391,12 @@ static int parse_seeds(orc_sweep *s, eng_err *e)
     s->n_seeds = l->n;
     const cfg_node *bs = get_path(s->base, "seed");
     if (bs)
-        return cfg_errf(e, bs, "seed is given both in base and in seeds (line %d); keep one", l->line);
+        return cfg_errf(e, bs, "seed is given both in base and in seeds (at %s:%d:%d); keep one",
+                        cfg_file_name(l->file), l->line, l->col);
     for (size_t i = 0; i < s->n_axes; i++)
         if (!strcmp(s->axis_key[i]->text, "seed"))
-            return cfg_errf(e, s->axis_key[i], "seed is given both in grid and in seeds (line %d); keep one",
-                            l->line);
+            return cfg_errf(e, s->axis_key[i], "seed is given both in grid and in seeds (at %s:%d:%d); keep one",
+                            cfg_file_name(l->file), l->line, l->col);
     return 0;
 }
 

@@ -151,7 +151,17 @@ static const struct {
     {"scale: 440m\neval: {suites: [val, mmlu]}\n", "bad.yaml:2:22: eval.suites: unknown suite 'mmlu'"},
     {"scale: 440m\neval: {suites: [val, val]}\n", "bad.yaml:2:22: eval.suites: 'val' is listed twice"},
     {"scale: 440m\ntrain: 5\n", "bad.yaml:2:8: train: expected a mapping of keys, got a number"},
-    {"scale: 440m\nscale: 760m\n", "bad.yaml:2:1: duplicate key 'scale' (first given at line 1)"},
+    {"scale: 440m\nscale: 760m\n", "bad.yaml:2:1: duplicate key 'scale' (first given at bad.yaml:1:1)"},
+    /* one setting, nested and dotted */
+    {"scale: 1m\nmodel: {d_model: 32}\nmodel.d_model: 64\n",
+     "bad.yaml:3:1: 'model.d_model' is set twice: here and at bad.yaml:2:9"},
+    {"scale: 1m\ntrain.lr: 1e-3\ntrain: {lr: 2e-3}\n", "bad.yaml:3:9: 'train.lr' is set twice: here and at bad.yaml:2:1"},
+    {"scale: 1m\narch: hope_attn\nmodel: {hope.levels: 2, hope: {levels: 3}}\n",
+     "bad.yaml:3:32: 'model.hope.levels' is set twice: here and at bad.yaml:3:9"},
+    {"scale: 1m\neval.niah: {n: 3}\neval: {niah.n: 4}\n", "bad.yaml:3:8: 'eval.niah.n' is set twice: here and at"},
+    {"scale: 1m\ntrain.lr: 1e-3\ntrain: 5\n", "bad.yaml:3:1: 'train' is set to a number at bad.yaml:3:1, and "
+                                               "'train.lr' under it at bad.yaml:2:1 (keep one)"},
+    {"{\"scale\": \"1m\", \"train\": {\"lr\": 1}, \"train.lr\": 2}\n", "bad.yaml:1:37: 'train.lr' is set twice: here and at bad.yaml:1:27"},
     {"scale: 440m\ntrain: {lr: 1e-3\n", "bad.yaml:3:1: invalid YAML/JSON"},
     {"- a\n- b\n", "bad.yaml:1:1: expected a mapping of keys, got a list"},
     {"", "bad.yaml: the file is empty"},
