@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "engine/sha256.h"
 
@@ -366,10 +367,8 @@ static int parse_seeds(orc_sweep *s, eng_err *e)
         return eng_errf(e, ENG_ENOMEM, "out of memory");
     for (size_t i = 0; i < l->n; i++) {
         int64_t v;
-        if (cfg_get_int64(l->items[i], "seeds", &v, e))
+        if (cfg_get_int_in(l->items[i], "seeds", 0, ENG_SEED_MAX, &v, e))
             return ENG_ECONFIG;
-        if (v < 0 || v > 4294967295LL)
-            return cfg_errf(e, l->items[i], "seeds: %s is out of range (0 to 4294967295)", l->items[i]->text);
         s->seeds[i] = v;
         s->seed_node[i] = l->items[i];
     }
@@ -466,6 +465,11 @@ int orc_sweep_load(const char *path, orc_sweep **out, eng_err *e)
     FILE *f = fopen(path, "rb");
     if (!f)
         return eng_errf(e, ENG_ECONFIG, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return eng_errf(e, ENG_ECONFIG, "%s: is a directory (expected a sweep file, YAML)", path);
+    }
     size_t cap = 1 << 16, len = 0;
     char *buf = malloc(cap);
     int rc = 0;
@@ -489,7 +493,7 @@ int orc_sweep_load(const char *path, orc_sweep **out, eng_err *e)
     if (!buf)
         rc = eng_errf(e, ENG_ENOMEM, "out of memory");
     else if (!rc && ferror(f))
-        rc = eng_errf(e, ENG_EIO, "%s: read error", path);
+        rc = eng_errf(e, ENG_EIO, "%s: read error: %s", path, strerror(errno));
     fclose(f);
     if (!rc)
         rc = orc_sweep_parse(path, buf, len, out, e);
@@ -597,7 +601,7 @@ static int emit(expander *x, cfg_node *tree, const char *axes_prefix, int includ
         }
         if (eng_config_from_tree(tree, &x->cfg, e)) {
             size_t len = strlen(e->msg);
-            snprintf(e->msg + len, sizeof e->msg - len, " (in the job %s)", *axes ? axes : "from base");
+            eng_msg_printf(e->msg + len, sizeof e->msg - len, " (in the job %s)", *axes ? axes : "from base");
             return ENG_ECONFIG;
         }
         char key[65];

@@ -81,6 +81,17 @@ static void good(void)
     free(full);
     free(canon);
 
+    /* integers are read exactly, whatever their spelling (a double would round 2^53 + 1) */
+    rc = parse("exact.yaml", "scale: 1m\ntrain: {tokens: 9.007199254740993e15, warmup_tokens: 1.5e3}\n", &c, &e);
+    TAP_OK(rc == 0 && c.train.tokens == 9007199254740993LL && c.train.warmup_tokens == 1500,
+           "9.007199254740993e15 tokens are exactly 9007199254740993 (%lld): %s", (long long)c.train.tokens,
+           rc ? e.msg : "ok");
+
+    /* the core tags mean what YAML says */
+    rc = parse("tags.yaml", "scale: !!str 1m\nseed: !!int \"7\"\ntrain: !!map {lr: !!float 1e-3}\n", &c, &e);
+    TAP_OK(rc == 0 && c.seed == 7 && c.train.lr == 1e-3 && !strcmp(c.scale, "1m"), "core tags are honoured: %s",
+           rc ? e.msg : "ok");
+
     /* a custom model without a preset */
     rc = parse("custom.yaml",
                "model: {d_model: 64, layers: 3, heads: 2, d_ff: 128, vocab: 300}\n"
@@ -169,7 +180,36 @@ static const struct {
     {"base: &b {lr: 1}\ntrain: *b\n", "bad.yaml:2:8: YAML aliases (*b) are not supported"},
     {"scale: 440m\ntrain: {tokens: .nan}\n", "bad.yaml:2:17: train.tokens: expected an integer"},
     {"scale: 440m\nmodel: {tied: yes}\n", "bad.yaml:2:15: model.tied: expected true or false, got 'yes'"},
-    {"scale: 440m\nseed: -1\n", "bad.yaml:2:7: seed: -1 is out of range"},
+    {"scale: 440m\nseed: -1\n", "bad.yaml:2:7: seed: -1 is out of range (expected an integer from 0 to 2^32-1)"},
+    /* out of range, however far: the range is named, never "expected an integer" */
+    {"scale: 1m\nseed: 9223372036854775807\n",
+     "bad.yaml:2:7: seed: 9223372036854775807 is out of range (expected an integer from 0 to 2^32-1)"},
+    {"scale: 1m\nseed: 1e30\n", "bad.yaml:2:7: seed: 1e30 is out of range (expected an integer from 0 to 2^32-1)"},
+    {"scale: 1m\nseed: 12345678901234567890123456\n",
+     "bad.yaml:2:7: seed: 12345678901234567890123456 is out of range (expected an integer from 0 to 2^32-1)"},
+    {"scale: 1m\ntrain: {seq_len: 99999999999}\n",
+     "bad.yaml:2:18: train.seq_len: 99999999999 is out of range (expected an integer from 2 to 2^20)"},
+    {"scale: 1m\ntrain: {tokens: 1e19}\n", "bad.yaml:2:17: train.tokens: 1e19 is out of range (expected an integer "
+                                            "from 1 to 9e18)"},
+    {"scale: 1m\nmodel: {layers: 0}\n", "bad.yaml:2:17: model.layers: 0 is out of range (expected an integer from 1 "
+                                         "to 256)"},
+    {"scale: 1m\ntrain: {lr: 1e400}\n", "bad.yaml:2:13: train.lr: 1e400 is out of range (expected a number above 0 "
+                                         "and at most 10)"},
+    {"scale: 1m\ntaper: {schedule: cosine, ratio: [1.5, 1e-400]}\n",
+     "bad.yaml:2:40: taper.ratio: 1e-400 is out of range (expected a number from 0 to 100)"},
+    /* a quoted number is a string, and the message says so */
+    {"scale: 1m\nseed: \"0\"\n", "bad.yaml:2:7: seed: expected an integer, got the quoted string \"0\" (quotes make a "
+                                 "string"},
+    {"scale: 1m\ntrain: {lr: '1e-3'}\n", "bad.yaml:2:13: train.lr: expected a number, got the quoted string \"1e-3\""},
+    {"scale: 1m\nmodel: {tied: \"true\"}\n", "bad.yaml:2:15: model.tied: expected true or false, got the quoted "
+                                             "string \"true\""},
+    {"scale: 1m\ntrain: {seq_len: 64.5e0}\n", "bad.yaml:2:18: train.seq_len: expected an integer, got '64.5e0'"},
+    /* YAML tags: the core ones where they fit, nothing else */
+    {"scale: !!python/object:os.system 1m\n", "bad.yaml:1:8: YAML tag '!!python/object:os.system' is not supported"},
+    {"scale: 1m\ntrain: !custom {lr: 1e-3}\n", "bad.yaml:2:8: YAML tag '!custom' is not supported"},
+    {"scale: 1m\neval: {suites: !!python/tuple [val]}\n", "bad.yaml:2:16: YAML tag '!!python/tuple' is not supported"},
+    {"scale: 1m\ntrain: !!seq {lr: 1e-3}\n", "bad.yaml:2:8: YAML tag '!!seq' does not fit a mapping"},
+    {"scale: 1m\nseed: !!str 5\n", "bad.yaml:2:7: seed: expected an integer, got the string \"5\" (tagged as a string"},
     {"scale: 1m\ntaper: {schedule: cosine, ratio: [1.99, 0.01]}\n", "not a multiple of taper.multiple 16"},
     {"tokenizer: mytok.json\nmodel: {d_model: 64, layers: 2, heads: 2, d_ff: 128}\ntrain: {tokens: 1e5}\n",
      "bad.yaml:1:12: model.vocab is required with tokenizer 'mytok.json'"},
@@ -201,6 +241,11 @@ static void files(void)
     snprintf(path, sizeof path, "%s/tests/data/config/no-such-file.yaml", src ? src : ".");
     rc = eng_config_load(path, &c, &e);
     TAP_OK(rc == ENG_ECONFIG && strstr(e.msg, "cannot open"), "missing file: %s", e.msg);
+    /* a folder where the file is expected: said so, not "read error" */
+    snprintf(path, sizeof path, "%s/tests/data/config", src ? src : ".");
+    rc = eng_config_load(path, &c, &e);
+    TAP_OK(rc == ENG_ECONFIG && strstr(e.msg, "config: is a directory (expected a YAML or JSON file)"),
+           "a folder: %s", e.msg);
 }
 
 /* Every preset takes every schedule and ratio of the paper and the three
