@@ -123,7 +123,7 @@ static int parse_common(int argc, char **argv, const char *help, const char **to
     if (dp_check_tokenizer_arg(*tok))
         return DP_EXIT_USAGE;
     eng_err e;
-    if (*data && (eng_path_check_len("--data", *data, ENG_PATH_CAP - 1, &e) ||
+    if (*data && (eng_path_check_len("--data", *data, DP_TOK_PATH_MAX, &e) ||
                   eng_path_not_file("--data", *data, "a dataset folder", &e))) {
         fprintf(stderr, "tlm-data: %s\n", e.msg);
         return DP_EXIT_USAGE;

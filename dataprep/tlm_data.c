@@ -32,7 +32,7 @@ int dp_check_tokenizer_arg(const char *tok)
 {
     eng_err e;
     int path_like = strchr(tok, '/') || strchr(tok, '.'); /* the rule of eng_tok_find */
-    if (eng_path_check_len("--tokenizer", tok, ENG_PATH_CAP - 1, &e) ||
+    if (eng_path_check_len("--tokenizer", tok, DP_TOK_PATH_MAX, &e) ||
         (path_like && eng_path_not_dir("--tokenizer", tok, "a tokenizer name or a tiktoken rank file", &e))) {
         fprintf(stderr, "tlm-data: %s\n", e.msg);
         return -1;

@@ -90,6 +90,12 @@ ok $([ $rc = 0 ] && [ "$stored" = "$long/$(sqlite3 -batch long.db "select substr
     [ -f "$stored/config.json" ] && [ -d "$stored/ckpt/step-00000008" ] && echo 0 || echo 1) \
     "a ${#long}-byte --runs: the job ran (exit $rc) in its whole run folder, stored whole (${#stored} bytes)"
 [ $rc = 0 ] || sed 's/^/# /' long.out | head -5
+# the sweep file itself in that folder: `tlmd status` shows its whole name
+cp long.yaml "$long/long.yaml"
+"$T" --sweeps "$long/long.yaml" --db long.db --runs "$long" >long2.out 2>&1
+"$T" status --db long.db --summary >status.out 2>&1
+ok $([ $? = 0 ] && grep -qF "$long/long.yaml" status.out && echo 0 || echo 1) \
+    "tlmd status names the ${#long}-byte sweep file whole"
 # a --runs the worker's files could not fit under is refused before anything starts
 toolong=$long
 while [ ${#toolong} -lt 3900 ]; do toolong=$toolong/$(printf "r%.0s" $(seq 200)); done

@@ -145,6 +145,14 @@ toolong=$long/$(printf "d%.0s" $(seq $((1001 - ${#long} - 1))))
 "$T" build --tokenizer bytes --out "$toolong" "$tmp/in/a" >"$tmp/out" 2>&1
 [ $? = 2 ] && grep -q -- "--out: the path is 1001 bytes, longer than the 1000 TLM allows here" "$tmp/out" &&
     ok "a 1001-byte --out is refused by size" || { no "a 1001-byte --out"; cat "$tmp/out"; }
+# a rank file deeper than the tokenizer lookup can name is refused by size, not "not found"
+deep=$tmp/long
+for part in 1 2 3 4 5; do deep=$deep/$(printf "t%.0s" $(seq 220))$part; done
+mkdir -p "$deep" && cp "$tmp/keep.tiktoken" "$deep/keep.tiktoken"
+usage1() { "$T" "$@" </dev/null >"$tmp/out" 2>&1; }
+usage1 encode --tokenizer "$deep/keep.tiktoken"
+[ $? = 2 ] && grep -q -- "--tokenizer: the path is $((${#deep} + 14)) bytes, longer than the 1000 TLM allows here" "$tmp/out" &&
+    ok "a $((${#deep} + 14))-byte rank file path is refused by size" || { no "a long rank file path"; cat "$tmp/out"; }
 rm -rf "$tmp/long"
 
 # ---- options: given twice, pointless together, a folder for a file

@@ -100,11 +100,19 @@ usage "--heartbeat inf: not a number" "--heartbeat inf" --config "$tmp/job.yaml"
 # checkpoints land in it whole; a --out with no room for them is refused
 long=$tmp
 for part in 1 2 3 4 5; do long=$long/$(printf "o%.0s" $(seq 240))$part; done
-"$W" --config "$tmp/job.yaml" --out "$long" --threads 1 >"$tmp/long.ev" 2>"$tmp/long.err"
+text=/usr/share/common-licenses/GPL-3
+small_job "$tmp/longjob.yaml" "eval: {every_tokens: 16384, val_tokens: 2048, suites: [val, alignment], alignment: {text: $text, tokens: 256}}"
+sed -i '/^eval: {every_tokens: 16384, val_tokens: 2048}$/d' "$tmp/longjob.yaml"
+"$W" --config "$tmp/longjob.yaml" --out "$long" --threads 1 >"$tmp/long.ev" 2>"$tmp/long.err"
 rc=$?
 ok $([ $rc = 0 ] && [ -f "$long/ckpt/step-00000048/model.safetensors" ] && [ -f "$long/config.json" ] &&
     grep -q '"ev":"done"' "$tmp/long.ev" && echo 0 || echo 1) "a ${#long}-byte --out: trained to the end (exit $rc), checkpoints inside it"
 [ $rc = 0 ] || sed 's/^/# /' "$tmp/long.err" | tail -3
+"$W" --eval --checkpoint "$long" --suites alignment --threads 1 >"$tmp/longeval.ev" 2>"$tmp/longeval.err"
+rc=$?
+ok $([ $rc = 0 ] && grep -q '"ev":"done"' "$tmp/longeval.ev" && echo 0 || echo 1) \
+    "--eval --checkpoint of that run folder finds its newest checkpoint (exit $rc)"
+[ $rc = 0 ] || sed 's/^/# /' "$tmp/longeval.err" | tail -3
 toolong=$long
 while [ ${#toolong} -lt 3900 ]; do toolong=$toolong/$(printf "o%.0s" $(seq 200)); done
 usage "--out: the path is ${#toolong} bytes, longer than the 3839 TLM allows here" "a ${#toolong}-byte --out" \
