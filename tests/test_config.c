@@ -228,6 +228,34 @@ static void bad(void)
     }
 }
 
+/* A message holds a whole path; one too long for its buffer ends in "...". */
+static void messages(void)
+{
+    char path[1300] = "/nonexistent";
+    while (strlen(path) < 1200)
+        strcat(path, "/abcdefghijklmnopqrstuvwxyz");
+    eng_config c;
+    eng_err e = {0};
+    int rc = eng_config_load(path, &c, &e);
+    char want[1400];
+    snprintf(want, sizeof want, "%s: cannot open: No such file or directory", path);
+    TAP_OK(rc == ENG_ECONFIG && !strcmp(e.msg, want), "a %zu-byte path is whole in its message (%zu bytes)",
+           strlen(path), strlen(e.msg));
+    static char big[3 * ENG_MSG_MAX];
+    memset(big, 'x', sizeof big - 1);
+    eng_errf(&e, ENG_EIO, "%s", big);
+    size_t n = strlen(e.msg);
+    TAP_OK(n == ENG_MSG_MAX - 1 && !strcmp(e.msg + n - 3, "..."), "a message longer than its buffer ends in '...'");
+    eng_errf(&e, ENG_EIO, "tail");
+    eng_err_prefix(&e, "%s", big);
+    n = strlen(e.msg);
+    TAP_OK(n > 1000 && !strcmp(e.msg + n - 9, "...: tail"), "...also a prefix cut to make room for the message");
+    char small[8];
+    TAP_OK(eng_msg_copy(small, sizeof small, "12345678") == 1 && !strcmp(small, "1234..."), "a field too small: %s",
+           small);
+    TAP_OK(eng_msg_copy(small, sizeof small, "1234567") == 0 && !strcmp(small, "1234567"), "...and one that fits");
+}
+
 static void files(void)
 {
     const char *src = getenv("TLM_SRCDIR");
@@ -296,5 +324,6 @@ int main(void)
     good();
     bad();
     files();
+    messages();
     return tap_done();
 }
