@@ -901,7 +901,7 @@ int cfg_get_string(const cfg_node *n, const char *what, char *out, size_t cap, e
     if (need_scalar(n, what, "a string", e))
         return ENG_ECONFIG;
     if (strlen(n->text) >= cap)
-        return cfg_errf(e, n, "%s: longer than %zu characters", what, cap - 1);
+        return cfg_errf(e, n, "%s: %zu bytes, longer than the %zu this key allows", what, strlen(n->text), cap - 1);
     strcpy(out, n->text);
     return 0;
 }

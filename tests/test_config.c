@@ -250,6 +250,12 @@ static void messages(void)
     eng_err_prefix(&e, "%s", big);
     n = strlen(e.msg);
     TAP_OK(n > 1000 && !strcmp(e.msg + n - 9, "...: tail"), "...also a prefix cut to make room for the message");
+    /* a config path longer than its key holds: measured, never cut */
+    char text[800];
+    snprintf(text, sizeof text, "scale: 1m\ndata: {train: %.*s}\n", 600, path + 1);
+    rc = parse("long.yaml", text, &c, &e);
+    TAP_OK(rc == ENG_ECONFIG && strstr(e.msg, "long.yaml:2:15: data.train: 600 bytes, longer than the 511 this key allows"),
+           "a 600-byte data.train: %.80s", e.msg);
     char small[8];
     TAP_OK(eng_msg_copy(small, sizeof small, "12345678") == 1 && !strcmp(small, "1234..."), "a field too small: %s",
            small);
