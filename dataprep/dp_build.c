@@ -383,7 +383,8 @@ static int parse(build *b, int argc, char **argv)
         }
         case B_SEG:
             if (dp_parse_size(optarg, &b->segment_bytes) || b->segment_bytes < 64) {
-                fprintf(stderr, "tlm-data: --segment-bytes must be a size of at least 64 (e.g. 64k)\n");
+                fprintf(stderr, "tlm-data: --segment-bytes %s: expected a whole number of bytes, at least 64, with an "
+                        "optional k, M or G (e.g. 64k)\n", optarg);
                 return DP_EXIT_USAGE;
             }
             break;
@@ -395,7 +396,8 @@ static int parse(build *b, int argc, char **argv)
             break;
         case B_MAXLINE:
             if (dp_parse_size(optarg, &b->max_line) || b->max_line < 1) {
-                fprintf(stderr, "tlm-data: --max-line must be a positive size\n");
+                fprintf(stderr, "tlm-data: --max-line %s: expected a whole number of bytes, at least 1, with an "
+                        "optional k, M or G (e.g. 256M)\n", optarg);
                 return DP_EXIT_USAGE;
             }
             break;

@@ -172,6 +172,12 @@ usage "--field does nothing with --format text" "train-bpe --field with --format
 usage "decode: --special does nothing when decoding" "decode --special" decode --tokenizer bytes --special
 usage "--vocab 300.5: not an integer (expected an integer from 257 to 2^20)" "train-bpe --vocab 300.5" \
     train-bpe --vocab 300.5 "$tmp/in"
+for v in 100.5 nan 0x100 1e400; do
+    usage "--segment-bytes $v: expected a whole number of bytes, at least 64" "--segment-bytes $v" \
+        build --tokenizer bytes --out "$tmp/x" --segment-bytes "$v" "$tmp/in"
+done
+usage "--max-line 1.5: expected a whole number of bytes" "--max-line 1.5 is not 1" \
+    build --tokenizer bytes --out "$tmp/x" --max-line 1.5 "$tmp/in"
 mkdir -p "$tmp/tok.tiktoken"
 usage "--tokenizer $tmp/tok.tiktoken: is a directory (expected a tokenizer name or a tiktoken rank file)" \
     "a folder as the rank file" encode --tokenizer "$tmp/tok.tiktoken"
