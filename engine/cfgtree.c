@@ -353,7 +353,7 @@ int cfg_check_paths_unique(const cfg_node *map, eng_err *e)
         return 0;
     path_set s = {0};
     int rc = paths_collect(&s, map, "", e);
-    if (!rc)
+    if (!rc && s.n > 1)
         qsort(s.v, s.n, sizeof *s.v, cmp_path_ent);
     for (size_t i = 0; !rc && i < s.n; i++) {
         const path_ent *a = &s.v[i];
