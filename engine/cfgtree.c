@@ -636,7 +636,7 @@ const char *cfg_describe(const cfg_node *n)
     if (n->kind == CFG_SEQ)
         return "a list";
     if (n->quoted)
-        return "a quoted string";
+        return n->quoted == 2 ? "a string (tagged !!str)" : "a quoted string";
     if (cfg_is_null(n))
         return "null";
     char *end;

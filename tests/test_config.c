@@ -210,6 +210,7 @@ static const struct {
     {"scale: 1m\neval: {suites: !!python/tuple [val]}\n", "bad.yaml:2:16: YAML tag '!!python/tuple' is not supported"},
     {"scale: 1m\ntrain: !!seq {lr: 1e-3}\n", "bad.yaml:2:8: YAML tag '!!seq' does not fit a mapping"},
     {"scale: 1m\nseed: !!str 5\n", "bad.yaml:2:7: seed: expected an integer, got the string \"5\" (tagged as a string"},
+    {"scale: 1m\ntrain: !!str x\n", "bad.yaml:2:8: train: expected a mapping of keys, got a string (tagged !!str)"},
     {"scale: 1m\ntaper: {schedule: cosine, ratio: [1.99, 0.01]}\n", "not a multiple of taper.multiple 16"},
     {"tokenizer: mytok.json\nmodel: {d_model: 64, layers: 2, heads: 2, d_ff: 128}\ntrain: {tokens: 1e5}\n",
      "bad.yaml:1:12: model.vocab is required with tokenizer 'mytok.json'"},
