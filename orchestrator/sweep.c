@@ -561,14 +561,32 @@ typedef struct {
     eng_config cfg;
 } expander;
 
+/* "key=value" onto a job's axes label; a label too long for its buffer
+ * ends in "..." (it names the job in listings and messages, nothing else). */
+#define AXES_CAP 1024
+static void axes_add(char axes[AXES_CAP], const char *key, const char *value)
+{
+    size_t len = strlen(axes);
+    if (len + 1 < AXES_CAP)
+        eng_msg_printf(axes + len, AXES_CAP - len, "%s%s=%s", len ? " " : "", key, value);
+}
+
+static void axes_add_node(char axes[AXES_CAP], const char *key, const cfg_node *v)
+{
+    char vt[256];
+    if (orc_node_text(v, vt, sizeof vt) >= sizeof vt)
+        memcpy(vt + sizeof vt - 4, "...", 4);
+    axes_add(axes, key, vt);
+}
+
 /* One job: tree = base + entries, seed; resolve; hand over. */
 static int emit(expander *x, cfg_node *tree, const char *axes_prefix, int include, eng_err *e)
 {
     const orc_sweep *s = x->s;
     size_t ns = s->n_seeds ? s->n_seeds : 1;
     for (size_t si = 0; si < ns; si++) {
-        char axes[1024];
-        snprintf(axes, sizeof axes, "%s", axes_prefix);
+        char axes[AXES_CAP];
+        eng_msg_copy(axes, sizeof axes, axes_prefix);
         if (s->n_seeds) {
             char num[24];
             snprintf(num, sizeof num, "%lld", (long long)s->seeds[si]);
@@ -579,8 +597,7 @@ static int emit(expander *x, cfg_node *tree, const char *axes_prefix, int includ
             cfg_free(k);
             if (rc)
                 return rc;
-            size_t len = strlen(axes);
-            snprintf(axes + len, sizeof axes - len, "%sseed=%s", len ? " " : "", num);
+            axes_add(axes, "seed", num);
         }
         if (include < 0 && s->n_exclude) {
             int excluded = 0;
@@ -634,17 +651,12 @@ static int expand_grid(expander *x, eng_err *e)
         cfg_node *tree = cfg_clone(s->base);
         if (!tree)
             return eng_errf(e, ENG_ENOMEM, "out of memory");
-        char axes[1024] = "";
-        size_t len = 0;
+        char axes[AXES_CAP] = "";
         int rc = 0;
         for (size_t a = 0; a < s->n_axes && !rc; a++) {
             const cfg_node *v = s->axis_val[a]->items[idx[a]];
             rc = set_path(tree, s->axis_key[a], v, e);
-            char vt[256];
-            orc_node_text(v, vt, sizeof vt);
-            if (len < sizeof axes)
-                len += (size_t)snprintf(axes + len, sizeof axes - len, "%s%s=%s", a ? " " : "",
-                                        s->axis_key[a]->text, vt);
+            axes_add_node(axes, s->axis_key[a]->text, v);
         }
         if (!rc)
             rc = emit(x, tree, axes, -1, e);
@@ -674,16 +686,11 @@ static int expand_includes(expander *x, eng_err *e)
         if (!tree)
             return eng_errf(e, ENG_ENOMEM, "out of memory");
         const cfg_node *inc = s->include[i];
-        char axes[1024] = "";
-        size_t len = 0;
+        char axes[AXES_CAP] = "";
         int rc = 0;
         for (size_t k = 0; k < inc->n && !rc; k++) {
             rc = set_path(tree, inc->keys[k], inc->items[k], e);
-            char vt[256];
-            orc_node_text(inc->items[k], vt, sizeof vt);
-            if (len < sizeof axes)
-                len += (size_t)snprintf(axes + len, sizeof axes - len, "%s%s=%s", k ? " " : "", inc->keys[k]->text,
-                                        vt);
+            axes_add_node(axes, inc->keys[k]->text, inc->items[k]);
         }
         if (!rc)
             rc = emit(x, tree, axes, (int)i, e);
