@@ -23,6 +23,13 @@ enum { DP_EXIT_OK = 0, DP_EXIT_FAIL = 1, DP_EXIT_USAGE = 2 };
 
 /* Print "tlm-data: <kind> error: msg" on stderr; returns DP_EXIT_FAIL. */
 int dp_fail(const eng_err *e);
+/* Longest --tokenizer or --data path: the tokenizer lookup (eng_tok_find)
+ * builds its candidates in 1,024-byte buffers. */
+#define DP_TOK_PATH_MAX 1000
+/* The --tokenizer argument of every command: a name, or a rank file
+ * path (with a '/' or a '.'), which must then not be a folder.  Prints
+ * the reason and returns -1 when it is refused. */
+int dp_check_tokenizer_arg(const char *tok);
 
 /* ------------------------------------------------------------ sources */
 typedef enum dp_format { DP_AUTO = 0, DP_TEXT, DP_JSONL } dp_format;

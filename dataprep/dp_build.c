@@ -31,6 +31,7 @@
 #include <jansson.h>
 
 #include "dataprep/dataprep.h"
+#include "engine/cfgtree.h"
 #include "engine/fileio.h"
 #include "engine/sha256.h"
 #include "engine/shard.h"
@@ -357,17 +358,23 @@ static int parse(build *b, int argc, char **argv)
         {"special", no_argument, 0, B_SPECIAL},       {"raw-bytes", no_argument, 0, B_RAW},
         {"no-separator", no_argument, 0, B_NOSEP},    {"train-bpe", no_argument, 0, B_TRAIN},
         {"help", no_argument, 0, B_HELP},             {0, 0, 0, 0}};
-    int c;
+    int c, li = -1, field_given = 0;
+    unsigned char given[sizeof opts / sizeof opts[0]] = {0};
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        char *end;
+    for (; (c = getopt_long(argc, argv, "h", opts, &li)) != -1; li = -1) {
+        /* a second value would silently replace the first */
+        if (li >= 0 && given[li]++ && opts[li].has_arg) {
+            fprintf(stderr, "tlm-data: --%s is given twice; give it once\n", opts[li].name);
+            return DP_EXIT_USAGE;
+        }
+        field_given |= c == B_FIELD;
         switch (c) {
         case B_TOK: b->tokname = optarg; break;
         case B_OUT: b->out = optarg; break;
         case B_VAL: {
-            double f = strtod(optarg, &end);
-            if (*end || !(f >= 0 && f < 1)) {
+            double f = -1;
+            if (cfg_parse_number_text(optarg, &f) != CFG_NUM_OK || !(f >= 0 && f < 1)) {
                 fprintf(stderr, "tlm-data: --val-fraction must be a number in [0, 1)\n");
                 return DP_EXIT_USAGE;
             }
@@ -376,7 +383,8 @@ static int parse(build *b, int argc, char **argv)
         }
         case B_SEG:
             if (dp_parse_size(optarg, &b->segment_bytes) || b->segment_bytes < 64) {
-                fprintf(stderr, "tlm-data: --segment-bytes must be a size of at least 64 (e.g. 64k)\n");
+                fprintf(stderr, "tlm-data: --segment-bytes %s: expected a whole number of bytes, at least 64, with an "
+                        "optional k, M or G (e.g. 64k)\n", optarg);
                 return DP_EXIT_USAGE;
             }
             break;
@@ -388,7 +396,8 @@ static int parse(build *b, int argc, char **argv)
             break;
         case B_MAXLINE:
             if (dp_parse_size(optarg, &b->max_line) || b->max_line < 1) {
-                fprintf(stderr, "tlm-data: --max-line must be a positive size\n");
+                fprintf(stderr, "tlm-data: --max-line %s: expected a whole number of bytes, at least 1, with an "
+                        "optional k, M or G (e.g. 256M)\n", optarg);
                 return DP_EXIT_USAGE;
             }
             break;
@@ -420,10 +429,18 @@ static int parse(build *b, int argc, char **argv)
         fprintf(stderr, "tlm-data: --tokenizer and --out are required\n%s", build_help);
         return DP_EXIT_USAGE;
     }
-    if (strlen(b->out) > 1000) {
-        fprintf(stderr, "tlm-data: --out path is too long\n");
+    if (field_given && b->format == DP_TEXT) {
+        fprintf(stderr, "tlm-data: --field does nothing with --format text (it names the JSONL field); leave it out\n");
         return DP_EXIT_USAGE;
     }
+    /* the stage folder, shards and manifest under --out are built in fixed buffers sized for this */
+    eng_err e;
+    if (eng_path_check_len("--out", b->out, 1000, &e)) {
+        fprintf(stderr, "tlm-data: %s\n", e.msg);
+        return DP_EXIT_USAGE;
+    }
+    if (dp_check_tokenizer_arg(b->tokname))
+        return DP_EXIT_USAGE;
     if (optind >= argc) {
         fprintf(stderr, "tlm-data: no inputs (text files, folders or JSONL files)\n%s", build_help);
         return DP_EXIT_USAGE;

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "dataprep/dataprep.h"
+#include "engine/cfgtree.h"
+#include "engine/fileio.h"
 #include "engine/tokenizer.h"
 
 #define STDIN_MAX (1ull << 32)
@@ -81,10 +83,17 @@ static int parse_common(int argc, char **argv, const char *help, const char **to
                                          {"raw-bytes", no_argument, 0, OPT_RAW},
                                          {"help", no_argument, 0, OPT_HELP},
                                          {0, 0, 0, 0}};
-    int c;
+    int c, li = -1, special = 0, raw = 0;
+    unsigned char given[sizeof opts / sizeof opts[0]] = {0};
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    for (; (c = getopt_long(argc, argv, "h", opts, &li)) != -1; li = -1) {
+        if (li >= 0 && given[li]++ && opts[li].has_arg) {
+            fprintf(stderr, "tlm-data: --%s is given twice; give it once\n", opts[li].name);
+            return DP_EXIT_USAGE;
+        }
+        special |= c == OPT_SPECIAL;
+        raw |= c == OPT_RAW;
         switch (c) {
         case OPT_TOK: *tok = optarg; break;
         case OPT_DATA: *data = optarg; break;
@@ -103,6 +112,20 @@ static int parse_common(int argc, char **argv, const char *help, const char **to
     }
     if (!*tok) {
         fprintf(stderr, "tlm-data: --tokenizer is required\n%s", help);
+        return DP_EXIT_USAGE;
+    }
+    /* decoding has no text to read special tokens or invalid bytes from */
+    if (help == decode_help && (special || raw)) {
+        fprintf(stderr, "tlm-data: decode: --%s does nothing when decoding (it applies to encode); leave it out\n",
+                special ? "special" : "raw-bytes");
+        return DP_EXIT_USAGE;
+    }
+    if (dp_check_tokenizer_arg(*tok))
+        return DP_EXIT_USAGE;
+    eng_err e;
+    if (*data && (eng_path_check_len("--data", *data, DP_TOK_PATH_MAX, &e) ||
+                  eng_path_not_file("--data", *data, "a dataset folder", &e))) {
+        fprintf(stderr, "tlm-data: %s\n", e.msg);
         return DP_EXIT_USAGE;
     }
     return 0;
@@ -239,19 +262,27 @@ int dp_cmd_train_bpe(int argc, char **argv)
     long vocab = 0;
     const char *out = NULL, *field = "text";
     dp_format fmt = DP_AUTO;
-    int c;
+    int c, li = -1, field_given = 0;
+    unsigned char given[sizeof opts / sizeof opts[0]] = {0};
+    eng_err e = {0};
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        char *end;
+    for (; (c = getopt_long(argc, argv, "h", opts, &li)) != -1; li = -1) {
+        if (li >= 0 && given[li]++ && opts[li].has_arg) {
+            fprintf(stderr, "tlm-data: --%s is given twice; give it once\n", opts[li].name);
+            return DP_EXIT_USAGE;
+        }
+        field_given |= c == OPT_FIELD;
         switch (c) {
-        case OPT_VOCAB:
-            vocab = strtol(optarg, &end, 10);
-            if (*end || vocab < 257 || vocab > (1 << 20)) {
-                fprintf(stderr, "tlm-data: --vocab must be a whole number from 257 to 1048576\n");
+        case OPT_VOCAB: {
+            int64_t v;
+            if (cfg_arg_int("--vocab", optarg, 257, 1 << 20, &v, &e)) {
+                fprintf(stderr, "tlm-data: %s\n", e.msg);
                 return DP_EXIT_USAGE;
             }
+            vocab = (long)v;
             break;
+        }
         case OPT_OUT: out = optarg; break;
         case OPT_FIELD: field = optarg; break;
         case OPT_FORMAT:
@@ -277,11 +308,20 @@ int dp_cmd_train_bpe(int argc, char **argv)
         fprintf(stderr, "tlm-data: --vocab is required\n%s", train_help);
         return DP_EXIT_USAGE;
     }
+    if (field_given && fmt == DP_TEXT) {
+        fprintf(stderr, "tlm-data: --field does nothing with --format text (it names the JSONL field); leave it out\n");
+        return DP_EXIT_USAGE;
+    }
     char def[64];
     snprintf(def, sizeof def, "bpe%ld.tiktoken", vocab);
     if (!out)
         out = def;
-    eng_err e = {0};
+    /* the rank file is written as OUT.tmp.PID, then renamed */
+    if (eng_path_check_len("--out", out, ENG_PATH_CAP - 1 - 32, &e) ||
+        eng_path_not_dir("--out", out, "the rank file to write, such as bpe4096.tiktoken", &e)) {
+        fprintf(stderr, "tlm-data: %s\n", e.msg);
+        return DP_EXIT_USAGE;
+    }
     dp_sources src;
     eng_bpe_trainer *tr = NULL;
     int rc = dp_sources_collect(&src, argv + optind, argc - optind, fmt, &e);
@@ -297,9 +337,9 @@ int dp_cmd_train_bpe(int argc, char **argv)
     if (!rc) {
         dp_progress_start(&pg, "merging", (uint64_t)vocab - 257);
         rc = eng_bpe_trainer_finish(tr, (uint32_t)vocab, out, merge_progress, &pg, &e);
-        char msg[1200];
-        snprintf(msg, sizeof msg, "wrote %s: %ld ids from %zu files, %.1f MB", out, vocab, src.n,
-                 (double)src.total_bytes / 1e6);
+        char msg[ENG_MSG_MAX];
+        eng_msg_printf(msg, sizeof msg, "wrote %s: %ld ids from %zu files, %.1f MB", out, vocab, src.n,
+                       (double)src.total_bytes / 1e6);
         dp_progress_end(&pg, rc ? NULL : msg);
     }
     eng_bpe_trainer_free(tr);

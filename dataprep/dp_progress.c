@@ -1,6 +1,7 @@
 /* dp_progress.c: progress for long runs: a redrawn bar with rate and ETA
  * when stderr is a terminal, otherwise a plain line every 10% (logs and CI
  * must not fill with carriage returns). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include "dataprep/dataprep.h"
+#include "engine/cfgtree.h"
 
 double dp_now(void)
 {
@@ -83,10 +85,17 @@ void dp_progress_end(dp_progress *p, const char *summary)
 
 int dp_parse_size(const char *s, uint64_t *out)
 {
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || v < 0)
+    /* the number before the suffix is a plain decimal: strtod alone takes nan, inf and hex (0x10) */
+    size_t n = strspn(s, "0123456789.eE+-");
+    char num[64];
+    double v;
+    if (n == 0 || n >= sizeof num)
         return -1;
+    memcpy(num, s, n);
+    num[n] = '\0';
+    if (cfg_parse_number_text(num, &v) != CFG_NUM_OK || v < 0)
+        return -1;
+    const char *end = s + n;
     double m = 1;
     if (*end == 'k' || *end == 'K')
         m = 1024, end++;
@@ -94,7 +103,8 @@ int dp_parse_size(const char *s, uint64_t *out)
         m = 1024.0 * 1024, end++;
     else if (*end == 'g' || *end == 'G')
         m = 1024.0 * 1024 * 1024, end++;
-    if (*end || v * m >= 1.8e19)
+    /* a fraction of a byte or token is no size (1.5 was taken as 1) */
+    if (*end || v * m >= 1.8e19 || v * m != floor(v * m))
         return -1;
     *out = (uint64_t)(v * m);
     return 0;

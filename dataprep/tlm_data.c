@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "dataprep/dataprep.h"
+#include "engine/fileio.h"
 
 static const char usage[] =
     "usage: tlm-data COMMAND [OPTIONS]\n"
@@ -25,6 +26,18 @@ int dp_fail(const eng_err *e)
 {
     fprintf(stderr, "tlm-data: %s error: %s\n", eng_status_kind(e->code), e->msg);
     return DP_EXIT_FAIL;
+}
+
+int dp_check_tokenizer_arg(const char *tok)
+{
+    eng_err e;
+    int path_like = strchr(tok, '/') || strchr(tok, '.'); /* the rule of eng_tok_find */
+    if (eng_path_check_len("--tokenizer", tok, DP_TOK_PATH_MAX, &e) ||
+        (path_like && eng_path_not_dir("--tokenizer", tok, "a tokenizer name or a tiktoken rank file", &e))) {
+        fprintf(stderr, "tlm-data: %s\n", e.msg);
+        return -1;
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)

@@ -24,6 +24,7 @@
 #include <sqlite3.h>
 
 #include "engine/err.h"
+#include "engine/fileio.h"
 
 #define DB_SCHEMA_VERSION 3
 #define DB_BUSY_TIMEOUT_MS 10000
@@ -198,7 +199,7 @@ int db_open_attempts(db *d, int (*cb)(void *ctx, const db_open_attempt *a), void
 
 typedef struct db_sweep_summary {
     char name[128];
-    char file[512];
+    char file[ENG_PATH_CAP];   /* the sweep file as given to tlmd */
     int64_t jobs, pending, running, done, failed, interrupted, inactive;
     int64_t tokens_done, tokens_total;
 } db_sweep_summary;
@@ -216,7 +217,7 @@ typedef struct db_job_summary {
     int64_t tokens_done, tokens_total;
     double last_loss; /* NaN when none (or NaN) */
     int has_loss;
-    char message[256];
+    char message[ENG_MSG_MAX];
 } db_job_summary;
 /* Active jobs of one sweep in expansion order. */
 int db_sweep_jobs(db *d, const char *sweep, int (*cb)(void *ctx, const db_job_summary *j), void *ctx, eng_err *e);

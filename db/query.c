@@ -9,10 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A text column into a fixed field; too long a value ends in "..." (never cut silently). */
 static void copy_col(sqlite3_stmt *s, int i, char *out, size_t cap)
 {
     const unsigned char *t = sqlite3_column_text(s, i);
-    snprintf(out, cap, "%s", t ? (const char *)t : "");
+    eng_msg_copy(out, cap, t ? (const char *)t : "");
 }
 
 /* Runs a prepared query to the end, calling row() per row; row's non-zero

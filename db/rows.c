@@ -175,14 +175,14 @@ int db_job_state_get(db *d, const char *key, db_job_state *st, eng_err *e)
         return rc;
     }
     memset(st, 0, sizeof *st);
-    snprintf(st->status, sizeof st->status, "%s", (const char *)sqlite3_column_text(s, 0));
+    eng_msg_copy(st->status, sizeof st->status, (const char *)sqlite3_column_text(s, 0));
     st->attempts = sqlite3_column_int(s, 1);
     st->failures = sqlite3_column_int(s, 2);
     if (sqlite3_column_type(s, 3) == SQLITE_TEXT)
-        snprintf(st->reason, sizeof st->reason, "%s", (const char *)sqlite3_column_text(s, 3));
+        eng_msg_copy(st->reason, sizeof st->reason, (const char *)sqlite3_column_text(s, 3));
     st->tokens_done = sqlite3_column_int64(s, 4);
     st->tokens_total = sqlite3_column_int64(s, 5);
-    snprintf(st->label, sizeof st->label, "%s", (const char *)sqlite3_column_text(s, 6));
+    eng_msg_copy(st->label, sizeof st->label, (const char *)sqlite3_column_text(s, 6));
     sqlite3_reset(s);
     return 1;
 }

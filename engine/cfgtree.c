@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #define CFG_MAX_BYTES (16u << 20)
@@ -193,17 +194,17 @@ int cfg_errf(eng_err *e, const cfg_node *at, const char *fmt, ...)
 {
     if (!e)
         return ENG_ECONFIG;
-    char msg[768];
+    char msg[sizeof e->msg];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    eng_msg_vprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     if (at && at->line > 0)
-        snprintf(e->msg, sizeof e->msg, "%s:%d:%d: %s", cfg_file_name(at->file), at->line, at->col, msg);
+        eng_msg_printf(e->msg, sizeof e->msg, "%s:%d:%d: %s", cfg_file_name(at->file), at->line, at->col, msg);
     else if (at)
-        snprintf(e->msg, sizeof e->msg, "%s: %s", cfg_file_name(at->file), msg);
+        eng_msg_printf(e->msg, sizeof e->msg, "%s: %s", cfg_file_name(at->file), msg);
     else
-        snprintf(e->msg, sizeof e->msg, "%s", msg);
+        eng_msg_copy(e->msg, sizeof e->msg, msg);
     e->code = ENG_ECONFIG;
     return ENG_ECONFIG;
 }
@@ -264,6 +265,122 @@ int cfg_set_dotted(cfg_node *root, const char *dotted, const cfg_node *value, en
     }
 }
 
+/* ------------------------------------------------------------ paths */
+typedef struct {
+    char *path;            /* "model.d_model" */
+    const cfg_node *key;   /* where the last part was written */
+    const cfg_node *value; /* a scalar, a list, or an empty mapping */
+} path_ent;
+
+typedef struct {
+    path_ent *v;
+    size_t n, cap;
+} path_set;
+
+static int paths_collect(path_set *s, const cfg_node *map, const char *prefix, eng_err *e)
+{
+    size_t np = strlen(prefix);
+    for (size_t i = 0; i < map->n; i++) {
+        const cfg_node *k = map->keys[i], *v = map->items[i];
+        size_t nk = strlen(k->text);
+        char *full = malloc(np + nk + 2);
+        if (!full)
+            return eng_errf(e, ENG_ENOMEM, "out of memory");
+        memcpy(full, prefix, np);
+        if (np)
+            full[np] = '.';
+        memcpy(full + np + !!np, k->text, nk + 1);
+        if (v->kind == CFG_MAP && v->n > 0) {
+            int rc = paths_collect(s, v, full, e);
+            free(full);
+            if (rc)
+                return rc;
+            continue;
+        }
+        if (s->n == s->cap) {
+            size_t cap = s->cap ? s->cap * 2 : 32;
+            path_ent *g = realloc(s->v, cap * sizeof *g);
+            if (!g) {
+                free(full);
+                return eng_errf(e, ENG_ENOMEM, "out of memory");
+            }
+            s->v = g;
+            s->cap = cap;
+        }
+        s->v[s->n++] = (path_ent){full, k, v};
+    }
+    return 0;
+}
+
+static int before(const cfg_node *a, const cfg_node *b) /* written earlier in the file */
+{
+    if (a->file != b->file)
+        return a->file < b->file;
+    return a->line < b->line || (a->line == b->line && a->col < b->col);
+}
+
+static int cmp_path_ent(const void *pa, const void *pb)
+{
+    const path_ent *a = pa, *b = pb;
+    int r = strcmp(a->path, b->path);
+    if (r)
+        return r;
+    return before(a->key, b->key) ? -1 : before(b->key, a->key);
+}
+
+/* The entry whose path is the first n bytes of `path`, or NULL. */
+static const path_ent *paths_find(const path_set *s, const char *path, size_t n)
+{
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int r = strncmp(s->v[mid].path, path, n);
+        if (r == 0 && s->v[mid].path[n] != '\0')
+            r = 1;
+        if (r < 0)
+            lo = mid + 1;
+        else if (r > 0)
+            hi = mid;
+        else
+            return &s->v[mid];
+    }
+    return NULL;
+}
+
+int cfg_check_paths_unique(const cfg_node *map, eng_err *e)
+{
+    if (!map || map->kind != CFG_MAP)
+        return 0;
+    path_set s = {0};
+    int rc = paths_collect(&s, map, "", e);
+    if (!rc && s.n > 1)
+        qsort(s.v, s.n, sizeof *s.v, cmp_path_ent);
+    for (size_t i = 0; !rc && i < s.n; i++) {
+        const path_ent *a = &s.v[i];
+        if (i > 0 && !strcmp(s.v[i - 1].path, a->path)) {
+            const cfg_node *first = s.v[i - 1].key;
+            rc = cfg_errf(e, a->key, "'%s' is set twice: here and at %s:%d:%d (a nested key and a dotted key "
+                          "name the same setting; keep one)",
+                          a->path, cfg_file_name(first->file), first->line, first->col);
+            break;
+        }
+        for (const char *dot = strchr(a->path, '.'); dot; dot = strchr(dot + 1, '.')) {
+            const path_ent *p = paths_find(&s, a->path, (size_t)(dot - a->path));
+            if (!p)
+                continue;
+            rc = cfg_errf(e, before(p->key, a->key) ? a->key : p->key,
+                          "'%s' is set to %s at %s:%d:%d, and '%s' under it at %s:%d:%d (keep one)", p->path,
+                          cfg_describe(p->value), cfg_file_name(p->key->file), p->key->line, p->key->col, a->path,
+                          cfg_file_name(a->key->file), a->key->line, a->key->col);
+            break;
+        }
+    }
+    for (size_t i = 0; i < s.n; i++)
+        free(s.v[i].path);
+    free(s.v);
+    return rc;
+}
+
 /* ------------------------------------------------------------ parsing */
 typedef struct {
     cfg_node *node;      /* container being filled */
@@ -295,8 +412,8 @@ static int add_child(frame *top, cfg_node *child, int file, eng_err *e)
         }
         for (size_t i = 0; i < c->n; i++)
             if (strcmp(c->keys[i]->text, child->text) == 0) {
-                int rc = cfg_errf(e, child, "duplicate key '%s' (first given at line %d)", child->text,
-                                  c->keys[i]->line);
+                int rc = cfg_errf(e, child, "duplicate key '%s' (first given at %s:%d:%d)", child->text,
+                                  cfg_file_name(c->keys[i]->file), c->keys[i]->line, c->keys[i]->col);
                 cfg_free(child);
                 return rc;
             }
@@ -310,6 +427,41 @@ static int add_child(frame *top, cfg_node *child, int file, eng_err *e)
     }
     top->pending = NULL;
     return 0;
+}
+
+/* YAML tags: the core schema's types are honoured (!!str makes a string
+ * of 0, !!int a number of "0"), anything else is refused: a tag such as
+ * !!python/object asks for a meaning TLM does not give, and ignoring it
+ * would read the value as something its author did not write. */
+#define YAML_CORE "tag:yaml.org,2002:"
+static int apply_tag(cfg_node *n, const yaml_char_t *tag, eng_err *e)
+{
+    if (!tag)
+        return 0;
+    const char *t = (const char *)tag;
+    const char *core = strncmp(t, YAML_CORE, sizeof YAML_CORE - 1) ? NULL : t + sizeof YAML_CORE - 1;
+    if (n->kind == CFG_SCALAR) {
+        if (!strcmp(t, "!") || (core && !strcmp(core, "str"))) {
+            n->quoted = 2;
+            return 0;
+        }
+        if (core && (!strcmp(core, "int") || !strcmp(core, "float") || !strcmp(core, "bool") ||
+                     !strcmp(core, "null"))) {
+            n->quoted = 0; /* the consumer reads the text by its own rules, as for a plain scalar */
+            return 0;
+        }
+    } else if (core && !strcmp(core, n->kind == CFG_MAP ? "map" : "seq")) {
+        return 0;
+    }
+    static const char *const CORE[] = {"str", "int", "float", "bool", "null", "map", "seq"};
+    for (size_t i = 0; core && i < sizeof CORE / sizeof CORE[0]; i++)
+        if (!strcmp(core, CORE[i]))
+            return cfg_errf(e, n, "YAML tag '!!%s' does not fit %s", core, cfg_describe(n));
+    return cfg_errf(e, n,
+                    "YAML tag '%s%s' is not supported here (TLM reads plain values: strings, numbers, true/false, "
+                    "null, lists and mappings; the core tags !!str, !!int, !!float, !!bool, !!null, !!seq and !!map "
+                    "are allowed where they fit)",
+                    core ? "!!" : "", core ? core : t);
 }
 
 int cfg_parse_buffer(const char *name, const char *buf, size_t len, cfg_node **out, eng_err *e)
@@ -372,6 +524,10 @@ int cfg_parse_buffer(const char *name, const char *buf, size_t len, cfg_node **o
             }
             n->quoted = ev.data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
             pos_from(n, &ev.start_mark, file);
+            if ((rc = apply_tag(n, ev.data.scalar.tag, e))) {
+                cfg_free(n);
+                n = NULL;
+            }
             break;
         case YAML_SEQUENCE_START_EVENT:
         case YAML_MAPPING_START_EVENT:
@@ -382,6 +538,10 @@ int cfg_parse_buffer(const char *name, const char *buf, size_t len, cfg_node **o
             }
             n->kind = ev.type == YAML_SEQUENCE_START_EVENT ? CFG_SEQ : CFG_MAP;
             pos_from(n, &ev.start_mark, file);
+            if ((rc = apply_tag(n, n->kind == CFG_SEQ ? ev.data.sequence_start.tag : ev.data.mapping_start.tag, e))) {
+                cfg_free(n);
+                n = NULL;
+            }
             break;
         case YAML_SEQUENCE_END_EVENT:
         case YAML_MAPPING_END_EVENT: {
@@ -442,17 +602,22 @@ int cfg_parse_file(const char *path, cfg_node **out, eng_err *e)
     FILE *f = fopen(path, "rb");
     if (!f)
         return eng_errf(e, ENG_ECONFIG, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return eng_errf(e, ENG_ECONFIG, "%s: is a directory (expected a YAML or JSON file)", path);
+    }
     char *buf = malloc(CFG_MAX_BYTES + 1);
     if (!buf) {
         fclose(f);
         return eng_errf(e, ENG_ENOMEM, "out of memory");
     }
     size_t n = fread(buf, 1, CFG_MAX_BYTES + 1, f);
-    int bad = ferror(f);
+    int bad = ferror(f) ? errno : 0;
     fclose(f);
     int rc;
     if (bad)
-        rc = eng_errf(e, ENG_EIO, "%s: read error", path);
+        rc = eng_errf(e, ENG_EIO, "%s: read error: %s", path, strerror(bad));
     else if (n > CFG_MAX_BYTES)
         rc = eng_errf(e, ENG_ECONFIG, "%s: larger than %u bytes", path, CFG_MAX_BYTES);
     else
@@ -471,7 +636,7 @@ const char *cfg_describe(const cfg_node *n)
     if (n->kind == CFG_SEQ)
         return "a list";
     if (n->quoted)
-        return "a quoted string";
+        return n->quoted == 2 ? "a string (tagged !!str)" : "a quoted string";
     if (cfg_is_null(n))
         return "null";
     char *end;
@@ -491,6 +656,174 @@ int cfg_is_null(const cfg_node *n)
             !strcmp(n->text, "NULL"));
 }
 
+/* ------------------------------------------------------------ numbers */
+void cfg_format_bound(double v, char *out, size_t cap)
+{
+    if (v == floor(v) && fabs(v) >= 65535 && fabs(v) < 1e300) {
+        int k;
+        double m = frexp(fabs(v) + 1, &k); /* v = 2^(k-1) - 1 */
+        if (m == 0.5 && v > 0) {
+            snprintf(out, cap, "2^%d-1", k - 1);
+            return;
+        }
+        m = frexp(fabs(v), &k);
+        if (m == 0.5) {
+            snprintf(out, cap, "%s2^%d", v < 0 ? "-" : "", k - 1);
+            return;
+        }
+        if (fabs(v) >= 1e6) {
+            /* 9e18 rather than 9000000000000000000, when that is exact */
+            char t[48];
+            for (int prec = 0; prec <= 2; prec++) {
+                snprintf(t, sizeof t, "%.*e", prec, v);
+                if (strtod(t, NULL) != v)
+                    continue;
+                char *x = strchr(t, 'e');
+                char *d = x + 1 + (x[1] == '+');
+                while (*d == '0' && d[1])
+                    d++;
+                *x = '\0';
+                snprintf(out, cap, "%se%s%s", t, x[1] == '-' ? "-" : "", d);
+                return;
+            }
+        }
+    }
+    if (v == floor(v) && fabs(v) < 1e17) {
+        snprintf(out, cap, "%.0f", v);
+        return;
+    }
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(out, cap, "%.*g", prec, v);
+        if (strtod(out, NULL) == v)
+            return;
+    }
+}
+
+/* Exact value of an integer written in decimal, possibly with a fraction
+ * and an exponent ("30e9", "1.5e3", "2.0"): no detour through a double,
+ * which would turn 9007199254740993 into ...992. */
+int cfg_parse_int_text(const char *s, int64_t *out)
+{
+    const char *p = s;
+    int neg = *p == '-';
+    if (*p == '-' || *p == '+')
+        p++;
+    char digits[40];
+    size_t nd = 0;
+    long frac = 0, zeros = 0; /* zeros: after the last non-zero digit, not yet in digits */
+    int seen_point = 0, any = 0;
+    for (; (*p >= '0' && *p <= '9') || (*p == '.' && !seen_point); p++) {
+        if (*p == '.') {
+            seen_point = 1;
+            continue;
+        }
+        any = 1;
+        frac += seen_point;
+        if (*p == '0') {
+            zeros += nd > 0; /* leading zeros do not count */
+            continue;
+        }
+        for (; zeros > 0; zeros--) {
+            if (nd == sizeof digits)
+                return CFG_NUM_RANGE;
+            digits[nd++] = '0';
+        }
+        if (nd == sizeof digits)
+            return CFG_NUM_RANGE; /* 40 significant digits: far beyond int64 */
+        digits[nd++] = *p;
+    }
+    if (!any)
+        return CFG_NUM_NOT_NUMBER;
+    long exp = 0;
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        int eneg = *p == '-';
+        if (*p == '-' || *p == '+')
+            p++;
+        if (*p < '0' || *p > '9')
+            return CFG_NUM_NOT_NUMBER;
+        for (; *p >= '0' && *p <= '9'; p++)
+            if (exp < 100000000)
+                exp = exp * 10 + (*p - '0');
+        if (eneg)
+            exp = -exp;
+    }
+    if (*p)
+        return CFG_NUM_NOT_NUMBER;
+    if (nd == 0) {
+        *out = 0;
+        return CFG_NUM_OK;
+    }
+    /* value = digits x 10^shift, and digits ends in a non-zero digit */
+    long shift = exp - frac + zeros;
+    if (shift < 0)
+        return CFG_NUM_NOT_INTEGER;
+    if ((long)nd + shift > 19)
+        return CFG_NUM_RANGE;
+    uint64_t v = 0;
+    for (size_t i = 0; i < nd; i++)
+        v = v * 10 + (uint64_t)(digits[i] - '0');
+    for (long i = 0; i < shift; i++)
+        v *= 10; /* at most 19 digits: below 2^64 */
+    if (v > (uint64_t)INT64_MAX + (uint64_t)neg)
+        return CFG_NUM_RANGE;
+    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+    return CFG_NUM_OK;
+}
+
+int cfg_parse_number_text(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    /* strtod accepts "nan", "inf" and hex floats; configs must be finite decimals */
+    if (end == s || *end != '\0' || strpbrk(s, "xXnNiI") || (*s == '.' && !s[1]))
+        return CFG_NUM_NOT_NUMBER;
+    if (errno == ERANGE || !isfinite(v))
+        return CFG_NUM_RANGE; /* 1e400, or 1e-400 (which would become 0) */
+    *out = v;
+    return CFG_NUM_OK;
+}
+
+static void range_text(double lo, double hi, int lo_open, int integer, char *out, size_t cap)
+{
+    char a[48], b[48];
+    cfg_format_bound(lo, a, sizeof a);
+    cfg_format_bound(hi, b, sizeof b);
+    if (lo_open)
+        snprintf(out, cap, "%s above %s and at most %s", integer ? "an integer" : "a number", a, b);
+    else
+        snprintf(out, cap, "%s from %s to %s", integer ? "an integer" : "a number", a, b);
+}
+
+int cfg_arg_int(const char *flag, const char *s, int64_t lo, int64_t hi, int64_t *out, eng_err *e)
+{
+    int64_t v = 0;
+    int rc = cfg_parse_int_text(s, &v);
+    if (rc == CFG_NUM_OK && v >= lo && v <= hi) {
+        *out = v;
+        return 0;
+    }
+    char r[128];
+    range_text((double)lo, (double)hi, 0, 1, r, sizeof r);
+    return eng_errf(e, ENG_ECONFIG, "%s %s: %s (expected %s)", flag, s,
+                    rc == CFG_NUM_OK || rc == CFG_NUM_RANGE ? "out of range" : "not an integer", r);
+}
+
+int cfg_arg_number(const char *flag, const char *s, double lo, double hi, double *out, eng_err *e)
+{
+    double v = 0;
+    int rc = cfg_parse_number_text(s, &v);
+    if (rc == CFG_NUM_OK && v >= lo && v <= hi) {
+        *out = v;
+        return 0;
+    }
+    char r[128];
+    range_text(lo, hi, 0, 0, r, sizeof r);
+    return eng_errf(e, ENG_ECONFIG, "%s %s: %s (expected %s)", flag, s,
+                    rc == CFG_NUM_NOT_NUMBER ? "not a number" : "out of range", r);
+}
+
 static int need_scalar(const cfg_node *n, const char *what, const char *expected, eng_err *e)
 {
     if (!n || n->kind != CFG_SCALAR || cfg_is_null(n))
@@ -498,51 +831,61 @@ static int need_scalar(const cfg_node *n, const char *what, const char *expected
     return 0;
 }
 
-int cfg_get_double(const cfg_node *n, const char *what, double *out, eng_err *e)
+/* Numbers and booleans: quotes make a string, which is worth saying ("0" looks like 0). */
+static int need_plain(const cfg_node *n, const char *what, const char *expected, eng_err *e)
 {
-    if (need_scalar(n, what, "a number", e))
+    if (need_scalar(n, what, expected, e))
         return ENG_ECONFIG;
-    const char *s = n->text;
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    /* strtod accepts "nan", "inf" and hex floats; configs must be finite decimals */
-    if (n->quoted || end == s || *end != '\0' || errno == ERANGE || !isfinite(v) || strpbrk(s, "xXnN"))
-        return cfg_errf(e, n, "%s: expected a number, got '%s'", what, s);
+    const char *plain = strcmp(expected, "true or false") ? "numbers" : "true or false";
+    if (n->quoted == 2)
+        return cfg_errf(e, n, "%s: expected %s, got the string \"%s\" (tagged as a string: write %s without a tag)",
+                        what, expected, n->text, plain);
+    if (n->quoted)
+        return cfg_errf(e, n, "%s: expected %s, got the quoted string \"%s\" (quotes make a string: write %s "
+                        "without them)",
+                        what, expected, n->text, plain);
+    return 0;
+}
+
+
+int cfg_get_double_in(const cfg_node *n, const char *what, double lo, double hi, int lo_open, double *out,
+                      eng_err *e)
+{
+    if (need_plain(n, what, "a number", e))
+        return ENG_ECONFIG;
+    double v = 0;
+    int rc = cfg_parse_number_text(n->text, &v);
+    if (rc == CFG_NUM_NOT_NUMBER)
+        return cfg_errf(e, n, "%s: expected a number, got '%s'", what, n->text);
+    if (rc != CFG_NUM_OK || v < lo || v > hi || (lo_open && v <= lo)) {
+        char r[128];
+        range_text(lo, hi, lo_open, 0, r, sizeof r);
+        return cfg_errf(e, n, "%s: %s is out of range (expected %s)", what, n->text, r);
+    }
     *out = v;
     return 0;
 }
 
-int cfg_get_int64(const cfg_node *n, const char *what, int64_t *out, eng_err *e)
+int cfg_get_int_in(const cfg_node *n, const char *what, int64_t lo, int64_t hi, int64_t *out, eng_err *e)
 {
-    double v;
-    if (need_scalar(n, what, "an integer", e))
+    if (need_plain(n, what, "an integer", e))
         return ENG_ECONFIG;
-    eng_err tmp;
-    if (cfg_get_double(n, what, &v, &tmp) || v != floor(v) || fabs(v) > 9007199254740992.0)
+    int64_t v = 0;
+    int rc = cfg_parse_int_text(n->text, &v);
+    if (rc == CFG_NUM_NOT_NUMBER || rc == CFG_NUM_NOT_INTEGER)
         return cfg_errf(e, n, "%s: expected an integer, got '%s'", what, n->text);
-    /* exact parse for integers written out in full */
-    char *end;
-    errno = 0;
-    long long ll = strtoll(n->text, &end, 10);
-    *out = (*end == '\0' && errno == 0) ? (int64_t)ll : (int64_t)v;
-    return 0;
-}
-
-int cfg_get_int(const cfg_node *n, const char *what, int *out, eng_err *e)
-{
-    int64_t v;
-    if (cfg_get_int64(n, what, &v, e))
-        return ENG_ECONFIG;
-    if (v < -2147483647 || v > 2147483647)
-        return cfg_errf(e, n, "%s: %s is out of range", what, n->text);
-    *out = (int)v;
+    if (rc != CFG_NUM_OK || v < lo || v > hi) {
+        char r[128];
+        range_text((double)lo, (double)hi, 0, 1, r, sizeof r);
+        return cfg_errf(e, n, "%s: %s is out of range (expected %s)", what, n->text, r);
+    }
+    *out = v;
     return 0;
 }
 
 int cfg_get_bool(const cfg_node *n, const char *what, int *out, eng_err *e)
 {
-    if (need_scalar(n, what, "true or false", e))
+    if (need_plain(n, what, "true or false", e))
         return ENG_ECONFIG;
     if (!n->quoted && !strcmp(n->text, "true"))
         *out = 1;
@@ -558,7 +901,7 @@ int cfg_get_string(const cfg_node *n, const char *what, char *out, size_t cap, e
     if (need_scalar(n, what, "a string", e))
         return ENG_ECONFIG;
     if (strlen(n->text) >= cap)
-        return cfg_errf(e, n, "%s: longer than %zu characters", what, cap - 1);
+        return cfg_errf(e, n, "%s: %zu bytes, longer than the %zu this key allows", what, strlen(n->text), cap - 1);
     strcpy(out, n->text);
     return 0;
 }

@@ -25,10 +25,11 @@
 
 #include "engine/config.h"
 #include "engine/err.h"
+#include "engine/fileio.h"
 #include "engine/model.h"
 
 #define ENG_CKPT_VERSION 1
-#define ENG_CKPT_PATH_MAX 1024
+#define ENG_CKPT_PATH_MAX ENG_PATH_CAP /* a checkpoint folder path: any the system allows */
 
 /* Trainer state: everything besides tensors that a resume needs (trainer.json). */
 typedef struct eng_train_state {

@@ -155,7 +155,7 @@ static const field FIELDS[] = {
      1 << 24, 0, NULL, 0, FLAG_EXEC, rel_niah, "niah: context lengths in tokens (default [train.seq_len])"},
     {"eval.niah.n", F_INT, OFF(eval.niah_n), 0, 0, 0, 1, 100000, 0, NULL, 0, FLAG_EXEC, rel_niah,
      "niah: items per task and length"},
-    {"eval.niah.seed", F_I64, OFF(eval.niah_seed), 0, 0, 0, 0, 4294967295.0, 0, NULL, 0, FLAG_EXEC, rel_niah,
+    {"eval.niah.seed", F_I64, OFF(eval.niah_seed), 0, 0, 0, 0, (double)ENG_SEED_MAX, 0, NULL, 0, FLAG_EXEC, rel_niah,
      "niah: seed of the generated items (same seed, same prompts)"},
     {"eval.niah.tasks", F_SLIST, OFF(eval.niah_tasks), ENG_MAX_SUITES, ENG_NAME_MAX, OFF(eval.n_niah_tasks), 0, 0,
      0, NULL, 0, FLAG_EXEC, rel_niah, "niah: tasks (default s_niah_1, s_niah_2, s_niah_3)"},
@@ -203,7 +203,7 @@ static const field FIELDS[] = {
      "embedding rows (default: the tokenizer's vocabulary)"},
     {"scale", F_STR, OFF(scale), ENG_NAME_MAX, 0, 0, 0, 0, 0, NULL, 0, 0, NULL,
      "preset: 1m, 3m, 5m, 10m, 20m, 440m, 760m, 1.3b"},
-    {"seed", F_I64, OFF(seed), 0, 0, 0, 0, 4294967295.0, 0, NULL, 0, 0, NULL,
+    {"seed", F_I64, OFF(seed), 0, 0, 0, 0, (double)ENG_SEED_MAX, 0, NULL, 0, 0, NULL,
      "initialisation and data-order seed"},
     {"taper.groups", F_DLIST, OFF(taper.groups), ENG_MAX_GROUPS, 0, OFF(taper.n_groups), 0, 100, 1, NULL, 0, 0,
      rel_groups, "blocks: width multiplier per equal group of layers, e.g. [1.5, 1.0, 0.5]"},
@@ -321,36 +321,20 @@ static int set_field(parse_ctx *px, const field *f, const cfg_node *v, eng_err *
     void *p = base + f->off;
     const char *what = f->key;
     switch (f->type) {
-    case F_INT: {
-        int x;
-        if (cfg_get_int(v, what, &x, e))
-            return ENG_ECONFIG;
-        if (x < f->lo || x > f->hi || (f->lo_open && x <= f->lo))
-            return cfg_errf(e, v, "%s: %d is out of range (expected %s%g to %g)", what, x,
-                            f->lo_open ? "more than " : "", f->lo, f->hi);
-        *(int *)p = x;
-        break;
-    }
+    case F_INT:
     case F_I64: {
-        int64_t x;
-        if (cfg_get_int64(v, what, &x, e))
+        /* integral bounds: "more than 0" is "from 1" */
+        int64_t x, lo = (int64_t)(f->lo_open ? floor(f->lo) + 1 : ceil(f->lo)), hi = (int64_t)floor(f->hi);
+        if (cfg_get_int_in(v, what, lo, hi, &x, e))
             return ENG_ECONFIG;
-        if ((double)x < f->lo || (double)x > f->hi || (f->lo_open && (double)x <= f->lo))
-            return cfg_errf(e, v, "%s: %" PRId64 " is out of range (expected %s%.0f or more)", what, x,
-                            f->lo_open ? "more than " : "", f->lo);
-        *(int64_t *)p = x;
+        if (f->type == F_INT)
+            *(int *)p = (int)x; /* every F_INT row's range lies within int */
+        else
+            *(int64_t *)p = x;
         break;
     }
-    case F_DOUBLE: {
-        double x;
-        if (cfg_get_double(v, what, &x, e))
-            return ENG_ECONFIG;
-        if (x < f->lo || x > f->hi || (f->lo_open && x <= f->lo))
-            return cfg_errf(e, v, "%s: %g is out of range (expected a number %s %g and at most %g)", what, x,
-                            f->lo_open ? "above" : "from", f->lo, f->hi);
-        *(double *)p = x;
-        break;
-    }
+    case F_DOUBLE:
+        return cfg_get_double_in(v, what, f->lo, f->hi, f->lo_open, (double *)p, e);
     case F_BOOL:
         return cfg_get_bool(v, what, (int *)p, e);
     case F_STR:
@@ -382,13 +366,9 @@ static int set_field(parse_ctx *px, const field *f, const cfg_node *v, eng_err *
         if (v->n == 0 || v->n > f->cap)
             return cfg_errf(e, v, "%s: expected 1 to %zu numbers, got %zu", what, f->cap, v->n);
         double *d = (double *)p;
-        for (size_t i = 0; i < v->n; i++) {
-            if (cfg_get_double(v->items[i], what, &d[i], e))
+        for (size_t i = 0; i < v->n; i++)
+            if (cfg_get_double_in(v->items[i], what, f->lo, f->hi, f->lo_open, &d[i], e))
                 return ENG_ECONFIG;
-            if (d[i] < f->lo || d[i] > f->hi || (f->lo_open && d[i] <= f->lo))
-                return cfg_errf(e, v->items[i], "%s: %g is out of range (expected %s %g to %g)", what, d[i],
-                                f->lo_open ? "above" : "from", f->lo, f->hi);
-        }
         if (f->type == F_DLIST)
             *(int *)(base + f->count_off) = (int)v->n;
         break;
@@ -766,7 +746,9 @@ int eng_config_from_tree(const cfg_node *root, eng_config *cfg, eng_err *e)
     memset(cfg, 0, sizeof *cfg);
     px->cfg = cfg;
     px->root = root;
-    int rc = walk(px, root, "", e);
+    int rc = cfg_check_paths_unique(root, e);
+    if (!rc)
+        rc = walk(px, root, "", e);
     if (!rc)
         rc = resolve(px, e);
     free(px);
@@ -845,20 +827,23 @@ static void sb_json_string(sbuf *b, const char *s)
     sb_put(b, "\"", 1);
 }
 
-/* Shortest decimal that reads back to the same double; integral values
- * below 2^53 are written as integers (30e9 -> 30000000000). */
+void eng_config_number(double v, char out[ENG_NUMBER_TEXT])
+{
+    if (v == floor(v) && fabs(v) < 9007199254740992.0) {
+        snprintf(out, ENG_NUMBER_TEXT, "%.0f", v);
+        return;
+    }
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(out, ENG_NUMBER_TEXT, "%.*g", prec, v);
+        if (strtod(out, NULL) == v)
+            return;
+    }
+}
+
 static void sb_number(sbuf *b, double v)
 {
-    char s[40];
-    if (v == floor(v) && fabs(v) < 9007199254740992.0) {
-        snprintf(s, sizeof s, "%.0f", v);
-    } else {
-        for (int prec = 1; prec <= 17; prec++) {
-            snprintf(s, sizeof s, "%.*g", prec, v);
-            if (strtod(s, NULL) == v)
-                break;
-        }
-    }
+    char s[ENG_NUMBER_TEXT];
+    eng_config_number(v, s);
     sb_str(b, s);
 }
 

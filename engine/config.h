@@ -27,6 +27,7 @@
 #define ENG_NAME_MAX 64
 #define ENG_HOPE_MAX_LEVELS 8 /* hope_attn: most Continuum Memory System levels per layer */
 #define ENG_PATH_MAX 512
+#define ENG_SEED_MAX 4294967295LL /* seeds are 0 to 2^32-1 */
 
 typedef enum eng_arch {
     ENG_ARCH_TRANSFORMER = 0, /* Transformer++ */
@@ -153,6 +154,11 @@ char *eng_config_canonical(const eng_config *cfg);
 /* Every field, execution settings (micro_batch, log_every...) included:
  * what tlmd hands a worker.  Sorted and normalised like the canonical form. */
 char *eng_config_json(const eng_config *cfg);
+/* A number as the canonical form writes it: the shortest decimal that
+ * reads back to the same double, integral values below 2^53 as integers
+ * (30e9 -> 30000000000).  ENG_NUMBER_TEXT holds any double that way. */
+#define ENG_NUMBER_TEXT 32
+void eng_config_number(double v, char out[ENG_NUMBER_TEXT]);
 /* Job identity: SHA-256 hex of the canonical form. */
 void eng_config_id(const eng_config *cfg, char hex[65]);
 

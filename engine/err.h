@@ -8,6 +8,7 @@
 #ifndef TLM_ENGINE_ERR_H
 #define TLM_ENGINE_ERR_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 typedef enum eng_status {
@@ -21,9 +22,13 @@ typedef enum eng_status {
     ENG_EINTERRUPTED = -7 /* stopped on request (signal) */
 } eng_status;
 
+/* A message holds a path as long as the system allows (PATH_MAX, 4096)
+ * and what went wrong with it. */
+#define ENG_MSG_MAX 5120
+
 typedef struct eng_err {
-    int code;        /* eng_status */
-    char msg[1024];  /* human-readable, no trailing newline */
+    int code;              /* eng_status */
+    char msg[ENG_MSG_MAX]; /* human-readable, no trailing newline */
 } eng_err;
 
 /* Fill e (if non-NULL) and return code.  Usage: return eng_errf(e, ENG_EIO, "...", ...); */
@@ -39,5 +44,14 @@ int eng_err_prefix(eng_err *e, const char *fmt, ...)
 const char *eng_status_kind(int code);
 
 void eng_err_clear(eng_err *e);
+
+/* Text into a fixed message buffer (an eng_err, an event field, a
+ * database column).  What does not fit is cut visibly: the text ends in
+ * "..." (never silently).  Returns 1 when it was cut, else 0.  Paths that
+ * will be used are never cut: they are measured and refused
+ * (eng_path_check_len, fileio.h). */
+int eng_msg_copy(char *dst, size_t cap, const char *src);
+int eng_msg_printf(char *dst, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int eng_msg_vprintf(char *dst, size_t cap, const char *fmt, va_list ap);
 
 #endif

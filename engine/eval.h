@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine/ckpt.h"
 #include "engine/config.h"
 #include "engine/err.h"
 #include "engine/model.h"
@@ -143,7 +144,7 @@ int eng_evaluator_run_on(eng_evaluator *ev, eng_model *m, const eng_eval_sink *s
  *
  * The config stored in a TLM checkpoint (ENG_EDATA for a GPT-2 or anything
  * else without one); path receives the checkpoint folder used. */
-int eng_eval_checkpoint_config(const char *dir, eng_config *cfg, char path[1024], eng_err *e);
+int eng_eval_checkpoint_config(const char *dir, eng_config *cfg, char path[ENG_CKPT_PATH_MAX], eng_err *e);
 /* Load the checkpoint's parameters into the evaluator's own models (or
  * its GPT-2); eng_evaluator_run(ev, NULL, ...) then evaluates them. */
 int eng_evaluator_load(eng_evaluator *ev, const char *dir, eng_err *e);

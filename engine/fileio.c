@@ -11,8 +11,12 @@
 int eng_fsync_dir(const char *path)
 {
     struct stat st;
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s", path);
+    char dir[ENG_PATH_CAP];
+    if (strlen(path) >= sizeof dir) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    strcpy(dir, path);
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
         char *slash = strrchr(dir, '/');
         if (!slash)
@@ -33,10 +37,11 @@ int eng_fsync_dir(const char *path)
 int eng_atomic_open(eng_atomic *a, const char *path, eng_err *e)
 {
     memset(a, 0, sizeof *a);
-    if (strlen(path) >= sizeof a->path)
-        return eng_errf(e, ENG_EIO, "%s: path too long", path);
+    size_t n = strlen(path);
+    if ((size_t)snprintf(a->tmp, sizeof a->tmp, "%s.tmp.%ld", path, (long)getpid()) >= sizeof a->tmp)
+        return eng_errf(e, ENG_EIO, "%s: the path is %zu bytes; with its temporary name (.tmp.PID) it is longer than the "
+                        "%d this system allows", path, n, ENG_PATH_CAP - 1);
     strcpy(a->path, path);
-    snprintf(a->tmp, sizeof a->tmp, "%s.tmp.%ld", path, (long)getpid());
     a->f = fopen(a->tmp, "wb");
     if (!a->f)
         return eng_errf(e, ENG_EIO, "%s: cannot create: %s", a->tmp, strerror(errno));
@@ -92,17 +97,22 @@ int eng_read_file(const char *path, size_t max, char **out, size_t *len, eng_err
     FILE *f = fopen(path, "rb");
     if (!f)
         return eng_errf(e, errno == ENOENT ? ENG_EDATA : ENG_EIO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return eng_errf(e, ENG_EDATA, "%s: is a directory (expected a file)", path);
+    }
     char *buf = malloc(max + 1);
     if (!buf) {
         fclose(f);
         return eng_errf(e, ENG_ENOMEM, "out of memory");
     }
     size_t n = fread(buf, 1, max + 1, f);
-    int bad = ferror(f);
+    int bad = ferror(f) ? errno : 0;
     fclose(f);
     if (bad) {
         free(buf);
-        return eng_errf(e, ENG_EIO, "%s: read error", path);
+        return eng_errf(e, ENG_EIO, "%s: read error: %s", path, strerror(bad));
     }
     if (n > max) {
         free(buf);
@@ -117,9 +127,10 @@ int eng_read_file(const char *path, size_t max, char **out, size_t *len, eng_err
 
 int eng_mkdir_p(const char *path, eng_err *e)
 {
-    char tmp[1024];
+    char tmp[ENG_PATH_CAP];
     if (strlen(path) >= sizeof tmp)
-        return eng_errf(e, ENG_EIO, "%s: path too long", path);
+        return eng_errf(e, ENG_EIO, "%s: the path is %zu bytes, longer than the %d this system allows", path,
+                        strlen(path), ENG_PATH_CAP - 1);
     strcpy(tmp, path);
     for (char *p = tmp + 1; *p; p++) {
         if (*p != '/')
@@ -135,4 +146,37 @@ int eng_mkdir_p(const char *path, eng_err *e)
     if (stat(tmp, &st) || !S_ISDIR(st.st_mode))
         return eng_errf(e, ENG_EIO, "%s: exists and is not a folder", tmp);
     return 0;
+}
+
+/* ------------------------------------------------------------ checks of given paths */
+int eng_path_check_len(const char *what, const char *path, size_t max, eng_err *e)
+{
+    size_t n = strlen(path);
+    if (n <= max)
+        return 0;
+    if (max >= ENG_PATH_CAP - 1)
+        return eng_errf(e, ENG_ECONFIG, "%s: the path is %zu bytes, longer than the %d this system allows", what, n,
+                        ENG_PATH_CAP - 1);
+    return eng_errf(e, ENG_ECONFIG,
+                    "%s: the path is %zu bytes, longer than the %zu TLM allows here (the system's %d, less room for "
+                    "the names TLM puts under it)",
+                    what, n, max, ENG_PATH_CAP - 1);
+}
+
+int eng_path_not_dir(const char *what, const char *path, const char *expected, eng_err *e)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return 0;
+    return eng_errf(e, ENG_ECONFIG, "%s%s%s: is a directory (expected %s)", what ? what : "", what ? " " : "", path,
+                    expected);
+}
+
+int eng_path_not_file(const char *what, const char *path, const char *expected, eng_err *e)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || S_ISDIR(st.st_mode))
+        return 0;
+    return eng_errf(e, ENG_ECONFIG, "%s%s%s: is not a directory (expected %s)", what ? what : "", what ? " " : "",
+                    path, expected);
 }

@@ -8,10 +8,20 @@
 
 #include "engine/err.h"
 
+/* Bytes of a buffer that holds a whole path: this system's PATH_MAX, the
+ * NUL included.  A longer path cannot be opened, so it is refused with a
+ * message (eng_path_check_len), never cut. */
+#define ENG_PATH_CAP 4096
+/* The longest run folder (tlm-worker --out, tlmd's runs/<id>): the rest
+ * of ENG_PATH_CAP is room for the names TLM writes under it
+ * (ckpt/.tmp-step-N/optim.safetensors.tmp.PID, worker logs...). */
+#define ENG_NAMES_UNDER_RUN_DIR 256
+#define ENG_RUN_DIR_MAX (ENG_PATH_CAP - 1 - ENG_NAMES_UNDER_RUN_DIR)
+
 typedef struct eng_atomic {
-    FILE *f;            /* write here */
-    char path[1024];    /* final name */
-    char tmp[1100];     /* temp name in the same folder */
+    FILE *f;                 /* write here */
+    char path[ENG_PATH_CAP]; /* final name */
+    char tmp[ENG_PATH_CAP];  /* temp name in the same folder */
 } eng_atomic;
 
 int eng_atomic_open(eng_atomic *a, const char *path, eng_err *e);
@@ -27,5 +37,18 @@ int eng_read_file(const char *path, size_t max, char **out, size_t *len, eng_err
 int eng_fsync_dir(const char *path);
 /* mkdir -p; existing folders are fine. */
 int eng_mkdir_p(const char *path, eng_err *e);
+
+/* Checks of paths given on a command line, before anything uses them;
+ * `what` names the option ("--runs").  Each fails with ENG_ECONFIG. */
+/* At most `max` bytes: "--runs: the path is 4200 bytes, longer than the
+ * 3813 TLM allows here (...)". */
+int eng_path_check_len(const char *what, const char *path, size_t max, eng_err *e);
+/* Where a file is expected, a folder is refused: "--db x: is a directory
+ * (expected an SQLite database file)".  A missing path passes (the caller
+ * knows what a missing one means). */
+int eng_path_not_dir(const char *what, const char *path, const char *expected, eng_err *e);
+/* Where a folder is expected, anything else is refused: "--out x: is not
+ * a directory (expected ...)".  A missing path passes. */
+int eng_path_not_file(const char *what, const char *path, const char *expected, eng_err *e);
 
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "engine/fileio.h"
 #include "engine/ops.h"
 #include "engine/safetensors.h"
 
@@ -36,26 +37,33 @@ struct eng_gpt2 {
 };
 
 /* ------------------------------------------------------------ loading */
-static void model_path(const char *path, char *out, size_t cap, char *cfg, size_t ccap)
+/* The weights and config.json of a GPT-2 folder (or of its weights file);
+ * -1 when a name would not fit (a cut name would open another file). */
+#define GPT2_PATH_CAP (ENG_PATH_CAP + 32)
+static int model_path(const char *path, char out[GPT2_PATH_CAP], char cfg[GPT2_PATH_CAP])
 {
     struct stat st;
+    if (strlen(path) >= ENG_PATH_CAP)
+        return -1;
     if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
-        snprintf(out, cap, "%s/model.safetensors", path);
-        snprintf(cfg, ccap, "%s/config.json", path);
+        snprintf(out, GPT2_PATH_CAP, "%s/model.safetensors", path);
+        snprintf(cfg, GPT2_PATH_CAP, "%s/config.json", path);
     } else {
-        snprintf(out, cap, "%s", path);
+        snprintf(out, GPT2_PATH_CAP, "%s", path);
         const char *slash = strrchr(path, '/');
         if (slash)
-            snprintf(cfg, ccap, "%.*s/config.json", (int)(slash - path), path);
+            snprintf(cfg, GPT2_PATH_CAP, "%.*s/config.json", (int)(slash - path), path);
         else
-            snprintf(cfg, ccap, "config.json");
+            snprintf(cfg, GPT2_PATH_CAP, "config.json");
     }
+    return 0;
 }
 
 int eng_gpt2_detect(const char *path)
 {
-    char mp[1100], cp[1100];
-    model_path(path, mp, sizeof mp, cp, sizeof cp);
+    char mp[GPT2_PATH_CAP], cp[GPT2_PATH_CAP];
+    if (model_path(path, mp, cp))
+        return 0;
     eng_st_file f;
     eng_err e;
     if (eng_st_open(&f, mp, &e))
@@ -141,8 +149,10 @@ static int cfg_int(json_t *c, const char *key, int def, int *out)
 
 int eng_gpt2_load(eng_gpt2 **out, const char *path, int max_batch, eng_err *e)
 {
-    char mp[1100], cp[1100];
-    model_path(path, mp, sizeof mp, cp, sizeof cp);
+    char mp[GPT2_PATH_CAP], cp[GPT2_PATH_CAP];
+    if (model_path(path, mp, cp))
+        return eng_errf(e, ENG_ECONFIG, "%s: longer than the %d bytes this system allows for a path", path,
+                        ENG_PATH_CAP - 1);
     json_error_t je;
     json_t *c = json_load_file(cp, 0, &je);
     if (!c)

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "engine/err.h"
+#include "engine/fileio.h"
 
 #define ENG_ST_MAX_DIMS 8
 #define ENG_ST_NAME_MAX 160
@@ -31,7 +32,7 @@ typedef struct eng_st_tensor {
 } eng_st_tensor;
 
 typedef struct eng_st_file {
-    char path[1024];
+    char path[ENG_PATH_CAP]; /* for messages: checkpoints under long run folders fit whole */
     int fd;
     const uint8_t *map;
     size_t map_len;

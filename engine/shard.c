@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "engine/fileio.h"
 #include "engine/sha256.h"
 
 static uint32_t rd32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
@@ -127,7 +128,7 @@ int eng_shard_read(const eng_shard *s, uint64_t start, size_t n, int32_t *out, e
 
 /* ------------------------------------------------------------ writer */
 struct eng_shard_writer {
-    char path[512], tmp[530];
+    char path[ENG_PATH_CAP], tmp[ENG_PATH_CAP];
     FILE *f;
     uint32_t token_bytes, vocab;
     uint64_t n;
@@ -150,8 +151,13 @@ int eng_shard_writer_open(eng_shard_writer **out, const char *path, uint32_t tok
     eng_shard_writer *w = calloc(1, sizeof *w);
     if (!w)
         return eng_errf(e, ENG_ENOMEM, "out of memory");
+    /* a cut name would write the shard somewhere else */
     snprintf(w->path, sizeof w->path, "%s", path);
-    snprintf(w->tmp, sizeof w->tmp, "%s.tmp.%ld", path, (long)getpid());
+    if ((size_t)snprintf(w->tmp, sizeof w->tmp, "%s.tmp.%ld", path, (long)getpid()) >= sizeof w->tmp) {
+        free(w);
+        return eng_errf(e, ENG_ECONFIG, "%s: with its temporary name (.tmp.PID) longer than the %d bytes this system "
+                        "allows", path, ENG_PATH_CAP - 1);
+    }
     w->f = fopen(w->tmp, "wb");
     if (!w->f) {
         int rc = eng_errf(e, ENG_EIO, "%s: cannot create: %s", w->tmp, strerror(errno));
@@ -199,8 +205,9 @@ uint64_t eng_shard_writer_count(const eng_shard_writer *w) { return w->n; }
 
 static int fsync_dir_of(const char *path)
 {
-    char tmp[512];
-    snprintf(tmp, sizeof tmp, "%s", path);
+    char tmp[ENG_PATH_CAP];
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s", path) >= sizeof tmp)
+        return -1;
     int fd = open(dirname(tmp), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         return -1;

@@ -44,10 +44,10 @@ static void logf_(eng_trainer *t, const char *fmt, ...)
 {
     if (!t->h.log)
         return;
-    char msg[2048];
+    char msg[ENG_MSG_MAX + 256]; /* a message and the words around it */
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    eng_msg_vprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     t->h.log(t->h.ud, msg);
 }

@@ -196,8 +196,9 @@ void orc_dispatch(orc_daemon *d)
 static void stderr_tail(const char *run_dir, char *out, size_t cap)
 {
     out[0] = '\0';
-    char path[1200];
-    snprintf(path, sizeof path, "%s/worker.log", run_dir);
+    char path[ENG_PATH_CAP];
+    if ((size_t)snprintf(path, sizeof path, "%s/worker.log", run_dir) >= sizeof path)
+        return; /* cannot happen: run folders leave room for their files (ENG_RUN_DIR_MAX) */
     FILE *f = fopen(path, "rb");
     if (!f)
         return;
@@ -226,21 +227,22 @@ void orc_run_finished(orc_daemon *d, orc_run *r)
                   .error_kind = r->error_kind[0] ? r->error_kind : NULL};
     orc_outcome out;
     orc_classify(&x, &out);
-    char message[1024];
-    snprintf(message, sizeof message, "%s", out.message);
+    char message[ENG_MSG_MAX];
+    eng_msg_copy(message, sizeof message, out.message);
     if (r->message[0]) {
         size_t n = strlen(message);
-        snprintf(message + n, sizeof message - n, "%s%s", n ? ": " : "", r->message);
+        eng_msg_printf(message + n, sizeof message - n, "%s%s", n ? ": " : "", r->message);
     } else if (out.next != ORC_NEXT_DONE && out.next != ORC_NEXT_INTERRUPTED) {
         char tail[300];
         stderr_tail(r->run_dir, tail, sizeof tail);
         size_t n = strlen(message);
         if (tail[0])
-            snprintf(message + n, sizeof message - n, "%slast stderr line: %s", n ? "; " : "", tail);
+            eng_msg_printf(message + n, sizeof message - n, "%slast stderr line: %s", n ? "; " : "", tail);
     }
     if (r->protocol_errors) {
         size_t n = strlen(message);
-        snprintf(message + n, sizeof message - n, "%s%d invalid event line(s)", n ? "; " : "", r->protocol_errors);
+        eng_msg_printf(message + n, sizeof message - n, "%s%d invalid event line(s)", n ? "; " : "",
+                       r->protocol_errors);
     }
 
     int final_failure = out.next == ORC_NEXT_FAIL || (out.next == ORC_NEXT_RETRY && j->failures + 1 >= d->o->max_attempts);

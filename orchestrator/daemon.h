@@ -14,6 +14,7 @@
 
 #include "db/db.h"
 #include "engine/err.h"
+#include "engine/fileio.h"
 #include "orchestrator/classify.h"
 #include "orchestrator/event.h"
 #include "orchestrator/linebuf.h"
@@ -44,14 +45,14 @@ typedef struct orc_run {
     orc_event_parser *parser;
     int got_start, terminal, saw_done;
     char error_kind[16];
-    char message[512];      /* from the worker's error event */
+    char message[ENG_MSG_MAX]; /* from the worker's error event */
     int64_t step, tokens, total_tokens, resumed_from, db_tokens;
     double loss, tokens_per_s;
     double final_loss, final_val_loss, elapsed_s; /* from `done` */
     int has_loss;
     int protocol_errors;
     char label[64];
-    char run_dir[1024];
+    char run_dir[ENG_PATH_CAP];
 } orc_run;
 
 typedef struct orc_slot {

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "engine/err.h"
+
 static const char *const NAMES[ORC_EV_COUNT] = {
     [ORC_EV_START] = "start",   [ORC_EV_STEP] = "step",       [ORC_EV_EVAL] = "eval",
     [ORC_EV_LAYER] = "layer",   [ORC_EV_CKPT] = "ckpt",       [ORC_EV_HEARTBEAT] = "heartbeat",
@@ -29,9 +31,9 @@ static int bad(ctx *c, const char *fmt, ...)
     char msg[200];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    eng_msg_vprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    snprintf(c->err, c->err_cap, "%s%s%s", c->ev ? c->ev : "", c->ev ? " event: " : "", msg);
+    eng_msg_printf(c->err, c->err_cap, "%s%s%s", c->ev ? c->ev : "", c->ev ? " event: " : "", msg);
     return -1;
 }
 

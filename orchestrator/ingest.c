@@ -39,7 +39,8 @@ void orc_ingest_protocol_error(orc_run *r, const char *why, const char *line, si
             excerpt[n++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
         }
         excerpt[n] = '\0';
-        snprintf(msg, sizeof msg, "protocol: %s%s%s%s", why, line ? ": " : "", excerpt, line && len > n ? "..." : "");
+        eng_msg_printf(msg, sizeof msg, "protocol: %s%s%s%s", why, line ? ": " : "", excerpt,
+                       line && len > n ? "..." : "");
     }
     eng_err e;
     orc_batch(d);
@@ -160,8 +161,8 @@ void orc_ingest_line(orc_run *r, const char *line, size_t len)
             r->elapsed_s = ev.elapsed_s;
         }
         if (ev.kind == ORC_EV_ERROR) {
-            snprintf(r->error_kind, sizeof r->error_kind, "%s", ev.error_kind);
-            snprintf(r->message, sizeof r->message, "%s", ev.message);
+            eng_msg_copy(r->error_kind, sizeof r->error_kind, ev.error_kind);
+            eng_msg_copy(r->message, sizeof r->message, ev.message);
         }
         if (ev.step >= 0) {
             r->step = ev.step;

@@ -38,7 +38,7 @@ static void make_label(const eng_config *c, orc_jobinfo *j)
         if (t->n_groups == 3 && !ties)
             snprintf(j->label, sizeof j->label, "%s", names[widest]);
         else
-            snprintf(j->label, sizeof j->label, "blocks %.50s", j->groups);
+            eng_msg_printf(j->label, sizeof j->label, "blocks %s", j->groups);
         break;
     }
     default:
@@ -79,10 +79,11 @@ int orc_jobinfo_compute(const eng_config *c, orc_jobinfo *j, eng_err *e)
         j->ratio_end = t->ratio[1];
     }
     if (t->schedule == ENG_TAPER_BLOCKS) {
+        /* an axis column that reports group jobs by: exact, never cut (16 numbers of at most 31 bytes, commas) */
         size_t at = 0;
-        for (int g = 0; g < t->n_groups && at < sizeof j->groups; g++) {
-            char v[32];
-            num(v, sizeof v, t->groups[g]);
+        for (int g = 0; g < t->n_groups; g++) {
+            char v[ENG_NUMBER_TEXT];
+            eng_config_number(t->groups[g], v);
             at += (size_t)snprintf(j->groups + at, sizeof j->groups - at, "%s%s", g ? "," : "", v);
         }
     }

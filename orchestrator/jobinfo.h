@@ -13,8 +13,8 @@
 #include "engine/err.h"
 
 typedef struct orc_jobinfo {
-    char label[64];
-    char groups[160];        /* "1.5,1,0.5"; "" unless blocks */
+    char label[64];          /* cut visibly ("...") when longer: a name for people */
+    char groups[ENG_MAX_GROUPS * ENG_NUMBER_TEXT]; /* "1.5,1,0.5", exact; "" unless blocks */
     double ratio_start, ratio_end; /* NaN unless linear/cosine/sigmoid */
     char widths[ENG_MAX_LAYERS * 8 + 4]; /* JSON array */
     char dff[64];            /* "384..128 (6)", "256x6", "384x2 256x2 128x2" */

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/err.h"
+
 typedef struct {
     const char *s;
     size_t len, pos;
@@ -24,9 +26,9 @@ static int fail(parser *p, const char *fmt, ...)
     char msg[160];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    eng_msg_vprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    snprintf(p->err, p->err_cap, "%s at byte %zu", msg, p->pos);
+    eng_msg_printf(p->err, p->err_cap, "%s at byte %zu", msg, p->pos);
     return -1;
 }
 

@@ -7,8 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/cfgtree.h"
+#include "engine/fileio.h"
 #include "orchestrator/daemon.h"
 #include "orchestrator/plan.h"
+#include "orchestrator/rundir.h"
 #include "orchestrator/shim.h"
 #include "orchestrator/status.h"
 
@@ -46,15 +49,39 @@ static void usage(FILE *f)
             "3 database or internal error; 75 stopped by a signal (run it again to resume).\n");
 }
 
-static int parse_num(const char *opt, const char *s, double lo, double hi, double *out)
+static int num_arg(const char *opt, const char *s, double lo, double hi, double *out)
 {
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end || !(v >= lo && v <= hi)) {
-        fprintf(stderr, "tlmd: %s %s: expected a number from %g to %g\n", opt, s, lo, hi);
+    eng_err e;
+    if (cfg_arg_number(opt, s, lo, hi, out, &e)) {
+        fprintf(stderr, "tlmd: %s\n", e.msg);
         return -1;
     }
-    *out = v;
+    return 0;
+}
+
+static int int_arg(const char *opt, const char *s, int64_t lo, int64_t hi, int *out)
+{
+    eng_err e;
+    int64_t v;
+    if (cfg_arg_int(opt, s, lo, hi, &v, &e)) {
+        fprintf(stderr, "tlmd: %s\n", e.msg);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+/* A database path: SQLite puts -journal, -wal and -shm files beside it,
+ * tlmd a .lock file; a folder there is not a database. */
+#define DB_PATH_MAX (ENG_PATH_CAP - 1 - 16)
+static int check_db_path(const char *prog, const char *path)
+{
+    eng_err e;
+    if (eng_path_check_len("--db", path, DB_PATH_MAX, &e) ||
+        eng_path_not_dir("--db", path, "an SQLite database file, such as results.db", &e)) {
+        fprintf(stderr, "%s: %s\n", prog, e.msg);
+        return -1;
+    }
     return 0;
 }
 
@@ -74,8 +101,13 @@ static int status_main(int argc, char **argv)
     };
     const char *db_path = "results.db", *sweep = NULL;
     int jobs = 1;
+    unsigned char given[sizeof opts / sizeof opts[0]] = {0};
     optind = 1;
-    for (int ch; (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
+    for (int ch, li = -1; (ch = getopt_long(argc, argv, "h", opts, &li)) != -1; li = -1) {
+        if (li >= 0 && given[li]++ && opts[li].has_arg) {
+            fprintf(stderr, "tlmd status: --%s is given twice; give it once\n", opts[li].name);
+            return 2;
+        }
         switch (ch) {
         case 'd': db_path = optarg; break;
         case 's': sweep = optarg; break;
@@ -88,6 +120,8 @@ static int status_main(int argc, char **argv)
         fprintf(stderr, "tlmd status: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
+    if (check_db_path("tlmd status", db_path))
+        return 2;
     eng_err e = {0};
     if (orc_status(db_path, sweep, jobs, stdout, &e)) {
         fprintf(stderr, "tlmd status: %s\n", e.msg);
@@ -130,34 +164,37 @@ int main(int argc, char **argv)
         return 3;
     o.sweeps = sweeps;
     double v;
-    for (int ch; (ch = getopt_long(argc, argv, "hn", opts, NULL)) != -1;) {
+    unsigned char given[sizeof opts / sizeof opts[0]] = {0};
+    for (int ch, li = -1; (ch = getopt_long(argc, argv, "hn", opts, &li)) != -1; li = -1) {
+        /* a second value would silently replace the first (--sweeps adds up) */
+        if (li >= 0 && given[li]++ && opts[li].has_arg && ch != 's') {
+            fprintf(stderr, "tlmd: --%s is given twice; give it once\n", opts[li].name);
+            return done(sweeps, 2);
+        }
         switch (ch) {
         case 's': sweeps[o.n_sweeps++] = optarg; break;
         case 'd': o.db_path = optarg; break;
         case 'r': o.runs_dir = optarg; break;
         case 'D': o.devices = optarg; break;
         case 'w':
-            if (parse_num("--workers", optarg, 1, 256, &v))
+            if (int_arg("--workers", optarg, 1, 256, &o.workers))
                 return done(sweeps, 2);
-            o.workers = (int)v;
             break;
         case 't':
-            if (parse_num("--threads-per-worker", optarg, 1, 4096, &v))
+            if (int_arg("--threads-per-worker", optarg, 1, 4096, &o.threads_per_worker))
                 return done(sweeps, 2);
-            o.threads_per_worker = (int)v;
             break;
         case 'm':
-            if (parse_num("--max-attempts", optarg, 1, 1000, &v))
+            if (int_arg("--max-attempts", optarg, 1, 1000, &o.max_attempts))
                 return done(sweeps, 2);
-            o.max_attempts = (int)v;
             break;
         case 'H':
-            if (parse_num("--heartbeat-timeout", optarg, 1, 1e6, &v))
+            if (num_arg("--heartbeat-timeout", optarg, 1, 1e6, &v))
                 return done(sweeps, 2);
             o.heartbeat_timeout = v;
             break;
         case 'k':
-            if (parse_num("--kill-grace", optarg, 0, 1e6, &v))
+            if (num_arg("--kill-grace", optarg, 0, 1e6, &v))
                 return done(sweeps, 2);
             o.kill_grace = v;
             break;
@@ -179,6 +216,40 @@ int main(int argc, char **argv)
         fprintf(stderr, "tlmd: --sweeps FILE|DIR is required\n");
         usage(stderr);
         return done(sweeps, 2);
+    }
+    int opt_progress = -1, opt_no_progress = -1;
+    for (int k = 0; opts[k].name; k++) {
+        if (opts[k].val == 'p')
+            opt_progress = k;
+        if (opts[k].val == 'P')
+            opt_no_progress = k;
+    }
+    if (given[opt_progress] && given[opt_no_progress]) {
+        fprintf(stderr, "tlmd: --progress and --no-progress contradict each other; give one\n");
+        return done(sweeps, 2);
+    }
+    if (check_db_path("tlmd", o.db_path))
+        return done(sweeps, 2);
+    eng_err pe;
+    /* runs/<12 hex digits> must leave room for everything the worker writes under it */
+    int bad = eng_path_check_len("--runs", o.runs_dir, ENG_RUN_DIR_MAX - ORC_RUNDIR_NAME, &pe) ||
+              eng_path_not_file("--runs", o.runs_dir, "the folder that holds the run folders", &pe) ||
+              (o.worker && (eng_path_check_len("--worker", o.worker, ENG_PATH_CAP - 1, &pe) ||
+                            eng_path_not_dir("--worker", o.worker, "the tlm-worker program", &pe)));
+    for (size_t i = 0; !bad && i < o.n_sweeps; i++)
+        bad = eng_path_check_len("--sweeps", sweeps[i], ENG_PATH_CAP - 1, &pe);
+    if (bad) {
+        fprintf(stderr, "tlmd: %s\n", pe.msg);
+        return done(sweeps, 2);
+    }
+    if (o.dry_run) {
+        /* a dry run of the very command line that will train is the natural use: say what it ignores */
+        static const int run_only[] = {'r', 'D', 'w', 't', 'm', 'H', 'k', 'W', 'p', 'P', 0};
+        for (int i = 0; run_only[i]; i++)
+            for (int k = 0; opts[k].name; k++)
+                if (opts[k].val == run_only[i] && given[k])
+                    fprintf(stderr, "tlmd: --%s does nothing with --dry-run (it only lists the jobs); ignored\n",
+                            opts[k].name);
     }
     eng_err e = {0};
     int status;

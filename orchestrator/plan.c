@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "engine/fileio.h"
 #include "engine/sha256.h"
 #include "orchestrator/jobinfo.h"
 #include "orchestrator/rundir.h"
@@ -69,9 +70,15 @@ int orc_plan_files(const char *const *args, size_t n, char ***files, size_t *n_f
         while ((de = readdir(dir))) {
             if (de->d_name[0] == '.' || !has_yaml_ext(de->d_name))
                 continue;
-            char path[4096];
+            char path[ENG_PATH_CAP];
             size_t len = strlen(args[i]);
-            snprintf(path, sizeof path, "%s%s%s", args[i], len && args[i][len - 1] == '/' ? "" : "/", de->d_name);
+            if ((size_t)snprintf(path, sizeof path, "%s%s%s", args[i], len && args[i][len - 1] == '/' ? "" : "/",
+                                 de->d_name) >= sizeof path) {
+                closedir(dir);
+                orc_plan_files_free(v, nv);
+                return eng_errf(e, ENG_ECONFIG, "--sweeps %s: the path of %s in it is longer than the %d bytes this "
+                                "system allows", args[i], de->d_name, ENG_PATH_CAP - 1);
+            }
             if (push(&v, &nv, &cap, path)) {
                 closedir(dir);
                 goto oom;
@@ -301,8 +308,11 @@ static int load_job(void *ctx, const orc_sweep_job *j, eng_err *e)
             char *json = eng_config_json(j->cfg);
             if (!json)
                 return eng_errf(e, ENG_ENOMEM, "out of memory");
-            char run_dir[1024];
-            orc_rundir_path(c->o->runs_dir, j->key, run_dir, sizeof run_dir);
+            char run_dir[ENG_PATH_CAP];
+            if (orc_rundir_path(c->o->runs_dir, j->key, run_dir, sizeof run_dir, e)) {
+                free(json);
+                return ENG_ECONFIG;
+            }
             db_job_row r = {
                 .key = j->key, .sweep = c->ps->name, .config = json,
                 .arch = eng_arch_name(j->cfg->arch), .scale = j->cfg->scale,
@@ -333,8 +343,9 @@ static int load_job(void *ctx, const orc_sweep_job *j, eng_err *e)
             if (c->o->rerun) {
                 if (db_job_reset(c->d, j->key, e))
                     return ENG_EIO;
-                char run_dir[1024];
-                orc_rundir_path(c->o->runs_dir, j->key, run_dir, sizeof run_dir);
+                char run_dir[ENG_PATH_CAP];
+                if (orc_rundir_path(c->o->runs_dir, j->key, run_dir, sizeof run_dir, e))
+                    return ENG_ECONFIG;
                 if (orc_rundir_clear(run_dir, e))
                     return ENG_EIO;
                 job->status = ORC_PENDING;

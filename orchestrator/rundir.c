@@ -12,18 +12,25 @@
 
 #include "engine/fileio.h"
 
-void orc_rundir_path(const char *runs, const char *key, char *out, size_t cap)
+int orc_rundir_path(const char *runs, const char *key, char *out, size_t cap, eng_err *e)
 {
     size_t n = strlen(runs);
-    snprintf(out, cap, "%s%s%.12s", runs, n && runs[n - 1] == '/' ? "" : "/", key);
+    size_t len = (size_t)snprintf(out, cap, "%s%s%.12s", runs, n && runs[n - 1] == '/' ? "" : "/", key);
+    if (len >= cap || len > ENG_RUN_DIR_MAX)
+        return eng_errf(e, ENG_ECONFIG, "--runs %s: a run folder in it would be %zu bytes, longer than the %d TLM "
+                        "allows (the system's %d, less room for the files under it)",
+                        runs, len, ENG_RUN_DIR_MAX, ENG_PATH_CAP - 1);
+    return 0;
 }
 
 int orc_rundir_prepare(const char *dir, const char *json, eng_err *e)
 {
     if (eng_mkdir_p(dir, e))
         return ENG_EIO;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/config.json", dir);
+    char path[ENG_PATH_CAP];
+    if ((size_t)snprintf(path, sizeof path, "%s/config.json", dir) >= sizeof path)
+        return eng_errf(e, ENG_EIO, "%s/config.json: longer than the %d bytes this system allows", dir,
+                        ENG_PATH_CAP - 1);
     char *old = NULL;
     size_t len = 0;
     eng_err ignore;
@@ -37,8 +44,10 @@ int orc_rundir_prepare(const char *dir, const char *json, eng_err *e)
      * derived from results.db and compared with it before every start, so
      * a copy lost or torn by a power cut is rewritten, never trusted; the
      * two fsyncs cost more than the rest of a dispatch on a busy disk. */
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s/.config.json.tmp-%ld", dir, (long)getpid());
+    char tmp[ENG_PATH_CAP];
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s/.config.json.tmp-%ld", dir, (long)getpid()) >= sizeof tmp)
+        return eng_errf(e, ENG_EIO, "%s/.config.json.tmp-PID: longer than the %d bytes this system allows", dir,
+                        ENG_PATH_CAP - 1);
     FILE *f = fopen(tmp, "wb");
     size_t n = strlen(json);
     int ok = f && fwrite(json, 1, n, f) == n;
@@ -85,8 +94,9 @@ int orc_rundir_prune(const char *dir, int64_t keep_step, int *removed, eng_err *
 {
     if (removed)
         *removed = 0;
-    char ckpt[4096];
-    snprintf(ckpt, sizeof ckpt, "%s/ckpt", dir);
+    char ckpt[ENG_PATH_CAP];
+    if ((size_t)snprintf(ckpt, sizeof ckpt, "%s/ckpt", dir) >= sizeof ckpt)
+        return eng_errf(e, ENG_EIO, "%s/ckpt: longer than the %d bytes this system allows", dir, ENG_PATH_CAP - 1);
     DIR *d = opendir(ckpt);
     if (!d)
         return errno == ENOENT ? 0 : eng_errf(e, ENG_EIO, "%s: %s", ckpt, strerror(errno));
@@ -97,8 +107,12 @@ int orc_rundir_prune(const char *dir, int64_t keep_step, int *removed, eng_err *
         int stale_tmp = !strncmp(de->d_name, ".tmp-step-", 10);
         if (!stale_tmp && (step < 0 || step <= keep_step))
             continue;
-        char path[4096 + 256];
-        snprintf(path, sizeof path, "%s/%s", ckpt, de->d_name);
+        char path[ENG_PATH_CAP + 256];
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", ckpt, de->d_name) >= sizeof path) {
+            rc = eng_errf(e, ENG_EIO, "%s/%s: longer than the %d bytes this system allows", ckpt, de->d_name,
+                          ENG_PATH_CAP - 1);
+            break;
+        }
         if (rm_tree(path)) {
             rc = eng_errf(e, ENG_EIO, "%s: cannot remove: %s", path, strerror(errno));
             break;

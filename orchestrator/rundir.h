@@ -14,8 +14,10 @@
 
 #include "engine/err.h"
 
-/* "<runs>/<first 12 hex digits of key>" */
-void orc_rundir_path(const char *runs, const char *key, char *out, size_t cap);
+/* "<runs>/<first 12 hex digits of key>"; ENG_ECONFIG when it is longer
+ * than ENG_RUN_DIR_MAX or than cap (tlmd refuses such a --runs up front). */
+#define ORC_RUNDIR_NAME 13 /* "/" and 12 hex digits */
+int orc_rundir_path(const char *runs, const char *key, char *out, size_t cap, eng_err *e);
 /* mkdir -p; config.json written (temp + rename) unless it already holds `json`. */
 int orc_rundir_prepare(const char *dir, const char *json, eng_err *e);
 /* Remove ckpt/step-N with N > keep_step (keep_step < 0: all) and ckpt/.tmp-step-*.

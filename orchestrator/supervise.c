@@ -203,8 +203,11 @@ static char **child_env(const orc_daemon *d, const orc_slot_spec *slot, char **o
 
 static int open_log(const char *dir, int n)
 {
-    char path[1200];
-    snprintf(path, sizeof path, "%s/worker.log", dir);
+    char path[ENG_PATH_CAP];
+    if ((size_t)snprintf(path, sizeof path, "%s/worker.log", dir) >= sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
     int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd >= 0) {
         char head[128];
@@ -235,7 +238,11 @@ int orc_run_start(orc_daemon *d, size_t job, int slot, eng_err *e)
     r->n = j->attempts + 1;
     r->resumed_from = -1;
     r->step = r->tokens = -1; /* unknown until the start event */
-    orc_rundir_path(d->o->runs_dir, j->key, r->run_dir, sizeof r->run_dir);
+    if (orc_rundir_path(d->o->runs_dir, j->key, r->run_dir, sizeof r->run_dir, e)) {
+        free(r->parser);
+        free(r);
+        return ENG_ECONFIG;
+    }
 
     /* the run folder agrees with the database before the worker sees it */
     char *json = NULL;
@@ -260,7 +267,7 @@ int orc_run_start(orc_daemon *d, size_t job, int slot, eng_err *e)
         orc_say(d, "job %.12s: removed %d checkpoint(s) newer than the last one results.db recorded (step %lld)",
                 j->key, pruned, (long long)keep);
 
-    char cfg[1200], pid[24], threads[16], hb[16], device[24];
+    char cfg[ENG_PATH_CAP + sizeof "/config.json"], pid[24], threads[16], hb[16], device[24];
     snprintf(cfg, sizeof cfg, "%s/config.json", r->run_dir);
     snprintf(pid, sizeof pid, "%ld", (long)getpid());
     snprintf(threads, sizeof threads, "%d", d->threads);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "engine/sha256.h"
 
@@ -116,8 +117,8 @@ static int set_path(cfg_node *root, const cfg_node *key, const cfg_node *value, 
             }
             next = m;
         } else if (next->kind != CFG_MAP) {
-            return cfg_errf(e, key, "cannot set '%s': '%s' is %s (line %d), not a mapping", key->text, seg,
-                            cfg_describe(next), next->line);
+            return cfg_errf(e, key, "cannot set '%s': '%s' is %s (at %s:%d:%d), not a mapping", key->text, seg,
+                            cfg_describe(next), cfg_file_name(next->file), next->line, next->col);
         }
         cur = next;
     }
@@ -265,7 +266,10 @@ static int parse_base(orc_sweep *s, eng_err *e)
     if (b->kind != CFG_MAP)
         return cfg_errf(e, b, "base: expected a mapping of job settings (scale, arch, train, ...), got %s",
                         cfg_describe(b));
-    /* dotted keys (train.lr: 1e-3) are allowed in base as in grid */
+    /* dotted keys (train.lr: 1e-3) are allowed in base as in grid; one
+     * setting spelt both ways would otherwise be merged, the last winning */
+    if (cfg_check_paths_unique(b, e))
+        return ENG_ECONFIG;
     for (size_t i = 0; i < b->n; i++) {
         if (!valid_dotted(b->keys[i]->text))
             return cfg_errf(e, b->keys[i], "base: '%s' is not a key (expected names joined by dots)",
@@ -301,10 +305,14 @@ static int parse_grid(orc_sweep *s, eng_err *e)
                             v->kind == CFG_SCALAR ? v->text : "a, b", cfg_describe(v));
         if (v->n == 0)
             return cfg_errf(e, v, "grid.%s: the list is empty (give at least one value)", k->text);
+        for (size_t j = 0; j < v->n; j++)
+            if (cfg_check_paths_unique(v->items[j], e))
+                return ENG_ECONFIG;
         for (size_t j = 0; j < i; j++)
             if (is_prefix_key(g->keys[j]->text, k->text) || is_prefix_key(k->text, g->keys[j]->text))
-                return cfg_errf(e, k, "grid: '%s' overlaps '%s' (line %d); vary one or the other", k->text,
-                                g->keys[j]->text, g->keys[j]->line);
+                return cfg_errf(e, k, "grid: '%s' overlaps '%s' (at %s:%d:%d); vary one or the other", k->text,
+                                g->keys[j]->text, cfg_file_name(g->keys[j]->file), g->keys[j]->line,
+                                g->keys[j]->col);
         s->axis_key[i] = k;
         s->axis_val[i] = v;
         product *= (double)v->n;
@@ -331,7 +339,7 @@ static int parse_list_of_maps(const orc_sweep *s, const char *what, const cfg_no
     for (size_t i = 0; i < l->n; i++) {
         char label[48];
         snprintf(label, sizeof label, "%s entry %zu", what, i + 1);
-        if (check_dotted_map(l->items[i], label, e))
+        if (check_dotted_map(l->items[i], label, e) || cfg_check_paths_unique(l->items[i], e))
             return ENG_ECONFIG;
         (*out)[i] = l->items[i];
     }
@@ -359,10 +367,8 @@ static int parse_seeds(orc_sweep *s, eng_err *e)
         return eng_errf(e, ENG_ENOMEM, "out of memory");
     for (size_t i = 0; i < l->n; i++) {
         int64_t v;
-        if (cfg_get_int64(l->items[i], "seeds", &v, e))
+        if (cfg_get_int_in(l->items[i], "seeds", 0, ENG_SEED_MAX, &v, e))
             return ENG_ECONFIG;
-        if (v < 0 || v > 4294967295LL)
-            return cfg_errf(e, l->items[i], "seeds: %s is out of range (0 to 4294967295)", l->items[i]->text);
         s->seeds[i] = v;
         s->seed_node[i] = l->items[i];
     }
@@ -384,11 +390,12 @@ static int parse_seeds(orc_sweep *s, eng_err *e)
     s->n_seeds = l->n;
     const cfg_node *bs = get_path(s->base, "seed");
     if (bs)
-        return cfg_errf(e, bs, "seed is given both in base and in seeds (line %d); keep one", l->line);
+        return cfg_errf(e, bs, "seed is given both in base and in seeds (at %s:%d:%d); keep one",
+                        cfg_file_name(l->file), l->line, l->col);
     for (size_t i = 0; i < s->n_axes; i++)
         if (!strcmp(s->axis_key[i]->text, "seed"))
-            return cfg_errf(e, s->axis_key[i], "seed is given both in grid and in seeds (line %d); keep one",
-                            l->line);
+            return cfg_errf(e, s->axis_key[i], "seed is given both in grid and in seeds (at %s:%d:%d); keep one",
+                            cfg_file_name(l->file), l->line, l->col);
     return 0;
 }
 
@@ -458,6 +465,11 @@ int orc_sweep_load(const char *path, orc_sweep **out, eng_err *e)
     FILE *f = fopen(path, "rb");
     if (!f)
         return eng_errf(e, ENG_ECONFIG, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return eng_errf(e, ENG_ECONFIG, "%s: is a directory (expected a sweep file, YAML)", path);
+    }
     size_t cap = 1 << 16, len = 0;
     char *buf = malloc(cap);
     int rc = 0;
@@ -481,7 +493,7 @@ int orc_sweep_load(const char *path, orc_sweep **out, eng_err *e)
     if (!buf)
         rc = eng_errf(e, ENG_ENOMEM, "out of memory");
     else if (!rc && ferror(f))
-        rc = eng_errf(e, ENG_EIO, "%s: read error", path);
+        rc = eng_errf(e, ENG_EIO, "%s: read error: %s", path, strerror(errno));
     fclose(f);
     if (!rc)
         rc = orc_sweep_parse(path, buf, len, out, e);
@@ -549,14 +561,32 @@ typedef struct {
     eng_config cfg;
 } expander;
 
+/* "key=value" onto a job's axes label; a label too long for its buffer
+ * ends in "..." (it names the job in listings and messages, nothing else). */
+#define AXES_CAP 1024
+static void axes_add(char axes[AXES_CAP], const char *key, const char *value)
+{
+    size_t len = strlen(axes);
+    if (len + 1 < AXES_CAP)
+        eng_msg_printf(axes + len, AXES_CAP - len, "%s%s=%s", len ? " " : "", key, value);
+}
+
+static void axes_add_node(char axes[AXES_CAP], const char *key, const cfg_node *v)
+{
+    char vt[256];
+    if (orc_node_text(v, vt, sizeof vt) >= sizeof vt)
+        memcpy(vt + sizeof vt - 4, "...", 4);
+    axes_add(axes, key, vt);
+}
+
 /* One job: tree = base + entries, seed; resolve; hand over. */
 static int emit(expander *x, cfg_node *tree, const char *axes_prefix, int include, eng_err *e)
 {
     const orc_sweep *s = x->s;
     size_t ns = s->n_seeds ? s->n_seeds : 1;
     for (size_t si = 0; si < ns; si++) {
-        char axes[1024];
-        snprintf(axes, sizeof axes, "%s", axes_prefix);
+        char axes[AXES_CAP];
+        eng_msg_copy(axes, sizeof axes, axes_prefix);
         if (s->n_seeds) {
             char num[24];
             snprintf(num, sizeof num, "%lld", (long long)s->seeds[si]);
@@ -567,8 +597,7 @@ static int emit(expander *x, cfg_node *tree, const char *axes_prefix, int includ
             cfg_free(k);
             if (rc)
                 return rc;
-            size_t len = strlen(axes);
-            snprintf(axes + len, sizeof axes - len, "%sseed=%s", len ? " " : "", num);
+            axes_add(axes, "seed", num);
         }
         if (include < 0 && s->n_exclude) {
             int excluded = 0;
@@ -589,7 +618,7 @@ static int emit(expander *x, cfg_node *tree, const char *axes_prefix, int includ
         }
         if (eng_config_from_tree(tree, &x->cfg, e)) {
             size_t len = strlen(e->msg);
-            snprintf(e->msg + len, sizeof e->msg - len, " (in the job %s)", *axes ? axes : "from base");
+            eng_msg_printf(e->msg + len, sizeof e->msg - len, " (in the job %s)", *axes ? axes : "from base");
             return ENG_ECONFIG;
         }
         char key[65];
@@ -622,17 +651,12 @@ static int expand_grid(expander *x, eng_err *e)
         cfg_node *tree = cfg_clone(s->base);
         if (!tree)
             return eng_errf(e, ENG_ENOMEM, "out of memory");
-        char axes[1024] = "";
-        size_t len = 0;
+        char axes[AXES_CAP] = "";
         int rc = 0;
         for (size_t a = 0; a < s->n_axes && !rc; a++) {
             const cfg_node *v = s->axis_val[a]->items[idx[a]];
             rc = set_path(tree, s->axis_key[a], v, e);
-            char vt[256];
-            orc_node_text(v, vt, sizeof vt);
-            if (len < sizeof axes)
-                len += (size_t)snprintf(axes + len, sizeof axes - len, "%s%s=%s", a ? " " : "",
-                                        s->axis_key[a]->text, vt);
+            axes_add_node(axes, s->axis_key[a]->text, v);
         }
         if (!rc)
             rc = emit(x, tree, axes, -1, e);
@@ -662,16 +686,11 @@ static int expand_includes(expander *x, eng_err *e)
         if (!tree)
             return eng_errf(e, ENG_ENOMEM, "out of memory");
         const cfg_node *inc = s->include[i];
-        char axes[1024] = "";
-        size_t len = 0;
+        char axes[AXES_CAP] = "";
         int rc = 0;
         for (size_t k = 0; k < inc->n && !rc; k++) {
             rc = set_path(tree, inc->keys[k], inc->items[k], e);
-            char vt[256];
-            orc_node_text(inc->items[k], vt, sizeof vt);
-            if (len < sizeof axes)
-                len += (size_t)snprintf(axes + len, sizeof axes - len, "%s%s=%s", k ? " " : "", inc->keys[k]->text,
-                                        vt);
+            axes_add_node(axes, inc->keys[k]->text, inc->items[k]);
         }
         if (!rc)
             rc = emit(x, tree, axes, (int)i, e);

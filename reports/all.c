@@ -68,7 +68,10 @@ static int write_md(void *p, FILE *f, eng_err *e)
 
 int rpt_write_all(rpt_ctx *c, const char *dir, eng_err *e)
 {
-    char path[1024];
+    /* every name below fits: tlm-report leaves 64 bytes under --out for them */
+    char path[ENG_PATH_CAP + 64];
+    if (strlen(dir) > ENG_PATH_CAP - 1 - 64)
+        return eng_path_check_len("--out", dir, ENG_PATH_CAP - 1 - 64, e);
     int rc = eng_mkdir_p(dir, e);
     if (rc)
         return rc;

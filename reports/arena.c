@@ -55,19 +55,23 @@ char *rpt_strdup(rpt_arena *a, const char *s)
     return p;
 }
 
+char *rpt_vprintf(rpt_arena *a, const char *fmt, va_list ap)
+{
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    char *p = n < 0 ? NULL : rpt_alloc(a, (size_t)n + 1);
+    if (p)
+        vsnprintf(p, (size_t)n + 1, fmt, again);
+    va_end(again);
+    return p;
+}
+
 char *rpt_printf(rpt_arena *a, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return NULL;
-    char *p = rpt_alloc(a, (size_t)n + 1);
-    if (!p)
-        return NULL;
-    va_start(ap, fmt);
-    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    char *p = rpt_vprintf(a, fmt, ap);
     va_end(ap);
     return p;
 }

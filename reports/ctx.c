@@ -182,16 +182,52 @@ static int group_jobs(rpt_ctx *c, eng_err *e)
     return 0;
 }
 
-static int selected(const rpt_opts *o, const char *key, const char *label)
+/* Is the job one of the --job selectors?  hits[i] counts the jobs selector i matched. */
+static int selected(const rpt_opts *o, const char *key, const char *label, int *hits)
 {
     if (o->n_jobs == 0)
         return 1;
+    int any = 0;
     for (int i = 0; i < o->n_jobs; i++) {
         const char *s = o->jobs[i];
         size_t n = strlen(s);
-        if ((n >= 6 && !strncmp(key, s, n)) || (label && !strcmp(label, s)))
-            return 1;
+        if ((n >= 6 && !strncmp(key, s, n)) || (label && !strcmp(label, s))) {
+            hits[i]++;
+            any = 1;
+        }
     }
+    return any;
+}
+
+/* The rows of a one-column query, for messages that name what exists:
+ * "a, b, c" (the first 12, then "and N more"), "" when none; arena-owned.
+ * ?1 is bound to `arg` when given. */
+static int name_list(rpt_ctx *c, const char *sql, const char *arg, const char **out, int *count, eng_err *e)
+{
+    sqlite3_stmt *s;
+    *out = "";
+    *count = 0;
+    if (sqlite3_prepare_v2(c->h, sql, -1, &s, NULL) != SQLITE_OK)
+        return eng_errf(e, ENG_EIO, "%s: %s", c->db_path, sqlite3_errmsg(c->h));
+    if (arg)
+        sqlite3_bind_text(s, 1, arg, -1, SQLITE_STATIC);
+    const char *list = "";
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        const char *v = (const char *)sqlite3_column_text(s, 0);
+        if (++*count <= 12)
+            list = rpt_printf(&c->a, "%s%s%s", list, *list ? ", " : "", v ? v : "(none)");
+        if (!list) {
+            sqlite3_finalize(s);
+            return eng_errf(e, ENG_ENOMEM, "out of memory");
+        }
+    }
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE)
+        return eng_errf(e, ENG_EIO, "%s: %s", c->db_path, sqlite3_errmsg(c->h));
+    if (*count > 12 && !(list = rpt_printf(&c->a, "%s and %d more", list, *count - 12)))
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    *out = list;
     return 0;
 }
 
@@ -208,16 +244,88 @@ static int sweep_exists(rpt_ctx *c, const char *name, eng_err *e)
     if (rc != SQLITE_DONE)
         return eng_errf(e, ENG_EIO, "%s: %s", c->db_path, sqlite3_errmsg(c->h));
     /* say which sweeps there are */
-    char known[512] = "";
-    size_t at = 0;
-    if (sqlite3_prepare_v2(c->h, "SELECT name FROM sweeps ORDER BY name", -1, &s, NULL) == SQLITE_OK) {
-        while (sqlite3_step(s) == SQLITE_ROW && at < sizeof known - 64)
-            at += (size_t)snprintf(known + at, sizeof known - at, "%s%s", at ? ", " : "",
-                                   (const char *)sqlite3_column_text(s, 0));
-        sqlite3_finalize(s);
+    const char *known;
+    int n;
+    if ((rc = name_list(c, "SELECT name FROM sweeps ORDER BY name", NULL, &known, &n, e)))
+        return rc;
+    return eng_errf(e, ENG_ECONFIG, "%s: no sweep named '%s' (sweeps: %s)", c->db_path, name, n ? known : "none yet");
+}
+
+/* 1 when the query (?1 the sweep when there is one, ?2 `value`) returns a row. */
+static int has_row(rpt_ctx *c, const char *sql, const char *value, eng_err *e)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(c->h, sql, -1, &s, NULL) != SQLITE_OK)
+        return eng_errf(e, ENG_EIO, "%s: %s", c->db_path, sqlite3_errmsg(c->h));
+    if (c->o.sweep)
+        sqlite3_bind_text(s, 1, c->o.sweep, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, value, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    sqlite3_finalize(s);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return eng_errf(e, ENG_EIO, "%s: %s", c->db_path, sqlite3_errmsg(c->h));
+    return rc == SQLITE_ROW;
+}
+
+/* A filter that selects nothing is an error naming what there is, as an
+ * unknown --sweep is: an empty table would look like results not yet in. */
+static int check_filters(rpt_ctx *c, const int *hits, eng_err *e)
+{
+    const rpt_opts *o = &c->o;
+    const char *scope = o->sweep ? rpt_printf(&c->a, "sweep %s", o->sweep) : c->db_path;
+    if (!scope)
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    /* one query in both scopes: every job of the database, or the sweep's active ones */
+#define SCOPED(cols, tail)                                                                                     \
+    (o->sweep ? "SELECT DISTINCT " cols " FROM sweep_jobs s JOIN jobs j ON j.key = s.job"                    \
+                " WHERE s.sweep = ?1 AND s.active = 1" tail                                                    \
+              : "SELECT DISTINCT " cols " FROM jobs j WHERE ?1 IS NULL" tail)
+    const char *have;
+    int n, rc;
+    if (o->arch) {
+        if ((rc = has_row(c, SCOPED("1", " AND j.arch = ?2"), o->arch, e)) < 0)
+            return rc;
+        if (!rc) {
+            if ((rc = name_list(c, SCOPED("j.arch", " ORDER BY 1"), o->sweep, &have, &n, e)))
+                return rc;
+            return eng_errf(e, ENG_ECONFIG, "--arch %s matches no job in %s (%s%s)", o->arch, scope,
+                            n ? "its architectures: " : "it has no jobs yet", have);
+        }
     }
-    return eng_errf(e, ENG_ECONFIG, "%s: no sweep named '%s' (sweeps: %s)", c->db_path, name,
-                    at ? known : "none yet");
+    if (o->scale) {
+        if ((rc = has_row(c, SCOPED("1", " AND j.scale = ?2"), o->scale, e)) < 0)
+            return rc;
+        if (!rc) {
+            if ((rc = name_list(c, SCOPED("j.scale", " ORDER BY 1"), o->sweep, &have, &n, e)))
+                return rc;
+            return eng_errf(e, ENG_ECONFIG, "--scale %s matches no job in %s (%s%s)", o->scale, scope,
+                            n ? "its scales: " : "it has no jobs yet", have);
+        }
+    }
+    const char *narrowed = o->arch && o->scale ? rpt_printf(&c->a, " with --arch %s --scale %s", o->arch, o->scale)
+                           : o->arch           ? rpt_printf(&c->a, " with --arch %s", o->arch)
+                           : o->scale          ? rpt_printf(&c->a, " with --scale %s", o->scale)
+                                               : "";
+    if (!narrowed)
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    for (int i = 0; i < o->n_jobs; i++) {
+        if (hits[i])
+            continue;
+        if ((rc = name_list(c, SCOPED("substr(j.key, 1, 12) || ' ' || coalesce(j.label, j.schedule)", " ORDER BY 1"),
+                            o->sweep, &have, &n, e)))
+            return rc;
+        return eng_errf(e, ENG_ECONFIG, "--job %s matches no job in %s%s (%s%s%s)", o->jobs[i], scope, narrowed,
+                        strlen(o->jobs[i]) < 6 ? "a key prefix needs 6 or more hex digits; " : "",
+                        n ? "its jobs: " : "it has no jobs yet", have);
+    }
+    if (c->n_jobs == 0 && o->arch && o->scale) {
+        if ((rc = name_list(c, SCOPED("j.arch || ' ' || j.scale", " ORDER BY 1"), o->sweep, &have, &n, e)))
+            return rc;
+        return eng_errf(e, ENG_ECONFIG, "--arch %s --scale %s together match no job in %s (its architecture and scale "
+                        "pairs: %s)", o->arch, o->scale, scope, have);
+    }
+#undef SCOPED
+    return 0;
 }
 
 static int parse_taper(rpt_ctx *c, const char *spec, eng_err *e)
@@ -237,7 +345,7 @@ static int parse_taper(rpt_ctx *c, const char *spec, eng_err *e)
     return 0;
 }
 
-static int load_jobs(rpt_ctx *c, eng_err *e)
+static int load_jobs(rpt_ctx *c, int *hits, eng_err *e)
 {
     sqlite3_stmt *s;
     const char *sql = c->o.sweep ? SQL_SWEEP : SQL_ALL;
@@ -254,7 +362,7 @@ static int load_jobs(rpt_ctx *c, eng_err *e)
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         const char *key = (const char *)sqlite3_column_text(s, 0);
         const char *label = (const char *)sqlite3_column_text(s, 2);
-        if (!key || !selected(&c->o, key, label))
+        if (!key || !selected(&c->o, key, label, hits))
             continue;
         if (c->n_jobs == cap) {
             cap = cap ? cap * 2 : 256;
@@ -383,7 +491,13 @@ int rpt_ctx_open(rpt_ctx *c, const char *db_path, const rpt_opts *o, eng_err *e)
     }
     if (o->sweep && (rc = sweep_exists(c, o->sweep, e)))
         goto fail;
-    if ((rc = load_jobs(c, e)) || (rc = group_jobs(c, e)) || (rc = index_keys(c, e)))
+    int *hits = o->n_jobs ? rpt_alloc(&c->a, sizeof *hits * (size_t)o->n_jobs) : NULL;
+    if (o->n_jobs && !hits) {
+        rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+        goto fail;
+    }
+    if ((rc = load_jobs(c, hits, e)) || (rc = check_filters(c, hits, e)) || (rc = group_jobs(c, e)) ||
+        (rc = index_keys(c, e)))
         goto fail;
     return 0;
 fail:

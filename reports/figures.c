@@ -5,10 +5,12 @@
 #include <string.h>
 
 const rpt_figure_def rpt_figure_defs[] = {
-    {"loss", "training loss against tokens, one line per job", rpt_fig_loss},
-    {"dff", "MLP width d_ff per layer, one line per schedule", rpt_fig_dff},
-    {"rho", "rho_MLP and rho_block per layer, one colour per schedule", rpt_fig_rho},
-    {"ppl_ratio", "validation perplexity against taper strength, one line per schedule", rpt_fig_ppl_ratio},
+    {"loss", "training loss against tokens, one line per job", rpt_fig_loss, RPT_USES_SERIES},
+    {"dff", "MLP width d_ff per layer, one line per schedule", rpt_fig_dff, RPT_USES_TAPER | RPT_USES_SERIES},
+    {"rho", "rho_MLP and rho_block per layer, one colour per schedule", rpt_fig_rho,
+     RPT_USES_TAPER | RPT_USES_SERIES},
+    {"ppl_ratio", "validation perplexity against taper strength, one line per schedule", rpt_fig_ppl_ratio,
+     RPT_USES_PAPER},
 };
 const int rpt_n_figure_defs = (int)(sizeof rpt_figure_defs / sizeof rpt_figure_defs[0]);
 

@@ -8,23 +8,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/cfgtree.h"
+#include "engine/fileio.h"
 #include "reports/all.h"
 #include "reports/plot.h"
 #include "reports/rpt.h"
 
 static void usage(FILE *f)
 {
-    fputs("usage: tlm-report [--db results.db] --table NAME [--sweep NAME] [--format md|csv|latex|json] [--paper]\n"
-          "                  [--out FILE]\n"
-          "       tlm-report [--db results.db] --list [--sweep NAME]\n"
-          "       tlm-report [--db results.db] --plot NAME --out FILE.svg|FILE.png [--sweep NAME] [--paper]\n"
-          "       tlm-report [--db results.db] --all --out DIR [--sweep NAME] [--paper]\n"
+    fputs("usage: tlm-report [--db results.db] --table NAME [--format md|csv|latex|json] [--paper] [--out FILE]\n"
+          "       tlm-report [--db results.db] --list\n"
+          "       tlm-report [--db results.db] --plot NAME --out FILE.svg|FILE.png [--paper] [--max-series N]\n"
+          "       tlm-report [--db results.db] --all --out DIR [--paper] [--max-series N]\n"
+          "  each with the filters [--sweep NAME] [--arch A] [--scale S] [--job KEY|LABEL]... [--taper S:START:END]\n"
           "\n"
           "Turns results.db (written by tlmd) into the paper's tables and figures.\n"
           "\n"
           "  --db PATH         the results database (default results.db)\n"
           "  --table NAME      print one table (see below)\n"
-          "  --format F        md (default), csv, latex or json\n"
+          "  --format F        with --table: md (default), csv, latex or json\n"
           "  --paper           put the paper's figures beside ours, with the difference\n"
           "  --list            the tables and figures this database can fill, with their cells\n"
           "  --plot NAME       draw one figure into --out (.svg or .png)\n"
@@ -33,8 +35,10 @@ static void usage(FILE *f)
           "  --sweep NAME      only the jobs of this sweep (default: every job in the database)\n"
           "  --arch A, --scale S   only jobs of this architecture / scale\n"
           "  --job KEY|LABEL   only these jobs (key prefix of 6+ characters, or label); repeatable\n"
-          "  --taper S:START:END   what \"tapered\" means in main and niah (default cosine:1.5:0.5)\n"
-          "  --max-series N    lines per figure at most (default 12)\n"
+          "                    (a filter that matches no job is an error naming what there is)\n"
+          "  --taper S:START:END   what \"tapered\" means in main, niah, alignment and the dff and rho\n"
+          "                    figures (default cosine:1.5:0.5)\n"
+          "  --max-series N    lines per figure at most (default 12; --plot and --all)\n"
           "  --help            this text\n"
           "\n"
           "Tables:\n",
@@ -47,6 +51,48 @@ static void usage(FILE *f)
     fputs("\nSeeds aggregate as mean ± sample std (n); an empty cell says why (pending, running, failed,\n"
           "not in sweep).  docs/report.md explains every table.\n",
           f);
+}
+
+static void append(char *msg, size_t cap, const char *a, const char *b)
+{
+    size_t at = strlen(msg);
+    eng_msg_printf(msg + at, cap - at, "%s%s", a, b);
+}
+
+/* An option the chosen mode would ignore: NULL, or the message (in msg).
+ * One the chosen table or figure ignores is warned about on stderr. */
+static const char *unused_option(const unsigned char *given, const struct option *opts, unsigned uses,
+                                 const char *table, const char *plot, int list, char *msg, size_t cap)
+{
+    static const struct {
+        const char *name;
+        unsigned needs;       /* RPT_USES_* the table or figure must have */
+        int table, plot, list, all; /* the modes it goes with */
+    } rules[] = {
+        {"format", 0, 1, 0, 0, 0},
+        {"out", 0, 1, 1, 0, 1},
+        {"paper", RPT_USES_PAPER, 1, 1, 1, 1},
+        {"taper", RPT_USES_TAPER, 1, 1, 1, 1},
+        {"max-series", RPT_USES_SERIES, 0, 1, 0, 1},
+    };
+    const char *mode = table ? "--table" : plot ? "--plot" : list ? "--list" : "--all";
+    const char *name = table ? table : plot ? plot : "";
+    for (size_t r = 0; r < sizeof rules / sizeof rules[0]; r++) {
+        int k = 0;
+        while (opts[k].name && strcmp(opts[k].name, rules[r].name))
+            k++;
+        if (!opts[k].name || !given[k])
+            continue;
+        int mode_ok = table ? rules[r].table : plot ? rules[r].plot : list ? rules[r].list : rules[r].all;
+        if (!mode_ok) {
+            eng_msg_printf(msg, cap, "--%s does nothing with %s; leave it out", rules[r].name, mode);
+            return msg;
+        }
+        /* only a warning: one command line looped over every table (--paper on each) is a fair use */
+        if ((table || plot) && rules[r].needs && !(uses & rules[r].needs))
+            fprintf(stderr, "tlm-report: warning: --%s does nothing with %s %s; ignored\n", rules[r].name, mode, name);
+    }
+    return NULL;
 }
 
 static int render_table(void *p, FILE *f, eng_err *e)
@@ -84,9 +130,16 @@ int main(int argc, char **argv)
         fputs("tlm-report: out of memory\n", stderr);
         return 1;
     }
-    int c;
+    int c, li = -1;
+    unsigned char given[sizeof opts / sizeof opts[0]] = {0};
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    for (; (c = getopt_long(argc, argv, "", opts, &li)) != -1; li = -1) {
+        /* a second value would silently replace the first (--job adds up) */
+        if (li >= 0 && given[li]++ && opts[li].has_arg && c != O_JOB) {
+            fprintf(stderr, "tlm-report: --%s is given twice; give it once\n", opts[li].name);
+            free(jobs);
+            return 2;
+        }
         switch (c) {
         case O_DB: dbpath = optarg; break;
         case O_TABLE: table = optarg; break;
@@ -102,10 +155,10 @@ int main(int argc, char **argv)
         case O_JOB: jobs[o.n_jobs++] = optarg; break;
         case O_TAPER: o.taper = optarg; break;
         case O_MAXS: {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*end || v < 1 || v > 1000) {
-                fprintf(stderr, "tlm-report: --max-series '%s': expected a number from 1 to 1000\n", optarg);
+            int64_t v;
+            eng_err e;
+            if (cfg_arg_int("--max-series", optarg, 1, 1000, &v, &e)) {
+                fprintf(stderr, "tlm-report: %s\n", e.msg);
                 free(jobs);
                 return 2;
             }
@@ -142,31 +195,41 @@ int main(int argc, char **argv)
     const rpt_table_def *tdef = table ? rpt_table_find(table) : NULL;
     const rpt_figure_def *fdef = plot ? rpt_figure_find(plot) : NULL;
     const char *usage_err = NULL;
-    char msg[512];
+    char msg[ENG_MSG_MAX];
+    eng_err pe;
     if (fmt < 0) {
-        snprintf(msg, sizeof msg, "--format '%s': expected md, csv, latex or json", format);
+        eng_msg_printf(msg, sizeof msg, "--format '%s': expected md, csv, latex or json", format);
         usage_err = msg;
     } else if (table && !tdef) {
-        size_t at = (size_t)snprintf(msg, sizeof msg, "unknown table '%s' (tables:", table);
-        for (int i = 0; i < rpt_n_table_defs && at < sizeof msg; i++)
-            at += (size_t)snprintf(msg + at, sizeof msg - at, " %s", rpt_table_defs[i].name);
-        if (at < sizeof msg)
-            snprintf(msg + at, sizeof msg - at, ")");
+        eng_msg_printf(msg, sizeof msg, "unknown table '%s' (tables:", table);
+        for (int i = 0; i < rpt_n_table_defs; i++)
+            append(msg, sizeof msg, " ", rpt_table_defs[i].name);
+        append(msg, sizeof msg, ")", "");
         usage_err = msg;
     } else if (plot && !fdef) {
-        size_t at = (size_t)snprintf(msg, sizeof msg, "unknown figure '%s' (figures:", plot);
-        for (int i = 0; i < rpt_n_figure_defs && at < sizeof msg; i++)
-            at += (size_t)snprintf(msg + at, sizeof msg - at, " %s", rpt_figure_defs[i].name);
-        if (at < sizeof msg)
-            snprintf(msg + at, sizeof msg - at, ")");
+        eng_msg_printf(msg, sizeof msg, "unknown figure '%s' (figures:", plot);
+        for (int i = 0; i < rpt_n_figure_defs; i++)
+            append(msg, sizeof msg, " ", rpt_figure_defs[i].name);
+        append(msg, sizeof msg, ")", "");
         usage_err = msg;
     } else if (plot && !out) {
         usage_err = "--plot needs --out FILE.svg or FILE.png";
     } else if (plot && rpt_image_kind(out) < 0) {
-        snprintf(msg, sizeof msg, "--out '%s': a figure is written as .svg or .png", out);
+        eng_msg_printf(msg, sizeof msg, "--out '%s': a figure is written as .svg or .png", out);
         usage_err = msg;
     } else if (all && !out) {
         usage_err = "--all needs --out DIR";
+    } else if (eng_path_check_len("--db", dbpath, ENG_PATH_CAP - 1 - 16, &pe) ||
+               eng_path_not_dir("--db", dbpath, "an SQLite database file, such as results.db", &pe) ||
+               (out && eng_path_check_len("--out", out, ENG_PATH_CAP - 1 - 64, &pe)) ||
+               (out && !all && eng_path_not_dir("--out", out, "a file (only --all writes a folder)", &pe)) ||
+               (out && all && eng_path_not_file("--out", out, "the folder --all writes into", &pe))) {
+        /* --out leaves room for the temporary name beside it, and for tables/NAME.EXT under --all's folder */
+        eng_msg_copy(msg, sizeof msg, pe.msg);
+        usage_err = msg;
+    } else {
+        usage_err = unused_option(given, opts, table ? tdef->uses : plot ? fdef->uses : ~0u, table, plot, list, msg,
+                                  sizeof msg);
     }
     if (usage_err) {
         fprintf(stderr, "tlm-report: %s\n", usage_err);

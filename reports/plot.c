@@ -322,8 +322,10 @@ int rpt_plot_write(const rpt_figure *f, const char *path, eng_err *e)
     if (rc)
         return rc;
     const char *dir = getenv("TMPDIR");
-    char tmp[1024];
-    snprintf(tmp, sizeof tmp, "%s/tlm-report-plot-XXXXXX", dir && *dir ? dir : "/tmp");
+    char tmp[ENG_PATH_CAP];
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s/tlm-report-plot-XXXXXX", dir && *dir ? dir : "/tmp") >= sizeof tmp)
+        return eng_errf(e, ENG_EIO, "TMPDIR %s: longer than the %d bytes this system allows for a path", dir,
+                        ENG_PATH_CAP - 1);
     int fd = mkstemp(tmp);
     if (fd < 0)
         return eng_errf(e, ENG_EIO, "%s: cannot create a temporary file for PLplot", tmp);

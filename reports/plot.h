@@ -51,6 +51,7 @@ typedef struct rpt_figure_def {
     const char *name;
     const char *what;
     int (*build)(rpt_ctx *c, rpt_figure *f, eng_err *e);
+    unsigned uses; /* RPT_USES_* (rpt.h) */
 } rpt_figure_def;
 
 extern const rpt_figure_def rpt_figure_defs[];

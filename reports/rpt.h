@@ -13,6 +13,7 @@
 #ifndef TLM_REPORTS_RPT_H
 #define TLM_REPORTS_RPT_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,6 +31,7 @@ typedef struct rpt_arena {
 void *rpt_alloc(rpt_arena *a, size_t n); /* zeroed; NULL when out of memory */
 char *rpt_strdup(rpt_arena *a, const char *s); /* NULL in, NULL out */
 char *rpt_printf(rpt_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+char *rpt_vprintf(rpt_arena *a, const char *fmt, va_list ap);
 void rpt_arena_free(rpt_arena *a);
 
 /* ------------------------------------------------------------ jobs */
@@ -233,10 +235,15 @@ double rpt_cell_value(const rpt_cell *c);
 int rpt_table_status(const rpt_table *t, eng_err *e);
 
 /* ------------------------------------------------------------ table registry */
+/* What a table or figure reads of the options, so that an option it
+ * would ignore is refused (tlm-report --table runs --paper). */
+enum { RPT_USES_PAPER = 1, RPT_USES_TAPER = 2, RPT_USES_SERIES = 4 };
+
 typedef struct rpt_table_def {
     const char *name;
     const char *what; /* one line for --help and --list */
     int (*build)(rpt_ctx *c, rpt_table *t, eng_err *e);
+    unsigned uses;    /* RPT_USES_* */
 } rpt_table_def;
 
 extern const rpt_table_def rpt_table_defs[];

@@ -107,13 +107,12 @@ void rpt_set_text(rpt_table *t, rpt_panel *p, int row, int col, const char *fmt,
     rpt_cell *x = cell(p, row, col);
     if (!x)
         return;
-    char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    x->text = rpt_vprintf(&t->a, fmt, ap);
     va_end(ap);
     x->kind = RPT_CELL_TEXT;
-    if (!(x->text = rpt_strdup(&t->a, buf)))
+    if (!x->text)
         t->oom = 1;
 }
 
@@ -159,15 +158,13 @@ void rpt_set_stat(rpt_table *t, rpt_panel *p, int row, int col, const rpt_stat *
 
 void rpt_note(rpt_table *t, rpt_panel *p, const char *fmt, ...)
 {
-    char buf[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    char *s = rpt_vprintf(&t->a, fmt, ap);
     va_end(ap);
     const char ***notes = p ? &p->notes : &t->notes;
     int *n = p ? &p->n_notes : &t->n_notes, *cap = p ? &p->cap_notes : &t->cap_notes;
     const char **nv = grow(t, (void *)*notes, *n, cap, sizeof *nv);
-    char *s = rpt_strdup(&t->a, buf);
     if (!nv || !s) {
         t->oom = 1;
         return;

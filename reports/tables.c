@@ -7,14 +7,16 @@
 
 const rpt_table_def rpt_table_defs[] = {
     {"wider_early_vs_late", "uniform vs wider-early/middle/late blocks: val ppl and change (paper Figure 2)",
-     rpt_build_wider},
+     rpt_build_wider, RPT_USES_PAPER},
     {"schedule_ratio", "start->end ratio x cosine/linear/sigmoid: val ppl and change vs uniform (paper Table 1)",
-     rpt_build_ratio},
+     rpt_build_ratio, RPT_USES_PAPER},
     {"main", "per scale, architecture x {uniform, tapered}: WikiText, LAMBADA, commonsense (paper Table 2)",
-     rpt_build_main},
-    {"alignment", "rho_MLP and rho_block per layer for chosen jobs (paper Section 5)", rpt_build_alignment},
-    {"niah", "needle-in-a-haystack accuracy, task x context, uniform vs tapered (paper Table 3)", rpt_build_niah},
-    {"runs", "every job: state, attempts, tokens, last loss, failure reason", rpt_build_runs},
+     rpt_build_main, RPT_USES_PAPER | RPT_USES_TAPER},
+    {"alignment", "rho_MLP and rho_block per layer for chosen jobs (paper Section 5)", rpt_build_alignment,
+     RPT_USES_PAPER | RPT_USES_TAPER},
+    {"niah", "needle-in-a-haystack accuracy, task x context, uniform vs tapered (paper Table 3)", rpt_build_niah,
+     RPT_USES_PAPER | RPT_USES_TAPER},
+    {"runs", "every job: state, attempts, tokens, last loss, failure reason", rpt_build_runs, 0},
 };
 const int rpt_n_table_defs = (int)(sizeof rpt_table_defs / sizeof rpt_table_defs[0]);
 

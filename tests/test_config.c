@@ -81,6 +81,17 @@ static void good(void)
     free(full);
     free(canon);
 
+    /* integers are read exactly, whatever their spelling (a double would round 2^53 + 1) */
+    rc = parse("exact.yaml", "scale: 1m\ntrain: {tokens: 9.007199254740993e15, warmup_tokens: 1.5e3}\n", &c, &e);
+    TAP_OK(rc == 0 && c.train.tokens == 9007199254740993LL && c.train.warmup_tokens == 1500,
+           "9.007199254740993e15 tokens are exactly 9007199254740993 (%lld): %s", (long long)c.train.tokens,
+           rc ? e.msg : "ok");
+
+    /* the core tags mean what YAML says */
+    rc = parse("tags.yaml", "scale: !!str 1m\nseed: !!int \"7\"\ntrain: !!map {lr: !!float 1e-3}\n", &c, &e);
+    TAP_OK(rc == 0 && c.seed == 7 && c.train.lr == 1e-3 && !strcmp(c.scale, "1m"), "core tags are honoured: %s",
+           rc ? e.msg : "ok");
+
     /* a custom model without a preset */
     rc = parse("custom.yaml",
                "model: {d_model: 64, layers: 3, heads: 2, d_ff: 128, vocab: 300}\n"
@@ -151,7 +162,17 @@ static const struct {
     {"scale: 440m\neval: {suites: [val, mmlu]}\n", "bad.yaml:2:22: eval.suites: unknown suite 'mmlu'"},
     {"scale: 440m\neval: {suites: [val, val]}\n", "bad.yaml:2:22: eval.suites: 'val' is listed twice"},
     {"scale: 440m\ntrain: 5\n", "bad.yaml:2:8: train: expected a mapping of keys, got a number"},
-    {"scale: 440m\nscale: 760m\n", "bad.yaml:2:1: duplicate key 'scale' (first given at line 1)"},
+    {"scale: 440m\nscale: 760m\n", "bad.yaml:2:1: duplicate key 'scale' (first given at bad.yaml:1:1)"},
+    /* one setting, nested and dotted */
+    {"scale: 1m\nmodel: {d_model: 32}\nmodel.d_model: 64\n",
+     "bad.yaml:3:1: 'model.d_model' is set twice: here and at bad.yaml:2:9"},
+    {"scale: 1m\ntrain.lr: 1e-3\ntrain: {lr: 2e-3}\n", "bad.yaml:3:9: 'train.lr' is set twice: here and at bad.yaml:2:1"},
+    {"scale: 1m\narch: hope_attn\nmodel: {hope.levels: 2, hope: {levels: 3}}\n",
+     "bad.yaml:3:32: 'model.hope.levels' is set twice: here and at bad.yaml:3:9"},
+    {"scale: 1m\neval.niah: {n: 3}\neval: {niah.n: 4}\n", "bad.yaml:3:8: 'eval.niah.n' is set twice: here and at"},
+    {"scale: 1m\ntrain.lr: 1e-3\ntrain: 5\n", "bad.yaml:3:1: 'train' is set to a number at bad.yaml:3:1, and "
+                                               "'train.lr' under it at bad.yaml:2:1 (keep one)"},
+    {"{\"scale\": \"1m\", \"train\": {\"lr\": 1}, \"train.lr\": 2}\n", "bad.yaml:1:37: 'train.lr' is set twice: here and at bad.yaml:1:27"},
     {"scale: 440m\ntrain: {lr: 1e-3\n", "bad.yaml:3:1: invalid YAML/JSON"},
     {"- a\n- b\n", "bad.yaml:1:1: expected a mapping of keys, got a list"},
     {"", "bad.yaml: the file is empty"},
@@ -159,7 +180,37 @@ static const struct {
     {"base: &b {lr: 1}\ntrain: *b\n", "bad.yaml:2:8: YAML aliases (*b) are not supported"},
     {"scale: 440m\ntrain: {tokens: .nan}\n", "bad.yaml:2:17: train.tokens: expected an integer"},
     {"scale: 440m\nmodel: {tied: yes}\n", "bad.yaml:2:15: model.tied: expected true or false, got 'yes'"},
-    {"scale: 440m\nseed: -1\n", "bad.yaml:2:7: seed: -1 is out of range"},
+    {"scale: 440m\nseed: -1\n", "bad.yaml:2:7: seed: -1 is out of range (expected an integer from 0 to 2^32-1)"},
+    /* out of range, however far: the range is named, never "expected an integer" */
+    {"scale: 1m\nseed: 9223372036854775807\n",
+     "bad.yaml:2:7: seed: 9223372036854775807 is out of range (expected an integer from 0 to 2^32-1)"},
+    {"scale: 1m\nseed: 1e30\n", "bad.yaml:2:7: seed: 1e30 is out of range (expected an integer from 0 to 2^32-1)"},
+    {"scale: 1m\nseed: 12345678901234567890123456\n",
+     "bad.yaml:2:7: seed: 12345678901234567890123456 is out of range (expected an integer from 0 to 2^32-1)"},
+    {"scale: 1m\ntrain: {seq_len: 99999999999}\n",
+     "bad.yaml:2:18: train.seq_len: 99999999999 is out of range (expected an integer from 2 to 2^20)"},
+    {"scale: 1m\ntrain: {tokens: 1e19}\n", "bad.yaml:2:17: train.tokens: 1e19 is out of range (expected an integer "
+                                            "from 1 to 9e18)"},
+    {"scale: 1m\nmodel: {layers: 0}\n", "bad.yaml:2:17: model.layers: 0 is out of range (expected an integer from 1 "
+                                         "to 256)"},
+    {"scale: 1m\ntrain: {lr: 1e400}\n", "bad.yaml:2:13: train.lr: 1e400 is out of range (expected a number above 0 "
+                                         "and at most 10)"},
+    {"scale: 1m\ntaper: {schedule: cosine, ratio: [1.5, 1e-400]}\n",
+     "bad.yaml:2:40: taper.ratio: 1e-400 is out of range (expected a number from 0 to 100)"},
+    /* a quoted number is a string, and the message says so */
+    {"scale: 1m\nseed: \"0\"\n", "bad.yaml:2:7: seed: expected an integer, got the quoted string \"0\" (quotes make a "
+                                 "string"},
+    {"scale: 1m\ntrain: {lr: '1e-3'}\n", "bad.yaml:2:13: train.lr: expected a number, got the quoted string \"1e-3\""},
+    {"scale: 1m\nmodel: {tied: \"true\"}\n", "bad.yaml:2:15: model.tied: expected true or false, got the quoted "
+                                             "string \"true\""},
+    {"scale: 1m\ntrain: {seq_len: 64.5e0}\n", "bad.yaml:2:18: train.seq_len: expected an integer, got '64.5e0'"},
+    /* YAML tags: the core ones where they fit, nothing else */
+    {"scale: !!python/object:os.system 1m\n", "bad.yaml:1:8: YAML tag '!!python/object:os.system' is not supported"},
+    {"scale: 1m\ntrain: !custom {lr: 1e-3}\n", "bad.yaml:2:8: YAML tag '!custom' is not supported"},
+    {"scale: 1m\neval: {suites: !!python/tuple [val]}\n", "bad.yaml:2:16: YAML tag '!!python/tuple' is not supported"},
+    {"scale: 1m\ntrain: !!seq {lr: 1e-3}\n", "bad.yaml:2:8: YAML tag '!!seq' does not fit a mapping"},
+    {"scale: 1m\nseed: !!str 5\n", "bad.yaml:2:7: seed: expected an integer, got the string \"5\" (tagged as a string"},
+    {"scale: 1m\ntrain: !!str x\n", "bad.yaml:2:8: train: expected a mapping of keys, got a string (tagged !!str)"},
     {"scale: 1m\ntaper: {schedule: cosine, ratio: [1.99, 0.01]}\n", "not a multiple of taper.multiple 16"},
     {"tokenizer: mytok.json\nmodel: {d_model: 64, layers: 2, heads: 2, d_ff: 128}\ntrain: {tokens: 1e5}\n",
      "bad.yaml:1:12: model.vocab is required with tokenizer 'mytok.json'"},
@@ -178,6 +229,40 @@ static void bad(void)
     }
 }
 
+/* A message holds a whole path; one too long for its buffer ends in "...". */
+static void messages(void)
+{
+    char path[1300] = "/nonexistent";
+    while (strlen(path) < 1200)
+        strcat(path, "/abcdefghijklmnopqrstuvwxyz");
+    eng_config c;
+    eng_err e = {0};
+    int rc = eng_config_load(path, &c, &e);
+    char want[1400];
+    snprintf(want, sizeof want, "%s: cannot open: No such file or directory", path);
+    TAP_OK(rc == ENG_ECONFIG && !strcmp(e.msg, want), "a %zu-byte path is whole in its message (%zu bytes)",
+           strlen(path), strlen(e.msg));
+    static char big[3 * ENG_MSG_MAX];
+    memset(big, 'x', sizeof big - 1);
+    eng_errf(&e, ENG_EIO, "%s", big);
+    size_t n = strlen(e.msg);
+    TAP_OK(n == ENG_MSG_MAX - 1 && !strcmp(e.msg + n - 3, "..."), "a message longer than its buffer ends in '...'");
+    eng_errf(&e, ENG_EIO, "tail");
+    eng_err_prefix(&e, "%s", big);
+    n = strlen(e.msg);
+    TAP_OK(n > 1000 && !strcmp(e.msg + n - 9, "...: tail"), "...also a prefix cut to make room for the message");
+    /* a config path longer than its key holds: measured, never cut */
+    char text[800];
+    snprintf(text, sizeof text, "scale: 1m\ndata: {train: %.*s}\n", 600, path + 1);
+    rc = parse("long.yaml", text, &c, &e);
+    TAP_OK(rc == ENG_ECONFIG && strstr(e.msg, "long.yaml:2:15: data.train: 600 bytes, longer than the 511 this key allows"),
+           "a 600-byte data.train: %.80s", e.msg);
+    char small[8];
+    TAP_OK(eng_msg_copy(small, sizeof small, "12345678") == 1 && !strcmp(small, "1234..."), "a field too small: %s",
+           small);
+    TAP_OK(eng_msg_copy(small, sizeof small, "1234567") == 0 && !strcmp(small, "1234567"), "...and one that fits");
+}
+
 static void files(void)
 {
     const char *src = getenv("TLM_SRCDIR");
@@ -191,6 +276,11 @@ static void files(void)
     snprintf(path, sizeof path, "%s/tests/data/config/no-such-file.yaml", src ? src : ".");
     rc = eng_config_load(path, &c, &e);
     TAP_OK(rc == ENG_ECONFIG && strstr(e.msg, "cannot open"), "missing file: %s", e.msg);
+    /* a folder where the file is expected: said so, not "read error" */
+    snprintf(path, sizeof path, "%s/tests/data/config", src ? src : ".");
+    rc = eng_config_load(path, &c, &e);
+    TAP_OK(rc == ENG_ECONFIG && strstr(e.msg, "config: is a directory (expected a YAML or JSON file)"),
+           "a folder: %s", e.msg);
 }
 
 /* Every preset takes every schedule and ratio of the paper and the three
@@ -241,5 +331,6 @@ int main(void)
     good();
     bad();
     files();
+    messages();
     return tap_done();
 }

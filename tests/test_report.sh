@@ -107,6 +107,39 @@ expect 2 "nothing to do" "no mode" -- "$R" --db "$db"
 expect 2 "choose one of" "two modes" -- "$R" --db "$db" --list --table runs
 expect 2 "unknown option" "an unknown option" -- "$R" --db "$db" --tabel runs
 expect 1 "SCHEDULE:START:END" "a bad --taper" -- "$R" --db "$db" --table main --taper cosine
+# a filter that selects nothing is an error naming what exists, like an unknown sweep (status 1)
+expect 1 "--job ffffffffffff matches no job in $db (its jobs: [0-9a-f]\{12\} " "an unknown --job names the jobs" -- \
+    "$R" --db "$db" --table runs --job ffffffffffff
+expect 1 "--job ffffffffffff matches no job in sweep other (its jobs: " "...in a sweep, that sweep's" -- \
+    "$R" --db "$db" --table main --sweep other --job ffffffffffff
+expect 1 "--job abc matches no job in .*a key prefix needs 6 or more hex digits" "a short --job says why" -- \
+    "$R" --db "$db" --table runs --job abc
+expect 1 "--arch bogus matches no job in $db (its architectures: gated_attn, transformer)" \
+    "an unknown --arch names the architectures" -- "$R" --db "$db" --table runs --arch bogus
+expect 1 "--arch gated_attn matches no job in sweep other (its architectures: transformer)" \
+    "...of the sweep" -- "$R" --db "$db" --table runs --arch gated_attn --sweep other
+expect 1 "--scale 9z matches no job in $db (its scales: 1m, 3m)" "an unknown --scale names the scales" -- \
+    "$R" --db "$db" --list --scale 9z
+expect 1 "--arch gated_attn --scale 3m together match no job in $db (its architecture and scale pairs: " \
+    "--arch and --scale that exist but not together" -- "$R" --db "$db" --plot loss --out "$tmp/x.svg" \
+    --arch gated_attn --scale 3m
+# options given twice, or that the chosen mode ignores
+expect 2 "--db is given twice; give it once" "--db twice" -- "$R" --db "$db" --db "$db" --list
+expect 2 "--max-series 1.5: not an integer (expected an integer from 1 to 1000)" "--max-series 1.5" -- \
+    "$R" --db "$db" --plot loss --out "$tmp/x.svg" --max-series 1.5
+expect 2 "--format does nothing with --plot" "--format with --plot" -- "$R" --db "$db" --plot loss --out "$tmp/x.svg" \
+    --format csv
+expect 2 "--max-series does nothing with --table" "--max-series with --table" -- "$R" --db "$db" --table runs \
+    --max-series 3
+expect 2 "--out does nothing with --list" "--out with --list" -- "$R" --db "$db" --list --out "$tmp/list.txt"
+expect 0 "warning: --taper does nothing with --table runs; ignored" "--taper with a table that has no taper: a warning" \
+    -- "$R" --db "$db" --table runs --taper cosine:1.5:0.5
+# a folder where a file is expected, and back
+expect 2 "--db $tmp: is a directory (expected an SQLite database file" "--db a folder" -- "$R" --db "$tmp" --table runs
+expect 2 "--out $out: is a directory (expected a file" "a table --out into a folder" -- \
+    "$R" --db "$db" --table runs --out "$out"
+expect 2 "--out $db: is not a directory (expected the folder --all writes into)" "--all --out a file" -- \
+    "$R" --db "$db" --all --out "$db"
 "$PY" - "$tmp/old.db" <<'PY'
 import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])

@@ -59,6 +59,26 @@ int main(void)
     eng_write_file_atomic(bad, buf, len, &e);
     rc = eng_st_open(&f, bad, &e);
     TAP_OK(rc == ENG_EDATA && strstr(e.msg, "not valid JSON"), "garbled header refused: %s", e.msg);
+    /* under a long run folder its message names the file whole (it kept 1,023 bytes of the name) */
+    char deep[1400], deepfile[1450];
+    snprintf(deep, sizeof deep, "%s", dir);
+    for (int i = 0; i < 5; i++) {
+        size_t at = strlen(deep);
+        deep[at++] = '/';
+        memset(deep + at, 'd', 240);
+        deep[at + 240] = '\0';
+    }
+    snprintf(deepfile, sizeof deepfile, "%s/bad.safetensors", deep);
+    rc = eng_mkdir_p(deep, &e) || eng_write_file_atomic(deepfile, buf, len, &e);
+    TAP_OK(rc == 0, "a %zu-byte file name: %s", strlen(deepfile), rc ? e.msg : "written");
+    rc = eng_st_open(&f, deepfile, &e);
+    TAP_OK(rc == ENG_EDATA && !strncmp(e.msg, deepfile, strlen(deepfile)) && strstr(e.msg, "not valid JSON"),
+           "...is whole in the message (%zu bytes)", strlen(e.msg));
+    unlink(deepfile);
+    for (int i = 0; i < 5; i++) {
+        rmdir(deep);
+        *strrchr(deep, '/') = '\0';
+    }
     free(buf);
     rc = eng_st_open(&f, "/nonexistent/x.safetensors", &e);
     TAP_OK(rc == ENG_EDATA && strstr(e.msg, "cannot open"), "missing file: %s", e.msg);

@@ -131,5 +131,60 @@ mkdir -p "$tmp/precious" && echo keep >"$tmp/precious/file"
 grep -q "not a tlm-data dataset" "$tmp/out" && [ -f "$tmp/precious/file" ] && ok "a foreign folder is never replaced" || no "foreign folder"
 ls "$tmp" | grep -q '\.tmp\.' && no "temp folders left behind" || ok "no temp folders left behind"
 
+# ---- long paths are measured, never cut: a 700-byte --out holds its shards
+# (the shard writer kept 511 bytes of their names), a 1,001-byte one is refused
+long=$tmp/long
+for part in 1 2 3; do long=$long/$(printf "d%.0s" $(seq 220))$part; done
+mkdir -p "$(dirname "$long")"
+"$T" build --tokenizer bytes --out "$long" "$tmp/in/a" >"$tmp/out" 2>&1
+st=$?
+[ $st = 0 ] && [ -f "$long/train/000000.tlmtok" ] && [ -f "$long/manifest.json" ] &&
+    [ -z "$(find "$tmp/long" -name '*.tlmtok*' ! -path "$long/*")" ] &&
+    ok "a ${#long}-byte --out: the shards are inside it, none elsewhere" || { no "a ${#long}-byte --out (status $st)"; sed 's/^/# /' "$tmp/out" | head -3; }
+toolong=$long/$(printf "d%.0s" $(seq $((1001 - ${#long} - 1))))
+"$T" build --tokenizer bytes --out "$toolong" "$tmp/in/a" >"$tmp/out" 2>&1
+[ $? = 2 ] && grep -q -- "--out: the path is 1001 bytes, longer than the 1000 TLM allows here" "$tmp/out" &&
+    ok "a 1001-byte --out is refused by size" || { no "a 1001-byte --out"; cat "$tmp/out"; }
+# a rank file deeper than the tokenizer lookup can name is refused by size, not "not found"
+deep=$tmp/long
+for part in 1 2 3 4 5; do deep=$deep/$(printf "t%.0s" $(seq 220))$part; done
+mkdir -p "$deep" && cp "$tmp/keep.tiktoken" "$deep/keep.tiktoken"
+usage1() { "$T" "$@" </dev/null >"$tmp/out" 2>&1; }
+usage1 encode --tokenizer "$deep/keep.tiktoken"
+[ $? = 2 ] && grep -q -- "--tokenizer: the path is $((${#deep} + 14)) bytes, longer than the 1000 TLM allows here" "$tmp/out" &&
+    ok "a $((${#deep} + 14))-byte rank file path is refused by size" || { no "a long rank file path"; cat "$tmp/out"; }
+rm -rf "$tmp/long"
+
+# ---- options: given twice, pointless together, a folder for a file
+usage() { # usage PATTERN DESCRIPTION ARGS...: exit 2 saying PATTERN
+    pat=$1 d=$2
+    shift 2
+    "$T" "$@" </dev/null >"$tmp/out" 2>&1
+    st=$?
+    [ $st = 2 ] && grep -q -- "$pat" "$tmp/out" && ok "$d: $(head -1 "$tmp/out")" || { no "$d (status $st)"; cat "$tmp/out"; }
+}
+usage "--out is given twice; give it once" "build --out twice" build --tokenizer bytes --out "$tmp/x" --out "$tmp/y" "$tmp/in"
+usage "--tokenizer is given twice" "encode --tokenizer twice" encode --tokenizer bytes --tokenizer bytes
+usage "--field does nothing with --format text" "build --field with --format text" \
+    build --tokenizer bytes --out "$tmp/x" --format text --field body "$tmp/in"
+usage "--field does nothing with --format text" "train-bpe --field with --format text" \
+    train-bpe --vocab 300 --format text --field body "$tmp/in"
+usage "decode: --special does nothing when decoding" "decode --special" decode --tokenizer bytes --special
+usage "--vocab 300.5: not an integer (expected an integer from 257 to 2^20)" "train-bpe --vocab 300.5" \
+    train-bpe --vocab 300.5 "$tmp/in"
+for v in 100.5 nan 0x100 1e400; do
+    usage "--segment-bytes $v: expected a whole number of bytes, at least 64" "--segment-bytes $v" \
+        build --tokenizer bytes --out "$tmp/x" --segment-bytes "$v" "$tmp/in"
+done
+usage "--max-line 1.5: expected a whole number of bytes" "--max-line 1.5 is not 1" \
+    build --tokenizer bytes --out "$tmp/x" --max-line 1.5 "$tmp/in"
+mkdir -p "$tmp/tok.tiktoken"
+usage "--tokenizer $tmp/tok.tiktoken: is a directory (expected a tokenizer name or a tiktoken rank file)" \
+    "a folder as the rank file" encode --tokenizer "$tmp/tok.tiktoken"
+usage "--out $tmp/tok.tiktoken: is a directory (expected the rank file to write" "train-bpe --out a folder" \
+    train-bpe --vocab 300 --out "$tmp/tok.tiktoken" "$tmp/in"
+usage "--data $tmp/keep.tiktoken: is not a directory (expected a dataset folder)" "encode --data a file" \
+    encode --tokenizer bytes --data "$tmp/keep.tiktoken"
+
 echo "1..$n"
 [ $failed = 0 ]

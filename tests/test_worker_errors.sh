@@ -73,6 +73,52 @@ grep -q "events-fd 9" "$tmp/fd.err"
 ok $((rc == 2 ? $? : 1)) "--events-fd of a closed descriptor: exit 2"
 "$W" --config "$tmp/job.yaml" >/dev/null 2>&1
 ok $(($? == 2 ? 0 : 1)) "no --out: exit 2"
+# usage PATTERN DESCRIPTION ARGS...: exit 2 with PATTERN on stderr, no event
+usage() {
+    pat=$1 what=$2
+    shift 2
+    "$W" "$@" >"$tmp/u.ev" 2>"$tmp/u.err"
+    rc=$?
+    ok $([ $rc = 2 ] && grep -q -- "$pat" "$tmp/u.err" && [ ! -s "$tmp/u.ev" ] && echo 0 || echo 1) \
+        "$what: exit $rc: $(head -c 300 "$tmp/u.err" | tr '\n' ' ')"
+}
+usage "--config is given twice" "--config twice" --config "$tmp/job.yaml" --config "$tmp/bad.yaml" --describe
+usage "--out does nothing with --describe" "--describe with --out" --describe --config "$tmp/job.yaml" --out "$tmp/r9"
+usage "--resume does nothing with --describe" "--describe with --resume" --describe --config "$tmp/job.yaml" --resume
+usage "--config does nothing with --config-keys" "--config-keys with --config" --config-keys --config "$tmp/job.yaml"
+usage "--device does nothing with --eval" "--eval with --device" --eval --checkpoint "$tmp" --device cpu
+mkdir "$tmp/cfgdir"
+usage "--config $tmp/cfgdir: is a directory (expected a job config file" "--config a folder" \
+    --config "$tmp/cfgdir" --out "$tmp/r9"
+usage "--threads 1.5: not an integer (expected an integer from 0 to 4096)" "--threads 1.5" \
+    --config "$tmp/job.yaml" --out "$tmp/r9" --threads 1.5
+usage "--threads 99999999999999999999: out of range (expected an integer from 0 to 4096)" "a huge --threads" \
+    --config "$tmp/job.yaml" --out "$tmp/r9" --threads 99999999999999999999
+usage "--heartbeat inf: not a number" "--heartbeat inf" --config "$tmp/job.yaml" --out "$tmp/r9" --heartbeat inf
+
+# ---- a long --out (about 1,200 bytes, each part below NAME_MAX): the
+# checkpoints land in it whole; a --out with no room for them is refused
+long=$tmp
+for part in 1 2 3 4 5; do long=$long/$(printf "o%.0s" $(seq 240))$part; done
+text=/usr/share/common-licenses/GPL-3
+small_job "$tmp/longjob.yaml" "eval: {every_tokens: 16384, val_tokens: 2048, suites: [val, alignment], alignment: {text: $text, tokens: 256}}"
+sed -i '/^eval: {every_tokens: 16384, val_tokens: 2048}$/d' "$tmp/longjob.yaml"
+"$W" --config "$tmp/longjob.yaml" --out "$long" --threads 1 >"$tmp/long.ev" 2>"$tmp/long.err"
+rc=$?
+ok $([ $rc = 0 ] && [ -f "$long/ckpt/step-00000048/model.safetensors" ] && [ -f "$long/config.json" ] &&
+    grep -q '"ev":"done"' "$tmp/long.ev" && echo 0 || echo 1) "a ${#long}-byte --out: trained to the end (exit $rc), checkpoints inside it"
+[ $rc = 0 ] || sed 's/^/# /' "$tmp/long.err" | tail -3
+"$W" --eval --checkpoint "$long" --suites alignment --threads 1 >"$tmp/longeval.ev" 2>"$tmp/longeval.err"
+rc=$?
+ok $([ $rc = 0 ] && grep -q '"ev":"done"' "$tmp/longeval.ev" && echo 0 || echo 1) \
+    "--eval --checkpoint of that run folder finds its newest checkpoint (exit $rc)"
+[ $rc = 0 ] || sed 's/^/# /' "$tmp/longeval.err" | tail -3
+toolong=$long
+while [ ${#toolong} -lt 3900 ]; do toolong=$toolong/$(printf "o%.0s" $(seq 200)); done
+usage "--out: the path is ${#toolong} bytes, longer than the 3839 TLM allows here" "a ${#toolong}-byte --out" \
+    --config "$tmp/job.yaml" --out "$toolong"
+ok $([ ! -e "$toolong" ] && echo 0 || echo 1) "...and nothing is created"
+rm -rf "$tmp/$(printf "o%.0s" $(seq 240))1"
 
 # ---- divergence: lr x weight_decay = 100 makes the decoupled decay blow
 # the weights up geometrically; the first non-finite value must stop the run

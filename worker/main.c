@@ -11,9 +11,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/cfgtree.h"
 #include "engine/config.h"
+#include "engine/fileio.h"
 #include "engine/runtime.h"
 #include "worker/describe.h"
+#include "worker/events.h"
 #include "worker/evalrun.h"
 #include "worker/run.h"
 #include "worker/signals.h"
@@ -54,16 +57,28 @@ static void usage(FILE *f)
             "5 out of memory, 6 I/O, 75 stopped by SIGTERM/SIGINT after a checkpoint.\n");
 }
 
-static int parse_int(const char *flag, const char *s, long lo, long hi, long *out)
+/* An option's value as an integer in [lo, hi]; prints the reason and returns -1 if not. */
+static int int_arg(const char *flag, const char *s, long lo, long hi, long *out)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) {
-        fprintf(stderr, "tlm-worker: %s: '%s' is not an integer in [%ld, %ld]\n", flag, s, lo, hi);
+    int64_t v;
+    eng_err e;
+    if (cfg_arg_int(flag, s, lo, hi, &v, &e)) {
+        fprintf(stderr, "tlm-worker: %s\n", e.msg);
         return -1;
     }
-    *out = v;
+    *out = (long)v;
+    return 0;
+}
+
+/* Refuses, by name, the options given that the chosen mode does not use. */
+static int refuse_unused(const struct option *opts, const unsigned char *given, const int *unused, const char *why)
+{
+    for (int i = 0; unused[i]; i++)
+        for (int k = 0; opts[k].name; k++)
+            if (opts[k].val == unused[i] && given[k]) {
+                fprintf(stderr, "tlm-worker: --%s does nothing %s; leave it out\n", opts[k].name, why);
+                return -1;
+            }
     return 0;
 }
 
@@ -93,38 +108,41 @@ int main(int argc, char **argv)
     o.heartbeat = 10;
     o.argc = argc;
     o.argv = argv;
-    int describe = 0, die_with_parent = 0, eval = 0;
+    int describe = 0, die_with_parent = 0, eval = 0, keys = 0;
     const char *checkpoint = NULL, *suites = NULL;
+    unsigned char given[sizeof opts / sizeof opts[0]] = {0};
     long v;
-    for (int ch; (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
+    eng_err err = {0};
+    for (int ch, li = -1; (ch = getopt_long(argc, argv, "h", opts, &li)) != -1; li = -1) {
+        /* a second value would silently replace the first */
+        if (li >= 0 && given[li]++ && opts[li].has_arg) {
+            fprintf(stderr, "tlm-worker: --%s is given twice; give it once\n", opts[li].name);
+            return 2;
+        }
         switch (ch) {
         case O_CONFIG: o.config = optarg; break;
         case O_DESCRIBE: describe = 1; break;
-        case O_KEYS: eng_config_print_keys(stdout); return 0;
+        case O_KEYS: keys = 1; break;
         case O_OUT: o.out = optarg; break;
         case O_RESUME: o.resume = 1; break;
         case O_THREADS:
-            if (parse_int("--threads", optarg, 0, 4096, &v))
+            if (int_arg("--threads", optarg, 0, 4096, &v))
                 return 2;
             o.threads = (int)v;
             break;
         case O_DEVICE: o.device = optarg; break;
         case O_FD:
-            if (parse_int("--events-fd", optarg, 0, INT_MAX, &v))
+            if (int_arg("--events-fd", optarg, 0, INT_MAX, &v))
                 return 2;
             o.events_fd = (int)v;
             break;
         case O_JOB: o.job = optarg; break;
-        case O_HB: {
-            char *end;
-            o.heartbeat = strtod(optarg, &end);
-            if (end == optarg || *end || !(o.heartbeat >= 0.05 && o.heartbeat <= 86400)) {
-                fprintf(stderr, "tlm-worker: --heartbeat: '%s' is not a number of seconds in [0.05, 86400]\n",
-                        optarg);
+        case O_HB:
+            if (cfg_arg_number("--heartbeat", optarg, 0.05, 86400, &o.heartbeat, &err)) {
+                fprintf(stderr, "tlm-worker: %s\n", err.msg);
                 return 2;
             }
             break;
-        }
         case O_DWP: die_with_parent = 1; break;
         case O_EVAL: eval = 1; break;
         case O_CKPT: checkpoint = optarg; break;
@@ -138,6 +156,27 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    /* paths are measured here, never cut later; a run folder leaves room for what is written under it */
+    if ((o.config && eng_path_check_len("--config", o.config, ENG_PATH_CAP - 1, &err)) ||
+        (o.out && eng_path_check_len("--out", o.out, ENG_RUN_DIR_MAX, &err)) ||
+        (checkpoint && eng_path_check_len("--checkpoint", checkpoint, ENG_PATH_CAP - 1, &err)) ||
+        (o.config && eng_path_not_dir("--config", o.config, "a job config file, YAML or JSON", &err))) {
+        fprintf(stderr, "tlm-worker: %s\n", err.msg);
+        return 2;
+    }
+    if (o.job && strlen(o.job) >= sizeof ((wrk_events *)0)->job) {
+        fprintf(stderr, "tlm-worker: --job: %zu bytes, longer than the %zu an event can carry\n", strlen(o.job),
+                sizeof ((wrk_events *)0)->job - 1);
+        return 2;
+    }
+    if (keys) {
+        static const int all[] = {O_CONFIG, O_DESCRIBE, O_OUT, O_RESUME, O_THREADS, O_DEVICE, O_FD, O_JOB, O_HB,
+                                  O_DWP, O_EVAL, O_CKPT, O_SUITES, 0};
+        if (refuse_unused(opts, given, all, "with --config-keys (it lists the keys and exits)"))
+            return 2;
+        eng_config_print_keys(stdout);
+        return 0;
+    }
     if (!eval && (checkpoint || suites)) {
         fprintf(stderr, "tlm-worker: --checkpoint and --suites go with --eval\n");
         return 2;
@@ -147,6 +186,9 @@ int main(int argc, char **argv)
             fprintf(stderr, "tlm-worker: --eval needs --checkpoint DIR (and takes no --out, --resume, --describe)\n");
             return 2;
         }
+        static const int unused[] = {O_DWP, O_DEVICE, 0};
+        if (refuse_unused(opts, given, unused, "with --eval"))
+            return 2;
         if (fcntl(o.events_fd, F_GETFD) < 0 || o.events_fd == 2) {
             fprintf(stderr, "tlm-worker: --events-fd %d: not an open descriptor other than 2\n", o.events_fd);
             return 2;
@@ -160,8 +202,10 @@ int main(int argc, char **argv)
         return 2;
     }
     if (describe) {
+        static const int unused[] = {O_OUT, O_RESUME, O_THREADS, O_DEVICE, O_FD, O_JOB, O_HB, O_DWP, 0};
+        if (refuse_unused(opts, given, unused, "with --describe (it prints the resolved config and exits)"))
+            return 2;
         eng_config cfg;
-        eng_err err = {0};
         if (eng_config_load(o.config, &cfg, &err)) {
             fprintf(stderr, "tlm-worker: %s\n", err.msg);
             return 2;

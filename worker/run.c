@@ -50,10 +50,10 @@ int wrk_exit_status(int code)
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
 {
-    char line[4096];
+    char line[ENG_MSG_MAX + 256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    eng_msg_vprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     fprintf(stderr, "tlm-worker: %s\n", line);
     fflush(stderr);
