@@ -371,11 +371,13 @@ int wrk_run(const wrk_opts *o)
         status = fail(&j, &e);
         goto out;
     }
+    wrk_heartbeat_progress(&j.hb);
     eng_runtime_set_threads(o->threads);
     if (prepare_out(&j, &e)) {
         status = fail(&j, &e);
         goto out;
     }
+    wrk_heartbeat_progress(&j.hb);
     if (!o->resume && has_checkpoints(j.ckpt_root)) {
         eng_errf(&e, ENG_ECONFIG,
                  "%s already holds checkpoints of an earlier run: pass --resume to continue it, or use a fresh --out "
