@@ -1,5 +1,5 @@
 /* daemon.c: tlmd's event loop.  Opens results.db (the only writer: a lock
- * file keeps a second daemon out), recovers from a predecessor that died,
+ * on the database file keeps a second daemon out), recovers from a predecessor that died,
  * loads the sweeps, then starts jobs on free slots in order, batches event
  * rows into transactions committed every 100 ms (and at once for events
  * something relies on), retries what failed retriably, and stops cleanly on
@@ -77,7 +77,7 @@ void orc_fatal(orc_daemon *d, const eng_err *e)
     d->fatal = 1;
     d->fatal_err = *e;
     db_rollback(d->db);
-    orc_say(d, "results.db failed: %s; stopping every worker (they checkpoint)", e->msg);
+    orc_say(d, "the database %s failed: %s; stopping every worker (they checkpoint)", d->o->db_path, e->msg);
     d->stopping = 1;
     stop_all(d, ORC_KILL_SHUTDOWN);
 }
@@ -438,11 +438,19 @@ int orc_daemon_run(const orc_opts *o, eng_err *e)
     d->host[sizeof d->host - 1] = '\0';
 
     status = 3;
+    /* the lock is on the database file itself (whatever path names it), so
+     * the file exists first */
+    if (db_create(o->db_path, NULL, e))
+        goto out;
     if ((lock_fd = orc_lock_acquire(o->db_path, e)) < 0) {
         status = e->code == ENG_ECONFIG ? 2 : 3;
         goto out;
     }
-    if (db_open(o->db_path, DB_READWRITE, &d->db, e) || orc_recover(d->db, stdout, e))
+    if (db_open(o->db_path, DB_READWRITE, &d->db, e)) {
+        status = e->code == ENG_ECONFIG ? 2 : 3; /* not a TLM database, or a newer one */
+        goto out;
+    }
+    if (orc_recover(d->db, stdout, e))
         goto out;
     int rc = orc_plan_load(&d->plan, o, d->db, stdout, e);
     if (rc) {
@@ -485,6 +493,8 @@ out:
     db_close(d->db);
     orc_plan_free(&d->plan);
     free(d->retry);
+    /* only now: closing a descriptor of the database file drops this
+     * process's POSIX locks on it, SQLite's included (lock.h) */
     if (lock_fd >= 0)
         close(lock_fd);
     free(d);

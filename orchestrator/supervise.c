@@ -241,7 +241,7 @@ int orc_run_start(orc_daemon *d, size_t job, int slot, eng_err *e)
     char *json = NULL;
     int rc = db_job_config(d->db, j->key, &json, e);
     if (rc == 0)
-        rc = eng_errf(e, ENG_EINTERNAL, "job %.12s is not in results.db", j->key);
+        rc = eng_errf(e, ENG_EINTERNAL, "job %.12s is not in %s", j->key, d->o->db_path);
     int64_t keep = -1;
     int pruned = 0;
     if (rc == 1)
@@ -257,8 +257,8 @@ int orc_run_start(orc_daemon *d, size_t job, int slot, eng_err *e)
         return rc;
     }
     if (pruned)
-        orc_say(d, "job %.12s: removed %d checkpoint(s) newer than the last one results.db recorded (step %lld)",
-                j->key, pruned, (long long)keep);
+        orc_say(d, "job %.12s: removed %d checkpoint(s) newer than the last one %s recorded (step %lld)", j->key,
+                pruned, d->o->db_path, (long long)keep);
 
     char cfg[1200], pid[24], threads[16], hb[16], device[24];
     snprintf(cfg, sizeof cfg, "%s/config.json", r->run_dir);
