@@ -1,5 +1,6 @@
 /* daemon.c: tlmd's event loop.  Opens results.db (the only writer: a lock
- * on the database file keeps a second daemon out), recovers from a predecessor that died,
+ * on the database file keeps a second daemon out), checks that --runs
+ * belongs to it (pairing.h), recovers from a predecessor that died,
  * loads the sweeps, then starts jobs on free slots in order, batches event
  * rows into transactions committed every 100 ms (and at once for events
  * something relies on), retries what failed retriably, and stops cleanly on
@@ -16,7 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/fileio.h"
 #include "orchestrator/lock.h"
+#include "orchestrator/pairing.h"
 
 #define TICK_MS 100
 
@@ -426,7 +429,7 @@ int orc_daemon_run(const orc_opts *o, eng_err *e)
     d->o = o;
     d->t0 = orc_now();
     d->tty = o->progress < 0 ? isatty(STDOUT_FILENO) : o->progress;
-    int lock_fd = -1, status = 2, loop_ok = 0;
+    int lock_fd = -1, runs_fd = -1, status = 2, loop_ok = 0, created = 0, discard = 0;
     orc_slot_spec specs[ORC_MAX_SLOTS];
     if (find_worker(o, d->worker, sizeof d->worker, e) ||
         orc_slots_plan(o->devices, o->workers, o->threads_per_worker, specs, &d->n_slots, &d->threads, e))
@@ -439,8 +442,9 @@ int orc_daemon_run(const orc_opts *o, eng_err *e)
 
     status = 3;
     /* the lock is on the database file itself (whatever path names it), so
-     * the file exists first */
-    if (db_create(o->db_path, NULL, e))
+     * the file exists first; then the runs folder, locked too: a copy of the
+     * database (the same id) must not share it with the original's daemon */
+    if (db_create(o->db_path, &created, e))
         goto out;
     if ((lock_fd = orc_lock_acquire(o->db_path, e)) < 0) {
         status = e->code == ENG_ECONFIG ? 2 : 3;
@@ -448,6 +452,18 @@ int orc_daemon_run(const orc_opts *o, eng_err *e)
     }
     if (db_open(o->db_path, DB_READWRITE, &d->db, e)) {
         status = e->code == ENG_ECONFIG ? 2 : 3; /* not a TLM database, or a newer one */
+        goto out;
+    }
+    if (eng_mkdir_p(o->runs_dir, e)) {
+        eng_err_prefix(e, "--runs");
+        goto out;
+    }
+    if ((runs_fd = orc_lock_runs(o->runs_dir, e)) < 0 ||
+        orc_pairing_claim(o->runs_dir, o->db_path, d->db, o->adopt_runs, stdout, e)) {
+        status = e->code == ENG_ECONFIG ? 2 : 3;
+        /* a database made by this very command (a mistyped --db) goes again:
+         * the refusal changes nothing */
+        discard = created && status == 2;
         goto out;
     }
     if (orc_recover(d->db, stdout, e))
@@ -491,12 +507,22 @@ out:
     }
     db_checkpointer_stop(d->ckpt);
     db_close(d->db);
+    if (discard) {
+        static const char *const ext[] = {"", "-wal", "-shm"};
+        for (int i = 0; i < 3; i++) {
+            char p[4200];
+            snprintf(p, sizeof p, "%s%s", o->db_path, ext[i]);
+            unlink(p);
+        }
+    }
     orc_plan_free(&d->plan);
     free(d->retry);
     /* only now: closing a descriptor of the database file drops this
      * process's POSIX locks on it, SQLite's included (lock.h) */
     if (lock_fd >= 0)
         close(lock_fd);
+    if (runs_fd >= 0)
+        close(runs_fd);
     free(d);
     return status;
 }

@@ -117,6 +117,10 @@ int orc_recover(db *d, FILE *log, eng_err *e);
 
 /* progress.c */
 void orc_say(orc_daemon *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* orc_say, and on stderr (unless it is the same file as stdout) and as a
+ * 'warn' row in results.db's logs (job may be NULL): for what a user must
+ * hear of even in a quiet run, such as checkpoints set aside. */
+void orc_notice(orc_daemon *d, const char *job, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void orc_progress_tick(orc_daemon *d, double now);
 void orc_progress_clear(orc_daemon *d);
 void orc_summary(orc_daemon *d, FILE *out);

@@ -331,11 +331,8 @@ static int load_job(void *ctx, const orc_sweep_job *j, eng_err *e)
                     return ENG_EIO;
             }
             if (c->o->rerun) {
+                /* its checkpoints are set aside once this is committed (orc_plan_load) */
                 if (db_job_reset(c->d, j->key, e))
-                    return ENG_EIO;
-                char run_dir[1024];
-                orc_rundir_path(c->o->runs_dir, j->key, run_dir, sizeof run_dir);
-                if (orc_rundir_clear(run_dir, e))
                     return ENG_EIO;
                 job->status = ORC_PENDING;
                 job->failures = 0;
@@ -459,6 +456,24 @@ int orc_plan_load(orc_plan *p, const orc_opts *o, db *d, FILE *log, eng_err *e)
     orc_plan_files_free(files, nf);
     if (rc)
         return rc;
+
+    /* --rerun trains from scratch: the old checkpoints go aside (after the
+     * commit: a sweep that fails to load leaves the run folders as they were) */
+    for (size_t i = 0; o->rerun && i < p->jobs.n; i++) {
+        const char *key = p->jobs.v[i].key;
+        char run_dir[1024], aside[1200], note[1024];
+        orc_rundir_path(o->runs_dir, key, run_dir, sizeof run_dir);
+        snprintf(note, sizeof note,
+                 "tlmd set these checkpoints aside: `tlmd --rerun` trains job\n%s again from scratch (its results in "
+                 "%s were reset).\ntlmd never reads this folder again; each step-N folder is a checkpoint of the "
+                 "earlier run.\nDelete this folder when no longer needed.\n",
+                 key, o->db_path);
+        int moved = 0;
+        if (orc_rundir_set_aside(run_dir, -1, "rerun", note, &moved, aside, sizeof aside, e))
+            return ENG_EIO;
+        if (moved)
+            fprintf(log, "tlmd: job %.12s: --rerun: its %d checkpoint(s) set aside in %s\n", key, moved, aside);
+    }
 
     p->queue = malloc((p->jobs.n ? p->jobs.n : 1) * sizeof *p->queue);
     if (!p->queue)

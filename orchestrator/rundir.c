@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "engine/fileio.h"
@@ -18,8 +19,43 @@ void orc_rundir_path(const char *runs, const char *key, char *out, size_t cap)
     snprintf(out, cap, "%s%s%.12s", runs, n && runs[n - 1] == '/' ? "" : "/", key);
 }
 
-int orc_rundir_prepare(const char *dir, const char *json, eng_err *e)
+/* A new <dir>/set-aside/<UTC time>[-k]-<why>/ holding README.txt (`note`). */
+static int make_aside(const char *dir, const char *why, const char *note, char *out, size_t cap, eng_err *e)
 {
+    char root[4096], stamp[32];
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+    if ((size_t)snprintf(root, sizeof root, "%s/" ORC_ASIDE_DIR, dir) >= sizeof root)
+        return eng_errf(e, ENG_EIO, "%s: path too long", dir);
+    if (eng_mkdir_p(root, e))
+        return ENG_EIO;
+    for (int k = 1; k < 100; k++) {
+        int n = k == 1 ? snprintf(out, cap, "%s/%s-%s", root, stamp, why)
+                       : snprintf(out, cap, "%s/%s-%d-%s", root, stamp, k, why);
+        if (n < 0 || (size_t)n >= cap)
+            return eng_errf(e, ENG_EIO, "%s: path too long", root);
+        if (mkdir(out, 0777) == 0)
+            break;
+        if (errno != EEXIST)
+            return eng_errf(e, ENG_EIO, "%s: cannot create folder: %s", out, strerror(errno));
+        if (k == 99)
+            return eng_errf(e, ENG_EIO, "%s: too many folders of this second", out);
+    }
+    char readme[4200];
+    snprintf(readme, sizeof readme, "%s/README.txt", out);
+    if (eng_write_file_atomic(readme, note, strlen(note), e)) {
+        rmdir(out);
+        return ENG_EIO;
+    }
+    eng_fsync_dir(root);
+    return 0;
+}
+
+int orc_rundir_prepare(const char *dir, const char *json, char *aside, size_t cap, eng_err *e)
+{
+    aside[0] = '\0';
     if (eng_mkdir_p(dir, e))
         return ENG_EIO;
     char path[4096];
@@ -32,6 +68,21 @@ int orc_rundir_prepare(const char *dir, const char *json, eng_err *e)
         free(old);
         if (same)
             return 0;
+    }
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        /* another config (a copy torn by a power cut, or a folder another
+         * database used): kept, for whoever needs to know */
+        char note[1024], to[4200];
+        snprintf(note, sizeof note,
+                 "tlmd set this config.json aside: it is not the config the database holds for the job of this run "
+                 "folder (the database's copy replaced it).\nDelete this folder when it is no longer needed.\n");
+        if (make_aside(dir, "config", note, aside, cap, e))
+            return ENG_EIO;
+        snprintf(to, sizeof to, "%s/config.json", aside);
+        if (rename(path, to) != 0)
+            return eng_errf(e, ENG_EIO, "%s: cannot set it aside: %s", path, strerror(errno));
+        eng_fsync_dir(to);
     }
     /* Written atomically (temp file, rename) but not fsync'ed: the file is
      * derived from results.db and compared with it before every start, so
@@ -81,36 +132,67 @@ static int64_t step_of(const char *name)
     return v;
 }
 
-int orc_rundir_prune(const char *dir, int64_t keep_step, int *removed, eng_err *e)
+typedef struct {
+    char (*v)[256];
+    size_t n, cap;
+} names;
+
+static int names_add(names *l, const char *s)
 {
-    if (removed)
-        *removed = 0;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 8;
+        char(*v)[256] = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        l->v = v;
+        l->cap = cap;
+    }
+    snprintf(l->v[l->n++], 256, "%s", s);
+    return 0;
+}
+
+int orc_rundir_set_aside(const char *dir, int64_t keep_step, const char *why, const char *note, int *moved,
+                         char *aside, size_t cap, eng_err *e)
+{
+    *moved = 0;
+    aside[0] = '\0';
     char ckpt[4096];
     snprintf(ckpt, sizeof ckpt, "%s/ckpt", dir);
     DIR *d = opendir(ckpt);
     if (!d)
         return errno == ENOENT ? 0 : eng_errf(e, ENG_EIO, "%s: %s", ckpt, strerror(errno));
-    int rc = 0, n = 0;
+    names move = {0};
+    int rc = 0, removed = 0;
     struct dirent *de;
-    while ((de = readdir(d))) {
-        int64_t step = step_of(de->d_name);
-        int stale_tmp = !strncmp(de->d_name, ".tmp-step-", 10);
-        if (!stale_tmp && (step < 0 || step <= keep_step))
-            continue;
+    while (!rc && (de = readdir(d))) {
         char path[4096 + 256];
         snprintf(path, sizeof path, "%s/%s", ckpt, de->d_name);
-        if (rm_tree(path)) {
-            rc = eng_errf(e, ENG_EIO, "%s: cannot remove: %s", path, strerror(errno));
-            break;
+        if (!strncmp(de->d_name, ".tmp-step-", 10)) {
+            if (rm_tree(path))
+                rc = eng_errf(e, ENG_EIO, "%s: cannot remove: %s", path, strerror(errno));
+            removed = 1;
+            continue;
         }
-        n += !stale_tmp;
+        int64_t step = step_of(de->d_name);
+        if (step >= 0 && step > keep_step && names_add(&move, de->d_name))
+            rc = eng_errf(e, ENG_ENOMEM, "out of memory");
     }
     closedir(d);
-    if (removed)
-        *removed = n;
-    if (!rc && n)
+    if (!rc && move.n)
+        rc = make_aside(dir, why, note, aside, cap, e);
+    for (size_t i = 0; !rc && i < move.n; i++) {
+        char from[4096 + 256], to[4400];
+        snprintf(from, sizeof from, "%s/%s", ckpt, move.v[i]);
+        snprintf(to, sizeof to, "%s/%s", aside, move.v[i]);
+        if (rename(from, to) != 0)
+            rc = eng_errf(e, ENG_EIO, "%s: cannot set it aside in %s: %s", from, aside, strerror(errno));
+        else
+            (*moved)++;
+    }
+    if (*moved)
+        eng_fsync_dir(aside);
+    if (*moved || removed)
         eng_fsync_dir(ckpt);
+    free(move.v);
     return rc;
 }
-
-int orc_rundir_clear(const char *dir, eng_err *e) { return orc_rundir_prune(dir, -1, NULL, e); }

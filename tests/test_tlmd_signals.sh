@@ -4,8 +4,8 @@
 # exits 75; the next start resumes them from those very steps.  A second
 # signal forces: workers that cannot stop in time are killed at once.
 # A second daemon on the same database is refused, whatever path names it
-# (a symlink, a hard link, another spelling); the first one's workers are
-# left alone.
+# (a symlink, a hard link, another spelling), and so is a second daemon on
+# the same runs folder; the first one's workers are left alone.
 . "$TLM_SRCDIR/tests/test_tlmd_lib.sh"
 
 sweep two.yaml two 96 "grid:" "  taper.schedule: [linear, cosine]" "  taper.ratio: [[1.5, 0.5]]"
@@ -70,6 +70,11 @@ ok $([ $alive = 2 ] && [ "$(q "select count(*) from attempts where ended_at is n
 "$T" status --summary --db link.db >status2.out 2>&1
 grep -q "tlmd is running on link.db (pid $tp)" status2.out
 ok $? "tlmd status through the symlink sees it too"
+# a copy of the database (the same id) must not share the runs folder with it
+sqlite3 results.db ".backup copy.db"
+"$T" --sweeps two.yaml --db copy.db >copy.out 2>&1
+ok $([ $? = 2 ] && grep -q "another tlmd (pid $tp) is running on the runs folder runs" copy.out && echo 0 || echo 1) \
+    "a copy of the database on the same --runs is refused: $(cat copy.out)"
 sleep 0.2
 kill -INT "$tp"
 sleep 1
