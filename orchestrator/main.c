@@ -18,7 +18,8 @@ static void usage(FILE *f)
             "usage: tlmd --sweeps FILE|DIR [--sweeps ...] [--db results.db] [--runs runs/]\n"
             "            [--devices auto|cpu|0,1,...] [--workers N] [--threads-per-worker N]\n"
             "            [--max-attempts 3] [--heartbeat-timeout 120] [--kill-grace 10]\n"
-            "            [--worker PATH] [--dry-run] [--rerun] [--adopt-runs] [--progress|--no-progress]\n"
+            "            [--worker PATH] [--dry-run] [--rerun] [--retry-failed] [--adopt-runs]\n"
+            "            [--progress|--no-progress]\n"
             "       tlmd status [--db results.db] [--sweep NAME] [--summary]\n"
             "\n"
             "Trains every job of the sweeps (docs/sweeps.md) with tlm-worker, records\n"
@@ -37,6 +38,7 @@ static void usage(FILE *f)
             "  --worker PATH            the tlm-worker to run (default: beside tlmd, or $TLM_WORKER)\n"
             "  --dry-run                list the jobs (id, axes, d_ff, params, FLOPs, new/done/...) and exit\n"
             "  --rerun                  train again jobs that are done or failed (their checkpoints are set aside)\n"
+            "  --retry-failed           try again jobs that failed for good (config, data, diverged), after a fix\n"
             "  --adopt-runs             let --db take over a --runs folder that belongs to another database\n"
             "  --progress, --no-progress  live view (default: when stdout is a terminal)\n"
             "\n"
@@ -114,6 +116,7 @@ int main(int argc, char **argv)
         {"max-attempts", required_argument, 0, 'm'},
         {"heartbeat-timeout", required_argument, 0, 'H'},
         {"kill-grace", required_argument, 0, 'k'},
+        {"retry-failed", no_argument, 0, 'F'},
         {"adopt-runs", no_argument, 0, 'A'},
         {"worker", required_argument, 0, 'W'},
         {"dry-run", no_argument, 0, 'n'},
@@ -163,6 +166,7 @@ int main(int argc, char **argv)
                 return done(sweeps, 2);
             o.kill_grace = v;
             break;
+        case 'F': o.retry_failed = 1; break;
         case 'A': o.adopt_runs = 1; break;
         case 'W': o.worker = optarg; break;
         case 'n': o.dry_run = 1; break;

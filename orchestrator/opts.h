@@ -13,7 +13,7 @@ typedef struct orc_opts {
     int workers;               /* --workers (0: automatic) */
     int threads_per_worker;    /* --threads-per-worker (0: automatic) */
     int max_attempts;          /* --max-attempts (3) */
-    int dry_run, rerun, adopt_runs;
+    int dry_run, rerun, retry_failed, adopt_runs;
     double heartbeat_timeout;  /* --heartbeat-timeout seconds (120) */
     double kill_grace;         /* --kill-grace seconds between SIGTERM and SIGKILL (10) */
     const char *worker;        /* --worker PATH (default: found beside tlmd) */

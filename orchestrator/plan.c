@@ -128,7 +128,7 @@ static int check_duplicate(seen_sweep *seen, size_t n, const orc_sweep *s, const
 typedef struct {
     FILE *out;
     db *d;
-    int rerun;
+    int rerun, retry_failed;
     orc_jobs distinct;
     eng_sha256 sha;
     size_t n_new, n_done, n_other, n_failed;
@@ -164,7 +164,7 @@ static int dry_job(void *ctx, const orc_sweep_job *j, eng_err *e)
             status = st.status;
             if (c->rerun)
                 status = "rerun";
-            else if (!strcmp(st.status, "failed") && !orc_reason_is_final(st.reason))
+            else if (!strcmp(st.status, "failed") && (c->retry_failed || !orc_reason_is_final(st.reason)))
                 status = "retry";
         }
     }
@@ -198,7 +198,7 @@ int orc_plan_dry_run(const orc_opts *o, FILE *out, eng_err *e)
     size_t nf;
     if (orc_plan_files(o->sweeps, o->n_sweeps, &files, &nf, e))
         return ENG_ECONFIG;
-    dry_ctx c = {.out = out, .rerun = o->rerun};
+    dry_ctx c = {.out = out, .rerun = o->rerun, .retry_failed = o->retry_failed};
     int rc = 0;
     if (access(o->db_path, F_OK) == 0 && (rc = db_open(o->db_path, DB_READONLY, &c.d, e)))
         goto done;
@@ -322,8 +322,10 @@ static int load_job(void *ctx, const orc_sweep_job *j, eng_err *e)
             job->status = (uint8_t)(s < 0 ? ORC_PENDING : s);
             job->attempts = st.attempts;
             job->failures = st.failures;
-            /* a failure that can pass (crash, timeout, oom...) is tried again by a new run */
-            if (job->status == ORC_FAILED && !orc_reason_is_final(st.reason)) {
+            /* a failure that can pass (crash, timeout, oom, io...) is tried
+             * again by a new run; one that cannot (config, data, diverged)
+             * after a fix, when asked (--retry-failed: done jobs stay done) */
+            if (job->status == ORC_FAILED && (c->o->retry_failed || !orc_reason_is_final(st.reason))) {
                 job->status = ORC_PENDING;
                 job->failures = 0;
                 if (db_job_clear_failures(c->d, j->key, e) ||

@@ -1,7 +1,7 @@
 #!/bin/sh
 # test_tlmd_cli.sh: tlmd's command line without training: usage errors
-# exit 2 with a message (a database that is not TLM's among them, named by
-# its --db path); a bad sweep file
+# exit 2 with a message (a GPU slot this build cannot serve among them, and
+# a database that is not TLM's, named by its --db path); a bad sweep file
 # among good ones is reported with its position and nothing is recorded
 # (one transaction); folders are read in name order; a missing worker or
 # database is named; a 100,000-job sweep dry-runs in seconds.
@@ -20,6 +20,9 @@ sweep sw/a.yaml alpha 8 "grid:" "  taper.schedule: [linear, cosine]" "  taper.ra
 sweep sw/b.yaml beta 8 "seeds: [1, 2]"
 "$T" --sweeps sw --devices 0,x >e4.out 2>&1
 ok $([ $? = 2 ] && grep -q -- "--devices 0,x: expected auto, cpu, or GPU ids" e4.out && echo 0 || echo 1) "--devices 0,x: $(cat e4.out)"
+"$T" --sweeps sw --devices 0 --db dev.db >e4b.out 2>&1
+ok $([ $? = 2 ] && grep -q -- "--devices 0: this build cannot train on GPUs" e4b.out && [ ! -e dev.db ] && echo 0 || echo 1) \
+    "--devices 0 on a build whose engine has no GPU backend: exit 2, nothing recorded: $(cat e4b.out)"
 # messages name the --db given, not "results.db"
 sqlite3 other.db "create table t(x)"
 "$T" --sweeps sw --db other.db >e4c.out 2>&1

@@ -4,7 +4,8 @@
 # --heartbeat-timeout, killed with SIGKILL after --kill-grace, recorded as a
 # timeout and retried from its checkpoint; a job whose loss goes NaN (lr 10
 # with weight decay 10) is recorded as diverged and not retried, and tlmd
-# exits 1 because a job failed.
+# exits 1 because a job failed; --retry-failed tries a job that failed for
+# good again after a fix (its data restored), leaving done jobs alone.
 . "$TLM_SRCDIR/tests/test_tlmd_lib.sh"
 
 sweep hang.yaml hang 96 "seeds: [11]"
@@ -47,4 +48,23 @@ q "select message from jobs" | grep -qi "nan\|not finite"
 ok $? "the worker's message is kept: $(q "select message from jobs")"
 "$T" --sweeps nan.yaml --threads-per-worker 1 >nan2.out 2>&1
 ok $([ $? = 1 ] && [ "$(q "select count(*) from attempts")" = 1 ] && echo 0 || echo 1) "a new run does not retry it either"
+cd ..
+
+# ---- --retry-failed: a job that failed for good (its data was missing) is
+# tried again once fixed; a done job is not retrained
+mkdir fixed && cd fixed || exit 1
+sweep good.yaml good 8
+sweep bad.yaml bad 8
+sed -i "s|train: $tmp/text.tlmtok|train: $tmp/fixed/later.tlmtok|" bad.yaml
+"$T" --sweeps good.yaml --sweeps bad.yaml --threads-per-worker 1 >f1.out 2>&1
+ok $([ $? = 1 ] && [ "$(q "select group_concat(status || ':' || ifnull(reason, '-'), ' ') from (select * from jobs order by sweep)")" = \
+    "failed:data done:-" ] && echo 0 || echo 1) "missing data: the job failed for good ($(q "select sweep, status, reason from jobs"))"
+cp "$tmp/text.tlmtok" later.tlmtok
+"$T" --sweeps good.yaml --sweeps bad.yaml --threads-per-worker 1 >f2.out 2>&1
+ok $([ $? = 1 ] && [ "$(q "select count(*) from attempts")" = 2 ] && echo 0 || echo 1) "after the fix, a plain run leaves it failed"
+"$T" --sweeps good.yaml --sweeps bad.yaml --threads-per-worker 1 --retry-failed >f3.out 2>&1
+rc=$?
+ok $([ $rc = 0 ] && [ "$(q "select count(*) from jobs where status = 'done'")" = 2 ] &&
+    [ "$(q "select attempts from jobs where sweep = 'good'")" = 1 ] && echo 0 || echo 1) \
+    "--retry-failed trains it ($rc), and retrains nothing done ($(q "select sweep, status, attempts from jobs"))"
 finish

@@ -14,6 +14,7 @@
 
 #include "engine/account.h"
 #include "engine/fileio.h"
+#include "engine/ops.h"
 #include "engine/runtime.h"
 #include "engine/train.h"
 #include "engine/train_lr.h"
@@ -366,7 +367,7 @@ int wrk_run(const wrk_opts *o)
         status = fail(&j, &e);
         goto out;
     }
-    if (strcmp(o->device, "cpu")) {
+    if (!ENG_GPU_BACKEND && strcmp(o->device, "cpu")) { /* engine/ops.h: tlmd refuses GPU slots on the same fact */
         eng_errf(&e, ENG_ECONFIG, "--device %s: this build trains on the CPU only (--device cpu)", o->device);
         status = fail(&j, &e);
         goto out;
