@@ -23,6 +23,11 @@ void orc_classify(const orc_exit *x, orc_outcome *o)
         set(o, "timeout", ORC_NEXT_RETRY, "no event within --heartbeat-timeout; stopped by tlmd");
         return;
     }
+    if (x->kill_reason == ORC_KILL_STALL) {
+        set(o, "timeout", ORC_NEXT_RETRY,
+            "stuck: heartbeats kept coming but showed no progress within --stall-timeout; stopped by tlmd");
+        return;
+    }
     if (!x->exited) {
         if (x->kill_reason == ORC_KILL_SHUTDOWN) {
             set(o, "interrupted", ORC_NEXT_INTERRUPTED, "killed while tlmd was stopping");

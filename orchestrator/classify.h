@@ -9,6 +9,7 @@
 typedef enum orc_kill_reason {
     ORC_KILL_NONE = 0,
     ORC_KILL_TIMEOUT,   /* silent past --heartbeat-timeout */
+    ORC_KILL_STALL,     /* heartbeats, but no progress past --stall-timeout */
     ORC_KILL_SHUTDOWN,  /* tlmd was asked to stop */
     ORC_KILL_PROTOCOL   /* the worker trains something else (config_id mismatch) */
 } orc_kill_reason;

@@ -215,6 +215,8 @@ static void stderr_tail(const char *run_dir, char *out, size_t cap)
         buf[--n] = '\0';
     char *line = strrchr(buf, '\n');
     line = line ? line + 1 : buf;
+    if (!strncmp(line, "=== tlmd: attempt ", 18)) /* supervise.c's header: the worker said nothing */
+        return;
     size_t k = 0;
     for (; *line && k + 1 < cap; line++)
         out[k++] = ((unsigned char)*line >= 0x20 && (unsigned char)*line < 0x7f) ? *line : '?';
@@ -231,6 +233,10 @@ void orc_run_finished(orc_daemon *d, orc_run *r)
     orc_classify(&x, &out);
     char message[1024];
     snprintf(message, sizeof message, "%s", out.message);
+    if (r->stall_note[0]) {
+        size_t n = strlen(message);
+        snprintf(message + n, sizeof message - n, " (%s)", r->stall_note);
+    }
     if (r->message[0]) {
         size_t n = strlen(message);
         snprintf(message + n, sizeof message - n, "%s%s", n ? ": " : "", r->message);

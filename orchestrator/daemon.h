@@ -35,6 +35,10 @@ typedef struct orc_run {
     int n;                  /* attempts.n */
     int pid;
     double started, last_event, term_at, exited_at; /* monotonic seconds */
+    double progress_at;     /* when it last showed progress (an event, or a heartbeat whose counter moved) */
+    int64_t progress;       /* the last heartbeat's progress counter (-1: none yet) */
+    char phase[16];         /* the last heartbeat's phase */
+    char stall_note[96];    /* why it was judged stuck, for the attempt's message */
     int kill_reason;        /* orc_kill_reason */
     int term_sent, kill_sent;
     int exited, eof, finished;

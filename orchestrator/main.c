@@ -17,7 +17,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: tlmd --sweeps FILE|DIR [--sweeps ...] [--db results.db] [--runs runs/]\n"
             "            [--devices auto|cpu|0,1,...] [--workers N] [--threads-per-worker N]\n"
-            "            [--max-attempts 3] [--heartbeat-timeout 120] [--kill-grace 10]\n"
+            "            [--max-attempts 3] [--heartbeat-timeout 120] [--stall-timeout 1800]\n"
+            "            [--kill-grace 10]\n"
             "            [--worker PATH] [--dry-run] [--rerun] [--retry-failed] [--adopt-runs]\n"
             "            [--progress|--no-progress]\n"
             "       tlmd status [--db results.db] [--sweep NAME] [--summary]\n"
@@ -34,6 +35,8 @@ static void usage(FILE *f)
             "  --threads-per-worker N   compute threads per worker (default: cores / workers)\n"
             "  --max-attempts N         failed attempts before a job fails for good (default 3)\n"
             "  --heartbeat-timeout S    a worker silent this long is stopped and retried (default 120)\n"
+            "  --stall-timeout S        a worker whose heartbeats show no progress this long is stuck: stopped\n"
+            "                           and retried (default 1800; 0: off)\n"
             "  --kill-grace S           SIGTERM to SIGKILL delay for a stopped worker (default 10)\n"
             "  --worker PATH            the tlm-worker to run (default: beside tlmd, or $TLM_WORKER)\n"
             "  --dry-run                list the jobs (id, axes, d_ff, params, FLOPs, new/done/...) and exit\n"
@@ -116,6 +119,7 @@ int main(int argc, char **argv)
         {"max-attempts", required_argument, 0, 'm'},
         {"heartbeat-timeout", required_argument, 0, 'H'},
         {"kill-grace", required_argument, 0, 'k'},
+        {"stall-timeout", required_argument, 0, 'S'},
         {"retry-failed", no_argument, 0, 'F'},
         {"adopt-runs", no_argument, 0, 'A'},
         {"worker", required_argument, 0, 'W'},
@@ -128,7 +132,7 @@ int main(int argc, char **argv)
     };
     orc_opts o = {
         .db_path = "results.db", .runs_dir = "runs", .devices = "auto", .max_attempts = 3,
-        .heartbeat_timeout = 120, .kill_grace = 10, .progress = -1,
+        .heartbeat_timeout = 120, .stall_timeout = 1800, .kill_grace = 10, .progress = -1,
     };
     const char **sweeps = calloc((size_t)argc, sizeof *sweeps);
     if (!sweeps)
@@ -165,6 +169,11 @@ int main(int argc, char **argv)
             if (parse_num("--kill-grace", optarg, 0, 1e6, &v))
                 return done(sweeps, 2);
             o.kill_grace = v;
+            break;
+        case 'S':
+            if (parse_num("--stall-timeout", optarg, 0, 1e7, &v))
+                return done(sweeps, 2);
+            o.stall_timeout = v;
             break;
         case 'F': o.retry_failed = 1; break;
         case 'A': o.adopt_runs = 1; break;

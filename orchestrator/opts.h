@@ -15,6 +15,7 @@ typedef struct orc_opts {
     int max_attempts;          /* --max-attempts (3) */
     int dry_run, rerun, retry_failed, adopt_runs;
     double heartbeat_timeout;  /* --heartbeat-timeout seconds (120) */
+    double stall_timeout;      /* --stall-timeout seconds (1800; 0: off): heartbeats without progress */
     double kill_grace;         /* --kill-grace seconds between SIGTERM and SIGKILL (10) */
     const char *worker;        /* --worker PATH (default: found beside tlmd) */
     int progress;              /* --progress / --no-progress; -1: when stdout is a terminal */

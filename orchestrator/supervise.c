@@ -141,6 +141,14 @@ void orc_run_tick(orc_run *r, double now)
         orc_say(r->d, "job %.12s (%s): silent for %.0f s; stopping it", r->d->plan.jobs.v[r->job].key, r->label,
                 now - r->last_event);
         orc_run_stop(r, ORC_KILL_TIMEOUT);
+    } else if (!r->term_sent && o->stall_timeout > 0 && now - r->progress_at > o->stall_timeout) {
+        /* alive (its heartbeat thread speaks) but the work does not move: a
+         * read that never returns (a FIFO, a hung file system), a deadlock */
+        snprintf(r->stall_note, sizeof r->stall_note, "no progress for %.0f s in phase %s at step %lld",
+                 now - r->progress_at, r->phase[0] ? r->phase : "?", (long long)(r->step > 0 ? r->step : 0));
+        orc_say(r->d, "job %.12s (%s): heartbeats, but %s; stuck, stopping it", r->d->plan.jobs.v[r->job].key,
+                r->label, r->stall_note);
+        orc_run_stop(r, ORC_KILL_STALL);
     } else if (r->term_sent && !r->kill_sent &&
                (r->kill_reason != ORC_KILL_SHUTDOWN ? now - r->term_at > o->kill_grace
                                                     : now - r->last_event > o->heartbeat_timeout)) {
@@ -333,7 +341,8 @@ int orc_run_start(orc_daemon *d, size_t job, int slot, eng_err *e)
         return eng_errf(e, ENG_EIO, "cannot start %s: %s", d->worker, uv_strerror(uvrc));
     }
     r->pid = r->proc.pid;
-    r->started = r->last_event = orc_now();
+    r->started = r->last_event = r->progress_at = orc_now();
+    r->progress = -1;
     uv_read_start((uv_stream_t *)&r->pipe, on_alloc, on_read);
 
     /* recorded (and committed) with its pid, so that a restart can find it */

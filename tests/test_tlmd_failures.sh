@@ -6,6 +6,10 @@
 # with weight decay 10) is recorded as diverged and not retried, and tlmd
 # exits 1 because a job failed; --retry-failed tries a job that failed for
 # good again after a fix (its data restored), leaving done jobs alone.
+# Supervision judges correctly: a long set-up that sends heartbeats of
+# phase setup is not a timeout; a worker whose heartbeats keep coming but
+# whose progress counter stands still (stuck in a read that never returns)
+# is stopped as stuck within --stall-timeout.
 . "$TLM_SRCDIR/tests/test_tlmd_lib.sh"
 
 sweep hang.yaml hang 96 "seeds: [11]"
@@ -67,4 +71,50 @@ rc=$?
 ok $([ $rc = 0 ] && [ "$(q "select count(*) from jobs where status = 'done'")" = 2 ] &&
     [ "$(q "select attempts from jobs where sweep = 'good'")" = 1 ] && echo 0 || echo 1) \
     "--retry-failed trains it ($rc), and retrains nothing done ($(q "select sweep, status, attempts from jobs"))"
+cd ..
+
+# ---- a long set-up with heartbeats of phase setup (docs/protocol.md) is no timeout
+mkdir setup && cd setup || exit 1
+sweep slow.yaml slow 16
+cat >slow.sh <<S
+#!/bin/sh
+# 4 s of set-up before the real worker, a heartbeat every 0.3 s
+i=0
+while [ \$i -lt 13 ]; do
+    printf '{"ev":"heartbeat","v":1,"t":%s,"step":0,"tokens":0,"phase":"setup","progress":%d}\\n' "\$(date +%s)" \$i >&3
+    sleep 0.3
+    i=\$((i + 1))
+done
+exec "$W" "\$@"
+S
+chmod +x slow.sh
+"$T" --sweeps slow.yaml --threads-per-worker 1 --heartbeat-timeout 2 --stall-timeout 2 --worker "$PWD/slow.sh" >slow.out 2>&1
+rc=$?
+ok $([ $rc = 0 ] && [ "$(q "select count(*) || ':' || sum(protocol_errors) || ':' || min(reason) from attempts")" = "1:0:done" ] &&
+    echo 0 || echo 1) "4 s of set-up heartbeats, timeouts of 2 s: done in one attempt, no protocol error ($rc: $(q "select n, reason, protocol_errors, message from attempts"))"
+cd ..
+
+# ---- stuck: heartbeats keep coming, progress stands still (a read of a FIFO nobody writes)
+mkdir stuck && cd stuck || exit 1
+sweep stuck.yaml stuck 16
+mkfifo fifo
+cat >stuck.sh <<S
+#!/bin/sh
+(while :; do
+    printf '{"ev":"heartbeat","v":1,"t":%s,"step":0,"tokens":0,"phase":"setup","progress":2}\\n' "\$(date +%s)" >&3 || exit
+    sleep 0.2
+done) &
+read x <"$PWD/fifo"
+S
+chmod +x stuck.sh
+"$T" --sweeps stuck.yaml --threads-per-worker 1 --heartbeat-timeout 1 --stall-timeout 2 --kill-grace 1 --max-attempts 1 \
+    --worker "$PWD/stuck.sh" >stuck.out 2>&1
+rc=$?
+ok $([ $rc = 1 ] && [ "$(q "select reason || ':' || protocol_errors from attempts")" = "timeout:0" ] &&
+    q "select message from attempts" | grep -q "no progress for [0-9]* s in phase setup" && echo 0 || echo 1) \
+    "a worker stuck in set-up is stopped as stuck ($rc: $(q "select reason, protocol_errors, message from attempts"))"
+took=$(q "select ended_at - started_at from attempts")
+ok $(awk -v t="$took" 'BEGIN { exit !(t >= 2 && t < 8) }' && echo 0 || echo 1) "within the limit: $took s (stall 2 s, grace 1 s)"
+grep -q "heartbeats, but no progress for" stuck.out
+ok $? "tlmd says why it stopped it"
 finish
