@@ -1,11 +1,12 @@
 /* daemon.c: tlmd's event loop.  Opens results.db (the only writer: a lock
  * on the database file keeps a second daemon out), checks that --runs
- * belongs to it (pairing.h), recovers from a predecessor that died,
- * loads the sweeps, then starts jobs on free slots in order, batches event
- * rows into transactions committed every 100 ms (and at once for events
- * something relies on), retries what failed retriably, and stops cleanly on
- * SIGINT/SIGTERM (a second signal forces).  Exits 0 only when every job of
- * the given sweeps is done.
+ * belongs to it (pairing.h), recovers from a predecessor that died, loads
+ * the sweeps, then starts jobs on free slots in order, batches event rows
+ * into transactions committed every 100 ms (and at once for events
+ * something relies on), retries what failed retriably after a delay that
+ * doubles with each failure in a row, and stops cleanly on SIGINT/SIGTERM
+ * (a second signal forces).  Exits 0 only when every job of the given
+ * sweeps is done.
  * Must not: act on an event or an exit before it is committed. */
 #include "orchestrator/daemon.h"
 
@@ -86,12 +87,21 @@ void orc_fatal(orc_daemon *d, const eng_err *e)
 }
 
 /* ------------------------------------------------------------ queue */
+/* Retries whose delay is over come first (oldest first), then the queue;
+ * retries still waiting hold up nothing. */
 static long next_job(orc_daemon *d)
 {
-    while (d->retry_head < d->retry_n) {
-        uint32_t j = d->retry[d->retry_head++];
-        if (d->plan.jobs.v[j].status == ORC_PENDING)
+    double now = orc_now();
+    for (size_t i = 0; i < d->retry_n; i++) {
+        uint32_t j = d->retry[i].job;
+        int pending = d->plan.jobs.v[j].status == ORC_PENDING;
+        if (pending && d->retry[i].at > now)
+            continue;
+        memmove(d->retry + i, d->retry + i + 1, (d->retry_n - i - 1) * sizeof *d->retry);
+        d->retry_n--;
+        if (pending)
             return j;
+        i--;
     }
     while (d->q_head < d->plan.n_queue) {
         uint32_t j = d->plan.queue[d->q_head++];
@@ -101,15 +111,31 @@ static long next_job(orc_daemon *d)
     return -1;
 }
 
-static int has_next(const orc_daemon *d) { return d->retry_head < d->retry_n || d->q_head < d->plan.n_queue; }
+static int has_next(const orc_daemon *d) { return d->retry_n > 0 || d->q_head < d->plan.n_queue; }
 
-static void push_retry(orc_daemon *d, size_t job)
+static int retry_ready(const orc_daemon *d, double now)
 {
-    if (d->retry_head == d->retry_n)
-        d->retry_head = d->retry_n = 0;
+    for (size_t i = 0; i < d->retry_n; i++)
+        if (d->retry[i].at <= now)
+            return 1;
+    return 0;
+}
+
+/* The wait before the next attempt of a job that failed `streak` times in a
+ * row: --retry-delay, doubled each time, at most --retry-delay-max. */
+static double retry_delay(const orc_opts *o, int streak)
+{
+    double v = o->retry_delay;
+    for (int i = 1; i < streak && v < o->retry_delay_max; i++)
+        v *= 2;
+    return v < o->retry_delay_max ? v : o->retry_delay_max;
+}
+
+static void push_retry(orc_daemon *d, size_t job, double delay)
+{
     if (d->retry_n == d->retry_cap) {
         size_t cap = d->retry_cap ? d->retry_cap * 2 : 64;
-        uint32_t *v = realloc(d->retry, cap * sizeof *v);
+        orc_retry *v = realloc(d->retry, cap * sizeof *v);
         if (!v) {
             eng_err e;
             eng_errf(&e, ENG_ENOMEM, "out of memory");
@@ -119,7 +145,16 @@ static void push_retry(orc_daemon *d, size_t job)
         d->retry = v;
         d->retry_cap = cap;
     }
-    d->retry[d->retry_n++] = (uint32_t)job;
+    d->retry[d->retry_n++] = (orc_retry){(uint32_t)job, orc_now() + delay};
+}
+
+/* "retrying in 20 s" / "retrying now" */
+static void fmt_retry(double delay, char *out, size_t cap)
+{
+    if (delay <= 0)
+        snprintf(out, cap, "retrying now");
+    else
+        snprintf(out, cap, "retrying in %.3g s", delay);
 }
 
 static void maybe_end(orc_daemon *d)
@@ -132,33 +167,56 @@ static void maybe_end(orc_daemon *d)
         uv_close((uv_handle_t *)&d->sig[i], NULL);
 }
 
-/* A job whose worker could not even be started (run folder, spawn): an
- * attempt without a process, counted as a failure. */
+/* What a fault of the machine means for a job, for its messages: not its
+ * fault (and how many in a row so far), or, the last one, what to do. */
+static void machine_note(const orc_daemon *d, const orc_job *j, int final, char *out, size_t cap)
+{
+    if (final)
+        snprintf(out, cap,
+                 "the machine failed it %d time(s) in a row (--max-machine-faults); fix the machine (disk space, "
+                 "permissions, the run folder) and run tlmd again: it retries jobs that failed this way",
+                 j->machine_faults);
+    else
+        snprintf(out, cap, "a fault of the machine, not of the job (%d of --max-machine-faults %d, not counted in "
+                           "--max-attempts)",
+                 j->machine_faults, d->o->max_machine_faults);
+}
+
+/* A job whose worker could not even be started (run folder, log, spawn):
+ * an attempt without a process.  Nothing of the job was tried, so it is a
+ * fault of the machine (or of tlmd), never counted against the job. */
 static void start_failed(orc_daemon *d, size_t job, const eng_err *why)
 {
     orc_job *j = &d->plan.jobs.v[job];
     eng_err e;
     int n = 0;
     int64_t id = 0;
+    j->streak++;
+    j->machine_faults++;
+    int final = j->machine_faults >= d->o->max_machine_faults;
+    char note[320], message[1400];
+    machine_note(d, j, final, note, sizeof note);
+    snprintf(message, sizeof message, "cannot start: %s; %s", why->msg, note);
     orc_batch(d);
     db_attempt_row ar = {.job = j->key, .host = d->host, .device = "-", .started_at = wall_now()};
-    db_attempt_end end = {.ended_at = wall_now(), .exit_code = -1, .reason = "io", .message = why->msg,
+    db_attempt_end end = {.ended_at = wall_now(), .exit_code = -1, .reason = "io", .message = message,
                           .step = -1, .tokens = -1};
-    int final = j->failures + 1 >= d->o->max_attempts;
     if (db_job_start_attempt(d->db, j->key, &n, &e) || ((ar.n = n), db_attempt_begin(d->db, &ar, &id, &e)) ||
-        db_attempt_finish(d->db, id, &end, &e) || db_job_add_failure(d->db, j->key, &e) ||
-        db_job_set_status(d->db, j->key, final ? "failed" : "pending", "io", why->msg, &e)) {
+        db_attempt_finish(d->db, id, &end, &e) ||
+        db_job_set_status(d->db, j->key, final ? "failed" : "pending", "io", message, &e)) {
         orc_fatal(d, &e);
         return;
     }
     j->attempts = n;
-    j->failures++;
-    orc_say(d, "job %.12s: cannot start: %s%s", j->key, why->msg, final ? "; failed" : "; will retry");
+    double delay = retry_delay(d->o, j->streak);
+    char when[48];
+    fmt_retry(delay, when, sizeof when);
+    orc_say(d, "job %.12s: %s; %s", j->key, message, final ? "failed" : when);
     if (final) {
         j->status = ORC_FAILED;
         d->failed_now++;
     } else {
-        push_retry(d, job);
+        push_retry(d, job, delay);
     }
     orc_commit(d);
 }
@@ -252,7 +310,20 @@ void orc_run_finished(orc_daemon *d, orc_run *r)
         snprintf(message + n, sizeof message - n, "%s%d invalid event line(s)", n ? "; " : "", r->protocol_errors);
     }
 
-    int final_failure = out.next == ORC_NEXT_FAIL || (out.next == ORC_NEXT_RETRY && j->failures + 1 >= d->o->max_attempts);
+    int machine = out.next == ORC_NEXT_RETRY && out.machine;
+    if (out.next == ORC_NEXT_RETRY) {
+        j->streak++;
+        j->machine_faults = machine ? j->machine_faults + 1 : 0;
+    }
+    int final_failure = out.next == ORC_NEXT_FAIL ||
+                        (out.next == ORC_NEXT_RETRY && (machine ? j->machine_faults >= d->o->max_machine_faults
+                                                                : j->failures + 1 >= d->o->max_attempts));
+    if (machine) {
+        char note[320];
+        machine_note(d, j, final_failure, note, sizeof note);
+        size_t n = strlen(message);
+        snprintf(message + n, sizeof message - n, "%s%s", n ? "; " : "", note);
+    }
     if (!d->fatal) {
         orc_batch(d); /* the attempt's last events and its end: one commit, before anything acts on it */
         eng_err e;
@@ -270,7 +341,8 @@ void orc_run_finished(orc_daemon *d, orc_run *r)
                     rc = db_job_set_status(d->db, j->key, "done", NULL, NULL, &e);
                 break;
             case ORC_NEXT_RETRY:
-                rc = db_job_add_failure(d->db, j->key, &e);
+                if (!machine)
+                    rc = db_job_add_failure(d->db, j->key, &e);
                 if (!rc)
                     rc = db_job_set_status(d->db, j->key, final_failure ? "failed" : "pending", out.reason, message,
                                            &e);
@@ -303,18 +375,22 @@ void orc_run_finished(orc_daemon *d, orc_run *r)
                 (long long)r->step);
         break;
     case ORC_NEXT_RETRY:
-        j->failures++;
+        if (!machine)
+            j->failures++;
         if (final_failure) {
             j->status = ORC_FAILED;
             d->failed_now++;
             orc_say(d, "job %.12s (%s) failed (%s) after %d attempt(s): %s", j->key, r->label, out.reason,
-                    j->failures, message);
+                    machine ? j->machine_faults : j->failures, message);
         } else {
             j->status = ORC_PENDING;
+            double delay = retry_delay(d->o, j->streak);
+            char when[48];
+            fmt_retry(delay, when, sizeof when);
             orc_say(d, "job %.12s (%s) attempt %d ended: %s: %s; %s", j->key, r->label, r->n, out.reason, message,
-                    d->stopping ? "it resumes on the next start" : "retrying from its last checkpoint");
+                    d->stopping ? "it resumes on the next start" : when);
             if (!d->stopping) {
-                push_retry(d, r->job);
+                push_retry(d, r->job, delay);
                 d->retried_now++;
             }
         }
@@ -351,6 +427,8 @@ static void on_tick(uv_timer_t *t)
         orc_run_tick(r, now);
     }
     orc_commit(d);
+    if (!d->stopping && retry_ready(d, now))
+        orc_dispatch(d);
     orc_progress_tick(d, now);
 }
 

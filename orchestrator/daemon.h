@@ -23,6 +23,12 @@
 
 typedef struct orc_daemon orc_daemon;
 
+/* A job waiting for its retry: started no sooner than `at` (monotonic s). */
+typedef struct orc_retry {
+    uint32_t job;
+    double at;
+} orc_retry;
+
 /* One attempt of one job: a worker process and its events pipe. */
 typedef struct orc_run {
     orc_daemon *d;
@@ -72,8 +78,8 @@ struct orc_daemon {
     orc_slot slots[ORC_MAX_SLOTS];
     int n_slots, threads;
     size_t q_head;          /* plan.queue[q_head..n_queue) still to start */
-    uint32_t *retry;        /* FIFO of jobs to retry, ahead of the queue */
-    size_t retry_head, retry_n, retry_cap;
+    orc_retry *retry;       /* jobs to retry once their delay is over, ahead of the queue (oldest first) */
+    size_t retry_n, retry_cap;
     uv_timer_t tick;
     uv_signal_t sig[3];
     int stopping, forced, stop_signal, closing;

@@ -17,10 +17,10 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: tlmd --sweeps FILE|DIR [--sweeps ...] [--db results.db] [--runs runs/]\n"
             "            [--devices auto|cpu|0,1,...] [--workers N] [--threads-per-worker N]\n"
-            "            [--max-attempts 3] [--heartbeat-timeout 120] [--stall-timeout 1800]\n"
-            "            [--kill-grace 10]\n"
-            "            [--worker PATH] [--dry-run] [--rerun] [--retry-failed] [--adopt-runs]\n"
-            "            [--progress|--no-progress]\n"
+            "            [--max-attempts 3] [--max-machine-faults 10] [--retry-delay 10]\n"
+            "            [--retry-delay-max 300] [--heartbeat-timeout 120] [--stall-timeout 1800]\n"
+            "            [--kill-grace 10] [--worker PATH] [--dry-run] [--rerun] [--retry-failed]\n"
+            "            [--adopt-runs] [--progress|--no-progress]\n"
             "       tlmd status [--db results.db] [--sweep NAME] [--summary]\n"
             "\n"
             "Trains every job of the sweeps (docs/sweeps.md) with tlm-worker, records\n"
@@ -34,6 +34,12 @@ static void usage(FILE *f)
             "  --workers N              CPU workers at a time (default: cores / threads-per-worker, or 1)\n"
             "  --threads-per-worker N   compute threads per worker (default: cores / workers)\n"
             "  --max-attempts N         failed attempts before a job fails for good (default 3)\n"
+            "  --max-machine-faults N   attempts in a row that the machine fails (I/O, disk full, permissions,\n"
+            "                           the worker cannot start) before a job fails; not counted in\n"
+            "                           --max-attempts (default 10)\n"
+            "  --retry-delay S          wait before retrying a failed attempt, doubled at each failure in a\n"
+            "                           row (default 10)\n"
+            "  --retry-delay-max S      the longest wait (default 300)\n"
             "  --heartbeat-timeout S    a worker silent this long is stopped and retried (default 120)\n"
             "  --stall-timeout S        a worker whose heartbeats show no progress this long is stuck: stopped\n"
             "                           and retried (default 1800; 0: off)\n"
@@ -119,6 +125,9 @@ int main(int argc, char **argv)
         {"max-attempts", required_argument, 0, 'm'},
         {"heartbeat-timeout", required_argument, 0, 'H'},
         {"kill-grace", required_argument, 0, 'k'},
+        {"max-machine-faults", required_argument, 0, 'M'},
+        {"retry-delay", required_argument, 0, 'y'},
+        {"retry-delay-max", required_argument, 0, 'Y'},
         {"stall-timeout", required_argument, 0, 'S'},
         {"retry-failed", no_argument, 0, 'F'},
         {"adopt-runs", no_argument, 0, 'A'},
@@ -132,6 +141,7 @@ int main(int argc, char **argv)
     };
     orc_opts o = {
         .db_path = "results.db", .runs_dir = "runs", .devices = "auto", .max_attempts = 3,
+        .max_machine_faults = 10, .retry_delay = 10, .retry_delay_max = 300,
         .heartbeat_timeout = 120, .stall_timeout = 1800, .kill_grace = 10, .progress = -1,
     };
     const char **sweeps = calloc((size_t)argc, sizeof *sweeps);
@@ -169,6 +179,21 @@ int main(int argc, char **argv)
             if (parse_num("--kill-grace", optarg, 0, 1e6, &v))
                 return done(sweeps, 2);
             o.kill_grace = v;
+            break;
+        case 'M':
+            if (parse_num("--max-machine-faults", optarg, 1, 1000, &v))
+                return done(sweeps, 2);
+            o.max_machine_faults = (int)v;
+            break;
+        case 'y':
+            if (parse_num("--retry-delay", optarg, 0, 86400, &v))
+                return done(sweeps, 2);
+            o.retry_delay = v;
+            break;
+        case 'Y':
+            if (parse_num("--retry-delay-max", optarg, 0, 86400, &v))
+                return done(sweeps, 2);
+            o.retry_delay_max = v;
             break;
         case 'S':
             if (parse_num("--stall-timeout", optarg, 0, 1e7, &v))

@@ -9,11 +9,15 @@
 # Supervision judges correctly: a long set-up that sends heartbeats of
 # phase setup is not a timeout; a worker whose heartbeats keep coming but
 # whose progress counter stands still (stuck in a read that never returns)
-# is stopped as stuck within --stall-timeout.
+# is stopped as stuck within --stall-timeout; retries wait --retry-delay,
+# doubling; faults of the machine (a run folder that cannot be made, a
+# worker's I/O error) do not use up --max-attempts, and a machine that stays
+# broken ends the job after --max-machine-faults with a clear message (the
+# next run retries it).
 . "$TLM_SRCDIR/tests/test_tlmd_lib.sh"
 
 sweep hang.yaml hang 96 "seeds: [11]"
-start_tlmd hang.out --sweeps hang.yaml --threads-per-worker 1 --heartbeat-timeout 3 --kill-grace 2
+start_tlmd hang.out --sweeps hang.yaml --threads-per-worker 1 --heartbeat-timeout 3 --kill-grace 2 --retry-delay 0.2
 wait_for "select count(*) from steps where step > 20 and exists (select 1 from checkpoints)"
 pid=$(q "select pid from attempts where ended_at is null")
 t0=$(date +%s)
@@ -117,4 +121,61 @@ took=$(q "select ended_at - started_at from attempts")
 ok $(awk -v t="$took" 'BEGIN { exit !(t >= 2 && t < 8) }' && echo 0 || echo 1) "within the limit: $took s (stall 2 s, grace 1 s)"
 grep -q "heartbeats, but no progress for" stuck.out
 ok $? "tlmd says why it stopped it"
+cd ..
+
+# ---- retries wait, doubling; faults of the machine do not use up --max-attempts
+mkdir io && cd io || exit 1
+sweep io.yaml io 16 "seeds: [3]"
+k12=$("$T" --dry-run --sweeps io.yaml | awk '$1 ~ /^[0-9a-f]+$/ && length($1) == 12 { print $1; exit }')
+mkdir runs && : >"runs/$k12" # a file where its run folder must go: tlmd cannot prepare it
+start_tlmd io.out --sweeps io.yaml --threads-per-worker 1 --max-attempts 1 --retry-delay 0.4 --retry-delay-max 10
+sleep 2.5
+rm "runs/$k12"
+wait "$tp"
+rc=$?
+ok $([ $rc = 0 ] && [ "$(q "select status || ':' || failures from jobs")" = "done:0" ] && echo 0 || echo 1) \
+    "the run folder could not be made for 2.5 s: the job is done, no attempt counted against it ($rc: $(q "select status, failures, attempts from jobs"))"
+nio=$(q "select count(*) from attempts where reason = 'io'")
+ok $([ "$nio" -ge 2 ] && [ "$nio" -le 4 ] && q "select message from attempts where reason = 'io'" | grep -q "fault of the machine" &&
+    echo 0 || echo 1) "$nio machine faults recorded, each said to be the machine's ($(q "select message from attempts limit 1"))"
+gaps=$(q "select group_concat(printf('%.2f', g), ' ') from (select started_at - lag(started_at) over (order by n) g from attempts) where g is not null")
+ok $(echo "$gaps" | awk '{ d = 0.4; for (i = 1; i <= NF; i++) { if ($i < d * 0.95) exit 1; d *= 2 } }' && echo 0 || echo 1) \
+    "the waits double from 0.4 s ($gaps s)"
+cd ..
+
+# a worker's I/O error (exit 6) is the machine's fault too
+mkdir wio && cd wio || exit 1
+sweep wio.yaml wio 16 "seeds: [4]"
+cat >flaky.sh <<S
+#!/bin/sh
+# an I/O error the first two times, then the real worker
+n=\$(cat "$PWD/count" 2>/dev/null || echo 0)
+echo \$((n + 1)) >"$PWD/count"
+if [ "\$n" -lt 2 ]; then
+    printf '{"ev":"error","v":1,"t":1,"kind":"io","message":"write: No space left on device (a stand-in)"}\\n' >&3
+    exit 6
+fi
+exec "$W" "\$@"
+S
+chmod +x flaky.sh
+"$T" --sweeps wio.yaml --threads-per-worker 1 --max-attempts 1 --retry-delay 0.1 --worker "$PWD/flaky.sh" >wio.out 2>&1
+rc=$?
+ok $([ $rc = 0 ] && [ "$(q "select group_concat(reason, ' ') from (select reason from attempts order by n)")" = "io io done" ] &&
+    [ "$(q "select failures from jobs")" = 0 ] && echo 0 || echo 1) \
+    "two worker I/O errors with --max-attempts 1: done at the third attempt ($rc: $(q "select group_concat(reason) from attempts"))"
+cd ..
+
+# a machine that stays broken: the job fails after --max-machine-faults, a later run retries it
+mkdir perm && cd perm || exit 1
+sweep perm.yaml perm 16 "seeds: [6]"
+k12=$("$T" --dry-run --sweeps perm.yaml | awk '$1 ~ /^[0-9a-f]+$/ && length($1) == 12 { print $1; exit }')
+mkdir runs && : >"runs/$k12"
+"$T" --sweeps perm.yaml --threads-per-worker 1 --max-machine-faults 3 --retry-delay 0.1 >perm.out 2>&1
+rc=$?
+ok $([ $rc = 1 ] && [ "$(q "select status || ':' || reason || ':' || attempts from jobs")" = "failed:io:3" ] &&
+    q "select message from jobs" | grep -q "max-machine-faults); fix the machine" && echo 0 || echo 1) \
+    "3 machine faults in a row: failed, saying what to do ($rc: $(q "select status, reason, attempts, message from jobs"))"
+rm "runs/$k12"
+"$T" --sweeps perm.yaml --threads-per-worker 1 >perm2.out 2>&1
+ok $([ $? = 0 ] && [ "$(q "select status from jobs")" = done ] && echo 0 || echo 1) "once it is fixed, the next run trains it"
 finish
