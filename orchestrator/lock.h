@@ -6,7 +6,9 @@
  * process dies, even by kill -9, so a stale lock cannot exist.  On Linux
  * flock locks are independent of the POSIX byte-range locks SQLite takes
  * on the same file, so readers (`tlmd status`, tlm-report, sqlite3) are
- * never held up.  The holder's pid is read from /proc/locks.
+ * never held up (on local file systems: NFS emulates flock with POSIX
+ * locks, but results.db does not belong there anyway, its WAL needs shared
+ * memory).  The holder's pid is read from /proc/locks.
  * Must not: let workers inherit a lock (the descriptors are close-on-exec);
  * close the database's descriptor while a SQLite connection of this process
  * is open on the file (closing any descriptor of a file drops the process's
