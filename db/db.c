@@ -1,4 +1,4 @@
-/* db.c: opening results.db (WAL, busy timeout, foreign keys), the schema
+/* db.c: opening a results database (WAL, busy timeout, foreign keys), the schema
  * version check and migration, transactions and the statement cache.
  * Must not: run any statement before busy_timeout is set (a reader that
  * opens while the daemon commits would see "database is locked"). */
@@ -26,7 +26,8 @@ double db__now(void)
 
 int db__fail(db *d, eng_err *e, const char *what)
 {
-    return eng_errf(e, ENG_EIO, "results.db: %s: %s", what, d && d->h ? sqlite3_errmsg(d->h) : "no connection");
+    return eng_errf(e, ENG_EIO, "%s: %s: %s", d && d->path ? d->path : "results database", what,
+                    d && d->h ? sqlite3_errmsg(d->h) : "no connection");
 }
 
 void db__bind_text(sqlite3_stmt *s, int i, const char *v)
@@ -73,7 +74,7 @@ int db_exec(db *d, const char *sql, eng_err *e)
 {
     char *msg = NULL;
     if (sqlite3_exec(d->h, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        int rc = eng_errf(e, ENG_EIO, "results.db: %s", msg ? msg : sqlite3_errmsg(d->h));
+        int rc = eng_errf(e, ENG_EIO, "%s: %s", d->path, msg ? msg : sqlite3_errmsg(d->h));
         sqlite3_free(msg);
         return rc;
     }
@@ -109,16 +110,16 @@ static int set_wal(db *d, eng_err *e)
         return db__fail(d, e, "switching to WAL");
     if (strcasecmp(mode, "wal") != 0)
         return eng_errf(e, ENG_EIO,
-                        "results.db: the journal mode is '%s', not WAL (is the file on a network file system?); "
+                        "%s: the journal mode is '%s', not WAL (is the file on a network file system?); "
                         "readers would block the daemon",
-                        mode);
+                        d->path, mode);
     return 0;
 }
 
 int db_migrate(db *d, eng_err *e)
 {
     if (d->mode != DB_READWRITE)
-        return eng_errf(e, ENG_EINTERNAL, "results.db: migrate needs a read-write connection");
+        return eng_errf(e, ENG_EINTERNAL, "%s: migrate needs a read-write connection", d->path);
     if (db_begin(d, e))
         return ENG_EIO;
     /* read inside the write transaction: no other process can migrate meanwhile */
@@ -128,12 +129,13 @@ int db_migrate(db *d, eng_err *e)
         rc = db__fail(d, e, "reading user_version");
     } else if (v > DB_SCHEMA_VERSION) {
         rc = eng_errf(e, ENG_ECONFIG,
-                      "results.db: schema version %d is newer than this program's (%d); use a newer tlm", v,
+                      "%s: schema version %d is newer than this program's (%d); use a newer tlm", d->path, v,
                       DB_SCHEMA_VERSION);
     } else if (v == 0) {
         if (query_int(d, "SELECT count(*) FROM sqlite_master") != 0)
-            rc = eng_errf(e, ENG_ECONFIG, "results.db: the file holds tables but no TLM schema version; "
-                                          "not a TLM results database");
+            rc = eng_errf(e, ENG_ECONFIG,
+                          "%s: the file holds tables but no TLM schema version; not a TLM results database",
+                          d->path);
         else
             rc = db_exec(d, db_schema_sql, e);
     } else if (v < DB_SCHEMA_VERSION) {
@@ -154,10 +156,13 @@ int db_migrate(db *d, eng_err *e)
 /* A new database is built beside its final name (WAL mode, schema,
  * version) and renamed into place, so that a reader never meets it half
  * made: before the rename there is no file, after it a complete one. */
-static int create_atomically(const char *path, eng_err *e)
+int db_create(const char *path, int *created, eng_err *e)
 {
     struct stat st;
-    if (stat(path, &st) == 0 && st.st_size > 0)
+    if (created)
+        *created = 0;
+    int absent = stat(path, &st) != 0 && errno == ENOENT;
+    if (!absent && st.st_size > 0)
         return 0;
     char tmp[4096];
     if ((size_t)snprintf(tmp, sizeof tmp, "%s.new-%ld", path, (long)getpid()) >= sizeof tmp)
@@ -197,6 +202,8 @@ static int create_atomically(const char *path, eng_err *e)
         return r;
     }
     eng_fsync_dir(path);
+    if (created)
+        *created = absent;
     return 0;
 }
 
@@ -207,8 +214,12 @@ int db_open(const char *path, int mode, db **out, eng_err *e)
     if (!d)
         return eng_errf(e, ENG_ENOMEM, "out of memory");
     d->mode = mode;
-    if (mode == DB_READWRITE && create_atomically(path, e)) {
+    if (!(d->path = strdup(path))) {
         free(d);
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    }
+    if (mode == DB_READWRITE && db_create(path, NULL, e)) {
+        db_close(d);
         return ENG_EIO;
     }
     int flags = mode == DB_READWRITE ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
@@ -292,6 +303,7 @@ void db_close(db *d)
             sqlite3_wal_checkpoint_v2(d->h, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
     }
     sqlite3_close(d->h);
+    free(d->path);
     free(d);
 }
 

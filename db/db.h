@@ -26,7 +26,7 @@
 #include "engine/err.h"
 #include "engine/fileio.h"
 
-#define DB_SCHEMA_VERSION 3
+#define DB_SCHEMA_VERSION 4
 #define DB_BUSY_TIMEOUT_MS 10000
 
 typedef struct db db;
@@ -35,6 +35,11 @@ enum { DB_READONLY = 0, DB_READWRITE = 1 };
 
 /* ------------------------------------------------------------ connection */
 int db_open(const char *path, int mode, db **out, eng_err *e);
+/* A new, complete database at path (built aside, renamed into place) unless
+ * a non-empty file is there already; db_open(DB_READWRITE) calls it.  tlmd
+ * calls it first so that it can lock the file before opening it.
+ * *created (may be NULL): 1 when there was no file at path before. */
+int db_create(const char *path, int *created, eng_err *e);
 void db_close(db *d);
 /* The raw connection, for ad-hoc queries (tests, reports).  Still owned by d. */
 sqlite3 *db_handle(db *d);
@@ -184,6 +189,14 @@ int db_env_put(db *d, const db_env_row *r, eng_err *e);
 int db_log(db *d, const char *job, int64_t attempt, const char *level, const char *message, eng_err *e);
 
 /* ------------------------------------------------------------ queries */
+/* The database's identity (meta.database_id: 32 hex digits drawn at its
+ * creation), which a runs folder records to say which database it belongs to. */
+#define DB_ID_LEN 32
+int db_database_id(db *d, char id[DB_ID_LEN + 1], eng_err *e);
+/* Does the database hold a job whose key starts with `prefix` (a run folder's
+ * name)?  1 yes, 0 no, negative on error. */
+int db_job_prefix_known(db *d, const char *prefix, eng_err *e);
+
 /* Largest checkpoint step recorded for a job; -1 if none. */
 int db_last_ckpt_step(db *d, const char *job, int64_t *step, eng_err *e);
 

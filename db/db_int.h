@@ -39,6 +39,7 @@ typedef enum db_stmt_id {
 
 struct db {
     sqlite3 *h;
+    char *path;        /* as the caller named it: every message says which database */
     int mode;
     int opened_version;
     int in_tx;

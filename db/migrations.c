@@ -42,22 +42,29 @@ static const char STEP_1_TO_2[] =
  * emits (task lambada, metrics perplexity and acc; docs/evaluation.md). */
 static const char STEP_2_TO_3[] = "DROP VIEW IF EXISTS results;\n";
 
+/* 3 -> 4: the database gets an identity (meta.database_id, drawn by
+ * schema.sql's INSERT OR IGNORE, which the re-run below executes), so that
+ * a runs folder can say which database it belongs to. */
+static const char STEP_3_TO_4[] = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) "
+                                  "WITHOUT ROWID;\n";
+
 static const char *const STEPS[DB_SCHEMA_VERSION] = {
     [1] = STEP_1_TO_2,
     [2] = STEP_2_TO_3,
+    [3] = STEP_3_TO_4,
 };
 
 int db__migrate_from(db *d, int from, eng_err *e)
 {
     for (int v = from; v < DB_SCHEMA_VERSION; v++) {
         if (v < 1 || !STEPS[v])
-            return eng_errf(e, ENG_EINTERNAL, "results.db: no migration from schema version %d", v);
+            return eng_errf(e, ENG_EINTERNAL, "%s: no migration from schema version %d", d->path, v);
         if (db_exec(d, STEPS[v], e))
-            return eng_err_prefix(e, "migrating results.db from version %d to %d", v, v + 1);
+            return eng_err_prefix(e, "migrating %s from version %d to %d", d->path, v, v + 1);
     }
     /* Views and indexes are re-created from the current schema: every
      * statement there is IF NOT EXISTS, so tables that exist stay as they are. */
     if (db_exec(d, db_schema_sql, e))
-        return eng_err_prefix(e, "migrating results.db to version %d", DB_SCHEMA_VERSION);
+        return eng_err_prefix(e, "migrating %s to version %d", d->path, DB_SCHEMA_VERSION);
     return 0;
 }

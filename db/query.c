@@ -168,3 +168,47 @@ int db_sweep_jobs(db *d, const char *sweep, int (*cb)(void *ctx, const db_job_su
     job_cb c = {cb, ctx};
     return each_row(d, s, job_row, &c, e, "reading a sweep's jobs");
 }
+
+/* ------------------------------------------------------------ identity */
+int db_database_id(db *d, char id[DB_ID_LEN + 1], eng_err *e)
+{
+    id[0] = '\0';
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(d->h, "SELECT value FROM meta WHERE key = 'database_id'", -1, &s, NULL) != SQLITE_OK)
+        return db__fail(d, e, "reading the database id");
+    int rc = sqlite3_step(s);
+    const unsigned char *v = rc == SQLITE_ROW ? sqlite3_column_text(s, 0) : NULL;
+    size_t n = v ? strlen((const char *)v) : 0;
+    if (rc == SQLITE_ROW && n == DB_ID_LEN)
+        memcpy(id, v, n + 1);
+    sqlite3_finalize(s);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return db__fail(d, e, "reading the database id");
+    if (!id[0])
+        return eng_errf(e, ENG_EDATA, "%s: the database has no valid id (meta.database_id): expected %d hex digits",
+                        d->path, DB_ID_LEN);
+    return 0;
+}
+
+int db_job_prefix_known(db *d, const char *prefix, eng_err *e)
+{
+    /* keys are lowercase hex: a range scan of the primary key, no LIKE */
+    char hi[80];
+    size_t n = strlen(prefix);
+    if (n == 0 || n >= sizeof hi - 1)
+        return 0;
+    snprintf(hi, sizeof hi, "%s~", prefix);
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(d->h, "SELECT 1 FROM jobs WHERE key >= ?1 AND key < ?2 LIMIT 1", -1, &s, NULL) !=
+        SQLITE_OK)
+        return db__fail(d, e, "looking up a job");
+    sqlite3_bind_text(s, 1, prefix, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, hi, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    sqlite3_finalize(s);
+    if (rc == SQLITE_ROW)
+        return 1;
+    if (rc == SQLITE_DONE)
+        return 0;
+    return db__fail(d, e, "looking up a job");
+}

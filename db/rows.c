@@ -213,7 +213,7 @@ int db_job_start_attempt(db *d, const char *key, int *n, eng_err *e)
     if (rc < 0)
         return rc;
     if (rc == 0)
-        return eng_errf(e, ENG_EINTERNAL, "results.db: job %.12s vanished", key);
+        return eng_errf(e, ENG_EINTERNAL, "%s: job %.12s vanished", d->path, key);
     *n = st.attempts;
     return 0;
 }

@@ -1,9 +1,9 @@
--- schema.sql: results.db, the current schema (version 3, PRAGMA user_version).
+-- schema.sql: results.db, the current schema (version 4, PRAGMA user_version).
 --
 -- db/db.c runs this file on a new database and sets user_version; an older
 -- database is brought forward by the steps in db/migrations.c instead, and
 -- must end up identical to what this file creates (tests/test_db_migrate
--- checks it).  Names may grow, never change.  Versions 1 and 2 are kept in
+-- checks it).  Names may grow, never change.  Versions 1 to 3 are kept in
 -- db/history/.
 --
 -- tlmd is the only writer.  Readers (tlm-report, tlmd status, sqlite3 by
@@ -19,6 +19,17 @@
 --
 -- Times are Unix seconds (REAL).  Job keys are the SHA-256 hex of the job's
 -- canonical config (engine/config.c); `jobs.config` holds its full JSON.
+
+-- Facts about the database itself (version 4), one row per key:
+--   database_id  32 random hex digits drawn when the database is created (or
+--                migrated to version 4): tlmd writes it into the marker file
+--                of its --runs folder (runs/tlmd-runs.json), so that a run
+--                folder is only ever used with the database it belongs to.
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) WITHOUT ROWID;
+INSERT OR IGNORE INTO meta(key, value) VALUES ('database_id', lower(hex(randomblob(16))));
 
 CREATE TABLE IF NOT EXISTS sweeps (
     name         TEXT PRIMARY KEY,

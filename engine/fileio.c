@@ -180,3 +180,15 @@ int eng_path_not_file(const char *what, const char *path, const char *expected, 
     return eng_errf(e, ENG_ECONFIG, "%s%s%s: is not a directory (expected %s)", what ? what : "", what ? " " : "",
                     path, expected);
 }
+
+int eng_path_join(char *out, size_t cap, const char *dir, const char *name, eng_err *e)
+{
+    int n = snprintf(out, cap, "%s/%s", dir, name);
+    if (n < 0 || (size_t)n >= cap) {
+        if (cap)
+            out[0] = '\0';
+        return eng_errf(e, ENG_EIO, "%s/%s: longer than the %zu bytes this system allows", dir, name,
+                        (cap < ENG_PATH_CAP ? cap : ENG_PATH_CAP) - 1);
+    }
+    return 0;
+}

@@ -38,6 +38,10 @@ int eng_fsync_dir(const char *path);
 /* mkdir -p; existing folders are fine. */
 int eng_mkdir_p(const char *path, eng_err *e);
 
+/* out = "dir/name", or ENG_EIO ("dir/name: longer than the 4095 bytes
+ * this system allows") when it does not fit in cap: never cut. */
+int eng_path_join(char *out, size_t cap, const char *dir, const char *name, eng_err *e);
+
 /* Checks of paths given on a command line, before anything uses them;
  * `what` names the option ("--runs").  Each fails with ENG_ECONFIG. */
 /* At most `max` bytes: "--runs: the path is 4200 bytes, longer than the

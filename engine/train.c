@@ -86,10 +86,13 @@ int eng_trainer_create(eng_trainer **out, const eng_config *cfg, const char *ckp
     }
     for (int i = 0; i < cfg->eval.n_suites; i++)
         t->run_val |= !strcmp(cfg->eval.suites[i], "val");
+    phase(t, "setup");
     if ((rc = eng_loader_open(&t->loader, cfg, e)))
         goto fail;
+    phase(t, "setup");
     if ((rc = eng_evaluator_create(&t->evaluator, cfg, e)))
         goto fail;
+    phase(t, "setup");
     if (!eng_evaluator_n_suites(t->evaluator)) {
         eng_evaluator_free(t->evaluator);
         t->evaluator = NULL;
@@ -106,7 +109,9 @@ int eng_trainer_create(eng_trainer **out, const eng_config *cfg, const char *ckp
     }
     if ((rc = eng_model_create(&t->model, cfg, t->micro, t->T, e)))
         goto fail;
+    phase(t, "setup");
     eng_model_init_weights(t->model, (uint64_t)cfg->seed);
+    phase(t, "setup");
 
     eng_config_id(cfg, t->st.config_id);
     memcpy(t->st.data_id, t->info.data_id, sizeof t->st.data_id);
@@ -228,9 +233,11 @@ int eng_trainer_resume(eng_trainer *t, int64_t *from_step, eng_err *e)
     if (!t->root[0])
         return 0;
     char dir[ENG_CKPT_PATH_MAX];
+    phase(t, "setup");
     int rc = eng_ckpt_find(t->root, dir, log_skip, t, e);
     if (rc)
         return rc;
+    phase(t, "setup");
     if (!dir[0]) {
         logf_(t, "no usable checkpoint in %s: starting from step 0", t->root);
         return 0;
@@ -240,6 +247,7 @@ int eng_trainer_resume(eng_trainer *t, int64_t *from_step, eng_err *e)
         return rc;
     eng_train_state st;
     rc = eng_ckpt_load(dir, t->st.config_id, &hc.d, &st, e);
+    phase(t, "setup");
     if (!rc && strcmp(st.data_id, t->st.data_id))
         rc = eng_errf(e, ENG_EDATA,
                       "%s was trained on other data (data id %.12s, the configured shards give %.12s): the "
@@ -377,6 +385,8 @@ static int train_step(eng_trainer *t, eng_step_info *si, eng_err *e)
     double loss_sum = 0;
     for (int a = 0; a < t->accum; a++) {
         double l;
+        if (a)
+            phase(t, "train"); /* progress within a step of many micro-batches (heartbeats) */
         int rc = eng_loader_next(t->loader, t->micro, t->tokens, t->targets, e);
         if (!rc)
             rc = eng_model_forward(t->model, t->tokens, t->targets, t->micro, t->T, &l, NULL, e);

@@ -62,7 +62,11 @@ typedef struct eng_train_hooks {
     void (*step)(void *ud, const eng_step_info *s);               /* steps 1, every log_every, the last */
     void (*eval)(void *ud, const eng_eval_info *ev);
     void (*ckpt)(void *ud, const char *path, int64_t step, int64_t tokens);
-    /* The phase ("train", "eval", "ckpt") the loop enters; cheap, often. */
+    /* The phase ("setup", "train", "eval", "ckpt") the trainer is in; cheap,
+     * often: at each stage of set-up (data, evaluator, model, checkpoint
+     * search and load), each micro-batch, each evaluation batch and each
+     * checkpoint.  Every call is evidence of progress (tlmd tells a stuck
+     * worker from a slow one by it: docs/protocol.md, heartbeat). */
     void (*phase)(void *ud, const char *phase, int64_t step, int64_t tokens);
     /* Polled between steps: non-zero asks the loop to checkpoint and stop. */
     int (*stop_requested)(void *ud);

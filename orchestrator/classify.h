@@ -2,6 +2,11 @@
  * per docs/protocol.md "Exit statuses".  The exit status (reported by the
  * kernel) decides; the worker's own terminal event only adds its message
  * and must agree (exit 0 without a `done` event is a protocol failure).
+ * Retriable failures are of two kinds: the job's (a crash, a timeout, oom,
+ * an internal error: counted against --max-attempts) and the machine's
+ * (io: disk full, permissions, a read-only file system, EIO on the run
+ * folder; 127: the worker could not be started), which say nothing about
+ * the job and count against --max-machine-faults instead.
  * Must not: retry config, data or diverged failures. */
 #ifndef TLM_ORC_CLASSIFY_H
 #define TLM_ORC_CLASSIFY_H
@@ -9,6 +14,7 @@
 typedef enum orc_kill_reason {
     ORC_KILL_NONE = 0,
     ORC_KILL_TIMEOUT,   /* silent past --heartbeat-timeout */
+    ORC_KILL_STALL,     /* heartbeats, but no progress past --stall-timeout */
     ORC_KILL_SHUTDOWN,  /* tlmd was asked to stop */
     ORC_KILL_PROTOCOL   /* the worker trains something else (config_id mismatch) */
 } orc_kill_reason;
@@ -32,6 +38,7 @@ typedef struct orc_exit {
 typedef struct orc_outcome {
     const char *reason;  /* attempts.reason */
     int next;            /* orc_next */
+    int machine;         /* ORC_NEXT_RETRY: a fault of the machine, not of the job */
     char message[256];   /* why, in words (the worker's message is added by the caller) */
 } orc_outcome;
 

@@ -1,10 +1,12 @@
 /* daemon.c: tlmd's event loop.  Opens results.db (the only writer: a lock
- * file keeps a second daemon out), recovers from a predecessor that died,
- * loads the sweeps, then starts jobs on free slots in order, batches event
- * rows into transactions committed every 100 ms (and at once for events
- * something relies on), retries what failed retriably, and stops cleanly on
- * SIGINT/SIGTERM (a second signal forces).  Exits 0 only when every job of
- * the given sweeps is done.
+ * on the database file keeps a second daemon out), checks that --runs
+ * belongs to it (pairing.h), recovers from a predecessor that died, loads
+ * the sweeps, then starts jobs on free slots in order, batches event rows
+ * into transactions committed every 100 ms (and at once for events
+ * something relies on), retries what failed retriably after a delay that
+ * doubles with each failure in a row, and stops cleanly on SIGINT/SIGTERM
+ * (a second signal forces).  Exits 0 only when every job of the given
+ * sweeps is done.
  * Must not: act on an event or an exit before it is committed. */
 #include "orchestrator/daemon.h"
 
@@ -16,7 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/fileio.h"
 #include "orchestrator/lock.h"
+#include "orchestrator/pairing.h"
 
 #define TICK_MS 100
 
@@ -77,18 +81,27 @@ void orc_fatal(orc_daemon *d, const eng_err *e)
     d->fatal = 1;
     d->fatal_err = *e;
     db_rollback(d->db);
-    orc_say(d, "results.db failed: %s; stopping every worker (they checkpoint)", e->msg);
+    orc_say(d, "the database %s failed: %s; stopping every worker (they checkpoint)", d->o->db_path, e->msg);
     d->stopping = 1;
     stop_all(d, ORC_KILL_SHUTDOWN);
 }
 
 /* ------------------------------------------------------------ queue */
+/* Retries whose delay is over come first (oldest first), then the queue;
+ * retries still waiting hold up nothing. */
 static long next_job(orc_daemon *d)
 {
-    while (d->retry_head < d->retry_n) {
-        uint32_t j = d->retry[d->retry_head++];
-        if (d->plan.jobs.v[j].status == ORC_PENDING)
+    double now = orc_now();
+    for (size_t i = 0; i < d->retry_n; i++) {
+        uint32_t j = d->retry[i].job;
+        int pending = d->plan.jobs.v[j].status == ORC_PENDING;
+        if (pending && d->retry[i].at > now)
+            continue;
+        memmove(d->retry + i, d->retry + i + 1, (d->retry_n - i - 1) * sizeof *d->retry);
+        d->retry_n--;
+        if (pending)
             return j;
+        i--;
     }
     while (d->q_head < d->plan.n_queue) {
         uint32_t j = d->plan.queue[d->q_head++];
@@ -98,15 +111,31 @@ static long next_job(orc_daemon *d)
     return -1;
 }
 
-static int has_next(const orc_daemon *d) { return d->retry_head < d->retry_n || d->q_head < d->plan.n_queue; }
+static int has_next(const orc_daemon *d) { return d->retry_n > 0 || d->q_head < d->plan.n_queue; }
 
-static void push_retry(orc_daemon *d, size_t job)
+static int retry_ready(const orc_daemon *d, double now)
 {
-    if (d->retry_head == d->retry_n)
-        d->retry_head = d->retry_n = 0;
+    for (size_t i = 0; i < d->retry_n; i++)
+        if (d->retry[i].at <= now)
+            return 1;
+    return 0;
+}
+
+/* The wait before the next attempt of a job that failed `streak` times in a
+ * row: --retry-delay, doubled each time, at most --retry-delay-max. */
+static double retry_delay(const orc_opts *o, int streak)
+{
+    double v = o->retry_delay;
+    for (int i = 1; i < streak && v < o->retry_delay_max; i++)
+        v *= 2;
+    return v < o->retry_delay_max ? v : o->retry_delay_max;
+}
+
+static void push_retry(orc_daemon *d, size_t job, double delay)
+{
     if (d->retry_n == d->retry_cap) {
         size_t cap = d->retry_cap ? d->retry_cap * 2 : 64;
-        uint32_t *v = realloc(d->retry, cap * sizeof *v);
+        orc_retry *v = realloc(d->retry, cap * sizeof *v);
         if (!v) {
             eng_err e;
             eng_errf(&e, ENG_ENOMEM, "out of memory");
@@ -116,7 +145,16 @@ static void push_retry(orc_daemon *d, size_t job)
         d->retry = v;
         d->retry_cap = cap;
     }
-    d->retry[d->retry_n++] = (uint32_t)job;
+    d->retry[d->retry_n++] = (orc_retry){(uint32_t)job, orc_now() + delay};
+}
+
+/* "retrying in 20 s" / "retrying now" */
+static void fmt_retry(double delay, char *out, size_t cap)
+{
+    if (delay <= 0)
+        snprintf(out, cap, "retrying now");
+    else
+        snprintf(out, cap, "retrying in %.3g s", delay);
 }
 
 static void maybe_end(orc_daemon *d)
@@ -129,33 +167,56 @@ static void maybe_end(orc_daemon *d)
         uv_close((uv_handle_t *)&d->sig[i], NULL);
 }
 
-/* A job whose worker could not even be started (run folder, spawn): an
- * attempt without a process, counted as a failure. */
+/* What a fault of the machine means for a job, for its messages: not its
+ * fault (and how many in a row so far), or, the last one, what to do. */
+static void machine_note(const orc_daemon *d, const orc_job *j, int final, char *out, size_t cap)
+{
+    if (final)
+        snprintf(out, cap,
+                 "the machine failed it %d time(s) in a row (--max-machine-faults); fix the machine (disk space, "
+                 "permissions, the run folder) and run tlmd again: it retries jobs that failed this way",
+                 j->machine_faults);
+    else
+        snprintf(out, cap, "a fault of the machine, not of the job (%d of --max-machine-faults %d, not counted in "
+                           "--max-attempts)",
+                 j->machine_faults, d->o->max_machine_faults);
+}
+
+/* A job whose worker could not even be started (run folder, log, spawn):
+ * an attempt without a process.  Nothing of the job was tried, so it is a
+ * fault of the machine (or of tlmd), never counted against the job. */
 static void start_failed(orc_daemon *d, size_t job, const eng_err *why)
 {
     orc_job *j = &d->plan.jobs.v[job];
     eng_err e;
     int n = 0;
     int64_t id = 0;
+    j->streak++;
+    j->machine_faults++;
+    int final = j->machine_faults >= d->o->max_machine_faults;
+    char note[320], message[ENG_MSG_MAX];
+    machine_note(d, j, final, note, sizeof note);
+    eng_msg_printf(message, sizeof message, "cannot start: %s; %s", why->msg, note);
     orc_batch(d);
     db_attempt_row ar = {.job = j->key, .host = d->host, .device = "-", .started_at = wall_now()};
-    db_attempt_end end = {.ended_at = wall_now(), .exit_code = -1, .reason = "io", .message = why->msg,
+    db_attempt_end end = {.ended_at = wall_now(), .exit_code = -1, .reason = "io", .message = message,
                           .step = -1, .tokens = -1};
-    int final = j->failures + 1 >= d->o->max_attempts;
     if (db_job_start_attempt(d->db, j->key, &n, &e) || ((ar.n = n), db_attempt_begin(d->db, &ar, &id, &e)) ||
-        db_attempt_finish(d->db, id, &end, &e) || db_job_add_failure(d->db, j->key, &e) ||
-        db_job_set_status(d->db, j->key, final ? "failed" : "pending", "io", why->msg, &e)) {
+        db_attempt_finish(d->db, id, &end, &e) ||
+        db_job_set_status(d->db, j->key, final ? "failed" : "pending", "io", message, &e)) {
         orc_fatal(d, &e);
         return;
     }
     j->attempts = n;
-    j->failures++;
-    orc_say(d, "job %.12s: cannot start: %s%s", j->key, why->msg, final ? "; failed" : "; will retry");
+    double delay = retry_delay(d->o, j->streak);
+    char when[48];
+    fmt_retry(delay, when, sizeof when);
+    orc_say(d, "job %.12s: %s; %s", j->key, message, final ? "failed" : when);
     if (final) {
         j->status = ORC_FAILED;
         d->failed_now++;
     } else {
-        push_retry(d, job);
+        push_retry(d, job, delay);
     }
     orc_commit(d);
 }
@@ -213,6 +274,8 @@ static void stderr_tail(const char *run_dir, char *out, size_t cap)
         buf[--n] = '\0';
     char *line = strrchr(buf, '\n');
     line = line ? line + 1 : buf;
+    if (!strncmp(line, "=== tlmd: attempt ", 18)) /* supervise.c's header: the worker said nothing */
+        return;
     size_t k = 0;
     for (; *line && k + 1 < cap; line++)
         out[k++] = ((unsigned char)*line >= 0x20 && (unsigned char)*line < 0x7f) ? *line : '?';
@@ -228,7 +291,10 @@ void orc_run_finished(orc_daemon *d, orc_run *r)
     orc_outcome out;
     orc_classify(&x, &out);
     char message[ENG_MSG_MAX];
-    eng_msg_copy(message, sizeof message, out.message);
+    if (r->stall_note[0])
+        eng_msg_printf(message, sizeof message, "%s (%s)", out.message, r->stall_note);
+    else
+        eng_msg_copy(message, sizeof message, out.message);
     if (r->message[0]) {
         size_t n = strlen(message);
         eng_msg_printf(message + n, sizeof message - n, "%s%s", n ? ": " : "", r->message);
@@ -245,7 +311,20 @@ void orc_run_finished(orc_daemon *d, orc_run *r)
                        r->protocol_errors);
     }
 
-    int final_failure = out.next == ORC_NEXT_FAIL || (out.next == ORC_NEXT_RETRY && j->failures + 1 >= d->o->max_attempts);
+    int machine = out.next == ORC_NEXT_RETRY && out.machine;
+    if (out.next == ORC_NEXT_RETRY) {
+        j->streak++;
+        j->machine_faults = machine ? j->machine_faults + 1 : 0;
+    }
+    int final_failure = out.next == ORC_NEXT_FAIL ||
+                        (out.next == ORC_NEXT_RETRY && (machine ? j->machine_faults >= d->o->max_machine_faults
+                                                                : j->failures + 1 >= d->o->max_attempts));
+    if (machine) {
+        char note[320];
+        machine_note(d, j, final_failure, note, sizeof note);
+        size_t n = strlen(message);
+        snprintf(message + n, sizeof message - n, "%s%s", n ? "; " : "", note);
+    }
     if (!d->fatal) {
         orc_batch(d); /* the attempt's last events and its end: one commit, before anything acts on it */
         eng_err e;
@@ -263,7 +342,8 @@ void orc_run_finished(orc_daemon *d, orc_run *r)
                     rc = db_job_set_status(d->db, j->key, "done", NULL, NULL, &e);
                 break;
             case ORC_NEXT_RETRY:
-                rc = db_job_add_failure(d->db, j->key, &e);
+                if (!machine)
+                    rc = db_job_add_failure(d->db, j->key, &e);
                 if (!rc)
                     rc = db_job_set_status(d->db, j->key, final_failure ? "failed" : "pending", out.reason, message,
                                            &e);
@@ -296,18 +376,22 @@ void orc_run_finished(orc_daemon *d, orc_run *r)
                 (long long)r->step);
         break;
     case ORC_NEXT_RETRY:
-        j->failures++;
+        if (!machine)
+            j->failures++;
         if (final_failure) {
             j->status = ORC_FAILED;
             d->failed_now++;
             orc_say(d, "job %.12s (%s) failed (%s) after %d attempt(s): %s", j->key, r->label, out.reason,
-                    j->failures, message);
+                    machine ? j->machine_faults : j->failures, message);
         } else {
             j->status = ORC_PENDING;
+            double delay = retry_delay(d->o, j->streak);
+            char when[48];
+            fmt_retry(delay, when, sizeof when);
             orc_say(d, "job %.12s (%s) attempt %d ended: %s: %s; %s", j->key, r->label, r->n, out.reason, message,
-                    d->stopping ? "it resumes on the next start" : "retrying from its last checkpoint");
+                    d->stopping ? "it resumes on the next start" : when);
             if (!d->stopping) {
-                push_retry(d, r->job);
+                push_retry(d, r->job, delay);
                 d->retried_now++;
             }
         }
@@ -344,6 +428,8 @@ static void on_tick(uv_timer_t *t)
         orc_run_tick(r, now);
     }
     orc_commit(d);
+    if (!d->stopping && retry_ready(d, now))
+        orc_dispatch(d);
     orc_progress_tick(d, now);
 }
 
@@ -428,7 +514,7 @@ int orc_daemon_run(const orc_opts *o, eng_err *e)
     d->o = o;
     d->t0 = orc_now();
     d->tty = o->progress < 0 ? isatty(STDOUT_FILENO) : o->progress;
-    int lock_fd = -1, status = 2, loop_ok = 0;
+    int lock_fd = -1, runs_fd = -1, status = 2, loop_ok = 0, created = 0, discard = 0;
     orc_slot_spec specs[ORC_MAX_SLOTS];
     if (find_worker(o, d->worker, sizeof d->worker, e) ||
         orc_slots_plan(o->devices, o->workers, o->threads_per_worker, specs, &d->n_slots, &d->threads, e))
@@ -440,11 +526,32 @@ int orc_daemon_run(const orc_opts *o, eng_err *e)
     d->host[sizeof d->host - 1] = '\0';
 
     status = 3;
+    /* the lock is on the database file itself (whatever path names it), so
+     * the file exists first; then the runs folder, locked too: a copy of the
+     * database (the same id) must not share it with the original's daemon */
+    if (db_create(o->db_path, &created, e))
+        goto out;
     if ((lock_fd = orc_lock_acquire(o->db_path, e)) < 0) {
         status = e->code == ENG_ECONFIG ? 2 : 3;
         goto out;
     }
-    if (db_open(o->db_path, DB_READWRITE, &d->db, e) || orc_recover(d->db, stdout, e))
+    if (db_open(o->db_path, DB_READWRITE, &d->db, e)) {
+        status = e->code == ENG_ECONFIG ? 2 : 3; /* not a TLM database, or a newer one */
+        goto out;
+    }
+    if (eng_mkdir_p(o->runs_dir, e)) {
+        eng_err_prefix(e, "--runs");
+        goto out;
+    }
+    if ((runs_fd = orc_lock_runs(o->runs_dir, e)) < 0 ||
+        orc_pairing_claim(o->runs_dir, o->db_path, d->db, o->adopt_runs, stdout, e)) {
+        status = e->code == ENG_ECONFIG ? 2 : 3;
+        /* a database made by this very command (a mistyped --db) goes again:
+         * the refusal changes nothing */
+        discard = created && status == 2;
+        goto out;
+    }
+    if (orc_recover(d->db, stdout, e))
         goto out;
     int rc = orc_plan_load(&d->plan, o, d->db, stdout, e);
     if (rc) {
@@ -485,10 +592,22 @@ out:
     }
     db_checkpointer_stop(d->ckpt);
     db_close(d->db);
+    if (discard) {
+        static const char *const ext[] = {"", "-wal", "-shm"};
+        for (int i = 0; i < 3; i++) {
+            char p[4200];
+            snprintf(p, sizeof p, "%s%s", o->db_path, ext[i]);
+            unlink(p);
+        }
+    }
     orc_plan_free(&d->plan);
     free(d->retry);
+    /* only now: closing a descriptor of the database file drops this
+     * process's POSIX locks on it, SQLite's included (lock.h) */
     if (lock_fd >= 0)
         close(lock_fd);
+    if (runs_fd >= 0)
+        close(runs_fd);
     free(d);
     return status;
 }

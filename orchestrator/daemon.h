@@ -24,6 +24,12 @@
 
 typedef struct orc_daemon orc_daemon;
 
+/* A job waiting for its retry: started no sooner than `at` (monotonic s). */
+typedef struct orc_retry {
+    uint32_t job;
+    double at;
+} orc_retry;
+
 /* One attempt of one job: a worker process and its events pipe. */
 typedef struct orc_run {
     orc_daemon *d;
@@ -36,6 +42,10 @@ typedef struct orc_run {
     int n;                  /* attempts.n */
     int pid;
     double started, last_event, term_at, exited_at; /* monotonic seconds */
+    double progress_at;     /* when it last showed progress (an event, or a heartbeat whose counter moved) */
+    int64_t progress;       /* the last heartbeat's progress counter (-1: none yet) */
+    char phase[16];         /* the last heartbeat's phase */
+    char stall_note[96];    /* why it was judged stuck, for the attempt's message */
     int kill_reason;        /* orc_kill_reason */
     int term_sent, kill_sent;
     int exited, eof, finished;
@@ -69,8 +79,8 @@ struct orc_daemon {
     orc_slot slots[ORC_MAX_SLOTS];
     int n_slots, threads;
     size_t q_head;          /* plan.queue[q_head..n_queue) still to start */
-    uint32_t *retry;        /* FIFO of jobs to retry, ahead of the queue */
-    size_t retry_head, retry_n, retry_cap;
+    orc_retry *retry;       /* jobs to retry once their delay is over, ahead of the queue (oldest first) */
+    size_t retry_n, retry_cap;
     uv_timer_t tick;
     uv_signal_t sig[3];
     int stopping, forced, stop_signal, closing;
@@ -118,6 +128,10 @@ int orc_recover(db *d, FILE *log, eng_err *e);
 
 /* progress.c */
 void orc_say(orc_daemon *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* orc_say, and on stderr (unless it is the same file as stdout) and as a
+ * 'warn' row in results.db's logs (job may be NULL): for what a user must
+ * hear of even in a quiet run, such as checkpoints set aside. */
+void orc_notice(orc_daemon *d, const char *job, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void orc_progress_tick(orc_daemon *d, double now);
 void orc_progress_clear(orc_daemon *d);
 void orc_summary(orc_daemon *d, FILE *out);

@@ -168,7 +168,7 @@ static int parse_start(ctx *c, orc_event *ev)
 
 static int parse_kind(ctx *c, orc_event *ev)
 {
-    static const char *const phases[] = {"train", "eval", "ckpt", NULL};
+    static const char *const phases[] = {"setup", "train", "eval", "ckpt", NULL};
     static const char *const kinds[] = {"config", "data", "diverged", "oom", "io", "internal", NULL};
     switch (ev->kind) {
     case ORC_EV_START:
@@ -201,7 +201,7 @@ static int parse_kind(ctx *c, orc_event *ev)
     case ORC_EV_CKPT:
         return str(c, "path", REQ, &ev->path);
     case ORC_EV_HEARTBEAT:
-        if (str(c, "phase", REQ, &ev->phase))
+        if (str(c, "phase", REQ, &ev->phase) || count(c, "progress", OPT, &ev->progress))
             return -1;
         return one_of(c, "phase", ev->phase, phases);
     case ORC_EV_STOPPED: {
@@ -250,6 +250,7 @@ int orc_event_parse(orc_event_parser *p, const char *line, size_t len, orc_event
     ev->flops_per_token = NAN;
     ev->threads = -1;
     ev->n = -1;
+    ev->progress = -1;
     ev->stderr_ = ev->val_loss = ev->elapsed_s = NAN;
     ev->loss = ev->lr = ev->grad_norm = ev->tokens_per_s = ev->step_ms = ev->value = NAN;
 

@@ -59,6 +59,7 @@ typedef struct orc_event {
     int signal;
     /* heartbeat */
     const char *phase;
+    int64_t progress;  /* the worker's progress counter; -1 when absent (older workers) */
     /* done: loss (above), val_loss (NaN when null), elapsed_s */
     double val_loss, elapsed_s;
     /* error */

@@ -98,8 +98,12 @@ void orc_ingest_line(orc_run *r, const char *line, size_t len)
         orc_ingest_protocol_error(r, "an event after the run's end (done, stopped or error)", line, len);
         return;
     }
-    if (!r->got_start && ev.kind != ORC_EV_START && ev.kind != ORC_EV_ERROR) {
-        orc_ingest_protocol_error(r, "an event before the start event", line, len);
+    /* set-up (data, model, a checkpoint to load) may take long: heartbeats
+     * of phase "setup" keep the worker alive before its start event */
+    int setup_beat = ev.kind == ORC_EV_HEARTBEAT && !strcmp(ev.phase, "setup");
+    if (!r->got_start && ev.kind != ORC_EV_START && ev.kind != ORC_EV_ERROR && !setup_beat) {
+        orc_ingest_protocol_error(r, "an event before the start event (only heartbeats of phase setup may come first)",
+                                  line, len);
         return;
     }
     if (r->got_start && ev.kind == ORC_EV_START) {
@@ -107,6 +111,11 @@ void orc_ingest_line(orc_run *r, const char *line, size_t len)
         return;
     }
     r->last_event = orc_now();
+    /* progress: any event but a heartbeat; a heartbeat whose counter moved;
+     * a heartbeat without one (a worker older than the field: it cannot
+     * show a stall, so it is not judged by one) */
+    if (ev.kind != ORC_EV_HEARTBEAT || ev.progress < 0 || ev.progress != r->progress)
+        r->progress_at = r->last_event;
     d->batch_rows++;
     orc_batch(d); /* rows share the tick's transaction: one commit per 100 ms, not per row */
     eng_err e;
@@ -146,8 +155,10 @@ void orc_ingest_line(orc_run *r, const char *line, size_t len)
     }
     case ORC_EV_HEARTBEAT:
         d->batch_rows--; /* nothing written */
-        if (ev.step >= 0)
+        if (ev.step >= 0 && r->got_start)
             r->step = ev.step;
+        r->progress = ev.progress;
+        snprintf(r->phase, sizeof r->phase, "%s", ev.phase);
         break;
     case ORC_EV_STOPPED:
     case ORC_EV_DONE:

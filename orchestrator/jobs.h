@@ -25,6 +25,8 @@ typedef struct orc_job {
     uint8_t arch;        /* eng_arch */
     int32_t attempts;    /* all attempts so far (results.db jobs.attempts) */
     int32_t failures;    /* failed attempts counted against --max-attempts */
+    uint16_t streak;     /* attempts failed in a row in this run (the retry delay doubles with it) */
+    uint16_t machine_faults; /* of those, the machine's, in a row (against --max-machine-faults) */
     int64_t tokens_total;
 } orc_job;
 

@@ -14,6 +14,7 @@ orchestrator_liborc_a_SOURCES = \
 	orchestrator/rundir.c orchestrator/rundir.h \
 	orchestrator/slots.c orchestrator/slots.h \
 	orchestrator/lock.c orchestrator/lock.h \
+	orchestrator/pairing.c orchestrator/pairing.h \
 	orchestrator/classify.c orchestrator/classify.h \
 	orchestrator/shim.c orchestrator/shim.h \
 	orchestrator/daemon.c orchestrator/daemon.h \

@@ -1,4 +1,4 @@
-/* lock.c: the daemon's lock file (see lock.h). */
+/* lock.c: the daemon's locks (see lock.h). */
 #include "orchestrator/lock.h"
 
 #include <errno.h>
@@ -7,59 +7,104 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
-static void lock_path(const char *db_path, char *out, size_t cap) { snprintf(out, cap, "%s.lock", db_path); }
+#define TRIES 20          /* a `tlmd status` probe holds a shared lock for microseconds */
+#define TRY_GAP_NS 50000000L
 
-static long read_pid(int fd)
+/* pid of the process holding an exclusive flock on this inode, from
+ * /proc/locks ("1: FLOCK  ADVISORY  WRITE 4242 fe:00:1234567 0 EOF");
+ * -1 if none is listed (or the file cannot be read). */
+static long flock_writer(const struct stat *st)
 {
-    char buf[32] = "";
-    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    return strtol(buf, NULL, 10);
+    FILE *f = fopen("/proc/locks", "re");
+    if (!f)
+        return -1;
+    char line[256];
+    long found = -1;
+    while (found < 0 && fgets(line, sizeof line, f)) {
+        const char *p = strchr(line, ':');
+        if (!p)
+            continue;
+        p++;
+        while (*p == ' ')
+            p++;
+        if (!strncmp(p, "->", 2)) /* a waiter, not the holder */
+            continue;
+        char type[16], mode[16], rw[16];
+        long pid;
+        unsigned maj, min;
+        unsigned long long ino;
+        if (sscanf(p, "%15s %15s %15s %ld %x:%x:%llu", type, mode, rw, &pid, &maj, &min, &ino) == 7 &&
+            !strcmp(type, "FLOCK") && !strcmp(rw, "WRITE") && maj == major(st->st_dev) && min == minor(st->st_dev) &&
+            ino == (unsigned long long)st->st_ino && pid > 0)
+            found = pid;
+    }
+    fclose(f);
+    return found;
 }
 
-int orc_lock_acquire(const char *db_path, eng_err *e)
+/* An exclusive flock on `path` (a file or a folder).  `what` names it in
+ * messages ("database", "runs folder"). */
+static int lock_one(const char *path, int dir, const char *what, eng_err *e)
 {
-    char path[4096];
-    lock_path(db_path, path, sizeof path);
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return eng_errf(e, ENG_EIO, "%s: %s", path, strerror(errno));
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        int err = errno;
-        long pid = read_pid(fd);
+    for (int round = 0; round < 3; round++) {
+        int fd = open(path, (dir ? O_RDONLY | O_DIRECTORY : O_RDWR) | O_CLOEXEC);
+        if (fd < 0)
+            return eng_errf(e, ENG_EIO, "%s: cannot open the %s to lock it: %s", path, what, strerror(errno));
+        int rc = -1, err = 0;
+        long pid = -1;
+        struct stat held, now;
+        for (int i = 0; i < TRIES; i++) {
+            if ((rc = flock(fd, LOCK_EX | LOCK_NB)) == 0 || (err = errno) != EWOULDBLOCK)
+                break;
+            /* a daemon holds it for good: say so at once; anything else (a
+             * `tlmd status` probe, or a holder /proc/locks does not show) is
+             * given a second to let go */
+            if ((pid = fstat(fd, &held) == 0 ? flock_writer(&held) : -1) > 0)
+                break;
+            struct timespec gap = {0, TRY_GAP_NS};
+            nanosleep(&gap, NULL);
+        }
+        if (rc != 0) {
+            close(fd);
+            if (err != EWOULDBLOCK)
+                return eng_errf(e, ENG_EIO, "%s: cannot lock the %s: %s", path, what, strerror(err));
+            char who[48] = "";
+            if (pid > 0)
+                snprintf(who, sizeof who, " (pid %ld)", pid);
+            return eng_errf(e, ENG_ECONFIG,
+                            "another tlmd%s is running on the %s %s (the same file, whatever path names it); one "
+                            "daemon per %s: wait for it to finish or stop it (kill -INT, it resumes later)",
+                            who, what, path, what);
+        }
+        /* the name may have been moved to another file between open and flock
+         * (a database created beside it and renamed into place): the lock must
+         * be on the file the name means now */
+        if (fstat(fd, &held) == 0 && stat(path, &now) == 0 && held.st_dev == now.st_dev && held.st_ino == now.st_ino)
+            return fd;
         close(fd);
-        if (err == EWOULDBLOCK)
-            return eng_errf(e, ENG_ECONFIG, "another tlmd (pid %ld) is running on %s; one daemon per database",
-                            pid, db_path);
-        return eng_errf(e, ENG_EIO, "%s: cannot lock: %s", path, strerror(err));
     }
-    char buf[32];
-    int n = snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
-    if (ftruncate(fd, 0) != 0 || pwrite(fd, buf, (size_t)n, 0) != n) {
-        close(fd);
-        return eng_errf(e, ENG_EIO, "%s: cannot write: %s", path, strerror(errno));
-    }
-    return fd;
+    return eng_errf(e, ENG_EIO, "%s: the %s keeps being replaced while tlmd locks it", path, what);
 }
+
+int orc_lock_acquire(const char *db_path, eng_err *e) { return lock_one(db_path, 0, "database", e); }
+
+int orc_lock_runs(const char *runs_dir, eng_err *e) { return lock_one(runs_dir, 1, "runs folder", e); }
 
 long orc_lock_holder(const char *db_path)
 {
-    char path[4096];
-    lock_path(db_path, path, sizeof path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(db_path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
     long pid = 0;
     if (flock(fd, LOCK_SH | LOCK_NB) != 0) {
-        if (errno == EWOULDBLOCK) {
-            pid = read_pid(fd);
-            if (pid <= 0)
-                pid = -1; /* held, pid not written yet */
-        }
+        struct stat st;
+        if (errno == EWOULDBLOCK)
+            pid = fstat(fd, &st) == 0 ? flock_writer(&st) : -1;
     } else {
         flock(fd, LOCK_UN);
     }

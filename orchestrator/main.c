@@ -20,8 +20,10 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: tlmd --sweeps FILE|DIR [--sweeps ...] [--db results.db] [--runs runs/]\n"
             "            [--devices auto|cpu|0,1,...] [--workers N] [--threads-per-worker N]\n"
-            "            [--max-attempts 3] [--heartbeat-timeout 120] [--kill-grace 10]\n"
-            "            [--worker PATH] [--dry-run] [--rerun] [--progress|--no-progress]\n"
+            "            [--max-attempts 3] [--max-machine-faults 10] [--retry-delay 10]\n"
+            "            [--retry-delay-max 300] [--heartbeat-timeout 120] [--stall-timeout 1800]\n"
+            "            [--kill-grace 10] [--worker PATH] [--dry-run] [--rerun] [--retry-failed]\n"
+            "            [--adopt-runs] [--progress|--no-progress]\n"
             "       tlmd status [--db results.db] [--sweep NAME] [--summary]\n"
             "\n"
             "Trains every job of the sweeps (docs/sweeps.md) with tlm-worker, records\n"
@@ -35,11 +37,21 @@ static void usage(FILE *f)
             "  --workers N              CPU workers at a time (default: cores / threads-per-worker, or 1)\n"
             "  --threads-per-worker N   compute threads per worker (default: cores / workers)\n"
             "  --max-attempts N         failed attempts before a job fails for good (default 3)\n"
+            "  --max-machine-faults N   attempts in a row that the machine fails (I/O, disk full, permissions,\n"
+            "                           the worker cannot start) before a job fails; not counted in\n"
+            "                           --max-attempts (default 10)\n"
+            "  --retry-delay S          wait before retrying a failed attempt, doubled at each failure in a\n"
+            "                           row (default 10)\n"
+            "  --retry-delay-max S      the longest wait (default 300)\n"
             "  --heartbeat-timeout S    a worker silent this long is stopped and retried (default 120)\n"
+            "  --stall-timeout S        a worker whose heartbeats show no progress this long is stuck: stopped\n"
+            "                           and retried (default 1800; 0: off)\n"
             "  --kill-grace S           SIGTERM to SIGKILL delay for a stopped worker (default 10)\n"
             "  --worker PATH            the tlm-worker to run (default: beside tlmd, or $TLM_WORKER)\n"
             "  --dry-run                list the jobs (id, axes, d_ff, params, FLOPs, new/done/...) and exit\n"
-            "  --rerun                  train again jobs that are done or failed\n"
+            "  --rerun                  train again jobs that are done or failed (their checkpoints are set aside)\n"
+            "  --retry-failed           try again jobs that failed for good (config, data, diverged), after a fix\n"
+            "  --adopt-runs             let --db take over a --runs folder that belongs to another database\n"
             "  --progress, --no-progress  live view (default: when stdout is a terminal)\n"
             "\n"
             "  status                   print the state of every sweep and job in the database\n"
@@ -147,6 +159,12 @@ int main(int argc, char **argv)
         {"max-attempts", required_argument, 0, 'm'},
         {"heartbeat-timeout", required_argument, 0, 'H'},
         {"kill-grace", required_argument, 0, 'k'},
+        {"max-machine-faults", required_argument, 0, 'M'},
+        {"retry-delay", required_argument, 0, 'y'},
+        {"retry-delay-max", required_argument, 0, 'Y'},
+        {"stall-timeout", required_argument, 0, 'S'},
+        {"retry-failed", no_argument, 0, 'F'},
+        {"adopt-runs", no_argument, 0, 'A'},
         {"worker", required_argument, 0, 'W'},
         {"dry-run", no_argument, 0, 'n'},
         {"rerun", no_argument, 0, 'R'},
@@ -157,7 +175,8 @@ int main(int argc, char **argv)
     };
     orc_opts o = {
         .db_path = "results.db", .runs_dir = "runs", .devices = "auto", .max_attempts = 3,
-        .heartbeat_timeout = 120, .kill_grace = 10, .progress = -1,
+        .max_machine_faults = 10, .retry_delay = 10, .retry_delay_max = 300,
+        .heartbeat_timeout = 120, .stall_timeout = 1800, .kill_grace = 10, .progress = -1,
     };
     const char **sweeps = calloc((size_t)argc, sizeof *sweeps);
     if (!sweeps)
@@ -198,6 +217,27 @@ int main(int argc, char **argv)
                 return done(sweeps, 2);
             o.kill_grace = v;
             break;
+        case 'M':
+            if (int_arg("--max-machine-faults", optarg, 1, 1000, &o.max_machine_faults))
+                return done(sweeps, 2);
+            break;
+        case 'y':
+            if (num_arg("--retry-delay", optarg, 0, 86400, &v))
+                return done(sweeps, 2);
+            o.retry_delay = v;
+            break;
+        case 'Y':
+            if (num_arg("--retry-delay-max", optarg, 0, 86400, &v))
+                return done(sweeps, 2);
+            o.retry_delay_max = v;
+            break;
+        case 'S':
+            if (num_arg("--stall-timeout", optarg, 0, 1e7, &v))
+                return done(sweeps, 2);
+            o.stall_timeout = v;
+            break;
+        case 'F': o.retry_failed = 1; break;
+        case 'A': o.adopt_runs = 1; break;
         case 'W': o.worker = optarg; break;
         case 'n': o.dry_run = 1; break;
         case 'R': o.rerun = 1; break;

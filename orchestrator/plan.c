@@ -135,7 +135,7 @@ static int check_duplicate(seen_sweep *seen, size_t n, const orc_sweep *s, const
 typedef struct {
     FILE *out;
     db *d;
-    int rerun;
+    int rerun, retry_failed;
     orc_jobs distinct;
     eng_sha256 sha;
     size_t n_new, n_done, n_other, n_failed;
@@ -171,7 +171,7 @@ static int dry_job(void *ctx, const orc_sweep_job *j, eng_err *e)
             status = st.status;
             if (c->rerun)
                 status = "rerun";
-            else if (!strcmp(st.status, "failed") && !orc_reason_is_final(st.reason))
+            else if (!strcmp(st.status, "failed") && (c->retry_failed || !orc_reason_is_final(st.reason)))
                 status = "retry";
         }
     }
@@ -205,7 +205,7 @@ int orc_plan_dry_run(const orc_opts *o, FILE *out, eng_err *e)
     size_t nf;
     if (orc_plan_files(o->sweeps, o->n_sweeps, &files, &nf, e))
         return ENG_ECONFIG;
-    dry_ctx c = {.out = out, .rerun = o->rerun};
+    dry_ctx c = {.out = out, .rerun = o->rerun, .retry_failed = o->retry_failed};
     int rc = 0;
     if (access(o->db_path, F_OK) == 0 && (rc = db_open(o->db_path, DB_READONLY, &c.d, e)))
         goto done;
@@ -332,8 +332,10 @@ static int load_job(void *ctx, const orc_sweep_job *j, eng_err *e)
             job->status = (uint8_t)(s < 0 ? ORC_PENDING : s);
             job->attempts = st.attempts;
             job->failures = st.failures;
-            /* a failure that can pass (crash, timeout, oom...) is tried again by a new run */
-            if (job->status == ORC_FAILED && !orc_reason_is_final(st.reason)) {
+            /* a failure that can pass (crash, timeout, oom, io...) is tried
+             * again by a new run; one that cannot (config, data, diverged)
+             * after a fix, when asked (--retry-failed: done jobs stay done) */
+            if (job->status == ORC_FAILED && (c->o->retry_failed || !orc_reason_is_final(st.reason))) {
                 job->status = ORC_PENDING;
                 job->failures = 0;
                 if (db_job_clear_failures(c->d, j->key, e) ||
@@ -341,12 +343,8 @@ static int load_job(void *ctx, const orc_sweep_job *j, eng_err *e)
                     return ENG_EIO;
             }
             if (c->o->rerun) {
+                /* its checkpoints are set aside once this is committed (orc_plan_load) */
                 if (db_job_reset(c->d, j->key, e))
-                    return ENG_EIO;
-                char run_dir[ENG_PATH_CAP];
-                if (orc_rundir_path(c->o->runs_dir, j->key, run_dir, sizeof run_dir, e))
-                    return ENG_ECONFIG;
-                if (orc_rundir_clear(run_dir, e))
                     return ENG_EIO;
                 job->status = ORC_PENDING;
                 job->failures = 0;
@@ -470,6 +468,25 @@ int orc_plan_load(orc_plan *p, const orc_opts *o, db *d, FILE *log, eng_err *e)
     orc_plan_files_free(files, nf);
     if (rc)
         return rc;
+
+    /* --rerun trains from scratch: the old checkpoints go aside (after the
+     * commit: a sweep that fails to load leaves the run folders as they were) */
+    for (size_t i = 0; o->rerun && i < p->jobs.n; i++) {
+        const char *key = p->jobs.v[i].key;
+        char run_dir[ENG_PATH_CAP], aside[ENG_PATH_CAP], note[ENG_PATH_CAP + 512];
+        if (orc_rundir_path(o->runs_dir, key, run_dir, sizeof run_dir, e))
+            return ENG_ECONFIG;
+        snprintf(note, sizeof note,
+                 "tlmd set these checkpoints aside: `tlmd --rerun` trains job\n%s again from scratch (its results in "
+                 "%s were reset).\ntlmd never reads this folder again; each step-N folder is a checkpoint of the "
+                 "earlier run.\nDelete this folder when no longer needed.\n",
+                 key, o->db_path);
+        int moved = 0;
+        if (orc_rundir_set_aside(run_dir, -1, "rerun", note, &moved, aside, sizeof aside, e))
+            return ENG_EIO;
+        if (moved)
+            fprintf(log, "tlmd: job %.12s: --rerun: its %d checkpoint(s) set aside in %s\n", key, moved, aside);
+    }
 
     p->queue = malloc((p->jobs.n ? p->jobs.n : 1) * sizeof *p->queue);
     if (!p->queue)

@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define DRAW_EVERY_S 0.25
 #define PLAIN_EVERY_S 30.0
@@ -72,6 +74,28 @@ void orc_say(orc_daemon *d, const char *fmt, ...)
     printf("\n");
     fflush(stdout);
     d->last_draw = 0; /* redraw the live view at the next tick */
+}
+
+void orc_notice(orc_daemon *d, const char *job, const char *fmt, ...)
+{
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    orc_say(d, "%s", msg);
+    struct stat so, se;
+    if (fstat(STDOUT_FILENO, &so) != 0 || fstat(STDERR_FILENO, &se) != 0 || so.st_dev != se.st_dev ||
+        so.st_ino != se.st_ino) {
+        fprintf(stderr, "tlmd: %s\n", msg);
+        fflush(stderr);
+    }
+    if (d->db && !d->fatal) {
+        eng_err e;
+        orc_batch(d);
+        if (db_log(d->db, job, 0, "warn", msg, &e))
+            orc_fatal(d, &e);
+    }
 }
 
 /* One job's progress in words: "45% 1.2M/2.0M tokens, loss 3.21, 12.3k tok/s, ETA 1m05s". */

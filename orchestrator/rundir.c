@@ -1,4 +1,7 @@
-/* rundir.c: run folders (see rundir.h). */
+/* rundir.c: run folders (see rundir.h).  Every path here is under a run
+ * folder of at most ENG_RUN_DIR_MAX bytes (orc_rundir_path refuses longer
+ * ones), so the ENG_NAMES_UNDER_RUN_DIR bytes of room bound the names
+ * built below. */
 #include "orchestrator/rundir.h"
 
 #include <dirent.h>
@@ -8,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "engine/fileio.h"
@@ -23,14 +27,47 @@ int orc_rundir_path(const char *runs, const char *key, char *out, size_t cap, en
     return 0;
 }
 
-int orc_rundir_prepare(const char *dir, const char *json, eng_err *e)
+/* A new <dir>/set-aside/<UTC time>[-k]-<why>/ holding README.txt (`note`). */
+static int make_aside(const char *dir, const char *why, const char *note, char *out, size_t cap, eng_err *e)
 {
+    char root[ENG_PATH_CAP], stamp[32];
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+    if (eng_path_join(root, sizeof root, dir, ORC_ASIDE_DIR, e) || eng_mkdir_p(root, e))
+        return ENG_EIO;
+    for (int k = 1; k < 100; k++) {
+        int n = k == 1 ? snprintf(out, cap, "%s/%s-%s", root, stamp, why)
+                       : snprintf(out, cap, "%s/%s-%d-%s", root, stamp, k, why);
+        if (n < 0 || (size_t)n >= cap)
+            return eng_errf(e, ENG_EIO, "%s: path too long", root);
+        if (mkdir(out, 0777) == 0)
+            break;
+        if (errno != EEXIST)
+            return eng_errf(e, ENG_EIO, "%s: cannot create folder: %s", out, strerror(errno));
+        if (k == 99)
+            return eng_errf(e, ENG_EIO, "%s: too many folders of this second", out);
+    }
+    char readme[ENG_PATH_CAP];
+    if (eng_path_join(readme, sizeof readme, out, "README.txt", e) ||
+        eng_write_file_atomic(readme, note, strlen(note), e)) {
+        rmdir(out);
+        return ENG_EIO;
+    }
+    eng_fsync_dir(root);
+    return 0;
+}
+
+int orc_rundir_prepare(const char *dir, const char *json, char *aside, size_t cap, eng_err *e)
+{
+    aside[0] = '\0';
     if (eng_mkdir_p(dir, e))
         return ENG_EIO;
-    char path[ENG_PATH_CAP];
-    if ((size_t)snprintf(path, sizeof path, "%s/config.json", dir) >= sizeof path)
-        return eng_errf(e, ENG_EIO, "%s/config.json: longer than the %d bytes this system allows", dir,
-                        ENG_PATH_CAP - 1);
+    char path[ENG_PATH_CAP], tmp[ENG_PATH_CAP], tmpname[64];
+    snprintf(tmpname, sizeof tmpname, ".config.json.tmp-%ld", (long)getpid());
+    if (eng_path_join(path, sizeof path, dir, "config.json", e) || eng_path_join(tmp, sizeof tmp, dir, tmpname, e))
+        return ENG_EIO;
     char *old = NULL;
     size_t len = 0;
     eng_err ignore;
@@ -40,14 +77,24 @@ int orc_rundir_prepare(const char *dir, const char *json, eng_err *e)
         if (same)
             return 0;
     }
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        /* another config (a copy torn by a power cut, or a folder another
+         * database used): kept, for whoever needs to know */
+        static const char note[] =
+            "tlmd set this config.json aside: it is not the config the database holds for the job of this run "
+            "folder (the database's copy replaced it).\nDelete this folder when it is no longer needed.\n";
+        char to[ENG_PATH_CAP];
+        if (make_aside(dir, "config", note, aside, cap, e) || eng_path_join(to, sizeof to, aside, "config.json", e))
+            return ENG_EIO;
+        if (rename(path, to) != 0)
+            return eng_errf(e, ENG_EIO, "%s: cannot set it aside: %s", path, strerror(errno));
+        eng_fsync_dir(to);
+    }
     /* Written atomically (temp file, rename) but not fsync'ed: the file is
      * derived from results.db and compared with it before every start, so
      * a copy lost or torn by a power cut is rewritten, never trusted; the
      * two fsyncs cost more than the rest of a dispatch on a busy disk. */
-    char tmp[ENG_PATH_CAP];
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s/.config.json.tmp-%ld", dir, (long)getpid()) >= sizeof tmp)
-        return eng_errf(e, ENG_EIO, "%s/.config.json.tmp-PID: longer than the %d bytes this system allows", dir,
-                        ENG_PATH_CAP - 1);
     FILE *f = fopen(tmp, "wb");
     size_t n = strlen(json);
     int ok = f && fwrite(json, 1, n, f) == n;
@@ -90,41 +137,69 @@ static int64_t step_of(const char *name)
     return v;
 }
 
-int orc_rundir_prune(const char *dir, int64_t keep_step, int *removed, eng_err *e)
+typedef struct {
+    char (*v)[256];
+    size_t n, cap;
+} names;
+
+static int names_add(names *l, const char *s)
 {
-    if (removed)
-        *removed = 0;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 8;
+        char(*v)[256] = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        l->v = v;
+        l->cap = cap;
+    }
+    snprintf(l->v[l->n++], 256, "%s", s);
+    return 0;
+}
+
+int orc_rundir_set_aside(const char *dir, int64_t keep_step, const char *why, const char *note, int *moved,
+                         char *aside, size_t cap, eng_err *e)
+{
+    *moved = 0;
+    aside[0] = '\0';
     char ckpt[ENG_PATH_CAP];
-    if ((size_t)snprintf(ckpt, sizeof ckpt, "%s/ckpt", dir) >= sizeof ckpt)
-        return eng_errf(e, ENG_EIO, "%s/ckpt: longer than the %d bytes this system allows", dir, ENG_PATH_CAP - 1);
+    if (eng_path_join(ckpt, sizeof ckpt, dir, "ckpt", e))
+        return ENG_EIO;
     DIR *d = opendir(ckpt);
     if (!d)
         return errno == ENOENT ? 0 : eng_errf(e, ENG_EIO, "%s: %s", ckpt, strerror(errno));
-    int rc = 0, n = 0;
+    names move = {0};
+    int rc = 0, removed = 0;
     struct dirent *de;
-    while ((de = readdir(d))) {
-        int64_t step = step_of(de->d_name);
-        int stale_tmp = !strncmp(de->d_name, ".tmp-step-", 10);
-        if (!stale_tmp && (step < 0 || step <= keep_step))
+    while (!rc && (de = readdir(d))) {
+        char path[ENG_PATH_CAP];
+        if (!strncmp(de->d_name, ".tmp-step-", 10)) {
+            if (eng_path_join(path, sizeof path, ckpt, de->d_name, e))
+                rc = ENG_EIO;
+            else if (rm_tree(path))
+                rc = eng_errf(e, ENG_EIO, "%s: cannot remove: %s", path, strerror(errno));
+            removed = 1;
             continue;
-        char path[ENG_PATH_CAP + 256];
-        if ((size_t)snprintf(path, sizeof path, "%s/%s", ckpt, de->d_name) >= sizeof path) {
-            rc = eng_errf(e, ENG_EIO, "%s/%s: longer than the %d bytes this system allows", ckpt, de->d_name,
-                          ENG_PATH_CAP - 1);
-            break;
         }
-        if (rm_tree(path)) {
-            rc = eng_errf(e, ENG_EIO, "%s: cannot remove: %s", path, strerror(errno));
-            break;
-        }
-        n += !stale_tmp;
+        int64_t step = step_of(de->d_name);
+        if (step >= 0 && step > keep_step && names_add(&move, de->d_name))
+            rc = eng_errf(e, ENG_ENOMEM, "out of memory");
     }
     closedir(d);
-    if (removed)
-        *removed = n;
-    if (!rc && n)
+    if (!rc && move.n)
+        rc = make_aside(dir, why, note, aside, cap, e);
+    for (size_t i = 0; !rc && i < move.n; i++) {
+        char from[ENG_PATH_CAP], to[ENG_PATH_CAP];
+        if (eng_path_join(from, sizeof from, ckpt, move.v[i], e) || eng_path_join(to, sizeof to, aside, move.v[i], e))
+            rc = ENG_EIO;
+        else if (rename(from, to) != 0)
+            rc = eng_errf(e, ENG_EIO, "%s: cannot set it aside in %s: %s", from, aside, strerror(errno));
+        else
+            (*moved)++;
+    }
+    if (*moved)
+        eng_fsync_dir(aside);
+    if (*moved || removed)
         eng_fsync_dir(ckpt);
+    free(move.v);
     return rc;
 }
-
-int orc_rundir_clear(const char *dir, eng_err *e) { return orc_rundir_prune(dir, -1, NULL, e); }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "engine/ops.h"
 
 int orc_cpu_count(void)
 {
@@ -25,7 +26,7 @@ int orc_cpu_count(void)
 /* GPUs the NVIDIA driver knows, without linking CUDA: one folder each. */
 static int gpu_count(void)
 {
-#ifdef TLM_HAVE_CUDA
+#if defined(TLM_HAVE_CUDA) && ENG_GPU_BACKEND
     DIR *d = opendir("/proc/driver/nvidia/gpus");
     if (!d)
         return 0;
@@ -64,9 +65,18 @@ int orc_slots_plan(const char *devices, int workers, int tpw, orc_slot_spec *slo
             gpus[ngpu++] = (int)id;
             p = *end ? end + 1 : end;
         }
-#ifndef TLM_HAVE_CUDA
-        return eng_errf(e, ENG_ECONFIG, "--devices %s: this build has no CUDA backend (configure --with-cuda)",
-                        devices);
+        /* refused here, before anything is recorded: a worker would fail every
+         * job with a config error, and those are not retried */
+#if !(defined(TLM_HAVE_CUDA) && ENG_GPU_BACKEND)
+        return eng_errf(e, ENG_ECONFIG,
+                        "--devices %s: this build cannot train on GPUs (%s); use --devices cpu, or auto", devices,
+#ifdef TLM_HAVE_CUDA
+                        "CUDA was found at configure time, but the engine has no GPU backend yet: tlm-worker "
+                        "trains on the CPU only"
+#else
+                        "built without CUDA, and the engine has no GPU backend yet: tlm-worker trains on the CPU only"
+#endif
+        );
 #endif
     }
     if (ngpu > 0) {

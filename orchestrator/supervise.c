@@ -141,6 +141,14 @@ void orc_run_tick(orc_run *r, double now)
         orc_say(r->d, "job %.12s (%s): silent for %.0f s; stopping it", r->d->plan.jobs.v[r->job].key, r->label,
                 now - r->last_event);
         orc_run_stop(r, ORC_KILL_TIMEOUT);
+    } else if (!r->term_sent && o->stall_timeout > 0 && now - r->progress_at > o->stall_timeout) {
+        /* alive (its heartbeat thread speaks) but the work does not move: a
+         * read that never returns (a FIFO, a hung file system), a deadlock */
+        snprintf(r->stall_note, sizeof r->stall_note, "no progress for %.0f s in phase %s at step %lld",
+                 now - r->progress_at, r->phase[0] ? r->phase : "?", (long long)(r->step > 0 ? r->step : 0));
+        orc_say(r->d, "job %.12s (%s): heartbeats, but %s; stuck, stopping it", r->d->plan.jobs.v[r->job].key,
+                r->label, r->stall_note);
+        orc_run_stop(r, ORC_KILL_STALL);
     } else if (r->term_sent && !r->kill_sent &&
                (r->kill_reason != ORC_KILL_SHUTDOWN ? now - r->term_at > o->kill_grace
                                                     : now - r->last_event > o->heartbeat_timeout)) {
@@ -245,27 +253,48 @@ int orc_run_start(orc_daemon *d, size_t job, int slot, eng_err *e)
     }
 
     /* the run folder agrees with the database before the worker sees it */
-    char *json = NULL;
+    char *json = NULL, aside[ENG_PATH_CAP];
     int rc = db_job_config(d->db, j->key, &json, e);
     if (rc == 0)
-        rc = eng_errf(e, ENG_EINTERNAL, "job %.12s is not in results.db", j->key);
+        rc = eng_errf(e, ENG_EINTERNAL, "job %.12s is not in %s", j->key, d->o->db_path);
     int64_t keep = -1;
-    int pruned = 0;
+    int moved = 0;
     if (rc == 1)
-        rc = orc_rundir_prepare(r->run_dir, json, e);
+        rc = orc_rundir_prepare(r->run_dir, json, aside, sizeof aside, e);
     free(json);
+    if (!rc && aside[0])
+        orc_notice(d, j->key, "job %.12s: %s/config.json was not %s's copy of the job's config; kept in %s",
+                   j->key, r->run_dir, d->o->db_path, aside);
     if (!rc)
         rc = db_last_ckpt_step(d->db, j->key, &keep, e);
-    if (!rc)
-        rc = orc_rundir_prune(r->run_dir, keep, &pruned, e);
+    if (!rc) {
+        /* Newer checkpoints than the database recorded: their events may be
+         * lost (tlmd died between the worker's checkpoint and its commit), or
+         * the database is an older copy.  Resuming from one would skip steps
+         * the database never saw, so the worker replays from the last one it
+         * knows; the newer ones are kept, never deleted. */
+        char note[2048];
+        snprintf(note, sizeof note,
+                 "tlmd set these checkpoints aside: the database %s records checkpoints of job\n%s only up to "
+                 "step %lld (-1: none), so resuming from them would skip steps whose events it does not hold\n"
+                 "(tlmd stopped between a worker's checkpoint and its record, or the database is an older copy).\n"
+                 "The job resumed from its last recorded checkpoint instead.  tlmd never reads this folder again.\n"
+                 "Each step-N folder is a whole checkpoint if its files match its MANIFEST.json\n"
+                 "(tlm-worker --eval --checkpoint FOLDER verifies it).  Move one back into ../../ckpt/ only\n"
+                 "together with the database that recorded it; delete this folder when no longer needed.\n",
+                 d->o->db_path, j->key, (long long)keep);
+        rc = orc_rundir_set_aside(r->run_dir, keep, "unrecorded", note, &moved, aside, sizeof aside, e);
+    }
     if (rc) {
         free(r->parser);
         free(r);
         return rc;
     }
-    if (pruned)
-        orc_say(d, "job %.12s: removed %d checkpoint(s) newer than the last one results.db recorded (step %lld)",
-                j->key, pruned, (long long)keep);
+    if (moved)
+        orc_notice(d, j->key,
+                   "job %.12s: %d checkpoint(s) newer than the last one %s recorded (step %lld) set aside in %s; "
+                   "it resumes from step %lld",
+                   j->key, moved, d->o->db_path, (long long)keep, aside, (long long)(keep > 0 ? keep : 0));
 
     char cfg[ENG_PATH_CAP + sizeof "/config.json"], pid[24], threads[16], hb[16], device[24];
     snprintf(cfg, sizeof cfg, "%s/config.json", r->run_dir);
@@ -319,7 +348,8 @@ int orc_run_start(orc_daemon *d, size_t job, int slot, eng_err *e)
         return eng_errf(e, ENG_EIO, "cannot start %s: %s", d->worker, uv_strerror(uvrc));
     }
     r->pid = r->proc.pid;
-    r->started = r->last_event = orc_now();
+    r->started = r->last_event = r->progress_at = orc_now();
+    r->progress = -1;
     uv_read_start((uv_stream_t *)&r->pipe, on_alloc, on_read);
 
     /* recorded (and committed) with its pid, so that a restart can find it */

@@ -41,7 +41,7 @@ tests_test_db_reader_LDADD = $(DB_LIBS) $(ENGINE_LIBS)
 # End to end, with the real tlm-worker on tiny configs.
 EXTRA_DIST += tests/test_tlmd_lib.sh
 TLMD_E2E = tests/test_tlmd_cli.sh tests/test_tlmd_sweep.sh tests/test_tlmd_kill_worker.sh tests/test_tlmd_kill_daemon.sh \
-	tests/test_tlmd_failures.sh tests/test_tlmd_signals.sh tests/test_tlmd_reader.sh
+	tests/test_tlmd_failures.sh tests/test_tlmd_signals.sh tests/test_tlmd_reader.sh tests/test_tlmd_runs.sh
 TESTS += $(TLMD_E2E)
 dist_check_SCRIPTS += $(TLMD_E2E)
 

@@ -230,6 +230,50 @@ static void test_versions(void)
            "read-only refuses an older schema, asking for a migration (%s)", e.msg);
 }
 
+/* Every database has its own identity (a runs folder records it), kept
+ * across opens; messages name the database by the path it was opened with. */
+static void test_identity(void)
+{
+    char a[512], b[512], ida[DB_ID_LEN + 1] = "", idb[DB_ID_LEN + 1] = "", again[DB_ID_LEN + 1] = "";
+    snprintf(a, sizeof a, "%s/id-a.db", dir);
+    snprintf(b, sizeof b, "%s/id-b.db", dir);
+    eng_err e = {0};
+    db *d = NULL;
+    int ok = db_open(a, DB_READWRITE, &d, &e) == 0 && db_database_id(d, ida, &e) == 0;
+    db_close(d);
+    d = NULL;
+    ok = ok && db_open(b, DB_READWRITE, &d, &e) == 0 && db_database_id(d, idb, &e) == 0;
+    db_close(d);
+    d = NULL;
+    ok = ok && db_open(a, DB_READONLY, &d, &e) == 0 && db_database_id(d, again, &e) == 0;
+    TAP_OK(ok && strlen(ida) == DB_ID_LEN && strspn(ida, "0123456789abcdef") == DB_ID_LEN,
+           "a new database has a %d-hex-digit id (%s; %s)", DB_ID_LEN, ida, e.msg);
+    TAP_OK(ok && strcmp(ida, idb) != 0, "two new databases have different ids");
+    TAP_OK(ok && !strcmp(ida, again), "the id stays the same when the file is opened again");
+    TAP_OK(d && db_exec(d, "SELECT * FROM no_such_table", &e) != 0 && !strncmp(e.msg, a, strlen(a)),
+           "an SQL failure names the database's path (%s)", e.msg);
+    db_close(d);
+}
+
+/* docs/tlmd.md names the schema version the code writes */
+static void test_docs_version(void)
+{
+    const char *src = getenv("TLM_SRCDIR") ? getenv("TLM_SRCDIR") : "..";
+    char path[1024], want[64];
+    snprintf(path, sizeof path, "%s/docs/tlmd.md", src);
+    snprintf(want, sizeof want, "schema version %d", DB_SCHEMA_VERSION);
+    FILE *f = fopen(path, "rb");
+    static char text[1 << 17];
+    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    if (f)
+        fclose(f);
+    text[n] = '\0';
+    for (char *p = text; *p; p++)
+        if (*p == '\n')
+            *p = ' ';
+    TAP_OK(n > 0 && strstr(text, want), "%s says \"%s\"", path, want);
+}
+
 static int count_sweeps(void *ctx, const db_sweep_summary *s)
 {
     db_sweep_summary *out = ctx;
@@ -372,6 +416,8 @@ int main(void)
     }
     test_open_and_values();
     test_versions();
+    test_identity();
+    test_docs_version();
     test_reconcile();
     test_results_at_scale();
     char cmd[600];

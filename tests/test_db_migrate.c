@@ -1,7 +1,8 @@
 /* test_db_migrate.c: a version-1 results.db (db/history/v1.sql, with data)
  * opened by the current code is migrated in place: its step metrics move
  * into `steps` (NaN kept), and its tables, columns, indexes and views end
- * up exactly as db/schema.sql creates them on a new file. */
+ * up exactly as db/schema.sql creates them on a new file.  Versions 2 and 3
+ * migrate too (the LAMBADA columns of the results view; the database id). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,6 +195,27 @@ int main(void)
         db_close(d);
     }
     free(v2);
+
+    /* version 3 -> 4: the database gets its identity */
+    snprintf(path, sizeof path, "%s/db/history/v3.sql", src);
+    char *v3 = slurp(path);
+    char old3[512];
+    snprintf(old3, sizeof old3, "%s/old3.db", dir);
+    sqlite3_open(old3, &h);
+    rc = v3 ? sqlite3_exec(h, v3, NULL, NULL, &err) : SQLITE_ERROR;
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(h, "PRAGMA user_version = 3;", NULL, NULL, &err);
+    TAP_OK(rc == SQLITE_OK, "a version-3 database (%s)", err ? err : "ok");
+    sqlite3_free(err);
+    err = NULL;
+    sqlite3_close(h);
+    d = NULL;
+    char id[DB_ID_LEN + 1] = "";
+    TAP_OK(db_open(old3, DB_READWRITE, &d, &e) == 0 && db_opened_version(d) == 3 && db_database_id(d, id, &e) == 0 &&
+               strlen(id) == DB_ID_LEN,
+           "version 3 migrates and gets a database id (%s; %s)", id, e.msg);
+    db_close(d);
+    free(v3);
 
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -1,9 +1,10 @@
 #!/bin/sh
 # test_tlmd_cli.sh: tlmd's command line without training: usage errors
-# exit 2 with a message; a bad sweep file among good ones is reported with
-# its position and nothing is recorded (one transaction); folders are read
-# in name order; a missing worker or database is named; a 100,000-job
-# sweep dry-runs in seconds.
+# exit 2 with a message (a GPU slot this build cannot serve among them, and
+# a database that is not TLM's, named by its --db path); a bad sweep file
+# among good ones is reported with its position and nothing is recorded
+# (one transaction); folders are read in name order; a missing worker or
+# database is named; a 100,000-job sweep dry-runs in seconds.
 . "$TLM_SRCDIR/tests/test_tlmd_lib.sh"
 
 "$T" --help >help.out 2>&1
@@ -44,6 +45,18 @@ sweep sw/a.yaml alpha 8 "grid:" "  taper.schedule: [linear, cosine]" "  taper.ra
 sweep sw/b.yaml beta 8 "seeds: [1, 2]"
 "$T" --sweeps sw --devices 0,x >e4.out 2>&1
 ok $([ $? = 2 ] && grep -q -- "--devices 0,x: expected auto, cpu, or GPU ids" e4.out && echo 0 || echo 1) "--devices 0,x: $(cat e4.out)"
+"$T" --sweeps sw --devices 0 --db dev.db >e4b.out 2>&1
+ok $([ $? = 2 ] && grep -q -- "--devices 0: this build cannot train on GPUs" e4b.out && [ ! -e dev.db ] && echo 0 || echo 1) \
+    "--devices 0 on a build whose engine has no GPU backend: exit 2, nothing recorded: $(cat e4b.out)"
+# messages name the --db given, not "results.db"
+sqlite3 other.db "create table t(x)"
+"$T" --sweeps sw --db other.db >e4c.out 2>&1
+ok $([ $? = 2 ] && grep -q "^tlmd: other.db: the file holds tables but no TLM schema version" e4c.out && echo 0 || echo 1) \
+    "a database that is not TLM's is named: $(cat e4c.out)"
+sqlite3 newer.db "pragma user_version = 99; create table t(x)"
+"$T" --sweeps sw --db newer.db >e4d.out 2>&1
+ok $([ $? = 2 ] && grep -q "^tlmd: newer.db: schema version 99 is newer than this program's" e4d.out && echo 0 || echo 1) \
+    "so is a newer one: $(cat e4d.out)"
 "$T" --sweeps sw --worker /nonexistent/tlm-worker >e5.out 2>&1
 ok $([ $? = 2 ] && grep -q "worker /nonexistent/tlm-worker" e5.out && echo 0 || echo 1) "a missing worker: $(cat e5.out)"
 "$T" --sweeps nope.yaml >e6.out 2>&1

@@ -91,6 +91,11 @@ static void test_real_lines(const char *src)
     rc = parse("  {\"ev\":\"heartbeat\",\"v\":1,\"t\":2,\"step\":0,\"tokens\":0,\"phase\":\"train\",\"extra\":[1,{\"a\":[]}]}\r",
                &ev, why);
     TAP_OK(rc == 0, "unknown fields (even nested) are ignored; \\r and spaces tolerated (%s)", why);
+    TAP_OK(rc == 0 && ev.progress == -1, "a heartbeat without 'progress' (an older worker) parses; progress unknown");
+    rc = parse("{\"ev\":\"heartbeat\",\"v\":1,\"t\":2,\"step\":0,\"tokens\":0,\"phase\":\"setup\",\"progress\":17}", &ev,
+               why);
+    TAP_OK(rc == 0 && !strcmp(ev.phase, "setup") && ev.progress == 17, "a set-up heartbeat with its progress counter (%s)",
+           why);
 }
 
 static void test_refused(void)
@@ -110,6 +115,8 @@ static void test_refused(void)
         {"{\"ev\":\"heartbeat\",\"v\":1,\"step\":1,\"tokens\":1,\"phase\":\"train\"}", "missing 't'"},
         {"{\"ev\":\"heartbeat\",\"v\":1,\"t\":\"nan\",\"step\":1,\"tokens\":1,\"phase\":\"train\"}", "'t' must be a finite"},
         {"{\"ev\":\"heartbeat\",\"v\":1,\"t\":1,\"step\":1,\"tokens\":1,\"phase\":\"nap\"}", "unknown value 'nap'"},
+        {"{\"ev\":\"heartbeat\",\"v\":1,\"t\":1,\"step\":1,\"tokens\":1,\"phase\":\"train\",\"progress\":-2}",
+         "'progress' must be a non-negative integer"},
         {"{\"ev\":\"step\",\"v\":1,\"t\":1,\"step\":1,\"tokens\":1,\"loss\":1,\"lr\":1,\"grad_norm\":1,\"tokens_per_s\":1}",
          "missing 'step_ms'"},
         {"{\"ev\":\"step\",\"v\":1,\"t\":1,\"step\":-1,\"tokens\":1}", "'step' must be a non-negative integer"},

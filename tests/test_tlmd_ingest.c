@@ -78,26 +78,49 @@ int main(void)
                        "\"lr\":1,\"grad_norm\":1,\"tokens_per_s\":1,\"step_ms\":1}";
     feed(r, step, KEY);
     TAP_OK(r->protocol_errors == 1 && !r->got_start, "a step before start is refused");
+    /* set-up heartbeats may come before start (docs/protocol.md); each says
+     * whether the worker moved (its progress counter) */
+    char line[512];
+    const char *hb = "{\"ev\":\"heartbeat\",\"v\":1,\"t\":1,\"job\":\"%s\",\"step\":0,\"tokens\":0,\"phase\":\"%s\"%s}";
+    r->progress = -1;
+    snprintf(line, sizeof line, hb, KEY, "setup", ",\"progress\":3");
+    orc_ingest_line(r, line, strlen(line));
+    TAP_OK(r->protocol_errors == 1 && r->progress == 3 && !strcmp(r->phase, "setup") && r->progress_at > 0 &&
+               r->step == -1,
+           "a set-up heartbeat before start is accepted (progress 3, step still unknown)");
+    r->progress_at = 0;
+    orc_ingest_line(r, line, strlen(line));
+    TAP_OK(r->protocol_errors == 1 && r->progress_at == 0, "a heartbeat whose counter stands still is no progress");
+    snprintf(line, sizeof line, hb, KEY, "setup", ",\"progress\":4");
+    orc_ingest_line(r, line, strlen(line));
+    TAP_OK(r->progress == 4 && r->progress_at > 0, "a counter that moved is progress");
+    r->progress_at = 0;
+    snprintf(line, sizeof line, hb, KEY, "setup", "");
+    orc_ingest_line(r, line, strlen(line));
+    TAP_OK(r->progress == -1 && r->progress_at > 0, "a heartbeat without the counter (an older worker) counts as progress");
+    snprintf(line, sizeof line, hb, KEY, "train", ",\"progress\":5");
+    orc_ingest_line(r, line, strlen(line));
+    TAP_OK(r->protocol_errors == 2, "a heartbeat of another phase before start is refused");
     feed(r, start, OTHER);
-    TAP_OK(r->protocol_errors == 2 && r->kill_reason == 0, "a start naming another job is refused (job field)");
+    TAP_OK(r->protocol_errors == 3 && r->kill_reason == 0, "a start naming another job is refused (job field)");
     feed(r, "{\"ev\":\"start\",\"v\":1,\"t\":1,\"config_id\":\"%s\",\"step\":0,\"tokens\":0}", OTHER);
-    TAP_OK(r->protocol_errors == 3 && r->kill_reason == ORC_KILL_PROTOCOL && !r->got_start,
+    TAP_OK(r->protocol_errors == 4 && r->kill_reason == ORC_KILL_PROTOCOL && !r->got_start,
            "a start with another config_id: refused, the worker to be stopped as a protocol failure");
     r->kill_reason = 0;
     feed(r, start, KEY);
     TAP_OK(r->got_start && r->tokens == 0, "the right start is accepted");
     feed(r, start, KEY);
-    TAP_OK(r->protocol_errors == 4, "a second start is refused");
+    TAP_OK(r->protocol_errors == 5, "a second start is refused");
     feed(r, step, KEY);
     TAP_OK(r->step == 1 && r->has_loss, "a step is taken");
     for (int i = 0; i < 30; i++)
         feed(r, "garbage %s", KEY);
-    TAP_OK(r->protocol_errors == 34, "every refused line is counted (%d)", r->protocol_errors);
+    TAP_OK(r->protocol_errors == 35, "every refused line is counted (%d)", r->protocol_errors);
     feed(r, "{\"ev\":\"done\",\"v\":1,\"t\":1,\"job\":\"%s\",\"step\":1,\"tokens\":10,\"loss\":2.5,\"val_loss\":null}",
          KEY);
     TAP_OK(r->terminal && r->saw_done && r->final_loss == 2.5, "done ends the run");
     feed(r, step, KEY);
-    TAP_OK(r->protocol_errors == 35, "an event after done is refused");
+    TAP_OK(r->protocol_errors == 36, "an event after done is refused");
     orc_commit(&d);
     TAP_OK(!d.fatal, "the batch commits");
     TAP_OK(q_int(d.db, "SELECT count(*) FROM steps") == 1 && q_int(d.db, "SELECT loss IS NULL FROM steps") == 1,
@@ -105,10 +128,10 @@ int main(void)
     TAP_OK(q_int(d.db, "SELECT count(*) FROM environment WHERE blas = 'OpenBLAS' AND cmdline = '[\"w\"]'") == 1,
            "the environment of the attempt");
     TAP_OK(q_int(d.db, "SELECT count(*) FROM logs WHERE level = 'error' AND message LIKE 'protocol: %'") == 21,
-           "21 protocol errors logged (20 lines and a note), not 35");
+           "21 protocol errors logged (20 lines and a note), not 36");
     TAP_OK(q_int(d.db, "SELECT count(*) FROM logs WHERE message LIKE '%garbage%'") >= 1,
            "with a printable excerpt of the line");
-    TAP_OK(d.bad_lines == 35 && d.events == 38, "daemon counts: %llu lines refused of %llu",
+    TAP_OK(d.bad_lines == 36 && d.events == 43, "daemon counts: %llu lines refused of %llu",
            (unsigned long long)d.bad_lines, (unsigned long long)d.events);
 
     orc_linebuf_free(&r->lb);

@@ -11,7 +11,7 @@ mkdir ref && cp one.yaml ref/
 (cd ref && "$T" --sweeps one.yaml --threads-per-worker 1 >run.out 2>&1)
 ok $? "uninterrupted reference run"
 
-start_tlmd run.out --sweeps one.yaml --threads-per-worker 1
+start_tlmd run.out --sweeps one.yaml --threads-per-worker 1 --retry-delay 0.2
 # kill once a checkpoint is recorded and training has gone past it
 wait_for "select count(*) from steps where step > 20 and exists (select 1 from checkpoints where step >= 16)"
 ok $? "training reached step 20 with a checkpoint"

@@ -3,7 +3,9 @@
 # writes a checkpoint and exits 75), marks their jobs interrupted, and tlmd
 # exits 75; the next start resumes them from those very steps.  A second
 # signal forces: workers that cannot stop in time are killed at once.
-# A second daemon on the same database is refused.
+# A second daemon on the same database is refused, whatever path names it
+# (a symlink, a hard link, another spelling), and so is a second daemon on
+# the same runs folder; the first one's workers are left alone.
 . "$TLM_SRCDIR/tests/test_tlmd_lib.sh"
 
 sweep two.yaml two 96 "grid:" "  taper.schedule: [linear, cosine]" "  taper.ratio: [[1.5, 0.5]]"
@@ -50,6 +52,29 @@ S
 chmod +x stubborn.sh
 start_tlmd run.out --sweeps two.yaml --workers 2 --threads-per-worker 1 --worker "$PWD/stubborn.sh"
 wait_for "select count(*) = 2 from attempts where ended_at is null"
+# the lock is on the database file, whatever path names it (checked beside
+# these stand-ins, which never finish)
+workers=$(q "select group_concat(pid, ' ') from attempts where ended_at is null")
+ln -s results.db link.db
+ln results.db hard.db
+mkdir sub
+for db in link.db hard.db sub/../results.db "$PWD/results.db"; do
+    "$T" --sweeps two.yaml --db "$db" >other.out 2>&1
+    ok $([ $? = 2 ] && grep -q "another tlmd (pid $tp) is running on the database $db" other.out && echo 0 || echo 1) \
+        "--db $db (the same file) is refused too: $(cat other.out)"
+done
+alive=0
+for p in $workers; do kill -0 "$p" 2>/dev/null && alive=$((alive + 1)); done
+ok $([ $alive = 2 ] && [ "$(q "select count(*) from attempts where ended_at is null")" = 2 ] && echo 0 || echo 1) \
+    "the running daemon's 2 workers were left alone ($alive alive)"
+"$T" status --summary --db link.db >status2.out 2>&1
+grep -q "tlmd is running on link.db (pid $tp)" status2.out
+ok $? "tlmd status through the symlink sees it too"
+# a copy of the database (the same id) must not share the runs folder with it
+sqlite3 results.db ".backup copy.db"
+"$T" --sweeps two.yaml --db copy.db >copy.out 2>&1
+ok $([ $? = 2 ] && grep -q "another tlmd (pid $tp) is running on the runs folder runs" copy.out && echo 0 || echo 1) \
+    "a copy of the database on the same --runs is refused: $(cat copy.out)"
 sleep 0.2
 kill -INT "$tp"
 sleep 1

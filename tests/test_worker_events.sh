@@ -96,13 +96,17 @@ hb = s["heartbeats"]
 assert len(hb) >= 5, "only %d heartbeats" % len(hb)
 assert all(h["phase"] in ("setup", "train", "eval", "ckpt") for h in hb), hb
 assert [h["step"] for h in hb] == sorted(h["step"] for h in hb), "heartbeat steps go backwards"
+# a heartbeat means progress: its counter never goes back and moves over the run
+pr = [h["progress"] for h in hb]
+assert pr == sorted(pr), "heartbeat progress goes backwards: %r" % pr
+assert pr[-1] > pr[0], "heartbeat progress never moves: %r" % pr
 assert sorted(s["losses"]) == ["1", "48"], sorted(s["losses"])
 t = [json.loads(l)["t"] for l in open(sys.argv[2])]
 gap = max(b - a for a, b in zip(t, t[1:]))
 assert gap < 1.0, "a silence of %.2f s" % gap
 print("# %d heartbeats, longest silence %.3f s, phases %s" % (len(hb), gap, sorted({h["phase"] for h in hb})))
 P
-ok $? "heartbeats fill the silences (phase, step) and no silence lasts"
+ok $? "heartbeats fill the silences (phase, step, a progress counter that moves) and no silence lasts"
 
 # ---- suites besides val: alignment's per-layer statistics become layer events
 text=$(echo $LICENSES | cut -d' ' -f1)

@@ -51,7 +51,7 @@ FIELDS = {
              "n": T_INT, "stderr": T_NUM_NULL},
     "layer": {"step": T_INT, "tokens": T_INT, "layer": T_INT, "name": T_STR, "value": T_NUM},
     "ckpt": {"path": T_STR, "step": T_INT, "tokens": T_INT},
-    "heartbeat": {"step": T_INT, "tokens": T_INT, "phase": T_STR},
+    "heartbeat": {"step": T_INT, "tokens": T_INT, "phase": T_STR, "progress": T_INT},
     "stopped": {"step": T_INT, "tokens": T_INT, "signal": T_STR, "ckpt": T_STR_NULL},
     "done": {"step": T_INT, "tokens": T_INT, "loss": T_NUM_NULL, "val_loss": T_NUM_NULL, "elapsed_s": T_NUM},
     "error": {"kind": T_STR, "message": T_STR, "step": T_INT, "tokens": T_INT},

@@ -18,6 +18,7 @@ static void *loop(void *arg)
             wrk_ev_int(&ev, "step", hb->step);
             wrk_ev_int(&ev, "tokens", hb->tokens);
             wrk_ev_str(&ev, "phase", hb->phase);
+            wrk_ev_int(&ev, "progress", hb->progress);
             pthread_mutex_unlock(&hb->mu);
             wrk_events_emit(hb->events, &ev);
             pthread_mutex_lock(&hb->mu);
@@ -72,6 +73,16 @@ void wrk_heartbeat_set(wrk_heartbeat *hb, const char *phase, int64_t step, int64
     hb->phase = phase;
     hb->step = step;
     hb->tokens = tokens;
+    hb->progress++;
+    pthread_mutex_unlock(&hb->mu);
+}
+
+void wrk_heartbeat_progress(wrk_heartbeat *hb)
+{
+    if (!hb->running)
+        return;
+    pthread_mutex_lock(&hb->mu);
+    hb->progress++;
     pthread_mutex_unlock(&hb->mu);
 }
 

@@ -14,6 +14,7 @@
 
 #include "engine/account.h"
 #include "engine/fileio.h"
+#include "engine/ops.h"
 #include "engine/runtime.h"
 #include "engine/train.h"
 #include "engine/train_lr.h"
@@ -374,16 +375,18 @@ int wrk_run(const wrk_opts *o)
         status = fail(&j, &e);
         goto out;
     }
-    if (strcmp(o->device, "cpu")) {
+    if (!ENG_GPU_BACKEND && strcmp(o->device, "cpu")) { /* engine/ops.h: tlmd refuses GPU slots on the same fact */
         eng_errf(&e, ENG_ECONFIG, "--device %s: this build trains on the CPU only (--device cpu)", o->device);
         status = fail(&j, &e);
         goto out;
     }
+    wrk_heartbeat_progress(&j.hb);
     eng_runtime_set_threads(o->threads);
     if (prepare_out(&j, &e)) {
         status = fail(&j, &e);
         goto out;
     }
+    wrk_heartbeat_progress(&j.hb);
     if (!o->resume && has_checkpoints(j.ckpt_root)) {
         eng_errf(&e, ENG_ECONFIG,
                  "%s already holds checkpoints of an earlier run: pass --resume to continue it, or use a fresh --out "
