@@ -12,6 +12,8 @@
 #include <strings.h>
 #include <yaml.h>
 
+#include "engine/fileio.h"
+
 #define CFG_MAX_BYTES (16u << 20)
 #define CFG_MAX_DEPTH 64
 
@@ -439,9 +441,10 @@ int cfg_parse_buffer(const char *name, const char *buf, size_t len, cfg_node **o
 int cfg_parse_file(const char *path, cfg_node **out, eng_err *e)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return eng_errf(e, ENG_ECONFIG, "%s: cannot open: %s", path, strerror(errno));
+    FILE *f;
+    int rc = eng_fopen_input(path, ENG_ECONFIG, &f, e); /* a folder or a FIFO: refused, never read */
+    if (rc)
+        return rc;
     char *buf = malloc(CFG_MAX_BYTES + 1);
     if (!buf) {
         fclose(f);
@@ -450,7 +453,6 @@ int cfg_parse_file(const char *path, cfg_node **out, eng_err *e)
     size_t n = fread(buf, 1, CFG_MAX_BYTES + 1, f);
     int bad = ferror(f);
     fclose(f);
-    int rc;
     if (bad)
         rc = eng_errf(e, ENG_EIO, "%s: read error", path);
     else if (n > CFG_MAX_BYTES)

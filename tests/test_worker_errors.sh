@@ -1,7 +1,8 @@
 #!/bin/sh
 # test_worker_errors.sh: tlm-worker's failures end with one `error` event of
 # the right kind, a clear message and the exit status of docs/protocol.md:
-# missing data, a tokenizer or vocabulary mismatch (3), an unwritable run
+# missing data, a tokenizer or vocabulary mismatch, a corrupt shard, a FIFO
+# as data (3, at once), an unwritable run
 # folder (6), a bad config or usage (2), divergence to NaN (4, quickly), a
 # checkpoint of another config (2); and a corrupt newest checkpoint is
 # skipped for the previous one with a log line.
@@ -43,6 +44,31 @@ expect tokenizer 3 data "tokenized with 'bpe4096' but the config's tokenizer is 
 "$MK" --vocab 512 "$tmp/wide.tlmtok" /usr/share/common-licenses/GPL-3
 DATA=$tmp/wide.tlmtok small_job "$tmp/wide.yaml"
 expect vocab 3 data "vocabulary 512 is larger than model.vocab 256" --config "$tmp/wide.yaml" --out "$tmp/r3"
+
+# ---- corrupt shards are refused before the first step: flipped payload
+# bytes (the header's SHA-256 no longer matches) and an all-zero hash
+cp "$tmp/text.tlmtok" "$tmp/flip.tlmtok"
+printf '\001\002' | dd of="$tmp/flip.tlmtok" bs=1 seek=5000 conv=notrunc 2>/dev/null
+DATA=$tmp/flip.tlmtok small_job "$tmp/flip.yaml"
+expect corrupt-payload 3 data "flip.tlmtok: the token payload's SHA-256 is .*, the header says" \
+    --config "$tmp/flip.yaml" --out "$tmp/r9"
+ok $(grep -q '"ev":"step"' "$tmp/corrupt-payload.ev"; echo $((1 - $?))) "...and not one step was trained"
+cp "$tmp/text.tlmtok" "$tmp/zero.tlmtok"
+dd if=/dev/zero of="$tmp/zero.tlmtok" bs=1 seek=128 count=32 conv=notrunc 2>/dev/null
+DATA=$tmp/zero.tlmtok small_job "$tmp/zero.yaml"
+expect zero-hash 3 data "zero.tlmtok: the header's payload SHA-256 is all zeros" --config "$tmp/zero.yaml" \
+    --out "$tmp/r10"
+
+# ---- inputs that are not regular files fail at once instead of blocking:
+# a FIFO as data.train, a folder as the config
+mkfifo "$tmp/fifo.tlmtok"
+DATA=$tmp/fifo.tlmtok small_job "$tmp/fifo.yaml"
+t0=$(date +%s)
+expect fifo-data 3 data "fifo.tlmtok: is not a regular file \\(a FIFO\\)" --config "$tmp/fifo.yaml" --out "$tmp/r11"
+t1=$(date +%s)
+ok $(($t1 - $t0 < 20 ? 0 : 1)) "...without blocking ($(($t1 - $t0)) s)"
+mkdir "$tmp/cfg-dir.yaml"
+expect config-dir 2 config "cfg-dir.yaml: is a directory" --config "$tmp/cfg-dir.yaml" --out "$tmp/r12"
 
 # ---- run folder
 : >"$tmp/a-file"
