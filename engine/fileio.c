@@ -108,21 +108,28 @@ static int not_regular(const char *path, mode_t m, int code, eng_err *e)
     return eng_errf(e, code, "%s: is not a regular file (%s)", path, kind_of(m));
 }
 
+int eng_stat_input(const char *path, int code, struct stat *st, eng_err *e)
+{
+    if (stat(path, st))
+        return eng_errf(e, errno == ENOENT || errno == ENOTDIR ? code : ENG_EIO, "%s: cannot open: %s", path,
+                        strerror(errno));
+    if (!S_ISREG(st->st_mode))
+        return not_regular(path, st->st_mode, code, e);
+    return 0;
+}
+
 int eng_open_input(const char *path, int code, int *fd, struct stat *st, eng_err *e)
 {
     *fd = -1;
     struct stat sb;
     /* stat first, so that a device is never opened at all; the fstat after
      * the non-blocking open closes the gap to a file swapped meanwhile */
-    if (stat(path, &sb))
-        return eng_errf(e, errno == ENOENT || errno == ENOTDIR ? code : ENG_EIO, "%s: cannot open: %s", path,
-                        strerror(errno));
-    if (!S_ISREG(sb.st_mode))
-        return not_regular(path, sb.st_mode, code, e);
+    int rc = eng_stat_input(path, code, &sb, e);
+    if (rc)
+        return rc;
     int f = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (f < 0)
         return eng_errf(e, errno == ENOENT ? code : ENG_EIO, "%s: cannot open: %s", path, strerror(errno));
-    int rc = 0;
     if (fstat(f, &sb))
         rc = eng_errf(e, ENG_EIO, "%s: %s", path, strerror(errno));
     else if (!S_ISREG(sb.st_mode))

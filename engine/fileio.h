@@ -37,6 +37,8 @@ int eng_write_file_atomic(const char *path, const void *data, size_t n, eng_err 
  * ENG_EIO.  *fd is blocking again on return; st (may be NULL) receives its
  * fstat. */
 int eng_open_input(const char *path, int code, int *fd, struct stat *st, eng_err *e);
+/* Only the checks, by stat (for sizes, before anything is opened). */
+int eng_stat_input(const char *path, int code, struct stat *st, eng_err *e);
 /* The same as a stdio stream ("rb"). */
 int eng_fopen_input(const char *path, int code, FILE **f, eng_err *e);
 /* Read a whole input file (eng_open_input's checks, ENG_EDATA for a missing
