@@ -88,7 +88,7 @@ int eng_trainer_create(eng_trainer **out, const eng_config *cfg, const char *ckp
         t->run_val |= !strcmp(cfg->eval.suites[i], "val");
     if ((rc = eng_loader_open(&t->loader, cfg, e)))
         goto fail;
-    if ((rc = eng_evaluator_create(&t->evaluator, cfg, e)))
+    if ((rc = eng_evaluator_create(&t->evaluator, cfg, e)) || (rc = eng_evaluator_check(t->evaluator, e)))
         goto fail;
     if (!eng_evaluator_n_suites(t->evaluator)) {
         eng_evaluator_free(t->evaluator);

@@ -86,6 +86,13 @@ small_job "$tmp/wiki.yaml" "eval: {suites: [val, wikitext], wikitext: $tmp/no/wi
 sed -i '/^eval: {every_tokens: 16384, val_tokens: 2048}$/d' "$tmp/wiki.yaml"
 expect eval-input 3 data "eval.wikitext: .*no/wiki.test.raw" --config "$tmp/wiki.yaml" --out "$tmp/r8"
 ok $(grep -q '"ev":"start"' "$tmp/eval-input.ev"; echo $((1 - $?))) "...before the start event"
+# a corrupt evaluation file (its 3rd line) fails in set-up too, not at the
+# first evaluation after training time was spent
+printf '{"text": "the first line"}\n{"text": "a second line"}\n{"text": ["not", "text"]}\n' >"$tmp/lambada.jsonl"
+small_job "$tmp/lam.yaml" "eval: {suites: [val, lambada], lambada: $tmp/lambada.jsonl}"
+sed -i '/^eval: {every_tokens: 16384, val_tokens: 2048}$/d' "$tmp/lam.yaml"
+expect eval-corrupt 3 data "lambada.jsonl:3: field \"text\" must be a string" --config "$tmp/lam.yaml" --out "$tmp/r13"
+ok $(grep -q '"ev":"st\(art\|ep\)"' "$tmp/eval-corrupt.ev"; echo $((1 - $?))) "...before the start event and any step"
 
 # ---- config and usage
 printf 'scale: 1m\ntrain: {lrr: 1}\n' >"$tmp/bad.yaml"
