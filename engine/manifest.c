@@ -47,7 +47,7 @@ static int get_count(const eng_manifest *m, json_t *o, const char *where, const 
 {
     json_t *v = json_object_get(o, key);
     if (!json_is_integer(v) || json_integer_value(v) < 0 || (uint64_t)json_integer_value(v) > max)
-        return eng_errf(e, ENG_EDATA, "%s: %s\"%s\" must be an integer from 0 to %llu", m->path, where, key,
+        return eng_errf(e, ENG_EDATA, "%s: \"%s%s\" must be an integer from 0 to %llu", m->path, where, key,
                         (unsigned long long)max);
     *out = (uint64_t)json_integer_value(v);
     return 0;
@@ -57,10 +57,10 @@ static int get_sha(const eng_manifest *m, json_t *o, const char *where, uint8_t 
 {
     json_t *v = json_object_get(o, "sha256");
     if (!json_is_string(v) || unhex(json_string_value(v), out))
-        return eng_errf(e, ENG_EDATA, "%s: %s\"sha256\" must be 64 lower-case hex digits", m->path, where);
+        return eng_errf(e, ENG_EDATA, "%s: \"%ssha256\" must be 64 lower-case hex digits", m->path, where);
     static const uint8_t zero[32];
     if (!memcmp(out, zero, 32))
-        return eng_errf(e, ENG_EDATA, "%s: %s\"sha256\" is all zeros (no checksum)", m->path, where);
+        return eng_errf(e, ENG_EDATA, "%s: \"%ssha256\" is all zeros (no checksum)", m->path, where);
     return 0;
 }
 
@@ -109,7 +109,7 @@ static int parse_split(eng_manifest *m, json_t *splits, int k, eng_err *e)
         json_t *f = json_object_get(x, "file");
         if (!json_is_string(f) || json_string_length(f) >= sizeof s->file ||
             strlen(json_string_value(f)) != json_string_length(f) || !good_file(json_string_value(f), SPLITS[k]))
-            return eng_errf(e, ENG_EDATA, "%s: %s\"file\" must be \"%s/<name>.tlmtok\" (a shard in the split's "
+            return eng_errf(e, ENG_EDATA, "%s: \"%sfile\" must be \"%s/<name>.tlmtok\" (a shard in the split's "
                             "folder)", m->path, where, SPLITS[k]);
         memcpy(s->file, json_string_value(f), json_string_length(f) + 1);
         for (size_t j = 0; j < i; j++)
