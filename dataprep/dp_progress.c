@@ -85,7 +85,7 @@ int dp_parse_size(const char *s, uint64_t *out)
 {
     char *end;
     double v = strtod(s, &end);
-    if (end == s || v < 0)
+    if (end == s || !(v >= 0)) /* also NaN, which no comparison below would catch */
         return -1;
     double m = 1;
     if (*end == 'k' || *end == 'K')
@@ -94,7 +94,7 @@ int dp_parse_size(const char *s, uint64_t *out)
         m = 1024.0 * 1024, end++;
     else if (*end == 'g' || *end == 'G')
         m = 1024.0 * 1024 * 1024, end++;
-    if (*end || v * m >= 1.8e19)
+    if (*end || !(v * m < 1.8e19)) /* inf, and what does not fit a uint64_t */
         return -1;
     *out = (uint64_t)(v * m);
     return 0;

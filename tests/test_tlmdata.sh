@@ -142,6 +142,11 @@ rc=$?
     { no "--shard-tokens 1 (exit $rc)"; cat "$tmp/out"; }
 "$T" build --tokenizer bytes --out "$tmp/huge" --shard-tokens 8G "$tmp/in" >"$tmp/out" 2>&1
 [ $? = 2 ] && grep -q "out of range" "$tmp/out" && ok "--shard-tokens 8G is refused" || no "--shard-tokens 8G"
+for v in nan inf -1 1e30; do
+    "$T" build --tokenizer bytes --out "$tmp/nan" --segment-bytes $v "$tmp/in" >"$tmp/out" 2>&1
+    [ $? = 2 ] && grep -q "segment-bytes must be" "$tmp/out" && [ ! -e "$tmp/nan" ] && ok "--segment-bytes $v is refused" ||
+        { no "--segment-bytes $v"; cat "$tmp/out"; }
+done
 check "--shard-tokens 1M is accepted" "$T" build --tokenizer bytes --out "$tmp/onem" --shard-tokens 1M "$tmp/in"
 
 # ---- inputs that are not regular files are refused, not read
