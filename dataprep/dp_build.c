@@ -37,6 +37,7 @@
 #include <jansson.h>
 
 #include "dataprep/dataprep.h"
+#include "engine/config.h"
 #include "engine/fileio.h"
 #include "engine/sha256.h"
 #include "engine/shard.h"
@@ -600,9 +601,11 @@ static int run(build *b, int argc, char **argv, eng_err *e)
 
     char tokpath[1300] = "", tokfile[128] = "";
     if (b->train_bpe) {
-        int v = 0;
-        if (strncmp(b->tokname, "bpe", 3) || (v = atoi(b->tokname + 3)) < 257 || strchr(b->tokname, '.'))
-            return eng_errf(e, ENG_ECONFIG, "--train-bpe needs --tokenizer bpeN (N >= 257), not '%s'", b->tokname);
+        /* the config's own rule for bpeN names (no atoi: "bpe99999999999" overflowed it) */
+        int v = strncmp(b->tokname, "bpe", 3) ? 0 : eng_tokenizer_vocab(b->tokname);
+        if (v < 257)
+            return eng_errf(e, ENG_ECONFIG, "--train-bpe needs --tokenizer bpeN (N from 257 to %d), not '%s'", 1 << 20,
+                            b->tokname);
         snprintf(tokfile, sizeof tokfile, "%s.tiktoken", b->tokname);
         snprintf(tokpath, sizeof tokpath, "%s/%s", b->stage, tokfile);
         if ((rc = eng_bpe_trainer_new(&b->trainer, e)))

@@ -142,6 +142,9 @@ rc=$?
     { no "--shard-tokens 1 (exit $rc)"; cat "$tmp/out"; }
 "$T" build --tokenizer bytes --out "$tmp/huge" --shard-tokens 8G "$tmp/in" >"$tmp/out" 2>&1
 [ $? = 2 ] && grep -q "out of range" "$tmp/out" && ok "--shard-tokens 8G is refused" || no "--shard-tokens 8G"
+"$T" build --tokenizer bpe99999999999 --train-bpe --out "$tmp/big-bpe" "$tmp/in" >"$tmp/out" 2>&1
+[ $? = 1 ] && grep -q "bpeN (N from 257 to 1048576)" "$tmp/out" && ok "--train-bpe bpe99999999999 is refused with the range" ||
+    { no "--train-bpe bpe99999999999"; cat "$tmp/out"; }
 for v in nan inf -1 1e30; do
     "$T" build --tokenizer bytes --out "$tmp/nan" --segment-bytes $v "$tmp/in" >"$tmp/out" 2>&1
     [ $? = 2 ] && grep -q "segment-bytes must be" "$tmp/out" && [ ! -e "$tmp/nan" ] && ok "--segment-bytes $v is refused" ||
