@@ -98,7 +98,7 @@ static const char *kind_of(mode_t m)
         return "a block device";
     if (S_ISSOCK(m))
         return "a socket";
-    return "not a file";
+    return "of an unknown type";
 }
 
 static int not_regular(const char *path, mode_t m, int code, eng_err *e)
