@@ -4,9 +4,12 @@
 small valid files in each format (docs/protocol.md, docs/data.md,
 engine/shard.h, engine/safetensors.h) and a few near-misses (truncated,
 wrong sizes, zero hashes), so libFuzzer starts inside the formats instead
-of at random bytes.  Deterministic: the same files every run.  Crashers
-that a fuzzing run finds are added beside these by hand (named crash-*),
-so that replay.c keeps them fixed in `make check`.
+of at random bytes.  Deterministic: the same files every run.  Beside the
+seeds, the corpora hold inputs a long libFuzzer run grew (named by their
+SHA-1), merged in with `fuzz_NAME -merge=1 tests/fuzz/corpus/NAME GROWN/`
+so that only inputs adding coverage are kept; crashers a run finds are
+added the same way (named crash-*), so that replay.c keeps them fixed in
+`make check`.
 
     python3 tests/fuzz/make_seeds.py [CORPUS_DIR]   (default: tests/fuzz/corpus)
 """
