@@ -15,11 +15,17 @@
  * document's last segment the tokenizer's end-of-text token (if it has one)
  * is written to the same split.
  *
- * The dataset is assembled in a sibling temp folder and renamed into place,
- * so a failed or interrupted build leaves the previous dataset intact. */
+ * The dataset is assembled in a sibling temp folder DIR.tmp.PID and renamed
+ * into place, so a failed or interrupted build leaves the previous dataset
+ * intact.  SIGTERM and SIGINT stop the build at the next segment: the shard
+ * being written and the temp folder are removed and the program exits
+ * 128 + the signal's number.  A build first removes the DIR.tmp.PID folders
+ * of builds whose process is gone (a SIGKILL, a crash), saying so. */
 #define _XOPEN_SOURCE 700
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
+#include <signal.h>
 #include <getopt.h>
 #include <libgen.h>
 #include <stdio.h>
@@ -32,6 +38,7 @@
 
 #include "dataprep/dataprep.h"
 #include "engine/cfgtree.h"
+#include "engine/config.h"
 #include "engine/fileio.h"
 #include "engine/sha256.h"
 #include "engine/shard.h"
@@ -71,6 +78,42 @@ typedef struct build {
     eng_bpe_trainer *trainer;
     dp_progress prog;
 } build;
+
+/* Bounds of --shard-tokens: every shard is one fsync'd file and a training
+ * window never crosses a shard (a shard of n tokens holds (n - 1) / seq_len
+ * windows), so tiny shards waste files and tokens; a shard is mapped and
+ * hashed whole by one thread, so huge ones serialise the loader's check. */
+#define SHARD_TOKENS_MIN (1ull << 20)
+#define SHARD_TOKENS_MAX (1ull << 32)
+
+/* ------------------------------------------------------------ stopping */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig) { stop_signal = sig; }
+
+/* A signal ignored when we started (nohup, a background job of a script)
+ * stays ignored, as the shell meant it. */
+static void install_stop(void)
+{
+    static const int sigs[] = {SIGTERM, SIGINT};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction old, sa;
+        if (sigaction(sigs[i], NULL, &old) || old.sa_handler == SIG_IGN)
+            continue;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_stop;
+        sigemptyset(&sa.sa_mask);
+        sigaction(sigs[i], &sa, NULL);
+    }
+}
+
+/* Checked between segments: ENG_EINTERRUPTED once a stop was asked for. */
+static int stopped(eng_err *e)
+{
+    if (!stop_signal)
+        return 0;
+    return eng_errf(e, ENG_EINTERRUPTED, "stopped by %s", stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
+}
 
 static int is_val(const build *b, uint64_t i)
 {
@@ -152,6 +195,8 @@ static int on_doc(void *arg, const dp_source *src, uint64_t line, const uint8_t 
     (void)line;
     int rc, last = -1;
     for (size_t pos = 0; pos < len;) {
+        if ((rc = stopped(e)))
+            return rc;
         size_t end = segment_end(doc, len, pos, b->segment_bytes);
         int v = is_val(b, b->seg_index++);
         split_out *s = &b->split[v];
@@ -214,6 +259,110 @@ static int check_out(const char *out, eng_err *e)
         return eng_errf(e, ENG_ECONFIG, "--out %s is a folder that is not a tlm-data dataset (no manifest.json); "
                         "refusing to replace it", out);
     return 0;
+}
+
+/* Is `name` exactly "<base><tag><pid>" (tag ".tmp." or ".old.")?  Returns
+ * the pid, or 0. */
+static long stage_pid(const char *name, const char *base, const char *tag)
+{
+    size_t bl = strlen(base);
+    if (strncmp(name, base, bl) || strncmp(name + bl, tag, 5))
+        return 0;
+    const char *p = name + bl + 5;
+    long pid = 0;
+    if (!*p || *p == '0')
+        return 0;
+    for (; *p; p++) {
+        if (*p < '0' || *p > '9' || pid > 1000000000L)
+            return 0;
+        pid = pid * 10 + (*p - '0');
+    }
+    return pid;
+}
+
+/* What tlm-data leaves in a stage: train/ and val/ holding shards (and
+ * their temp files), manifest.json, *.tiktoken, temp files.  Anything else
+ * means the folder is not ours to delete. */
+static int only_ours(const char *dir, int depth)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int ok = 1;
+    struct dirent *de;
+    while (ok && (de = readdir(d))) {
+        const char *n = de->d_name;
+        if (!strcmp(n, ".") || !strcmp(n, ".."))
+            continue;
+        char path[2400];
+        snprintf(path, sizeof path, "%s/%s", dir, n);
+        struct stat st;
+        if (lstat(path, &st)) {
+            ok = 0;
+            break;
+        }
+        size_t l = strlen(n);
+        int tmpfile = strstr(n, ".tmp.") != NULL;
+        if (S_ISDIR(st.st_mode))
+            ok = depth == 0 && (!strcmp(n, "train") || !strcmp(n, "val")) && only_ours(path, 1);
+        else if (!S_ISREG(st.st_mode))
+            ok = 0;
+        else if (depth == 1)
+            ok = (l > 7 && !strcmp(n + l - 7, ".tlmtok")) || tmpfile;
+        else
+            ok = !strncmp(n, "manifest.json", 13) || (l > 9 && !strcmp(n + l - 9, ".tiktoken")) || tmpfile;
+    }
+    closedir(d);
+    return ok;
+}
+
+/* Remove the DIR.tmp.PID folders beside `out` whose build process is gone
+ * (killed, crashed).  Only that exact name pattern, only folders, only
+ * when the process no longer exists and the folder holds nothing but what
+ * a build writes; each one removed (or kept) is reported on stderr. */
+static void remove_stale_stages(const char *out)
+{
+    char dir[1200], base[1200];
+    snprintf(dir, sizeof dir, "%s", out);
+    snprintf(base, sizeof base, "%s", out);
+    const char *parent = dirname(dir), *name = basename(base);
+    DIR *d = opendir(parent);
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        long pid = stage_pid(de->d_name, name, ".tmp."), old = 0;
+        if (!pid)
+            pid = old = stage_pid(de->d_name, name, ".old.");
+        if (!pid || pid == (long)getpid())
+            continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue; /* alive (or not ours to signal): a build in progress */
+        char path[2500];
+        snprintf(path, sizeof path, "%s/%s", parent, de->d_name);
+        struct stat st;
+        if (lstat(path, &st) || !S_ISDIR(st.st_mode))
+            continue;
+        if (old) {
+            /* the previous dataset, moved aside by a build killed before it
+             * put the new one in place: the only copy when DIR is missing */
+            if (access(out, F_OK) != 0 && errno == ENOENT && rename(path, out) == 0)
+                fprintf(stderr, "tlm-data: restored %s from %s, left by an interrupted build (process %ld is "
+                        "gone)\n", out, path, pid);
+            else
+                fprintf(stderr, "tlm-data: %s holds the dataset an interrupted build replaced (process %ld is "
+                        "gone); kept: remove it when you no longer need it\n", path, pid);
+            continue;
+        }
+        if (!only_ours(path, 0)) {
+            fprintf(stderr, "tlm-data: %s looks like the temp folder of an interrupted build (process %ld is gone) "
+                    "but holds files tlm-data does not write; leaving it\n", path, pid);
+            continue;
+        }
+        rm_tree(path);
+        fprintf(stderr, "tlm-data: removed %s, left by an interrupted build (process %ld is gone)\n", path, pid);
+    }
+    closedir(d);
 }
 
 static int copy_file(const char *from, const char *to, eng_err *e)
@@ -335,7 +484,7 @@ static const char build_help[] =
     "  --out DIR            the dataset folder (replaced as a whole when it is one)\n"
     "  --val-fraction F     share of segments for validation (default 0.01)\n"
     "  --segment-bytes N    split unit, e.g. 64k (default 65536)\n"
-    "  --shard-tokens N     tokens per shard file (default 33554432)\n"
+    "  --shard-tokens N     tokens per shard file, 1M to 4G (default 32M = 33554432)\n"
     "  --format F           auto (default: *.jsonl is JSONL, else text), text, jsonl\n"
     "  --field NAME         JSONL field with the document text (default: text)\n"
     "  --max-line N         longest JSONL line accepted (default 256M)\n"
@@ -389,8 +538,13 @@ static int parse(build *b, int argc, char **argv)
             }
             break;
         case B_SHARD:
-            if (dp_parse_size(optarg, &b->shard_tokens) || b->shard_tokens < 1) {
-                fprintf(stderr, "tlm-data: --shard-tokens must be a positive count (e.g. 16M)\n");
+            if (dp_parse_size(optarg, &b->shard_tokens) || b->shard_tokens < SHARD_TOKENS_MIN ||
+                b->shard_tokens > SHARD_TOKENS_MAX) {
+                fprintf(stderr,
+                        "tlm-data: --shard-tokens %s is out of range: give a count from 1M (%llu) to 4G (%llu) "
+                        "tokens, e.g. 32M (every shard is one fsync'd file, a training window never crosses "
+                        "shards, and one thread hashes a whole shard when training opens it)\n",
+                        optarg, SHARD_TOKENS_MIN, SHARD_TOKENS_MAX);
                 return DP_EXIT_USAGE;
             }
             break;
@@ -454,6 +608,7 @@ static int run(build *b, int argc, char **argv, eng_err *e)
     if ((rc = dp_sources_collect(&b->src, argv + optind, argc - optind, b->format, e)) ||
         (rc = check_out(b->out, e)))
         return rc;
+    remove_stale_stages(b->out);
     snprintf(b->stage, sizeof b->stage, "%s.tmp.%ld", b->out, (long)getpid());
     rm_tree(b->stage);
     if ((rc = eng_mkdir_p(b->stage, e)))
@@ -463,9 +618,11 @@ static int run(build *b, int argc, char **argv, eng_err *e)
 
     char tokpath[1300] = "", tokfile[128] = "";
     if (b->train_bpe) {
-        int v = 0;
-        if (strncmp(b->tokname, "bpe", 3) || (v = atoi(b->tokname + 3)) < 257 || strchr(b->tokname, '.'))
-            return eng_errf(e, ENG_ECONFIG, "--train-bpe needs --tokenizer bpeN (N >= 257), not '%s'", b->tokname);
+        /* the config's own rule for bpeN names (no atoi: "bpe99999999999" overflowed it) */
+        int v = strncmp(b->tokname, "bpe", 3) ? 0 : eng_tokenizer_vocab(b->tokname);
+        if (v < 257)
+            return eng_errf(e, ENG_ECONFIG, "--train-bpe needs --tokenizer bpeN (N from 257 to %d), not '%s'", 1 << 20,
+                            b->tokname);
         snprintf(tokfile, sizeof tokfile, "%s.tiktoken", b->tokname);
         snprintf(tokpath, sizeof tokpath, "%s/%s", b->stage, tokfile);
         if ((rc = eng_bpe_trainer_new(&b->trainer, e)))
@@ -483,6 +640,8 @@ static int run(build *b, int argc, char **argv, eng_err *e)
         }
         eng_bpe_trainer_free(b->trainer);
         b->trainer = NULL;
+        if (!rc)
+            rc = stopped(e); /* merging does not look at signals: stop once it is done */
         b->seg_index = 0;
         for (int k = 0; k < 2; k++)
             b->split[k].tokens = b->split[k].segments = b->split[k].bytes = b->split[k].documents = 0;
@@ -514,10 +673,14 @@ static int run(build *b, int argc, char **argv, eng_err *e)
              (unsigned long long)b->split[0].tokens, (unsigned long long)b->split[1].tokens, eng_tok_name(b->tok),
              b->src.n, (double)b->src.total_bytes / 1e6);
     dp_progress_end(&b->prog, rc ? NULL : msg);
+    if (!rc)
+        rc = stopped(e);
     if (rc)
         return rc;
-    if ((rc = write_manifest(b, tokfile[0] ? tokfile : NULL, e)))
+    if ((rc = write_manifest(b, tokfile[0] ? tokfile : NULL, e)) || (rc = stopped(e)))
         return rc;
+    /* from here on the dataset is complete: publishing is two renames, and a
+     * stop asked for meanwhile waits for them */
     /* publish: the old dataset (if any) aside, the new one in, the old one gone */
     char old[1300];
     snprintf(old, sizeof old, "%s.old.%ld", b->out, (long)getpid());
@@ -556,6 +719,7 @@ int dp_cmd_build(int argc, char **argv)
     if (rc)
         return rc < 0 ? DP_EXIT_OK : rc;
     eng_err e = {0};
+    install_stop();
     rc = run(&b, argc, argv, &e);
     for (int k = 0; k < 2; k++) {
         eng_shard_writer_abort(b.split[k].w);
@@ -567,5 +731,9 @@ int dp_cmd_build(int argc, char **argv)
     eng_tok_free(b.tok);
     eng_tokvec_free(&b.ids);
     dp_sources_free(&b.src);
+    if (rc == ENG_EINTERRUPTED) {
+        fprintf(stderr, "tlm-data: %s: the partial dataset was removed, %s is as it was\n", e.msg, b.out);
+        return 128 + (int)stop_signal;
+    }
     return rc ? dp_fail(&e) : DP_EXIT_OK;
 }

@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "dataprep/dataprep.h"
+#include "engine/fileio.h"
 #include "engine/sha256.h"
 
 static int add_file(dp_sources *s, const char *path, uint64_t bytes, dp_format format, eng_err *e)
@@ -46,8 +47,8 @@ static int add_path(dp_sources *s, const char *path, dp_format format, int depth
         return eng_errf(e, ENG_EDATA, "%s: %s", path, strerror(errno));
     if (S_ISREG(st.st_mode))
         return add_file(s, path, (uint64_t)st.st_size, format, e);
-    if (!S_ISDIR(st.st_mode))
-        return eng_errf(e, ENG_EDATA, "%s: not a file or a folder", path);
+    if (!S_ISDIR(st.st_mode)) /* a FIFO, a device: the gate's message */
+        return eng_stat_input(path, ENG_EDATA, &st, e);
     if (depth > 32)
         return eng_errf(e, ENG_EDATA, "%s: folders nested deeper than 32 (a link loop?)", path);
     DIR *d = opendir(path);
@@ -179,13 +180,14 @@ int dp_sources_walk(dp_sources *s, const char *field, size_t max_line, dp_progre
     for (size_t k = 0; k < s->n; k++) {
         dp_source *src = &s->v[k];
         src->documents = 0;
-        int fd = open(src->path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            return eng_errf(e, ENG_EIO, "%s: cannot open: %s", src->path, strerror(errno));
+        int fd;
         struct stat st;
-        if (fstat(fd, &st)) {
+        int rc = eng_open_input(src->path, ENG_EDATA, &fd, &st, e); /* it may have changed since it was listed */
+        if (rc)
+            return rc;
+        if ((uint64_t)st.st_size > SIZE_MAX) {
             close(fd);
-            return eng_errf(e, ENG_EIO, "%s: %s", src->path, strerror(errno));
+            return eng_errf(e, ENG_EDATA, "%s: too large for this machine's address space", src->path);
         }
         size_t n = (size_t)st.st_size;
         const uint8_t *p = (const uint8_t *)"";
@@ -204,7 +206,6 @@ int dp_sources_walk(dp_sources *s, const char *field, size_t max_line, dp_progre
         eng_sha256_init(&h);
         eng_sha256_update(&h, p, n);
         eng_sha256_final(&h, src->sha256);
-        int rc;
         if (src->format == DP_JSONL) {
             rc = walk_jsonl(src, p, n, field, max_line, prog, base, fn, arg, e);
         } else {

@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <yaml.h>
 
+#include "engine/fileio.h"
+
 #define CFG_MAX_BYTES (16u << 20)
 #define CFG_MAX_DEPTH 64
 
@@ -599,14 +601,13 @@ int cfg_parse_buffer(const char *name, const char *buf, size_t len, cfg_node **o
 int cfg_parse_file(const char *path, cfg_node **out, eng_err *e)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return eng_errf(e, ENG_ECONFIG, "%s: cannot open: %s", path, strerror(errno));
+    FILE *f;
     struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-        fclose(f);
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return eng_errf(e, ENG_ECONFIG, "%s: is a directory (expected a YAML or JSON file)", path);
-    }
+    int rc = eng_fopen_input(path, ENG_ECONFIG, &f, e); /* a FIFO or a device: refused, never read */
+    if (rc)
+        return rc;
     char *buf = malloc(CFG_MAX_BYTES + 1);
     if (!buf) {
         fclose(f);
@@ -615,7 +616,6 @@ int cfg_parse_file(const char *path, cfg_node **out, eng_err *e)
     size_t n = fread(buf, 1, CFG_MAX_BYTES + 1, f);
     int bad = ferror(f) ? errno : 0;
     fclose(f);
-    int rc;
     if (bad)
         rc = eng_errf(e, ENG_EIO, "%s: read error: %s", path, strerror(bad));
     else if (n > CFG_MAX_BYTES)

@@ -179,8 +179,9 @@ static int write_tensors(const char *path, const eng_ckpt_data *d, const eng_con
 static int file_size(const char *path, int64_t *size, eng_err *e)
 {
     struct stat st;
-    if (stat(path, &st))
-        return eng_errf(e, errno == ENOENT ? ENG_EDATA : ENG_EIO, "%s: %s", path, strerror(errno));
+    int rc = eng_stat_input(path, ENG_EDATA, &st, e);
+    if (rc)
+        return rc;
     *size = (int64_t)st.st_size;
     return 0;
 }
@@ -305,9 +306,10 @@ fail:
 /* ------------------------------------------------------------ verifying */
 static int hash_file(const char *path, int64_t expect_size, char hex[65], eng_err *e)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return eng_errf(e, errno == ENOENT ? ENG_EDATA : ENG_EIO, "%s: %s", path, strerror(errno));
+    FILE *f;
+    int rc = eng_fopen_input(path, ENG_EDATA, &f, e);
+    if (rc)
+        return rc;
     static const size_t BUF = 1 << 20;
     unsigned char *buf = malloc(BUF);
     if (!buf) {
@@ -335,6 +337,8 @@ static int hash_file(const char *path, int64_t expect_size, char hex[65], eng_er
     return 0;
 }
 
+static int parse_json(const char *path, const char *text, size_t len, json_t **out, eng_err *e);
+
 static int load_json(const char *path, size_t max, json_t **out, eng_err *e)
 {
     char *text;
@@ -342,17 +346,9 @@ static int load_json(const char *path, size_t max, json_t **out, eng_err *e)
     int rc = eng_read_file(path, max, &text, &len, e);
     if (rc)
         return rc;
-    json_error_t je;
-    *out = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    rc = parse_json(path, text, len, out, e);
     free(text);
-    if (!*out)
-        return eng_errf(e, ENG_EDATA, "%s:%d:%d: %s", path, je.line, je.column, je.text);
-    if (!json_is_object(*out)) {
-        json_decref(*out);
-        *out = NULL;
-        return eng_errf(e, ENG_EDATA, "%s: not a JSON object", path);
-    }
-    return 0;
+    return rc;
 }
 
 int eng_ckpt_verify(const char *dir, eng_err *e)
@@ -450,9 +446,27 @@ static double get_num(json_t *o, const char *key)
 static int get_hex(json_t *o, const char *key, char out[65], const char *path, eng_err *e)
 {
     json_t *v = json_object_get(o, key);
-    if (!json_is_string(v) || strlen(json_string_value(v)) != 64)
-        return eng_errf(e, ENG_EDATA, "%s: \"%s\" is missing or not a SHA-256", path, key);
+    const char *s = json_is_string(v) ? json_string_value(v) : "";
+    int hex = strlen(s) == 64;
+    for (int i = 0; hex && i < 64; i++)
+        hex = (s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f');
+    if (!hex)
+        return eng_errf(e, ENG_EDATA, "%s: \"%s\" is missing or not a SHA-256 (64 lower-case hex digits)", path, key);
     strcpy(out, json_string_value(v));
+    return 0;
+}
+
+static int parse_json(const char *path, const char *text, size_t len, json_t **out, eng_err *e)
+{
+    json_error_t je;
+    *out = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    if (!*out)
+        return eng_errf(e, ENG_EDATA, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+    if (!json_is_object(*out)) {
+        json_decref(*out);
+        *out = NULL;
+        return eng_errf(e, ENG_EDATA, "%s: not a JSON object", path);
+    }
     return 0;
 }
 
@@ -461,8 +475,21 @@ int eng_ckpt_read_state(const char *dir, eng_train_state *st, eng_err *e)
     memset(st, 0, sizeof *st);
     char path[ENG_CKPT_PATH_MAX + 32];
     int rc = join(path, sizeof path, dir, "trainer.json", e);
+    char *text = NULL;
+    size_t len = 0;
+    if (rc || (rc = eng_read_file(path, STATE_MAX, &text, &len, e)))
+        return rc;
+    rc = eng_ckpt_parse_state(path, text, len, st, e);
+    free(text);
+    return rc;
+}
+
+int eng_ckpt_parse_state(const char *path, const char *text, size_t len, eng_train_state *st, eng_err *e)
+{
+    memset(st, 0, sizeof *st);
     json_t *o = NULL;
-    if (rc || (rc = load_json(path, STATE_MAX, &o, e)))
+    int rc = parse_json(path, text, len, &o, e);
+    if (rc)
         return rc;
     int64_t ver = 0, cursor = 0, windows = 0;
     json_t *data = json_object_get(o, "data");

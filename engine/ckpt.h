@@ -77,8 +77,11 @@ int eng_ckpt_verify(const char *dir, eng_err *e);
  * folder skipped is reported through log (may be NULL). */
 int eng_ckpt_find(const char *root, char path[ENG_CKPT_PATH_MAX], eng_log_fn log, void *ud, eng_err *e);
 
-/* trainer.json of a checkpoint folder. */
+/* trainer.json of a checkpoint folder (a regular file of at most 1 MiB). */
 int eng_ckpt_read_state(const char *dir, eng_train_state *st, eng_err *e);
+/* The same from its text; path names it in messages.  Every counter must
+ * be a non-negative integer, the hashes 64 characters. */
+int eng_ckpt_parse_state(const char *path, const char *text, size_t len, eng_train_state *st, eng_err *e);
 
 /* Load a checkpoint written for config `config_id` into d's arrays (shapes
  * must match d's tensors exactly) and *st.  A different config_id is

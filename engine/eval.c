@@ -11,6 +11,7 @@
 
 #include "engine/ckpt.h"
 #include "engine/eval_internal.h"
+#include "engine/fileio.h"
 #include "engine/gpt2.h"
 #include "engine/model_probe.h"
 #include "engine/safetensors.h"
@@ -68,12 +69,12 @@ static int need_file(const char *key, const char *path, int dir, eng_err *e)
     if (!path[0])
         return eng_errf(e, ENG_ECONFIG, "%s: no file given (the suite needs it; docs/evaluation.md)", key);
     struct stat st;
+    if (!dir)
+        return eng_stat_input(path, ENG_EDATA, &st, e) ? eng_err_prefix(e, "%s", key) : 0;
     if (stat(path, &st))
         return eng_errf(e, ENG_EDATA, "%s: %s: %s", key, path, strerror(errno));
-    if (dir && !S_ISDIR(st.st_mode))
+    if (!S_ISDIR(st.st_mode))
         return eng_errf(e, ENG_EDATA, "%s: %s is not a folder", key, path);
-    if (!dir && S_ISDIR(st.st_mode))
-        return eng_errf(e, ENG_EDATA, "%s: %s is a folder, not a file", key, path);
     return 0;
 }
 
@@ -179,6 +180,20 @@ void eng_evaluator_free(eng_evaluator *ev)
 }
 
 int eng_evaluator_n_suites(const eng_evaluator *ev) { return ev->n; }
+
+int eng_evaluator_check(const eng_evaluator *ev, eng_err *e)
+{
+    for (int i = 0; i < ev->n; i++) {
+        /* no logits: the suites read and validate, score nothing (ev_checking) */
+        const int niah = !strcmp(ev->suites[i], "niah");
+        eng_eval_lm lm = {NULL, ev->B, niah && ev->long_T ? ev->long_T : ev->cfg.train.seq_len,
+                          ev->cfg.train.seq_len, ev->cfg.model.vocab, NULL, NULL};
+        int rc = eng_eval_suite(ev->suites[i], &lm, ev->tok, &ev->cfg.eval, NULL, e);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
 
 static int make_models(eng_evaluator *ev, eng_err *e)
 {

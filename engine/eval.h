@@ -83,7 +83,9 @@ typedef struct eng_eval_lm {
                            model was trained for (<= max_T); longer inputs are
                            cut from the left, documents scored in windows */
     int vocab;          /* logits per position */
-    /* Logits (B, T, vocab) of tokens (B, T); valid until the next call. */
+    /* Logits (B, T, vocab) of tokens (B, T); valid until the next call.
+     * NULL: a check (eng_evaluator_check): the suites read and validate
+     * their inputs, then stop before scoring. */
     int (*logits)(void *impl, const int32_t *tokens, int B, int T, const float **out, eng_err *e);
     /* One sequence (1, T) with per-layer activations; NULL when the model
      * has no probe. */
@@ -132,6 +134,12 @@ int eng_evaluator_create(eng_evaluator **out, const eng_config *cfg, eng_err *e)
 void eng_evaluator_free(eng_evaluator *ev);
 /* Number of suites it will run (0: nothing to do besides val). */
 int eng_evaluator_n_suites(const eng_evaluator *ev);
+/* Read every input of its suites the way the suites will, in full: parse
+ * every item, encode it, check it fits train.seq_len and model.vocab, build
+ * NIAH's first item at each length; score nothing.  The trainer calls it in
+ * set-up, so a corrupt evaluation file fails the job (ENG_EDATA naming file
+ * and line) before training time is spent, not at the first evaluation. */
+int eng_evaluator_check(const eng_evaluator *ev, eng_err *e);
 int eng_evaluator_run(eng_evaluator *ev, const eng_model *src, const eng_eval_sink *s, eng_err *e);
 /* The same on a model the caller already holds (no copy; --eval). */
 int eng_evaluator_run_on(eng_evaluator *ev, eng_model *m, const eng_eval_sink *s, eng_err *e);

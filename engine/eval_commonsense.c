@@ -25,8 +25,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "engine/eval_internal.h"
+#include "engine/fileio.h"
 
 #define SUITE "commonsense"
 
@@ -167,13 +169,16 @@ static int read_labels(const char *jsonl, int64_t **out, int64_t *n_out, int *fo
         snprintf(path, sizeof path, "%s-labels.lst", jsonl);
     *found = 0;
     *n_out = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return errno == ENOENT ? 0 : eng_errf(e, ENG_EDATA, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (stat(path, &st) && errno == ENOENT)
+        return 0; /* optional: the items may carry their labels */
+    FILE *f;
+    int rc = eng_fopen_input(path, ENG_EDATA, &f, e);
+    if (rc)
+        return rc;
     *found = 1;
     int64_t *v = NULL, n = 0, cap = 0, line = 0;
     char buf[64];
-    int rc = 0;
     while (fgets(buf, sizeof buf, f)) {
         line++;
         size_t l = strlen(buf);
@@ -502,11 +507,11 @@ static int run_task(const eng_eval_lm *lm, eng_tok *tok, int t, const char *path
             else if (reqs[q].n_cont > (size_t)lm->max_length)
                 rc = eng_errf(e, ENG_EDATA, "%s:%lld: choice %d is %zu tokens, longer than the context length %d",
                               path, (long long)items[i].line, j, reqs[q].n_cont, lm->max_length);
-    if (!rc) {
+    if (!rc && !ev_checking(lm)) {
         ev_log(s, "commonsense %s: %zu items, %zu requests", task, n, nreq);
         rc = ev_score(lm, lm->max_length, reqs, nreq, s, e);
     }
-    if (!rc) {
+    if (!rc && !ev_checking(lm)) {
         double *acc = malloc(n * sizeof *acc), *accn = malloc(n * sizeof *accn);
         if (!acc || !accn)
             rc = eng_errf(e, ENG_ENOMEM, "out of memory");

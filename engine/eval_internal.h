@@ -17,6 +17,11 @@
 #define EV_TEXT_MAX ((size_t)1 << 30)   /* a whole text file (WikiText, haystack) */
 #define EV_CHOICES_MAX 16
 
+/* A model without logits is the evaluator's check (eng_evaluator_check):
+ * every suite reads, parses and encodes all its inputs and validates them
+ * as it would for scoring, then stops before scoring anything. */
+static inline int ev_checking(const eng_eval_lm *lm) { return lm->logits == NULL; }
+
 /* ------------------------------------------------------------ text */
 typedef struct ev_buf {
     char *p;        /* NUL-terminated */

@@ -64,9 +64,9 @@ int eng_eval_lambada(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *cf
     ev_jsonl_close(&r);
     if (!rc && n == 0)
         rc = eng_errf(e, ENG_EDATA, "%s: no items", cfg->lambada);
-    if (!rc)
+    if (!rc && !ev_checking(lm))
         rc = ev_score(lm, lm->max_length, reqs, n, s, e);
-    if (!rc) {
+    if (!rc && !ev_checking(lm)) {
         double *ll = malloc(n * sizeof *ll), *acc = malloc(n * sizeof *acc);
         if (!ll || !acc) {
             rc = eng_errf(e, ENG_ENOMEM, "out of memory");

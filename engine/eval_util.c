@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "engine/eval_internal.h"
+#include "engine/fileio.h"
 
 /* ------------------------------------------------------------ text */
 int ev_put(ev_buf *b, const void *s, size_t n, eng_err *e)
@@ -100,13 +101,13 @@ int ev_read_text(const char *path, const char *what, char **out, size_t *len, en
 {
     if (!path || !path[0])
         return eng_errf(e, ENG_ECONFIG, "%s: no file given", what);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return eng_errf(e, ENG_EDATA, "%s: %s: cannot open: %s", what, path, strerror(errno));
+    FILE *f;
+    int rc = eng_fopen_input(path, ENG_EDATA, &f, e);
+    if (rc)
+        return eng_err_prefix(e, "%s", what);
     ev_buf b = {0};
     char chunk[65536];
     size_t got;
-    int rc = 0;
     while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
         if (b.n + got > EV_TEXT_MAX) {
             rc = eng_errf(e, ENG_EDATA, "%s: %s: larger than %zu bytes", what, path, (size_t)EV_TEXT_MAX);
@@ -135,10 +136,7 @@ int ev_jsonl_open(ev_jsonl *r, const char *path, eng_err *e)
     if (!path || !path[0])
         return eng_errf(e, ENG_ECONFIG, "no file given");
     snprintf(r->path, sizeof r->path, "%s", path);
-    r->f = fopen(path, "rb");
-    if (!r->f)
-        return eng_errf(e, ENG_EDATA, "%s: cannot open: %s", path, strerror(errno));
-    return 0;
+    return eng_fopen_input(path, ENG_EDATA, &r->f, e);
 }
 
 void ev_jsonl_close(ev_jsonl *r)

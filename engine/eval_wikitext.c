@@ -364,7 +364,7 @@ int eng_eval_wikitext(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *c
         }
     }
     first_req[nd] = nreq;
-    if (rc)
+    if (rc || ev_checking(lm))
         goto out1;
     ev_log(s, "wikitext: %zu documents, %zu windows of at most %d tokens", nd, nreq, L);
     if ((rc = ev_score(lm, L, reqs, nreq, s, e)))

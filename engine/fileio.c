@@ -1,8 +1,10 @@
-/* fileio.c: atomic writes and small file helpers (see fileio.h). */
+/* fileio.c: atomic writes, the input-file gate and small file helpers (see
+ * fileio.h). */
 #include "engine/fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -91,16 +93,94 @@ int eng_write_file_atomic(const char *path, const void *data, size_t n, eng_err 
     return eng_atomic_commit(&a, e);
 }
 
+static const char *kind_of(mode_t m)
+{
+    if (S_ISFIFO(m))
+        return "a FIFO";
+    if (S_ISCHR(m))
+        return "a character device";
+    if (S_ISBLK(m))
+        return "a block device";
+    if (S_ISSOCK(m))
+        return "a socket";
+    return "of an unknown type";
+}
+
+static int not_regular(const char *path, mode_t m, int code, eng_err *e)
+{
+    if (S_ISDIR(m))
+        return eng_errf(e, code, "%s: is a directory", path);
+    return eng_errf(e, code, "%s: is not a regular file (%s)", path, kind_of(m));
+}
+
+int eng_stat_input(const char *path, int code, struct stat *st, eng_err *e)
+{
+    if (stat(path, st))
+        return eng_errf(e, errno == ENOENT || errno == ENOTDIR ? code : ENG_EIO, "%s: cannot open: %s", path,
+                        strerror(errno));
+    if (!S_ISREG(st->st_mode))
+        return not_regular(path, st->st_mode, code, e);
+    return 0;
+}
+
+int eng_open_input(const char *path, int code, int *fd, struct stat *st, eng_err *e)
+{
+    *fd = -1;
+    struct stat sb;
+    /* stat first, so that a device is never opened at all; the fstat after
+     * the non-blocking open closes the gap to a file swapped meanwhile */
+    int rc = eng_stat_input(path, code, &sb, e);
+    if (rc)
+        return rc;
+    int f = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (f < 0)
+        return eng_errf(e, errno == ENOENT ? code : ENG_EIO, "%s: cannot open: %s", path, strerror(errno));
+    if (fstat(f, &sb))
+        rc = eng_errf(e, ENG_EIO, "%s: %s", path, strerror(errno));
+    else if (!S_ISREG(sb.st_mode))
+        rc = not_regular(path, sb.st_mode, code, e);
+    else {
+        int fl = fcntl(f, F_GETFL);
+        if (fl < 0 || fcntl(f, F_SETFL, fl & ~O_NONBLOCK) < 0)
+            rc = eng_errf(e, ENG_EIO, "%s: %s", path, strerror(errno));
+    }
+    if (rc) {
+        close(f);
+        return rc;
+    }
+    if (st)
+        *st = sb;
+    *fd = f;
+    return 0;
+}
+
+int eng_fopen_input(const char *path, int code, FILE **out, eng_err *e)
+{
+    *out = NULL;
+    int fd;
+    int rc = eng_open_input(path, code, &fd, NULL, e);
+    if (rc)
+        return rc;
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        rc = eng_errf(e, ENG_EIO, "%s: %s", path, strerror(errno));
+        close(fd);
+        return rc;
+    }
+    *out = f;
+    return 0;
+}
+
 int eng_read_file(const char *path, size_t max, char **out, size_t *len, eng_err *e)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return eng_errf(e, errno == ENOENT ? ENG_EDATA : ENG_EIO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+    FILE *f;
+    int rc = eng_fopen_input(path, ENG_EDATA, &f, e);
+    if (rc)
+        return rc;
+    if (max == SIZE_MAX) {
         fclose(f);
-        return eng_errf(e, ENG_EDATA, "%s: is a directory (expected a file)", path);
+        return eng_errf(e, ENG_EINTERNAL, "%s: no size limit given", path);
     }
     char *buf = malloc(max + 1);
     if (!buf) {

@@ -1,10 +1,18 @@
-/* fileio.h: durable file writes shared by every module: write to a temp file
- * beside the target, fsync, rename over it, fsync the folder.  A crash at any
- * point leaves either the old file or the new one, never a torn one. */
+/* fileio.h: file helpers shared by every module.
+ *
+ * Writing is durable: write to a temp file beside the target, fsync, rename
+ * over it, fsync the folder.  A crash at any point leaves either the old
+ * file or the new one, never a torn one.
+ *
+ * Reading an input (a shard, a tokenizer, a checkpoint, an evaluation file,
+ * a config) goes through eng_open_input, the one place that refuses what is
+ * not a regular file: a FIFO would block the reader for ever in open() or
+ * read(), a device could stream without end, a folder cannot be read. */
 #ifndef TLM_ENGINE_FILEIO_H
 #define TLM_ENGINE_FILEIO_H
 
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "engine/err.h"
 
@@ -31,7 +39,20 @@ int eng_atomic_commit(eng_atomic *a, eng_err *e);
 void eng_atomic_abort(eng_atomic *a);
 
 int eng_write_file_atomic(const char *path, const void *data, size_t n, eng_err *e);
-/* Read a whole file (at most max bytes, else ENG_EDATA); *out is malloc'd and NUL-terminated. */
+
+/* Open an input file read-only without blocking, whatever it is: refuses a
+ * folder ("PATH: is a directory") and anything else that is not a regular
+ * file ("PATH: is not a regular file (a FIFO)"), and a missing file, with
+ * `code` (ENG_EDATA for data, ENG_ECONFIG for configs); other failures are
+ * ENG_EIO.  *fd is blocking again on return; st (may be NULL) receives its
+ * fstat. */
+int eng_open_input(const char *path, int code, int *fd, struct stat *st, eng_err *e);
+/* Only the checks, by stat (for sizes, before anything is opened). */
+int eng_stat_input(const char *path, int code, struct stat *st, eng_err *e);
+/* The same as a stdio stream ("rb"). */
+int eng_fopen_input(const char *path, int code, FILE **f, eng_err *e);
+/* Read a whole input file (eng_open_input's checks, ENG_EDATA for a missing
+ * one; at most max bytes, else ENG_EDATA); *out is malloc'd and NUL-terminated. */
 int eng_read_file(const char *path, size_t max, char **out, size_t *len, eng_err *e);
 /* fsync the folder that holds `path` (or `path` itself if it is a folder). */
 int eng_fsync_dir(const char *path);

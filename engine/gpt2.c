@@ -134,6 +134,8 @@ static int tensor(eng_gpt2 *g, const eng_st_file *f, const char *prefix, const c
     return 0;
 }
 
+#define GPT2_MAX_SIZE (1 << 24) /* any one size in config.json: 16 M (n_embd, vocab_size, n_positions ...) */
+
 static int cfg_int(json_t *c, const char *key, int def, int *out)
 {
     json_t *v = json_object_get(c, key);
@@ -141,7 +143,9 @@ static int cfg_int(json_t *c, const char *key, int def, int *out)
         *out = def;
         return def >= 0 ? 0 : -1;
     }
-    if (!json_is_integer(v))
+    /* a positive size well inside int, so that 4 * n_embd and friends
+     * cannot overflow (the tensors' shapes are checked against it after) */
+    if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > GPT2_MAX_SIZE)
         return -1;
     *out = (int)json_integer_value(v);
     return 0;
@@ -154,7 +158,13 @@ int eng_gpt2_load(eng_gpt2 **out, const char *path, int max_batch, eng_err *e)
         return eng_errf(e, ENG_ECONFIG, "%s: longer than the %d bytes this system allows for a path", path,
                         ENG_PATH_CAP - 1);
     json_error_t je;
-    json_t *c = json_load_file(cp, 0, &je);
+    char *text;
+    size_t len;
+    int trc = eng_read_file(cp, 16u << 20, &text, &len, e); /* a regular file, bounded */
+    if (trc)
+        return eng_err_prefix(e, "GPT-2 config");
+    json_t *c = json_loadb(text, len, 0, &je);
+    free(text);
     if (!c)
         return eng_errf(e, ENG_EDATA, "%s: GPT-2 config: %s (line %d)", cp, je.text, je.line);
     eng_gpt2 *g = calloc(1, sizeof *g);
@@ -165,9 +175,13 @@ int eng_gpt2_load(eng_gpt2 **out, const char *path, int max_batch, eng_err *e)
     int rc = 0;
     if (cfg_int(c, "n_embd", -1, &g->d) || cfg_int(c, "n_layer", -1, &g->L) || cfg_int(c, "n_head", -1, &g->H) ||
         cfg_int(c, "vocab_size", -1, &g->V) || cfg_int(c, "n_positions", 1024, &g->P))
-        rc = eng_errf(e, ENG_EDATA, "%s: needs integer n_embd, n_layer, n_head, vocab_size (and n_positions)", cp);
+        rc = eng_errf(e, ENG_EDATA, "%s: needs integer n_embd, n_layer, n_head, vocab_size (and n_positions) from 1 to %d",
+                      cp, GPT2_MAX_SIZE);
     int n_inner = 0;
     json_t *ni = json_object_get(c, "n_inner");
+    if (!rc && ni && !json_is_null(ni) &&
+        (!json_is_integer(ni) || json_integer_value(ni) < 0 || json_integer_value(ni) > GPT2_MAX_SIZE))
+        rc = eng_errf(e, ENG_EDATA, "%s: n_inner must be null or an integer from 0 to %d", cp, GPT2_MAX_SIZE);
     if (!rc && ni && json_is_integer(ni))
         n_inner = (int)json_integer_value(ni);
     g->eps = 1e-5;

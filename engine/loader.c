@@ -5,7 +5,9 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "engine/manifest.h"
 #include "engine/rng.h"
 #include "engine/sha256.h"
 #include "engine/shard.h"
@@ -156,12 +158,36 @@ static void hash_set(eng_sha256 *h, const char *tag, const eng_shardset *s)
     }
 }
 
+/* A split folder of a tlm-data dataset (DIR/train, DIR/val) must match its
+ * manifest (engine/manifest.h); other shards have only their own headers. */
+static int check_manifest(const eng_shardset *set, const char *path, eng_err *e)
+{
+    struct stat st;
+    int folder = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+    char mpath[4200], sname[16];
+    if (!eng_manifest_locate(path, folder, mpath, sizeof mpath, sname) || (strcmp(sname, "train") && strcmp(sname, "val")))
+        return 0;
+    eng_manifest m;
+    int rc = eng_manifest_load(mpath, &m, e);
+    if (rc)
+        return m.foreign ? 0 : rc;
+    rc = eng_manifest_check(&m, sname, set, folder, e);
+    eng_manifest_free(&m);
+    return rc;
+}
+
+/* Header checks, the manifest, then every payload hash (the one cost that
+ * grows with the data: docs/data.md). */
 static int open_set(eng_shardset *set, const char *path, const char *key, eng_err *e)
 {
     if (!path[0])
         return eng_errf(e, ENG_EDATA, "%s is empty: the config must name the token shards (a .tlmtok file or a folder)",
                         key);
     int rc = eng_shardset_open(set, path, 0, e);
+    if (!rc && (rc = check_manifest(set, path, e)))
+        eng_shardset_close(set);
+    if (!rc && (rc = eng_shardset_verify(set, e)))
+        eng_shardset_close(set);
     if (rc)
         eng_err_prefix(e, "%s", key);
     return rc;

@@ -23,8 +23,11 @@
  *
  * Opening refuses (ENG_EDATA, with the file named) shards tokenized with a
  * tokenizer other than the config's, vocabularies larger than model.vocab,
- * and splits too small to hold one window.  Reads are bounded and every
- * token is checked against the vocabulary.  Nothing allocates after open.
+ * splits too small to hold one window, shards whose payload does not hash
+ * to their header's SHA-256 (every shard is hashed at open: the cost is in
+ * docs/data.md), and split folders that do not match their dataset's
+ * manifest (engine/manifest.h).  Reads are bounded and every token is
+ * checked against the vocabulary.  Nothing allocates after open.
  *
  * Must not: emit anything (no printing), depend on the model. */
 #ifndef TLM_ENGINE_LOADER_H

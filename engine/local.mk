@@ -12,7 +12,8 @@ engine_libtlmengine_a_SOURCES = \
 	engine/taper.c engine/taper.h \
 	engine/account.c engine/account.h \
 	engine/shard.c engine/shard.h \
-	engine/fileio.c engine/fileio.h \
+	engine/manifest.c engine/manifest.h \
+	engine/fileio.c engine/fileio.h engine/checked.h \
 	engine/safetensors.c engine/safetensors.h
 
 # Each area of the engine lists its own sources (one fragment per area, so

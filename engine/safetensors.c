@@ -12,10 +12,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "engine/checked.h"
 #include "engine/fileio.h"
 #include "engine/sha256.h"
 
 #define ST_MAX_HEADER (100u << 20)
+#define ST_MAX_ELEMS (1LL << 40) /* per tensor: 4 TiB of F32, far beyond any model here */
 
 int eng_st_dtype_size(const char *d)
 {
@@ -30,9 +32,14 @@ int eng_st_dtype_size(const char *d)
     return 0;
 }
 
+/* Shapes were checked at open (at most 2^40 elements, unless a dimension
+ * is 0); an empty tensor is 0 before any product is formed. */
 uint64_t eng_st_numel(const eng_st_tensor *t)
 {
     uint64_t n = 1;
+    for (int i = 0; i < t->ndim; i++)
+        if (t->shape[i] == 0)
+            return 0;
     for (int i = 0; i < t->ndim; i++)
         n *= (uint64_t)t->shape[i];
     return n;
@@ -134,19 +141,31 @@ static int parse_header(eng_st_file *f, const char *hdr, size_t len, eng_err *e)
         }
         snprintf(t->dtype, sizeof t->dtype, "%s", json_string_value(dt));
         t->ndim = (int)json_array_size(sh);
-        uint64_t numel = 1;
+        uint64_t numel = 1, nbytes;
         for (int i = 0; i < t->ndim; i++) {
             json_t *d = json_array_get(sh, (size_t)i);
-            if (!json_is_integer(d) || json_integer_value(d) < 0 || json_integer_value(d) > (1LL << 40)) {
-                rc = eng_errf(e, ENG_EDATA, "%s: tensor '%s' has a bad shape", f->path, key);
+            if (!json_is_integer(d) || json_integer_value(d) < 0 || json_integer_value(d) > ST_MAX_ELEMS) {
+                rc = eng_errf(e, ENG_EDATA, "%s: tensor '%s' has a bad shape (dimension %d must be an integer from 0 "
+                              "to 2^40)", f->path, key, i);
                 goto out;
             }
             t->shape[i] = json_integer_value(d);
-            numel *= (uint64_t)t->shape[i];
-            if (numel > (1ULL << 40)) {
-                rc = eng_errf(e, ENG_EDATA, "%s: tensor '%s' is too large", f->path, key);
+        }
+        /* the product of every dimension, checked: a zero anywhere makes an
+         * empty tensor however large the others are */
+        int zero = 0;
+        for (int i = 0; i < t->ndim; i++)
+            zero |= t->shape[i] == 0;
+        for (int i = 0; i < t->ndim && !zero; i++)
+            if (eng_mul_u64(numel, (uint64_t)t->shape[i], &numel) || numel > ST_MAX_ELEMS) {
+                rc = eng_errf(e, ENG_EDATA, "%s: tensor '%s' has more than 2^40 elements", f->path, key);
                 goto out;
             }
+        if (zero)
+            numel = 0;
+        if (eng_mul_u64(numel, (uint64_t)esize, &nbytes)) {
+            rc = eng_errf(e, ENG_EDATA, "%s: tensor '%s' is too large", f->path, key);
+            goto out;
         }
         json_t *b = json_array_get(off, 0), *en = json_array_get(off, 1);
         if (!json_is_integer(b) || !json_is_integer(en) || json_integer_value(b) < 0 ||
@@ -161,9 +180,9 @@ static int parse_header(eng_st_file *f, const char *hdr, size_t len, eng_err *e)
                           f->path, key, (unsigned long long)t->end, (unsigned long long)data_len);
             goto out;
         }
-        if (t->end - t->begin != numel * (uint64_t)esize) {
+        if (t->end - t->begin != nbytes) {
             rc = eng_errf(e, ENG_EDATA, "%s: tensor '%s' holds %llu bytes, its shape needs %llu", f->path, key,
-                          (unsigned long long)(t->end - t->begin), (unsigned long long)(numel * (uint64_t)esize));
+                          (unsigned long long)(t->end - t->begin), (unsigned long long)nbytes);
             goto out;
         }
         f->n++;
@@ -177,12 +196,20 @@ static int parse_header(eng_st_file *f, const char *hdr, size_t len, eng_err *e)
         }
         memcpy(sorted, f->tensors, (size_t)f->n * sizeof *sorted);
         qsort(sorted, (size_t)f->n, sizeof *sorted, cmp_begin);
-        for (int i = 1; i < f->n; i++)
-            if (sorted[i].begin < sorted[i - 1].end && sorted[i].end > sorted[i].begin) {
-                rc = eng_errf(e, ENG_EDATA, "%s: tensors '%s' and '%s' overlap", f->path, sorted[i - 1].name,
+        /* against the furthest end so far, not just the neighbour's: an
+         * empty tensor between two others must not hide their overlap */
+        int far = -1;
+        for (int i = 0; i < f->n; i++) {
+            if (sorted[i].end == sorted[i].begin)
+                continue;
+            if (far >= 0 && sorted[i].begin < sorted[far].end) {
+                rc = eng_errf(e, ENG_EDATA, "%s: tensors '%s' and '%s' overlap", f->path, sorted[far].name,
                               sorted[i].name);
                 break;
             }
+            if (far < 0 || sorted[i].end > sorted[far].end)
+                far = i;
+        }
         free(sorted);
     }
 out:
@@ -195,13 +222,14 @@ int eng_st_open(eng_st_file *f, const char *path, eng_err *e)
     memset(f, 0, sizeof *f);
     f->fd = -1;
     snprintf(f->path, sizeof f->path, "%s", path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return eng_errf(e, errno == ENOENT ? ENG_EDATA : ENG_EIO, "%s: cannot open: %s", path, strerror(errno));
+    int fd;
     struct stat st;
-    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < 8) {
+    int rc = eng_open_input(path, ENG_EDATA, &fd, &st, e);
+    if (rc)
+        return rc;
+    if (st.st_size < 8 || (uint64_t)st.st_size > SIZE_MAX) {
         close(fd);
-        return eng_errf(e, ENG_EDATA, "%s: not a safetensors file (too short)", path);
+        return eng_errf(e, ENG_EDATA, "%s: not a safetensors file (%lld bytes)", path, (long long)st.st_size);
     }
     void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (map == MAP_FAILED) {
@@ -214,7 +242,6 @@ int eng_st_open(eng_st_file *f, const char *path, eng_err *e)
     uint64_t n = 0;
     for (int i = 0; i < 8; i++)
         n |= (uint64_t)f->map[i] << (8 * i);
-    int rc;
     if (n > ST_MAX_HEADER || n > f->map_len - 8)
         rc = eng_errf(e, ENG_EDATA, "%s: header length %llu does not fit the file (%zu bytes)", path,
                       (unsigned long long)n, f->map_len);

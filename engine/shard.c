@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "engine/checked.h"
 #include "engine/fileio.h"
 #include "engine/sha256.h"
 
@@ -29,23 +30,85 @@ static void wr64(uint8_t *p, uint64_t v)
     wr32(p + 4, (uint32_t)(v >> 32));
 }
 
+static int all_zero(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i])
+            return 0;
+    return 1;
+}
+
+/* The header's own consistency: every field against the others and
+ * against the file's size.  The payload hash covers only the tokens, so
+ * these checks are all that stands between a flipped header bit and a
+ * wrong vocabulary or count. */
+static int check_header(eng_shard *s, eng_err *e)
+{
+    const char *path = s->path;
+    const uint8_t *h = s->map;
+    if (memcmp(h, ENG_SHARD_MAGIC, 8) != 0)
+        return eng_errf(e, ENG_EDATA, "%s: not a TLM token shard (bad magic)", path);
+    if (rd32(h + 8) != ENG_SHARD_VERSION)
+        return eng_errf(e, ENG_EDATA, "%s: shard format version %u, this build reads version %d", path, rd32(h + 8),
+                        ENG_SHARD_VERSION);
+    if (rd32(h + 12) != ENG_SHARD_HEADER)
+        return eng_errf(e, ENG_EDATA, "%s: header size %u, expected %d", path, rd32(h + 12), ENG_SHARD_HEADER);
+    s->token_bytes = rd32(h + 16);
+    s->vocab = rd32(h + 20);
+    s->n_tokens = rd64(h + 24);
+    memcpy(s->tokenizer, h + 32, ENG_SHARD_TOKNAME);
+    s->tokenizer[ENG_SHARD_TOKNAME] = '\0';
+    memcpy(s->tokenizer_sha256, h + 96, 32);
+    memcpy(s->payload_sha256, h + 128, 32);
+    if (s->token_bytes != 2 && s->token_bytes != 4)
+        return eng_errf(e, ENG_EDATA, "%s: token width %u bytes (2 or 4 expected)", path, s->token_bytes);
+    if (s->vocab == 0 || (s->token_bytes == 2 && s->vocab > 65536))
+        return eng_errf(e, ENG_EDATA, "%s: vocabulary %u does not fit %u-byte tokens", path, s->vocab,
+                        s->token_bytes);
+    uint64_t payload, total;
+    if (eng_mul_u64(s->n_tokens, s->token_bytes, &payload) || eng_add_u64(payload, ENG_SHARD_HEADER, &total) ||
+        total != s->map_len)
+        return eng_errf(e, ENG_EDATA,
+                        "%s: header says %llu tokens of %u bytes but the file holds %zu bytes of tokens (truncated "
+                        "or corrupt)",
+                        path, (unsigned long long)s->n_tokens, s->token_bytes, s->map_len - ENG_SHARD_HEADER);
+    size_t name_len = strnlen(s->tokenizer, ENG_SHARD_TOKNAME);
+    if (!name_len)
+        return eng_errf(e, ENG_EDATA, "%s: no tokenizer name in the header", path);
+    for (size_t i = 0; i < name_len; i++)
+        if (s->tokenizer[i] < 0x21 || s->tokenizer[i] > 0x7e)
+            return eng_errf(e, ENG_EDATA, "%s: the tokenizer name in the header is not printable (byte %zu is 0x%02x)",
+                            path, i, (unsigned)(uint8_t)s->tokenizer[i]);
+    if (!all_zero(h + 32 + name_len, ENG_SHARD_TOKNAME - name_len))
+        return eng_errf(e, ENG_EDATA, "%s: the tokenizer name in the header is not NUL-padded", path);
+    if (!all_zero(h + 160, 32))
+        return eng_errf(e, ENG_EDATA, "%s: the reserved header bytes 160-191 are not zero (corrupt, or a newer "
+                        "format)", path);
+    if (all_zero(s->payload_sha256, 32))
+        return eng_errf(e, ENG_EDATA, "%s: the header's payload SHA-256 is all zeros: the shard has no checksum "
+                        "(corrupt, or not written by TLM; re-create it with tlm-data)", path);
+    return 0;
+}
+
 int eng_shard_open(eng_shard *s, const char *path, int verify, eng_err *e)
 {
     memset(s, 0, sizeof *s);
     s->fd = -1;
     snprintf(s->path, sizeof s->path, "%s", path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return eng_errf(e, errno == ENOENT ? ENG_EDATA : ENG_EIO, "%s: cannot open shard: %s", path, strerror(errno));
+    int fd;
     struct stat st;
-    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return eng_errf(e, ENG_EDATA, "%s: not a regular file", path);
-    }
-    if ((size_t)st.st_size < ENG_SHARD_HEADER) {
+    int rc = eng_open_input(path, ENG_EDATA, &fd, &st, e);
+    if (rc)
+        return rc;
+    if ((uint64_t)st.st_size < ENG_SHARD_HEADER) {
         close(fd);
         return eng_errf(e, ENG_EDATA, "%s: %lld bytes is shorter than a shard header (%d)", path,
                         (long long)st.st_size, ENG_SHARD_HEADER);
+    }
+    if ((uint64_t)st.st_size > SIZE_MAX) {
+        close(fd);
+        return eng_errf(e, ENG_EDATA, "%s: %lld bytes do not fit this machine's address space", path,
+                        (long long)st.st_size);
     }
     void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (map == MAP_FAILED) {
@@ -55,55 +118,35 @@ int eng_shard_open(eng_shard *s, const char *path, int verify, eng_err *e)
     s->fd = fd;
     s->map = map;
     s->map_len = (size_t)st.st_size;
-    const uint8_t *h = s->map;
-    int rc = 0;
-    if (memcmp(h, ENG_SHARD_MAGIC, 8) != 0) {
-        rc = eng_errf(e, ENG_EDATA, "%s: not a TLM token shard (bad magic)", path);
-    } else if (rd32(h + 8) != ENG_SHARD_VERSION) {
-        rc = eng_errf(e, ENG_EDATA, "%s: shard format version %u, this build reads version %d", path, rd32(h + 8),
-                      ENG_SHARD_VERSION);
-    } else if (rd32(h + 12) != ENG_SHARD_HEADER) {
-        rc = eng_errf(e, ENG_EDATA, "%s: header size %u, expected %d", path, rd32(h + 12), ENG_SHARD_HEADER);
-    } else {
-        s->token_bytes = rd32(h + 16);
-        s->vocab = rd32(h + 20);
-        s->n_tokens = rd64(h + 24);
-        memcpy(s->tokenizer, h + 32, ENG_SHARD_TOKNAME);
-        s->tokenizer[ENG_SHARD_TOKNAME] = '\0';
-        memcpy(s->tokenizer_sha256, h + 96, 32);
-        memcpy(s->payload_sha256, h + 128, 32);
-        if (s->token_bytes != 2 && s->token_bytes != 4)
-            rc = eng_errf(e, ENG_EDATA, "%s: token width %u bytes (2 or 4 expected)", path, s->token_bytes);
-        else if (s->vocab == 0 || (s->token_bytes == 2 && s->vocab > 65536))
-            rc = eng_errf(e, ENG_EDATA, "%s: vocabulary %u does not fit %u-byte tokens", path, s->vocab,
-                          s->token_bytes);
-        else if (s->n_tokens > (s->map_len - ENG_SHARD_HEADER) / s->token_bytes ||
-                 ENG_SHARD_HEADER + s->n_tokens * s->token_bytes != s->map_len)
-            rc = eng_errf(e, ENG_EDATA, "%s: header says %llu tokens but the file holds %zu bytes of tokens (truncated "
-                          "or corrupt)", path, (unsigned long long)s->n_tokens, s->map_len - ENG_SHARD_HEADER);
-        else if (!s->tokenizer[0])
-            rc = eng_errf(e, ENG_EDATA, "%s: no tokenizer name in the header", path);
-    }
-    if (!rc && verify) {
-        uint8_t d[32];
-        eng_sha256 ctx;
-        eng_sha256_init(&ctx);
-        eng_sha256_update(&ctx, s->map + ENG_SHARD_HEADER, s->map_len - ENG_SHARD_HEADER);
-        eng_sha256_final(&ctx, d);
-        if (memcmp(d, s->payload_sha256, 32) != 0)
-            rc = eng_errf(e, ENG_EDATA, "%s: token payload does not match its checksum (corrupt shard)", path);
-    }
-    if (!rc && verify) {
-        for (uint64_t i = 0; i < s->n_tokens; i++)
-            if (eng_shard_token(s, i) >= s->vocab) {
-                rc = eng_errf(e, ENG_EDATA, "%s: token %llu is %u, outside the vocabulary of %u", path,
-                              (unsigned long long)i, eng_shard_token(s, i), s->vocab);
-                break;
-            }
-    }
+    rc = check_header(s, e);
+    if (!rc && verify)
+        rc = eng_shard_verify(s, e);
     if (rc)
         eng_shard_close(s);
     return rc;
+}
+
+int eng_shard_verify(const eng_shard *s, eng_err *e)
+{
+    uint8_t d[32];
+    eng_sha256 ctx;
+    eng_sha256_init(&ctx);
+    eng_sha256_update(&ctx, s->map + ENG_SHARD_HEADER, s->map_len - ENG_SHARD_HEADER);
+    eng_sha256_final(&ctx, d);
+    if (memcmp(d, s->payload_sha256, 32) != 0) {
+        char got[65], want[65];
+        eng_hex(d, 32, got);
+        eng_hex(s->payload_sha256, 32, want);
+        return eng_errf(e, ENG_EDATA,
+                        "%s: the token payload's SHA-256 is %.16s..., the header says %.16s... (corrupt shard: "
+                        "re-create it with tlm-data)",
+                        s->path, got, want);
+    }
+    for (uint64_t i = 0; i < s->n_tokens; i++)
+        if (eng_shard_token(s, i) >= s->vocab)
+            return eng_errf(e, ENG_EDATA, "%s: token %llu is %u, outside the header's vocabulary of %u", s->path,
+                            (unsigned long long)i, eng_shard_token(s, i), s->vocab);
+    return 0;
 }
 
 void eng_shard_close(eng_shard *s)
@@ -256,6 +299,32 @@ void eng_shard_writer_abort(eng_shard_writer *w)
 }
 
 /* ------------------------------------------------------------ sets */
+/* Every shard's payload hash, shards spread over the engine's threads
+ * (hashing is the whole cost of opening a large dataset: docs/data.md);
+ * the first failure in name order is the one reported. */
+int eng_shardset_verify(const eng_shardset *set, eng_err *e)
+{
+    int *rcs = calloc((size_t)set->n, sizeof *rcs);
+    eng_err *errs = calloc((size_t)set->n, sizeof *errs);
+    if (!rcs || !errs) {
+        free(rcs);
+        free(errs);
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    }
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) if (set->n > 1)
+#endif
+    for (int i = 0; i < set->n; i++)
+        rcs[i] = eng_shard_verify(&set->shards[i], &errs[i]);
+    int rc = 0;
+    for (int i = 0; i < set->n && !rc; i++)
+        if ((rc = rcs[i]) && e)
+            *e = errs[i];
+    free(rcs);
+    free(errs);
+    return rc;
+}
+
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 int eng_shardset_open(eng_shardset *set, const char *path, int verify, eng_err *e)
@@ -307,7 +376,7 @@ int eng_shardset_open(eng_shardset *set, const char *path, int verify, eng_err *
             rc = eng_errf(e, ENG_ENOMEM, "out of memory");
     }
     for (int i = 0; !rc && i < n; i++) {
-        rc = eng_shard_open(&set->shards[i], names[i], verify, e);
+        rc = eng_shard_open(&set->shards[i], names[i], 0, e);
         if (rc)
             break;
         set->n = i + 1;
@@ -321,6 +390,8 @@ int eng_shardset_open(eng_shardset *set, const char *path, int verify, eng_err *
     for (int i = 0; i < n; i++)
         free(names[i]);
     free(names);
+    if (!rc && verify)
+        rc = eng_shardset_verify(set, e);
     if (rc)
         eng_shardset_close(set);
     return rc;

@@ -18,7 +18,8 @@
  * Files are named *.tlmtok.  A dataset split is a folder of shards (read in
  * name order) or one shard file.  Writers produce the file atomically (temp
  * file, fsync, rename).  Readers check magic, version, sizes and (on
- * request) the payload hash, and bound every access. */
+ * request) the payload hash, and bound every access.  A header whose
+ * payload SHA-256 is all zeros is refused: zero is never "unset". */
 #ifndef TLM_ENGINE_SHARD_H
 #define TLM_ENGINE_SHARD_H
 
@@ -45,9 +46,16 @@ typedef struct eng_shard {
     uint8_t payload_sha256[32];
 } eng_shard;
 
-/* Open and validate a shard; verify=1 also checks the payload hash.
- * Errors are ENG_EDATA (bad file) or ENG_EIO. */
+/* Open and validate a shard: a regular file (engine/fileio.h), every header
+ * field consistent with the others and with the file's size, the reserved
+ * bytes zero, a payload hash that is not all zeros.  verify=1 also hashes
+ * the payload (eng_shard_verify).  Errors are ENG_EDATA (bad file, the
+ * message names it and what is wrong) or ENG_EIO. */
 int eng_shard_open(eng_shard *s, const char *path, int verify, eng_err *e);
+/* Hash the payload against the header's SHA-256 and check every token
+ * against the header's vocabulary (ENG_EDATA naming the shard and what
+ * differs).  Costs a pass over the file at the speed of engine/sha256.c. */
+int eng_shard_verify(const eng_shard *s, eng_err *e);
 void eng_shard_close(eng_shard *s);
 
 static inline uint32_t eng_shard_token(const eng_shard *s, uint64_t i)
@@ -80,7 +88,11 @@ typedef struct eng_shardset {
     uint64_t n_tokens;   /* sum over shards */
 } eng_shardset;
 
+/* verify=1 hashes every shard (eng_shard_verify), in parallel over the
+ * OpenMP threads when there are several. */
 int eng_shardset_open(eng_shardset *set, const char *path, int verify, eng_err *e);
+/* What verify=1 does, on a set opened without it. */
+int eng_shardset_verify(const eng_shardset *set, eng_err *e);
 void eng_shardset_close(eng_shardset *set);
 
 #endif

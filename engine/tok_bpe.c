@@ -39,6 +39,16 @@ int tok_load_ranks(eng_tok *t, const char *path, eng_err *e)
     int rc = eng_read_file(path, MAX_RANK_FILE, &text, &len, e);
     if (rc)
         return eng_err_prefix(e, "tokenizer rank file"), rc;
+    rc = tok_load_ranks_text(t, path, text, len, e);
+    free(text);
+    return rc;
+}
+
+int tok_load_ranks_text(eng_tok *t, const char *path, const char *text, size_t len, eng_err *e)
+{
+    int rc = 0;
+    if (len > MAX_RANK_FILE)
+        return eng_errf(e, ENG_EDATA, "%s: larger than %u bytes", path, MAX_RANK_FILE);
     size_t lines = 0;
     for (size_t i = 0; i < len; i++)
         lines += text[i] == '\n';
@@ -141,7 +151,6 @@ int tok_load_ranks(eng_tok *t, const char *path, eng_err *e)
         t->byte_id[b] = (uint32_t)id;
     }
 out:
-    free(text);
     free(ent);
     free(tmp);
     return rc;

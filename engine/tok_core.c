@@ -231,7 +231,8 @@ static int open_bytes(eng_tok **out, eng_err *e)
     return 0;
 }
 
-int eng_tok_open_file(eng_tok **out, const char *path, const char *name, eng_err *e)
+/* A BPE tokenizer from a rank file (text NULL: read path) or from text. */
+static int open_bpe(eng_tok **out, const char *path, const char *name, const char *text, size_t len, eng_err *e)
 {
     *out = NULL;
     eng_tok *t = tok_alloc();
@@ -246,7 +247,7 @@ int eng_tok_open_file(eng_tok **out, const char *path, const char *name, eng_err
         rc = eng_errf(e, ENG_ECONFIG, "%s: tokenizer name '%s' must be 1 to %d bytes", path, nm, ENG_SHARD_TOKNAME);
     if (!rc) {
         snprintf(t->name, sizeof t->name, "%s", nm);
-        rc = tok_load_ranks(t, path, e);
+        rc = text ? tok_load_ranks_text(t, path, text, len, e) : tok_load_ranks(t, path, e);
     }
     if (!rc)
         rc = set_specials(t, path, e);
@@ -259,6 +260,16 @@ int eng_tok_open_file(eng_tok **out, const char *path, const char *name, eng_err
     tok_compute_sha(t);
     *out = t;
     return 0;
+}
+
+int eng_tok_open_file(eng_tok **out, const char *path, const char *name, eng_err *e)
+{
+    return open_bpe(out, path, name, NULL, 0, e);
+}
+
+int eng_tok_open_text(eng_tok **out, const char *label, const char *name, const char *text, size_t len, eng_err *e)
+{
+    return open_bpe(out, label, name, text ? text : "", len, e);
 }
 
 int eng_tok_open(eng_tok **out, const char *spec, const char *search, eng_err *e)

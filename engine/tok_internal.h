@@ -89,6 +89,8 @@ int tok_pretokenize(pcre2_code *re, pcre2_match_data *md, const uint8_t *p, size
 
 /* ---- tok_bpe.c: rank files and byte-pair merging */
 int tok_load_ranks(eng_tok *t, const char *path, eng_err *e);
+/* The same from the file's text (path names it in messages). */
+int tok_load_ranks_text(eng_tok *t, const char *path, const char *text, size_t len, eng_err *e);
 /* Append the ids of one pre-tokenised piece. */
 int tok_bpe_piece(eng_tok *t, const uint8_t *p, size_t n, eng_tokvec *out, eng_err *e);
 /* The canonical definition hash (sets t->sha). */

@@ -74,6 +74,9 @@ int eng_tok_open(eng_tok **t, const char *spec, const char *search, eng_err *e);
 /* Open a rank file under a given name (name decides the special tokens:
  * "llama3", "bpeN", else none).  NULL name = the file's base name. */
 int eng_tok_open_file(eng_tok **t, const char *path, const char *name, eng_err *e);
+/* The same from a rank file's text (the fuzz target, tests); label names it
+ * in messages and, with a NULL name, gives the name as a path would. */
+int eng_tok_open_text(eng_tok **t, const char *label, const char *name, const char *text, size_t len, eng_err *e);
 void eng_tok_free(eng_tok *t);
 
 const char *eng_tok_name(const eng_tok *t);   /* as stored in shard headers */

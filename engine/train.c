@@ -90,7 +90,7 @@ int eng_trainer_create(eng_trainer **out, const eng_config *cfg, const char *ckp
     if ((rc = eng_loader_open(&t->loader, cfg, e)))
         goto fail;
     phase(t, "setup");
-    if ((rc = eng_evaluator_create(&t->evaluator, cfg, e)))
+    if ((rc = eng_evaluator_create(&t->evaluator, cfg, e)) || (rc = eng_evaluator_check(t->evaluator, e)))
         goto fail;
     phase(t, "setup");
     if (!eng_evaluator_n_suites(t->evaluator)) {

@@ -1,7 +1,8 @@
 /* test_ckpt.c: checkpoints round-trip bit for bit, carry the protocol's
  * layout and metadata, keep the newest N, and a corrupt or truncated
  * checkpoint is detected and skipped for the previous one; a checkpoint of
- * another config is refused. */
+ * another config is refused; trainer.json is parsed as untrusted text; a
+ * FIFO or a folder in a checkpoint is refused without blocking. */
 #include <dirent.h>
 #include <jansson.h>
 #include <math.h>
@@ -268,6 +269,59 @@ int main(void)
         rc = eng_ckpt_load(path, cid, &backx, &st2, &e);
     TAP_OK(rc == ENG_EDATA, "a checkpoint without it cannot resume a model that needs it: %s", e.msg);
     free(x), free(x2);
+
+    /* ---- trainer.json as untrusted text */
+    static const struct {
+        const char *text, *want;
+    } S[] = {
+        {"{\"version\": 1, \"step\": -1, \"tokens\": 0, \"seed\": 1, \"config_id\": \"%s\", \"data\": "
+         "{\"cursor\": 0, \"train_windows\": 1, \"data_id\": \"%s\"}}", "negative"},
+        {"{\"version\": 1, \"step\": 1e3, \"tokens\": 0, \"seed\": 1, \"config_id\": \"%s\", \"data\": "
+         "{\"cursor\": 0, \"train_windows\": 1, \"data_id\": \"%s\"}}", "\"step\" is missing or not an integer"},
+        {"{\"version\": 1, \"step\": 99999999999999999999, \"tokens\": 0}", "too big integer"},
+        {"{\"version\": 1, \"step\": 1, \"tokens\": 0, \"seed\": 1, \"config_id\": \"%s\", \"data\": "
+         "{\"cursor\": 0, \"train_windows\": 1, \"data_id\": \"xyz\"}}", "not a SHA-256"},
+        {"{\"version\": 1, \"step\": 1, \"tokens\": 0, \"seed\": 1, \"config_id\": \"%s\", \"data\": "
+         "{\"cursor\": 0, \"train_windows\": 1, \"data_id\": \"%s\"}, \"step\": 2}", "duplicate"},
+        {"[1, 2]", "not a JSON object"},
+        {"{\"version\": 2}", "version 2"},
+    };
+    const char *hx = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+    const char *bad_hex = "0011223344556677889XaabbccddeeffZZ112233445566778899aabbccddeeff";
+    for (size_t i = 0; i < sizeof S / sizeof S[0]; i++) {
+        char text[1024];
+        snprintf(text, sizeof text, S[i].text, hx, hx);
+        rc = eng_ckpt_parse_state("trainer.json", text, strlen(text), &st2, &e);
+        TAP_OK(rc == ENG_EDATA && strstr(e.msg, "trainer.json") && strstr(e.msg, S[i].want),
+               "trainer.json refused: %s (%s)", S[i].want, e.msg);
+    }
+    {
+        char text[1024];
+        snprintf(text, sizeof text, S[3].text, bad_hex);
+        rc = eng_ckpt_parse_state("trainer.json", text, strlen(text), &st2, &e);
+        TAP_OK(rc == ENG_EDATA && strstr(e.msg, "not a SHA-256"), "a config_id that is not hex is refused (%s)",
+               e.msg);
+    }
+
+    /* ---- checkpoint files that are not regular files */
+    state_for(&st, cid, 9);
+    rc = eng_ckpt_write(xroot, &d, &cfg, &st, 1, path, &e);
+    snprintf(fpath, sizeof fpath, "%s/trainer.json", path);
+    unlink(fpath);
+    alarm(20);
+    rc = rc || mkfifo(fpath, 0600);
+    int vrc = eng_ckpt_verify(path, &e);
+    TAP_OK(!rc && vrc == ENG_EDATA && strstr(e.msg, "trainer.json: is not a regular file (a FIFO)"),
+           "a FIFO in a checkpoint fails verification at once (%s)", e.msg);
+    rc = eng_ckpt_read_state(path, &st2, &e);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "(a FIFO)"), "and reading its state (%s)", e.msg);
+    unlink(fpath);
+    mkdir(fpath, 0700);
+    rc = eng_ckpt_read_state(path, &st2, &e);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "trainer.json: is a directory"), "a folder there: is a directory (%s)",
+           e.msg);
+    rmdir(fpath);
+    alarm(0);
 
     free(p), free(m), free(v), free(p2), free(m2), free(v2);
     char cmd[400];

@@ -1,7 +1,8 @@
 /* test_eval.c: the evaluation suites' readers, NIAH generation and scoring,
  * through scripted language models (no trained model needed):
  *   - malformed and missing benchmark files are errors that name the file
- *     and the line;
+ *     and the line, found by the evaluator's set-up check (before any
+ *     training) as well as by the suites; FIFOs and folders are refused;
  *   - S-NIAH items are a pure function of (seed, task, length, index), fit
  *     their length, and hold the needle;
  *   - the exact-match rule, and the whole suite with an oracle model that
@@ -10,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "engine/eval_internal.h"
@@ -119,6 +121,112 @@ static void expect_error(const char *what, const char *suite, eng_tok *tok, cons
     TAP_OK(rc != 0 && strstr(e.msg, want), "%s: %s", what, rc ? e.msg : "(no error)");
     if (rc == 0 || !strstr(e.msg, want))
         TAP_DIAG("expected a message containing: %s", want);
+}
+
+/* ---- the evaluator's set-up check: every input read in full before training */
+static int n_results;
+static void count_result(void *ud, const eng_eval_result *r)
+{
+    (void)ud, (void)r;
+    n_results++;
+}
+
+/* Create an evaluator for one suite and check it: 0, or the error in e. */
+static int check_suite(const char *suite, const eng_eval_cfg *ev, eng_err *e)
+{
+    eng_config c;
+    memset(&c, 0, sizeof c);
+    strcpy(c.tokenizer, "bytes");
+    c.model.vocab = V;
+    c.train.seq_len = 32;
+    c.train.micro_batch = 2;
+    c.eval = *ev;
+    c.eval.n_suites = 1;
+    snprintf(c.eval.suites[0], ENG_NAME_MAX, "%s", suite);
+    eng_evaluator *x;
+    int rc = eng_evaluator_create(&x, &c, e);
+    if (rc)
+        return rc;
+    rc = eng_evaluator_check(x, e);
+    eng_evaluator_free(x);
+    return rc;
+}
+
+static void check_cases(void)
+{
+    eng_eval_cfg v;
+    eng_err e = {0};
+    char want[700];
+    memset(&v, 0, sizeof v);
+    snprintf(v.lambada, sizeof v.lambada, "%s", at("lam.jsonl"));
+    write_file(at("lam.jsonl"), "{\"text\": \"one two three\"}\n{\"text\": \"four five\"}\n");
+    n_results = 0;
+    int rc = check_suite("lambada", &v, &e);
+    TAP_OK(rc == 0 && n_results == 0, "check: a good LAMBADA file passes, nothing scored%s%s", rc ? ": " : "",
+           rc ? e.msg : "");
+    write_file(at("lam.jsonl"), "{\"text\": \"one two three\"}\n{\"text\": \"four five\"}\n{\"text\": 7}\n");
+    rc = check_suite("lambada", &v, &e);
+    snprintf(want, sizeof want, "%s:3: field \"text\" must be a string", at("lam.jsonl"));
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, want), "check: a bad line 3 of LAMBADA is found (%s)", e.msg);
+    write_file(at("lam.jsonl"), "{\"text\": \"one xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"}\n");
+    rc = check_suite("lambada", &v, &e);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "longer than the context length 32"),
+           "check: a last word longer than train.seq_len is found (%s)", e.msg);
+
+    memset(&v, 0, sizeof v);
+    snprintf(v.commonsense, sizeof v.commonsense, "%s", at("cs"));
+    v.n_commonsense_tasks = 1;
+    snprintf(v.commonsense_tasks[0], ENG_NAME_MAX, "boolq");
+    write_file(at("cs/boolq.jsonl"), "{\"passage\": \"p\", \"question\": \"q\", \"answer\": true}\n"
+                                     "{\"passage\": \"p\", \"question\": \"q\", \"answer\": 3}\n");
+    rc = check_suite("commonsense", &v, &e);
+    snprintf(want, sizeof want, "%s:2: field \"answer\" must be true or false", at("cs/boolq.jsonl"));
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, want), "check: a bad commonsense item is found (%s)", e.msg);
+
+    memset(&v, 0, sizeof v);
+    snprintf(v.wikitext, sizeof v.wikitext, "%s", at("w.raw"));
+    write_file(at("w.raw"), " \n \n\t\n");
+    rc = check_suite("wikitext", &v, &e);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "no WikiText document"), "check: a WikiText file without pages (%s)",
+           e.msg);
+    write_file(at("w.raw"), " = T = \n text of the page .\n");
+    rc = check_suite("wikitext", &v, &e);
+    TAP_OK(rc == 0, "check: a good WikiText file passes%s%s", rc ? ": " : "", rc ? e.msg : "");
+
+    memset(&v, 0, sizeof v);
+    snprintf(v.alignment_ids, sizeof v.alignment_ids, "%s", at("al.ids"));
+    write_file(at("al.ids"), "1 2 3\n4 300 5\n");
+    rc = check_suite("alignment", &v, &e);
+    snprintf(want, sizeof want, "%s:2: expected token ids below 256", at("al.ids"));
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, want), "check: an alignment id outside model.vocab (%s)", e.msg);
+
+    memset(&v, 0, sizeof v);
+    snprintf(v.niah_haystack, sizeof v.niah_haystack, "%s", at("hay2.txt"));
+    write_file(at("hay2.txt"), " \n\t\n");
+    v.n_niah_tasks = 1;
+    strcpy(v.niah_tasks[0], "s_niah_2");
+    v.n_niah_lengths = 1;
+    v.niah_lengths[0] = 32;
+    v.niah_n = 3;
+    rc = check_suite("niah", &v, &e);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "holds no words"), "check: a haystack without words (%s)", e.msg);
+    write_file(at("hay2.txt"), "Some words. And more words here.\n");
+    rc = check_suite("niah", &v, &e);
+    TAP_OK(rc == ENG_ECONFIG && strstr(e.msg, "too short"), "check: a NIAH length too short for its prompt (%s)",
+           e.msg);
+
+    /* not a regular file: refused when the evaluator is made, without blocking */
+    memset(&v, 0, sizeof v);
+    snprintf(v.lambada, sizeof v.lambada, "%s", at("fifo.jsonl"));
+    alarm(20);
+    rc = mkfifo(at("fifo.jsonl"), 0600) ? -1 : check_suite("lambada", &v, &e);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "eval.lambada") && strstr(e.msg, "is not a regular file (a FIFO)"),
+           "a FIFO as the LAMBADA file (%s)", e.msg);
+    snprintf(v.lambada, sizeof v.lambada, "%s", at("cs"));
+    rc = check_suite("lambada", &v, &e);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "is a directory"), "a folder as the LAMBADA file (%s)", e.msg);
+    alarm(0);
+    unlink(at("fifo.jsonl"));
 }
 
 int main(void)
@@ -330,6 +438,8 @@ int main(void)
                e.msg);
         free(m.logits);
     }
+
+    check_cases();
 
     eng_tok_free(tok);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

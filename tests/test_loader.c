@@ -2,7 +2,8 @@
  * seq_len, seed, cursor): every epoch visits each training window once,
  * training and validation never share a window, a seek to a saved cursor
  * continues exactly, the validation set is fixed, and shards that do not fit
- * the config (tokenizer, vocabulary, size, bad tokens) are refused. */
+ * the config (tokenizer, vocabulary, size, a corrupt payload) or their
+ * dataset manifest are refused. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +12,9 @@
 #include <unistd.h>
 
 #include "engine/config.h"
+#include "engine/fileio.h"
 #include "engine/loader.h"
+#include "engine/sha256.h"
 #include "engine/shard.h"
 #include "tests/tap.h"
 
@@ -23,6 +26,7 @@ static void make_shard(const char *path, uint32_t vocab, const char *tok, uint32
     eng_shard_writer *w;
     eng_err e = {0};
     uint8_t sha[32] = {0};
+    sha[31] = 0xaa; /* the tokenizer hash the manifests below name */
     if (eng_shard_writer_open(&w, path, 0, vocab, tok, sha, &e)) {
         fprintf(stderr, "%s\n", e.msg);
         exit(99);
@@ -66,6 +70,105 @@ static int check_contiguous(const int32_t *tok, const int32_t *tgt, int T)
     }
     long start = tok[0] >= 30000 ? tok[0] - 30000 : tok[0];
     return start % T == 0;
+}
+
+/* ---- the dataset manifest beside train/ and val/ */
+static void shard_fields(const char *path, char sha[65], unsigned long long *n)
+{
+    eng_shard sh;
+    eng_err e;
+    if (eng_shard_open(&sh, path, 0, &e)) {
+        fprintf(stderr, "%s\n", e.msg);
+        exit(99);
+    }
+    eng_hex(sh.payload_sha256, 32, sha);
+    *n = (unsigned long long)sh.n_tokens;
+    eng_shard_close(&sh);
+}
+
+/* manifest.json for train/{a,b}.tlmtok and val/v.tlmtok; `edit` names one
+ * deliberate fault. */
+static void write_manifest(const char *root, const char *s0, const char *s1, const char *v0, const char *edit)
+{
+    char h0[65], h1[65], hv[65], path[400], text[4096];
+    unsigned long long n0, n1, nv;
+    shard_fields(s0, h0, &n0);
+    shard_fields(s1, h1, &n1);
+    shard_fields(v0, hv, &nv);
+    const char *z = "0000000000000000000000000000000000000000000000000000000000000000";
+    unsigned long long t1 = !strcmp(edit, "count") ? n1 + 1 : n1;
+    int k = snprintf(text, sizeof text,
+                     "{\"format\": \"%s\", \"version\": 1, \"tokenizer\": {\"name\": \"bpe65536\", \"vocab\": %d, "
+                     "\"sha256\": \"%s\"}, \"splits\": {"
+                     "\"train\": {\"tokens\": %llu, \"shards\": [{\"file\": \"train/a.tlmtok\", \"tokens\": %llu, "
+                     "\"sha256\": \"%s\"}, {\"file\": \"%s\", \"tokens\": %llu, \"sha256\": \"%s\"}%s]}, "
+                     "\"val\": {\"tokens\": %llu, \"shards\": [{\"file\": \"val/v.tlmtok\", \"tokens\": %llu, "
+                     "\"sha256\": \"%s\"}]}}}\n",
+                     !strcmp(edit, "foreign") ? "something-else" : "tlm-dataset", !strcmp(edit, "vocab") ? 4096 : 65536,
+                     "00000000000000000000000000000000000000000000000000000000000000aa",
+                     n0 + t1 + (!strcmp(edit, "extra") ? 7 : 0), n0, h0,
+                     !strcmp(edit, "escape") ? "train/../../x.tlmtok" : "train/b.tlmtok", t1,
+                     !strcmp(edit, "sha") ? z : !strcmp(edit, "othersha") ? h0 : h1,
+                     !strcmp(edit, "extra") ? ", {\"file\": \"train/c.tlmtok\", \"tokens\": 7, \"sha256\": "
+                                             "\"00000000000000000000000000000000000000000000000000000000000000bb\"}"
+                                           : "",
+                     nv, nv, hv);
+    if (!strcmp(edit, "json"))
+        k = snprintf(text, sizeof text, "{\"format\": \"tlm-dataset\", \"version\": 1,\n  \"splits\": {\n");
+    snprintf(path, sizeof path, "%s/manifest.json", root);
+    eng_err e;
+    if (eng_write_file_atomic(path, text, (size_t)k, &e)) {
+        fprintf(stderr, "%s\n", e.msg);
+        exit(99);
+    }
+}
+
+static void manifest_cases(const char *root, const char *dir, const char *valdir, const char *s0, const char *s1,
+                           const char *v0, int T)
+{
+    static const struct {
+        const char *edit, *want, *what;
+    } C[] = {
+        {"", NULL, "a manifest that matches the folders: opens"},
+        {"foreign", NULL, "another program's manifest.json (format not tlm-dataset) is left alone"},
+        {"count", "header says 977 tokens", "a token count other than the manifest's"},
+        {"othersha", "differs from", "a payload hash other than the manifest's"},
+        {"vocab", "vocab 4096", "a vocabulary other than the manifest's"},
+        {"extra", "train/c.tlmtok, which is missing", "a shard the manifest lists is missing from the folder"},
+        {"sha", "all zeros", "an all-zero hash in the manifest"},
+        {"escape", "must be \"train/<name>.tlmtok\"", "a file name leaving the split folder"},
+        {"json", "manifest.json:3:", "a manifest that is not JSON (line and column)"},
+    };
+    eng_config c;
+    eng_err e;
+    eng_loader *l;
+    char out[400];
+    for (size_t i = 0; i < sizeof C / sizeof C[0]; i++) {
+        write_manifest(root, s0, s1, v0, C[i].edit);
+        base_cfg(&c, dir, valdir, T, 7);
+        e.msg[0] = '\0';
+        int rc = eng_loader_open(&l, &c, &e);
+        if (!rc)
+            eng_loader_free(l);
+        if (!C[i].want)
+            TAP_OK(rc == 0, "manifest: %s%s%s", C[i].what, rc ? ": " : "", rc ? e.msg : "");
+        else
+            TAP_OK(rc == ENG_EDATA && strstr(e.msg, C[i].want) && strstr(e.msg, "manifest.json"),
+                   "manifest: %s is refused (%s)", C[i].what, e.msg);
+    }
+    /* a shard in the folder that the manifest does not list */
+    write_manifest(root, s0, s1, v0, "");
+    snprintf(out, sizeof out, "%s/z.tlmtok", dir);
+    make_shard(out, 65536, "bpe65536", 0, 100);
+    base_cfg(&c, dir, valdir, T, 7);
+    int rc = eng_loader_open(&l, &c, &e);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "z.tlmtok: not listed in"), "manifest: an unlisted shard is refused (%s)",
+           e.msg);
+    if (!rc)
+        eng_loader_free(l);
+    unlink(out);
+    snprintf(out, sizeof out, "%s/manifest.json", root);
+    unlink(out);
 }
 
 int main(void)
@@ -238,13 +341,13 @@ int main(void)
     strcpy(c.tokenizer, "bpe4096");
     c.model.vocab = 4096;
     rc = eng_loader_open(&l, &c, &e);
-    TAP_OK(rc == 0, "a shard with a corrupt payload still opens (payload hashes are not read at open)");
-    if (!rc) {
-        rc = eng_loader_next(l, 1, tok, tgt, &e);
-        TAP_OK(rc == ENG_EDATA && strstr(e.msg, "outside the vocabulary"),
-               "a token outside the vocabulary is ENG_EDATA on read (%s)", e.msg);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "data.train") && strstr(e.msg, bad_path) &&
+               strstr(e.msg, "payload's SHA-256"),
+           "a shard with a corrupt payload is refused at open, naming it (%s)", e.msg);
+    if (!rc)
         eng_loader_free(l);
-    }
+
+    manifest_cases(tmpdir, dir, valdir, s0, s1, v0, T);
 
     free(seen);
     free(is_val);

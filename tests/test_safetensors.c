@@ -1,6 +1,8 @@
 /* test_safetensors.c: write/read round trip of the safetensors container,
- * and the damaged files the reader must refuse. */
+ * and the damaged files the reader must refuse: truncated, garbled, sizes
+ * that wrap around, overlapping tensors, and what is not a regular file. */
 #include <stdint.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "engine/fileio.h"
@@ -80,6 +82,52 @@ int main(void)
         *strrchr(deep, '/') = '\0';
     }
     free(buf);
+
+    /* headers whose numbers lie: sizes must be computed without wrapping */
+    static const struct {
+        const char *hdr, *want, *what;
+    } H[] = {
+        {"{\"t\":{\"dtype\":\"F32\",\"shape\":[1099511627776,1099511627776],\"data_offsets\":[0,0]}}",
+         "more than 2^40 elements", "shape [2^40, 2^40] (its byte size wraps to 0)"},
+        {"{\"t\":{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296,0],\"data_offsets\":[0,0]}}", NULL,
+         "an empty tensor whose other dimensions are large"},
+        {"{\"t\":{\"dtype\":\"F64\",\"shape\":[1099511627776,2],\"data_offsets\":[0,0]}}",
+         "more than 2^40 elements", "2^41 elements"},
+        {"{\"t\":{\"dtype\":\"F32\",\"shape\":[1099511627777],\"data_offsets\":[0,0]}}", "bad shape",
+         "a dimension above 2^40"},
+        {"{\"t\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,18446744073709551615]}}",
+         "not valid JSON", "an offset beyond int64"},
+        {"{\"a\":{\"dtype\":\"U8\",\"shape\":[16],\"data_offsets\":[0,16]},"
+         "\"b\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[4,4]},"
+         "\"c\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[8,12]}}",
+         "overlap", "overlapping tensors with an empty one between them"},
+    };
+    for (size_t i = 0; i < sizeof H / sizeof H[0]; i++) {
+        size_t hl = strlen(H[i].hdr);
+        uint8_t file[1024] = {0};
+        for (int k = 0; k < 8; k++)
+            file[k] = (uint8_t)((uint64_t)hl >> (8 * k));
+        memcpy(file + 8, H[i].hdr, hl);
+        eng_write_file_atomic(bad, file, 8 + hl + 16, &e);
+        rc = eng_st_open(&f, bad, &e);
+        if (!H[i].want)
+            TAP_OK(rc == 0, "%s is accepted%s%s", H[i].what, rc ? ": " : "", rc ? e.msg : "");
+        else
+            TAP_OK(rc == ENG_EDATA && strstr(e.msg, H[i].want), "%s is refused (%s)", H[i].what, e.msg);
+        if (!rc)
+            eng_st_close(&f);
+    }
+
+    /* not a regular file */
+    char fifo[256];
+    snprintf(fifo, sizeof fifo, "%s/fifo.safetensors", dir);
+    alarm(20);
+    rc = mkfifo(fifo, 0600) ? -1 : eng_st_open(&f, fifo, &e);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "is not a regular file (a FIFO)"), "a FIFO is refused at once (%s)", e.msg);
+    rc = eng_st_open(&f, dir, &e);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "is a directory"), "a folder: is a directory (%s)", e.msg);
+    alarm(0);
+    unlink(fifo);
     rc = eng_st_open(&f, "/nonexistent/x.safetensors", &e);
     TAP_OK(rc == ENG_EDATA && strstr(e.msg, "cannot open"), "missing file: %s", e.msg);
     unlink(path);

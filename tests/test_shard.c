@@ -1,7 +1,9 @@
 /* test_shard.c: token shards as training reads them: a written shard reads
  * back exactly (2- and 4-byte tokens, a folder of several), damaged shards
  * are refused with messages that say what is wrong (truncated, a flipped
- * payload byte, bad magic, another format version), and shards made with
+ * payload byte, an all-zero hash, header fields that do not add up, bad
+ * magic, another format version), inputs that are not regular files (a
+ * FIFO, a folder, a device) are refused without blocking, and shards made with
  * another tokenizer than the job's are refused by eng_tok_check_shards. */
 #include <fcntl.h>
 #include <stdio.h>
@@ -175,8 +177,75 @@ int main(void)
     TAP_OK(rc == 0, "a flipped payload byte passes the cheap open (verify=0)");
     eng_shard_close(&s);
     rc = eng_shard_open(&s, bad, 1, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "does not match its checksum"),
-           "and is caught by the payload hash (verify=1): %s", e.msg);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, bad) && strstr(e.msg, "payload's SHA-256") &&
+               strstr(e.msg, "the header says"),
+           "and is caught by the payload hash (verify=1), naming the file and both hashes: %s", e.msg);
+    eng_shardset set1;
+    rc = eng_shardset_open(&set1, bad, 1, &e);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "payload's SHA-256"), "a set of that one shard is refused too (%s)", e.msg);
+
+    /* header fields the payload hash does not cover */
+    copy(p1, bad);
+    {   /* zero the payload hash */
+        int fd = open(bad, O_RDWR);
+        uint8_t z[32] = {0};
+        if (pwrite(fd, z, 32, 128) != 32)
+            TAP_DIAG("pwrite failed");
+        close(fd);
+    }
+    rc = eng_shard_open(&s, bad, 0, &e);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, bad) && strstr(e.msg, "all zeros"),
+           "an all-zero payload hash is an error even without verify (%s)", e.msg);
+    copy(p1, bad);
+    patch(bad, 170, 0x01);
+    rc = eng_shard_open(&s, bad, 0, &e);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "reserved"), "non-zero reserved header bytes are refused (%s)", e.msg);
+    copy(p1, bad);
+    patch(bad, 32 + 10, 'x');
+    rc = eng_shard_open(&s, bad, 0, &e);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "NUL-padded"), "junk after the tokenizer name is refused (%s)", e.msg);
+    copy(p1, bad);
+    patch(bad, 32, 0x80 ^ 'b');
+    rc = eng_shard_open(&s, bad, 0, &e);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "not printable"), "a non-printable tokenizer name is refused (%s)", e.msg);
+    {   /* n_tokens 2^63 + 0: times 2 bytes wraps to 0, so the header "fits" a header-only file */
+        copy(p1, bad);
+        if (truncate(bad, ENG_SHARD_HEADER)) {
+        }
+        int fd = open(bad, O_RDWR);
+        uint8_t n[8] = {0, 0, 0, 0, 0, 0, 0, 0x80};
+        if (pwrite(fd, n, 8, 24) != 8)
+            TAP_DIAG("pwrite failed");
+        close(fd);
+        rc = eng_shard_open(&s, bad, 0, &e);
+        TAP_OK(rc == ENG_EDATA && strstr(e.msg, "9223372036854775808 tokens"),
+               "a token count whose byte size wraps around is refused (%s)", e.msg);
+    }
+    /* inputs that are not regular files are refused at once, never read */
+    char fifo[400], sdir[400];
+    snprintf(fifo, sizeof fifo, "%s/fifo.tlmtok", dir);
+    snprintf(sdir, sizeof sdir, "%s/adir.tlmtok", dir);
+    TAP_OK(mkfifo(fifo, 0600) == 0 && mkdir(sdir, 0700) == 0, "a FIFO and a folder named *.tlmtok");
+    alarm(20); /* a blocking open would hang here: SIGALRM fails the test instead */
+    rc = eng_shard_open(&s, fifo, 1, &e);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, fifo) && strstr(e.msg, "is not a regular file (a FIFO)"),
+           "a FIFO shard is refused without blocking (%s)", e.msg);
+    rc = eng_shardset_open(&set1, fifo, 1, &e);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "is not a regular file (a FIFO)"), "and as a split (%s)", e.msg);
+    rc = eng_shard_open(&s, sdir, 1, &e);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "is a directory"), "a folder opened as a shard: is a directory (%s)",
+           e.msg);
+    rc = eng_shard_open(&s, "/dev/zero", 1, &e);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "(a character device)"), "a device is refused (%s)", e.msg);
+    char *txt = NULL;
+    size_t tl = 0;
+    rc = eng_read_file(fifo, 100, &txt, &tl, &e);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "(a FIFO)"), "eng_read_file refuses a FIFO too (%s)", e.msg);
+    rc = eng_read_file(sdir, 100, &txt, &tl, &e);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "is a directory"), "and a folder (%s)", e.msg);
+    alarm(0);
+    rmdir(sdir);
+    unlink(fifo);
     copy(p1, bad);
     patch(bad, 0, 0x20);
     rc = eng_shard_open(&s, bad, 0, &e);

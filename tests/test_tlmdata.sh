@@ -3,7 +3,10 @@
 # build from a folder of text plus JSONL (manifest contents, shard headers,
 # the split rule, every byte accounted for); JSONL errors name file:line;
 # a trained bpeN lands in the dataset and is found by name; encode/decode
-# round trips; rebuilding replaces a dataset but never a foreign folder.
+# round trips; rebuilding replaces a dataset but never a foreign folder;
+# --shard-tokens is bounded; a FIFO input is refused; SIGTERM/SIGINT stop a
+# build and remove its temp folder; a later build removes the temp folder of
+# a SIGKILLed one (and nothing else).
 set -u
 src=${TLM_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 build=${TLM_BUILDDIR:-$src}
@@ -172,7 +175,7 @@ usage "--field does nothing with --format text" "train-bpe --field with --format
 usage "decode: --special does nothing when decoding" "decode --special" decode --tokenizer bytes --special
 usage "--vocab 300.5: not an integer (expected an integer from 257 to 2^20)" "train-bpe --vocab 300.5" \
     train-bpe --vocab 300.5 "$tmp/in"
-for v in 100.5 nan 0x100 1e400; do
+for v in 100.5 nan inf -1 1e30 0x100 1e400; do
     usage "--segment-bytes $v: expected a whole number of bytes, at least 64" "--segment-bytes $v" \
         build --tokenizer bytes --out "$tmp/x" --segment-bytes "$v" "$tmp/in"
 done
@@ -185,6 +188,84 @@ usage "--out $tmp/tok.tiktoken: is a directory (expected the rank file to write"
     train-bpe --vocab 300 --out "$tmp/tok.tiktoken" "$tmp/in"
 usage "--data $tmp/keep.tiktoken: is not a directory (expected a dataset folder)" "encode --data a file" \
     encode --tokenizer bytes --data "$tmp/keep.tiktoken"
+# ---- --shard-tokens is bounded
+"$T" build --tokenizer bytes --out "$tmp/tiny" --shard-tokens 1 "$tmp/in" >"$tmp/out" 2>&1
+rc=$?
+[ $rc = 2 ] && grep -q "shard-tokens 1 is out of range: give a count from 1M (1048576) to 4G" "$tmp/out" &&
+    [ ! -e "$tmp/tiny" ] && ok "--shard-tokens 1 is refused with the range: $(head -c 120 "$tmp/out")" ||
+    { no "--shard-tokens 1 (exit $rc)"; cat "$tmp/out"; }
+"$T" build --tokenizer bytes --out "$tmp/huge" --shard-tokens 8G "$tmp/in" >"$tmp/out" 2>&1
+[ $? = 2 ] && grep -q "out of range" "$tmp/out" && ok "--shard-tokens 8G is refused" || no "--shard-tokens 8G"
+"$T" build --tokenizer bpe99999999999 --train-bpe --out "$tmp/big-bpe" "$tmp/in" >"$tmp/out" 2>&1
+[ $? = 1 ] && grep -q "bpeN (N from 257 to 1048576)" "$tmp/out" && ok "--train-bpe bpe99999999999 is refused with the range" ||
+    { no "--train-bpe bpe99999999999"; cat "$tmp/out"; }
+check "--shard-tokens 1M is accepted" "$T" build --tokenizer bytes --out "$tmp/onem" --shard-tokens 1M "$tmp/in"
+
+# ---- inputs that are not regular files are refused, not read
+mkfifo "$tmp/in.fifo"
+"$T" build --tokenizer bytes --out "$tmp/fifo" "$tmp/in.fifo" >"$tmp/out" 2>&1 &
+p=$!
+i=0
+while kill -0 $p 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+if kill -0 $p 2>/dev/null; then
+    kill -9 $p
+    no "a FIFO input blocks the build"
+else
+    wait $p
+    rc=$?
+    [ $rc = 1 ] && grep -q "in.fifo: is not a regular file (a FIFO)" "$tmp/out" && ok "a FIFO input is refused at once" ||
+        { no "a FIFO input (exit $rc)"; cat "$tmp/out"; }
+fi
+
+# ---- SIGTERM stops a build cleanly; a SIGKILLed build's temp folder is
+# removed by the next build
+yes "All work and no play makes a dataset slow to build, sentence after sentence." | head -c 120000000 >"$tmp/big.txt"
+check "a first dataset to keep" "$T" build --tokenizer bytes --out "$tmp/keep" "$tmp/in/a"
+cp "$tmp/keep/manifest.json" "$tmp/keep.manifest"
+# start_build: a build of big.txt into $tmp/keep in the background, waiting
+# until its temp folder holds a shard being written
+start_build() {
+    # a background job of a script starts with SIGINT ignored: undo that
+    env --default-signal=INT "$T" build --tokenizer bytes --out "$tmp/keep" "$tmp/big.txt" >"$tmp/big.out" 2>&1 &
+    p=$!
+    i=0
+    while [ $i -lt 500 ] && ! ls "$tmp/keep.tmp.$p/train/" 2>/dev/null | grep -q tmp; do sleep 0.01; i=$((i + 1)); done
+}
+start_build
+kill -TERM $p
+wait $p
+rc=$?
+[ $rc = 143 ] && grep -q "stopped by SIGTERM: the partial dataset was removed" "$tmp/big.out" && ok "SIGTERM: exit 143 with a message" ||
+    { no "SIGTERM: exit $rc"; cat "$tmp/big.out"; }
+[ ! -e "$tmp/keep.tmp.$p" ] && cmp -s "$tmp/keep/manifest.json" "$tmp/keep.manifest" &&
+    ok "...its temp folder is gone and the previous dataset is as it was" || { no "SIGTERM left $(ls "$tmp" | tr '\n' ' ')"; }
+start_build
+kill -INT $p
+wait $p
+rc=$?
+[ $rc = 130 ] && [ ! -e "$tmp/keep.tmp.$p" ] && ok "SIGINT: exit 130, temp folder removed" || no "SIGINT: exit $rc"
+start_build
+kill -KILL $p
+wait $p 2>/dev/null
+[ -d "$tmp/keep.tmp.$p" ] && ok "SIGKILL leaves keep.tmp.$p" || no "SIGKILL left no temp folder to test with"
+killed=$p
+# beside it: a live build's folder (this shell's pid), a folder with a
+# foreign file, and names outside the exact pattern: all must stay
+mkdir -p "$tmp/keep.tmp.$$/train" "$tmp/keep.tmp.1x" "$tmp/keeper.tmp.$killed"
+sh -c 'exit 0' &
+gone=$!
+wait $gone
+mkdir -p "$tmp/keep.tmp.$gone" && echo mine >"$tmp/keep.tmp.$gone/notes.txt"
+"$T" build --tokenizer bytes --out "$tmp/keep" "$tmp/in/a" >"$tmp/out" 2>&1
+rc=$?
+grep -q "removed $tmp/keep.tmp.$killed, left by an interrupted build (process $killed is gone)" "$tmp/out" &&
+    [ $rc = 0 ] && [ ! -e "$tmp/keep.tmp.$killed" ] && ok "the next build removes the SIGKILLed build's temp folder and says so" ||
+    { no "stale temp folder (exit $rc)"; cat "$tmp/out"; }
+[ -d "$tmp/keep.tmp.$$" ] && [ -d "$tmp/keep.tmp.1x" ] && [ -d "$tmp/keeper.tmp.$killed" ] &&
+    [ -f "$tmp/keep.tmp.$gone/notes.txt" ] && grep -q "keep.tmp.$gone .*holds files tlm-data does not write; leaving it" "$tmp/out" &&
+    ok "a live build's folder, other names and a folder with foreign files are left alone" ||
+    { no "stale cleanup removed too much"; ls "$tmp"; cat "$tmp/out"; }
+rm -rf "$tmp/keep.tmp.$$" "$tmp/keep.tmp.1x" "$tmp/keeper.tmp.$killed" "$tmp/keep.tmp.$gone" "$tmp/big.txt"
 
 echo "1..$n"
 [ $failed = 0 ]

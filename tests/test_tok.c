@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "engine/fileio.h"
@@ -230,6 +231,21 @@ static void test_bpe_merge(void)
     rc = eng_tok_open(&bad, "bpe4096", dir, &e);
     TAP_OK(rc == ENG_EDATA && strstr(e.msg, "bpe4096.tiktoken"), "a missing named tokenizer says where it looked (%s)",
            e.msg);
+    {   /* a rank file that is a FIFO or a folder: refused, never read */
+        char fifo[600];
+        snprintf(fifo, sizeof fifo, "%s/fifo.tiktoken", dir);
+        alarm(20);
+        rc = mkfifo(fifo, 0600) ? -1 : eng_tok_open_file(&bad, fifo, NULL, &e);
+        TAP_OK(rc == ENG_EDATA && strstr(e.msg, "fifo.tiktoken: is not a regular file (a FIFO)"),
+               "a FIFO rank file is refused without blocking (%s)", e.msg);
+        rc = eng_tok_open_file(&bad, dir, "bpe300", &e);
+        TAP_OK(rc == ENG_EDATA && strstr(e.msg, "is a directory"), "a folder as the rank file (%s)", e.msg);
+        alarm(0);
+        unlink(fifo);
+        rc = eng_tok_open_text(&bad, "text.tiktoken", NULL, "YQ== 0\nYg== 1\n", 14, &e);
+        TAP_OK(rc == ENG_EDATA && strstr(e.msg, "text.tiktoken") && strstr(e.msg, "byte 0x00"),
+               "eng_tok_open_text reads rank-file text with the same checks (%s)", e.msg);
+    }
     rc = eng_tok_open(&bad, "llama2", NULL, &e);
     TAP_OK(rc == ENG_ECONFIG, "llama2 is refused clearly (%s)", e.msg);
     eng_tok_free(t);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # test_worker_errors.sh: tlm-worker's failures end with one `error` event of
 # the right kind, a clear message and the exit status of docs/protocol.md:
-# missing data, a tokenizer or vocabulary mismatch (3), an unwritable run
+# missing data, a tokenizer or vocabulary mismatch, a corrupt shard, a FIFO
+# as data (3, at once), an unwritable run
 # folder (6), a bad config or usage (2), divergence to NaN (4, quickly), a
 # checkpoint of another config (2); and a corrupt newest checkpoint is
 # skipped for the previous one with a log line.
@@ -44,6 +45,29 @@ expect tokenizer 3 data "tokenized with 'bpe4096' but the config's tokenizer is 
 DATA=$tmp/wide.tlmtok small_job "$tmp/wide.yaml"
 expect vocab 3 data "vocabulary 512 is larger than model.vocab 256" --config "$tmp/wide.yaml" --out "$tmp/r3"
 
+# ---- corrupt shards are refused before the first step: flipped payload
+# bytes (the header's SHA-256 no longer matches) and an all-zero hash
+cp "$tmp/text.tlmtok" "$tmp/flip.tlmtok"
+printf '\001\002' | dd of="$tmp/flip.tlmtok" bs=1 seek=5000 conv=notrunc 2>/dev/null
+DATA=$tmp/flip.tlmtok small_job "$tmp/flip.yaml"
+expect corrupt-payload 3 data "flip.tlmtok: the token payload's SHA-256 is .*, the header says" \
+    --config "$tmp/flip.yaml" --out "$tmp/r9"
+ok $(grep -q '"ev":"step"' "$tmp/corrupt-payload.ev"; echo $((1 - $?))) "...and not one step was trained"
+cp "$tmp/text.tlmtok" "$tmp/zero.tlmtok"
+dd if=/dev/zero of="$tmp/zero.tlmtok" bs=1 seek=128 count=32 conv=notrunc 2>/dev/null
+DATA=$tmp/zero.tlmtok small_job "$tmp/zero.yaml"
+expect zero-hash 3 data "zero.tlmtok: the header's payload SHA-256 is all zeros" --config "$tmp/zero.yaml" \
+    --out "$tmp/r10"
+
+# ---- inputs that are not regular files fail at once instead of blocking:
+# a FIFO as data.train, a folder as the config
+mkfifo "$tmp/fifo.tlmtok"
+DATA=$tmp/fifo.tlmtok small_job "$tmp/fifo.yaml"
+t0=$(date +%s)
+expect fifo-data 3 data "fifo.tlmtok: is not a regular file \\(a FIFO\\)" --config "$tmp/fifo.yaml" --out "$tmp/r11"
+t1=$(date +%s)
+ok $(($t1 - $t0 < 20 ? 0 : 1)) "...without blocking ($(($t1 - $t0)) s)"
+
 # ---- run folder
 : >"$tmp/a-file"
 expect out-not-a-folder 6 io "a-file" --config "$tmp/job.yaml" --out "$tmp/a-file/run"
@@ -60,6 +84,13 @@ small_job "$tmp/wiki.yaml" "eval: {suites: [val, wikitext], wikitext: $tmp/no/wi
 sed -i '/^eval: {every_tokens: 16384, val_tokens: 2048}$/d' "$tmp/wiki.yaml"
 expect eval-input 3 data "eval.wikitext: .*no/wiki.test.raw" --config "$tmp/wiki.yaml" --out "$tmp/r8"
 ok $(grep -q '"ev":"start"' "$tmp/eval-input.ev"; echo $((1 - $?))) "...before the start event"
+# a corrupt evaluation file (its 3rd line) fails in set-up too, not at the
+# first evaluation after training time was spent
+printf '{"text": "the first line"}\n{"text": "a second line"}\n{"text": ["not", "text"]}\n' >"$tmp/lambada.jsonl"
+small_job "$tmp/lam.yaml" "eval: {suites: [val, lambada], lambada: $tmp/lambada.jsonl}"
+sed -i '/^eval: {every_tokens: 16384, val_tokens: 2048}$/d' "$tmp/lam.yaml"
+expect eval-corrupt 3 data "lambada.jsonl:3: field \"text\" must be a string" --config "$tmp/lam.yaml" --out "$tmp/r13"
+ok $(grep -q '"ev":"st\(art\|ep\)"' "$tmp/eval-corrupt.ev"; echo $((1 - $?))) "...before the start event and any step"
 
 # ---- config and usage
 printf 'scale: 1m\ntrain: {lrr: 1}\n' >"$tmp/bad.yaml"

@@ -1,47 +1,115 @@
 #!/bin/sh
 # run.sh: builds the fuzz targets with Debian's clang (libFuzzer + ASan +
-# UBSan) and runs each for SECONDS (default 60), growing the corpus in a
-# scratch copy; new crashers are left in tests/fuzz/crashes/.  Needs
-# clang and libclang-rt-dev (scripts/setup.sh --test installs them).
+# UBSan) and runs each in turn, for SECONDS (default 60) or for --runs N
+# executions, growing the corpus in a scratch copy; new crashers are left in
+# tests/fuzz/crashes/.  Needs clang and libclang-rt-dev (scripts/setup.sh
+# --test installs them).  Each target gets a -max_len suited to its format.
 #
-#   tests/fuzz/run.sh [SECONDS] [event|sweep]      (or: make fuzz FUZZ_SECONDS=300)
+#   tests/fuzz/run.sh [--runs N] [SECONDS] [TARGET...]      (or: make fuzz FUZZ_SECONDS=300)
+#
+# TARGET: event sweep config shard manifest safetensors state tiktoken
+# (default: all).  The last lines of each run (libFuzzer's final stats:
+# execs, exec/s) go to stderr; the full log is $FUZZ_OUT/NAME.log.
 set -eu
-secs=${1:-60}
-only=${2:-}
+runs=""
+if [ "${1:-}" = --runs ]; then
+    runs=$2
+    shift 2
+fi
+secs=60
+case ${1:-} in
+[0-9]*) secs=$1; shift ;;
+esac
+only="$*"
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 command -v clang >/dev/null || { echo "run.sh: clang is needed (apt-get install clang libclang-rt-14-dev)" >&2; exit 77; }
 out=${FUZZ_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/tlm-fuzz-XXXXXX")}
 mkdir -p "$out" "$here/crashes"
-cflags="-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I$top -I$out"
+cflags="-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=address,undefined -fno-sanitize-recover=undefined -I$top -I$out"
 # config.h for the engine sources (only what they test for)
-printf '#define TLM_BLAS_NAME "none"\n' >"$out/config.h"
-yaml=$(pkg-config --cflags --libs yaml-0.1 2>/dev/null || echo -lyaml)
+printf '#define TLM_BLAS_NAME "openblas"\n#define TLM_BLAS_OPENBLAS 1\n#define HAVE_CBLAS_H 1\n' >"$out/config.h"
+pkgs="yaml-0.1 jansson libpcre2-8 openblas"
+# shellcheck disable=SC2086
+incs=$(pkg-config --cflags $pkgs 2>/dev/null || echo -I/usr/include/x86_64-linux-gnu/openblas-pthread)
+# shellcheck disable=SC2086
+libs=$(pkg-config --libs $pkgs 2>/dev/null || echo -lyaml -ljansson -lpcre2-8 -lopenblas)
 
+want() { [ -z "$only" ] || case " $only " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+# The whole engine, instrumented once (fuzzer-no-link: coverage for the
+# fuzzer, no main), as an archive: each target links what it uses.
+lib() {
+    [ -f "$out/libengine-fuzz.a" ] && return 0
+    echo "run.sh: building the engine with ASan + UBSan" >&2
+    mkdir -p "$out/obj"
+    for f in "$top"/engine/*.c "$top"/engine/cpu/*.c; do
+        o="$out/obj/$(echo "${f#$top/}" | tr / _ | sed 's/\.c$/.o/')"
+        # shellcheck disable=SC2086
+        clang $cflags $incs -fsanitize=fuzzer-no-link -c "$f" -o "$o" || return 1
+    done
+    ar rcs "$out/libengine-fuzz.a" "$out"/obj/*.o
+}
 build() {
     name=$1
     shift
+    lib
     echo "run.sh: building $name" >&2
     # shellcheck disable=SC2086
-    clang $cflags -o "$out/$name" "$here/$name.c" "$@" $yaml -lm
+    clang $cflags $incs -fsanitize=fuzzer -o "$out/$name" "$here/$name.c" "$@" "$out/libengine-fuzz.a" $libs -lm
 }
 run() {
-    name=$1
+    name=$1 maxlen=$2
     mkdir -p "$out/corpus-$name"
     cp "$here/corpus/${name#fuzz_}/"* "$out/corpus-$name/" 2>/dev/null || true
-    echo "run.sh: $name for $secs s" >&2
-    (cd "$here/crashes" && "$out/$name" -max_total_time="$secs" -max_len=65600 -timeout=10 -rss_limit_mb=2048 \
-        -print_final_stats=1 "$out/corpus-$name")
+    if [ -n "$runs" ]; then
+        limit="-runs=$runs"
+        echo "run.sh: $name for $runs runs (-max_len=$maxlen)" >&2
+    else
+        limit="-max_total_time=$secs"
+        echo "run.sh: $name for $secs s (-max_len=$maxlen)" >&2
+    fi
+    (cd "$here/crashes" && "$out/$name" "$limit" -max_len="$maxlen" -timeout=10 -rss_limit_mb=2048 \
+        -print_final_stats=1 "$out/corpus-$name") >"$out/$name.log" 2>&1 || {
+        echo "run.sh: $name FAILED (see $out/$name.log; crashers in $here/crashes)" >&2
+        tail -40 "$out/$name.log" >&2
+        return 1
+    }
+    grep -E '^stat::number_of_executed_units|^stat::average_exec_per_sec|^stat::peak_rss_mb|^#[0-9]+.*DONE' \
+        "$out/$name.log" | sed "s/^/run.sh: $name: /" >&2
 }
-E="$top/engine"
 O="$top/orchestrator"
-if [ -z "$only" ] || [ "$only" = event ]; then
+status=0
+if want event; then
     build fuzz_event "$O/event.c" "$O/jsonline.c" "$O/linebuf.c"
-    run fuzz_event
+    run fuzz_event 65600 || status=1
 fi
-if [ -z "$only" ] || [ "$only" = sweep ]; then
-    build fuzz_sweep "$O/sweep.c" "$E/cfgtree.c" "$E/config.c" "$E/err.c" "$E/sha256.c" "$E/presets.c" \
-        "$E/taper.c" "$E/account.c"
-    run fuzz_sweep
+if want sweep; then
+    build fuzz_sweep "$O/sweep.c"
+    run fuzz_sweep 65600 || status=1
 fi
-echo "run.sh: done; grown corpora in $out" >&2
+if want config; then
+    build fuzz_config
+    run fuzz_config 8192 || status=1
+fi
+if want shard; then
+    build fuzz_shard
+    run fuzz_shard 65600 || status=1
+fi
+if want manifest; then
+    build fuzz_manifest
+    run fuzz_manifest 16384 || status=1
+fi
+if want safetensors; then
+    build fuzz_safetensors
+    run fuzz_safetensors 16384 || status=1
+fi
+if want state; then
+    build fuzz_state
+    run fuzz_state 4096 || status=1
+fi
+if want tiktoken; then
+    build fuzz_tiktoken
+    run fuzz_tiktoken 16384 || status=1
+fi
+echo "run.sh: done; grown corpora and logs in $out" >&2
+exit $status
