@@ -25,11 +25,11 @@
 #include <cblas.h>
 #endif
 
-#include "engine/account.h"
-#include "engine/cpu/cpu.h" /* the BLAS thread knob, for the reference sgemm rate */
-#include "engine/cfgtree.h"
-#include "engine/model.h"
-#include "engine/runtime.h"
+#include "engine/config/account.h"
+#include "engine/cpu/internal.h" /* the BLAS thread knob, for the reference sgemm rate */
+#include "common/cfgtree.h"
+#include "engine/model/model.h"
+#include "engine/cpu/runtime.h"
 
 typedef struct bench_cfg {
     const char *name;

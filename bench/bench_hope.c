@@ -21,10 +21,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine/account.h"
-#include "engine/cfgtree.h"
-#include "engine/model.h"
-#include "engine/runtime.h"
+#include "engine/config/account.h"
+#include "common/cfgtree.h"
+#include "engine/model/model.h"
+#include "engine/cpu/runtime.h"
 
 typedef struct bench_cfg {
     const char *name;

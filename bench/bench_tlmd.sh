@@ -13,14 +13,14 @@
 #      and its --dry-run time.
 #
 # Run from the build folder:  make bench/bench_tlmd_flood orchestrator/tlmd
-#   worker/tlm-worker tests/train_mkshard && sh ../bench/bench_tlmd.sh [N]
+#   worker/tlm-worker tests/lib/train_mkshard && sh ../bench/bench_tlmd.sh [N]
 set -eu
 N=${1:-40}
 B=$(pwd)
 T="$B/orchestrator/tlmd"
 W="$B/worker/tlm-worker"
 F="$B/bench/bench_tlmd_flood"
-MK="$B/tests/train_mkshard"
+MK="$B/tests/lib/train_mkshard"
 for p in "$T" "$W" "$F" "$MK"; do
     [ -x "$p" ] || { echo "bench_tlmd.sh: $p is missing; build it first (see the header)" >&2; exit 2; }
 done

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine/fileio.h"
-#include "engine/tokenizer.h"
+#include "common/fileio.h"
+#include "engine/tok/tokenizer.h"
 
 static double now(void)
 {

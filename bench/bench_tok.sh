@@ -25,7 +25,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/tlm-benchtok.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 npm install --prefix "$tmp" --no-audit --no-fund --no-save --loglevel=error llama3-tokenizer-js@1.2.0 >/dev/null
 pkg="$tmp/node_modules/llama3-tokenizer-js"
-node "$here/tests/tokconf/convert.mjs" "$pkg" "$tmp/llama3.tiktoken" >/dev/null
+node "$here/tests/engine/tok/tokconf/convert.mjs" "$pkg" "$tmp/llama3.tiktoken" >/dev/null
 
 if ls "$here"/data/corpus/*.txt >/dev/null 2>&1; then
     src="$here/data/corpus (demo corpus)"

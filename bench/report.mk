@@ -3,6 +3,6 @@
 noinst_PROGRAMS += bench/bench_report_gen
 bench_bench_report_gen_SOURCES = bench/bench_report_gen.c
 bench_bench_report_gen_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
-bench_bench_report_gen_LDADD = $(DB_LIBS) $(ENGINE_LIBS)
+bench_bench_report_gen_LDADD = $(DB_LIBS)
 EXTRA_DIST += bench/bench_report.sh
 CLEANFILES += bench/report-*.db bench/report-*.db-wal bench/report-*.db-shm

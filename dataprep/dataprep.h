@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/err.h"
+#include "common/err.h"
 
 #define DP_VERSION "1"
 

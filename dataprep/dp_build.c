@@ -1,7 +1,7 @@
 /* dp_build.c: `tlm-data build`: text -> a dataset folder
  *
  *   DIR/manifest.json        what was read, how it was split, what was written
- *   DIR/train/NNNNNN.tlmtok  token shards (engine/shard.h)
+ *   DIR/train/NNNNNN.tlmtok  token shards (engine/format/shard.h)
  *   DIR/val/NNNNNN.tlmtok
  *   DIR/<tokenizer>.tiktoken the rank file (BPE tokenizers), so the dataset
  *                            carries its tokenizer and the engine finds it
@@ -37,12 +37,12 @@
 #include <jansson.h>
 
 #include "dataprep/dataprep.h"
-#include "engine/cfgtree.h"
-#include "engine/config.h"
-#include "engine/fileio.h"
-#include "engine/sha256.h"
-#include "engine/shard.h"
-#include "engine/tokenizer.h"
+#include "common/cfgtree.h"
+#include "engine/config/config.h"
+#include "common/fileio.h"
+#include "common/sha256.h"
+#include "engine/format/shard.h"
+#include "engine/tok/tokenizer.h"
 
 typedef struct shard_info {
     char file[64];

@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include "dataprep/dataprep.h"
-#include "engine/cfgtree.h"
-#include "engine/fileio.h"
-#include "engine/tokenizer.h"
+#include "common/cfgtree.h"
+#include "common/fileio.h"
+#include "engine/tok/tokenizer.h"
 
 #define STDIN_MAX (1ull << 32)
 

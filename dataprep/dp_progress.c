@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "dataprep/dataprep.h"
-#include "engine/cfgtree.h"
+#include "common/cfgtree.h"
 
 double dp_now(void)
 {

@@ -15,8 +15,8 @@
 #include <jansson.h>
 
 #include "dataprep/dataprep.h"
-#include "engine/fileio.h"
-#include "engine/sha256.h"
+#include "common/fileio.h"
+#include "common/sha256.h"
 
 static int add_file(dp_sources *s, const char *path, uint64_t bytes, dp_format format, eng_err *e)
 {

@@ -9,4 +9,4 @@ dataprep_tlm_data_SOURCES = \
 	dataprep/dp_codec.c \
 	dataprep/dp_sources.c \
 	dataprep/dp_progress.c
-dataprep_tlm_data_LDADD = $(ENGINE_LIBS)
+dataprep_tlm_data_LDADD = $(TOK_LIBS) $(CONFIG_LIBS)

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "dataprep/dataprep.h"
-#include "engine/fileio.h"
+#include "common/fileio.h"
 
 static const char usage[] =
     "usage: tlm-data COMMAND [OPTIONS]\n"

@@ -2,7 +2,7 @@
  * commits stay in the microseconds because copying the WAL into the main
  * file (and its fsyncs) happens here, on another connection.
  * Must not: write anything but checkpoints, or block on the writer. */
-#include "db/db_int.h"
+#include "db/internal.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -2,7 +2,7 @@
  * version check and migration, transactions and the statement cache.
  * Must not: run any statement before busy_timeout is set (a reader that
  * opens while the daemon commits would see "database is locked"). */
-#include "db/db_int.h"
+#include "db/internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/fileio.h"
+#include "common/fileio.h"
 
 double db__now(void)
 {

@@ -23,8 +23,8 @@
 
 #include <sqlite3.h>
 
-#include "engine/err.h"
-#include "engine/fileio.h"
+#include "common/err.h"
+#include "common/fileio.h"
 
 #define DB_SCHEMA_VERSION 4
 #define DB_BUSY_TIMEOUT_MS 10000

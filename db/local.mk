@@ -1,9 +1,9 @@
 # db/local.mk: libtlmdb.a, the results.db API (included by Makefile.am).
-# Programs that use it link $(DB_LIBS) before $(ENGINE_LIBS) (error helpers).
+# It uses common/ only, never the engine.
 noinst_LIBRARIES += db/libtlmdb.a
 db_libtlmdb_a_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
 db_libtlmdb_a_SOURCES = \
-	db/db.c db/db.h db/db_int.h \
+	db/db.c db/db.h db/internal.h \
 	db/rows.c \
 	db/query.c \
 	db/migrations.c \
@@ -16,4 +16,4 @@ CLEANFILES += db/schema_sql.c
 db/schema_sql.c: $(srcdir)/db/schema.sql $(srcdir)/db/embed.awk
 	$(AM_V_GEN)$(MKDIR_P) db && $(AWK) -f $(srcdir)/db/embed.awk $(srcdir)/db/schema.sql >$@-t && mv $@-t $@
 
-DB_LIBS = db/libtlmdb.a $(SQLITE_LIBS)
+DB_LIBS = db/libtlmdb.a $(SQLITE_LIBS) $(COMMON_LIBS)

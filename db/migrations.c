@@ -2,9 +2,9 @@
  * STEPS[v] takes a version-v database to version v+1; db_migrate runs them
  * in order inside one write transaction and then sets user_version, so a
  * failure leaves the file as it was.  The result must equal what
- * db/schema.sql creates (tests/test_db_migrate compares the two).
+ * db/schema.sql creates (tests/db/test_migrate compares the two).
  * Must not: edit a step that has shipped; add a new one instead. */
-#include "db/db_int.h"
+#include "db/internal.h"
 
 #include <stddef.h>
 

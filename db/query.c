@@ -2,7 +2,7 @@
  * crash recovery, tlm-report and the tests.  Each runs on a read snapshot
  * (WAL): it never waits for the writer and never blocks it.
  * Must not: write. */
-#include "db/db_int.h"
+#include "db/internal.h"
 
 #include <math.h>
 #include <stdio.h>

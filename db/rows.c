@@ -2,7 +2,7 @@
  * rows), prepared once per connection and reused, so that an event costs
  * one bound insert inside the caller's batch transaction.
  * Must not: paste values into SQL text (everything is bound). */
-#include "db/db_int.h"
+#include "db/internal.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
 --
 -- db/db.c runs this file on a new database and sets user_version; an older
 -- database is brought forward by the steps in db/migrations.c instead, and
--- must end up identical to what this file creates (tests/test_db_migrate
+-- must end up identical to what this file creates (tests/db/test_migrate
 -- checks it).  Names may grow, never change.  Versions 1 to 3 are kept in
 -- db/history/.
 --
@@ -18,7 +18,7 @@
 -- doubles (db_column_number).
 --
 -- Times are Unix seconds (REAL).  Job keys are the SHA-256 hex of the job's
--- canonical config (engine/config.c); `jobs.config` holds its full JSON.
+-- canonical config (engine/config/config.c); `jobs.config` holds its full JSON.
 
 -- Facts about the database itself (version 4), one row per key:
 --   database_id  32 random hex digits drawn when the database is created (or

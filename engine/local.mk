@@ -1,26 +1,23 @@
-# engine/local.mk: libtlmengine.a, the training engine (config, schedules,
-# model, ops, optimizer, data, checkpoints, evaluation).
+# engine/local.mk: the training engine, one folder a part (docs/engine.md,
+# "The parts", says what each may use):
+#   config/  libtlmconfig.a  job configs, presets, tapers, the account
+#   format/  libtlmformat.a  token shards, manifests, safetensors
+#   tok/     libtlmtok.a     tokenizers
+#   model/, cpu/, train/, eval/  libtlmengine.a  the model and its op
+#            table, the CPU backend, the trainer, the evaluation suites
+# Programs link the smallest set they need: tlmd the config, tlm-data the
+# tokenizers, tlm-worker everything (ENGINE_LIBS).
+include engine/config/local.mk
+include engine/format/local.mk
+include engine/tok/local.mk
+
 noinst_LIBRARIES += engine/libtlmengine.a
 engine_libtlmengine_a_CPPFLAGS = $(AM_CPPFLAGS) $(YAML_CFLAGS) $(JANSSON_CFLAGS) $(BLAS_CFLAGS) $(PCRE2_CFLAGS)
 engine_libtlmengine_a_CFLAGS = $(AM_CFLAGS) $(KERNEL_CFLAGS) $(OPENMP_CFLAGS)
-engine_libtlmengine_a_SOURCES = \
-	engine/err.c engine/err.h \
-	engine/sha256.c engine/sha256.h \
-	engine/cfgtree.c engine/cfgtree.h \
-	engine/config.c engine/config.h \
-	engine/presets.c engine/presets.h \
-	engine/taper.c engine/taper.h \
-	engine/account.c engine/account.h \
-	engine/shard.c engine/shard.h \
-	engine/manifest.c engine/manifest.h \
-	engine/fileio.c engine/fileio.h engine/checked.h \
-	engine/safetensors.c engine/safetensors.h
+engine_libtlmengine_a_SOURCES =
+include engine/model/local.mk
+include engine/cpu/local.mk
+include engine/train/local.mk
+include engine/eval/local.mk
 
-# Each area of the engine lists its own sources (one fragment per area, so
-# that work on one never touches another's rules).
-include engine/nn.mk
-include engine/train.mk
-include engine/text.mk
-
-# Everything that links the engine links these.
-ENGINE_LIBS = engine/libtlmengine.a $(YAML_LIBS) $(JANSSON_LIBS) $(BLAS_LIBS) $(PCRE2_LIBS) $(OPENMP_CFLAGS) -lm
+ENGINE_LIBS = engine/libtlmengine.a $(TOK_LIBS) $(CONFIG_LIBS) $(JANSSON_LIBS) $(BLAS_LIBS) $(OPENMP_CFLAGS)

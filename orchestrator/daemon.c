@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/fileio.h"
+#include "common/fileio.h"
 #include "orchestrator/lock.h"
 #include "orchestrator/pairing.h"
 

@@ -13,8 +13,8 @@
 #include <uv.h>
 
 #include "db/db.h"
-#include "engine/err.h"
-#include "engine/fileio.h"
+#include "common/err.h"
+#include "common/fileio.h"
 #include "orchestrator/classify.h"
 #include "orchestrator/event.h"
 #include "orchestrator/linebuf.h"

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine/err.h"
+#include "common/err.h"
 
 static const char *const NAMES[ORC_EV_COUNT] = {
     [ORC_EV_START] = "start",   [ORC_EV_STEP] = "step",       [ORC_EV_EVAL] = "eval",

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine/account.h"
-#include "engine/taper.h"
+#include "engine/config/account.h"
+#include "engine/config/taper.h"
 
 static void num(char *out, size_t cap, double v) { snprintf(out, cap, "%.6g", v); }
 

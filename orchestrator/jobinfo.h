@@ -9,8 +9,8 @@
 
 #include <stdint.h>
 
-#include "engine/config.h"
-#include "engine/err.h"
+#include "engine/config/config.h"
+#include "common/err.h"
 
 typedef struct orc_jobinfo {
     char label[64];          /* cut visibly ("...") when longer: a name for people */

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/err.h"
+#include "common/err.h"
 
 typedef struct {
     const char *s;

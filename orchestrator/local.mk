@@ -28,5 +28,5 @@ bin_PROGRAMS += orchestrator/tlmd
 orchestrator_tlmd_CPPFLAGS = $(AM_CPPFLAGS) $(UV_CFLAGS) $(SQLITE_CFLAGS)
 orchestrator_tlmd_SOURCES = orchestrator/main.c
 # Everything that links the orchestrator links these.
-ORC_LIBS = orchestrator/liborc.a $(DB_LIBS) $(ENGINE_LIBS) $(UV_LIBS)
+ORC_LIBS = orchestrator/liborc.a $(DB_LIBS) $(CONFIG_LIBS) $(UV_LIBS)
 orchestrator_tlmd_LDADD = $(ORC_LIBS)

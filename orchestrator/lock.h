@@ -16,7 +16,7 @@
 #ifndef TLM_ORC_LOCK_H
 #define TLM_ORC_LOCK_H
 
-#include "engine/err.h"
+#include "common/err.h"
 
 /* The database file must exist (db_create).  Returns the descriptor (keep
  * it open), or a negative eng_status: ENG_ECONFIG when another daemon holds

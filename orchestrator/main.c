@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/cfgtree.h"
-#include "engine/fileio.h"
+#include "common/cfgtree.h"
+#include "common/fileio.h"
 #include "orchestrator/daemon.h"
 #include "orchestrator/plan.h"
 #include "orchestrator/rundir.h"

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "engine/fileio.h"
+#include "common/fileio.h"
 #include "orchestrator/jsonline.h"
 
 #define MARKER_MAX 65536

@@ -19,7 +19,7 @@
 #include <stdio.h>
 
 #include "db/db.h"
-#include "engine/err.h"
+#include "common/err.h"
 
 #define ORC_PAIRING_FILE "tlmd-runs.json"
 

@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine/fileio.h"
-#include "engine/sha256.h"
+#include "common/fileio.h"
+#include "common/sha256.h"
 #include "orchestrator/jobinfo.h"
 #include "orchestrator/rundir.h"
 #include "orchestrator/sweep.h"

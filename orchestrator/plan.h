@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 #include "db/db.h"
-#include "engine/err.h"
+#include "common/err.h"
 #include "orchestrator/jobs.h"
 #include "orchestrator/opts.h"
 

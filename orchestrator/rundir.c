@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/fileio.h"
+#include "common/fileio.h"
 
 int orc_rundir_path(const char *runs, const char *key, char *out, size_t cap, eng_err *e)
 {

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/err.h"
+#include "common/err.h"
 
 #define ORC_ASIDE_DIR "set-aside"
 

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "engine/ops.h"
+#include "engine/model/ops.h"
 
 int orc_cpu_count(void)
 {

@@ -6,7 +6,7 @@
 #ifndef TLM_ORC_SLOTS_H
 #define TLM_ORC_SLOTS_H
 
-#include "engine/err.h"
+#include "common/err.h"
 
 #define ORC_MAX_SLOTS 256
 

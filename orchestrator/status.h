@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-#include "engine/err.h"
+#include "common/err.h"
 
 /* sweep: only this sweep (NULL: all); jobs: also list each job. */
 int orc_status(const char *db_path, const char *sweep, int jobs, FILE *out, eng_err *e);

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/config.h"
+#include "engine/config/config.h"
 #include "orchestrator/rundir.h"
 #include "orchestrator/shim.h"
 

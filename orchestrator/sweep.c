@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "engine/sha256.h"
+#include "common/sha256.h"
 
 static const char *const TOP_KEYS[] = {"name", "description", "base", "grid", "include", "exclude", "seeds"};
 #define N_TOP (sizeof TOP_KEYS / sizeof TOP_KEYS[0])

@@ -11,9 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/cfgtree.h"
-#include "engine/config.h"
-#include "engine/err.h"
+#include "common/cfgtree.h"
+#include "engine/config/config.h"
+#include "common/err.h"
 
 #define ORC_SWEEP_NAME_MAX 100
 #define ORC_SWEEP_MAX_JOBS 10000000 /* a grid larger than this is refused */

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine/fileio.h"
+#include "common/fileio.h"
 #include "reports/plot.h"
 
 typedef struct {

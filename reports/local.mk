@@ -37,5 +37,5 @@ bin_PROGRAMS += reports/tlm-report
 reports_tlm_report_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS) $(PLPLOT_CFLAGS)
 reports_tlm_report_SOURCES = reports/main.c
 # Everything that links the report code links these.
-RPT_LIBS = reports/librpt.a $(DB_LIBS) $(ENGINE_LIBS) $(PLPLOT_LIBS)
+RPT_LIBS = reports/librpt.a $(DB_LIBS) $(PLPLOT_LIBS)
 reports_tlm_report_LDADD = $(RPT_LIBS)

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/cfgtree.h"
-#include "engine/fileio.h"
+#include "common/cfgtree.h"
+#include "common/fileio.h"
 #include "reports/all.h"
 #include "reports/plot.h"
 #include "reports/rpt.h"

@@ -2,7 +2,7 @@
  * labelled axes, one colour per series from a fixed palette that reads in
  * print, dashed lines for a second quantity, error bars, a legend to the
  * right.  PLplot writes a temporary file; the bytes then go to the target
- * atomically (engine/fileio.h).
+ * atomically (common/fileio.h).
  * PLplot calls exit() on a fatal error (plexit); everything that could
  * trigger one (no device, an unwritable file, a degenerate range) is
  * checked here first.
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/fileio.h"
+#include "common/fileio.h"
 
 #define PAGE_W 1000
 #define PAGE_H 640

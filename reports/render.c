@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/fileio.h"
+#include "common/fileio.h"
 
 int rpt_format_parse(const char *s)
 {

@@ -19,7 +19,7 @@
 #include <stdio.h>
 
 #include "db/db.h"
-#include "engine/err.h"
+#include "common/err.h"
 
 /* ------------------------------------------------------------ arena */
 /* Strings and small arrays of one table or one job list: freed at once. */

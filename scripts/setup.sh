@@ -94,7 +94,7 @@ if [ -n "$node_pkgs" ]; then
     [ -n "$missing" ] || $SUDO apt-get update -qq || true
     # shellcheck disable=SC2086
     $SUDO apt-get install -y -qq --no-install-recommends $node_pkgs >/tmp/tlm-apt-node.log 2>&1 ||
-        say "could not install$node_pkgs (see /tmp/tlm-apt-node.log); tests/test_tokconf.sh will skip"
+        say "could not install$node_pkgs (see /tmp/tlm-apt-node.log); tests/engine/tok/test_tokconf.sh will skip"
 fi
 
 [ "$build" = 1 ] || exit 0

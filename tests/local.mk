@@ -1,35 +1,30 @@
-# tests/local.mk: `make check`.  Unit tests are C programs (tests/test_*.c);
-# end-to-end tests are shell scripts; parity tests are python with torch.
-EXTRA_DIST += tests/tap.h tests/bounded.sh tests/torch-python.sh tests/data
+# tests/local.mk: `make check`.  tests/ mirrors the source tree: the tests
+# of engine/model/ are in tests/engine/model/, of orchestrator/ (tlmd) in
+# tests/tlmd/, and so on; each folder's local.mk lists its tests.  Unit
+# tests are C programs (test_*.c, TAP through tests/lib/tap.h); end-to-end
+# tests are shell scripts; parity tests are python with torch
+# (tests/parity/).  Every test exits 0 (pass), 1 (fail) or 77 (skip).
+EXTRA_DIST += tests/lib/tap.h tests/lib/alloc_count.h tests/lib/bounded.sh tests/lib/torch-python.sh tests/data
 
 TEST_CPPFLAGS = $(AM_CPPFLAGS) $(YAML_CFLAGS) $(JANSSON_CFLAGS)
+ORC_TEST_CPPFLAGS = $(TEST_CPPFLAGS) $(SQLITE_CFLAGS) $(UV_CFLAGS)
+# Tests that count the engine's allocations (tests/lib/alloc_count.h)
+ALLOC_WRAP_FLAGS = -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc \
+	-Wl,--wrap=aligned_alloc -Wl,--wrap=posix_memalign
 
-check_PROGRAMS += tests/test_taper tests/test_config tests/test_safetensors
-tests_test_safetensors_SOURCES = tests/test_safetensors.c tests/tap.h
-tests_test_safetensors_CPPFLAGS = $(TEST_CPPFLAGS)
-tests_test_safetensors_LDADD = $(ENGINE_LIBS)
-tests_test_taper_SOURCES = tests/test_taper.c tests/tap.h
-tests_test_taper_CPPFLAGS = $(TEST_CPPFLAGS)
-tests_test_taper_LDADD = $(ENGINE_LIBS)
-tests_test_config_SOURCES = tests/test_config.c tests/tap.h
-tests_test_config_CPPFLAGS = $(TEST_CPPFLAGS)
-tests_test_config_LDADD = $(ENGINE_LIBS)
-
-TESTS += tests/test_taper tests/test_config tests/test_safetensors tests/test_describe.sh
-dist_check_SCRIPTS += tests/test_describe.sh
-
-# The whole product on tiny jobs: tlmd + tlm-worker + tlm-report, every
-# number of every table checked against results.db.
-TESTS += tests/test_e2e.sh
-dist_check_SCRIPTS += tests/test_e2e.sh
-EXTRA_DIST += tests/e2e_check.py
-
-# One fragment per area.
-include tests/engine.mk
-include tests/train.mk
-include tests/orchestrator.mk
-include tests/data.mk
-include tests/report.mk
-include tests/eval.mk
-include tests/hope.mk
-include tests/titans.mk
+include tests/lib/local.mk
+include tests/engine/config/local.mk
+include tests/engine/format/local.mk
+include tests/engine/tok/local.mk
+include tests/engine/model/local.mk
+include tests/engine/cpu/local.mk
+include tests/engine/train/local.mk
+include tests/engine/eval/local.mk
+include tests/parity/local.mk
+include tests/db/local.mk
+include tests/tlmd/local.mk
+include tests/worker/local.mk
+include tests/report/local.mk
+include tests/dataprep/local.mk
+include tests/e2e/local.mk
+include tests/fuzz/local.mk

@@ -4,8 +4,8 @@
 #include <jansson.h>
 #include <stdlib.h>
 
-#include "engine/account.h"
-#include "engine/model_titans.h"
+#include "engine/config/account.h"
+#include "engine/config/arch.h"
 
 static json_t *account_json(const eng_account *a)
 {

@@ -5,8 +5,8 @@
 
 #include <stdio.h>
 
-#include "engine/config.h"
-#include "engine/err.h"
+#include "engine/config/config.h"
+#include "common/err.h"
 
 int wrk_describe(const eng_config *cfg, FILE *out, eng_err *e);
 

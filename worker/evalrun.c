@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine/ckpt.h"
-#include "engine/eval.h"
-#include "engine/runtime.h"
+#include "engine/train/ckpt.h"
+#include "engine/eval/eval.h"
+#include "engine/cpu/runtime.h"
 #include "worker/events.h"
 #include "worker/heartbeat.h"
 #include "worker/run.h"

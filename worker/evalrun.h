@@ -1,4 +1,4 @@
-/* evalrun.h: `tlm-worker --eval`: run evaluation suites (engine/eval.h) on
+/* evalrun.h: `tlm-worker --eval`: run evaluation suites (engine/eval/eval.h) on
  * a finished or intermediate checkpoint, or on a Hugging Face GPT-2 folder,
  * and report them as events: `eval` and `layer` events at the checkpoint's
  * step and tokens, heartbeats, then `done` or `error` (docs/protocol.md). */

@@ -11,10 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/cfgtree.h"
-#include "engine/config.h"
-#include "engine/fileio.h"
-#include "engine/runtime.h"
+#include "common/cfgtree.h"
+#include "engine/config/config.h"
+#include "common/fileio.h"
+#include "engine/cpu/runtime.h"
 #include "worker/describe.h"
 #include "worker/events.h"
 #include "worker/evalrun.h"

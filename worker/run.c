@@ -12,12 +12,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/account.h"
-#include "engine/fileio.h"
-#include "engine/ops.h"
-#include "engine/runtime.h"
-#include "engine/train.h"
-#include "engine/train_lr.h"
+#include "engine/config/account.h"
+#include "common/fileio.h"
+#include "engine/model/ops.h"
+#include "engine/cpu/runtime.h"
+#include "engine/train/train.h"
+#include "engine/train/lr.h"
 #include "worker/buildinfo.h"
 #include "worker/events.h"
 #include "worker/heartbeat.h"
@@ -375,7 +375,7 @@ int wrk_run(const wrk_opts *o)
         status = fail(&j, &e);
         goto out;
     }
-    if (!ENG_GPU_BACKEND && strcmp(o->device, "cpu")) { /* engine/ops.h: tlmd refuses GPU slots on the same fact */
+    if (!ENG_GPU_BACKEND && strcmp(o->device, "cpu")) { /* engine/model/ops.h: tlmd refuses GPU slots on the same fact */
         eng_errf(&e, ENG_ECONFIG, "--device %s: this build trains on the CPU only (--device cpu)", o->device);
         status = fail(&j, &e);
         goto out;

@@ -1,8 +1,8 @@
 /* accumulate.c: y += alpha x over a flat range, the optimizer's gradient
  * accumulation for parameters updated less often than every step
- * (hope_attn's slow levels, engine/model_hope.c).  Element-wise, so the
+ * (hope_attn's slow levels, engine/model/hope.c).  Element-wise, so the
  * result does not depend on the thread count. */
-#include "engine/cpu/cpu.h"
+#include "engine/cpu/internal.h"
 
 void eng__cpu_axpy(float *y, const float *x, size_t n, float alpha)
 {

@@ -6,7 +6,7 @@
  * (torch decays first, p *= 1 - lr wd, then applies the Adam step). */
 #include <math.h>
 
-#include "engine/cpu/cpu.h"
+#include "engine/cpu/internal.h"
 
 void eng__cpu_adamw(float *p, const float *grad, float *m, float *v, size_t n, float lr, float b1, float b2, float eps,
                     float wd, float bc1, float bc2, float grad_scale)

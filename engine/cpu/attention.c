@@ -22,7 +22,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "engine/cpu/cpu.h"
+#include "engine/cpu/internal.h"
 
 #define ATT_BLOCK 64
 

@@ -1,7 +1,7 @@
-/* backend.c: the CPU backend's op table (engine/ops.h). */
-#include "engine/ops.h"
+/* backend.c: the CPU backend's op table (engine/model/ops.h). */
+#include "engine/model/ops.h"
 
-#include "engine/cpu/cpu.h"
+#include "engine/cpu/internal.h"
 
 static const eng_ops cpu_ops = {
     .name = "cpu",

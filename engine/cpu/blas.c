@@ -1,9 +1,9 @@
 /* blas.c: the CPU backend's matmul (row-major CBLAS sgemm) and the BLAS
  * thread count.  OpenBLAS and BLIS both work; which one is linked is a
  * configure choice (TLM_BLAS_OPENBLAS). */
-#include <config.h> /* autoconf, not engine/config.h */
+#include <config.h> /* autoconf, not engine/config/config.h */
 
-#include "engine/cpu/cpu.h"
+#include "engine/cpu/internal.h"
 
 #ifdef HAVE_BLIS_CBLAS_H
 #include <blis/cblas.h>

@@ -11,7 +11,7 @@
  * sum, fixed order: bit-identical runs). */
 #include <string.h>
 
-#include "engine/cpu/cpu.h"
+#include "engine/cpu/internal.h"
 
 /* One output row: y = sum_j w[., j] x_j, with x_j = NULL for a tap
  * before the sequence start.  The K = 4 of Titans gets an unrolled loop

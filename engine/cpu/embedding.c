@@ -2,7 +2,7 @@
  * Reference: out[n] = wte[tok[n]]; dwte[tok[n]] += dout[n]. */
 #include <string.h>
 
-#include "engine/cpu/cpu.h"
+#include "engine/cpu/internal.h"
 
 void eng__cpu_embedding_fwd(float *out /* (N, C) */, const float *wte /* (V, C) */, const int32_t *tok /* (N) */,
                             int N, int C)

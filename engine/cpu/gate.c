@@ -4,7 +4,7 @@
  *   da_nj = dy_nj s,   dz_ng = s (1 - s) sum_{j in g} dy_nj a_nj. */
 #include <math.h>
 
-#include "engine/cpu/cpu.h"
+#include "engine/cpu/internal.h"
 
 void eng__cpu_gate_fwd(float *out /* (N, D) */, const float *a /* (N, D) */, const float *z /* (N, ldz): G used */,
                        int ldz, int N, int D, int G)

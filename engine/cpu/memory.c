@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/cpu/cpu.h"
+#include "engine/cpu/internal.h"
 
 void *eng__cpu_alloc(size_t bytes)
 {

@@ -6,7 +6,7 @@
  * compare against a double-precision reference. */
 #include <math.h>
 
-#include "engine/cpu/cpu.h"
+#include "engine/cpu/internal.h"
 
 void eng__cpu_rmsnorm_fwd(float *out /* (N, C) */, float *rstd /* (N) */, const float *x /* (N, C) */,
                           const float *w /* (C) */, int N, int C, float eps)

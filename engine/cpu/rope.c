@@ -3,7 +3,7 @@
  * position p turns by the angle p * theta^(-2i/hd):
  *   y_i = x_i cos - x_{i+h} sin,   y_{i+h} = x_{i+h} cos + x_i sin.
  * The backward is the transposed rotation (the angle negated). */
-#include "engine/cpu/cpu.h"
+#include "engine/cpu/internal.h"
 
 static void rope_rotate(float *x, int ld, int N, int T, int H, int hd, const float *cs, float sign)
 {

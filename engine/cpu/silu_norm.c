@@ -11,7 +11,7 @@
  * rn (N, G) keeps r for the backward; s is recomputed from x. */
 #include <math.h>
 
-#include "engine/cpu/cpu.h"
+#include "engine/cpu/internal.h"
 
 void eng__cpu_silu_norm_fwd(float *y /* (N, ldy) = */, int ldy, float *rn /* (N, G) */,
                             const float *x /* (N, ldx) */, int ldx, int N, int C, int G, int gw, float eps)

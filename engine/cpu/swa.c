@@ -20,7 +20,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "engine/cpu/cpu.h"
+#include "engine/cpu/internal.h"
 
 #define SWA_BLOCK 64
 

@@ -3,7 +3,7 @@
  *   du = dy g s,   dg = dy u s (1 + g (1 - s)). */
 #include <math.h>
 
-#include "engine/cpu/cpu.h"
+#include "engine/cpu/internal.h"
 
 void eng__cpu_swiglu_fwd(float *out /* (N, F) */, const float *g /* (N, ldgu) */, const float *u /* (N, ldgu) */,
                          int ldgu, int N, int F)

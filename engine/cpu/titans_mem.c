@@ -41,7 +41,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "engine/cpu/cpu.h"
+#include "engine/cpu/internal.h"
 
 static int ws_slots = INT_MAX;
 

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "engine/cpu/cpu.h"
+#include "engine/cpu/internal.h"
 
 static float row_max(const float *x, int V)
 {

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/cfgtree.h"
-#include "engine/config.h"
+#include "common/cfgtree.h"
+#include "engine/config/config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /* fuzz_manifest.c: libFuzzer target for the dataset manifest
- * (manifest.json, engine/manifest.h): parsed from the fuzzer's bytes, then
+ * (manifest.json, engine/format/manifest.h): parsed from the fuzzer's bytes, then
  * checked against a fixed set of two shard headers the way the loader does.
  * Refusals are the expected outcome; crashes and sanitizer reports are
  * bugs.  Built by tests/fuzz/run.sh; replay.c runs the corpus in `make
@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine/manifest.h"
-#include "engine/shard.h"
+#include "engine/format/manifest.h"
+#include "engine/format/shard.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /* fuzz_safetensors.c: libFuzzer target for the safetensors reader
- * (engine/safetensors.h) on the fuzzer's bytes as a regular file: header
+ * (engine/format/safetensors.h) on the fuzzer's bytes as a regular file: header
  * length, JSON, dtypes, shapes, offsets, overlaps; every tensor it accepts
  * is read whole (an out-of-range one would fault) and the metadata looked
  * up.  Refusals are the expected outcome; crashes and sanitizer reports are
@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "engine/safetensors.h"
+#include "engine/format/safetensors.h"
 #include "tests/fuzz/fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

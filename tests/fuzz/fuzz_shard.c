@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "engine/manifest.h"
-#include "engine/shard.h"
+#include "engine/format/manifest.h"
+#include "engine/format/shard.h"
 #include "tests/fuzz/fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

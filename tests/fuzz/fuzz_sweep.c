@@ -1,5 +1,5 @@
 /* fuzz_sweep.c: libFuzzer target for sweep files: parse (libyaml through
- * engine/cfgtree.c, then sweep.c's checks) and expand, resolving each job
+ * common/cfgtree.c, then sweep.c's checks) and expand, resolving each job
  * with the engine's config code, stopping after a few hundred jobs so a
  * large grid stays quick.  Errors are expected; crashes and sanitizer
  * reports are bugs.  Built by tests/fuzz/run.sh; replay.c runs the corpus

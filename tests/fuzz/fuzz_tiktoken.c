@@ -1,5 +1,5 @@
 /* fuzz_tiktoken.c: libFuzzer target for tiktoken rank files (the BPE
- * tokenizer's definition, engine/tok_bpe.c): the first byte picks the name
+ * tokenizer's definition, engine/tok/bpe.c): the first byte picks the name
  * (which decides the special tokens: none, bpeN, llama3), the rest is the
  * file's text.  A tokenizer it accepts then encodes and decodes a fixed
  * text and a slice of the input, and the round trip must hold.  Refusals
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/tokenizer.h"
+#include "engine/tok/tokenizer.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

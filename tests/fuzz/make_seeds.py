@@ -2,7 +2,7 @@
 """make_seeds.py: writes the seed corpora of the file-reader fuzz targets
 (tests/fuzz/corpus/{config,shard,manifest,safetensors,state,tiktoken}/):
 small valid files in each format (docs/protocol.md, docs/data.md,
-engine/shard.h, engine/safetensors.h) and a few near-misses (truncated,
+engine/format/shard.h, engine/format/safetensors.h) and a few near-misses (truncated,
 wrong sizes, zero hashes), so libFuzzer starts inside the formats instead
 of at random bytes.  Deterministic: the same files every run.  Beside the
 seeds, the corpora hold inputs a long libFuzzer run grew (named by their

@@ -42,7 +42,7 @@ lib() {
     [ -f "$out/libengine-fuzz.a" ] && return 0
     echo "run.sh: building the engine with ASan + UBSan" >&2
     mkdir -p "$out/obj"
-    for f in "$top"/engine/*.c "$top"/engine/cpu/*.c; do
+    for f in "$top"/common/*.c "$top"/engine/*/*.c; do
         o="$out/obj/$(echo "${f#$top/}" | tr / _ | sed 's/\.c$/.o/')"
         # shellcheck disable=SC2086
         clang $cflags $incs -fsanitize=fuzzer-no-link -c "$f" -o "$o" || return 1

@@ -1,0 +1,907 @@
+/* cfgtree.c: libyaml events -> cfg_node tree with positions (see cfgtree.h).
+ * Must not: interpret scalars during parsing (types are decided by the
+ * consumer, who knows what it expects), or accept input it cannot point at. */
+#include "common/cfgtree.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <yaml.h>
+
+#include "common/fileio.h"
+
+#define CFG_MAX_BYTES (16u << 20)
+#define CFG_MAX_DEPTH 64
+
+/* ------------------------------------------------------------ file names */
+static char **g_files;
+static int g_nfiles;
+
+int cfg_file_intern(const char *name)
+{
+    for (int i = 0; i < g_nfiles; i++)
+        if (strcmp(g_files[i], name) == 0)
+            return i;
+    char **grown = realloc(g_files, (size_t)(g_nfiles + 1) * sizeof *grown);
+    if (!grown)
+        return 0;
+    g_files = grown;
+    g_files[g_nfiles] = strdup(name);
+    if (!g_files[g_nfiles])
+        return 0;
+    return g_nfiles++;
+}
+
+const char *cfg_file_name(int id)
+{
+    return (id >= 0 && id < g_nfiles) ? g_files[id] : "<config>";
+}
+
+/* ------------------------------------------------------------ nodes */
+static cfg_node *node_new(cfg_kind kind, const cfg_node *at)
+{
+    cfg_node *n = calloc(1, sizeof *n);
+    if (!n)
+        return NULL;
+    n->kind = kind;
+    if (at) {
+        n->line = at->line;
+        n->col = at->col;
+        n->file = at->file;
+    }
+    return n;
+}
+
+cfg_node *cfg_new_scalar(const char *text, int quoted, const cfg_node *at)
+{
+    cfg_node *n = node_new(CFG_SCALAR, at);
+    if (!n)
+        return NULL;
+    n->text = strdup(text ? text : "");
+    if (!n->text) {
+        free(n);
+        return NULL;
+    }
+    n->quoted = quoted;
+    return n;
+}
+
+cfg_node *cfg_new_map(const cfg_node *at) { return node_new(CFG_MAP, at); }
+cfg_node *cfg_new_seq(const cfg_node *at) { return node_new(CFG_SEQ, at); }
+
+void cfg_free(cfg_node *n)
+{
+    if (!n)
+        return;
+    for (size_t i = 0; i < n->n; i++) {
+        cfg_free(n->items[i]);
+        if (n->keys)
+            cfg_free(n->keys[i]);
+    }
+    free(n->items);
+    free(n->keys);
+    free(n->text);
+    free(n);
+}
+
+static int grow(cfg_node *c)
+{
+    /* capacity is 4, then the next power of two: grow when n reaches it */
+    size_t n = c->n;
+    if (n != 0 && (n < 4 || (n & (n - 1)) != 0))
+        return 0;
+    size_t ncap = n ? n * 2 : 4;
+    cfg_node **items = realloc(c->items, ncap * sizeof *items);
+    if (!items)
+        return ENG_ENOMEM;
+    c->items = items;
+    if (c->kind == CFG_MAP) {
+        cfg_node **keys = realloc(c->keys, ncap * sizeof *keys);
+        if (!keys)
+            return ENG_ENOMEM;
+        c->keys = keys;
+    }
+    return 0;
+}
+
+int cfg_map_append(cfg_node *map, cfg_node *key, cfg_node *value)
+{
+    if (grow(map))
+        return ENG_ENOMEM;
+    map->keys[map->n] = key;
+    map->items[map->n++] = value;
+    return 0;
+}
+
+int cfg_seq_append(cfg_node *seq, cfg_node *value)
+{
+    if (grow(seq))
+        return ENG_ENOMEM;
+    seq->items[seq->n++] = value;
+    return 0;
+}
+
+cfg_node *cfg_clone(const cfg_node *n)
+{
+    if (!n)
+        return NULL;
+    cfg_node *c = node_new(n->kind, n);
+    if (!c)
+        return NULL;
+    if (n->kind == CFG_SCALAR) {
+        c->text = strdup(n->text);
+        c->quoted = n->quoted;
+        if (!c->text)
+            goto fail;
+        return c;
+    }
+    for (size_t i = 0; i < n->n; i++) {
+        cfg_node *v = cfg_clone(n->items[i]);
+        if (!v)
+            goto fail;
+        if (n->kind == CFG_MAP) {
+            cfg_node *k = cfg_clone(n->keys[i]);
+            if (!k || cfg_map_append(c, k, v)) {
+                cfg_free(k);
+                cfg_free(v);
+                goto fail;
+            }
+        } else if (cfg_seq_append(c, v)) {
+            cfg_free(v);
+            goto fail;
+        }
+    }
+    return c;
+fail:
+    cfg_free(c);
+    return NULL;
+}
+
+cfg_node *cfg_map_get(const cfg_node *map, const char *key)
+{
+    if (!map || map->kind != CFG_MAP)
+        return NULL;
+    for (size_t i = 0; i < map->n; i++)
+        if (strcmp(map->keys[i]->text, key) == 0)
+            return map->items[i];
+    return NULL;
+}
+
+/* ------------------------------------------------------------ errors */
+size_t cfg_edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63)
+        return 99;
+    size_t d[64][64];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            size_t sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            size_t del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+            d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+    return d[la][lb];
+}
+
+int cfg_errf(eng_err *e, const cfg_node *at, const char *fmt, ...)
+{
+    if (!e)
+        return ENG_ECONFIG;
+    char msg[sizeof e->msg];
+    va_list ap;
+    va_start(ap, fmt);
+    eng_msg_vprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (at && at->line > 0)
+        eng_msg_printf(e->msg, sizeof e->msg, "%s:%d:%d: %s", cfg_file_name(at->file), at->line, at->col, msg);
+    else if (at)
+        eng_msg_printf(e->msg, sizeof e->msg, "%s: %s", cfg_file_name(at->file), msg);
+    else
+        eng_msg_copy(e->msg, sizeof e->msg, msg);
+    e->code = ENG_ECONFIG;
+    return ENG_ECONFIG;
+}
+
+int cfg_set_dotted(cfg_node *root, const char *dotted, const cfg_node *value, eng_err *e)
+{
+    if (!root || root->kind != CFG_MAP)
+        return cfg_errf(e, value, "cannot set '%s': the document is not a mapping", dotted);
+    char path[256];
+    if (strlen(dotted) >= sizeof path || !*dotted)
+        return cfg_errf(e, value, "key '%s' is empty or too long", dotted);
+    strcpy(path, dotted);
+    cfg_node *cur = root;
+    char *seg = path;
+    for (;;) {
+        char *dot = strchr(seg, '.');
+        if (dot)
+            *dot = '\0';
+        if (!*seg)
+            return cfg_errf(e, value, "key '%s' has an empty part", dotted);
+        size_t i;
+        for (i = 0; i < cur->n; i++)
+            if (strcmp(cur->keys[i]->text, seg) == 0)
+                break;
+        if (!dot) {
+            cfg_node *v = cfg_clone(value);
+            if (!v)
+                return eng_errf(e, ENG_ENOMEM, "out of memory");
+            if (i < cur->n) {
+                cfg_free(cur->items[i]);
+                cur->items[i] = v;
+                return 0;
+            }
+            cfg_node *k = cfg_new_scalar(seg, 0, value);
+            if (!k || cfg_map_append(cur, k, v)) {
+                cfg_free(k);
+                cfg_free(v);
+                return eng_errf(e, ENG_ENOMEM, "out of memory");
+            }
+            return 0;
+        }
+        if (i < cur->n) {
+            if (cur->items[i]->kind != CFG_MAP)
+                return cfg_errf(e, value, "cannot set '%s': '%s' is %s, not a mapping", dotted, seg,
+                                cfg_describe(cur->items[i]));
+            cur = cur->items[i];
+        } else {
+            cfg_node *k = cfg_new_scalar(seg, 0, value);
+            cfg_node *m = cfg_new_map(value);
+            if (!k || !m || cfg_map_append(cur, k, m)) {
+                cfg_free(k);
+                cfg_free(m);
+                return eng_errf(e, ENG_ENOMEM, "out of memory");
+            }
+            cur = m;
+        }
+        seg = dot + 1;
+    }
+}
+
+/* ------------------------------------------------------------ paths */
+typedef struct {
+    char *path;            /* "model.d_model" */
+    const cfg_node *key;   /* where the last part was written */
+    const cfg_node *value; /* a scalar, a list, or an empty mapping */
+} path_ent;
+
+typedef struct {
+    path_ent *v;
+    size_t n, cap;
+} path_set;
+
+static int paths_collect(path_set *s, const cfg_node *map, const char *prefix, eng_err *e)
+{
+    size_t np = strlen(prefix);
+    for (size_t i = 0; i < map->n; i++) {
+        const cfg_node *k = map->keys[i], *v = map->items[i];
+        size_t nk = strlen(k->text);
+        char *full = malloc(np + nk + 2);
+        if (!full)
+            return eng_errf(e, ENG_ENOMEM, "out of memory");
+        memcpy(full, prefix, np);
+        if (np)
+            full[np] = '.';
+        memcpy(full + np + !!np, k->text, nk + 1);
+        if (v->kind == CFG_MAP && v->n > 0) {
+            int rc = paths_collect(s, v, full, e);
+            free(full);
+            if (rc)
+                return rc;
+            continue;
+        }
+        if (s->n == s->cap) {
+            size_t cap = s->cap ? s->cap * 2 : 32;
+            path_ent *g = realloc(s->v, cap * sizeof *g);
+            if (!g) {
+                free(full);
+                return eng_errf(e, ENG_ENOMEM, "out of memory");
+            }
+            s->v = g;
+            s->cap = cap;
+        }
+        s->v[s->n++] = (path_ent){full, k, v};
+    }
+    return 0;
+}
+
+static int before(const cfg_node *a, const cfg_node *b) /* written earlier in the file */
+{
+    if (a->file != b->file)
+        return a->file < b->file;
+    return a->line < b->line || (a->line == b->line && a->col < b->col);
+}
+
+static int cmp_path_ent(const void *pa, const void *pb)
+{
+    const path_ent *a = pa, *b = pb;
+    int r = strcmp(a->path, b->path);
+    if (r)
+        return r;
+    return before(a->key, b->key) ? -1 : before(b->key, a->key);
+}
+
+/* The entry whose path is the first n bytes of `path`, or NULL. */
+static const path_ent *paths_find(const path_set *s, const char *path, size_t n)
+{
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int r = strncmp(s->v[mid].path, path, n);
+        if (r == 0 && s->v[mid].path[n] != '\0')
+            r = 1;
+        if (r < 0)
+            lo = mid + 1;
+        else if (r > 0)
+            hi = mid;
+        else
+            return &s->v[mid];
+    }
+    return NULL;
+}
+
+int cfg_check_paths_unique(const cfg_node *map, eng_err *e)
+{
+    if (!map || map->kind != CFG_MAP)
+        return 0;
+    path_set s = {0};
+    int rc = paths_collect(&s, map, "", e);
+    if (!rc && s.n > 1)
+        qsort(s.v, s.n, sizeof *s.v, cmp_path_ent);
+    for (size_t i = 0; !rc && i < s.n; i++) {
+        const path_ent *a = &s.v[i];
+        if (i > 0 && !strcmp(s.v[i - 1].path, a->path)) {
+            const cfg_node *first = s.v[i - 1].key;
+            rc = cfg_errf(e, a->key, "'%s' is set twice: here and at %s:%d:%d (a nested key and a dotted key "
+                          "name the same setting; keep one)",
+                          a->path, cfg_file_name(first->file), first->line, first->col);
+            break;
+        }
+        for (const char *dot = strchr(a->path, '.'); dot; dot = strchr(dot + 1, '.')) {
+            const path_ent *p = paths_find(&s, a->path, (size_t)(dot - a->path));
+            if (!p)
+                continue;
+            rc = cfg_errf(e, before(p->key, a->key) ? a->key : p->key,
+                          "'%s' is set to %s at %s:%d:%d, and '%s' under it at %s:%d:%d (keep one)", p->path,
+                          cfg_describe(p->value), cfg_file_name(p->key->file), p->key->line, p->key->col, a->path,
+                          cfg_file_name(a->key->file), a->key->line, a->key->col);
+            break;
+        }
+    }
+    for (size_t i = 0; i < s.n; i++)
+        free(s.v[i].path);
+    free(s.v);
+    return rc;
+}
+
+/* ------------------------------------------------------------ parsing */
+typedef struct {
+    cfg_node *node;      /* container being filled */
+    cfg_node *pending;   /* MAP: key waiting for its value */
+} frame;
+
+static void pos_from(cfg_node *n, const yaml_mark_t *m, int file)
+{
+    n->line = (int)m->line + 1;
+    n->col = (int)m->column + 1;
+    n->file = file;
+}
+
+static int add_child(frame *top, cfg_node *child, int file, eng_err *e)
+{
+    cfg_node *c = top->node;
+    if (c->kind == CFG_SEQ) {
+        if (cfg_seq_append(c, child)) {
+            cfg_free(child);
+            return eng_errf(e, ENG_ENOMEM, "out of memory");
+        }
+        return 0;
+    }
+    if (!top->pending) {
+        if (child->kind != CFG_SCALAR) {
+            int rc = cfg_errf(e, child, "a mapping key must be a plain name, not %s", cfg_describe(child));
+            cfg_free(child);
+            return rc;
+        }
+        for (size_t i = 0; i < c->n; i++)
+            if (strcmp(c->keys[i]->text, child->text) == 0) {
+                int rc = cfg_errf(e, child, "duplicate key '%s' (first given at %s:%d:%d)", child->text,
+                                  cfg_file_name(c->keys[i]->file), c->keys[i]->line, c->keys[i]->col);
+                cfg_free(child);
+                return rc;
+            }
+        top->pending = child;
+        return 0;
+    }
+    (void)file;
+    if (cfg_map_append(c, top->pending, child)) {
+        cfg_free(child);
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    }
+    top->pending = NULL;
+    return 0;
+}
+
+/* YAML tags: the core schema's types are honoured (!!str makes a string
+ * of 0, !!int a number of "0"), anything else is refused: a tag such as
+ * !!python/object asks for a meaning TLM does not give, and ignoring it
+ * would read the value as something its author did not write. */
+#define YAML_CORE "tag:yaml.org,2002:"
+static int apply_tag(cfg_node *n, const yaml_char_t *tag, eng_err *e)
+{
+    if (!tag)
+        return 0;
+    const char *t = (const char *)tag;
+    const char *core = strncmp(t, YAML_CORE, sizeof YAML_CORE - 1) ? NULL : t + sizeof YAML_CORE - 1;
+    if (n->kind == CFG_SCALAR) {
+        if (!strcmp(t, "!") || (core && !strcmp(core, "str"))) {
+            n->quoted = 2;
+            return 0;
+        }
+        if (core && (!strcmp(core, "int") || !strcmp(core, "float") || !strcmp(core, "bool") ||
+                     !strcmp(core, "null"))) {
+            n->quoted = 0; /* the consumer reads the text by its own rules, as for a plain scalar */
+            return 0;
+        }
+    } else if (core && !strcmp(core, n->kind == CFG_MAP ? "map" : "seq")) {
+        return 0;
+    }
+    static const char *const CORE[] = {"str", "int", "float", "bool", "null", "map", "seq"};
+    for (size_t i = 0; core && i < sizeof CORE / sizeof CORE[0]; i++)
+        if (!strcmp(core, CORE[i]))
+            return cfg_errf(e, n, "YAML tag '!!%s' does not fit %s", core, cfg_describe(n));
+    return cfg_errf(e, n,
+                    "YAML tag '%s%s' is not supported here (TLM reads plain values: strings, numbers, true/false, "
+                    "null, lists and mappings; the core tags !!str, !!int, !!float, !!bool, !!null, !!seq and !!map "
+                    "are allowed where they fit)",
+                    core ? "!!" : "", core ? core : t);
+}
+
+int cfg_parse_buffer(const char *name, const char *buf, size_t len, cfg_node **out, eng_err *e)
+{
+    *out = NULL;
+    int file = cfg_file_intern(name);
+    if (len > CFG_MAX_BYTES)
+        return eng_errf(e, ENG_ECONFIG, "%s: larger than %u bytes", name, CFG_MAX_BYTES);
+    yaml_parser_t p;
+    if (!yaml_parser_initialize(&p))
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);
+
+    frame stack[CFG_MAX_DEPTH];
+    int depth = 0, docs = 0, rc = 0, done = 0;
+    cfg_node *root = NULL;
+
+    while (!done) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(&p, &ev)) {
+            const yaml_mark_t *m = p.problem ? &p.problem_mark : &p.context_mark;
+            rc = eng_errf(e, ENG_ECONFIG, "%s:%d:%d: invalid YAML/JSON: %s%s%s", name, (int)m->line + 1,
+                          (int)m->column + 1, p.problem ? p.problem : "syntax error",
+                          p.context ? " " : "", p.context ? p.context : "");
+            break;
+        }
+        cfg_node *n = NULL;
+        switch (ev.type) {
+        case YAML_STREAM_END_EVENT:
+            done = 1;
+            break;
+        case YAML_DOCUMENT_START_EVENT:
+            if (++docs > 1) {
+                cfg_node at = {.line = (int)ev.start_mark.line + 1, .col = (int)ev.start_mark.column + 1, .file = file};
+                rc = cfg_errf(e, &at, "more than one document in the file (one is expected)");
+            }
+            break;
+        case YAML_ALIAS_EVENT: {
+            cfg_node at = {.line = (int)ev.start_mark.line + 1, .col = (int)ev.start_mark.column + 1, .file = file};
+            rc = cfg_errf(e, &at, "YAML aliases (*%s) are not supported; write the value out", ev.data.alias.anchor);
+            break;
+        }
+        case YAML_SCALAR_EVENT:
+            n = calloc(1, sizeof *n);
+            if (!n || !(n->text = malloc(ev.data.scalar.length + 1))) {
+                free(n);
+                n = NULL;
+                rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+                break;
+            }
+            n->kind = CFG_SCALAR;
+            memcpy(n->text, ev.data.scalar.value, ev.data.scalar.length);
+            n->text[ev.data.scalar.length] = '\0';
+            if (strlen(n->text) != ev.data.scalar.length) {
+                pos_from(n, &ev.start_mark, file);
+                rc = cfg_errf(e, n, "a string contains a NUL character");
+                cfg_free(n);
+                n = NULL;
+                break;
+            }
+            n->quoted = ev.data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
+            pos_from(n, &ev.start_mark, file);
+            if ((rc = apply_tag(n, ev.data.scalar.tag, e))) {
+                cfg_free(n);
+                n = NULL;
+            }
+            break;
+        case YAML_SEQUENCE_START_EVENT:
+        case YAML_MAPPING_START_EVENT:
+            n = calloc(1, sizeof *n);
+            if (!n) {
+                rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+                break;
+            }
+            n->kind = ev.type == YAML_SEQUENCE_START_EVENT ? CFG_SEQ : CFG_MAP;
+            pos_from(n, &ev.start_mark, file);
+            if ((rc = apply_tag(n, n->kind == CFG_SEQ ? ev.data.sequence_start.tag : ev.data.mapping_start.tag, e))) {
+                cfg_free(n);
+                n = NULL;
+            }
+            break;
+        case YAML_SEQUENCE_END_EVENT:
+        case YAML_MAPPING_END_EVENT: {
+            frame f = stack[--depth];
+            if (depth == 0)
+                root = f.node;
+            else
+                rc = add_child(&stack[depth - 1], f.node, file, e);
+            break;
+        }
+        default:
+            break;
+        }
+        yaml_event_delete(&ev);
+        if (rc) {
+            cfg_free(n);
+            break;
+        }
+        if (!n)
+            continue;
+        if (n->kind == CFG_SCALAR) {
+            if (depth == 0)
+                root = n;
+            else if ((rc = add_child(&stack[depth - 1], n, file, e)))
+                break;
+        } else {
+            if (depth == CFG_MAX_DEPTH) {
+                rc = cfg_errf(e, n, "nested deeper than %d levels", CFG_MAX_DEPTH);
+                cfg_free(n);
+                break;
+            }
+            stack[depth].node = n;
+            stack[depth].pending = NULL;
+            depth++;
+        }
+    }
+    yaml_parser_delete(&p);
+
+    if (rc) {
+        /* unwind: containers on the stack are not yet attached to a parent */
+        while (depth > 0) {
+            frame f = stack[--depth];
+            cfg_free(f.pending);
+            cfg_free(f.node);
+        }
+        cfg_free(root); /* a finished top-level node is never on the stack */
+        return rc;
+    }
+    if (!root || docs == 0)
+        return eng_errf(e, ENG_ECONFIG, "%s: the file is empty (a mapping was expected)", name);
+    *out = root;
+    return 0;
+}
+
+int cfg_parse_file(const char *path, cfg_node **out, eng_err *e)
+{
+    *out = NULL;
+    FILE *f;
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return eng_errf(e, ENG_ECONFIG, "%s: is a directory (expected a YAML or JSON file)", path);
+    int rc = eng_fopen_input(path, ENG_ECONFIG, &f, e); /* a FIFO or a device: refused, never read */
+    if (rc)
+        return rc;
+    char *buf = malloc(CFG_MAX_BYTES + 1);
+    if (!buf) {
+        fclose(f);
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    }
+    size_t n = fread(buf, 1, CFG_MAX_BYTES + 1, f);
+    int bad = ferror(f) ? errno : 0;
+    fclose(f);
+    if (bad)
+        rc = eng_errf(e, ENG_EIO, "%s: read error: %s", path, strerror(bad));
+    else if (n > CFG_MAX_BYTES)
+        rc = eng_errf(e, ENG_ECONFIG, "%s: larger than %u bytes", path, CFG_MAX_BYTES);
+    else
+        rc = cfg_parse_buffer(path, buf, n, out, e);
+    free(buf);
+    return rc;
+}
+
+/* ------------------------------------------------------------ scalars */
+const char *cfg_describe(const cfg_node *n)
+{
+    if (!n)
+        return "nothing";
+    if (n->kind == CFG_MAP)
+        return "a mapping";
+    if (n->kind == CFG_SEQ)
+        return "a list";
+    if (n->quoted)
+        return n->quoted == 2 ? "a string (tagged !!str)" : "a quoted string";
+    if (cfg_is_null(n))
+        return "null";
+    char *end;
+    errno = 0;
+    strtod(n->text, &end);
+    if (end != n->text && *end == '\0')
+        return "a number";
+    if (!strcmp(n->text, "true") || !strcmp(n->text, "false"))
+        return "a boolean";
+    return "a string";
+}
+
+int cfg_is_null(const cfg_node *n)
+{
+    return n && n->kind == CFG_SCALAR && !n->quoted &&
+           (!n->text[0] || !strcmp(n->text, "null") || !strcmp(n->text, "~") || !strcmp(n->text, "Null") ||
+            !strcmp(n->text, "NULL"));
+}
+
+/* ------------------------------------------------------------ numbers */
+void cfg_format_bound(double v, char *out, size_t cap)
+{
+    if (v == floor(v) && fabs(v) >= 65535 && fabs(v) < 1e300) {
+        int k;
+        double m = frexp(fabs(v) + 1, &k); /* v = 2^(k-1) - 1 */
+        if (m == 0.5 && v > 0) {
+            snprintf(out, cap, "2^%d-1", k - 1);
+            return;
+        }
+        m = frexp(fabs(v), &k);
+        if (m == 0.5) {
+            snprintf(out, cap, "%s2^%d", v < 0 ? "-" : "", k - 1);
+            return;
+        }
+        if (fabs(v) >= 1e6) {
+            /* 9e18 rather than 9000000000000000000, when that is exact */
+            char t[48];
+            for (int prec = 0; prec <= 2; prec++) {
+                snprintf(t, sizeof t, "%.*e", prec, v);
+                if (strtod(t, NULL) != v)
+                    continue;
+                char *x = strchr(t, 'e');
+                char *d = x + 1 + (x[1] == '+');
+                while (*d == '0' && d[1])
+                    d++;
+                *x = '\0';
+                snprintf(out, cap, "%se%s%s", t, x[1] == '-' ? "-" : "", d);
+                return;
+            }
+        }
+    }
+    if (v == floor(v) && fabs(v) < 1e17) {
+        snprintf(out, cap, "%.0f", v);
+        return;
+    }
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(out, cap, "%.*g", prec, v);
+        if (strtod(out, NULL) == v)
+            return;
+    }
+}
+
+/* Exact value of an integer written in decimal, possibly with a fraction
+ * and an exponent ("30e9", "1.5e3", "2.0"): no detour through a double,
+ * which would turn 9007199254740993 into ...992. */
+int cfg_parse_int_text(const char *s, int64_t *out)
+{
+    const char *p = s;
+    int neg = *p == '-';
+    if (*p == '-' || *p == '+')
+        p++;
+    char digits[40];
+    size_t nd = 0;
+    long frac = 0, zeros = 0; /* zeros: after the last non-zero digit, not yet in digits */
+    int seen_point = 0, any = 0;
+    for (; (*p >= '0' && *p <= '9') || (*p == '.' && !seen_point); p++) {
+        if (*p == '.') {
+            seen_point = 1;
+            continue;
+        }
+        any = 1;
+        frac += seen_point;
+        if (*p == '0') {
+            zeros += nd > 0; /* leading zeros do not count */
+            continue;
+        }
+        for (; zeros > 0; zeros--) {
+            if (nd == sizeof digits)
+                return CFG_NUM_RANGE;
+            digits[nd++] = '0';
+        }
+        if (nd == sizeof digits)
+            return CFG_NUM_RANGE; /* 40 significant digits: far beyond int64 */
+        digits[nd++] = *p;
+    }
+    if (!any)
+        return CFG_NUM_NOT_NUMBER;
+    long exp = 0;
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        int eneg = *p == '-';
+        if (*p == '-' || *p == '+')
+            p++;
+        if (*p < '0' || *p > '9')
+            return CFG_NUM_NOT_NUMBER;
+        for (; *p >= '0' && *p <= '9'; p++)
+            if (exp < 100000000)
+                exp = exp * 10 + (*p - '0');
+        if (eneg)
+            exp = -exp;
+    }
+    if (*p)
+        return CFG_NUM_NOT_NUMBER;
+    if (nd == 0) {
+        *out = 0;
+        return CFG_NUM_OK;
+    }
+    /* value = digits x 10^shift, and digits ends in a non-zero digit */
+    long shift = exp - frac + zeros;
+    if (shift < 0)
+        return CFG_NUM_NOT_INTEGER;
+    if ((long)nd + shift > 19)
+        return CFG_NUM_RANGE;
+    uint64_t v = 0;
+    for (size_t i = 0; i < nd; i++)
+        v = v * 10 + (uint64_t)(digits[i] - '0');
+    for (long i = 0; i < shift; i++)
+        v *= 10; /* at most 19 digits: below 2^64 */
+    if (v > (uint64_t)INT64_MAX + (uint64_t)neg)
+        return CFG_NUM_RANGE;
+    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+    return CFG_NUM_OK;
+}
+
+int cfg_parse_number_text(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    /* strtod accepts "nan", "inf" and hex floats; configs must be finite decimals */
+    if (end == s || *end != '\0' || strpbrk(s, "xXnNiI") || (*s == '.' && !s[1]))
+        return CFG_NUM_NOT_NUMBER;
+    if (errno == ERANGE || !isfinite(v))
+        return CFG_NUM_RANGE; /* 1e400, or 1e-400 (which would become 0) */
+    *out = v;
+    return CFG_NUM_OK;
+}
+
+static void range_text(double lo, double hi, int lo_open, int integer, char *out, size_t cap)
+{
+    char a[48], b[48];
+    cfg_format_bound(lo, a, sizeof a);
+    cfg_format_bound(hi, b, sizeof b);
+    if (lo_open)
+        snprintf(out, cap, "%s above %s and at most %s", integer ? "an integer" : "a number", a, b);
+    else
+        snprintf(out, cap, "%s from %s to %s", integer ? "an integer" : "a number", a, b);
+}
+
+int cfg_arg_int(const char *flag, const char *s, int64_t lo, int64_t hi, int64_t *out, eng_err *e)
+{
+    int64_t v = 0;
+    int rc = cfg_parse_int_text(s, &v);
+    if (rc == CFG_NUM_OK && v >= lo && v <= hi) {
+        *out = v;
+        return 0;
+    }
+    char r[128];
+    range_text((double)lo, (double)hi, 0, 1, r, sizeof r);
+    return eng_errf(e, ENG_ECONFIG, "%s %s: %s (expected %s)", flag, s,
+                    rc == CFG_NUM_OK || rc == CFG_NUM_RANGE ? "out of range" : "not an integer", r);
+}
+
+int cfg_arg_number(const char *flag, const char *s, double lo, double hi, double *out, eng_err *e)
+{
+    double v = 0;
+    int rc = cfg_parse_number_text(s, &v);
+    if (rc == CFG_NUM_OK && v >= lo && v <= hi) {
+        *out = v;
+        return 0;
+    }
+    char r[128];
+    range_text(lo, hi, 0, 0, r, sizeof r);
+    return eng_errf(e, ENG_ECONFIG, "%s %s: %s (expected %s)", flag, s,
+                    rc == CFG_NUM_NOT_NUMBER ? "not a number" : "out of range", r);
+}
+
+static int need_scalar(const cfg_node *n, const char *what, const char *expected, eng_err *e)
+{
+    if (!n || n->kind != CFG_SCALAR || cfg_is_null(n))
+        return cfg_errf(e, n, "%s: expected %s, got %s", what, expected, cfg_describe(n));
+    return 0;
+}
+
+/* Numbers and booleans: quotes make a string, which is worth saying ("0" looks like 0). */
+static int need_plain(const cfg_node *n, const char *what, const char *expected, eng_err *e)
+{
+    if (need_scalar(n, what, expected, e))
+        return ENG_ECONFIG;
+    const char *plain = strcmp(expected, "true or false") ? "numbers" : "true or false";
+    if (n->quoted == 2)
+        return cfg_errf(e, n, "%s: expected %s, got the string \"%s\" (tagged as a string: write %s without a tag)",
+                        what, expected, n->text, plain);
+    if (n->quoted)
+        return cfg_errf(e, n, "%s: expected %s, got the quoted string \"%s\" (quotes make a string: write %s "
+                        "without them)",
+                        what, expected, n->text, plain);
+    return 0;
+}
+
+
+int cfg_get_double_in(const cfg_node *n, const char *what, double lo, double hi, int lo_open, double *out,
+                      eng_err *e)
+{
+    if (need_plain(n, what, "a number", e))
+        return ENG_ECONFIG;
+    double v = 0;
+    int rc = cfg_parse_number_text(n->text, &v);
+    if (rc == CFG_NUM_NOT_NUMBER)
+        return cfg_errf(e, n, "%s: expected a number, got '%s'", what, n->text);
+    if (rc != CFG_NUM_OK || v < lo || v > hi || (lo_open && v <= lo)) {
+        char r[128];
+        range_text(lo, hi, lo_open, 0, r, sizeof r);
+        return cfg_errf(e, n, "%s: %s is out of range (expected %s)", what, n->text, r);
+    }
+    *out = v;
+    return 0;
+}
+
+int cfg_get_int_in(const cfg_node *n, const char *what, int64_t lo, int64_t hi, int64_t *out, eng_err *e)
+{
+    if (need_plain(n, what, "an integer", e))
+        return ENG_ECONFIG;
+    int64_t v = 0;
+    int rc = cfg_parse_int_text(n->text, &v);
+    if (rc == CFG_NUM_NOT_NUMBER || rc == CFG_NUM_NOT_INTEGER)
+        return cfg_errf(e, n, "%s: expected an integer, got '%s'", what, n->text);
+    if (rc != CFG_NUM_OK || v < lo || v > hi) {
+        char r[128];
+        range_text((double)lo, (double)hi, 0, 1, r, sizeof r);
+        return cfg_errf(e, n, "%s: %s is out of range (expected %s)", what, n->text, r);
+    }
+    *out = v;
+    return 0;
+}
+
+int cfg_get_bool(const cfg_node *n, const char *what, int *out, eng_err *e)
+{
+    if (need_plain(n, what, "true or false", e))
+        return ENG_ECONFIG;
+    if (!n->quoted && !strcmp(n->text, "true"))
+        *out = 1;
+    else if (!n->quoted && !strcmp(n->text, "false"))
+        *out = 0;
+    else
+        return cfg_errf(e, n, "%s: expected true or false, got '%s'", what, n->text);
+    return 0;
+}
+
+int cfg_get_string(const cfg_node *n, const char *what, char *out, size_t cap, eng_err *e)
+{
+    if (need_scalar(n, what, "a string", e))
+        return ENG_ECONFIG;
+    if (strlen(n->text) >= cap)
+        return cfg_errf(e, n, "%s: %zu bytes, longer than the %zu this key allows", what, strlen(n->text), cap - 1);
+    strcpy(out, n->text);
+    return 0;
+}

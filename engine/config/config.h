@@ -1,0 +1,178 @@
+/* config.h: one job's configuration, fully resolved.
+ *
+ * A job config is read from YAML or JSON (or from a tree built by the sweep
+ * expander), checked against the field table in config.c (unknown keys, wrong
+ * types and out-of-range values are positioned errors), completed from the
+ * scale preset and the global defaults, and validated as a whole.  Its
+ * canonical serialisation (sorted keys, normalised numbers, only the fields
+ * that matter for the chosen arch/schedule) is hashed into the job's identity.
+ * docs/config.md lists every key.
+ *
+ * Must not: read data files or touch the filesystem beyond the config file
+ * itself (identity must not depend on what is on disk). */
+#ifndef TLM_ENGINE_CONFIG_H
+#define TLM_ENGINE_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/cfgtree.h"
+#include "common/err.h"
+
+#define ENG_CONFIG_VERSION 1
+#define ENG_MAX_LAYERS 256
+#define ENG_MAX_GROUPS 16
+#define ENG_MAX_SUITES 16
+#define ENG_NAME_MAX 64
+#define ENG_HOPE_MAX_LEVELS 8 /* hope_attn: most Continuum Memory System levels per layer */
+#define ENG_PATH_MAX 512
+#define ENG_SEED_MAX 4294967295LL /* seeds are 0 to 2^32-1 */
+
+typedef enum eng_arch {
+    ENG_ARCH_TRANSFORMER = 0, /* Transformer++ */
+    ENG_ARCH_GATED_ATTN,      /* + sigmoid output gate */
+    ENG_ARCH_HOPE_ATTN,       /* + Continuum Memory System */
+    ENG_ARCH_TITANS,          /* + neural long-term memory */
+    ENG_ARCH_COUNT
+} eng_arch;
+
+typedef enum eng_schedule {
+    ENG_TAPER_UNIFORM = 0,
+    ENG_TAPER_LINEAR,
+    ENG_TAPER_COSINE,
+    ENG_TAPER_SIGMOID,
+    ENG_TAPER_BLOCKS,
+    ENG_TAPER_COUNT
+} eng_schedule;
+
+typedef enum eng_gate_mode { ENG_GATE_ELEMENTWISE = 0, ENG_GATE_HEADWISE } eng_gate_mode;
+typedef enum eng_titans_variant { ENG_TITANS_MAG = 0, ENG_TITANS_MAL } eng_titans_variant;
+
+typedef struct eng_model_cfg {
+    int d_model;      /* residual width */
+    int layers;       /* L */
+    int heads;        /* query heads */
+    int kv_heads;     /* key/value heads (grouped-query when < heads) */
+    int d_ff;         /* the uniform MLP width d_base */
+    int vocab;        /* embedding rows; must cover the tokenizer */
+    int tied;         /* lm_head shares the embedding */
+    double norm_eps;  /* RMSNorm epsilon */
+    double rope_theta;
+    double init_std;  /* normal(0, init_std) for weights; output projections scaled by 1/sqrt(2L) */
+    int gate;         /* eng_gate_mode, gated_attn only */
+    int hope_levels;  /* hope_attn: MLP levels per layer (docs/hope.md) */
+    double hope_chunks[ENG_HOPE_MAX_LEVELS]; /* hope_attn: level i updates every hope_chunks[i] optimizer steps */
+    int n_hope_chunks;
+    /* titans (docs/titans.md) */
+    int titans_variant;    /* eng_titans_variant: memory as a gate (MAG) or as a layer (MAL) */
+    int titans_window;     /* sliding-window attention: a query sees this many positions, itself included */
+    int titans_persistent; /* N_p persistent key/value entries per layer, visible to every query */
+    int titans_chunk;      /* memory update chunk b (tokens) */
+    int titans_mem_depth;  /* memory MLP depth: 1 (linear) or 2 (SiLU hidden layer) */
+    int titans_mem_hidden; /* depth 2: hidden width */
+    double titans_max_lr;  /* theta_t = max_lr * sigmoid(.) */
+} eng_model_cfg;
+
+typedef struct eng_taper_cfg {
+    int schedule;                  /* eng_schedule */
+    double ratio[2];               /* start, end (x d_base) */
+    double k;                      /* sigmoid steepness */
+    double groups[ENG_MAX_GROUPS]; /* blocks: multiplier per equal layer group */
+    int n_groups;
+    int multiple;                  /* widths are multiples of this */
+} eng_taper_cfg;
+
+typedef struct eng_train_cfg {
+    int64_t tokens;          /* total training tokens */
+    int64_t batch_tokens;    /* tokens per optimizer step (global batch) */
+    int seq_len;             /* T */
+    int micro_batch;         /* sequences per forward pass (0 = whole batch) */
+    double lr;               /* peak learning rate */
+    double min_lr_ratio;     /* cosine floor as a fraction of lr */
+    int64_t warmup_tokens;
+    double weight_decay;
+    double grad_clip;        /* global norm; 0 disables */
+    double beta1, beta2, adam_eps;
+    int64_t ckpt_every_tokens; /* 0 = only at the end and on signals */
+    int keep_checkpoints;      /* newest N kept */
+    int log_every;             /* steps between step events */
+} eng_train_cfg;
+
+typedef struct eng_eval_cfg {
+    int64_t every_tokens;     /* 0 = only at the end */
+    char suites[ENG_MAX_SUITES][ENG_NAME_MAX];
+    int n_suites;
+    int64_t val_tokens;       /* validation tokens per evaluation */
+    /* inputs of the other suites (engine/eval/eval.h, docs/evaluation.md); none
+     * is part of the job's identity */
+    char wikitext[ENG_PATH_MAX];      /* raw WikiText file (wiki.test.raw) */
+    char lambada[ENG_PATH_MAX];       /* LAMBADA (OpenAI) JSONL */
+    char commonsense[ENG_PATH_MAX];   /* folder of the tasks' files */
+    char commonsense_tasks[ENG_MAX_SUITES][ENG_NAME_MAX];
+    int n_commonsense_tasks;
+    char niah_haystack[ENG_PATH_MAX]; /* text the S-NIAH-2/3 haystacks are cut from */
+    double niah_lengths[ENG_MAX_SUITES]; /* context lengths (tokens, integral) */
+    int n_niah_lengths;
+    char niah_tasks[ENG_MAX_SUITES][ENG_NAME_MAX];
+    int n_niah_tasks;
+    int niah_n;                       /* items per task and length */
+    int64_t niah_seed;
+    char alignment_text[ENG_PATH_MAX];  /* text file, encoded with the job's tokenizer */
+    char alignment_ids[ENG_PATH_MAX];   /* or token ids (whitespace-separated) */
+    int64_t alignment_tokens;         /* N tokens averaged over */
+    int batch;                        /* sequences per forward pass (0: automatic) */
+} eng_eval_cfg;
+
+typedef struct eng_data_cfg {
+    char train[ENG_PATH_MAX];  /* shard file or folder */
+    char val[ENG_PATH_MAX];    /* "" = split from train */
+    double val_fraction;       /* used when val is "" */
+} eng_data_cfg;
+
+typedef struct eng_config {
+    char scale[ENG_NAME_MAX];     /* preset name or "custom" */
+    int arch;                     /* eng_arch */
+    char tokenizer[ENG_PATH_MAX]; /* bytes | llama3 | llama2 | bpeN | path */
+    int64_t seed;
+    eng_model_cfg model;
+    eng_taper_cfg taper;
+    eng_train_cfg train;
+    eng_eval_cfg eval;
+    eng_data_cfg data;
+} eng_config;
+
+/* Read and resolve a job config from a file (.yaml, .yml or .json). */
+int eng_config_load(const char *path, eng_config *cfg, eng_err *e);
+/* Resolve from a parsed tree (errors point into the tree's file). */
+int eng_config_from_tree(const cfg_node *root, eng_config *cfg, eng_err *e);
+/* Resolve from a canonical JSON string (as stored in results.db). */
+int eng_config_from_json(const char *json, eng_config *cfg, eng_err *e);
+
+/* Canonical JSON of the resolved config; malloc'd, NUL-terminated. */
+char *eng_config_canonical(const eng_config *cfg);
+/* Every field, execution settings (micro_batch, log_every...) included:
+ * what tlmd hands a worker.  Sorted and normalised like the canonical form. */
+char *eng_config_json(const eng_config *cfg);
+/* A number as the canonical form writes it: the shortest decimal that
+ * reads back to the same double, integral values below 2^53 as integers
+ * (30e9 -> 30000000000).  ENG_NUMBER_TEXT holds any double that way. */
+#define ENG_NUMBER_TEXT 32
+void eng_config_number(double v, char out[ENG_NUMBER_TEXT]);
+/* Job identity: SHA-256 hex of the canonical form. */
+void eng_config_id(const eng_config *cfg, char hex[65]);
+
+/* Names. */
+const char *eng_arch_name(int arch);
+const char *eng_schedule_name(int schedule);
+int eng_arch_from_name(const char *name);          /* -1 if unknown */
+int eng_schedule_from_name(const char *name);      /* -1 if unknown */
+
+/* Vocabulary size implied by a tokenizer name (bytes 256, llama3 128256,
+ * llama2 32000, bpeN N); 0 if it must come from model.vocab. */
+int eng_tokenizer_vocab(const char *tokenizer);
+
+/* Print every accepted key with its type and default (for --help-config). */
+void eng_config_print_keys(FILE *f);
+
+#endif

@@ -1,0 +1,157 @@
+/* cpu.h: internals of the CPU backend (engine/cpu/): the prototypes of
+ * every op, one family per file, and the CBLAS/thread helpers they share.
+ * Only engine/cpu/backend.c puts them in the eng_ops table; the model never
+ * includes this header.
+ *
+ * Threads: the BLAS runs its own threads inside one matmul; the element-wise
+ * kernels and attention use OpenMP.  The two never run at the same time:
+ * OpenMP regions that call the BLAS (attention, per head) first switch the
+ * BLAS to one thread (eng__blas_set_threads), so 2 cores never carry 4
+ * busy threads. */
+#ifndef TLM_ENGINE_CPU_CPU_H
+#define TLM_ENGINE_CPU_CPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* Vectorisation: the hot inner loops carry `#pragma omp simd`, which
+ * vectorises them whatever the optimisation level (the build's CFLAGS, -O2
+ * by default, come after the kernels' -O3 and would leave them scalar). */
+
+/* Below this many elements (or multiply-adds) a kernel runs on the calling
+ * thread: waking a team costs more than the work, and on a loaded machine
+ * (make -j check) every barrier can cost a time slice. */
+#define ENG_PAR_MIN 32768
+
+/* exp(x) for float, written so that loops calling it vectorize (libm's
+ * expf is a scalar call): x = n ln2 + r with |r| <= ln2/2 (Cody-Waite
+ * split of ln2), exp(r) by its degree-6 Taylor polynomial (truncation
+ * < 2e-7 relative), 2^n built in the exponent bits.  Inputs are clamped to
+ * [-87, 88], so the result is never 0, inf or subnormal: callers only use it
+ * where exp(-87) ~ 1.6e-38 is as good as 0 (softmax, sigmoid).
+ * tests/engine/cpu/test_ops checks it against exp() over the whole range. */
+static inline float eng__expf(float x)
+{
+    x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
+    const float shifter = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
+    float n = (x * 1.44269504088896341f + shifter) - shifter;
+    float r = x - n * 0.693145751953125f;
+    r = r - n * 1.428606765330187045e-06f;
+    float p = 1.0f / 720.0f;
+    p = p * r + 1.0f / 120.0f;
+    p = p * r + 1.0f / 24.0f;
+    p = p * r + 1.0f / 6.0f;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    union {
+        uint32_t u;
+        float f;
+    } s;
+    s.u = (uint32_t)((int32_t)n + 127) << 23;
+    return p * s.f;
+}
+
+/* this thread's index and the team size inside an OpenMP region (0, 1 without OpenMP) */
+static inline int eng__omp_id(void)
+{
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+static inline int eng__omp_nt(void)
+{
+#ifdef _OPENMP
+    return omp_get_num_threads();
+#else
+    return 1;
+#endif
+}
+
+/* blas.c */
+void eng__blas_set_threads(int n);
+int eng__blas_threads(void);
+void eng__cpu_matmul(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
+                     float beta, float *C, int ldc);
+/* the OpenMP thread count for the engine's own kernels (eng_runtime) */
+int eng__cpu_threads(void);
+
+/* memory.c */
+void *eng__cpu_alloc(size_t bytes);
+void eng__cpu_free(void *p);
+void eng__cpu_memcpy(void *dst, const void *src, size_t bytes);
+void eng__cpu_zero(float *x, size_t n);
+void eng__cpu_copy(float *dst, const float *src, size_t n);
+
+/* embedding.c */
+void eng__cpu_embedding_fwd(float *out, const float *wte, const int32_t *tok, int N, int C);
+void eng__cpu_embedding_bwd(float *dwte, const float *dout, const int32_t *tok, int N, int C);
+
+/* rmsnorm.c */
+void eng__cpu_rmsnorm_fwd(float *out, float *rstd, const float *x, const float *w, int N, int C, float eps);
+void eng__cpu_rmsnorm_bwd(float *dx, float *dw, const float *dout, const float *x, const float *w, const float *rstd,
+                          int N, int C);
+
+/* rope.c */
+void eng__cpu_rope_fwd(float *x, int ld, int N, int T, int H, int hd, const float *cs);
+void eng__cpu_rope_bwd(float *dx, int ld, int N, int T, int H, int hd, const float *cs);
+
+/* attention.c */
+size_t eng__cpu_attention_workspace(int B, int T, int H, int hd);
+void eng__cpu_attention_fwd(float *out, int ldo, float *lse, const float *q, int ldq, const float *k, const float *v,
+                            int ldkv, int B, int T, int H, int Hkv, int hd, float *ws);
+void eng__cpu_attention_bwd(float *dq, float *dk, float *dv, const float *lse, const float *dout, int ldo,
+                            const float *q, int ldq, const float *k, const float *v, int ldkv, int B, int T, int H,
+                            int Hkv, int hd, float *ws);
+
+/* swiglu.c */
+void eng__cpu_swiglu_fwd(float *out, const float *g, const float *u, int ldgu, int N, int F);
+void eng__cpu_swiglu_bwd(float *dg, float *du, const float *dout, const float *g, const float *u, int ldgu, int N,
+                         int F);
+
+/* gate.c */
+void eng__cpu_gate_fwd(float *out, const float *a, const float *z, int ldz, int N, int D, int G);
+void eng__cpu_gate_bwd(float *da, float *dz, const float *dout, const float *a, const float *z, int ldz, int N, int D,
+                       int G);
+
+/* dconv.c, silu_norm.c, swa.c, titans_mem.c: Titans (engine/model/ops.h) */
+void eng__cpu_dconv_fwd(float *y, int ldy, const float *x, int ldx, const float *w, int N, int T, int C, int K);
+void eng__cpu_dconv_bwd(float *dx, int lddx, float *dw, const float *dy, int lddy, const float *x, int ldx,
+                        const float *w, int N, int T, int C, int K);
+void eng__cpu_silu_norm_fwd(float *y, int ldy, float *rn, const float *x, int ldx, int N, int C, int G, int gw,
+                            float eps);
+void eng__cpu_silu_norm_bwd(float *dx, int lddx, const float *dy, int lddy, const float *y, int ldy, const float *rn,
+                            const float *x, int ldx, int N, int C, int G, int gw);
+size_t eng__cpu_swa_workspace(int B, int T, int Hkv, int hd, int window, int Np);
+void eng__cpu_swa_fwd(float *out, int ldo, float *lse, const float *q, int ldq, const float *k, const float *v,
+                      int ldkv, const float *kp, const float *vp, int ldp, int Np, int B, int T, int H, int Hkv, int hd,
+                      int window, float *ws);
+void eng__cpu_swa_bwd(float *dq, float *dk, float *dv, float *dkp, float *dvp, const float *lse, const float *dout,
+                      int ldo, const float *q, int ldq, const float *k, const float *v, int ldkv, const float *kp,
+                      const float *vp, int ldp, int Np, int B, int T, int H, int Hkv, int hd, int window, float *ws);
+size_t eng__cpu_titans_mem_workspace(int B, int T, int H, int hd, int hm, int depth, int chunk);
+void eng__cpu_titans_mem_fwd(float *y, int ldy, float *states, const float *q, const float *k, const float *v,
+                             int ldqkv, const float *gates, int ldg, const float *w0, int B, int T, int H, int hd,
+                             int hm, int depth, int chunk, float max_lr, float *ws);
+void eng__cpu_titans_mem_bwd(float *dq, float *dk, float *dv, int ldd, float *dgates, int lddg, float *dw0,
+                             const float *dy, int ldy, const float *states, const float *q, const float *k,
+                             const float *v, int ldqkv, const float *gates, int ldg, int B, int T, int H, int hd,
+                             int hm, int depth, int chunk, float max_lr, float *ws);
+
+/* xent.c */
+void eng__cpu_xent_fwd(float *losses, const float *logits, const int32_t *targets, int N, int V);
+void eng__cpu_xent_bwd(float *logits, const int32_t *targets, int N, int V, float dscale);
+
+/* adamw.c */
+void eng__cpu_adamw(float *p, const float *grad, float *m, float *v, size_t n, float lr, float b1, float b2, float eps,
+                    float wd, float bc1, float bc2, float grad_scale);
+double eng__cpu_sumsq(const float *x, size_t n);
+/* accumulate.c */
+void eng__cpu_axpy(float *y, const float *x, size_t n, float alpha);
+
+#endif

@@ -1,0 +1,406 @@
+/* eval.c: the suites by name, and the evaluator tlm-worker drives
+ * (eval.h): it opens the tokenizer, checks the suites' input files up
+ * front, keeps an evaluation copy of the model (a second, single-sequence
+ * one when a NIAH length exceeds train.seq_len), and loads TLM or GPT-2
+ * checkpoints for `tlm-worker --eval`.
+ * Must not: print; everything goes through the sink. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "engine/train/ckpt.h"
+#include "engine/eval/internal.h"
+#include "common/fileio.h"
+#include "engine/eval/gpt2.h"
+#include "engine/model/probe.h"
+#include "engine/format/safetensors.h"
+
+static const char *const SUITES[] = {"wikitext", "lambada", "commonsense", "niah", "alignment"};
+#define N_SUITES 5
+
+int eng_eval_is_suite(const char *suite)
+{
+    for (int i = 0; i < N_SUITES; i++)
+        if (!strcmp(SUITES[i], suite))
+            return 1;
+    return 0;
+}
+
+int eng_eval_suite(const char *suite, const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *cfg,
+                   const eng_eval_sink *s, eng_err *e)
+{
+    int rc;
+    if (!strcmp(suite, "wikitext"))
+        rc = eng_eval_wikitext(lm, tok, cfg, s, e);
+    else if (!strcmp(suite, "lambada"))
+        rc = eng_eval_lambada(lm, tok, cfg, s, e);
+    else if (!strcmp(suite, "commonsense"))
+        rc = eng_eval_commonsense(lm, tok, cfg, s, e);
+    else if (!strcmp(suite, "niah"))
+        rc = eng_eval_niah(lm, tok, cfg, s, e);
+    else if (!strcmp(suite, "alignment"))
+        rc = eng_eval_alignment(lm, tok, cfg, s, e);
+    else if (!strcmp(suite, "val"))
+        return eng_errf(e, ENG_ECONFIG, "suite val is run by the trainer (engine/train/train.h)");
+    else
+        return eng_errf(e, ENG_ECONFIG, "unknown evaluation suite '%s'", suite);
+    if (rc && rc != ENG_EINTERRUPTED && strncmp(e->msg, suite, strlen(suite)))
+        eng_err_prefix(e, "%s", suite);
+    return rc;
+}
+
+/* ------------------------------------------------------------ evaluator */
+struct eng_evaluator {
+    eng_config cfg;
+    char suites[ENG_MAX_SUITES][ENG_NAME_MAX];
+    int n;
+    eng_tok *tok;          /* NULL when no suite needs one */
+    int B;                 /* rows per scoring pass */
+    int long_T;            /* longest NIAH length (0: none beyond seq_len) */
+    eng_model *model;      /* (B, seq_len) */
+    eng_model *long_model; /* (1, long_T) */
+    eng_gpt2 *gpt2;        /* instead of the models, after eng_evaluator_load of a GPT-2 */
+    float *host;           /* n_params floats, for parameter copies */
+};
+
+static int need_file(const char *key, const char *path, int dir, eng_err *e)
+{
+    if (!path[0])
+        return eng_errf(e, ENG_ECONFIG, "%s: no file given (the suite needs it; docs/evaluation.md)", key);
+    struct stat st;
+    if (!dir)
+        return eng_stat_input(path, ENG_EDATA, &st, e) ? eng_err_prefix(e, "%s", key) : 0;
+    if (stat(path, &st))
+        return eng_errf(e, ENG_EDATA, "%s: %s: %s", key, path, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return eng_errf(e, ENG_EDATA, "%s: %s is not a folder", key, path);
+    return 0;
+}
+
+static int check_inputs(const eng_config *c, const char *suite, eng_err *e)
+{
+    const eng_eval_cfg *v = &c->eval;
+    if (!strcmp(suite, "wikitext"))
+        return need_file("eval.wikitext", v->wikitext, 0, e);
+    if (!strcmp(suite, "lambada"))
+        return need_file("eval.lambada", v->lambada, 0, e);
+    if (!strcmp(suite, "commonsense")) {
+        int rc = need_file("eval.commonsense", v->commonsense, 1, e);
+        for (int i = 0; i < v->n_commonsense_tasks && !rc; i++) {
+            char p[ENG_PATH_MAX + 64];
+            snprintf(p, sizeof p, "%s/%s.jsonl", v->commonsense, v->commonsense_tasks[i]);
+            rc = need_file("eval.commonsense", p, 0, e);
+        }
+        return rc;
+    }
+    if (!strcmp(suite, "niah")) {
+        for (int i = 0; i < v->n_niah_tasks; i++)
+            if (strcmp(v->niah_tasks[i], "s_niah_1")) {
+                int rc = need_file("eval.niah.haystack", v->niah_haystack, 0, e);
+                if (rc)
+                    return eng_err_prefix(e, "%s", v->niah_tasks[i]);
+                break;
+            }
+        return 0;
+    }
+    if (!strcmp(suite, "alignment")) {
+        if (v->alignment_ids[0])
+            return need_file("eval.alignment.ids", v->alignment_ids, 0, e);
+        if (v->alignment_text[0])
+            return need_file("eval.alignment.text", v->alignment_text, 0, e);
+        return eng_errf(e, ENG_ECONFIG,
+                        "alignment: set eval.alignment.text (a text file) or eval.alignment.ids (token ids)");
+    }
+    return 0;
+}
+
+int eng_evaluator_create(eng_evaluator **out, const eng_config *cfg, eng_err *e)
+{
+    eng_evaluator *ev = calloc(1, sizeof *ev);
+    if (!ev)
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    ev->cfg = *cfg;
+    int need_tok = 0, rc = 0;
+    for (int i = 0; i < cfg->eval.n_suites && !rc; i++) {
+        const char *s = cfg->eval.suites[i];
+        if (!strcmp(s, "val"))
+            continue;
+        if (!eng_eval_is_suite(s)) {
+            rc = eng_errf(e, ENG_ECONFIG, "eval.suites: unknown suite '%s'", s);
+            break;
+        }
+        if ((rc = check_inputs(cfg, s, e)))
+            break;
+        snprintf(ev->suites[ev->n++], ENG_NAME_MAX, "%s", s);
+        if (strcmp(s, "alignment") || !cfg->eval.alignment_ids[0])
+            need_tok = 1;
+        if (!strcmp(s, "niah"))
+            for (int l = 0; l < cfg->eval.n_niah_lengths; l++)
+                if ((int)cfg->eval.niah_lengths[l] > cfg->train.seq_len && (int)cfg->eval.niah_lengths[l] > ev->long_T)
+                    ev->long_T = (int)cfg->eval.niah_lengths[l];
+    }
+    if (!rc && need_tok) {
+        char search[2 * ENG_PATH_MAX + 2];
+        snprintf(search, sizeof search, "%s:%s", cfg->data.train, cfg->data.val);
+        if ((rc = eng_tok_open(&ev->tok, cfg->tokenizer, search, e)))
+            eng_err_prefix(e, "evaluation tokenizer");
+    }
+    if (!rc) {
+        /* rows per pass: the training micro batch, fewer when the logits
+         * (B, seq_len, vocab) would pass 256 MiB */
+        int B = cfg->eval.batch > 0 ? cfg->eval.batch : cfg->train.micro_batch > 0 ? cfg->train.micro_batch : 1;
+        if (cfg->eval.batch <= 0) {
+            double per = (double)cfg->train.seq_len * (double)cfg->model.vocab * 4.0;
+            while (B > 1 && (double)B * per > 256.0 * 1024 * 1024)
+                B /= 2;
+            if (B > 16)
+                B = 16;
+        }
+        ev->B = B;
+    }
+    if (rc) {
+        eng_evaluator_free(ev);
+        return rc;
+    }
+    *out = ev;
+    return 0;
+}
+
+void eng_evaluator_free(eng_evaluator *ev)
+{
+    if (!ev)
+        return;
+    eng_tok_free(ev->tok);
+    eng_model_free(ev->model);
+    eng_model_free(ev->long_model);
+    eng_gpt2_free(ev->gpt2);
+    free(ev->host);
+    free(ev);
+}
+
+int eng_evaluator_n_suites(const eng_evaluator *ev) { return ev->n; }
+
+int eng_evaluator_check(const eng_evaluator *ev, eng_err *e)
+{
+    for (int i = 0; i < ev->n; i++) {
+        /* no logits: the suites read and validate, score nothing (ev_checking) */
+        const int niah = !strcmp(ev->suites[i], "niah");
+        eng_eval_lm lm = {NULL, ev->B, niah && ev->long_T ? ev->long_T : ev->cfg.train.seq_len,
+                          ev->cfg.train.seq_len, ev->cfg.model.vocab, NULL, NULL};
+        int rc = eng_eval_suite(ev->suites[i], &lm, ev->tok, &ev->cfg.eval, NULL, e);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int make_models(eng_evaluator *ev, eng_err *e)
+{
+    int rc = 0;
+    if (!ev->model)
+        rc = eng_model_create(&ev->model, &ev->cfg, ev->B, ev->cfg.train.seq_len, e);
+    if (!rc && ev->long_T && !ev->long_model)
+        rc = eng_model_create(&ev->long_model, &ev->cfg, 1, ev->long_T, e);
+    if (!rc && !ev->host) {
+        ev->host = malloc(eng_model_n_params(ev->model) * sizeof *ev->host);
+        if (!ev->host)
+            rc = eng_errf(e, ENG_ENOMEM, "out of memory (evaluation copy of the parameters)");
+    }
+    if (rc)
+        eng_err_prefix(e, "evaluation model");
+    return rc;
+}
+
+/* ev->host -> the evaluation models */
+static int push_params(eng_evaluator *ev, eng_err *e)
+{
+    int rc = eng_model_set_params(ev->model, ev->host);
+    if (!rc && ev->long_model)
+        rc = eng_model_set_params(ev->long_model, ev->host);
+    return rc ? eng_errf(e, ENG_EINTERNAL, "evaluation model: cannot set parameters") : 0;
+}
+
+static int run_suites(eng_evaluator *ev, eng_model *m, eng_model *long_m, const eng_eval_sink *s, eng_err *e)
+{
+    for (int i = 0; i < ev->n; i++) {
+        eng_eval_lm lm;
+        if (ev->gpt2)
+            eng_gpt2_lm(&lm, ev->gpt2);
+        else
+            eng_eval_lm_model(&lm, !strcmp(ev->suites[i], "niah") && long_m ? long_m : m, ev->cfg.train.seq_len);
+        int rc = eng_eval_suite(ev->suites[i], &lm, ev->tok, &ev->cfg.eval, s, e);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int eng_evaluator_run(eng_evaluator *ev, const eng_model *src, const eng_eval_sink *s, eng_err *e)
+{
+    if (!ev->n)
+        return 0;
+    int rc;
+    if (src) {
+        if ((rc = make_models(ev, e)))
+            return rc;
+        if (eng_model_n_params(src) != eng_model_n_params(ev->model))
+            return eng_errf(e, ENG_EINTERNAL, "evaluation model: %zu parameters, the model has %zu",
+                            eng_model_n_params(ev->model), eng_model_n_params(src));
+        if (eng_model_get_params(src, ev->host) || (rc = push_params(ev, e)))
+            return eng_errf(e, ENG_EINTERNAL, "evaluation model: cannot copy the parameters");
+    } else if (!ev->gpt2 && !ev->model) {
+        return eng_errf(e, ENG_EINTERNAL, "evaluator: no model (give one, or load a checkpoint)");
+    }
+    return run_suites(ev, ev->model, ev->long_model, s, e);
+}
+
+int eng_evaluator_run_on(eng_evaluator *ev, eng_model *m, const eng_eval_sink *s, eng_err *e)
+{
+    if (!ev->n)
+        return 0;
+    if (ev->long_T) {
+        /* a NIAH length beyond the model's: the long copy is still needed */
+        int rc = make_models(ev, e);
+        if (!rc && eng_model_get_params(m, ev->host))
+            rc = eng_errf(e, ENG_EINTERNAL, "cannot read the model's parameters");
+        if (!rc && eng_model_set_params(ev->long_model, ev->host))
+            rc = eng_errf(e, ENG_EINTERNAL, "cannot set the parameters");
+        if (rc)
+            return rc;
+    }
+    return run_suites(ev, m, ev->long_model, s, e);
+}
+
+/* ------------------------------------------------------------ checkpoints */
+/* The checkpoint folder that `dir` names: itself (it holds
+ * model.safetensors), the newest valid one under dir/ckpt, or under dir. */
+static int find_ckpt(const char *dir, char path[ENG_CKPT_PATH_MAX], eng_err *e)
+{
+    char p[ENG_CKPT_PATH_MAX + 32];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/model.safetensors", dir);
+    if (!stat(p, &st)) {
+        snprintf(path, ENG_CKPT_PATH_MAX, "%s", dir);
+        snprintf(p, sizeof p, "%s/MANIFEST.json", dir);
+        return stat(p, &st) ? 0 : eng_ckpt_verify(dir, e);
+    }
+    snprintf(p, sizeof p, "%s/ckpt", dir);
+    int rc = eng_ckpt_find(stat(p, &st) ? dir : p, path, NULL, NULL, e);
+    if (!rc && !path[0])
+        rc = eng_errf(e, ENG_EDATA, "%s: no checkpoint (no model.safetensors, no valid ckpt/step-*)", dir);
+    return rc;
+}
+
+int eng_eval_checkpoint_config(const char *dir, eng_config *cfg, char path[ENG_CKPT_PATH_MAX], eng_err *e)
+{
+    int rc = find_ckpt(dir, path, e);
+    if (rc)
+        return rc;
+    char p[ENG_CKPT_PATH_MAX + 32];
+    snprintf(p, sizeof p, "%s/model.safetensors", path);
+    eng_st_file f;
+    if ((rc = eng_st_open(&f, p, e)))
+        return rc;
+    const char *json = eng_st_meta(&f, "tlm_config");
+    if (!json)
+        rc = eng_errf(e, ENG_EDATA, "%s: no tlm_config in the metadata (not a TLM checkpoint)", p);
+    else if ((rc = eng_config_from_json(json, cfg, e)))
+        eng_err_prefix(e, "%s: stored config", p);
+    eng_st_close(&f);
+    return rc;
+}
+
+/* Parameters of model.safetensors into ev->host, by the model's names. */
+static int read_params(eng_evaluator *ev, const char *ckpt, eng_err *e)
+{
+    char p[ENG_CKPT_PATH_MAX + 32];
+    snprintf(p, sizeof p, "%s/model.safetensors", ckpt);
+    eng_st_file f;
+    int rc = eng_st_open(&f, p, e);
+    if (rc)
+        return rc;
+    for (int i = 0; i < eng_model_n_tensors(ev->model) && !rc; i++) {
+        const eng_tensor_info *ti = eng_model_tensor(ev->model, i);
+        const eng_st_tensor *t = eng_st_find(&f, ti->name);
+        if (!t)
+            rc = eng_errf(e, ENG_EDATA, "%s: tensor %s is missing", p, ti->name);
+        else if (strcmp(t->dtype, "F32") || eng_st_numel(t) != ti->numel)
+            rc = eng_errf(e, ENG_EDATA, "%s: tensor %s is not F32 with %zu elements", p, ti->name, ti->numel);
+        else
+            memcpy(ev->host + ti->offset, eng_st_data(&f, t), ti->numel * sizeof(float));
+    }
+    eng_st_close(&f);
+    return rc;
+}
+
+int eng_evaluator_load(eng_evaluator *ev, const char *dir, eng_err *e)
+{
+    if (eng_gpt2_detect(dir))
+        return eng_gpt2_load(&ev->gpt2, dir, ev->B, e);
+    char path[ENG_CKPT_PATH_MAX];
+    int rc = find_ckpt(dir, path, e);
+    if (!rc)
+        rc = make_models(ev, e);
+    if (!rc)
+        rc = read_params(ev, path, e);
+    if (!rc)
+        rc = push_params(ev, e);
+    return rc;
+}
+
+int eng_eval_checkpoint(const char *dir, const char *suites, const char *cfg_path, const eng_eval_sink *s,
+                        int64_t *step, int64_t *tokens, eng_err *e)
+{
+    eng_config cfg, over;
+    char path[ENG_CKPT_PATH_MAX] = "";
+    int gpt2 = eng_gpt2_detect(dir), rc = 0;
+    *step = *tokens = -1;
+    if (cfg_path && (rc = eng_config_load(cfg_path, &over, e)))
+        return rc;
+    if (gpt2) {
+        if (!cfg_path)
+            return eng_errf(e, ENG_ECONFIG, "%s is a GPT-2 checkpoint: give a config (--config) with its eval.* settings",
+                            dir);
+        cfg = over;
+    } else {
+        if ((rc = eng_eval_checkpoint_config(dir, &cfg, path, e)))
+            return rc;
+        if (cfg_path) {
+            eng_eval_cfg keep = over.eval; /* the measurement settings, not the model */
+            cfg.eval = keep;
+        }
+        eng_train_state st;
+        eng_err se;
+        if (!eng_ckpt_read_state(path, &st, &se)) {
+            *step = st.step;
+            *tokens = st.tokens;
+        }
+    }
+    if (suites) {
+        char buf[ENG_MAX_SUITES * ENG_NAME_MAX];
+        snprintf(buf, sizeof buf, "%s", suites);
+        cfg.eval.n_suites = 0;
+        for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            if (cfg.eval.n_suites == ENG_MAX_SUITES)
+                return eng_errf(e, ENG_ECONFIG, "--suites: at most %d suites", ENG_MAX_SUITES);
+            snprintf(cfg.eval.suites[cfg.eval.n_suites++], ENG_NAME_MAX, "%s", t);
+        }
+    }
+    for (int i = 0; i < cfg.eval.n_suites; i++) {
+        if (!strcmp(cfg.eval.suites[i], "val"))
+            return eng_errf(e, ENG_ECONFIG, "suite val needs the training data loader: run it while training");
+        if (!eng_eval_is_suite(cfg.eval.suites[i]))
+            return eng_errf(e, ENG_ECONFIG, "unknown suite '%s' (expected wikitext, lambada, commonsense, niah, "
+                            "alignment)", cfg.eval.suites[i]);
+    }
+    eng_evaluator *ev;
+    if ((rc = eng_evaluator_create(&ev, &cfg, e)))
+        return rc;
+    ev_log(s, "evaluating %s", gpt2 ? dir : path);
+    rc = eng_evaluator_load(ev, gpt2 ? dir : path, e);
+    if (!rc)
+        rc = eng_evaluator_run(ev, NULL, s, e);
+    eng_evaluator_free(ev);
+    return rc;
+}

@@ -1,0 +1,502 @@
+/* model.c: an eng_model's life outside the passes: the tensor table (Hugging
+ * Face Llama names), the memory plan (parameters, gradients, AdamW moments
+ * and activations, each one slab, sized once), deterministic initialisation,
+ * host copies, the gradient norm and the AdamW step.
+ *
+ * Init RNG: each tensor draws from its own xoshiro256** stream seeded with
+ * splitmix64(seed ^ FNV-1a(name)), normals by Box-Muller in double (the
+ * cosine branch only), so a tensor's values depend on the seed and its name
+ * and shape, not on the tensors before it.
+ *
+ * Must not: allocate anything after eng_model_create returns. */
+#include "engine/model/model.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/model/internal.h"
+#include "engine/config/taper.h"
+
+/* ------------------------------------------------------------ tensor table */
+
+static size_t add_tensor(eng_model *m, int cap, int ndim, int64_t d0, int64_t d1, int decay, const char *fmt, int layer)
+{
+    if (m->tensors && m->n_tensors < cap) {
+        eng_tensor_info *t = &m->tensors[m->n_tensors];
+        memset(t, 0, sizeof *t);
+        snprintf(t->name, sizeof t->name, fmt, layer);
+        t->ndim = ndim;
+        t->shape[0] = d0;
+        t->shape[1] = d1;
+        t->numel = (size_t)d0 * (size_t)(ndim > 1 ? d1 : 1);
+        t->offset = m->n_params;
+        t->decay = decay;
+    }
+    size_t off = m->n_params;
+    m->n_params += (size_t)d0 * (size_t)(ndim > 1 ? d1 : 1);
+    m->n_tensors++;
+    return off;
+}
+
+size_t eng__model_add_tensor(eng_model *m, int cap, int ndim, int64_t d0, int64_t d1, int decay, const char *fmt,
+                             int layer)
+{
+    return add_tensor(m, cap, ndim, d0, d1, decay, fmt, layer);
+}
+
+/* Lays the parameters out (called twice: count, then fill). */
+static void layout(eng_model *m, int cap)
+{
+    const int d = m->d, dkv = m->Hkv * m->hd;
+    m->n_params = 0;
+    m->n_tensors = 0;
+    m->off_embed = add_tensor(m, cap, 2, m->V, d, 1, "model.embed_tokens.weight", 0);
+    for (int l = 0; l < m->L; l++) {
+        eng_layer_params *p = &m->lp[l];
+        const int F = m->widths[l];
+        p->ln1 = add_tensor(m, cap, 1, d, 0, 0, "model.layers.%d.input_layernorm.weight", l);
+        /* q, k, v (and the gate) are adjacent: the block multiplies them as one */
+        p->wqkvg = add_tensor(m, cap, 2, d, d, 1, "model.layers.%d.self_attn.q_proj.weight", l);
+        add_tensor(m, cap, 2, dkv, d, 1, "model.layers.%d.self_attn.k_proj.weight", l);
+        add_tensor(m, cap, 2, dkv, d, 1, "model.layers.%d.self_attn.v_proj.weight", l);
+        if (m->titans) /* the memory's projections continue the fused matrix */
+            eng__titans_layout(m, cap, l);
+        if (m->G)
+            add_tensor(m, cap, 2, m->G, d, 1, "model.layers.%d.self_attn.g_proj.weight", l);
+        p->wo = add_tensor(m, cap, 2, d, d, 1, "model.layers.%d.self_attn.o_proj.weight", l);
+        if (m->hope) { /* the CMS levels replace post_attention_layernorm and mlp.* */
+            eng__hope_layout(m, cap, l);
+            continue;
+        }
+        p->ln2 = add_tensor(m, cap, 1, d, 0, 0, "model.layers.%d.post_attention_layernorm.weight", l);
+        p->wgu = add_tensor(m, cap, 2, F, d, 1, "model.layers.%d.mlp.gate_proj.weight", l);
+        add_tensor(m, cap, 2, F, d, 1, "model.layers.%d.mlp.up_proj.weight", l);
+        p->wdown = add_tensor(m, cap, 2, d, F, 1, "model.layers.%d.mlp.down_proj.weight", l);
+    }
+    m->off_norm = add_tensor(m, cap, 1, d, 0, 0, "model.norm.weight", 0);
+    m->off_head = m->cfg.model.tied ? m->off_embed : add_tensor(m, cap, 2, m->V, d, 1, "lm_head.weight", 0);
+}
+
+/* ------------------------------------------------------------ activation plan */
+
+typedef struct plan_req {
+    void **ptr;
+    size_t floats;
+} plan_req;
+
+typedef struct planner {
+    plan_req req[64 + 16 * ENG_MAX_LAYERS];
+    int n;
+} planner;
+
+static void want(planner *p, void *ptr, size_t floats)
+{
+    p->req[p->n].ptr = (void **)ptr;
+    p->req[p->n].floats = (floats + 15) & ~(size_t)15; /* 64-byte aligned starts */
+    p->n++;
+}
+
+static int plan_activations(eng_model *m, eng_err *e)
+{
+    planner *p = calloc(1, sizeof *p); /* large: not on the stack */
+    if (!p)
+        return eng_errf(e, ENG_ENOMEM, "model: out of memory");
+    const size_t N = (size_t)m->max_B * m->max_T, d = (size_t)m->d;
+    want(p, &m->tokens, N);
+    want(p, &m->targets, N);
+    want(p, &m->rope_cs, (size_t)m->max_T * m->hd);
+    want(p, &m->resid, (size_t)(m->L + 1) * N * d);
+    for (int l = 0; l < m->L; l++) {
+        eng_layer_acts *a = &m->la[l];
+        const size_t F = (size_t)m->widths[l];
+        want(p, &a->ln1, N * d);
+        want(p, &a->rstd1, N);
+        want(p, &a->qkvg, N * (size_t)m->S);
+        want(p, &a->lse, (size_t)m->max_B * m->H * m->max_T);
+        want(p, &a->atty, N * d);
+        if (m->G)
+            want(p, &a->gated, N * d);
+        want(p, &a->resid_mid, N * d);
+        want(p, &a->ln2, N * d);
+        want(p, &a->rstd2, N);
+        want(p, &a->gu, N * 2 * F);
+        want(p, &a->h, N * F);
+    }
+    want(p, &m->lnf, N * d);
+    want(p, &m->rstdf, N);
+    want(p, &m->logits, N * (size_t)m->V);
+    want(p, &m->losses, N);
+    want(p, &m->dresid, N * d);
+    want(p, &m->dqkvg, N * (size_t)m->S);
+    want(p, &m->datty, N * d);
+    want(p, &m->dgated, N * d);
+    want(p, &m->dln, N * d);
+    want(p, &m->dgu, N * 2 * (size_t)m->max_F);
+    want(p, &m->dh, N * (size_t)m->max_F);
+    want(p, &m->att_ws, m->ops->attention_workspace(m->max_B, m->max_T, m->H, m->hd));
+    size_t total = 0;
+    for (int i = 0; i < p->n; i++)
+        total += p->req[i].floats;
+    m->act_floats = total;
+    m->act_slab = m->ops->alloc(total * sizeof(float));
+    float *at = m->act_slab;
+    for (int i = 0; m->act_slab && i < p->n; i++) {
+        *p->req[i].ptr = at;
+        at += p->req[i].floats;
+    }
+    free(p);
+    if (!m->act_slab)
+        return eng_errf(e, ENG_ENOMEM, "model: cannot allocate %.1f MiB of activations (batch %d x %d)",
+                        (double)total * 4 / 1048576, m->max_B, m->max_T);
+    return 0;
+}
+
+static void fill_rope(eng_model *m)
+{
+    /* computed in double on the host, one row at a time (no allocation of
+     * the full table on the host: the row goes straight to the backend) */
+    float row[2 * 512];
+    const int h2 = m->hd / 2;
+    for (int t = 0; t < m->max_T; t++) {
+        for (int i = 0; i < h2; i++) {
+            double ang = (double)t * pow(m->cfg.model.rope_theta, -2.0 * i / m->hd);
+            row[i] = (float)cos(ang);
+            row[h2 + i] = (float)sin(ang);
+        }
+        m->ops->to_device(m->rope_cs + (size_t)t * m->hd, row, (size_t)m->hd * sizeof(float));
+    }
+}
+
+/* ------------------------------------------------------------ create / free */
+
+int eng_model_create_ops(eng_model **out, const eng_config *cfg, const eng_ops *ops, int max_batch, int seq_len,
+                         eng_err *e)
+{
+    *out = NULL;
+    const eng_model_cfg *mc = &cfg->model;
+    if ((unsigned)cfg->arch >= ENG_ARCH_COUNT)
+        return eng_errf(e, ENG_ECONFIG, "model: unknown architecture %d", (int)cfg->arch);
+    if (mc->d_model <= 0 || mc->heads <= 0 || mc->d_model % mc->heads || mc->layers <= 0 ||
+        mc->layers > ENG_MAX_LAYERS || mc->vocab <= 0)
+        return eng_errf(e, ENG_ECONFIG, "model: bad shape (d_model %d, heads %d, layers %d, vocab %d)", mc->d_model,
+                        mc->heads, mc->layers, mc->vocab);
+    int kvh = mc->kv_heads > 0 ? mc->kv_heads : mc->heads;
+    if (mc->heads % kvh)
+        return eng_errf(e, ENG_ECONFIG, "model: heads (%d) must be a multiple of kv_heads (%d)", mc->heads, kvh);
+    int hd = mc->d_model / mc->heads;
+    if (hd % 2 || hd > 1024)
+        return eng_errf(e, ENG_ECONFIG, "model: head size %d must be even and at most 1024 (RoPE)", hd);
+    if (max_batch <= 0 || seq_len <= 0)
+        return eng_errf(e, ENG_ECONFIG, "model: batch %d x seq_len %d", max_batch, seq_len);
+    eng_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return eng_errf(e, ENG_ENOMEM, "model: out of memory");
+    m->ops = ops;
+    m->cfg = *cfg;
+    m->arch = cfg->arch;
+    m->d = mc->d_model;
+    m->L = mc->layers;
+    m->H = mc->heads;
+    m->Hkv = kvh;
+    m->hd = hd;
+    m->V = mc->vocab;
+    m->G = cfg->arch == ENG_ARCH_GATED_ATTN ? (mc->gate == ENG_GATE_HEADWISE ? m->H : m->d) : 0;
+    m->S = m->H * hd + 2 * kvh * hd + m->G;
+    m->max_B = max_batch;
+    m->max_T = seq_len;
+    int rc = eng_taper_widths(cfg, m->widths, e);
+    if (rc) {
+        free(m);
+        return rc;
+    }
+    for (int l = 0; l < m->L; l++)
+        m->max_F = m->widths[l] > m->max_F ? m->widths[l] : m->max_F;
+    if (cfg->arch == ENG_ARCH_HOPE_ATTN && (rc = eng__hope_create(m, e))) {
+        free(m);
+        return rc;
+    }
+    if (cfg->arch == ENG_ARCH_TITANS && (rc = eng__titans_create(m, e))) {
+        free(m);
+        return rc;
+    }
+
+    layout(m, 0);
+    int cap = m->n_tensors;
+    m->tensors = calloc((size_t)cap, sizeof *m->tensors);
+    if (!m->tensors) {
+        eng_model_free(m);
+        return eng_errf(e, ENG_ENOMEM, "model: out of memory");
+    }
+    layout(m, cap);
+
+    size_t bytes = m->n_params * sizeof(float);
+    m->params = ops->alloc(bytes);
+    m->grads = ops->alloc(bytes);
+    m->m = ops->alloc(bytes);
+    m->v = ops->alloc(bytes);
+    m->losses_host = malloc((size_t)max_batch * seq_len * sizeof(float));
+    if (!m->params || !m->grads || !m->m || !m->v || !m->losses_host) {
+        eng_model_free(m);
+        return eng_errf(e, ENG_ENOMEM, "model: cannot allocate 4 x %.1f MiB for %zu parameters",
+                        (double)bytes / 1048576, m->n_params);
+    }
+    rc = plan_activations(m, e);
+    if (!rc && m->hope)
+        rc = eng__hope_plan(m, e);
+    if (!rc && m->titans)
+        rc = eng__titans_plan(m, e);
+    if (rc) {
+        eng_model_free(m);
+        return rc;
+    }
+    m->host_visible = ops->to_host == NULL || !strcmp(ops->name, "cpu");
+    if (m->host_visible) {
+        m->logits_host = m->logits;
+    } else {
+        m->logits_host = malloc((size_t)max_batch * seq_len * m->V * sizeof(float));
+        if (!m->logits_host) {
+            eng_model_free(m);
+            return eng_errf(e, ENG_ENOMEM, "model: cannot allocate the host copy of the logits");
+        }
+    }
+    fill_rope(m);
+    *out = m;
+    return 0;
+}
+
+int eng_model_create(eng_model **out, const eng_config *cfg, int max_batch, int seq_len, eng_err *e)
+{
+    return eng_model_create_ops(out, cfg, eng_ops_cpu(), max_batch, seq_len, e);
+}
+
+void eng_model_free(eng_model *m)
+{
+    if (!m)
+        return;
+    const eng_ops *o = m->ops;
+    if (m->params)
+        o->free(m->params);
+    if (m->grads)
+        o->free(m->grads);
+    if (m->m)
+        o->free(m->m);
+    if (m->v)
+        o->free(m->v);
+    if (m->act_slab)
+        o->free(m->act_slab);
+    if (m->xopt_slab)
+        o->free(m->xopt_slab);
+    free(m->xopt);
+    eng__hope_free(m);
+    eng__titans_free(m);
+    if (!m->host_visible)
+        free(m->logits_host);
+    free(m->losses_host);
+    free(m->tensors);
+    free(m);
+}
+
+/* ------------------------------------------------------------ init */
+
+static uint64_t splitmix64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+typedef struct xoshiro {
+    uint64_t s[4];
+} xoshiro;
+
+static uint64_t xoshiro_next(xoshiro *r)
+{
+    uint64_t *s = r->s, out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return out;
+}
+
+/* uniform in (0, 1]: 53 random bits */
+static double uniform01(xoshiro *r)
+{
+    return ((double)(xoshiro_next(r) >> 11) + 1.0) * 0x1.0p-53;
+}
+
+void eng_model_init_weights(eng_model *m, uint64_t seed)
+{
+    const double std = m->cfg.model.init_std, out_std = std / sqrt(2.0 * m->L);
+    float buf[4096];
+    for (int i = 0; i < m->n_tensors; i++) {
+        const eng_tensor_info *t = &m->tensors[i];
+        uint64_t h = 1469598103934665603ull;
+        for (const char *c = t->name; *c; c++)
+            h = (h ^ (unsigned char)*c) * 1099511628211ull;
+        uint64_t sm = (uint64_t)seed ^ h;
+        xoshiro r;
+        for (int k = 0; k < 4; k++)
+            r.s[k] = splitmix64(&sm);
+        int is_norm = t->ndim == 1;
+        int is_out = strstr(t->name, "o_proj") || strstr(t->name, "down_proj");
+        double sd = is_out ? out_std : std;
+        for (size_t done = 0; done < t->numel;) {
+            size_t n = t->numel - done < 4096 ? t->numel - done : 4096;
+            for (size_t j = 0; j < n; j++) {
+                if (is_norm) {
+                    buf[j] = 1.0f;
+                } else {
+                    double u1 = uniform01(&r), u2 = uniform01(&r);
+                    buf[j] = (float)(sd * sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2));
+                }
+            }
+            m->ops->to_device(m->params + t->offset + done, buf, n * sizeof(float));
+            done += n;
+        }
+    }
+    if (m->titans)
+        eng__titans_init(m, seed);
+    m->ops->zero(m->grads, m->n_params);
+    m->ops->zero(m->m, m->n_params);
+    m->ops->zero(m->v, m->n_params);
+    if (m->xopt_slab)
+        m->ops->zero(m->xopt_slab, m->xopt_floats);
+}
+
+/* ------------------------------------------------------------ accessors */
+
+size_t eng_model_n_params(const eng_model *m)
+{
+    return m->n_params;
+}
+
+int eng_model_n_tensors(const eng_model *m)
+{
+    return m->n_tensors;
+}
+
+const eng_tensor_info *eng_model_tensor(const eng_model *m, int i)
+{
+    return i >= 0 && i < m->n_tensors ? &m->tensors[i] : NULL;
+}
+
+const eng_tensor_info *eng_model_find_tensor(const eng_model *m, const char *name)
+{
+    for (int i = 0; i < m->n_tensors; i++)
+        if (!strcmp(m->tensors[i].name, name))
+            return &m->tensors[i];
+    return NULL;
+}
+
+const int *eng_model_widths(const eng_model *m)
+{
+    return m->widths;
+}
+
+const eng_ops *eng_model_ops(const eng_model *m)
+{
+    return m->ops;
+}
+
+int eng_model_get_params(const eng_model *m, float *dst)
+{
+    m->ops->to_host(dst, m->params, m->n_params * sizeof(float));
+    return 0;
+}
+
+int eng_model_set_params(eng_model *m, const float *src)
+{
+    m->ops->to_device(m->params, src, m->n_params * sizeof(float));
+    return 0;
+}
+
+int eng_model_get_grads(const eng_model *m, float *dst)
+{
+    m->ops->to_host(dst, m->grads, m->n_params * sizeof(float));
+    return 0;
+}
+
+int eng_model_get_optim(const eng_model *m, float *exp_avg, float *exp_avg_sq)
+{
+    m->ops->to_host(exp_avg, m->m, m->n_params * sizeof(float));
+    m->ops->to_host(exp_avg_sq, m->v, m->n_params * sizeof(float));
+    return 0;
+}
+
+int eng_model_set_optim(eng_model *m, const float *exp_avg, const float *exp_avg_sq)
+{
+    m->ops->to_device(m->m, exp_avg, m->n_params * sizeof(float));
+    m->ops->to_device(m->v, exp_avg_sq, m->n_params * sizeof(float));
+    return 0;
+}
+
+int eng_model_n_optim_extra(const eng_model *m)
+{
+    return m->n_xopt;
+}
+
+const eng_tensor_info *eng_model_optim_extra(const eng_model *m, int i)
+{
+    return i >= 0 && i < m->n_xopt ? &m->xopt[i] : NULL;
+}
+
+size_t eng_model_optim_extra_floats(const eng_model *m)
+{
+    return m->xopt_floats;
+}
+
+int eng_model_get_optim_extra(const eng_model *m, float *dst)
+{
+    if (m->xopt_floats)
+        m->ops->to_host(dst, m->xopt_slab, m->xopt_floats * sizeof(float));
+    return 0;
+}
+
+int eng_model_set_optim_extra(eng_model *m, const float *src)
+{
+    if (m->xopt_floats)
+        m->ops->to_device(m->xopt_slab, src, m->xopt_floats * sizeof(float));
+    return 0;
+}
+
+void eng_model_zero_grads(eng_model *m)
+{
+    m->ops->zero(m->grads, m->n_params);
+}
+
+double eng_model_grad_norm(eng_model *m)
+{
+    return sqrt(m->ops->sumsq(m->grads, m->n_params));
+}
+
+int eng_model_step(eng_model *m, const eng_adamw *opt, eng_err *e)
+{
+    if (opt->t < 1)
+        return eng_errf(e, ENG_EINTERNAL, "model: AdamW step number must be >= 1 (got %lld)", (long long)opt->t);
+    if (m->hope)
+        return eng__hope_step(m, opt, e);
+    const float bc1 = (float)(1.0 - pow(opt->beta1, (double)opt->t));
+    const float bc2 = (float)(1.0 - pow(opt->beta2, (double)opt->t));
+    /* consecutive tensors with the same decay flag go in one call */
+    for (int i = 0; i < m->n_tensors;) {
+        int j = i + 1;
+        while (j < m->n_tensors && m->tensors[j].decay == m->tensors[i].decay)
+            j++;
+        size_t off = m->tensors[i].offset, n = m->tensors[j - 1].offset + m->tensors[j - 1].numel - off;
+        m->ops->adamw(m->params + off, m->grads + off, m->m + off, m->v + off, n, (float)opt->lr, (float)opt->beta1,
+                      (float)opt->beta2, (float)opt->eps, m->tensors[i].decay ? (float)opt->weight_decay : 0.0f, bc1,
+                      bc2, (float)opt->grad_scale);
+        i = j;
+    }
+    return 0;
+}

@@ -1,0 +1,102 @@
+/* model.h: one model instance (the contract between the model code and the
+ * trainer, the checkpoint code and the evaluation suites).
+ *
+ * A model owns its parameters, gradients, AdamW moments and activations,
+ * planned once for at most `max_batch` sequences of `seq_len` tokens; after
+ * eng_model_create nothing in forward/backward/step allocates.  Memory may
+ * live on a device (CUDA backend): callers never dereference the slabs, they
+ * go through get/set for host copies.
+ *
+ * Layout: all parameters are one flat float slab; eng_model_tensor(m, i)
+ * names each tensor (Hugging Face Llama names, docs/protocol.md), its shape
+ * (PyTorch nn.Linear order: out, in) and its offset.  Gradients and the two
+ * AdamW moments use the same layout. */
+#ifndef TLM_ENGINE_MODEL_H
+#define TLM_ENGINE_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/config/config.h"
+#include "common/err.h"
+
+typedef struct eng_model eng_model;
+
+typedef struct eng_tensor_info {
+    char name[96];      /* "model.layers.3.mlp.up_proj.weight" */
+    int ndim;
+    int64_t shape[4];
+    size_t offset;      /* in floats, into the parameter slab */
+    size_t numel;
+    int decay;          /* AdamW weight decay applies (matrices yes; norms, gains no) */
+} eng_tensor_info;
+
+typedef struct eng_adamw {
+    double lr;          /* this step's learning rate */
+    double beta1, beta2, eps;
+    double weight_decay;
+    int64_t t;          /* 1-based step number, for bias correction */
+    double grad_scale;  /* multiply gradients by this first (clipping: min(1, clip/norm)) */
+} eng_adamw;
+
+/* Build for a resolved config on the CPU backend (threads set by eng_runtime). */
+int eng_model_create(eng_model **out, const eng_config *cfg, int max_batch, int seq_len, eng_err *e);
+/* The same on a given backend (engine/model/ops.h: eng_ops_cpu(), later CUDA). */
+struct eng_ops;
+int eng_model_create_ops(eng_model **out, const eng_config *cfg, const struct eng_ops *ops, int max_batch,
+                         int seq_len, eng_err *e);
+const struct eng_ops *eng_model_ops(const eng_model *m);
+void eng_model_free(eng_model *m);
+
+/* Deterministic initialisation from a seed (same seed, same weights). */
+void eng_model_init_weights(eng_model *m, uint64_t seed);
+
+size_t eng_model_n_params(const eng_model *m);
+int eng_model_n_tensors(const eng_model *m);
+const eng_tensor_info *eng_model_tensor(const eng_model *m, int i);
+const eng_tensor_info *eng_model_find_tensor(const eng_model *m, const char *name);
+/* Per-layer MLP widths the model was built with. */
+const int *eng_model_widths(const eng_model *m);
+
+/* Host copies of the slabs (n_params floats each). */
+int eng_model_get_params(const eng_model *m, float *dst);
+int eng_model_set_params(eng_model *m, const float *src);
+int eng_model_get_grads(const eng_model *m, float *dst);
+int eng_model_get_optim(const eng_model *m, float *exp_avg, float *exp_avg_sq);
+int eng_model_set_optim(eng_model *m, const float *exp_avg, const float *exp_avg_sq);
+/* Optimizer state beyond the AdamW moments (hope_attn: the slow levels'
+ * gradient accumulators; none for transformer and gated_attn): named
+ * tensors in one slab of eng_model_optim_extra_floats floats, each
+ * tensor's offset indexing that slab.  A resumed run needs them as much as
+ * the moments (checkpoints save them in optim.safetensors). */
+int eng_model_n_optim_extra(const eng_model *m);
+const eng_tensor_info *eng_model_optim_extra(const eng_model *m, int i);
+size_t eng_model_optim_extra_floats(const eng_model *m);
+int eng_model_get_optim_extra(const eng_model *m, float *dst);
+int eng_model_set_optim_extra(eng_model *m, const float *src);
+
+/* Forward over tokens (B, T) predicting targets (B, T); a target < 0 is not
+ * counted.  *loss is the mean NLL (nats) over counted targets; nll (B*T, may
+ * be NULL) receives each position's NLL (0 where not counted).  B <= max_batch,
+ * T <= seq_len. */
+int eng_model_forward(eng_model *m, const int32_t *tokens, const int32_t *targets, int B, int T, double *loss,
+                      float *nll, eng_err *e);
+/* Logits (B, T, vocab) of the last forward, host memory valid until the next
+ * call (eng_model_backward turns them into their gradient in place). */
+const float *eng_model_logits(eng_model *m);
+
+/* Backward of the last forward: ADDS d(mean loss)/d(params) x scale into the
+ * gradient slab (accumulation: scale = 1/micro_steps). */
+int eng_model_backward(eng_model *m, float scale, eng_err *e);
+void eng_model_zero_grads(eng_model *m);
+
+/* Global L2 norm of the gradient slab (double accumulation). */
+double eng_model_grad_norm(eng_model *m);
+/* AdamW update of every parameter from the gradient slab (decoupled decay
+ * only on tensors with decay = 1).  hope_attn: a level with chunk C > 1
+ * adds grad_scale x its gradients to an accumulator at every step and is
+ * updated only at steps t with t % C == 0, from the accumulator's mean,
+ * with bias correction by its own update count t / C (docs/hope.md). */
+int eng_model_step(eng_model *m, const eng_adamw *opt, eng_err *e);
+
+#endif

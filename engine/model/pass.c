@@ -1,0 +1,171 @@
+/* model_pass.c: the forward and backward passes over the whole stack
+ * (embedding, blocks, final norm, LM head, cross-entropy) and the public
+ * eng_model_forward/backward around them.
+ *
+ * A block is pre-norm: h += mixer(norm1(h)); h += mlp(norm2(h)), the
+ * mixer chosen by the architecture (model_attn.c for transformer and
+ * gated_attn; a new token mixer adds its file and a case in mixer_fwd/bwd),
+ * the MLP a SwiGLU of the layer's tapered width.  Every number moves through
+ * m->ops; nothing here allocates. */
+#include <math.h>
+#include <string.h>
+
+#include "engine/model/internal.h"
+
+#define RESID(m, l, N) ((m)->resid + (size_t)(l) * (N) * (m)->d)
+
+static void mixer_fwd(eng_model *m, int l, int B, int T)
+{
+    switch (m->arch) {
+    case ENG_ARCH_TRANSFORMER:
+    case ENG_ARCH_GATED_ATTN:
+    case ENG_ARCH_HOPE_ATTN: eng__attn_fwd(m, l, B, T); break;
+    case ENG_ARCH_TITANS: eng__titans_fwd(m, l, B, T); break;
+    default: break; /* refused by eng_model_create */
+    }
+}
+
+static void mixer_bwd(eng_model *m, int l, int B, int T)
+{
+    switch (m->arch) {
+    case ENG_ARCH_TRANSFORMER:
+    case ENG_ARCH_GATED_ATTN:
+    case ENG_ARCH_HOPE_ATTN: eng__attn_bwd(m, l, B, T); break;
+    case ENG_ARCH_TITANS: eng__titans_bwd(m, l, B, T); break;
+    default: break;
+    }
+}
+
+/* The MLP branch of layer l: resid[l+1] = resid_mid + down(swiglu(gate, up)(norm2(resid_mid))). */
+static void mlp_fwd(eng_model *m, int l, int N)
+{
+    const eng_ops *o = m->ops;
+    if (m->hope) { /* hope_attn: the Continuum Memory System's levels */
+        eng__hope_mlp_fwd(m, l, N);
+        return;
+    }
+    const eng_layer_params *p = &m->lp[l];
+    eng_layer_acts *a = &m->la[l];
+    const int d = m->d, F = m->widths[l];
+    const float *P = m->params;
+    float *out = RESID(m, l + 1, N);
+    o->rmsnorm_fwd(a->ln2, a->rstd2, a->resid_mid, P + p->ln2, N, d, (float)m->cfg.model.norm_eps);
+    o->matmul(0, 1, N, 2 * F, d, 1.0f, a->ln2, d, P + p->wgu, d, 0.0f, a->gu, 2 * F);
+    o->swiglu_fwd(a->h, a->gu, a->gu + F, 2 * F, N, F);
+    o->copy(out, a->resid_mid, (size_t)N * d);
+    o->matmul(0, 1, N, d, F, 1.0f, a->h, F, P + p->wdown, F, 1.0f, out, d);
+}
+
+/* In: m->dresid = d loss / d resid[l+1].  Out: m->dresid = d loss / d resid_mid. */
+static void mlp_bwd(eng_model *m, int l, int N)
+{
+    const eng_ops *o = m->ops;
+    const eng_layer_params *p = &m->lp[l];
+    eng_layer_acts *a = &m->la[l];
+    const int d = m->d, F = m->widths[l];
+    if (m->hope) {
+        eng__hope_mlp_bwd(m, l, N);
+        return;
+    }
+    const float *P = m->params;
+    float *Gr = m->grads;
+    /* down_proj */
+    o->matmul(0, 0, N, F, d, 1.0f, m->dresid, d, P + p->wdown, F, 0.0f, m->dh, F);
+    o->matmul(1, 0, d, F, N, 1.0f, m->dresid, d, a->h, F, 1.0f, Gr + p->wdown, F);
+    o->swiglu_bwd(m->dgu, m->dgu + F, m->dh, a->gu, a->gu + F, 2 * F, N, F);
+    /* gate_proj | up_proj */
+    o->matmul(0, 0, N, d, 2 * F, 1.0f, m->dgu, 2 * F, P + p->wgu, d, 0.0f, m->dln, d);
+    o->matmul(1, 0, 2 * F, d, N, 1.0f, m->dgu, 2 * F, a->ln2, d, 1.0f, Gr + p->wgu, d);
+    o->rmsnorm_bwd(m->dresid, Gr + p->ln2, m->dln, a->resid_mid, P + p->ln2, a->rstd2, N, d);
+}
+
+void eng__model_forward_stack(eng_model *m, int B, int T)
+{
+    const eng_ops *o = m->ops;
+    const int N = B * T, d = m->d;
+    o->embedding_fwd(m->resid, m->params + m->off_embed, m->tokens, N, d);
+    for (int l = 0; l < m->L; l++) {
+        mixer_fwd(m, l, B, T);
+        mlp_fwd(m, l, N);
+    }
+    o->rmsnorm_fwd(m->lnf, m->rstdf, RESID(m, m->L, N), m->params + m->off_norm, N, d,
+                   (float)m->cfg.model.norm_eps);
+    o->matmul(0, 1, N, m->V, d, 1.0f, m->lnf, d, m->params + m->off_head, d, 0.0f, m->logits, m->V);
+}
+
+void eng__model_backward_stack(eng_model *m, float dscale)
+{
+    const eng_ops *o = m->ops;
+    const int B = m->cur_B, T = m->cur_T, N = B * T, d = m->d, V = m->V;
+    float *Gr = m->grads;
+    o->xent_bwd(m->logits, m->targets, N, V, dscale);
+    o->matmul(0, 0, N, d, V, 1.0f, m->logits, V, m->params + m->off_head, d, 0.0f, m->dln, d);
+    o->matmul(1, 0, V, d, N, 1.0f, m->logits, V, m->lnf, d, 1.0f, Gr + m->off_head, d);
+    o->zero(m->dresid, (size_t)N * d);
+    o->rmsnorm_bwd(m->dresid, Gr + m->off_norm, m->dln, RESID(m, m->L, N), m->params + m->off_norm, m->rstdf, N, d);
+    for (int l = m->L - 1; l >= 0; l--) {
+        mlp_bwd(m, l, N);
+        mixer_bwd(m, l, B, T);
+    }
+    o->embedding_bwd(Gr + m->off_embed, m->dresid, m->tokens, N, d);
+}
+
+int eng_model_forward(eng_model *m, const int32_t *tokens, const int32_t *targets, int B, int T, double *loss,
+                      float *nll, eng_err *e)
+{
+    if (B < 1 || B > m->max_B || T < 1 || T > m->max_T)
+        return eng_errf(e, ENG_EINTERNAL, "model: batch %d x %d exceeds the planned %d x %d", B, T, m->max_B,
+                        m->max_T);
+    const int N = B * T;
+    for (int n = 0; n < N; n++)
+        if (tokens[n] < 0 || tokens[n] >= m->V || (targets && targets[n] >= m->V))
+            return eng_errf(e, ENG_EDATA, "model: token %d at position %d is outside the vocabulary (%d)",
+                            tokens[n] < 0 || tokens[n] >= m->V ? tokens[n] : targets[n], n, m->V);
+    m->ops->to_device(m->tokens, tokens, (size_t)N * sizeof(int32_t));
+    m->cur_B = B;
+    m->cur_T = T;
+    m->have_forward = 0;
+    eng__model_forward_stack(m, B, T);
+    if (!targets) {
+        /* inference: logits only; backward is refused */
+        if (loss)
+            *loss = NAN;
+        if (!m->host_visible)
+            m->ops->to_host(m->logits_host, m->logits, (size_t)N * m->V * sizeof(float));
+        return 0;
+    }
+    m->ops->to_device(m->targets, targets, (size_t)N * sizeof(int32_t));
+    m->ops->xent_fwd(m->losses, m->logits, m->targets, N, m->V);
+    if (!m->host_visible)
+        m->ops->to_host(m->logits_host, m->logits, (size_t)N * m->V * sizeof(float));
+    m->ops->to_host(m->losses_host, m->losses, (size_t)N * sizeof(float));
+    double sum = 0;
+    int64_t cnt = 0;
+    for (int n = 0; n < N; n++)
+        if (targets[n] >= 0) {
+            sum += m->losses_host[n];
+            cnt++;
+        }
+    if (nll)
+        memcpy(nll, m->losses_host, (size_t)N * sizeof(float));
+    m->n_counted = cnt;
+    m->have_forward = 1;
+    if (loss)
+        *loss = cnt ? sum / (double)cnt : 0.0;
+    return 0;
+}
+
+const float *eng_model_logits(eng_model *m)
+{
+    return m->logits_host;
+}
+
+int eng_model_backward(eng_model *m, float scale, eng_err *e)
+{
+    if (!m->have_forward)
+        return eng_errf(e, ENG_EINTERNAL, "model: backward needs a forward with targets just before it");
+    m->have_forward = 0;
+    float dscale = m->n_counted ? scale / (float)m->n_counted : 0.0f;
+    eng__model_backward_stack(m, dscale);
+    return 0;
+}

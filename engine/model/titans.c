@@ -1,0 +1,409 @@
+/* model_titans.c: the Titans token mixer (`arch: titans`, docs/titans.md).
+ *
+ * Per layer, x = rmsnorm_1(h) and one fused projection x [Wq Wk Wv | Wmq Wmk
+ * Wmv Wg]^T (MAG; MAL splits it in two, see below) gives
+ *   attention:  q, k (RoPE), v  ->  swa(q, k, v; persistent kp, vp) = ya
+ *   memory:     u = x Wm (q|k|v), c = dconv(u), f = silu(c), q and k heads
+ *               L2-normalised; gates z = x Wg + bg (theta, eta, alpha per
+ *               head); ym = titans_mem(f_q, f_k, f_v, z; W0)
+ *   MAG:  o = rmsnorm_a(ya) * sigmoid(rmsnorm_m(ym)),  resid_mid = h + o Wo^T
+ *   MAL:  x2 = x + rmsnorm_m(ym) (the memory layer, with its residual),
+ *         q, k, v = x2 [Wq Wk Wv]^T,  resid_mid = h + swa(...) Wo^T
+ * and the block's tapered SwiGLU MLP follows (model_pass.c).
+ *
+ * Memory: the fused projection lives in the layer's qkvg buffer (m->S is
+ * set here), ya in atty and the attention's log-sum-exp in lse; the rest
+ * (memory features, its states at chunk boundaries, norms, the gated
+ * output, and the backward scratch shared by the layers) is one slab
+ * planned here.  The memory's activations inside a chunk are recomputed by
+ * the backward from the states (titans_mem), and c from u.
+ *
+ * Must not: allocate after eng__titans_plan; be reached for another arch. */
+#include "engine/model/titans.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/model/internal.h"
+
+#define NORM_EPS_QK 1e-6f /* inside the L2 norm of the memory's q and k */
+
+typedef struct titans_params {
+    size_t wmem;   /* (3d + 3H, d) memory.{q,k,v,gate}_proj: rows right after v_proj */
+    size_t bgate;  /* (3H) memory.gate_proj.bias */
+    size_t conv;   /* (3d, K) memory.conv.weight */
+    size_t w0;     /* depth 2: (H hm, hd) init_w1 then (H hd, hm) init_w2; depth 1: (H hd, hd) init_w */
+    size_t norm_m; /* (d) memory.norm.weight */
+    size_t norm_a; /* (d) self_attn.norm.weight, MAG */
+    size_t pk, pv; /* (Np, Hkv hd) self_attn.persistent_k / persistent_v */
+} titans_params;
+
+typedef struct titans_acts {
+    float *f;      /* (N, 3d) memory q | k | v after conv, SiLU, L2 norm of q and k */
+    float *rn;     /* (N, 2H) the q and k heads' 1/norm */
+    float *ym;     /* (N, d) memory reads */
+    float *rstd_m; /* (N) */
+    float *nm;     /* (N, d) rmsnorm_m(ym) */
+    float *na;     /* (N, d) MAG: rmsnorm_a(ya) */
+    float *rstd_a; /* (N) MAG */
+    float *o;      /* (N, d) MAG: the gated output; MAL: x2 = x + nm */
+    float *states; /* (B, H, nc, 2, Pm) the memory at every chunk start */
+} titans_acts;
+
+struct eng_titans {
+    int variant, window, Np, chunk, depth, hm, nc;
+    float max_lr;
+    int Sa;   /* attention columns of the fused projection: H hd + 2 Hkv hd */
+    int Cm;   /* memory feature columns: 3d */
+    titans_params p[ENG_MAX_LAYERS];
+    titans_acts a[ENG_MAX_LAYERS];
+    void *slab;
+    float *ones;   /* (N) 1.0: adds the gate bias, sums its gradient */
+    float *c;      /* (N, 3d) conv output (forward temp, recomputed in backward) */
+    float *df;     /* (N, 3d) gradient of f, then of c (in place) */
+    float *dym;    /* (N, d) */
+    float *dnm;    /* (N, d) */
+    float *dna;    /* (N, d) MAG */
+    float *swa_ws, *mem_ws;
+};
+
+/* ------------------------------------------------------------ create / layout */
+
+int eng__titans_create(eng_model *m, eng_err *e)
+{
+    const eng_model_cfg *mc = &m->cfg.model;
+    struct eng_titans *t = calloc(1, sizeof *t);
+    if (!t)
+        return eng_errf(e, ENG_ENOMEM, "titans: out of memory");
+    t->variant = mc->titans_variant;
+    t->window = mc->titans_window;
+    t->Np = mc->titans_persistent;
+    t->chunk = mc->titans_chunk;
+    t->depth = mc->titans_mem_depth;
+    t->hm = t->depth == 2 ? mc->titans_mem_hidden : m->hd;
+    t->max_lr = (float)mc->titans_max_lr;
+    if (t->window < 1 || t->chunk < 1 || t->chunk > 512 || t->Np < 0 || (t->depth != 1 && t->depth != 2) ||
+        t->hm < 1 || !(t->max_lr > 0)) {
+        free(t);
+        return eng_errf(e, ENG_ECONFIG,
+                        "titans: bad memory settings (window %d, chunk %d, persistent %d, depth %d, hidden %d, "
+                        "max_lr %g)",
+                        mc->titans_window, mc->titans_chunk, mc->titans_persistent, mc->titans_mem_depth,
+                        mc->titans_mem_hidden, mc->titans_max_lr);
+    }
+    int b = t->chunk < m->max_T ? t->chunk : m->max_T;
+    t->nc = (m->max_T + b - 1) / b;
+    t->Sa = m->H * m->hd + 2 * m->Hkv * m->hd;
+    t->Cm = 3 * m->d;
+    m->S = t->Sa + t->Cm + 3 * m->H;
+    m->titans = t;
+    return 0;
+}
+
+void eng__titans_layout(eng_model *m, int cap, int l)
+{
+    struct eng_titans *t = m->titans;
+    titans_params *p = &t->p[l];
+    const int d = m->d, H = m->H, hd = m->hd, dkv = m->Hkv * hd;
+    p->wmem = eng__model_add_tensor(m, cap, 2, d, d, 1, "model.layers.%d.memory.q_proj.weight", l);
+    eng__model_add_tensor(m, cap, 2, d, d, 1, "model.layers.%d.memory.k_proj.weight", l);
+    eng__model_add_tensor(m, cap, 2, d, d, 1, "model.layers.%d.memory.v_proj.weight", l);
+    eng__model_add_tensor(m, cap, 2, 3 * H, d, 1, "model.layers.%d.memory.gate_proj.weight", l);
+    p->bgate = eng__model_add_tensor(m, cap, 1, 3 * H, 0, 0, "model.layers.%d.memory.gate_proj.bias", l);
+    p->conv = eng__model_add_tensor(m, cap, 2, 3 * d, ENG_TITANS_CONV, 1, "model.layers.%d.memory.conv.weight", l);
+    if (t->depth == 2) {
+        p->w0 = eng__model_add_tensor(m, cap, 2, (int64_t)H * t->hm, hd, 1, "model.layers.%d.memory.init_w1", l);
+        eng__model_add_tensor(m, cap, 2, (int64_t)H * hd, t->hm, 1, "model.layers.%d.memory.init_w2", l);
+    } else {
+        p->w0 = eng__model_add_tensor(m, cap, 2, (int64_t)H * hd, hd, 1, "model.layers.%d.memory.init_w", l);
+    }
+    p->norm_m = eng__model_add_tensor(m, cap, 1, d, 0, 0, "model.layers.%d.memory.norm.weight", l);
+    if (t->variant == ENG_TITANS_MAG)
+        p->norm_a = eng__model_add_tensor(m, cap, 1, d, 0, 0, "model.layers.%d.self_attn.norm.weight", l);
+    if (t->Np) {
+        p->pk = eng__model_add_tensor(m, cap, 2, t->Np, dkv, 1, "model.layers.%d.self_attn.persistent_k", l);
+        p->pv = eng__model_add_tensor(m, cap, 2, t->Np, dkv, 1, "model.layers.%d.self_attn.persistent_v", l);
+    }
+}
+
+/* ------------------------------------------------------------ plan */
+
+typedef struct treq {
+    float **ptr;
+    size_t floats;
+} treq;
+
+int eng__titans_plan(eng_model *m, eng_err *e)
+{
+    struct eng_titans *t = m->titans;
+    const eng_ops *o = m->ops;
+    const size_t N = (size_t)m->max_B * m->max_T, d = (size_t)m->d, H = (size_t)m->H;
+    const size_t Pm = t->depth == 2 ? (size_t)2 * m->hd * t->hm : (size_t)m->hd * m->hd;
+    treq req[16 * ENG_MAX_LAYERS + 16];
+    int n = 0;
+#define WANT(p, fl) (req[n].ptr = (p), req[n].floats = ((fl) + 15) & ~(size_t)15, n++)
+    for (int l = 0; l < m->L; l++) {
+        titans_acts *a = &t->a[l];
+        WANT(&a->f, N * t->Cm);
+        WANT(&a->rn, N * 2 * H);
+        WANT(&a->ym, N * d);
+        WANT(&a->rstd_m, N);
+        WANT(&a->nm, N * d);
+        if (t->variant == ENG_TITANS_MAG) {
+            WANT(&a->na, N * d);
+            WANT(&a->rstd_a, N);
+        }
+        WANT(&a->o, N * d);
+        WANT(&a->states, (size_t)m->max_B * H * t->nc * 2 * Pm);
+    }
+    WANT(&t->ones, N);
+    WANT(&t->c, N * t->Cm);
+    WANT(&t->df, N * t->Cm);
+    WANT(&t->dym, N * d);
+    WANT(&t->dnm, N * d);
+    if (t->variant == ENG_TITANS_MAG)
+        WANT(&t->dna, N * d);
+    WANT(&t->swa_ws, o->swa_workspace(m->max_B, m->max_T, m->Hkv, m->hd, t->window, t->Np));
+    WANT(&t->mem_ws, o->titans_mem_workspace(m->max_B, m->max_T, m->H, m->hd, t->hm, t->depth, t->chunk));
+#undef WANT
+    size_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += req[i].floats;
+    t->slab = o->alloc(total * sizeof(float));
+    if (!t->slab)
+        return eng_errf(e, ENG_ENOMEM, "titans: cannot allocate %.1f MiB of memory activations (batch %d x %d)",
+                        (double)total * 4 / 1048576, m->max_B, m->max_T);
+    float *at = t->slab;
+    for (int i = 0; i < n; i++) {
+        *req[i].ptr = at;
+        at += req[i].floats;
+    }
+    float buf[1024];
+    for (int i = 0; i < 1024; i++)
+        buf[i] = 1.0f;
+    for (size_t i = 0; i < N; i += 1024)
+        o->to_device(t->ones + i, buf, (N - i < 1024 ? N - i : 1024) * sizeof(float));
+    return 0;
+}
+
+void eng__titans_free(eng_model *m)
+{
+    if (!m->titans)
+        return;
+    if (m->titans->slab)
+        m->ops->free(m->titans->slab);
+    free(m->titans);
+    m->titans = NULL;
+}
+
+/* ------------------------------------------------------------ init */
+
+/* Initial gate pre-activations: theta = max_lr sigmoid(0) = max_lr / 2,
+ * eta = sigmoid(0) = 0.5, alpha = sigmoid(-6) ~ 0.0025 (the memory keeps
+ * ~half of what it holds over 256 tokens). */
+#define BIAS_THETA 0.0f
+#define BIAS_ETA 0.0f
+#define BIAS_ALPHA -6.0f
+
+static void scale_tensor(eng_model *m, size_t off, size_t n, float s)
+{
+    float buf[4096];
+    for (size_t i = 0; i < n; i += 4096) {
+        size_t k = n - i < 4096 ? n - i : 4096;
+        m->ops->to_host(buf, m->params + off + i, k * sizeof(float));
+        for (size_t j = 0; j < k; j++)
+            buf[j] *= s;
+        m->ops->to_device(m->params + off + i, buf, k * sizeof(float));
+    }
+}
+
+void eng__titans_init(eng_model *m, uint64_t seed)
+{
+    (void)seed; /* the generic pass drew every tensor from its own stream; this only rescales or sets */
+    struct eng_titans *t = m->titans;
+    const int d = m->d, H = m->H, hd = m->hd;
+    const float std = (float)m->cfg.model.init_std;
+    for (int l = 0; l < m->L; l++) {
+        const titans_params *p = &t->p[l];
+        float b[3 * 1024];
+        for (int i = 0; i < 3 * H; i++)
+            b[i] = i < H ? BIAS_THETA : (i < 2 * H ? BIAS_ETA : BIAS_ALPHA);
+        m->ops->to_device(m->params + p->bgate, b, (size_t)3 * H * sizeof(float));
+        /* the convolutions start as the identity (the current token's tap) */
+        float row[ENG_TITANS_CONV] = {0};
+        row[ENG_TITANS_CONV - 1] = 1.0f;
+        for (int c = 0; c < 3 * d; c++)
+            m->ops->to_device(m->params + p->conv + (size_t)c * ENG_TITANS_CONV, row, sizeof row);
+        /* the memory's initial weights (drawn normal(0, init_std)): depth 2
+         * W1 ~ N(0, 4/hm), so unit-norm keys give hidden activations a of
+         * |a|^2 ~ 1 (the inner step on W2 moves M(k) by 2 theta |a|^2 e:
+         * stable for theta < 1), and W2 ~ N(0, 0.0625/hm); depth 1
+         * W ~ N(0, 0.15^2): first reads of about the values' size */
+        if (t->depth == 2) {
+            scale_tensor(m, p->w0, (size_t)H * t->hm * hd, 2.0f / sqrtf((float)t->hm) / std);
+            scale_tensor(m, p->w0 + (size_t)H * t->hm * hd, (size_t)H * hd * t->hm,
+                         0.25f / sqrtf((float)t->hm) / std);
+        } else {
+            scale_tensor(m, p->w0, (size_t)H * hd * hd, 0.15f / std);
+        }
+    }
+}
+
+/* ------------------------------------------------------------ passes */
+
+/* The memory branch from the projection's memory columns: ym (forward). */
+static void memory_fwd(eng_model *m, int l, int B, int T)
+{
+    const eng_ops *o = m->ops;
+    struct eng_titans *t = m->titans;
+    const titans_params *p = &t->p[l];
+    titans_acts *ta = &t->a[l];
+    const int N = B * T, d = m->d, S = m->S, H = m->H, hd = m->hd;
+    const float *P = m->params;
+    float *u = m->la[l].qkvg + t->Sa, *z = u + t->Cm;
+    /* gates: z += 1 b^T */
+    o->matmul(0, 0, N, 3 * H, 1, 1.0f, t->ones, 1, P + p->bgate, 3 * H, 1.0f, z, S);
+    o->dconv_fwd(t->c, t->Cm, u, S, P + p->conv, N, T, t->Cm, ENG_TITANS_CONV);
+    o->silu_norm_fwd(ta->f, t->Cm, ta->rn, t->c, t->Cm, N, t->Cm, 2 * H, hd, NORM_EPS_QK);
+    o->titans_mem_fwd(ta->ym, d, ta->states, ta->f, ta->f + d, ta->f + 2 * d, t->Cm, z, S, P + p->w0, B, T, H, hd,
+                      t->hm, t->depth, t->chunk, t->max_lr, t->mem_ws);
+    o->rmsnorm_fwd(ta->nm, ta->rstd_m, ta->ym, P + p->norm_m, N, d, (float)m->cfg.model.norm_eps);
+}
+
+/* In: t->dnm = d/d nm.  Out: the memory columns of m->dqkvg (=), the
+ * memory's parameter gradients (+=). */
+static void memory_bwd(eng_model *m, int l, int B, int T)
+{
+    const eng_ops *o = m->ops;
+    struct eng_titans *t = m->titans;
+    const titans_params *p = &t->p[l];
+    titans_acts *ta = &t->a[l];
+    const int N = B * T, d = m->d, S = m->S, H = m->H, hd = m->hd;
+    const float *P = m->params;
+    float *Gr = m->grads;
+    const float *u = m->la[l].qkvg + t->Sa, *z = u + t->Cm;
+    float *du = m->dqkvg + t->Sa, *dz = du + t->Cm;
+    o->zero(t->dym, (size_t)N * d);
+    o->rmsnorm_bwd(t->dym, Gr + p->norm_m, t->dnm, ta->ym, P + p->norm_m, ta->rstd_m, N, d);
+    o->titans_mem_bwd(t->df, t->df + d, t->df + 2 * d, t->Cm, dz, S, Gr + p->w0, t->dym, d, ta->states, ta->f,
+                      ta->f + d, ta->f + 2 * d, t->Cm, z, S, B, T, H, hd, t->hm, t->depth, t->chunk, t->max_lr,
+                      t->mem_ws);
+    /* the gate bias: column sums of dz */
+    o->matmul(1, 0, 3 * H, 1, N, 1.0f, dz, S, t->ones, 1, 1.0f, Gr + p->bgate, 1);
+    o->dconv_fwd(t->c, t->Cm, u, S, P + p->conv, N, T, t->Cm, ENG_TITANS_CONV); /* recomputed */
+    o->silu_norm_bwd(t->df, t->Cm, t->df, t->Cm, ta->f, t->Cm, ta->rn, t->c, t->Cm, N, t->Cm, 2 * H, hd);
+    o->dconv_bwd(du, S, Gr + p->conv, t->df, t->Cm, u, S, P + p->conv, N, T, t->Cm, ENG_TITANS_CONV);
+}
+
+/* q, k (RoPE), v in the projection's attention columns -> atty, lse */
+static void attention_fwd(eng_model *m, int l, int B, int T)
+{
+    const eng_ops *o = m->ops;
+    struct eng_titans *t = m->titans;
+    const titans_params *p = &t->p[l];
+    eng_layer_acts *a = &m->la[l];
+    const int N = B * T, S = m->S, H = m->H, Hkv = m->Hkv, hd = m->hd;
+    const float *P = m->params;
+    float *q = a->qkvg, *k = q + H * hd, *v = k + Hkv * hd;
+    o->rope_fwd(q, S, N, T, H, hd, m->rope_cs);
+    o->rope_fwd(k, S, N, T, Hkv, hd, m->rope_cs);
+    o->swa_fwd(a->atty, m->d, a->lse, q, S, k, v, S, t->Np ? P + p->pk : NULL, t->Np ? P + p->pv : NULL, Hkv * hd,
+               t->Np, B, T, H, Hkv, hd, t->window, t->swa_ws);
+}
+
+/* In: m->datty.  Out: the attention columns of m->dqkvg (=). */
+static void attention_bwd(eng_model *m, int l, int B, int T)
+{
+    const eng_ops *o = m->ops;
+    struct eng_titans *t = m->titans;
+    const titans_params *p = &t->p[l];
+    eng_layer_acts *a = &m->la[l];
+    const int N = B * T, S = m->S, H = m->H, Hkv = m->Hkv, hd = m->hd;
+    const float *P = m->params;
+    float *Gr = m->grads;
+    const float *q = a->qkvg, *k = q + H * hd, *v = k + Hkv * hd;
+    float *dq = m->dqkvg, *dk = dq + H * hd, *dv = dk + Hkv * hd;
+    o->swa_bwd(dq, dk, dv, t->Np ? Gr + p->pk : NULL, t->Np ? Gr + p->pv : NULL, a->lse, m->datty, m->d, q, S, k, v,
+               S, t->Np ? P + p->pk : NULL, t->Np ? P + p->pv : NULL, Hkv * hd, t->Np, B, T, H, Hkv, hd, t->window,
+               t->swa_ws);
+    o->rope_bwd(dq, S, N, T, H, hd, m->rope_cs);
+    o->rope_bwd(dk, S, N, T, Hkv, hd, m->rope_cs);
+}
+
+void eng__titans_fwd(eng_model *m, int l, int B, int T)
+{
+    const eng_ops *o = m->ops;
+    struct eng_titans *t = m->titans;
+    const titans_params *p = &t->p[l];
+    titans_acts *ta = &t->a[l];
+    eng_layer_acts *a = &m->la[l];
+    const eng_layer_params *lp = &m->lp[l];
+    const int N = B * T, d = m->d, S = m->S;
+    const float *P = m->params;
+    const float eps = (float)m->cfg.model.norm_eps;
+    const float *x = m->resid + (size_t)l * N * d;
+    o->rmsnorm_fwd(a->ln1, a->rstd1, x, P + lp->ln1, N, d, eps);
+    if (t->variant == ENG_TITANS_MAG) {
+        /* every projection at once: attention q, k, v, memory q, k, v, gates */
+        o->matmul(0, 1, N, S, d, 1.0f, a->ln1, d, P + lp->wqkvg, d, 0.0f, a->qkvg, S);
+        attention_fwd(m, l, B, T);
+        memory_fwd(m, l, B, T);
+        o->rmsnorm_fwd(ta->na, ta->rstd_a, a->atty, P + p->norm_a, N, d, eps);
+        o->gate_fwd(ta->o, ta->na, ta->nm, d, N, d, d);
+        o->copy(a->resid_mid, x, (size_t)N * d);
+        o->matmul(0, 1, N, d, d, 1.0f, ta->o, d, P + lp->wo, d, 1.0f, a->resid_mid, d);
+    } else {
+        /* the memory layer first, its output added to its input (x2), then
+         * attention on x2 */
+        o->matmul(0, 1, N, S - t->Sa, d, 1.0f, a->ln1, d, P + p->wmem, d, 0.0f, a->qkvg + t->Sa, S);
+        memory_fwd(m, l, B, T);
+        o->copy(ta->o, a->ln1, (size_t)N * d);
+        o->axpy(ta->o, ta->nm, (size_t)N * d, 1.0f);
+        o->matmul(0, 1, N, t->Sa, d, 1.0f, ta->o, d, P + lp->wqkvg, d, 0.0f, a->qkvg, S);
+        attention_fwd(m, l, B, T);
+        o->copy(a->resid_mid, x, (size_t)N * d);
+        o->matmul(0, 1, N, d, d, 1.0f, a->atty, d, P + lp->wo, d, 1.0f, a->resid_mid, d);
+    }
+}
+
+void eng__titans_bwd(eng_model *m, int l, int B, int T)
+{
+    const eng_ops *o = m->ops;
+    struct eng_titans *t = m->titans;
+    const titans_params *p = &t->p[l];
+    titans_acts *ta = &t->a[l];
+    eng_layer_acts *a = &m->la[l];
+    const eng_layer_params *lp = &m->lp[l];
+    const int N = B * T, d = m->d, S = m->S;
+    const float *P = m->params;
+    float *Gr = m->grads;
+    const float *x = m->resid + (size_t)l * N * d;
+    if (t->variant == ENG_TITANS_MAG) {
+        /* o_proj, the gate, the two norms */
+        o->matmul(0, 0, N, d, d, 1.0f, m->dresid, d, P + lp->wo, d, 0.0f, m->dgated, d);
+        o->matmul(1, 0, d, d, N, 1.0f, m->dresid, d, ta->o, d, 1.0f, Gr + lp->wo, d);
+        o->gate_bwd(t->dna, t->dnm, m->dgated, ta->na, ta->nm, d, N, d, d);
+        o->zero(m->datty, (size_t)N * d);
+        o->rmsnorm_bwd(m->datty, Gr + p->norm_a, t->dna, a->atty, P + p->norm_a, ta->rstd_a, N, d);
+        attention_bwd(m, l, B, T);
+        memory_bwd(m, l, B, T);
+        /* the fused projection */
+        o->matmul(0, 0, N, d, S, 1.0f, m->dqkvg, S, P + lp->wqkvg, d, 0.0f, m->dln, d);
+        o->matmul(1, 0, S, d, N, 1.0f, m->dqkvg, S, a->ln1, d, 1.0f, Gr + lp->wqkvg, d);
+    } else {
+        o->matmul(0, 0, N, d, d, 1.0f, m->dresid, d, P + lp->wo, d, 0.0f, m->datty, d);
+        o->matmul(1, 0, d, d, N, 1.0f, m->dresid, d, a->atty, d, 1.0f, Gr + lp->wo, d);
+        attention_bwd(m, l, B, T);
+        /* q, k, v from x2: dnm = d/d x2 */
+        o->matmul(0, 0, N, d, t->Sa, 1.0f, m->dqkvg, S, P + lp->wqkvg, d, 0.0f, t->dnm, d);
+        o->matmul(1, 0, t->Sa, d, N, 1.0f, m->dqkvg, S, ta->o, d, 1.0f, Gr + lp->wqkvg, d);
+        memory_bwd(m, l, B, T);
+        /* x feeds x2 directly and the memory projection */
+        o->copy(m->dln, t->dnm, (size_t)N * d);
+        o->matmul(0, 0, N, d, S - t->Sa, 1.0f, m->dqkvg + t->Sa, S, P + p->wmem, d, 1.0f, m->dln, d);
+        o->matmul(1, 0, S - t->Sa, d, N, 1.0f, m->dqkvg + t->Sa, S, a->ln1, d, 1.0f, Gr + p->wmem, d);
+    }
+    o->rmsnorm_bwd(m->dresid, Gr + lp->ln1, m->dln, x, P + lp->ln1, a->rstd1, N, d);
+}

@@ -1,0 +1,103 @@
+/* tok_internal.h: the inside of eng_tok, shared by the tok_*.c files only.
+ * Nothing here is part of the engine's API (see tokenizer.h). */
+#ifndef TLM_ENGINE_TOK_INTERNAL_H
+#define TLM_ENGINE_TOK_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include "engine/tok/tokenizer.h"
+
+#define TOK_MAX_SPECIAL_LEN 64  /* bytes of a special token's text */
+#define TOK_CACHE_SLOTS 65536   /* piece -> ids cache (power of two) */
+#define TOK_CACHE_MAX_PIECE 48  /* longer pieces are not cached */
+
+/* An open-addressing map from byte strings to ids, over an arena where id's
+ * bytes are arena[off[id] .. off[id+1]).  Slots hold (hash32 << 32 | id+1). */
+typedef struct tok_map {
+    uint64_t *slots;
+    uint32_t mask;
+} tok_map;
+
+typedef struct tok_cache_slot {
+    uint64_t hash;   /* 0 = empty */
+    uint32_t key;    /* offset of the piece's bytes in cache_bytes */
+    uint32_t ids;    /* offset of its ids in cache_ids */
+    uint16_t klen, nids;
+} tok_cache_slot;
+
+typedef struct tok_special {
+    char text[TOK_MAX_SPECIAL_LEN + 1];
+    uint32_t len;
+    uint32_t id;
+} tok_special;
+
+struct eng_tok {
+    eng_tok_kind kind;
+    char name[ENG_SHARD_TOKNAME + 1];
+    uint32_t vocab;          /* n_ranks + n_special */
+    uint32_t n_ranks;        /* ordinary tokens: ids 0..n_ranks-1 */
+    uint8_t *arena;          /* token bytes */
+    uint32_t *off;           /* (n_ranks + 1) offsets into arena */
+    tok_map map;             /* bytes -> rank */
+    uint32_t byte_id[256];   /* rank of each single byte */
+    tok_special *special;    /* n_special, ids n_ranks.. */
+    uint32_t n_special;
+    int32_t eot;
+    uint8_t sha[32];
+
+    /* encoding state (one thread at a time) */
+    pcre2_code *re;
+    pcre2_match_data *md;
+    uint8_t *fixed;          /* text with invalid UTF-8 replaced */
+    size_t fixed_cap;
+    struct tok_node *nodes;  /* merge scratch */
+    size_t nodes_cap;
+    struct tok_heap_ent *heap;
+    size_t heap_cap;
+    tok_cache_slot *cache;
+    uint8_t *cache_bytes;
+    uint32_t *cache_ids;
+    uint32_t cache_used, cache_bytes_used, cache_ids_used;
+};
+
+/* ---- tok_hash.c: hashing and the rank map */
+uint64_t tok_hash(const uint8_t *p, size_t n);
+int tok_map_build(eng_tok *t, eng_err *e);
+/* rank of bytes p[0, n), or -1 */
+int64_t tok_map_get(const eng_tok *t, const uint8_t *p, size_t n);
+
+/* ---- tok_utf8.c: WHATWG UTF-8 decoding rules */
+/* Length of the well-formed UTF-8 sequence at p (1..4), or 0 when p starts
+ * an invalid sequence; then *bad is the length of the maximal subpart to
+ * replace with one U+FFFD (>= 1). */
+size_t tok_utf8_seq(const uint8_t *p, size_t n, size_t *bad);
+/* If p[0, n) is not valid UTF-8, copy it into *buf (grown, *cap bytes)
+ * with each invalid subpart replaced by EF BF BD, set *out_len and return 1;
+ * return 0 when it is valid (nothing copied), negative on error. */
+int tok_utf8_fix(uint8_t **buf, size_t *cap, const uint8_t *p, size_t n, size_t *out_len, eng_err *e);
+
+/* ---- tok_pretok.c: the Llama 3 pre-tokenisation pattern */
+extern const char tok_llama3_pattern[];
+int tok_regex_compile(pcre2_code **re, pcre2_match_data **md, eng_err *e);
+/* Call fn(arg, start, len) for each piece of the valid UTF-8 text p[0, n). */
+int tok_pretokenize(pcre2_code *re, pcre2_match_data *md, const uint8_t *p, size_t n,
+                    int (*fn)(void *arg, const uint8_t *piece, size_t len), void *arg, eng_err *e);
+
+/* ---- tok_bpe.c: rank files and byte-pair merging */
+int tok_load_ranks(eng_tok *t, const char *path, eng_err *e);
+/* The same from the file's text (path names it in messages). */
+int tok_load_ranks_text(eng_tok *t, const char *path, const char *text, size_t len, eng_err *e);
+/* Append the ids of one pre-tokenised piece. */
+int tok_bpe_piece(eng_tok *t, const uint8_t *p, size_t n, eng_tokvec *out, eng_err *e);
+/* The canonical definition hash (sets t->sha). */
+void tok_compute_sha(eng_tok *t);
+
+/* ---- shared helpers */
+int tok_base64_decode(const char *s, size_t n, uint8_t *out, size_t cap, size_t *out_len);
+size_t tok_base64_encode(const uint8_t *p, size_t n, char *out /* 4*ceil(n/3)+1 */);
+
+#endif

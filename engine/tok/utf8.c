@@ -1,0 +1,99 @@
+/* tok_utf8.c: UTF-8 well-formedness by the WHATWG decoder's rules, and the
+ * U+FFFD replacement of invalid input that the encoder applies by default.
+ * The rules matter: they decide how many U+FFFD an invalid run becomes
+ * (one per "maximal subpart"), which must agree with TextDecoder, Node and
+ * Python's errors="replace" for ids to agree with reference tokenizers. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/tok/internal.h"
+
+size_t tok_utf8_seq(const uint8_t *p, size_t n, size_t *bad)
+{
+    *bad = 1;
+    uint8_t c = p[0];
+    if (c < 0x80)
+        return 1;
+    size_t need;
+    uint8_t lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
+    if (c >= 0xC2 && c <= 0xDF) {
+        need = 1;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        need = 2;
+        if (c == 0xE0)
+            lo = 0xA0;          /* no overlongs */
+        else if (c == 0xED)
+            hi = 0x9F;          /* no surrogates */
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        need = 3;
+        if (c == 0xF0)
+            lo = 0x90;          /* no overlongs */
+        else if (c == 0xF4)
+            hi = 0x8F;          /* nothing above U+10FFFF */
+    } else {
+        return 0;               /* 80..C1, F5..FF: never a lead byte */
+    }
+    for (size_t i = 1; i <= need; i++) {
+        if (i >= n)
+            return *bad = i, 0; /* truncated at the end: one replacement for all of it */
+        uint8_t b = p[i];
+        if (b < lo || b > hi)
+            return *bad = i, 0; /* the offending byte starts over */
+        lo = 0x80;
+        hi = 0xBF;
+    }
+    return need + 1;
+}
+
+int tok_utf8_fix(uint8_t **buf, size_t *cap, const uint8_t *p, size_t n, size_t *out_len, eng_err *e)
+{
+    /* Fast scan: most text is valid, and then nothing is copied. */
+    size_t i = 0, bad;
+    while (i < n) {
+        if (p[i] < 0x80) {
+            i++;
+            continue;
+        }
+        size_t k = tok_utf8_seq(p + i, n - i, &bad);
+        if (!k)
+            break;
+        i += k;
+    }
+    if (i == n) {
+        *out_len = n;
+        return 0;
+    }
+    /* Each replaced subpart (>= 1 byte) grows into 3 bytes at most. */
+    if (n > (SIZE_MAX - 16) / 3)
+        return eng_errf(e, ENG_ENOMEM, "text of %zu bytes is too large", n);
+    size_t need = 3 * n + 16;
+    if (*cap < need) {
+        uint8_t *grown = realloc(*buf, need);
+        if (!grown)
+            return eng_errf(e, ENG_ENOMEM, "out of memory (%zu bytes of text)", n);
+        *buf = grown;
+        *cap = need;
+    }
+    uint8_t *out = *buf;
+    memcpy(out, p, i);
+    size_t o = i;
+    while (i < n) {
+        if (p[i] < 0x80) {
+            out[o++] = p[i++];
+            continue;
+        }
+        size_t k = tok_utf8_seq(p + i, n - i, &bad);
+        if (k) {
+            memcpy(out + o, p + i, k);
+            o += k;
+            i += k;
+        } else {
+            out[o++] = 0xEF;
+            out[o++] = 0xBF;
+            out[o++] = 0xBD;
+            i += bad;
+        }
+    }
+    *out_len = o;
+    return 1;
+}

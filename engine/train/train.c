@@ -1,0 +1,463 @@
+/* train.c: the training loop (train.h). */
+#include "engine/train/train.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/eval/eval.h"
+#include "engine/train/lr.h"
+
+struct eng_trainer {
+    eng_config cfg;
+    eng_train_hooks h;
+    char root[ENG_CKPT_PATH_MAX];  /* "" = no checkpoints */
+    eng_loader *loader;
+    eng_loader_info info;
+    eng_model *model;
+    eng_train_state st;
+    int64_t total_steps;
+    int micro, accum, T;
+    int32_t *tokens, *targets;     /* (micro, T) */
+    float *nll;                    /* (micro, T) */
+    double *seq_nll;               /* (val_seqs): per-sequence mean NLL of an evaluation */
+    int run_val;                   /* "val" is among eval.suites */
+    eng_evaluator *evaluator;      /* the other suites; NULL when none */
+    int64_t ckpt_step;             /* step of the newest checkpoint written or loaded (-1: none) */
+    int64_t eval_step;             /* step of the last evaluation (-1: none) */
+    char last_ckpt[ENG_CKPT_PATH_MAX];
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void logf_(eng_trainer *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void logf_(eng_trainer *t, const char *fmt, ...)
+{
+    if (!t->h.log)
+        return;
+    char msg[ENG_MSG_MAX + 256]; /* a message and the words around it */
+    va_list ap;
+    va_start(ap, fmt);
+    eng_msg_vprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    t->h.log(t->h.ud, msg);
+}
+
+static void phase(eng_trainer *t, const char *name)
+{
+    if (t->h.phase)
+        t->h.phase(t->h.ud, name, t->st.step, t->st.tokens);
+}
+
+int eng_trainer_create(eng_trainer **out, const eng_config *cfg, const char *ckpt_root, const eng_train_hooks *hooks,
+                       eng_err *e)
+{
+    *out = NULL;
+    eng_trainer *t = calloc(1, sizeof *t);
+    if (!t)
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    t->cfg = *cfg;
+    if (hooks)
+        t->h = *hooks;
+    if (ckpt_root && (size_t)snprintf(t->root, sizeof t->root, "%s", ckpt_root) >= sizeof t->root) {
+        free(t);
+        return eng_errf(e, ENG_EIO, "%s: path too long", ckpt_root);
+    }
+    t->T = cfg->train.seq_len;
+    t->micro = cfg->train.micro_batch;
+    t->accum = eng_train_accum_steps(&cfg->train);
+    t->total_steps = eng_train_total_steps(&cfg->train);
+    t->ckpt_step = -1;
+    t->eval_step = -1;
+    int rc;
+    if (t->micro < 1 || t->accum < 1 || t->accum * t->micro != eng_train_seqs_per_step(&cfg->train)) {
+        rc = eng_errf(e, ENG_ECONFIG, "train.micro_batch %d does not divide the %d sequences of a batch", t->micro,
+                      eng_train_seqs_per_step(&cfg->train));
+        goto fail;
+    }
+    for (int i = 0; i < cfg->eval.n_suites; i++)
+        t->run_val |= !strcmp(cfg->eval.suites[i], "val");
+    phase(t, "setup");
+    if ((rc = eng_loader_open(&t->loader, cfg, e)))
+        goto fail;
+    phase(t, "setup");
+    if ((rc = eng_evaluator_create(&t->evaluator, cfg, e)) || (rc = eng_evaluator_check(t->evaluator, e)))
+        goto fail;
+    phase(t, "setup");
+    if (!eng_evaluator_n_suites(t->evaluator)) {
+        eng_evaluator_free(t->evaluator);
+        t->evaluator = NULL;
+    }
+    eng_loader_get_info(t->loader, &t->info);
+    size_t n = (size_t)t->micro * (size_t)t->T;
+    t->tokens = malloc(n * sizeof *t->tokens);
+    t->targets = malloc(n * sizeof *t->targets);
+    t->nll = malloc(n * sizeof *t->nll);
+    t->seq_nll = malloc(t->info.val_seqs * sizeof *t->seq_nll);
+    if (!t->tokens || !t->targets || !t->nll || !t->seq_nll) {
+        rc = eng_errf(e, ENG_ENOMEM, "out of memory for %zu-token batches", n);
+        goto fail;
+    }
+    if ((rc = eng_model_create(&t->model, cfg, t->micro, t->T, e)))
+        goto fail;
+    phase(t, "setup");
+    eng_model_init_weights(t->model, (uint64_t)cfg->seed);
+    phase(t, "setup");
+
+    eng_config_id(cfg, t->st.config_id);
+    memcpy(t->st.data_id, t->info.data_id, sizeof t->st.data_id);
+    t->st.train_windows = t->info.train_windows;
+    t->st.seed = cfg->seed;
+    t->st.loss = NAN;
+    t->st.val_loss = NAN;
+    t->st.lr = 0;
+    *out = t;
+    return 0;
+fail:
+    eng_trainer_free(t);
+    return rc;
+}
+
+void eng_trainer_free(eng_trainer *t)
+{
+    if (!t)
+        return;
+    eng_model_free(t->model);
+    eng_loader_free(t->loader);
+    if (t->evaluator)
+        eng_evaluator_free(t->evaluator);
+    free(t->tokens);
+    free(t->targets);
+    free(t->nll);
+    free(t->seq_nll);
+    free(t);
+}
+
+const eng_train_state *eng_trainer_state(const eng_trainer *t) { return &t->st; }
+const eng_model *eng_trainer_model(const eng_trainer *t) { return t->model; }
+const eng_loader *eng_trainer_loader(const eng_trainer *t) { return t->loader; }
+int64_t eng_trainer_total_steps(const eng_trainer *t) { return t->total_steps; }
+const char *eng_trainer_last_ckpt(const eng_trainer *t) { return t->last_ckpt; }
+
+/* ------------------------------------------------------------ checkpoints */
+typedef struct host_copy {
+    eng_tensor_info *tensors;
+    float *buf;           /* 3 x n_params, then the extra optimizer state */
+    eng_ckpt_data d;
+} host_copy;
+
+static void host_free(host_copy *hc)
+{
+    free(hc->tensors);
+    free(hc->buf);
+}
+
+static int host_alloc(eng_trainer *t, host_copy *hc, eng_err *e)
+{
+    memset(hc, 0, sizeof *hc);
+    int n = eng_model_n_tensors(t->model), nx = eng_model_n_optim_extra(t->model);
+    size_t np = eng_model_n_params(t->model), xf = eng_model_optim_extra_floats(t->model);
+    hc->tensors = malloc((size_t)(n + nx) * sizeof *hc->tensors);
+    hc->buf = malloc((3 * np + xf) * sizeof *hc->buf);
+    if (!hc->tensors || !hc->buf) {
+        host_free(hc);
+        return eng_errf(e, ENG_ENOMEM, "out of memory for a host copy of %zu parameters", np);
+    }
+    for (int i = 0; i < n; i++)
+        hc->tensors[i] = *eng_model_tensor(t->model, i);
+    hc->d.tensors = hc->tensors;
+    hc->d.n_tensors = n;
+    hc->d.n_params = np;
+    hc->d.params = hc->buf;
+    hc->d.exp_avg = hc->buf + np;
+    hc->d.exp_avg_sq = hc->buf + 2 * np;
+    for (int i = 0; i < nx; i++)
+        hc->tensors[n + i] = *eng_model_optim_extra(t->model, i);
+    hc->d.extra_tensors = hc->tensors + n;
+    hc->d.n_extra = nx;
+    hc->d.extra = hc->buf + 3 * np;
+    return 0;
+}
+
+int eng_trainer_checkpoint(eng_trainer *t, char path[ENG_CKPT_PATH_MAX], eng_err *e)
+{
+    if (path)
+        path[0] = '\0';
+    if (!t->root[0])
+        return 0;
+    if (t->ckpt_step == t->st.step) {
+        if (path)
+            snprintf(path, ENG_CKPT_PATH_MAX, "%s", t->last_ckpt);
+        return 0;
+    }
+    phase(t, "ckpt");
+    host_copy hc;
+    int rc = host_alloc(t, &hc, e);
+    if (rc)
+        return rc;
+    if ((rc = eng_model_get_params(t->model, hc.d.params)) ||
+        (rc = eng_model_get_optim(t->model, hc.d.exp_avg, hc.d.exp_avg_sq)) ||
+        (rc = eng_model_get_optim_extra(t->model, hc.d.extra))) {
+        host_free(&hc);
+        return eng_errf(e, rc, "checkpoint: cannot copy the model's tensors to the host");
+    }
+    t->st.cursor = eng_loader_cursor(t->loader);
+    char written[ENG_CKPT_PATH_MAX];
+    rc = eng_ckpt_write(t->root, &hc.d, &t->cfg, &t->st, t->cfg.train.keep_checkpoints, written, e);
+    host_free(&hc);
+    if (rc)
+        return eng_err_prefix(e, "checkpoint at step %" PRId64, t->st.step);
+    t->ckpt_step = t->st.step;
+    snprintf(t->last_ckpt, sizeof t->last_ckpt, "%s", written);
+    if (path)
+        snprintf(path, ENG_CKPT_PATH_MAX, "%s", written);
+    if (t->h.ckpt)
+        t->h.ckpt(t->h.ud, written, t->st.step, t->st.tokens);
+    return 0;
+}
+
+static void log_skip(void *ud, const char *msg) { logf_(ud, "%s", msg); }
+
+int eng_trainer_resume(eng_trainer *t, int64_t *from_step, eng_err *e)
+{
+    *from_step = -1;
+    if (!t->root[0])
+        return 0;
+    char dir[ENG_CKPT_PATH_MAX];
+    phase(t, "setup");
+    int rc = eng_ckpt_find(t->root, dir, log_skip, t, e);
+    if (rc)
+        return rc;
+    phase(t, "setup");
+    if (!dir[0]) {
+        logf_(t, "no usable checkpoint in %s: starting from step 0", t->root);
+        return 0;
+    }
+    host_copy hc;
+    if ((rc = host_alloc(t, &hc, e)))
+        return rc;
+    eng_train_state st;
+    rc = eng_ckpt_load(dir, t->st.config_id, &hc.d, &st, e);
+    phase(t, "setup");
+    if (!rc && strcmp(st.data_id, t->st.data_id))
+        rc = eng_errf(e, ENG_EDATA,
+                      "%s was trained on other data (data id %.12s, the configured shards give %.12s): the "
+                      "data order would not continue; restore the data or start a fresh --out folder",
+                      dir, st.data_id, t->st.data_id);
+    if (!rc && (st.train_windows != t->info.train_windows || st.seed != t->cfg.seed))
+        rc = eng_errf(e, ENG_EDATA, "%s: %" PRIu64 " training windows (seed %" PRId64 "), the data gives %" PRIu64,
+                      dir, st.train_windows, st.seed, t->info.train_windows);
+    if (!rc && (st.step > t->total_steps || st.tokens != st.step * t->cfg.train.batch_tokens ||
+                st.cursor != (uint64_t)st.step * (uint64_t)eng_train_seqs_per_step(&t->cfg.train)))
+        rc = eng_errf(e, ENG_EDATA, "%s: step %" PRId64 ", tokens %" PRId64 " and cursor %" PRIu64
+                      " do not fit this config's batches", dir, st.step, st.tokens, st.cursor);
+    if (!rc && ((rc = eng_model_set_params(t->model, hc.d.params)) ||
+                (rc = eng_model_set_optim(t->model, hc.d.exp_avg, hc.d.exp_avg_sq)) ||
+                (rc = eng_model_set_optim_extra(t->model, hc.d.extra))))
+        rc = eng_errf(e, rc, "%s: cannot copy the tensors into the model", dir);
+    host_free(&hc);
+    if (rc)
+        return rc;
+    t->st = st;
+    eng_loader_seek(t->loader, st.cursor);
+    t->ckpt_step = st.step;
+    snprintf(t->last_ckpt, sizeof t->last_ckpt, "%s", dir);
+    *from_step = st.step;
+    logf_(t, "resuming from %s (step %" PRId64 ", %" PRId64 " tokens)", dir, st.step, st.tokens);
+    return 0;
+}
+
+/* ------------------------------------------------------------ evaluation */
+static void report_eval(eng_trainer *t, const char *metric, double value, int64_t n, double se)
+{
+    if (!t->h.eval)
+        return;
+    eng_eval_info ev = {t->st.step, t->st.tokens, "val", "val", metric, value, n, se};
+    t->h.eval(t->h.ud, &ev);
+}
+
+static int validate(eng_trainer *t, eng_err *e)
+{
+    const uint64_t nseq = t->info.val_seqs;
+    const int T = t->T;
+    double sum = 0;
+    int64_t count = 0;
+    for (uint64_t first = 0; first < nseq; first += (uint64_t)t->micro) {
+        int B = nseq - first < (uint64_t)t->micro ? (int)(nseq - first) : t->micro;
+        double l;
+        int rc = eng_loader_val_batch(t->loader, first, B, t->tokens, t->targets, e);
+        if (!rc)
+            rc = eng_model_forward(t->model, t->tokens, t->targets, B, T, &l, t->nll, e);
+        if (rc)
+            return eng_err_prefix(e, "validation");
+        for (int b = 0; b < B; b++) {
+            double s = 0;
+            for (int i = 0; i < T; i++)
+                s += t->nll[(size_t)b * T + i];
+            t->seq_nll[first + (uint64_t)b] = s / T;
+            sum += s;
+        }
+        count += (int64_t)B * T;
+    }
+    double mean = sum / (double)count;
+    /* standard error from the spread of per-sequence means (tokens within a
+     * sequence are not independent) */
+    double var = 0;
+    for (uint64_t i = 0; i < nseq; i++)
+        var += (t->seq_nll[i] - mean) * (t->seq_nll[i] - mean);
+    double se = nseq > 1 ? sqrt(var / (double)(nseq - 1) / (double)nseq) : NAN;
+    t->st.val_loss = mean;
+    report_eval(t, "loss", mean, count, se);
+    report_eval(t, "ppl", exp(mean), count, isfinite(se) ? exp(mean) * se : NAN);
+    return 0;
+}
+
+/* The evaluator's results, as the trainer's hooks. */
+static void sink_result(void *ud, const eng_eval_result *r)
+{
+    eng_trainer *t = ud;
+    if (t->h.eval) {
+        eng_eval_info ev = {t->st.step, t->st.tokens, r->suite, r->task, r->metric, r->value, r->n, r->stderr_};
+        t->h.eval(t->h.ud, &ev);
+    }
+}
+
+static void sink_layer(void *ud, const char *suite, int layer, const char *name, double value)
+{
+    eng_trainer *t = ud;
+    (void)suite;
+    if (t->h.layer)
+        t->h.layer(t->h.ud, t->st.step, t->st.tokens, layer, name, value);
+}
+
+static void sink_log(void *ud, const char *msg) { logf_(ud, "%s", msg); }
+
+/* Between the evaluator's batches: say where we are (heartbeats).  A stop
+ * request waits for the evaluation to end, so every evaluation a run
+ * reports is whole. */
+static int sink_tick(void *ud)
+{
+    phase(ud, "eval");
+    return 0;
+}
+
+int eng_trainer_evaluate(eng_trainer *t, double *loss, eng_err *e)
+{
+    phase(t, "eval");
+    int rc = 0;
+    if (t->run_val && (rc = validate(t, e)))
+        return rc;
+    if (t->evaluator) {
+        eng_eval_sink sink = {t, sink_result, sink_layer, NULL, sink_log, sink_tick};
+        if ((rc = eng_evaluator_run(t->evaluator, t->model, &sink, e)))
+            return eng_err_prefix(e, "evaluation at step %" PRId64, t->st.step);
+    }
+    t->eval_step = t->st.step;
+    if (loss)
+        *loss = t->run_val ? t->st.val_loss : NAN;
+    return 0;
+}
+
+/* ------------------------------------------------------------ the loop */
+/* %g, but "nan" rather than "-nan" */
+static const char *fmt_num(double x, char buf[32])
+{
+    if (isnan(x))
+        return "nan";
+    snprintf(buf, 32, "%g", x);
+    return buf;
+}
+
+static int train_step(eng_trainer *t, eng_step_info *si, eng_err *e)
+{
+    const int64_t s = t->st.step + 1;
+    const double t0 = now_s();
+    eng_model_zero_grads(t->model);
+    double loss_sum = 0;
+    for (int a = 0; a < t->accum; a++) {
+        double l;
+        if (a)
+            phase(t, "train"); /* progress within a step of many micro-batches (heartbeats) */
+        int rc = eng_loader_next(t->loader, t->micro, t->tokens, t->targets, e);
+        if (!rc)
+            rc = eng_model_forward(t->model, t->tokens, t->targets, t->micro, t->T, &l, NULL, e);
+        if (rc)
+            return eng_err_prefix(e, "step %" PRId64, s);
+        char b1[32];
+        if (!isfinite(l))
+            return eng_errf(e, ENG_EDIVERGED, "diverged at step %" PRId64 ": the loss is %s (lr %g)", s,
+                            fmt_num(l, b1), eng_lr_at(&t->cfg.train, s));
+        if ((rc = eng_model_backward(t->model, 1.0f / (float)t->accum, e)))
+            return eng_err_prefix(e, "step %" PRId64, s);
+        loss_sum += l;
+    }
+    const double loss = loss_sum / t->accum;
+    const double norm = eng_model_grad_norm(t->model);
+    const double lr = eng_lr_at(&t->cfg.train, s);
+    char b1[32], b2[32];
+    if (!isfinite(norm))
+        return eng_errf(e, ENG_EDIVERGED, "diverged at step %" PRId64 ": the gradient norm is %s (loss %s, lr %g)", s,
+                        fmt_num(norm, b1), fmt_num(loss, b2), lr);
+    const double clip = t->cfg.train.grad_clip;
+    eng_adamw opt = {lr, t->cfg.train.beta1, t->cfg.train.beta2, t->cfg.train.adam_eps, t->cfg.train.weight_decay, s,
+                     clip > 0 && norm > clip ? clip / norm : 1.0};
+    int rc = eng_model_step(t->model, &opt, e);
+    if (rc)
+        return eng_err_prefix(e, "step %" PRId64, s);
+    const double dt = now_s() - t0;
+    t->st.step = s;
+    t->st.tokens = s * t->cfg.train.batch_tokens;
+    t->st.cursor = eng_loader_cursor(t->loader);
+    t->st.loss = loss;
+    t->st.lr = lr;
+    *si = (eng_step_info){s, t->total_steps, t->st.tokens, loss, lr, norm,
+                          dt > 0 ? (double)t->cfg.train.batch_tokens / dt : 0, 1e3 * dt};
+    return 0;
+}
+
+int eng_trainer_run(eng_trainer *t, eng_err *e)
+{
+    const eng_train_cfg *tc = &t->cfg.train;
+    const double start = now_s(), elapsed0 = t->st.elapsed_s;
+    int rc = 0;
+    while (t->st.step < t->total_steps) {
+        if (t->h.stop_requested && t->h.stop_requested(t->h.ud)) {
+            rc = ENG_EINTERRUPTED;
+            break;
+        }
+        phase(t, "train");
+        eng_step_info si;
+        if ((rc = train_step(t, &si, e)))
+            return rc;
+        t->st.elapsed_s = elapsed0 + (now_s() - start);
+        const int64_t s = t->st.step;
+        if (t->h.step && (s == 1 || s % tc->log_every == 0 || s == t->total_steps))
+            t->h.step(t->h.ud, &si);
+        if (s == t->total_steps)
+            break;
+        if (eng_period_ends(t->cfg.eval.every_tokens, tc->batch_tokens, s) &&
+            (rc = eng_trainer_evaluate(t, NULL, e)))
+            return rc;
+        if (eng_period_ends(tc->ckpt_every_tokens, tc->batch_tokens, s) && (rc = eng_trainer_checkpoint(t, NULL, e)))
+            return rc;
+    }
+    if (rc == ENG_EINTERRUPTED) {
+        t->st.elapsed_s = elapsed0 + (now_s() - start);
+        if (t->st.step > 0 && (rc = eng_trainer_checkpoint(t, NULL, e)))
+            return rc;
+        return eng_errf(e, ENG_EINTERRUPTED, "stopped on request at step %" PRId64, t->st.step);
+    }
+    if (t->eval_step != t->st.step && (rc = eng_trainer_evaluate(t, NULL, e)))
+        return rc;
+    t->st.elapsed_s = elapsed0 + (now_s() - start);
+    return eng_trainer_checkpoint(t, NULL, e);
+}

@@ -1,0 +1,110 @@
+/* train.h: the training loop of one job: data, model, AdamW with warm-up +
+ * cosine LR (train_lr.h), gradient accumulation, global-norm clipping,
+ * validation perplexity, periodic checkpoints (ckpt.h), resume, and a stop
+ * on request or on divergence.
+ *
+ * The engine emits nothing itself: whatever happens is reported through
+ * eng_train_hooks (the worker turns them into events and log lines).
+ *
+ * A step (1-based s) draws the next batch_tokens / seq_len sequences from
+ * the loader, in micro_batch-sized passes whose gradients accumulate with
+ * weight 1 / passes; the step's loss is the mean of the passes' losses (all
+ * passes count the same number of tokens).  The gradient's global L2 norm
+ * is measured before clipping; clipping scales the update by
+ * min(1, grad_clip / norm).  A loss or norm that is not finite ends the run
+ * with ENG_EDIVERGED before any update is applied.
+ *
+ * Evaluations run after the step that ends each eval.every_tokens period
+ * and after the last step, suite by suite as eval.suites lists them:
+ * "val" is the trainer's own (token-weighted mean NLL over the loader's
+ * fixed validation set, reported as metrics "loss" (nats/token) and "ppl"
+ * (its exp)); every other suite runs through engine/eval/eval.h's evaluator
+ * (created with the trainer, so missing inputs fail before the first step).
+ * Checkpoints follow train.ckpt_every_tokens the same way and are always
+ * written after the last step and on a stop request.
+ *
+ * Memory: everything the step needs is allocated by eng_trainer_create; the
+ * step loop allocates nothing (checkpoint writing allocates host copies of
+ * the tensors, between steps). */
+#ifndef TLM_ENGINE_TRAIN_H
+#define TLM_ENGINE_TRAIN_H
+
+#include <stdint.h>
+
+#include "engine/train/ckpt.h"
+#include "engine/config/config.h"
+#include "common/err.h"
+#include "engine/train/loader.h"
+#include "engine/model/model.h"
+
+typedef struct eng_step_info {
+    int64_t step;        /* 1-based, after the update */
+    int64_t total_steps;
+    int64_t tokens;      /* trained so far */
+    double loss;         /* mean over the batch */
+    double lr;
+    double grad_norm;    /* before clipping */
+    double tokens_per_s; /* this step */
+    double step_ms;
+} eng_step_info;
+
+typedef struct eng_eval_info {
+    int64_t step, tokens;
+    const char *suite, *task, *metric; /* "val", "val", "loss" | "ppl" */
+    double value;
+    int64_t n;           /* tokens scored */
+    double stderr_;      /* NaN when not defined */
+} eng_eval_info;
+
+typedef struct eng_train_hooks {
+    void *ud;
+    void (*log)(void *ud, const char *msg);                       /* human-readable notes */
+    void (*step)(void *ud, const eng_step_info *s);               /* steps 1, every log_every, the last */
+    void (*eval)(void *ud, const eng_eval_info *ev);
+    void (*ckpt)(void *ud, const char *path, int64_t step, int64_t tokens);
+    /* The phase ("setup", "train", "eval", "ckpt") the trainer is in; cheap,
+     * often: at each stage of set-up (data, evaluator, model, checkpoint
+     * search and load), each micro-batch, each evaluation batch and each
+     * checkpoint.  Every call is evidence of progress (tlmd tells a stuck
+     * worker from a slow one by it: docs/protocol.md, heartbeat). */
+    void (*phase)(void *ud, const char *phase, int64_t step, int64_t tokens);
+    /* Polled between steps: non-zero asks the loop to checkpoint and stop. */
+    int (*stop_requested)(void *ud);
+    /* A per-layer statistic of an evaluation suite (alignment: rho_mlp, rho_block). */
+    void (*layer)(void *ud, int64_t step, int64_t tokens, int layer, const char *name, double value);
+} eng_train_hooks;
+
+typedef struct eng_trainer eng_trainer;
+
+/* Open the data (ENG_EDATA on missing/mismatched shards), build the model
+ * for cfg and initialise it from cfg->seed.  ckpt_root (may be NULL: never
+ * checkpoint) is where checkpoints go.  Hooks are copied; any may be NULL. */
+int eng_trainer_create(eng_trainer **out, const eng_config *cfg, const char *ckpt_root, const eng_train_hooks *hooks,
+                       eng_err *e);
+void eng_trainer_free(eng_trainer *t);
+
+/* Continue from the newest valid checkpoint under ckpt_root: *from_step is
+ * its step, or -1 when there is none (the run starts fresh).  A checkpoint
+ * of another config is ENG_ECONFIG, of other data ENG_EDATA. */
+int eng_trainer_resume(eng_trainer *t, int64_t *from_step, eng_err *e);
+
+/* Train to the end: 0 when done; ENG_EINTERRUPTED after a stop request
+ * (checkpoint written); ENG_EDIVERGED; or the failure of a step/checkpoint. */
+int eng_trainer_run(eng_trainer *t, eng_err *e);
+
+/* Every configured suite now, reported through the hooks; *loss receives
+ * the validation loss (NaN when "val" is not among eval.suites). */
+int eng_trainer_evaluate(eng_trainer *t, double *loss, eng_err *e);
+
+/* Write a checkpoint of the current state (no-op when the newest one is of
+ * this step); path may be NULL. */
+int eng_trainer_checkpoint(eng_trainer *t, char path[ENG_CKPT_PATH_MAX], eng_err *e);
+
+const eng_train_state *eng_trainer_state(const eng_trainer *t);
+const eng_model *eng_trainer_model(const eng_trainer *t);
+const eng_loader *eng_trainer_loader(const eng_trainer *t);
+int64_t eng_trainer_total_steps(const eng_trainer *t);
+/* Path of the last checkpoint written or resumed from ("" if none). */
+const char *eng_trainer_last_ckpt(const eng_trainer *t);
+
+#endif

@@ -1,0 +1,226 @@
+/* test_db_migrate.c: a version-1 results.db (db/history/v1.sql, with data)
+ * opened by the current code is migrated in place: its step metrics move
+ * into `steps` (NaN kept), and its tables, columns, indexes and views end
+ * up exactly as db/schema.sql creates them on a new file.  Versions 2 and 3
+ * migrate too (the LAMBADA columns of the results view; the database id). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "db/db.h"
+#include "tests/lib/tap.h"
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+        free(s);
+        s = NULL;
+    }
+    if (s)
+        s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+/* A canonical text of the schema: every object's name and type, every
+ * column (name, type, not null, default, pk), every index's columns. */
+static void describe(sqlite3 *h, char *out, size_t cap)
+{
+    size_t at = 0;
+    out[0] = '\0';
+    sqlite3_stmt *objs;
+    sqlite3_prepare_v2(h, "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name", -1,
+                       &objs, NULL);
+    while (sqlite3_step(objs) == SQLITE_ROW) {
+        const char *type = (const char *)sqlite3_column_text(objs, 0);
+        const char *name = (const char *)sqlite3_column_text(objs, 1);
+        at += (size_t)snprintf(out + at, at < cap ? cap - at : 0, "%s %s:", type, name);
+        char sql[256];
+        if (!strcmp(type, "index"))
+            snprintf(sql, sizeof sql, "PRAGMA index_info('%s')", name);
+        else
+            snprintf(sql, sizeof sql, "PRAGMA table_info('%s')", name);
+        sqlite3_stmt *cols;
+        sqlite3_prepare_v2(h, sql, -1, &cols, NULL);
+        while (sqlite3_step(cols) == SQLITE_ROW) {
+            int nc = sqlite3_column_count(cols);
+            for (int i = 0; i < nc; i++) {
+                const unsigned char *v = sqlite3_column_text(cols, i);
+                at += (size_t)snprintf(out + at, at < cap ? cap - at : 0, " %s", v ? (const char *)v : "NULL");
+            }
+            at += (size_t)snprintf(out + at, at < cap ? cap - at : 0, ";");
+        }
+        sqlite3_finalize(cols);
+        at += (size_t)snprintf(out + at, at < cap ? cap - at : 0, "\n");
+    }
+    sqlite3_finalize(objs);
+}
+
+static int64_t q_int(sqlite3 *h, const char *sql)
+{
+    sqlite3_stmt *s;
+    int64_t v = -999;
+    if (sqlite3_prepare_v2(h, sql, -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+        v = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    return v;
+}
+
+int main(void)
+{
+    const char *src = getenv("TLM_SRCDIR") ? getenv("TLM_SRCDIR") : "..";
+    char path[1024], dir[256];
+    snprintf(path, sizeof path, "%s/db/history/v1.sql", src);
+    char *v1 = slurp(path);
+    if (!v1) {
+        printf("# %s not found\n", path);
+        return 1;
+    }
+    snprintf(dir, sizeof dir, "%s/tlm-test-migrate-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(dir))
+        return 1;
+
+    char old[512], fresh[512];
+    snprintf(old, sizeof old, "%s/old.db", dir);
+    snprintf(fresh, sizeof fresh, "%s/fresh.db", dir);
+    sqlite3 *h;
+    sqlite3_open(old, &h);
+    char *err = NULL;
+    int rc = sqlite3_exec(h, v1, NULL, NULL, &err);
+    TAP_OK(rc == SQLITE_OK, "version-1 schema created (%s)", err ? err : "ok");
+    sqlite3_free(err);
+    rc = sqlite3_exec(h,
+                      "PRAGMA user_version = 1;"
+                      "INSERT INTO sweeps VALUES ('s', '', 's.yaml', 'h', 'src', 0, 0);"
+                      "INSERT INTO jobs(key, sweep, config, arch, scale, schedule, seed, label, tokens_total, params,"
+                      " flops_per_token, status, created_at, updated_at)"
+                      " VALUES ('k', 's', '{}', 'transformer', '1m', 'uniform', 0, 'uniform', 100, 1, 1, 'done', 0, 0);"
+                      "INSERT INTO attempts(id, job, n, host, device, started_at) VALUES (1, 'k', 1, 'h', 'cpu:0', 0);"
+                      "INSERT INTO metrics VALUES ('k', 1, 'loss', 10, NULL, 'nan', 1);"
+                      "INSERT INTO metrics VALUES ('k', 1, 'lr', 10, 0.001, NULL, 1);"
+                      "INSERT INTO metrics VALUES ('k', 1, 'grad_norm', 10, 9e999, 'inf', 1);"
+                      "INSERT INTO metrics VALUES ('k', 1, 'tokens_per_s', 10, 500, NULL, 1);"
+                      "INSERT INTO metrics VALUES ('k', 2, 'loss', 20, 2.5, NULL, 1);"
+                      "INSERT INTO metrics VALUES ('k', 2, 'lr', 20, 0.002, NULL, 1);"
+                      "INSERT INTO evals VALUES ('k', 2, 20, 'val', 'val', 'ppl', 12.5, NULL, 100, NULL, 1);",
+                      NULL, NULL, &err);
+    TAP_OK(rc == SQLITE_OK, "version-1 data written (%s)", err ? err : "ok");
+    sqlite3_free(err);
+    sqlite3_close(h);
+
+    eng_err e = {0};
+    db *d = NULL;
+    TAP_OK(db_open(old, DB_READWRITE, &d, &e) == 0, "the current code opens it (%s)", e.msg);
+    if (!d)
+        return tap_done();
+    TAP_OK(db_opened_version(d) == 1, "it was version 1");
+    sqlite3 *m = db_handle(d);
+    TAP_OK(q_int(m, "PRAGMA user_version") == DB_SCHEMA_VERSION, "now version %d", DB_SCHEMA_VERSION);
+    TAP_OK(q_int(m, "SELECT count(*) FROM steps") == 2, "two steps");
+    TAP_OK(q_int(m, "SELECT loss IS NULL FROM steps WHERE step = 1") == 1, "NaN loss kept as NaN");
+    TAP_OK(q_int(m, "SELECT nonfinite = 'inf' FROM metrics WHERE step = 1 AND name = 'grad_norm'") == 1,
+           "inf grad_norm kept");
+    TAP_OK(q_int(m, "SELECT tokens FROM steps WHERE step = 2") == 20, "tokens kept");
+    TAP_OK(q_int(m, "SELECT val_ppl * 2 FROM results") == 25, "results view over migrated data");
+    TAP_OK(q_int(m, "SELECT failures FROM jobs") == 0, "new columns take their defaults");
+
+    db *f = NULL;
+    TAP_OK(db_open(fresh, DB_READWRITE, &f, &e) == 0, "a new file (%s)", e.msg);
+    static char a[1 << 16], b[1 << 16];
+    describe(m, a, sizeof a);
+    if (f)
+        describe(db_handle(f), b, sizeof b);
+    int same = !strcmp(a, b);
+    TAP_OK(same, "migrated schema equals schema.sql's");
+    if (!same) {
+        /* the first differing line */
+        char *pa = a, *pb = b;
+        while (*pa && *pb) {
+            char *ea = strchr(pa, '\n'), *eb = strchr(pb, '\n');
+            if (!ea || !eb)
+                break;
+            if (ea - pa != eb - pb || strncmp(pa, pb, (size_t)(ea - pa))) {
+                printf("# migrated: %.*s\n# new:      %.*s\n", (int)(ea - pa), pa, (int)(eb - pb), pb);
+                break;
+            }
+            pa = ea + 1;
+            pb = eb + 1;
+        }
+    }
+    db_close(d);
+    db_close(f);
+
+    /* opening again is a no-op */
+    d = NULL;
+    TAP_OK(db_open(old, DB_READWRITE, &d, &e) == 0 && db_opened_version(d) == DB_SCHEMA_VERSION,
+           "a second open finds the current version");
+    db_close(d);
+
+    /* version 2 -> 3: the results view reads LAMBADA by the evaluator's names */
+    snprintf(path, sizeof path, "%s/db/history/v2.sql", src);
+    char *v2 = slurp(path);
+    char old2[512];
+    snprintf(old2, sizeof old2, "%s/old2.db", dir);
+    sqlite3_open(old2, &h);
+    rc = v2 ? sqlite3_exec(h, v2, NULL, NULL, &err) : SQLITE_ERROR;
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(h,
+                          "PRAGMA user_version = 2;"
+                          "INSERT INTO sweeps VALUES ('s', '', 's.yaml', 'h', 'src', 0, 0);"
+                          "INSERT INTO jobs(key, sweep, config, arch, scale, schedule, seed, label, tokens_total, params,"
+                          " flops_per_token, status, created_at, updated_at)"
+                          " VALUES ('k', 's', '{}', 'transformer', '1m', 'uniform', 0, 'uniform', 100, 1, 1, 'done', 0, 0);"
+                          "INSERT INTO evals VALUES ('k', 2, 20, 'lambada', 'lambada', 'perplexity', 40.5, NULL, 10, NULL, NULL);"
+                          "INSERT INTO evals VALUES ('k', 2, 20, 'lambada', 'lambada', 'acc', 0.25, NULL, 10, NULL, NULL);",
+                          NULL, NULL, &err);
+    TAP_OK(rc == SQLITE_OK, "version-2 database with LAMBADA results (%s)", err ? err : "ok");
+    sqlite3_free(err);
+    err = NULL;
+    sqlite3_close(h);
+    d = NULL;
+    TAP_OK(db_open(old2, DB_READWRITE, &d, &e) == 0 && db_opened_version(d) == 2, "version 2 opens and migrates (%s)",
+           e.msg);
+    if (d) {
+        TAP_OK(q_int(db_handle(d), "SELECT lambada_ppl * 2 FROM results") == 81 &&
+                   q_int(db_handle(d), "SELECT lambada_acc * 4 FROM results") == 1,
+               "results.lambada_ppl and lambada_acc read the evaluator's rows");
+        db_close(d);
+    }
+    free(v2);
+
+    /* version 3 -> 4: the database gets its identity */
+    snprintf(path, sizeof path, "%s/db/history/v3.sql", src);
+    char *v3 = slurp(path);
+    char old3[512];
+    snprintf(old3, sizeof old3, "%s/old3.db", dir);
+    sqlite3_open(old3, &h);
+    rc = v3 ? sqlite3_exec(h, v3, NULL, NULL, &err) : SQLITE_ERROR;
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(h, "PRAGMA user_version = 3;", NULL, NULL, &err);
+    TAP_OK(rc == SQLITE_OK, "a version-3 database (%s)", err ? err : "ok");
+    sqlite3_free(err);
+    err = NULL;
+    sqlite3_close(h);
+    d = NULL;
+    char id[DB_ID_LEN + 1] = "";
+    TAP_OK(db_open(old3, DB_READWRITE, &d, &e) == 0 && db_opened_version(d) == 3 && db_database_id(d, id, &e) == 0 &&
+               strlen(id) == DB_ID_LEN,
+           "version 3 migrates and gets a database id (%s; %s)", id, e.msg);
+    db_close(d);
+    free(v3);
+
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        TAP_DIAG("could not remove %s", dir);
+    free(v1);
+    return tap_done();
+}

@@ -1,0 +1,432 @@
+/* test_tok.c: tokenizer unit tests that need no network: bytes identity,
+ * WHATWG invalid-UTF-8 replacement and the lossless raw mode, BPE merging
+ * against a naive reference (short and long pieces), special tokens, rank
+ * file errors, the definition hash, and the BPE trainer (determinism,
+ * vocabulary size, round trips).  The Llama 3 vocabulary itself is tested
+ * by test_tokconf.sh. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/fileio.h"
+#include "engine/tok/tokenizer.h"
+#include "tests/lib/tap.h"
+
+static char dir[256];
+
+static const char *varied[] = {
+    "The quick brown fox jumps over the lazy dog.",
+    "I'm sure you're right; they've gone and we'll see.",
+    "int main(void) {\n    return 0;\n}\n",
+    "  leading and trailing   \n\n\t\ttabs\r\n",
+    "numbers 1234567 and 3.14159",
+    "caf\xc3\xa9 na\xc3\xafve \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xf0\x9f\x98\x80 emoji",
+    "",
+    "x",
+};
+
+/* equal byte strings (memcmp is not for NULL, which an empty decode gives) */
+static int same(const void *a, size_t an, const void *b, size_t bn)
+{
+    return an == bn && (an == 0 || !memcmp(a, b, an));
+}
+
+static uint32_t xs = 12345;
+static uint32_t rnd(uint32_t n)
+{
+    xs ^= xs << 13;
+    xs ^= xs >> 17;
+    xs ^= xs << 5;
+    return xs % n;
+}
+
+/* decode(encode(s)) as a malloc'd buffer */
+static int roundtrip(eng_tok *t, const char *s, size_t n, int flags, uint8_t **out, size_t *olen)
+{
+    eng_tokvec v = {0};
+    eng_err e;
+    size_t cap = 0;
+    *out = NULL;
+    *olen = 0;
+    int rc = eng_tok_encode(t, s, n, flags, &v, &e);
+    if (!rc)
+        rc = eng_tok_decode(t, v.ids, v.n, out, olen, &cap, &e);
+    eng_tokvec_free(&v);
+    return rc;
+}
+
+static void test_bytes(void)
+{
+    eng_tok *t;
+    eng_err e;
+    TAP_OK(eng_tok_open(&t, "bytes", NULL, &e) == 0, "bytes opens");
+    TAP_OK(eng_tok_vocab(t) == 256 && eng_tok_eot(t) == -1 && !strcmp(eng_tok_name(t), "bytes"),
+           "bytes: 256 ids, no end-of-text token");
+    uint8_t all[256];
+    for (int i = 0; i < 256; i++)
+        all[i] = (uint8_t)(255 - i);
+    eng_tokvec v = {0};
+    eng_tok_encode(t, all, 256, 0, &v, &e);
+    int ident = v.n == 256;
+    for (int i = 0; ident && i < 256; i++)
+        ident = v.ids[i] == all[i];
+    TAP_OK(ident, "bytes: id = byte value, every byte");
+    uint8_t *out;
+    size_t n;
+    int ok = 1;
+    for (size_t i = 0; i < sizeof varied / sizeof *varied; i++) {
+        roundtrip(t, varied[i], strlen(varied[i]), 0, &out, &n);
+        ok &= same(out, n, varied[i], strlen(varied[i]));
+        free(out);
+    }
+    TAP_OK(ok, "bytes: decode(encode(text)) == text on varied text");
+    eng_tokvec_free(&v);
+    eng_tok *t2;
+    eng_tok_open(&t2, "bytes", NULL, &e);
+    TAP_OK(!memcmp(eng_tok_sha256(t), eng_tok_sha256(t2), 32), "bytes: the definition hash is stable");
+    eng_tok_free(t2);
+    eng_tok_free(t);
+}
+
+/* A toy rank file: the 256 bytes, then merges given as strings. */
+static void write_ranks(const char *path, const char *const *merges, int n)
+{
+    FILE *f = fopen(path, "w");
+    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    int rank = 0;
+    for (int i = 0; i < 256 + n; i++) {
+        const uint8_t *p;
+        uint8_t one;
+        size_t len;
+        if (i < 256) {
+            one = (uint8_t)i;
+            p = &one;
+            len = 1;
+        } else {
+            p = (const uint8_t *)merges[i - 256];
+            len = strlen(merges[i - 256]);
+        }
+        for (size_t k = 0; k < len; k += 3) {
+            uint32_t v = (uint32_t)p[k] << 16 | (k + 1 < len ? (uint32_t)p[k + 1] << 8 : 0) |
+                         (k + 2 < len ? p[k + 2] : 0);
+            fputc(b64[v >> 18 & 63], f);
+            fputc(b64[v >> 12 & 63], f);
+            fputc(k + 1 < len ? b64[v >> 6 & 63] : '=', f);
+            fputc(k + 2 < len ? b64[v & 63] : '=', f);
+        }
+        fprintf(f, " %d\n", rank++);
+    }
+    fclose(f);
+}
+
+/* Naive tiktoken merge: lowest-rank adjacent pair, leftmost first. */
+static size_t naive_bpe(eng_tok *t, const uint8_t *p, size_t n, uint32_t *out)
+{
+    size_t *st = malloc((n + 1) * sizeof *st), m = n;
+    for (size_t i = 0; i <= n; i++)
+        st[i] = i;
+    eng_tokvec one = {0};
+    eng_err e;
+    for (;;) {
+        uint32_t best = UINT32_MAX;
+        size_t bi = 0;
+        for (size_t i = 0; i + 1 < m; i++) {
+            /* rank of the concatenation: encode it as a single piece and see if it is one token */
+            uint32_t r = UINT32_MAX;
+            for (uint32_t id = 0; id < eng_tok_vocab(t); id++) {
+                size_t len;
+                const uint8_t *b = eng_tok_piece(t, id, &len);
+                if (len == st[i + 2] - st[i] && !memcmp(b, p + st[i], len)) {
+                    r = id;
+                    break;
+                }
+            }
+            if (r < best) {
+                best = r;
+                bi = i;
+            }
+        }
+        if (best == UINT32_MAX)
+            break;
+        memmove(st + bi + 1, st + bi + 2, (m - bi - 1) * sizeof *st);
+        m--;
+    }
+    for (size_t i = 0; i < m; i++)
+        for (uint32_t id = 0; id < eng_tok_vocab(t); id++) {
+            size_t len;
+            const uint8_t *b = eng_tok_piece(t, id, &len);
+            if (len == st[i + 1] - st[i] && !memcmp(b, p + st[i], len)) {
+                out[i] = id;
+                break;
+            }
+        }
+    free(st);
+    eng_tokvec_free(&one);
+    (void)e;
+    return m;
+}
+
+static void test_bpe_merge(void)
+{
+    static const char *const merges[] = {"ab", "abc", "ba", "bab", "cc", "aa", "abab", "ca", "cab", "bb", "aaa"};
+    char path[300];
+    snprintf(path, sizeof path, "%s/toy.tiktoken", dir);
+    write_ranks(path, merges, 11);
+    eng_tok *t;
+    eng_err e;
+    int rc = eng_tok_open_file(&t, path, NULL, &e);
+    TAP_OK(rc == 0, "toy rank file opens%s%s", rc ? ": " : "", rc ? e.msg : "");
+    if (rc)
+        return;
+    TAP_OK(!strcmp(eng_tok_name(t), "toy") && eng_tok_vocab(t) == 267 && eng_tok_eot(t) == -1,
+           "named after the file, ranks only, no specials");
+    eng_tokvec v = {0};
+    eng_tok_encode(t, "abcab", 5, 0, &v, &e);
+    TAP_OK(v.n == 2 && v.ids[0] == 257 && v.ids[1] == 256, "abcab -> [abc, ab] by lowest rank");
+    /* random letter strings are one piece each: compare with the naive merge */
+    int agree = 1, tested_long = 0;
+    for (int k = 0; k < 300 && agree; k++) {
+        size_t n = 1 + rnd(k % 5 == 0 ? 300 : 40);
+        uint8_t s[400];
+        for (size_t i = 0; i < n; i++)
+            s[i] = (uint8_t)("abc"[rnd(3)]);
+        tested_long += n > 64;
+        v.n = 0;
+        eng_tok_encode(t, s, n, 0, &v, &e);
+        uint32_t ref[400];
+        size_t m = naive_bpe(t, s, n, ref);
+        agree = m == v.n && !memcmp(ref, v.ids, m * sizeof *ref);
+        if (!agree)
+            TAP_DIAG("differs on %.*s", (int)n, s);
+    }
+    TAP_OK(agree && tested_long > 10, "BPE merge equals the naive lowest-rank merge (300 strings, %d over 64 bytes)",
+           tested_long);
+    eng_tokvec_free(&v);
+    /* errors in rank files name the line */
+    FILE *f = fopen(path, "w");
+    fprintf(f, "YQ== 0\nnot-base64! 1\n");
+    fclose(f);
+    eng_tok *bad;
+    rc = eng_tok_open_file(&bad, path, NULL, &e);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "toy.tiktoken:2:"), "bad base64 is an error at file:line (%s)", e.msg);
+    f = fopen(path, "w");
+    fprintf(f, "YQ== 0\nYg== 2\n");
+    fclose(f);
+    rc = eng_tok_open_file(&bad, path, NULL, &e);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "missing rank 1"), "a gap in the ranks is an error (%s)", e.msg);
+    write_ranks(path, merges, 0);
+    f = fopen(path, "a");
+    fprintf(f, "YWI= 256\nYWI= 257\n");
+    fclose(f);
+    rc = eng_tok_open_file(&bad, path, NULL, &e);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "repeats"), "a repeated token is an error (%s)", e.msg);
+    f = fopen(path, "w");
+    fprintf(f, "YQ== 0\n");
+    fclose(f);
+    rc = eng_tok_open_file(&bad, path, NULL, &e);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "byte 0x00 is not a token"), "a rank file must cover all 256 bytes (%s)",
+           e.msg);
+    rc = eng_tok_open(&bad, "bpe4096", dir, &e);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "bpe4096.tiktoken"), "a missing named tokenizer says where it looked (%s)",
+           e.msg);
+    {   /* a rank file that is a FIFO or a folder: refused, never read */
+        char fifo[600];
+        snprintf(fifo, sizeof fifo, "%s/fifo.tiktoken", dir);
+        alarm(20);
+        rc = mkfifo(fifo, 0600) ? -1 : eng_tok_open_file(&bad, fifo, NULL, &e);
+        TAP_OK(rc == ENG_EDATA && strstr(e.msg, "fifo.tiktoken: is not a regular file (a FIFO)"),
+               "a FIFO rank file is refused without blocking (%s)", e.msg);
+        rc = eng_tok_open_file(&bad, dir, "bpe300", &e);
+        TAP_OK(rc == ENG_EDATA && strstr(e.msg, "is a directory"), "a folder as the rank file (%s)", e.msg);
+        alarm(0);
+        unlink(fifo);
+        rc = eng_tok_open_text(&bad, "text.tiktoken", NULL, "YQ== 0\nYg== 1\n", 14, &e);
+        TAP_OK(rc == ENG_EDATA && strstr(e.msg, "text.tiktoken") && strstr(e.msg, "byte 0x00"),
+               "eng_tok_open_text reads rank-file text with the same checks (%s)", e.msg);
+    }
+    rc = eng_tok_open(&bad, "llama2", NULL, &e);
+    TAP_OK(rc == ENG_ECONFIG, "llama2 is refused clearly (%s)", e.msg);
+    eng_tok_free(t);
+}
+
+/* WHATWG: how many U+FFFD each invalid input becomes. */
+static void test_utf8(eng_tok *t)
+{
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"a\x80z", "a\xef\xbf\xbdz"},
+        {"\xc3", "\xef\xbf\xbd"},
+        {"\xe2\x82", "\xef\xbf\xbd"},
+        {"\xe2\x82X", "\xef\xbf\xbdX"},
+        {"\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},
+        {"\xf0\x9f\x98", "\xef\xbf\xbd"},
+        {"\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd"},
+        {"\xe0\x80\xaf", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},
+        {"\xf4\x90\x80\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},
+        {"\xff\xfe", "\xef\xbf\xbd\xef\xbf\xbd"},
+        {"ok\xe2\x82\xac", "ok\xe2\x82\xac"},
+        {"\xf0\x9f\x98\x80\xc3", "\xf0\x9f\x98\x80\xef\xbf\xbd"},
+    };
+    int ok = 1;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        uint8_t *out;
+        size_t n;
+        roundtrip(t, cases[i].in, strlen(cases[i].in), 0, &out, &n);
+        if (!same(out, n, cases[i].out, strlen(cases[i].out))) {
+            ok = 0;
+            TAP_DIAG("case %zu: got %zu bytes", i, n);
+        }
+        free(out);
+    }
+    TAP_OK(ok, "invalid UTF-8 becomes U+FFFD per maximal subpart (WHATWG), %zu cases", sizeof cases / sizeof *cases);
+    /* raw mode is lossless on arbitrary bytes */
+    int lossless = 1;
+    for (int k = 0; k < 200 && lossless; k++) {
+        char s[300];
+        size_t n = rnd(300);
+        for (size_t i = 0; i < n; i++)
+            s[i] = k % 2 ? (char)rnd(256) : "ab \n\xc3\xa9\xff"[rnd(8)];
+        uint8_t *out;
+        size_t m;
+        roundtrip(t, s, n, ENG_TOK_RAW_BYTES, &out, &m);
+        lossless = same(out, m, s, n);
+        free(out);
+    }
+    TAP_OK(lossless, "ENG_TOK_RAW_BYTES: decode(encode(bytes)) == bytes for 200 random byte strings");
+    int valid_ok = 1;
+    for (size_t i = 0; i < sizeof varied / sizeof *varied; i++) {
+        uint8_t *out;
+        size_t n;
+        roundtrip(t, varied[i], strlen(varied[i]), 0, &out, &n);
+        valid_ok &= same(out, n, varied[i], strlen(varied[i]));
+        free(out);
+    }
+    TAP_OK(valid_ok, "valid UTF-8 round-trips exactly (%zu varied texts)", sizeof varied / sizeof *varied);
+}
+
+static char *corpus(size_t *len)
+{
+    /* English-like text with enough repetition to learn merges from */
+    static const char *const words[] = {"the", "of", "and", "to", "in", "a", "is", "that", "for", "it", "with",
+                                        "as", "was", "on", "be", "by", "this", "are", "from", "at", "which",
+                                        "tokenizer", "model", "layer", "width", "taper", "I'm", "don't",
+                                        "2024", "12", "(x)", "==", "\xc3\xa9t\xc3\xa9", "\xe6\x97\xa5\xe6\x9c\xac"};
+    size_t cap = 200000, n = 0;
+    char *s = malloc(cap);
+    uint32_t saved = xs;
+    xs = 777;
+    while (n + 40 < cap) {
+        const char *w = words[rnd(sizeof words / sizeof *words)];
+        n += (size_t)snprintf(s + n, cap - n, "%s%s", w, rnd(12) == 0 ? ".\n" : " ");
+    }
+    xs = saved;
+    *len = n;
+    return s;
+}
+
+static void test_trainer(void)
+{
+    size_t n;
+    char *text = corpus(&n);
+    char a[300], b[300], c[300];
+    snprintf(a, sizeof a, "%s/bpe360.tiktoken", dir);
+    snprintf(b, sizeof b, "%s/again.tiktoken", dir);
+    snprintf(c, sizeof c, "%s/other.tiktoken", dir);
+    eng_err e;
+    int rc = 0;
+    for (int k = 0; k < 3 && !rc; k++) {
+        eng_bpe_trainer *tr;
+        rc = eng_bpe_trainer_new(&tr, &e);
+        /* feed in two pieces: the split point must not matter beyond the pieces */
+        if (!rc)
+            rc = eng_bpe_trainer_feed(tr, text, k == 2 ? n / 2 : n, &e);
+        if (!rc)
+            rc = eng_bpe_trainer_finish(tr, 360, k == 0 ? a : k == 1 ? b : c, NULL, NULL, &e);
+        eng_bpe_trainer_free(tr);
+    }
+    TAP_OK(rc == 0, "trainer learns 360 ids%s%s", rc ? ": " : "", rc ? e.msg : "");
+    char *fa = NULL, *fb = NULL, *fc = NULL;
+    size_t la = 0, lb = 0, lc = 0;
+    eng_read_file(a, 1 << 24, &fa, &la, &e);
+    eng_read_file(b, 1 << 24, &fb, &lb, &e);
+    eng_read_file(c, 1 << 24, &fc, &lc, &e);
+    TAP_OK(fa && fb && la == lb && !memcmp(fa, fb, la), "trainer is deterministic: same text, same rank file (%zu bytes)",
+           la);
+    TAP_OK(fc && (la != lc || memcmp(fa, fc, la)), "different text gives a different rank file");
+    eng_tok *t, *t2;
+    rc = eng_tok_open(&t, "bpe360", dir, &e);
+    TAP_OK(rc == 0, "bpe360 is found in the folder by name%s%s", rc ? ": " : "", rc ? e.msg : "");
+    if (rc)
+        return;
+    TAP_OK(eng_tok_vocab(t) == 360 && eng_tok_eot(t) == 359 && eng_tok_special(t, "<|endoftext|>") == 359,
+           "bpe360: 359 ranks + <|endoftext|> = id 359");
+    eng_tokvec v = {0};
+    eng_tok_encode(t, text, n, 0, &v, &e);
+    TAP_OK(v.n < n / 3, "the trained BPE compresses its text: %zu bytes -> %zu tokens", n, v.n);
+    uint32_t maxid = 0;
+    for (size_t i = 0; i < v.n; i++)
+        maxid = v.ids[i] > maxid ? v.ids[i] : maxid;
+    TAP_OK(maxid < 359, "ordinary text never produces the special id (max id %u)", maxid);
+    uint8_t *out;
+    size_t m;
+    roundtrip(t, text, n, 0, &out, &m);
+    TAP_OK(m == n && !memcmp(out, text, n), "bpe360: decode(encode(text)) == text");
+    free(out);
+    int ok = 1;
+    for (size_t i = 0; i < sizeof varied / sizeof *varied; i++) {
+        roundtrip(t, varied[i], strlen(varied[i]), 0, &out, &m);
+        ok &= same(out, m, varied[i], strlen(varied[i]));
+        free(out);
+    }
+    TAP_OK(ok, "bpe360 round-trips text it was not trained on (unseen bytes fall back to byte tokens)");
+    v.n = 0;
+    eng_tok_encode(t, "a<|endoftext|>b", 15, ENG_TOK_ALLOW_SPECIAL, &v, &e);
+    int has = 0;
+    for (size_t i = 0; i < v.n; i++)
+        has |= v.ids[i] == 359;
+    TAP_OK(has, "special token text becomes its id when allowed");
+    v.n = 0;
+    eng_tok_encode(t, "a<|endoftext|>b", 15, 0, &v, &e);
+    has = 0;
+    for (size_t i = 0; i < v.n; i++)
+        has |= v.ids[i] == 359;
+    TAP_OK(!has, "and stays text when not allowed");
+    test_utf8(t);
+    rc = eng_tok_open_file(&t2, b, "bpe360", &e);
+    TAP_OK(rc == 0 && !memcmp(eng_tok_sha256(t), eng_tok_sha256(t2), 32), "same ranks, same definition hash");
+    eng_tok_free(t2);
+    rc = eng_tok_open_file(&t2, c, "bpe360", &e);
+    TAP_OK(rc == 0 && memcmp(eng_tok_sha256(t), eng_tok_sha256(t2), 32), "other ranks, other definition hash");
+    eng_tok_free(t2);
+    /* too small a corpus for the vocabulary */
+    eng_bpe_trainer *tr;
+    eng_bpe_trainer_new(&tr, &e);
+    eng_bpe_trainer_feed(tr, "abc abc", 7, &e);
+    rc = eng_bpe_trainer_finish(tr, 4096, c, NULL, NULL, &e);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "too small"), "a corpus too small for N ids is an error (%s)", e.msg);
+    eng_bpe_trainer_free(tr);
+    eng_tokvec_free(&v);
+    eng_tok_free(t);
+    free(fa);
+    free(fb);
+    free(fc);
+    free(text);
+}
+
+int main(void)
+{
+    snprintf(dir, sizeof dir, "%s/tlm-test-tok.%ld", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
+    eng_err e;
+    eng_mkdir_p(dir, &e);
+    test_bytes();
+    test_bpe_merge();
+    test_trainer();
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd)) {
+    }
+    return tap_done();
+}

@@ -1,0 +1,93 @@
+/* test_tokconf_run.c: the TLM side of the Llama 3 conformance test
+ * (test_tokconf.sh runs it): encodes every string of a gen.mjs corpus with
+ * TLM's llama3 tokenizer (special tokens allowed, invalid UTF-8 replaced,
+ * as the reference does) and compares the ids with the reference's lines.
+ * Prints how many strings and tokens were compared; exits 1 on any
+ * mismatch, showing the first few.
+ * usage: test_tokconf_run RANK_FILE CORPUS_BIN REF_TXT */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fileio.h"
+#include "engine/tok/tokenizer.h"
+
+static void show(const char *what, const uint32_t *ids, size_t n)
+{
+    printf("#   %s (%zu):", what, n);
+    for (size_t i = 0; i < n && i < 40; i++)
+        printf(" %u", ids[i]);
+    printf("%s\n", n > 40 ? " ..." : "");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 4) {
+        fprintf(stderr, "usage: %s RANK_FILE CORPUS_BIN REF_TXT\n", argv[0]);
+        return 2;
+    }
+    eng_err e = {0};
+    eng_tok *t = NULL;
+    char *corpus = NULL, *ref = NULL;
+    size_t clen = 0, rlen = 0;
+    if (eng_tok_open_file(&t, argv[1], "llama3", &e) || eng_read_file(argv[2], 1u << 30, &corpus, &clen, &e) ||
+        eng_read_file(argv[3], 1u << 30, &ref, &rlen, &e)) {
+        printf("not ok 1 - setup: %s\n1..1\n", e.msg);
+        return 1;
+    }
+    eng_tokvec got = {0}, want = {0};
+    size_t strings = 0, tokens = 0, bad = 0, bytes = 0;
+    char *rp = ref;
+    for (size_t o = 0; o + 4 <= clen;) {
+        uint32_t n = (uint32_t)(uint8_t)corpus[o] | (uint32_t)(uint8_t)corpus[o + 1] << 8 |
+                     (uint32_t)(uint8_t)corpus[o + 2] << 16 | (uint32_t)(uint8_t)corpus[o + 3] << 24;
+        if (n > clen - o - 4) {
+            printf("not ok 1 - corpus is truncated at byte %zu\n1..1\n", o);
+            return 1;
+        }
+        const char *s = corpus + o + 4;
+        o += 4 + n;
+        char *eol = strchr(rp, '\n');
+        if (!eol) {
+            printf("not ok 1 - the reference has fewer lines than the corpus has strings (%zu)\n1..1\n", strings);
+            return 1;
+        }
+        *eol = '\0';
+        want.n = 0;
+        for (char *q = rp; *q;) {
+            char *end;
+            unsigned long v = strtoul(q, &end, 10);
+            if (end == q)
+                break;
+            eng_tokvec_push(&want, (uint32_t)v, &e);
+            q = end;
+        }
+        rp = eol + 1;
+        got.n = 0;
+        if (eng_tok_encode(t, s, n, ENG_TOK_ALLOW_SPECIAL, &got, &e)) {
+            printf("not ok 1 - encode failed on string %zu: %s\n1..1\n", strings + 1, e.msg);
+            return 1;
+        }
+        strings++;
+        bytes += n;
+        tokens += want.n;
+        if (got.n != want.n || memcmp(got.ids, want.ids, got.n * sizeof *got.ids)) {
+            if (++bad <= 5) {
+                printf("# mismatch on string %zu (%u bytes): \"", strings, n);
+                for (uint32_t i = 0; i < n && i < 120; i++)
+                    printf(s[i] >= 32 && s[i] < 127 ? "%c" : "\\x%02x", (unsigned char)s[i]);
+                printf("%s\"\n", n > 120 ? "..." : "");
+                show("reference", want.ids, want.n);
+                show("TLM", got.ids, got.n);
+            }
+        }
+    }
+    printf("%sok 1 - TLM's llama3 ids equal llama3-tokenizer-js's: %zu strings, %zu bytes, %zu tokens compared, "
+           "%zu mismatches\n1..1\n", bad ? "not " : "", strings, bytes, tokens, bad);
+    eng_tokvec_free(&got);
+    eng_tokvec_free(&want);
+    free(corpus);
+    free(ref);
+    eng_tok_free(t);
+    return bad ? 1 : 0;
+}

@@ -1,0 +1,51 @@
+/* parity_dump.c: the engine's side of the PyTorch parity test
+ * (tests/parity/parity_torch.py runs it).  For each tiny model variant it writes
+ *   DIR/<variant>.model.safetensors  the initial weights (HF names) and, in
+ *                                    the metadata, the model's shape and the
+ *                                    optimizer settings as JSON ("tlm_parity")
+ *   DIR/<variant>.out.safetensors    tokens, targets (I32, (B, T)), the step-0
+ *                                    loss (1), logits (B, T, V), "grad.<name>"
+ *                                    for every parameter, and "losses" (10):
+ *                                    the losses of 10 AdamW steps on the same
+ *                                    batch with clipping at 1.0
+ * Usage: parity_dump DIR */
+#include "tests/parity/dump_util.h"
+#include "tests/lib/model_util.h"
+
+static const tm_spec specs[] = {
+    {"transformer_cosine_tied", "transformer", "", "cosine", 32, 4, 4, 4, 64, 64, 1, 0.1},
+    {"transformer_uniform_untied_gqa", "transformer", "", "uniform", 32, 3, 4, 2, 64, 64, 0, 0.1},
+    {"gated_elementwise_cosine", "gated_attn", "elementwise", "cosine", 32, 4, 4, 4, 64, 64, 1, 0.1},
+    {"gated_elementwise_uniform", "gated_attn", "elementwise", "uniform", 32, 4, 4, 4, 64, 64, 1, 0.1},
+    {"gated_headwise_cosine_untied_gqa", "gated_attn", "headwise", "cosine", 32, 4, 4, 2, 64, 64, 0, 0.1},
+};
+
+static int dump(const char *dir, size_t i, eng_err *e)
+{
+    const tm_spec *s = &specs[i];
+    eng_config c;
+    eng_model *m;
+    int rc = tm_config(s, PD_T, &c, e);
+    if (rc || (rc = eng_model_create(&m, &c, PD_B, PD_T, e)))
+        return rc;
+    eng_model_init_weights(m, 2024);
+    int32_t tok[PD_B * PD_T], tgt[PD_B * PD_T];
+    tm_batch(5, PD_B, PD_T, s->V, tok, tgt);
+    char meta[1024], widths[512];
+    pd_widths(m, s->L, widths, sizeof widths);
+    snprintf(meta, sizeof meta,
+             "{\"arch\":\"%s\",\"gate\":\"%s\",\"d\":%d,\"layers\":%d,\"heads\":%d,\"kv_heads\":%d,\"vocab\":%d,"
+             "\"tied\":%d,\"norm_eps\":%.17g,\"rope_theta\":%.17g,\"widths\":[%s]," PD_RECIPE_FMT,
+             s->arch, s->gate, s->d, s->L, s->H, s->kv, s->V, s->tied, c.model.norm_eps, c.model.rope_theta, widths,
+             PD_RECIPE_ARGS);
+    rc = pd_write_model(m, dir, s->name, meta, e) || pd_train_and_write(m, s->V, tok, tgt, 0, 0, dir, s->name, e);
+    eng_model_free(m);
+    return rc;
+}
+
+static const char *name_of(size_t i) { return specs[i].name; }
+
+int main(int argc, char **argv)
+{
+    return pd_main(argc, argv, "parity_dump", sizeof specs / sizeof specs[0], name_of, dump);
+}

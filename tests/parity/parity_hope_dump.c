@@ -1,0 +1,60 @@
+/* parity_hope_dump.c: the engine's side of the Hope-attention PyTorch
+ * parity test (tests/parity/parity_hope.py runs it).  For each tiny hope_attn
+ * variant it writes
+ *   DIR/<variant>.model.safetensors  the initial weights (HF names,
+ *                                    model.layers.N.mlp.levels.I.*) and, in
+ *                                    the metadata, the shape, the levels'
+ *                                    chunk sizes and the optimizer settings
+ *                                    as JSON ("tlm_parity")
+ *   DIR/<variant>.out.safetensors    tokens, targets (I32, (STEPS, B, T):
+ *                                    a new batch every step), the step-0
+ *                                    loss (1) and logits (B, T, V),
+ *                                    "grad.<name>" for every parameter at
+ *                                    step 0, "losses" (STEPS) of STEPS AdamW
+ *                                    steps with clipping and the levels'
+ *                                    multi-frequency updates, and
+ *                                    "final.<name>" the weights after them
+ * Usage: parity_hope_dump DIR */
+#include "tests/lib/hope_util.h"
+#include "tests/parity/dump_util.h"
+#include "tests/lib/model_util.h"
+
+static const hope_spec specs[] = {
+    {"hope_cosine_tied_c124", "cosine", 32, 4, 4, 4, 96, 64, 1, 3, "[1, 2, 4]", 16, 0.1},
+    {"hope_uniform_untied_gqa_c124", "uniform", 32, 3, 4, 2, 96, 64, 0, 3, "[1, 2, 4]", 16, 0.1},
+    {"hope_cosine_untied_4levels_c2124", "cosine", 32, 3, 4, 4, 112, 64, 0, 4, "[2, 1, 2, 4]", 8, 0.1},
+};
+
+static int dump(const char *dir, size_t i, eng_err *e)
+{
+    const hope_spec *s = &specs[i];
+    eng_config c;
+    eng_model *m;
+    int rc = hs_config(s, PD_T, &c, e);
+    if (rc || (rc = eng_model_create(&m, &c, PD_B, PD_T, e)))
+        return rc;
+    eng_model_init_weights(m, 2025);
+    const int bt = PD_B * PD_T;
+    int32_t tok[PD_STEPS * PD_B * PD_T], tgt[PD_STEPS * PD_B * PD_T];
+    for (int st = 0; st < PD_STEPS; st++)
+        tm_batch(5 + (uint64_t)st, PD_B, PD_T, s->V, tok + st * bt, tgt + st * bt);
+    char meta[1024], chunks[128] = "";
+    for (int l = 0; l < c.model.hope_levels; l++)
+        snprintf(chunks + strlen(chunks), sizeof chunks - strlen(chunks), "%s%d", l ? "," : "",
+                 (int)c.model.hope_chunks[l]);
+    snprintf(meta, sizeof meta,
+             "{\"arch\":\"hope_attn\",\"d\":%d,\"layers\":%d,\"heads\":%d,\"kv_heads\":%d,\"vocab\":%d,"
+             "\"tied\":%d,\"norm_eps\":%.17g,\"rope_theta\":%.17g,\"levels\":%d,\"chunks\":[%s]," PD_RECIPE_FMT,
+             s->d, s->L, s->H, s->kv, s->V, s->tied, c.model.norm_eps, c.model.rope_theta, c.model.hope_levels, chunks,
+             PD_RECIPE_ARGS);
+    rc = pd_write_model(m, dir, s->name, meta, e) || pd_train_and_write(m, s->V, tok, tgt, 1, 1, dir, s->name, e);
+    eng_model_free(m);
+    return rc;
+}
+
+static const char *name_of(size_t i) { return specs[i].name; }
+
+int main(int argc, char **argv)
+{
+    return pd_main(argc, argv, "parity_hope_dump", sizeof specs / sizeof specs[0], name_of, dump);
+}

@@ -1,0 +1,186 @@
+#!/bin/sh
+# test_report.sh: tlm-report end to end on a results.db built through the
+# db API with known values (test_report_mkdb): every table in every format,
+# with and without --paper, one sweep at a time, every figure as SVG and
+# PNG, --all and --list; test_report_check.py then recomputes every number
+# from the database with its own SQL and parses every file.  Also: the
+# errors a user meets (no database, unknown table or sweep, an older
+# schema, not a database, bad options) exit non-zero with a clear message.
+# Needs no daemon and no GPU.
+set -u
+src=${TLM_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+build=${TLM_BUILDDIR:-$src}
+R="$build/reports/tlm-report"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/tlm-report.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+n=0
+failed=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+no() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+PY=
+for p in /usr/bin/python3 python3; do
+    if "$p" -c 'import sqlite3, statistics; statistics.correlation' >/dev/null 2>&1; then PY=$p; break; fi
+done
+if [ -z "$PY" ]; then
+    echo "# SKIP: no python3 (3.10+) with sqlite3 to check the tables against"
+    exit 77
+fi
+
+# under --enable-sanitizers: the plotting libraries' own caches are not our leaks
+LSAN_OPTIONS="suppressions=$src/tests/report/test_report.lsan${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+export LSAN_OPTIONS
+
+db="$tmp/results.db"
+out="$tmp/out"
+mkdir -p "$out/figures"
+if "$build/tests/report/report_mkdb" "$db"; then ok "fixture database written through the db API"; else no "fixture database"; exit 1; fi
+
+# every table x format, with and without --paper
+for t in wider_early_vs_late schedule_ratio main alignment niah runs; do
+    for f in md csv latex json; do
+        ext=$f
+        [ "$f" = latex ] && ext=tex
+        for paper in "" --paper; do
+            sfx=${paper:+.paper}
+            if "$R" --db "$db" --table "$t" --format "$f" $paper --out "$out/$t$sfx.$ext" 2>"$tmp/err"; then
+                ok "--table $t --format $f $paper"
+            else
+                no "--table $t --format $f $paper"
+                sed 's/^/# /' "$tmp/err"
+            fi
+        done
+    done
+done
+# one sweep: the second sweep shares a job with the first
+for t in wider_early_vs_late schedule_ratio main runs; do
+    for f in md csv latex json; do
+        ext=$f
+        [ "$f" = latex ] && ext=tex
+        "$R" --db "$db" --table "$t" --sweep other --format "$f" --out "$out/$t.other.$ext" 2>/dev/null ||
+            no "--table $t --sweep other --format $f"
+    done
+done
+# stdout is the default output, and equals --out
+"$R" --db "$db" --table schedule_ratio >"$tmp/stdout.md" && cmp -s "$tmp/stdout.md" "$out/schedule_ratio.md" &&
+    ok "stdout and --out give the same table" || no "stdout and --out give the same table"
+
+# figures
+for fig in loss dff rho ppl_ratio; do
+    for e in svg png; do
+        if "$R" --db "$db" --plot "$fig" --out "$out/figures/$fig.$e" 2>"$tmp/err"; then ok "--plot $fig ($e)"; else
+            no "--plot $fig ($e)"
+            sed 's/^/# /' "$tmp/err"
+        fi
+    done
+done
+for e in svg png; do
+    "$R" --db "$db" --plot ppl_ratio --paper --out "$out/figures/ppl_ratio.paper.$e" 2>/dev/null ||
+        no "--plot ppl_ratio --paper ($e)"
+done
+"$R" --db "$db" --all --out "$out/all" >/dev/null 2>"$tmp/err" && ok "--all" || { no "--all"; sed 's/^/# /' "$tmp/err"; }
+"$R" --db "$db" --list >"$out/list.txt" 2>"$tmp/err" && ok "--list" || no "--list"
+"$R" --help | grep -q "^usage: tlm-report" && ok "--help" || no "--help"
+ls "$out/all" | grep -v -q '\.tmp\.' && ! ls -a "$out/all" "$out" | grep -q '\.tmp\.' && ok "no temporary files left" ||
+    no "no temporary files left"
+
+# errors: exit status and message
+expect() { # expect STATUS PATTERN DESCRIPTION -- command...
+    st=$1 pat=$2 d=$3
+    shift 4
+    "$@" >"$tmp/o" 2>"$tmp/e"
+    got=$?
+    if [ "$got" = "$st" ] && grep -q -- "$pat" "$tmp/e"; then ok "$d"; else
+        no "$d (status $got)"
+        sed 's/^/# /' "$tmp/e"
+    fi
+}
+expect 1 "no such file" "a missing database: says so, status 1" -- "$R" --db "$tmp/nope.db" --table runs
+expect 2 "unknown table 'frob' (tables: wider_early_vs_late" "an unknown table lists the tables" -- \
+    "$R" --db "$db" --table frob
+expect 1 "no sweep named 'nope' (sweeps: fx, other)" "an unknown sweep lists the sweeps" -- \
+    "$R" --db "$db" --table runs --sweep nope
+expect 2 "unknown figure" "an unknown figure" -- "$R" --db "$db" --plot frob --out "$tmp/x.svg"
+expect 2 "needs --out" "--plot without --out" -- "$R" --db "$db" --plot loss
+expect 2 "svg or .png" "--plot into a .jpg" -- "$R" --db "$db" --plot loss --out "$tmp/x.jpg"
+expect 2 "expected md, csv, latex or json" "an unknown format" -- "$R" --db "$db" --table runs --format xls
+expect 2 "nothing to do" "no mode" -- "$R" --db "$db"
+expect 2 "choose one of" "two modes" -- "$R" --db "$db" --list --table runs
+expect 2 "unknown option" "an unknown option" -- "$R" --db "$db" --tabel runs
+expect 1 "SCHEDULE:START:END" "a bad --taper" -- "$R" --db "$db" --table main --taper cosine
+# a filter that selects nothing is an error naming what exists, like an unknown sweep (status 1)
+expect 1 "--job ffffffffffff matches no job in $db (its jobs: [0-9a-f]\{12\} " "an unknown --job names the jobs" -- \
+    "$R" --db "$db" --table runs --job ffffffffffff
+expect 1 "--job ffffffffffff matches no job in sweep other (its jobs: " "...in a sweep, that sweep's" -- \
+    "$R" --db "$db" --table main --sweep other --job ffffffffffff
+expect 1 "--job abc matches no job in .*a key prefix needs 6 or more hex digits" "a short --job says why" -- \
+    "$R" --db "$db" --table runs --job abc
+expect 1 "--arch bogus matches no job in $db (its architectures: gated_attn, transformer)" \
+    "an unknown --arch names the architectures" -- "$R" --db "$db" --table runs --arch bogus
+expect 1 "--arch gated_attn matches no job in sweep other (its architectures: transformer)" \
+    "...of the sweep" -- "$R" --db "$db" --table runs --arch gated_attn --sweep other
+expect 1 "--scale 9z matches no job in $db (its scales: 1m, 3m)" "an unknown --scale names the scales" -- \
+    "$R" --db "$db" --list --scale 9z
+expect 1 "--arch gated_attn --scale 3m together match no job in $db (its architecture and scale pairs: " \
+    "--arch and --scale that exist but not together" -- "$R" --db "$db" --plot loss --out "$tmp/x.svg" \
+    --arch gated_attn --scale 3m
+# options given twice, or that the chosen mode ignores
+expect 2 "--db is given twice; give it once" "--db twice" -- "$R" --db "$db" --db "$db" --list
+expect 2 "--max-series 1.5: not an integer (expected an integer from 1 to 1000)" "--max-series 1.5" -- \
+    "$R" --db "$db" --plot loss --out "$tmp/x.svg" --max-series 1.5
+expect 2 "--format does nothing with --plot" "--format with --plot" -- "$R" --db "$db" --plot loss --out "$tmp/x.svg" \
+    --format csv
+expect 2 "--max-series does nothing with --table" "--max-series with --table" -- "$R" --db "$db" --table runs \
+    --max-series 3
+expect 2 "--out does nothing with --list" "--out with --list" -- "$R" --db "$db" --list --out "$tmp/list.txt"
+expect 0 "warning: --taper does nothing with --table runs; ignored" "--taper with a table that has no taper: a warning" \
+    -- "$R" --db "$db" --table runs --taper cosine:1.5:0.5
+# a folder where a file is expected, and back
+expect 2 "--db $tmp: is a directory (expected an SQLite database file" "--db a folder" -- "$R" --db "$tmp" --table runs
+expect 2 "--out $out: is a directory (expected a file" "a table --out into a folder" -- \
+    "$R" --db "$db" --table runs --out "$out"
+expect 2 "--out $db: is not a directory (expected the folder --all writes into)" "--all --out a file" -- \
+    "$R" --db "$db" --all --out "$db"
+"$PY" - "$tmp/old.db" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("CREATE TABLE jobs (key TEXT)")
+c.execute("PRAGMA user_version = 1")
+c.commit()
+PY
+expect 1 "older than this program" "a database of an older schema: run tlmd to migrate" -- \
+    "$R" --db "$tmp/old.db" --table runs
+echo "not a database, just text" >"$tmp/text.db"
+expect 1 "not a database" "a file that is not a database" -- "$R" --db "$tmp/text.db" --table runs
+"$R" --db "$db" --table wider_early_vs_late --sweep other >"$tmp/o" 2>"$tmp/e"
+[ $? = 0 ] && grep -q "nothing in" "$tmp/e" && grep -q "Nothing in results.db" "$tmp/o" &&
+    ok "a table the sweep cannot fill: status 0, says so" || no "a table the sweep cannot fill"
+"$R" --db "$db" --plot rho --scale 3m --out "$tmp/rho.svg" >/dev/null 2>"$tmp/e"
+[ $? = 1 ] && grep -q "nothing to draw" "$tmp/e" && [ ! -e "$tmp/rho.svg" ] &&
+    ok "a figure with nothing to draw: status 1, no file" || no "a figure with nothing to draw"
+
+# a report while the daemon is in the middle of a write: not blocked, and
+# it sees the last committed state, not the uncommitted one
+"$PY" - "$db" "$R" <<'PY' && ok "a report during an open write transaction: not blocked, sees committed data" ||
+import csv, io, sqlite3, subprocess, sys
+db, report = sys.argv[1], sys.argv[2]
+w = sqlite3.connect(db, isolation_level=None, timeout=10)
+w.execute("BEGIN IMMEDIATE")
+w.execute("UPDATE jobs SET status = 'failed', reason = 'crash' WHERE status = 'done'")
+r = subprocess.run([report, "--db", db, "--table", "runs", "--format", "csv"], capture_output=True, text=True,
+                   timeout=30)
+w.execute("ROLLBACK")
+states = [row["state"] for row in csv.DictReader(io.StringIO(r.stdout))]
+sys.exit(0 if r.returncode == 0 and states.count("done") > 0 and "crash" not in r.stdout else 1)
+PY
+    no "a report during an open write transaction"
+
+# the numbers
+"$PY" "$src/tests/report/report_check.py" "$db" "$out" >"$tmp/check" 2>&1
+st=$?
+sed -e '/^1\.\./d' -e 's/^\(not \)\{0,1\}ok [0-9]* - /&check: /' "$tmp/check" | while IFS= read -r line; do
+    echo "$line"
+done
+checks=$(grep -c '^ok\|^not ok' "$tmp/check")
+[ "$st" = 0 ] && ok "test_report_check.py: $checks checks against SQL" || no "test_report_check.py ($st)"
+echo "1..$n"
+[ "$failed" = 0 ]

@@ -1,0 +1,84 @@
+# test_tlmd_lib.sh: sourced by the tlmd end-to-end tests (tests/test_tlmd_*.sh),
+# not a test itself.  Sets T (tlmd), W (tlm-worker), a temp folder $tmp
+# (the tests run inside it: results.db, runs/), ok/finish TAP helpers, and
+# $tmp/text.tlmtok: the bytes of the licence texts every Debian system
+# ships, the same corpus the worker's own tests train on.  Every process a
+# test starts in the background is killed on exit.
+set -u
+T="$TLM_BUILDDIR/orchestrator/tlmd"
+W="$TLM_BUILDDIR/worker/tlm-worker"
+MK="$TLM_BUILDDIR/tests/lib/train_mkshard"
+n=0
+fail=0
+ok() {
+    n=$((n + 1))
+    if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi
+}
+finish() {
+    echo "1..$n"
+    exit $fail
+}
+command -v sqlite3 >/dev/null 2>&1 || { echo "# the sqlite3 command is needed (apt-get install sqlite3): skip"; exit 77; }
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/tlm-tlmd-test-XXXXXX")
+kids=""
+cleanup() {
+    for p in $kids; do kill -9 "$p" 2>/dev/null; done
+    wait 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+cd "$tmp" || exit 1
+
+LICENSES=""
+for f in GPL-3 GPL-2 LGPL-2.1 Apache-2.0 MPL-2.0 GFDL-1.3 Artistic; do
+    [ -f "/usr/share/common-licenses/$f" ] && LICENSES="$LICENSES /usr/share/common-licenses/$f"
+done
+if [ -z "$LICENSES" ]; then echo "# /usr/share/common-licenses is missing: skip"; exit 77; fi
+# shellcheck disable=SC2086
+"$MK" "$tmp/text.tlmtok" $LICENSES >/dev/null || { echo "# cannot make the text shard"; exit 1; }
+
+# q SQL: one query on results.db, plain output
+q() { sqlite3 -batch results.db "$1"; }
+
+# sweep FILE NAME STEPS [extra YAML lines...]: a sweep of small jobs on the
+# text shard (d=64, 4 layers, 1024 tokens a step, a checkpoint every 8
+# steps, an evaluation every 16); the caller appends grid/seeds lines.
+sweep() {
+    file=$1 name=$2 steps=$3
+    shift 3
+    cat >"$file" <<EOF
+name: $name
+base:
+  model: {d_model: 64, layers: 4, heads: 2, d_ff: 128, vocab: 256}
+  tokenizer: bytes
+  data: {train: $tmp/text.tlmtok}
+  eval: {every_tokens: 16384, val_tokens: 2048}
+  train: {tokens: $((steps * 1024)), seq_len: 32, batch_tokens: 1024, micro_batch: 8, lr: ${LR:-3e-3},
+          warmup_tokens: 4096, log_every: 1, ckpt_every_tokens: 8192${TRAIN_EXTRA:-}}
+EOF
+    for line in "$@"; do echo "$line" >>"$file"; done
+}
+
+# start_tlmd LOG ARGS...: tlmd in the background; $tp is its pid
+start_tlmd() {
+    log=$1
+    shift
+    "$T" "$@" >"$log" 2>&1 &
+    tp=$!
+    kids="$kids $tp"
+}
+
+# wait_for SQL [SECONDS]: until the query prints something other than 0 or nothing
+wait_for() {
+    limit=${2:-120}
+    i=0
+    while [ $i -lt $((limit * 20)) ]; do
+        v=$(q "$1" 2>/dev/null)
+        [ -n "$v" ] && [ "$v" != 0 ] && return 0
+        sleep 0.05
+        i=$((i + 1))
+    done
+    echo "# timed out waiting for: $1"
+    return 1
+}

@@ -1,0 +1,132 @@
+#!/bin/sh
+# test_tlmd_cli.sh: tlmd's command line without training: usage errors
+# exit 2 with a message (a GPU slot this build cannot serve among them, and
+# a database that is not TLM's, named by its --db path); a bad sweep file
+# among good ones is reported with its position and nothing is recorded
+# (one transaction); folders are read in name order; a missing worker or
+# database is named; a 100,000-job sweep dry-runs in seconds.
+. "$TLM_SRCDIR/tests/tlmd/lib.sh"
+
+"$T" --help >help.out 2>&1
+ok $([ $? = 0 ] && grep -q -- "--heartbeat-timeout" help.out && echo 0 || echo 1) "--help exits 0 and lists the options"
+"$T" >e1.out 2>&1
+ok $([ $? = 2 ] && grep -q -- "--sweeps FILE|DIR is required" e1.out && echo 0 || echo 1) "no --sweeps: exit 2"
+"$T" --sweeps x.yaml --bogus >e2.out 2>&1
+ok $([ $? = 2 ] && echo 0 || echo 1) "an unknown option: exit 2"
+"$T" --sweeps x.yaml --workers 0 >e3.out 2>&1
+ok $([ $? = 2 ] && grep -q -- "--workers 0: out of range (expected an integer from 1 to 256)" e3.out && echo 0 || echo 1) \
+    "--workers 0: $(cat e3.out)"
+# expect2 PATTERN DESCRIPTION ARGS...: tlmd ARGS exits 2 and says PATTERN
+expect2() {
+    pat=$1 what=$2
+    shift 2
+    "$T" "$@" >e.out 2>&1
+    rc=$?
+    ok $([ $rc = 2 ] && grep -q -- "$pat" e.out && echo 0 || echo 1) "$what: exit $rc: $(head -c 300 e.out)"
+}
+expect2 "--workers 1.5: not an integer (expected an integer from 1 to 256)" "--workers 1.5 is not 1" \
+    --sweeps x.yaml --workers 1.5
+expect2 "--max-attempts 9223372036854775807: out of range (expected an integer from 1 to 1000)" \
+    "a huge --max-attempts names the range" --sweeps x.yaml --max-attempts 9223372036854775807
+expect2 "--kill-grace 0x10: not a number" "a hex --kill-grace" --sweeps x.yaml --kill-grace 0x10
+expect2 "--db is given twice; give it once" "--db twice" --sweeps x.yaml --db a.db --db b.db
+expect2 "--runs is given twice" "--runs twice" --sweeps x.yaml --runs a --runs b
+expect2 "--progress and --no-progress contradict" "--progress with --no-progress" --sweeps x.yaml --progress --no-progress
+expect2 "--db is given twice" "tlmd status: --db twice" status --db a.db --db b.db
+mkdir adir
+expect2 "--db adir: is a directory (expected an SQLite database file" "--db a folder" --sweeps x.yaml --db adir
+expect2 "--db adir: is a directory (expected an SQLite database file" "tlmd status --db a folder" status --db adir
+: >afile
+expect2 "--runs afile: is not a directory (expected the folder that holds the run folders)" "--runs a file" \
+    --sweeps x.yaml --runs afile
+expect2 "--worker adir: is a directory" "--worker a folder" --sweeps x.yaml --worker adir
+mkdir sw
+sweep sw/a.yaml alpha 8 "grid:" "  taper.schedule: [linear, cosine]" "  taper.ratio: [[1.5, 0.5]]"
+sweep sw/b.yaml beta 8 "seeds: [1, 2]"
+"$T" --sweeps sw --devices 0,x >e4.out 2>&1
+ok $([ $? = 2 ] && grep -q -- "--devices 0,x: expected auto, cpu, or GPU ids" e4.out && echo 0 || echo 1) "--devices 0,x: $(cat e4.out)"
+"$T" --sweeps sw --devices 0 --db dev.db >e4b.out 2>&1
+ok $([ $? = 2 ] && grep -q -- "--devices 0: this build cannot train on GPUs" e4b.out && [ ! -e dev.db ] && echo 0 || echo 1) \
+    "--devices 0 on a build whose engine has no GPU backend: exit 2, nothing recorded: $(cat e4b.out)"
+# messages name the --db given, not "results.db"
+sqlite3 other.db "create table t(x)"
+"$T" --sweeps sw --db other.db >e4c.out 2>&1
+ok $([ $? = 2 ] && grep -q "^tlmd: other.db: the file holds tables but no TLM schema version" e4c.out && echo 0 || echo 1) \
+    "a database that is not TLM's is named: $(cat e4c.out)"
+sqlite3 newer.db "pragma user_version = 99; create table t(x)"
+"$T" --sweeps sw --db newer.db >e4d.out 2>&1
+ok $([ $? = 2 ] && grep -q "^tlmd: newer.db: schema version 99 is newer than this program's" e4d.out && echo 0 || echo 1) \
+    "so is a newer one: $(cat e4d.out)"
+"$T" --sweeps sw --worker /nonexistent/tlm-worker >e5.out 2>&1
+ok $([ $? = 2 ] && grep -q "worker /nonexistent/tlm-worker" e5.out && echo 0 || echo 1) "a missing worker: $(cat e5.out)"
+"$T" --sweeps nope.yaml >e6.out 2>&1
+ok $([ $? = 2 ] && grep -q "nope.yaml" e6.out && echo 0 || echo 1) "a missing sweep file: $(cat e6.out)"
+mkdir -p dirsw/x.yaml
+expect2 "dirsw/x.yaml: is a directory (expected a sweep file" "a folder named like a sweep file" --sweeps dirsw
+rm -r dirsw
+
+"$T" --dry-run --sweeps sw >dry.out 2>&1
+ok $? "a folder of sweeps dry-runs"
+"$T" --dry-run --sweeps sw --workers 2 --runs elsewhere >dry2.out 2>dry2.err
+ok $([ $? = 0 ] && grep -q -- "--workers does nothing with --dry-run" dry2.err &&
+    grep -q -- "--runs does nothing with --dry-run" dry2.err && echo 0 || echo 1) \
+    "--dry-run says which options of the run it ignores: $(tr '\n' ' ' <dry2.err)"
+ok $([ "$(grep '^sweep ' dry.out | cut -d' ' -f2 | tr '\n' ' ')" = "alpha beta " ] && echo 0 || echo 1) "in name order"
+grep -q "total: 4 distinct jobs: 4 new" dry.out
+ok $? "4 jobs (2 + 2 seeds)"
+grep -q "^  [0-9a-f]\{12\}  new  *uniform  .*128x4  .*seed=2$" dry.out
+ok $? "each line: id, status, label, d_ff summary, axes"
+
+# a bad file after a good one: nothing of either is recorded
+cp "$TLM_SRCDIR/tests/data/sweeps/bad/unknown_grid_key.yaml" sw/c.yaml
+"$T" --sweeps sw >e7.out 2>&1
+ok $([ $? = 2 ] && grep -q "sw/c.yaml:5:3: unknown key 'shedule' in taper; did you mean 'schedule'?" e7.out && echo 0 || echo 1) \
+    "a bad sweep: exit 2 with its position: $(cat e7.out)"
+ok $([ "$(q "select count(*) from sweeps")" = 0 ] && [ "$(q "select count(*) from jobs")" = 0 ] && echo 0 || echo 1) \
+    "nothing recorded, not even the good sweeps before it"
+rm sw/c.yaml
+
+"$T" status --db missing.db >e8.out 2>&1
+ok $([ $? = 2 ] && grep -q "missing.db does not exist" e8.out && echo 0 || echo 1) "status of a missing database: exit 2"
+"$T" status --sweep nope >e9.out 2>&1
+ok $([ $? = 2 ] && grep -q "no sweep named 'nope'" e9.out && echo 0 || echo 1) "status of an unknown sweep: exit 2"
+
+# a long --runs (about 1,200 bytes; each part below NAME_MAX) holds its run
+# folder whole, and results.db stores it whole
+long=$tmp
+for part in 1 2 3 4 5; do long=$long/$(printf "r%.0s" $(seq 240))$part; done
+sweep long.yaml long 8
+"$T" --sweeps long.yaml --db long.db --runs "$long" --threads-per-worker 1 >long.out 2>&1
+rc=$?
+stored=$(sqlite3 -batch long.db "select run_dir from jobs")
+ok $([ $rc = 0 ] && [ "$stored" = "$long/$(sqlite3 -batch long.db "select substr(key, 1, 12) from jobs")" ] &&
+    [ -f "$stored/config.json" ] && [ -d "$stored/ckpt/step-00000008" ] && echo 0 || echo 1) \
+    "a ${#long}-byte --runs: the job ran (exit $rc) in its whole run folder, stored whole (${#stored} bytes)"
+[ $rc = 0 ] || sed 's/^/# /' long.out | head -5
+# the sweep file itself in that folder: `tlmd status` shows its whole name
+cp long.yaml "$long/long.yaml"
+"$T" --sweeps "$long/long.yaml" --db long.db --runs "$long" >long2.out 2>&1
+"$T" status --db long.db --summary >status.out 2>&1
+ok $([ $? = 0 ] && grep -qF "$long/long.yaml" status.out && echo 0 || echo 1) \
+    "tlmd status names the ${#long}-byte sweep file whole"
+# a --runs the worker's files could not fit under is refused before anything starts
+toolong=$long
+while [ ${#toolong} -lt 3900 ]; do toolong=$toolong/$(printf "r%.0s" $(seq 200)); done
+expect2 "--runs: the path is ${#toolong} bytes, longer than the 3826 TLM allows here" "a ${#toolong}-byte --runs" \
+    --sweeps long.yaml --db long2.db --runs "$toolong"
+ok $([ ! -e long2.db ] && echo 0 || echo 1) "...and nothing is recorded"
+
+# 100,000 jobs: 4 grid points x 25,000 seeds
+{
+    printf 'name: big\nbase: {scale: 1m, train: {tokens: 2e6}}\n'
+    printf 'grid:\n  taper.schedule: [linear, cosine]\n  taper.ratio: [[1.5, 0.5], [1.25, 0.75]]\nseeds: ['
+    seq -s, 0 24999 | tr -d '\n'
+    printf ']\n'
+} >big.yaml
+t0=$(date +%s)
+"$T" --dry-run --sweeps big.yaml >big.out 2>&1
+rc=$?
+t1=$(date +%s)
+ok $([ $rc = 0 ] && grep -q "total: 100000 distinct jobs: 100000 new" big.out && echo 0 || echo 1) "100,000 jobs dry-run"
+ok $([ $((t1 - t0)) -le 60 ] && echo 0 || echo 1) "in $((t1 - t0)) s"
+finish

@@ -1,0 +1,174 @@
+#!/bin/sh
+# test_worker_resume.sh: determinism of tlm-worker on the CPU.  The same
+# config and seed give bit-identical losses (and final checkpoints) in two
+# runs; a run killed with SIGKILL at a random step, or stopped with SIGTERM
+# or SIGINT (exit 75, `stopped` with its checkpoint), or whose parent dies
+# under --die-with-parent, then continued with --resume, gives exactly the
+# losses, validation losses and final weights of the uninterrupted run.
+. "$TLM_SRCDIR/tests/lib/train_common.sh"
+
+small_job "$tmp/job.yaml"
+# run NAME [args...]: train into $tmp/NAME, events appended to $tmp/NAME.ev
+run() {
+    name=$1
+    shift
+    "$W" --config "$tmp/job.yaml" --out "$tmp/$name" --threads 1 "$@" >>"$tmp/$name.ev" 2>>"$tmp/$name.err"
+}
+# same REF RUN: every step loss and eval of RUN's events (all attempts)
+# equals REF's, RUN covers every step, and both end with the same numbers
+same() {
+    python3 - "$tmp/$1.ev" "$tmp/$2.ev" <<'P'
+import json, sys
+def load(path):
+    steps, evals, ends = {}, {}, []
+    for line in open(path):
+        e = json.loads(line)
+        if e["ev"] == "step":
+            if e["step"] in steps and steps[e["step"]] != e["loss"]:
+                sys.exit("step %d trained twice with different losses" % e["step"])
+            steps[e["step"]] = e["loss"]
+        elif e["ev"] == "eval":
+            evals[(e["step"], e["metric"])] = e["value"]
+        elif e["ev"] in ("done", "stopped", "error"):
+            ends.append(e)
+    return steps, evals, ends
+rs, re_, rend = load(sys.argv[1])
+s, ev, end = load(sys.argv[2])
+bad = [k for k in s if s[k] != rs.get(k)]
+if bad:
+    sys.exit("losses differ at steps %s: %r vs %r" % (bad[:5], [s[k] for k in bad[:3]], [rs.get(k) for k in bad[:3]]))
+if sorted(s) != sorted(rs):
+    sys.exit("steps %s missing" % sorted(set(rs) - set(s))[:10])
+bad = [k for k in ev if ev[k] != re_.get(k)]
+if bad:
+    sys.exit("evaluations differ at %s" % bad[:5])
+a, b = rend[-1], end[-1]
+if a["ev"] != "done" or b["ev"] != "done" or a["loss"] != b["loss"] or a["val_loss"] != b["val_loss"]:
+    sys.exit("final events differ: %r vs %r" % (a, b))
+print("# %d steps, final loss %r, val loss %r: identical" % (len(s), b["loss"], b["val_loss"]))
+P
+}
+# spawn NAME [args...]: the same in the background; $pid is the worker's
+spawn() {
+    name=$1
+    shift
+    "$W" --config "$tmp/job.yaml" --out "$tmp/$name" --threads 1 "$@" >>"$tmp/$name.ev" 2>>"$tmp/$name.err" &
+    pid=$!
+    kids="$kids $pid"
+}
+same_files() {
+    cmp -s "$tmp/$1/ckpt/step-00000048/model.safetensors" "$tmp/$2/ckpt/step-00000048/model.safetensors" &&
+        cmp -s "$tmp/$1/ckpt/step-00000048/optim.safetensors" "$tmp/$2/ckpt/step-00000048/optim.safetensors"
+}
+start_field() { # start_field NAME FIELD: FIELD of the last start event
+    python3 -c 'import json,sys; print([json.loads(l) for l in open(sys.argv[1]) if "\"ev\":\"start\"" in l][-1][sys.argv[2]])' "$tmp/$1.ev" "$2"
+}
+rand_step() { # a step in [lo, hi]
+    r=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')
+    echo $(($1 + r % ($2 - $1 + 1)))
+}
+
+run A
+ok $? "uninterrupted run A"
+events "$tmp/A.ev" --end done >/dev/null
+ok $? "A's events follow the protocol"
+run B
+ok $? "run B of the same config"
+same A B
+ok $? "two runs: bit-identical losses and validation losses"
+same_files A B
+ok $? "two runs: byte-identical final model.safetensors and optim.safetensors"
+
+# ---- SIGKILL at a random step, then --resume
+k=$(rand_step 3 36)
+echo "# SIGKILL after step $k"
+spawn C
+wait_step "$tmp/C.ev" "$k" "$pid"
+kill -9 "$pid"
+wait "$pid"
+rc=$?
+ok $((rc == 137 ? 0 : 1)) "run C killed by SIGKILL after step $k (status $rc)"
+run C --resume
+ok $? "run C resumed to the end"
+from=$(start_field C resumed_from_step)
+echo "# resumed from step $from"
+ok $([ "$from" = None ] || [ "$from" -le "$k" ]; echo $?) "it resumed from the newest checkpoint at or before step $k ($from)"
+same A C
+ok $? "killed + resumed: the uninterrupted run's losses, bit for bit"
+same_files A C
+ok $? "killed + resumed: byte-identical final weights and moments"
+
+# ---- SIGTERM: finish the step, checkpoint, stopped, exit 75
+k=$(rand_step 2 36)
+echo "# SIGTERM after step $k"
+spawn D
+wait_step "$tmp/D.ev" "$k" "$pid"
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+ok $((rc == 75 ? 0 : 1)) "SIGTERM: exit status 75 (got $rc)"
+events "$tmp/D.ev" --end stopped >"$tmp/D.sum"
+ok $? "SIGTERM: the stream ends with one stopped event"
+python3 - "$tmp/D.sum" "$k" <<'P'
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+e = d["end"]
+assert e["signal"] == "SIGTERM", e
+assert e["step"] >= int(sys.argv[2]), e
+assert e["ckpt"] and e["ckpt"].endswith("step-%08d" % e["step"]) and os.path.isfile(e["ckpt"] + "/MANIFEST.json"), e
+assert d["ckpts"][-1]["path"] == e["ckpt"], d["ckpts"][-1]
+print("# stopped at step", e["step"], "->", e["ckpt"])
+P
+ok $? "stopped: SIGTERM, after the step, with the checkpoint of that step"
+stopped_at=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["end"]["step"])' "$tmp/D.sum")
+run D --resume
+ok $? "run D resumed"
+ok $([ "$(start_field D resumed_from_step)" = "$stopped_at" ]; echo $?) "it resumed from the stop's checkpoint (step $stopped_at)"
+same A D
+ok $? "stopped + resumed: identical losses"
+same_files A D
+ok $? "stopped + resumed: identical final weights"
+
+# ---- SIGINT behaves the same
+spawn E
+wait_step "$tmp/E.ev" 5 "$pid"
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+events "$tmp/E.ev" --end stopped | grep -q '"signal": "SIGINT"'
+ok $((rc == 75 ? $? : 1)) "SIGINT: exit 75 and a stopped event naming SIGINT (status $rc)"
+
+# ---- --die-with-parent: the parent dies, the worker stops cleanly
+sh -c '"$1" --config "$2" --out "$3" --threads 1 --die-with-parent >"$3.ev" 2>"$3.err" & echo $! >"$3.pid"; wait' \
+    sh "$W" "$tmp/job.yaml" "$tmp/F" &
+parent=$!
+kids="$kids $parent"
+while [ ! -s "$tmp/F.pid" ]; do sleep 0.02; done
+wpid=$(cat "$tmp/F.pid")
+kids="$kids $wpid"
+wait_step "$tmp/F.ev" 4 "$wpid"
+kill -9 "$parent"
+wait "$parent" 2>/dev/null
+i=0
+while kill -0 "$wpid" 2>/dev/null && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+kill -0 "$wpid" 2>/dev/null
+ok $((1 - $?)) "--die-with-parent: the worker exits when its parent is killed"
+events "$tmp/F.ev" --end stopped | grep -q '"signal": "SIGTERM"'
+ok $? "--die-with-parent: it stopped on SIGTERM with a checkpoint"
+run F --resume
+same A F
+ok $? "--die-with-parent + resume: identical losses"
+
+# ---- resuming a finished run does nothing but report
+run A --resume
+rc=$?
+python3 - "$tmp/A.ev" <<'P'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+last = ev[ev.index([e for e in ev if e["ev"] == "start"][-1]):]
+assert last[0]["resumed_from_step"] == 48 and last[0]["step"] == 48, last[0]
+assert not [e for e in last if e["ev"] == "step"], "steps trained again"
+assert last[-1]["ev"] == "done" and last[-1]["step"] == 48
+P
+ok $((rc == 0 ? $? : 1)) "--resume of a finished run: start at step 48, no steps, done (status $rc)"
+finish

@@ -1,0 +1,142 @@
+#!/bin/sh
+# test_titans_resume.sh: a titans run through tlm-worker checkpoints its
+# new tensors and resumes bit for bit.  The job (tests/lib/train_common.sh's
+# small job, linear taper, as titans MAG: window 8 < seq_len 32, chunk 5
+# that does not divide it, 2 persistent entries) runs uninterrupted (A),
+# is killed with SIGKILL after a random step and resumed (C): the same
+# losses, validation losses and byte-identical final model.safetensors and
+# optim.safetensors.  Its model.safetensors holds every Titans tensor of
+# every layer under the layer's prefix, with the shapes of docs/titans.md,
+# and a run of the same job twice gives the same losses (determinism).
+# Also `tlm-worker --describe` of a tapered 1m titans job: the Titans parts
+# of each layer.
+. "$TLM_SRCDIR/tests/lib/train_common.sh"
+
+small_job "$tmp/job.yaml" "arch: titans"
+sed -i -e 's/^model: {\(.*\)}$/model: {\1, titans: {window: 8, chunk: 5, persistent: 2}}/' "$tmp/job.yaml"
+grep -q 'titans: {window: 8' "$tmp/job.yaml" || { echo "not ok - cannot write the titans job"; exit 1; }
+
+run() {
+    name=$1
+    shift
+    "$W" --config "$tmp/job.yaml" --out "$tmp/$name" --threads 1 "$@" >>"$tmp/$name.ev" 2>>"$tmp/$name.err"
+}
+spawn() {
+    name=$1
+    shift
+    "$W" --config "$tmp/job.yaml" --out "$tmp/$name" --threads 1 "$@" >>"$tmp/$name.ev" 2>>"$tmp/$name.err" &
+    pid=$!
+    kids="$kids $pid"
+}
+rand_step() {
+    r=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')
+    echo $(($1 + r % ($2 - $1 + 1)))
+}
+same() {
+    python3 - "$tmp/$1.ev" "$tmp/$2.ev" <<'P'
+import json, sys
+def load(path):
+    steps, evals, ends = {}, {}, []
+    for line in open(path):
+        e = json.loads(line)
+        if e["ev"] == "step":
+            if e["step"] in steps and steps[e["step"]] != e["loss"]:
+                sys.exit("step %d trained twice with different losses" % e["step"])
+            steps[e["step"]] = e["loss"]
+        elif e["ev"] == "eval":
+            evals[(e["step"], e["metric"])] = e["value"]
+        elif e["ev"] in ("done", "stopped", "error"):
+            ends.append(e)
+    return steps, evals, ends
+rs, re_, rend = load(sys.argv[1])
+s, ev, end = load(sys.argv[2])
+bad = [k for k in s if s[k] != rs.get(k)]
+if bad:
+    sys.exit("losses differ at steps %s" % bad[:5])
+if sorted(s) != sorted(rs) or len(s) != 48:
+    sys.exit("steps %s missing" % sorted(set(range(1, 49)) - set(s))[:10])
+bad = [k for k in ev if ev[k] != re_.get(k)]
+if bad or not ev:
+    sys.exit("evaluations differ at %s" % bad[:5])
+a, b = rend[-1], end[-1]
+if a["ev"] != "done" or b["ev"] != "done" or a["loss"] != b["loss"] or a["val_loss"] != b["val_loss"]:
+    sys.exit("final events differ: %r vs %r" % (a, b))
+print("# %d steps, loss %r -> %r, val loss %r: identical" % (len(s), s[1], b["loss"], b["val_loss"]))
+P
+}
+same_files() {
+    cmp -s "$tmp/$1/ckpt/step-00000048/model.safetensors" "$tmp/$2/ckpt/step-00000048/model.safetensors" &&
+        cmp -s "$tmp/$1/ckpt/step-00000048/optim.safetensors" "$tmp/$2/ckpt/step-00000048/optim.safetensors"
+}
+
+# --describe: the Titans parts of every layer, the taper on the MLP only
+printf 'scale: 1m\narch: titans\ntaper: {schedule: cosine, ratio: [1.5, 0.5]}\n' >"$tmp/d.yaml"
+"$W" --describe --config "$tmp/d.yaml" >"$tmp/d.json" && python3 - "$tmp/d.json" <<'P'
+import json, sys
+d = json.load(open(sys.argv[1]))
+L = d["layers"]
+assert d["params"]["total"] == d["uniform_params"]["total"], (d["params"], d["uniform_params"])
+assert [l["d_ff"] for l in L] == d["widths"]["d_ff"] and L[0]["d_ff"] > L[-1]["d_ff"]
+for l in L:
+    t = l["titans"]
+    assert t["memory"] + t["gates"] + t["persistent"] + t["attention_norm"] == l["extra"] == L[0]["extra"], l
+    assert t["memory_flops_fwd_per_token"] > 0 and t["persistent"] == 2 * 4 * 128 and t["gates"] == 3 * 4 * 128 + 12
+assert sum(l["extra"] for l in L) == d["params"]["extra"]
+print("# 1m titans: %d parameters, extra %d per layer (memory %d, gates %d, persistent %d), d_ff %s" % (
+    d["params"]["total"], L[0]["extra"], L[0]["titans"]["memory"], L[0]["titans"]["gates"],
+    L[0]["titans"]["persistent"], d["widths"]["d_ff"]))
+P
+ok $? "--describe: Titans parts per layer sum to its extra, equal in every layer; tapered total = uniform total"
+
+run A
+ok $? "uninterrupted titans run A (48 steps)"
+events "$tmp/A.ev" --end done >/dev/null
+ok $? "A's events follow the protocol"
+python3 - "$tmp/A/ckpt/step-00000048" <<'P'
+import json, struct, sys
+def header(path):
+    raw = open(path, "rb").read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    h = json.loads(raw[8:8 + n])
+    h.pop("__metadata__", None)
+    return h
+m = header(sys.argv[1] + "/model.safetensors")
+o = header(sys.argv[1] + "/optim.safetensors")
+d, H, hd, hm, Np = 64, 2, 32, 64, 2
+want = {"memory.q_proj.weight": [d, d], "memory.k_proj.weight": [d, d], "memory.v_proj.weight": [d, d],
+        "memory.gate_proj.weight": [3 * H, d], "memory.gate_proj.bias": [3 * H], "memory.conv.weight": [3 * d, 4],
+        "memory.init_w1": [H * hm, hd], "memory.init_w2": [H * hd, hm], "memory.norm.weight": [d],
+        "self_attn.norm.weight": [d], "self_attn.persistent_k": [Np, d], "self_attn.persistent_v": [Np, d]}
+bad = []
+for l in range(2):
+    for k, shape in want.items():
+        name = "model.layers.%d.%s" % (l, k)
+        if name not in m or m[name]["shape"] != shape:
+            bad.append(name)
+        if name + ".exp_avg" not in o or name + ".exp_avg_sq" not in o:
+            bad.append(name + " (moments)")
+if bad:
+    sys.exit("missing or misshapen: %s" % bad[:6])
+print("# %d tensors, %d of them Titans-only, all with their AdamW moments" % (len(m), 2 * len(want)))
+P
+ok $? "the checkpoint holds every Titans tensor of both layers, shaped as documented, with its moments"
+
+run B
+same A B
+ok $? "the same job again: bit-identical losses and validation losses"
+
+k=$(rand_step 8 40)
+echo "# SIGKILL after step $k"
+spawn C
+wait_step "$tmp/C.ev" "$k" "$pid"
+kill -9 "$pid"
+wait "$pid"
+rc=$?
+ok $((rc == 137 ? 0 : 1)) "run C killed by SIGKILL after step $k (status $rc)"
+run C --resume
+ok $? "run C resumed to the end"
+same A C
+ok $? "killed + resumed: the uninterrupted run's losses and validation losses, bit for bit"
+same_files A C
+ok $? "killed + resumed: byte-identical final weights and moments"
+finish
