@@ -1,8 +1,18 @@
-/* sha256.c: a plain SHA-256 (FIPS 180-4).  Speed is not a goal here: it hashes
- * configs and checkpoint files, never tensors in the training step. */
+/* sha256.c: SHA-256 (FIPS 180-4).  It names configs and checks checkpoint
+ * files, and it verifies every shard's payload when a job opens its data
+ * (docs/data.md): tens of GB per job start at the paper's sizes.  So on x86
+ * CPUs with the SHA extensions (Intel since Goldmont/Ice Lake, AMD since
+ * Zen) the block function runs on them (sha256rnds2, sha256msg1/2), chosen
+ * once at run time; elsewhere, and to check that path, the plain C one. */
 #include "common/sha256.h"
 
 #include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#include <immintrin.h>
+#define HAVE_SHA_NI_PATH 1
+#endif
 
 static const uint32_t K[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -37,6 +47,93 @@ static void compress(uint32_t h[8], const uint8_t p[64])
     h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += k;
 }
 
+static void compress_plain(uint32_t h[8], const uint8_t *p, size_t nblocks)
+{
+    for (; nblocks; nblocks--, p += 64)
+        compress(h, p);
+}
+
+#ifdef HAVE_SHA_NI_PATH
+/* The same on the SHA extensions.  The instructions keep the state as two
+ * vectors, (A, B, E, F) and (C, D, G, H), each with its first word in the
+ * high lane; sha256rnds2 does two rounds, taking the two message+constant
+ * words from the low lanes of its third operand. */
+__attribute__((target("sha,sse4.1,ssse3"))) static void compress_shani(uint32_t h[8], const uint8_t *p,
+                                                                       size_t nblocks)
+{
+    /* big-endian words of the block into lanes */
+    const __m128i bswap = _mm_set_epi8(12, 13, 14, 15, 8, 9, 10, 11, 4, 5, 6, 7, 0, 1, 2, 3);
+    __m128i dcba = _mm_loadu_si128((const __m128i *)&h[0]); /* lanes: a b c d */
+    __m128i hgfe = _mm_loadu_si128((const __m128i *)&h[4]); /* lanes: e f g h */
+    __m128i cdab = _mm_shuffle_epi32(dcba, 0xB1);            /* b a d c */
+    __m128i efgh = _mm_shuffle_epi32(hgfe, 0x1B);            /* h g f e */
+    __m128i abef = _mm_alignr_epi8(cdab, efgh, 8);           /* f e b a */
+    __m128i cdgh = _mm_blend_epi16(efgh, cdab, 0xF0);        /* h g d c */
+    for (; nblocks; nblocks--, p += 64) {
+        const __m128i abef0 = abef, cdgh0 = cdgh;
+        __m128i w[4]; /* the last four groups of four schedule words */
+        for (int g = 0; g < 16; g++) {
+            __m128i m;
+            if (g < 4)
+                m = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * g)), bswap);
+            else /* W[t] = W[t-16] + s0(W[t-15]) + W[t-7] + s1(W[t-2]), four at a time */
+                m = _mm_sha256msg2_epu32(_mm_add_epi32(_mm_sha256msg1_epu32(w[g & 3], w[(g + 1) & 3]),
+                                                       _mm_alignr_epi8(w[(g + 3) & 3], w[(g + 2) & 3], 4)),
+                                         w[(g + 3) & 3]);
+            w[g & 3] = m;
+            __m128i mk = _mm_add_epi32(m, _mm_loadu_si128((const __m128i *)&K[4 * g]));
+            cdgh = _mm_sha256rnds2_epu32(cdgh, abef, mk);
+            abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(mk, 0x0E));
+        }
+        abef = _mm_add_epi32(abef, abef0);
+        cdgh = _mm_add_epi32(cdgh, cdgh0);
+    }
+    __m128i feba = _mm_shuffle_epi32(abef, 0x1B);      /* a b e f */
+    __m128i dchg = _mm_shuffle_epi32(cdgh, 0xB1);      /* g h c d */
+    dcba = _mm_blend_epi16(feba, dchg, 0xF0);          /* a b c d */
+    hgfe = _mm_alignr_epi8(dchg, feba, 8);             /* e f g h */
+    _mm_storeu_si128((__m128i *)&h[0], dcba);
+    _mm_storeu_si128((__m128i *)&h[4], hgfe);
+}
+
+static int cpu_has_sha_ni(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_SSE4_1) || !(c & bit_SSSE3))
+        return 0;
+    return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_SHA);
+}
+#endif
+
+typedef void (*compress_fn)(uint32_t h[8], const uint8_t *p, size_t nblocks);
+static compress_fn compress_blocks;
+
+static compress_fn choose(void)
+{
+#ifdef HAVE_SHA_NI_PATH
+    if (cpu_has_sha_ni())
+        return compress_shani;
+#endif
+    return compress_plain;
+}
+
+int eng__sha256_accelerated(int use)
+{
+    compress_fn want = use ? choose() : compress_plain;
+    __atomic_store_n(&compress_blocks, want, __ATOMIC_RELAXED);
+    return want != compress_plain;
+}
+
+static void blocks(uint32_t h[8], const uint8_t *p, size_t nblocks)
+{
+    compress_fn f = __atomic_load_n(&compress_blocks, __ATOMIC_RELAXED);
+    if (!f) {
+        f = choose();
+        __atomic_store_n(&compress_blocks, f, __ATOMIC_RELAXED);
+    }
+    f(h, p, nblocks);
+}
+
 void eng_sha256_init(eng_sha256 *s)
 {
     static const uint32_t iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
@@ -56,11 +153,14 @@ void eng_sha256_update(eng_sha256 *s, const void *data, size_t n)
         s->nbuf += take; p += take; n -= take;
         if (s->nbuf < 64)
             return;
-        compress(s->h, s->buf);
+        blocks(s->h, s->buf, 1);
         s->nbuf = 0;
     }
-    for (; n >= 64; p += 64, n -= 64)
-        compress(s->h, p);
+    size_t nb = n / 64;
+    if (nb)
+        blocks(s->h, p, nb);
+    p += 64 * nb;
+    n -= 64 * nb;
     memcpy(s->buf, p, n);
     s->nbuf = n;
 }

@@ -19,4 +19,9 @@ void eng_sha256_final(eng_sha256 *s, uint8_t out[32]);
 void eng_sha256_hex(const void *data, size_t n, char out[65]);
 void eng_hex(const uint8_t *bytes, size_t n, char *out /* 2n+1 */);
 
+/* Tests and benchmarks only: use (1) the CPU's SHA extensions when it has
+ * them, the default, or (0) the plain C block function; returns 1 when the
+ * extensions are now in use. */
+int eng__sha256_accelerated(int use);
+
 #endif
