@@ -10,10 +10,12 @@
 
 #include "engine/cpu/internal.h" /* eng__expf */
 #include "engine/model/ops.h"
+#include "engine/cpu/backend.h"
 #include "engine/cpu/runtime.h"
 #include "tests/lib/tap.h"
 
 static const eng_ops *O;
+static void *CX; /* the backend's context */
 static uint64_t rng = 88172645463325252ull;
 static double urand(void) /* [-1, 1) */
 {
@@ -102,7 +104,8 @@ static void test_matmul(void)
             for (int i = 0; i < 13 * 11; i++)
                 C[i] = C0[i];
             /* C = 2 op(A) op(B) + 1 C0: accumulate and alpha */
-            O->matmul(ta, tb, c.M, c.N, c.K, 2.0f, in, ta ? c.M : c.K, in + c.M * c.K, tb ? c.K : c.N, 1.0f, C, c.N);
+            O->matmul(CX, ta, tb, c.M, c.N, c.K, 2.0f, in, ta ? c.M : c.K, in + c.M * c.K, tb ? c.K : c.N, 1.0f, C,
+                      c.N);
             double ref[13 * 11];
             double din[13 * 17 + 17 * 11];
             for (int i = 0; i < 13 * 17 + 17 * 11; i++)
@@ -136,9 +139,9 @@ static void test_embedding(void)
     double g[V * C];
     fill(w, V * C, 1);
     fill(dout, N * C, 1);
-    O->embedding_fwd(out, w, tok, N, C);
+    O->embedding_fwd(CX, out, w, tok, N, C);
     TAP_OK(fwd_err(ref_emb, &c, w, V * C, out, N * C) == 0, "embedding fwd exact");
-    O->embedding_bwd(dw, dout, tok, N, C);
+    O->embedding_bwd(CX, dw, dout, tok, N, C);
     fd_grad(ref_emb, &c, w, V * C, dout, N * C, g);
     TAP_OK(rel_err_fd(dw, g, V * C) < TOL_BWD, "embedding bwd (repeated tokens): rel err %.2e",
            rel_err_fd(dw, g, V * C));
@@ -170,11 +173,11 @@ static void test_rmsnorm(void)
     double g[N * C + C];
     fill(in, N * C + C, 1);
     fill(dout, N * C, 1);
-    O->rmsnorm_fwd(out, rstd, in, in + N * C, N, C, 1e-5f);
+    O->rmsnorm_fwd(CX, out, rstd, in, in + N * C, N, C, 1e-5f);
     TAP_OK(fwd_err(ref_rms, &c, in, N * C + C, out, N * C) < TOL_FWD, "rmsnorm fwd");
     for (int i = 0; i < N * C + C; i++)
         dg[i] = 0.5f; /* both gradients accumulate: start from 0.5 */
-    O->rmsnorm_bwd(dg, dg + N * C, dout, in, in + N * C, rstd, N, C);
+    O->rmsnorm_bwd(CX, dg, dg + N * C, dout, in, in + N * C, rstd, N, C);
     for (int i = 0; i < N * C + C; i++)
         dg[i] -= 0.5f;
     fd_grad(ref_rms, &c, in, N * C + C, dout, N * C, g);
@@ -221,11 +224,11 @@ static void test_rope(void)
     float y[N * ld];
     for (int i = 0; i < N * ld; i++)
         y[i] = x[i];
-    O->rope_fwd(y, ld, N, T, H, hd, cs);
+    O->rope_fwd(CX, y, ld, N, T, H, hd, cs);
     TAP_OK(fwd_err(ref_rope, &c, x, N * ld, y, N * ld) < TOL_FWD, "rope fwd (strided rows, columns past H*hd kept)");
     for (int i = 0; i < N * ld; i++)
         d[i] = dout[i];
-    O->rope_bwd(d, ld, N, T, H, hd, cs);
+    O->rope_bwd(CX, d, ld, N, T, H, hd, cs);
     fd_grad(ref_rope, &c, x, N * ld, dout, N * ld, g);
     TAP_OK(rel_err_fd(d, g, N * ld) < TOL_BWD, "rope bwd: rel err %.2e", rel_err_fd(d, g, N * ld));
 }
@@ -270,13 +273,13 @@ static void test_attention(int B, int T, int H, int Hkv, int hd)
     int nq = B * T * H * hd, nk = B * T * Hkv * hd, nin = nq + 2 * nk;
     static float in[20000], out[8000], lse[4000], dout[8000], dg[20000], ws[400000];
     static double g[20000];
-    if (O->attention_workspace(B, T, H, hd) > sizeof ws / sizeof ws[0]) {
+    if (O->attention_workspace(CX, B, T, H, hd) > sizeof ws / sizeof ws[0]) {
         TAP_OK(0, "attention workspace fits the test");
         return;
     }
     fill(in, nin, 1.5);
     fill(dout, nq, 1);
-    O->attention_fwd(out, H * hd, lse, in, H * hd, in + nq, in + nq + nk, Hkv * hd, B, T, H, Hkv, hd, ws);
+    O->attention_fwd(CX, out, H * hd, lse, in, H * hd, in + nq, in + nq + nk, Hkv * hd, B, T, H, Hkv, hd, ws);
     TAP_OK(fwd_err(ref_att, &c, in, nin, out, nq) < TOL_FWD, "attention fwd B=%d T=%d H=%d Hkv=%d hd=%d: %.2e", B,
            T, H, Hkv, hd, fwd_err(ref_att, &c, in, nin, out, nq));
     /* the kept log-sum-exp, against the reference's */
@@ -301,8 +304,8 @@ static void test_attention(int B, int T, int H, int Hkv, int hd)
     TAP_OK(lerr < 1e-5, "attention log-sum-exp: max abs err %.2e", lerr);
     for (int i = 0; i < nin; i++)
         dg[i] = 7.0f; /* written, not accumulated: the 7s must go */
-    O->attention_bwd(dg, dg + nq, dg + nq + nk, lse, dout, H * hd, in, H * hd, in + nq, in + nq + nk, Hkv * hd, B, T,
-                     H, Hkv, hd, ws);
+    O->attention_bwd(CX, dg, dg + nq, dg + nq + nk, lse, dout, H * hd, in, H * hd, in + nq, in + nq + nk, Hkv * hd, B,
+                     T, H, Hkv, hd, ws);
     fd_grad(ref_att, &c, in, nin, dout, nq, g);
     TAP_OK(rel_err_fd(dg, g, nq) < TOL_BWD, "attention bwd dq: rel err %.2e", rel_err_fd(dg, g, nq));
     TAP_OK(rel_err_fd(dg + nq, g + nq, nk) < TOL_BWD, "attention bwd dk: rel err %.2e",
@@ -332,9 +335,9 @@ static void test_swiglu(void)
     double g[N * 2 * F];
     fill(in, N * 2 * F, 3);
     fill(dout, N * F, 1);
-    O->swiglu_fwd(out, in, in + F, 2 * F, N, F);
+    O->swiglu_fwd(CX, out, in, in + F, 2 * F, N, F);
     TAP_OK(fwd_err(ref_swiglu, &c, in, N * 2 * F, out, N * F) < TOL_FWD, "swiglu fwd");
-    O->swiglu_bwd(dg, dg + F, dout, in, in + F, 2 * F, N, F);
+    O->swiglu_bwd(CX, dg, dg + F, dout, in, in + F, 2 * F, N, F);
     fd_grad(ref_swiglu, &c, in, N * 2 * F, dout, N * F, g);
     TAP_OK(rel_err_fd(dg, g, N * 2 * F) < TOL_BWD, "swiglu bwd: rel err %.2e", rel_err_fd(dg, g, N * 2 * F));
 }
@@ -361,9 +364,9 @@ static void test_gate(int G)
     fill(dout, N * D, 1);
     for (int i = 0; i < N * D + N * ldz; i++)
         dg[i] = 0;
-    O->gate_fwd(out, in, in + N * D, ldz, N, D, G);
+    O->gate_fwd(CX, out, in, in + N * D, ldz, N, D, G);
     TAP_OK(fwd_err(ref_gate, &c, in, N * D + N * ldz, out, N * D) < TOL_FWD, "gate fwd G=%d of D=%d", G, D);
-    O->gate_bwd(dg, dg + N * D, dout, in, in + N * D, ldz, N, D, G);
+    O->gate_bwd(CX, dg, dg + N * D, dout, in, in + N * D, ldz, N, D, G);
     fd_grad(ref_gate, &c, in, N * D + N * ldz, dout, N * D, g);
     TAP_OK(rel_err_fd(dg, g, N * D + N * ldz) < TOL_BWD, "gate bwd G=%d: rel err %.2e", G,
            rel_err_fd(dg, g, N * D + N * ldz));
@@ -399,13 +402,13 @@ static void test_xent(void)
     float l[N * V], loss[N], d[N * V], dscale[N];
     double g[N * V];
     fill(l, N * V, 4);
-    O->xent_fwd(loss, l, t, N, V);
+    O->xent_fwd(CX, loss, l, t, N, V);
     TAP_OK(fwd_err(ref_xent, &c, l, N * V, loss, N) < TOL_FWD && loss[1] == 0, "xent fwd (ignored target -> 0)");
     for (int i = 0; i < N * V; i++)
         d[i] = l[i];
     for (int n = 0; n < N; n++)
         dscale[n] = 0.37f;
-    O->xent_bwd(d, t, N, V, 0.37f);
+    O->xent_bwd(CX, d, t, N, V, 0.37f);
     fd_grad(ref_xent, &c, l, N * V, dscale, N, g);
     TAP_OK(rel_err_fd(d, g, N * V) < TOL_BWD, "xent bwd (in place, scaled): rel err %.2e", rel_err_fd(d, g, N * V));
 }
@@ -428,7 +431,8 @@ static void test_adamw(void)
     const double lr = 1e-2, b1 = 0.9, b2 = 0.95, eps = 1e-8, wd = 0.1, gs = 0.5;
     const int t = 3;
     double bc1 = 1 - pow(b1, t), bc2 = 1 - pow(b2, t);
-    O->adamw(p, g, m, v, n, (float)lr, (float)b1, (float)b2, (float)eps, (float)wd, (float)bc1, (float)bc2, (float)gs);
+    O->adamw(CX, p, g, m, v, n, (float)lr, (float)b1, (float)b2, (float)eps, (float)wd, (float)bc1, (float)bc2,
+             (float)gs);
     double e = 0;
     for (int i = 0; i < n; i++) {
         double gi = gs * g[i];
@@ -441,7 +445,7 @@ static void test_adamw(void)
     double s = 0;
     for (int i = 0; i < n; i++)
         s += (double)g[i] * g[i];
-    TAP_OK(fabs(O->sumsq(g, n) - s) < 1e-12 * s, "sumsq in double");
+    TAP_OK(fabs(O->sumsq(CX, g, n) - s) < 1e-12 * s, "sumsq in double");
 }
 
 /* the backend's vectorisable exp against libm's, over the range it serves */
@@ -463,8 +467,15 @@ static void test_expf(void)
 int main(int argc, char **argv)
 {
     eng_runtime_init(argc, argv);
-    O = eng_ops_cpu();
-    TAP_DIAG("blas %s kernel %s threads %d", eng_runtime_blas(), eng_runtime_kernel(), eng_runtime_threads());
+    eng_backend *be;
+    eng_err e = {0};
+    if (eng_backend_cpu_create(&be, 0, &e)) {
+        printf("Bail out! %s\n", e.msg);
+        return 1;
+    }
+    O = be->ops;
+    CX = be->ctx;
+    TAP_DIAG("blas %s kernel %s threads %d", eng_runtime_blas(), eng_runtime_kernel(), eng_backend_cpu_threads(be));
     test_expf();
     test_matmul();
     test_embedding();

@@ -15,10 +15,12 @@
 #include <stdint.h>
 
 #include "engine/model/ops.h"
+#include "engine/cpu/backend.h"
 #include "engine/cpu/runtime.h"
 #include "tests/lib/tap.h"
 
 static const eng_ops *O;
+static void *CX; /* the backend's context */
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static double urand(void) /* [-1, 1) */
 {
@@ -89,7 +91,7 @@ typedef struct conv_ctx {
     int N, T, C, K;
 } conv_ctx;
 
-/* in: x (N, C), w (C, K); out: y (N, C) */
+/* in: x (N, C), w (CX, K); out: y (N, C) */
 static void ref_conv(const double *in, double *out, void *vc)
 {
     const conv_ctx *c = vc;
@@ -120,11 +122,11 @@ static void test_dconv(int B, int T, int C, int K)
     for (int n = 0; n < c.N; n++)
         for (int ch = 0; ch < C; ch++)
             xs[n * ld + ch] = in[n * C + ch];
-    O->dconv_fwd(y, C, xs, ld, in + nx, c.N, T, C, K);
+    O->dconv_fwd(CX, y, C, xs, ld, in + nx, c.N, T, C, K);
     double ef = fwd_err(ref_conv, &c, in, nin, y, nx);
     for (int i = 0; i < nw; i++)
         dw[i] = 0.5f; /* += */
-    O->dconv_bwd(dx, C, dw, dy, C, xs, ld, in + nx, c.N, T, C, K);
+    O->dconv_bwd(CX, dx, C, dw, dy, C, xs, ld, in + nx, c.N, T, C, K);
     for (int i = 0; i < nw; i++)
         dw[i] -= 0.5f;
     fd_grad(ref_conv, &c, in, nin, dy, nx, g);
@@ -165,16 +167,16 @@ static void test_silu_norm(int N, int G, int gw, int extra)
     static double g[MAXIN];
     fill(x, (size_t)n, 2.0);
     fill(dy, (size_t)n, 1.0);
-    O->silu_norm_fwd(y, c.C, rn, x, c.C, N, c.C, G, gw, (float)c.eps);
+    O->silu_norm_fwd(CX, y, c.C, rn, x, c.C, N, c.C, G, gw, (float)c.eps);
     double ef = fwd_err(ref_act, &c, x, n, y, n);
-    O->silu_norm_bwd(dx, c.C, dy, c.C, y, c.C, rn, x, c.C, N, c.C, G, gw);
+    O->silu_norm_bwd(CX, dx, c.C, dy, c.C, y, c.C, rn, x, c.C, N, c.C, G, gw);
     fd_grad(ref_act, &c, x, n, dy, n, g);
     double eb = rel_err(dx, g, (size_t)n);
     /* in place: dx over dy */
     static float dyi[MAXOUT];
     for (int i = 0; i < n; i++)
         dyi[i] = dy[i];
-    O->silu_norm_bwd(dyi, c.C, dyi, c.C, y, c.C, rn, x, c.C, N, c.C, G, gw);
+    O->silu_norm_bwd(CX, dyi, c.C, dyi, c.C, y, c.C, rn, x, c.C, N, c.C, G, gw);
     int same = !memcmp(dyi, dx, (size_t)n * sizeof *dx);
     TAP_OK(ef < 1e-5 && eb < 1e-5 && same, "silu_norm N %d, %d groups of %d + %d: fwd %.1e, dx %.1e%s", N, G, gw,
            extra, ef, eb, same ? ", in place identical" : ", IN PLACE DIFFERS");
@@ -242,16 +244,16 @@ static void test_swa(int B, int T, int H, int Hkv, int hd, int w, int Np)
     fill(in, (size_t)nin, 1.5);
     fill(dout, (size_t)nq, 1.0);
     float *q = in, *k = q + nq, *v = k + nk, *kp = v + nk, *vp = kp + np;
-    if (O->swa_workspace(B, T, Hkv, hd, w, Np) > sizeof ws / sizeof ws[0]) {
+    if (O->swa_workspace(CX, B, T, Hkv, hd, w, Np) > sizeof ws / sizeof ws[0]) {
         TAP_OK(0, "swa workspace too large for the test");
         return;
     }
-    O->swa_fwd(o, H * hd, lse, q, H * hd, k, v, Hkv * hd, kp, vp, Hkv * hd, Np, B, T, H, Hkv, hd, w, ws);
+    O->swa_fwd(CX, o, H * hd, lse, q, H * hd, k, v, Hkv * hd, kp, vp, Hkv * hd, Np, B, T, H, Hkv, hd, w, ws);
     double ef = fwd_err(ref_swa, &c, in, nin, o, nq);
     float *dq = grad, *dk = dq + nq, *dv = dk + nk, *dkp = dv + nk, *dvp = dkp + np;
     for (int i = 0; i < 2 * np; i++)
         dkp[i] = 0.25f; /* += */
-    O->swa_bwd(dq, dk, dv, dkp, dvp, lse, dout, H * hd, q, H * hd, k, v, Hkv * hd, kp, vp, Hkv * hd, Np, B, T, H,
+    O->swa_bwd(CX, dq, dk, dv, dkp, dvp, lse, dout, H * hd, q, H * hd, k, v, Hkv * hd, kp, vp, Hkv * hd, Np, B, T, H,
                Hkv, hd, w, ws);
     for (int i = 0; i < 2 * np; i++)
         dkp[i] -= 0.25f;
@@ -399,18 +401,19 @@ static void test_mem(int B, int T, int H, int D, int Hm, int depth, int chunk, d
     fill(dy, (size_t)nq, 1.0);
     int nc = (T + (chunk < T ? chunk : T) - 1) / (chunk < T ? chunk : T);
     if ((size_t)B * H * nc * 2 * mem_pm(&c) > sizeof states / sizeof states[0] ||
-        O->titans_mem_workspace(B, T, H, D, Hm, depth, chunk) > sizeof ws / sizeof ws[0]) {
+        O->titans_mem_workspace(CX, B, T, H, D, Hm, depth, chunk) > sizeof ws / sizeof ws[0]) {
         TAP_OK(0, "titans_mem: buffers too small for the test");
         return;
     }
     const int ld = H * D;
-    O->titans_mem_fwd(y, ld, states, q, k, v, ld, gates, 3 * H, w0, B, T, H, D, Hm, depth, chunk, (float)max_lr, ws);
+    O->titans_mem_fwd(CX, y, ld, states, q, k, v, ld, gates, 3 * H, w0, B, T, H, D, Hm, depth, chunk, (float)max_lr,
+                      ws);
     double ef = fwd_err(ref_mem, &c, in, nin, y, nq);
     float *dq = grad, *dk = dq + nq, *dv = dk + nq, *dg = dv + nq, *dw = dg + ng;
     for (int i = 0; i < nw; i++)
         dw[i] = 0.5f; /* += */
-    O->titans_mem_bwd(dq, dk, dv, ld, dg, 3 * H, dw, dy, ld, states, q, k, v, ld, gates, 3 * H, B, T, H, D, Hm, depth,
-                      chunk, (float)max_lr, ws);
+    O->titans_mem_bwd(CX, dq, dk, dv, ld, dg, 3 * H, dw, dy, ld, states, q, k, v, ld, gates, 3 * H, B, T, H, D, Hm,
+                      depth, chunk, (float)max_lr, ws);
     for (int i = 0; i < nw; i++)
         dw[i] -= 0.5f;
     fd_grad(ref_mem, &c, in, nin, dy, nq, g);
@@ -426,7 +429,14 @@ static void test_mem(int B, int T, int H, int D, int Hm, int depth, int chunk, d
 int main(int argc, char **argv)
 {
     eng_runtime_init(argc, argv);
-    O = eng_ops_cpu();
+    eng_backend *be;
+    eng_err e = {0};
+    if (eng_backend_cpu_create(&be, 0, &e)) {
+        printf("Bail out! %s\n", e.msg);
+        return 1;
+    }
+    O = be->ops;
+    CX = be->ctx;
     test_dconv(2, 7, 5, 4);
     test_dconv(3, 3, 9, 4); /* T < K: the window reaches past the sequence start */
     test_dconv(1, 6, 3, 1);
