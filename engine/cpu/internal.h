@@ -33,7 +33,7 @@
  * < 2e-7 relative), 2^n built in the exponent bits.  Inputs are clamped to
  * [-87, 88], so the result is never 0, inf or subnormal: callers only use it
  * where exp(-87) ~ 1.6e-38 is as good as 0 (softmax, sigmoid).
- * tests/engine/cpu/test_ops checks it against exp() over the whole range. */
+ * tests/engine/backend/test_backend_ops checks it against exp() over the whole range. */
 static inline float eng__expf(float x)
 {
     x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
