@@ -98,7 +98,7 @@ size_t eng__cpu_ws_size(void *ctx, int family, size_t slot_floats)
 {
     eng__cpu *c = ctx;
     const int nt = c->threads;
-    /* models may be planned from several threads at once */
+    /* keeps the bookkeeping right should two threads plan models on one backend */
 #pragma omp critical(eng_cpu_ws)
     if (nt < c->ws_slots[family])
         c->ws_slots[family] = nt;

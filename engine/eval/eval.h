@@ -32,6 +32,7 @@
 #include "engine/config/config.h"
 #include "common/err.h"
 #include "engine/model/model.h"
+#include "engine/model/probe.h"
 #include "engine/tok/tokenizer.h"
 #include "engine/train/train.h"
 
@@ -69,13 +70,7 @@ typedef struct eng_eval_sink {
 } eng_eval_sink;
 
 /* ------------------------------------------------------------ models */
-/* Per-layer activations of one forward pass over T tokens, handed to a
- * probe callback layer by layer (host memory, valid during the call):
- *   h      (T, d)  h_l, the residual stream entering block l
- *   z      (T, d)  z_l = h_l + M_l(h_l), after the token mixer
- *   f      (T, d)  F_l(z_l), the MLP's output (h_{l+1} = z_l + F_l(z_l)) */
-typedef int (*eng_probe_fn)(void *ud, int layer, int n_layers, const float *h, const float *z, const float *f, int T,
-                            int d, eng_err *e);
+/* (eng_probe_fn, the per-layer activations a probe hands over: engine/model/probe.h) */
 
 typedef struct eng_eval_lm {
     void *impl;
