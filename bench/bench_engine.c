@@ -29,7 +29,10 @@
 #include "engine/cpu/internal.h" /* the BLAS thread knob, for the reference sgemm rate */
 #include "common/cfgtree.h"
 #include "engine/model/model.h"
+#include "engine/cpu/backend.h"
 #include "engine/cpu/runtime.h"
+
+static eng_backend *BE; /* the CPU backend every run computes on */
 
 typedef struct bench_cfg {
     const char *name;
@@ -66,7 +69,7 @@ static double sgemm_gflops(int blas, int threads)
         if (blas)
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, S, S, S, 1.0f, A, S, B, S, 0.0f, C, S);
         else
-            eng__cpu_matmul(0, 0, S, S, S, 1.0f, A, S, B, S, 0.0f, C, S);
+            BE->ops->matmul(BE->ctx, 0, 0, S, S, S, 1.0f, A, S, B, S, 0.0f, C, S);
         best = fmin(best, now_s() - t0);
     }
     eng__blas_set_threads(1);
@@ -109,7 +112,7 @@ static double run_engine(const bench_cfg *b, int steps, double *flops_tok, doubl
     eng_err e = {0};
     eng_account a;
     eng_model *m;
-    if (make_config(b, &c, &e) || eng_account_compute(&c, &a, &e) || eng_model_create(&m, &c, b->B, b->T, &e)) {
+    if (make_config(b, &c, &e) || eng_account_compute(&c, &a, &e) || eng_model_create(&m, &c, BE, b->B, b->T, &e)) {
         fprintf(stderr, "bench_engine: %s\n", e.msg);
         return -1;
     }
@@ -213,8 +216,13 @@ int main(int argc, char **argv)
             return ch == 'h' ? 0 : 2;
         }
     }
+    eng_err e = {0};
     eng_runtime_set_threads(threads);
-    threads = eng_runtime_threads();
+    if (eng_backend_cpu_create(&BE, threads, &e)) {
+        fprintf(stderr, "bench_engine: %s\n", e.msg);
+        return 1;
+    }
+    threads = eng_backend_cpu_threads(BE);
     if (!strcmp(TLM_TORCH_PYTHON, ""))
         torch = 0;
     /* the machine's sgemm rate: the better of the BLAS's own threading and
@@ -231,7 +239,7 @@ int main(int argc, char **argv)
          * shared machine does not decide the ratio */
         double ftok = 0, l0 = 0, l1 = 0, ms[3] = {0}, eng = -1, pt = -1, pp = -1;
         for (int r = 0; r < repeat; r++) {
-            double f, a0, a1, m3[3];
+            double f = 0, a0 = 0, a1 = 0, m3[3] = {0};
             double x = run_engine(b, steps, &f, &a0, &a1, m3);
             if (x < 0)
                 return 1;

@@ -24,7 +24,10 @@
 #include "engine/config/account.h"
 #include "common/cfgtree.h"
 #include "engine/model/model.h"
+#include "engine/cpu/backend.h"
 #include "engine/cpu/runtime.h"
+
+static eng_backend *BE; /* the CPU backend every run computes on */
 
 typedef struct bench_cfg {
     const char *name;
@@ -82,7 +85,7 @@ static int run(const bench_cfg *b, const char *arch, int levels, int steps, resu
     eng_account a;
     eng_model *m;
     if (make_config(b, arch, levels, &c, &e) || eng_account_compute(&c, &a, &e) ||
-        eng_model_create(&m, &c, b->B, b->T, &e)) {
+        eng_model_create(&m, &c, BE, b->B, b->T, &e)) {
         fprintf(stderr, "bench_hope: %s: %s\n", arch, e.msg);
         return -1;
     }
@@ -153,8 +156,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_hope: bad --steps, --repeat or --levels\n");
         return 2;
     }
+    eng_err e = {0};
     eng_runtime_set_threads(threads);
-    printf("bench_hope: %d threads, %s, %d timed steps, best of %d\n", eng_runtime_threads(), eng_runtime_blas(),
+    if (eng_backend_cpu_create(&BE, threads, &e)) {
+        fprintf(stderr, "bench_hope: %s\n", e.msg);
+        return 1;
+    }
+    printf("bench_hope: %d threads, %s, %d timed steps, best of %d\n", eng_backend_cpu_threads(BE), eng_runtime_blas(),
            steps, repeat);
     printf("%-6s %-12s %12s %12s %12s %10s\n", "config", "arch", "params", "tokens/s", "opt ms/step", "vs transf.");
     for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {

@@ -25,7 +25,10 @@
 #include "engine/config/account.h"
 #include "common/cfgtree.h"
 #include "engine/model/model.h"
+#include "engine/cpu/backend.h"
 #include "engine/cpu/runtime.h"
+
+static eng_backend *BE; /* the CPU backend every run computes on */
 
 typedef struct bench_cfg {
     const char *name;
@@ -87,7 +90,7 @@ static double run(const bench_cfg *b, const char *arch, const titans_opts *to, i
     eng_model *m;
     eng_account a;
     if (make_config(b, arch, to, &c, &e) || eng_account_compute(&c, &a, &e) ||
-        eng_model_create(&m, &c, b->B, b->T, &e)) {
+        eng_model_create(&m, &c, BE, b->B, b->T, &e)) {
         fprintf(stderr, "bench_titans: %s %s: %s\n", b->name, arch, e.msg);
         return -1;
     }
@@ -157,9 +160,14 @@ int main(int argc, char **argv)
     }
     if (steps < 1 || repeat < 1)
         return 2;
+    eng_err e = {0};
     eng_runtime_set_threads(threads);
+    if (eng_backend_cpu_create(&BE, threads, &e)) {
+        fprintf(stderr, "bench_titans: %s\n", e.msg);
+        return 1;
+    }
     printf("bench_titans: %d threads, %s, %d timed steps, best of %d; titans window %d, chunk %d, depth %d\n",
-           eng_runtime_threads(), eng_runtime_blas(), steps, repeat, to.window, to.chunk, to.depth);
+           eng_backend_cpu_threads(BE), eng_runtime_blas(), steps, repeat, to.window, to.chunk, to.depth);
     printf("%-6s %-16s %10s %8s %12s %10s\n", "config", "model", "tokens/s", "ratio", "FLOPs/token", "GFLOP/s");
     for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
         const bench_cfg *b = &configs[i];

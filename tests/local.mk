@@ -19,6 +19,7 @@ include tests/engine/format/local.mk
 include tests/engine/tok/local.mk
 include tests/engine/model/local.mk
 include tests/engine/cpu/local.mk
+include tests/engine/backend/local.mk
 include tests/engine/train/local.mk
 include tests/engine/eval/local.mk
 include tests/parity/local.mk

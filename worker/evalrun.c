@@ -7,6 +7,7 @@
 
 #include "engine/train/ckpt.h"
 #include "engine/eval/eval.h"
+#include "engine/cpu/backend.h"
 #include "engine/cpu/runtime.h"
 #include "worker/events.h"
 #include "worker/heartbeat.h"
@@ -119,6 +120,7 @@ int wrk_eval_run(const wrk_eval_opts *o)
     eng_err e = {0};
     eng_config cfg;
     char path[ENG_CKPT_PATH_MAX] = "";
+    eng_backend *be = NULL;
     eng_evaluator *ev = NULL;
     int status, rc;
 
@@ -135,7 +137,9 @@ int wrk_eval_run(const wrk_eval_opts *o)
     if (!rc && o->suites)
         rc = set_suites(&cfg, o->suites, &e);
     if (!rc)
-        rc = eng_evaluator_create(&ev, &cfg, &e);
+        rc = eng_backend_cpu_create(&be, o->threads, &e);
+    if (!rc)
+        rc = eng_evaluator_create(&ev, &cfg, be, &e);
     if (!rc && !eng_evaluator_n_suites(ev))
         rc = eng_errf(&e, ENG_ECONFIG, "nothing to evaluate: name suites with --suites (eval.suites holds only val)");
     if (!rc)
@@ -159,6 +163,7 @@ int wrk_eval_run(const wrk_eval_opts *o)
     }
     if (ev)
         eng_evaluator_free(ev);
+    eng_backend_free(be);
     wrk_heartbeat_stop(&j.hb);
     wrk_events_destroy(&j.ev);
     return status;

@@ -15,7 +15,9 @@
 #include "engine/config/account.h"
 #include "common/fileio.h"
 #include "engine/model/ops.h"
+#include "engine/cpu/backend.h"
 #include "engine/cpu/runtime.h"
+#include "engine/eval/eval.h"
 #include "engine/train/train.h"
 #include "engine/train/lr.h"
 #include "worker/buildinfo.h"
@@ -28,6 +30,8 @@ typedef struct job {
     wrk_events ev;
     wrk_heartbeat hb;
     eng_config cfg;
+    eng_backend *be;          /* what the evaluator and the trainer compute on */
+    eng_evaluator *evaluator; /* the suites besides val, handed to the trainer */
     eng_trainer *tr;
     char ckpt_root[ENG_CKPT_PATH_MAX];
     double t_start;        /* monotonic, this attempt */
@@ -319,7 +323,7 @@ static void emit_start(job *j, int64_t resumed_from)
     wrk_ev_int(&ev, "params", (int64_t)eng_model_n_params(eng_trainer_model(j->tr)));
     wrk_ev_num(&ev, "flops_per_token", flops);
     wrk_ev_str(&ev, "device", j->o->device);
-    wrk_ev_int(&ev, "threads", eng_runtime_threads());
+    wrk_ev_int(&ev, "threads", eng_backend_cpu_threads(j->be));
     wrk_ev_str(&ev, "blas", eng_runtime_blas());
     wrk_ev_str(&ev, "blas_kernel", eng_runtime_kernel());
     const char *advice = eng_runtime_kernel_advice();
@@ -354,9 +358,9 @@ static void emit_start(job *j, int64_t resumed_from)
     human_count((double)j->cfg.train.batch_tokens, tok);
     say("job %.12s: %s %s, %s parameters; %" PRId64 " steps of %s tokens (%d x %d sequences of %d); %s (%s), %d "
         "threads; from step %" PRId64,
-        st->config_id, j->cfg.scale, eng_arch_name(j->cfg.arch), params, total, tok, eng_train_accum_steps(&j->cfg.train),
-        j->cfg.train.micro_batch, j->cfg.train.seq_len, eng_runtime_blas(), eng_runtime_kernel(),
-        eng_runtime_threads(), st->step);
+        st->config_id, j->cfg.scale, eng_arch_name(j->cfg.arch), params, total, tok,
+        eng_train_accum_steps(&j->cfg.train), j->cfg.train.micro_batch, j->cfg.train.seq_len, eng_runtime_blas(),
+        eng_runtime_kernel(), eng_backend_cpu_threads(j->be), st->step);
 }
 
 int wrk_run(const wrk_opts *o)
@@ -382,6 +386,10 @@ int wrk_run(const wrk_opts *o)
     }
     wrk_heartbeat_progress(&j.hb);
     eng_runtime_set_threads(o->threads);
+    if (eng_backend_cpu_create(&j.be, o->threads, &e)) {
+        status = fail(&j, &e);
+        goto out;
+    }
     if (prepare_out(&j, &e)) {
         status = fail(&j, &e);
         goto out;
@@ -395,8 +403,18 @@ int wrk_run(const wrk_opts *o)
         status = fail(&j, &e);
         goto out;
     }
+    /* the evaluation inputs, read in full now: a missing or corrupt file
+     * fails the job before training time is spent */
+    if (eng_evaluator_create(&j.evaluator, &j.cfg, j.be, &e) || eng_evaluator_check(j.evaluator, &e)) {
+        status = fail(&j, &e);
+        goto out;
+    }
+    wrk_heartbeat_progress(&j.hb);
+    eng_train_suites suites;
+    eng_evaluator_suites(j.evaluator, &suites);
     eng_train_hooks hooks = {&j, on_log, on_step, on_eval, on_ckpt, on_phase, on_stop_requested, on_layer};
-    if (eng_trainer_create(&j.tr, &j.cfg, j.ckpt_root, &hooks, &e)) {
+    if (eng_trainer_create(&j.tr, &j.cfg, j.be, eng_evaluator_n_suites(j.evaluator) ? &suites : NULL, j.ckpt_root,
+                           &hooks, &e)) {
         status = fail(&j, &e);
         goto out;
     }
@@ -419,6 +437,8 @@ int wrk_run(const wrk_opts *o)
 out:
     wrk_heartbeat_stop(&j.hb);
     eng_trainer_free(j.tr);
+    eng_evaluator_free(j.evaluator);
+    eng_backend_free(j.be);
     wrk_events_destroy(&j.ev);
     return status;
 }

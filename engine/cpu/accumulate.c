@@ -4,9 +4,9 @@
  * result does not depend on the thread count. */
 #include "engine/cpu/internal.h"
 
-void eng__cpu_axpy(float *y, const float *x, size_t n, float alpha)
+void eng__cpu_axpy(void *ctx, float *y, const float *x, size_t n, float alpha)
 {
-#pragma omp parallel for simd schedule(static) if (n >= ENG_PAR_MIN)
+#pragma omp parallel for simd num_threads(eng__cpu_nt(ctx)) schedule(static) if (n >= ENG_PAR_MIN)
     for (size_t i = 0; i < n; i++)
         y[i] += alpha * x[i];
 }

@@ -8,11 +8,11 @@
 
 #include "engine/cpu/internal.h"
 
-void eng__cpu_adamw(float *p, const float *grad, float *m, float *v, size_t n, float lr, float b1, float b2, float eps,
-                    float wd, float bc1, float bc2, float grad_scale)
+void eng__cpu_adamw(void *ctx, float *p, const float *grad, float *m, float *v, size_t n, float lr, float b1, float b2,
+                    float eps, float wd, float bc1, float bc2, float grad_scale)
 {
     const float decay = 1.0f - lr * wd, step = lr / bc1, rbc2 = 1.0f / sqrtf(bc2);
-#pragma omp parallel for simd schedule(static) if (n >= ENG_PAR_MIN)
+#pragma omp parallel for simd num_threads(eng__cpu_nt(ctx)) schedule(static) if (n >= ENG_PAR_MIN)
     for (size_t i = 0; i < n; i++) {
         float g = grad[i] * grad_scale;
         float mi = b1 * m[i] + (1.0f - b1) * g;
@@ -28,14 +28,14 @@ void eng__cpu_adamw(float *p, const float *grad, float *m, float *v, size_t n, f
  * order, and the norm feeds clipping, so runs would not repeat bit for bit;
  * per-thread partials would tie the result to the thread count). */
 #define SUMSQ_MAX_CHUNKS 4096
-double eng__cpu_sumsq(const float *x, size_t n)
+double eng__cpu_sumsq(void *ctx, const float *x, size_t n)
 {
     double part[SUMSQ_MAX_CHUNKS];
     size_t chunk = (n + SUMSQ_MAX_CHUNKS - 1) / SUMSQ_MAX_CHUNKS;
     if (chunk < 16384)
         chunk = 16384;
     const long nc = (long)((n + chunk - 1) / chunk);
-#pragma omp parallel for schedule(static) if (nc > 1)
+#pragma omp parallel for num_threads(eng__cpu_nt(ctx)) schedule(static) if (nc > 1)
     for (long c = 0; c < nc; c++) {
         size_t i0 = (size_t)c * chunk, i1 = i0 + chunk < n ? i0 + chunk : n;
         double s = 0;

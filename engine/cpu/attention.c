@@ -18,7 +18,6 @@
  * (sequence, kv head) [backward, so a group's dK/dV have one writer]; the
  * BLAS runs on one thread inside those regions.  Each thread's score and
  * probability blocks (ATT_BLOCK x T each) live in the workspace. */
-#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -26,37 +25,25 @@
 
 #define ATT_BLOCK 64
 
-/* Workspace slots the smallest workspace ever planned can hold: the passes
- * never run more threads than that. */
-static int ws_slots = INT_MAX;
-
+/* one thread's slot: the score and probability blocks */
 static size_t slot_floats(int T)
 {
     return (size_t)2 * ATT_BLOCK * T;
 }
 
-size_t eng__cpu_attention_workspace(int B, int T, int H, int hd)
+size_t eng__cpu_attention_workspace(void *ctx, int B, int T, int H, int hd)
 {
-    int nt = eng__cpu_threads();
-#pragma omp critical(eng_att_ws)
-    if (nt < ws_slots)
-        ws_slots = nt;
-    return (size_t)nt * slot_floats(T);
-}
-
-static int team_size(void)
-{
-    return eng__cpu_threads() < ws_slots ? eng__cpu_threads() : ws_slots;
+    return eng__cpu_ws_size(ctx, ENG__CPU_WS_ATTENTION, slot_floats(T));
 }
 
 /* One head: scores, causal softmax, P V, and the rows' log-sum-exp. */
-static void head_fwd(float *o, int ldo, float *lse /* (T) */, const float *q, int ldq, const float *k, const float *v,
-                     int ldkv, int T, int hd, float scale, float *P /* (ATT_BLOCK, T) */)
+static void head_fwd(void *ctx, float *o, int ldo, float *lse /* (T) */, const float *q, int ldq, const float *k,
+                     const float *v, int ldkv, int T, int hd, float scale, float *P /* (ATT_BLOCK, T) */)
 {
     for (int r0 = 0; r0 < T; r0 += ATT_BLOCK) {
         int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T, mrows = r1 - r0;
         /* S[r0:r1, 0:r1] = scale Q[r0:r1] K[0:r1]^T, rows of stride r1 */
-        eng__cpu_matmul(0, 1, mrows, r1, hd, scale, q + (size_t)r0 * ldq, ldq, k, ldkv, 0.0f, P, r1);
+        eng__cpu_matmul(ctx, 0, 1, mrows, r1, hd, scale, q + (size_t)r0 * ldq, ldq, k, ldkv, 0.0f, P, r1);
         for (int i = r0; i < r1; i++) {
             float *row = P + (size_t)(i - r0) * r1;
             float m = row[0], s = 0;
@@ -76,11 +63,11 @@ static void head_fwd(float *o, int ldo, float *lse /* (T) */, const float *q, in
             lse[i] = m + logf(s);
         }
         /* O[r0:r1] = P[r0:r1, 0:r1] V[0:r1] */
-        eng__cpu_matmul(0, 0, mrows, hd, r1, 1.0f, P, r1, v, ldkv, 0.0f, o + (size_t)r0 * ldo, ldo);
+        eng__cpu_matmul(ctx, 0, 0, mrows, hd, r1, 1.0f, P, r1, v, ldkv, 0.0f, o + (size_t)r0 * ldo, ldo);
     }
 }
 
-void eng__cpu_attention_fwd(float *out /* (B, T, ldo): H x hd */, int ldo, float *lse /* (B, H, T) */,
+void eng__cpu_attention_fwd(void *ctx, float *out /* (B, T, ldo): H x hd */, int ldo, float *lse /* (B, H, T) */,
                             const float *q /* (B, T, ldq): H x hd */, int ldq, const float *k /* (B, T, ldkv) */,
                             const float *v /* (B, T, ldkv) */, int ldkv, int B, int T, int H, int Hkv, int hd,
                             float *ws)
@@ -88,21 +75,21 @@ void eng__cpu_attention_fwd(float *out /* (B, T, ldo): H x hd */, int ldo, float
     const float scale = 1.0f / sqrtf((float)hd);
     const int grp = H / Hkv;
     const int blas = eng__blas_threads();
+    const int team = eng__cpu_ws_team(ctx, ENG__CPU_WS_ATTENTION);
     eng__blas_set_threads(1);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(team_size()) \
-    if ((double)B * H * T * T * hd >= ENG_PAR_MIN)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(team) if ((double)B * H * T * T * hd >= ENG_PAR_MIN)
     for (int bh = 0; bh < B * H; bh++) {
         int b = bh / H, h = bh % H;
         size_t row0 = (size_t)b * T;
-        head_fwd(out + row0 * ldo + (size_t)h * hd, ldo, lse + (size_t)bh * T, q + row0 * ldq + (size_t)h * hd, ldq,
-                 k + row0 * ldkv + (size_t)(h / grp) * hd, v + row0 * ldkv + (size_t)(h / grp) * hd, ldkv, T, hd,
-                 scale, ws + (size_t)eng__omp_id() * slot_floats(T));
+        head_fwd(ctx, out + row0 * ldo + (size_t)h * hd, ldo, lse + (size_t)bh * T, q + row0 * ldq + (size_t)h * hd,
+                 ldq, k + row0 * ldkv + (size_t)(h / grp) * hd, v + row0 * ldkv + (size_t)(h / grp) * hd, ldkv, T, hd,
+                 scale, eng__cpu_ws_slot(ws, slot_floats(T)));
     }
     eng__blas_set_threads(blas);
 }
 
 /* One query head's contribution; dk, dv accumulate (+=), dq is written. */
-static void head_bwd(float *dq, float *dk, float *dv, const float *lse /* (T) */, const float *dout, int ldo,
+static void head_bwd(void *ctx, float *dq, float *dk, float *dv, const float *lse /* (T) */, const float *dout, int ldo,
                      const float *q, int ldq, const float *k, const float *v, int ldkv, int T, int hd, float scale,
                      float *P /* (ATT_BLOCK, T) */, float *dP /* (ATT_BLOCK, T) */)
 {
@@ -110,7 +97,7 @@ static void head_bwd(float *dq, float *dk, float *dv, const float *lse /* (T) */
         int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T, m = r1 - r0;
         const float *dob = dout + (size_t)r0 * ldo, *qb = q + (size_t)r0 * ldq;
         /* P[r0:r1, 0:r1] = exp(scale Q K^T - lse), recomputed */
-        eng__cpu_matmul(0, 1, m, r1, hd, scale, qb, ldq, k, ldkv, 0.0f, P, r1);
+        eng__cpu_matmul(ctx, 0, 1, m, r1, hd, scale, qb, ldq, k, ldkv, 0.0f, P, r1);
         for (int i = r0; i < r1; i++) {
             float *row = P + (size_t)(i - r0) * r1, l = lse[i];
 #pragma omp simd
@@ -119,9 +106,9 @@ static void head_bwd(float *dq, float *dk, float *dv, const float *lse /* (T) */
             memset(row + i + 1, 0, (size_t)(r1 - i - 1) * sizeof *row);
         }
         /* dV[0:r1] += P^T dO[r0:r1] */
-        eng__cpu_matmul(1, 0, r1, hd, m, 1.0f, P, r1, dob, ldo, 1.0f, dv, ldkv);
+        eng__cpu_matmul(ctx, 1, 0, r1, hd, m, 1.0f, P, r1, dob, ldo, 1.0f, dv, ldkv);
         /* dP = dO[r0:r1] V[0:r1]^T */
-        eng__cpu_matmul(0, 1, m, r1, hd, 1.0f, dob, ldo, v, ldkv, 0.0f, dP, r1);
+        eng__cpu_matmul(ctx, 0, 1, m, r1, hd, 1.0f, dob, ldo, v, ldkv, 0.0f, dP, r1);
         for (int i = r0; i < r1; i++) {
             float *p = P + (size_t)(i - r0) * r1;
             const float *dp = dP + (size_t)(i - r0) * r1;
@@ -134,13 +121,13 @@ static void head_bwd(float *dq, float *dk, float *dv, const float *lse /* (T) */
                 p[j] = p[j] * (dp[j] - dot); /* now dS; 0 above the diagonal */
         }
         /* dQ[r0:r1] = scale dS K[0:r1] */
-        eng__cpu_matmul(0, 0, m, hd, r1, scale, P, r1, k, ldkv, 0.0f, dq + (size_t)r0 * ldq, ldq);
+        eng__cpu_matmul(ctx, 0, 0, m, hd, r1, scale, P, r1, k, ldkv, 0.0f, dq + (size_t)r0 * ldq, ldq);
         /* dK[0:r1] += scale dS^T Q[r0:r1] */
-        eng__cpu_matmul(1, 0, r1, hd, m, scale, P, r1, qb, ldq, 1.0f, dk, ldkv);
+        eng__cpu_matmul(ctx, 1, 0, r1, hd, m, scale, P, r1, qb, ldq, 1.0f, dk, ldkv);
     }
 }
 
-void eng__cpu_attention_bwd(float *dq /* (B, T, ldq) = */, float *dk /* (B, T, ldkv) = */,
+void eng__cpu_attention_bwd(void *ctx, float *dq /* (B, T, ldq) = */, float *dk /* (B, T, ldkv) = */,
                             float *dv /* (B, T, ldkv) = */, const float *lse /* (B, H, T) */,
                             const float *dout /* (B, T, ldo) */, int ldo, const float *q, int ldq, const float *k,
                             const float *v, int ldkv, int B, int T, int H, int Hkv, int hd, float *ws)
@@ -148,9 +135,9 @@ void eng__cpu_attention_bwd(float *dq /* (B, T, ldq) = */, float *dk /* (B, T, l
     const float scale = 1.0f / sqrtf((float)hd);
     const int grp = H / Hkv;
     const int blas = eng__blas_threads();
+    const int team = eng__cpu_ws_team(ctx, ENG__CPU_WS_ATTENTION);
     eng__blas_set_threads(1);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(team_size()) \
-    if ((double)B * H * T * T * hd >= ENG_PAR_MIN)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(team) if ((double)B * H * T * T * hd >= ENG_PAR_MIN)
     for (int bg = 0; bg < B * Hkv; bg++) {
         int b = bg / Hkv, g = bg % Hkv;
         size_t row0 = (size_t)b * T;
@@ -159,9 +146,9 @@ void eng__cpu_attention_bwd(float *dq /* (B, T, ldq) = */, float *dk /* (B, T, l
             memset(dkg + (size_t)t * ldkv, 0, (size_t)hd * sizeof *dk);
             memset(dvg + (size_t)t * ldkv, 0, (size_t)hd * sizeof *dv);
         }
-        float *P = ws + (size_t)eng__omp_id() * slot_floats(T), *dP = P + (size_t)ATT_BLOCK * T;
+        float *P = eng__cpu_ws_slot(ws, slot_floats(T)), *dP = P + (size_t)ATT_BLOCK * T;
         for (int h = g * grp; h < (g + 1) * grp; h++)
-            head_bwd(dq + row0 * ldq + (size_t)h * hd, dkg, dvg, lse + ((size_t)b * H + h) * T,
+            head_bwd(ctx, dq + row0 * ldq + (size_t)h * hd, dkg, dvg, lse + ((size_t)b * H + h) * T,
                      dout + row0 * ldo + (size_t)h * hd, ldo, q + row0 * ldq + (size_t)h * hd, ldq,
                      k + row0 * ldkv + (size_t)g * hd, v + row0 * ldkv + (size_t)g * hd, ldkv, T, hd, scale, P, dP);
     }

@@ -1,10 +1,20 @@
-/* backend.c: the CPU backend's op table (engine/model/ops.h). */
-#include "engine/model/ops.h"
+/* backend.c: the CPU backend (backend.h): its op table, its context (the
+ * thread count and the workspace slots), and the workspace-slot helper
+ * that attention, swa and titans_mem share (internal.h). */
+#include "engine/cpu/backend.h"
+
+#include <limits.h>
+#include <stdlib.h>
 
 #include "engine/cpu/internal.h"
 
+static void cpu_backend_free(eng_backend *b);
+
 static const eng_ops cpu_ops = {
     .name = "cpu",
+    .is_host = 1,
+    .groups = ENG_OPS_TITANS,
+    .backend_free = cpu_backend_free,
     .alloc = eng__cpu_alloc,
     .free = eng__cpu_free,
     .to_device = eng__cpu_memcpy,
@@ -42,7 +52,61 @@ static const eng_ops cpu_ops = {
     .axpy = eng__cpu_axpy,
 };
 
-const eng_ops *eng_ops_cpu(void)
+/* The backend and its context in one allocation. */
+typedef struct cpu_backend {
+    eng_backend b;
+    eng__cpu ctx;
+} cpu_backend;
+
+int eng_backend_cpu_create(eng_backend **out, int threads, eng_err *e)
 {
-    return &cpu_ops;
+    *out = NULL;
+    cpu_backend *cb = calloc(1, sizeof *cb);
+    if (!cb)
+        return eng_errf(e, ENG_ENOMEM, "cpu backend: out of memory");
+    cb->b.ops = &cpu_ops;
+    cb->b.ctx = &cb->ctx;
+    for (int i = 0; i < ENG__CPU_WS_FAMILIES; i++)
+        cb->ctx.ws_slots[i] = INT_MAX;
+    eng_backend_cpu_set_threads(&cb->b, threads);
+    *out = &cb->b;
+    return 0;
+}
+
+static void cpu_backend_free(eng_backend *b)
+{
+    free((cpu_backend *)b); /* b is the first member */
+}
+
+int eng_backend_cpu_set_threads(eng_backend *b, int threads)
+{
+    if (b->ops != &cpu_ops)
+        return 0;
+    eng__cpu *c = b->ctx;
+    c->threads = threads > 0 ? threads : eng__cpu_cores();
+    return c->threads;
+}
+
+int eng_backend_cpu_threads(const eng_backend *b)
+{
+    return b->ops == &cpu_ops ? ((const eng__cpu *)b->ctx)->threads : 0;
+}
+
+/* ------------------------------------------------------------ workspace slots */
+
+size_t eng__cpu_ws_size(void *ctx, int family, size_t slot_floats)
+{
+    eng__cpu *c = ctx;
+    const int nt = c->threads;
+    /* keeps the bookkeeping right should two threads plan models on one backend */
+#pragma omp critical(eng_cpu_ws)
+    if (nt < c->ws_slots[family])
+        c->ws_slots[family] = nt;
+    return (size_t)nt * slot_floats;
+}
+
+int eng__cpu_ws_team(const void *ctx, int family)
+{
+    const eng__cpu *c = ctx;
+    return c->threads < c->ws_slots[family] ? c->threads : c->ws_slots[family];
 }

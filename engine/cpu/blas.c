@@ -42,20 +42,14 @@ int eng__blas_threads(void)
     if (!blas_threads) {
 #ifdef TLM_BLAS_OPENBLAS
         blas_threads = openblas_get_num_threads();
+#elif defined(_OPENMP)
+        /* BLIS does not say: its OpenMP flavour follows OpenMP's default */
+        blas_threads = omp_get_max_threads();
 #else
-        blas_threads = eng__cpu_threads();
+        blas_threads = 1;
 #endif
     }
     return blas_threads;
-}
-
-int eng__cpu_threads(void)
-{
-#ifdef _OPENMP
-    return omp_get_max_threads();
-#else
-    return 1;
-#endif
 }
 
 /* One product on the calling thread. */
@@ -72,12 +66,12 @@ static void gemm1(int ta, int tb, int M, int N, int K, float alpha, const float 
  * a third of the step in libgomp's spin-wait on 2 cores).  Rows of C are
  * split when there are more rows than columns, else columns; blocks are
  * multiples of 16 so every thread's panel stays vector-aligned. */
-void eng__cpu_matmul(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
-                     float beta, float *C, int ldc)
+void eng__cpu_matmul(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
+                     const float *B, int ldb, float beta, float *C, int ldc)
 {
     if (M <= 0 || N <= 0)
         return;
-    int nt = eng__cpu_threads();
+    int nt = eng__cpu_nt(ctx);
     double work = (double)M * N * K;
 #ifdef _OPENMP
     if (omp_in_parallel())

@@ -38,10 +38,10 @@ static void conv_row(float *y, const float *const *xj, const float *w, int C, in
 
 #define MAXK 16
 
-void eng__cpu_dconv_fwd(float *y /* (N, ldy) = */, int ldy, const float *x /* (N, ldx) */, int ldx,
+void eng__cpu_dconv_fwd(void *ctx, float *y /* (N, ldy) = */, int ldy, const float *x /* (N, ldx) */, int ldx,
                         const float *w /* (C, K) */, int N, int T, int C, int K)
 {
-#pragma omp parallel for schedule(static) if ((long)N * C * K >= ENG_PAR_MIN)
+#pragma omp parallel for num_threads(eng__cpu_nt(ctx)) schedule(static) if ((long)N * C * K >= ENG_PAR_MIN)
     for (int n = 0; n < N; n++) {
         const int t = n % T;
         const float *xj[MAXK];
@@ -53,11 +53,11 @@ void eng__cpu_dconv_fwd(float *y /* (N, ldy) = */, int ldy, const float *x /* (N
     }
 }
 
-void eng__cpu_dconv_bwd(float *dx /* (N, lddx) = */, int lddx, float *dw /* (C, K) += */,
+void eng__cpu_dconv_bwd(void *ctx, float *dx /* (N, lddx) = */, int lddx, float *dw /* (C, K) += */,
                         const float *dy /* (N, lddy) */, int lddy, const float *x /* (N, ldx) */, int ldx,
                         const float *w /* (C, K) */, int N, int T, int C, int K)
 {
-#pragma omp parallel if ((long)N * C * K >= ENG_PAR_MIN)
+#pragma omp parallel num_threads(eng__cpu_nt(ctx)) if ((long)N * C * K >= ENG_PAR_MIN)
     {
         /* dx[s] = sum_j w[., j] dy[s + K-1 - j]: the same row kernel with the
          * taps reversed (tap j reads dy at offset K-1-j) */

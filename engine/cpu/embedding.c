@@ -4,20 +4,20 @@
 
 #include "engine/cpu/internal.h"
 
-void eng__cpu_embedding_fwd(float *out /* (N, C) */, const float *wte /* (V, C) */, const int32_t *tok /* (N) */,
-                            int N, int C)
+void eng__cpu_embedding_fwd(void *ctx, float *out /* (N, C) */, const float *wte /* (V, C) */,
+                            const int32_t *tok /* (N) */, int N, int C)
 {
-#pragma omp parallel for schedule(static) if ((long)N * C >= ENG_PAR_MIN)
+#pragma omp parallel for num_threads(eng__cpu_nt(ctx)) schedule(static) if ((long)N * C >= ENG_PAR_MIN)
     for (int n = 0; n < N; n++)
         memcpy(out + (size_t)n * C, wte + (size_t)tok[n] * C, (size_t)C * sizeof *out);
 }
 
-void eng__cpu_embedding_bwd(float *dwte /* (V, C) */, const float *dout /* (N, C) */, const int32_t *tok /* (N) */,
-                            int N, int C)
+void eng__cpu_embedding_bwd(void *ctx, float *dwte /* (V, C) */, const float *dout /* (N, C) */,
+                            const int32_t *tok /* (N) */, int N, int C)
 {
     /* Threads split the channels, not the tokens: two tokens may share a row,
      * and each channel is then summed in token order (deterministic). */
-#pragma omp parallel if ((long)N * C >= ENG_PAR_MIN)
+#pragma omp parallel num_threads(eng__cpu_nt(ctx)) if ((long)N * C >= ENG_PAR_MIN)
     {
         int nt = eng__omp_nt(), id = eng__omp_id();
         int c0 = (int)((long)C * id / nt), c1 = (int)((long)C * (id + 1) / nt);

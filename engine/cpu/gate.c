@@ -6,11 +6,11 @@
 
 #include "engine/cpu/internal.h"
 
-void eng__cpu_gate_fwd(float *out /* (N, D) */, const float *a /* (N, D) */, const float *z /* (N, ldz): G used */,
-                       int ldz, int N, int D, int G)
+void eng__cpu_gate_fwd(void *ctx, float *out /* (N, D) */, const float *a /* (N, D) */,
+                       const float *z /* (N, ldz): G used */, int ldz, int N, int D, int G)
 {
     const int w = D / G;
-#pragma omp parallel for schedule(static) if ((long)N * D >= ENG_PAR_MIN)
+#pragma omp parallel for num_threads(eng__cpu_nt(ctx)) schedule(static) if ((long)N * D >= ENG_PAR_MIN)
     for (int n = 0; n < N; n++) {
         const float *an = a + (size_t)n * D, *zn = z + (size_t)n * ldz;
         float *on = out + (size_t)n * D;
@@ -23,11 +23,11 @@ void eng__cpu_gate_fwd(float *out /* (N, D) */, const float *a /* (N, D) */, con
     }
 }
 
-void eng__cpu_gate_bwd(float *da /* (N, D) = */, float *dz /* (N, ldz) = */, const float *dout /* (N, D) */,
+void eng__cpu_gate_bwd(void *ctx, float *da /* (N, D) = */, float *dz /* (N, ldz) = */, const float *dout /* (N, D) */,
                        const float *a, const float *z, int ldz, int N, int D, int G)
 {
     const int w = D / G;
-#pragma omp parallel for schedule(static) if ((long)N * D >= ENG_PAR_MIN)
+#pragma omp parallel for num_threads(eng__cpu_nt(ctx)) schedule(static) if ((long)N * D >= ENG_PAR_MIN)
     for (int n = 0; n < N; n++) {
         const float *an = a + (size_t)n * D, *zn = z + (size_t)n * ldz, *dn = dout + (size_t)n * D;
         float *dan = da + (size_t)n * D, *dzn = dz + (size_t)n * ldz;

@@ -1,15 +1,16 @@
-/* cpu.h: internals of the CPU backend (engine/cpu/): the prototypes of
- * every op, one family per file, and the CBLAS/thread helpers they share.
- * Only engine/cpu/backend.c puts them in the eng_ops table; the model never
- * includes this header.
+/* internal.h: internals of the CPU backend (engine/cpu/): its context, the
+ * prototypes of every op, one family per file, and the CBLAS, thread and
+ * workspace helpers they share.  Only engine/cpu/backend.c puts the ops in
+ * the eng_ops table; the model never includes this header.
  *
- * Threads: the BLAS runs its own threads inside one matmul; the element-wise
- * kernels and attention use OpenMP.  The two never run at the same time:
- * OpenMP regions that call the BLAS (attention, per head) first switch the
- * BLAS to one thread (eng__blas_set_threads), so 2 cores never carry 4
- * busy threads. */
-#ifndef TLM_ENGINE_CPU_CPU_H
-#define TLM_ENGINE_CPU_CPU_H
+ * Threads: every OpenMP region of an op runs on the context's thread count
+ * (eng__cpu_nt), never on a process-wide one, so two backends with other
+ * counts can live side by side.  The BLAS runs single-threaded (blas.c says
+ * why); OpenMP regions that call it (attention, per head) first switch it
+ * to one thread explicitly (eng__blas_set_threads), so 2 cores never carry
+ * 4 busy threads. */
+#ifndef TLM_ENGINE_CPU_INTERNAL_H
+#define TLM_ENGINE_CPU_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -32,7 +33,7 @@
  * < 2e-7 relative), 2^n built in the exponent bits.  Inputs are clamped to
  * [-87, 88], so the result is never 0, inf or subnormal: callers only use it
  * where exp(-87) ~ 1.6e-38 is as good as 0 (softmax, sigmoid).
- * tests/engine/cpu/test_ops checks it against exp() over the whole range. */
+ * tests/engine/backend/test_backend_ops checks it against exp() over the whole range. */
 static inline float eng__expf(float x)
 {
     x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
@@ -55,6 +56,27 @@ static inline float eng__expf(float x)
     return p * s.f;
 }
 
+/* The CPU backend's context: what its ops need besides their arguments
+ * (eng_backend.ctx, engine/model/ops.h). */
+enum {
+    ENG__CPU_WS_ATTENTION,  /* attention.c */
+    ENG__CPU_WS_SWA,        /* swa.c */
+    ENG__CPU_WS_TITANS_MEM, /* titans_mem.c */
+    ENG__CPU_WS_FAMILIES
+};
+typedef struct eng__cpu {
+    int threads; /* the OpenMP team of every op (eng_backend_cpu_set_threads) */
+    /* per op family with a workspace: the slots of the smallest workspace
+     * sized through this context (INT_MAX: none yet); see eng__cpu_ws_size */
+    int ws_slots[ENG__CPU_WS_FAMILIES];
+} eng__cpu;
+
+/* the OpenMP team size of ctx's ops */
+static inline int eng__cpu_nt(const void *ctx)
+{
+    return ((const eng__cpu *)ctx)->threads;
+}
+
 /* this thread's index and the team size inside an OpenMP region (0, 1 without OpenMP) */
 static inline int eng__omp_id(void)
 {
@@ -73,85 +95,106 @@ static inline int eng__omp_nt(void)
 #endif
 }
 
+/* backend.c: per-thread workspace slots.  The passes that split
+ * (sequence, head) units over threads (attention, swa, titans_mem) give each
+ * thread one slot of slot_floats of the workspace; a family may keep more
+ * after the slots.  Sizing a workspace (the family's *_workspace op) makes
+ * one slot per thread of the context now, and a pass runs on at most as
+ * many threads as the smallest workspace sized through the context has
+ * slots: threads may be raised after a model planned its workspaces
+ * (tests compare 1 and 2 threads on one backend), and no pass may then
+ * write past a slot it was not given.  Which slot a unit uses never
+ * changes its numbers. */
+size_t eng__cpu_ws_size(void *ctx, int family, size_t slot_floats); /* slots x slot_floats */
+int eng__cpu_ws_team(const void *ctx, int family);                  /* threads a pass of the family may use */
+/* the calling thread's slot */
+static inline float *eng__cpu_ws_slot(float *ws, size_t slot_floats)
+{
+    return ws + (size_t)eng__omp_id() * slot_floats;
+}
+
+/* runtime.c: the cores this process may run on (its CPU affinity) */
+int eng__cpu_cores(void);
+
 /* blas.c */
 void eng__blas_set_threads(int n);
 int eng__blas_threads(void);
-void eng__cpu_matmul(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
-                     float beta, float *C, int ldc);
-/* the OpenMP thread count for the engine's own kernels (eng_runtime) */
-int eng__cpu_threads(void);
+void eng__cpu_matmul(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
+                     const float *B, int ldb, float beta, float *C, int ldc);
 
 /* memory.c */
-void *eng__cpu_alloc(size_t bytes);
-void eng__cpu_free(void *p);
-void eng__cpu_memcpy(void *dst, const void *src, size_t bytes);
-void eng__cpu_zero(float *x, size_t n);
-void eng__cpu_copy(float *dst, const float *src, size_t n);
+void *eng__cpu_alloc(void *ctx, size_t bytes);
+void eng__cpu_free(void *ctx, void *p);
+void eng__cpu_memcpy(void *ctx, void *dst, const void *src, size_t bytes);
+void eng__cpu_zero(void *ctx, float *x, size_t n);
+void eng__cpu_copy(void *ctx, float *dst, const float *src, size_t n);
 
 /* embedding.c */
-void eng__cpu_embedding_fwd(float *out, const float *wte, const int32_t *tok, int N, int C);
-void eng__cpu_embedding_bwd(float *dwte, const float *dout, const int32_t *tok, int N, int C);
+void eng__cpu_embedding_fwd(void *ctx, float *out, const float *wte, const int32_t *tok, int N, int C);
+void eng__cpu_embedding_bwd(void *ctx, float *dwte, const float *dout, const int32_t *tok, int N, int C);
 
 /* rmsnorm.c */
-void eng__cpu_rmsnorm_fwd(float *out, float *rstd, const float *x, const float *w, int N, int C, float eps);
-void eng__cpu_rmsnorm_bwd(float *dx, float *dw, const float *dout, const float *x, const float *w, const float *rstd,
-                          int N, int C);
+void eng__cpu_rmsnorm_fwd(void *ctx, float *out, float *rstd, const float *x, const float *w, int N, int C, float eps);
+void eng__cpu_rmsnorm_bwd(void *ctx, float *dx, float *dw, const float *dout, const float *x, const float *w,
+                          const float *rstd, int N, int C);
 
 /* rope.c */
-void eng__cpu_rope_fwd(float *x, int ld, int N, int T, int H, int hd, const float *cs);
-void eng__cpu_rope_bwd(float *dx, int ld, int N, int T, int H, int hd, const float *cs);
+void eng__cpu_rope_fwd(void *ctx, float *x, int ld, int N, int T, int H, int hd, const float *cs);
+void eng__cpu_rope_bwd(void *ctx, float *dx, int ld, int N, int T, int H, int hd, const float *cs);
 
 /* attention.c */
-size_t eng__cpu_attention_workspace(int B, int T, int H, int hd);
-void eng__cpu_attention_fwd(float *out, int ldo, float *lse, const float *q, int ldq, const float *k, const float *v,
-                            int ldkv, int B, int T, int H, int Hkv, int hd, float *ws);
-void eng__cpu_attention_bwd(float *dq, float *dk, float *dv, const float *lse, const float *dout, int ldo,
+size_t eng__cpu_attention_workspace(void *ctx, int B, int T, int H, int hd);
+void eng__cpu_attention_fwd(void *ctx, float *out, int ldo, float *lse, const float *q, int ldq, const float *k,
+                            const float *v, int ldkv, int B, int T, int H, int Hkv, int hd, float *ws);
+void eng__cpu_attention_bwd(void *ctx, float *dq, float *dk, float *dv, const float *lse, const float *dout, int ldo,
                             const float *q, int ldq, const float *k, const float *v, int ldkv, int B, int T, int H,
                             int Hkv, int hd, float *ws);
 
 /* swiglu.c */
-void eng__cpu_swiglu_fwd(float *out, const float *g, const float *u, int ldgu, int N, int F);
-void eng__cpu_swiglu_bwd(float *dg, float *du, const float *dout, const float *g, const float *u, int ldgu, int N,
-                         int F);
+void eng__cpu_swiglu_fwd(void *ctx, float *out, const float *g, const float *u, int ldgu, int N, int F);
+void eng__cpu_swiglu_bwd(void *ctx, float *dg, float *du, const float *dout, const float *g, const float *u, int ldgu,
+                         int N, int F);
 
 /* gate.c */
-void eng__cpu_gate_fwd(float *out, const float *a, const float *z, int ldz, int N, int D, int G);
-void eng__cpu_gate_bwd(float *da, float *dz, const float *dout, const float *a, const float *z, int ldz, int N, int D,
-                       int G);
+void eng__cpu_gate_fwd(void *ctx, float *out, const float *a, const float *z, int ldz, int N, int D, int G);
+void eng__cpu_gate_bwd(void *ctx, float *da, float *dz, const float *dout, const float *a, const float *z, int ldz,
+                       int N, int D, int G);
 
 /* dconv.c, silu_norm.c, swa.c, titans_mem.c: Titans (engine/model/ops.h) */
-void eng__cpu_dconv_fwd(float *y, int ldy, const float *x, int ldx, const float *w, int N, int T, int C, int K);
-void eng__cpu_dconv_bwd(float *dx, int lddx, float *dw, const float *dy, int lddy, const float *x, int ldx,
+void eng__cpu_dconv_fwd(void *ctx, float *y, int ldy, const float *x, int ldx, const float *w, int N, int T, int C,
+                        int K);
+void eng__cpu_dconv_bwd(void *ctx, float *dx, int lddx, float *dw, const float *dy, int lddy, const float *x, int ldx,
                         const float *w, int N, int T, int C, int K);
-void eng__cpu_silu_norm_fwd(float *y, int ldy, float *rn, const float *x, int ldx, int N, int C, int G, int gw,
-                            float eps);
-void eng__cpu_silu_norm_bwd(float *dx, int lddx, const float *dy, int lddy, const float *y, int ldy, const float *rn,
-                            const float *x, int ldx, int N, int C, int G, int gw);
-size_t eng__cpu_swa_workspace(int B, int T, int Hkv, int hd, int window, int Np);
-void eng__cpu_swa_fwd(float *out, int ldo, float *lse, const float *q, int ldq, const float *k, const float *v,
-                      int ldkv, const float *kp, const float *vp, int ldp, int Np, int B, int T, int H, int Hkv, int hd,
+void eng__cpu_silu_norm_fwd(void *ctx, float *y, int ldy, float *rn, const float *x, int ldx, int N, int C, int G,
+                            int gw, float eps);
+void eng__cpu_silu_norm_bwd(void *ctx, float *dx, int lddx, const float *dy, int lddy, const float *y, int ldy,
+                            const float *rn, const float *x, int ldx, int N, int C, int G, int gw);
+size_t eng__cpu_swa_workspace(void *ctx, int B, int T, int Hkv, int hd, int window, int Np);
+void eng__cpu_swa_fwd(void *ctx, float *out, int ldo, float *lse, const float *q, int ldq, const float *k,
+                      const float *v, int ldkv, const float *kp, const float *vp, int ldp, int Np, int B, int T, int H,
+                      int Hkv, int hd, int window, float *ws);
+void eng__cpu_swa_bwd(void *ctx, float *dq, float *dk, float *dv, float *dkp, float *dvp, const float *lse,
+                      const float *dout, int ldo, const float *q, int ldq, const float *k, const float *v, int ldkv,
+                      const float *kp, const float *vp, int ldp, int Np, int B, int T, int H, int Hkv, int hd,
                       int window, float *ws);
-void eng__cpu_swa_bwd(float *dq, float *dk, float *dv, float *dkp, float *dvp, const float *lse, const float *dout,
-                      int ldo, const float *q, int ldq, const float *k, const float *v, int ldkv, const float *kp,
-                      const float *vp, int ldp, int Np, int B, int T, int H, int Hkv, int hd, int window, float *ws);
-size_t eng__cpu_titans_mem_workspace(int B, int T, int H, int hd, int hm, int depth, int chunk);
-void eng__cpu_titans_mem_fwd(float *y, int ldy, float *states, const float *q, const float *k, const float *v,
-                             int ldqkv, const float *gates, int ldg, const float *w0, int B, int T, int H, int hd,
-                             int hm, int depth, int chunk, float max_lr, float *ws);
-void eng__cpu_titans_mem_bwd(float *dq, float *dk, float *dv, int ldd, float *dgates, int lddg, float *dw0,
+size_t eng__cpu_titans_mem_workspace(void *ctx, int B, int T, int H, int hd, int hm, int depth, int chunk);
+void eng__cpu_titans_mem_fwd(void *ctx, float *y, int ldy, float *states, const float *q, const float *k,
+                             const float *v, int ldqkv, const float *gates, int ldg, const float *w0, int B, int T,
+                             int H, int hd, int hm, int depth, int chunk, float max_lr, float *ws);
+void eng__cpu_titans_mem_bwd(void *ctx, float *dq, float *dk, float *dv, int ldd, float *dgates, int lddg, float *dw0,
                              const float *dy, int ldy, const float *states, const float *q, const float *k,
                              const float *v, int ldqkv, const float *gates, int ldg, int B, int T, int H, int hd,
                              int hm, int depth, int chunk, float max_lr, float *ws);
 
 /* xent.c */
-void eng__cpu_xent_fwd(float *losses, const float *logits, const int32_t *targets, int N, int V);
-void eng__cpu_xent_bwd(float *logits, const int32_t *targets, int N, int V, float dscale);
+void eng__cpu_xent_fwd(void *ctx, float *losses, const float *logits, const int32_t *targets, int N, int V);
+void eng__cpu_xent_bwd(void *ctx, float *logits, const int32_t *targets, int N, int V, float dscale);
 
 /* adamw.c */
-void eng__cpu_adamw(float *p, const float *grad, float *m, float *v, size_t n, float lr, float b1, float b2, float eps,
-                    float wd, float bc1, float bc2, float grad_scale);
-double eng__cpu_sumsq(const float *x, size_t n);
+void eng__cpu_adamw(void *ctx, float *p, const float *grad, float *m, float *v, size_t n, float lr, float b1, float b2,
+                    float eps, float wd, float bc1, float bc2, float grad_scale);
+double eng__cpu_sumsq(void *ctx, const float *x, size_t n);
 /* accumulate.c */
-void eng__cpu_axpy(float *y, const float *x, size_t n, float alpha);
+void eng__cpu_axpy(void *ctx, float *y, const float *x, size_t n, float alpha);
 
 #endif

@@ -5,7 +5,7 @@
 
 #include "engine/cpu/internal.h"
 
-void *eng__cpu_alloc(size_t bytes)
+void *eng__cpu_alloc(void *ctx, size_t bytes)
 {
     size_t n = (bytes + 63) & ~(size_t)63;
     void *p = aligned_alloc(64, n ? n : 64);
@@ -14,23 +14,23 @@ void *eng__cpu_alloc(size_t bytes)
     return p;
 }
 
-void eng__cpu_free(void *p)
+void eng__cpu_free(void *ctx, void *p)
 {
     free(p);
 }
 
-void eng__cpu_memcpy(void *dst, const void *src, size_t bytes)
+void eng__cpu_memcpy(void *ctx, void *dst, const void *src, size_t bytes)
 {
     if (bytes)
         memcpy(dst, src, bytes);
 }
 
-void eng__cpu_zero(float *x, size_t n)
+void eng__cpu_zero(void *ctx, float *x, size_t n)
 {
     memset(x, 0, n * sizeof *x);
 }
 
-void eng__cpu_copy(float *dst, const float *src, size_t n)
+void eng__cpu_copy(void *ctx, float *dst, const float *src, size_t n)
 {
     memcpy(dst, src, n * sizeof *dst);
 }

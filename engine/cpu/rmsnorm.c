@@ -8,10 +8,10 @@
 
 #include "engine/cpu/internal.h"
 
-void eng__cpu_rmsnorm_fwd(float *out /* (N, C) */, float *rstd /* (N) */, const float *x /* (N, C) */,
+void eng__cpu_rmsnorm_fwd(void *ctx, float *out /* (N, C) */, float *rstd /* (N) */, const float *x /* (N, C) */,
                           const float *w /* (C) */, int N, int C, float eps)
 {
-#pragma omp parallel for schedule(static) if ((long)N * C >= ENG_PAR_MIN)
+#pragma omp parallel for num_threads(eng__cpu_nt(ctx)) schedule(static) if ((long)N * C >= ENG_PAR_MIN)
     for (int n = 0; n < N; n++) {
         const float *xn = x + (size_t)n * C;
         float *on = out + (size_t)n * C;
@@ -27,11 +27,11 @@ void eng__cpu_rmsnorm_fwd(float *out /* (N, C) */, float *rstd /* (N) */, const 
     }
 }
 
-void eng__cpu_rmsnorm_bwd(float *dx /* (N, C) += */, float *dw /* (C) += */, const float *dout /* (N, C) */,
+void eng__cpu_rmsnorm_bwd(void *ctx, float *dx /* (N, C) += */, float *dw /* (C) += */, const float *dout /* (N, C) */,
                           const float *x /* (N, C) */, const float *w /* (C) */, const float *rstd /* (N) */, int N,
                           int C)
 {
-#pragma omp parallel if ((long)N * C >= ENG_PAR_MIN)
+#pragma omp parallel num_threads(eng__cpu_nt(ctx)) if ((long)N * C >= ENG_PAR_MIN)
     {
 #pragma omp for schedule(static)
         for (int n = 0; n < N; n++) {

@@ -5,10 +5,10 @@
  * The backward is the transposed rotation (the angle negated). */
 #include "engine/cpu/internal.h"
 
-static void rope_rotate(float *x, int ld, int N, int T, int H, int hd, const float *cs, float sign)
+static void rope_rotate(void *ctx, float *x, int ld, int N, int T, int H, int hd, const float *cs, float sign)
 {
     const int h2 = hd / 2;
-#pragma omp parallel for schedule(static) if ((long)N * H * hd >= ENG_PAR_MIN)
+#pragma omp parallel for num_threads(eng__cpu_nt(ctx)) schedule(static) if ((long)N * H * hd >= ENG_PAR_MIN)
     for (int n = 0; n < N; n++) {
         const float *cosv = cs + (size_t)(n % T) * hd, *sinv = cosv + h2;
         float *row = x + (size_t)n * ld;
@@ -25,13 +25,14 @@ static void rope_rotate(float *x, int ld, int N, int T, int H, int hd, const flo
     }
 }
 
-void eng__cpu_rope_fwd(float *x /* (N, ld): H heads of hd */, int ld, int N, int T, int H, int hd,
+void eng__cpu_rope_fwd(void *ctx, float *x /* (N, ld): H heads of hd */, int ld, int N, int T, int H, int hd,
                        const float *cs /* (T, 2, hd/2) */)
 {
-    rope_rotate(x, ld, N, T, H, hd, cs, 1.0f);
+    rope_rotate(ctx, x, ld, N, T, H, hd, cs, 1.0f);
 }
 
-void eng__cpu_rope_bwd(float *dx /* (N, ld) */, int ld, int N, int T, int H, int hd, const float *cs /* (T, 2, hd/2) */)
+void eng__cpu_rope_bwd(void *ctx, float *dx /* (N, ld) */, int ld, int N, int T, int H, int hd,
+                       const float *cs /* (T, 2, hd/2) */)
 {
-    rope_rotate(dx, ld, N, T, H, hd, cs, -1.0f);
+    rope_rotate(ctx, dx, ld, N, T, H, hd, cs, -1.0f);
 }

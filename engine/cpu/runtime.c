@@ -1,5 +1,5 @@
-/* runtime.c: which BLAS and kernel run, and on how many threads (see
- * runtime.h).
+/* runtime.c: which BLAS and kernel run, OpenMP's default team and this
+ * process's cores (see runtime.h).
  *
  * The OpenBLAS fast path.  Debian builds OpenBLAS with DYNAMIC_ARCH: it
  * picks a kernel from CPUID when it is loaded, and on a CPU it does not know
@@ -56,7 +56,6 @@ extern const char *bli_arch_string(int id) __attribute__((weak));
 
 static char blas_name[96] = "unknown";
 static char blas_kernel[64] = "unknown";
-static int n_threads = 1;
 
 /* ------------------------------------------------------------ sgemm probes */
 
@@ -463,26 +462,23 @@ void eng_runtime_init(int argc, char **argv)
     eng_runtime_set_threads(0);
 }
 
+int eng__cpu_cores(void)
+{
+    cpu_set_t set;
+    int n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n;
+}
+
 void eng_runtime_set_threads(int n)
 {
-    if (n <= 0) {
-        cpu_set_t set;
-        n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : (int)sysconf(_SC_NPROCESSORS_ONLN);
-        if (n < 1)
-            n = 1;
-    }
-    n_threads = n;
 #ifdef _OPENMP
-    omp_set_num_threads(n);
+    omp_set_num_threads(n > 0 ? n : eng__cpu_cores());
+#else
+    (void)n;
 #endif
     /* the BLAS runs single-threaded inside the engine's OpenMP threads
      * (engine/cpu/blas.c says why) */
     eng__blas_set_threads(1);
-}
-
-int eng_runtime_threads(void)
-{
-    return n_threads;
 }
 
 const char *eng_runtime_blas(void)

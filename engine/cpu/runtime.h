@@ -1,5 +1,6 @@
 /* runtime.h: the process-wide compute set-up: which BLAS and kernel run,
- * and on how many threads.
+ * and OpenMP's default team.  The threads of the ops are not set here but
+ * in each backend's context (engine/cpu/backend.h).
  *
  * Debian's OpenBLAS picks its kernel from CPUID at load time and can pick a
  * slow generic one on CPUs it does not know (seen: "Prescott" on Sapphire
@@ -17,9 +18,11 @@
  * above.  Safe to call when the BLAS is not OpenBLAS. */
 void eng_runtime_init(int argc, char **argv);
 
-/* Compute threads for BLAS and the engine's own kernels (0 = all cores). */
+/* OpenMP's default team, n threads (<= 0: all cores), for the engine's
+ * OpenMP code outside a backend (the shard hashing of engine/format), and
+ * the BLAS on one thread.  tlm-worker sets it from --threads, as it makes
+ * its backend. */
 void eng_runtime_set_threads(int n);
-int eng_runtime_threads(void);
 
 /* For the `start` event and results.db: "OpenBLAS 0.3.21", "Cooperlake". */
 const char *eng_runtime_blas(void);

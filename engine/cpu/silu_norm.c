@@ -13,10 +13,10 @@
 
 #include "engine/cpu/internal.h"
 
-void eng__cpu_silu_norm_fwd(float *y /* (N, ldy) = */, int ldy, float *rn /* (N, G) */,
+void eng__cpu_silu_norm_fwd(void *ctx, float *y /* (N, ldy) = */, int ldy, float *rn /* (N, G) */,
                             const float *x /* (N, ldx) */, int ldx, int N, int C, int G, int gw, float eps)
 {
-#pragma omp parallel for schedule(static) if ((long)N * C >= ENG_PAR_MIN)
+#pragma omp parallel for num_threads(eng__cpu_nt(ctx)) schedule(static) if ((long)N * C >= ENG_PAR_MIN)
     for (int n = 0; n < N; n++) {
         const float *xn = x + (size_t)n * ldx;
         float *yn = y + (size_t)n * ldy;
@@ -38,11 +38,11 @@ void eng__cpu_silu_norm_fwd(float *y /* (N, ldy) = */, int ldy, float *rn /* (N,
 }
 
 /* dx may be dy (same ld): each row reads its dy before writing dx. */
-void eng__cpu_silu_norm_bwd(float *dx /* (N, lddx) = */, int lddx, const float *dy /* (N, lddy) */, int lddy,
+void eng__cpu_silu_norm_bwd(void *ctx, float *dx /* (N, lddx) = */, int lddx, const float *dy /* (N, lddy) */, int lddy,
                             const float *y /* (N, ldy) */, int ldy, const float *rn /* (N, G) */,
                             const float *x /* (N, ldx) */, int ldx, int N, int C, int G, int gw)
 {
-#pragma omp parallel for schedule(static) if ((long)N * C >= ENG_PAR_MIN)
+#pragma omp parallel for num_threads(eng__cpu_nt(ctx)) schedule(static) if ((long)N * C >= ENG_PAR_MIN)
     for (int n = 0; n < N; n++) {
         const float *xn = x + (size_t)n * ldx, *dyn = dy + (size_t)n * lddy, *yn = y + (size_t)n * ldy;
         float *dxn = dx + (size_t)n * lddx;

@@ -16,15 +16,12 @@
  * attention.c.  The persistent entries' gradients sum over sequences: each
  * (sequence, kv head) unit writes its own slot of the workspace, and the
  * slots are added in sequence order afterwards (bit-identical runs). */
-#include <limits.h>
 #include <math.h>
 #include <string.h>
 
 #include "engine/cpu/internal.h"
 
 #define SWA_BLOCK 64
-
-static int ws_slots = INT_MAX;
 
 static int key_span(int T, int window)
 {
@@ -37,40 +34,33 @@ static size_t slot_floats(int T, int window, int Np)
     return (size_t)2 * SWA_BLOCK * (size_t)(Np + key_span(T, window));
 }
 
-size_t eng__cpu_swa_workspace(int B, int T, int Hkv, int hd, int window, int Np)
+/* the thread slots, then the persistent entries' gradient of every
+ * (sequence, kv head) unit */
+size_t eng__cpu_swa_workspace(void *ctx, int B, int T, int Hkv, int hd, int window, int Np)
 {
-    int nt = eng__cpu_threads();
-#pragma omp critical(eng_swa_ws)
-    if (nt < ws_slots)
-        ws_slots = nt;
-    return (size_t)nt * slot_floats(T, window, Np) + (size_t)B * Hkv * 2 * Np * hd;
-}
-
-static int team_size(void)
-{
-    return eng__cpu_threads() < ws_slots ? eng__cpu_threads() : ws_slots;
+    return eng__cpu_ws_size(ctx, ENG__CPU_WS_SWA, slot_floats(T, window, Np)) + (size_t)B * Hkv * 2 * Np * hd;
 }
 
 /* Scores of rows [r0, r1) against the persistent entries (columns 0..Np-1)
  * and keys [k0, r1) (columns Np..), rows of stride W = Np + r1 - k0. */
-static void scores(float *P, int W, const float *q, int ldq, const float *k, int ldkv, const float *kp, int ldp,
-                   int Np, int r0, int r1, int k0, int hd, float scale)
+static void scores(void *ctx, float *P, int W, const float *q, int ldq, const float *k, int ldkv, const float *kp,
+                   int ldp, int Np, int r0, int r1, int k0, int hd, float scale)
 {
     const int m = r1 - r0;
     if (Np)
-        eng__cpu_matmul(0, 1, m, Np, hd, scale, q + (size_t)r0 * ldq, ldq, kp, ldp, 0.0f, P, W);
-    eng__cpu_matmul(0, 1, m, r1 - k0, hd, scale, q + (size_t)r0 * ldq, ldq, k + (size_t)k0 * ldkv, ldkv, 0.0f,
+        eng__cpu_matmul(ctx, 0, 1, m, Np, hd, scale, q + (size_t)r0 * ldq, ldq, kp, ldp, 0.0f, P, W);
+    eng__cpu_matmul(ctx, 0, 1, m, r1 - k0, hd, scale, q + (size_t)r0 * ldq, ldq, k + (size_t)k0 * ldkv, ldkv, 0.0f,
                     P + Np, W);
 }
 
-static void head_fwd(float *o, int ldo, float *lse, const float *q, int ldq, const float *k, const float *v,
+static void head_fwd(void *ctx, float *o, int ldo, float *lse, const float *q, int ldq, const float *k, const float *v,
                      int ldkv, const float *kp, const float *vp, int ldp, int Np, int T, int hd, int window,
                      float scale, float *P)
 {
     for (int r0 = 0; r0 < T; r0 += SWA_BLOCK) {
         const int r1 = r0 + SWA_BLOCK < T ? r0 + SWA_BLOCK : T, m = r1 - r0;
         const int k0 = r0 - window + 1 > 0 ? r0 - window + 1 : 0, W = Np + r1 - k0;
-        scores(P, W, q, ldq, k, ldkv, kp, ldp, Np, r0, r1, k0, hd, scale);
+        scores(ctx, P, W, q, ldq, k, ldkv, kp, ldp, Np, r0, r1, k0, hd, scale);
         for (int i = r0; i < r1; i++) {
             float *row = P + (size_t)(i - r0) * W;
             const int lo = Np + (i - window + 1 > k0 ? i - window + 1 - k0 : 0), hi = Np + i - k0; /* inclusive */
@@ -101,13 +91,13 @@ static void head_fwd(float *o, int ldo, float *lse, const float *q, int ldq, con
         }
         float *ob = o + (size_t)r0 * ldo;
         if (Np)
-            eng__cpu_matmul(0, 0, m, hd, Np, 1.0f, P, W, vp, ldp, 0.0f, ob, ldo);
-        eng__cpu_matmul(0, 0, m, hd, r1 - k0, 1.0f, P + Np, W, v + (size_t)k0 * ldkv, ldkv, Np ? 1.0f : 0.0f, ob,
+            eng__cpu_matmul(ctx, 0, 0, m, hd, Np, 1.0f, P, W, vp, ldp, 0.0f, ob, ldo);
+        eng__cpu_matmul(ctx, 0, 0, m, hd, r1 - k0, 1.0f, P + Np, W, v + (size_t)k0 * ldkv, ldkv, Np ? 1.0f : 0.0f, ob,
                         ldo);
     }
 }
 
-void eng__cpu_swa_fwd(float *out /* (B, T, ldo): H x hd */, int ldo, float *lse /* (B, H, T) */,
+void eng__cpu_swa_fwd(void *ctx, float *out /* (B, T, ldo): H x hd */, int ldo, float *lse /* (B, H, T) */,
                       const float *q /* (B, T, ldq) */, int ldq, const float *k /* (B, T, ldkv) */,
                       const float *v /* (B, T, ldkv) */, int ldkv, const float *kp /* (Np, ldp): Hkv x hd */,
                       const float *vp /* (Np, ldp) */, int ldp, int Np, int B, int T, int H, int Hkv, int hd,
@@ -116,31 +106,33 @@ void eng__cpu_swa_fwd(float *out /* (B, T, ldo): H x hd */, int ldo, float *lse 
     const float scale = 1.0f / sqrtf((float)hd);
     const int grp = H / Hkv;
     const int blas = eng__blas_threads();
+    const int team = eng__cpu_ws_team(ctx, ENG__CPU_WS_SWA);
     eng__blas_set_threads(1);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(team_size()) \
+#pragma omp parallel for schedule(dynamic, 1) num_threads(team) \
     if ((double)B * H * T * (window < T ? window : T) * hd >= ENG_PAR_MIN)
     for (int bh = 0; bh < B * H; bh++) {
         const int b = bh / H, h = bh % H, g = h / grp;
         const size_t row0 = (size_t)b * T;
-        head_fwd(out + row0 * ldo + (size_t)h * hd, ldo, lse + (size_t)bh * T, q + row0 * ldq + (size_t)h * hd, ldq,
-                 k + row0 * ldkv + (size_t)g * hd, v + row0 * ldkv + (size_t)g * hd, ldkv,
+        head_fwd(ctx, out + row0 * ldo + (size_t)h * hd, ldo, lse + (size_t)bh * T, q + row0 * ldq + (size_t)h * hd,
+                 ldq, k + row0 * ldkv + (size_t)g * hd, v + row0 * ldkv + (size_t)g * hd, ldkv,
                  Np ? kp + (size_t)g * hd : NULL, Np ? vp + (size_t)g * hd : NULL, ldp, Np, T, hd, window, scale,
-                 ws + (size_t)eng__omp_id() * slot_floats(T, window, Np));
+                 eng__cpu_ws_slot(ws, slot_floats(T, window, Np)));
     }
     eng__blas_set_threads(blas);
 }
 
 /* One query head: dq written; dk, dv, dkp, dvp (rows of hd for the
  * persistent slots) accumulated. */
-static void head_bwd(float *dq, float *dk, float *dv, float *dkp, float *dvp, const float *lse, const float *dout,
-                     int ldo, const float *q, int ldq, const float *k, const float *v, int ldkv, const float *kp,
-                     const float *vp, int ldp, int Np, int T, int hd, int window, float scale, float *P, float *dP)
+static void head_bwd(void *ctx, float *dq, float *dk, float *dv, float *dkp, float *dvp, const float *lse,
+                     const float *dout, int ldo, const float *q, int ldq, const float *k, const float *v, int ldkv,
+                     const float *kp, const float *vp, int ldp, int Np, int T, int hd, int window, float scale,
+                     float *P, float *dP)
 {
     for (int r0 = 0; r0 < T; r0 += SWA_BLOCK) {
         const int r1 = r0 + SWA_BLOCK < T ? r0 + SWA_BLOCK : T, m = r1 - r0;
         const int k0 = r0 - window + 1 > 0 ? r0 - window + 1 : 0, nk = r1 - k0, W = Np + nk;
         const float *dob = dout + (size_t)r0 * ldo, *qb = q + (size_t)r0 * ldq;
-        scores(P, W, q, ldq, k, ldkv, kp, ldp, Np, r0, r1, k0, hd, scale);
+        scores(ctx, P, W, q, ldq, k, ldkv, kp, ldp, Np, r0, r1, k0, hd, scale);
         for (int i = r0; i < r1; i++) {
             float *row = P + (size_t)(i - r0) * W;
             const int lo = Np + (i - window + 1 > k0 ? i - window + 1 - k0 : 0), hi = Np + i - k0;
@@ -155,11 +147,11 @@ static void head_bwd(float *dq, float *dk, float *dv, float *dkp, float *dvp, co
         }
         /* dV += P^T dO;  dP = dO V^T */
         if (Np) {
-            eng__cpu_matmul(1, 0, Np, hd, m, 1.0f, P, W, dob, ldo, 1.0f, dvp, hd);
-            eng__cpu_matmul(0, 1, m, Np, hd, 1.0f, dob, ldo, vp, ldp, 0.0f, dP, W);
+            eng__cpu_matmul(ctx, 1, 0, Np, hd, m, 1.0f, P, W, dob, ldo, 1.0f, dvp, hd);
+            eng__cpu_matmul(ctx, 0, 1, m, Np, hd, 1.0f, dob, ldo, vp, ldp, 0.0f, dP, W);
         }
-        eng__cpu_matmul(1, 0, nk, hd, m, 1.0f, P + Np, W, dob, ldo, 1.0f, dv + (size_t)k0 * ldkv, ldkv);
-        eng__cpu_matmul(0, 1, m, nk, hd, 1.0f, dob, ldo, v + (size_t)k0 * ldkv, ldkv, 0.0f, dP + Np, W);
+        eng__cpu_matmul(ctx, 1, 0, nk, hd, m, 1.0f, P + Np, W, dob, ldo, 1.0f, dv + (size_t)k0 * ldkv, ldkv);
+        eng__cpu_matmul(ctx, 0, 1, m, nk, hd, 1.0f, dob, ldo, v + (size_t)k0 * ldkv, ldkv, 0.0f, dP + Np, W);
         for (int i = 0; i < m; i++) {
             float *p = P + (size_t)i * W;
             const float *dp = dP + (size_t)i * W;
@@ -173,23 +165,24 @@ static void head_bwd(float *dq, float *dk, float *dv, float *dkp, float *dvp, co
         }
         float *dqb = dq + (size_t)r0 * ldq;
         if (Np) {
-            eng__cpu_matmul(0, 0, m, hd, Np, scale, P, W, kp, ldp, 0.0f, dqb, ldq);
-            eng__cpu_matmul(1, 0, Np, hd, m, scale, P, W, qb, ldq, 1.0f, dkp, hd);
+            eng__cpu_matmul(ctx, 0, 0, m, hd, Np, scale, P, W, kp, ldp, 0.0f, dqb, ldq);
+            eng__cpu_matmul(ctx, 1, 0, Np, hd, m, scale, P, W, qb, ldq, 1.0f, dkp, hd);
         }
-        eng__cpu_matmul(0, 0, m, hd, nk, scale, P + Np, W, k + (size_t)k0 * ldkv, ldkv, Np ? 1.0f : 0.0f, dqb, ldq);
-        eng__cpu_matmul(1, 0, nk, hd, m, scale, P + Np, W, qb, ldq, 1.0f, dk + (size_t)k0 * ldkv, ldkv);
+        eng__cpu_matmul(ctx, 0, 0, m, hd, nk, scale, P + Np, W, k + (size_t)k0 * ldkv, ldkv, Np ? 1.0f : 0.0f, dqb,
+                        ldq);
+        eng__cpu_matmul(ctx, 1, 0, nk, hd, m, scale, P + Np, W, qb, ldq, 1.0f, dk + (size_t)k0 * ldkv, ldkv);
     }
 }
 
-void eng__cpu_swa_bwd(float *dq /* (B, T, ldq) = */, float *dk /* (B, T, ldkv) = */,
+void eng__cpu_swa_bwd(void *ctx, float *dq /* (B, T, ldq) = */, float *dk /* (B, T, ldkv) = */,
                       float *dv /* (B, T, ldkv) = */, float *dkp /* (Np, ldp) += */, float *dvp /* (Np, ldp) += */,
                       const float *lse, const float *dout, int ldo, const float *q, int ldq, const float *k,
-                      const float *v, int ldkv, const float *kp, const float *vp, int ldp, int Np, int B, int T,
-                      int H, int Hkv, int hd, int window, float *ws)
+                      const float *v, int ldkv, const float *kp, const float *vp, int ldp, int Np, int B, int T, int H,
+                      int Hkv, int hd, int window, float *ws)
 {
     const float scale = 1.0f / sqrtf((float)hd);
     const int grp = H / Hkv;
-    const int nt = team_size();
+    const int nt = eng__cpu_ws_team(ctx, ENG__CPU_WS_SWA);
     float *pslots = ws + (size_t)nt * slot_floats(T, window, Np); /* (B, Hkv, 2, Np, hd) */
     const int blas = eng__blas_threads();
     eng__blas_set_threads(1);
@@ -205,14 +198,14 @@ void eng__cpu_swa_bwd(float *dq /* (B, T, ldq) = */, float *dk /* (B, T, ldkv) =
         }
         float *sk = pslots + (size_t)bg * 2 * Np * hd, *sv = sk + (size_t)Np * hd;
         memset(sk, 0, (size_t)2 * Np * hd * sizeof *sk);
-        float *P = ws + (size_t)eng__omp_id() * slot_floats(T, window, Np);
+        float *P = eng__cpu_ws_slot(ws, slot_floats(T, window, Np));
         float *dP = P + (size_t)SWA_BLOCK * (Np + key_span(T, window));
         for (int h = g * grp; h < (g + 1) * grp; h++)
-            head_bwd(dq + row0 * ldq + (size_t)h * hd, dkg, dvg, sk, sv, lse + ((size_t)b * H + h) * T,
+            head_bwd(ctx, dq + row0 * ldq + (size_t)h * hd, dkg, dvg, sk, sv, lse + ((size_t)b * H + h) * T,
                      dout + row0 * ldo + (size_t)h * hd, ldo, q + row0 * ldq + (size_t)h * hd, ldq,
                      k + row0 * ldkv + (size_t)g * hd, v + row0 * ldkv + (size_t)g * hd, ldkv,
-                     Np ? kp + (size_t)g * hd : NULL, Np ? vp + (size_t)g * hd : NULL, ldp, Np, T, hd, window, scale,
-                     P, dP);
+                     Np ? kp + (size_t)g * hd : NULL, Np ? vp + (size_t)g * hd : NULL, ldp, Np, T, hd, window, scale, P,
+                     dP);
     }
     eng__blas_set_threads(blas);
     /* persistent gradients: sequences added in order */

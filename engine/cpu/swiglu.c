@@ -5,10 +5,10 @@
 
 #include "engine/cpu/internal.h"
 
-void eng__cpu_swiglu_fwd(float *out /* (N, F) */, const float *g /* (N, ldgu) */, const float *u /* (N, ldgu) */,
-                         int ldgu, int N, int F)
+void eng__cpu_swiglu_fwd(void *ctx, float *out /* (N, F) */, const float *g /* (N, ldgu) */,
+                         const float *u /* (N, ldgu) */, int ldgu, int N, int F)
 {
-#pragma omp parallel for schedule(static) if ((long)N * F >= ENG_PAR_MIN)
+#pragma omp parallel for num_threads(eng__cpu_nt(ctx)) schedule(static) if ((long)N * F >= ENG_PAR_MIN)
     for (int n = 0; n < N; n++) {
         const float *gn = g + (size_t)n * ldgu, *un = u + (size_t)n * ldgu;
         float *on = out + (size_t)n * F;
@@ -20,10 +20,10 @@ void eng__cpu_swiglu_fwd(float *out /* (N, F) */, const float *g /* (N, ldgu) */
     }
 }
 
-void eng__cpu_swiglu_bwd(float *dg /* (N, ldgu) = */, float *du /* (N, ldgu) = */, const float *dout /* (N, F) */,
-                         const float *g, const float *u, int ldgu, int N, int F)
+void eng__cpu_swiglu_bwd(void *ctx, float *dg /* (N, ldgu) = */, float *du /* (N, ldgu) = */,
+                         const float *dout /* (N, F) */, const float *g, const float *u, int ldgu, int N, int F)
 {
-#pragma omp parallel for schedule(static) if ((long)N * F >= ENG_PAR_MIN)
+#pragma omp parallel for num_threads(eng__cpu_nt(ctx)) schedule(static) if ((long)N * F >= ENG_PAR_MIN)
     for (int n = 0; n < N; n++) {
         const float *gn = g + (size_t)n * ldgu, *un = u + (size_t)n * ldgu, *dn = dout + (size_t)n * F;
         float *dgn = dg + (size_t)n * ldgu, *dun = du + (size_t)n * ldgu;

@@ -37,13 +37,10 @@
  * Threads: OpenMP over (sequence, head), the BLAS on one thread inside; the
  * initial weights' gradient of every unit goes to its own workspace slot,
  * added in sequence order at the end (bit-identical runs). */
-#include <limits.h>
 #include <math.h>
 #include <string.h>
 
 #include "engine/cpu/internal.h"
-
-static int ws_slots = INT_MAX;
 
 typedef struct mdims {
     int D, Hm, depth, b; /* head size, hidden width, depth, chunk */
@@ -72,19 +69,12 @@ static size_t slot_floats(const mdims *m)
     return (size_t)N_SCAL * 2 * m->b + N_H * m->nH + N_D * m->nD + 3 * m->Pm + 16;
 }
 
-size_t eng__cpu_titans_mem_workspace(int B, int T, int H, int hd, int hm, int depth, int chunk)
+/* the thread slots, then the initial weights' gradient of every
+ * (sequence, head) unit */
+size_t eng__cpu_titans_mem_workspace(void *ctx, int B, int T, int H, int hd, int hm, int depth, int chunk)
 {
     mdims m = dims(hd, hm, depth, chunk, T);
-    int nt = eng__cpu_threads();
-#pragma omp critical(eng_titans_mem_ws)
-    if (nt < ws_slots)
-        ws_slots = nt;
-    return (size_t)nt * slot_floats(&m) + (size_t)B * H * m.Pm;
-}
-
-static int team_size(void)
-{
-    return eng__cpu_threads() < ws_slots ? eng__cpu_threads() : ws_slots;
+    return eng__cpu_ws_size(ctx, ENG__CPU_WS_TITANS_MEM, slot_floats(&m)) + (size_t)B * H * m.Pm;
 }
 
 static inline float sigm(float x)
@@ -193,17 +183,17 @@ static void scale_rows(float *dst, const float *src, const double *c, double mul
  * depth 2: Z = K W1^T, A = silu(Z), SZ = sigmoid(Z), E2 = 2 (A W2^T - V),
  *          G = E2 W2, Dl = silu'(Z) G
  * depth 1: E2 = 2 (K W^T - V) */
-static void inner(const mdims *m, const float *W, const float *K, const float *V, int ldkv, int n, float *Z, float *A,
-                  float *SZ, float *E2, float *G, float *Dl)
+static void inner(void *ctx, const mdims *m, const float *W, const float *K, const float *V, int ldkv, int n, float *Z,
+                  float *A, float *SZ, float *E2, float *G, float *Dl)
 {
     const int D = m->D, Hm = m->Hm;
     if (m->depth == 2) {
         const float *W1 = W, *W2 = W + (size_t)Hm * D;
-        eng__cpu_matmul(0, 1, n, Hm, D, 1.0f, K, ldkv, W1, D, 0.0f, Z, Hm);
+        eng__cpu_matmul(ctx, 0, 1, n, Hm, D, 1.0f, K, ldkv, W1, D, 0.0f, Z, Hm);
         silu_rows(A, SZ, Z, (size_t)n * Hm);
-        eng__cpu_matmul(0, 1, n, D, Hm, 1.0f, A, Hm, W2, Hm, 0.0f, E2, D);
+        eng__cpu_matmul(ctx, 0, 1, n, D, Hm, 1.0f, A, Hm, W2, Hm, 0.0f, E2, D);
     } else {
-        eng__cpu_matmul(0, 1, n, D, D, 1.0f, K, ldkv, W, D, 0.0f, E2, D);
+        eng__cpu_matmul(ctx, 0, 1, n, D, D, 1.0f, K, ldkv, W, D, 0.0f, E2, D);
     }
     for (int t = 0; t < n; t++) {
         float *e = E2 + (size_t)t * D;
@@ -214,7 +204,7 @@ static void inner(const mdims *m, const float *W, const float *K, const float *V
     }
     if (m->depth == 2) {
         const float *W2 = W + (size_t)Hm * D;
-        eng__cpu_matmul(0, 0, n, Hm, D, 1.0f, E2, D, W2, Hm, 0.0f, G, Hm);
+        eng__cpu_matmul(ctx, 0, 0, n, Hm, D, 1.0f, E2, D, W2, Hm, 0.0f, G, Hm);
 #pragma omp simd
         for (size_t i = 0; i < (size_t)n * Hm; i++)
             Dl[i] = dsilu(Z[i], SZ[i]) * G[i];
@@ -223,21 +213,21 @@ static void inner(const mdims *m, const float *W, const float *K, const float *V
 
 /* Reads of the chunk: Y = M_W(Q) (rows of ldy); depth 2 leaves Zq, Aq and
  * SZq = sigmoid(Zq). */
-static void reads(const mdims *m, const float *W, const float *Qm, int ldq, int n, float *Y, int ldy, float *Zq,
-                  float *Aq, float *SZq)
+static void reads(void *ctx, const mdims *m, const float *W, const float *Qm, int ldq, int n, float *Y, int ldy,
+                  float *Zq, float *Aq, float *SZq)
 {
     const int D = m->D, Hm = m->Hm;
     if (m->depth == 2) {
-        eng__cpu_matmul(0, 1, n, Hm, D, 1.0f, Qm, ldq, W, D, 0.0f, Zq, Hm);
+        eng__cpu_matmul(ctx, 0, 1, n, Hm, D, 1.0f, Qm, ldq, W, D, 0.0f, Zq, Hm);
         silu_rows(Aq, SZq, Zq, (size_t)n * Hm);
-        eng__cpu_matmul(0, 1, n, D, Hm, 1.0f, Aq, Hm, W + (size_t)Hm * D, Hm, 0.0f, Y, ldy);
+        eng__cpu_matmul(ctx, 0, 1, n, D, Hm, 1.0f, Aq, Hm, W + (size_t)Hm * D, Hm, 0.0f, Y, ldy);
     } else {
-        eng__cpu_matmul(0, 1, n, D, D, 1.0f, Qm, ldq, W, D, 0.0f, Y, ldy);
+        eng__cpu_matmul(ctx, 0, 1, n, D, D, 1.0f, Qm, ldq, W, D, 0.0f, Y, ldy);
     }
 }
 
 /* Wout = cw W + cs S - sum_t c_t G_t  (G_t from the chunk's Dl, K, E2, A). */
-static void update(const mdims *m, float *Wout, const float *W, double cw, const float *S, double cs,
+static void update(void *ctx, const mdims *m, float *Wout, const float *W, double cw, const float *S, double cs,
                    const double *c, const float *K, int ldkv, const float *E2, const float *A, const float *Dl, int n,
                    float *tmpH, float *tmpD)
 {
@@ -248,11 +238,11 @@ static void update(const mdims *m, float *Wout, const float *W, double cw, const
     if (m->depth == 2) {
         scale_rows(tmpH, Dl, c, 1.0, n, Hm);
         /* G1_t = Dl_t k_t^T (Hm, D);  G2_t = E2_t a_t^T (D, Hm) */
-        eng__cpu_matmul(1, 0, Hm, D, n, -1.0f, tmpH, Hm, K, ldkv, 1.0f, Wout, D);
-        eng__cpu_matmul(1, 0, D, Hm, n, -1.0f, tmpD, D, A, Hm, 1.0f, Wout + (size_t)Hm * D, Hm);
+        eng__cpu_matmul(ctx, 1, 0, Hm, D, n, -1.0f, tmpH, Hm, K, ldkv, 1.0f, Wout, D);
+        eng__cpu_matmul(ctx, 1, 0, D, Hm, n, -1.0f, tmpD, D, A, Hm, 1.0f, Wout + (size_t)Hm * D, Hm);
     } else {
         /* G_t = E2_t k_t^T (D, D) */
-        eng__cpu_matmul(1, 0, D, D, n, -1.0f, tmpD, D, K, ldkv, 1.0f, Wout, D);
+        eng__cpu_matmul(ctx, 1, 0, D, D, n, -1.0f, tmpD, D, K, ldkv, 1.0f, Wout, D);
     }
 }
 
@@ -267,23 +257,23 @@ static void load_w0(const mdims *m, float *dst, const float *w0, int H, int h)
     }
 }
 
-void eng__cpu_titans_mem_fwd(float *y /* (N, ldy): H x hd = */, int ldy,
+void eng__cpu_titans_mem_fwd(void *ctx, float *y /* (N, ldy): H x hd = */, int ldy,
                              float *states /* (B, H, nc, 2, Pm): W, S at every chunk start */,
                              const float *q /* (N, ldqkv): H x hd */, const float *k, const float *v, int ldqkv,
-                             const float *gates /* (N, ldg): theta (H), eta (H), alpha (H) pre-activations */,
-                             int ldg, const float *w0 /* depth 2: W1 (H, hm, hd), W2 (H, hd, hm); 1: (H, hd, hd) */,
-                             int B, int T, int H, int hd, int hm, int depth, int chunk, float max_lr, float *ws)
+                             const float *gates /* (N, ldg): theta (H), eta (H), alpha (H) pre-activations */, int ldg,
+                             const float *w0 /* depth 2: W1 (H, hm, hd), W2 (H, hd, hm); 1: (H, hd, hd) */, int B,
+                             int T, int H, int hd, int hm, int depth, int chunk, float max_lr, float *ws)
 {
     const mdims m = dims(hd, hm, depth, chunk, T);
     const int nc = (T + m.b - 1) / m.b;
     const int blas = eng__blas_threads();
+    const int team = eng__cpu_ws_team(ctx, ENG__CPU_WS_TITANS_MEM);
     eng__blas_set_threads(1);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(team_size()) \
-    if ((double)B * H * T * m.Pm >= ENG_PAR_MIN)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(team) if ((double)B * H * T * m.Pm >= ENG_PAR_MIN)
     for (int bh = 0; bh < B * H; bh++) {
         const int b = bh / H, h = bh % H;
         scratch s;
-        scratch_carve(&s, ws + (size_t)eng__omp_id() * slot_floats(&m), &m);
+        scratch_carve(&s, eng__cpu_ws_slot(ws, slot_floats(&m)), &m);
         float *st = states + (size_t)bh * nc * 2 * m.Pm;
         load_w0(&m, st, w0, H, h);
         memset(st + m.Pm, 0, m.Pm * sizeof *st);
@@ -293,11 +283,11 @@ void eng__cpu_titans_mem_fwd(float *y /* (N, ldy): H x hd = */, int ldy,
             const float *W = st + (size_t)c * 2 * m.Pm, *S = W + m.Pm;
             const float *Qc = q + r0 * ldqkv + (size_t)h * hd, *Kc = k + r0 * ldqkv + (size_t)h * hd,
                         *Vc = v + r0 * ldqkv + (size_t)h * hd;
-            reads(&m, W, Qc, ldqkv, n, y + r0 * ldy + (size_t)h * hd, ldy, s.h[0], s.h[1], s.h[5]);
+            reads(ctx, &m, W, Qc, ldqkv, n, y + r0 * ldy + (size_t)h * hd, ldy, s.h[0], s.h[1], s.h[5]);
             if (c == nc - 1)
                 break; /* the final state is never read */
             float *Z = s.h[0], *A = s.h[1], *G = s.h[2], *Dl = s.h[3], *E2 = s.dd[0];
-            inner(&m, W, Kc, Vc, ldqkv, n, Z, A, s.h[5], E2, G, Dl);
+            inner(ctx, &m, W, Kc, Vc, ldqkv, n, Z, A, s.h[5], E2, G, Dl);
             double aW, aS, eS;
             coefficients(&s, gates + r0 * ldg, ldg, H, h, n, max_lr, &aW, &aS, &eS);
             double gam[512], mu[512]; /* chunk <= 512 (config) */
@@ -306,8 +296,8 @@ void eng__cpu_titans_mem_fwd(float *y /* (N, ldy): H x hd = */, int ldy,
                 mu[t] = s.th[t] * s.qs[t];
             }
             float *Wn = st + (size_t)(c + 1) * 2 * m.Pm, *Sn = Wn + m.Pm;
-            update(&m, Wn, W, aW, S, aS, gam, Kc, ldqkv, E2, A, Dl, n, s.h[4], s.dd[1]);
-            update(&m, Sn, W, 0.0, S, eS, mu, Kc, ldqkv, E2, A, Dl, n, s.h[4], s.dd[1]);
+            update(ctx, &m, Wn, W, aW, S, aS, gam, Kc, ldqkv, E2, A, Dl, n, s.h[4], s.dd[1]);
+            update(ctx, &m, Sn, W, 0.0, S, eS, mu, Kc, ldqkv, E2, A, Dl, n, s.h[4], s.dd[1]);
         }
     }
     eng__blas_set_threads(blas);
@@ -332,24 +322,191 @@ static void gate_adjoints(const scratch *s, int n, const double *pg, const doubl
     }
 }
 
+/* What the backward of a chunk recomputes at its start state W (inner()
+ * and the reads' hidden layer), shared by its parts. */
+typedef struct chunk_acts {
+    const float *Z, *A, *SZ, *G, *Dl; /* (n, Hm): inner()'s, depth 2 */
+    const float *E2;                  /* (n, D) */
+    const float *Zq, *Aq, *SZq;       /* (n, Hm): the reads' hidden layer, depth 2 */
+} chunk_acts;
+
+/* Backward through the update of a depth-2 memory, given P, Q (the state
+ * after the chunk): the gates' adjoints dth, det, da, the cotangents of the
+ * inner gradients added to Pn (dL/dW), and dk, dv (=). */
+static void update_bwd_deep(void *ctx, const mdims *m, scratch *s, const chunk_acts *c, const float *W,
+                            const float *S, const float *Kc, int ldqkv, int n, double *dth, double *det, double *da,
+                            float *dk, float *dv, int ldd)
+{
+    const int D = m->D, Hm = m->Hm;
+    const size_t Pm = m->Pm;
+    const float *Z = c->Z, *A = c->A, *G = c->G, *Dl = c->Dl, *SZ = c->SZ, *E2 = c->E2;
+    const float *P = s->P, *Q = s->Q;
+    double pg[512], qg[512], c1[512], c2[512];
+    const float *W1 = W, *W2 = W + (size_t)Hm * D;
+    const float *P1 = P, *P2 = P + (size_t)Hm * D, *Q1 = Q, *Q2 = Q + (size_t)Hm * D;
+    float *Pn1 = s->Pn, *Pn2 = s->Pn + (size_t)Hm * D;
+    float *RP2 = s->dd[1], *RQ2 = s->dd[2], *UP1 = s->dd[3], *UQ1 = s->dd[4], *Pb = s->dd[5];
+    float *SP1 = s->h[6], *SQ1 = s->h[7], *TP2 = s->h[8], *TQ2 = s->h[9], *Zb = s->h[10];
+    /* P2 a_t, Q2 a_t, P1 k_t, Q1 k_t */
+    eng__cpu_matmul(ctx, 0, 1, n, D, Hm, 1.0f, A, Hm, P2, Hm, 0.0f, RP2, D);
+    eng__cpu_matmul(ctx, 0, 1, n, D, Hm, 1.0f, A, Hm, Q2, Hm, 0.0f, RQ2, D);
+    eng__cpu_matmul(ctx, 0, 1, n, Hm, D, 1.0f, Kc, ldqkv, P1, D, 0.0f, SP1, Hm);
+    eng__cpu_matmul(ctx, 0, 1, n, Hm, D, 1.0f, Kc, ldqkv, Q1, D, 0.0f, SQ1, Hm);
+    for (int t = 0; t < n; t++) {
+        pg[t] = dot(E2 + (size_t)t * D, RP2 + (size_t)t * D, D) + dot(Dl + (size_t)t * Hm, SP1 + (size_t)t * Hm, Hm);
+        qg[t] = dot(E2 + (size_t)t * D, RQ2 + (size_t)t * D, D) + dot(Dl + (size_t)t * Hm, SQ1 + (size_t)t * Hm, Hm);
+    }
+    /* the gates, through the scalar recursions of <P|Q, state> */
+    gate_adjoints(s, n, pg, qg, dot(P, S, Pm), dot(Q, S, Pm), dot(P, W, Pm), dth, det, da, c1, c2);
+    /* E2 P2, E2 Q2 (rows: P2^T e2_t), Dl P1, Dl Q1 (rows: P1^T dl_t) */
+    eng__cpu_matmul(ctx, 0, 0, n, Hm, D, 1.0f, E2, D, P2, Hm, 0.0f, TP2, Hm);
+    eng__cpu_matmul(ctx, 0, 0, n, Hm, D, 1.0f, E2, D, Q2, Hm, 0.0f, TQ2, Hm);
+    eng__cpu_matmul(ctx, 0, 0, n, D, Hm, 1.0f, Dl, Hm, P1, D, 0.0f, UP1, D);
+    eng__cpu_matmul(ctx, 0, 0, n, D, Hm, 1.0f, Dl, Hm, Q1, D, 0.0f, UQ1, D);
+    for (int t = 0; t < n; t++) {
+        const float a1 = (float)c1[t], a2 = (float)c2[t];
+        float *r = RP2 + (size_t)t * D, *u = UP1 + (size_t)t * D;
+        const float *rq = RQ2 + (size_t)t * D, *uq = UQ1 + (size_t)t * D;
+#pragma omp simd
+        for (int j = 0; j < D; j++) {
+            r[j] = a1 * r[j] + a2 * rq[j]; /* r_t = C2_t a_t */
+            u[j] = a1 * u[j] + a2 * uq[j]; /* C1_t^T dl_t: dk, direct */
+        }
+        float *sp = SP1 + (size_t)t * Hm, *tp = TP2 + (size_t)t * Hm, *zb = Zb + (size_t)t * Hm;
+        const float *sq = SQ1 + (size_t)t * Hm, *tq = TQ2 + (size_t)t * Hm, *z = Z + (size_t)t * Hm,
+                    *g = G + (size_t)t * Hm, *sz = SZ + (size_t)t * Hm;
+#pragma omp simd
+        for (int j = 0; j < Hm; j++) {
+            float sv = a1 * sp[j] + a2 * sq[j];      /* s_t = C1_t k_t */
+            zb[j] = d2silu(z[j], sz[j]) * g[j] * sv; /* through dl = silu'(z) g */
+            sp[j] = dsilu(z[j], sz[j]) * sv;         /* gs: d/dg */
+            tp[j] = a1 * tp[j] + a2 * tq[j];         /* C2_t^T e2_t: d/da, direct */
+        }
+    }
+    float *GS = SP1;
+    /* d/dE2 = r + W2 gs;  Pb = d/dp = 2 d/dE2 */
+    eng__cpu_matmul(ctx, 0, 1, n, D, Hm, 1.0f, GS, Hm, W2, Hm, 1.0f, RP2, D);
+    for (size_t i = 0; i < (size_t)n * D; i++)
+        Pb[i] = 2.0f * RP2[i];
+    /* W2 from g = W2^T E2, and from p = W2 a */
+    eng__cpu_matmul(ctx, 1, 0, D, Hm, n, 1.0f, E2, D, GS, Hm, 1.0f, Pn2, Hm);
+    eng__cpu_matmul(ctx, 1, 0, D, Hm, n, 1.0f, Pb, D, A, Hm, 1.0f, Pn2, Hm);
+    /* d/da = direct + W2^T Pb;  d/dz += silu'(z) d/da */
+    eng__cpu_matmul(ctx, 0, 0, n, Hm, D, 1.0f, Pb, D, W2, Hm, 1.0f, TP2, Hm);
+    for (size_t i = 0; i < (size_t)n * Hm; i++)
+        Zb[i] += dsilu(Z[i], SZ[i]) * TP2[i];
+    /* z = W1 k */
+    eng__cpu_matmul(ctx, 1, 0, Hm, D, n, 1.0f, Zb, Hm, Kc, ldqkv, 1.0f, Pn1, D);
+    eng__cpu_matmul(ctx, 0, 0, n, D, Hm, 1.0f, Zb, Hm, W1, D, 1.0f, UP1, D);
+    for (int t = 0; t < n; t++) {
+        float *dkr = dk + (size_t)t * ldd, *dvr = dv + (size_t)t * ldd;
+        const float *u = UP1 + (size_t)t * D, *pb = Pb + (size_t)t * D;
+        for (int j = 0; j < D; j++) {
+            dkr[j] = u[j];
+            dvr[j] = -pb[j];
+        }
+    }
+}
+
+/* The same for a depth-1 (linear) memory. */
+static void update_bwd_linear(void *ctx, const mdims *m, scratch *s, const chunk_acts *c, const float *W,
+                              const float *S, const float *Kc, int ldqkv, int n, double *dth, double *det, double *da,
+                              float *dk, float *dv, int ldd)
+{
+    const int D = m->D;
+    const size_t Pm = m->Pm;
+    const float *E2 = c->E2, *P = s->P, *Q = s->Q;
+    float *Pn = s->Pn;
+    double pg[512], qg[512], c1[512], c2[512];
+    float *RP = s->dd[1], *RQ = s->dd[2], *UP = s->dd[3], *UQ = s->dd[4];
+    eng__cpu_matmul(ctx, 0, 1, n, D, D, 1.0f, Kc, ldqkv, P, D, 0.0f, RP, D);
+    eng__cpu_matmul(ctx, 0, 1, n, D, D, 1.0f, Kc, ldqkv, Q, D, 0.0f, RQ, D);
+    for (int t = 0; t < n; t++) {
+        pg[t] = dot(E2 + (size_t)t * D, RP + (size_t)t * D, D);
+        qg[t] = dot(E2 + (size_t)t * D, RQ + (size_t)t * D, D);
+    }
+    gate_adjoints(s, n, pg, qg, dot(P, S, Pm), dot(Q, S, Pm), dot(P, W, Pm), dth, det, da, c1, c2);
+    eng__cpu_matmul(ctx, 0, 0, n, D, D, 1.0f, E2, D, P, D, 0.0f, UP, D);
+    eng__cpu_matmul(ctx, 0, 0, n, D, D, 1.0f, E2, D, Q, D, 0.0f, UQ, D);
+    for (int t = 0; t < n; t++) {
+        const float a1 = (float)c1[t], a2 = (float)c2[t];
+        float *r = RP + (size_t)t * D, *u = UP + (size_t)t * D;
+        const float *rq = RQ + (size_t)t * D, *uq = UQ + (size_t)t * D;
+#pragma omp simd
+        for (int j = 0; j < D; j++) {
+            r[j] = 2.0f * (a1 * r[j] + a2 * rq[j]); /* Pb = 2 C_t k_t */
+            u[j] = a1 * u[j] + a2 * uq[j];          /* C_t^T e2_t */
+        }
+    }
+    float *Pb = RP;
+    eng__cpu_matmul(ctx, 1, 0, D, D, n, 1.0f, Pb, D, Kc, ldqkv, 1.0f, Pn, D);
+    eng__cpu_matmul(ctx, 0, 0, n, D, D, 1.0f, Pb, D, W, D, 1.0f, UP, D);
+    for (int t = 0; t < n; t++) {
+        float *dkr = dk + (size_t)t * ldd, *dvr = dv + (size_t)t * ldd;
+        const float *u = UP + (size_t)t * D, *pb = Pb + (size_t)t * D;
+        for (int j = 0; j < D; j++) {
+            dkr[j] = u[j];
+            dvr[j] = -pb[j];
+        }
+    }
+}
+
+/* The gates' pre-activation gradients (=) from the adjoints of theta =
+ * max_lr s0, eta = s1, a = 1 - s2. */
+static void gates_bwd(const scratch *s, const double *dth, const double *det, const double *da, float *dgates,
+                      int lddg, int H, int h, int n, float max_lr)
+{
+    for (int t = 0; t < n; t++) {
+        float *dg = dgates + (size_t)t * lddg;
+        const double s0 = s->sg[0][t], s1 = s->sg[1][t], s2 = s->sg[2][t];
+        dg[h] = (float)(dth[t] * max_lr * s0 * (1 - s0));
+        dg[H + h] = (float)(det[t] * s1 * (1 - s1));
+        dg[2 * H + h] = (float)(-da[t] * s2 * (1 - s2));
+    }
+}
+
+/* Backward of the reads y = M_W(q): dL/dW added to s->Pn, dq (=). */
+static void reads_bwd(void *ctx, const mdims *m, scratch *s, const chunk_acts *c, const float *W, const float *Qc,
+                      int ldqkv, const float *dY, int ldy, float *dq, int ldd, int n)
+{
+    const int D = m->D, Hm = m->Hm;
+    float *Pn = s->Pn;
+    if (m->depth == 2) {
+        const float *W1 = W, *W2 = W + (size_t)Hm * D;
+        float *Pn1 = Pn, *Pn2 = Pn + (size_t)Hm * D, *dAq = s->h[11];
+        eng__cpu_matmul(ctx, 1, 0, D, Hm, n, 1.0f, dY, ldy, c->Aq, Hm, 1.0f, Pn2, Hm);
+        eng__cpu_matmul(ctx, 0, 0, n, Hm, D, 1.0f, dY, ldy, W2, Hm, 0.0f, dAq, Hm);
+        for (size_t i = 0; i < (size_t)n * Hm; i++)
+            dAq[i] *= dsilu(c->Zq[i], c->SZq[i]);
+        eng__cpu_matmul(ctx, 1, 0, Hm, D, n, 1.0f, dAq, Hm, Qc, ldqkv, 1.0f, Pn1, D);
+        eng__cpu_matmul(ctx, 0, 0, n, D, Hm, 1.0f, dAq, Hm, W1, D, 0.0f, dq, ldd);
+    } else {
+        eng__cpu_matmul(ctx, 1, 0, D, D, n, 1.0f, dY, ldy, Qc, ldqkv, 1.0f, Pn, D);
+        eng__cpu_matmul(ctx, 0, 0, n, D, D, 1.0f, dY, ldy, W, D, 0.0f, dq, ldd);
+    }
+}
+
 /* Backward of one chunk.  In: s->P, s->Q = dL/d(state after the chunk)
  * (have_pq = 0: zero).  Out: s->P, s->Q = dL/d(state at the chunk start);
- * dq, dk, dv rows (=) and the gates' gradients (=). */
-static void chunk_bwd(const mdims *m, scratch *s, int have_pq, const float *W, const float *S, const float *Qc,
-                      const float *Kc, const float *Vc, int ldqkv, const float *dY, int ldy, const float *gates,
-                      int ldg, float *dgates, int lddg, float *dq, float *dk, float *dv, int ldd, int H, int h, int n,
-                      float max_lr)
+ * dq, dk, dv rows (=) and the gates' gradients (=).  The chunk is first
+ * recomputed from its start state, then taken back in reverse: the
+ * update (its inner gradients and gates), then the reads. */
+static void chunk_bwd(void *ctx, const mdims *m, scratch *s, int have_pq, const float *W, const float *S,
+                      const float *Qc, const float *Kc, const float *Vc, int ldqkv, const float *dY, int ldy,
+                      const float *gates, int ldg, float *dgates, int lddg, float *dq, float *dk, float *dv, int ldd,
+                      int H, int h, int n, float max_lr)
 {
     const int D = m->D, Hm = m->Hm;
     const size_t Pm = m->Pm;
     float *Z = s->h[0], *A = s->h[1], *G = s->h[2], *Dl = s->h[3], *Zq = s->h[4], *Aq = s->h[5];
     float *SZ = s->h[12], *SZq = s->h[13];
     float *E2 = s->dd[0];
-    inner(m, W, Kc, Vc, ldqkv, n, Z, A, SZ, E2, G, Dl);
+    inner(ctx, m, W, Kc, Vc, ldqkv, n, Z, A, SZ, E2, G, Dl);
     if (m->depth == 2) {
-        eng__cpu_matmul(0, 1, n, Hm, D, 1.0f, Qc, ldqkv, W, D, 0.0f, Zq, Hm);
+        eng__cpu_matmul(ctx, 0, 1, n, Hm, D, 1.0f, Qc, ldqkv, W, D, 0.0f, Zq, Hm);
         silu_rows(Aq, SZq, Zq, (size_t)n * Hm);
     }
+    const chunk_acts acts = {Z, A, SZ, G, Dl, E2, Zq, Aq, SZq};
     double aW, aS, eS;
     coefficients(s, gates, ldg, H, h, n, max_lr, &aW, &aS, &eS);
     float *P = s->P, *Q = s->Q, *Pn = s->Pn;
@@ -360,106 +517,10 @@ static void chunk_bwd(const mdims *m, scratch *s, int have_pq, const float *W, c
     else
         memset(Pn, 0, Pm * sizeof *Pn);
     double dth[512], det[512], da[512];
-    if (have_pq) {
-        double pg[512], qg[512], c1[512], c2[512];
-        if (m->depth == 2) {
-            const float *W1 = W, *W2 = W + (size_t)Hm * D;
-            const float *P1 = P, *P2 = P + (size_t)Hm * D, *Q1 = Q, *Q2 = Q + (size_t)Hm * D;
-            float *Pn1 = Pn, *Pn2 = Pn + (size_t)Hm * D;
-            float *RP2 = s->dd[1], *RQ2 = s->dd[2], *UP1 = s->dd[3], *UQ1 = s->dd[4], *Pb = s->dd[5];
-            float *SP1 = s->h[6], *SQ1 = s->h[7], *TP2 = s->h[8], *TQ2 = s->h[9], *Zb = s->h[10];
-            /* P2 a_t, Q2 a_t, P1 k_t, Q1 k_t */
-            eng__cpu_matmul(0, 1, n, D, Hm, 1.0f, A, Hm, P2, Hm, 0.0f, RP2, D);
-            eng__cpu_matmul(0, 1, n, D, Hm, 1.0f, A, Hm, Q2, Hm, 0.0f, RQ2, D);
-            eng__cpu_matmul(0, 1, n, Hm, D, 1.0f, Kc, ldqkv, P1, D, 0.0f, SP1, Hm);
-            eng__cpu_matmul(0, 1, n, Hm, D, 1.0f, Kc, ldqkv, Q1, D, 0.0f, SQ1, Hm);
-            for (int t = 0; t < n; t++) {
-                pg[t] = dot(E2 + (size_t)t * D, RP2 + (size_t)t * D, D) + dot(Dl + (size_t)t * Hm, SP1 + (size_t)t * Hm, Hm);
-                qg[t] = dot(E2 + (size_t)t * D, RQ2 + (size_t)t * D, D) + dot(Dl + (size_t)t * Hm, SQ1 + (size_t)t * Hm, Hm);
-            }
-            /* the gates, through the scalar recursions of <P|Q, state> */
-            gate_adjoints(s, n, pg, qg, dot(P, S, Pm), dot(Q, S, Pm), dot(P, W, Pm), dth, det, da, c1, c2);
-            /* E2 P2, E2 Q2 (rows: P2^T e2_t), Dl P1, Dl Q1 (rows: P1^T dl_t) */
-            eng__cpu_matmul(0, 0, n, Hm, D, 1.0f, E2, D, P2, Hm, 0.0f, TP2, Hm);
-            eng__cpu_matmul(0, 0, n, Hm, D, 1.0f, E2, D, Q2, Hm, 0.0f, TQ2, Hm);
-            eng__cpu_matmul(0, 0, n, D, Hm, 1.0f, Dl, Hm, P1, D, 0.0f, UP1, D);
-            eng__cpu_matmul(0, 0, n, D, Hm, 1.0f, Dl, Hm, Q1, D, 0.0f, UQ1, D);
-            for (int t = 0; t < n; t++) {
-                const float a1 = (float)c1[t], a2 = (float)c2[t];
-                float *r = RP2 + (size_t)t * D, *u = UP1 + (size_t)t * D;
-                const float *rq = RQ2 + (size_t)t * D, *uq = UQ1 + (size_t)t * D;
-#pragma omp simd
-                for (int j = 0; j < D; j++) {
-                    r[j] = a1 * r[j] + a2 * rq[j]; /* r_t = C2_t a_t */
-                    u[j] = a1 * u[j] + a2 * uq[j]; /* C1_t^T dl_t: dk, direct */
-                }
-                float *sp = SP1 + (size_t)t * Hm, *tp = TP2 + (size_t)t * Hm, *zb = Zb + (size_t)t * Hm;
-                const float *sq = SQ1 + (size_t)t * Hm, *tq = TQ2 + (size_t)t * Hm, *z = Z + (size_t)t * Hm,
-                            *g = G + (size_t)t * Hm, *sz = SZ + (size_t)t * Hm;
-#pragma omp simd
-                for (int j = 0; j < Hm; j++) {
-                    float sv = a1 * sp[j] + a2 * sq[j];      /* s_t = C1_t k_t */
-                    zb[j] = d2silu(z[j], sz[j]) * g[j] * sv; /* through dl = silu'(z) g */
-                    sp[j] = dsilu(z[j], sz[j]) * sv;         /* gs: d/dg */
-                    tp[j] = a1 * tp[j] + a2 * tq[j];    /* C2_t^T e2_t: d/da, direct */
-                }
-            }
-            float *GS = SP1;
-            /* d/dE2 = r + W2 gs;  Pb = d/dp = 2 d/dE2 */
-            eng__cpu_matmul(0, 1, n, D, Hm, 1.0f, GS, Hm, W2, Hm, 1.0f, RP2, D);
-            for (size_t i = 0; i < (size_t)n * D; i++)
-                Pb[i] = 2.0f * RP2[i];
-            /* W2 from g = W2^T E2, and from p = W2 a */
-            eng__cpu_matmul(1, 0, D, Hm, n, 1.0f, E2, D, GS, Hm, 1.0f, Pn2, Hm);
-            eng__cpu_matmul(1, 0, D, Hm, n, 1.0f, Pb, D, A, Hm, 1.0f, Pn2, Hm);
-            /* d/da = direct + W2^T Pb;  d/dz += silu'(z) d/da */
-            eng__cpu_matmul(0, 0, n, Hm, D, 1.0f, Pb, D, W2, Hm, 1.0f, TP2, Hm);
-            for (size_t i = 0; i < (size_t)n * Hm; i++)
-                Zb[i] += dsilu(Z[i], SZ[i]) * TP2[i];
-            /* z = W1 k */
-            eng__cpu_matmul(1, 0, Hm, D, n, 1.0f, Zb, Hm, Kc, ldqkv, 1.0f, Pn1, D);
-            eng__cpu_matmul(0, 0, n, D, Hm, 1.0f, Zb, Hm, W1, D, 1.0f, UP1, D);
-            for (int t = 0; t < n; t++) {
-                float *dkr = dk + (size_t)t * ldd, *dvr = dv + (size_t)t * ldd;
-                const float *u = UP1 + (size_t)t * D, *pb = Pb + (size_t)t * D;
-                for (int j = 0; j < D; j++) {
-                    dkr[j] = u[j];
-                    dvr[j] = -pb[j];
-                }
-            }
-        } else {
-            float *RP = s->dd[1], *RQ = s->dd[2], *UP = s->dd[3], *UQ = s->dd[4];
-            eng__cpu_matmul(0, 1, n, D, D, 1.0f, Kc, ldqkv, P, D, 0.0f, RP, D);
-            eng__cpu_matmul(0, 1, n, D, D, 1.0f, Kc, ldqkv, Q, D, 0.0f, RQ, D);
-            for (int t = 0; t < n; t++) {
-                pg[t] = dot(E2 + (size_t)t * D, RP + (size_t)t * D, D);
-                qg[t] = dot(E2 + (size_t)t * D, RQ + (size_t)t * D, D);
-            }
-            gate_adjoints(s, n, pg, qg, dot(P, S, Pm), dot(Q, S, Pm), dot(P, W, Pm), dth, det, da, c1, c2);
-            eng__cpu_matmul(0, 0, n, D, D, 1.0f, E2, D, P, D, 0.0f, UP, D);
-            eng__cpu_matmul(0, 0, n, D, D, 1.0f, E2, D, Q, D, 0.0f, UQ, D);
-            for (int t = 0; t < n; t++) {
-                const float a1 = (float)c1[t], a2 = (float)c2[t];
-                float *r = RP + (size_t)t * D, *u = UP + (size_t)t * D;
-                const float *rq = RQ + (size_t)t * D, *uq = UQ + (size_t)t * D;
-#pragma omp simd
-                for (int j = 0; j < D; j++) {
-                    r[j] = 2.0f * (a1 * r[j] + a2 * rq[j]); /* Pb = 2 C_t k_t */
-                    u[j] = a1 * u[j] + a2 * uq[j];          /* C_t^T e2_t */
-                }
-            }
-            float *Pb = RP;
-            eng__cpu_matmul(1, 0, D, D, n, 1.0f, Pb, D, Kc, ldqkv, 1.0f, Pn, D);
-            eng__cpu_matmul(0, 0, n, D, D, 1.0f, Pb, D, W, D, 1.0f, UP, D);
-            for (int t = 0; t < n; t++) {
-                float *dkr = dk + (size_t)t * ldd, *dvr = dv + (size_t)t * ldd;
-                const float *u = UP + (size_t)t * D, *pb = Pb + (size_t)t * D;
-                for (int j = 0; j < D; j++) {
-                    dkr[j] = u[j];
-                    dvr[j] = -pb[j];
-                }
-            }
-        }
+    if (have_pq && m->depth == 2) {
+        update_bwd_deep(ctx, m, s, &acts, W, S, Kc, ldqkv, n, dth, det, da, dk, dv, ldd);
+    } else if (have_pq) {
+        update_bwd_linear(ctx, m, s, &acts, W, S, Kc, ldqkv, n, dth, det, da, dk, dv, ldd);
     } else {
         for (int t = 0; t < n; t++) {
             dth[t] = det[t] = da[t] = 0;
@@ -467,28 +528,8 @@ static void chunk_bwd(const mdims *m, scratch *s, int have_pq, const float *W, c
             memset(dv + (size_t)t * ldd, 0, (size_t)D * sizeof *dv);
         }
     }
-    /* gates: theta = max_lr s0, eta = s1, a = 1 - s2 */
-    for (int t = 0; t < n; t++) {
-        float *dg = dgates + (size_t)t * lddg;
-        const double s0 = s->sg[0][t], s1 = s->sg[1][t], s2 = s->sg[2][t];
-        dg[h] = (float)(dth[t] * max_lr * s0 * (1 - s0));
-        dg[H + h] = (float)(det[t] * s1 * (1 - s1));
-        dg[2 * H + h] = (float)(-da[t] * s2 * (1 - s2));
-    }
-    /* reads: y = M_W(q) */
-    if (m->depth == 2) {
-        const float *W1 = W, *W2 = W + (size_t)Hm * D;
-        float *Pn1 = Pn, *Pn2 = Pn + (size_t)Hm * D, *dAq = s->h[11];
-        eng__cpu_matmul(1, 0, D, Hm, n, 1.0f, dY, ldy, Aq, Hm, 1.0f, Pn2, Hm);
-        eng__cpu_matmul(0, 0, n, Hm, D, 1.0f, dY, ldy, W2, Hm, 0.0f, dAq, Hm);
-        for (size_t i = 0; i < (size_t)n * Hm; i++)
-            dAq[i] *= dsilu(Zq[i], SZq[i]);
-        eng__cpu_matmul(1, 0, Hm, D, n, 1.0f, dAq, Hm, Qc, ldqkv, 1.0f, Pn1, D);
-        eng__cpu_matmul(0, 0, n, D, Hm, 1.0f, dAq, Hm, W1, D, 0.0f, dq, ldd);
-    } else {
-        eng__cpu_matmul(1, 0, D, D, n, 1.0f, dY, ldy, Qc, ldqkv, 1.0f, Pn, D);
-        eng__cpu_matmul(0, 0, n, D, D, 1.0f, dY, ldy, W, D, 0.0f, dq, ldd);
-    }
+    gates_bwd(s, dth, det, da, dgates, lddg, H, h, n, max_lr);
+    reads_bwd(ctx, m, s, &acts, W, Qc, ldqkv, dY, ldy, dq, ldd, n);
     /* state gradients at the chunk start */
     if (have_pq)
         for (size_t i = 0; i < Pm; i++)
@@ -499,7 +540,7 @@ static void chunk_bwd(const mdims *m, scratch *s, int have_pq, const float *W, c
     s->Pn = P;
 }
 
-void eng__cpu_titans_mem_bwd(float *dq /* (N, ldd) = */, float *dk, float *dv, int ldd,
+void eng__cpu_titans_mem_bwd(void *ctx, float *dq /* (N, ldd) = */, float *dk, float *dv, int ldd,
                              float *dgates /* (N, lddg) = */, int lddg, float *dw0 /* like w0, += */,
                              const float *dy /* (N, ldy) */, int ldy, const float *states, const float *q,
                              const float *k, const float *v, int ldqkv, const float *gates, int ldg, int B, int T,
@@ -507,7 +548,7 @@ void eng__cpu_titans_mem_bwd(float *dq /* (N, ldd) = */, float *dk, float *dv, i
 {
     const mdims m = dims(hd, hm, depth, chunk, T);
     const int nc = (T + m.b - 1) / m.b;
-    const int nt = team_size();
+    const int nt = eng__cpu_ws_team(ctx, ENG__CPU_WS_TITANS_MEM);
     float *dslots = ws + (size_t)nt * slot_floats(&m); /* (B, H, Pm) */
     const int blas = eng__blas_threads();
     eng__blas_set_threads(1);
@@ -515,13 +556,13 @@ void eng__cpu_titans_mem_bwd(float *dq /* (N, ldd) = */, float *dk, float *dv, i
     for (int bh = 0; bh < B * H; bh++) {
         const int b = bh / H, h = bh % H;
         scratch s;
-        scratch_carve(&s, ws + (size_t)eng__omp_id() * slot_floats(&m), &m);
+        scratch_carve(&s, eng__cpu_ws_slot(ws, slot_floats(&m)), &m);
         const float *st = states + (size_t)bh * nc * 2 * m.Pm;
         for (int c = nc - 1; c >= 0; c--) {
             const int t0 = c * m.b, n = t0 + m.b < T ? m.b : T - t0;
             const size_t r0 = (size_t)b * T + t0, col = (size_t)h * hd;
             const float *W = st + (size_t)c * 2 * m.Pm, *S = W + m.Pm;
-            chunk_bwd(&m, &s, c < nc - 1, W, S, q + r0 * ldqkv + col, k + r0 * ldqkv + col, v + r0 * ldqkv + col,
+            chunk_bwd(ctx, &m, &s, c < nc - 1, W, S, q + r0 * ldqkv + col, k + r0 * ldqkv + col, v + r0 * ldqkv + col,
                       ldqkv, dy + r0 * ldy + col, ldy, gates + r0 * ldg, ldg, dgates + r0 * lddg, lddg,
                       dq + r0 * ldd + col, dk + r0 * ldd + col, dv + r0 * ldd + col, ldd, H, h, n, max_lr);
         }

@@ -15,10 +15,10 @@ static float row_max(const float *x, int V)
     return m;
 }
 
-void eng__cpu_xent_fwd(float *losses /* (N) */, const float *logits /* (N, V) */, const int32_t *targets /* (N) */,
-                       int N, int V)
+void eng__cpu_xent_fwd(void *ctx, float *losses /* (N) */, const float *logits /* (N, V) */,
+                       const int32_t *targets /* (N) */, int N, int V)
 {
-#pragma omp parallel for schedule(static) if ((long)N * V >= ENG_PAR_MIN)
+#pragma omp parallel for num_threads(eng__cpu_nt(ctx)) schedule(static) if ((long)N * V >= ENG_PAR_MIN)
     for (int n = 0; n < N; n++) {
         const float *l = logits + (size_t)n * V;
         if (targets[n] < 0) {
@@ -33,10 +33,10 @@ void eng__cpu_xent_fwd(float *losses /* (N) */, const float *logits /* (N, V) */
     }
 }
 
-void eng__cpu_xent_bwd(float *logits /* (N, V), in: logits, out: gradient */, const int32_t *targets /* (N) */, int N,
-                       int V, float dscale)
+void eng__cpu_xent_bwd(void *ctx, float *logits /* (N, V), in: logits, out: gradient */,
+                       const int32_t *targets /* (N) */, int N, int V, float dscale)
 {
-#pragma omp parallel for schedule(static) if ((long)N * V >= ENG_PAR_MIN)
+#pragma omp parallel for num_threads(eng__cpu_nt(ctx)) schedule(static) if ((long)N * V >= ENG_PAR_MIN)
     for (int n = 0; n < N; n++) {
         float *l = logits + (size_t)n * V;
         if (targets[n] < 0) {

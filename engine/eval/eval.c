@@ -13,6 +13,7 @@
 #include "engine/eval/internal.h"
 #include "common/fileio.h"
 #include "engine/eval/gpt2.h"
+#include "engine/model/ops.h"
 #include "engine/model/probe.h"
 #include "engine/format/safetensors.h"
 
@@ -53,6 +54,7 @@ int eng_eval_suite(const char *suite, const eng_eval_lm *lm, eng_tok *tok, const
 /* ------------------------------------------------------------ evaluator */
 struct eng_evaluator {
     eng_config cfg;
+    const eng_backend *backend;
     char suites[ENG_MAX_SUITES][ENG_NAME_MAX];
     int n;
     eng_tok *tok;          /* NULL when no suite needs one */
@@ -115,12 +117,13 @@ static int check_inputs(const eng_config *c, const char *suite, eng_err *e)
     return 0;
 }
 
-int eng_evaluator_create(eng_evaluator **out, const eng_config *cfg, eng_err *e)
+int eng_evaluator_create(eng_evaluator **out, const eng_config *cfg, const eng_backend *backend, eng_err *e)
 {
     eng_evaluator *ev = calloc(1, sizeof *ev);
     if (!ev)
         return eng_errf(e, ENG_ENOMEM, "out of memory");
     ev->cfg = *cfg;
+    ev->backend = backend;
     int need_tok = 0, rc = 0;
     for (int i = 0; i < cfg->eval.n_suites && !rc; i++) {
         const char *s = cfg->eval.suites[i];
@@ -199,9 +202,9 @@ static int make_models(eng_evaluator *ev, eng_err *e)
 {
     int rc = 0;
     if (!ev->model)
-        rc = eng_model_create(&ev->model, &ev->cfg, ev->B, ev->cfg.train.seq_len, e);
+        rc = eng_model_create(&ev->model, &ev->cfg, ev->backend, ev->B, ev->cfg.train.seq_len, e);
     if (!rc && ev->long_T && !ev->long_model)
-        rc = eng_model_create(&ev->long_model, &ev->cfg, 1, ev->long_T, e);
+        rc = eng_model_create(&ev->long_model, &ev->cfg, ev->backend, 1, ev->long_T, e);
     if (!rc && !ev->host) {
         ev->host = malloc(eng_model_n_params(ev->model) * sizeof *ev->host);
         if (!ev->host)
@@ -253,6 +256,65 @@ int eng_evaluator_run(eng_evaluator *ev, const eng_model *src, const eng_eval_si
         return eng_errf(e, ENG_EINTERNAL, "evaluator: no model (give one, or load a checkpoint)");
     }
     return run_suites(ev, ev->model, ev->long_model, s, e);
+}
+
+/* ------------------------------------------------------------ as the trainer's suites */
+/* The sink's view of one run: the trainer's hooks at its step. */
+typedef struct train_sink {
+    const eng_train_hooks *h;
+    int64_t step, tokens;
+} train_sink;
+
+static void ts_result(void *ud, const eng_eval_result *r)
+{
+    const train_sink *t = ud;
+    if (t->h->eval) {
+        eng_eval_info ev = {t->step, t->tokens, r->suite, r->task, r->metric, r->value, r->n, r->stderr_};
+        t->h->eval(t->h->ud, &ev);
+    }
+}
+
+static void ts_layer(void *ud, const char *suite, int layer, const char *name, double value)
+{
+    const train_sink *t = ud;
+    (void)suite;
+    if (t->h->layer)
+        t->h->layer(t->h->ud, t->step, t->tokens, layer, name, value);
+}
+
+static void ts_log(void *ud, const char *msg)
+{
+    const train_sink *t = ud;
+    if (!t->h->log)
+        return;
+    char buf[ENG_MSG_MAX + 256]; /* a message and the words around it, as the trainer's own */
+    eng_msg_printf(buf, sizeof buf, "%s", msg);
+    t->h->log(t->h->ud, buf);
+}
+
+/* Between the evaluator's batches: say where we are (heartbeats).  A stop
+ * request waits for the evaluation to end, so every evaluation a run
+ * reports is whole. */
+static int ts_tick(void *ud)
+{
+    const train_sink *t = ud;
+    if (t->h->phase)
+        t->h->phase(t->h->ud, "eval", t->step, t->tokens);
+    return 0;
+}
+
+static int run_for_trainer(void *ud, const eng_model *m, const eng_train_hooks *h, int64_t step, int64_t tokens,
+                           eng_err *e)
+{
+    train_sink t = {h, step, tokens};
+    eng_eval_sink sink = {&t, ts_result, ts_layer, NULL, ts_log, ts_tick};
+    return eng_evaluator_run(ud, m, &sink, e);
+}
+
+void eng_evaluator_suites(eng_evaluator *ev, eng_train_suites *out)
+{
+    out->ud = ev;
+    out->run = run_for_trainer;
 }
 
 int eng_evaluator_run_on(eng_evaluator *ev, eng_model *m, const eng_eval_sink *s, eng_err *e)
@@ -337,7 +399,7 @@ static int read_params(eng_evaluator *ev, const char *ckpt, eng_err *e)
 int eng_evaluator_load(eng_evaluator *ev, const char *dir, eng_err *e)
 {
     if (eng_gpt2_detect(dir))
-        return eng_gpt2_load(&ev->gpt2, dir, ev->B, e);
+        return eng_gpt2_load(&ev->gpt2, dir, ev->backend, ev->B, e);
     char path[ENG_CKPT_PATH_MAX];
     int rc = find_ckpt(dir, path, e);
     if (!rc)
@@ -349,8 +411,8 @@ int eng_evaluator_load(eng_evaluator *ev, const char *dir, eng_err *e)
     return rc;
 }
 
-int eng_eval_checkpoint(const char *dir, const char *suites, const char *cfg_path, const eng_eval_sink *s,
-                        int64_t *step, int64_t *tokens, eng_err *e)
+int eng_eval_checkpoint(const char *dir, const char *suites, const char *cfg_path, const eng_backend *backend,
+                        const eng_eval_sink *s, int64_t *step, int64_t *tokens, eng_err *e)
 {
     eng_config cfg, over;
     char path[ENG_CKPT_PATH_MAX] = "";
@@ -395,7 +457,7 @@ int eng_eval_checkpoint(const char *dir, const char *suites, const char *cfg_pat
                             "alignment)", cfg.eval.suites[i]);
     }
     eng_evaluator *ev;
-    if ((rc = eng_evaluator_create(&ev, &cfg, e)))
+    if ((rc = eng_evaluator_create(&ev, &cfg, backend, e)))
         return rc;
     ev_log(s, "evaluating %s", gpt2 ? dir : path);
     rc = eng_evaluator_load(ev, gpt2 ? dir : path, e);

@@ -32,7 +32,9 @@
 #include "engine/config/config.h"
 #include "common/err.h"
 #include "engine/model/model.h"
+#include "engine/model/probe.h"
 #include "engine/tok/tokenizer.h"
+#include "engine/train/train.h"
 
 /* ------------------------------------------------------------ results */
 typedef struct eng_eval_result {
@@ -68,13 +70,7 @@ typedef struct eng_eval_sink {
 } eng_eval_sink;
 
 /* ------------------------------------------------------------ models */
-/* Per-layer activations of one forward pass over T tokens, handed to a
- * probe callback layer by layer (host memory, valid during the call):
- *   h      (T, d)  h_l, the residual stream entering block l
- *   z      (T, d)  z_l = h_l + M_l(h_l), after the token mixer
- *   f      (T, d)  F_l(z_l), the MLP's output (h_{l+1} = z_l + F_l(z_l)) */
-typedef int (*eng_probe_fn)(void *ud, int layer, int n_layers, const float *h, const float *z, const float *f, int T,
-                            int d, eng_err *e);
+/* (eng_probe_fn, the per-layer activations a probe hands over: engine/model/probe.h) */
 
 typedef struct eng_eval_lm {
     void *impl;
@@ -123,14 +119,16 @@ const char *eng_eval_commonsense_task(int i);
 /* ------------------------------------------------------------ evaluator
  * What tlm-worker uses: every suite of cfg->eval.suites except val, run on
  * an evaluation copy of a model (sized for the suites' longest input,
- * created on first use, its parameters copied from `src` each time). */
+ * created on first use on the evaluator's backend, its parameters copied
+ * from `src` each time). */
 typedef struct eng_evaluator eng_evaluator;
 
 /* Opens the tokenizer (cfg->tokenizer, found beside cfg->data.train or in
  * $TLM_TOKENIZERS) and checks that every input file of the listed suites
  * exists, so a training run fails before its first step, not at its first
- * evaluation. */
-int eng_evaluator_create(eng_evaluator **out, const eng_config *cfg, eng_err *e);
+ * evaluation.  Its models go on `backend` (borrowed: free the evaluator
+ * first); a GPT-2 (eng_evaluator_load) needs one on host memory. */
+int eng_evaluator_create(eng_evaluator **out, const eng_config *cfg, const struct eng_backend *backend, eng_err *e);
 void eng_evaluator_free(eng_evaluator *ev);
 /* Number of suites it will run (0: nothing to do besides val). */
 int eng_evaluator_n_suites(const eng_evaluator *ev);
@@ -141,6 +139,11 @@ int eng_evaluator_n_suites(const eng_evaluator *ev);
  * and line) before training time is spent, not at the first evaluation. */
 int eng_evaluator_check(const eng_evaluator *ev, eng_err *e);
 int eng_evaluator_run(eng_evaluator *ev, const eng_model *src, const eng_eval_sink *s, eng_err *e);
+/* The evaluator as the trainer's suites (engine/train/train.h): each run
+ * is eng_evaluator_run on the trainer's model, results and per-layer
+ * statistics reported through the trainer's hooks at its step; a stop
+ * request waits for the evaluation to end. */
+void eng_evaluator_suites(eng_evaluator *ev, eng_train_suites *out);
 /* The same on a model the caller already holds (no copy; --eval). */
 int eng_evaluator_run_on(eng_evaluator *ev, eng_model *m, const eng_eval_sink *s, eng_err *e);
 
@@ -163,7 +166,7 @@ int eng_evaluator_load(eng_evaluator *ev, const char *dir, eng_err *e);
  * job config whose eval.* settings (and, for a GPT-2, tokenizer) are used.
  * "val" needs the training data loader and is refused here.  *step and
  * *tokens receive the checkpoint's (-1 for a GPT-2). */
-int eng_eval_checkpoint(const char *dir, const char *suites, const char *cfg_path, const eng_eval_sink *s,
-                        int64_t *step, int64_t *tokens, eng_err *e);
+int eng_eval_checkpoint(const char *dir, const char *suites, const char *cfg_path, const struct eng_backend *backend,
+                        const eng_eval_sink *s, int64_t *step, int64_t *tokens, eng_err *e);
 
 #endif

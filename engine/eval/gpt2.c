@@ -1,5 +1,6 @@
-/* gpt2.c: forward-only GPT-2 (gpt2.h).  Plain fp32 on the CPU backend's
- * matmul; buffers are allocated per call (evaluation, not training).
+/* gpt2.c: forward-only GPT-2 (gpt2.h).  Plain fp32 in host memory, the
+ * products on a host backend's matmul; buffers are allocated per call
+ * (evaluation, not training).
  * Must not: depend on the TLM model's internals. */
 #include "engine/eval/gpt2.h"
 
@@ -24,6 +25,7 @@ typedef struct gpt2_layer {
 } gpt2_layer;
 
 struct eng_gpt2 {
+    const eng_backend *backend; /* is_host: its matmul reads these buffers */
     int d, L, H, P, V, F;
     int max_B;
     double eps;
@@ -151,9 +153,12 @@ static int cfg_int(json_t *c, const char *key, int def, int *out)
     return 0;
 }
 
-int eng_gpt2_load(eng_gpt2 **out, const char *path, int max_batch, eng_err *e)
+int eng_gpt2_load(eng_gpt2 **out, const char *path, const eng_backend *backend, int max_batch, eng_err *e)
 {
     char mp[GPT2_PATH_CAP], cp[GPT2_PATH_CAP];
+    if (!backend->ops->is_host)
+        return eng_errf(e, ENG_ECONFIG, "%s: a GPT-2 is evaluated in host memory; the %s backend's is not", path,
+                        backend->ops->name);
     if (model_path(path, mp, cp))
         return eng_errf(e, ENG_ECONFIG, "%s: longer than the %d bytes this system allows for a path", path,
                         ENG_PATH_CAP - 1);
@@ -172,6 +177,7 @@ int eng_gpt2_load(eng_gpt2 **out, const char *path, int max_batch, eng_err *e)
         json_decref(c);
         return eng_errf(e, ENG_ENOMEM, "out of memory");
     }
+    g->backend = backend;
     int rc = 0;
     if (cfg_int(c, "n_embd", -1, &g->d) || cfg_int(c, "n_layer", -1, &g->L) || cfg_int(c, "n_head", -1, &g->H) ||
         cfg_int(c, "vocab_size", -1, &g->V) || cfg_int(c, "n_positions", 1024, &g->P))
@@ -279,12 +285,12 @@ static void layernorm(float *out, const float *x, const float *w, const float *b
 }
 
 /* C (N, out) = A (N, in) W (in, out) + bias */
-static void linear(float *C, const float *A, const float *W, const float *bias, int N, int in, int out)
+static void linear(const eng_backend *be, float *C, const float *A, const float *W, const float *bias, int N, int in,
+                   int out)
 {
-    const eng_ops *o = eng_ops_cpu();
     for (int n = 0; n < N; n++)
         memcpy(C + (size_t)n * out, bias, (size_t)out * sizeof *C);
-    o->matmul(0, 0, N, out, in, 1.0f, A, in, W, out, 1.0f, C, out);
+    be->ops->matmul(be->ctx, 0, 0, N, out, in, 1.0f, A, in, W, out, 1.0f, C, out);
 }
 
 static float gelu(float x, int exact)
@@ -296,14 +302,14 @@ static float gelu(float x, int exact)
 }
 
 /* Causal attention of one sequence: y (T, d) from qkv (T, 3d); S (T, T) scratch. */
-static void attention(float *y, const float *qkv, float *S, int T, int d, int H)
+static void attention(const eng_backend *be, float *y, const float *qkv, float *S, int T, int d, int H)
 {
-    const eng_ops *o = eng_ops_cpu();
+    const eng_ops *o = be->ops;
     const int hd = d / H;
     const float scale = (float)(1.0 / sqrt((double)hd));
     for (int h = 0; h < H; h++) {
         const float *q = qkv + h * hd, *k = qkv + d + h * hd, *v = qkv + 2 * d + h * hd;
-        o->matmul(0, 1, T, T, hd, scale, q, 3 * d, k, 3 * d, 0.0f, S, T);
+        o->matmul(be->ctx, 0, 1, T, T, hd, scale, q, 3 * d, k, 3 * d, 0.0f, S, T);
         for (int t = 0; t < T; t++) {
             float *r = S + (size_t)t * T;
             float mx = r[0];
@@ -319,7 +325,7 @@ static void attention(float *y, const float *qkv, float *S, int T, int d, int H)
             for (int s = t + 1; s < T; s++)
                 r[s] = 0.0f;
         }
-        o->matmul(0, 0, T, hd, T, 1.0f, S, T, v, 3 * d, 0.0f, y + h * hd, d);
+        o->matmul(be->ctx, 0, 0, T, hd, T, 1.0f, S, T, v, 3 * d, 0.0f, y + h * hd, d);
     }
 }
 
@@ -350,17 +356,17 @@ static int forward(eng_gpt2 *g, const int32_t *tokens, int B, int T, eng_probe_f
     for (int l = 0; l < g->L && !rc; l++) {
         const gpt2_layer *w = &g->layer[l];
         layernorm(a, x, w->ln1_w, w->ln1_b, N, d, g->eps);
-        linear(qkv, a, w->attn_w, w->attn_b, N, d, 3 * d);
+        linear(g->backend, qkv, a, w->attn_w, w->attn_b, N, d, 3 * d);
         for (int b = 0; b < B; b++)
-            attention(y + (size_t)b * T * d, qkv + (size_t)b * T * 3 * d, S, T, d, g->H);
-        linear(z, y, w->proj_w, w->proj_b, N, d, d);
+            attention(g->backend, y + (size_t)b * T * d, qkv + (size_t)b * T * 3 * d, S, T, d, g->H);
+        linear(g->backend, z, y, w->proj_w, w->proj_b, N, d, d);
         for (size_t i = 0; i < Nd; i++)
             z[i] += x[i];
         layernorm(a, z, w->ln2_w, w->ln2_b, N, d, g->eps);
-        linear(hid, a, w->fc_w, w->fc_b, N, d, F);
+        linear(g->backend, hid, a, w->fc_w, w->fc_b, N, d, F);
         for (size_t i = 0; i < (size_t)N * F; i++)
             hid[i] = gelu(hid[i], g->gelu_exact);
-        linear(f, hid, w->fc2_w, w->fc2_b, N, F, d);
+        linear(g->backend, f, hid, w->fc2_w, w->fc2_b, N, F, d);
         if (fn)
             rc = fn(ud, l, g->L, x, z, f, T, d, e);
         for (size_t i = 0; i < Nd; i++)
@@ -373,7 +379,7 @@ static int forward(eng_gpt2 *g, const int32_t *tokens, int B, int T, eng_probe_f
         if (!g->logits)
             rc = eng_errf(e, ENG_ENOMEM, "gpt2: out of memory for logits");
         else
-            eng_ops_cpu()->matmul(0, 1, N, g->V, d, 1.0f, a, d, g->wte, d, 0.0f, g->logits, g->V);
+            g->backend->ops->matmul(g->backend->ctx, 0, 1, N, g->V, d, 1.0f, a, d, g->wte, d, 0.0f, g->logits, g->V);
     }
 out:
     free(x), free(a), free(z), free(f), free(y), free(qkv), free(hid), free(S);

@@ -139,7 +139,7 @@ int eng__hope_plan(eng_model *m, eng_err *e)
         }
     if (n_slow) {
         m->xopt = calloc((size_t)n_slow, sizeof *m->xopt);
-        m->xopt_slab = m->ops->alloc(acc * sizeof(float));
+        m->xopt_slab = m->ops->alloc(m->ctx, acc * sizeof(float));
         if (!m->xopt || !m->xopt_slab)
             return eng_errf(e, ENG_ENOMEM, "model: cannot allocate %.1f MiB of gradient accumulators",
                             (double)acc * 4 / 1048576);
@@ -158,7 +158,7 @@ int eng__hope_plan(eng_model *m, eng_err *e)
     const size_t per = pad16(N * d) * 2 + pad16(N);
     const size_t total = per * (size_t)(k - 1) * (size_t)m->L;
     if (total) {
-        h->act_slab = m->ops->alloc(total * sizeof(float));
+        h->act_slab = m->ops->alloc(m->ctx, total * sizeof(float));
         if (!h->act_slab)
             return eng_errf(e, ENG_ENOMEM, "model: cannot allocate %.1f MiB of Hope level activations",
                             (double)total * 4 / 1048576);
@@ -193,7 +193,7 @@ void eng__hope_free(eng_model *m)
     if (!h)
         return;
     if (h->act_slab)
-        m->ops->free(h->act_slab);
+        m->ops->free(m->ctx, h->act_slab);
     free(h->period);
     free(h->acc);
     free(h);
@@ -205,6 +205,7 @@ void eng__hope_free(eng_model *m)
 void eng__hope_mlp_fwd(eng_model *m, int l, int N)
 {
     const eng_ops *o = m->ops;
+    void *ctx = m->ctx;
     const int d = m->d, k = m->hope->k;
     const float *P = m->params;
     const float eps = (float)m->cfg.model.norm_eps;
@@ -212,17 +213,18 @@ void eng__hope_mlp_fwd(eng_model *m, int l, int N)
         const hope_level *v = &m->hope->lv[l][i];
         const int F = v->F;
         float *out = i + 1 < k ? m->hope->lv[l][i + 1].x : m->resid + (size_t)(l + 1) * N * d;
-        o->rmsnorm_fwd(v->ln, v->rstd, v->x, P + v->norm, N, d, eps);
-        o->matmul(0, 1, N, 2 * F, d, 1.0f, v->ln, d, P + v->wgu, d, 0.0f, v->gu, 2 * F);
-        o->swiglu_fwd(v->h, v->gu, v->gu + F, 2 * F, N, F);
-        o->copy(out, v->x, (size_t)N * d);
-        o->matmul(0, 1, N, d, F, 1.0f, v->h, F, P + v->wdown, F, 1.0f, out, d);
+        o->rmsnorm_fwd(ctx, v->ln, v->rstd, v->x, P + v->norm, N, d, eps);
+        o->matmul(ctx, 0, 1, N, 2 * F, d, 1.0f, v->ln, d, P + v->wgu, d, 0.0f, v->gu, 2 * F);
+        o->swiglu_fwd(ctx, v->h, v->gu, v->gu + F, 2 * F, N, F);
+        o->copy(ctx, out, v->x, (size_t)N * d);
+        o->matmul(ctx, 0, 1, N, d, F, 1.0f, v->h, F, P + v->wdown, F, 1.0f, out, d);
     }
 }
 
 void eng__hope_mlp_bwd(eng_model *m, int l, int N)
 {
     const eng_ops *o = m->ops;
+    void *ctx = m->ctx;
     const int d = m->d;
     const float *P = m->params;
     float *Gr = m->grads;
@@ -231,12 +233,12 @@ void eng__hope_mlp_bwd(eng_model *m, int l, int N)
     for (int i = m->hope->k - 1; i >= 0; i--) {
         const hope_level *v = &m->hope->lv[l][i];
         const int F = v->F;
-        o->matmul(0, 0, N, F, d, 1.0f, m->dresid, d, P + v->wdown, F, 0.0f, m->dh, F);
-        o->matmul(1, 0, d, F, N, 1.0f, m->dresid, d, v->h, F, 1.0f, Gr + v->wdown, F);
-        o->swiglu_bwd(m->dgu, m->dgu + F, m->dh, v->gu, v->gu + F, 2 * F, N, F);
-        o->matmul(0, 0, N, d, 2 * F, 1.0f, m->dgu, 2 * F, P + v->wgu, d, 0.0f, m->dln, d);
-        o->matmul(1, 0, 2 * F, d, N, 1.0f, m->dgu, 2 * F, v->ln, d, 1.0f, Gr + v->wgu, d);
-        o->rmsnorm_bwd(m->dresid, Gr + v->norm, m->dln, v->x, P + v->norm, v->rstd, N, d);
+        o->matmul(ctx, 0, 0, N, F, d, 1.0f, m->dresid, d, P + v->wdown, F, 0.0f, m->dh, F);
+        o->matmul(ctx, 1, 0, d, F, N, 1.0f, m->dresid, d, v->h, F, 1.0f, Gr + v->wdown, F);
+        o->swiglu_bwd(ctx, m->dgu, m->dgu + F, m->dh, v->gu, v->gu + F, 2 * F, N, F);
+        o->matmul(ctx, 0, 0, N, d, 2 * F, 1.0f, m->dgu, 2 * F, P + v->wgu, d, 0.0f, m->dln, d);
+        o->matmul(ctx, 1, 0, 2 * F, d, N, 1.0f, m->dgu, 2 * F, v->ln, d, 1.0f, Gr + v->wgu, d);
+        o->rmsnorm_bwd(ctx, m->dresid, Gr + v->norm, m->dln, v->x, P + v->norm, v->rstd, N, d);
     }
 }
 
@@ -253,6 +255,7 @@ int eng__hope_step(eng_model *m, const eng_adamw *opt, eng_err *e)
 {
     (void)e;
     const eng_ops *o = m->ops;
+    void *ctx = m->ctx;
     const struct eng_hope *h = m->hope;
     for (int i = 0; i < m->n_tensors;) {
         const int C = h->period[i], decay = m->tensors[i].decay;
@@ -262,18 +265,18 @@ int eng__hope_step(eng_model *m, const eng_adamw *opt, eng_err *e)
         const size_t off = m->tensors[i].offset, n = m->tensors[j - 1].offset + m->tensors[j - 1].numel - off;
         const float wd = decay ? (float)opt->weight_decay : 0.0f;
         if (C == 1) {
-            o->adamw(m->params + off, m->grads + off, m->m + off, m->v + off, n, (float)opt->lr, (float)opt->beta1,
+            o->adamw(ctx, m->params + off, m->grads + off, m->m + off, m->v + off, n, (float)opt->lr, (float)opt->beta1,
                      (float)opt->beta2, (float)opt->eps, wd, (float)(1.0 - pow(opt->beta1, (double)opt->t)),
                      (float)(1.0 - pow(opt->beta2, (double)opt->t)), (float)opt->grad_scale);
         } else {
             float *acc = m->xopt_slab + h->acc[i];
-            o->axpy(acc, m->grads + off, n, (float)opt->grad_scale);
+            o->axpy(ctx, acc, m->grads + off, n, (float)opt->grad_scale);
             if (opt->t % C == 0) {
                 const double tl = (double)(opt->t / C);
-                o->adamw(m->params + off, acc, m->m + off, m->v + off, n, (float)opt->lr, (float)opt->beta1,
+                o->adamw(ctx, m->params + off, acc, m->m + off, m->v + off, n, (float)opt->lr, (float)opt->beta1,
                          (float)opt->beta2, (float)opt->eps, wd, (float)(1.0 - pow(opt->beta1, tl)),
                          (float)(1.0 - pow(opt->beta2, tl)), (float)(1.0 / C));
-                o->zero(acc, n);
+                o->zero(ctx, acc, n);
             }
         }
         i = j;

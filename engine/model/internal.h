@@ -1,7 +1,7 @@
-/* model_impl.h: the inside of an eng_model, shared by model.c (planning,
- * tensors, init, optimizer), model_pass.c (forward/backward over the
- * stack) and the token mixers (model_attn.c; Hope and Titans mixers slot in
- * beside it with their own file and a case in model_pass.c).
+/* internal.h: the inside of an eng_model, shared by model.c (planning,
+ * tensors, init, optimizer), pass.c (forward/backward over the stack) and
+ * the token mixers (attn.c; the Hope and Titans mixers beside it in hope.c
+ * and titans.c, each a case in pass.c).
  *
  * Every pointer below is backend memory planned once in eng_model_create;
  * shapes use N = B*T positions of the current call (<= max_batch*seq_len),
@@ -42,7 +42,8 @@ typedef struct eng_layer_acts {
 } eng_layer_acts;
 
 struct eng_model {
-    const eng_ops *ops;
+    const eng_ops *ops; /* the backend's table */
+    void *ctx;          /* and its context, the first argument of every op */
     eng_config cfg;
     int arch;              /* eng_arch */
     int d, L, H, Hkv, hd, V;

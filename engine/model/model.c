@@ -134,12 +134,12 @@ static int plan_activations(eng_model *m, eng_err *e)
     want(p, &m->dln, N * d);
     want(p, &m->dgu, N * 2 * (size_t)m->max_F);
     want(p, &m->dh, N * (size_t)m->max_F);
-    want(p, &m->att_ws, m->ops->attention_workspace(m->max_B, m->max_T, m->H, m->hd));
+    want(p, &m->att_ws, m->ops->attention_workspace(m->ctx, m->max_B, m->max_T, m->H, m->hd));
     size_t total = 0;
     for (int i = 0; i < p->n; i++)
         total += p->req[i].floats;
     m->act_floats = total;
-    m->act_slab = m->ops->alloc(total * sizeof(float));
+    m->act_slab = m->ops->alloc(m->ctx, total * sizeof(float));
     float *at = m->act_slab;
     for (int i = 0; m->act_slab && i < p->n; i++) {
         *p->req[i].ptr = at;
@@ -164,19 +164,53 @@ static void fill_rope(eng_model *m)
             row[i] = (float)cos(ang);
             row[h2 + i] = (float)sin(ang);
         }
-        m->ops->to_device(m->rope_cs + (size_t)t * m->hd, row, (size_t)m->hd * sizeof(float));
+        m->ops->to_device(m->ctx, m->rope_cs + (size_t)t * m->hd, row, (size_t)m->hd * sizeof(float));
     }
 }
 
 /* ------------------------------------------------------------ create / free */
 
-int eng_model_create_ops(eng_model **out, const eng_config *cfg, const eng_ops *ops, int max_batch, int seq_len,
-                         eng_err *e)
+/* The optional op groups (engine/model/ops.h) an architecture runs on. */
+static unsigned groups_needed(int arch)
+{
+    return arch == ENG_ARCH_TITANS ? ENG_OPS_TITANS : 0;
+}
+
+/* Once, at creation: the backend fills every group the architecture
+ * needs, so no pass meets a missing op. */
+static int check_backend(const eng_backend *b, int arch, eng_err *e)
+{
+    const eng_ops *o = b->ops;
+    const unsigned need = groups_needed(arch);
+    if ((need & ENG_OPS_TITANS) && !(o->groups & ENG_OPS_TITANS))
+        return eng_errf(e, ENG_ECONFIG,
+                        "model: architecture %s needs the Titans ops (dconv, silu_norm, swa, titans_mem), which the "
+                        "%s backend does not have",
+                        eng_arch_name(arch), o->name);
+    /* a table that claims a group must fill all of it */
+    const char *missing = NULL;
+#define ENG_CHECK_OP(op) missing = missing ? missing : o->op ? NULL : #op;
+    if (o->groups & ENG_OPS_TITANS) {
+        ENG_OPS_TITANS_LIST(ENG_CHECK_OP)
+    }
+#undef ENG_CHECK_OP
+    if (missing)
+        return eng_errf(e, ENG_EINTERNAL, "model: the %s backend claims the Titans ops but has no %s", o->name,
+                        missing);
+    return 0;
+}
+
+int eng_model_create(eng_model **out, const eng_config *cfg, const eng_backend *backend, int max_batch, int seq_len,
+                     eng_err *e)
 {
     *out = NULL;
     const eng_model_cfg *mc = &cfg->model;
+    const eng_ops *ops = backend->ops;
+    int rc;
     if ((unsigned)cfg->arch >= ENG_ARCH_COUNT)
         return eng_errf(e, ENG_ECONFIG, "model: unknown architecture %d", (int)cfg->arch);
+    if ((rc = check_backend(backend, cfg->arch, e)))
+        return rc;
     if (mc->d_model <= 0 || mc->heads <= 0 || mc->d_model % mc->heads || mc->layers <= 0 ||
         mc->layers > ENG_MAX_LAYERS || mc->vocab <= 0)
         return eng_errf(e, ENG_ECONFIG, "model: bad shape (d_model %d, heads %d, layers %d, vocab %d)", mc->d_model,
@@ -193,6 +227,7 @@ int eng_model_create_ops(eng_model **out, const eng_config *cfg, const eng_ops *
     if (!m)
         return eng_errf(e, ENG_ENOMEM, "model: out of memory");
     m->ops = ops;
+    m->ctx = backend->ctx;
     m->cfg = *cfg;
     m->arch = cfg->arch;
     m->d = mc->d_model;
@@ -205,7 +240,7 @@ int eng_model_create_ops(eng_model **out, const eng_config *cfg, const eng_ops *
     m->S = m->H * hd + 2 * kvh * hd + m->G;
     m->max_B = max_batch;
     m->max_T = seq_len;
-    int rc = eng_taper_widths(cfg, m->widths, e);
+    rc = eng_taper_widths(cfg, m->widths, e);
     if (rc) {
         free(m);
         return rc;
@@ -231,10 +266,10 @@ int eng_model_create_ops(eng_model **out, const eng_config *cfg, const eng_ops *
     layout(m, cap);
 
     size_t bytes = m->n_params * sizeof(float);
-    m->params = ops->alloc(bytes);
-    m->grads = ops->alloc(bytes);
-    m->m = ops->alloc(bytes);
-    m->v = ops->alloc(bytes);
+    m->params = ops->alloc(m->ctx, bytes);
+    m->grads = ops->alloc(m->ctx, bytes);
+    m->m = ops->alloc(m->ctx, bytes);
+    m->v = ops->alloc(m->ctx, bytes);
     m->losses_host = malloc((size_t)max_batch * seq_len * sizeof(float));
     if (!m->params || !m->grads || !m->m || !m->v || !m->losses_host) {
         eng_model_free(m);
@@ -250,7 +285,7 @@ int eng_model_create_ops(eng_model **out, const eng_config *cfg, const eng_ops *
         eng_model_free(m);
         return rc;
     }
-    m->host_visible = ops->to_host == NULL || !strcmp(ops->name, "cpu");
+    m->host_visible = ops->is_host;
     if (m->host_visible) {
         m->logits_host = m->logits;
     } else {
@@ -265,28 +300,24 @@ int eng_model_create_ops(eng_model **out, const eng_config *cfg, const eng_ops *
     return 0;
 }
 
-int eng_model_create(eng_model **out, const eng_config *cfg, int max_batch, int seq_len, eng_err *e)
-{
-    return eng_model_create_ops(out, cfg, eng_ops_cpu(), max_batch, seq_len, e);
-}
-
 void eng_model_free(eng_model *m)
 {
     if (!m)
         return;
     const eng_ops *o = m->ops;
+    void *ctx = m->ctx;
     if (m->params)
-        o->free(m->params);
+        o->free(ctx, m->params);
     if (m->grads)
-        o->free(m->grads);
+        o->free(ctx, m->grads);
     if (m->m)
-        o->free(m->m);
+        o->free(ctx, m->m);
     if (m->v)
-        o->free(m->v);
+        o->free(ctx, m->v);
     if (m->act_slab)
-        o->free(m->act_slab);
+        o->free(ctx, m->act_slab);
     if (m->xopt_slab)
-        o->free(m->xopt_slab);
+        o->free(ctx, m->xopt_slab);
     free(m->xopt);
     eng__hope_free(m);
     eng__titans_free(m);
@@ -360,17 +391,17 @@ void eng_model_init_weights(eng_model *m, uint64_t seed)
                     buf[j] = (float)(sd * sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2));
                 }
             }
-            m->ops->to_device(m->params + t->offset + done, buf, n * sizeof(float));
+            m->ops->to_device(m->ctx, m->params + t->offset + done, buf, n * sizeof(float));
             done += n;
         }
     }
     if (m->titans)
         eng__titans_init(m, seed);
-    m->ops->zero(m->grads, m->n_params);
-    m->ops->zero(m->m, m->n_params);
-    m->ops->zero(m->v, m->n_params);
+    m->ops->zero(m->ctx, m->grads, m->n_params);
+    m->ops->zero(m->ctx, m->m, m->n_params);
+    m->ops->zero(m->ctx, m->v, m->n_params);
     if (m->xopt_slab)
-        m->ops->zero(m->xopt_slab, m->xopt_floats);
+        m->ops->zero(m->ctx, m->xopt_slab, m->xopt_floats);
 }
 
 /* ------------------------------------------------------------ accessors */
@@ -403,40 +434,35 @@ const int *eng_model_widths(const eng_model *m)
     return m->widths;
 }
 
-const eng_ops *eng_model_ops(const eng_model *m)
-{
-    return m->ops;
-}
-
 int eng_model_get_params(const eng_model *m, float *dst)
 {
-    m->ops->to_host(dst, m->params, m->n_params * sizeof(float));
+    m->ops->to_host(m->ctx, dst, m->params, m->n_params * sizeof(float));
     return 0;
 }
 
 int eng_model_set_params(eng_model *m, const float *src)
 {
-    m->ops->to_device(m->params, src, m->n_params * sizeof(float));
+    m->ops->to_device(m->ctx, m->params, src, m->n_params * sizeof(float));
     return 0;
 }
 
 int eng_model_get_grads(const eng_model *m, float *dst)
 {
-    m->ops->to_host(dst, m->grads, m->n_params * sizeof(float));
+    m->ops->to_host(m->ctx, dst, m->grads, m->n_params * sizeof(float));
     return 0;
 }
 
 int eng_model_get_optim(const eng_model *m, float *exp_avg, float *exp_avg_sq)
 {
-    m->ops->to_host(exp_avg, m->m, m->n_params * sizeof(float));
-    m->ops->to_host(exp_avg_sq, m->v, m->n_params * sizeof(float));
+    m->ops->to_host(m->ctx, exp_avg, m->m, m->n_params * sizeof(float));
+    m->ops->to_host(m->ctx, exp_avg_sq, m->v, m->n_params * sizeof(float));
     return 0;
 }
 
 int eng_model_set_optim(eng_model *m, const float *exp_avg, const float *exp_avg_sq)
 {
-    m->ops->to_device(m->m, exp_avg, m->n_params * sizeof(float));
-    m->ops->to_device(m->v, exp_avg_sq, m->n_params * sizeof(float));
+    m->ops->to_device(m->ctx, m->m, exp_avg, m->n_params * sizeof(float));
+    m->ops->to_device(m->ctx, m->v, exp_avg_sq, m->n_params * sizeof(float));
     return 0;
 }
 
@@ -458,25 +484,25 @@ size_t eng_model_optim_extra_floats(const eng_model *m)
 int eng_model_get_optim_extra(const eng_model *m, float *dst)
 {
     if (m->xopt_floats)
-        m->ops->to_host(dst, m->xopt_slab, m->xopt_floats * sizeof(float));
+        m->ops->to_host(m->ctx, dst, m->xopt_slab, m->xopt_floats * sizeof(float));
     return 0;
 }
 
 int eng_model_set_optim_extra(eng_model *m, const float *src)
 {
     if (m->xopt_floats)
-        m->ops->to_device(m->xopt_slab, src, m->xopt_floats * sizeof(float));
+        m->ops->to_device(m->ctx, m->xopt_slab, src, m->xopt_floats * sizeof(float));
     return 0;
 }
 
 void eng_model_zero_grads(eng_model *m)
 {
-    m->ops->zero(m->grads, m->n_params);
+    m->ops->zero(m->ctx, m->grads, m->n_params);
 }
 
 double eng_model_grad_norm(eng_model *m)
 {
-    return sqrt(m->ops->sumsq(m->grads, m->n_params));
+    return sqrt(m->ops->sumsq(m->ctx, m->grads, m->n_params));
 }
 
 int eng_model_step(eng_model *m, const eng_adamw *opt, eng_err *e)
@@ -493,9 +519,9 @@ int eng_model_step(eng_model *m, const eng_adamw *opt, eng_err *e)
         while (j < m->n_tensors && m->tensors[j].decay == m->tensors[i].decay)
             j++;
         size_t off = m->tensors[i].offset, n = m->tensors[j - 1].offset + m->tensors[j - 1].numel - off;
-        m->ops->adamw(m->params + off, m->grads + off, m->m + off, m->v + off, n, (float)opt->lr, (float)opt->beta1,
-                      (float)opt->beta2, (float)opt->eps, m->tensors[i].decay ? (float)opt->weight_decay : 0.0f, bc1,
-                      bc2, (float)opt->grad_scale);
+        m->ops->adamw(m->ctx, m->params + off, m->grads + off, m->m + off, m->v + off, n, (float)opt->lr,
+                      (float)opt->beta1, (float)opt->beta2, (float)opt->eps,
+                      m->tensors[i].decay ? (float)opt->weight_decay : 0.0f, bc1, bc2, (float)opt->grad_scale);
         i = j;
     }
     return 0;

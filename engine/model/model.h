@@ -39,13 +39,12 @@ typedef struct eng_adamw {
     double grad_scale;  /* multiply gradients by this first (clipping: min(1, clip/norm)) */
 } eng_adamw;
 
-/* Build for a resolved config on the CPU backend (threads set by eng_runtime). */
-int eng_model_create(eng_model **out, const eng_config *cfg, int max_batch, int seq_len, eng_err *e);
-/* The same on a given backend (engine/model/ops.h: eng_ops_cpu(), later CUDA). */
-struct eng_ops;
-int eng_model_create_ops(eng_model **out, const eng_config *cfg, const struct eng_ops *ops, int max_batch,
-                         int seq_len, eng_err *e);
-const struct eng_ops *eng_model_ops(const eng_model *m);
+/* Build for a resolved config on a backend (engine/model/ops.h; the CPU's:
+ * engine/cpu/backend.h), which the model borrows: free the model first.
+ * ENG_ECONFIG when the backend lacks an op group the architecture needs. */
+struct eng_backend;
+int eng_model_create(eng_model **out, const eng_config *cfg, const struct eng_backend *backend, int max_batch,
+                     int seq_len, eng_err *e);
 void eng_model_free(eng_model *m);
 
 /* Deterministic initialisation from a seed (same seed, same weights). */

@@ -2,10 +2,15 @@
  *
  * The model (engine/model/model*.c) never touches a tensor's numbers itself: it
  * plans memory, then calls these ops on pointers it got from ops->alloc.
- * A backend is one table of function pointers; the CPU backend
- * (engine/cpu/) implements them with C, OpenMP and a CBLAS; a CUDA backend
- * fills the same table with kernels and cuBLAS(Lt) calls on device
- * pointers (docs/engine.md says how).
+ * A backend is a table of function pointers (eng_ops) and a context
+ * (eng_backend.ctx) that every op receives as its first argument, as
+ * ggml-backend's interfaces carry theirs: the CPU backend (engine/cpu/)
+ * keeps its thread count and workspace bookkeeping there and implements the
+ * ops with C, OpenMP and a CBLAS; a CUDA backend keeps its stream, cuBLASLt
+ * handle and workspaces there and fills the same table with kernels on
+ * device pointers (docs/engine.md, "How the CUDA backend plugs in").
+ * Code chooses by the table's properties (is_host, groups), never by its
+ * name.
  *
  * Conventions, for every op:
  *   - all matrices are row-major fp32 (a backend may keep activations in a
@@ -18,7 +23,14 @@
  *     batches) and say per argument whether activation gradients are
  *     written (=) or accumulated (+=);
  *   - no op allocates: what an op needs beyond its arguments comes in a
- *     workspace the model planned with the op's *_workspace query.
+ *     workspace the model planned with the op's *_workspace query; a query
+ *     may note in the context what it was asked for (the CPU backend runs
+ *     a pass on no more threads than the smallest workspace it sized has
+ *     slots), so a backend's workspaces are planned through its own
+ *     context;
+ *   - a device backend may run ops asynchronously (in order, on its
+ *     stream): to_host and sumsq, which hand numbers to the host, return
+ *     only when they are complete.
  *
  * Must not: know about layers, names or the model's layout. */
 #ifndef TLM_ENGINE_OPS_H
@@ -27,39 +39,63 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Optional op groups.  Every backend fills the core ops (all but the
+ * groups'); a group is filled whole or not at all, and the table says which
+ * it fills (eng_ops.groups).  eng_model_create checks once that the backend
+ * has the groups the architecture needs (ENG_ECONFIG otherwise), so no pass
+ * meets a NULL op. */
+enum {
+    ENG_OPS_TITANS = 1u << 0, /* dconv, silu_norm, swa, titans_mem: arch titans */
+};
+
+/* The ops of each group, for that check (X(member) per op). */
+#define ENG_OPS_TITANS_LIST(X)                                                                                 \
+    X(dconv_fwd) X(dconv_bwd) X(silu_norm_fwd) X(silu_norm_bwd) X(swa_workspace) X(swa_fwd) X(swa_bwd)     \
+    X(titans_mem_workspace) X(titans_mem_fwd) X(titans_mem_bwd)
+
+typedef struct eng_backend eng_backend;
+
 typedef struct eng_ops {
-    const char *name; /* "cpu" */
+    /* ---- what the backend is */
+    const char *name; /* for messages only ("cpu"): no code may choose by it */
+    int is_host;      /* its pointers are host memory: callers may read them in place (no copies) */
+    unsigned groups;  /* ENG_OPS_* it fills */
+    /* Destroys a backend made by its create function (eng_backend_free):
+     * the context, then b. */
+    void (*backend_free)(eng_backend *b);
+
+    /* Every op below takes the backend's context (eng_backend.ctx) first. */
 
     /* ---- memory (device memory for a device backend) */
-    void *(*alloc)(size_t bytes);                                  /* zeroed, 64-byte aligned; NULL on failure */
-    void (*free)(void *p);
-    void (*to_device)(void *dst, const void *src, size_t bytes);   /* host -> backend */
-    void (*to_host)(void *dst, const void *src, size_t bytes);     /* backend -> host */
-    void (*zero)(float *x, size_t n);
-    void (*copy)(float *dst, const float *src, size_t n);
+    void *(*alloc)(void *ctx, size_t bytes);                                /* zeroed, 64-byte aligned, or NULL */
+    void (*free)(void *ctx, void *p);
+    void (*to_device)(void *ctx, void *dst, const void *src, size_t bytes); /* host -> backend */
+    void (*to_host)(void *ctx, void *dst, const void *src, size_t bytes);   /* backend -> host, complete on return */
+    void (*zero)(void *ctx, float *x, size_t n);
+    void (*copy)(void *ctx, float *dst, const float *src, size_t n);
 
     /* ---- linear algebra
      * C (M, N) = alpha * op(A) op(B) + beta * C, op(A) (M, K), op(B) (K, N);
      * ta/tb: 1 = transposed (A stored (K, M) / B stored (N, K)). */
-    void (*matmul)(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
+    void (*matmul)(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
                    int ldb, float beta, float *C, int ldc);
 
     /* ---- embedding: out (N, C) = wte[tok[n]]; backward dwte (V, C) += rows of dout (N, C). */
-    void (*embedding_fwd)(float *out, const float *wte, const int32_t *tok, int N, int C);
-    void (*embedding_bwd)(float *dwte, const float *dout, const int32_t *tok, int N, int C);
+    void (*embedding_fwd)(void *ctx, float *out, const float *wte, const int32_t *tok, int N, int C);
+    void (*embedding_bwd)(void *ctx, float *dwte, const float *dout, const int32_t *tok, int N, int C);
 
     /* ---- RMSNorm: out = x * rstd * w, rstd (N) = 1/sqrt(mean(x^2) + eps).
      * backward: dx (N, C) +=, dw (C) +=. */
-    void (*rmsnorm_fwd)(float *out, float *rstd, const float *x, const float *w, int N, int C, float eps);
-    void (*rmsnorm_bwd)(float *dx, float *dw, const float *dout, const float *x, const float *w, const float *rstd,
-                        int N, int C);
+    void (*rmsnorm_fwd)(void *ctx, float *out, float *rstd, const float *x, const float *w, int N, int C, float eps);
+    void (*rmsnorm_bwd)(void *ctx, float *dx, float *dw, const float *dout, const float *x, const float *w,
+                        const float *rstd, int N, int C);
 
     /* ---- RoPE, rotate-half, in place on x (B*T rows of `ld`, H heads of hd
      * at the row's start); position of row n is n % T; cs (T, 2, hd/2) holds
      * cos (hd/2) then sin (hd/2) of pos * theta^(-2i/hd).  The backward is the inverse rotation
      * applied in place to the gradient. */
-    void (*rope_fwd)(float *x, int ld, int N, int T, int H, int hd, const float *cs);
-    void (*rope_bwd)(float *dx, int ld, int N, int T, int H, int hd, const float *cs);
+    void (*rope_fwd)(void *ctx, float *x, int ld, int N, int T, int H, int hd, const float *cs);
+    void (*rope_bwd)(void *ctx, float *dx, int ld, int N, int T, int H, int hd, const float *cs);
 
     /* ---- causal softmax attention, heads H, key/value heads Hkv (H % Hkv == 0),
      * head size hd, scale 1/sqrt(hd).  q (B, T, H, hd) rows of ldq; k, v
@@ -69,52 +105,54 @@ typedef struct eng_ops {
      * head, as a fused GPU kernel keeps it).  backward: dq, dk, dv written
      * (=), same strides as q, k, v.  ws: attention_workspace(B, T, H, hd)
      * floats, for either pass. */
-    size_t (*attention_workspace)(int B, int T, int H, int hd);
-    void (*attention_fwd)(float *out, int ldo, float *lse, const float *q, int ldq, const float *k, const float *v,
-                          int ldkv, int B, int T, int H, int Hkv, int hd, float *ws);
-    void (*attention_bwd)(float *dq, float *dk, float *dv, const float *lse, const float *dout, int ldo,
+    size_t (*attention_workspace)(void *ctx, int B, int T, int H, int hd);
+    void (*attention_fwd)(void *ctx, float *out, int ldo, float *lse, const float *q, int ldq, const float *k,
+                          const float *v, int ldkv, int B, int T, int H, int Hkv, int hd, float *ws);
+    void (*attention_bwd)(void *ctx, float *dq, float *dk, float *dv, const float *lse, const float *dout, int ldo,
                           const float *q, int ldq, const float *k, const float *v, int ldkv, int B, int T, int H,
                           int Hkv, int hd, float *ws);
 
     /* ---- SwiGLU: out (N, F) = silu(g) * u, g and u (N, F) rows of ldgu.
      * backward: dg, du written (=), rows of ldgu. */
-    void (*swiglu_fwd)(float *out, const float *g, const float *u, int ldgu, int N, int F);
-    void (*swiglu_bwd)(float *dg, float *du, const float *dout, const float *g, const float *u, int ldgu, int N,
-                       int F);
+    void (*swiglu_fwd)(void *ctx, float *out, const float *g, const float *u, int ldgu, int N, int F);
+    void (*swiglu_bwd)(void *ctx, float *dg, float *du, const float *dout, const float *g, const float *u, int ldgu,
+                       int N, int F);
 
     /* ---- sigmoid output gate: out (N, D) = a (N, D) * sigmoid(z), z (N, G)
      * rows of ldz, G = D (elementwise) or G = heads (headwise: one gate per
      * group of D/G channels).  backward: da (N, D) =, dz (N, G) = (rows of ldz). */
-    void (*gate_fwd)(float *out, const float *a, const float *z, int ldz, int N, int D, int G);
-    void (*gate_bwd)(float *da, float *dz, const float *dout, const float *a, const float *z, int ldz, int N, int D,
-                     int G);
+    void (*gate_fwd)(void *ctx, float *out, const float *a, const float *z, int ldz, int N, int D, int G);
+    void (*gate_bwd)(void *ctx, float *da, float *dz, const float *dout, const float *a, const float *z, int ldz, int N,
+                     int D, int G);
 
     /* ---- Titans (docs/titans.md; engine/cpu/dconv.c, silu_norm.c, swa.c,
      * titans_mem.c give each reference).
      * dconv: depthwise causal convolution over time, kernel w (C, K <= 16), tap
      * K-1 on the current position, positions restart every T rows.
      * backward: dx (=), dw (+=). */
-    void (*dconv_fwd)(float *y, int ldy, const float *x, int ldx, const float *w, int N, int T, int C, int K);
-    void (*dconv_bwd)(float *dx, int lddx, float *dw, const float *dy, int lddy, const float *x, int ldx,
+    void (*dconv_fwd)(void *ctx, float *y, int ldy, const float *x, int ldx, const float *w, int N, int T, int C,
+                      int K);
+    void (*dconv_bwd)(void *ctx, float *dx, int lddx, float *dw, const float *dy, int lddy, const float *x, int ldx,
                       const float *w, int N, int T, int C, int K);
     /* silu_norm: y = silu(x) on C columns, then the first G groups of gw
      * columns scaled to unit L2 norm (rn (N, G) = 1/sqrt(sum^2 + eps)).
      * backward: dx (=; may be dy with the same ld). */
-    void (*silu_norm_fwd)(float *y, int ldy, float *rn, const float *x, int ldx, int N, int C, int G, int gw,
+    void (*silu_norm_fwd)(void *ctx, float *y, int ldy, float *rn, const float *x, int ldx, int N, int C, int G, int gw,
                           float eps);
-    void (*silu_norm_bwd)(float *dx, int lddx, const float *dy, int lddy, const float *y, int ldy, const float *rn,
-                          const float *x, int ldx, int N, int C, int G, int gw);
+    void (*silu_norm_bwd)(void *ctx, float *dx, int lddx, const float *dy, int lddy, const float *y, int ldy,
+                          const float *rn, const float *x, int ldx, int N, int C, int G, int gw);
     /* swa: causal softmax attention where query t sees keys t-window+1..t
      * and Np persistent key/value entries kp, vp (Np, ldp: Hkv x hd, shared
      * by all sequences, no position); shapes and lse as attention_fwd.
      * backward: dq, dk, dv (=), dkp, dvp (+=).  ws: swa_workspace floats. */
-    size_t (*swa_workspace)(int B, int T, int Hkv, int hd, int window, int Np);
-    void (*swa_fwd)(float *out, int ldo, float *lse, const float *q, int ldq, const float *k, const float *v,
-                    int ldkv, const float *kp, const float *vp, int ldp, int Np, int B, int T, int H, int Hkv,
-                    int hd, int window, float *ws);
-    void (*swa_bwd)(float *dq, float *dk, float *dv, float *dkp, float *dvp, const float *lse, const float *dout,
-                    int ldo, const float *q, int ldq, const float *k, const float *v, int ldkv, const float *kp,
-                    const float *vp, int ldp, int Np, int B, int T, int H, int Hkv, int hd, int window, float *ws);
+    size_t (*swa_workspace)(void *ctx, int B, int T, int Hkv, int hd, int window, int Np);
+    void (*swa_fwd)(void *ctx, float *out, int ldo, float *lse, const float *q, int ldq, const float *k, const float *v,
+                    int ldkv, const float *kp, const float *vp, int ldp, int Np, int B, int T, int H, int Hkv, int hd,
+                    int window, float *ws);
+    void (*swa_bwd)(void *ctx, float *dq, float *dk, float *dv, float *dkp, float *dvp, const float *lse,
+                    const float *dout, int ldo, const float *q, int ldq, const float *k, const float *v, int ldkv,
+                    const float *kp, const float *vp, int ldp, int Np, int B, int T, int H, int Hkv, int hd, int window,
+                    float *ws);
     /* titans_mem: per (sequence, head) the neural memory (depth 1: W (hd,
      * hd); 2: W1 (hm, hd), W2 (hd, hm) with SiLU) trained online in chunks
      * of `chunk` tokens on ||M(k_t) - v_t||^2 with momentum and decay from
@@ -124,38 +162,51 @@ typedef struct eng_ops {
      * then W2 of every head).  states (B, H, ceil(T/chunk), 2, Pm) are
      * written by the forward for the backward.  backward: dq, dk, dv,
      * dgates (=), dw0 (+=).  ws: titans_mem_workspace floats. */
-    size_t (*titans_mem_workspace)(int B, int T, int H, int hd, int hm, int depth, int chunk);
-    void (*titans_mem_fwd)(float *y, int ldy, float *states, const float *q, const float *k, const float *v,
-                           int ldqkv, const float *gates, int ldg, const float *w0, int B, int T, int H, int hd,
-                           int hm, int depth, int chunk, float max_lr, float *ws);
-    void (*titans_mem_bwd)(float *dq, float *dk, float *dv, int ldd, float *dgates, int lddg, float *dw0,
+    size_t (*titans_mem_workspace)(void *ctx, int B, int T, int H, int hd, int hm, int depth, int chunk);
+    void (*titans_mem_fwd)(void *ctx, float *y, int ldy, float *states, const float *q, const float *k, const float *v,
+                           int ldqkv, const float *gates, int ldg, const float *w0, int B, int T, int H, int hd, int hm,
+                           int depth, int chunk, float max_lr, float *ws);
+    void (*titans_mem_bwd)(void *ctx, float *dq, float *dk, float *dv, int ldd, float *dgates, int lddg, float *dw0,
                            const float *dy, int ldy, const float *states, const float *q, const float *k,
-                           const float *v, int ldqkv, const float *gates, int ldg, int B, int T, int H, int hd,
-                           int hm, int depth, int chunk, float max_lr, float *ws);
+                           const float *v, int ldqkv, const float *gates, int ldg, int B, int T, int H, int hd, int hm,
+                           int depth, int chunk, float max_lr, float *ws);
 
     /* ---- softmax cross-entropy over logits (N, V), targets (N) (< 0: not
      * counted, loss 0).  fwd: losses (N) = -log softmax(logits)[target].
      * bwd: logits are overwritten in place by d(sum_n dscale * loss_n)/dlogits
      * (rows with target < 0 become 0). */
-    void (*xent_fwd)(float *losses, const float *logits, const int32_t *targets, int N, int V);
-    void (*xent_bwd)(float *logits, const int32_t *targets, int N, int V, float dscale);
+    void (*xent_fwd)(void *ctx, float *losses, const float *logits, const int32_t *targets, int N, int V);
+    void (*xent_bwd)(void *ctx, float *logits, const int32_t *targets, int N, int V, float dscale);
 
     /* ---- optimizer (over a flat range of n floats)
      * AdamW (decoupled weight decay): g = grad_scale * grad;
      *   m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;
      *   p -= lr * (m / bc1 / (sqrt(v / bc2) + eps) + wd * p),
      * bc1 = 1 - b1^t, bc2 = 1 - b2^t (passed in). */
-    void (*adamw)(float *p, const float *grad, float *m, float *v, size_t n, float lr, float b1, float b2, float eps,
-                  float wd, float bc1, float bc2, float grad_scale);
+    void (*adamw)(void *ctx, float *p, const float *grad, float *m, float *v, size_t n, float lr, float b1, float b2,
+                  float eps, float wd, float bc1, float bc2, float grad_scale);
     /* sum of squares, accumulated in double (for the global gradient norm) */
-    double (*sumsq)(const float *x, size_t n);
+    double (*sumsq)(void *ctx, const float *x, size_t n);
     /* y (n) += alpha * x (n): gradient accumulation across optimizer steps
      * (hope_attn's slow levels) */
-    void (*axpy)(float *y, const float *x, size_t n, float alpha);
+    void (*axpy)(void *ctx, float *y, const float *x, size_t n, float alpha);
 } eng_ops;
 
-/* The CPU backend (C + OpenMP + CBLAS); threads come from eng_runtime. */
-const eng_ops *eng_ops_cpu(void);
+/* A backend: its op table and the context every op receives.  Made by a
+ * backend's create function (engine/cpu/backend.h: eng_backend_cpu_create),
+ * destroyed by eng_backend_free; the models, trainers and evaluators built
+ * on it borrow it and must be freed first. */
+struct eng_backend {
+    const eng_ops *ops;
+    void *ctx;
+};
+
+/* Destroys b (NULL: nothing). */
+static inline void eng_backend_free(eng_backend *b)
+{
+    if (b)
+        b->ops->backend_free(b);
+}
 
 /* Whether this engine can train on a GPU.  The CUDA backend (design.md,
  * "Contract: devices and precision") is not written yet, so whatever

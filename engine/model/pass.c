@@ -40,6 +40,7 @@ static void mixer_bwd(eng_model *m, int l, int B, int T)
 static void mlp_fwd(eng_model *m, int l, int N)
 {
     const eng_ops *o = m->ops;
+    void *ctx = m->ctx;
     if (m->hope) { /* hope_attn: the Continuum Memory System's levels */
         eng__hope_mlp_fwd(m, l, N);
         return;
@@ -49,17 +50,18 @@ static void mlp_fwd(eng_model *m, int l, int N)
     const int d = m->d, F = m->widths[l];
     const float *P = m->params;
     float *out = RESID(m, l + 1, N);
-    o->rmsnorm_fwd(a->ln2, a->rstd2, a->resid_mid, P + p->ln2, N, d, (float)m->cfg.model.norm_eps);
-    o->matmul(0, 1, N, 2 * F, d, 1.0f, a->ln2, d, P + p->wgu, d, 0.0f, a->gu, 2 * F);
-    o->swiglu_fwd(a->h, a->gu, a->gu + F, 2 * F, N, F);
-    o->copy(out, a->resid_mid, (size_t)N * d);
-    o->matmul(0, 1, N, d, F, 1.0f, a->h, F, P + p->wdown, F, 1.0f, out, d);
+    o->rmsnorm_fwd(ctx, a->ln2, a->rstd2, a->resid_mid, P + p->ln2, N, d, (float)m->cfg.model.norm_eps);
+    o->matmul(ctx, 0, 1, N, 2 * F, d, 1.0f, a->ln2, d, P + p->wgu, d, 0.0f, a->gu, 2 * F);
+    o->swiglu_fwd(ctx, a->h, a->gu, a->gu + F, 2 * F, N, F);
+    o->copy(ctx, out, a->resid_mid, (size_t)N * d);
+    o->matmul(ctx, 0, 1, N, d, F, 1.0f, a->h, F, P + p->wdown, F, 1.0f, out, d);
 }
 
 /* In: m->dresid = d loss / d resid[l+1].  Out: m->dresid = d loss / d resid_mid. */
 static void mlp_bwd(eng_model *m, int l, int N)
 {
     const eng_ops *o = m->ops;
+    void *ctx = m->ctx;
     const eng_layer_params *p = &m->lp[l];
     eng_layer_acts *a = &m->la[l];
     const int d = m->d, F = m->widths[l];
@@ -70,44 +72,47 @@ static void mlp_bwd(eng_model *m, int l, int N)
     const float *P = m->params;
     float *Gr = m->grads;
     /* down_proj */
-    o->matmul(0, 0, N, F, d, 1.0f, m->dresid, d, P + p->wdown, F, 0.0f, m->dh, F);
-    o->matmul(1, 0, d, F, N, 1.0f, m->dresid, d, a->h, F, 1.0f, Gr + p->wdown, F);
-    o->swiglu_bwd(m->dgu, m->dgu + F, m->dh, a->gu, a->gu + F, 2 * F, N, F);
+    o->matmul(ctx, 0, 0, N, F, d, 1.0f, m->dresid, d, P + p->wdown, F, 0.0f, m->dh, F);
+    o->matmul(ctx, 1, 0, d, F, N, 1.0f, m->dresid, d, a->h, F, 1.0f, Gr + p->wdown, F);
+    o->swiglu_bwd(ctx, m->dgu, m->dgu + F, m->dh, a->gu, a->gu + F, 2 * F, N, F);
     /* gate_proj | up_proj */
-    o->matmul(0, 0, N, d, 2 * F, 1.0f, m->dgu, 2 * F, P + p->wgu, d, 0.0f, m->dln, d);
-    o->matmul(1, 0, 2 * F, d, N, 1.0f, m->dgu, 2 * F, a->ln2, d, 1.0f, Gr + p->wgu, d);
-    o->rmsnorm_bwd(m->dresid, Gr + p->ln2, m->dln, a->resid_mid, P + p->ln2, a->rstd2, N, d);
+    o->matmul(ctx, 0, 0, N, d, 2 * F, 1.0f, m->dgu, 2 * F, P + p->wgu, d, 0.0f, m->dln, d);
+    o->matmul(ctx, 1, 0, 2 * F, d, N, 1.0f, m->dgu, 2 * F, a->ln2, d, 1.0f, Gr + p->wgu, d);
+    o->rmsnorm_bwd(ctx, m->dresid, Gr + p->ln2, m->dln, a->resid_mid, P + p->ln2, a->rstd2, N, d);
 }
 
 void eng__model_forward_stack(eng_model *m, int B, int T)
 {
     const eng_ops *o = m->ops;
+    void *ctx = m->ctx;
     const int N = B * T, d = m->d;
-    o->embedding_fwd(m->resid, m->params + m->off_embed, m->tokens, N, d);
+    o->embedding_fwd(ctx, m->resid, m->params + m->off_embed, m->tokens, N, d);
     for (int l = 0; l < m->L; l++) {
         mixer_fwd(m, l, B, T);
         mlp_fwd(m, l, N);
     }
-    o->rmsnorm_fwd(m->lnf, m->rstdf, RESID(m, m->L, N), m->params + m->off_norm, N, d,
+    o->rmsnorm_fwd(ctx, m->lnf, m->rstdf, RESID(m, m->L, N), m->params + m->off_norm, N, d,
                    (float)m->cfg.model.norm_eps);
-    o->matmul(0, 1, N, m->V, d, 1.0f, m->lnf, d, m->params + m->off_head, d, 0.0f, m->logits, m->V);
+    o->matmul(ctx, 0, 1, N, m->V, d, 1.0f, m->lnf, d, m->params + m->off_head, d, 0.0f, m->logits, m->V);
 }
 
 void eng__model_backward_stack(eng_model *m, float dscale)
 {
     const eng_ops *o = m->ops;
+    void *ctx = m->ctx;
     const int B = m->cur_B, T = m->cur_T, N = B * T, d = m->d, V = m->V;
     float *Gr = m->grads;
-    o->xent_bwd(m->logits, m->targets, N, V, dscale);
-    o->matmul(0, 0, N, d, V, 1.0f, m->logits, V, m->params + m->off_head, d, 0.0f, m->dln, d);
-    o->matmul(1, 0, V, d, N, 1.0f, m->logits, V, m->lnf, d, 1.0f, Gr + m->off_head, d);
-    o->zero(m->dresid, (size_t)N * d);
-    o->rmsnorm_bwd(m->dresid, Gr + m->off_norm, m->dln, RESID(m, m->L, N), m->params + m->off_norm, m->rstdf, N, d);
+    o->xent_bwd(ctx, m->logits, m->targets, N, V, dscale);
+    o->matmul(ctx, 0, 0, N, d, V, 1.0f, m->logits, V, m->params + m->off_head, d, 0.0f, m->dln, d);
+    o->matmul(ctx, 1, 0, V, d, N, 1.0f, m->logits, V, m->lnf, d, 1.0f, Gr + m->off_head, d);
+    o->zero(ctx, m->dresid, (size_t)N * d);
+    o->rmsnorm_bwd(ctx, m->dresid, Gr + m->off_norm, m->dln, RESID(m, m->L, N), m->params + m->off_norm, m->rstdf, N,
+                   d);
     for (int l = m->L - 1; l >= 0; l--) {
         mlp_bwd(m, l, N);
         mixer_bwd(m, l, B, T);
     }
-    o->embedding_bwd(Gr + m->off_embed, m->dresid, m->tokens, N, d);
+    o->embedding_bwd(ctx, Gr + m->off_embed, m->dresid, m->tokens, N, d);
 }
 
 int eng_model_forward(eng_model *m, const int32_t *tokens, const int32_t *targets, int B, int T, double *loss,
@@ -121,7 +126,7 @@ int eng_model_forward(eng_model *m, const int32_t *tokens, const int32_t *target
         if (tokens[n] < 0 || tokens[n] >= m->V || (targets && targets[n] >= m->V))
             return eng_errf(e, ENG_EDATA, "model: token %d at position %d is outside the vocabulary (%d)",
                             tokens[n] < 0 || tokens[n] >= m->V ? tokens[n] : targets[n], n, m->V);
-    m->ops->to_device(m->tokens, tokens, (size_t)N * sizeof(int32_t));
+    m->ops->to_device(m->ctx, m->tokens, tokens, (size_t)N * sizeof(int32_t));
     m->cur_B = B;
     m->cur_T = T;
     m->have_forward = 0;
@@ -131,14 +136,14 @@ int eng_model_forward(eng_model *m, const int32_t *tokens, const int32_t *target
         if (loss)
             *loss = NAN;
         if (!m->host_visible)
-            m->ops->to_host(m->logits_host, m->logits, (size_t)N * m->V * sizeof(float));
+            m->ops->to_host(m->ctx, m->logits_host, m->logits, (size_t)N * m->V * sizeof(float));
         return 0;
     }
-    m->ops->to_device(m->targets, targets, (size_t)N * sizeof(int32_t));
-    m->ops->xent_fwd(m->losses, m->logits, m->targets, N, m->V);
+    m->ops->to_device(m->ctx, m->targets, targets, (size_t)N * sizeof(int32_t));
+    m->ops->xent_fwd(m->ctx, m->losses, m->logits, m->targets, N, m->V);
     if (!m->host_visible)
-        m->ops->to_host(m->logits_host, m->logits, (size_t)N * m->V * sizeof(float));
-    m->ops->to_host(m->losses_host, m->losses, (size_t)N * sizeof(float));
+        m->ops->to_host(m->ctx, m->logits_host, m->logits, (size_t)N * m->V * sizeof(float));
+    m->ops->to_host(m->ctx, m->losses_host, m->losses, (size_t)N * sizeof(float));
     double sum = 0;
     int64_t cnt = 0;
     for (int n = 0; n < N; n++)

@@ -30,15 +30,15 @@ int eng_model_probe(eng_model *m, const int32_t *tokens, int T, eng_probe_fn fn,
         return eng_errf(e, ENG_ENOMEM, "out of memory (probe of %d x %d)", T, m->d);
     float *z = h + nd, *f = z + nd;
     /* the forward of (1, T) laid resid out as (L+1, T, d) */
-    m->ops->to_host(h, m->resid, nd * sizeof *h);
+    m->ops->to_host(m->ctx, h, m->resid, nd * sizeof *h);
     for (int l = 0; l < m->L && !rc; l++) {
-        m->ops->to_host(z, m->la[l].resid_mid, nd * sizeof *z);
-        m->ops->to_host(f, m->resid + (size_t)(l + 1) * nd, nd * sizeof *f);
+        m->ops->to_host(m->ctx, z, m->la[l].resid_mid, nd * sizeof *z);
+        m->ops->to_host(m->ctx, f, m->resid + (size_t)(l + 1) * nd, nd * sizeof *f);
         /* f holds h_{l+1}; the MLP added F_l(z_l) to z_l */
         for (size_t i = 0; i < nd; i++)
             f[i] -= z[i];
         rc = fn(ud, l, m->L, h, z, f, T, m->d, e);
-        m->ops->to_host(h, m->resid + (size_t)(l + 1) * nd, nd * sizeof *h);
+        m->ops->to_host(m->ctx, h, m->resid + (size_t)(l + 1) * nd, nd * sizeof *h);
     }
     free(h);
     return rc;

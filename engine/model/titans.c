@@ -139,6 +139,7 @@ int eng__titans_plan(eng_model *m, eng_err *e)
 {
     struct eng_titans *t = m->titans;
     const eng_ops *o = m->ops;
+    void *ctx = m->ctx;
     const size_t N = (size_t)m->max_B * m->max_T, d = (size_t)m->d, H = (size_t)m->H;
     const size_t Pm = t->depth == 2 ? (size_t)2 * m->hd * t->hm : (size_t)m->hd * m->hd;
     treq req[16 * ENG_MAX_LAYERS + 16];
@@ -165,13 +166,13 @@ int eng__titans_plan(eng_model *m, eng_err *e)
     WANT(&t->dnm, N * d);
     if (t->variant == ENG_TITANS_MAG)
         WANT(&t->dna, N * d);
-    WANT(&t->swa_ws, o->swa_workspace(m->max_B, m->max_T, m->Hkv, m->hd, t->window, t->Np));
-    WANT(&t->mem_ws, o->titans_mem_workspace(m->max_B, m->max_T, m->H, m->hd, t->hm, t->depth, t->chunk));
+    WANT(&t->swa_ws, o->swa_workspace(ctx, m->max_B, m->max_T, m->Hkv, m->hd, t->window, t->Np));
+    WANT(&t->mem_ws, o->titans_mem_workspace(ctx, m->max_B, m->max_T, m->H, m->hd, t->hm, t->depth, t->chunk));
 #undef WANT
     size_t total = 0;
     for (int i = 0; i < n; i++)
         total += req[i].floats;
-    t->slab = o->alloc(total * sizeof(float));
+    t->slab = o->alloc(ctx, total * sizeof(float));
     if (!t->slab)
         return eng_errf(e, ENG_ENOMEM, "titans: cannot allocate %.1f MiB of memory activations (batch %d x %d)",
                         (double)total * 4 / 1048576, m->max_B, m->max_T);
@@ -184,7 +185,7 @@ int eng__titans_plan(eng_model *m, eng_err *e)
     for (int i = 0; i < 1024; i++)
         buf[i] = 1.0f;
     for (size_t i = 0; i < N; i += 1024)
-        o->to_device(t->ones + i, buf, (N - i < 1024 ? N - i : 1024) * sizeof(float));
+        o->to_device(ctx, t->ones + i, buf, (N - i < 1024 ? N - i : 1024) * sizeof(float));
     return 0;
 }
 
@@ -193,7 +194,7 @@ void eng__titans_free(eng_model *m)
     if (!m->titans)
         return;
     if (m->titans->slab)
-        m->ops->free(m->titans->slab);
+        m->ops->free(m->ctx, m->titans->slab);
     free(m->titans);
     m->titans = NULL;
 }
@@ -212,10 +213,10 @@ static void scale_tensor(eng_model *m, size_t off, size_t n, float s)
     float buf[4096];
     for (size_t i = 0; i < n; i += 4096) {
         size_t k = n - i < 4096 ? n - i : 4096;
-        m->ops->to_host(buf, m->params + off + i, k * sizeof(float));
+        m->ops->to_host(m->ctx, buf, m->params + off + i, k * sizeof(float));
         for (size_t j = 0; j < k; j++)
             buf[j] *= s;
-        m->ops->to_device(m->params + off + i, buf, k * sizeof(float));
+        m->ops->to_device(m->ctx, m->params + off + i, buf, k * sizeof(float));
     }
 }
 
@@ -230,12 +231,12 @@ void eng__titans_init(eng_model *m, uint64_t seed)
         float b[3 * 1024];
         for (int i = 0; i < 3 * H; i++)
             b[i] = i < H ? BIAS_THETA : (i < 2 * H ? BIAS_ETA : BIAS_ALPHA);
-        m->ops->to_device(m->params + p->bgate, b, (size_t)3 * H * sizeof(float));
+        m->ops->to_device(m->ctx, m->params + p->bgate, b, (size_t)3 * H * sizeof(float));
         /* the convolutions start as the identity (the current token's tap) */
         float row[ENG_TITANS_CONV] = {0};
         row[ENG_TITANS_CONV - 1] = 1.0f;
         for (int c = 0; c < 3 * d; c++)
-            m->ops->to_device(m->params + p->conv + (size_t)c * ENG_TITANS_CONV, row, sizeof row);
+            m->ops->to_device(m->ctx, m->params + p->conv + (size_t)c * ENG_TITANS_CONV, row, sizeof row);
         /* the memory's initial weights (drawn normal(0, init_std)): depth 2
          * W1 ~ N(0, 4/hm), so unit-norm keys give hidden activations a of
          * |a|^2 ~ 1 (the inner step on W2 moves M(k) by 2 theta |a|^2 e:
@@ -257,6 +258,7 @@ void eng__titans_init(eng_model *m, uint64_t seed)
 static void memory_fwd(eng_model *m, int l, int B, int T)
 {
     const eng_ops *o = m->ops;
+    void *ctx = m->ctx;
     struct eng_titans *t = m->titans;
     const titans_params *p = &t->p[l];
     titans_acts *ta = &t->a[l];
@@ -264,12 +266,12 @@ static void memory_fwd(eng_model *m, int l, int B, int T)
     const float *P = m->params;
     float *u = m->la[l].qkvg + t->Sa, *z = u + t->Cm;
     /* gates: z += 1 b^T */
-    o->matmul(0, 0, N, 3 * H, 1, 1.0f, t->ones, 1, P + p->bgate, 3 * H, 1.0f, z, S);
-    o->dconv_fwd(t->c, t->Cm, u, S, P + p->conv, N, T, t->Cm, ENG_TITANS_CONV);
-    o->silu_norm_fwd(ta->f, t->Cm, ta->rn, t->c, t->Cm, N, t->Cm, 2 * H, hd, NORM_EPS_QK);
-    o->titans_mem_fwd(ta->ym, d, ta->states, ta->f, ta->f + d, ta->f + 2 * d, t->Cm, z, S, P + p->w0, B, T, H, hd,
+    o->matmul(ctx, 0, 0, N, 3 * H, 1, 1.0f, t->ones, 1, P + p->bgate, 3 * H, 1.0f, z, S);
+    o->dconv_fwd(ctx, t->c, t->Cm, u, S, P + p->conv, N, T, t->Cm, ENG_TITANS_CONV);
+    o->silu_norm_fwd(ctx, ta->f, t->Cm, ta->rn, t->c, t->Cm, N, t->Cm, 2 * H, hd, NORM_EPS_QK);
+    o->titans_mem_fwd(ctx, ta->ym, d, ta->states, ta->f, ta->f + d, ta->f + 2 * d, t->Cm, z, S, P + p->w0, B, T, H, hd,
                       t->hm, t->depth, t->chunk, t->max_lr, t->mem_ws);
-    o->rmsnorm_fwd(ta->nm, ta->rstd_m, ta->ym, P + p->norm_m, N, d, (float)m->cfg.model.norm_eps);
+    o->rmsnorm_fwd(ctx, ta->nm, ta->rstd_m, ta->ym, P + p->norm_m, N, d, (float)m->cfg.model.norm_eps);
 }
 
 /* In: t->dnm = d/d nm.  Out: the memory columns of m->dqkvg (=), the
@@ -277,6 +279,7 @@ static void memory_fwd(eng_model *m, int l, int B, int T)
 static void memory_bwd(eng_model *m, int l, int B, int T)
 {
     const eng_ops *o = m->ops;
+    void *ctx = m->ctx;
     struct eng_titans *t = m->titans;
     const titans_params *p = &t->p[l];
     titans_acts *ta = &t->a[l];
@@ -285,31 +288,32 @@ static void memory_bwd(eng_model *m, int l, int B, int T)
     float *Gr = m->grads;
     const float *u = m->la[l].qkvg + t->Sa, *z = u + t->Cm;
     float *du = m->dqkvg + t->Sa, *dz = du + t->Cm;
-    o->zero(t->dym, (size_t)N * d);
-    o->rmsnorm_bwd(t->dym, Gr + p->norm_m, t->dnm, ta->ym, P + p->norm_m, ta->rstd_m, N, d);
-    o->titans_mem_bwd(t->df, t->df + d, t->df + 2 * d, t->Cm, dz, S, Gr + p->w0, t->dym, d, ta->states, ta->f,
+    o->zero(ctx, t->dym, (size_t)N * d);
+    o->rmsnorm_bwd(ctx, t->dym, Gr + p->norm_m, t->dnm, ta->ym, P + p->norm_m, ta->rstd_m, N, d);
+    o->titans_mem_bwd(ctx, t->df, t->df + d, t->df + 2 * d, t->Cm, dz, S, Gr + p->w0, t->dym, d, ta->states, ta->f,
                       ta->f + d, ta->f + 2 * d, t->Cm, z, S, B, T, H, hd, t->hm, t->depth, t->chunk, t->max_lr,
                       t->mem_ws);
     /* the gate bias: column sums of dz */
-    o->matmul(1, 0, 3 * H, 1, N, 1.0f, dz, S, t->ones, 1, 1.0f, Gr + p->bgate, 1);
-    o->dconv_fwd(t->c, t->Cm, u, S, P + p->conv, N, T, t->Cm, ENG_TITANS_CONV); /* recomputed */
-    o->silu_norm_bwd(t->df, t->Cm, t->df, t->Cm, ta->f, t->Cm, ta->rn, t->c, t->Cm, N, t->Cm, 2 * H, hd);
-    o->dconv_bwd(du, S, Gr + p->conv, t->df, t->Cm, u, S, P + p->conv, N, T, t->Cm, ENG_TITANS_CONV);
+    o->matmul(ctx, 1, 0, 3 * H, 1, N, 1.0f, dz, S, t->ones, 1, 1.0f, Gr + p->bgate, 1);
+    o->dconv_fwd(ctx, t->c, t->Cm, u, S, P + p->conv, N, T, t->Cm, ENG_TITANS_CONV); /* recomputed */
+    o->silu_norm_bwd(ctx, t->df, t->Cm, t->df, t->Cm, ta->f, t->Cm, ta->rn, t->c, t->Cm, N, t->Cm, 2 * H, hd);
+    o->dconv_bwd(ctx, du, S, Gr + p->conv, t->df, t->Cm, u, S, P + p->conv, N, T, t->Cm, ENG_TITANS_CONV);
 }
 
 /* q, k (RoPE), v in the projection's attention columns -> atty, lse */
 static void attention_fwd(eng_model *m, int l, int B, int T)
 {
     const eng_ops *o = m->ops;
+    void *ctx = m->ctx;
     struct eng_titans *t = m->titans;
     const titans_params *p = &t->p[l];
     eng_layer_acts *a = &m->la[l];
     const int N = B * T, S = m->S, H = m->H, Hkv = m->Hkv, hd = m->hd;
     const float *P = m->params;
     float *q = a->qkvg, *k = q + H * hd, *v = k + Hkv * hd;
-    o->rope_fwd(q, S, N, T, H, hd, m->rope_cs);
-    o->rope_fwd(k, S, N, T, Hkv, hd, m->rope_cs);
-    o->swa_fwd(a->atty, m->d, a->lse, q, S, k, v, S, t->Np ? P + p->pk : NULL, t->Np ? P + p->pv : NULL, Hkv * hd,
+    o->rope_fwd(ctx, q, S, N, T, H, hd, m->rope_cs);
+    o->rope_fwd(ctx, k, S, N, T, Hkv, hd, m->rope_cs);
+    o->swa_fwd(ctx, a->atty, m->d, a->lse, q, S, k, v, S, t->Np ? P + p->pk : NULL, t->Np ? P + p->pv : NULL, Hkv * hd,
                t->Np, B, T, H, Hkv, hd, t->window, t->swa_ws);
 }
 
@@ -317,6 +321,7 @@ static void attention_fwd(eng_model *m, int l, int B, int T)
 static void attention_bwd(eng_model *m, int l, int B, int T)
 {
     const eng_ops *o = m->ops;
+    void *ctx = m->ctx;
     struct eng_titans *t = m->titans;
     const titans_params *p = &t->p[l];
     eng_layer_acts *a = &m->la[l];
@@ -325,16 +330,17 @@ static void attention_bwd(eng_model *m, int l, int B, int T)
     float *Gr = m->grads;
     const float *q = a->qkvg, *k = q + H * hd, *v = k + Hkv * hd;
     float *dq = m->dqkvg, *dk = dq + H * hd, *dv = dk + Hkv * hd;
-    o->swa_bwd(dq, dk, dv, t->Np ? Gr + p->pk : NULL, t->Np ? Gr + p->pv : NULL, a->lse, m->datty, m->d, q, S, k, v,
-               S, t->Np ? P + p->pk : NULL, t->Np ? P + p->pv : NULL, Hkv * hd, t->Np, B, T, H, Hkv, hd, t->window,
+    o->swa_bwd(ctx, dq, dk, dv, t->Np ? Gr + p->pk : NULL, t->Np ? Gr + p->pv : NULL, a->lse, m->datty, m->d, q, S, k,
+               v, S, t->Np ? P + p->pk : NULL, t->Np ? P + p->pv : NULL, Hkv * hd, t->Np, B, T, H, Hkv, hd, t->window,
                t->swa_ws);
-    o->rope_bwd(dq, S, N, T, H, hd, m->rope_cs);
-    o->rope_bwd(dk, S, N, T, Hkv, hd, m->rope_cs);
+    o->rope_bwd(ctx, dq, S, N, T, H, hd, m->rope_cs);
+    o->rope_bwd(ctx, dk, S, N, T, Hkv, hd, m->rope_cs);
 }
 
 void eng__titans_fwd(eng_model *m, int l, int B, int T)
 {
     const eng_ops *o = m->ops;
+    void *ctx = m->ctx;
     struct eng_titans *t = m->titans;
     const titans_params *p = &t->p[l];
     titans_acts *ta = &t->a[l];
@@ -344,33 +350,34 @@ void eng__titans_fwd(eng_model *m, int l, int B, int T)
     const float *P = m->params;
     const float eps = (float)m->cfg.model.norm_eps;
     const float *x = m->resid + (size_t)l * N * d;
-    o->rmsnorm_fwd(a->ln1, a->rstd1, x, P + lp->ln1, N, d, eps);
+    o->rmsnorm_fwd(ctx, a->ln1, a->rstd1, x, P + lp->ln1, N, d, eps);
     if (t->variant == ENG_TITANS_MAG) {
         /* every projection at once: attention q, k, v, memory q, k, v, gates */
-        o->matmul(0, 1, N, S, d, 1.0f, a->ln1, d, P + lp->wqkvg, d, 0.0f, a->qkvg, S);
+        o->matmul(ctx, 0, 1, N, S, d, 1.0f, a->ln1, d, P + lp->wqkvg, d, 0.0f, a->qkvg, S);
         attention_fwd(m, l, B, T);
         memory_fwd(m, l, B, T);
-        o->rmsnorm_fwd(ta->na, ta->rstd_a, a->atty, P + p->norm_a, N, d, eps);
-        o->gate_fwd(ta->o, ta->na, ta->nm, d, N, d, d);
-        o->copy(a->resid_mid, x, (size_t)N * d);
-        o->matmul(0, 1, N, d, d, 1.0f, ta->o, d, P + lp->wo, d, 1.0f, a->resid_mid, d);
+        o->rmsnorm_fwd(ctx, ta->na, ta->rstd_a, a->atty, P + p->norm_a, N, d, eps);
+        o->gate_fwd(ctx, ta->o, ta->na, ta->nm, d, N, d, d);
+        o->copy(ctx, a->resid_mid, x, (size_t)N * d);
+        o->matmul(ctx, 0, 1, N, d, d, 1.0f, ta->o, d, P + lp->wo, d, 1.0f, a->resid_mid, d);
     } else {
         /* the memory layer first, its output added to its input (x2), then
          * attention on x2 */
-        o->matmul(0, 1, N, S - t->Sa, d, 1.0f, a->ln1, d, P + p->wmem, d, 0.0f, a->qkvg + t->Sa, S);
+        o->matmul(ctx, 0, 1, N, S - t->Sa, d, 1.0f, a->ln1, d, P + p->wmem, d, 0.0f, a->qkvg + t->Sa, S);
         memory_fwd(m, l, B, T);
-        o->copy(ta->o, a->ln1, (size_t)N * d);
-        o->axpy(ta->o, ta->nm, (size_t)N * d, 1.0f);
-        o->matmul(0, 1, N, t->Sa, d, 1.0f, ta->o, d, P + lp->wqkvg, d, 0.0f, a->qkvg, S);
+        o->copy(ctx, ta->o, a->ln1, (size_t)N * d);
+        o->axpy(ctx, ta->o, ta->nm, (size_t)N * d, 1.0f);
+        o->matmul(ctx, 0, 1, N, t->Sa, d, 1.0f, ta->o, d, P + lp->wqkvg, d, 0.0f, a->qkvg, S);
         attention_fwd(m, l, B, T);
-        o->copy(a->resid_mid, x, (size_t)N * d);
-        o->matmul(0, 1, N, d, d, 1.0f, a->atty, d, P + lp->wo, d, 1.0f, a->resid_mid, d);
+        o->copy(ctx, a->resid_mid, x, (size_t)N * d);
+        o->matmul(ctx, 0, 1, N, d, d, 1.0f, a->atty, d, P + lp->wo, d, 1.0f, a->resid_mid, d);
     }
 }
 
 void eng__titans_bwd(eng_model *m, int l, int B, int T)
 {
     const eng_ops *o = m->ops;
+    void *ctx = m->ctx;
     struct eng_titans *t = m->titans;
     const titans_params *p = &t->p[l];
     titans_acts *ta = &t->a[l];
@@ -382,28 +389,28 @@ void eng__titans_bwd(eng_model *m, int l, int B, int T)
     const float *x = m->resid + (size_t)l * N * d;
     if (t->variant == ENG_TITANS_MAG) {
         /* o_proj, the gate, the two norms */
-        o->matmul(0, 0, N, d, d, 1.0f, m->dresid, d, P + lp->wo, d, 0.0f, m->dgated, d);
-        o->matmul(1, 0, d, d, N, 1.0f, m->dresid, d, ta->o, d, 1.0f, Gr + lp->wo, d);
-        o->gate_bwd(t->dna, t->dnm, m->dgated, ta->na, ta->nm, d, N, d, d);
-        o->zero(m->datty, (size_t)N * d);
-        o->rmsnorm_bwd(m->datty, Gr + p->norm_a, t->dna, a->atty, P + p->norm_a, ta->rstd_a, N, d);
+        o->matmul(ctx, 0, 0, N, d, d, 1.0f, m->dresid, d, P + lp->wo, d, 0.0f, m->dgated, d);
+        o->matmul(ctx, 1, 0, d, d, N, 1.0f, m->dresid, d, ta->o, d, 1.0f, Gr + lp->wo, d);
+        o->gate_bwd(ctx, t->dna, t->dnm, m->dgated, ta->na, ta->nm, d, N, d, d);
+        o->zero(ctx, m->datty, (size_t)N * d);
+        o->rmsnorm_bwd(ctx, m->datty, Gr + p->norm_a, t->dna, a->atty, P + p->norm_a, ta->rstd_a, N, d);
         attention_bwd(m, l, B, T);
         memory_bwd(m, l, B, T);
         /* the fused projection */
-        o->matmul(0, 0, N, d, S, 1.0f, m->dqkvg, S, P + lp->wqkvg, d, 0.0f, m->dln, d);
-        o->matmul(1, 0, S, d, N, 1.0f, m->dqkvg, S, a->ln1, d, 1.0f, Gr + lp->wqkvg, d);
+        o->matmul(ctx, 0, 0, N, d, S, 1.0f, m->dqkvg, S, P + lp->wqkvg, d, 0.0f, m->dln, d);
+        o->matmul(ctx, 1, 0, S, d, N, 1.0f, m->dqkvg, S, a->ln1, d, 1.0f, Gr + lp->wqkvg, d);
     } else {
-        o->matmul(0, 0, N, d, d, 1.0f, m->dresid, d, P + lp->wo, d, 0.0f, m->datty, d);
-        o->matmul(1, 0, d, d, N, 1.0f, m->dresid, d, a->atty, d, 1.0f, Gr + lp->wo, d);
+        o->matmul(ctx, 0, 0, N, d, d, 1.0f, m->dresid, d, P + lp->wo, d, 0.0f, m->datty, d);
+        o->matmul(ctx, 1, 0, d, d, N, 1.0f, m->dresid, d, a->atty, d, 1.0f, Gr + lp->wo, d);
         attention_bwd(m, l, B, T);
         /* q, k, v from x2: dnm = d/d x2 */
-        o->matmul(0, 0, N, d, t->Sa, 1.0f, m->dqkvg, S, P + lp->wqkvg, d, 0.0f, t->dnm, d);
-        o->matmul(1, 0, t->Sa, d, N, 1.0f, m->dqkvg, S, ta->o, d, 1.0f, Gr + lp->wqkvg, d);
+        o->matmul(ctx, 0, 0, N, d, t->Sa, 1.0f, m->dqkvg, S, P + lp->wqkvg, d, 0.0f, t->dnm, d);
+        o->matmul(ctx, 1, 0, t->Sa, d, N, 1.0f, m->dqkvg, S, ta->o, d, 1.0f, Gr + lp->wqkvg, d);
         memory_bwd(m, l, B, T);
         /* x feeds x2 directly and the memory projection */
-        o->copy(m->dln, t->dnm, (size_t)N * d);
-        o->matmul(0, 0, N, d, S - t->Sa, 1.0f, m->dqkvg + t->Sa, S, P + p->wmem, d, 1.0f, m->dln, d);
-        o->matmul(1, 0, S - t->Sa, d, N, 1.0f, m->dqkvg + t->Sa, S, a->ln1, d, 1.0f, Gr + p->wmem, d);
+        o->copy(ctx, m->dln, t->dnm, (size_t)N * d);
+        o->matmul(ctx, 0, 0, N, d, S - t->Sa, 1.0f, m->dqkvg + t->Sa, S, P + p->wmem, d, 1.0f, m->dln, d);
+        o->matmul(ctx, 1, 0, S - t->Sa, d, N, 1.0f, m->dqkvg + t->Sa, S, a->ln1, d, 1.0f, Gr + p->wmem, d);
     }
-    o->rmsnorm_bwd(m->dresid, Gr + lp->ln1, m->dln, x, P + lp->ln1, a->rstd1, N, d);
+    o->rmsnorm_bwd(ctx, m->dresid, Gr + lp->ln1, m->dln, x, P + lp->ln1, a->rstd1, N, d);
 }

@@ -9,7 +9,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine/eval/eval.h"
 #include "engine/train/lr.h"
 
 struct eng_trainer {
@@ -26,7 +25,7 @@ struct eng_trainer {
     float *nll;                    /* (micro, T) */
     double *seq_nll;               /* (val_seqs): per-sequence mean NLL of an evaluation */
     int run_val;                   /* "val" is among eval.suites */
-    eng_evaluator *evaluator;      /* the other suites; NULL when none */
+    eng_train_suites suites;       /* the other suites; run NULL when none */
     int64_t ckpt_step;             /* step of the newest checkpoint written or loaded (-1: none) */
     int64_t eval_step;             /* step of the last evaluation (-1: none) */
     char last_ckpt[ENG_CKPT_PATH_MAX];
@@ -58,8 +57,8 @@ static void phase(eng_trainer *t, const char *name)
         t->h.phase(t->h.ud, name, t->st.step, t->st.tokens);
 }
 
-int eng_trainer_create(eng_trainer **out, const eng_config *cfg, const char *ckpt_root, const eng_train_hooks *hooks,
-                       eng_err *e)
+int eng_trainer_create(eng_trainer **out, const eng_config *cfg, const struct eng_backend *backend,
+                       const eng_train_suites *suites, const char *ckpt_root, const eng_train_hooks *hooks, eng_err *e)
 {
     *out = NULL;
     eng_trainer *t = calloc(1, sizeof *t);
@@ -84,19 +83,22 @@ int eng_trainer_create(eng_trainer **out, const eng_config *cfg, const char *ckp
                       eng_train_seqs_per_step(&cfg->train));
         goto fail;
     }
-    for (int i = 0; i < cfg->eval.n_suites; i++)
+    const char *other = NULL;
+    for (int i = 0; i < cfg->eval.n_suites; i++) {
         t->run_val |= !strcmp(cfg->eval.suites[i], "val");
+        if (!other && strcmp(cfg->eval.suites[i], "val"))
+            other = cfg->eval.suites[i];
+    }
+    if (other && !suites) {
+        rc = eng_errf(e, ENG_ECONFIG, "eval.suites lists %s, but the trainer was given no evaluator for it", other);
+        goto fail;
+    }
+    if (suites)
+        t->suites = *suites;
     phase(t, "setup");
     if ((rc = eng_loader_open(&t->loader, cfg, e)))
         goto fail;
     phase(t, "setup");
-    if ((rc = eng_evaluator_create(&t->evaluator, cfg, e)) || (rc = eng_evaluator_check(t->evaluator, e)))
-        goto fail;
-    phase(t, "setup");
-    if (!eng_evaluator_n_suites(t->evaluator)) {
-        eng_evaluator_free(t->evaluator);
-        t->evaluator = NULL;
-    }
     eng_loader_get_info(t->loader, &t->info);
     size_t n = (size_t)t->micro * (size_t)t->T;
     t->tokens = malloc(n * sizeof *t->tokens);
@@ -107,7 +109,7 @@ int eng_trainer_create(eng_trainer **out, const eng_config *cfg, const char *ckp
         rc = eng_errf(e, ENG_ENOMEM, "out of memory for %zu-token batches", n);
         goto fail;
     }
-    if ((rc = eng_model_create(&t->model, cfg, t->micro, t->T, e)))
+    if ((rc = eng_model_create(&t->model, cfg, backend, t->micro, t->T, e)))
         goto fail;
     phase(t, "setup");
     eng_model_init_weights(t->model, (uint64_t)cfg->seed);
@@ -133,8 +135,6 @@ void eng_trainer_free(eng_trainer *t)
         return;
     eng_model_free(t->model);
     eng_loader_free(t->loader);
-    if (t->evaluator)
-        eng_evaluator_free(t->evaluator);
     free(t->tokens);
     free(t->targets);
     free(t->nll);
@@ -321,46 +321,14 @@ static int validate(eng_trainer *t, eng_err *e)
     return 0;
 }
 
-/* The evaluator's results, as the trainer's hooks. */
-static void sink_result(void *ud, const eng_eval_result *r)
-{
-    eng_trainer *t = ud;
-    if (t->h.eval) {
-        eng_eval_info ev = {t->st.step, t->st.tokens, r->suite, r->task, r->metric, r->value, r->n, r->stderr_};
-        t->h.eval(t->h.ud, &ev);
-    }
-}
-
-static void sink_layer(void *ud, const char *suite, int layer, const char *name, double value)
-{
-    eng_trainer *t = ud;
-    (void)suite;
-    if (t->h.layer)
-        t->h.layer(t->h.ud, t->st.step, t->st.tokens, layer, name, value);
-}
-
-static void sink_log(void *ud, const char *msg) { logf_(ud, "%s", msg); }
-
-/* Between the evaluator's batches: say where we are (heartbeats).  A stop
- * request waits for the evaluation to end, so every evaluation a run
- * reports is whole. */
-static int sink_tick(void *ud)
-{
-    phase(ud, "eval");
-    return 0;
-}
-
 int eng_trainer_evaluate(eng_trainer *t, double *loss, eng_err *e)
 {
     phase(t, "eval");
     int rc = 0;
     if (t->run_val && (rc = validate(t, e)))
         return rc;
-    if (t->evaluator) {
-        eng_eval_sink sink = {t, sink_result, sink_layer, NULL, sink_log, sink_tick};
-        if ((rc = eng_evaluator_run(t->evaluator, t->model, &sink, e)))
-            return eng_err_prefix(e, "evaluation at step %" PRId64, t->st.step);
-    }
+    if (t->suites.run && (rc = t->suites.run(t->suites.ud, t->model, &t->h, t->st.step, t->st.tokens, e)))
+        return eng_err_prefix(e, "evaluation at step %" PRId64, t->st.step);
     t->eval_step = t->st.step;
     if (loss)
         *loss = t->run_val ? t->st.val_loss : NAN;

@@ -18,8 +18,11 @@
  * and after the last step, suite by suite as eval.suites lists them:
  * "val" is the trainer's own (token-weighted mean NLL over the loader's
  * fixed validation set, reported as metrics "loss" (nats/token) and "ppl"
- * (its exp)); every other suite runs through engine/eval/eval.h's evaluator
- * (created with the trainer, so missing inputs fail before the first step).
+ * (its exp)); every other suite runs through the suites the caller hands
+ * over (eng_train_suites: tlm-worker's is engine/eval/eval.h's evaluator,
+ * created and checked before the trainer, so missing inputs fail before the
+ * first step; the trainer does not know the suites, which keeps engine/train
+ * below engine/eval).
  * Checkpoints follow train.ckpt_every_tokens the same way and are always
  * written after the last step and on a stop request.
  *
@@ -74,13 +77,26 @@ typedef struct eng_train_hooks {
     void (*layer)(void *ud, int64_t step, int64_t tokens, int layer, const char *name, double value);
 } eng_train_hooks;
 
+/* The evaluation suites other than "val": run after the trainer's own
+ * validation at every evaluation, on its model, their results and progress
+ * going to its hooks `h` (eval, layer, log, phase "eval") at `step` and
+ * `tokens`.  engine/eval/eval.h's eng_evaluator_suites makes one from an
+ * evaluator. */
+typedef struct eng_train_suites {
+    void *ud;
+    int (*run)(void *ud, const eng_model *m, const eng_train_hooks *h, int64_t step, int64_t tokens, eng_err *e);
+} eng_train_suites;
+
 typedef struct eng_trainer eng_trainer;
 
 /* Open the data (ENG_EDATA on missing/mismatched shards), build the model
- * for cfg and initialise it from cfg->seed.  ckpt_root (may be NULL: never
- * checkpoint) is where checkpoints go.  Hooks are copied; any may be NULL. */
-int eng_trainer_create(eng_trainer **out, const eng_config *cfg, const char *ckpt_root, const eng_train_hooks *hooks,
-                       eng_err *e);
+ * for cfg on `backend` and initialise it from cfg->seed.  suites (NULL when
+ * eval.suites lists only val; ENG_ECONFIG otherwise) is copied, and what it
+ * points to, like the backend, is borrowed: free the trainer first.
+ * ckpt_root (may be NULL: never checkpoint) is where checkpoints go.  Hooks
+ * are copied; any may be NULL. */
+int eng_trainer_create(eng_trainer **out, const eng_config *cfg, const struct eng_backend *backend,
+                       const eng_train_suites *suites, const char *ckpt_root, const eng_train_hooks *hooks, eng_err *e);
 void eng_trainer_free(eng_trainer *t);
 
 /* Continue from the newest valid checkpoint under ckpt_root: *from_step is

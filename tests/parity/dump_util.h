@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "engine/model/model.h"
+#include "engine/cpu/backend.h"
 #include "engine/cpu/runtime.h"
 #include "engine/format/safetensors.h"
 
@@ -33,6 +34,9 @@
 #define PD_BETA2 0.95
 #define PD_EPS 1e-8
 #define PD_CLIP 1.0
+
+/* the CPU backend (every core) every dumper's models run on; pd_main makes it */
+static eng_backend *pd_backend;
 
 /* The recipe's part of the "tlm_parity" JSON (it closes the object). */
 #define PD_RECIPE_FMT                                                                                                 \
@@ -140,14 +144,21 @@ static inline int pd_main(int argc, char **argv, const char *prog, size_t n, con
         fprintf(stderr, "usage: %s DIR\n", prog);
         return 2;
     }
+    eng_err be = {0};
+    if (eng_backend_cpu_create(&pd_backend, 0, &be)) {
+        fprintf(stderr, "%s: %s\n", prog, be.msg);
+        return 1;
+    }
     for (size_t i = 0; i < n; i++) {
         eng_err e = {0};
         if (dump(argv[1], i, &e)) {
             fprintf(stderr, "%s: %s: %s\n", prog, name_of(i), e.msg);
+            eng_backend_free(pd_backend);
             return 1;
         }
         printf("%s\n", name_of(i));
     }
+    eng_backend_free(pd_backend);
     return 0;
 }
 

@@ -27,6 +27,7 @@
 #include "engine/train/ckpt.h"
 #include "engine/eval/eval.h"
 #include "engine/model/model.h"
+#include "engine/cpu/backend.h"
 #include "engine/cpu/runtime.h"
 #include "engine/format/safetensors.h"
 
@@ -153,21 +154,29 @@ int main(int argc, char **argv)
     }
     eng_err e = {0};
     eng_eval_sink sink = {NULL, on_result, on_layer, on_item, on_log, NULL};
+    eng_backend *be;
+    if (eng_backend_cpu_create(&be, 0, &e)) {
+        fprintf(stderr, "eval_run: %s\n", e.msg);
+        return 1;
+    }
     if (checkpoint) {
         int64_t step, tokens;
-        int rc = eng_eval_checkpoint(checkpoint, suites, config, &sink, &step, &tokens, &e);
+        int rc = eng_eval_checkpoint(checkpoint, suites, config, be, &sink, &step, &tokens, &e);
         fflush(stdout);
         if (rc)
             fprintf(stderr, "eval_run: %s\n", e.msg);
+        eng_backend_free(be);
         return rc ? 1 : 0;
     }
     if (!config) {
         fprintf(stderr, "eval_run: --config is required\n");
+        eng_backend_free(be);
         return 2;
     }
     eng_config c;
     if (eng_config_load(config, &c, &e)) {
         fprintf(stderr, "eval_run: %s\n", e.msg);
+        eng_backend_free(be);
         return 1;
     }
     if (suites) {
@@ -179,13 +188,13 @@ int main(int argc, char **argv)
     }
     eng_evaluator *ev = NULL;
     eng_model *m = NULL;
-    int rc = eng_evaluator_create(&ev, &c, &e);
+    int rc = eng_evaluator_create(&ev, &c, be, &e);
     if (!rc && load) {
         rc = eng_evaluator_load(ev, load, &e);
         if (!rc)
             rc = eng_evaluator_run(ev, NULL, &sink, &e);
     } else if (!rc) {
-        rc = eng_model_create(&m, &c, 1, c.train.seq_len, &e);
+        rc = eng_model_create(&m, &c, be, 1, c.train.seq_len, &e);
         if (!rc) {
             eng_model_init_weights(m, (uint64_t)c.seed);
             if (model_out)
@@ -198,6 +207,7 @@ int main(int argc, char **argv)
     }
     eng_model_free(m);
     eng_evaluator_free(ev);
+    eng_backend_free(be);
     fflush(stdout);
     if (rc) {
         fprintf(stderr, "eval_run: %s\n", e.msg);

@@ -26,7 +26,7 @@ static int dump(const char *dir, size_t i, eng_err *e)
     eng_config c;
     eng_model *m;
     int rc = tm_config(s, PD_T, &c, e);
-    if (rc || (rc = eng_model_create(&m, &c, PD_B, PD_T, e)))
+    if (rc || (rc = eng_model_create(&m, &c, pd_backend, PD_B, PD_T, e)))
         return rc;
     eng_model_init_weights(m, 2024);
     int32_t tok[PD_B * PD_T], tgt[PD_B * PD_T];

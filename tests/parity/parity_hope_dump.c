@@ -31,7 +31,7 @@ static int dump(const char *dir, size_t i, eng_err *e)
     eng_config c;
     eng_model *m;
     int rc = hs_config(s, PD_T, &c, e);
-    if (rc || (rc = eng_model_create(&m, &c, PD_B, PD_T, e)))
+    if (rc || (rc = eng_model_create(&m, &c, pd_backend, PD_B, PD_T, e)))
         return rc;
     eng_model_init_weights(m, 2025);
     const int bt = PD_B * PD_T;

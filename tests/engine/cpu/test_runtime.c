@@ -1,4 +1,4 @@
-/* test_ops_runtime.c: eng_runtime's BLAS set-up.  The program runs itself
+/* test_runtime.c: eng_runtime's BLAS set-up.  The program runs itself
  * as a child in several environments and reads back what the child's
  * runtime chose: the kernel, how many times main() started (each re-exec
  * starts it again) and TLM_BLAS_PROBE.
@@ -13,13 +13,15 @@
  *   - a user's kernel slower than one this CPU runs: kept, and said with
  *     both measured rates;
  *   - OMP_WAIT_POLICY: set to passive with one re-exec, a user's kept.
- * Also checks eng_runtime_blas/kernel/threads are filled in.  The
+ * Also checks eng_runtime_blas/kernel are filled in, and the CPU backend's
+ * thread count (all cores by default, settable, one per backend).  The
  * OpenBLAS-specific cases skip with another BLAS. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "engine/cpu/backend.h"
 #include "engine/cpu/runtime.h"
 #include "tests/lib/tap.h"
 
@@ -90,9 +92,16 @@ int main(int argc, char **argv)
     eng_runtime_init(argc, argv);
     TAP_OK(eng_runtime_blas()[0] && strcmp(eng_runtime_blas(), "unknown"), "blas: %s", eng_runtime_blas());
     TAP_OK(eng_runtime_kernel()[0], "kernel: %s", eng_runtime_kernel());
-    TAP_OK(eng_runtime_threads() >= 1, "threads: %d", eng_runtime_threads());
-    eng_runtime_set_threads(1);
-    TAP_OK(eng_runtime_threads() == 1, "set_threads(1)");
+    eng_backend *b1 = NULL, *b2 = NULL;
+    eng_err e = {0};
+    int rc = eng_backend_cpu_create(&b1, 0, &e);
+    TAP_OK(rc == 0 && eng_backend_cpu_threads(b1) >= 1, "threads: %d", rc ? -1 : eng_backend_cpu_threads(b1));
+    TAP_OK(rc == 0 && eng_backend_cpu_set_threads(b1, 1) == 1 && eng_backend_cpu_threads(b1) == 1, "set_threads(1)");
+    rc = rc || eng_backend_cpu_create(&b2, 3, &e);
+    TAP_OK(rc == 0 && eng_backend_cpu_threads(b2) == 3 && eng_backend_cpu_threads(b1) == 1,
+           "each backend keeps its own thread count (3 and 1)");
+    eng_backend_free(b1);
+    eng_backend_free(b2);
     TAP_OK(eng_runtime_compiler()[0], "compiler: %s", eng_runtime_compiler());
     if (strncmp(eng_runtime_blas(), "OpenBLAS", 8)) {
         TAP_DIAG("SKIP kernel selection: not OpenBLAS");
@@ -108,7 +117,7 @@ int main(int argc, char **argv)
 
     /* the BLAS cases run with the wait policy already settled */
     const char *plain[] = {"TLM_RUNTIME_ENV=1", NULL};
-    int rc = run(self, plain, &starts, kernel, probe);
+    rc = run(self, plain, &starts, kernel, probe);
     TAP_OK(rc == 0, "child as is: kernel %s, %d start(s), probe %s", rc ? "?" : kernel, rc ? 0 : starts,
            rc ? "?" : probe);
     char best[64];

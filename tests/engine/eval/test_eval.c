@@ -7,15 +7,21 @@
  *     their length, and hold the needle;
  *   - the exact-match rule, and the whole suite with an oracle model that
  *     reads the needle back (exact_match 1) and a model that gets the last
- *     character wrong (exact_match 0). */
+ *     character wrong (exact_match 0);
+ *   - a GPT-2 is evaluated in host memory: a backend that is not on the
+ *     host is refused. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "engine/cpu/backend.h"
+#include "engine/eval/gpt2.h"
 #include "engine/eval/internal.h"
 #include "tests/lib/tap.h"
+
+static eng_backend *BE; /* the CPU backend the evaluators are made on */
 
 /* ------------------------------------------------------------ scripted models */
 #define V 256
@@ -144,7 +150,7 @@ static int check_suite(const char *suite, const eng_eval_cfg *ev, eng_err *e)
     c.eval.n_suites = 1;
     snprintf(c.eval.suites[0], ENG_NAME_MAX, "%s", suite);
     eng_evaluator *x;
-    int rc = eng_evaluator_create(&x, &c, e);
+    int rc = eng_evaluator_create(&x, &c, BE, e);
     if (rc)
         return rc;
     rc = eng_evaluator_check(x, e);
@@ -237,6 +243,10 @@ int main(void)
     if (system(cmd))
         return 1;
     eng_err e = {0};
+    if (eng_backend_cpu_create(&BE, 1, &e)) {
+        printf("Bail out! %s\n", e.msg);
+        return 1;
+    }
     eng_tok *tok;
     if (eng_tok_open(&tok, "bytes", NULL, &e)) {
         printf("not ok 1 - bytes tokenizer: %s\n", e.msg);
@@ -441,6 +451,17 @@ int main(void)
 
     check_cases();
 
+    /* the GPT-2 keeps its weights in host memory */
+    eng_ops device = *BE->ops;
+    device.name = "device";
+    device.is_host = 0;
+    eng_backend dev = {&device, BE->ctx};
+    eng_gpt2 *g = NULL;
+    int grc = eng_gpt2_load(&g, dir, &dev, 1, &e);
+    TAP_OK(grc == ENG_ECONFIG && !g && strstr(e.msg, "host memory") && strstr(e.msg, "device"),
+           "gpt2: a backend not on host memory is refused: %s", e.msg);
+
+    eng_backend_free(BE);
     eng_tok_free(tok);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd))

@@ -12,9 +12,12 @@
 #include <stdlib.h>
 
 #include "engine/model/model.h"
+#include "engine/cpu/backend.h"
 #include "engine/cpu/runtime.h"
 #include "tests/lib/tap.h"
 #include "tests/lib/model_util.h"
+
+static eng_backend *BE; /* the CPU backend every model here runs on */
 
 #define B 2
 #define T 9
@@ -35,7 +38,7 @@ static void check(const tm_spec *s)
     eng_config c;
     eng_err e = {0};
     eng_model *m;
-    if (tm_config(s, T, &c, &e) || eng_model_create(&m, &c, B, T, &e)) {
+    if (tm_config(s, T, &c, &e) || eng_model_create(&m, &c, BE, B, T, &e)) {
         TAP_OK(0, "%s: build: %s", s->name, e.msg);
         return;
     }
@@ -121,6 +124,11 @@ static void check(const tm_spec *s)
 int main(int argc, char **argv)
 {
     eng_runtime_init(argc, argv);
+    eng_err be_err = {0};
+    if (eng_backend_cpu_create(&BE, 0, &be_err)) {
+        printf("Bail out! %s\n", be_err.msg);
+        return 1;
+    }
     static const tm_spec specs[] = {
         {"transformer cosine tied", "transformer", "", "cosine", 16, 4, 2, 2, 64, 32, 1, 0.3},
         {"transformer uniform untied gqa", "transformer", "", "uniform", 16, 2, 4, 2, 32, 32, 0, 0.3},

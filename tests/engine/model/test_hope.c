@@ -23,10 +23,13 @@
 #include "engine/config/account.h"
 #include "engine/model/model.h"
 #include "engine/model/hope.h"
+#include "engine/cpu/backend.h"
 #include "engine/cpu/runtime.h"
 #include "tests/lib/tap.h"
 #include "tests/lib/hope_util.h"
 #include "tests/lib/model_util.h"
+
+static eng_backend *BE; /* the CPU backend every model here runs on */
 
 static int parse(const char *text, eng_config *c, eng_err *e)
 {
@@ -127,7 +130,7 @@ static void test_layout(void)
         eng_err e = {0};
         eng_model *m;
         eng_account a;
-        if (hs_config(s, 16, &c, &e) || eng_account_compute(&c, &a, &e) || eng_model_create(&m, &c, 2, 16, &e)) {
+        if (hs_config(s, 16, &c, &e) || eng_account_compute(&c, &a, &e) || eng_model_create(&m, &c, BE, 2, 16, &e)) {
             TAP_OK(0, "%s: build: %s", s->name, e.msg);
             continue;
         }
@@ -205,8 +208,8 @@ static void test_transformer_equivalence(void)
     eng_config tc, hc;
     eng_err e = {0};
     eng_model *tm, *hm;
-    if (tm_config(&ts, T, &tc, &e) || hs_config(&hs, T, &hc, &e) || eng_model_create(&tm, &tc, B, T, &e) ||
-        eng_model_create(&hm, &hc, B, T, &e)) {
+    if (tm_config(&ts, T, &tc, &e) || hs_config(&hs, T, &hc, &e) || eng_model_create(&tm, &tc, BE, B, T, &e) ||
+        eng_model_create(&hm, &hc, BE, B, T, &e)) {
         TAP_OK(0, "one level: build: %s", e.msg);
         return;
     }
@@ -286,7 +289,7 @@ static void fd_check(const hope_spec *s)
     eng_config c;
     eng_err e = {0};
     eng_model *m;
-    if (hs_config(s, FD_T, &c, &e) || eng_model_create(&m, &c, FD_B, FD_T, &e)) {
+    if (hs_config(s, FD_T, &c, &e) || eng_model_create(&m, &c, BE, FD_B, FD_T, &e)) {
         TAP_OK(0, "%s: build: %s", s->name, e.msg);
         return;
     }
@@ -405,7 +408,7 @@ static int create_opt_model(eng_model **m, eng_err *e)
     eng_config c;
     int rc = hs_config(&opt_spec, OT, &c, e);
     if (!rc)
-        rc = eng_model_create(m, &c, OB, OT, e);
+        rc = eng_model_create(m, &c, BE, OB, OT, e);
     if (!rc)
         eng_model_init_weights(*m, 21);
     return rc;
@@ -541,10 +544,10 @@ static int run(const hope_spec *s, int steps, double *losses, int threads)
     eng_config c;
     eng_err e = {0};
     eng_model *m;
-    int th = eng_runtime_threads();
-    if (hs_config(s, Tm, &c, &e) || eng_model_create(&m, &c, Bm, Tm, &e))
+    int th = eng_backend_cpu_threads(BE);
+    if (hs_config(s, Tm, &c, &e) || eng_model_create(&m, &c, BE, Bm, Tm, &e))
         return -1;
-    eng_runtime_set_threads(threads);
+    eng_backend_cpu_set_threads(BE, threads);
     eng_model_init_weights(m, 11);
     static int32_t tok[Bm * Tm], tgt[Bm * Tm];
     int rc = 0;
@@ -562,7 +565,7 @@ static int run(const hope_spec *s, int steps, double *losses, int threads)
         eng_adamw opt = {3e-3, 0.9, 0.95, 1e-8, 0.1, st + 1, gn > 1.0 ? 1.0 / gn : 1.0};
         rc = rc || eng_model_step(m, &opt, &e);
     }
-    eng_runtime_set_threads(th);
+    eng_backend_cpu_set_threads(BE, th);
     eng_model_free(m);
     return rc;
 }
@@ -572,7 +575,7 @@ static void test_determinism(void)
     enum { STEPS = 40 };
     static const hope_spec s = {"hope learns", "cosine", 64, 3, 4, 4, 192, 64, 0, 3, "[1, 4, 16]", 16, 0.02};
     double a[STEPS], b[STEPS], c[STEPS];
-    int th = eng_runtime_threads();
+    int th = eng_backend_cpu_threads(BE);
     int rc = run(&s, STEPS, a, th) | run(&s, STEPS, b, th) | run(&s, STEPS, c, 1);
     TAP_OK(rc == 0 && !memcmp(a, b, sizeof a), "same seed, %d threads: bit-identical %d losses", th, STEPS);
     double d = tap_max_rel(a, c, STEPS);
@@ -585,6 +588,11 @@ static void test_determinism(void)
 int main(int argc, char **argv)
 {
     eng_runtime_init(argc, argv);
+    eng_err be_err = {0};
+    if (eng_backend_cpu_create(&BE, 0, &be_err)) {
+        printf("Bail out! %s\n", be_err.msg);
+        return 1;
+    }
     test_split();
     test_config();
     test_layout();

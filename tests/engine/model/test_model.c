@@ -12,11 +12,13 @@
 
 #include "engine/config/account.h"
 #include "engine/model/model.h"
+#include "engine/cpu/backend.h"
 #include "engine/cpu/runtime.h"
 #include "tests/lib/alloc_count.h"
 #include "tests/lib/tap.h"
 #include "tests/lib/model_util.h"
 
+static eng_backend *BE; /* the CPU backend every model here runs on */
 
 static const tm_spec specs[] = {
     {"transformer cosine tied", "transformer", "", "cosine", 32, 4, 4, 4, 64, 48, 1, 0.02},
@@ -37,7 +39,7 @@ static void test_layout(const tm_spec *s)
     eng_err e = {0};
     eng_model *m;
     eng_account a;
-    if (tm_config(s, 16, &c, &e) || eng_account_compute(&c, &a, &e) || eng_model_create(&m, &c, 2, 16, &e)) {
+    if (tm_config(s, 16, &c, &e) || eng_account_compute(&c, &a, &e) || eng_model_create(&m, &c, BE, 2, 16, &e)) {
         TAP_OK(0, "%s: build: %s", s->name, e.msg);
         return;
     }
@@ -86,7 +88,7 @@ static int train(const tm_spec *s, uint64_t seed, int steps, double *losses, lon
     eng_config c;
     eng_err e = {0};
     eng_model *m;
-    if (tm_config(s, Tm, &c, &e) || eng_model_create(&m, &c, Bm, Tm, &e)) {
+    if (tm_config(s, Tm, &c, &e) || eng_model_create(&m, &c, BE, Bm, Tm, &e)) {
         TAP_DIAG("%s", e.msg);
         return -1;
     }
@@ -130,7 +132,7 @@ static void test_api(void)
     eng_config c;
     eng_err e = {0};
     eng_model *m;
-    if (tm_config(s, Tq, &c, &e) || eng_model_create(&m, &c, Bq, Tq, &e)) {
+    if (tm_config(s, Tq, &c, &e) || eng_model_create(&m, &c, BE, Bq, Tq, &e)) {
         TAP_OK(0, "api: build: %s", e.msg);
         return;
     }
@@ -179,12 +181,17 @@ static void test_api(void)
     eng_model_free(m);
 
     c.arch = ENG_ARCH_COUNT;
-    TAP_OK(eng_model_create(&m, &c, 1, 8, &e) == ENG_ECONFIG, "an unknown architecture is refused: %s", e.msg);
+    TAP_OK(eng_model_create(&m, &c, BE, 1, 8, &e) == ENG_ECONFIG, "an unknown architecture is refused: %s", e.msg);
 }
 
 int main(int argc, char **argv)
 {
     eng_runtime_init(argc, argv);
+    eng_err be_err = {0};
+    if (eng_backend_cpu_create(&BE, 0, &be_err)) {
+        printf("Bail out! %s\n", be_err.msg);
+        return 1;
+    }
     for (int i = 0; i < NSPEC; i++)
         test_layout(&specs[i]);
     test_api();
@@ -220,13 +227,13 @@ int main(int argc, char **argv)
     enum { BIG_STEPS = 8 };
     double t2a[BIG_STEPS], t2b[BIG_STEPS], t1[BIG_STEPS];
     long al;
-    int th = eng_runtime_threads();
+    int th = eng_backend_cpu_threads(BE);
     int rc = train(&big, 5, BIG_STEPS, t2a, &al, NULL) | train(&big, 5, BIG_STEPS, t2b, &al, NULL);
     TAP_OK(rc == 0 && al == 0 && !memcmp(t2a, t2b, sizeof t2a), "%s, %d threads: bit-identical losses (%.6f -> %.6f)",
            big.name, th, t2a[0], t2a[BIG_STEPS - 1]);
-    eng_runtime_set_threads(1);
+    eng_backend_cpu_set_threads(BE, 1);
     rc = train(&big, 5, BIG_STEPS, t1, &al, NULL);
-    eng_runtime_set_threads(th);
+    eng_backend_cpu_set_threads(BE, th);
     double d = tap_max_rel(t2a, t1, BIG_STEPS);
     TAP_OK(rc == 0 && d <= TAP_CROSS_RUN_TOL, "%s: 1 thread's %d losses within %.0e of %d threads' (max rel %.2e, %s)",
            big.name, BIG_STEPS, TAP_CROSS_RUN_TOL, th, d, d == 0 ? "bit-identical" : "not bit-identical");

@@ -14,12 +14,14 @@
 
 #include "engine/config/account.h"
 #include "engine/model/model.h"
+#include "engine/cpu/backend.h"
 #include "engine/cpu/runtime.h"
 #include "tests/lib/alloc_count.h"
 #include "tests/lib/tap.h"
 #include "tests/lib/model_util.h"
 #include "tests/lib/titans_util.h"
 
+static eng_backend *BE; /* the CPU backend every model here runs on */
 
 /* name, variant, schedule, d, L, H, kv, dff, V, tied, window, persistent, chunk, depth, hidden, max_lr, init_std */
 static const titans_spec specs[] = {
@@ -48,7 +50,7 @@ static void test_layout(const titans_spec *s)
     eng_err e = {0};
     eng_model *m;
     eng_account a;
-    if (ts_config(s, 16, &c, &e) || eng_account_compute(&c, &a, &e) || eng_model_create(&m, &c, 2, 16, &e)) {
+    if (ts_config(s, 16, &c, &e) || eng_account_compute(&c, &a, &e) || eng_model_create(&m, &c, BE, 2, 16, &e)) {
         TAP_OK(0, "%s: build: %s", s->name, e.msg);
         return;
     }
@@ -165,7 +167,7 @@ static int train(const titans_spec *s, uint64_t seed, int steps, double *losses,
     eng_config c;
     eng_err e = {0};
     eng_model *m;
-    if (ts_config(s, Tm, &c, &e) || eng_model_create(&m, &c, Bm, Tm, &e)) {
+    if (ts_config(s, Tm, &c, &e) || eng_model_create(&m, &c, BE, Bm, Tm, &e)) {
         TAP_DIAG("%s", e.msg);
         return -1;
     }
@@ -197,6 +199,50 @@ static int train(const titans_spec *s, uint64_t seed, int steps, double *losses,
     return rc;
 }
 
+/* The optional op group, checked once at creation: a backend without the
+ * Titans ops is refused for titans (and only titans); one that claims the
+ * group but leaves an op out is a broken table. */
+static void test_op_groups(void)
+{
+    eng_ops lack = *BE->ops;
+    lack.name = "lacking";
+    lack.groups &= ~(unsigned)ENG_OPS_TITANS;
+#define DROP(op) lack.op = NULL;
+    ENG_OPS_TITANS_LIST(DROP)
+#undef DROP
+    eng_backend without = {&lack, BE->ctx};
+    eng_config c;
+    eng_err e = {0};
+    eng_model *m = (eng_model *)&c; /* must come back NULL */
+    int rc = ts_config(&specs[0], 16, &c, &e);
+    rc = rc ? rc : eng_model_create(&m, &c, &without, 2, 16, &e);
+    TAP_OK(rc == ENG_ECONFIG && !m && strstr(e.msg, "titans") && strstr(e.msg, "Titans ops") &&
+               strstr(e.msg, "lacking"),
+           "a backend without the Titans ops is refused for titans at creation: %s", e.msg);
+    static const tm_spec tr = {"transformer", "transformer", "elementwise", "uniform", 32, 2, 4, 4, 64, 48, 1, 0.02};
+    eng_config tc;
+    m = NULL;
+    rc = tm_config(&tr, 16, &tc, &e) || eng_model_create(&m, &tc, &without, 2, 16, &e);
+    double loss = NAN;
+    int32_t tok[2 * 16], tgt[2 * 16];
+    tm_batch(1, 2, 16, tr.V, tok, tgt);
+    if (!rc) {
+        eng_model_init_weights(m, 1);
+        rc = eng_model_forward(m, tok, tgt, 2, 16, &loss, NULL, &e) || eng_model_backward(m, 1.0f, &e);
+    }
+    TAP_OK(rc == 0 && isfinite(loss), "... a transformer, which needs no optional group, trains on it (loss %.3f)",
+           loss);
+    eng_model_free(m);
+    eng_ops half = *BE->ops;
+    half.name = "half";
+    half.swa_bwd = NULL;
+    eng_backend broken = {&half, BE->ctx};
+    m = NULL;
+    rc = ts_config(&specs[0], 16, &c, &e) || eng_model_create(&m, &c, &broken, 2, 16, &e);
+    TAP_OK(rc && e.code == ENG_EINTERNAL && !m && strstr(e.msg, "swa_bwd"),
+           "a backend that claims the Titans ops without swa_bwd is refused: %s", e.msg);
+}
+
 /* nll of a shorter batch, inference without targets */
 static void test_api(const titans_spec *s)
 {
@@ -204,7 +250,7 @@ static void test_api(const titans_spec *s)
     eng_config c;
     eng_err e = {0};
     eng_model *m;
-    if (ts_config(s, Tq, &c, &e) || eng_model_create(&m, &c, Bq, Tq, &e)) {
+    if (ts_config(s, Tq, &c, &e) || eng_model_create(&m, &c, BE, Bq, Tq, &e)) {
         TAP_OK(0, "api: build: %s", e.msg);
         return;
     }
@@ -249,9 +295,15 @@ static void test_api(const titans_spec *s)
 int main(int argc, char **argv)
 {
     eng_runtime_init(argc, argv);
+    eng_err be_err = {0};
+    if (eng_backend_cpu_create(&BE, 0, &be_err)) {
+        printf("Bail out! %s\n", be_err.msg);
+        return 1;
+    }
     for (int i = 0; i < NSPEC; i++)
         test_layout(&specs[i]);
     test_config();
+    test_op_groups();
     test_api(&specs[0]);
     test_api(&specs[1]);
     TAP_OK(n_allocs > 0, "the allocation counter sees the engine's allocations (%ld while building)", n_allocs);
@@ -278,14 +330,14 @@ int main(int argc, char **argv)
     enum { BIG_STEPS = 4 };
     double t2[BIG_STEPS], t2b[BIG_STEPS], t1[BIG_STEPS];
     long al;
-    int th = eng_runtime_threads();
-    eng_runtime_set_threads(2);
+    int th = eng_backend_cpu_threads(BE);
+    eng_backend_cpu_set_threads(BE, 2);
     int rc = train(&big, 5, BIG_STEPS, t2, &al) | train(&big, 5, BIG_STEPS, t2b, &al);
     TAP_OK(rc == 0 && !memcmp(t2, t2b, sizeof t2), "%s, 2 threads: bit-identical losses (%.6f -> %.6f)", big.name,
            t2[0], t2[BIG_STEPS - 1]);
-    eng_runtime_set_threads(1);
+    eng_backend_cpu_set_threads(BE, 1);
     rc |= train(&big, 5, BIG_STEPS, t1, &al);
-    eng_runtime_set_threads(th);
+    eng_backend_cpu_set_threads(BE, th);
     double d = tap_max_rel(t2, t1, BIG_STEPS);
     TAP_OK(rc == 0 && d <= TAP_CROSS_RUN_TOL, "%s: 1 thread's %d losses within %.0e of 2 threads' (max rel %.2e, %s)",
            big.name, BIG_STEPS, TAP_CROSS_RUN_TOL, d, d == 0 ? "bit-identical" : "not bit-identical");

@@ -20,10 +20,13 @@
 #include <stdlib.h>
 
 #include "engine/model/model.h"
+#include "engine/cpu/backend.h"
 #include "engine/cpu/runtime.h"
 #include "tests/lib/tap.h"
 #include "tests/lib/model_util.h"
 #include "tests/lib/titans_util.h"
+
+static eng_backend *BE; /* the CPU backend every model here runs on */
 
 #define B 2
 #define T 9
@@ -44,7 +47,7 @@ static void check(const titans_spec *s)
     eng_config c;
     eng_err e = {0};
     eng_model *m;
-    if (ts_config(s, T, &c, &e) || eng_model_create(&m, &c, B, T, &e)) {
+    if (ts_config(s, T, &c, &e) || eng_model_create(&m, &c, BE, B, T, &e)) {
         TAP_OK(0, "%s: build: %s", s->name, e.msg);
         return;
     }
@@ -137,6 +140,11 @@ static void check(const titans_spec *s)
 int main(int argc, char **argv)
 {
     eng_runtime_init(argc, argv);
+    eng_err be_err = {0};
+    if (eng_backend_cpu_create(&BE, 0, &be_err)) {
+        printf("Bail out! %s\n", be_err.msg);
+        return 1;
+    }
     /* name, variant, schedule, d, L, H, kv, dff, V, tied, window, persistent, chunk, depth, hidden, max_lr, std */
     static const titans_spec specs[] = {
         {"mag cosine tied, chunk 3 | 9, window 4 < T, 2 persistent, depth 2", "mag", "cosine", 16, 4, 2, 2, 32, 32, 1,

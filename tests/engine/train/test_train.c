@@ -3,14 +3,17 @@
  * between the first and the last step); gradient accumulation honours
  * batch_tokens whatever micro_batch is (one pass of 8 sequences and eight
  * passes of 1 train the same model up to rounding); clipping reaches the
- * update; the validation set is fixed; and the hooks see every step with
- * the schedule's learning rate. */
+ * update; the validation set is fixed; the hooks see every step with the
+ * schedule's learning rate; and the suites besides val come from the
+ * caller (run after val at every evaluation, at the trainer's step; a
+ * config that lists one needs them). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/cpu/backend.h"
 #include "engine/cpu/runtime.h"
 #include "engine/format/shard.h"
 #include "engine/train/train.h"
@@ -18,6 +21,7 @@
 #include "tests/lib/alloc_count.h"
 #include "tests/lib/tap.h"
 
+static eng_backend *BE; /* the CPU backend, on 1 thread */
 
 #define MAX_STEPS 64
 typedef struct record {
@@ -47,6 +51,27 @@ static void on_eval(void *ud, const eng_eval_info *ev)
         r->n_evals++;
         r->eval_loss = ev->value;
     }
+}
+
+/* The caller's suites, standing in for engine/eval's evaluator: count the
+ * runs, report one result through the trainer's hooks. */
+typedef struct mock_suites {
+    int runs, bad_model;
+    int64_t last_step;
+    const eng_model *model;
+} mock_suites;
+
+static int mock_run(void *ud, const eng_model *m, const eng_train_hooks *h, int64_t step, int64_t tokens, eng_err *e)
+{
+    mock_suites *ms = ud;
+    (void)e;
+    ms->runs++;
+    ms->bad_model |= m != ms->model;
+    ms->last_step = step;
+    eng_eval_info ev = {step, tokens, "mock", "mock", "loss", 1.0, 1, NAN};
+    if (h->eval)
+        h->eval(h->ud, &ev);
+    return 0;
 }
 
 static char shard[256];
@@ -98,7 +123,7 @@ static int train(record *r, int micro, double clip, eng_err *e)
         return rc;
     eng_train_hooks h = {r, NULL, on_step, on_eval, NULL, NULL, NULL, NULL};
     eng_trainer *t;
-    if ((rc = eng_trainer_create(&t, &c, NULL, &h, e)))
+    if ((rc = eng_trainer_create(&t, &c, BE, NULL, NULL, &h, e)))
         return rc;
     rc = eng_trainer_run(t, e);
     eng_trainer_free(t);
@@ -109,6 +134,11 @@ int main(int argc, char **argv)
 {
     eng_runtime_init(argc, argv);
     eng_runtime_set_threads(1);
+    eng_err be_err = {0};
+    if (eng_backend_cpu_create(&BE, 1, &be_err)) {
+        printf("Bail out! %s\n", be_err.msg);
+        return 1;
+    }
     snprintf(shard, sizeof shard, "/tmp/tlm-test-train-%ld.tlmtok", (long)getpid());
     if (make_text()) {
         printf("cannot write %s\n", shard);
@@ -155,7 +185,7 @@ int main(int argc, char **argv)
     memset(&r, 0, sizeof r);
     eng_train_hooks h = {&r, NULL, on_step, on_eval, NULL, NULL, NULL, NULL};
     eng_trainer *t;
-    if (!eng_trainer_create(&t, &c, NULL, &h, &e)) {
+    if (!eng_trainer_create(&t, &c, BE, NULL, NULL, &h, &e)) {
         double a, b;
         eng_trainer_evaluate(t, &a, &e);
         eng_trainer_evaluate(t, &b, &e);
@@ -166,6 +196,30 @@ int main(int argc, char **argv)
                r.n_evals);
         eng_trainer_free(t);
     }
+
+    /* the other suites: the caller's, after val, at every evaluation */
+    config(&c, 4, 1.0, 4096, &e);
+    memset(&r, 0, sizeof r);
+    mock_suites ms = {0};
+    eng_train_suites suites = {&ms, mock_run};
+    rc = eng_trainer_create(&t, &c, BE, &suites, NULL, &h, &e);
+    if (!rc) {
+        ms.model = eng_trainer_model(t);
+        rc = eng_trainer_run(t, &e);
+        eng_trainer_free(t);
+    }
+    TAP_OK(rc == 0 && ms.runs == 2 && !ms.bad_model && ms.last_step == 32 && r.n_evals == 2 * 2,
+           "the caller's suites run on the trainer's model after val at each evaluation (%d runs, last at step %lld, "
+           "%d results)",
+           ms.runs, (long long)ms.last_step, r.n_evals);
+    config(&c, 4, 1.0, 0, &e);
+    c.eval.n_suites = 2;
+    snprintf(c.eval.suites[1], ENG_NAME_MAX, "wikitext");
+    rc = eng_trainer_create(&t, &c, BE, NULL, NULL, &h, &e);
+    TAP_OK(rc == ENG_ECONFIG, "eval.suites listing wikitext without the caller's suites is refused: %s", e.msg);
+    if (!rc)
+        eng_trainer_free(t);
+    eng_backend_free(BE);
     unlink(shard);
     return tap_done();
 }

@@ -1,0 +1,457 @@
+/* cases_core.h: the cases of the core ops (every backend fills them) for
+ * tests/engine/backend/test_backend_ops: matmul, embedding, rmsnorm, rope,
+ * attention, swiglu, gate, cross-entropy, adamw and sumsq, each with its
+ * double-precision reference.  Header-only, for test_backend_ops.c. */
+#ifndef TLM_TESTS_ENGINE_BACKEND_CASES_CORE_H
+#define TLM_TESTS_ENGINE_BACKEND_CASES_CORE_H
+
+#include "tests/engine/backend/harness.h"
+
+/* ------------------------------------------------------------ matmul */
+typedef struct mm_ctx {
+    int ta, tb, M, N, K;
+} mm_ctx;
+static void ref_mm(const double *in, double *out, void *vc)
+{
+    mm_ctx *c = vc;
+    const double *A = in, *B = in + c->M * c->K;
+    for (int i = 0; i < c->M; i++)
+        for (int j = 0; j < c->N; j++) {
+            double s = 0;
+            for (int k = 0; k < c->K; k++)
+                s += (c->ta ? A[k * c->M + i] : A[i * c->K + k]) * (c->tb ? B[j * c->K + k] : B[k * c->N + j]);
+            out[i * c->N + j] = s;
+        }
+}
+/* a: ta, tb */
+static void tb_case_matmul(tcase *t, const int *a, double unused)
+{
+    const int ta = a[0], tb = a[1];
+    mm_ctx c = {ta, tb, 13, 11, 17};
+    float *in = t_floats(t, 13 * 17 + 17 * 11), *C = t_floats(t, 13 * 11), *C0 = t_floats(t, 13 * 11);
+    if (!t->fits)
+        return;
+    fill(in, 13 * 17 + 17 * 11, 1);
+    fill(C0, 13 * 11, 1);
+    for (int i = 0; i < 13 * 11; i++)
+        C[i] = C0[i];
+    /* C = 2 op(A) op(B) + 1 C0: accumulate and alpha */
+    OP(t, matmul, ta, tb, c.M, c.N, c.K, 2.0f, D(t, in), ta ? c.M : c.K, D(t, in + c.M * c.K), tb ? c.K : c.N, 1.0f,
+       D(t, C), c.N);
+    t_out(t, C, 13 * 11, T_FWD, "C");
+    if (!REF(t))
+        return;
+    double ref[13 * 11];
+    double din[13 * 17 + 17 * 11];
+    for (int i = 0; i < 13 * 17 + 17 * 11; i++)
+        din[i] = in[i];
+    ref_mm(din, ref, &c);
+    for (int i = 0; i < 13 * 11; i++)
+        ref[i] = 2 * ref[i] + C0[i];
+    TAP_OK(rel_err(C, ref, 13 * 11) < TOL_FWD, "matmul ta=%d tb=%d alpha/beta: rel err %.2e", ta, tb,
+           rel_err(C, ref, 13 * 11));
+}
+
+/* ------------------------------------------------------------ embedding */
+typedef struct emb_ctx {
+    const int32_t *tok;
+    int N, C;
+} emb_ctx;
+static void ref_emb(const double *in, double *out, void *vc)
+{
+    emb_ctx *c = vc;
+    for (int n = 0; n < c->N; n++)
+        for (int j = 0; j < c->C; j++)
+            out[n * c->C + j] = in[c->tok[n] * c->C + j];
+}
+static void tb_case_embedding(tcase *t, const int *a, double unused)
+{
+    enum { V = 7, N = 9, C = 5 };
+    static const int32_t tok0[N] = {3, 1, 3, 0, 6, 6, 2, 3, 5};
+    int32_t *tok = t_ints(t, tok0, N);
+    float *w = t_floats(t, V * C), *out = t_floats(t, N * C), *dout = t_floats(t, N * C), *dw = t_floats(t, V * C);
+    if (!t->fits)
+        return;
+    emb_ctx c = {tok, N, C};
+    double g[V * C];
+    fill(w, V * C, 1);
+    fill(dout, N * C, 1);
+    OP(t, embedding_fwd, D(t, out), D(t, w), D(t, tok), N, C);
+    t_out(t, out, N * C, T_FWD, "out");
+    if (REF(t))
+        TAP_OK(fwd_err(ref_emb, &c, w, V * C, out, N * C) == 0, "embedding fwd exact");
+    OP(t, embedding_bwd, D(t, dw), D(t, dout), D(t, tok), N, C);
+    t_out(t, dw, V * C, T_BWD, "dwte");
+    if (!REF(t))
+        return;
+    fd_grad(ref_emb, &c, w, V * C, dout, N * C, g);
+    TAP_OK(rel_err(dw, g, V * C) < TOL_BWD, "embedding bwd (repeated tokens): rel err %.2e", rel_err(dw, g, V * C));
+}
+
+/* ------------------------------------------------------------ rmsnorm */
+typedef struct rms_ctx {
+    int N, C;
+    double eps;
+} rms_ctx;
+static void ref_rms(const double *in, double *out, void *vc)
+{
+    rms_ctx *c = vc;
+    const double *x = in, *w = in + c->N * c->C;
+    for (int n = 0; n < c->N; n++) {
+        double ss = 0;
+        for (int j = 0; j < c->C; j++)
+            ss += x[n * c->C + j] * x[n * c->C + j];
+        double r = 1 / sqrt(ss / c->C + c->eps);
+        for (int j = 0; j < c->C; j++)
+            out[n * c->C + j] = x[n * c->C + j] * r * w[j];
+    }
+}
+static void tb_case_rmsnorm(tcase *t, const int *a, double unused)
+{
+    enum { N = 6, C = 19 };
+    rms_ctx c = {N, C, 1e-5};
+    float *in = t_floats(t, N * C + C), *out = t_floats(t, N * C), *rstd = t_floats(t, N),
+          *dout = t_floats(t, N * C), *dg = t_floats(t, N * C + C);
+    if (!t->fits)
+        return;
+    double g[N * C + C];
+    fill(in, N * C + C, 1);
+    fill(dout, N * C, 1);
+    OP(t, rmsnorm_fwd, D(t, out), D(t, rstd), D(t, in), D(t, in + N * C), N, C, 1e-5f);
+    t_out(t, out, N * C, T_FWD, "out");
+    t_out(t, rstd, N, T_FWD, "rstd");
+    if (REF(t))
+        TAP_OK(fwd_err(ref_rms, &c, in, N * C + C, out, N * C) < TOL_FWD, "rmsnorm fwd");
+    for (int i = 0; i < N * C + C; i++)
+        dg[i] = 0.5f; /* both gradients accumulate: start from 0.5 */
+    OP(t, rmsnorm_bwd, D(t, dg), D(t, dg + N * C), D(t, dout), D(t, in), D(t, in + N * C), D(t, rstd), N, C);
+    for (int i = 0; i < N * C + C; i++)
+        dg[i] -= 0.5f;
+    t_out(t, dg, N * C + C, T_BWD, "dx, dw");
+    if (!REF(t))
+        return;
+    fd_grad(ref_rms, &c, in, N * C + C, dout, N * C, g);
+    TAP_OK(rel_err(dg, g, N * C) < TOL_BWD, "rmsnorm bwd dx (+=): rel err %.2e", rel_err(dg, g, N * C));
+    TAP_OK(rel_err(dg + N * C, g + N * C, C) < TOL_BWD, "rmsnorm bwd dw (+=): rel err %.2e",
+           rel_err(dg + N * C, g + N * C, C));
+}
+
+/* ------------------------------------------------------------ rope */
+typedef struct rope_ctx {
+    int N, T, H, hd, ld;
+    double theta;
+} rope_ctx;
+static void ref_rope(const double *in, double *out, void *vc)
+{
+    rope_ctx *c = vc;
+    int h2 = c->hd / 2;
+    for (int i = 0; i < c->N * c->ld; i++)
+        out[i] = in[i];
+    for (int n = 0; n < c->N; n++)
+        for (int h = 0; h < c->H; h++)
+            for (int i = 0; i < h2; i++) {
+                double a = (n % c->T) * pow(c->theta, -2.0 * i / c->hd);
+                const double *x = in + n * c->ld + h * c->hd;
+                double *y = out + n * c->ld + h * c->hd;
+                y[i] = x[i] * cos(a) - x[i + h2] * sin(a);
+                y[i + h2] = x[i + h2] * cos(a) + x[i] * sin(a);
+            }
+}
+static void tb_case_rope(tcase *t, const int *a, double unused)
+{
+    enum { T = 5, N = 10, H = 3, hd = 6, ld = 23 }; /* 2 sequences; ld > H*hd: a slice */
+    rope_ctx c = {N, T, H, hd, ld, 10000.0};
+    float *x = t_floats(t, N * ld), *cs = t_floats(t, T * hd), *dout = t_floats(t, N * ld), *d = t_floats(t, N * ld),
+          *y = t_floats(t, N * ld);
+    if (!t->fits)
+        return;
+    double g[N * ld];
+    for (int s = 0; s < T; s++)
+        for (int i = 0; i < hd / 2; i++) {
+            double an = s * pow(10000.0, -2.0 * i / hd);
+            cs[s * hd + i] = (float)cos(an);
+            cs[s * hd + hd / 2 + i] = (float)sin(an);
+        }
+    fill(x, N * ld, 1);
+    fill(dout, N * ld, 1);
+    for (int i = 0; i < N * ld; i++)
+        y[i] = x[i];
+    OP(t, rope_fwd, D(t, y), ld, N, T, H, hd, D(t, cs));
+    t_out(t, y, N * ld, T_FWD, "x");
+    if (REF(t))
+        TAP_OK(fwd_err(ref_rope, &c, x, N * ld, y, N * ld) < TOL_FWD,
+               "rope fwd (strided rows, columns past H*hd kept)");
+    for (int i = 0; i < N * ld; i++)
+        d[i] = dout[i];
+    OP(t, rope_bwd, D(t, d), ld, N, T, H, hd, D(t, cs));
+    t_out(t, d, N * ld, T_BWD, "dx");
+    if (!REF(t))
+        return;
+    fd_grad(ref_rope, &c, x, N * ld, dout, N * ld, g);
+    TAP_OK(rel_err(d, g, N * ld) < TOL_BWD, "rope bwd: rel err %.2e", rel_err(d, g, N * ld));
+}
+
+/* ------------------------------------------------------------ attention */
+typedef struct att_ctx {
+    int B, T, H, Hkv, hd;
+} att_ctx;
+/* in: q (B,T,H,hd) | k (B,T,Hkv,hd) | v (B,T,Hkv,hd); out (B,T,H,hd) */
+static void ref_att(const double *in, double *out, void *vc)
+{
+    att_ctx *c = vc;
+    int B = c->B, T = c->T, H = c->H, Hk = c->Hkv, hd = c->hd;
+    const double *q = in, *k = q + B * T * H * hd, *v = k + B * T * Hk * hd;
+    double s[512];
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++) {
+            int g = h / (H / Hk);
+            for (int i = 0; i < T; i++) {
+                double m = -1e300, z = 0;
+                for (int j = 0; j <= i; j++) {
+                    double a = 0;
+                    for (int e = 0; e < hd; e++)
+                        a += q[((b * T + i) * H + h) * hd + e] * k[((b * T + j) * Hk + g) * hd + e];
+                    s[j] = a / sqrt((double)hd);
+                    m = fmax(m, s[j]);
+                }
+                for (int j = 0; j <= i; j++)
+                    z += (s[j] = exp(s[j] - m));
+                for (int e = 0; e < hd; e++) {
+                    double o = 0;
+                    for (int j = 0; j <= i; j++)
+                        o += s[j] / z * v[((b * T + j) * Hk + g) * hd + e];
+                    out[((b * T + i) * H + h) * hd + e] = o;
+                }
+            }
+        }
+}
+/* a: B, T, H, Hkv, hd */
+static void tb_case_attention(tcase *t, const int *a, double unused)
+{
+    const int B = a[0], T = a[1], H = a[2], Hkv = a[3], hd = a[4];
+    att_ctx c = {B, T, H, Hkv, hd};
+    int nq = B * T * H * hd, nk = B * T * Hkv * hd, nin = nq + 2 * nk;
+    static double g[MAXIN];
+    float *in = t_floats(t, nin), *out = t_floats(t, nq), *lse = t_floats(t, (size_t)B * H * T),
+          *dout = t_floats(t, nq), *dg = t_floats(t, nin);
+    float *ws = t_floats(t, t->o->attention_workspace(t->ctx, B, T, H, hd));
+    if (!t->fits || nin > MAXIN) {
+        TAP_OK(0, "attention workspace fits the test");
+        return;
+    }
+    fill(in, nin, 1.5);
+    fill(dout, nq, 1);
+    OP(t, attention_fwd, D(t, out), H * hd, D(t, lse), D(t, in), H * hd, D(t, in + nq), D(t, in + nq + nk), Hkv * hd,
+       B, T, H, Hkv, hd, D(t, ws));
+    t_out(t, out, nq, T_FWD, "out");
+    t_out(t, lse, (size_t)B * H * T, T_FWD, "lse");
+    if (REF(t)) {
+        TAP_OK(fwd_err(ref_att, &c, in, nin, out, nq) < TOL_FWD, "attention fwd B=%d T=%d H=%d Hkv=%d hd=%d: %.2e", B,
+               T, H, Hkv, hd, fwd_err(ref_att, &c, in, nin, out, nq));
+        /* the kept log-sum-exp, against the reference's */
+        double lerr = 0;
+        for (int b = 0; b < B; b++)
+            for (int h = 0; h < H; h++)
+                for (int i = 0; i < T; i++) {
+                    double m = -1e300, z = 0, sc[512];
+                    int gk = h / (H / Hkv);
+                    for (int j = 0; j <= i; j++) {
+                        double s = 0;
+                        for (int e = 0; e < hd; e++)
+                            s += (double)in[((b * T + i) * H + h) * hd + e] *
+                                 in[nq + ((b * T + j) * Hkv + gk) * hd + e];
+                        sc[j] = s / sqrt((double)hd);
+                        m = fmax(m, sc[j]);
+                    }
+                    for (int j = 0; j <= i; j++)
+                        z += exp(sc[j] - m);
+                    lerr = fmax(lerr, fabs(lse[(b * H + h) * T + i] - (m + log(z))));
+                }
+        TAP_OK(lerr < 1e-5, "attention log-sum-exp: max abs err %.2e", lerr);
+    }
+    for (int i = 0; i < nin; i++)
+        dg[i] = 7.0f; /* written, not accumulated: the 7s must go */
+    OP(t, attention_bwd, D(t, dg), D(t, dg + nq), D(t, dg + nq + nk), D(t, lse), D(t, dout), H * hd, D(t, in), H * hd,
+       D(t, in + nq), D(t, in + nq + nk), Hkv * hd, B, T, H, Hkv, hd, D(t, ws));
+    t_out(t, dg, nin, T_BWD, "dq, dk, dv");
+    if (!REF(t))
+        return;
+    fd_grad(ref_att, &c, in, nin, dout, nq, g);
+    TAP_OK(rel_err(dg, g, nq) < TOL_BWD, "attention bwd dq: rel err %.2e", rel_err(dg, g, nq));
+    TAP_OK(rel_err(dg + nq, g + nq, nk) < TOL_BWD, "attention bwd dk: rel err %.2e", rel_err(dg + nq, g + nq, nk));
+    TAP_OK(rel_err(dg + nq + nk, g + nq + nk, nk) < TOL_BWD, "attention bwd dv: rel err %.2e",
+           rel_err(dg + nq + nk, g + nq + nk, nk));
+}
+
+/* ------------------------------------------------------------ swiglu */
+typedef struct sw_ctx {
+    int N, F;
+} sw_ctx;
+static void ref_swiglu(const double *in, double *out, void *vc)
+{
+    sw_ctx *c = vc; /* in: (N, 2F) g | u per row */
+    for (int n = 0; n < c->N; n++)
+        for (int f = 0; f < c->F; f++) {
+            double g = in[n * 2 * c->F + f], u = in[n * 2 * c->F + c->F + f];
+            out[n * c->F + f] = g / (1 + exp(-g)) * u;
+        }
+}
+static void tb_case_swiglu(tcase *t, const int *a, double unused)
+{
+    enum { N = 7, F = 13 };
+    sw_ctx c = {N, F};
+    float *in = t_floats(t, N * 2 * F), *out = t_floats(t, N * F), *dout = t_floats(t, N * F),
+          *dg = t_floats(t, N * 2 * F);
+    if (!t->fits)
+        return;
+    double g[N * 2 * F];
+    fill(in, N * 2 * F, 3);
+    fill(dout, N * F, 1);
+    OP(t, swiglu_fwd, D(t, out), D(t, in), D(t, in + F), 2 * F, N, F);
+    t_out(t, out, N * F, T_FWD, "out");
+    if (REF(t))
+        TAP_OK(fwd_err(ref_swiglu, &c, in, N * 2 * F, out, N * F) < TOL_FWD, "swiglu fwd");
+    OP(t, swiglu_bwd, D(t, dg), D(t, dg + F), D(t, dout), D(t, in), D(t, in + F), 2 * F, N, F);
+    t_out(t, dg, N * 2 * F, T_BWD, "dg, du");
+    if (!REF(t))
+        return;
+    fd_grad(ref_swiglu, &c, in, N * 2 * F, dout, N * F, g);
+    TAP_OK(rel_err(dg, g, N * 2 * F) < TOL_BWD, "swiglu bwd: rel err %.2e", rel_err(dg, g, N * 2 * F));
+}
+
+/* ------------------------------------------------------------ gate */
+typedef struct gate_ctx {
+    int N, D, G, ldz;
+} gate_ctx;
+static void ref_gate(const double *in, double *out, void *vc)
+{
+    gate_ctx *c = vc; /* in: a (N, D) | z (N, ldz) */
+    const double *a = in, *z = in + c->N * c->D;
+    for (int n = 0; n < c->N; n++)
+        for (int j = 0; j < c->D; j++)
+            out[n * c->D + j] = a[n * c->D + j] / (1 + exp(-z[n * c->ldz + j / (c->D / c->G)]));
+}
+/* a: G */
+static void tb_case_gate(tcase *t, const int *a, double unused)
+{
+    enum { N = 5, Dm = 12, ldz = 15 };
+    const int G = a[0];
+    gate_ctx c = {N, Dm, G, ldz};
+    float *in = t_floats(t, N * Dm + N * ldz), *out = t_floats(t, N * Dm), *dout = t_floats(t, N * Dm),
+          *dg = t_floats(t, N * Dm + N * ldz);
+    if (!t->fits)
+        return;
+    double g[N * Dm + N * ldz];
+    fill(in, N * Dm + N * ldz, 2);
+    fill(dout, N * Dm, 1);
+    for (int i = 0; i < N * Dm + N * ldz; i++)
+        dg[i] = 0;
+    OP(t, gate_fwd, D(t, out), D(t, in), D(t, in + N * Dm), ldz, N, Dm, G);
+    t_out(t, out, N * Dm, T_FWD, "out");
+    if (REF(t))
+        TAP_OK(fwd_err(ref_gate, &c, in, N * Dm + N * ldz, out, N * Dm) < TOL_FWD, "gate fwd G=%d of D=%d", G, Dm);
+    OP(t, gate_bwd, D(t, dg), D(t, dg + N * Dm), D(t, dout), D(t, in), D(t, in + N * Dm), ldz, N, Dm, G);
+    t_out(t, dg, N * Dm + N * ldz, T_BWD, "da, dz");
+    if (!REF(t))
+        return;
+    fd_grad(ref_gate, &c, in, N * Dm + N * ldz, dout, N * Dm, g);
+    TAP_OK(rel_err(dg, g, N * Dm + N * ldz) < TOL_BWD, "gate bwd G=%d: rel err %.2e", G,
+           rel_err(dg, g, N * Dm + N * ldz));
+}
+
+/* ------------------------------------------------------------ cross-entropy */
+typedef struct xe_ctx {
+    const int32_t *t;
+    int N, V;
+} xe_ctx;
+static void ref_xent(const double *in, double *out, void *vc)
+{
+    xe_ctx *c = vc;
+    for (int n = 0; n < c->N; n++) {
+        const double *l = in + n * c->V;
+        if (c->t[n] < 0) {
+            out[n] = 0;
+            continue;
+        }
+        double m = -1e300, z = 0;
+        for (int v = 0; v < c->V; v++)
+            m = fmax(m, l[v]);
+        for (int v = 0; v < c->V; v++)
+            z += exp(l[v] - m);
+        out[n] = log(z) + m - l[c->t[n]];
+    }
+}
+static void tb_case_xent(tcase *t, const int *a, double unused)
+{
+    enum { N = 6, V = 29 };
+    static const int32_t tgt0[N] = {3, -1, 28, 0, 3, 17};
+    int32_t *tgt = t_ints(t, tgt0, N);
+    float *l = t_floats(t, N * V), *loss = t_floats(t, N), *d = t_floats(t, N * V);
+    if (!t->fits)
+        return;
+    xe_ctx c = {tgt, N, V};
+    float dscale[N];
+    double g[N * V];
+    fill(l, N * V, 4);
+    OP(t, xent_fwd, D(t, loss), D(t, l), D(t, tgt), N, V);
+    t_out(t, loss, N, T_FWD, "losses");
+    if (REF(t))
+        TAP_OK(fwd_err(ref_xent, &c, l, N * V, loss, N) < TOL_FWD && loss[1] == 0, "xent fwd (ignored target -> 0)");
+    for (int i = 0; i < N * V; i++)
+        d[i] = l[i];
+    for (int n = 0; n < N; n++)
+        dscale[n] = 0.37f;
+    OP(t, xent_bwd, D(t, d), D(t, tgt), N, V, 0.37f);
+    t_out(t, d, N * V, T_BWD, "dlogits");
+    if (!REF(t))
+        return;
+    fd_grad(ref_xent, &c, l, N * V, dscale, N, g);
+    TAP_OK(rel_err(d, g, N * V) < TOL_BWD, "xent bwd (in place, scaled): rel err %.2e", rel_err(d, g, N * V));
+}
+
+/* ------------------------------------------------------------ adamw, sumsq */
+static void tb_case_adamw(tcase *t, const int *a, double unused)
+{
+    enum { n = 37 };
+    float *p = t_floats(t, n), *g = t_floats(t, n), *m = t_floats(t, n), *v = t_floats(t, n);
+    if (!t->fits)
+        return;
+    double P[n], M[n], Vv[n];
+    fill(p, n, 1);
+    fill(g, n, 1);
+    fill(m, n, 0.1);
+    for (int i = 0; i < n; i++) {
+        v[i] = (float)(0.01 * (1 + urand()));
+        P[i] = p[i];
+        M[i] = m[i];
+        Vv[i] = v[i];
+    }
+    const double lr = 1e-2, b1 = 0.9, b2 = 0.95, eps = 1e-8, wd = 0.1, gs = 0.5;
+    const int st = 3;
+    double bc1 = 1 - pow(b1, st), bc2 = 1 - pow(b2, st);
+    OP(t, adamw, D(t, p), D(t, g), D(t, m), D(t, v), n, (float)lr, (float)b1, (float)b2, (float)eps, (float)wd,
+       (float)bc1, (float)bc2, (float)gs);
+    t_out(t, p, n, T_FWD, "p");
+    t_out(t, m, n, T_FWD, "m");
+    t_out(t, v, n, T_FWD, "v");
+    t_push(t);
+    const double sumsq = t->o->sumsq(t->ctx, D(t, g), n);
+    t_value(t, sumsq);
+    if (!REF(t))
+        return;
+    double e = 0;
+    for (int i = 0; i < n; i++) {
+        double gi = gs * g[i];
+        M[i] = b1 * M[i] + (1 - b1) * gi;
+        Vv[i] = b2 * Vv[i] + (1 - b2) * gi * gi;
+        P[i] = P[i] * (1 - lr * wd) - lr / bc1 * M[i] / (sqrt(Vv[i] / bc2) + eps);
+        e = fmax(e, fabs(P[i] - p[i]) + fabs(M[i] - m[i]) + fabs(Vv[i] - v[i]));
+    }
+    TAP_OK(e < 1e-6, "adamw step (decay, bias correction, grad scale): max abs err %.2e", e);
+    double s = 0;
+    for (int i = 0; i < n; i++)
+        s += (double)g[i] * g[i];
+    TAP_OK(fabs(sumsq - s) < 1e-12 * s, "sumsq in double");
+}
+
+#endif

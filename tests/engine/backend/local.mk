@@ -1,0 +1,10 @@
+# tests/engine/backend/local.mk: the op interface (engine/model/ops.h): one
+# table of cases run against every backend that is built, the CPU's
+# against double references and finite differences, any other against the
+# CPU's.
+check_PROGRAMS += tests/engine/backend/test_backend_ops
+tests_engine_backend_test_backend_ops_SOURCES = tests/engine/backend/test_backend_ops.c tests/engine/backend/harness.h \
+	tests/engine/backend/cases_core.h tests/engine/backend/cases_titans.h tests/lib/tap.h
+tests_engine_backend_test_backend_ops_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_engine_backend_test_backend_ops_LDADD = $(ENGINE_LIBS)
+TESTS += tests/engine/backend/test_backend_ops

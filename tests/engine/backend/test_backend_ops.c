@@ -1,0 +1,288 @@
+/* test_backend_ops.c: every op of engine/model/ops.h, one table of cases
+ * (each op with its shapes) run against every backend that is built, as
+ * ggml's test-backend-ops does.
+ *
+ * The CPU backend is the reference.  Its outputs are checked against plain
+ * double-precision references written here: the forward values, and every
+ * backward against central finite differences of the reference (h = 1e-6
+ * in double, so the numerical gradient is accurate to ~1e-9 and any
+ * disagreement is the op's).  Errors are relative to the largest reference
+ * magnitude of each output.  Shapes are small but odd (rows not multiples
+ * of the vector width, attention longer than one 64-row block, grouped KV
+ * heads, chunks that do not divide T).  The cases are in cases_core.h and
+ * cases_titans.h (the Titans group), their helpers in harness.h; this file
+ * holds the backends, the table of cases and the runs.
+ *
+ * Any other backend runs the same cases on the same inputs and is checked
+ * against the CPU backend's outputs, within the tolerances its row of
+ * `backends` gives; a case of an op group the backend does not fill is
+ * skipped (said, not counted).  Until a second backend is built, a mirror
+ * of the CPU behind copies stands in for one, so that path is tested too.
+ *
+ * How a case reaches a device: every buffer it uses comes from one arena
+ * (t_floats), mirrored in the backend's memory when the backend is not on
+ * the host; OP() copies the arena there before the op and back after it,
+ * and D() turns an arena pointer into the backend's.  On the CPU both are
+ * nothing, so its cases run exactly as plain C calls.
+ *
+ * Why here (tests/engine/backend/) and not under tests/engine/cpu/: the
+ * test belongs to the op interface every backend fills, not to one of them;
+ * the CPU is only its reference (with it, the CPU's own exp, which every
+ * softmax and sigmoid leans on, is checked first). */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/cpu/backend.h"
+#include "engine/cpu/internal.h" /* eng__expf */
+#include "engine/cpu/runtime.h"
+#include "tests/engine/backend/harness.h"
+#include "tests/engine/backend/cases_core.h"
+#include "tests/engine/backend/cases_titans.h"
+
+/* ------------------------------------------------------------ backends */
+/* A backend that is built, and the largest relative error of a forward
+ * output (tol_fwd) and of a backward output (tol_bwd) it may have against
+ * the CPU backend's on the same inputs. */
+typedef struct backend_row {
+    const char *name;
+    int (*create)(eng_backend **out, eng_err *e);
+    double tol_fwd, tol_bwd;
+} backend_row;
+
+static int cpu_create(eng_backend **out, eng_err *e)
+{
+    return eng_backend_cpu_create(out, 0, e);
+}
+
+/* "cpu-mirror": the CPU's ops on memory the harness must copy to and from,
+ * as a device backend's (is_host 0); it checks this test's path for other
+ * backends, and must agree with the CPU bit for bit. */
+typedef struct mirror {
+    eng_backend b;
+    eng_backend *cpu;
+} mirror;
+static eng_ops mirror_ops;
+
+static void mirror_free(eng_backend *b)
+{
+    eng_backend_free(((mirror *)b)->cpu);
+    free(b);
+}
+
+static int mirror_create(eng_backend **out, eng_err *e)
+{
+    mirror *m = calloc(1, sizeof *m);
+    if (!m)
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    int rc = eng_backend_cpu_create(&m->cpu, 0, e);
+    if (rc) {
+        free(m);
+        return rc;
+    }
+    mirror_ops = *m->cpu->ops;
+    mirror_ops.name = "cpu-mirror";
+    mirror_ops.is_host = 0;
+    mirror_ops.backend_free = mirror_free;
+    m->b.ops = &mirror_ops;
+    m->b.ctx = m->cpu->ctx;
+    *out = &m->b;
+    return 0;
+}
+
+/* The first row is the reference (checked against the double references;
+ * its tolerances are not used).  A backend that is built adds its row. */
+static const backend_row backends[] = {
+    {"cpu", cpu_create, 0, 0},
+    {"cpu-mirror", mirror_create, 0, 0},
+};
+#define N_BACKENDS (int)(sizeof backends / sizeof backends[0])
+
+/* ------------------------------------------------------------ the cases */
+/* Each op group draws its inputs from its own stream, seeded as the two
+ * tests these cases came from were (test_ops.c, test_titans_ops.c), so every
+ * case sees the inputs it always did. */
+static const struct {
+    unsigned group;
+    uint64_t seed;
+} streams[] = {{0, 88172645463325252ull}, {ENG_OPS_TITANS, 0x9e3779b97f4a7c15ull}};
+
+typedef struct op_case {
+    const char *op;
+    unsigned group; /* ENG_OPS_* the op belongs to; 0: a core op */
+    void (*run)(tcase *t, const int *a, double d);
+    int a[8];
+    double d;
+} op_case;
+
+static const op_case cases[] = {
+    {"matmul", 0, tb_case_matmul, {0, 0}, 0},
+    {"matmul", 0, tb_case_matmul, {0, 1}, 0},
+    {"matmul", 0, tb_case_matmul, {1, 0}, 0},
+    {"matmul", 0, tb_case_matmul, {1, 1}, 0},
+    {"embedding", 0, tb_case_embedding, {0}, 0},
+    {"rmsnorm", 0, tb_case_rmsnorm, {0}, 0},
+    {"rope", 0, tb_case_rope, {0}, 0},
+    {"attention", 0, tb_case_attention, {1, 9, 2, 2, 4}, 0},
+    {"attention", 0, tb_case_attention, {2, 67, 4, 2, 4}, 0},  /* two row blocks, grouped KV */
+    {"attention", 0, tb_case_attention, {1, 130, 2, 1, 2}, 0}, /* three row blocks, multi-query */
+    {"swiglu", 0, tb_case_swiglu, {0}, 0},
+    {"gate", 0, tb_case_gate, {12}, 0},
+    {"gate", 0, tb_case_gate, {3}, 0},
+    {"xent", 0, tb_case_xent, {0}, 0},
+    {"adamw, sumsq", 0, tb_case_adamw, {0}, 0},
+    {"dconv", ENG_OPS_TITANS, tb_case_dconv, {2, 7, 5, 4}, 0},
+    {"dconv", ENG_OPS_TITANS, tb_case_dconv, {3, 3, 9, 4}, 0}, /* T < K: the window reaches past the sequence start */
+    {"dconv", ENG_OPS_TITANS, tb_case_dconv, {1, 6, 3, 1}, 0},
+    {"silu_norm", ENG_OPS_TITANS, tb_case_silu_norm, {5, 2, 7, 0}, 0},
+    {"silu_norm", ENG_OPS_TITANS, tb_case_silu_norm, {4, 2, 8, 13}, 0}, /* q, k normalised; v only activated */
+    {"swa", ENG_OPS_TITANS, tb_case_swa, {2, 9, 2, 2, 4, 3, 0}, 0},
+    {"swa", ENG_OPS_TITANS, tb_case_swa, {2, 9, 2, 2, 4, 3, 3}, 0},
+    {"swa", ENG_OPS_TITANS, tb_case_swa, {1, 9, 4, 2, 4, 20, 2}, 0},    /* window larger than T: causal */
+    {"swa", ENG_OPS_TITANS, tb_case_swa, {1, 70, 2, 1, 4, 9, 2}, 0},    /* two row blocks, multi-query */
+    {"swa", ENG_OPS_TITANS, tb_case_swa, {1, 70, 2, 2, 4, 1, 1}, 0},    /* window 1: itself and the persistent entry */
+    {"swa", ENG_OPS_TITANS, tb_case_swa, {1, 130, 1, 1, 2, 100, 0}, 0}, /* three blocks, wide window */
+    /* titans_mem: B, T, H, D, Hm, depth, chunk; max_lr */
+    {"titans_mem", ENG_OPS_TITANS, tb_case_mem, {2, 7, 2, 4, 6, 1, 3}, 0.5},  /* chunk does not divide T */
+    {"titans_mem", ENG_OPS_TITANS, tb_case_mem, {1, 8, 2, 4, 5, 1, 4}, 0.9},  /* chunk divides T */
+    {"titans_mem", ENG_OPS_TITANS, tb_case_mem, {2, 5, 1, 3, 4, 1, 1}, 0.7},  /* b = 1: token by token */
+    {"titans_mem", ENG_OPS_TITANS, tb_case_mem, {1, 6, 2, 3, 4, 1, 16}, 0.5}, /* one chunk: reads see only w0 */
+    {"titans_mem", ENG_OPS_TITANS, tb_case_mem, {2, 7, 2, 4, 6, 2, 3}, 0.5},
+    {"titans_mem", ENG_OPS_TITANS, tb_case_mem, {1, 8, 2, 4, 5, 2, 4}, 0.9},
+    {"titans_mem", ENG_OPS_TITANS, tb_case_mem, {2, 5, 1, 3, 4, 2, 1}, 0.7},
+    {"titans_mem", ENG_OPS_TITANS, tb_case_mem, {1, 6, 2, 3, 4, 2, 16}, 0.5},
+};
+#define N_CASES (int)(sizeof cases / sizeof cases[0])
+
+/* ------------------------------------------------------------ the runs */
+static unsigned char *arena;
+
+/* One case on one backend in one mode, from the stream state `at`. */
+static void run_case(tcase *t, const eng_backend *b, void *dev, int mode, const op_case *c, uint64_t at)
+{
+    memset(t, 0, sizeof *t);
+    t->o = b->ops;
+    t->ctx = b->ctx;
+    t->mode = mode;
+    t->host = arena;
+    t->dev = dev;
+    t->fits = 1;
+    memset(arena, 0, T_ARENA);
+    tb_rng = at;
+    c->run(t, c->a, c->d);
+}
+
+/* max |a - b| / max |b| over n floats */
+static double rel_err_f(const float *a, const float *b, size_t n)
+{
+    double e = 0, s = 1e-30;
+    for (size_t i = 0; i < n; i++) {
+        e = fmax(e, fabs((double)a[i] - b[i]));
+        s = fmax(s, fabs((double)b[i]));
+    }
+    return e / s;
+}
+
+/* Another backend: each case of the groups it fills, against the CPU's
+ * outputs from the same inputs. */
+static void compare_backend(const backend_row *row, const eng_backend *b, const eng_backend *ref,
+                            const uint64_t *starts)
+{
+    void *dev = b->ops->is_host ? NULL : b->ops->alloc(b->ctx, T_ARENA);
+    unsigned char *want = malloc(T_ARENA);
+    if ((!b->ops->is_host && !dev) || !want) {
+        TAP_OK(0, "%s: %zu MiB for the cases", row->name, T_ARENA >> 20);
+        free(want);
+        return;
+    }
+    static tcase t, r;
+    for (int i = 0; i < N_CASES; i++) {
+        const op_case *c = &cases[i];
+        if (c->group & ~b->ops->groups) {
+            TAP_DIAG("%s: %s skipped: the backend does not fill its op group", row->name, c->op);
+            continue;
+        }
+        run_case(&r, ref, NULL, T_CAPTURE, c, starts[i]);
+        memcpy(want, arena, r.used);
+        run_case(&t, b, dev, T_COMPARE, c, starts[i]);
+        double worst = 0, tol_worst = 1;
+        const char *at = "";
+        int ok = t.fits && r.fits && t.n_out == r.n_out && t.n_value == r.n_value;
+        for (int k = 0; ok && k < t.n_out; k++) {
+            const double tol = t.out[k].kind == T_BWD ? row->tol_bwd : row->tol_fwd;
+            const double err = rel_err_f((const float *)(arena + t.out[k].off),
+                                         (const float *)(want + r.out[k].off), t.out[k].n);
+            if (!(err <= tol))
+                ok = 0;
+            if (!at[0] || (tol > 0 ? err / tol : err) > (tol_worst > 0 ? worst / tol_worst : worst)) {
+                worst = err, tol_worst = tol, at = t.out[k].name;
+            }
+        }
+        for (int k = 0; ok && k < t.n_value; k++)
+            ok = fabs(t.value[k] - r.value[k]) <= row->tol_fwd * fabs(r.value[k]);
+        TAP_OK(ok, "%s: %s (%d %d %d %d %d %d %d) against the cpu: worst %s %.1e (tolerance %.0e)", row->name, c->op,
+               c->a[0], c->a[1], c->a[2], c->a[3], c->a[4], c->a[5], c->a[6], at, worst, tol_worst);
+    }
+    if (dev)
+        b->ops->free(b->ctx, dev);
+    free(want);
+}
+
+/* the backend's vectorisable exp against libm's, over the range it serves */
+static void test_expf(void)
+{
+    double worst = 0, at = 0;
+    for (double x = -87.0; x <= 88.0; x += 0.001) {
+        double e = fabs(eng__expf((float)x) / exp((double)(float)x) - 1);
+        if (e > worst) {
+            worst = e;
+            at = x;
+        }
+    }
+    TAP_OK(worst < 1e-6, "eng__expf on [-87, 88]: max rel err %.2e (at %.3f)", worst, at);
+    TAP_OK(eng__expf(-1000.0f) > 0 && eng__expf(-1000.0f) < 1e-37f && isfinite(eng__expf(1000.0f)),
+           "eng__expf clamps: exp(-1000) %.3g, exp(1000) %.3g", eng__expf(-1000.0f), eng__expf(1000.0f));
+}
+
+int main(int argc, char **argv)
+{
+    eng_runtime_init(argc, argv);
+    eng_err e = {0};
+    eng_backend *ref;
+    arena = aligned_alloc(64, T_ARENA);
+    if (!arena || backends[0].create(&ref, &e)) {
+        printf("Bail out! the reference backend: %s\n", arena ? e.msg : "out of memory");
+        return 1;
+    }
+    TAP_DIAG("blas %s kernel %s threads %d", eng_runtime_blas(), eng_runtime_kernel(), eng_backend_cpu_threads(ref));
+    test_expf();
+    /* the reference pass: every case, in order, each stream continuing
+     * from one case to the next; where each case started is kept for the
+     * other backends */
+    static uint64_t starts[N_CASES];
+    static tcase t;
+    unsigned group = ~0u;
+    for (int i = 0; i < N_CASES; i++) {
+        if (cases[i].group != group) {
+            group = cases[i].group;
+            for (size_t s = 0; s < sizeof streams / sizeof streams[0]; s++)
+                if (streams[s].group == group)
+                    tb_rng = streams[s].seed;
+        }
+        starts[i] = tb_rng;
+        run_case(&t, ref, NULL, T_REF, &cases[i], tb_rng);
+    }
+    for (int i = 1; i < N_BACKENDS; i++) {
+        eng_backend *b;
+        if (backends[i].create(&b, &e)) {
+            TAP_OK(0, "%s backend: %s", backends[i].name, e.msg);
+            continue;
+        }
+        compare_backend(&backends[i], b, ref, starts);
+        eng_backend_free(b);
+    }
+    eng_backend_free(ref);
+    free(arena);
+    return tap_done();
+}
