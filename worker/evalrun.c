@@ -5,8 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine/train/ckpt.h"
+#include "engine/config/suites.h"
 #include "engine/eval/eval.h"
+#include "engine/train/ckpt.h"
 #include "engine/cpu/runtime.h"
 #include "worker/events.h"
 #include "worker/heartbeat.h"
@@ -91,13 +92,14 @@ static int set_suites(eng_config *cfg, const char *list, eng_err *e)
         char name[ENG_NAME_MAX];
         memcpy(name, p, n);
         name[n] = '\0';
-        if (!strcmp(name, "val"))
+        char names[128];
+        if (!strcmp(name, eng_suite_names[ENG_SUITE_VAL]))
             return eng_errf(e, ENG_ECONFIG,
-                            "--suites: val is measured while training (eval events of the run); --eval runs "
-                            "wikitext, lambada, commonsense, niah, alignment");
+                            "--suites: val is measured while training (eval events of the run); --eval runs %s",
+                            eng_eval_suite_list(names, sizeof names));
         if (!eng_eval_is_suite(name))
-            return eng_errf(e, ENG_ECONFIG,
-                            "--suites: unknown suite '%s' (wikitext, lambada, commonsense, niah, alignment)", name);
+            return eng_errf(e, ENG_ECONFIG, "--suites: unknown suite '%s' (%s)", name,
+                            eng_eval_suite_list(names, sizeof names));
         strcpy(cfg->eval.suites[cfg->eval.n_suites++], name);
         p += n;
         if (*p == ',')

@@ -13,6 +13,7 @@
 
 #include "common/cfgtree.h"
 #include "engine/config/config.h"
+#include "engine/config/suites.h"
 #include "common/fileio.h"
 #include "engine/cpu/runtime.h"
 #include "worker/describe.h"
@@ -68,7 +69,11 @@ static void usage(FILE *f)
             "  --eval             evaluate a checkpoint instead of training: DIR is a step\n"
             "                     folder, a run folder (its newest valid checkpoint) or a\n"
             "                     Hugging Face GPT-2 folder (then --config is needed)\n"
-            "  --suites LIST      with --eval: wikitext,lambada,commonsense,niah,alignment\n"
+            "  --suites LIST      with --eval: ");
+    for (int i = ENG_SUITE_VAL + 1; i < ENG_SUITE_COUNT; i++) /* val is the trainer's */
+        fprintf(f, "%s%s", i > ENG_SUITE_VAL + 1 ? "," : "", eng_suite_names[i]);
+    fprintf(f,
+            "\n"
             "                     (default: the config's eval.suites)\n"
             "  --describe         print the resolved config, per-layer d_ff, parameter and FLOP\n"
             "                     account as JSON, and exit\n"

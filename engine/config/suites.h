@@ -32,7 +32,8 @@
     XX(BOOLQ, "boolq")                                                                                           \
     XX(OPENBOOKQA, "openbookqa")
 
-/* XX(id, name): the S-NIAH tasks; the first needs no haystack file. */
+/* XX(id, name): the S-NIAH tasks; the first needs no haystack file.  A
+ * task's place seeds its items (engine/eval/niah.c): never reorder. */
 #define ENG_NIAH_MAP(XX)                                                                                         \
     XX(S_NIAH_1, "s_niah_1")                                                                                     \
     XX(S_NIAH_2, "s_niah_2")                                                                                     \
