@@ -72,13 +72,14 @@ static double scale_size(const char *s)
     }
 }
 
+/* The paper's architectures first, in its order; any other after them. */
 static int arch_rank(const char *a)
 {
-    static const char *const order[] = {"transformer", "gated_attn", "hope_attn", "titans"};
-    for (int i = 0; i < 4; i++)
-        if (!strcmp(a, order[i]))
+    int i = 0;
+    for (; rpt_paper_arch((size_t)i); i++)
+        if (!strcmp(a, rpt_paper_arch((size_t)i)))
             return i;
-    return 4;
+    return i;
 }
 
 static int cmp_str(const char *a, const char *b)
