@@ -30,7 +30,7 @@ static void usage(FILE *f)
             "everything in results.db, and exits 0 once every job is done.\n"
             "\n"
             "  --sweeps FILE|DIR        a sweep file, or a folder of *.yaml sweeps; repeatable\n"
-            "  --db FILE                the results database (default results.db)\n"
+            "  --db FILE                the results database (default " DB_DEFAULT_PATH ")\n"
             "  --runs DIR               run folders, runs/<job id> (default runs)\n"
             "  --devices auto|cpu|IDS   GPUs to use, one worker each (auto: every GPU when built\n"
             "                           with CUDA, else the CPU)\n"
@@ -111,7 +111,7 @@ static int status_main(int argc, char **argv)
         {"summary", no_argument, 0, 'S'},    {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
-    const char *db_path = "results.db", *sweep = NULL;
+    const char *db_path = DB_DEFAULT_PATH, *sweep = NULL;
     int jobs = 1;
     unsigned char given[sizeof opts / sizeof opts[0]] = {0};
     optind = 1;
@@ -174,7 +174,7 @@ int main(int argc, char **argv)
         {0, 0, 0, 0},
     };
     orc_opts o = {
-        .db_path = "results.db", .runs_dir = "runs", .devices = "auto", .max_attempts = 3,
+        .db_path = DB_DEFAULT_PATH, .runs_dir = "runs", .devices = "auto", .max_attempts = 3,
         .max_machine_faults = 10, .retry_delay = 10, .retry_delay_max = 300,
         .heartbeat_timeout = 120, .stall_timeout = 1800, .kill_grace = 10, .progress = -1,
     };

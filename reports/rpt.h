@@ -35,7 +35,14 @@ char *rpt_vprintf(rpt_arena *a, const char *fmt, va_list ap);
 void rpt_arena_free(rpt_arena *a);
 
 /* ------------------------------------------------------------ jobs */
-enum { RPT_PENDING, RPT_RUNNING, RPT_DONE, RPT_FAILED, RPT_INTERRUPTED };
+/* A job's state: results.db's (db/db.h DB_JOB_STATUS_MAP). */
+enum {
+    RPT_PENDING = DB_JOB_PENDING,
+    RPT_RUNNING = DB_JOB_RUNNING,
+    RPT_DONE = DB_JOB_DONE,
+    RPT_FAILED = DB_JOB_FAILED,
+    RPT_INTERRUPTED = DB_JOB_INTERRUPTED
+};
 
 typedef struct rpt_job {
     const char *key, *sweep, *label, *arch, *scale, *schedule, *groups, *reason, *message, *widths;

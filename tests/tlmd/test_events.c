@@ -295,6 +295,50 @@ static void test_failure_table(void)
            "ok is 0, an unknown code is internal (1), tlmd's own reasons are not kinds");
 }
 
+/* Every reason tlmd records is one attempts.reason allows (db/schema.sql):
+ * each kind of the failure table, and whatever orc_classify gives for any
+ * exit status or signal, whatever tlmd did to the worker. */
+static void test_failure_schema(const char *src)
+{
+    char path[1024], word[64];
+    snprintf(path, sizeof path, "%.900s/db/schema.sql", src);
+    FILE *f = fopen(path, "rb");
+    static char text[1 << 17];
+    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    if (f)
+        fclose(f);
+    text[n] = '\0';
+    const char *check = strstr(text, "CHECK (reason IN (");
+    const char *end = check ? strchr(check, ')') : NULL;
+    end = end ? strchr(end + 1, ')') : NULL; /* the IN list's, then the CHECK's */
+    int bad = 0, tried = 0;
+    for (size_t i = 0; check && end && eng_failure_at(i); i++) {
+        snprintf(word, sizeof word, "'%s'", eng_failure_at(i)->kind);
+        const char *at = strstr(check, word);
+        if (!at || at > end) {
+            TAP_DIAG("db/schema.sql does not allow the reason %s", word);
+            bad++;
+        }
+    }
+    for (int status = 0; check && end && status < 256 + 32; status++)
+        for (int kill = ORC_KILL_NONE; kill <= ORC_KILL_PROTOCOL; kill++)
+            for (int done = 0; done < 2; done++) {
+                orc_exit x = {.exited = status < 256, .status = status < 256 ? status : 0,
+                              .signal = status < 256 ? 0 : status - 256, .kill_reason = kill, .saw_done = done};
+                orc_outcome o;
+                orc_classify(&x, &o);
+                snprintf(word, sizeof word, "'%s'", o.reason);
+                const char *at = strstr(check, word);
+                tried++;
+                if (!at || at > end) {
+                    TAP_DIAG("exit %d signal %d kill %d: reason %s, which db/schema.sql does not allow", x.status,
+                             x.signal, kill, word);
+                    bad++;
+                }
+            }
+    TAP_OK(check && end && !bad, "db/schema.sql allows every kind and every reason of %d classified endings", tried);
+}
+
 /* The cells of a markdown table row, "\|" standing for '|'; returns how many. */
 static int md_cells(const char *line, char cell[][256], int max)
 {
@@ -471,5 +515,6 @@ int main(void)
     test_classify();
     test_failure_table();
     test_failure_docs(src);
+    test_failure_schema(src);
     return tap_done();
 }
