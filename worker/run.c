@@ -240,7 +240,7 @@ static int has_checkpoints(const char *root)
     struct dirent *de;
     int found = 0;
     while (!found && (de = readdir(d)))
-        found = !strncmp(de->d_name, "step-", 5);
+        found = !strncmp(de->d_name, ENG_CKPT_PREFIX, sizeof ENG_CKPT_PREFIX - 1);
     closedir(d);
     return found;
 }
@@ -260,13 +260,13 @@ static int prepare_out(job *j, eng_err *e)
     if (!f || fclose(f))
         return eng_errf(e, ENG_EIO, "--out %s: the run folder is not writable: %s", out, strerror(errno));
     unlink(path);
-    if ((size_t)snprintf(j->ckpt_root, sizeof j->ckpt_root, "%s/ckpt", out) >= sizeof j->ckpt_root)
+    if ((size_t)snprintf(j->ckpt_root, sizeof j->ckpt_root, "%s/" ENG_RUN_CKPT, out) >= sizeof j->ckpt_root)
         return eng_errf(e, ENG_EIO, "--out %s: path too long", out);
     if ((rc = eng_mkdir_p(j->ckpt_root, e)))
         return rc;
 
     /* config.json: the resolved config, unless --config is that very file */
-    snprintf(path, sizeof path, "%s/config.json", out);
+    snprintf(path, sizeof path, "%s/" ENG_RUN_CONFIG, out);
     char a[PATH_MAX], b[PATH_MAX];
     if (realpath(j->o->config, a) && realpath(path, b) && !strcmp(a, b))
         return 0;

@@ -278,13 +278,13 @@ static int find_ckpt(const char *dir, char path[ENG_CKPT_PATH_MAX], eng_err *e)
 {
     char p[ENG_CKPT_PATH_MAX + 32];
     struct stat st;
-    snprintf(p, sizeof p, "%s/model.safetensors", dir);
+    snprintf(p, sizeof p, "%s/" ENG_CKPT_MODEL, dir);
     if (!stat(p, &st)) {
         snprintf(path, ENG_CKPT_PATH_MAX, "%s", dir);
-        snprintf(p, sizeof p, "%s/MANIFEST.json", dir);
+        snprintf(p, sizeof p, "%s/" ENG_CKPT_MANIFEST, dir);
         return stat(p, &st) ? 0 : eng_ckpt_verify(dir, e);
     }
-    snprintf(p, sizeof p, "%s/ckpt", dir);
+    snprintf(p, sizeof p, "%s/" ENG_RUN_CKPT, dir);
     int rc = eng_ckpt_find(stat(p, &st) ? dir : p, path, NULL, NULL, e);
     if (!rc && !path[0])
         rc = eng_errf(e, ENG_EDATA, "%s: no checkpoint (no model.safetensors, no valid ckpt/step-*)", dir);
