@@ -466,6 +466,142 @@ static int apply_tag(cfg_node *n, const yaml_char_t *tag, eng_err *e)
                     core ? "!!" : "", core ? core : t);
 }
 
+/* The parse in progress: the containers still open (innermost last) and
+ * the finished top-level node. */
+typedef struct parse_state {
+    int file;
+    frame stack[CFG_MAX_DEPTH];
+    int depth, docs;
+    cfg_node *root;
+} parse_state;
+
+static int syntax_error(const char *name, const yaml_parser_t *p, eng_err *e)
+{
+    const yaml_mark_t *m = p->problem ? &p->problem_mark : &p->context_mark;
+    return eng_errf(e, ENG_ECONFIG, "%s:%d:%d: invalid YAML/JSON: %s%s%s", name, (int)m->line + 1,
+                    (int)m->column + 1, p->problem ? p->problem : "syntax error", p->context ? " " : "",
+                    p->context ? p->context : "");
+}
+
+/* A scalar node of the event: its text (no NUL inside), position, tag. */
+static int new_scalar(const yaml_event_t *ev, int file, cfg_node **out, eng_err *e)
+{
+    *out = NULL;
+    cfg_node *n = calloc(1, sizeof *n);
+    if (!n || !(n->text = malloc(ev->data.scalar.length + 1))) {
+        free(n);
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    }
+    n->kind = CFG_SCALAR;
+    memcpy(n->text, ev->data.scalar.value, ev->data.scalar.length);
+    n->text[ev->data.scalar.length] = '\0';
+    pos_from(n, &ev->start_mark, file);
+    if (strlen(n->text) != ev->data.scalar.length) {
+        int rc = cfg_errf(e, n, "a string contains a NUL character");
+        cfg_free(n);
+        return rc;
+    }
+    n->quoted = ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
+    int rc = apply_tag(n, ev->data.scalar.tag, e);
+    if (rc) {
+        cfg_free(n);
+        return rc;
+    }
+    *out = n;
+    return 0;
+}
+
+/* An empty list or mapping node of a start event. */
+static int new_container(const yaml_event_t *ev, int file, cfg_node **out, eng_err *e)
+{
+    *out = NULL;
+    cfg_node *n = calloc(1, sizeof *n);
+    if (!n)
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    n->kind = ev->type == YAML_SEQUENCE_START_EVENT ? CFG_SEQ : CFG_MAP;
+    pos_from(n, &ev->start_mark, file);
+    int rc = apply_tag(n, n->kind == CFG_SEQ ? ev->data.sequence_start.tag : ev->data.mapping_start.tag, e);
+    if (rc) {
+        cfg_free(n);
+        return rc;
+    }
+    *out = n;
+    return 0;
+}
+
+/* A new node into the tree (taken over, freed on failure): a scalar into
+ * the open container or as the root, a container opened on the stack. */
+static int place(parse_state *ps, cfg_node *n, eng_err *e)
+{
+    if (n->kind == CFG_SCALAR) {
+        if (ps->depth == 0) {
+            ps->root = n;
+            return 0;
+        }
+        return add_child(&ps->stack[ps->depth - 1], n, ps->file, e);
+    }
+    if (ps->depth == CFG_MAX_DEPTH) {
+        int rc = cfg_errf(e, n, "nested deeper than %d levels", CFG_MAX_DEPTH);
+        cfg_free(n);
+        return rc;
+    }
+    ps->stack[ps->depth++] = (frame){n, NULL};
+    return 0;
+}
+
+/* The innermost container is complete: into its parent, or the root. */
+static int close_container(parse_state *ps, eng_err *e)
+{
+    frame f = ps->stack[--ps->depth];
+    if (ps->depth == 0) {
+        ps->root = f.node;
+        return 0;
+    }
+    return add_child(&ps->stack[ps->depth - 1], f.node, ps->file, e);
+}
+
+/* One parser event: 0, or an error (a second document, an alias, a bad
+ * node); *done at the end of the stream. */
+static int on_event(parse_state *ps, const yaml_event_t *ev, int *done, eng_err *e)
+{
+    cfg_node at = {.line = (int)ev->start_mark.line + 1, .col = (int)ev->start_mark.column + 1, .file = ps->file};
+    cfg_node *n = NULL;
+    int rc;
+    switch (ev->type) {
+    case YAML_STREAM_END_EVENT:
+        *done = 1;
+        return 0;
+    case YAML_DOCUMENT_START_EVENT:
+        return ++ps->docs > 1 ? cfg_errf(e, &at, "more than one document in the file (one is expected)") : 0;
+    case YAML_ALIAS_EVENT:
+        return cfg_errf(e, &at, "YAML aliases (*%s) are not supported; write the value out", ev->data.alias.anchor);
+    case YAML_SCALAR_EVENT:
+        rc = new_scalar(ev, ps->file, &n, e);
+        return rc ? rc : place(ps, n, e);
+    case YAML_SEQUENCE_START_EVENT:
+    case YAML_MAPPING_START_EVENT:
+        rc = new_container(ev, ps->file, &n, e);
+        return rc ? rc : place(ps, n, e);
+    case YAML_SEQUENCE_END_EVENT:
+    case YAML_MAPPING_END_EVENT:
+        return close_container(ps, e);
+    default:
+        return 0;
+    }
+}
+
+/* After an error: containers on the stack are not yet attached to a
+ * parent; a finished top-level node is never on the stack. */
+static void unwind(parse_state *ps)
+{
+    while (ps->depth > 0) {
+        frame f = ps->stack[--ps->depth];
+        cfg_free(f.pending);
+        cfg_free(f.node);
+    }
+    cfg_free(ps->root);
+}
+
 int cfg_parse_buffer(const char *name, const char *buf, size_t len, cfg_node **out, eng_err *e)
 {
     *out = NULL;
@@ -477,124 +613,25 @@ int cfg_parse_buffer(const char *name, const char *buf, size_t len, cfg_node **o
         return eng_errf(e, ENG_ENOMEM, "out of memory");
     yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);
 
-    frame stack[CFG_MAX_DEPTH];
-    int depth = 0, docs = 0, rc = 0, done = 0;
-    cfg_node *root = NULL;
-
-    while (!done) {
+    parse_state ps = {.file = file};
+    int rc = 0, done = 0;
+    while (!done && !rc) {
         yaml_event_t ev;
         if (!yaml_parser_parse(&p, &ev)) {
-            const yaml_mark_t *m = p.problem ? &p.problem_mark : &p.context_mark;
-            rc = eng_errf(e, ENG_ECONFIG, "%s:%d:%d: invalid YAML/JSON: %s%s%s", name, (int)m->line + 1,
-                          (int)m->column + 1, p.problem ? p.problem : "syntax error",
-                          p.context ? " " : "", p.context ? p.context : "");
+            rc = syntax_error(name, &p, e);
             break;
         }
-        cfg_node *n = NULL;
-        switch (ev.type) {
-        case YAML_STREAM_END_EVENT:
-            done = 1;
-            break;
-        case YAML_DOCUMENT_START_EVENT:
-            if (++docs > 1) {
-                cfg_node at = {.line = (int)ev.start_mark.line + 1, .col = (int)ev.start_mark.column + 1, .file = file};
-                rc = cfg_errf(e, &at, "more than one document in the file (one is expected)");
-            }
-            break;
-        case YAML_ALIAS_EVENT: {
-            cfg_node at = {.line = (int)ev.start_mark.line + 1, .col = (int)ev.start_mark.column + 1, .file = file};
-            rc = cfg_errf(e, &at, "YAML aliases (*%s) are not supported; write the value out", ev.data.alias.anchor);
-            break;
-        }
-        case YAML_SCALAR_EVENT:
-            n = calloc(1, sizeof *n);
-            if (!n || !(n->text = malloc(ev.data.scalar.length + 1))) {
-                free(n);
-                n = NULL;
-                rc = eng_errf(e, ENG_ENOMEM, "out of memory");
-                break;
-            }
-            n->kind = CFG_SCALAR;
-            memcpy(n->text, ev.data.scalar.value, ev.data.scalar.length);
-            n->text[ev.data.scalar.length] = '\0';
-            if (strlen(n->text) != ev.data.scalar.length) {
-                pos_from(n, &ev.start_mark, file);
-                rc = cfg_errf(e, n, "a string contains a NUL character");
-                cfg_free(n);
-                n = NULL;
-                break;
-            }
-            n->quoted = ev.data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
-            pos_from(n, &ev.start_mark, file);
-            if ((rc = apply_tag(n, ev.data.scalar.tag, e))) {
-                cfg_free(n);
-                n = NULL;
-            }
-            break;
-        case YAML_SEQUENCE_START_EVENT:
-        case YAML_MAPPING_START_EVENT:
-            n = calloc(1, sizeof *n);
-            if (!n) {
-                rc = eng_errf(e, ENG_ENOMEM, "out of memory");
-                break;
-            }
-            n->kind = ev.type == YAML_SEQUENCE_START_EVENT ? CFG_SEQ : CFG_MAP;
-            pos_from(n, &ev.start_mark, file);
-            if ((rc = apply_tag(n, n->kind == CFG_SEQ ? ev.data.sequence_start.tag : ev.data.mapping_start.tag, e))) {
-                cfg_free(n);
-                n = NULL;
-            }
-            break;
-        case YAML_SEQUENCE_END_EVENT:
-        case YAML_MAPPING_END_EVENT: {
-            frame f = stack[--depth];
-            if (depth == 0)
-                root = f.node;
-            else
-                rc = add_child(&stack[depth - 1], f.node, file, e);
-            break;
-        }
-        default:
-            break;
-        }
+        rc = on_event(&ps, &ev, &done, e);
         yaml_event_delete(&ev);
-        if (rc) {
-            cfg_free(n);
-            break;
-        }
-        if (!n)
-            continue;
-        if (n->kind == CFG_SCALAR) {
-            if (depth == 0)
-                root = n;
-            else if ((rc = add_child(&stack[depth - 1], n, file, e)))
-                break;
-        } else {
-            if (depth == CFG_MAX_DEPTH) {
-                rc = cfg_errf(e, n, "nested deeper than %d levels", CFG_MAX_DEPTH);
-                cfg_free(n);
-                break;
-            }
-            stack[depth].node = n;
-            stack[depth].pending = NULL;
-            depth++;
-        }
     }
     yaml_parser_delete(&p);
-
     if (rc) {
-        /* unwind: containers on the stack are not yet attached to a parent */
-        while (depth > 0) {
-            frame f = stack[--depth];
-            cfg_free(f.pending);
-            cfg_free(f.node);
-        }
-        cfg_free(root); /* a finished top-level node is never on the stack */
+        unwind(&ps);
         return rc;
     }
-    if (!root || docs == 0)
+    if (!ps.root || ps.docs == 0)
         return eng_errf(e, ENG_ECONFIG, "%s: the file is empty (a mapping was expected)", name);
-    *out = root;
+    *out = ps.root;
     return 0;
 }
 

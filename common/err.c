@@ -1,4 +1,5 @@
-/* err.c: formatting of eng_err messages (see err.h). */
+/* err.c: formatting of eng_err messages (see err.h), and the lookups of
+ * the failure table (common/failure.h). */
 #include "common/err.h"
 
 #include <stdarg.h>
@@ -65,18 +66,54 @@ int eng_err_prefix(eng_err *e, const char *fmt, ...)
     return e->code;
 }
 
+/* ------------------------------------------------------------ failure table */
+static const eng_failure FAILURES[] = {
+#define ENG_XX_(id, code, kind, exit, policy, brief, what) {(code), (kind), (exit), (policy), (brief), (what)},
+    ENG_FAILURE_MAP(ENG_XX_)
+#undef ENG_XX_
+};
+#define N_FAILURES (sizeof FAILURES / sizeof FAILURES[0])
+
+const eng_failure *eng_failure_at(size_t i) { return i < N_FAILURES ? &FAILURES[i] : NULL; }
+
+const eng_failure *eng_failure_of_code(int code)
+{
+    for (size_t i = 0; i < N_FAILURES; i++)
+        if (FAILURES[i].code == code)
+            return &FAILURES[i];
+    return NULL;
+}
+
+const eng_failure *eng_failure_of_exit(int status)
+{
+    for (size_t i = 0; i < N_FAILURES; i++)
+        if (FAILURES[i].exit == status)
+            return &FAILURES[i];
+    return NULL;
+}
+
+const eng_failure *eng_failure_of_kind(const char *kind)
+{
+    for (size_t i = 0; kind && i < N_FAILURES; i++)
+        if (!strcmp(FAILURES[i].kind, kind))
+            return &FAILURES[i];
+    return NULL;
+}
+
 const char *eng_status_kind(int code)
 {
-    switch (code) {
-    case ENG_OK: return "ok";
-    case ENG_ECONFIG: return "config";
-    case ENG_EDATA: return "data";
-    case ENG_EIO: return "io";
-    case ENG_ENOMEM: return "oom";
-    case ENG_EDIVERGED: return "diverged";
-    case ENG_EINTERRUPTED: return "interrupted";
-    default: return "internal";
-    }
+    if (code == ENG_OK)
+        return "ok";
+    const eng_failure *f = eng_failure_of_code(code);
+    return f ? f->kind : eng_failure_of_code(ENG_EINTERNAL)->kind;
+}
+
+int eng_exit_status(int code)
+{
+    if (code == ENG_OK)
+        return ENG_EXIT_OK;
+    const eng_failure *f = eng_failure_of_code(code);
+    return f ? f->exit : ENG_EXIT_INTERNAL;
 }
 
 void eng_err_clear(eng_err *e)

@@ -11,15 +11,18 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+#include "common/failure.h"
+
+/* ENG_ECONFIG (bad configuration or usage), ENG_EDATA (missing, corrupt or
+ * mismatched data files), ENG_EIO (filesystem or stream), ENG_ENOMEM
+ * (allocation; kind "oom"), ENG_EDIVERGED (loss or gradients NaN/inf),
+ * ENG_EINTERNAL (a bug or an unexpected state), ENG_EINTERRUPTED (stopped
+ * on request): the rows of common/failure.h. */
 typedef enum eng_status {
     ENG_OK = 0,
-    ENG_ECONFIG = -1,    /* bad configuration or usage */
-    ENG_EDATA = -2,      /* missing/corrupt/mismatched data files */
-    ENG_EIO = -3,        /* filesystem or stream failure */
-    ENG_ENOMEM = -4,     /* allocation failed (reported as "oom") */
-    ENG_EDIVERGED = -5,  /* loss or gradients became NaN/inf */
-    ENG_EINTERNAL = -6,  /* a bug or an unexpected state */
-    ENG_EINTERRUPTED = -7 /* stopped on request (signal) */
+#define ENG_XX_(id, code, kind, exit, policy, brief, what) ENG_E##id = (code),
+    ENG_FAILURE_MAP(ENG_XX_)
+#undef ENG_XX_
 } eng_status;
 
 /* A message holds a path as long as the system allows (PATH_MAX, 4096)
@@ -39,9 +42,12 @@ int eng_errf(eng_err *e, int code, const char *fmt, ...)
 int eng_err_prefix(eng_err *e, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* The failure class name used by the event protocol and results.db:
- * config | data | io | oom | diverged | internal | interrupted. */
+/* The failure kind's name used by the event protocol and results.db
+ * (common/failure.h); "ok" for ENG_OK, "internal" for an unknown code. */
 const char *eng_status_kind(int code);
+/* tlm-worker's exit status for an eng_status: 0 for ENG_OK, the kind's
+ * (common/failure.h), 1 (internal) for an unknown code. */
+int eng_exit_status(int code);
 
 void eng_err_clear(eng_err *e);
 

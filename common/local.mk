@@ -11,5 +11,7 @@ common_libtlmcommon_a_SOURCES = \
 	common/fileio.c common/fileio.h \
 	common/sha256.c common/sha256.h \
 	common/cfgtree.c common/cfgtree.h \
+	common/failure.h \
+	common/protocol.c common/protocol.h \
 	common/checked.h
 COMMON_LIBS = common/libtlmcommon.a $(YAML_LIBS) -lm

@@ -41,6 +41,7 @@
 #include "engine/config/config.h"
 #include "common/fileio.h"
 #include "common/sha256.h"
+#include "engine/format/manifest.h"
 #include "engine/format/shard.h"
 #include "engine/tok/tokenizer.h"
 
@@ -139,7 +140,7 @@ static int split_close_shard(build *b, split_out *s, eng_err *e)
     }
     s->shards = g;
     shard_info *si = &s->shards[s->n_shards++];
-    snprintf(si->file, sizeof si->file, "%s/%06d.tlmtok", s->name, s->index - 1);
+    snprintf(si->file, sizeof si->file, "%s/%06d" ENG_SHARD_EXT, s->name, s->index - 1);
     si->tokens = sh.n_tokens;
     memcpy(si->sha, sh.payload_sha256, 32);
     eng_shard_close(&sh);
@@ -154,7 +155,7 @@ static int split_append(build *b, split_out *s, const uint32_t *ids, size_t n, e
         if (!s->w) {
             if (s->index == 0 && (rc = eng_mkdir_p(s->dir, e)))
                 return rc;
-            snprintf(s->cur, sizeof s->cur, "%s/%06d.tlmtok", s->dir, s->index++);
+            snprintf(s->cur, sizeof s->cur, "%s/%06d" ENG_SHARD_EXT, s->dir, s->index++);
             if ((rc = eng_shard_writer_open(&s->w, s->cur, 0, eng_tok_vocab(b->tok), eng_tok_name(b->tok),
                                             eng_tok_sha256(b->tok), e)))
                 return rc;
@@ -251,7 +252,7 @@ static int check_out(const char *out, eng_err *e)
     if (!S_ISDIR(st.st_mode))
         return eng_errf(e, ENG_ECONFIG, "--out %s exists and is not a folder", out);
     char m[1200];
-    snprintf(m, sizeof m, "%s/manifest.json", out);
+    snprintf(m, sizeof m, "%s/" ENG_MANIFEST_FILE, out);
     if (access(m, F_OK) == 0)
         return 0;
     int rc = rmdir(out); /* only succeeds when empty */
@@ -308,9 +309,10 @@ static int only_ours(const char *dir, int depth)
         else if (!S_ISREG(st.st_mode))
             ok = 0;
         else if (depth == 1)
-            ok = (l > 7 && !strcmp(n + l - 7, ".tlmtok")) || tmpfile;
+            ok = eng_shard_is_name(n) || tmpfile;
         else
-            ok = !strncmp(n, "manifest.json", 13) || (l > 9 && !strcmp(n + l - 9, ".tiktoken")) || tmpfile;
+            ok = !strncmp(n, ENG_MANIFEST_FILE, strlen(ENG_MANIFEST_FILE)) ||
+                 (l > 9 && !strcmp(n + l - 9, ".tiktoken")) || tmpfile;
     }
     closedir(d);
     return ok;
@@ -387,8 +389,8 @@ static json_t *hexj(const uint8_t *sha)
 static int write_manifest(build *b, const char *tokfile, eng_err *e)
 {
     json_t *m = json_object(), *t = json_object(), *sp = json_object(), *srcs = json_array(), *splits = json_object();
-    json_object_set_new(m, "format", json_string("tlm-dataset"));
-    json_object_set_new(m, "version", json_integer(1));
+    json_object_set_new(m, "format", json_string(ENG_MANIFEST_FORMAT)); /* what engine/format/manifest.c reads */
+    json_object_set_new(m, "version", json_integer(ENG_MANIFEST_VERSION));
     json_object_set_new(t, "name", json_string(eng_tok_name(b->tok)));
     json_object_set_new(t, "kind", json_string(eng_tok_kind_of(b->tok) == ENG_TOK_BYTES ? "bytes" : "bpe"));
     json_object_set_new(t, "vocab", json_integer(eng_tok_vocab(b->tok)));
@@ -452,7 +454,7 @@ static int write_manifest(build *b, const char *tokfile, eng_err *e)
         return eng_errf(e, ENG_ENOMEM, "out of memory (manifest)");
     size_t n = strlen(text);
     char path[1300];
-    snprintf(path, sizeof path, "%s/manifest.json", b->stage);
+    snprintf(path, sizeof path, "%s/" ENG_MANIFEST_FILE, b->stage);
     char *withnl = malloc(n + 2);
     int rc;
     if (!withnl) {

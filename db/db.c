@@ -1,5 +1,6 @@
 /* db.c: opening a results database (WAL, busy timeout, foreign keys), the schema
- * version check and migration, transactions and the statement cache.
+ * version check and migration, transactions and the statement cache; the
+ * names of the job states.
  * Must not: run any statement before busy_timeout is set (a reader that
  * opens while the daemon commits would see "database is locked"). */
 #include "db/internal.h"
@@ -351,4 +352,23 @@ int db__run(db *d, sqlite3_stmt *s, eng_err *e, const char *what)
     }
     sqlite3_reset(s);
     return 0;
+}
+
+static const char *const JOB_STATUS[DB_JOB_STATUS_COUNT] = {
+#define DB_XX_(id, name) [DB_JOB_##id] = (name),
+    DB_JOB_STATUS_MAP(DB_XX_)
+#undef DB_XX_
+};
+
+const char *db_job_status_name(int status)
+{
+    return status >= 0 && status < DB_JOB_STATUS_COUNT ? JOB_STATUS[status] : "?";
+}
+
+int db_job_status_find(const char *name)
+{
+    for (int i = 0; name && i < DB_JOB_STATUS_COUNT; i++)
+        if (!strcmp(JOB_STATUS[i], name))
+            return i;
+    return -1;
 }

@@ -28,6 +28,28 @@
 
 #define DB_SCHEMA_VERSION 4
 #define DB_BUSY_TIMEOUT_MS 10000
+#define DB_DEFAULT_PATH "results.db" /* --db of tlmd and tlm-report when not given */
+
+/* XX(id, name): the states of a job (jobs.status, whose CHECK in
+ * db/schema.sql lists the same names: tests/db/test_db.c checks it), for
+ * tlmd's job table and tlm-report's. */
+#define DB_JOB_STATUS_MAP(XX)                                                                                    \
+    XX(PENDING, "pending")                                                                                       \
+    XX(RUNNING, "running")                                                                                       \
+    XX(DONE, "done")                                                                                             \
+    XX(FAILED, "failed")                                                                                         \
+    XX(INTERRUPTED, "interrupted")
+
+typedef enum db_job_status {
+#define DB_XX_(id, name) DB_JOB_##id,
+    DB_JOB_STATUS_MAP(DB_XX_)
+#undef DB_XX_
+    DB_JOB_STATUS_COUNT
+} db_job_status;
+
+/* The name of a status ("?" out of range); the status of a name (-1 if none). */
+const char *db_job_status_name(int status);
+int db_job_status_find(const char *name);
 
 typedef struct db db;
 
@@ -89,7 +111,7 @@ typedef struct db_job_row {
 } db_job_row;
 
 typedef struct db_job_state {
-    char status[16];     /* pending | running | done | failed | interrupted */
+    char status[16];     /* a name of DB_JOB_STATUS_MAP */
     int attempts, failures;
     char reason[16];     /* "" when none */
     int64_t tokens_done, tokens_total;

@@ -1,9 +1,14 @@
-/* classify.c: exit status -> reason (see classify.h and docs/protocol.md). */
+/* classify.c: exit status -> reason (see classify.h and docs/protocol.md):
+ * the worker's exit statuses by the failure table (common/failure.h), and
+ * the ways an attempt ends that only tlmd sees (a kill, a spawn failure). */
 #include "orchestrator/classify.h"
 
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "common/err.h"
+#include "orchestrator/shim.h"
 
 static void set(orc_outcome *o, const char *reason, int next, const char *msg)
 {
@@ -30,42 +35,38 @@ void orc_classify(const orc_exit *x, orc_outcome *o)
     }
     if (!x->exited) {
         if (x->kill_reason == ORC_KILL_SHUTDOWN) {
-            set(o, "interrupted", ORC_NEXT_INTERRUPTED, "killed while tlmd was stopping");
+            set(o, eng_status_kind(ENG_EINTERRUPTED), ORC_NEXT_INTERRUPTED, "killed while tlmd was stopping");
             return;
         }
         set(o, "crash", ORC_NEXT_RETRY, "");
         snprintf(o->message, sizeof o->message, "killed by signal %d (%s)", x->signal, strsignal(x->signal));
         return;
     }
-    switch (x->status) {
-    case 0:
+    if (x->status == ENG_EXIT_OK) {
         if (x->saw_done)
             set(o, "done", ORC_NEXT_DONE, "");
         else
             set(o, "protocol", ORC_NEXT_RETRY, "exited 0 without a done event");
         return;
-    case 1: set(o, "internal", ORC_NEXT_RETRY, "internal error (exit 1)"); return;
-    case 2: set(o, "config", ORC_NEXT_FAIL, "configuration or usage error (exit 2)"); return;
-    case 3: set(o, "data", ORC_NEXT_FAIL, "data error (exit 3)"); return;
-    case 4: set(o, "diverged", ORC_NEXT_FAIL, "loss or gradients not finite (exit 4)"); return;
-    case 5: set(o, "oom", ORC_NEXT_RETRY, "out of memory (exit 5)"); return;
-    case 6:
-        set(o, "io", ORC_NEXT_RETRY, "I/O error (exit 6)");
+    }
+    if (x->status == ORC_EXIT_NOT_STARTED) {
+        set(o, eng_status_kind(ENG_EINTERNAL), ORC_NEXT_RETRY, "");
+        snprintf(o->message, sizeof o->message, "the worker could not be started (exit %d)", ORC_EXIT_NOT_STARTED);
         o->machine = 1;
         return;
-    case 75:
-        if (x->kill_reason == ORC_KILL_SHUTDOWN)
-            set(o, "interrupted", ORC_NEXT_INTERRUPTED, "stopped by tlmd after a checkpoint");
-        else /* someone else stopped it: resume, but count it so that it cannot loop */
-            set(o, "interrupted", ORC_NEXT_RETRY, "stopped by a signal from outside tlmd (exit 75)");
-        return;
-    case 127:
-        set(o, "internal", ORC_NEXT_RETRY, "the worker could not be started (exit 127)");
-        o->machine = 1;
-        return;
-    default:
-        set(o, "internal", ORC_NEXT_RETRY, "");
+    }
+    const eng_failure *f = eng_failure_of_exit(x->status);
+    if (!f) {
+        set(o, eng_status_kind(ENG_EINTERNAL), ORC_NEXT_RETRY, "");
         snprintf(o->message, sizeof o->message, "unexpected exit status %d", x->status);
         return;
     }
+    if (f->policy == ENG_POLICY_RESUME && x->kill_reason == ORC_KILL_SHUTDOWN) {
+        set(o, f->kind, ORC_NEXT_INTERRUPTED, "stopped by tlmd after a checkpoint");
+        return;
+    }
+    /* a stop that tlmd did not ask for resumes too, but is counted so that it cannot loop */
+    set(o, f->kind, f->policy == ENG_POLICY_FINAL ? ORC_NEXT_FAIL : ORC_NEXT_RETRY, "");
+    snprintf(o->message, sizeof o->message, "%s (exit %d)", f->what, f->exit);
+    o->machine = f->policy == ENG_POLICY_MACHINE;
 }

@@ -1,5 +1,6 @@
 /* classify.h: how an attempt ended -> its reason and what happens next,
- * per docs/protocol.md "Exit statuses".  The exit status (reported by the
+ * per docs/protocol.md "Exit statuses" (the worker's statuses and their
+ * policies are the rows of common/failure.h).  The exit status (reported by the
  * kernel) decides; the worker's own terminal event only adds its message
  * and must agree (exit 0 without a `done` event is a protocol failure).
  * Retriable failures are of two kinds: the job's (a crash, a timeout, oom,

@@ -199,11 +199,12 @@ static void start_failed(orc_daemon *d, size_t job, const eng_err *why)
     eng_msg_printf(message, sizeof message, "cannot start: %s; %s", why->msg, note);
     orc_batch(d);
     db_attempt_row ar = {.job = j->key, .host = d->host, .device = "-", .started_at = wall_now()};
-    db_attempt_end end = {.ended_at = wall_now(), .exit_code = -1, .reason = "io", .message = message,
+    const char *reason = eng_status_kind(ENG_EIO); /* a fault of the machine (common/failure.h) */
+    db_attempt_end end = {.ended_at = wall_now(), .exit_code = -1, .reason = reason, .message = message,
                           .step = -1, .tokens = -1};
     if (db_job_start_attempt(d->db, j->key, &n, &e) || ((ar.n = n), db_attempt_begin(d->db, &ar, &id, &e)) ||
         db_attempt_finish(d->db, id, &end, &e) ||
-        db_job_set_status(d->db, j->key, final ? "failed" : "pending", "io", message, &e)) {
+        db_job_set_status(d->db, j->key, final ? "failed" : "pending", reason, message, &e)) {
         orc_fatal(d, &e);
         return;
     }

@@ -10,13 +10,7 @@
 
 #include "common/err.h"
 
-static const char *const NAMES[ORC_EV_COUNT] = {
-    [ORC_EV_START] = "start",   [ORC_EV_STEP] = "step",       [ORC_EV_EVAL] = "eval",
-    [ORC_EV_LAYER] = "layer",   [ORC_EV_CKPT] = "ckpt",       [ORC_EV_HEARTBEAT] = "heartbeat",
-    [ORC_EV_STOPPED] = "stopped", [ORC_EV_DONE] = "done",     [ORC_EV_ERROR] = "error",
-};
-
-const char *orc_ev_name(int kind) { return kind >= 0 && kind < ORC_EV_COUNT ? NAMES[kind] : "?"; }
+const char *orc_ev_name(int kind) { return eng_event_name(kind); }
 
 typedef struct {
     const orc_json_object *o;
@@ -120,12 +114,17 @@ static int str_or_null(ctx *c, const char *key, int req, const char **out)
     return str(c, key, req, out);
 }
 
-static int one_of(ctx *c, const char *key, const char *v, const char *const *allowed)
+static int unknown_value(ctx *c, const char *key, const char *v)
 {
-    for (; *allowed; allowed++)
-        if (!strcmp(v, *allowed))
-            return 0;
     return bad(c, "'%s' has an unknown value '%.40s'", key, v);
+}
+
+/* A failure kind of common/failure.h that ends a run with an `error`; an
+ * interruption ends it with `stopped` instead. */
+static int error_kind_known(const char *kind)
+{
+    const eng_failure *f = eng_failure_of_kind(kind);
+    return f && f->policy != ENG_POLICY_RESUME;
 }
 
 static int is_hex64(const char *s)
@@ -168,8 +167,6 @@ static int parse_start(ctx *c, orc_event *ev)
 
 static int parse_kind(ctx *c, orc_event *ev)
 {
-    static const char *const phases[] = {"setup", "train", "eval", "ckpt", NULL};
-    static const char *const kinds[] = {"config", "data", "diverged", "oom", "io", "internal", NULL};
     switch (ev->kind) {
     case ORC_EV_START:
         return parse_start(c, ev);
@@ -203,7 +200,7 @@ static int parse_kind(ctx *c, orc_event *ev)
     case ORC_EV_HEARTBEAT:
         if (str(c, "phase", REQ, &ev->phase) || count(c, "progress", OPT, &ev->progress))
             return -1;
-        return one_of(c, "phase", ev->phase, phases);
+        return eng_phase_find(ev->phase) < 0 ? unknown_value(c, "phase", ev->phase) : 0;
     case ORC_EV_STOPPED: {
         /* the signal as a number (15) or a name ("SIGTERM"): the protocol allows either */
         int64_t sig = 0;
@@ -230,7 +227,7 @@ static int parse_kind(ctx *c, orc_event *ev)
     case ORC_EV_ERROR:
         if (str(c, "kind", REQ, &ev->error_kind) || str(c, "message", REQ, &ev->message))
             return -1;
-        return one_of(c, "kind", ev->error_kind, kinds);
+        return error_kind_known(ev->error_kind) ? 0 : unknown_value(c, "kind", ev->error_kind);
     }
     return bad(c, "unhandled kind");
 }
@@ -258,13 +255,10 @@ int orc_event_parse(orc_event_parser *p, const char *line, size_t len, orc_event
     const char *name = NULL;
     if (str(&c, "ev", REQ, &name))
         return -1;
-    ev->kind = -1;
-    for (int k = 0; k < ORC_EV_COUNT; k++)
-        if (!strcmp(name, NAMES[k]))
-            ev->kind = k;
+    ev->kind = eng_event_find(name);
     if (ev->kind < 0)
         return bad(&c, "unknown event '%.40s'", name);
-    c.ev = NAMES[ev->kind];
+    c.ev = eng_event_name(ev->kind);
 
     const orc_json_member *v = orc_json_get(&p->obj, "v");
     if (!v)

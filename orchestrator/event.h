@@ -12,22 +12,18 @@
 
 #include <stdint.h>
 
+#include "common/protocol.h"
 #include "orchestrator/jsonline.h"
 
-#define ORC_EVENT_MAX 65536 /* bytes per line, newline excluded */
-#define ORC_PROTOCOL_VERSION 1
+#define ORC_EVENT_MAX ENG_EVENT_LINE_MAX /* bytes per line, newline excluded */
+#define ORC_PROTOCOL_VERSION ENG_PROTOCOL_VERSION
 
+/* The events of common/protocol.h, under tlmd's prefix. */
 typedef enum orc_ev_kind {
-    ORC_EV_START,
-    ORC_EV_STEP,
-    ORC_EV_EVAL,
-    ORC_EV_LAYER,
-    ORC_EV_CKPT,
-    ORC_EV_HEARTBEAT,
-    ORC_EV_STOPPED,
-    ORC_EV_DONE,
-    ORC_EV_ERROR,
-    ORC_EV_COUNT
+#define ORC_XX_(id, name) ORC_EV_##id = ENG_EV_##id,
+    ENG_EVENT_MAP(ORC_XX_)
+#undef ORC_XX_
+    ORC_EV_COUNT = ENG_EV_COUNT
 } orc_ev_kind;
 
 typedef struct orc_event {

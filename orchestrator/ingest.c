@@ -100,7 +100,7 @@ void orc_ingest_line(orc_run *r, const char *line, size_t len)
     }
     /* set-up (data, model, a checkpoint to load) may take long: heartbeats
      * of phase "setup" keep the worker alive before its start event */
-    int setup_beat = ev.kind == ORC_EV_HEARTBEAT && !strcmp(ev.phase, "setup");
+    int setup_beat = ev.kind == ORC_EV_HEARTBEAT && eng_phase_find(ev.phase) == ENG_PHASE_SETUP;
     if (!r->got_start && ev.kind != ORC_EV_START && ev.kind != ORC_EV_ERROR && !setup_beat) {
         orc_ingest_protocol_error(r, "an event before the start event (only heartbeats of phase setup may come first)",
                                   line, len);

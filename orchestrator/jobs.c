@@ -4,17 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const STATUS[] = {"pending", "running", "done", "failed", "interrupted"};
+const char *orc_status_name(int s) { return db_job_status_name(s); }
 
-const char *orc_status_name(int s) { return s >= 0 && s <= ORC_INTERRUPTED ? STATUS[s] : "?"; }
-
-int orc_status_from_name(const char *name)
-{
-    for (int i = 0; i <= ORC_INTERRUPTED; i++)
-        if (!strcmp(name, STATUS[i]))
-            return i;
-    return -1;
-}
+int orc_status_from_name(const char *name) { return db_job_status_find(name); }
 
 /* Keys are SHA-256 hex: their first 16 digits are already a good hash. */
 static uint64_t key_hash(const char *key)

@@ -9,12 +9,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "db/db.h"
+
+/* The job states of results.db (db/db.h DB_JOB_STATUS_MAP). */
 typedef enum orc_job_status {
-    ORC_PENDING = 0,
-    ORC_RUNNING,
-    ORC_DONE,
-    ORC_FAILED,
-    ORC_INTERRUPTED
+    ORC_PENDING = DB_JOB_PENDING,
+    ORC_RUNNING = DB_JOB_RUNNING,
+    ORC_DONE = DB_JOB_DONE,
+    ORC_FAILED = DB_JOB_FAILED,
+    ORC_INTERRUPTED = DB_JOB_INTERRUPTED
 } orc_job_status;
 
 typedef struct orc_job {

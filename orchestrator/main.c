@@ -15,50 +15,75 @@
 #include "orchestrator/shim.h"
 #include "orchestrator/status.h"
 
+/* Every option's default: what main() starts from and --help says. */
+static const orc_opts DEFAULTS = {
+    .db_path = DB_DEFAULT_PATH, .runs_dir = "runs", .devices = "auto", .max_attempts = 3,
+    .max_machine_faults = 10, .retry_delay = 10, .retry_delay_max = 300,
+    .heartbeat_timeout = 120, .stall_timeout = 1800, .kill_grace = 10, .progress = -1,
+};
+
+/* "config, data, diverged": the failures that no retry can cure (common/failure.h) */
+static void final_kinds(FILE *f)
+{
+    int n = 0;
+    for (size_t i = 0; eng_failure_at(i); i++)
+        if (eng_failure_at(i)->policy == ENG_POLICY_FINAL)
+            fprintf(f, "%s%s", n++ ? ", " : "", eng_failure_at(i)->kind);
+}
+
 static void usage(FILE *f)
 {
+    const orc_opts *d = &DEFAULTS;
     fprintf(f,
-            "usage: tlmd --sweeps FILE|DIR [--sweeps ...] [--db results.db] [--runs runs/]\n"
+            "usage: tlmd --sweeps FILE|DIR [--sweeps ...] [--db %s] [--runs %s/]\n"
             "            [--devices auto|cpu|0,1,...] [--workers N] [--threads-per-worker N]\n"
-            "            [--max-attempts 3] [--max-machine-faults 10] [--retry-delay 10]\n"
-            "            [--retry-delay-max 300] [--heartbeat-timeout 120] [--stall-timeout 1800]\n"
-            "            [--kill-grace 10] [--worker PATH] [--dry-run] [--rerun] [--retry-failed]\n"
+            "            [--max-attempts %d] [--max-machine-faults %d] [--retry-delay %g]\n"
+            "            [--retry-delay-max %g] [--heartbeat-timeout %g] [--stall-timeout %g]\n"
+            "            [--kill-grace %g] [--worker PATH] [--dry-run] [--rerun] [--retry-failed]\n"
             "            [--adopt-runs] [--progress|--no-progress]\n"
-            "       tlmd status [--db results.db] [--sweep NAME] [--summary]\n"
+            "       tlmd status [--db %s] [--sweep NAME] [--summary]\n"
             "\n"
             "Trains every job of the sweeps (docs/sweeps.md) with tlm-worker, records\n"
-            "everything in results.db, and exits 0 once every job is done.\n"
+            "everything in %s, and exits 0 once every job is done.\n"
             "\n"
             "  --sweeps FILE|DIR        a sweep file, or a folder of *.yaml sweeps; repeatable\n"
-            "  --db FILE                the results database (default results.db)\n"
-            "  --runs DIR               run folders, runs/<job id> (default runs)\n"
+            "  --db FILE                the results database (default %s)\n"
+            "  --runs DIR               run folders, %s/<job id> (default %s)\n",
+            d->db_path, d->runs_dir, d->max_attempts, d->max_machine_faults, d->retry_delay, d->retry_delay_max,
+            d->heartbeat_timeout, d->stall_timeout, d->kill_grace, d->db_path, d->db_path, d->db_path, d->runs_dir,
+            d->runs_dir);
+    fprintf(f,
             "  --devices auto|cpu|IDS   GPUs to use, one worker each (auto: every GPU when built\n"
             "                           with CUDA, else the CPU)\n"
             "  --workers N              CPU workers at a time (default: cores / threads-per-worker, or 1)\n"
             "  --threads-per-worker N   compute threads per worker (default: cores / workers)\n"
-            "  --max-attempts N         failed attempts before a job fails for good (default 3)\n"
+            "  --max-attempts N         failed attempts before a job fails for good (default %d)\n"
             "  --max-machine-faults N   attempts in a row that the machine fails (I/O, disk full, permissions,\n"
             "                           the worker cannot start) before a job fails; not counted in\n"
-            "                           --max-attempts (default 10)\n"
+            "                           --max-attempts (default %d)\n"
             "  --retry-delay S          wait before retrying a failed attempt, doubled at each failure in a\n"
-            "                           row (default 10)\n"
-            "  --retry-delay-max S      the longest wait (default 300)\n"
-            "  --heartbeat-timeout S    a worker silent this long is stopped and retried (default 120)\n"
+            "                           row (default %g)\n"
+            "  --retry-delay-max S      the longest wait (default %g)\n"
+            "  --heartbeat-timeout S    a worker silent this long is stopped and retried (default %g)\n"
             "  --stall-timeout S        a worker whose heartbeats show no progress this long is stuck: stopped\n"
-            "                           and retried (default 1800; 0: off)\n"
-            "  --kill-grace S           SIGTERM to SIGKILL delay for a stopped worker (default 10)\n"
+            "                           and retried (default %g; 0: off)\n"
+            "  --kill-grace S           SIGTERM to SIGKILL delay for a stopped worker (default %g)\n"
             "  --worker PATH            the tlm-worker to run (default: beside tlmd, or $TLM_WORKER)\n"
             "  --dry-run                list the jobs (id, axes, d_ff, params, FLOPs, new/done/...) and exit\n"
             "  --rerun                  train again jobs that are done or failed (their checkpoints are set aside)\n"
-            "  --retry-failed           try again jobs that failed for good (config, data, diverged), after a fix\n"
-            "  --adopt-runs             let --db take over a --runs folder that belongs to another database\n"
-            "  --progress, --no-progress  live view (default: when stdout is a terminal)\n"
-            "\n"
-            "  status                   print the state of every sweep and job in the database\n"
-            "    --sweep NAME           only this sweep;  --summary: sweeps only, no jobs\n"
-            "\n"
-            "Exit status: 0 every job done; 1 some job failed; 2 bad usage or sweep file;\n"
-            "3 database or internal error; 75 stopped by a signal (run it again to resume).\n");
+            "  --retry-failed           try again jobs that failed for good (",
+            d->max_attempts, d->max_machine_faults, d->retry_delay, d->retry_delay_max, d->heartbeat_timeout,
+            d->stall_timeout, d->kill_grace);
+    final_kinds(f);
+    fprintf(f, "), after a fix\n"
+               "  --adopt-runs             let --db take over a --runs folder that belongs to another database\n"
+               "  --progress, --no-progress  live view (default: when stdout is a terminal)\n"
+               "\n"
+               "  status                   print the state of every sweep and job in the database\n"
+               "    --sweep NAME           only this sweep;  --summary: sweeps only, no jobs\n"
+               "\n"
+               "Exit status: 0 every job done; 1 some job failed; 2 bad usage or sweep file;\n"
+               "3 database or internal error; 75 stopped by a signal (run it again to resume).\n");
 }
 
 static int num_arg(const char *opt, const char *s, double lo, double hi, double *out)
@@ -111,7 +136,7 @@ static int status_main(int argc, char **argv)
         {"summary", no_argument, 0, 'S'},    {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
-    const char *db_path = "results.db", *sweep = NULL;
+    const char *db_path = DEFAULTS.db_path, *sweep = NULL;
     int jobs = 1;
     unsigned char given[sizeof opts / sizeof opts[0]] = {0};
     optind = 1;
@@ -173,11 +198,7 @@ int main(int argc, char **argv)
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
-    orc_opts o = {
-        .db_path = "results.db", .runs_dir = "runs", .devices = "auto", .max_attempts = 3,
-        .max_machine_faults = 10, .retry_delay = 10, .retry_delay_max = 300,
-        .heartbeat_timeout = 120, .stall_timeout = 1800, .kill_grace = 10, .progress = -1,
-    };
+    orc_opts o = DEFAULTS;
     const char **sweeps = calloc((size_t)argc, sizeof *sweeps);
     if (!sweeps)
         return 3;

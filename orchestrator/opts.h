@@ -4,22 +4,23 @@
 
 #include <stddef.h>
 
+/* The defaults are orchestrator/main.c's DEFAULTS (what --help shows). */
 typedef struct orc_opts {
     const char **sweeps;       /* --sweeps FILE|DIR, in order */
     size_t n_sweeps;
-    const char *db_path;       /* --db (results.db) */
-    const char *runs_dir;      /* --runs (runs) */
+    const char *db_path;       /* --db */
+    const char *runs_dir;      /* --runs */
     const char *devices;       /* --devices auto|cpu|0,1,... */
     int workers;               /* --workers (0: automatic) */
     int threads_per_worker;    /* --threads-per-worker (0: automatic) */
-    int max_attempts;          /* --max-attempts (3): failed attempts of the job's own making */
-    int max_machine_faults;    /* --max-machine-faults (10): attempts in a row the machine failed (io, spawn) */
-    double retry_delay;        /* --retry-delay seconds (10): before the first retry, doubling after */
-    double retry_delay_max;    /* --retry-delay-max seconds (300) */
+    int max_attempts;          /* --max-attempts: failed attempts of the job's own making */
+    int max_machine_faults;    /* --max-machine-faults: attempts in a row the machine failed (io, spawn) */
+    double retry_delay;        /* --retry-delay seconds: before the first retry, doubling after */
+    double retry_delay_max;    /* --retry-delay-max seconds */
     int dry_run, rerun, retry_failed, adopt_runs;
-    double heartbeat_timeout;  /* --heartbeat-timeout seconds (120) */
-    double stall_timeout;      /* --stall-timeout seconds (1800; 0: off): heartbeats without progress */
-    double kill_grace;         /* --kill-grace seconds between SIGTERM and SIGKILL (10) */
+    double heartbeat_timeout;  /* --heartbeat-timeout seconds */
+    double stall_timeout;      /* --stall-timeout seconds (0: off): heartbeats without progress */
+    double kill_grace;         /* --kill-grace seconds between SIGTERM and SIGKILL */
     const char *worker;        /* --worker PATH (default: found beside tlmd) */
     int progress;              /* --progress / --no-progress; -1: when stdout is a terminal */
 } orc_opts;

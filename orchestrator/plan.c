@@ -17,7 +17,8 @@
 
 int orc_reason_is_final(const char *reason)
 {
-    return reason && (!strcmp(reason, "config") || !strcmp(reason, "data") || !strcmp(reason, "diverged"));
+    const eng_failure *f = eng_failure_of_kind(reason);
+    return f && f->policy == ENG_POLICY_FINAL;
 }
 
 /* ------------------------------------------------------------ files */

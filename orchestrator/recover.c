@@ -53,7 +53,7 @@ static int close_one(void *p, const db_open_attempt *a)
     db_attempt_end end = {
         .ended_at = (double)ts.tv_sec + ts.tv_nsec * 1e-9,
         .exit_code = -1,
-        .reason = "interrupted",
+        .reason = eng_status_kind(ENG_EINTERRUPTED),
         .message = "tlmd stopped (killed or crashed) while this attempt ran; closed at the next start",
         .step = -1,
         .tokens = -1,

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/fileio.h"
+#include "common/protocol.h"
 
 int orc_rundir_path(const char *runs, const char *key, char *out, size_t cap, eng_err *e)
 {
@@ -65,8 +66,8 @@ int orc_rundir_prepare(const char *dir, const char *json, char *aside, size_t ca
     if (eng_mkdir_p(dir, e))
         return ENG_EIO;
     char path[ENG_PATH_CAP], tmp[ENG_PATH_CAP], tmpname[64];
-    snprintf(tmpname, sizeof tmpname, ".config.json.tmp-%ld", (long)getpid());
-    if (eng_path_join(path, sizeof path, dir, "config.json", e) || eng_path_join(tmp, sizeof tmp, dir, tmpname, e))
+    snprintf(tmpname, sizeof tmpname, "." ENG_RUN_CONFIG ".tmp-%ld", (long)getpid());
+    if (eng_path_join(path, sizeof path, dir, ENG_RUN_CONFIG, e) || eng_path_join(tmp, sizeof tmp, dir, tmpname, e))
         return ENG_EIO;
     char *old = NULL;
     size_t len = 0;
@@ -85,7 +86,7 @@ int orc_rundir_prepare(const char *dir, const char *json, char *aside, size_t ca
             "tlmd set this config.json aside: it is not the config the database holds for the job of this run "
             "folder (the database's copy replaced it).\nDelete this folder when it is no longer needed.\n";
         char to[ENG_PATH_CAP];
-        if (make_aside(dir, "config", note, aside, cap, e) || eng_path_join(to, sizeof to, aside, "config.json", e))
+        if (make_aside(dir, "config", note, aside, cap, e) || eng_path_join(to, sizeof to, aside, ENG_RUN_CONFIG, e))
             return ENG_EIO;
         if (rename(path, to) != 0)
             return eng_errf(e, ENG_EIO, "%s: cannot set it aside: %s", path, strerror(errno));
@@ -123,20 +124,6 @@ static int rm_tree(const char *path)
     return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* step-00000120 -> 120; -1 if the name is not a checkpoint folder */
-static int64_t step_of(const char *name)
-{
-    if (strncmp(name, "step-", 5) != 0 || !name[5])
-        return -1;
-    int64_t v = 0;
-    for (const char *p = name + 5; *p; p++) {
-        if (*p < '0' || *p > '9' || v > (INT64_MAX - 9) / 10)
-            return -1;
-        v = v * 10 + (*p - '0');
-    }
-    return v;
-}
-
 typedef struct {
     char (*v)[256];
     size_t n, cap;
@@ -162,7 +149,7 @@ int orc_rundir_set_aside(const char *dir, int64_t keep_step, const char *why, co
     *moved = 0;
     aside[0] = '\0';
     char ckpt[ENG_PATH_CAP];
-    if (eng_path_join(ckpt, sizeof ckpt, dir, "ckpt", e))
+    if (eng_path_join(ckpt, sizeof ckpt, dir, ENG_RUN_CKPT, e))
         return ENG_EIO;
     DIR *d = opendir(ckpt);
     if (!d)
@@ -172,7 +159,7 @@ int orc_rundir_set_aside(const char *dir, int64_t keep_step, const char *why, co
     struct dirent *de;
     while (!rc && (de = readdir(d))) {
         char path[ENG_PATH_CAP];
-        if (!strncmp(de->d_name, ".tmp-step-", 10)) {
+        if (!strncmp(de->d_name, ENG_CKPT_TMP_PREFIX, sizeof ENG_CKPT_TMP_PREFIX - 1)) {
             if (eng_path_join(path, sizeof path, ckpt, de->d_name, e))
                 rc = ENG_EIO;
             else if (rm_tree(path))
@@ -180,7 +167,7 @@ int orc_rundir_set_aside(const char *dir, int64_t keep_step, const char *why, co
             removed = 1;
             continue;
         }
-        int64_t step = step_of(de->d_name);
+        int64_t step = eng_ckpt_step_of(de->d_name);
         if (step >= 0 && step > keep_step && names_add(&move, de->d_name))
             rc = eng_errf(e, ENG_ENOMEM, "out of memory");
     }

@@ -10,9 +10,12 @@
 #define TLM_ORC_SHIM_H
 
 #define ORC_SHIM_ARG "--exec-worker-shim"
+/* The shim's exit status when the worker could not be started (the
+ * shell's for a command it cannot run); tlmd classifies it (classify.c). */
+#define ORC_EXIT_NOT_STARTED 127
 
 /* argv: tlmd ORC_SHIM_ARG <daemon pid> <worker path> <worker argv...>.
- * Returns only on failure (exit status for main: 127). */
+ * Returns only on failure (exit status for main: ORC_EXIT_NOT_STARTED). */
 int orc_shim_main(int argc, char **argv);
 
 #endif

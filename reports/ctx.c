@@ -24,19 +24,11 @@ static const char SQL_SWEEP[] =
     " WHERE s.sweep = ?3 AND s.active = 1 AND (?1 IS NULL OR j.arch = ?1) AND (?2 IS NULL OR j.scale = ?2)"
     " ORDER BY s.ord";
 
+/* NULL or a name the schema does not know: pending */
 static int status_of(const char *s)
 {
-    if (!s)
-        return RPT_PENDING;
-    if (!strcmp(s, "running"))
-        return RPT_RUNNING;
-    if (!strcmp(s, "done"))
-        return RPT_DONE;
-    if (!strcmp(s, "failed"))
-        return RPT_FAILED;
-    if (!strcmp(s, "interrupted"))
-        return RPT_INTERRUPTED;
-    return RPT_PENDING;
+    int st = db_job_status_find(s);
+    return st < 0 ? RPT_PENDING : st;
 }
 
 static double col_num(sqlite3_stmt *s, int i)
@@ -72,13 +64,14 @@ static double scale_size(const char *s)
     }
 }
 
+/* The paper's architectures first, in its order; any other after them. */
 static int arch_rank(const char *a)
 {
-    static const char *const order[] = {"transformer", "gated_attn", "hope_attn", "titans"};
-    for (int i = 0; i < 4; i++)
-        if (!strcmp(a, order[i]))
+    int i = 0;
+    for (; rpt_paper_arch((size_t)i); i++)
+        if (!strcmp(a, rpt_paper_arch((size_t)i)))
             return i;
-    return 4;
+    return i;
 }
 
 static int cmp_str(const char *a, const char *b)

@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const SCHED[] = {"cosine", "linear", "sigmoid"};
-
 typedef struct {
     double x, y, err;
 } pt;
@@ -54,17 +52,22 @@ int rpt_fig_ppl_ratio(rpt_ctx *c, rpt_figure *f, eng_err *e)
     for (int i = 0; i < pg->n_groups; i++)
         if (!strcmp(c->groups[pg->groups[i]].schedule, "uniform"))
             rpt_stat_group(c, &c->groups[pg->groups[i]], ppl, 1.0, &uni);
-    pt *pts = malloc(sizeof *pts * (size_t)(pg->n_groups + 6));
+    double r0, r1;
+    int paper_rows = 0; /* Table 1's ratio pairs */
+    while (!rpt_paper_table1_ratio((size_t)paper_rows, &r0, &r1))
+        paper_rows++;
+    pt *pts = malloc(sizeof *pts * (size_t)(pg->n_groups + 1 + paper_rows));
     if (!pts)
         return eng_errf(e, ENG_ENOMEM, "out of memory");
     int paper = c->o.paper && !strcmp(pg->arch, RPT_PAPER_440M_ARCH) && !strcmp(pg->scale, RPT_PAPER_440M_SCALE);
-    for (int k = 0; k < 3 && !rc; k++) {
+    const char *sched;
+    for (int k = 0; (sched = rpt_paper_table1_schedule((size_t)k)) && !rc; k++) {
         int n = 0;
         if (uni.n)
             pts[n++] = (pt){0, uni.mean, uni.std};
         for (int i = 0; i < pg->n_groups; i++) {
             const rpt_group *g = &c->groups[pg->groups[i]];
-            if (strcmp(g->schedule, SCHED[k]))
+            if (strcmp(g->schedule, sched))
                 continue;
             rpt_stat s;
             rpt_stat_group(c, g, ppl, 1.0, &s);
@@ -73,7 +76,7 @@ int rpt_fig_ppl_ratio(rpt_ctx *c, rpt_figure *f, eng_err *e)
         }
         if (n > (uni.n ? 1 : 0)) {
             qsort(pts, (size_t)n, sizeof *pts, cmp_pt);
-            rpt_series *s = rpt_figure_series(f, SCHED[k], n, 1);
+            rpt_series *s = rpt_figure_series(f, sched, n, 1);
             if (!s) {
                 rc = eng_errf(e, ENG_ENOMEM, "out of memory");
                 break;
@@ -88,19 +91,19 @@ int rpt_fig_ppl_ratio(rpt_ctx *c, rpt_figure *f, eng_err *e)
         }
         if (!paper)
             continue;
-        static const double R[][2] = {{1.25, 0.75}, {1.375, 0.625}, {1.5, 0.5}, {1.625, 0.375}, {1.75, 0.25}};
         char label[64];
-        snprintf(label, sizeof label, "paper %s", SCHED[k]);
-        rpt_series *s = rpt_figure_series(f, label, 6, 0);
+        snprintf(label, sizeof label, "paper %s", sched);
+        rpt_series *s = rpt_figure_series(f, label, 1 + paper_rows, 0);
         if (!s) {
             rc = eng_errf(e, ENG_ENOMEM, "out of memory");
             break;
         }
         s->x[0] = 0;
         s->y[0] = rpt_paper_table1_uniform();
-        for (int i = 0; i < 5; i++) {
-            s->x[i + 1] = R[i][0] - R[i][1];
-            s->y[i + 1] = rpt_paper_table1(SCHED[k], R[i][0], R[i][1]);
+        for (int i = 0; i < paper_rows; i++) {
+            rpt_paper_table1_ratio((size_t)i, &r0, &r1);
+            s->x[i + 1] = r0 - r1;
+            s->y[i + 1] = rpt_paper_table1(sched, r0, r1);
         }
         s->color = k;
         s->dashed = 1;

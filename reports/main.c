@@ -24,7 +24,7 @@ static void usage(FILE *f)
           "\n"
           "Turns results.db (written by tlmd) into the paper's tables and figures.\n"
           "\n"
-          "  --db PATH         the results database (default results.db)\n"
+          "  --db PATH         the results database (default " DB_DEFAULT_PATH ")\n"
           "  --table NAME      print one table (see below)\n"
           "  --format F        with --table: md (default), csv, latex or json\n"
           "  --paper           put the paper's figures beside ours, with the difference\n"
@@ -121,7 +121,7 @@ int main(int argc, char **argv)
         {"taper", required_argument, NULL, O_TAPER},   {"max-series", required_argument, NULL, O_MAXS},
         {"help", no_argument, NULL, O_HELP},           {NULL, 0, NULL, 0},
     };
-    const char *dbpath = "results.db", *table = NULL, *plot = NULL, *out = NULL, *format = "md";
+    const char *dbpath = DB_DEFAULT_PATH, *table = NULL, *plot = NULL, *out = NULL, *format = "md";
     int list = 0, all = 0;
     rpt_opts o;
     memset(&o, 0, sizeof o);

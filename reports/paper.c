@@ -26,8 +26,10 @@ static const struct {
     {"wider-late", 17.29},
 };
 
-/* Table 1: 440M Transformer++, validation perplexity (uniform 16.28). */
+/* Table 1: 440M Transformer++, validation perplexity (uniform 16.28); its
+ * columns, in the order of the fields below. */
 static const double TABLE1_UNIFORM = 16.28;
+static const char *const TABLE1_SCHEDULES[] = {"cosine", "linear", "sigmoid"};
 static const struct {
     double start, end;
     double cosine, linear, sigmoid;
@@ -102,14 +104,25 @@ double rpt_paper_table1(const char *schedule, double ratio_start, double ratio_e
     for (size_t i = 0; i < N_OF(TABLE1); i++) {
         if (fabs(TABLE1[i].start - ratio_start) > 1e-9 || fabs(TABLE1[i].end - ratio_end) > 1e-9)
             continue;
-        if (!strcmp(schedule, "cosine"))
+        if (!strcmp(schedule, TABLE1_SCHEDULES[0]))
             return TABLE1[i].cosine;
-        if (!strcmp(schedule, "linear"))
+        if (!strcmp(schedule, TABLE1_SCHEDULES[1]))
             return TABLE1[i].linear;
-        if (!strcmp(schedule, "sigmoid"))
+        if (!strcmp(schedule, TABLE1_SCHEDULES[2]))
             return TABLE1[i].sigmoid;
     }
     return NAN;
+}
+
+const char *rpt_paper_table1_schedule(size_t i) { return i < N_OF(TABLE1_SCHEDULES) ? TABLE1_SCHEDULES[i] : NULL; }
+
+int rpt_paper_table1_ratio(size_t i, double *start, double *end)
+{
+    if (i >= N_OF(TABLE1))
+        return -1;
+    *start = TABLE1[i].start;
+    *end = TABLE1[i].end;
+    return 0;
 }
 
 double rpt_paper_table2(const char *scale, const char *arch, int tapered, const char *metric)
@@ -143,18 +156,22 @@ double rpt_paper_round(double v)
     return round(v * 1e6) / 1e6;
 }
 
+/* The architectures the paper compares, in its order, by its names. */
+static const struct {
+    const char *key, *title;
+} ARCHS[] = {
+    {"transformer", "Transformer++"},
+    {"gated_attn", "Gated Attention"},
+    {"hope_attn", "Hope-attention"},
+    {"titans", "Titans"},
+};
+
 const char *rpt_arch_title(const char *arch)
 {
-    static const struct {
-        const char *key, *title;
-    } names[] = {
-        {"transformer", "Transformer++"},
-        {"gated_attn", "Gated Attention"},
-        {"hope_attn", "Hope-attention"},
-        {"titans", "Titans"},
-    };
-    for (size_t i = 0; i < N_OF(names); i++)
-        if (!strcmp(names[i].key, arch))
-            return names[i].title;
+    for (size_t i = 0; i < N_OF(ARCHS); i++)
+        if (!strcmp(ARCHS[i].key, arch))
+            return ARCHS[i].title;
     return arch;
 }
+
+const char *rpt_paper_arch(size_t i) { return i < N_OF(ARCHS) ? ARCHS[i].key : NULL; }

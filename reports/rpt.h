@@ -35,7 +35,14 @@ char *rpt_vprintf(rpt_arena *a, const char *fmt, va_list ap);
 void rpt_arena_free(rpt_arena *a);
 
 /* ------------------------------------------------------------ jobs */
-enum { RPT_PENDING, RPT_RUNNING, RPT_DONE, RPT_FAILED, RPT_INTERRUPTED };
+/* A job's state: results.db's (db/db.h DB_JOB_STATUS_MAP). */
+enum {
+    RPT_PENDING = DB_JOB_PENDING,
+    RPT_RUNNING = DB_JOB_RUNNING,
+    RPT_DONE = DB_JOB_DONE,
+    RPT_FAILED = DB_JOB_FAILED,
+    RPT_INTERRUPTED = DB_JOB_INTERRUPTED
+};
 
 typedef struct rpt_job {
     const char *key, *sweep, *label, *arch, *scale, *schedule, *groups, *reason, *message, *widths;
@@ -241,7 +248,8 @@ enum { RPT_USES_PAPER = 1, RPT_USES_TAPER = 2, RPT_USES_SERIES = 4 };
 
 typedef struct rpt_table_def {
     const char *name;
-    const char *what; /* one line for --help and --list */
+    const char *what;  /* one line for --help and --list */
+    const char *title; /* the table's heading in every format */
     int (*build)(rpt_ctx *c, rpt_table *t, eng_err *e);
     unsigned uses;    /* RPT_USES_* */
 } rpt_table_def;
@@ -302,6 +310,12 @@ int64_t rpt_paper_table2_tokens(const char *scale);
 double rpt_paper_round(double v);
 /* Names the paper uses for our arch keys ("transformer" -> "Transformer++"). */
 const char *rpt_arch_title(const char *arch);
+/* The paper's architectures in its order (our arch keys); NULL past the end. */
+const char *rpt_paper_arch(size_t i);
+/* Table 1's schedules (its columns, "cosine", "linear", "sigmoid") and its
+ * ratio pairs (its rows) in the paper's order: 0, or -1 past the end. */
+const char *rpt_paper_table1_schedule(size_t i); /* NULL past the end */
+int rpt_paper_table1_ratio(size_t i, double *start, double *end);
 
 /* ------------------------------------------------------------ output */
 /* Writes through fn into path atomically (temp, fsync, rename), or to

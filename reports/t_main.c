@@ -174,7 +174,6 @@ int rpt_build_main(rpt_ctx *c, rpt_table *t, eng_err *e)
         keys[nk++] = (scale_key){"760m", rpt_paper_table2_tokens("760m")};
         keys[nk++] = (scale_key){"1.3b", rpt_paper_table2_tokens("1.3b")};
     }
-    static const char *const ARCHS[] = {"transformer", "gated_attn", "hope_attn", "titans"};
     for (int k = 0; k < nk && !rc; k++) {
         int have = 0;
         for (int i = 0; i < c->n_groups && !have; i++)
@@ -188,15 +187,16 @@ int rpt_build_main(rpt_ctx *c, rpt_table *t, eng_err *e)
         /* the paper's four architectures, then any other found at this scale */
         const char *archs[64];
         int na = 0;
-        for (int a = 0; a < 4; a++) {
+        const char *arch;
+        for (size_t a = 0; (arch = rpt_paper_arch(a)); a++) {
             int found = 0;
             for (int i = 0; i < c->n_groups && !found; i++)
-                found = !strcmp(c->groups[i].arch, ARCHS[a]) && !strcmp(c->groups[i].scale, keys[k].scale) &&
+                found = !strcmp(c->groups[i].arch, arch) && !strcmp(c->groups[i].scale, keys[k].scale) &&
                         c->groups[i].tokens_total == keys[k].tokens;
             /* with --paper, the paper's rows even where we have none (unless --arch says otherwise) */
-            if (found || (c->o.paper && (!c->o.arch || !strcmp(c->o.arch, ARCHS[a])) &&
-                          !isnan(rpt_paper_table2(keys[k].scale, ARCHS[a], 0, "avg"))))
-                archs[na++] = ARCHS[a];
+            if (found || (c->o.paper && (!c->o.arch || !strcmp(c->o.arch, arch)) &&
+                          !isnan(rpt_paper_table2(keys[k].scale, arch, 0, "avg"))))
+                archs[na++] = arch;
         }
         for (int i = 0; i < c->n_groups && na < 64; i++) {
             const rpt_group *g = &c->groups[i];

@@ -11,8 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const SCHED[] = {"cosine", "linear", "sigmoid"};
-#define N_SCHED 3
+#define N_SCHED 3 /* Table 1's schedules, rpt_paper_table1_schedule(0..2): the columns below */
 #define C_RATIO 0
 #define C_PPL(s) (1 + 2 * (s))
 #define C_DELTA(s) (2 + 2 * (s))
@@ -27,9 +26,6 @@ static const rpt_col COLS[C_N] = {
     {"sigmoid", "sigmoid", RPT_COL_STAT, -1, 2, 0, RPT_OURS},
     {"sigmoid_delta", "Δ", RPT_COL_NUM, 0, 2, 1, RPT_DERIVED},
 };
-
-/* The paper's five ratio pairs, listed with --paper even when we lack them. */
-static const double PAPER_RATIOS[][2] = {{1.25, 0.75}, {1.375, 0.625}, {1.5, 0.5}, {1.625, 0.375}, {1.75, 0.25}};
 
 typedef struct {
     double start, end;
@@ -89,8 +85,12 @@ static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, const rpt_value
     rpt_panel_key(t, p, "scale", scale);
     rpt_panel_key(t, p, "tokens", tok);
 
-    /* the ratios: ours, and the paper's with --paper */
-    int cap = (pg ? pg->n_groups : 0) + 5, n = 0;
+    /* the ratios: ours, and the paper's with --paper (even those we lack) */
+    ratio r1;
+    int paper_rows = 0;
+    while (!rpt_paper_table1_ratio((size_t)paper_rows, &r1.start, &r1.end))
+        paper_rows++;
+    int cap = (pg ? pg->n_groups : 0) + paper_rows, n = 0;
     ratio *rs = calloc((size_t)cap, sizeof *rs);
     if (!rs)
         return eng_errf(e, ENG_ENOMEM, "out of memory");
@@ -99,8 +99,8 @@ static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, const rpt_value
         if (rpt_is_ratio_schedule(g->schedule))
             rs[n++] = (ratio){g->ratio_start, g->ratio_end};
     }
-    for (int i = 0; c->o.paper && i < 5; i++)
-        rs[n++] = (ratio){PAPER_RATIOS[i][0], PAPER_RATIOS[i][1]};
+    for (int i = 0; c->o.paper && i < paper_rows; i++, n++)
+        rpt_paper_table1_ratio((size_t)i, &rs[n].start, &rs[n].end);
     qsort(rs, (size_t)n, sizeof *rs, cmp_ratio);
     int m = 0;
     for (int i = 0; i < n; i++)
@@ -135,7 +135,7 @@ static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, const rpt_value
         rpt_set_text(t, p, r, C_RATIO, "%s", buf);
         rpt_stat st[N_SCHED];
         for (int s = 0; s < N_SCHED; s++) {
-            int g = find(c, pg, SCHED[s], rs[i].start, rs[i].end);
+            int g = find(c, pg, rpt_paper_table1_schedule((size_t)s), rs[i].start, rs[i].end);
             memset(&st[s], 0, sizeof st[s]);
             if (g >= 0)
                 rpt_stat_group(c, &c->groups[g], ppl, 1.0, &st[s]);
@@ -148,7 +148,7 @@ static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, const rpt_value
         rpt_set_text(t, p, pr, C_RATIO, "%s", buf);
         rpt_set_text(t, p, dr, C_RATIO, "%s", buf);
         for (int s = 0; s < N_SCHED; s++) {
-            double pv = rpt_paper_table1(SCHED[s], rs[i].start, rs[i].end);
+            double pv = rpt_paper_table1(rpt_paper_table1_schedule((size_t)s), rs[i].start, rs[i].end);
             if (isnan(pv)) {
                 rpt_set_missing(t, p, pr, C_PPL(s), "not in paper");
                 continue;

@@ -26,11 +26,7 @@ static const rpt_col COLS[C_N] = {
     {"reason", "failure", RPT_COL_TEXT, 0, 0, 0, RPT_OURS},
 };
 
-static const char *state_name(int s)
-{
-    static const char *const n[] = {"pending", "running", "done", "failed", "interrupted"};
-    return s >= 0 && s < 5 ? n[s] : "?";
-}
+static const char *state_name(int s) { return db_job_status_name(s); }
 
 int rpt_build_runs(rpt_ctx *c, rpt_table *t, eng_err *e)
 {

@@ -7,16 +7,17 @@
 
 const rpt_table_def rpt_table_defs[] = {
     {"wider_early_vs_late", "uniform vs wider-early/middle/late blocks: val ppl and change (paper Figure 2)",
-     rpt_build_wider, RPT_USES_PAPER},
+     "Wider early vs late: validation perplexity against uniform", rpt_build_wider, RPT_USES_PAPER},
     {"schedule_ratio", "start->end ratio x cosine/linear/sigmoid: val ppl and change vs uniform (paper Table 1)",
-     rpt_build_ratio, RPT_USES_PAPER},
+     "Taper schedule x start -> end ratio: validation perplexity", rpt_build_ratio, RPT_USES_PAPER},
     {"main", "per scale, architecture x {uniform, tapered}: WikiText, LAMBADA, commonsense (paper Table 2)",
-     rpt_build_main, RPT_USES_PAPER | RPT_USES_TAPER},
-    {"alignment", "rho_MLP and rho_block per layer for chosen jobs (paper Section 5)", rpt_build_alignment,
+     "Main results: uniform vs tapered", rpt_build_main, RPT_USES_PAPER | RPT_USES_TAPER},
+    {"alignment", "rho_MLP and rho_block per layer for chosen jobs (paper Section 5)",
+     "Alignment of updates with the residual stream, per layer", rpt_build_alignment,
      RPT_USES_PAPER | RPT_USES_TAPER},
-    {"niah", "needle-in-a-haystack accuracy, task x context, uniform vs tapered (paper Table 3)", rpt_build_niah,
-     RPT_USES_PAPER | RPT_USES_TAPER},
-    {"runs", "every job: state, attempts, tokens, last loss, failure reason", rpt_build_runs, 0},
+    {"niah", "needle-in-a-haystack accuracy, task x context, uniform vs tapered (paper Table 3)",
+     "Needle in a haystack: accuracy by context length", rpt_build_niah, RPT_USES_PAPER | RPT_USES_TAPER},
+    {"runs", "every job: state, attempts, tokens, last loss, failure reason", "Runs", rpt_build_runs, 0},
 };
 const int rpt_n_table_defs = (int)(sizeof rpt_table_defs / sizeof rpt_table_defs[0]);
 
@@ -28,27 +29,9 @@ const rpt_table_def *rpt_table_find(const char *name)
     return NULL;
 }
 
-static const char *title_of(const char *name)
-{
-    static const struct {
-        const char *name, *title;
-    } titles[] = {
-        {"wider_early_vs_late", "Wider early vs late: validation perplexity against uniform"},
-        {"schedule_ratio", "Taper schedule x start -> end ratio: validation perplexity"},
-        {"main", "Main results: uniform vs tapered"},
-        {"alignment", "Alignment of updates with the residual stream, per layer"},
-        {"niah", "Needle in a haystack: accuracy by context length"},
-        {"runs", "Runs"},
-    };
-    for (size_t i = 0; i < sizeof titles / sizeof titles[0]; i++)
-        if (!strcmp(titles[i].name, name))
-            return titles[i].title;
-    return name;
-}
-
 int rpt_table_build(rpt_ctx *c, const rpt_table_def *def, rpt_table *t, eng_err *e)
 {
-    rpt_table_init(t, def->name, title_of(def->name));
+    rpt_table_init(t, def->name, def->title);
     t->db_path = c->db_path;
     t->sweep = c->o.sweep;
     int rc = def->build(c, t, e);

@@ -5,9 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine/train/ckpt.h"
+#include "engine/config/suites.h"
 #include "engine/eval/eval.h"
 #include "engine/cpu/backend.h"
+#include "engine/train/ckpt.h"
 #include "engine/cpu/runtime.h"
 #include "worker/events.h"
 #include "worker/heartbeat.h"
@@ -23,7 +24,7 @@ static void on_result(void *ud, const eng_eval_result *r)
 {
     ejob *j = ud;
     wrk_ev ev;
-    wrk_ev_begin(&ev, &j->ev, "eval");
+    wrk_ev_begin(&ev, &j->ev, ENG_EV_EVAL);
     wrk_ev_int(&ev, "step", j->step);
     wrk_ev_int(&ev, "tokens", j->tokens);
     wrk_ev_str(&ev, "suite", r->suite);
@@ -45,7 +46,7 @@ static void on_layer(void *ud, const char *suite, int layer, const char *name, d
     ejob *j = ud;
     (void)suite;
     wrk_ev ev;
-    wrk_ev_begin(&ev, &j->ev, "layer");
+    wrk_ev_begin(&ev, &j->ev, ENG_EV_LAYER);
     wrk_ev_int(&ev, "step", j->step);
     wrk_ev_int(&ev, "tokens", j->tokens);
     wrk_ev_int(&ev, "layer", layer);
@@ -63,7 +64,7 @@ static void on_log(void *ud, const char *msg)
 static int on_tick(void *ud)
 {
     ejob *j = ud;
-    wrk_heartbeat_set(&j->hb, "eval", j->step, j->tokens);
+    wrk_heartbeat_set(&j->hb, eng_phase_name(ENG_PHASE_EVAL), j->step, j->tokens);
     return 0;
 }
 
@@ -71,14 +72,14 @@ static int fail(ejob *j, const eng_err *e)
 {
     int code = e->code ? e->code : ENG_EINTERNAL;
     wrk_ev ev;
-    wrk_ev_begin(&ev, &j->ev, "error");
+    wrk_ev_begin(&ev, &j->ev, ENG_EV_ERROR);
     wrk_ev_str(&ev, "kind", eng_status_kind(code));
     wrk_ev_str(&ev, "message", e->msg);
     wrk_ev_int(&ev, "step", j->step);
     wrk_ev_int(&ev, "tokens", j->tokens);
     wrk_events_emit(&j->ev, &ev);
     fprintf(stderr, "tlm-worker: error (%s): %s\n", eng_status_kind(code), e->msg);
-    return wrk_exit_status(code);
+    return eng_exit_status(code);
 }
 
 /* "a,b,c" -> cfg->eval.suites; "val" is the trainer's, not the evaluator's. */
@@ -92,13 +93,14 @@ static int set_suites(eng_config *cfg, const char *list, eng_err *e)
         char name[ENG_NAME_MAX];
         memcpy(name, p, n);
         name[n] = '\0';
-        if (!strcmp(name, "val"))
+        char names[128];
+        if (!strcmp(name, eng_suite_names[ENG_SUITE_VAL]))
             return eng_errf(e, ENG_ECONFIG,
-                            "--suites: val is measured while training (eval events of the run); --eval runs "
-                            "wikitext, lambada, commonsense, niah, alignment");
+                            "--suites: val is measured while training (eval events of the run); --eval runs %s",
+                            eng_eval_suite_list(names, sizeof names));
         if (!eng_eval_is_suite(name))
-            return eng_errf(e, ENG_ECONFIG,
-                            "--suites: unknown suite '%s' (wikitext, lambada, commonsense, niah, alignment)", name);
+            return eng_errf(e, ENG_ECONFIG, "--suites: unknown suite '%s' (%s)", name,
+                            eng_eval_suite_list(names, sizeof names));
         strcpy(cfg->eval.suites[cfg->eval.n_suites++], name);
         p += n;
         if (*p == ',')
@@ -152,7 +154,7 @@ int wrk_eval_run(const wrk_eval_opts *o)
         status = fail(&j, &e);
     } else {
         wrk_ev d;
-        wrk_ev_begin(&d, &j.ev, "done");
+        wrk_ev_begin(&d, &j.ev, ENG_EV_DONE);
         wrk_ev_int(&d, "step", j.step);
         wrk_ev_int(&d, "tokens", j.tokens);
         wrk_ev_null(&d, "loss");

@@ -112,7 +112,7 @@ static void key(wrk_ev *ev, const char *k)
     puts_(ev, ":");
 }
 
-void wrk_ev_begin(wrk_ev *ev, const wrk_events *w, const char *name)
+void wrk_ev_begin(wrk_ev *ev, const wrk_events *w, int event)
 {
     ev->n = 0;
     ev->overflow = 0;
@@ -120,8 +120,8 @@ void wrk_ev_begin(wrk_ev *ev, const wrk_events *w, const char *name)
     clock_gettime(CLOCK_REALTIME, &ts);
     char head[128];
     puts_(ev, "{\"ev\":");
-    put_string(ev, name);
-    snprintf(head, sizeof head, ",\"v\":%d,\"t\":%lld.%03ld", WRK_PROTOCOL_VERSION, (long long)ts.tv_sec,
+    put_string(ev, eng_event_name(event));
+    snprintf(head, sizeof head, ",\"v\":%d,\"t\":%lld.%03ld", ENG_PROTOCOL_VERSION, (long long)ts.tv_sec,
              ts.tv_nsec / 1000000);
     puts_(ev, head);
     if (w->job[0])

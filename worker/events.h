@@ -16,8 +16,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define WRK_PROTOCOL_VERSION 1
-#define WRK_EVENT_MAX 65536
+#include "common/protocol.h"
+
+#define WRK_EVENT_MAX ENG_EVENT_LINE_MAX /* the line and its "}\n" */
 
 typedef struct wrk_events {
     int fd;
@@ -36,8 +37,9 @@ typedef struct wrk_ev {
 void wrk_events_init(wrk_events *w, int fd, const char *job);
 void wrk_events_destroy(wrk_events *w);
 
-/* Start an event: {"ev": name, "v": 1, "t": <unix time>, "job": ...} */
-void wrk_ev_begin(wrk_ev *ev, const wrk_events *w, const char *name);
+/* Start an event (ENG_EV_*, common/protocol.h):
+ * {"ev": its name, "v": ENG_PROTOCOL_VERSION, "t": <unix time>, "job": ...} */
+void wrk_ev_begin(wrk_ev *ev, const wrk_events *w, int event);
 void wrk_ev_str(wrk_ev *ev, const char *key, const char *value); /* NULL -> null */
 void wrk_ev_int(wrk_ev *ev, const char *key, int64_t value);
 void wrk_ev_num(wrk_ev *ev, const char *key, double value);

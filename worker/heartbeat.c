@@ -14,7 +14,7 @@ static void *loop(void *arg)
         double wait = hb->period - wrk_events_silence(hb->events);
         if (wait <= 0) {
             wrk_ev ev;
-            wrk_ev_begin(&ev, hb->events, "heartbeat");
+            wrk_ev_begin(&ev, hb->events, ENG_EV_HEARTBEAT);
             wrk_ev_int(&ev, "step", hb->step);
             wrk_ev_int(&ev, "tokens", hb->tokens);
             wrk_ev_str(&ev, "phase", hb->phase);
@@ -43,7 +43,7 @@ int wrk_heartbeat_start(wrk_heartbeat *hb, wrk_events *events, double period)
     memset(hb, 0, sizeof *hb);
     hb->events = events;
     hb->period = period;
-    hb->phase = "setup";
+    hb->phase = eng_phase_name(ENG_PHASE_SETUP);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

@@ -13,6 +13,7 @@
 
 #include "common/cfgtree.h"
 #include "engine/config/config.h"
+#include "engine/config/suites.h"
 #include "common/fileio.h"
 #include "engine/cpu/runtime.h"
 #include "worker/describe.h"
@@ -20,6 +21,28 @@
 #include "worker/evalrun.h"
 #include "worker/run.h"
 #include "worker/signals.h"
+
+/* "Exit status: 0 done, 1 internal error, ..." from the failure table,
+ * wrapped before 80 columns. */
+static void exit_statuses(FILE *f)
+{
+    char word[160];
+    int col = fprintf(f, "Exit status: %d done", ENG_EXIT_OK);
+    for (size_t i = 0; eng_failure_at(i); i++) {
+        const eng_failure *k = eng_failure_at(i);
+        int n = snprintf(word, sizeof word, "%d %s", k->exit, k->brief);
+        int last = !eng_failure_at(i + 1);
+        if (col + 2 + n + last > 79) {
+            fputs(",\n", f);
+            col = 0;
+        } else {
+            fputs(", ", f);
+            col += 2;
+        }
+        col += fprintf(f, "%s", word);
+    }
+    fputs(".\n", f);
+}
 
 static void usage(FILE *f)
 {
@@ -46,15 +69,18 @@ static void usage(FILE *f)
             "  --eval             evaluate a checkpoint instead of training: DIR is a step\n"
             "                     folder, a run folder (its newest valid checkpoint) or a\n"
             "                     Hugging Face GPT-2 folder (then --config is needed)\n"
-            "  --suites LIST      with --eval: wikitext,lambada,commonsense,niah,alignment\n"
+            "  --suites LIST      with --eval: ");
+    for (int i = ENG_SUITE_VAL + 1; i < ENG_SUITE_COUNT; i++) /* val is the trainer's */
+        fprintf(f, "%s%s", i > ENG_SUITE_VAL + 1 ? "," : "", eng_suite_names[i]);
+    fprintf(f,
+            "\n"
             "                     (default: the config's eval.suites)\n"
             "  --describe         print the resolved config, per-layer d_ff, parameter and FLOP\n"
             "                     account as JSON, and exit\n"
             "  --config-keys      list every configuration key with its meaning\n"
             "  -h, --help         this text\n"
-            "\n"
-            "Exit status: 0 done, 1 internal error, 2 config or usage, 3 data, 4 diverged,\n"
-            "5 out of memory, 6 I/O, 75 stopped by SIGTERM/SIGINT after a checkpoint.\n");
+            "\n");
+    exit_statuses(f);
 }
 
 /* An option's value as an integer in [lo, hi]; prints the reason and returns -1 if not. */
@@ -117,7 +143,7 @@ int main(int argc, char **argv)
         /* a second value would silently replace the first */
         if (li >= 0 && given[li]++ && opts[li].has_arg) {
             fprintf(stderr, "tlm-worker: --%s is given twice; give it once\n", opts[li].name);
-            return 2;
+            return ENG_EXIT_CONFIG;
         }
         switch (ch) {
         case O_CONFIG: o.config = optarg; break;
@@ -127,20 +153,20 @@ int main(int argc, char **argv)
         case O_RESUME: o.resume = 1; break;
         case O_THREADS:
             if (int_arg("--threads", optarg, 0, 4096, &v))
-                return 2;
+                return ENG_EXIT_CONFIG;
             o.threads = (int)v;
             break;
         case O_DEVICE: o.device = optarg; break;
         case O_FD:
             if (int_arg("--events-fd", optarg, 0, INT_MAX, &v))
-                return 2;
+                return ENG_EXIT_CONFIG;
             o.events_fd = (int)v;
             break;
         case O_JOB: o.job = optarg; break;
         case O_HB:
             if (cfg_arg_number("--heartbeat", optarg, 0.05, 86400, &o.heartbeat, &err)) {
                 fprintf(stderr, "tlm-worker: %s\n", err.msg);
-                return 2;
+                return ENG_EXIT_CONFIG;
             }
             break;
         case O_DWP: die_with_parent = 1; break;
@@ -148,13 +174,13 @@ int main(int argc, char **argv)
         case O_CKPT: checkpoint = optarg; break;
         case O_SUITES: suites = optarg; break;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: usage(stderr); return ENG_EXIT_CONFIG;
         }
     }
     if (optind < argc) {
         fprintf(stderr, "tlm-worker: unexpected argument '%s'\n", argv[optind]);
         usage(stderr);
-        return 2;
+        return ENG_EXIT_CONFIG;
     }
     /* paths are measured here, never cut later; a run folder leaves room for what is written under it */
     if ((o.config && eng_path_check_len("--config", o.config, ENG_PATH_CAP - 1, &err)) ||
@@ -162,36 +188,36 @@ int main(int argc, char **argv)
         (checkpoint && eng_path_check_len("--checkpoint", checkpoint, ENG_PATH_CAP - 1, &err)) ||
         (o.config && eng_path_not_dir("--config", o.config, "a job config file, YAML or JSON", &err))) {
         fprintf(stderr, "tlm-worker: %s\n", err.msg);
-        return 2;
+        return ENG_EXIT_CONFIG;
     }
     if (o.job && strlen(o.job) >= sizeof ((wrk_events *)0)->job) {
         fprintf(stderr, "tlm-worker: --job: %zu bytes, longer than the %zu an event can carry\n", strlen(o.job),
                 sizeof ((wrk_events *)0)->job - 1);
-        return 2;
+        return ENG_EXIT_CONFIG;
     }
     if (keys) {
         static const int all[] = {O_CONFIG, O_DESCRIBE, O_OUT, O_RESUME, O_THREADS, O_DEVICE, O_FD, O_JOB, O_HB,
                                   O_DWP, O_EVAL, O_CKPT, O_SUITES, 0};
         if (refuse_unused(opts, given, all, "with --config-keys (it lists the keys and exits)"))
-            return 2;
+            return ENG_EXIT_CONFIG;
         eng_config_print_keys(stdout);
         return 0;
     }
     if (!eval && (checkpoint || suites)) {
         fprintf(stderr, "tlm-worker: --checkpoint and --suites go with --eval\n");
-        return 2;
+        return ENG_EXIT_CONFIG;
     }
     if (eval) {
         if (!checkpoint || describe || o.out || o.resume) {
             fprintf(stderr, "tlm-worker: --eval needs --checkpoint DIR (and takes no --out, --resume, --describe)\n");
-            return 2;
+            return ENG_EXIT_CONFIG;
         }
         static const int unused[] = {O_DWP, O_DEVICE, 0};
         if (refuse_unused(opts, given, unused, "with --eval"))
-            return 2;
+            return ENG_EXIT_CONFIG;
         if (fcntl(o.events_fd, F_GETFD) < 0 || o.events_fd == 2) {
             fprintf(stderr, "tlm-worker: --events-fd %d: not an open descriptor other than 2\n", o.events_fd);
-            return 2;
+            return ENG_EXIT_CONFIG;
         }
         wrk_eval_opts eo = {checkpoint, o.config, suites, o.job, o.threads, o.events_fd, o.heartbeat};
         return wrk_eval_run(&eo);
@@ -199,35 +225,35 @@ int main(int argc, char **argv)
     if (!o.config) {
         fprintf(stderr, "tlm-worker: --config FILE is required\n");
         usage(stderr);
-        return 2;
+        return ENG_EXIT_CONFIG;
     }
     if (describe) {
         static const int unused[] = {O_OUT, O_RESUME, O_THREADS, O_DEVICE, O_FD, O_JOB, O_HB, O_DWP, 0};
         if (refuse_unused(opts, given, unused, "with --describe (it prints the resolved config and exits)"))
-            return 2;
+            return ENG_EXIT_CONFIG;
         eng_config cfg;
         if (eng_config_load(o.config, &cfg, &err)) {
             fprintf(stderr, "tlm-worker: %s\n", err.msg);
-            return 2;
+            return ENG_EXIT_CONFIG;
         }
         if (wrk_describe(&cfg, stdout, &err)) {
             fprintf(stderr, "tlm-worker: %s\n", err.msg);
-            return 1;
+            return ENG_EXIT_INTERNAL;
         }
         return 0;
     }
     if (!o.out) {
         fprintf(stderr, "tlm-worker: --out DIR is required to train (or use --describe)\n");
         usage(stderr);
-        return 2;
+        return ENG_EXIT_CONFIG;
     }
     if (fcntl(o.events_fd, F_GETFD) < 0) {
         fprintf(stderr, "tlm-worker: --events-fd %d: not an open file descriptor\n", o.events_fd);
-        return 2;
+        return ENG_EXIT_CONFIG;
     }
     if (o.events_fd == 2) {
         fprintf(stderr, "tlm-worker: --events-fd 2 would mix events with the human log on stderr\n");
-        return 2;
+        return ENG_EXIT_CONFIG;
     }
     if (die_with_parent) {
         int r = wrk_die_with_parent(ppid0);

@@ -38,20 +38,6 @@ typedef struct job {
     int64_t first_step;    /* step this attempt started from */
 } job;
 
-int wrk_exit_status(int code)
-{
-    switch (code) {
-    case ENG_OK: return 0;
-    case ENG_ECONFIG: return 2;
-    case ENG_EDATA: return 3;
-    case ENG_EDIVERGED: return 4;
-    case ENG_ENOMEM: return 5;
-    case ENG_EIO: return 6;
-    case ENG_EINTERRUPTED: return 75;
-    default: return 1;
-    }
-}
-
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
 {
@@ -99,7 +85,7 @@ static void on_step(void *ud, const eng_step_info *s)
 {
     job *j = ud;
     wrk_ev ev;
-    wrk_ev_begin(&ev, &j->ev, "step");
+    wrk_ev_begin(&ev, &j->ev, ENG_EV_STEP);
     wrk_ev_int(&ev, "step", s->step);
     wrk_ev_int(&ev, "tokens", s->tokens);
     wrk_ev_num(&ev, "loss", s->loss);
@@ -125,7 +111,7 @@ static void on_eval(void *ud, const eng_eval_info *v)
 {
     job *j = ud;
     wrk_ev ev;
-    wrk_ev_begin(&ev, &j->ev, "eval");
+    wrk_ev_begin(&ev, &j->ev, ENG_EV_EVAL);
     wrk_ev_int(&ev, "step", v->step);
     wrk_ev_int(&ev, "tokens", v->tokens);
     wrk_ev_str(&ev, "suite", v->suite);
@@ -149,7 +135,7 @@ static void on_ckpt(void *ud, const char *path, int64_t step, int64_t tokens)
 {
     job *j = ud;
     wrk_ev ev;
-    wrk_ev_begin(&ev, &j->ev, "ckpt");
+    wrk_ev_begin(&ev, &j->ev, ENG_EV_CKPT);
     wrk_ev_str(&ev, "path", path);
     wrk_ev_int(&ev, "step", step);
     wrk_ev_int(&ev, "tokens", tokens);
@@ -161,7 +147,7 @@ static void on_layer(void *ud, int64_t step, int64_t tokens, int layer, const ch
 {
     job *j = ud;
     wrk_ev ev;
-    wrk_ev_begin(&ev, &j->ev, "layer");
+    wrk_ev_begin(&ev, &j->ev, ENG_EV_LAYER);
     wrk_ev_int(&ev, "step", step);
     wrk_ev_int(&ev, "tokens", tokens);
     wrk_ev_int(&ev, "layer", layer);
@@ -198,14 +184,14 @@ static int fail(job *j, const eng_err *e)
     progress(j, &step, &tokens);
     int code = e->code ? e->code : ENG_EINTERNAL;
     wrk_ev ev;
-    wrk_ev_begin(&ev, &j->ev, "error");
+    wrk_ev_begin(&ev, &j->ev, ENG_EV_ERROR);
     wrk_ev_str(&ev, "kind", eng_status_kind(code));
     wrk_ev_str(&ev, "message", e->msg);
     wrk_ev_int(&ev, "step", step);
     wrk_ev_int(&ev, "tokens", tokens);
     wrk_events_emit(&j->ev, &ev);
     say("error (%s): %s", eng_status_kind(code), e->msg);
-    return wrk_exit_status(code);
+    return eng_exit_status(code);
 }
 
 static int stopped(job *j)
@@ -215,21 +201,21 @@ static int stopped(job *j)
     const char *ck = j->tr ? eng_trainer_last_ckpt(j->tr) : "";
     const char *sig = wrk_signal_name(wrk_stop_signal());
     wrk_ev ev;
-    wrk_ev_begin(&ev, &j->ev, "stopped");
+    wrk_ev_begin(&ev, &j->ev, ENG_EV_STOPPED);
     wrk_ev_int(&ev, "step", step);
     wrk_ev_int(&ev, "tokens", tokens);
     wrk_ev_str(&ev, "signal", sig);
     wrk_ev_str(&ev, "ckpt", ck[0] ? ck : NULL);
     wrk_events_emit(&j->ev, &ev);
     say("stopped by %s at step %" PRId64 "%s%s", sig, step, ck[0] ? "; resume from " : " (no checkpoint)", ck);
-    return 75;
+    return ENG_EXIT_INTERRUPTED;
 }
 
 static int done(job *j)
 {
     const eng_train_state *st = eng_trainer_state(j->tr);
     wrk_ev ev;
-    wrk_ev_begin(&ev, &j->ev, "done");
+    wrk_ev_begin(&ev, &j->ev, ENG_EV_DONE);
     wrk_ev_int(&ev, "step", st->step);
     wrk_ev_int(&ev, "tokens", st->tokens);
     wrk_ev_num(&ev, "loss", st->loss);
@@ -258,7 +244,7 @@ static int has_checkpoints(const char *root)
     struct dirent *de;
     int found = 0;
     while (!found && (de = readdir(d)))
-        found = !strncmp(de->d_name, "step-", 5);
+        found = !strncmp(de->d_name, ENG_CKPT_PREFIX, sizeof ENG_CKPT_PREFIX - 1);
     closedir(d);
     return found;
 }
@@ -278,13 +264,13 @@ static int prepare_out(job *j, eng_err *e)
     if (!f || fclose(f))
         return eng_errf(e, ENG_EIO, "--out %s: the run folder is not writable: %s", out, strerror(errno));
     unlink(path);
-    if ((size_t)snprintf(j->ckpt_root, sizeof j->ckpt_root, "%s/ckpt", out) >= sizeof j->ckpt_root)
+    if ((size_t)snprintf(j->ckpt_root, sizeof j->ckpt_root, "%s/" ENG_RUN_CKPT, out) >= sizeof j->ckpt_root)
         return eng_errf(e, ENG_EIO, "--out %s: path too long", out);
     if ((rc = eng_mkdir_p(j->ckpt_root, e)))
         return rc;
 
     /* config.json: the resolved config, unless --config is that very file */
-    snprintf(path, sizeof path, "%s/config.json", out);
+    snprintf(path, sizeof path, "%s/" ENG_RUN_CONFIG, out);
     char a[PATH_MAX], b[PATH_MAX];
     if (realpath(j->o->config, a) && realpath(path, b) && !strcmp(a, b))
         return 0;
@@ -309,7 +295,7 @@ static void emit_start(job *j, int64_t resumed_from)
     wrk_os(os, sizeof os);
     const int64_t total = eng_trainer_total_steps(j->tr);
     wrk_ev ev;
-    wrk_ev_begin(&ev, &j->ev, "start");
+    wrk_ev_begin(&ev, &j->ev, ENG_EV_START);
     wrk_ev_int(&ev, "pid", (int64_t)getpid());
     wrk_ev_str(&ev, "config_id", st->config_id);
     wrk_ev_int(&ev, "step", st->step);
@@ -344,7 +330,7 @@ static void emit_start(job *j, int64_t resumed_from)
 
     const int *w = eng_model_widths(eng_trainer_model(j->tr));
     for (int l = 0; l < j->cfg.model.layers; l++) {
-        wrk_ev_begin(&ev, &j->ev, "layer");
+        wrk_ev_begin(&ev, &j->ev, ENG_EV_LAYER);
         wrk_ev_int(&ev, "step", st->step);
         wrk_ev_int(&ev, "tokens", st->tokens);
         wrk_ev_int(&ev, "layer", l);

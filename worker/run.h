@@ -19,10 +19,7 @@ typedef struct wrk_opts {
     char **argv;
 } wrk_opts;
 
-/* Exit status of the job (0, 1, 2, 3, 4, 5, 6 or 75). */
+/* Exit status of the job: ENG_EXIT_OK, or its failure's (common/failure.h). */
 int wrk_run(const wrk_opts *o);
-
-/* The exit status for an eng_status. */
-int wrk_exit_status(int code);
 
 #endif

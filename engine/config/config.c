@@ -5,7 +5,10 @@
  * the table (so unknown keys are caught with a suggestion), resolution fills
  * what was not given from the scale preset and the global defaults, and both
  * serialisations walk the table in sorted order.  Adding a key means adding a
- * row, a default in resolve(), and a line in docs/config.md. */
+ * row (type, bounds, default and help: the default in code only when it
+ * derives from other keys, in the resolve_<section>() it belongs to) and a
+ * line in docs/config.md, whose type and default tests/engine/config/
+ * test_config.c checks against the row. */
 #include "engine/config/config.h"
 
 #include <inttypes.h>
@@ -15,8 +18,9 @@
 #include <string.h>
 
 #include "engine/config/arch.h"
-#include "engine/config/presets.h"
 #include "common/sha256.h"
+#include "engine/config/presets.h"
+#include "engine/config/suites.h"
 #include "engine/config/taper.h"
 
 /* ------------------------------------------------------------ names */
@@ -36,16 +40,8 @@ const char *eng_schedule_name(int s)
     return s >= 0 && s < ENG_TAPER_COUNT ? SCHEDULE_NAMES[s] : "?";
 }
 
-static int name_index(const char *const *names, int n, const char *s)
-{
-    for (int i = 0; i < n; i++)
-        if (strcmp(names[i], s) == 0)
-            return i;
-    return -1;
-}
-
-int eng_arch_from_name(const char *s) { return name_index(NAMES(ARCH_NAMES), s); }
-int eng_schedule_from_name(const char *s) { return name_index(NAMES(SCHEDULE_NAMES), s); }
+int eng_arch_from_name(const char *s) { return eng_name_find(NAMES(ARCH_NAMES), s); }
+int eng_schedule_from_name(const char *s) { return eng_name_find(NAMES(SCHEDULE_NAMES), s); }
 
 int eng_tokenizer_vocab(const char *t)
 {
@@ -68,24 +64,62 @@ int eng_tokenizer_vocab(const char *t)
 enum ftype { F_INT, F_I64, F_DOUBLE, F_BOOL, F_STR, F_ENUM, F_DLIST, F_SLIST, F_PAIR };
 enum { FLAG_EXEC = 1 }; /* execution setting: not part of the job's identity */
 
+/* One accepted key, after redis's standardConfig: where it goes, what it
+ * accepts, its default and its help.  Defaults: a key not given takes the
+ * scale preset's value when `preset_off` names one and a preset is named,
+ * else the row's default (`def`, `def_str`, `def_nums` or `def_names`; a
+ * zero value when none is written); a key whose default depends on other
+ * keys says how in `derived` and gets it in resolve_<section>() (the
+ * row's default, if any, is then that code's fallback). */
 typedef struct field {
     const char *key;
     int type;
     size_t off;
-    size_t cap;       /* F_STR bytes; F_DLIST/F_SLIST max entries; F_SLIST entry size in cap2 */
+    size_t cap;       /* F_STR bytes; F_DLIST/F_SLIST/F_PAIR max entries; F_SLIST entry size in cap2 */
     size_t cap2;
     size_t count_off; /* lists: offset of the int count */
     double lo, hi;    /* inclusive range; lo_open makes lo exclusive */
     int lo_open;
-    const char *const *names;
+    const char *const *names; /* F_ENUM: the values; F_SLIST: the names it may list (NULL: any) */
     int n_names;
+    const char *(*choice)(size_t i); /* F_STR: the i-th name it may hold (NULL past the end); NULL: any */
     int flags;
     int (*relevant)(const eng_config *c);
+    double def;                   /* F_INT, F_I64, F_DOUBLE, F_BOOL; F_ENUM: index into names */
+    const char *def_str;          /* F_STR; NULL: "" */
+    const double *def_nums;       /* F_PAIR, F_DLIST */
+    int n_def_nums;
+    const char *const *def_names; /* F_SLIST */
+    int n_def_names;
+    size_t preset_off;            /* offset in eng_preset of the preset's value (of the row's C type); 0: none */
+    const char *derived;          /* the default in words when resolve computes it */
     const char *help;
 } field;
 
+/* preset_off 0 means "none": the preset's name is never a key's default */
+_Static_assert(offsetof(eng_preset, name) == 0, "eng_preset.name must come first");
+
 #define OFF(m) offsetof(eng_config, m)
+#define MEMBER(m) (((eng_config *)0)->m)
+#define NELEM(m) (sizeof MEMBER(m) / sizeof MEMBER(m)[0])
 #define BIG 9.0e18
+#define ROW(k, t, m) .key = (k), .type = (t), .off = OFF(m)
+#define INT(k, m, l, h) ROW(k, F_INT, m), .lo = (l), .hi = (h)
+#define I64(k, m, l, h) ROW(k, F_I64, m), .lo = (l), .hi = (h)
+#define NUM(k, m, l, h) ROW(k, F_DOUBLE, m), .lo = (l), .hi = (h)        /* [l, h] */
+#define NUM_ABOVE(k, m, l, h) NUM(k, m, l, h), .lo_open = 1             /* (l, h] */
+#define BOOL(k, m) ROW(k, F_BOOL, m)
+#define STR(k, m) ROW(k, F_STR, m), .cap = sizeof MEMBER(m)
+#define ENUM(k, m, a) ROW(k, F_ENUM, m), .names = (a), .n_names = (int)(sizeof(a) / sizeof(a)[0])
+#define PAIR(k, m, l, h) ROW(k, F_PAIR, m), .cap = NELEM(m), .lo = (l), .hi = (h)
+#define DLIST(k, m, n, l, h) ROW(k, F_DLIST, m), .cap = NELEM(m), .count_off = OFF(n), .lo = (l), .hi = (h)
+#define SLIST(k, m, n) ROW(k, F_SLIST, m), .cap = NELEM(m), .cap2 = sizeof MEMBER(m)[0], .count_off = OFF(n)
+#define NAMES_OF(a, n) .names = (a), .n_names = (n)
+#define DEF_NUMS(...) .def_nums = (const double[]){__VA_ARGS__}, \
+                      .n_def_nums = (int)(sizeof(const double[]){__VA_ARGS__} / sizeof(double))
+#define DEF_NAMES(...) .def_names = (const char *const[]){__VA_ARGS__}, \
+                       .n_def_names = (int)(sizeof(const char *const[]){__VA_ARGS__} / sizeof(const char *))
+#define PRESET(m) .preset_off = offsetof(eng_preset, m)
 
 static int rel_gate(const eng_config *c) { return c->arch == ENG_ARCH_GATED_ATTN; }
 static int rel_ratio(const eng_config *c)
@@ -106,140 +140,147 @@ static int rel_titans_hidden(const eng_config *c)
     return c->arch == ENG_ARCH_TITANS && c->model.titans_mem_depth == 2;
 }
 static int rel_val_fraction(const eng_config *c) { return c->data.val[0] == '\0'; }
-static int has_suite(const eng_config *c, const char *name)
+static int has_suite(const eng_config *c, int suite)
 {
     for (int i = 0; i < c->eval.n_suites; i++)
-        if (!strcmp(c->eval.suites[i], name))
+        if (!strcmp(c->eval.suites[i], eng_suite_names[suite]))
             return 1;
     return 0;
 }
-static int rel_wikitext(const eng_config *c) { return has_suite(c, "wikitext"); }
-static int rel_lambada(const eng_config *c) { return has_suite(c, "lambada"); }
-static int rel_commonsense(const eng_config *c) { return has_suite(c, "commonsense"); }
-static int rel_niah(const eng_config *c) { return has_suite(c, "niah"); }
-static int rel_alignment(const eng_config *c) { return has_suite(c, "alignment"); }
-static int rel_eval_batch(const eng_config *c) { return c->eval.n_suites > has_suite(c, "val"); }
-static const char *const COMMONSENSE_TASKS[] = {"piqa", "hellaswag", "winogrande", "arc_easy",
-                                                "arc_challenge", "siqa", "boolq", "openbookqa"};
-static const char *const NIAH_TASKS[] = {"s_niah_1", "s_niah_2", "s_niah_3"};
+static int rel_wikitext(const eng_config *c) { return has_suite(c, ENG_SUITE_WIKITEXT); }
+static int rel_lambada(const eng_config *c) { return has_suite(c, ENG_SUITE_LAMBADA); }
+static int rel_commonsense(const eng_config *c) { return has_suite(c, ENG_SUITE_COMMONSENSE); }
+static int rel_niah(const eng_config *c) { return has_suite(c, ENG_SUITE_NIAH); }
+static int rel_alignment(const eng_config *c) { return has_suite(c, ENG_SUITE_ALIGNMENT); }
+static int rel_eval_batch(const eng_config *c) { return c->eval.n_suites > has_suite(c, ENG_SUITE_VAL); }
+static const char *preset_name(size_t i)
+{
+    const eng_preset *p = eng_preset_at(i);
+    return p ? p->name : NULL;
+}
 
+/* Sorted by key: the order of --config-keys and of "expected one of" lists. */
 static const field FIELDS[] = {
-    {"arch", F_ENUM, OFF(arch), 0, 0, 0, 0, 0, 0, NAMES(ARCH_NAMES), 0, NULL, "token mixer"},
-    {"data.train", F_STR, OFF(data.train), ENG_PATH_MAX, 0, 0, 0, 0, 0, NULL, 0, 0, NULL,
-     "training shards: a .tlmtok file or a folder of them"},
-    {"data.val", F_STR, OFF(data.val), ENG_PATH_MAX, 0, 0, 0, 0, 0, NULL, 0, 0, NULL,
-     "validation shards (empty: split from data.train)"},
-    {"data.val_fraction", F_DOUBLE, OFF(data.val_fraction), 0, 0, 0, 0, 0.5, 1, NULL, 0, 0, rel_val_fraction,
-     "share of data.train held out for validation when data.val is empty"},
-    {"eval.alignment.ids", F_STR, OFF(eval.alignment_ids), ENG_PATH_MAX, 0, 0, 0, 0, 0, NULL, 0, FLAG_EXEC,
-     rel_alignment, "alignment: token ids (whitespace-separated) instead of eval.alignment.text"},
-    {"eval.alignment.text", F_STR, OFF(eval.alignment_text), ENG_PATH_MAX, 0, 0, 0, 0, 0, NULL, 0, FLAG_EXEC,
-     rel_alignment, "alignment: text file whose first eval.alignment.tokens tokens are analysed"},
-    {"eval.alignment.tokens", F_I64, OFF(eval.alignment_tokens), 0, 0, 0, 1, 1 << 24, 0, NULL, 0, FLAG_EXEC,
-     rel_alignment, "alignment: tokens averaged over (the paper: 2048)"},
-    {"eval.batch", F_INT, OFF(eval.batch), 0, 0, 0, 0, 4096, 0, NULL, 0, FLAG_EXEC, rel_eval_batch,
-     "evaluation suites: sequences per forward pass (0: automatic)"},
-    {"eval.commonsense", F_STR, OFF(eval.commonsense), ENG_PATH_MAX, 0, 0, 0, 0, 0, NULL, 0, FLAG_EXEC,
-     rel_commonsense, "commonsense: folder of the task files (piqa.jsonl, hellaswag.jsonl, ...)"},
-    {"eval.commonsense_tasks", F_SLIST, OFF(eval.commonsense_tasks), ENG_MAX_SUITES, ENG_NAME_MAX,
-     OFF(eval.n_commonsense_tasks), 0, 0, 0, NULL, 0, FLAG_EXEC, rel_commonsense,
-     "commonsense: tasks to run (default all: piqa, hellaswag, winogrande, arc_easy, arc_challenge, siqa, boolq, "
-     "openbookqa)"},
-    {"eval.every_tokens", F_I64, OFF(eval.every_tokens), 0, 0, 0, 0, BIG, 0, NULL, 0, 0, NULL,
-     "evaluate every this many training tokens (0: only at the end)"},
-    {"eval.lambada", F_STR, OFF(eval.lambada), ENG_PATH_MAX, 0, 0, 0, 0, 0, NULL, 0, FLAG_EXEC, rel_lambada,
-     "lambada: LAMBADA (OpenAI) JSONL file"},
-    {"eval.niah.haystack", F_STR, OFF(eval.niah_haystack), ENG_PATH_MAX, 0, 0, 0, 0, 0, NULL, 0, FLAG_EXEC,
-     rel_niah, "niah: text file the S-NIAH-2/3 haystacks are cut from"},
-    {"eval.niah.lengths", F_DLIST, OFF(eval.niah_lengths), ENG_MAX_SUITES, 0, OFF(eval.n_niah_lengths), 16,
-     1 << 24, 0, NULL, 0, FLAG_EXEC, rel_niah, "niah: context lengths in tokens (default [train.seq_len])"},
-    {"eval.niah.n", F_INT, OFF(eval.niah_n), 0, 0, 0, 1, 100000, 0, NULL, 0, FLAG_EXEC, rel_niah,
-     "niah: items per task and length"},
-    {"eval.niah.seed", F_I64, OFF(eval.niah_seed), 0, 0, 0, 0, (double)ENG_SEED_MAX, 0, NULL, 0, FLAG_EXEC, rel_niah,
-     "niah: seed of the generated items (same seed, same prompts)"},
-    {"eval.niah.tasks", F_SLIST, OFF(eval.niah_tasks), ENG_MAX_SUITES, ENG_NAME_MAX, OFF(eval.n_niah_tasks), 0, 0,
-     0, NULL, 0, FLAG_EXEC, rel_niah, "niah: tasks (default s_niah_1, s_niah_2, s_niah_3)"},
-    {"eval.suites", F_SLIST, OFF(eval.suites), ENG_MAX_SUITES, ENG_NAME_MAX, OFF(eval.n_suites), 0, 0, 0, NULL,
-     0, 0, NULL, "evaluation suites: val, wikitext, lambada, commonsense, niah, alignment"},
-    {"eval.val_tokens", F_I64, OFF(eval.val_tokens), 0, 0, 0, 1, BIG, 0, NULL, 0, 0, NULL,
-     "validation tokens scored per evaluation"},
-    {"eval.wikitext", F_STR, OFF(eval.wikitext), ENG_PATH_MAX, 0, 0, 0, 0, 0, NULL, 0, FLAG_EXEC, rel_wikitext,
-     "wikitext: raw WikiText file (wiki.test.raw of wikitext-2-raw-v1)"},
-    {"model.d_ff", F_INT, OFF(model.d_ff), 0, 0, 0, 1, 1 << 20, 0, NULL, 0, 0, NULL,
-     "uniform MLP width d_base (the taper redistributes it)"},
-    {"model.d_model", F_INT, OFF(model.d_model), 0, 0, 0, 1, 1 << 16, 0, NULL, 0, 0, NULL, "residual width"},
-    {"model.gate", F_ENUM, OFF(model.gate), 0, 0, 0, 0, 0, 0, NAMES(GATE_NAMES), 0, rel_gate,
-     "gated_attn: one gate per channel (elementwise) or per head (headwise)"},
-    {"model.hope.chunks", F_DLIST, OFF(model.hope_chunks), ENG_HOPE_MAX_LEVELS, 0, OFF(model.n_hope_chunks), 1,
-     1e6, 0, NULL, 0, 0, rel_hope,
-     "hope_attn: optimizer steps between updates of each CMS level, fastest first (default 1, 4, 16, ...: 4^i)"},
-    {"model.hope.levels", F_INT, OFF(model.hope_levels), 0, 0, 0, 1, ENG_HOPE_MAX_LEVELS, 0, NULL, 0, 0, rel_hope,
-     "hope_attn: MLP levels per layer; their widths split the layer's d_ff (default 3)"},
-    {"model.heads", F_INT, OFF(model.heads), 0, 0, 0, 1, 4096, 0, NULL, 0, 0, NULL, "attention heads"},
-    {"model.init_std", F_DOUBLE, OFF(model.init_std), 0, 0, 0, 0, 1, 1, NULL, 0, 0, NULL,
-     "standard deviation of the weight initialisation"},
-    {"model.kv_heads", F_INT, OFF(model.kv_heads), 0, 0, 0, 1, 4096, 0, NULL, 0, 0, NULL,
-     "key/value heads (fewer than heads: grouped-query attention)"},
-    {"model.layers", F_INT, OFF(model.layers), 0, 0, 0, 1, ENG_MAX_LAYERS, 0, NULL, 0, 0, NULL, "blocks"},
-    {"model.norm_eps", F_DOUBLE, OFF(model.norm_eps), 0, 0, 0, 0, 1, 1, NULL, 0, 0, NULL, "RMSNorm epsilon"},
-    {"model.rope_theta", F_DOUBLE, OFF(model.rope_theta), 0, 0, 0, 1, 1e9, 0, NULL, 0, 0, NULL, "RoPE base"},
-    {"model.tied", F_BOOL, OFF(model.tied), 0, 0, 0, 0, 0, 0, NULL, 0, 0, NULL,
-     "share the embedding with the LM head"},
-    {"model.titans.chunk", F_INT, OFF(model.titans_chunk), 0, 0, 0, 1, 512, 0, NULL, 0, 0, rel_titans,
-     "titans: memory update chunk in tokens; a chunk's gradients are all taken at its start weights (default 16)"},
-    {"model.titans.max_lr", F_DOUBLE, OFF(model.titans_max_lr), 0, 0, 0, 0, 100, 1, NULL, 0, 0, rel_titans,
-     "titans: the memory's learning rate is max_lr * sigmoid(x w + b) per token and head (default 0.01)"},
-    {"model.titans.mem_depth", F_INT, OFF(model.titans_mem_depth), 0, 0, 0, 1, 2, 0, NULL, 0, 0, rel_titans,
-     "titans: memory MLP depth, 1 (linear) or 2 (default)"},
-    {"model.titans.mem_hidden", F_INT, OFF(model.titans_mem_hidden), 0, 0, 0, 1, 1 << 16, 0, NULL, 0, 0,
-     rel_titans_hidden, "titans: hidden width of the depth-2 memory (default 2 x head size)"},
-    {"model.titans.persistent", F_INT, OFF(model.titans_persistent), 0, 0, 0, 0, 1024, 0, NULL, 0, 0, rel_titans,
-     "titans: persistent memory entries per layer, attended by every query (default 4)"},
-    {"model.titans.variant", F_ENUM, OFF(model.titans_variant), 0, 0, 0, 0, 0, 0, NAMES(TITANS_VARIANTS), 0,
-     rel_titans, "titans: mag (memory as a gate, default) or mal (memory as a layer)"},
-    {"model.titans.window", F_INT, OFF(model.titans_window), 0, 0, 0, 1, 1 << 24, 0, NULL, 0, 0, rel_titans,
-     "titans: sliding-window attention width, the query included (default 512)"},
-    {"model.vocab", F_INT, OFF(model.vocab), 0, 0, 0, 2, 1 << 24, 0, NULL, 0, 0, NULL,
-     "embedding rows (default: the tokenizer's vocabulary)"},
-    {"scale", F_STR, OFF(scale), ENG_NAME_MAX, 0, 0, 0, 0, 0, NULL, 0, 0, NULL,
-     "preset: 1m, 3m, 5m, 10m, 20m, 440m, 760m, 1.3b"},
-    {"seed", F_I64, OFF(seed), 0, 0, 0, 0, (double)ENG_SEED_MAX, 0, NULL, 0, 0, NULL,
-     "initialisation and data-order seed"},
-    {"taper.groups", F_DLIST, OFF(taper.groups), ENG_MAX_GROUPS, 0, OFF(taper.n_groups), 0, 100, 1, NULL, 0, 0,
-     rel_groups, "blocks: width multiplier per equal group of layers, e.g. [1.5, 1.0, 0.5]"},
-    {"taper.k", F_DOUBLE, OFF(taper.k), 0, 0, 0, 0, 1000, 1, NULL, 0, 0, rel_k, "sigmoid steepness"},
-    {"taper.multiple", F_INT, OFF(taper.multiple), 0, 0, 0, 1, 4096, 0, NULL, 0, 0, rel_multiple,
-     "every width is a multiple of this"},
-    {"taper.ratio", F_PAIR, OFF(taper.ratio), 2, 0, 0, 0, 100, 0, NULL, 0, 0, rel_ratio,
-     "[start, end] as multiples of d_base, e.g. [1.5, 0.5]"},
-    {"taper.schedule", F_ENUM, OFF(taper.schedule), 0, 0, 0, 0, 0, 0, NAMES(SCHEDULE_NAMES), 0, NULL,
-     "MLP width across depth"},
-    {"tokenizer", F_STR, OFF(tokenizer), ENG_PATH_MAX, 0, 0, 0, 0, 0, NULL, 0, 0, NULL,
-     "bytes, llama3, llama2, bpeN (a trained BPE of N ids) or a tokenizer file"},
-    {"train.adam_eps", F_DOUBLE, OFF(train.adam_eps), 0, 0, 0, 0, 1, 1, NULL, 0, 0, NULL, "AdamW epsilon"},
-    {"train.batch_tokens", F_I64, OFF(train.batch_tokens), 0, 0, 0, 1, BIG, 0, NULL, 0, 0, NULL,
-     "tokens per optimizer step"},
-    {"train.beta1", F_DOUBLE, OFF(train.beta1), 0, 0, 0, 0, 0.999999, 0, NULL, 0, 0, NULL, "AdamW beta1"},
-    {"train.beta2", F_DOUBLE, OFF(train.beta2), 0, 0, 0, 0, 0.999999, 0, NULL, 0, 0, NULL, "AdamW beta2"},
-    {"train.ckpt_every_tokens", F_I64, OFF(train.ckpt_every_tokens), 0, 0, 0, 0, BIG, 0, NULL, 0, FLAG_EXEC, NULL,
-     "checkpoint every this many tokens (0: at the end and on signals only)"},
-    {"train.grad_clip", F_DOUBLE, OFF(train.grad_clip), 0, 0, 0, 0, 1e6, 0, NULL, 0, 0, NULL,
-     "global gradient-norm clip (0: off)"},
-    {"train.keep_checkpoints", F_INT, OFF(train.keep_checkpoints), 0, 0, 0, 1, 1000, 0, NULL, 0, FLAG_EXEC, NULL,
-     "checkpoints kept on disk"},
-    {"train.log_every", F_INT, OFF(train.log_every), 0, 0, 0, 1, 1 << 30, 0, NULL, 0, FLAG_EXEC, NULL,
-     "steps between step events"},
-    {"train.lr", F_DOUBLE, OFF(train.lr), 0, 0, 0, 0, 10, 1, NULL, 0, 0, NULL, "peak learning rate"},
-    {"train.micro_batch", F_INT, OFF(train.micro_batch), 0, 0, 0, 0, 1 << 20, 0, NULL, 0, FLAG_EXEC, NULL,
-     "sequences per forward pass (0: automatic); gradients accumulate to batch_tokens"},
-    {"train.min_lr_ratio", F_DOUBLE, OFF(train.min_lr_ratio), 0, 0, 0, 0, 1, 0, NULL, 0, 0, NULL,
-     "cosine schedule floor as a fraction of lr"},
-    {"train.seq_len", F_INT, OFF(train.seq_len), 0, 0, 0, 2, 1 << 20, 0, NULL, 0, 0, NULL, "sequence length"},
-    {"train.tokens", F_I64, OFF(train.tokens), 0, 0, 0, 1, BIG, 0, NULL, 0, 0, NULL, "training tokens"},
-    {"train.warmup_tokens", F_I64, OFF(train.warmup_tokens), 0, 0, 0, 0, BIG, 0, NULL, 0, 0, NULL,
-     "linear warm-up length in tokens"},
-    {"train.weight_decay", F_DOUBLE, OFF(train.weight_decay), 0, 0, 0, 0, 10, 0, NULL, 0, 0, NULL,
-     "decoupled weight decay (not applied to norms and gains)"},
+    {ENUM("arch", arch, ARCH_NAMES), .def = ENG_ARCH_TRANSFORMER, .help = "token mixer"},
+    {STR("data.train", data.train), .help = "training shards: a .tlmtok file or a folder of them"},
+    {STR("data.val", data.val), .help = "validation shards (empty: split from data.train)"},
+    {NUM_ABOVE("data.val_fraction", data.val_fraction, 0, 0.5), .def = 0.05, .relevant = rel_val_fraction,
+     .help = "share of data.train held out for validation when data.val is empty"},
+    {STR("eval.alignment.ids", eval.alignment_ids), .flags = FLAG_EXEC, .relevant = rel_alignment,
+     .help = "alignment: token ids (whitespace-separated) instead of eval.alignment.text"},
+    {STR("eval.alignment.text", eval.alignment_text), .flags = FLAG_EXEC, .relevant = rel_alignment,
+     .help = "alignment: text file whose first eval.alignment.tokens tokens are analysed"},
+    {I64("eval.alignment.tokens", eval.alignment_tokens, 1, 1 << 24), .def = 2048, .flags = FLAG_EXEC,
+     .relevant = rel_alignment, .help = "alignment: tokens averaged over (the paper: 2048)"},
+    {INT("eval.batch", eval.batch, 0, 4096), .flags = FLAG_EXEC, .relevant = rel_eval_batch,
+     .help = "evaluation suites: sequences per forward pass (0: automatic)"},
+    {STR("eval.commonsense", eval.commonsense), .flags = FLAG_EXEC, .relevant = rel_commonsense,
+     .help = "commonsense: folder of the task files (piqa.jsonl, hellaswag.jsonl, ...)"},
+    {SLIST("eval.commonsense_tasks", eval.commonsense_tasks, eval.n_commonsense_tasks),
+     NAMES_OF(eng_commonsense_names, ENG_CS_COUNT), .def_names = eng_commonsense_names,
+     .n_def_names = ENG_CS_COUNT, .flags = FLAG_EXEC, .relevant = rel_commonsense,
+     .help = "commonsense: tasks to run"},
+    {I64("eval.every_tokens", eval.every_tokens, 0, BIG), PRESET(eval_every_tokens),
+     .derived = "preset, else train.tokens / 10",
+     .help = "evaluate every this many training tokens (0: only at the end)"},
+    {STR("eval.lambada", eval.lambada), .flags = FLAG_EXEC, .relevant = rel_lambada,
+     .help = "lambada: LAMBADA (OpenAI) JSONL file"},
+    {STR("eval.niah.haystack", eval.niah_haystack), .flags = FLAG_EXEC, .relevant = rel_niah,
+     .help = "niah: text file the S-NIAH-2/3 haystacks are cut from"},
+    {DLIST("eval.niah.lengths", eval.niah_lengths, eval.n_niah_lengths, 16, 1 << 24), .flags = FLAG_EXEC,
+     .relevant = rel_niah, .derived = "[train.seq_len]", .help = "niah: context lengths in tokens"},
+    {INT("eval.niah.n", eval.niah_n, 1, 100000), .def = 20, .flags = FLAG_EXEC, .relevant = rel_niah,
+     .help = "niah: items per task and length"},
+    {I64("eval.niah.seed", eval.niah_seed, 0, (double)ENG_SEED_MAX), .flags = FLAG_EXEC, .relevant = rel_niah,
+     .help = "niah: seed of the generated items (same seed, same prompts)"},
+    {SLIST("eval.niah.tasks", eval.niah_tasks, eval.n_niah_tasks), NAMES_OF(eng_niah_names, ENG_NIAH_COUNT),
+     .def_names = eng_niah_names, .n_def_names = ENG_NIAH_COUNT, .flags = FLAG_EXEC, .relevant = rel_niah,
+     .help = "niah: tasks"},
+    {SLIST("eval.suites", eval.suites, eval.n_suites), NAMES_OF(eng_suite_names, ENG_SUITE_COUNT),
+     DEF_NAMES("val"), .help = "evaluation suites"},
+    {I64("eval.val_tokens", eval.val_tokens, 1, BIG), PRESET(val_tokens), .derived = "preset, else 32 x train.seq_len",
+     .help = "validation tokens scored per evaluation"},
+    {STR("eval.wikitext", eval.wikitext), .flags = FLAG_EXEC, .relevant = rel_wikitext,
+     .help = "wikitext: raw WikiText file (wiki.test.raw of wikitext-2-raw-v1)"},
+    {INT("model.d_ff", model.d_ff, 1, 1 << 20), PRESET(d_ff), .derived = "preset; required without scale",
+     .help = "uniform MLP width d_base (the taper redistributes it)"},
+    {INT("model.d_model", model.d_model, 1, 1 << 16), PRESET(d_model), .derived = "preset; required without scale",
+     .help = "residual width"},
+    {ENUM("model.gate", model.gate, GATE_NAMES), .def = ENG_GATE_ELEMENTWISE, .relevant = rel_gate,
+     .help = "gated_attn: one gate per channel (elementwise) or per head (headwise)"},
+    {DLIST("model.hope.chunks", model.hope_chunks, model.n_hope_chunks, 1, 1e6), .relevant = rel_hope,
+     .derived = "[1, 4, 16, ...] (4^i)",
+     .help = "hope_attn: optimizer steps between updates of each CMS level, fastest first"},
+    {INT("model.hope.levels", model.hope_levels, 1, ENG_HOPE_MAX_LEVELS), .def = 3, .relevant = rel_hope,
+     .help = "hope_attn: MLP levels per layer (as many as model.hope.chunks lists, when given); their widths split "
+             "the layer's d_ff"},
+    {INT("model.heads", model.heads, 1, 4096), PRESET(heads), .derived = "preset; required without scale",
+     .help = "attention heads"},
+    {NUM_ABOVE("model.init_std", model.init_std, 0, 1), .def = 0.02,
+     .help = "standard deviation of the weight initialisation"},
+    {INT("model.kv_heads", model.kv_heads, 1, 4096), .derived = "model.heads",
+     .help = "key/value heads (fewer than heads: grouped-query attention)"},
+    {INT("model.layers", model.layers, 1, ENG_MAX_LAYERS), PRESET(layers), .derived = "preset; required without scale",
+     .help = "blocks"},
+    {NUM_ABOVE("model.norm_eps", model.norm_eps, 0, 1), .def = 1e-5, .help = "RMSNorm epsilon"},
+    {NUM("model.rope_theta", model.rope_theta, 1, 1e9), .def = 10000, .help = "RoPE base"},
+    {BOOL("model.tied", model.tied), .def = 1, PRESET(tied), .help = "share the embedding with the LM head"},
+    {INT("model.titans.chunk", model.titans_chunk, 1, 512), .def = 16, .relevant = rel_titans,
+     .help = "titans: memory update chunk in tokens; a chunk's gradients are all taken at its start weights"},
+    /* 0.002, not the Titans paper's 0.01: a chunk sums `chunk` inner gradients (docs/titans.md) */
+    {NUM_ABOVE("model.titans.max_lr", model.titans_max_lr, 0, 100), .def = 0.002, .relevant = rel_titans,
+     .help = "titans: the memory's learning rate is max_lr * sigmoid(x w + b) per token and head"},
+    {INT("model.titans.mem_depth", model.titans_mem_depth, 1, 2), .def = 2, .relevant = rel_titans,
+     .help = "titans: memory MLP depth, 1 (linear) or 2 (a SiLU hidden layer)"},
+    {INT("model.titans.mem_hidden", model.titans_mem_hidden, 1, 1 << 16), .relevant = rel_titans_hidden,
+     .derived = "2 x head size", .help = "titans: hidden width of the depth-2 memory"},
+    {INT("model.titans.persistent", model.titans_persistent, 0, 1024), .def = 4, .relevant = rel_titans,
+     .help = "titans: persistent memory entries per layer, attended by every query"},
+    {ENUM("model.titans.variant", model.titans_variant, TITANS_VARIANTS), .def = ENG_TITANS_MAG,
+     .relevant = rel_titans, .help = "titans: mag (memory as a gate) or mal (memory as a layer)"},
+    {INT("model.titans.window", model.titans_window, 1, 1 << 24), .def = 512, .relevant = rel_titans,
+     .help = "titans: sliding-window attention width, the query included"},
+    {INT("model.vocab", model.vocab, 2, 1 << 24), .derived = "the tokenizer's",
+     .help = "embedding rows (at least the tokenizer's vocabulary)"},
+    {STR("scale", scale), .choice = preset_name, .derived = "custom (no preset)", .help = "preset"},
+    {I64("seed", seed, 0, (double)ENG_SEED_MAX), .help = "initialisation and data-order seed"},
+    {DLIST("taper.groups", taper.groups, taper.n_groups, 0, 100), .lo_open = 1, .relevant = rel_groups,
+     .derived = "none; required with schedule blocks",
+     .help = "blocks: width multiplier per equal group of layers, e.g. [1.5, 1.0, 0.5]"},
+    {NUM_ABOVE("taper.k", taper.k, 0, 1000), .def = 10, .relevant = rel_k, .help = "sigmoid steepness"},
+    {INT("taper.multiple", taper.multiple, 1, 4096), .def = 16, .relevant = rel_multiple,
+     .help = "every width is a multiple of this"},
+    {PAIR("taper.ratio", taper.ratio, 0, 100), DEF_NUMS(1.5, 0.5), .relevant = rel_ratio,
+     .help = "[start, end] as multiples of d_base, e.g. [1.5, 0.5]"},
+    {ENUM("taper.schedule", taper.schedule, SCHEDULE_NAMES), .def = ENG_TAPER_UNIFORM,
+     .help = "MLP width across depth"},
+    {STR("tokenizer", tokenizer), .def_str = "bytes", PRESET(tokenizer),
+     .help = "bytes, llama3, llama2, bpeN (a trained BPE of N ids) or a tokenizer file"},
+    {NUM_ABOVE("train.adam_eps", train.adam_eps, 0, 1), .def = 1e-8, .help = "AdamW epsilon"},
+    {I64("train.batch_tokens", train.batch_tokens, 1, BIG), PRESET(batch_tokens),
+     .derived = "preset, else 16 x train.seq_len", .help = "tokens per optimizer step"},
+    {NUM("train.beta1", train.beta1, 0, 0.999999), .def = 0.9, .help = "AdamW beta1"},
+    {NUM("train.beta2", train.beta2, 0, 0.999999), .def = 0.95, .help = "AdamW beta2"},
+    {I64("train.ckpt_every_tokens", train.ckpt_every_tokens, 0, BIG), .flags = FLAG_EXEC,
+     .derived = "eval.every_tokens", .help = "checkpoint every this many tokens (0: at the end and on signals only)"},
+    {NUM("train.grad_clip", train.grad_clip, 0, 1e6), .def = 1.0, .help = "global gradient-norm clip (0: off)"},
+    {INT("train.keep_checkpoints", train.keep_checkpoints, 1, 1000), .def = 2, .flags = FLAG_EXEC,
+     .help = "checkpoints kept on disk"},
+    {INT("train.log_every", train.log_every, 1, 1 << 30), .def = 10, .flags = FLAG_EXEC,
+     .help = "steps between step events"},
+    {NUM_ABOVE("train.lr", train.lr, 0, 10), .def = 4e-4, .help = "peak learning rate"},
+    {INT("train.micro_batch", train.micro_batch, 0, 1 << 20), .flags = FLAG_EXEC,
+     .derived = "automatic: the largest divisor of a batch's sequences that keeps a pass at 64K tokens",
+     .help = "sequences per forward pass (0: automatic); gradients accumulate to batch_tokens"},
+    {NUM("train.min_lr_ratio", train.min_lr_ratio, 0, 1), .def = 0.1,
+     .help = "cosine schedule floor as a fraction of lr"},
+    {INT("train.seq_len", train.seq_len, 2, 1 << 20), .def = 256, PRESET(seq_len), .help = "sequence length"},
+    {I64("train.tokens", train.tokens, 1, BIG), PRESET(tokens), .derived = "preset; required without scale",
+     .help = "training tokens"},
+    {I64("train.warmup_tokens", train.warmup_tokens, 0, BIG), PRESET(warmup_tokens),
+     .derived = "preset, else train.tokens / 20", .help = "linear warm-up length in tokens"},
+    {NUM("train.weight_decay", train.weight_decay, 0, 10), .def = 0.1,
+     .help = "decoupled weight decay (not applied to norms and gains)"},
 };
 #define NFIELDS (sizeof FIELDS / sizeof FIELDS[0])
 
@@ -350,7 +391,7 @@ static int set_field(parse_ctx *px, const field *f, const cfg_node *v, eng_err *
             return cfg_errf(e, v, "%s: expected one of %s, got %s", what, list, cfg_describe(v));
         if (cfg_get_string(v, what, s, sizeof s, e))
             return ENG_ECONFIG;
-        int idx = name_index(f->names, f->n_names, s);
+        int idx = eng_name_find(f->names, f->n_names, s);
         if (idx < 0)
             return cfg_errf(e, v, "%s: '%s' is not one of %s", what, s, list);
         *(int *)p = idx;
@@ -429,50 +470,187 @@ static int walk(parse_ctx *px, const cfg_node *map, const char *prefix, eng_err 
 #define GIVEN(px, key) (px->given[field_find(key) - FIELDS])
 #define NODE(px, key) (px->node[field_find(key) - FIELDS])
 
-/* titans: defaults of the model.titans keys, refused for other
- * architectures (docs/titans.md). */
-static int resolve_titans(parse_ctx *px, eng_err *e)
+/* Keys that belong to one architecture take their defaults only with it
+ * (they stay zero otherwise, as the canonical form leaves them out). */
+static const struct {
+    const char *prefix;
+    int arch;
+} ARCH_KEYS[] = {{"model.hope.", ENG_ARCH_HOPE_ATTN}, {"model.titans.", ENG_ARCH_TITANS}};
+
+static int in_section(const field *f, const char *prefix) { return !strncmp(f->key, prefix, strlen(prefix)); }
+
+static int for_arch(const field *f, int arch)
+{
+    for (size_t i = 0; i < sizeof ARCH_KEYS / sizeof ARCH_KEYS[0]; i++)
+        if (in_section(f, ARCH_KEYS[i].prefix))
+            return ARCH_KEYS[i].arch == arch;
+    return 1;
+}
+
+/* The row's default into the config (a zero default is already there). */
+static void set_default(eng_config *c, const field *f)
+{
+    char *p = (char *)c + f->off;
+    switch (f->type) {
+    case F_INT:
+    case F_BOOL:
+    case F_ENUM: *(int *)p = (int)f->def; break;
+    case F_I64: *(int64_t *)p = (int64_t)f->def; break;
+    case F_DOUBLE: *(double *)p = f->def; break;
+    case F_STR: snprintf(p, f->cap, "%s", f->def_str ? f->def_str : ""); break;
+    case F_PAIR:
+    case F_DLIST:
+        for (int i = 0; i < f->n_def_nums; i++)
+            ((double *)p)[i] = f->def_nums[i];
+        if (f->type == F_DLIST)
+            *(int *)((char *)c + f->count_off) = f->n_def_nums;
+        break;
+    case F_SLIST:
+        for (int i = 0; i < f->n_def_names; i++)
+            snprintf(p + (size_t)i * f->cap2, f->cap2, "%s", f->def_names[i]);
+        *(int *)((char *)c + f->count_off) = f->n_def_names;
+        break;
+    }
+}
+
+/* The preset's value of the row (its member has the row's C type). */
+static void set_from_preset(eng_config *c, const field *f, const eng_preset *p)
+{
+    char *dst = (char *)c + f->off;
+    const char *src = (const char *)p + f->preset_off;
+    if (f->type == F_STR)
+        snprintf(dst, f->cap, "%s", *(const char *const *)src);
+    else if (f->type == F_I64)
+        *(int64_t *)dst = *(const int64_t *)src;
+    else
+        *(int *)dst = *(const int *)src;
+}
+
+/* Every key not given takes the preset's value or the row's default;
+ * derived defaults are the sections' below. */
+static void apply_defaults(parse_ctx *px, const eng_preset *p)
+{
+    for (size_t i = 0; i < NFIELDS; i++) {
+        const field *f = &FIELDS[i];
+        if (px->given[i] || !for_arch(f, px->cfg->arch))
+            continue;
+        if (p && f->preset_off)
+            set_from_preset(px->cfg, f, p);
+        else if (!f->derived)
+            set_default(px->cfg, f);
+    }
+}
+
+/* scale: the preset named (NULL for none, "custom"), or the keys that
+ * must then be given. */
+static int resolve_scale(parse_ctx *px, const eng_preset **out, eng_err *e)
+{
+    eng_config *c = px->cfg;
+    *out = NULL;
+    /* "custom" is what eng_config_json writes for a config without a preset:
+     * it must read back (tlmd hands workers that JSON) */
+    if (GIVEN(px, "scale") && strcmp(c->scale, "custom") != 0) {
+        if (!(*out = eng_preset_find(c->scale))) {
+            char list[256] = "";
+            for (size_t i = 0; preset_name(i); i++) {
+                size_t len = strlen(list);
+                snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", preset_name(i));
+            }
+            return cfg_errf(e, NODE(px, "scale"), "scale: unknown preset '%s' (expected one of: %s)", c->scale,
+                            list);
+        }
+        return 0;
+    }
+    strcpy(c->scale, "custom");
+    static const char *const need[] = {"model.d_model", "model.layers", "model.heads", "model.d_ff"};
+    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
+        if (!GIVEN(px, need[i]))
+            return cfg_errf(e, px->root,
+                            "%s is required when no scale preset is named (or set scale: 1m, 440m, ...)", need[i]);
+    return 0;
+}
+
+/* model: key/value heads, the vocabulary from the tokenizer, and a shape
+ * the attention can take. */
+static int resolve_model(parse_ctx *px, eng_err *e)
 {
     eng_config *c = px->cfg;
     eng_model_cfg *m = &c->model;
-    static const char *const keys[] = {"model.titans.chunk",      "model.titans.max_lr",  "model.titans.mem_depth",
-                                       "model.titans.mem_hidden", "model.titans.persistent", "model.titans.variant",
-                                       "model.titans.window"};
-    if (c->arch != ENG_ARCH_TITANS) {
-        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-            if (GIVEN(px, keys[i]))
-                return cfg_errf(e, NODE(px, keys[i]), "%s: only used with arch titans (arch is %s)", keys[i],
-                                eng_arch_name(c->arch));
-        return 0;
+    if (!GIVEN(px, "model.kv_heads"))
+        m->kv_heads = m->heads;
+    if (!c->tokenizer[0])
+        return cfg_errf(e, NODE(px, "tokenizer"), "tokenizer: must not be empty");
+    int tv = eng_tokenizer_vocab(c->tokenizer);
+    if (!GIVEN(px, "model.vocab")) {
+        if (!tv)
+            return cfg_errf(e, NODE(px, "tokenizer"),
+                            "model.vocab is required with tokenizer '%s' (its size is not known from the name)",
+                            c->tokenizer);
+        m->vocab = tv;
+    } else if (tv && m->vocab < tv) {
+        return cfg_errf(e, NODE(px, "model.vocab"), "model.vocab: %d is smaller than tokenizer '%s' (%d ids)",
+                        m->vocab, c->tokenizer, tv);
     }
-    if (!GIVEN(px, "model.titans.variant"))
-        m->titans_variant = ENG_TITANS_MAG;
-    if (!GIVEN(px, "model.titans.window"))
-        m->titans_window = 512;
-    if (!GIVEN(px, "model.titans.persistent"))
-        m->titans_persistent = 4;
-    if (!GIVEN(px, "model.titans.chunk"))
-        m->titans_chunk = 16;
-    if (!GIVEN(px, "model.titans.mem_depth"))
-        m->titans_mem_depth = 2;
-    if (!GIVEN(px, "model.titans.max_lr"))
-        m->titans_max_lr = 0.002;
-    if (m->titans_mem_depth != 2 && GIVEN(px, "model.titans.mem_hidden"))
-        return cfg_errf(e, NODE(px, "model.titans.mem_hidden"),
-                        "model.titans.mem_hidden: only used with mem_depth 2 (mem_depth is %d)", m->titans_mem_depth);
-    if (!GIVEN(px, "model.titans.mem_hidden"))
-        m->titans_mem_hidden = m->titans_mem_depth == 2 ? 2 * (m->d_model / m->heads) : 0;
+    if (m->d_model % m->heads)
+        return cfg_errf(e, GIVEN(px, "model.heads") ? NODE(px, "model.heads") : NODE(px, "model.d_model"),
+                        "model.heads: %d does not divide d_model %d", m->heads, m->d_model);
+    if ((m->d_model / m->heads) % 2)
+        return cfg_errf(e, NODE(px, "model.heads"), "model.heads: head size %d must be even for RoPE",
+                        m->d_model / m->heads);
+    if (m->kv_heads > m->heads || m->heads % m->kv_heads)
+        return cfg_errf(e, NODE(px, "model.kv_heads"), "model.kv_heads: %d must divide heads (%d)", m->kv_heads,
+                        m->heads);
+    if (c->arch == ENG_ARCH_GATED_ATTN && m->gate == ENG_GATE_HEADWISE && m->heads < 1)
+        return cfg_errf(e, NODE(px, "model.gate"), "model.gate: headwise needs heads");
+    return 0;
+}
+
+/* taper: the keys of the schedule chosen, and widths it can honour. */
+static int resolve_taper(parse_ctx *px, eng_err *e)
+{
+    eng_config *c = px->cfg;
+    if (c->taper.schedule == ENG_TAPER_BLOCKS && !GIVEN(px, "taper.groups"))
+        return cfg_errf(e, NODE(px, "taper.schedule"),
+                        "taper.groups is required with schedule blocks (e.g. [1.5, 1.0, 0.5] for wider-early)");
+    if (c->taper.schedule != ENG_TAPER_BLOCKS && GIVEN(px, "taper.groups"))
+        return cfg_errf(e, NODE(px, "taper.groups"), "taper.groups: only used with schedule blocks (schedule is %s)",
+                        eng_schedule_name(c->taper.schedule));
+    if (c->taper.schedule != ENG_TAPER_SIGMOID && GIVEN(px, "taper.k"))
+        return cfg_errf(e, NODE(px, "taper.k"), "taper.k: only used with schedule sigmoid (schedule is %s)",
+                        eng_schedule_name(c->taper.schedule));
+    if (!rel_ratio(c) && GIVEN(px, "taper.ratio"))
+        return cfg_errf(e, NODE(px, "taper.ratio"),
+                        "taper.ratio: only used with linear, cosine and sigmoid (schedule is %s)",
+                        eng_schedule_name(c->taper.schedule));
+    int widths[ENG_MAX_LAYERS];
+    eng_err te;
+    if (eng_taper_widths(c, widths, &te)) {
+        const cfg_node *at = NODE(px, "taper.ratio");
+        if (!at)
+            at = NODE(px, "taper.groups");
+        if (!at)
+            at = NODE(px, "taper.schedule");
+        if (!at)
+            at = px->root;
+        return cfg_errf(e, at, "%s", te.msg);
+    }
     return 0;
 }
 
 /* hope_attn: levels and chunk sizes (docs/hope.md), and a level split that
- * every layer's width allows. */
+ * every layer's width allows; the keys are refused for other architectures. */
 static int resolve_hope(parse_ctx *px, eng_err *e)
 {
     eng_model_cfg *m = &px->cfg->model;
     const cfg_node *chunks = NODE(px, "model.hope.chunks"), *levels = NODE(px, "model.hope.levels");
-    if (!GIVEN(px, "model.hope.levels"))
-        m->hope_levels = GIVEN(px, "model.hope.chunks") ? m->n_hope_chunks : 3;
+    if (px->cfg->arch != ENG_ARCH_HOPE_ATTN) {
+        if (levels || chunks)
+            return cfg_errf(e, levels ? levels : chunks, "model.hope: only used with arch hope_attn (arch is %s)",
+                            eng_arch_name(px->cfg->arch));
+        return 0;
+    }
+    if (!GIVEN(px, "model.hope.levels") && GIVEN(px, "model.hope.chunks"))
+        m->hope_levels = m->n_hope_chunks;
     if (!GIVEN(px, "model.hope.chunks")) {
         for (int i = 0; i < m->hope_levels; i++)
             m->hope_chunks[i] = pow(4.0, i);
@@ -500,186 +678,52 @@ static int resolve_hope(parse_ctx *px, eng_err *e)
     return 0;
 }
 
-static int resolve(parse_ctx *px, eng_err *e)
+/* titans: the memory's hidden width, and the model.titans keys refused for
+ * other architectures (docs/titans.md). */
+static int resolve_titans(parse_ctx *px, eng_err *e)
 {
     eng_config *c = px->cfg;
+    eng_model_cfg *m = &c->model;
+    if (c->arch != ENG_ARCH_TITANS) {
+        for (size_t i = 0; i < NFIELDS; i++)
+            if (px->given[i] && in_section(&FIELDS[i], "model.titans."))
+                return cfg_errf(e, px->node[i], "%s: only used with arch titans (arch is %s)", FIELDS[i].key,
+                                eng_arch_name(c->arch));
+        return 0;
+    }
+    if (m->titans_mem_depth != 2 && GIVEN(px, "model.titans.mem_hidden"))
+        return cfg_errf(e, NODE(px, "model.titans.mem_hidden"),
+                        "model.titans.mem_hidden: only used with mem_depth 2 (mem_depth is %d)", m->titans_mem_depth);
+    if (!GIVEN(px, "model.titans.mem_hidden"))
+        m->titans_mem_hidden = m->titans_mem_depth == 2 ? 2 * (m->d_model / m->heads) : 0;
+    return 0;
+}
+
+/* train: the budgets without a preset, the micro-batch, and a schedule
+ * that fits the budget. */
+static int resolve_train(parse_ctx *px, const eng_preset *p, eng_err *e)
+{
+    eng_config *c = px->cfg;
+    eng_train_cfg *t = &c->train;
     const cfg_node *root = px->root;
-    const eng_preset *p = NULL;
-
-    /* "custom" is what eng_config_json writes for a config without a preset:
-     * it must read back (tlmd hands workers that JSON) */
-    if (GIVEN(px, "scale") && strcmp(c->scale, "custom") != 0) {
-        p = eng_preset_find(c->scale);
-        if (!p) {
-            char list[256] = "";
-            for (size_t i = 0; eng_preset_at(i); i++) {
-                size_t len = strlen(list);
-                snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", eng_preset_at(i)->name);
-            }
-            return cfg_errf(e, NODE(px, "scale"), "scale: unknown preset '%s' (expected one of: %s)", c->scale,
-                            list);
-        }
-    } else {
-        strcpy(c->scale, "custom");
-        static const char *const need[] = {"model.d_model", "model.layers", "model.heads", "model.d_ff"};
-        for (size_t i = 0; i < 4; i++)
-            if (!GIVEN(px, need[i]))
-                return cfg_errf(e, root, "%s is required when no scale preset is named (or set scale: 1m, 440m, ...)",
-                                need[i]);
-    }
-
-#define DEF(key, lvalue, value)                                                                                \
-    do {                                                                                                       \
-        if (!GIVEN(px, key))                                                                                   \
-            lvalue = (value);                                                                                  \
-    } while (0)
-    /* model */
-    if (p) {
-        DEF("model.d_model", c->model.d_model, p->d_model);
-        DEF("model.layers", c->model.layers, p->layers);
-        DEF("model.heads", c->model.heads, p->heads);
-        DEF("model.d_ff", c->model.d_ff, p->d_ff);
-        DEF("model.tied", c->model.tied, p->tied);
-        if (!GIVEN(px, "model.kv_heads") && !GIVEN(px, "model.heads"))
-            c->model.kv_heads = p->kv_heads;
-        if (!GIVEN(px, "tokenizer"))
-            snprintf(c->tokenizer, sizeof c->tokenizer, "%s", p->tokenizer);
-    } else {
-        DEF("model.tied", c->model.tied, 1);
-        if (!GIVEN(px, "tokenizer"))
-            strcpy(c->tokenizer, "bytes");
-    }
-    DEF("model.kv_heads", c->model.kv_heads, c->model.heads);
-    DEF("model.norm_eps", c->model.norm_eps, 1e-5);
-    DEF("model.rope_theta", c->model.rope_theta, 10000.0);
-    DEF("model.init_std", c->model.init_std, 0.02);
-    DEF("model.gate", c->model.gate, ENG_GATE_ELEMENTWISE);
-    if (!c->tokenizer[0])
-        return cfg_errf(e, NODE(px, "tokenizer"), "tokenizer: must not be empty");
-    int tv = eng_tokenizer_vocab(c->tokenizer);
-    if (!GIVEN(px, "model.vocab")) {
-        if (!tv)
-            return cfg_errf(e, NODE(px, "tokenizer"),
-                            "model.vocab is required with tokenizer '%s' (its size is not known from the name)",
-                            c->tokenizer);
-        c->model.vocab = tv;
-    } else if (tv && c->model.vocab < tv) {
-        return cfg_errf(e, NODE(px, "model.vocab"), "model.vocab: %d is smaller than tokenizer '%s' (%d ids)",
-                        c->model.vocab, c->tokenizer, tv);
-    }
-    const eng_model_cfg *m = &c->model;
-    if (m->d_model % m->heads)
-        return cfg_errf(e, GIVEN(px, "model.heads") ? NODE(px, "model.heads") : NODE(px, "model.d_model"),
-                        "model.heads: %d does not divide d_model %d", m->heads, m->d_model);
-    if ((m->d_model / m->heads) % 2)
-        return cfg_errf(e, NODE(px, "model.heads"), "model.heads: head size %d must be even for RoPE",
-                        m->d_model / m->heads);
-    if (m->kv_heads > m->heads || m->heads % m->kv_heads)
-        return cfg_errf(e, NODE(px, "model.kv_heads"), "model.kv_heads: %d must divide heads (%d)", m->kv_heads,
-                        m->heads);
-    if (c->arch == ENG_ARCH_GATED_ATTN && m->gate == ENG_GATE_HEADWISE && m->heads < 1)
-        return cfg_errf(e, NODE(px, "model.gate"), "model.gate: headwise needs heads");
-
-    /* taper */
-    DEF("taper.schedule", c->taper.schedule, ENG_TAPER_UNIFORM);
-    if (!GIVEN(px, "taper.ratio")) {
-        c->taper.ratio[0] = 1.5;
-        c->taper.ratio[1] = 0.5;
-    }
-    DEF("taper.k", c->taper.k, 10.0);
-    DEF("taper.multiple", c->taper.multiple, 16);
-    if (c->taper.schedule == ENG_TAPER_BLOCKS && !GIVEN(px, "taper.groups"))
-        return cfg_errf(e, NODE(px, "taper.schedule"),
-                        "taper.groups is required with schedule blocks (e.g. [1.5, 1.0, 0.5] for wider-early)");
-    if (c->taper.schedule != ENG_TAPER_BLOCKS && GIVEN(px, "taper.groups"))
-        return cfg_errf(e, NODE(px, "taper.groups"), "taper.groups: only used with schedule blocks (schedule is %s)",
-                        eng_schedule_name(c->taper.schedule));
-    if (c->taper.schedule != ENG_TAPER_SIGMOID && GIVEN(px, "taper.k"))
-        return cfg_errf(e, NODE(px, "taper.k"), "taper.k: only used with schedule sigmoid (schedule is %s)",
-                        eng_schedule_name(c->taper.schedule));
-    if (!rel_ratio(c) && GIVEN(px, "taper.ratio"))
-        return cfg_errf(e, NODE(px, "taper.ratio"),
-                        "taper.ratio: only used with linear, cosine and sigmoid (schedule is %s)",
-                        eng_schedule_name(c->taper.schedule));
-    {
-        int widths[ENG_MAX_LAYERS];
-        eng_err te;
-        if (eng_taper_widths(c, widths, &te)) {
-            const cfg_node *at = NODE(px, "taper.ratio");
-            if (!at)
-                at = NODE(px, "taper.groups");
-            if (!at)
-                at = NODE(px, "taper.schedule");
-            if (!at)
-                at = root;
-            return cfg_errf(e, at, "%s", te.msg);
-        }
-    }
-    if (c->arch == ENG_ARCH_HOPE_ATTN) {
-        int rc = resolve_hope(px, e);
-        if (rc)
-            return rc;
-    } else if (GIVEN(px, "model.hope.levels") || GIVEN(px, "model.hope.chunks")) {
-        return cfg_errf(e, GIVEN(px, "model.hope.levels") ? NODE(px, "model.hope.levels") : NODE(px, "model.hope.chunks"),
-                        "model.hope: only used with arch hope_attn (arch is %s)", eng_arch_name(c->arch));
-    }
-    {
-        int rc = resolve_titans(px, e);
-        if (rc)
-            return rc;
-    }
-
-    /* train */
-    if (p) {
-        DEF("train.seq_len", c->train.seq_len, p->seq_len);
-        DEF("train.batch_tokens", c->train.batch_tokens, p->batch_tokens);
-        DEF("train.tokens", c->train.tokens, p->tokens);
-        DEF("train.warmup_tokens", c->train.warmup_tokens, p->warmup_tokens);
-        DEF("eval.every_tokens", c->eval.every_tokens, p->eval_every_tokens);
-        DEF("eval.val_tokens", c->eval.val_tokens, p->val_tokens);
-    } else {
-        DEF("train.seq_len", c->train.seq_len, 256);
-        DEF("train.batch_tokens", c->train.batch_tokens, 16 * (int64_t)c->train.seq_len);
+    if (!p) {
+        if (!GIVEN(px, "train.batch_tokens"))
+            t->batch_tokens = 16 * (int64_t)t->seq_len;
         if (!GIVEN(px, "train.tokens"))
             return cfg_errf(e, root, "train.tokens is required when no scale preset is named");
-        DEF("train.warmup_tokens", c->train.warmup_tokens, c->train.tokens / 20);
-        DEF("eval.every_tokens", c->eval.every_tokens, c->train.tokens / 10);
-        DEF("eval.val_tokens", c->eval.val_tokens, 32 * (int64_t)c->train.seq_len);
+        if (!GIVEN(px, "train.warmup_tokens"))
+            t->warmup_tokens = t->tokens / 20;
+        if (!GIVEN(px, "eval.every_tokens"))
+            c->eval.every_tokens = t->tokens / 10;
+        if (!GIVEN(px, "eval.val_tokens"))
+            c->eval.val_tokens = 32 * (int64_t)t->seq_len;
     }
-    DEF("train.lr", c->train.lr, 4e-4);
-    DEF("train.min_lr_ratio", c->train.min_lr_ratio, 0.1);
-    DEF("train.weight_decay", c->train.weight_decay, 0.1);
-    DEF("train.grad_clip", c->train.grad_clip, 1.0);
-    DEF("train.beta1", c->train.beta1, 0.9);
-    DEF("train.beta2", c->train.beta2, 0.95);
-    DEF("train.adam_eps", c->train.adam_eps, 1e-8);
-    DEF("train.keep_checkpoints", c->train.keep_checkpoints, 2);
-    DEF("train.log_every", c->train.log_every, 10);
-    DEF("train.ckpt_every_tokens", c->train.ckpt_every_tokens, c->eval.every_tokens);
-    DEF("data.val_fraction", c->data.val_fraction, 0.05);
-    if (!GIVEN(px, "eval.suites")) {
-        strcpy(c->eval.suites[0], "val");
-        c->eval.n_suites = 1;
-    }
-    if (!GIVEN(px, "eval.commonsense_tasks")) {
-        for (int i = 0; i < 8; i++)
-            strcpy(c->eval.commonsense_tasks[i], COMMONSENSE_TASKS[i]);
-        c->eval.n_commonsense_tasks = 8;
-    }
-    if (!GIVEN(px, "eval.niah.tasks")) {
-        for (int i = 0; i < 3; i++)
-            strcpy(c->eval.niah_tasks[i], NIAH_TASKS[i]);
-        c->eval.n_niah_tasks = 3;
-    }
+    if (!GIVEN(px, "train.ckpt_every_tokens"))
+        t->ckpt_every_tokens = c->eval.every_tokens;
     if (!GIVEN(px, "eval.niah.lengths")) {
-        c->eval.niah_lengths[0] = c->train.seq_len;
+        c->eval.niah_lengths[0] = t->seq_len;
         c->eval.n_niah_lengths = 1;
     }
-    DEF("eval.niah.n", c->eval.niah_n, 20);
-    DEF("eval.alignment.tokens", c->eval.alignment_tokens, 2048);
-#undef DEF
-
-    eng_train_cfg *t = &c->train;
     if (t->batch_tokens % t->seq_len)
         return cfg_errf(e, NODE(px, "train.batch_tokens") ? NODE(px, "train.batch_tokens") : root,
                         "train.batch_tokens: %" PRId64 " is not a multiple of seq_len %d", t->batch_tokens,
@@ -705,37 +749,67 @@ static int resolve(parse_ctx *px, eng_err *e)
                         "train.warmup_tokens: %" PRId64 " exceeds train.tokens %" PRId64, t->warmup_tokens, t->tokens);
     if (t->beta2 < t->beta1 && GIVEN(px, "train.beta2"))
         return cfg_errf(e, NODE(px, "train.beta2"), "train.beta2: %g is below beta1 %g", t->beta2, t->beta1);
-    static const char *const SUITES[] = {"val", "wikitext", "lambada", "commonsense", "niah", "alignment"};
-    for (int i = 0; i < c->eval.n_suites; i++)
-        if (name_index(SUITES, 6, c->eval.suites[i]) < 0) {
-            const cfg_node *at = NODE(px, "eval.suites");
-            return cfg_errf(e, at && (size_t)i < at->n ? at->items[i] : at,
-                            "eval.suites: unknown suite '%s' (expected val, wikitext, lambada, commonsense, niah, "
-                            "alignment)",
-                            c->eval.suites[i]);
-        }
-    for (int i = 0; i < c->eval.n_commonsense_tasks; i++)
-        if (name_index(NAMES(COMMONSENSE_TASKS), c->eval.commonsense_tasks[i]) < 0) {
-            const cfg_node *at = NODE(px, "eval.commonsense_tasks");
-            return cfg_errf(e, at && (size_t)i < at->n ? at->items[i] : at,
-                            "eval.commonsense_tasks: unknown task '%s' (expected piqa, hellaswag, winogrande, "
-                            "arc_easy, arc_challenge, siqa, boolq, openbookqa)",
-                            c->eval.commonsense_tasks[i]);
-        }
-    for (int i = 0; i < c->eval.n_niah_tasks; i++)
-        if (name_index(NAMES(NIAH_TASKS), c->eval.niah_tasks[i]) < 0) {
-            const cfg_node *at = NODE(px, "eval.niah.tasks");
-            return cfg_errf(e, at && (size_t)i < at->n ? at->items[i] : at,
-                            "eval.niah.tasks: unknown task '%s' (expected s_niah_1, s_niah_2, s_niah_3)",
-                            c->eval.niah_tasks[i]);
-        }
-    for (int i = 0; i < c->eval.n_niah_lengths; i++)
-        if (c->eval.niah_lengths[i] != floor(c->eval.niah_lengths[i])) {
-            const cfg_node *at = NODE(px, "eval.niah.lengths");
-            return cfg_errf(e, at && (size_t)i < at->n ? at->items[i] : at,
-                            "eval.niah.lengths: %g is not a whole number of tokens", c->eval.niah_lengths[i]);
+    return 0;
+}
+
+/* Every name of a list key is one its row allows (the suites and tasks
+ * of engine/config/suites.h). */
+static int check_names(parse_ctx *px, const char *key, const char *what, eng_err *e)
+{
+    const field *f = field_find(key);
+    const char *v = (const char *)px->cfg + f->off;
+    int n = *(const int *)((const char *)px->cfg + f->count_off);
+    for (int i = 0; i < n; i++, v += f->cap2)
+        if (eng_name_find(f->names, f->n_names, v) < 0) {
+            const cfg_node *at = px->node[f - FIELDS];
+            char list[256];
+            return cfg_errf(e, at && (size_t)i < at->n ? at->items[i] : at, "%s: unknown %s '%s' (expected %s)", key,
+                            what, v, eng_names_join(f->names, f->n_names, list, sizeof list));
         }
     return 0;
+}
+
+/* eval: the suites and tasks by name, NIAH lengths in whole tokens. */
+static int resolve_eval(parse_ctx *px, eng_err *e)
+{
+    const eng_eval_cfg *v = &px->cfg->eval;
+    int rc = check_names(px, "eval.suites", "suite", e);
+    if (!rc)
+        rc = check_names(px, "eval.commonsense_tasks", "task", e);
+    if (!rc)
+        rc = check_names(px, "eval.niah.tasks", "task", e);
+    for (int i = 0; i < v->n_niah_lengths && !rc; i++)
+        if (v->niah_lengths[i] != floor(v->niah_lengths[i])) {
+            const cfg_node *at = NODE(px, "eval.niah.lengths");
+            return cfg_errf(e, at && (size_t)i < at->n ? at->items[i] : at,
+                            "eval.niah.lengths: %g is not a whole number of tokens", v->niah_lengths[i]);
+        }
+    return rc;
+}
+
+/* The given values, then the preset's and the rows' defaults, then what
+ * derives from them, section by section; each section checks its keys
+ * together (in this order, which decides which error a config with
+ * several gets). */
+static int resolve(parse_ctx *px, eng_err *e)
+{
+    const eng_preset *p;
+    int rc = resolve_scale(px, &p, e);
+    if (rc)
+        return rc;
+    apply_defaults(px, p);
+    rc = resolve_model(px, e);
+    if (!rc)
+        rc = resolve_taper(px, e);
+    if (!rc)
+        rc = resolve_hope(px, e);
+    if (!rc)
+        rc = resolve_titans(px, e);
+    if (!rc)
+        rc = resolve_train(px, p, e);
+    if (!rc)
+        rc = resolve_eval(px, e);
+    return rc;
 }
 
 int eng_config_from_tree(const cfg_node *root, eng_config *cfg, eng_err *e)
@@ -979,22 +1053,88 @@ void eng_config_id(const eng_config *cfg, char hex[65])
     free(s);
 }
 
+/* ------------------------------------------------------------ key list */
+static const char *type_name(int type)
+{
+    switch (type) {
+    case F_INT:
+    case F_I64: return "integer";
+    case F_DOUBLE: return "number";
+    case F_BOOL: return "true|false";
+    case F_STR: return "string";
+    case F_ENUM: return "name";
+    case F_DLIST: return "list of numbers";
+    case F_SLIST: return "list of names";
+    case F_PAIR: return "[start, end]";
+    }
+    return "?";
+}
+
+/* The row's own default as the config would write it: 0.002, "", [val]. */
+static void row_default_text(const field *f, char *out, size_t cap)
+{
+    char num[ENG_NUMBER_TEXT];
+    size_t n = 0;
+    switch (f->type) {
+    case F_INT:
+    case F_I64:
+    case F_DOUBLE:
+        eng_config_number(f->def, num);
+        eng_msg_copy(out, cap, num);
+        return;
+    case F_BOOL: eng_msg_copy(out, cap, f->def ? "true" : "false"); return;
+    case F_ENUM: eng_msg_copy(out, cap, f->names[(int)f->def]); return;
+    case F_STR: eng_msg_copy(out, cap, f->def_str && f->def_str[0] ? f->def_str : "\"\""); return;
+    case F_PAIR:
+    case F_DLIST:
+        eng_msg_copy(out, cap, "[");
+        for (int i = 0; i < f->n_def_nums && (n = strlen(out)) < cap; i++) {
+            eng_config_number(f->def_nums[i], num);
+            eng_msg_printf(out + n, cap - n, "%s%s", i ? ", " : "", num);
+        }
+        break;
+    case F_SLIST:
+        eng_msg_copy(out, cap, "[");
+        for (int i = 0; i < f->n_def_names && (n = strlen(out)) < cap; i++)
+            eng_msg_printf(out + n, cap - n, "%s%s", i ? ", " : "", f->def_names[i]);
+        break;
+    }
+    n = strlen(out);
+    eng_msg_copy(out + n, cap - n, "]");
+}
+
+int eng_config_key_at(size_t i, eng_config_key *k)
+{
+    if (i >= NFIELDS)
+        return -1;
+    const field *f = &FIELDS[i];
+    memset(k, 0, sizeof *k);
+    k->key = f->key;
+    k->type = type_name(f->type);
+    k->help = f->help;
+    k->identity = !(f->flags & FLAG_EXEC);
+    k->computed = f->derived != NULL;
+    if (f->derived) {
+        eng_msg_copy(k->def, sizeof k->def, f->derived);
+    } else {
+        char v[sizeof k->def];
+        row_default_text(f, v, sizeof v);
+        eng_msg_printf(k->def, sizeof k->def, "%s%s", f->preset_off ? "preset, else " : "", v);
+    }
+    if (f->names)
+        eng_names_join(f->names, f->n_names, k->choices, sizeof k->choices);
+    for (size_t c = 0; f->choice && f->choice(c); c++) {
+        size_t n = strlen(k->choices);
+        eng_msg_printf(k->choices + n, sizeof k->choices - n, "%s%s", c ? ", " : "", f->choice(c));
+    }
+    return 0;
+}
+
 void eng_config_print_keys(FILE *f)
 {
-    for (size_t i = 0; i < NFIELDS; i++) {
-        const field *fd = &FIELDS[i];
-        const char *type = "";
-        switch (fd->type) {
-        case F_INT: case F_I64: type = "integer"; break;
-        case F_DOUBLE: type = "number"; break;
-        case F_BOOL: type = "true|false"; break;
-        case F_STR: type = "string"; break;
-        case F_ENUM: type = "name"; break;
-        case F_DLIST: type = "list of numbers"; break;
-        case F_SLIST: type = "list of names"; break;
-        case F_PAIR: type = "[start, end]"; break;
-        }
-        fprintf(f, "  %-26s %-16s %s%s\n", fd->key, type, fd->help,
-                (fd->flags & FLAG_EXEC) ? " (not part of the job's identity)" : "");
-    }
+    eng_config_key k;
+    for (size_t i = 0; eng_config_key_at(i, &k) == 0; i++)
+        fprintf(f, "  %-26s %-16s %s%s%s%s (default: %s)%s\n", k.key, k.type, k.help,
+                k.choices[0] ? (strcmp(k.type, "list of names") ? " (one of: " : " (any of: ") : "", k.choices,
+                k.choices[0] ? ")" : "", k.def, k.identity ? "" : " (not part of the job's identity)");
 }

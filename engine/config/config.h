@@ -172,7 +172,24 @@ int eng_schedule_from_name(const char *name);      /* -1 if unknown */
  * llama2 32000, bpeN N); 0 if it must come from model.vocab. */
 int eng_tokenizer_vocab(const char *tokenizer);
 
-/* Print every accepted key with its type and default (for --help-config). */
+/* One accepted key as `tlm-worker --config-keys` and docs/config.md
+ * describe it. */
+typedef struct eng_config_key {
+    const char *key;      /* "train.lr" */
+    const char *type;     /* "integer", "number", "true|false", "string", "name", "list of numbers",
+                             "list of names", "[start, end]" */
+    const char *help;
+    char def[256];        /* the default, in words: "0.0004", "preset, else 256", "[val]" */
+    char choices[256];    /* the names it takes ("" when any value in range) */
+    int computed;         /* the default derives from other keys (def says how) */
+    int identity;         /* part of the job's identity */
+} eng_config_key;
+
+/* The i-th key in table order (sorted): 0, or -1 past the end. */
+int eng_config_key_at(size_t i, eng_config_key *k);
+
+/* Print every accepted key with its type, meaning and default (tlm-worker
+ * --config-keys). */
 void eng_config_print_keys(FILE *f);
 
 #endif

@@ -9,5 +9,6 @@ engine_config_libtlmconfig_a_SOURCES = \
 	engine/config/presets.c engine/config/presets.h \
 	engine/config/taper.c engine/config/taper.h \
 	engine/config/arch.c engine/config/arch.h \
-	engine/config/account.c engine/config/account.h
+	engine/config/account.c engine/config/account.h \
+	engine/config/suites.c engine/config/suites.h
 CONFIG_LIBS = engine/config/libtlmconfig.a $(COMMON_LIBS) $(JANSSON_LIBS)

@@ -23,7 +23,7 @@
 
 #include "engine/eval/internal.h"
 
-#define SUITE "alignment"
+#define SUITE (eng_suite_names[ENG_SUITE_ALIGNMENT])
 
 typedef struct acc {
     double *mlp, *block; /* (L) sums of cosines */

@@ -30,14 +30,8 @@
 #include "engine/eval/internal.h"
 #include "common/fileio.h"
 
-#define SUITE "commonsense"
+#define SUITE (eng_suite_names[ENG_SUITE_COMMONSENSE])
 
-static const char *const TASKS[] = {"piqa", "hellaswag", "winogrande", "arc_easy",
-                                    "arc_challenge", "siqa", "boolq", "openbookqa"};
-#define N_TASKS ((int)(sizeof TASKS / sizeof TASKS[0]))
-
-int eng_eval_commonsense_count(void) { return N_TASKS; }
-const char *eng_eval_commonsense_task(int i) { return i >= 0 && i < N_TASKS ? TASKS[i] : NULL; }
 
 /* One item: n requests (context_i, " " + choice_i), gold index, and the
  * choice strings' lengths for acc_norm. */
@@ -443,25 +437,42 @@ static int rd_boolq(const reader_ctx *c, json_t *o, int64_t k, mc_item *it, eng_
 }
 
 typedef int (*reader_fn)(const reader_ctx *c, json_t *o, int64_t k, mc_item *it, eng_err *e);
-static const reader_fn READERS[] = {rd_piqa, rd_hellaswag, rd_winogrande, rd_arc, rd_arc, rd_siqa, rd_boolq, rd_obqa};
-static const int HAS_NORM[] = {1, 1, 0, 1, 1, 0, 0, 1}; /* the harness's metric lists */
+
+/* One row per task of ENG_COMMONSENSE_MAP (engine/config/suites.h, the
+ * tasks' names and order): how its items are read, whether the harness
+ * reports acc_norm for it, whether its labels may come in a file beside
+ * the items. */
+static const struct task {
+    reader_fn read;
+    int has_norm;
+    int labels_file;
+} TASK[ENG_CS_COUNT] = {
+    [ENG_CS_PIQA] = {rd_piqa, 1, 1},           [ENG_CS_HELLASWAG] = {rd_hellaswag, 1, 0},
+    [ENG_CS_WINOGRANDE] = {rd_winogrande, 0, 0}, [ENG_CS_ARC_EASY] = {rd_arc, 1, 0},
+    [ENG_CS_ARC_CHALLENGE] = {rd_arc, 1, 0},   [ENG_CS_SIQA] = {rd_siqa, 0, 1},
+    [ENG_CS_BOOLQ] = {rd_boolq, 0, 0},         [ENG_CS_OPENBOOKQA] = {rd_obqa, 1, 0},
+};
 
 /* ------------------------------------------------------------ one task */
 static int run_task(const eng_eval_lm *lm, eng_tok *tok, int t, const char *path, const eng_eval_sink *s,
                     eng_err *e)
 {
-    const char *task = TASKS[t];
+    const char *task = eng_commonsense_names[t];
     int64_t *labels = NULL, n_labels = 0;
     int has_labels = 0;
     int rc = 0;
-    if ((t == 0 || t == 5) && (rc = read_labels(path, &labels, &n_labels, &has_labels, e)))
+    if (!TASK[t].read) /* a task of the registry without its row above */
+        return eng_errf(e, ENG_EINTERNAL, "commonsense %s: no reader", task);
+    if (TASK[t].labels_file && (rc = read_labels(path, &labels, &n_labels, &has_labels, e)))
         return rc;
     ev_jsonl r;
     if ((rc = ev_jsonl_open(&r, path, e))) {
         free(labels);
         return eng_err_prefix(e, "commonsense %s", task);
     }
-    reader_ctx c = {&r, has_labels ? labels : NULL, n_labels, t == 0 ? "piqa-labels.lst" : "siqa-labels.lst"};
+    char labels_what[ENG_NAME_MAX + 16];
+    snprintf(labels_what, sizeof labels_what, "%s-labels.lst", task);
+    reader_ctx c = {&r, has_labels ? labels : NULL, n_labels, labels_what};
     mc_item *items = NULL;
     size_t n = 0, cap = 0;
     json_t *o;
@@ -479,7 +490,7 @@ static int run_task(const eng_eval_lm *lm, eng_tok *tok, int t, const char *path
         mc_item *it = &items[n++];
         memset(it, 0, sizeof *it);
         it->line = r.line;
-        rc = READERS[t](&c, o, (int64_t)n - 1, it, e);
+        rc = TASK[t].read(&c, o, (int64_t)n - 1, it, e);
         json_decref(o);
         if (rc)
             break;
@@ -534,7 +545,7 @@ static int run_task(const eng_eval_lm *lm, eng_tok *tok, int t, const char *path
         }
         if (!rc) {
             ev_result(s, SUITE, task, "acc", ev_mean(acc, n), (int64_t)n, ev_stderr(acc, n));
-            if (HAS_NORM[t])
+            if (TASK[t].has_norm)
                 ev_result(s, SUITE, task, "acc_norm", ev_mean(accn, n), (int64_t)n, ev_stderr(accn, n));
         }
         free(acc);
@@ -555,13 +566,11 @@ int eng_eval_commonsense(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg
     if (!cfg->commonsense[0])
         return eng_errf(e, ENG_ECONFIG, "eval.commonsense: the commonsense suite needs the folder of its task files");
     for (int i = 0; i < cfg->n_commonsense_tasks; i++) {
-        int t = 0;
-        while (t < N_TASKS && strcmp(TASKS[t], cfg->commonsense_tasks[i]))
-            t++;
-        if (t == N_TASKS)
+        int t = eng_name_find(eng_commonsense_names, ENG_CS_COUNT, cfg->commonsense_tasks[i]);
+        if (t < 0)
             return eng_errf(e, ENG_ECONFIG, "eval.commonsense_tasks: unknown task '%s'", cfg->commonsense_tasks[i]);
         char path[ENG_PATH_MAX + 64];
-        snprintf(path, sizeof path, "%s/%s.jsonl", cfg->commonsense, TASKS[t]);
+        snprintf(path, sizeof path, "%s/%s.jsonl", cfg->commonsense, eng_commonsense_names[t]);
         int rc = run_task(lm, tok, t, path, s, e);
         if (rc)
             return rc;

@@ -12,40 +12,40 @@
 #include "engine/train/ckpt.h"
 #include "engine/eval/internal.h"
 #include "common/fileio.h"
+#include "engine/config/suites.h"
 #include "engine/eval/gpt2.h"
 #include "engine/model/ops.h"
 #include "engine/model/probe.h"
 #include "engine/format/safetensors.h"
 
-static const char *const SUITES[] = {"wikitext", "lambada", "commonsense", "niah", "alignment"};
-#define N_SUITES 5
+/* The suite of a name (engine/config/suites.h), -1 if none. */
+static int suite_id(const char *name) { return eng_name_find(eng_suite_names, ENG_SUITE_COUNT, name); }
 
 int eng_eval_is_suite(const char *suite)
 {
-    for (int i = 0; i < N_SUITES; i++)
-        if (!strcmp(SUITES[i], suite))
-            return 1;
-    return 0;
+    int id = suite_id(suite);
+    return id >= 0 && id != ENG_SUITE_VAL;
+}
+
+const char *eng_eval_suite_list(char *out, size_t cap)
+{
+    /* val is first in the registry: the suites here are the others */
+    return eng_names_join(eng_suite_names + ENG_SUITE_VAL + 1, ENG_SUITE_COUNT - ENG_SUITE_VAL - 1, out, cap);
 }
 
 int eng_eval_suite(const char *suite, const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *cfg,
                    const eng_eval_sink *s, eng_err *e)
 {
     int rc;
-    if (!strcmp(suite, "wikitext"))
-        rc = eng_eval_wikitext(lm, tok, cfg, s, e);
-    else if (!strcmp(suite, "lambada"))
-        rc = eng_eval_lambada(lm, tok, cfg, s, e);
-    else if (!strcmp(suite, "commonsense"))
-        rc = eng_eval_commonsense(lm, tok, cfg, s, e);
-    else if (!strcmp(suite, "niah"))
-        rc = eng_eval_niah(lm, tok, cfg, s, e);
-    else if (!strcmp(suite, "alignment"))
-        rc = eng_eval_alignment(lm, tok, cfg, s, e);
-    else if (!strcmp(suite, "val"))
-        return eng_errf(e, ENG_ECONFIG, "suite val is run by the trainer (engine/train/train.h)");
-    else
-        return eng_errf(e, ENG_ECONFIG, "unknown evaluation suite '%s'", suite);
+    switch (suite_id(suite)) {
+    case ENG_SUITE_WIKITEXT: rc = eng_eval_wikitext(lm, tok, cfg, s, e); break;
+    case ENG_SUITE_LAMBADA: rc = eng_eval_lambada(lm, tok, cfg, s, e); break;
+    case ENG_SUITE_COMMONSENSE: rc = eng_eval_commonsense(lm, tok, cfg, s, e); break;
+    case ENG_SUITE_NIAH: rc = eng_eval_niah(lm, tok, cfg, s, e); break;
+    case ENG_SUITE_ALIGNMENT: rc = eng_eval_alignment(lm, tok, cfg, s, e); break;
+    case ENG_SUITE_VAL: return eng_errf(e, ENG_ECONFIG, "suite val is run by the trainer (engine/train/train.h)");
+    default: return eng_errf(e, ENG_ECONFIG, "unknown evaluation suite '%s'", suite);
+    }
     if (rc && rc != ENG_EINTERRUPTED && strncmp(e->msg, suite, strlen(suite)))
         eng_err_prefix(e, "%s", suite);
     return rc;
@@ -83,11 +83,10 @@ static int need_file(const char *key, const char *path, int dir, eng_err *e)
 static int check_inputs(const eng_config *c, const char *suite, eng_err *e)
 {
     const eng_eval_cfg *v = &c->eval;
-    if (!strcmp(suite, "wikitext"))
-        return need_file("eval.wikitext", v->wikitext, 0, e);
-    if (!strcmp(suite, "lambada"))
-        return need_file("eval.lambada", v->lambada, 0, e);
-    if (!strcmp(suite, "commonsense")) {
+    switch (suite_id(suite)) {
+    case ENG_SUITE_WIKITEXT: return need_file("eval.wikitext", v->wikitext, 0, e);
+    case ENG_SUITE_LAMBADA: return need_file("eval.lambada", v->lambada, 0, e);
+    case ENG_SUITE_COMMONSENSE: {
         int rc = need_file("eval.commonsense", v->commonsense, 1, e);
         for (int i = 0; i < v->n_commonsense_tasks && !rc; i++) {
             char p[ENG_PATH_MAX + 64];
@@ -96,17 +95,16 @@ static int check_inputs(const eng_config *c, const char *suite, eng_err *e)
         }
         return rc;
     }
-    if (!strcmp(suite, "niah")) {
+    case ENG_SUITE_NIAH:
         for (int i = 0; i < v->n_niah_tasks; i++)
-            if (strcmp(v->niah_tasks[i], "s_niah_1")) {
+            if (strcmp(v->niah_tasks[i], eng_niah_names[ENG_NIAH_S_NIAH_1])) { /* the others need a haystack */
                 int rc = need_file("eval.niah.haystack", v->niah_haystack, 0, e);
                 if (rc)
                     return eng_err_prefix(e, "%s", v->niah_tasks[i]);
                 break;
             }
         return 0;
-    }
-    if (!strcmp(suite, "alignment")) {
+    case ENG_SUITE_ALIGNMENT:
         if (v->alignment_ids[0])
             return need_file("eval.alignment.ids", v->alignment_ids, 0, e);
         if (v->alignment_text[0])
@@ -127,7 +125,7 @@ int eng_evaluator_create(eng_evaluator **out, const eng_config *cfg, const eng_b
     int need_tok = 0, rc = 0;
     for (int i = 0; i < cfg->eval.n_suites && !rc; i++) {
         const char *s = cfg->eval.suites[i];
-        if (!strcmp(s, "val"))
+        if (suite_id(s) == ENG_SUITE_VAL)
             continue;
         if (!eng_eval_is_suite(s)) {
             rc = eng_errf(e, ENG_ECONFIG, "eval.suites: unknown suite '%s'", s);
@@ -136,9 +134,9 @@ int eng_evaluator_create(eng_evaluator **out, const eng_config *cfg, const eng_b
         if ((rc = check_inputs(cfg, s, e)))
             break;
         snprintf(ev->suites[ev->n++], ENG_NAME_MAX, "%s", s);
-        if (strcmp(s, "alignment") || !cfg->eval.alignment_ids[0])
+        if (suite_id(s) != ENG_SUITE_ALIGNMENT || !cfg->eval.alignment_ids[0])
             need_tok = 1;
-        if (!strcmp(s, "niah"))
+        if (suite_id(s) == ENG_SUITE_NIAH)
             for (int l = 0; l < cfg->eval.n_niah_lengths; l++)
                 if ((int)cfg->eval.niah_lengths[l] > cfg->train.seq_len && (int)cfg->eval.niah_lengths[l] > ev->long_T)
                     ev->long_T = (int)cfg->eval.niah_lengths[l];
@@ -188,7 +186,7 @@ int eng_evaluator_check(const eng_evaluator *ev, eng_err *e)
 {
     for (int i = 0; i < ev->n; i++) {
         /* no logits: the suites read and validate, score nothing (ev_checking) */
-        const int niah = !strcmp(ev->suites[i], "niah");
+        const int niah = suite_id(ev->suites[i]) == ENG_SUITE_NIAH;
         eng_eval_lm lm = {NULL, ev->B, niah && ev->long_T ? ev->long_T : ev->cfg.train.seq_len,
                           ev->cfg.train.seq_len, ev->cfg.model.vocab, NULL, NULL};
         int rc = eng_eval_suite(ev->suites[i], &lm, ev->tok, &ev->cfg.eval, NULL, e);
@@ -231,7 +229,8 @@ static int run_suites(eng_evaluator *ev, eng_model *m, eng_model *long_m, const 
         if (ev->gpt2)
             eng_gpt2_lm(&lm, ev->gpt2);
         else
-            eng_eval_lm_model(&lm, !strcmp(ev->suites[i], "niah") && long_m ? long_m : m, ev->cfg.train.seq_len);
+            eng_eval_lm_model(&lm, suite_id(ev->suites[i]) == ENG_SUITE_NIAH && long_m ? long_m : m,
+                              ev->cfg.train.seq_len);
         int rc = eng_eval_suite(ev->suites[i], &lm, ev->tok, &ev->cfg.eval, s, e);
         if (rc)
             return rc;
@@ -341,13 +340,13 @@ static int find_ckpt(const char *dir, char path[ENG_CKPT_PATH_MAX], eng_err *e)
 {
     char p[ENG_CKPT_PATH_MAX + 32];
     struct stat st;
-    snprintf(p, sizeof p, "%s/model.safetensors", dir);
+    snprintf(p, sizeof p, "%s/" ENG_CKPT_MODEL, dir);
     if (!stat(p, &st)) {
         snprintf(path, ENG_CKPT_PATH_MAX, "%s", dir);
-        snprintf(p, sizeof p, "%s/MANIFEST.json", dir);
+        snprintf(p, sizeof p, "%s/" ENG_CKPT_MANIFEST, dir);
         return stat(p, &st) ? 0 : eng_ckpt_verify(dir, e);
     }
-    snprintf(p, sizeof p, "%s/ckpt", dir);
+    snprintf(p, sizeof p, "%s/" ENG_RUN_CKPT, dir);
     int rc = eng_ckpt_find(stat(p, &st) ? dir : p, path, NULL, NULL, e);
     if (!rc && !path[0])
         rc = eng_errf(e, ENG_EDATA, "%s: no checkpoint (no model.safetensors, no valid ckpt/step-*)", dir);
@@ -450,11 +449,12 @@ int eng_eval_checkpoint(const char *dir, const char *suites, const char *cfg_pat
         }
     }
     for (int i = 0; i < cfg.eval.n_suites; i++) {
-        if (!strcmp(cfg.eval.suites[i], "val"))
+        char list[128];
+        if (suite_id(cfg.eval.suites[i]) == ENG_SUITE_VAL)
             return eng_errf(e, ENG_ECONFIG, "suite val needs the training data loader: run it while training");
         if (!eng_eval_is_suite(cfg.eval.suites[i]))
-            return eng_errf(e, ENG_ECONFIG, "unknown suite '%s' (expected wikitext, lambada, commonsense, niah, "
-                            "alignment)", cfg.eval.suites[i]);
+            return eng_errf(e, ENG_ECONFIG, "unknown suite '%s' (expected %s)", cfg.eval.suites[i],
+                            eng_eval_suite_list(list, sizeof list));
     }
     eng_evaluator *ev;
     if ((rc = eng_evaluator_create(&ev, &cfg, backend, e)))

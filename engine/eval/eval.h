@@ -108,13 +108,11 @@ int eng_eval_alignment(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *
 /* One suite by name ("wikitext", ...; "val" is ENG_ECONFIG: the trainer's). */
 int eng_eval_suite(const char *suite, const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *cfg,
                    const eng_eval_sink *s, eng_err *e);
-/* Is `suite` one of the suites above (not val)? */
+/* Is `suite` one of the suites above (not val)?  The names, and the
+ * commonsense and NIAH task names, are engine/config/suites.h's. */
 int eng_eval_is_suite(const char *suite);
-
-/* The commonsense tasks in their order, and their default file names
- * under eval.commonsense ("piqa" -> "piqa.jsonl"). */
-int eng_eval_commonsense_count(void);
-const char *eng_eval_commonsense_task(int i);
+/* Those suites' names, "wikitext, lambada, ...", in out; returns out. */
+const char *eng_eval_suite_list(char *out, size_t cap);
 
 /* ------------------------------------------------------------ evaluator
  * What tlm-worker uses: every suite of cfg->eval.suites except val, run on

@@ -9,6 +9,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
+#include "engine/config/suites.h"
 #include "engine/eval/eval.h"
 
 /* Bounds on untrusted input. */

@@ -13,7 +13,7 @@
 
 #include "engine/eval/internal.h"
 
-#define SUITE "lambada"
+#define SUITE (eng_suite_names[ENG_SUITE_LAMBADA])
 
 int eng_eval_lambada(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *cfg, const eng_eval_sink *s,
                      eng_err *e)

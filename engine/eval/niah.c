@@ -35,7 +35,7 @@
 #include "engine/eval/internal.h"
 #include "engine/train/rng.h"
 
-#define SUITE "niah"
+#define SUITE (eng_suite_names[ENG_SUITE_NIAH])
 
 static const char *const ADJ[] = {
     "abundant", "adorable", "agreeable", "ancient",  "angry",    "brave",    "bright",  "calm",     "careful",
@@ -134,8 +134,8 @@ static void draw_item(niah_item *it, int task, uint64_t seed, int64_t length, in
     eng_rng_seed(&r, eng_mix64(seed ^ eng_mix64(0x6e696168ULL + (uint64_t)task)) ^
                          eng_mix64((uint64_t)length * 0x9E3779B97F4A7C15ULL + (uint64_t)index));
     memset(it, 0, sizeof *it);
-    it->noise = task == 0;
-    it->uuid = task == 2;
+    it->noise = task == ENG_NIAH_S_NIAH_1;
+    it->uuid = task == ENG_NIAH_S_NIAH_3;
     snprintf(it->key, sizeof it->key, "%s-%s", ADJ[eng_rng_u64(&r) % N_ADJ], NOUN[eng_rng_u64(&r) % N_NOUN]);
     if (it->uuid) {
         uint64_t hi = eng_rng_u64(&r), lo = eng_rng_u64(&r);
@@ -365,20 +365,17 @@ int ev_niah_prompt(eng_tok *tok, const char *haystack, int task, uint64_t seed, 
 
 int eng_eval_niah(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *cfg, const eng_eval_sink *s, eng_err *e)
 {
-    static const char *const NAMES[] = {"s_niah_1", "s_niah_2", "s_niah_3"};
     essay es = {0};
     int rc = 0, loaded = 0;
     for (int ti = 0; ti < cfg->n_niah_tasks && !rc; ti++) {
-        int task = 0;
-        while (task < 3 && strcmp(NAMES[task], cfg->niah_tasks[ti]))
-            task++;
-        if (task == 3)
+        int task = eng_name_find(eng_niah_names, ENG_NIAH_COUNT, cfg->niah_tasks[ti]);
+        if (task < 0)
             return eng_errf(e, ENG_ECONFIG, "eval.niah.tasks: unknown task '%s'", cfg->niah_tasks[ti]);
-        if (task > 0 && !loaded) {
+        if (task != ENG_NIAH_S_NIAH_1 && !loaded) { /* the others cut their haystack from a text */
             if (!cfg->niah_haystack[0]) {
                 rc = eng_errf(e, ENG_ECONFIG,
                               "eval.niah.haystack: %s needs a haystack text (or list only s_niah_1 in eval.niah.tasks)",
-                              NAMES[task]);
+                              eng_niah_names[task]);
                 break;
             }
             if ((rc = essay_load(cfg->niah_haystack, &es, e)))
@@ -393,7 +390,7 @@ int eng_eval_niah(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *cfg, 
                 break;
             }
             char name[96];
-            snprintf(name, sizeof name, "%s@%lld", NAMES[task], (long long)length);
+            snprintf(name, sizeof name, "%s@%lld", eng_niah_names[task], (long long)length);
             double *x = malloc((size_t)cfg->niah_n * sizeof *x);
             if (!x) {
                 rc = eng_errf(e, ENG_ENOMEM, "out of memory");

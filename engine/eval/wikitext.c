@@ -27,7 +27,7 @@
 
 #include "engine/eval/internal.h"
 
-#define SUITE "wikitext"
+#define SUITE (eng_suite_names[ENG_SUITE_WIKITEXT])
 
 /* ------------------------------------------------------------ text edits */
 /* out = s with every `from` replaced by `to` (Python's str.replace). */

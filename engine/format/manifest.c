@@ -68,8 +68,8 @@ static int get_sha(const eng_manifest *m, json_t *o, const char *where, uint8_t 
  * could leave the dataset. */
 static int good_file(const char *f, const char *split)
 {
-    size_t sl = strlen(split), n = strlen(f);
-    if (strncmp(f, split, sl) || f[sl] != '/' || n <= sl + 1 + 7 || strcmp(f + n - 7, ".tlmtok"))
+    size_t sl = strlen(split);
+    if (strncmp(f, split, sl) || f[sl] != '/' || !eng_shard_is_name(f + sl + 1))
         return 0;
     const char *base = f + sl + 1;
     if (base[0] == '.' || strchr(base, '/'))
@@ -284,7 +284,7 @@ int eng_manifest_locate(const char *data_path, int is_folder, char *manifest, si
     if (!*sname || !strcmp(sname, ".") || !strcmp(sname, "..") || strlen(sname) >= 16)
         return 0;
     int plen = (int)(slash - dir);
-    if ((size_t)snprintf(manifest, cap, "%.*s/manifest.json", plen ? plen : 1, plen ? dir : "/") >= cap)
+    if ((size_t)snprintf(manifest, cap, "%.*s/" ENG_MANIFEST_FILE, plen ? plen : 1, plen ? dir : "/") >= cap)
         return 0;
     struct stat st;
     if (stat(manifest, &st))

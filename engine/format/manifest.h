@@ -22,6 +22,7 @@
 #include "common/err.h"
 #include "engine/format/shard.h"
 
+#define ENG_MANIFEST_FILE "manifest.json" /* in the dataset folder, beside the split folders */
 #define ENG_MANIFEST_FORMAT "tlm-dataset"
 #define ENG_MANIFEST_VERSION 1
 #define ENG_MANIFEST_MAX ((size_t)256 << 20) /* bytes: the sources list grows with the inputs */

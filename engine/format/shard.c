@@ -327,6 +327,12 @@ int eng_shardset_verify(const eng_shardset *set, eng_err *e)
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
+int eng_shard_is_name(const char *name)
+{
+    size_t len = strlen(name), ext = sizeof ENG_SHARD_EXT - 1;
+    return len > ext && !strcmp(name + len - ext, ENG_SHARD_EXT);
+}
+
 int eng_shardset_open(eng_shardset *set, const char *path, int verify, eng_err *e)
 {
     memset(set, 0, sizeof *set);
@@ -341,9 +347,9 @@ int eng_shardset_open(eng_shardset *set, const char *path, int verify, eng_err *
             return eng_errf(e, ENG_EIO, "%s: cannot list: %s", path, strerror(errno));
         struct dirent *de;
         while ((de = readdir(d))) {
-            size_t len = strlen(de->d_name);
-            if (len < 8 || strcmp(de->d_name + len - 7, ".tlmtok"))
+            if (!eng_shard_is_name(de->d_name))
                 continue;
+            size_t len = strlen(de->d_name);
             char **grown = realloc(names, (size_t)(n + 1) * sizeof *names);
             if (!grown) {
                 rc = eng_errf(e, ENG_ENOMEM, "out of memory");

@@ -32,6 +32,10 @@
 #define ENG_SHARD_VERSION 1
 #define ENG_SHARD_HEADER 192
 #define ENG_SHARD_TOKNAME 64
+#define ENG_SHARD_EXT ".tlmtok" /* a shard file's name: at least one character, then this */
+
+/* Is `name` (a file name, no folder) a shard's name? */
+int eng_shard_is_name(const char *name);
 
 typedef struct eng_shard {
     char path[512];

@@ -19,10 +19,8 @@
 #define MANIFEST_MAX (64 * 1024)
 #define STATE_MAX (1024 * 1024)
 
-static const char *const FILES[] = {"model.safetensors", "optim.safetensors", "trainer.json"};
+static const char *const FILES[] = {ENG_CKPT_MODEL, "optim.safetensors", "trainer.json"};
 enum { N_FILES = 3 };
-
-void eng_ckpt_name(int64_t step, char out[32]) { snprintf(out, 32, "step-%08" PRId64, step); }
 
 static int join(char *out, size_t cap, const char *a, const char *b, eng_err *e)
 {
@@ -46,20 +44,6 @@ static void remove_flat(const char *dir)
         closedir(d);
     }
     rmdir(dir);
-}
-
-/* "step-<digits>" -> step; -1 otherwise. */
-static int64_t parse_step_name(const char *name)
-{
-    if (strncmp(name, "step-", 5) || !name[5])
-        return -1;
-    int64_t v = 0;
-    for (const char *p = name + 5; *p; p++) {
-        if (*p < '0' || *p > '9' || v > INT64_MAX / 10 - 10)
-            return -1;
-        v = v * 10 + (*p - '0');
-    }
-    return v;
 }
 
 typedef struct step_dir {
@@ -88,7 +72,7 @@ static int list_steps(const char *root, step_dir **out, int *n, eng_err *e)
     int cap = 0, rc = 0;
     struct dirent *de;
     while ((de = readdir(d))) {
-        int64_t s = parse_step_name(de->d_name);
+        int64_t s = eng_ckpt_step_of(de->d_name);
         if (s < 0 || strlen(de->d_name) >= sizeof v->name)
             continue;
         if (*n == cap) {
@@ -194,7 +178,8 @@ static void remove_stale_tmp(const char *root)
     struct dirent *de;
     char p[ENG_CKPT_PATH_MAX + 300];
     while ((de = readdir(d)))
-        if (!strncmp(de->d_name, ".tmp-step-", 10) || !strncmp(de->d_name, ".old-step-", 10)) {
+        if (!strncmp(de->d_name, ENG_CKPT_TMP_PREFIX, sizeof ENG_CKPT_TMP_PREFIX - 1) ||
+            !strncmp(de->d_name, ".old-" ENG_CKPT_PREFIX, sizeof ".old-" ENG_CKPT_PREFIX - 1)) {
             snprintf(p, sizeof p, "%s/%s", root, de->d_name);
             remove_flat(p);
         }
@@ -273,7 +258,7 @@ int eng_ckpt_write(const char *root, const eng_ckpt_data *d, const eng_config *c
         goto fail;
     }
     char mpath[ENG_CKPT_PATH_MAX + 32];
-    if (!(rc = join(mpath, sizeof mpath, tmp, "MANIFEST.json", e)))
+    if (!(rc = join(mpath, sizeof mpath, tmp, ENG_CKPT_MANIFEST, e)))
         rc = eng_write_file_atomic(mpath, mtext, strlen(mtext), e);
     free(mtext);
     if (rc)
@@ -354,7 +339,7 @@ static int load_json(const char *path, size_t max, json_t **out, eng_err *e)
 int eng_ckpt_verify(const char *dir, eng_err *e)
 {
     char mpath[ENG_CKPT_PATH_MAX + 32];
-    int rc = join(mpath, sizeof mpath, dir, "MANIFEST.json", e);
+    int rc = join(mpath, sizeof mpath, dir, ENG_CKPT_MANIFEST, e);
     if (rc)
         return rc;
     json_t *man;

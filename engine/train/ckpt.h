@@ -26,9 +26,12 @@
 #include "engine/config/config.h"
 #include "common/err.h"
 #include "common/fileio.h"
+#include "common/protocol.h"
 #include "engine/model/model.h"
 
 #define ENG_CKPT_VERSION 1
+#define ENG_CKPT_MANIFEST "MANIFEST.json" /* in a checkpoint folder, written last */
+#define ENG_CKPT_MODEL "model.safetensors"
 #define ENG_CKPT_PATH_MAX ENG_PATH_CAP /* a checkpoint folder path: any the system allows */
 
 /* Trainer state: everything besides tensors that a resume needs (trainer.json). */
@@ -88,7 +91,7 @@ int eng_ckpt_parse_state(const char *path, const char *text, size_t len, eng_tra
  * ENG_ECONFIG; missing or mismatched tensors are ENG_EDATA. */
 int eng_ckpt_load(const char *dir, const char *config_id, eng_ckpt_data *d, eng_train_state *st, eng_err *e);
 
-/* "step-00000120" for step 120. */
-void eng_ckpt_name(int64_t step, char out[32]);
+/* A checkpoint folder's name, eng_ckpt_name, and its step, eng_ckpt_step_of:
+ * common/protocol.h (tlmd reads run folders too). */
 
 #endif

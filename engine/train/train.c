@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/protocol.h"
 #include "engine/train/lr.h"
 
 struct eng_trainer {
@@ -51,10 +52,11 @@ static void logf_(eng_trainer *t, const char *fmt, ...)
     t->h.log(t->h.ud, msg);
 }
 
-static void phase(eng_trainer *t, const char *name)
+/* p: ENG_PHASE_* (common/protocol.h), the heartbeat's word for it */
+static void phase(eng_trainer *t, int p)
 {
     if (t->h.phase)
-        t->h.phase(t->h.ud, name, t->st.step, t->st.tokens);
+        t->h.phase(t->h.ud, eng_phase_name(p), t->st.step, t->st.tokens);
 }
 
 int eng_trainer_create(eng_trainer **out, const eng_config *cfg, const struct eng_backend *backend,
@@ -95,10 +97,10 @@ int eng_trainer_create(eng_trainer **out, const eng_config *cfg, const struct en
     }
     if (suites)
         t->suites = *suites;
-    phase(t, "setup");
+    phase(t, ENG_PHASE_SETUP);
     if ((rc = eng_loader_open(&t->loader, cfg, e)))
         goto fail;
-    phase(t, "setup");
+    phase(t, ENG_PHASE_SETUP);
     eng_loader_get_info(t->loader, &t->info);
     size_t n = (size_t)t->micro * (size_t)t->T;
     t->tokens = malloc(n * sizeof *t->tokens);
@@ -111,9 +113,9 @@ int eng_trainer_create(eng_trainer **out, const eng_config *cfg, const struct en
     }
     if ((rc = eng_model_create(&t->model, cfg, backend, t->micro, t->T, e)))
         goto fail;
-    phase(t, "setup");
+    phase(t, ENG_PHASE_SETUP);
     eng_model_init_weights(t->model, (uint64_t)cfg->seed);
-    phase(t, "setup");
+    phase(t, ENG_PHASE_SETUP);
 
     eng_config_id(cfg, t->st.config_id);
     memcpy(t->st.data_id, t->info.data_id, sizeof t->st.data_id);
@@ -199,7 +201,7 @@ int eng_trainer_checkpoint(eng_trainer *t, char path[ENG_CKPT_PATH_MAX], eng_err
             snprintf(path, ENG_CKPT_PATH_MAX, "%s", t->last_ckpt);
         return 0;
     }
-    phase(t, "ckpt");
+    phase(t, ENG_PHASE_CKPT);
     host_copy hc;
     int rc = host_alloc(t, &hc, e);
     if (rc)
@@ -233,11 +235,11 @@ int eng_trainer_resume(eng_trainer *t, int64_t *from_step, eng_err *e)
     if (!t->root[0])
         return 0;
     char dir[ENG_CKPT_PATH_MAX];
-    phase(t, "setup");
+    phase(t, ENG_PHASE_SETUP);
     int rc = eng_ckpt_find(t->root, dir, log_skip, t, e);
     if (rc)
         return rc;
-    phase(t, "setup");
+    phase(t, ENG_PHASE_SETUP);
     if (!dir[0]) {
         logf_(t, "no usable checkpoint in %s: starting from step 0", t->root);
         return 0;
@@ -247,7 +249,7 @@ int eng_trainer_resume(eng_trainer *t, int64_t *from_step, eng_err *e)
         return rc;
     eng_train_state st;
     rc = eng_ckpt_load(dir, t->st.config_id, &hc.d, &st, e);
-    phase(t, "setup");
+    phase(t, ENG_PHASE_SETUP);
     if (!rc && strcmp(st.data_id, t->st.data_id))
         rc = eng_errf(e, ENG_EDATA,
                       "%s was trained on other data (data id %.12s, the configured shards give %.12s): the "
@@ -323,7 +325,7 @@ static int validate(eng_trainer *t, eng_err *e)
 
 int eng_trainer_evaluate(eng_trainer *t, double *loss, eng_err *e)
 {
-    phase(t, "eval");
+    phase(t, ENG_PHASE_EVAL);
     int rc = 0;
     if (t->run_val && (rc = validate(t, e)))
         return rc;
@@ -354,7 +356,7 @@ static int train_step(eng_trainer *t, eng_step_info *si, eng_err *e)
     for (int a = 0; a < t->accum; a++) {
         double l;
         if (a)
-            phase(t, "train"); /* progress within a step of many micro-batches (heartbeats) */
+            phase(t, ENG_PHASE_TRAIN); /* progress within a step of many micro-batches (heartbeats) */
         int rc = eng_loader_next(t->loader, t->micro, t->tokens, t->targets, e);
         if (!rc)
             rc = eng_model_forward(t->model, t->tokens, t->targets, t->micro, t->T, &l, NULL, e);
@@ -402,7 +404,7 @@ int eng_trainer_run(eng_trainer *t, eng_err *e)
             rc = ENG_EINTERRUPTED;
             break;
         }
-        phase(t, "train");
+        phase(t, ENG_PHASE_TRAIN);
         eng_step_info si;
         if ((rc = train_step(t, &si, e)))
             return rc;

@@ -65,7 +65,8 @@ typedef struct eng_train_hooks {
     void (*step)(void *ud, const eng_step_info *s);               /* steps 1, every log_every, the last */
     void (*eval)(void *ud, const eng_eval_info *ev);
     void (*ckpt)(void *ud, const char *path, int64_t step, int64_t tokens);
-    /* The phase ("setup", "train", "eval", "ckpt") the trainer is in; cheap,
+    /* The phase the trainer is in, a heartbeat phase of common/protocol.h
+     * ("setup", "train", "eval", "ckpt"); cheap,
      * often: at each stage of set-up (data, evaluator, model, checkpoint
      * search and load), each micro-batch, each evaluation batch and each
      * checkpoint.  Every call is evidence of progress (tlmd tells a stuck

@@ -255,6 +255,54 @@ static void test_identity(void)
     db_close(d);
 }
 
+/* The names a CHECK (<column> IN ('a', 'b', ...)) of db/schema.sql allows,
+ * as " a b ... " (each name between spaces); "" if the check is missing. */
+static void schema_check_names(const char *column, char *out, size_t cap)
+{
+    const char *src = getenv("TLM_SRCDIR") ? getenv("TLM_SRCDIR") : "..";
+    char path[1024], mark[64];
+    snprintf(path, sizeof path, "%s/db/schema.sql", src);
+    snprintf(mark, sizeof mark, "CHECK (%s IN (", column);
+    FILE *f = fopen(path, "rb");
+    static char text[1 << 17];
+    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    if (f)
+        fclose(f);
+    text[n] = '\0';
+    out[0] = '\0';
+    const char *p = strstr(text, mark);
+    if (!p)
+        return;
+    size_t len = 0;
+    for (p += strlen(mark); *p && *p != ')' && len + 2 < cap; p++)
+        if (*p == '\'') {
+            const char *q = strchr(p + 1, '\'');
+            if (!q)
+                break;
+            len += (size_t)snprintf(out + len, cap - len, " %.*s", (int)(q - p - 1), p + 1);
+            p = q;
+        }
+    if (len + 2 < cap)
+        snprintf(out + len, cap - len, " ");
+}
+
+/* The job states of DB_JOB_STATUS_MAP are those jobs.status allows. */
+static void test_job_status_names(void)
+{
+    char allowed[512], word[64];
+    schema_check_names("status", allowed, sizeof allowed);
+    int ok = allowed[0] != '\0', n = 0;
+    for (int i = 0; i < DB_JOB_STATUS_COUNT; i++) {
+        snprintf(word, sizeof word, " %s ", db_job_status_name(i));
+        ok &= strstr(allowed, word) != NULL && db_job_status_find(db_job_status_name(i)) == i;
+    }
+    for (const char *p = allowed; *p; p++) /* names in the check: one space after each */
+        n += p[1] == ' ';
+    TAP_OK(ok && n == DB_JOB_STATUS_COUNT && db_job_status_find("nope") == -1 && db_job_status_find(NULL) == -1 &&
+               !strcmp(db_job_status_name(DB_JOB_STATUS_COUNT), "?"),
+           "the %d job states are the ones db/schema.sql allows (%s)", DB_JOB_STATUS_COUNT, allowed);
+}
+
 /* docs/tlmd.md names the schema version the code writes */
 static void test_docs_version(void)
 {
@@ -418,6 +466,7 @@ int main(void)
     test_versions();
     test_identity();
     test_docs_version();
+    test_job_status_names();
     test_reconcile();
     test_results_at_scale();
     char cmd[600];

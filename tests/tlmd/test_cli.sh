@@ -9,6 +9,36 @@
 
 "$T" --help >help.out 2>&1
 ok $([ $? = 0 ] && grep -q -- "--heartbeat-timeout" help.out && echo 0 || echo 1) "--help exits 0 and lists the options"
+# docs/tlmd.md's option table gives the defaults --help gives (which are
+# the ones tlmd starts from: main.c prints its DEFAULTS)
+python3 - "$TLM_SRCDIR/docs/tlmd.md" help.out >defaults.out 2>&1 <<'P'
+import re, sys
+doc = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"\| `(--[a-z-]+)[^`]*` \| ([^|]*) \|", line)
+    if m and m.group(2).strip():
+        doc[m.group(1)] = m.group(2).strip().strip("`")
+helps, cur = {}, None
+for line in open(sys.argv[2]):
+    m = re.match(r"  (--[a-z-]+)", line)
+    if m:
+        cur = m.group(1)
+        helps[cur] = line
+    elif cur and line.startswith("                           "):
+        helps[cur] += line
+    else:
+        cur = None
+n = 0
+for opt, text in helps.items():
+    m = re.search(r"\(default ([^;):]+)[;)]", " ".join(text.split()))
+    if not m:
+        continue
+    n += 1
+    assert doc.get(opt) == m.group(1), (opt, "docs:", doc.get(opt), "--help:", m.group(1))
+assert n >= 9, n
+print("# %d defaults agree" % n)
+P
+ok $? "docs/tlmd.md's option defaults are --help's ($(tail -1 defaults.out))"
 "$T" >e1.out 2>&1
 ok $([ $? = 2 ] && grep -q -- "--sweeps FILE|DIR is required" e1.out && echo 0 || echo 1) "no --sweeps: exit 2"
 "$T" --sweeps x.yaml --bogus >e2.out 2>&1

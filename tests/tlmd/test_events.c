@@ -3,7 +3,8 @@
  * fields; "nan"/"inf" strings become non-finite numbers; a catalogue of
  * broken lines is refused with its reason; the line framer splits lines
  * across reads and drops over-long ones without growing; exit statuses are
- * classified per docs/protocol.md. */
+ * classified per docs/protocol.md; the failure table (common/failure.h)
+ * holds the mapping it replaced, and the docs' tables agree with it. */
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "orchestrator/classify.h"
 #include "orchestrator/event.h"
 #include "orchestrator/linebuf.h"
+#include "orchestrator/plan.h"
 #include "tests/lib/tap.h"
 
 static orc_event_parser P;
@@ -38,15 +40,15 @@ static char *slurp_line(const char *path)
 
 static void test_real_lines(const char *src)
 {
-    static const char *const files[] = {"start", "step", "eval", "layer", "ckpt", "done", "error", "stopped",
-                                        "heartbeat"};
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    /* one real line of every event of the protocol (common/protocol.h) */
+    for (int i = 0; i < ENG_EV_COUNT; i++) {
+        const char *name = eng_event_name(i);
         char path[1024], why[256] = "";
-        snprintf(path, sizeof path, "%s/tests/fuzz/corpus/event/%s.json", src, files[i]);
+        snprintf(path, sizeof path, "%s/tests/fuzz/corpus/event/%s.json", src, name);
         char *line = slurp_line(path);
         orc_event ev;
         int rc = line ? parse(line, &ev, why) : -1;
-        TAP_OK(rc == 0 && !strcmp(orc_ev_name(ev.kind), files[i]), "%s event parses (%s)", files[i], why);
+        TAP_OK(rc == 0 && !strcmp(orc_ev_name(ev.kind), name), "%s event parses (%s)", name, why);
         if (rc)
             continue;
         switch (ev.kind) {
@@ -217,6 +219,260 @@ static void test_linebuf(void)
     orc_linebuf_free(&lb);
 }
 
+
+/* ------------------------------------------------------------ failure table */
+/* The mapping as it was before common/failure.h held it (common/err.c
+ * eng_status_kind, worker/run.c wrk_exit_status, orchestrator/classify.c,
+ * orchestrator/plan.c orc_reason_is_final, orchestrator/event.c's error
+ * kinds), written out once more so that the table cannot drift from it. */
+static const struct {
+    int code;
+    const char *kind;
+    int exit;
+    int next;      /* orc_next when tlmd did not stop it */
+    int machine;   /* a fault of the machine */
+    int final;     /* --retry-failed needed */
+    int in_error;  /* an `error` event may carry it */
+    const char *message;
+} OLD_MAP[] = {
+    {ENG_ECONFIG, "config", 2, ORC_NEXT_FAIL, 0, 1, 1, "configuration or usage error (exit 2)"},
+    {ENG_EDATA, "data", 3, ORC_NEXT_FAIL, 0, 1, 1, "data error (exit 3)"},
+    {ENG_EIO, "io", 6, ORC_NEXT_RETRY, 1, 0, 1, "I/O error (exit 6)"},
+    {ENG_ENOMEM, "oom", 5, ORC_NEXT_RETRY, 0, 0, 1, "out of memory (exit 5)"},
+    {ENG_EDIVERGED, "diverged", 4, ORC_NEXT_FAIL, 0, 1, 1, "loss or gradients not finite (exit 4)"},
+    {ENG_EINTERNAL, "internal", 1, ORC_NEXT_RETRY, 0, 0, 1, "internal error (exit 1)"},
+    {ENG_EINTERRUPTED, "interrupted", 75, ORC_NEXT_RETRY, 0, 0, 0, "stopped by a signal from outside tlmd (exit 75)"},
+};
+#define N_OLD (sizeof OLD_MAP / sizeof OLD_MAP[0])
+
+static void test_failure_table(void)
+{
+    TAP_OK(ENG_ECONFIG == -1 && ENG_EDATA == -2 && ENG_EIO == -3 && ENG_ENOMEM == -4 && ENG_EDIVERGED == -5 &&
+               ENG_EINTERNAL == -6 && ENG_EINTERRUPTED == -7,
+           "the eng_status values are as before");
+    size_t rows = 0;
+    for (const eng_failure *f; (f = eng_failure_at(rows)); rows++) {
+        size_t i = 0;
+        while (i < N_OLD && OLD_MAP[i].code != f->code)
+            i++;
+        if (i == N_OLD) {
+            TAP_OK(0, "table row %s (code %d) is not in the old mapping", f->kind, f->code);
+            continue;
+        }
+        orc_exit x = {.exited = 1, .status = f->exit, .kill_reason = ORC_KILL_NONE};
+        orc_outcome o;
+        orc_classify(&x, &o);
+        char line[256], why[256] = "";
+        snprintf(line, sizeof line, "{\"ev\":\"error\",\"v\":1,\"t\":1,\"kind\":\"%s\",\"message\":\"m\"}", f->kind);
+        orc_event ev;
+        int accepted = parse(line, &ev, why) == 0;
+        TAP_OK(!strcmp(f->kind, OLD_MAP[i].kind) && !strcmp(eng_status_kind(f->code), OLD_MAP[i].kind) &&
+                   f->exit == OLD_MAP[i].exit && eng_exit_status(f->code) == OLD_MAP[i].exit &&
+                   eng_failure_of_exit(f->exit) == f && eng_failure_of_kind(f->kind) == f &&
+                   !strcmp(o.reason, OLD_MAP[i].kind) && o.next == OLD_MAP[i].next &&
+                   o.machine == OLD_MAP[i].machine && !strcmp(o.message, OLD_MAP[i].message) &&
+                   orc_reason_is_final(f->kind) == OLD_MAP[i].final && accepted == OLD_MAP[i].in_error,
+               "%s: code %d, exit %d, tlmd %s%s (%s), %s, %s in error events", f->kind, f->code, f->exit, o.reason,
+               o.machine ? " machine" : "", o.message, orc_reason_is_final(f->kind) ? "final" : "not final",
+               accepted ? "allowed" : "refused");
+    }
+    TAP_OK(rows == N_OLD, "%zu kinds in the table, %zu in the old mapping", rows, N_OLD);
+    orc_exit x = {.exited = 1, .status = 75, .kill_reason = ORC_KILL_SHUTDOWN};
+    orc_outcome o;
+    orc_classify(&x, &o);
+    TAP_OK(!strcmp(o.reason, "interrupted") && o.next == ORC_NEXT_INTERRUPTED && !o.machine &&
+               !strcmp(o.message, "stopped by tlmd after a checkpoint"),
+           "exit 75 after tlmd asked: interrupted, resumes (%s)", o.message);
+    x = (orc_exit){.exited = 1, .status = 127};
+    orc_classify(&x, &o);
+    TAP_OK(!strcmp(o.reason, "internal") && o.next == ORC_NEXT_RETRY && o.machine &&
+               !strcmp(o.message, "the worker could not be started (exit 127)"),
+           "exit 127: internal, a machine fault (%s)", o.message);
+    TAP_OK(!strcmp(eng_status_kind(ENG_OK), "ok") && eng_exit_status(ENG_OK) == 0 &&
+               !strcmp(eng_status_kind(-99), "internal") && eng_exit_status(-99) == 1 &&
+               !eng_failure_of_exit(0) && !eng_failure_of_exit(127) && !eng_failure_of_kind("protocol") &&
+               !orc_reason_is_final("protocol") && !orc_reason_is_final(NULL),
+           "ok is 0, an unknown code is internal (1), tlmd's own reasons are not kinds");
+}
+
+/* Every reason tlmd records is one attempts.reason allows (db/schema.sql):
+ * each kind of the failure table, and whatever orc_classify gives for any
+ * exit status or signal, whatever tlmd did to the worker. */
+static void test_failure_schema(const char *src)
+{
+    char path[1024], word[64];
+    snprintf(path, sizeof path, "%.900s/db/schema.sql", src);
+    FILE *f = fopen(path, "rb");
+    static char text[1 << 17];
+    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    if (f)
+        fclose(f);
+    text[n] = '\0';
+    const char *check = strstr(text, "CHECK (reason IN (");
+    const char *end = check ? strchr(check, ')') : NULL;
+    end = end ? strchr(end + 1, ')') : NULL; /* the IN list's, then the CHECK's */
+    int bad = 0, tried = 0;
+    for (size_t i = 0; check && end && eng_failure_at(i); i++) {
+        snprintf(word, sizeof word, "'%s'", eng_failure_at(i)->kind);
+        const char *at = strstr(check, word);
+        if (!at || at > end) {
+            TAP_DIAG("db/schema.sql does not allow the reason %s", word);
+            bad++;
+        }
+    }
+    for (int status = 0; check && end && status < 256 + 32; status++)
+        for (int kill = ORC_KILL_NONE; kill <= ORC_KILL_PROTOCOL; kill++)
+            for (int done = 0; done < 2; done++) {
+                orc_exit x = {.exited = status < 256, .status = status < 256 ? status : 0,
+                              .signal = status < 256 ? 0 : status - 256, .kill_reason = kill, .saw_done = done};
+                orc_outcome o;
+                orc_classify(&x, &o);
+                snprintf(word, sizeof word, "'%s'", o.reason);
+                const char *at = strstr(check, word);
+                tried++;
+                if (!at || at > end) {
+                    TAP_DIAG("exit %d signal %d kill %d: reason %s, which db/schema.sql does not allow", x.status,
+                             x.signal, kill, word);
+                    bad++;
+                }
+            }
+    TAP_OK(check && end && !bad, "db/schema.sql allows every kind and every reason of %d classified endings", tried);
+}
+
+/* The cells of a markdown table row, "\|" standing for '|'; returns how many. */
+static int md_cells(const char *line, char cell[][256], int max)
+{
+    if (line[0] != '|')
+        return 0;
+    int n = 0;
+    size_t len = 0;
+    for (const char *p = line + 1; *p && *p != '\n' && n < max; p++) {
+        if (*p == '|') {
+            while (len && cell[n][len - 1] == ' ')
+                len--;
+            cell[n++][len] = '\0';
+            len = 0;
+        } else if (len + 1 < 256 && (len || *p != ' ')) {
+            if (*p == '\\' && p[1] == '|')
+                p++;
+            cell[n][len++] = *p;
+        }
+    }
+    return n;
+}
+
+/* What docs/tlmd.md says of an ending, as an orc_outcome says it. */
+static const char *next_words(const orc_outcome *o)
+{
+    switch (o->next) {
+    case ORC_NEXT_DONE: return "job done";
+    case ORC_NEXT_FAIL: return "failed, not retried";
+    case ORC_NEXT_INTERRUPTED: return "resumes on the next start";
+    default: return o->machine ? "retried, a machine fault" : "retried";
+    }
+}
+
+/* What docs/protocol.md's "retried" column says of an exit status. */
+static const char *retried_words(int status)
+{
+    const eng_failure *k = eng_failure_of_exit(status);
+    if (!k)
+        return status == ENG_EXIT_OK ? "-" : "?";
+    return k->policy == ENG_POLICY_FINAL ? "no" : k->policy == ENG_POLICY_RESUME ? "resumed" : "yes";
+}
+
+/* docs/protocol.md "Exit statuses" and docs/tlmd.md's table of how an
+ * attempt ended say what orc_classify does with each exit status, and
+ * name every kind of the table; the `error` event lists its kinds. */
+static void test_failure_docs(const char *src)
+{
+    static const char *const docs[] = {"docs/protocol.md", "docs/tlmd.md"};
+    for (int d = 0; d < 2; d++) {
+        char path[1024], line[4096], cell[8][256];
+        snprintf(path, sizeof path, "%.900s/%s", src, docs[d]);
+        FILE *f = fopen(path, "r");
+        TAP_OK(f != NULL, "%s opens", path);
+        if (!f)
+            continue;
+        int seen[16] = {0}, rows = 0, bad = 0, in_exit = 0;
+        while (fgets(line, sizeof line, f)) {
+            if (!strncmp(line, "## ", 3))
+                in_exit = !strcmp(line, "## Exit statuses\n");
+            int nc = md_cells(line, cell, 8), tlmd_md = d == 1;
+            /* protocol.md: | status | meaning | tlmd reason | retried |; tlmd.md: | how it ended | reason | next | */
+            if (d == 1 ? !(nc == 3 && !strncmp(cell[0], "exit ", 5)) : !(in_exit && nc == 4 && cell[0][0] >= '0' && cell[0][0] <= '9'))
+                continue;
+            const char *reason = cell[d == 1 ? 1 : 2], *next = cell[d == 1 ? 2 : 3];
+            /* "exit 2 / 3 / 4" with "config / data / diverged" */
+            char statuses[256], reasons[256];
+            memcpy(statuses, cell[0] + (d == 1 ? 5 : 0), sizeof statuses - 5);
+            statuses[sizeof statuses - 5] = '\0';
+            memcpy(reasons, reason, sizeof reasons);
+            char *ss = NULL, *rs = NULL;
+            char *st = strtok_r(statuses, "/", &ss), *rn = strtok_r(reasons, "/", &rs);
+            for (; st && rn; st = strtok_r(NULL, "/", &ss), rn = strtok_r(NULL, "/", &rs)) {
+                while (*rn == ' ')
+                    rn++;
+                rn[strcspn(rn, " ")] = '\0';
+                int status = atoi(st);
+                orc_exit x = {.exited = 1, .status = status, .saw_done = !strstr(cell[0], "without"),
+                              .kill_reason = strstr(cell[0], "after tlmd asked") ? ORC_KILL_SHUTDOWN : ORC_KILL_NONE};
+                orc_outcome o;
+                orc_classify(&x, &o);
+                char want[256];
+                snprintf(want, sizeof want, "%s", next);
+                if (!strcmp(want, "retried (counted)"))
+                    want[7] = '\0'; /* a stop nobody asked for: retried, as any */
+                const char *does = tlmd_md ? next_words(&o) : retried_words(status);
+                rows++;
+                if (strcmp(o.reason, rn) || strcmp(does, want)) {
+                    TAP_DIAG("%s: exit %d says %s, %s; tlmd: %s, %s", docs[d], status, rn, want, o.reason, does);
+                    bad++;
+                }
+                const eng_failure *k = eng_failure_of_exit(status);
+                for (size_t i = 0; k && eng_failure_at(i); i++)
+                    if (eng_failure_at(i) == k)
+                        seen[i] = 1;
+            }
+        }
+        fclose(f);
+        for (size_t i = 0; eng_failure_at(i); i++)
+            if (!seen[i]) {
+                TAP_DIAG("%s: no row for exit %d (%s)", docs[d], eng_failure_at(i)->exit, eng_failure_at(i)->kind);
+                bad++;
+            }
+        TAP_OK(rows > 0 && !bad, "%s: its %d exit statuses are classified as it says, every kind has one", docs[d],
+               rows);
+    }
+
+    /* | `error` | `kind` (`config`, `data`, ...), ... | */
+    char path[1024], line[4096], kinds[512] = "", want[512] = "";
+    snprintf(path, sizeof path, "%s/docs/protocol.md", src);
+    FILE *f = fopen(path, "r");
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "| `error` | `kind` (", 20)) {
+            const char *p = line + 20, *end = strchr(p, ')');
+            snprintf(kinds, sizeof kinds, "%.*s", end ? (int)(end - p) : 0, p);
+        }
+    if (f)
+        fclose(f);
+    for (size_t i = 0; eng_failure_at(i); i++) {
+        const eng_failure *k = eng_failure_at(i);
+        char ev[256], why[256];
+        snprintf(ev, sizeof ev, "{\"ev\":\"error\",\"v\":1,\"t\":1,\"kind\":\"%s\",\"message\":\"m\"}", k->kind);
+        orc_event e;
+        if (parse(ev, &e, why) == 0) {
+            size_t n = strlen(want);
+            snprintf(want + n, sizeof want - n, "%s`%s`", n ? ", " : "", k->kind);
+        }
+    }
+    /* the doc's order is its own: compare as sets */
+    int same = kinds[0] != '\0';
+    for (char *save = NULL, *t = strtok_r(kinds, ", ", &save); t && same; t = strtok_r(NULL, ", ", &save))
+        same = strstr(want, t) != NULL;
+    TAP_OK(same && strlen(kinds) > 0, "docs/protocol.md's error kinds are those tlmd accepts (%s)", want);
+}
+
 static void test_classify(void)
 {
     static const struct {
@@ -257,5 +513,8 @@ int main(void)
     test_refused();
     test_linebuf();
     test_classify();
+    test_failure_table();
+    test_failure_docs(src);
+    test_failure_schema(src);
     return tap_done();
 }

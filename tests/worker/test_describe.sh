@@ -1,7 +1,8 @@
 #!/bin/sh
 # test_describe.sh: `tlm-worker --describe` on the 440m preset with cosine
 # 1.5 -> 0.5 prints widths that sum to L x d_base and the uniform model's
-# parameter count; bad input exits 2 with a positioned message.
+# parameter count; bad input exits 2 with a positioned message; the
+# defaults --config-keys lists are the ones a config resolves to.
 set -u
 W="$TLM_BUILDDIR/worker/tlm-worker"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -38,5 +39,23 @@ ok $(( rc == 2 ? $? : 1 )) "bad config: exit 2 and a positioned message ($(cat "
 
 "$W" --help >/dev/null
 ok $? "--help exits 0"
+
+# --config-keys tells the default the code uses (it said 0.01 for max_lr
+# while a titans job got 0.002)
+"$W" --config-keys >"$tmp/keys"
+ok $? "--config-keys exits 0"
+printf 'scale: 1m\narch: titans\n' >"$tmp/titans.yaml"
+"$W" --describe --config "$tmp/titans.yaml" >"$tmp/titans.json"
+python3 - "$tmp/keys" "$tmp/titans.json" <<'P'
+import json, re, sys
+keys = {l.split()[0]: l for l in open(sys.argv[1])}
+got = json.load(open(sys.argv[2]))["config"]["model"]["titans"]
+for k in ("max_lr", "chunk", "window", "persistent", "mem_depth"):
+    said = re.search(r"\(default: ([^)]*)\)", keys["model.titans." + k]).group(1)
+    assert float(said) == got[k], (k, said, got[k])
+    print("# model.titans.%s: --config-keys %s, resolved %s" % (k, said, got[k]))
+assert got["max_lr"] == 0.002, got
+P
+ok $? "--config-keys gives the titans defaults a resolved config holds (max_lr 0.002)"
 echo "1..$n"
 exit $fail

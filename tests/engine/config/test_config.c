@@ -1,6 +1,7 @@
 /* test_config.c: job-config parsing, resolution and identity.
  * Good configs resolve with every default filled; a catalogue of bad ones
- * each gives its message with the file, line and column. */
+ * each gives its message with the file, line and column; the defaults that
+ * --config-keys and docs/config.md state are the ones the code applies. */
 #include <stdlib.h>
 
 #include "engine/config/account.h"
@@ -325,6 +326,163 @@ static void presets(void)
     }
 }
 
+
+/* A resolved value in the form --config-keys writes defaults: 0.002, "",
+ * [1.5, 0.5], [val]. */
+static void value_text(const cfg_node *n, char *out, size_t cap)
+{
+    if (n->kind == CFG_SCALAR) {
+        snprintf(out, cap, "%s", n->text[0] || !n->quoted ? n->text : "\"\"");
+        return;
+    }
+    size_t len = (size_t)snprintf(out, cap, "[");
+    for (size_t i = 0; i < n->n && len < cap; i++)
+        len += (size_t)snprintf(out + len, cap - len, "%s%s", i ? ", " : "", n->items[i]->text);
+    if (len < cap)
+        snprintf(out + len, cap - len, "]");
+}
+
+/* Every default --config-keys states is the one a config resolves to,
+ * whatever the architecture: tried on each arch with a uniform and a
+ * sigmoid taper and every suite listed (so that every key is written). */
+static void keys_defaults(void)
+{
+    static const char *const archs[] = {"transformer", "gated_attn", "hope_attn", "titans"};
+    static const char *const given[] = {"arch", "taper.schedule", "model.d_model", "model.layers", "model.heads",
+                                        "model.d_ff", "train.tokens", "eval.suites"};
+    size_t n_keys = 0;
+    eng_config_key k;
+    while (eng_config_key_at(n_keys, &k) == 0)
+        n_keys++;
+    int *checked = calloc(n_keys, sizeof *checked), bad = 0, n = 0;
+    for (int a = 0; a < 4; a++)
+        for (int sigmoid = 0; sigmoid < 2; sigmoid++) {
+            char text[512];
+            snprintf(text, sizeof text,
+                     "arch: %s\ntaper: {schedule: %s}\nmodel: {d_model: 64, layers: 2, heads: 4, d_ff: 128}\n"
+                     "train: {tokens: 100000}\neval: {suites: [val, wikitext, lambada, commonsense, niah, alignment]}\n",
+                     archs[a], sigmoid ? "sigmoid" : "uniform");
+            eng_config c;
+            eng_err e = {0};
+            cfg_node *json = NULL;
+            char *s = NULL;
+            if (parse("keys.yaml", text, &c, &e) || !(s = eng_config_json(&c)) ||
+                cfg_parse_buffer("keys.json", s, strlen(s), &json, &e)) {
+                TAP_DIAG("%s: %s", text, e.msg);
+                bad++;
+                free(s);
+                continue;
+            }
+            for (size_t i = 0; eng_config_key_at(i, &k) == 0; i++) {
+                int skip = k.computed;
+                for (size_t g = 0; g < sizeof given / sizeof given[0]; g++)
+                    skip |= !strcmp(k.key, given[g]);
+                const cfg_node *v = json;
+                char part[64];
+                for (const char *p = k.key; v && *p;) {
+                    size_t len = strcspn(p, ".");
+                    snprintf(part, sizeof part, "%.*s", (int)len, p);
+                    v = cfg_map_get(v, part);
+                    p += len + (p[len] == '.');
+                }
+                if (skip || !v) /* not written: the key does not apply to this config */
+                    continue;
+                const char *want = strncmp(k.def, "preset, else ", 13) ? k.def : k.def + 13; /* no preset here */
+                char got[512];
+                value_text(v, got, sizeof got);
+                checked[i] = 1;
+                n++;
+                if (strcmp(got, want)) {
+                    TAP_DIAG("%s (arch %s): --config-keys says %s, a config resolves to %s", k.key, archs[a], want, got);
+                    bad++;
+                }
+            }
+            cfg_free(json);
+            free(s);
+        }
+    for (size_t i = 0; eng_config_key_at(i, &k) == 0; i++) {
+        int skip = k.computed;
+        for (size_t g = 0; g < sizeof given / sizeof given[0]; g++)
+            skip |= !strcmp(k.key, given[g]);
+        if (!skip && !checked[i]) {
+            TAP_DIAG("%s: its default was never written", k.key);
+            bad++;
+        }
+    }
+    free(checked);
+    TAP_OK(n > 0 && !bad, "every stated default is the resolved one (%d comparisons)", n);
+}
+
+/* docs/config.md's key table says what the field table says: every key
+ * once, with its type and default. */
+static void keys_docs(void)
+{
+    const char *src = getenv("TLM_SRCDIR");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/docs/config.md", src ? src : ".");
+    FILE *f = fopen(path, "r");
+    TAP_OK(f != NULL, "%s opens", path);
+    if (!f)
+        return;
+    size_t n_keys = 0;
+    eng_config_key k;
+    while (eng_config_key_at(n_keys, &k) == 0)
+        n_keys++;
+    int *seen = calloc(n_keys, sizeof *seen), rows = 0, bad = 0, in_keys = 0;
+    char line[4096];
+    while (fgets(line, sizeof line, f)) {
+        if (!strncmp(line, "## ", 3))
+            in_keys = !strcmp(line, "## Keys\n");
+        if (!in_keys || strncmp(line, "| ", 2) || !strncmp(line, "| key |", 7))
+            continue;
+        /* cells between unescaped '|', "\|" standing for a '|' */
+        char cell[4][1024];
+        int nc = 0;
+        size_t len = 0;
+        for (const char *p = line + 1; *p && *p != '\n' && nc < 4; p++) {
+            if (*p == '|') {
+                while (len && cell[nc][len - 1] == ' ')
+                    len--;
+                cell[nc++][len] = '\0';
+                len = 0;
+            } else if (len + 1 < sizeof cell[0] && (len || *p != ' ')) {
+                if (*p == '\\' && p[1] == '|')
+                    p++;
+                cell[nc][len++] = *p;
+            }
+        }
+        if (nc < 4) {
+            TAP_DIAG("docs/config.md: a row of the key table without four cells: %s", line);
+            bad++;
+            continue;
+        }
+        rows++;
+        size_t i = 0;
+        while (eng_config_key_at(i, &k) == 0 && strcmp(k.key, cell[0]))
+            i++;
+        if (i == n_keys) {
+            TAP_DIAG("docs/config.md names '%s', which is not a key", cell[0]);
+            bad++;
+        } else if (seen[i]++) {
+            TAP_DIAG("docs/config.md names '%s' twice", cell[0]);
+            bad++;
+        } else if (strcmp(cell[1], k.type) || strcmp(cell[2], k.def)) {
+            TAP_DIAG("docs/config.md: %s is '%s', default '%s'; the program says '%s', default '%s'", k.key, cell[1],
+                     cell[2], k.type, k.def);
+            bad++;
+        }
+    }
+    fclose(f);
+    for (size_t i = 0; i < n_keys; i++)
+        if (!seen[i] && eng_config_key_at(i, &k) == 0) {
+            TAP_DIAG("docs/config.md does not name %s", k.key);
+            bad++;
+        }
+    free(seen);
+    TAP_OK(rows > 0 && !bad, "docs/config.md names all %zu keys once, with the type and default of --config-keys",
+           n_keys);
+}
+
 int main(void)
 {
     presets();
@@ -332,5 +490,7 @@ int main(void)
     bad();
     files();
     messages();
+    keys_defaults();
+    keys_docs();
     return tap_done();
 }

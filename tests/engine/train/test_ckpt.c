@@ -74,8 +74,37 @@ static void state_for(eng_train_state *st, const char *cid, int64_t step)
     st->elapsed_s = 1.5 * (double)step;
 }
 
+/* A checkpoint's folder name and its step (common/protocol.h: tlmd reads
+ * them too), to the last step an int64 holds. */
+static void test_names(void)
+{
+    static const struct {
+        const char *name;
+        int64_t step;
+    } cases[] = {
+        {"step-00000120", 120},          {"step-0", 0},      {"step-", -1},    {"step-12a", -1},
+        {"steps-1", -1},                 {".tmp-step-1", -1}, {"step--1", -1}, {"step-9223372036854775807", INT64_MAX},
+        {"step-9223372036854775800", 9223372036854775800LL}, {"step-9223372036854775808", -1},
+        {"step-99999999999999999999", -1},
+    };
+    int bad = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (eng_ckpt_step_of(cases[i].name) != cases[i].step) {
+            TAP_DIAG("%s: step %lld, expected %lld", cases[i].name, (long long)eng_ckpt_step_of(cases[i].name),
+                     (long long)cases[i].step);
+            bad++;
+        }
+    char name[ENG_CKPT_NAME_MAX];
+    eng_ckpt_name(120, name);
+    int ok = !strcmp(name, "step-00000120");
+    eng_ckpt_name(INT64_MAX, name);
+    ok &= eng_ckpt_step_of(name) == INT64_MAX;
+    TAP_OK(!bad && ok, "checkpoint names: step-00000120 and back, every step up to 2^63-1, nothing else");
+}
+
 int main(void)
 {
+    test_names();
     snprintf(root, sizeof root, "/tmp/tlm-test-ckpt-XXXXXX");
     if (!mkdtemp(root))
         return 99;
