@@ -1,7 +1,7 @@
 # common/local.mk: libtlmcommon.a, the base library every part of TLM links
 # (db, orchestrator, reports, dataprep, the engine): the error contract,
 # durable file I/O and path checks, SHA-256, the YAML/JSON config tree,
-# checked arithmetic.  It links nothing of TLM's own.
+# checked arithmetic, UTF-8.  It links nothing of TLM's own.
 noinst_LIBRARIES += common/libtlmcommon.a
 common_libtlmcommon_a_CPPFLAGS = $(AM_CPPFLAGS) $(YAML_CFLAGS)
 # -O3 like the kernels: SHA-256 verifies every shard at each job start
@@ -11,5 +11,6 @@ common_libtlmcommon_a_SOURCES = \
 	common/fileio.c common/fileio.h \
 	common/sha256.c common/sha256.h \
 	common/cfgtree.c common/cfgtree.h \
+	common/utf8.c common/utf8.h \
 	common/checked.h
 COMMON_LIBS = common/libtlmcommon.a $(YAML_LIBS) -lm

@@ -13,6 +13,7 @@ ALLOC_WRAP_FLAGS = -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc \
 	-Wl,--wrap=aligned_alloc -Wl,--wrap=posix_memalign
 
 include tests/lib/local.mk
+include tests/common/local.mk
 include tests/engine/config/local.mk
 include tests/engine/format/local.mk
 include tests/engine/tok/local.mk

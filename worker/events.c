@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/utf8.h"
+
 double wrk_monotonic(void)
 {
     struct timespec ts;
@@ -57,27 +59,10 @@ static void put(wrk_ev *ev, const char *s, size_t n)
 
 static void puts_(wrk_ev *ev, const char *s) { put(ev, s, strlen(s)); }
 
-/* Length of the valid UTF-8 sequence at p (1..4), 0 if invalid. */
-static int utf8_len(const unsigned char *p)
-{
-    if (p[0] < 0x80)
-        return 1;
-    int n = p[0] >= 0xc2 && p[0] <= 0xdf ? 2 : p[0] >= 0xe0 && p[0] <= 0xef ? 3 : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : 0;
-    if (!n)
-        return 0;
-    for (int i = 1; i < n; i++)
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-    if (n == 3 && ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0)))
-        return 0; /* overlong, surrogate */
-    if (n == 4 && ((p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90)))
-        return 0;
-    return n;
-}
-
 static void put_string(wrk_ev *ev, const char *s)
 {
     puts_(ev, "\"");
+    const unsigned char *end = (const unsigned char *)s + strlen(s);
     for (const unsigned char *p = (const unsigned char *)s; *p;) {
         char esc[8];
         if (*p == '"' || *p == '\\') {
@@ -92,9 +77,9 @@ static void put_string(wrk_ev *ev, const char *s)
             snprintf(esc, sizeof esc, "\\u%04x", *p);
             puts_(ev, esc), p++;
         } else {
-            int n = utf8_len(p);
+            size_t bad, n = eng_utf8_seq(p, (size_t)(end - p), &bad);
             if (n) {
-                put(ev, (const char *)p, (size_t)n);
+                put(ev, (const char *)p, n);
                 p += n;
             } else { /* not UTF-8: keep the byte as its Latin-1 code point */
                 snprintf(esc, sizeof esc, "\\u%04x", *p);

@@ -79,7 +79,7 @@ static void py_strip(const char *s, size_t n, size_t *a, size_t *b)
     size_t i = 0, end = 0, start = n;
     uint32_t cp;
     while (i < n) {
-        size_t k = ev_utf8_next(s + i, n - i, &cp);
+        size_t k = eng_utf8_next(s + i, n - i, &cp);
         if (!ev_py_space(cp)) {
             if (start == n)
                 start = i;

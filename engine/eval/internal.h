@@ -9,6 +9,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
+#include "common/utf8.h"
 #include "engine/eval/eval.h"
 
 /* Bounds on untrusted input. */
@@ -32,8 +33,6 @@ int ev_put(ev_buf *b, const void *s, size_t n, eng_err *e);
 int ev_puts(ev_buf *b, const char *s, eng_err *e);
 void ev_buf_free(ev_buf *b);
 
-/* Length of the UTF-8 sequence at s (1 for an invalid byte) and its code point. */
-size_t ev_utf8_next(const char *s, size_t n, uint32_t *cp);
 /* Python's str.isspace() (what re's \s matches in a str pattern). */
 int ev_py_space(uint32_t cp);
 /* Code points in s[0, n) (Python's len() of the decoded str). */

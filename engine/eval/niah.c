@@ -88,7 +88,7 @@ static int essay_load(const char *path, essay *s, eng_err *e)
     char *p = s->text, *end = s->text + len, *w = NULL;
     while (p <= end) {
         uint32_t cp = 0;
-        size_t k = p < end ? ev_utf8_next(p, (size_t)(end - p), &cp) : 1;
+        size_t k = p < end ? eng_utf8_next(p, (size_t)(end - p), &cp) : 1;
         if (p == end || ev_py_space(cp)) {
             if (w) {
                 if (s->n == cap) {

@@ -38,48 +38,6 @@ void ev_buf_free(ev_buf *b)
     memset(b, 0, sizeof *b);
 }
 
-size_t ev_utf8_next(const char *str, size_t n, uint32_t *cp)
-{
-    const unsigned char *s = (const unsigned char *)str;
-    if (n == 0) {
-        *cp = 0;
-        return 0;
-    }
-    unsigned c = s[0];
-    size_t len;
-    uint32_t v, min;
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    } else if (c >= 0xC2 && c <= 0xDF) {
-        len = 2, v = c & 0x1F, min = 0x80;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3, v = c & 0x0F, min = 0x800;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4, v = c & 0x07, min = 0x10000;
-    } else {
-        *cp = 0xFFFD;
-        return 1;
-    }
-    if (len > n) {
-        *cp = 0xFFFD;
-        return 1;
-    }
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80) {
-            *cp = 0xFFFD;
-            return 1;
-        }
-        v = (v << 6) | (s[i] & 0x3F);
-    }
-    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) {
-        *cp = 0xFFFD;
-        return 1;
-    }
-    *cp = v;
-    return len;
-}
-
 int ev_py_space(uint32_t c)
 {
     return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 || c == 0x1680 ||
@@ -92,7 +50,7 @@ size_t ev_utf8_len(const char *s, size_t n)
     size_t count = 0;
     uint32_t cp;
     for (size_t i = 0; i < n; count++)
-        i += ev_utf8_next(s + i, n - i, &cp);
+        i += eng_utf8_next(s + i, n - i, &cp);
     return count;
 }
 

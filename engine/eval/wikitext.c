@@ -71,7 +71,7 @@ static int strip_pairs(ev_buf *out, const char *s, size_t n, char open, char clo
         /* leading whitespace */
         uint32_t cp;
         while (a < b) {
-            size_t k = ev_utf8_next(s + a, b - a, &cp);
+            size_t k = eng_utf8_next(s + a, b - a, &cp);
             if (!ev_py_space(cp))
                 break;
             a += k;
@@ -79,7 +79,7 @@ static int strip_pairs(ev_buf *out, const char *s, size_t n, char open, char clo
         /* trailing whitespace: the end of the last non-space code point */
         size_t end = a;
         for (size_t j = a; j < b;) {
-            size_t k = ev_utf8_next(s + j, b - j, &cp);
+            size_t k = eng_utf8_next(s + j, b - j, &cp);
             j += k;
             if (!ev_py_space(cp))
                 end = j;
@@ -161,7 +161,7 @@ static int is_blank(const char *s, size_t n)
 {
     uint32_t cp;
     for (size_t i = 0; i < n;) {
-        i += ev_utf8_next(s + i, n - i, &cp);
+        i += eng_utf8_next(s + i, n - i, &cp);
         if (!ev_py_space(cp))
             return 0;
     }
@@ -182,7 +182,7 @@ static int is_heading(const char *line, size_t n, eng_err *e, int *out)
         uint32_t cp;
         int seen = 0;
         for (size_t i = 0; i < b.n;) {
-            size_t k = ev_utf8_next(b.p + i, b.n - i, &cp);
+            size_t k = eng_utf8_next(b.p + i, b.n - i, &cp);
             if (!ev_py_space(cp)) {
                 if (!seen)
                     s = i;
@@ -262,7 +262,7 @@ static int64_t count_words(const char *s, size_t n)
     int in = 0;
     uint32_t cp;
     for (size_t i = 0; i < n;) {
-        i += ev_utf8_next(s + i, n - i, &cp);
+        i += eng_utf8_next(s + i, n - i, &cp);
         int sp = ev_py_space(cp);
         if (sp && !in)
             runs++;

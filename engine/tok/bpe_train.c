@@ -151,7 +151,7 @@ int eng_bpe_trainer_feed(eng_bpe_trainer *tr, const void *text, size_t len, eng_
 {
     const uint8_t *p = text;
     size_t n = len;
-    int rc = tok_utf8_fix(&tr->fixed, &tr->fixed_cap, p, n, &n, e);
+    int rc = eng_utf8_fix(&tr->fixed, &tr->fixed_cap, p, n, &n, e);
     if (rc < 0)
         return rc;
     if (rc == 1)

@@ -367,7 +367,7 @@ static int encode_plain(eng_tok *t, const uint8_t *p, size_t n, int raw, eng_tok
             i++;
             continue;
         }
-        size_t k = tok_utf8_seq(p + i, n - i, &bad);
+        size_t k = eng_utf8_seq(p + i, n - i, &bad);
         if (k) {
             i += k;
             continue;
@@ -419,7 +419,7 @@ int eng_tok_encode(eng_tok *t, const void *text, size_t len, int flags, eng_tokv
     size_t n = len;
     if (!raw) {
         size_t fixed_len;
-        if ((rc = tok_utf8_fix(&t->fixed, &t->fixed_cap, p, n, &fixed_len, e)) < 0)
+        if ((rc = eng_utf8_fix(&t->fixed, &t->fixed_cap, p, n, &fixed_len, e)) < 0)
             return rc;
         if (rc == 1) {
             p = t->fixed;

@@ -1,0 +1,7 @@
+# tests/common/local.mk: the base library (common/): one test program per
+# helper, linked against libtlmcommon.a alone.
+check_PROGRAMS += tests/common/test_utf8
+tests_common_test_utf8_SOURCES = tests/common/test_utf8.c tests/lib/tap.h
+tests_common_test_utf8_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_common_test_utf8_LDADD = $(COMMON_LIBS)
+TESTS += tests/common/test_utf8
