@@ -14,6 +14,7 @@
 #include <yaml.h>
 
 #include "common/fileio.h"
+#include "common/fmt.h"
 
 #define CFG_MAX_BYTES (16u << 20)
 #define CFG_MAX_DEPTH 64
@@ -692,11 +693,7 @@ void cfg_format_bound(double v, char *out, size_t cap)
         snprintf(out, cap, "%.0f", v);
         return;
     }
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(out, cap, "%.*g", prec, v);
-        if (strtod(out, NULL) == v)
-            return;
-    }
+    eng_fmt_exact(out, cap, v);
 }
 
 /* Exact value of an integer written in decimal, possibly with a fraction

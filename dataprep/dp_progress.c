@@ -10,6 +10,7 @@
 
 #include "dataprep/dataprep.h"
 #include "common/cfgtree.h"
+#include "common/fmt.h"
 
 double dp_now(void)
 {
@@ -29,14 +30,12 @@ void dp_progress_start(dp_progress *p, const char *what, uint64_t total)
     p->last_pct = -1;
 }
 
+/* tlm-data's sizes: 1.25 GB, 3.4 MB, 12 kB */
 static void human(double bytes, char *out, size_t cap)
 {
-    if (bytes >= 1e9)
-        snprintf(out, cap, "%.2f GB", bytes / 1e9);
-    else if (bytes >= 1e6)
-        snprintf(out, cap, "%.1f MB", bytes / 1e6);
-    else
-        snprintf(out, cap, "%.0f kB", bytes / 1e3);
+    static const eng_fmt_step steps[] = {
+        {1e9, 1e9, "%.2f GB", NULL}, {1e6, 1e6, "%.1f MB", NULL}, {0, 1e3, "%.0f kB", NULL}};
+    eng_fmt_steps(out, cap, bytes, steps, 3);
 }
 
 void dp_progress_update(dp_progress *p, uint64_t done, const char *label)

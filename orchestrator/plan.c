@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/fileio.h"
+#include "common/fmt.h"
 #include "common/sha256.h"
 #include "orchestrator/jobinfo.h"
 #include "orchestrator/rundir.h"
@@ -142,16 +143,8 @@ typedef struct {
     double flops;
 } dry_ctx;
 
-static void human(double v, char *out, size_t cap)
-{
-    static const char *const unit[] = {"", "k", "M", "G", "T", "P", "E", "Z", "Y"};
-    int u = 0;
-    while (fabs(v) >= 1000 && u < 8) {
-        v /= 1000;
-        u++;
-    }
-    snprintf(out, cap, u ? "%.3g%s" : "%.0f%s", v, unit[u]);
-}
+/* the plan's parameters and FLOPs: 124M, 7.52e+20 is 752E */
+static void human(double v, char *out, size_t cap) { eng_fmt_si(out, cap, v, 8, "%.3g%s", "%.0f%s"); }
 
 static int dry_job(void *ctx, const orc_sweep_job *j, eng_err *e)
 {

@@ -277,9 +277,6 @@ const char *rpt_role_label(int role);
 /* Shared number formatting for the human formats: fixed decimals, '+' on
  * positive values when sign, "nan"/"inf" spelled out. */
 void rpt_fmt_num(char *out, size_t cap, double v, int decimals, int sign);
-/* Shortest text that reads back as the same double ("null" never: callers
- * handle NaN); for CSV and JSON. */
-void rpt_fmt_exact(char *out, size_t cap, double v);
 
 /* ------------------------------------------------------------ the paper */
 /* The paper's figures (paper.c; source: shared/paper.md).  NaN when the

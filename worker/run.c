@@ -14,6 +14,7 @@
 
 #include "engine/config/account.h"
 #include "common/fileio.h"
+#include "common/fmt.h"
 #include "engine/model/ops.h"
 #include "engine/cpu/runtime.h"
 #include "engine/train/train.h"
@@ -60,29 +61,15 @@ static void say(const char *fmt, ...)
     fflush(stderr);
 }
 
+/* tlm-worker's numbers: 1.25M tokens, 19.7k tokens/s */
 static void human_count(double x, char out[32])
 {
-    if (x >= 1e9)
-        snprintf(out, 32, "%.2fG", x / 1e9);
-    else if (x >= 1e6)
-        snprintf(out, 32, "%.2fM", x / 1e6);
-    else if (x >= 1e3)
-        snprintf(out, 32, "%.1fk", x / 1e3);
-    else
-        snprintf(out, 32, "%.0f", x);
+    static const eng_fmt_step steps[] = {
+        {1e9, 1e9, "%.2fG", NULL}, {1e6, 1e6, "%.2fM", NULL}, {1e3, 1e3, "%.1fk", NULL}, {0, 1, "%.0f", NULL}};
+    eng_fmt_steps(out, 32, x, steps, 4);
 }
 
-static void human_time(double s, char out[32])
-{
-    if (!isfinite(s) || s < 0)
-        snprintf(out, 32, "?");
-    else if (s >= 3600)
-        snprintf(out, 32, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
-    else if (s >= 60)
-        snprintf(out, 32, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
-    else
-        snprintf(out, 32, "%.0fs", s);
-}
+static void human_time(double s, char out[32]) { eng_fmt_duration(out, 32, s, ENG_DUR_DOWN); }
 
 /* ------------------------------------------------------------ hooks */
 static void on_log(void *ud, const char *msg)

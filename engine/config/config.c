@@ -827,23 +827,10 @@ static void sb_json_string(sbuf *b, const char *s)
     sb_put(b, "\"", 1);
 }
 
-void eng_config_number(double v, char out[ENG_NUMBER_TEXT])
-{
-    if (v == floor(v) && fabs(v) < 9007199254740992.0) {
-        snprintf(out, ENG_NUMBER_TEXT, "%.0f", v);
-        return;
-    }
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(out, ENG_NUMBER_TEXT, "%.*g", prec, v);
-        if (strtod(out, NULL) == v)
-            return;
-    }
-}
-
 static void sb_number(sbuf *b, double v)
 {
     char s[ENG_NUMBER_TEXT];
-    eng_config_number(v, s);
+    eng_fmt_exact(s, sizeof s, v); /* the canonical form's numbers: shortest, exact */
     sb_str(b, s);
 }
 

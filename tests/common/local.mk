@@ -5,3 +5,9 @@ tests_common_test_utf8_SOURCES = tests/common/test_utf8.c tests/lib/tap.h
 tests_common_test_utf8_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_common_test_utf8_LDADD = $(COMMON_LIBS)
 TESTS += tests/common/test_utf8
+
+check_PROGRAMS += tests/common/test_fmt
+tests_common_test_fmt_SOURCES = tests/common/test_fmt.c tests/lib/tap.h
+tests_common_test_fmt_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_common_test_fmt_LDADD = $(COMMON_LIBS)
+TESTS += tests/common/test_fmt
