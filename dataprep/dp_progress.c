@@ -10,14 +10,8 @@
 
 #include "dataprep/dataprep.h"
 #include "common/cfgtree.h"
+#include "common/clock.h"
 #include "common/fmt.h"
-
-double dp_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 void dp_progress_start(dp_progress *p, const char *what, uint64_t total)
 {
@@ -26,7 +20,7 @@ void dp_progress_start(dp_progress *p, const char *what, uint64_t total)
     p->tty = isatty(2) && !(term && !strcmp(term, "dumb"));
     p->what = what;
     p->total = total;
-    p->t0 = dp_now();
+    p->t0 = eng_clock_mono();
     p->last_pct = -1;
 }
 
@@ -41,7 +35,7 @@ static void human(double bytes, char *out, size_t cap)
 void dp_progress_update(dp_progress *p, uint64_t done, const char *label)
 {
     p->done = done;
-    double now = dp_now();
+    double now = eng_clock_mono();
     int pct = p->total ? (int)(100.0 * (double)done / (double)p->total) : 100;
     if (pct > 100)
         pct = 100;
@@ -79,7 +73,7 @@ void dp_progress_end(dp_progress *p, const char *summary)
     if (p->tty)
         fprintf(stderr, "\r\033[K");
     if (summary)
-        fprintf(stderr, "tlm-data: %s (%.1f s)\n", summary, dp_now() - p->t0);
+        fprintf(stderr, "tlm-data: %s (%.1f s)\n", summary, eng_clock_mono() - p->t0);
 }
 
 int dp_parse_size(const char *s, uint64_t *out)

@@ -57,7 +57,6 @@ int db__run(db *d, sqlite3_stmt *s, eng_err *e, const char *what);
 void db__bind_text(sqlite3_stmt *s, int i, const char *v);
 /* value + nonfinite companion (nonfinite_i < 0: NaN binds NULL, +-inf as is). */
 void db__bind_number(sqlite3_stmt *s, int value_i, int nonfinite_i, double v);
-double db__now(void);
 
 /* The current schema (generated from db/schema.sql) and the migrations. */
 extern const char db_schema_sql[];

@@ -102,8 +102,6 @@ struct orc_daemon {
     char readbuf[65536];
 };
 
-double orc_now(void); /* monotonic seconds */
-
 /* daemon.c */
 int orc_daemon_run(const orc_opts *o, eng_err *e); /* returns tlmd's exit status */
 void orc_batch(orc_daemon *d);                     /* opens the batch transaction if none is open */

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/fmt.h"
 
 #define DRAW_EVERY_S 0.25
@@ -200,7 +201,7 @@ void orc_summary(orc_daemon *d, FILE *out)
             fprintf(out, "  failed: %.12s after %d attempt(s) (tlmd status shows why)\n", j->key, j->attempts);
     }
     char el[32];
-    fmt_dur(orc_now() - d->t0, el, sizeof el);
+    fmt_dur(eng_clock_mono() - d->t0, el, sizeof el);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     fprintf(out,

@@ -10,14 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/utf8.h"
-
-double wrk_monotonic(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 void wrk_events_init(wrk_events *w, int fd, const char *job)
 {
@@ -25,7 +19,7 @@ void wrk_events_init(wrk_events *w, int fd, const char *job)
     w->fd = fd;
     snprintf(w->job, sizeof w->job, "%s", job ? job : "");
     pthread_mutex_init(&w->mu, NULL);
-    w->last_emit = wrk_monotonic();
+    w->last_emit = eng_clock_mono();
 }
 
 void wrk_events_destroy(wrk_events *w) { pthread_mutex_destroy(&w->mu); }
@@ -181,7 +175,7 @@ int wrk_events_emit(wrk_events *w, wrk_ev *ev)
         }
         off += (size_t)k;
     }
-    w->last_emit = wrk_monotonic();
+    w->last_emit = eng_clock_mono();
     pthread_mutex_unlock(&w->mu);
     return rc;
 }
@@ -189,7 +183,7 @@ int wrk_events_emit(wrk_events *w, wrk_ev *ev)
 double wrk_events_silence(wrk_events *w)
 {
     pthread_mutex_lock(&w->mu);
-    double s = wrk_monotonic() - w->last_emit;
+    double s = eng_clock_mono() - w->last_emit;
     pthread_mutex_unlock(&w->mu);
     return s;
 }

@@ -54,6 +54,4 @@ double wrk_events_silence(wrk_events *w);
  * "-inf" for non-finite values (without quotes). */
 void wrk_format_double(double x, char out[32]);
 
-double wrk_monotonic(void);
-
 #endif

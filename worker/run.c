@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "engine/config/account.h"
 #include "common/fileio.h"
 #include "common/fmt.h"
@@ -92,7 +93,7 @@ static void on_step(void *ud, const eng_step_info *s)
     wrk_ev_num(&ev, "step_ms", s->step_ms);
     wrk_events_emit(&j->ev, &ev);
 
-    double spent = wrk_monotonic() - j->t_start;
+    double spent = eng_clock_mono() - j->t_start;
     int64_t done = s->step - j->first_step;
     double eta = done > 0 ? spent / (double)done * (double)(s->total_steps - s->step) : NAN;
     char tok[32], rate[32], left[32];
@@ -393,7 +394,7 @@ int wrk_run(const wrk_opts *o)
         goto out;
     }
     j.first_step = eng_trainer_state(j.tr)->step;
-    j.t_start = wrk_monotonic();
+    j.t_start = eng_clock_mono();
     emit_start(&j, from);
 
     int rc = eng_trainer_run(j.tr, &e);

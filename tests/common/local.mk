@@ -11,3 +11,9 @@ tests_common_test_fmt_SOURCES = tests/common/test_fmt.c tests/lib/tap.h
 tests_common_test_fmt_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_common_test_fmt_LDADD = $(COMMON_LIBS)
 TESTS += tests/common/test_fmt
+
+check_PROGRAMS += tests/common/test_clock
+tests_common_test_clock_SOURCES = tests/common/test_clock.c tests/lib/tap.h
+tests_common_test_clock_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_common_test_clock_LDADD = $(COMMON_LIBS)
+TESTS += tests/common/test_clock
