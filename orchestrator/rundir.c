@@ -6,7 +6,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,21 +107,6 @@ int orc_rundir_prepare(const char *dir, const char *json, char *aside, size_t ca
     return 0;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)ftw;
-    return (flag == FTW_DP ? rmdir(path) : unlink(path)) ? -1 : 0;
-}
-
-static int rm_tree(const char *path)
-{
-    struct stat st;
-    if (lstat(path, &st) != 0)
-        return errno == ENOENT ? 0 : -1;
-    return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 /* step-00000120 -> 120; -1 if the name is not a checkpoint folder */
 static int64_t step_of(const char *name)
 {
@@ -175,7 +159,7 @@ int orc_rundir_set_aside(const char *dir, int64_t keep_step, const char *why, co
         if (!strncmp(de->d_name, ".tmp-step-", 10)) {
             if (eng_path_join(path, sizeof path, ckpt, de->d_name, e))
                 rc = ENG_EIO;
-            else if (rm_tree(path))
+            else if (eng_rm_tree(path))
                 rc = eng_errf(e, ENG_EIO, "%s: cannot remove: %s", path, strerror(errno));
             removed = 1;
             continue;

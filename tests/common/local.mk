@@ -17,3 +17,9 @@ tests_common_test_clock_SOURCES = tests/common/test_clock.c tests/lib/tap.h
 tests_common_test_clock_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_common_test_clock_LDADD = $(COMMON_LIBS)
 TESTS += tests/common/test_clock
+
+check_PROGRAMS += tests/common/test_fileio
+tests_common_test_fileio_SOURCES = tests/common/test_fileio.c tests/lib/tap.h
+tests_common_test_fileio_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_common_test_fileio_LDADD = $(COMMON_LIBS)
+TESTS += tests/common/test_fileio
