@@ -15,6 +15,7 @@
 
 #include "common/fileio.h"
 #include "common/fmt.h"
+#include "common/vec.h"
 
 #define CFG_MAX_BYTES (16u << 20)
 #define CFG_MAX_DEPTH 64
@@ -300,15 +301,9 @@ static int paths_collect(path_set *s, const cfg_node *map, const char *prefix, e
                 return rc;
             continue;
         }
-        if (s->n == s->cap) {
-            size_t cap = s->cap ? s->cap * 2 : 32;
-            path_ent *g = realloc(s->v, cap * sizeof *g);
-            if (!g) {
-                free(full);
-                return eng_errf(e, ENG_ENOMEM, "out of memory");
-            }
-            s->v = g;
-            s->cap = cap;
+        if (ENG_GROW(s->v, s->cap, s->n + 1, 32)) {
+            free(full);
+            return eng_errf(e, ENG_ENOMEM, "out of memory");
         }
         s->v[s->n++] = (path_ent){full, k, v};
     }

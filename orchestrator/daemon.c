@@ -20,6 +20,7 @@
 
 #include "common/clock.h"
 #include "common/fileio.h"
+#include "common/vec.h"
 #include "orchestrator/lock.h"
 #include "orchestrator/pairing.h"
 
@@ -120,17 +121,11 @@ static double retry_delay(const orc_opts *o, int streak)
 
 static void push_retry(orc_daemon *d, size_t job, double delay)
 {
-    if (d->retry_n == d->retry_cap) {
-        size_t cap = d->retry_cap ? d->retry_cap * 2 : 64;
-        orc_retry *v = realloc(d->retry, cap * sizeof *v);
-        if (!v) {
-            eng_err e;
-            eng_errf(&e, ENG_ENOMEM, "out of memory");
-            orc_fatal(d, &e);
-            return;
-        }
-        d->retry = v;
-        d->retry_cap = cap;
+    if (ENG_GROW(d->retry, d->retry_cap, d->retry_n + 1, 64)) {
+        eng_err e;
+        eng_errf(&e, ENG_ENOMEM, "out of memory");
+        orc_fatal(d, &e);
+        return;
     }
     d->retry[d->retry_n++] = (orc_retry){(uint32_t)job, eng_clock_mono() + delay};
 }

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/vec.h"
+
 static const char *const STATUS[] = {"pending", "running", "done", "failed", "interrupted"};
 
 const char *orc_status_name(int s) { return s >= 0 && s <= ORC_INTERRUPTED ? STATUS[s] : "?"; }
@@ -66,14 +68,8 @@ int orc_jobs_add(orc_jobs *t, const char *key, size_t *idx, int *added)
         *added = 0;
         return 0;
     }
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 256;
-        orc_job *v = realloc(t->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        t->v = v;
-        t->cap = cap;
-    }
+    if (ENG_GROW(t->v, t->cap, t->n + 1, 256))
+        return -1;
     if (2 * (t->n + 1) > t->slot_cap && rehash(t, t->slot_cap ? t->slot_cap * 2 : 1024))
         return -1;
     orc_job *j = &t->v[t->n];

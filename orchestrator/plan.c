@@ -12,6 +12,7 @@
 #include "common/fileio.h"
 #include "common/fmt.h"
 #include "common/sha256.h"
+#include "common/vec.h"
 #include "orchestrator/jobinfo.h"
 #include "orchestrator/rundir.h"
 #include "orchestrator/sweep.h"
@@ -26,14 +27,8 @@ static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *
 
 static int push(char ***v, size_t *n, size_t *cap, const char *s)
 {
-    if (*n == *cap) {
-        size_t c = *cap ? *cap * 2 : 16;
-        char **g = realloc(*v, c * sizeof *g);
-        if (!g)
-            return -1;
-        *v = g;
-        *cap = c;
-    }
+    if (ENG_GROW(*v, *cap, *n + 1, 16))
+        return -1;
     if (!((*v)[*n] = strdup(s)))
         return -1;
     (*n)++;
@@ -344,14 +339,8 @@ static int load_job(void *ctx, const orc_sweep_job *j, eng_err *e)
             }
         }
     }
-    if (c->ps->n_jobs == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 64;
-        uint32_t *v = realloc(c->ps->jobs, cap * sizeof *v);
-        if (!v)
-            return eng_errf(e, ENG_ENOMEM, "out of memory");
-        c->ps->jobs = v;
-        c->cap = cap;
-    }
+    if (ENG_GROW(c->ps->jobs, c->cap, c->ps->n_jobs + 1, 64))
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
     c->ps->jobs[c->ps->n_jobs++] = (uint32_t)idx;
     return db_sweep_job_link(c->d, c->ps->name, j->key, (int64_t)j->index, e);
 }

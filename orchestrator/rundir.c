@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/fileio.h"
+#include "common/vec.h"
 
 int orc_rundir_path(const char *runs, const char *key, char *out, size_t cap, eng_err *e)
 {
@@ -128,14 +129,8 @@ typedef struct {
 
 static int names_add(names *l, const char *s)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 8;
-        char(*v)[256] = realloc(l->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        l->v = v;
-        l->cap = cap;
-    }
+    if (ENG_GROW(l->v, l->cap, l->n + 1, 8))
+        return -1;
     snprintf(l->v[l->n++], 256, "%s", s);
     return 0;
 }

@@ -17,6 +17,7 @@
 #include "engine/config/arch.h"
 #include "engine/config/presets.h"
 #include "common/sha256.h"
+#include "common/vec.h"
 #include "engine/config/taper.h"
 
 /* ------------------------------------------------------------ names */
@@ -788,17 +789,9 @@ static void sb_put(sbuf *b, const char *s, size_t n)
 {
     if (b->oom)
         return;
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 1024;
-        while (cap < b->n + n + 1)
-            cap *= 2;
-        char *q = realloc(b->p, cap);
-        if (!q) {
-            b->oom = 1;
-            return;
-        }
-        b->p = q;
-        b->cap = cap;
+    if (ENG_GROW(b->p, b->cap, b->n + n + 1, 1024)) {
+        b->oom = 1;
+        return;
     }
     memcpy(b->p + b->n, s, n);
     b->n += n;

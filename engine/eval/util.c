@@ -9,20 +9,13 @@
 
 #include "engine/eval/internal.h"
 #include "common/fileio.h"
+#include "common/vec.h"
 
 /* ------------------------------------------------------------ text */
 int ev_put(ev_buf *b, const void *s, size_t n, eng_err *e)
 {
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->n + n + 1)
-            cap *= 2;
-        char *q = realloc(b->p, cap);
-        if (!q)
-            return eng_errf(e, ENG_ENOMEM, "out of memory (text of %zu bytes)", b->n + n);
-        b->p = q;
-        b->cap = cap;
-    }
+    if (ENG_GROW(b->p, b->cap, b->n + n + 1, 256))
+        return eng_errf(e, ENG_ENOMEM, "out of memory (text of %zu bytes)", b->n + n);
     if (n)
         memcpy(b->p + b->n, s, n);
     b->n += n;
@@ -129,12 +122,8 @@ static int read_line(ev_jsonl *r, size_t *len, eng_err *e)
             if (r->cap >= EV_LINE_MAX)
                 return eng_errf(e, ENG_EDATA, "%s:%lld: line longer than %zu bytes", r->path,
                                 (long long)r->line + 1, (size_t)EV_LINE_MAX);
-            size_t cap = r->cap ? r->cap * 2 : 4096;
-            char *q = realloc(r->buf, cap);
-            if (!q)
+            if (ENG_GROW(r->buf, r->cap, n + 2, 4096))
                 return eng_errf(e, ENG_ENOMEM, "out of memory");
-            r->buf = q;
-            r->cap = cap;
         }
         r->buf[n++] = (char)c;
     }

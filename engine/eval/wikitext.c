@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/vec.h"
 #include "engine/eval/internal.h"
 
 #define SUITE "wikitext"
@@ -206,14 +207,8 @@ typedef struct doc {
 
 static int push_doc(doc **d, size_t *nd, size_t *cap, size_t begin, size_t end, eng_err *e)
 {
-    if (*nd == *cap) {
-        size_t c = *cap ? *cap * 2 : 64;
-        doc *q = realloc(*d, c * sizeof *q);
-        if (!q)
-            return eng_errf(e, ENG_ENOMEM, "out of memory");
-        *d = q;
-        *cap = c;
-    }
+    if (ENG_GROW(*d, *cap, *nd + 1, 64))
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
     (*d)[(*nd)++] = (doc){begin, end};
     return 0;
 }
@@ -336,14 +331,9 @@ int eng_eval_wikitext(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *c
         first_req[d] = nreq;
         size_t predicted = 0;
         while (predicted < n) {
-            if (nreq == capreq) {
-                capreq = capreq ? capreq * 2 : 256;
-                ev_req *q = realloc(reqs, capreq * sizeof *q);
-                if (!q) {
-                    rc = eng_errf(e, ENG_ENOMEM, "out of memory");
-                    break;
-                }
-                reqs = q;
+            if (ENG_GROW(reqs, capreq, nreq + 1, 256)) {
+                rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+                break;
             }
             ev_req *r = &reqs[nreq++];
             memset(r, 0, sizeof *r);

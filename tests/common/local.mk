@@ -23,3 +23,9 @@ tests_common_test_fileio_SOURCES = tests/common/test_fileio.c tests/lib/tap.h
 tests_common_test_fileio_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_common_test_fileio_LDADD = $(COMMON_LIBS)
 TESTS += tests/common/test_fileio
+
+check_PROGRAMS += tests/common/test_vec
+tests_common_test_vec_SOURCES = tests/common/test_vec.c tests/lib/tap.h
+tests_common_test_vec_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_common_test_vec_LDADD = $(COMMON_LIBS)
+TESTS += tests/common/test_vec
