@@ -78,11 +78,3 @@ const char *eng_status_kind(int code)
     default: return "internal";
     }
 }
-
-void eng_err_clear(eng_err *e)
-{
-    if (e) {
-        e->code = 0;
-        e->msg[0] = '\0';
-    }
-}

@@ -43,8 +43,6 @@ int eng_err_prefix(eng_err *e, const char *fmt, ...)
  * config | data | io | oom | diverged | internal | interrupted. */
 const char *eng_status_kind(int code);
 
-void eng_err_clear(eng_err *e);
-
 /* Text into a fixed message buffer (an eng_err, an event field, a
  * database column).  What does not fit is cut visibly: the text ends in
  * "..." (never silently).  Returns 1 when it was cut, else 0.  Paths that

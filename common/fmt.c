@@ -9,10 +9,14 @@
 
 void eng_fmt_exact(char *out, size_t cap, double v)
 {
-    if (v == floor(v) && fabs(v) < 9007199254740992.0) {
+    if (v == floor(v) && fabs(v) < 9007199254740992.0)
         snprintf(out, cap, "%.0f", v);
-        return;
-    }
+    else
+        eng_fmt_shortest(out, cap, v);
+}
+
+void eng_fmt_shortest(char *out, size_t cap, double v)
+{
     /* the shortest %.*g that reads back as v; reading back exactly is
      * monotone in the precision (p digits are also p + 1 digits), so a
      * binary search finds it */

@@ -13,8 +13,10 @@
 /* Bytes that hold any double as eng_fmt_exact writes it. */
 #define ENG_NUMBER_TEXT 32
 
-/* The shortest text that reads back (strtod) as exactly v; integers up
- * to 2^53 as integers: 30000000000, not 3e+10. */
+/* The shortest %.*g text that reads back (strtod) as exactly v:
+ * 0.1, 3e+10, 1e-05. */
+void eng_fmt_shortest(char *out, size_t cap, double v);
+/* The same, but integers up to 2^53 as integers: 30000000000, not 3e+10. */
 void eng_fmt_exact(char *out, size_t cap, double v);
 
 /* One step of a fixed scale: a value v >= at prints as fmt with v / div

@@ -110,7 +110,8 @@ static int set_wal(db *d, eng_err *e)
     return 0;
 }
 
-int db_migrate(db *d, eng_err *e)
+/* Brings a read-write database to DB_SCHEMA_VERSION (db_open does it). */
+static int db_migrate(db *d, eng_err *e)
 {
     if (d->mode != DB_READWRITE)
         return eng_errf(e, ENG_EINTERNAL, "%s: migrate needs a read-write connection", d->path);

@@ -46,8 +46,6 @@ struct db {
     sqlite3_stmt *st[DB_ST_COUNT];
 };
 
-/* The cached statement, reset and with its bindings cleared; NULL with e set. */
-sqlite3_stmt *db__stmt(db *d, db_stmt_id id, eng_err *e);
 /* "what: sqlite's message" as ENG_EIO. */
 int db__fail(db *d, eng_err *e, const char *what);
 /* Step a statement that returns no rows (SQLITE_DONE), then reset it. */

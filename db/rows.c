@@ -74,7 +74,8 @@ static const char *const SQL[DB_ST_COUNT] = {
     [DB_ST_JOB_RECOVER] = "UPDATE jobs SET status = 'interrupted', updated_at = ?1 WHERE status = 'running'",
 };
 
-sqlite3_stmt *db__stmt(db *d, db_stmt_id id, eng_err *e)
+/* The cached statement, reset and with its bindings cleared; NULL with e set. */
+static sqlite3_stmt *db__stmt(db *d, db_stmt_id id, eng_err *e)
 {
     sqlite3_stmt *s = d->st[id];
     if (!s) {

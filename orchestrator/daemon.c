@@ -203,7 +203,7 @@ static void start_failed(orc_daemon *d, size_t job, const eng_err *why)
     orc_commit(d);
 }
 
-void orc_dispatch(orc_daemon *d)
+static void orc_dispatch(orc_daemon *d)
 {
     while (!d->stopping) {
         int slot = -1;

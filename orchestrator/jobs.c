@@ -8,8 +8,6 @@
 
 static const char *const STATUS[] = {"pending", "running", "done", "failed", "interrupted"};
 
-const char *orc_status_name(int s) { return s >= 0 && s <= ORC_INTERRUPTED ? STATUS[s] : "?"; }
-
 int orc_status_from_name(const char *name)
 {
     for (int i = 0; i <= ORC_INTERRUPTED; i++)
@@ -46,7 +44,8 @@ static int rehash(orc_jobs *t, size_t cap)
     return 0;
 }
 
-long orc_jobs_find(const orc_jobs *t, const char *key)
+/* Index or -1. */
+static long orc_jobs_find(const orc_jobs *t, const char *key)
 {
     if (!t->slot_cap)
         return -1;

@@ -41,7 +41,10 @@ static int has_yaml_ext(const char *name)
     return (n > 5 && !strcmp(name + n - 5, ".yaml")) || (n > 4 && !strcmp(name + n - 4, ".yml"));
 }
 
-int orc_plan_files(const char *const *args, size_t n, char ***files, size_t *n_files, eng_err *e)
+/* Sweep files named by the arguments (folders: their *.yaml and *.yml, sorted). */
+static void orc_plan_files_free(char **files, size_t n);
+
+static int orc_plan_files(const char *const *args, size_t n, char ***files, size_t *n_files, eng_err *e)
 {
     char **v = NULL;
     size_t nv = 0, cap = 0;
@@ -95,7 +98,7 @@ oom:
     return eng_errf(e, ENG_ENOMEM, "out of memory");
 }
 
-void orc_plan_files_free(char **files, size_t n)
+static void orc_plan_files_free(char **files, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         free(files[i]);

@@ -36,12 +36,6 @@ static void clear_view(orc_daemon *d)
     }
 }
 
-void orc_progress_clear(orc_daemon *d)
-{
-    clear_view(d);
-    fflush(stdout);
-}
-
 void orc_say(orc_daemon *d, const char *fmt, ...)
 {
     clear_view(d);

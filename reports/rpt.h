@@ -230,8 +230,6 @@ void rpt_note(rpt_table *t, rpt_panel *p, const char *fmt, ...) __attribute__((f
 void rpt_mark_best(rpt_table *t);
 /* Cells of our results: *filled with a value, *total (value or missing). */
 void rpt_table_count(const rpt_table *t, int *filled, int *total);
-/* The cell's number (NUM: v, STAT: mean); NaN otherwise. */
-double rpt_cell_value(const rpt_cell *c);
 int rpt_table_status(const rpt_table *t, eng_err *e);
 
 /* ------------------------------------------------------------ table registry */

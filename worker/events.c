@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/fmt.h"
 #include "common/utf8.h"
 
 void wrk_events_init(wrk_events *w, int fd, const char *job)
@@ -24,21 +25,16 @@ void wrk_events_init(wrk_events *w, int fd, const char *job)
 
 void wrk_events_destroy(wrk_events *w) { pthread_mutex_destroy(&w->mu); }
 
-void wrk_format_double(double x, char out[32])
+/* Shortest decimal that reads back exactly ("0.1", "1e-05"); "nan", "inf",
+ * "-inf" for non-finite values (without quotes). */
+static void format_double(double x, char out[32])
 {
-    if (isnan(x)) {
+    if (isnan(x))
         strcpy(out, "nan");
-        return;
-    }
-    if (isinf(x)) {
+    else if (isinf(x))
         strcpy(out, x > 0 ? "inf" : "-inf");
-        return;
-    }
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(out, 32, "%.*g", prec, x);
-        if (strtod(out, NULL) == x)
-            return;
-    }
+    else
+        eng_fmt_shortest(out, 32, x);
 }
 
 static void put(wrk_ev *ev, const char *s, size_t n)
@@ -127,7 +123,7 @@ void wrk_ev_int(wrk_ev *ev, const char *k, int64_t value)
 void wrk_ev_num(wrk_ev *ev, const char *k, double value)
 {
     char b[32];
-    wrk_format_double(value, b);
+    format_double(value, b);
     key(ev, k);
     if (isfinite(value)) {
         puts_(ev, b);

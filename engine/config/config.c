@@ -45,8 +45,6 @@ static int name_index(const char *const *names, int n, const char *s)
     return -1;
 }
 
-int eng_arch_from_name(const char *s) { return name_index(NAMES(ARCH_NAMES), s); }
-int eng_schedule_from_name(const char *s) { return name_index(NAMES(SCHEDULE_NAMES), s); }
 
 int eng_tokenizer_vocab(const char *t)
 {

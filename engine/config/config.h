@@ -161,8 +161,6 @@ void eng_config_id(const eng_config *cfg, char hex[65]);
 /* Names. */
 const char *eng_arch_name(int arch);
 const char *eng_schedule_name(int schedule);
-int eng_arch_from_name(const char *name);          /* -1 if unknown */
-int eng_schedule_from_name(const char *name);      /* -1 if unknown */
 
 /* Vocabulary size implied by a tokenizer name (bytes 256, llama3 128256,
  * llama2 32000, bpeN N); 0 if it must come from model.vocab. */

@@ -141,8 +141,6 @@ int eng_evaluator_n_suites(const eng_evaluator *ev);
  * and line) before training time is spent, not at the first evaluation. */
 int eng_evaluator_check(const eng_evaluator *ev, eng_err *e);
 int eng_evaluator_run(eng_evaluator *ev, const eng_model *src, const eng_eval_sink *s, eng_err *e);
-/* The same on a model the caller already holds (no copy; --eval). */
-int eng_evaluator_run_on(eng_evaluator *ev, eng_model *m, const eng_eval_sink *s, eng_err *e);
 
 /* ------------------------------------------------------------ checkpoints
  * `tlm-worker --eval`: dir is a checkpoint folder (.../ckpt/step-N, with

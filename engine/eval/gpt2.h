@@ -27,7 +27,6 @@ int eng_gpt2_detect(const char *path);
 /* Load; max_batch bounds the rows of one logits call. */
 int eng_gpt2_load(eng_gpt2 **out, const char *path, int max_batch, eng_err *e);
 void eng_gpt2_free(eng_gpt2 *g);
-int eng_gpt2_layers(const eng_gpt2 *g);
 /* Score through it (max_length = n_positions). */
 void eng_gpt2_lm(eng_eval_lm *lm, eng_gpt2 *g);
 

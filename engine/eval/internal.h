@@ -93,9 +93,6 @@ int ev_generate(const eng_eval_lm *lm, const int32_t *prompt, size_t n, int max_
                 int (*stop)(void *ud, const int32_t *gen, size_t k), void *ud, int32_t *out, size_t *n_out,
                 eng_err *e);
 
-/* The token in front of a document (the harness's prefix_token_id): the
- * tokenizer's end-of-text token, else the token of "\n" (bytes: 10). */
-int32_t ev_prefix_token(eng_tok *tok);
 
 /* Encode text to a token vector of int32 (malloc'd). */
 int ev_encode(eng_tok *tok, const char *s, size_t n, int32_t **out, size_t *n_out, eng_err *e);

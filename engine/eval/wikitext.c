@@ -266,7 +266,9 @@ static int64_t count_words(const char *s, size_t n)
     return runs + 1;
 }
 
-int32_t ev_prefix_token(eng_tok *tok)
+/* The token in front of a document (the harness's prefix_token_id): the
+ * tokenizer's end-of-text token, else the token of "\n" (bytes: 10). */
+static int32_t ev_prefix_token(eng_tok *tok)
 {
     int32_t eot = eng_tok_eot(tok);
     if (eot >= 0)

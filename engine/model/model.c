@@ -403,11 +403,6 @@ const int *eng_model_widths(const eng_model *m)
     return m->widths;
 }
 
-const eng_ops *eng_model_ops(const eng_model *m)
-{
-    return m->ops;
-}
-
 int eng_model_get_params(const eng_model *m, float *dst)
 {
     m->ops->to_host(dst, m->params, m->n_params * sizeof(float));

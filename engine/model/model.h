@@ -45,7 +45,6 @@ int eng_model_create(eng_model **out, const eng_config *cfg, int max_batch, int 
 struct eng_ops;
 int eng_model_create_ops(eng_model **out, const eng_config *cfg, const struct eng_ops *ops, int max_batch,
                          int seq_len, eng_err *e);
-const struct eng_ops *eng_model_ops(const eng_model *m);
 void eng_model_free(eng_model *m);
 
 /* Deterministic initialisation from a seed (same seed, same weights). */

@@ -79,7 +79,7 @@ static void mlp_bwd(eng_model *m, int l, int N)
     o->rmsnorm_bwd(m->dresid, Gr + p->ln2, m->dln, a->resid_mid, P + p->ln2, a->rstd2, N, d);
 }
 
-void eng__model_forward_stack(eng_model *m, int B, int T)
+static void eng__model_forward_stack(eng_model *m, int B, int T)
 {
     const eng_ops *o = m->ops;
     const int N = B * T, d = m->d;
@@ -93,7 +93,7 @@ void eng__model_forward_stack(eng_model *m, int B, int T)
     o->matmul(0, 1, N, m->V, d, 1.0f, m->lnf, d, m->params + m->off_head, d, 0.0f, m->logits, m->V);
 }
 
-void eng__model_backward_stack(eng_model *m, float dscale)
+static void eng__model_backward_stack(eng_model *m, float dscale)
 {
     const eng_ops *o = m->ops;
     const int B = m->cur_B, T = m->cur_T, N = B * T, d = m->d, V = m->V;

@@ -23,7 +23,8 @@
 static const char *const FILES[] = {"model.safetensors", "optim.safetensors", "trainer.json"};
 enum { N_FILES = 3 };
 
-void eng_ckpt_name(int64_t step, char out[32]) { snprintf(out, 32, "step-%08" PRId64, step); }
+/* "step-00000120" for step 120. */
+static void eng_ckpt_name(int64_t step, char out[32]) { snprintf(out, 32, "step-%08" PRId64, step); }
 
 static int join(char *out, size_t cap, const char *a, const char *b, eng_err *e)
 {

@@ -88,7 +88,5 @@ int eng_ckpt_parse_state(const char *path, const char *text, size_t len, eng_tra
  * ENG_ECONFIG; missing or mismatched tensors are ENG_EDATA. */
 int eng_ckpt_load(const char *dir, const char *config_id, eng_ckpt_data *d, eng_train_state *st, eng_err *e);
 
-/* "step-00000120" for step 120. */
-void eng_ckpt_name(int64_t step, char out[32]);
 
 #endif

@@ -138,7 +138,6 @@ void eng_trainer_free(eng_trainer *t)
 
 const eng_train_state *eng_trainer_state(const eng_trainer *t) { return &t->st; }
 const eng_model *eng_trainer_model(const eng_trainer *t) { return t->model; }
-const eng_loader *eng_trainer_loader(const eng_trainer *t) { return t->loader; }
 int64_t eng_trainer_total_steps(const eng_trainer *t) { return t->total_steps; }
 const char *eng_trainer_last_ckpt(const eng_trainer *t) { return t->last_ckpt; }
 
@@ -182,7 +181,9 @@ static int host_alloc(eng_trainer *t, host_copy *hc, eng_err *e)
     return 0;
 }
 
-int eng_trainer_checkpoint(eng_trainer *t, char path[ENG_CKPT_PATH_MAX], eng_err *e)
+/* Write a checkpoint of the current state (no-op when the newest one is of
+ * this step); path may be NULL. */
+static int eng_trainer_checkpoint(eng_trainer *t, char path[ENG_CKPT_PATH_MAX], eng_err *e)
 {
     if (path)
         path[0] = '\0';

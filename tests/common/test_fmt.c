@@ -99,6 +99,13 @@ static void test_exact(void)
     TAP_OK(!strcmp(b, "9007199254740994"), "past 2^53, the shortest %%g that reads back: %s", b);
     eng_fmt_exact(b, sizeof b, 1e17);
     TAP_OK(!strcmp(b, "1e+17"), "1e17: %s", b);
+    /* tlm-worker's event numbers: shortest, integers included */
+    eng_fmt_shortest(b, sizeof b, 30000000000.0);
+    TAP_OK(!strcmp(b, "3e+10"), "shortest: 3e10 is %s", b);
+    eng_fmt_shortest(b, sizeof b, 1e-05);
+    int tiny = !strcmp(b, "1e-05");
+    eng_fmt_shortest(b, sizeof b, 0.30000000000000004);
+    TAP_OK(tiny && !strcmp(b, "0.30000000000000004"), "shortest: 1e-05, and 17 digits when it takes them (%s)", b);
 }
 
 int main(void)
