@@ -28,6 +28,7 @@
 #include "engine/config/account.h"
 #include "engine/cpu/internal.h" /* the BLAS thread knob, for the reference sgemm rate */
 #include "common/cfgtree.h"
+#include "common/clock.h"
 #include "engine/model/model.h"
 #include "engine/cpu/backend.h"
 #include "engine/cpu/runtime.h"
@@ -44,13 +45,6 @@ static const bench_cfg configs[] = {
     {"large", 512, 8, 8, 1536, 4096, 256, 8},
 };
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* 1024^3 sgemm, best of 6: the BLAS's own threads (blas = 1), or the
  * engine's matmul op (blas = 0: OpenMP blocks, single-threaded BLAS) */
 static double sgemm_gflops(int blas, int threads)
@@ -65,12 +59,12 @@ static double sgemm_gflops(int blas, int threads)
     if (blas)
         eng__blas_set_threads(threads);
     for (int r = 0; r < 6; r++) {
-        double t0 = now_s();
+        double t0 = eng_clock_mono();
         if (blas)
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, S, S, S, 1.0f, A, S, B, S, 0.0f, C, S);
         else
             BE->ops->matmul(BE->ctx, 0, 0, S, S, S, 1.0f, A, S, B, S, 0.0f, C, S);
-        best = fmin(best, now_s() - t0);
+        best = fmin(best, eng_clock_mono() - t0);
     }
     eng__blas_set_threads(1);
     free(A);
@@ -130,22 +124,22 @@ static double run_engine(const bench_cfg *b, int steps, double *flops_tok, doubl
             tok[i] = (int32_t)((s >> 33) % (uint64_t)b->V);
             tgt[i] = (int32_t)((s >> 13) % (uint64_t)b->V);
         }
-        double loss, t0 = now_s();
+        double loss, t0 = eng_clock_mono();
         eng_model_zero_grads(m);
         if (eng_model_forward(m, tok, tgt, b->B, b->T, &loss, NULL, &e)) {
             fprintf(stderr, "bench_engine: %s\n", e.msg);
             return -1;
         }
-        double t1 = now_s();
+        double t1 = eng_clock_mono();
         if (eng_model_backward(m, 1.0f, &e)) {
             fprintf(stderr, "bench_engine: %s\n", e.msg);
             return -1;
         }
-        double t2 = now_s();
+        double t2 = eng_clock_mono();
         double gn = eng_model_grad_norm(m);
         eng_adamw opt = {1e-3, 0.9, 0.95, 1e-8, 0.1, st + 1, gn > 1 ? 1 / gn : 1};
         eng_model_step(m, &opt, &e);
-        double t3 = now_s();
+        double t3 = eng_clock_mono();
         if (st > 0) {
             t_step[st - 1] = t3 - t0;
             t_ph[0][st - 1] = t1 - t0;

@@ -23,6 +23,7 @@
 
 #include "engine/config/account.h"
 #include "common/cfgtree.h"
+#include "common/clock.h"
 #include "engine/model/model.h"
 #include "engine/cpu/backend.h"
 #include "engine/cpu/runtime.h"
@@ -39,13 +40,6 @@ static const bench_cfg configs[] = {
     {"small", 256, 4, 4, 768, 4096, 256, 8},
     {"large", 512, 8, 8, 1536, 4096, 256, 8},
 };
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int make_config(const bench_cfg *b, const char *arch, int levels, eng_config *c, eng_err *e)
 {
@@ -102,13 +96,13 @@ static int run(const bench_cfg *b, const char *arch, int levels, int steps, resu
             tok[i] = (int32_t)((s >> 33) % (uint64_t)b->V);
             tgt[i] = (int32_t)((s >> 13) % (uint64_t)b->V);
         }
-        double loss, t0 = now_s();
+        double loss, t0 = eng_clock_mono();
         eng_model_zero_grads(m);
         rc = eng_model_forward(m, tok, tgt, b->B, b->T, &loss, NULL, &e) || eng_model_backward(m, 1.0f, &e);
-        double gn = eng_model_grad_norm(m), t1 = now_s();
+        double gn = eng_model_grad_norm(m), t1 = eng_clock_mono();
         eng_adamw opt = {1e-3, 0.9, 0.95, 1e-8, 0.1, st + 1, gn > 1 ? 1 / gn : 1};
         rc = rc || eng_model_step(m, &opt, &e);
-        double t2 = now_s();
+        double t2 = eng_clock_mono();
         if (st > 0) {
             t_step[st - 1] = t2 - t0;
             t_opt[st - 1] = t2 - t1;

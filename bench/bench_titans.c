@@ -24,6 +24,7 @@
 
 #include "engine/config/account.h"
 #include "common/cfgtree.h"
+#include "common/clock.h"
 #include "engine/model/model.h"
 #include "engine/cpu/backend.h"
 #include "engine/cpu/runtime.h"
@@ -46,13 +47,6 @@ typedef struct titans_opts {
     int window, chunk, depth;
     const char *variant;
 } titans_opts;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int make_config(const bench_cfg *b, const char *arch, const titans_opts *to, eng_config *c, eng_err *e)
 {
@@ -108,13 +102,13 @@ static double run(const bench_cfg *b, const char *arch, const titans_opts *to, i
     double *dt = malloc(sizeof(double) * (steps + 1));
     int rc = 0;
     for (int st = 0; st <= steps && !rc; st++) {
-        double t0 = now_s(), loss;
+        double t0 = eng_clock_mono(), loss;
         eng_model_zero_grads(m);
         rc = eng_model_forward(m, tok, tok + 1, b->B, b->T, &loss, NULL, &e) || eng_model_backward(m, 1.0f, &e);
         double gn = eng_model_grad_norm(m);
         eng_adamw opt = {4e-4, 0.9, 0.95, 1e-8, 0.1, st + 1, gn > 1.0 ? 1.0 / gn : 1.0};
         rc = rc || eng_model_step(m, &opt, &e) || !isfinite(loss);
-        dt[st] = now_s() - t0;
+        dt[st] = eng_clock_mono() - t0;
     }
     double med = -1;
     if (!rc) {

@@ -18,16 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "db/db.h"
 #include "orchestrator/event.h"
 #include "orchestrator/linebuf.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static const char KEY[] = "44cdf1cc143347e134f1c6f6125967a13fa04d46a14cc4593f86ff425a45f2cd";
 
@@ -88,10 +82,10 @@ static void on_line(void *ctx, const char *s, size_t n)
         }
     }
     /* the daemon's tick: one commit per 100 ms */
-    if (g->insert && (g->events & 255) == 0 && now() >= g->next_commit) {
+    if (g->insert && (g->events & 255) == 0 && eng_clock_mono() >= g->next_commit) {
         db_commit(g->d, &e);
         db_begin(g->d, &e);
-        g->next_commit = now() + 0.1;
+        g->next_commit = eng_clock_mono() + 0.1;
     }
 }
 
@@ -105,13 +99,13 @@ static double run(ingest *g, const char *stream, size_t len)
     eng_err e;
     if (g->insert)
         db_begin(g->d, &e);
-    g->next_commit = now() + 0.1;
-    double t0 = now();
+    g->next_commit = eng_clock_mono() + 0.1;
+    double t0 = eng_clock_mono();
     for (size_t at = 0; at < len; at += 65536)
         orc_linebuf_feed(&lb, stream + at, len - at < 65536 ? len - at : 65536, &sink);
     if (g->insert)
         db_commit(g->d, &e);
-    double t = now() - t0;
+    double t = eng_clock_mono() - t0;
     orc_linebuf_free(&lb);
     return t;
 }
@@ -171,7 +165,7 @@ int main(int argc, char **argv)
     double t = run(&g, stream, len);
     printf("%-46s %12.2f %12.0f\n", "parse: tlmd (linebuf + event.c)", t / n * 1e6, n / t);
     /* peer: Jansson on the same lines */
-    double t0 = now();
+    double t0 = eng_clock_mono();
     long ok = 0;
     for (char *s = stream, *end; (end = strchr(s, '\n')); s = end + 1) {
         json_error_t je;
@@ -179,7 +173,7 @@ int main(int argc, char **argv)
         ok += j && json_is_real(json_object_get(j, "loss"));
         json_decref(j);
     }
-    double tj = now() - t0;
+    double tj = eng_clock_mono() - t0;
     printf("%-46s %12.2f %12.0f\n", "parse: Jansson (json_loadb, no checks)", tj / n * 1e6, n / tj);
 
     g = (ingest){.p = p, .insert = 1, .d = fresh_db(path, 0)};

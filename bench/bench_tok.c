@@ -8,15 +8,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/fileio.h"
 #include "engine/tok/tokenizer.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 int main(int argc, char **argv)
 {
@@ -40,21 +34,21 @@ int main(int argc, char **argv)
     eng_tok *t = NULL;
     char *text = NULL;
     size_t n = 0;
-    double t0 = now();
+    double t0 = eng_clock_mono();
     if (eng_tok_open(&t, tok, data, &e) || eng_read_file(text_path, 1u << 30, &text, &n, &e)) {
         fprintf(stderr, "bench_tok: %s\n", e.msg);
         return 1;
     }
-    double load = now() - t0, best = 1e30;
+    double load = eng_clock_mono() - t0, best = 1e30;
     eng_tokvec v = {0};
     for (int r = 0; r < reps; r++) {
         v.n = 0;
-        double s = now();
+        double s = eng_clock_mono();
         if (eng_tok_encode(t, text, n, ENG_TOK_ALLOW_SPECIAL, &v, &e)) {
             fprintf(stderr, "bench_tok: %s\n", e.msg);
             return 1;
         }
-        double d = now() - s;
+        double d = eng_clock_mono() - s;
         best = d < best ? d : best;
     }
     printf("TLM (C, PCRE2 JIT)  %-8s %8.2f MB/s  %zu bytes -> %zu tokens (%.2f bytes/token), best of %d, load %.2f s\n",

@@ -14,6 +14,8 @@
 #include <yaml.h>
 
 #include "common/fileio.h"
+#include "common/fmt.h"
+#include "common/vec.h"
 
 #define CFG_MAX_BYTES (16u << 20)
 #define CFG_MAX_DEPTH 64
@@ -22,7 +24,7 @@
 static char **g_files;
 static int g_nfiles;
 
-int cfg_file_intern(const char *name)
+static int cfg_file_intern(const char *name)
 {
     for (int i = 0; i < g_nfiles; i++)
         if (strcmp(g_files[i], name) == 0)
@@ -72,7 +74,6 @@ cfg_node *cfg_new_scalar(const char *text, int quoted, const cfg_node *at)
 }
 
 cfg_node *cfg_new_map(const cfg_node *at) { return node_new(CFG_MAP, at); }
-cfg_node *cfg_new_seq(const cfg_node *at) { return node_new(CFG_SEQ, at); }
 
 void cfg_free(cfg_node *n)
 {
@@ -118,7 +119,7 @@ int cfg_map_append(cfg_node *map, cfg_node *key, cfg_node *value)
     return 0;
 }
 
-int cfg_seq_append(cfg_node *seq, cfg_node *value)
+static int cfg_seq_append(cfg_node *seq, cfg_node *value)
 {
     if (grow(seq))
         return ENG_ENOMEM;
@@ -211,62 +212,6 @@ int cfg_errf(eng_err *e, const cfg_node *at, const char *fmt, ...)
     return ENG_ECONFIG;
 }
 
-int cfg_set_dotted(cfg_node *root, const char *dotted, const cfg_node *value, eng_err *e)
-{
-    if (!root || root->kind != CFG_MAP)
-        return cfg_errf(e, value, "cannot set '%s': the document is not a mapping", dotted);
-    char path[256];
-    if (strlen(dotted) >= sizeof path || !*dotted)
-        return cfg_errf(e, value, "key '%s' is empty or too long", dotted);
-    strcpy(path, dotted);
-    cfg_node *cur = root;
-    char *seg = path;
-    for (;;) {
-        char *dot = strchr(seg, '.');
-        if (dot)
-            *dot = '\0';
-        if (!*seg)
-            return cfg_errf(e, value, "key '%s' has an empty part", dotted);
-        size_t i;
-        for (i = 0; i < cur->n; i++)
-            if (strcmp(cur->keys[i]->text, seg) == 0)
-                break;
-        if (!dot) {
-            cfg_node *v = cfg_clone(value);
-            if (!v)
-                return eng_errf(e, ENG_ENOMEM, "out of memory");
-            if (i < cur->n) {
-                cfg_free(cur->items[i]);
-                cur->items[i] = v;
-                return 0;
-            }
-            cfg_node *k = cfg_new_scalar(seg, 0, value);
-            if (!k || cfg_map_append(cur, k, v)) {
-                cfg_free(k);
-                cfg_free(v);
-                return eng_errf(e, ENG_ENOMEM, "out of memory");
-            }
-            return 0;
-        }
-        if (i < cur->n) {
-            if (cur->items[i]->kind != CFG_MAP)
-                return cfg_errf(e, value, "cannot set '%s': '%s' is %s, not a mapping", dotted, seg,
-                                cfg_describe(cur->items[i]));
-            cur = cur->items[i];
-        } else {
-            cfg_node *k = cfg_new_scalar(seg, 0, value);
-            cfg_node *m = cfg_new_map(value);
-            if (!k || !m || cfg_map_append(cur, k, m)) {
-                cfg_free(k);
-                cfg_free(m);
-                return eng_errf(e, ENG_ENOMEM, "out of memory");
-            }
-            cur = m;
-        }
-        seg = dot + 1;
-    }
-}
-
 /* ------------------------------------------------------------ paths */
 typedef struct {
     char *path;            /* "model.d_model" */
@@ -299,15 +244,9 @@ static int paths_collect(path_set *s, const cfg_node *map, const char *prefix, e
                 return rc;
             continue;
         }
-        if (s->n == s->cap) {
-            size_t cap = s->cap ? s->cap * 2 : 32;
-            path_ent *g = realloc(s->v, cap * sizeof *g);
-            if (!g) {
-                free(full);
-                return eng_errf(e, ENG_ENOMEM, "out of memory");
-            }
-            s->v = g;
-            s->cap = cap;
+        if (ENG_GROW(s->v, s->cap, s->n + 1, 32)) {
+            free(full);
+            return eng_errf(e, ENG_ENOMEM, "out of memory");
         }
         s->v[s->n++] = (path_ent){full, k, v};
     }
@@ -694,7 +633,7 @@ int cfg_is_null(const cfg_node *n)
 }
 
 /* ------------------------------------------------------------ numbers */
-void cfg_format_bound(double v, char *out, size_t cap)
+static void cfg_format_bound(double v, char *out, size_t cap)
 {
     if (v == floor(v) && fabs(v) >= 65535 && fabs(v) < 1e300) {
         int k;
@@ -710,7 +649,7 @@ void cfg_format_bound(double v, char *out, size_t cap)
         }
         if (fabs(v) >= 1e6) {
             /* 9e18 rather than 9000000000000000000, when that is exact */
-            char t[48];
+            char t[24]; /* "-1.23e+308" at most */
             for (int prec = 0; prec <= 2; prec++) {
                 snprintf(t, sizeof t, "%.*e", prec, v);
                 if (strtod(t, NULL) != v)
@@ -729,17 +668,13 @@ void cfg_format_bound(double v, char *out, size_t cap)
         snprintf(out, cap, "%.0f", v);
         return;
     }
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(out, cap, "%.*g", prec, v);
-        if (strtod(out, NULL) == v)
-            return;
-    }
+    eng_fmt_exact(out, cap, v);
 }
 
 /* Exact value of an integer written in decimal, possibly with a fraction
  * and an exponent ("30e9", "1.5e3", "2.0"): no detour through a double,
  * which would turn 9007199254740993 into ...992. */
-int cfg_parse_int_text(const char *s, int64_t *out)
+static int cfg_parse_int_text(const char *s, int64_t *out)
 {
     const char *p = s;
     int neg = *p == '-';

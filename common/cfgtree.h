@@ -40,23 +40,16 @@ void cfg_free(cfg_node *n);
 cfg_node *cfg_clone(const cfg_node *n);
 
 /* Registry of file names (interned for the process lifetime). */
-int cfg_file_intern(const char *name);
 const char *cfg_file_name(int id);
 
 /* Constructors (positions copied from `at`, which may be NULL). */
 cfg_node *cfg_new_scalar(const char *text, int quoted, const cfg_node *at);
 cfg_node *cfg_new_map(const cfg_node *at);
-cfg_node *cfg_new_seq(const cfg_node *at);
 /* Append (takes ownership of key and value). Returns 0 or ENG_ENOMEM. */
 int cfg_map_append(cfg_node *map, cfg_node *key, cfg_node *value);
-int cfg_seq_append(cfg_node *seq, cfg_node *value);
 
 /* Map lookup; NULL if absent or not a map. */
 cfg_node *cfg_map_get(const cfg_node *map, const char *key);
-
-/* Set root.a.b.c = value (value is cloned), creating maps on the way.
- * An intermediate that exists and is not a map is an error. */
-int cfg_set_dotted(cfg_node *root, const char *dotted, const cfg_node *value, eng_err *e);
 
 /* Every key path of a mapping is set once.  Nested mappings and dotted keys
  * are two spellings of one path (`model: {d_model: 32}` and
@@ -92,14 +85,11 @@ int cfg_get_string(const cfg_node *n, const char *what, char *out, size_t cap, e
  * cfg_parse_int_text reads integers exactly, without a detour through a
  * double; cfg_parse_number_text refuses nan, inf, hex and overflow. */
 enum { CFG_NUM_OK = 0, CFG_NUM_NOT_NUMBER, CFG_NUM_NOT_INTEGER, CFG_NUM_RANGE };
-int cfg_parse_int_text(const char *s, int64_t *out);
 int cfg_parse_number_text(const char *s, double *out);
 /* Command-line values, by the same rules: "--workers 1.5: not an integer
  * (expected an integer from 1 to 256)" in e (ENG_ECONFIG). */
 int cfg_arg_int(const char *flag, const char *s, int64_t lo, int64_t hi, int64_t *out, eng_err *e);
 int cfg_arg_number(const char *flag, const char *s, double lo, double hi, double *out, eng_err *e);
-/* A range bound for messages: 4096, 2^31-1, 2^20, 9e18, 0.999999. */
-void cfg_format_bound(double v, char *out, size_t cap);
 
 /* Is this node a scalar that means null ("null", "~", or empty plain)? */
 int cfg_is_null(const cfg_node *n);

@@ -115,11 +115,3 @@ int eng_exit_status(int code)
     const eng_failure *f = eng_failure_of_code(code);
     return f ? f->exit : ENG_EXIT_INTERNAL;
 }
-
-void eng_err_clear(eng_err *e)
-{
-    if (e) {
-        e->code = 0;
-        e->msg[0] = '\0';
-    }
-}

@@ -49,8 +49,6 @@ const char *eng_status_kind(int code);
  * (common/failure.h), 1 (internal) for an unknown code. */
 int eng_exit_status(int code);
 
-void eng_err_clear(eng_err *e);
-
 /* Text into a fixed message buffer (an eng_err, an event field, a
  * database column).  What does not fit is cut visibly: the text ends in
  * "..." (never silently).  Returns 1 when it was cut, else 0.  Paths that

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,6 +227,22 @@ int eng_mkdir_p(const char *path, eng_err *e)
     if (stat(tmp, &st) || !S_ISDIR(st.st_mode))
         return eng_errf(e, ENG_EIO, "%s: exists and is not a folder", tmp);
     return 0;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path); /* unlink, or rmdir for a folder (FTW_DEPTH: its entries went first) */
+}
+
+int eng_rm_tree(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT ? 0 : -1;
+    return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS) ? -1 : 0;
 }
 
 /* ------------------------------------------------------------ checks of given paths */

@@ -58,6 +58,12 @@ int eng_read_file(const char *path, size_t max, char **out, size_t *len, eng_err
 int eng_fsync_dir(const char *path);
 /* mkdir -p; existing folders are fine. */
 int eng_mkdir_p(const char *path, eng_err *e);
+/* rm -r: path and everything under it (links are removed, never
+ * followed).  0 when path is gone, removed or never there; -1 with errno
+ * set at the first entry that cannot be removed, and then what was not
+ * reached stays.  tlmd reports that failure; tlm-data's clean-up of its
+ * own staging folders is best effort and goes on without it. */
+int eng_rm_tree(const char *path);
 
 /* out = "dir/name", or ENG_EIO ("dir/name: longer than the 4095 bytes
  * this system allows") when it does not fit in cap: never cut. */

@@ -1,7 +1,8 @@
 # common/local.mk: libtlmcommon.a, the base library every part of TLM links
 # (db, orchestrator, reports, dataprep, the engine): the error contract,
 # durable file I/O and path checks, SHA-256, the YAML/JSON config tree,
-# checked arithmetic.  It links nothing of TLM's own.
+# checked arithmetic, UTF-8, number and duration text, clocks, growable
+# arrays.  It links nothing of TLM's own.
 noinst_LIBRARIES += common/libtlmcommon.a
 common_libtlmcommon_a_CPPFLAGS = $(AM_CPPFLAGS) $(YAML_CFLAGS)
 # -O3 like the kernels: SHA-256 verifies every shard at each job start
@@ -13,5 +14,9 @@ common_libtlmcommon_a_SOURCES = \
 	common/cfgtree.c common/cfgtree.h \
 	common/failure.h \
 	common/protocol.c common/protocol.h \
+	common/utf8.c common/utf8.h \
+	common/fmt.c common/fmt.h \
+	common/clock.c common/clock.h \
+	common/vec.c common/vec.h \
 	common/checked.h
 COMMON_LIBS = common/libtlmcommon.a $(YAML_LIBS) -lm

@@ -78,7 +78,6 @@ typedef struct dp_progress {
 void dp_progress_start(dp_progress *p, const char *what, uint64_t total);
 void dp_progress_update(dp_progress *p, uint64_t done, const char *label);
 void dp_progress_end(dp_progress *p, const char *summary);
-double dp_now(void);
 
 /* Parse a byte size "65536", "64k", "16M", "1G". */
 int dp_parse_size(const char *s, uint64_t *out);

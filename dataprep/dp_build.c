@@ -24,7 +24,6 @@
 #define _XOPEN_SOURCE 700
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <signal.h>
 #include <getopt.h>
 #include <libgen.h>
@@ -229,19 +228,6 @@ static int on_doc(void *arg, const dp_source *src, uint64_t line, const uint8_t 
 }
 
 /* ------------------------------------------------------------ folders */
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
-static void rm_tree(const char *path)
-{
-    nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 /* DIR must be absent, empty, or a dataset (has manifest.json): never
  * replace a folder that tlm-data did not make. */
 static int check_out(const char *out, eng_err *e)
@@ -361,7 +347,7 @@ static void remove_stale_stages(const char *out)
                     "but holds files tlm-data does not write; leaving it\n", path, pid);
             continue;
         }
-        rm_tree(path);
+        (void)eng_rm_tree(path);
         fprintf(stderr, "tlm-data: removed %s, left by an interrupted build (process %ld is gone)\n", path, pid);
     }
     closedir(d);
@@ -612,7 +598,7 @@ static int run(build *b, int argc, char **argv, eng_err *e)
         return rc;
     remove_stale_stages(b->out);
     snprintf(b->stage, sizeof b->stage, "%s.tmp.%ld", b->out, (long)getpid());
-    rm_tree(b->stage);
+    (void)eng_rm_tree(b->stage);
     if ((rc = eng_mkdir_p(b->stage, e)))
         return rc;
     for (int k = 0; k < 2; k++)
@@ -701,7 +687,7 @@ static int run(build *b, int argc, char **argv, eng_err *e)
     snprintf(parent, sizeof parent, "%s", b->out);
     eng_fsync_dir(dirname(parent));
     if (had_old)
-        rm_tree(old);
+        (void)eng_rm_tree(old);
     return 0;
 }
 
@@ -728,7 +714,7 @@ int dp_cmd_build(int argc, char **argv)
         free(b.split[k].shards);
     }
     if (b.stage[0])
-        rm_tree(b.stage);
+        (void)eng_rm_tree(b.stage);
     eng_bpe_trainer_free(b.trainer);
     eng_tok_free(b.tok);
     eng_tokvec_free(&b.ids);

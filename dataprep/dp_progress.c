@@ -10,13 +10,8 @@
 
 #include "dataprep/dataprep.h"
 #include "common/cfgtree.h"
-
-double dp_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "common/clock.h"
+#include "common/fmt.h"
 
 void dp_progress_start(dp_progress *p, const char *what, uint64_t total)
 {
@@ -25,24 +20,22 @@ void dp_progress_start(dp_progress *p, const char *what, uint64_t total)
     p->tty = isatty(2) && !(term && !strcmp(term, "dumb"));
     p->what = what;
     p->total = total;
-    p->t0 = dp_now();
+    p->t0 = eng_clock_mono();
     p->last_pct = -1;
 }
 
+/* tlm-data's sizes: 1.25 GB, 3.4 MB, 12 kB */
 static void human(double bytes, char *out, size_t cap)
 {
-    if (bytes >= 1e9)
-        snprintf(out, cap, "%.2f GB", bytes / 1e9);
-    else if (bytes >= 1e6)
-        snprintf(out, cap, "%.1f MB", bytes / 1e6);
-    else
-        snprintf(out, cap, "%.0f kB", bytes / 1e3);
+    static const eng_fmt_step steps[] = {
+        {1e9, 1e9, "%.2f GB", NULL}, {1e6, 1e6, "%.1f MB", NULL}, {0, 1e3, "%.0f kB", NULL}};
+    eng_fmt_steps(out, cap, bytes, steps, 3);
 }
 
 void dp_progress_update(dp_progress *p, uint64_t done, const char *label)
 {
     p->done = done;
-    double now = dp_now();
+    double now = eng_clock_mono();
     int pct = p->total ? (int)(100.0 * (double)done / (double)p->total) : 100;
     if (pct > 100)
         pct = 100;
@@ -80,7 +73,7 @@ void dp_progress_end(dp_progress *p, const char *summary)
     if (p->tty)
         fprintf(stderr, "\r\033[K");
     if (summary)
-        fprintf(stderr, "tlm-data: %s (%.1f s)\n", summary, dp_now() - p->t0);
+        fprintf(stderr, "tlm-data: %s (%.1f s)\n", summary, eng_clock_mono() - p->t0);
 }
 
 int dp_parse_size(const char *s, uint64_t *out)

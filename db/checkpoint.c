@@ -10,6 +10,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
+
 struct db_checkpointer {
     pthread_t thread;
     pthread_mutex_t mu;
@@ -25,10 +27,7 @@ static void *run(void *arg)
     pthread_mutex_lock(&c->mu);
     while (!c->stop) {
         struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += (long)(c->period_ms % 1000) * 1000000L;
-        until.tv_sec += c->period_ms / 1000 + until.tv_nsec / 1000000000L;
-        until.tv_nsec %= 1000000000L;
+        eng_clock_deadline(CLOCK_REALTIME, (long long)c->period_ms * 1000000, &until);
         pthread_cond_timedwait(&c->cv, &c->mu, &until);
         if (c->stop)
             break;

@@ -16,14 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/fileio.h"
-
-double db__now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 int db__fail(db *d, eng_err *e, const char *what)
 {
@@ -117,7 +111,8 @@ static int set_wal(db *d, eng_err *e)
     return 0;
 }
 
-int db_migrate(db *d, eng_err *e)
+/* Brings a read-write database to DB_SCHEMA_VERSION (db_open does it). */
+static int db_migrate(db *d, eng_err *e)
 {
     if (d->mode != DB_READWRITE)
         return eng_errf(e, ENG_EINTERNAL, "%s: migrate needs a read-write connection", d->path);

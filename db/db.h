@@ -67,8 +67,6 @@ void db_close(db *d);
 sqlite3 *db_handle(db *d);
 /* user_version found when the file was opened (before any migration). */
 int db_opened_version(const db *d);
-/* Brings a read-write database to DB_SCHEMA_VERSION (db_open does it). */
-int db_migrate(db *d, eng_err *e);
 
 int db_begin(db *d, eng_err *e);  /* BEGIN IMMEDIATE; no-op if one is open */
 int db_commit(db *d, eng_err *e); /* no-op if none is open */

@@ -46,8 +46,6 @@ struct db {
     sqlite3_stmt *st[DB_ST_COUNT];
 };
 
-/* The cached statement, reset and with its bindings cleared; NULL with e set. */
-sqlite3_stmt *db__stmt(db *d, db_stmt_id id, eng_err *e);
 /* "what: sqlite's message" as ENG_EIO. */
 int db__fail(db *d, eng_err *e, const char *what);
 /* Step a statement that returns no rows (SQLITE_DONE), then reset it. */
@@ -57,7 +55,6 @@ int db__run(db *d, sqlite3_stmt *s, eng_err *e, const char *what);
 void db__bind_text(sqlite3_stmt *s, int i, const char *v);
 /* value + nonfinite companion (nonfinite_i < 0: NaN binds NULL, +-inf as is). */
 void db__bind_number(sqlite3_stmt *s, int value_i, int nonfinite_i, double v);
-double db__now(void);
 
 /* The current schema (generated from db/schema.sql) and the migrations. */
 extern const char db_schema_sql[];

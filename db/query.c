@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/vec.h"
+
 /* A text column into a fixed field; too long a value ends in "..." (never cut silently). */
 static void copy_col(sqlite3_stmt *s, int i, char *out, size_t cap)
 {
@@ -47,14 +49,8 @@ typedef struct {
 static int collect_attempt(sqlite3_stmt *s, void *ctx)
 {
     attempt_list *l = ctx;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 16;
-        db_open_attempt *v = realloc(l->v, cap * sizeof *v);
-        if (!v)
-            return ENG_ENOMEM;
-        l->v = v;
-        l->cap = cap;
-    }
+    if (ENG_GROW(l->v, l->cap, l->n + 1, 16))
+        return ENG_ENOMEM;
     db_open_attempt *a = &l->v[l->n++];
     a->id = sqlite3_column_int64(s, 0);
     copy_col(s, 1, a->job, sizeof a->job);

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/clock.h"
+
 static const char *const SQL[DB_ST_COUNT] = {
     [DB_ST_SWEEP_GET_HASH] = "SELECT content_hash FROM sweeps WHERE name = ?1",
     [DB_ST_SWEEP_PUT] =
@@ -72,7 +74,8 @@ static const char *const SQL[DB_ST_COUNT] = {
     [DB_ST_JOB_RECOVER] = "UPDATE jobs SET status = 'interrupted', updated_at = ?1 WHERE status = 'running'",
 };
 
-sqlite3_stmt *db__stmt(db *d, db_stmt_id id, eng_err *e)
+/* The cached statement, reset and with its bindings cleared; NULL with e set. */
+static sqlite3_stmt *db__stmt(db *d, db_stmt_id id, eng_err *e)
 {
     sqlite3_stmt *s = d->st[id];
     if (!s) {
@@ -123,7 +126,7 @@ int db_sweep_put(db *d, const db_sweep_row *r, int *changed, eng_err *e)
     sqlite3_bind_text(s, 3, r->file, -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 4, r->content_hash, -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 5, r->source, -1, SQLITE_STATIC);
-    sqlite3_bind_double(s, 6, db__now());
+    sqlite3_bind_double(s, 6, eng_clock_wall());
     if (db__run(d, s, e, "writing a sweep"))
         return ENG_EIO;
     if (changed)
@@ -152,7 +155,7 @@ int db_job_put(db *d, const db_job_row *r, int *inserted, eng_err *e)
     sqlite3_bind_double(s, 14, r->flops_per_token);
     db__bind_text(s, 15, r->widths);
     db__bind_text(s, 16, r->run_dir);
-    sqlite3_bind_double(s, 17, db__now());
+    sqlite3_bind_double(s, 17, eng_clock_wall());
     if (db__run(d, s, e, "writing a job"))
         return ENG_EIO;
     if (inserted)
@@ -195,7 +198,7 @@ int db_job_set_status(db *d, const char *key, const char *status, const char *re
     sqlite3_bind_text(s, 2, status, -1, SQLITE_STATIC);
     db__bind_text(s, 3, reason);
     db__bind_text(s, 4, message);
-    sqlite3_bind_double(s, 5, db__now());
+    sqlite3_bind_double(s, 5, eng_clock_wall());
     return db__run(d, s, e, "updating a job's status");
 }
 
@@ -204,7 +207,7 @@ int db_job_start_attempt(db *d, const char *key, int *n, eng_err *e)
     {
         STMT(DB_ST_JOB_START);
         sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
-        sqlite3_bind_double(s, 2, db__now());
+        sqlite3_bind_double(s, 2, eng_clock_wall());
         if (db__run(d, s, e, "starting an attempt"))
             return ENG_EIO;
     }
@@ -454,7 +457,7 @@ int db_log(db *d, const char *job, int64_t attempt, const char *level, const cha
     STMT(DB_ST_LOG);
     db__bind_text(s, 1, job);
     bind_attempt(s, 2, attempt);
-    sqlite3_bind_double(s, 3, db__now());
+    sqlite3_bind_double(s, 3, eng_clock_wall());
     sqlite3_bind_text(s, 4, level, -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 5, message, -1, SQLITE_STATIC);
     return db__run(d, s, e, "writing a log line");
@@ -495,7 +498,7 @@ int db_job_config(db *d, const char *key, char **json, eng_err *e)
 int db_jobs_recover_running(db *d, int64_t *n, eng_err *e)
 {
     STMT(DB_ST_JOB_RECOVER);
-    sqlite3_bind_double(s, 1, db__now());
+    sqlite3_bind_double(s, 1, eng_clock_wall());
     if (db__run(d, s, e, "recovering jobs"))
         return ENG_EIO;
     *n = sqlite3_changes(d->h);

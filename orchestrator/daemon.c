@@ -18,25 +18,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/fileio.h"
+#include "common/vec.h"
 #include "orchestrator/lock.h"
 #include "orchestrator/pairing.h"
 
 #define TICK_MS 100
-
-double orc_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static double wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* ------------------------------------------------------------ batching */
 void orc_batch(orc_daemon *d)
@@ -52,13 +40,13 @@ int orc_commit(orc_daemon *d)
         return -1;
     if (!db_in_transaction(d->db))
         return 0;
-    double t = orc_now();
+    double t = eng_clock_mono();
     eng_err e;
     if (db_commit(d->db, &e)) {
         orc_fatal(d, &e);
         return -1;
     }
-    double ms = (orc_now() - t) * 1e3;
+    double ms = (eng_clock_mono() - t) * 1e3;
     d->commits++;
     d->commit_ms_total += ms;
     if (ms > d->commit_ms_max)
@@ -91,7 +79,7 @@ void orc_fatal(orc_daemon *d, const eng_err *e)
  * retries still waiting hold up nothing. */
 static long next_job(orc_daemon *d)
 {
-    double now = orc_now();
+    double now = eng_clock_mono();
     for (size_t i = 0; i < d->retry_n; i++) {
         uint32_t j = d->retry[i].job;
         int pending = d->plan.jobs.v[j].status == ORC_PENDING;
@@ -133,19 +121,13 @@ static double retry_delay(const orc_opts *o, int streak)
 
 static void push_retry(orc_daemon *d, size_t job, double delay)
 {
-    if (d->retry_n == d->retry_cap) {
-        size_t cap = d->retry_cap ? d->retry_cap * 2 : 64;
-        orc_retry *v = realloc(d->retry, cap * sizeof *v);
-        if (!v) {
-            eng_err e;
-            eng_errf(&e, ENG_ENOMEM, "out of memory");
-            orc_fatal(d, &e);
-            return;
-        }
-        d->retry = v;
-        d->retry_cap = cap;
+    if (ENG_GROW(d->retry, d->retry_cap, d->retry_n + 1, 64)) {
+        eng_err e;
+        eng_errf(&e, ENG_ENOMEM, "out of memory");
+        orc_fatal(d, &e);
+        return;
     }
-    d->retry[d->retry_n++] = (orc_retry){(uint32_t)job, orc_now() + delay};
+    d->retry[d->retry_n++] = (orc_retry){(uint32_t)job, eng_clock_mono() + delay};
 }
 
 /* "retrying in 20 s" / "retrying now" */
@@ -198,9 +180,9 @@ static void start_failed(orc_daemon *d, size_t job, const eng_err *why)
     machine_note(d, j, final, note, sizeof note);
     eng_msg_printf(message, sizeof message, "cannot start: %s; %s", why->msg, note);
     orc_batch(d);
-    db_attempt_row ar = {.job = j->key, .host = d->host, .device = "-", .started_at = wall_now()};
+    db_attempt_row ar = {.job = j->key, .host = d->host, .device = "-", .started_at = eng_clock_wall()};
     const char *reason = eng_status_kind(ENG_EIO); /* a fault of the machine (common/failure.h) */
-    db_attempt_end end = {.ended_at = wall_now(), .exit_code = -1, .reason = reason, .message = message,
+    db_attempt_end end = {.ended_at = eng_clock_wall(), .exit_code = -1, .reason = reason, .message = message,
                           .step = -1, .tokens = -1};
     if (db_job_start_attempt(d->db, j->key, &n, &e) || ((ar.n = n), db_attempt_begin(d->db, &ar, &id, &e)) ||
         db_attempt_finish(d->db, id, &end, &e) ||
@@ -222,7 +204,7 @@ static void start_failed(orc_daemon *d, size_t job, const eng_err *why)
     orc_commit(d);
 }
 
-void orc_dispatch(orc_daemon *d)
+static void orc_dispatch(orc_daemon *d)
 {
     while (!d->stopping) {
         int slot = -1;
@@ -234,7 +216,7 @@ void orc_dispatch(orc_daemon *d)
         long job = next_job(d);
         if (job < 0)
             break;
-        double t = orc_now();
+        double t = eng_clock_mono();
         eng_err e;
         if (orc_run_start(d, (size_t)job, slot, &e)) {
             if (d->fatal)
@@ -242,7 +224,7 @@ void orc_dispatch(orc_daemon *d)
             start_failed(d, (size_t)job, &e);
             continue;
         }
-        double ms = (orc_now() - t) * 1e3;
+        double ms = (eng_clock_mono() - t) * 1e3;
         d->dispatch_ms_total += ms;
         if (ms > d->dispatch_ms_max)
             d->dispatch_ms_max = ms;
@@ -329,7 +311,7 @@ void orc_run_finished(orc_daemon *d, orc_run *r)
     if (!d->fatal) {
         orc_batch(d); /* the attempt's last events and its end: one commit, before anything acts on it */
         eng_err e;
-        db_attempt_end end = {.ended_at = wall_now(), .exit_code = x.exited ? x.status : -1, .signal = x.signal,
+        db_attempt_end end = {.ended_at = eng_clock_wall(), .exit_code = x.exited ? x.status : -1, .signal = x.signal,
                               .reason = out.reason, .message = message[0] ? message : NULL, .step = r->step,
                               .tokens = r->tokens, .protocol_errors = r->protocol_errors};
         int rc = db_attempt_finish(d->db, r->attempt, &end, &e);
@@ -363,7 +345,7 @@ void orc_run_finished(orc_daemon *d, orc_run *r)
             orc_commit(d);
     }
 
-    double secs = orc_now() - r->started;
+    double secs = eng_clock_mono() - r->started;
     switch (out.next) {
     case ORC_NEXT_DONE:
         j->status = ORC_DONE;
@@ -413,7 +395,7 @@ void orc_run_finished(orc_daemon *d, orc_run *r)
 static void on_tick(uv_timer_t *t)
 {
     orc_daemon *d = t->data;
-    double now = orc_now();
+    double now = eng_clock_mono();
     for (int s = 0; s < d->n_slots; s++) {
         orc_run *r = d->slots[s].run;
         if (!r)
@@ -513,7 +495,7 @@ int orc_daemon_run(const orc_opts *o, eng_err *e)
         return 3;
     }
     d->o = o;
-    d->t0 = orc_now();
+    d->t0 = eng_clock_mono();
     d->tty = o->progress < 0 ? isatty(STDOUT_FILENO) : o->progress;
     int lock_fd = -1, runs_fd = -1, status = 2, loop_ok = 0, created = 0, discard = 0;
     orc_slot_spec specs[ORC_MAX_SLOTS];

@@ -102,15 +102,12 @@ struct orc_daemon {
     char readbuf[65536];
 };
 
-double orc_now(void); /* monotonic seconds */
-
 /* daemon.c */
 int orc_daemon_run(const orc_opts *o, eng_err *e); /* returns tlmd's exit status */
 void orc_batch(orc_daemon *d);                     /* opens the batch transaction if none is open */
 int orc_commit(orc_daemon *d);                     /* ends the batch; on failure d->fatal */
 void orc_fatal(orc_daemon *d, const eng_err *e);
 void orc_run_finished(orc_daemon *d, orc_run *r);  /* supervise.c -> daemon.c */
-void orc_dispatch(orc_daemon *d);
 
 /* supervise.c */
 int orc_run_start(orc_daemon *d, size_t job, int slot, eng_err *e);
@@ -133,7 +130,6 @@ void orc_say(orc_daemon *d, const char *fmt, ...) __attribute__((format(printf, 
  * hear of even in a quiet run, such as checkpoints set aside. */
 void orc_notice(orc_daemon *d, const char *job, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void orc_progress_tick(orc_daemon *d, double now);
-void orc_progress_clear(orc_daemon *d);
 void orc_summary(orc_daemon *d, FILE *out);
 
 #endif

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/clock.h"
+
 #define PROTOCOL_ERRORS_LOGGED 20 /* per attempt; later ones are only counted */
 
 static int db_ok(orc_run *r, int rc, eng_err *e)
@@ -110,7 +112,7 @@ void orc_ingest_line(orc_run *r, const char *line, size_t len)
         orc_ingest_protocol_error(r, "a second start event", line, len);
         return;
     }
-    r->last_event = orc_now();
+    r->last_event = eng_clock_mono();
     /* progress: any event but a heartbeat; a heartbeat whose counter moved;
      * a heartbeat without one (a worker older than the field: it cannot
      * show a stall, so it is not judged by one) */

@@ -83,7 +83,7 @@ int orc_jobinfo_compute(const eng_config *c, orc_jobinfo *j, eng_err *e)
         size_t at = 0;
         for (int g = 0; g < t->n_groups; g++) {
             char v[ENG_NUMBER_TEXT];
-            eng_config_number(t->groups[g], v);
+            eng_fmt_exact(v, sizeof v, t->groups[g]);
             at += (size_t)snprintf(j->groups + at, sizeof j->groups - at, "%s%s", g ? "," : "", v);
         }
     }

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *orc_status_name(int s) { return db_job_status_name(s); }
+#include "common/vec.h"
 
 int orc_status_from_name(const char *name) { return db_job_status_find(name); }
 
@@ -36,7 +36,8 @@ static int rehash(orc_jobs *t, size_t cap)
     return 0;
 }
 
-long orc_jobs_find(const orc_jobs *t, const char *key)
+/* Index or -1. */
+static long orc_jobs_find(const orc_jobs *t, const char *key)
 {
     if (!t->slot_cap)
         return -1;
@@ -58,14 +59,8 @@ int orc_jobs_add(orc_jobs *t, const char *key, size_t *idx, int *added)
         *added = 0;
         return 0;
     }
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 256;
-        orc_job *v = realloc(t->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        t->v = v;
-        t->cap = cap;
-    }
+    if (ENG_GROW(t->v, t->cap, t->n + 1, 256))
+        return -1;
     if (2 * (t->n + 1) > t->slot_cap && rehash(t, t->slot_cap ? t->slot_cap * 2 : 1024))
         return -1;
     orc_job *j = &t->v[t->n];

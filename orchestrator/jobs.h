@@ -43,11 +43,8 @@ typedef struct orc_jobs {
 /* Index of the job with this key, adding it if new (*added = 1).
  * Returns 0, or -1 out of memory. */
 int orc_jobs_add(orc_jobs *t, const char *key, size_t *idx, int *added);
-/* Index or -1. */
-long orc_jobs_find(const orc_jobs *t, const char *key);
 void orc_jobs_free(orc_jobs *t);
 
-const char *orc_status_name(int status);
 int orc_status_from_name(const char *name); /* -1 if unknown */
 
 #endif

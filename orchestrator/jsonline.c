@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "common/utf8.h"
 
 typedef struct {
     const char *s;
@@ -75,63 +76,7 @@ static int hex4(parser *p, unsigned *v)
 static int put_utf8(parser *p, unsigned cp)
 {
     char b[4];
-    size_t n;
-    if (cp < 0x80) {
-        b[0] = (char)cp;
-        n = 1;
-    } else if (cp < 0x800) {
-        b[0] = (char)(0xC0 | (cp >> 6));
-        b[1] = (char)(0x80 | (cp & 0x3F));
-        n = 2;
-    } else if (cp < 0x10000) {
-        b[0] = (char)(0xE0 | (cp >> 12));
-        b[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        b[2] = (char)(0x80 | (cp & 0x3F));
-        n = 3;
-    } else {
-        b[0] = (char)(0xF0 | (cp >> 18));
-        b[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-        b[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        b[3] = (char)(0x80 | (cp & 0x3F));
-        n = 4;
-    }
-    return put(p, b, n);
-}
-
-/* Length of the valid UTF-8 sequence at s[0..avail), 0 if invalid
- * (overlong forms, surrogates and code points past U+10FFFF refused). */
-static size_t utf8_len(const unsigned char *s, size_t avail)
-{
-    unsigned c = s[0];
-    size_t n;
-    unsigned min, cp;
-    if (c < 0x80)
-        return 1;
-    if ((c & 0xE0) == 0xC0) {
-        n = 2;
-        min = 0x80;
-        cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-        n = 3;
-        min = 0x800;
-        cp = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-        n = 4;
-        min = 0x10000;
-        cp = c & 0x07;
-    } else {
-        return 0;
-    }
-    if (avail < n)
-        return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return n;
+    return put(p, b, eng_utf8_put(cp, b));
 }
 
 /* A string at p->pos (on the opening quote); decoded into scratch when
@@ -209,7 +154,7 @@ static int parse_string(parser *p, int decode, const char **out)
             p->pos = end;
             continue;
         }
-        size_t n = utf8_len((const unsigned char *)p->s + p->pos, p->len - p->pos);
+        size_t bad, n = eng_utf8_seq((const uint8_t *)p->s + p->pos, p->len - p->pos, &bad);
         if (!n)
             return fail(p, "invalid UTF-8");
         if (decode && put(p, p->s + p->pos, n))

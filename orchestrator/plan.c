@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include "common/fileio.h"
+#include "common/fmt.h"
 #include "common/sha256.h"
+#include "common/vec.h"
 #include "orchestrator/jobinfo.h"
 #include "orchestrator/rundir.h"
 #include "orchestrator/sweep.h"
@@ -26,14 +28,8 @@ static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *
 
 static int push(char ***v, size_t *n, size_t *cap, const char *s)
 {
-    if (*n == *cap) {
-        size_t c = *cap ? *cap * 2 : 16;
-        char **g = realloc(*v, c * sizeof *g);
-        if (!g)
-            return -1;
-        *v = g;
-        *cap = c;
-    }
+    if (ENG_GROW(*v, *cap, *n + 1, 16))
+        return -1;
     if (!((*v)[*n] = strdup(s)))
         return -1;
     (*n)++;
@@ -46,7 +42,10 @@ static int has_yaml_ext(const char *name)
     return (n > 5 && !strcmp(name + n - 5, ".yaml")) || (n > 4 && !strcmp(name + n - 4, ".yml"));
 }
 
-int orc_plan_files(const char *const *args, size_t n, char ***files, size_t *n_files, eng_err *e)
+/* Sweep files named by the arguments (folders: their *.yaml and *.yml, sorted). */
+static void orc_plan_files_free(char **files, size_t n);
+
+static int orc_plan_files(const char *const *args, size_t n, char ***files, size_t *n_files, eng_err *e)
 {
     char **v = NULL;
     size_t nv = 0, cap = 0;
@@ -100,7 +99,7 @@ oom:
     return eng_errf(e, ENG_ENOMEM, "out of memory");
 }
 
-void orc_plan_files_free(char **files, size_t n)
+static void orc_plan_files_free(char **files, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         free(files[i]);
@@ -143,16 +142,8 @@ typedef struct {
     double flops;
 } dry_ctx;
 
-static void human(double v, char *out, size_t cap)
-{
-    static const char *const unit[] = {"", "k", "M", "G", "T", "P", "E", "Z", "Y"};
-    int u = 0;
-    while (fabs(v) >= 1000 && u < 8) {
-        v /= 1000;
-        u++;
-    }
-    snprintf(out, cap, u ? "%.3g%s" : "%.0f%s", v, unit[u]);
-}
+/* the plan's parameters and FLOPs: 124M, 7.52e+20 is 752E */
+static void human(double v, char *out, size_t cap) { eng_fmt_si(out, cap, v, 8, "%.3g%s", "%.0f%s"); }
 
 static int dry_job(void *ctx, const orc_sweep_job *j, eng_err *e)
 {
@@ -352,14 +343,8 @@ static int load_job(void *ctx, const orc_sweep_job *j, eng_err *e)
             }
         }
     }
-    if (c->ps->n_jobs == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 64;
-        uint32_t *v = realloc(c->ps->jobs, cap * sizeof *v);
-        if (!v)
-            return eng_errf(e, ENG_ENOMEM, "out of memory");
-        c->ps->jobs = v;
-        c->cap = cap;
-    }
+    if (ENG_GROW(c->ps->jobs, c->cap, c->ps->n_jobs + 1, 64))
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
     c->ps->jobs[c->ps->n_jobs++] = (uint32_t)idx;
     return db_sweep_job_link(c->d, c->ps->name, j->key, (int64_t)j->index, e);
 }

@@ -35,9 +35,6 @@ typedef struct orc_plan {
                               * the architecture when there are several) */
 } orc_plan;
 
-/* Sweep files named by the arguments (folders: their *.yaml and *.yml, sorted). */
-int orc_plan_files(const char *const *args, size_t n, char ***files, size_t *n_files, eng_err *e);
-void orc_plan_files_free(char **files, size_t n);
 
 /* Run mode.  `log` receives one line per sweep. */
 int orc_plan_load(orc_plan *p, const orc_opts *o, db *d, FILE *log, eng_err *e);

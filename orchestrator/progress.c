@@ -16,35 +16,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
+#include "common/fmt.h"
+
 #define DRAW_EVERY_S 0.25
 #define PLAIN_EVERY_S 30.0
 #define BAR 24
 
-static void fmt_dur(double s, char *out, size_t cap)
-{
-    if (!isfinite(s) || s < 0) {
-        snprintf(out, cap, "?");
-        return;
-    }
-    int t = s < 1e9 ? (int)(s + 0.5) : 999999999;
-    if (t >= 3600)
-        snprintf(out, cap, "%dh%02dm", t / 3600, t / 60 % 60);
-    else if (t >= 60)
-        snprintf(out, cap, "%dm%02ds", t / 60, t % 60);
-    else
-        snprintf(out, cap, "%ds", t);
-}
+static void fmt_dur(double s, char *out, size_t cap) { eng_fmt_duration(out, cap, s, ENG_DUR_NEAREST); }
 
-static void fmt_num(double v, char *out, size_t cap)
-{
-    static const char *const unit[] = {"", "k", "M", "G", "T"};
-    int u = 0;
-    while (fabs(v) >= 1000 && u < 4) {
-        v /= 1000;
-        u++;
-    }
-    snprintf(out, cap, u ? "%.1f%s" : "%.0f%s", v, unit[u]);
-}
+/* tlmd's numbers: 1.2M tokens */
+static void fmt_num(double v, char *out, size_t cap) { eng_fmt_si(out, cap, v, 4, "%.1f%s", "%.0f%s"); }
 
 static void clear_view(orc_daemon *d)
 {
@@ -52,12 +34,6 @@ static void clear_view(orc_daemon *d)
         printf("\033[%dA\033[J", d->drawn);
         d->drawn = 0;
     }
-}
-
-void orc_progress_clear(orc_daemon *d)
-{
-    clear_view(d);
-    fflush(stdout);
 }
 
 void orc_say(orc_daemon *d, const char *fmt, ...)
@@ -219,7 +195,7 @@ void orc_summary(orc_daemon *d, FILE *out)
             fprintf(out, "  failed: %.12s after %d attempt(s) (tlmd status shows why)\n", j->key, j->attempts);
     }
     char el[32];
-    fmt_dur(orc_now() - d->t0, el, sizeof el);
+    fmt_dur(eng_clock_mono() - d->t0, el, sizeof el);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     fprintf(out,

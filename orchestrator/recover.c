@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
+
 /* Is pid a process whose command line mentions this job key? */
 static int runs_job(int64_t pid, const char *key)
 {
@@ -48,10 +50,8 @@ static int close_one(void *p, const db_open_attempt *a)
             usleep(10000);
         c->killed++;
     }
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
     db_attempt_end end = {
-        .ended_at = (double)ts.tv_sec + ts.tv_nsec * 1e-9,
+        .ended_at = eng_clock_wall(),
         .exit_code = -1,
         .reason = eng_status_kind(ENG_EINTERRUPTED),
         .message = "tlmd stopped (killed or crashed) while this attempt ran; closed at the next start",

@@ -6,7 +6,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 
 #include "common/fileio.h"
 #include "common/protocol.h"
+#include "common/vec.h"
 
 int orc_rundir_path(const char *runs, const char *key, char *out, size_t cap, eng_err *e)
 {
@@ -109,21 +109,6 @@ int orc_rundir_prepare(const char *dir, const char *json, char *aside, size_t ca
     return 0;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)ftw;
-    return (flag == FTW_DP ? rmdir(path) : unlink(path)) ? -1 : 0;
-}
-
-static int rm_tree(const char *path)
-{
-    struct stat st;
-    if (lstat(path, &st) != 0)
-        return errno == ENOENT ? 0 : -1;
-    return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 typedef struct {
     char (*v)[256];
     size_t n, cap;
@@ -131,14 +116,8 @@ typedef struct {
 
 static int names_add(names *l, const char *s)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 8;
-        char(*v)[256] = realloc(l->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        l->v = v;
-        l->cap = cap;
-    }
+    if (ENG_GROW(l->v, l->cap, l->n + 1, 8))
+        return -1;
     snprintf(l->v[l->n++], 256, "%s", s);
     return 0;
 }
@@ -162,7 +141,7 @@ int orc_rundir_set_aside(const char *dir, int64_t keep_step, const char *why, co
         if (!strncmp(de->d_name, ENG_CKPT_TMP_PREFIX, sizeof ENG_CKPT_TMP_PREFIX - 1)) {
             if (eng_path_join(path, sizeof path, ckpt, de->d_name, e))
                 rc = ENG_EIO;
-            else if (rm_tree(path))
+            else if (eng_rm_tree(path))
                 rc = eng_errf(e, ENG_EIO, "%s: cannot remove: %s", path, strerror(errno));
             removed = 1;
             continue;

@@ -11,7 +11,8 @@
 #include "config.h"
 #include "engine/model/ops.h"
 
-int orc_cpu_count(void)
+/* Usable CPU cores (affinity-aware). */
+static int orc_cpu_count(void)
 {
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0) {

@@ -19,7 +19,5 @@ typedef struct orc_slot_spec {
 int orc_slots_plan(const char *devices, int workers, int threads_per_worker, orc_slot_spec *slots, int *n,
                    int *threads, eng_err *e);
 
-/* Usable CPU cores (affinity-aware). */
-int orc_cpu_count(void);
 
 #endif

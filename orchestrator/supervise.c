@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "engine/config/config.h"
 #include "orchestrator/rundir.h"
 #include "orchestrator/shim.h"
@@ -39,7 +40,7 @@ void orc_run_stop(orc_run *r, int kill_reason)
         r->kill_reason = kill_reason;
     if (!r->term_sent) {
         r->term_sent = 1;
-        r->term_at = orc_now();
+        r->term_at = eng_clock_mono();
         orc_run_signal(r, SIGTERM);
         orc_run_signal(r, SIGCONT); /* a stopped worker must run to see SIGTERM */
     }
@@ -77,7 +78,7 @@ static void on_exit_cb(uv_process_t *p, int64_t status, int term_signal)
     r->exited = 1;
     r->exit_status = status;
     r->term_signal = term_signal;
-    r->exited_at = orc_now();
+    r->exited_at = eng_clock_mono();
     /* anything the worker left in its group goes with it */
     orc_run_signal(r, SIGKILL);
     maybe_finish(r);
@@ -348,7 +349,7 @@ int orc_run_start(orc_daemon *d, size_t job, int slot, eng_err *e)
         return eng_errf(e, ENG_EIO, "cannot start %s: %s", d->worker, uv_strerror(uvrc));
     }
     r->pid = r->proc.pid;
-    r->started = r->last_event = r->progress_at = orc_now();
+    r->started = r->last_event = r->progress_at = eng_clock_mono();
     r->progress = -1;
     uv_read_start((uv_stream_t *)&r->pipe, on_alloc, on_read);
 
@@ -365,10 +366,8 @@ int orc_run_start(orc_daemon *d, size_t job, int slot, eng_err *e)
             snprintf(r->label, sizeof r->label, "%.11s %.50s", eng_arch_name(j->arch), st.label);
         else
             snprintf(r->label, sizeof r->label, "%s", st.label);
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
         db_attempt_row ar = {.job = j->key, .n = n, .pid = r->pid, .host = d->host, .device = spec->name,
-                             .started_at = (double)ts.tv_sec + ts.tv_nsec * 1e-9};
+                             .started_at = eng_clock_wall()};
         rc = db_attempt_begin(d->db, &ar, &r->attempt, e);
     }
     if (rc) {

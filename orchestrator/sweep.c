@@ -48,7 +48,8 @@ static size_t node_text_at(const cfg_node *n, char *out, size_t cap, size_t at)
     return text_put(out, cap, at, n->kind == CFG_SEQ ? "]" : "}");
 }
 
-size_t orc_node_text(const cfg_node *n, char *out, size_t cap)
+/* Compact one-line text of a node: 1.5, cosine, [1.5,0.5], {a:1}. */
+static size_t orc_node_text(const cfg_node *n, char *out, size_t cap)
 {
     if (cap)
         out[0] = '\0';

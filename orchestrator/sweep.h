@@ -63,7 +63,5 @@ typedef int (*orc_sweep_job_fn)(void *ctx, const orc_sweep_job *j, eng_err *e);
 int orc_sweep_expand(const orc_sweep *s, orc_sweep_job_fn cb, void *ctx, size_t *n_jobs, size_t *n_dups,
                      eng_err *e);
 
-/* Compact one-line text of a node: 1.5, cosine, [1.5,0.5], {a:1}. */
-size_t orc_node_text(const cfg_node *n, char *out, size_t cap);
 
 #endif

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fmt.h"
+
 const char *rpt_blocks_kind(const char *groups)
 {
     if (!groups)
@@ -55,17 +57,14 @@ int rpt_is_ratio_schedule(const char *s)
 
 void rpt_fmt_tokens(char *out, size_t cap, int64_t tokens)
 {
-    static const struct {
-        double div;
-        const char *suffix;
-    } units[] = {{1e12, "T"}, {1e9, "B"}, {1e6, "M"}, {1e3, "K"}};
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-        if ((double)tokens >= units[i].div) {
-            double v = (double)tokens / units[i].div;
-            snprintf(out, cap, v == floor(v) ? "%.0f%s" : "%.3g%s", v, units[i].suffix);
-            return;
-        }
-    snprintf(out, cap, "%lld", (long long)tokens);
+    static const eng_fmt_step steps[] = {{1e12, 1e12, "%.3gT", "%.0fT"},
+                                         {1e9, 1e9, "%.3gB", "%.0fB"},
+                                         {1e6, 1e6, "%.3gM", "%.0fM"},
+                                         {1e3, 1e3, "%.3gK", "%.0fK"}};
+    if ((double)tokens < 1e3)
+        snprintf(out, cap, "%lld", (long long)tokens);
+    else
+        eng_fmt_steps(out, cap, (double)tokens, steps, 4);
 }
 
 const char *rpt_panel_title(rpt_arena *a, const char *arch, const char *scale, int64_t tokens)

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/vec.h"
+
 static const char SQL_ALL[] =
     "SELECT key, sweep, label, arch, scale, schedule, ratio_start, ratio_end, groups, seed, status, attempts,"
     " reason, message, tokens_total, tokens_done, final_loss, widths"
@@ -350,21 +352,17 @@ static int load_jobs(rpt_ctx *c, int *hits, eng_err *e)
         sqlite3_bind_text(s, 2, c->o.scale, -1, SQLITE_STATIC);
     if (c->o.sweep)
         sqlite3_bind_text(s, 3, c->o.sweep, -1, SQLITE_STATIC);
-    int cap = 0, rc, oom = 0;
+    size_t cap = 0;
+    int rc, oom = 0;
     rpt_job *v = NULL;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         const char *key = (const char *)sqlite3_column_text(s, 0);
         const char *label = (const char *)sqlite3_column_text(s, 2);
         if (!key || !selected(&c->o, key, label, hits))
             continue;
-        if (c->n_jobs == cap) {
-            cap = cap ? cap * 2 : 256;
-            rpt_job *nv = realloc(v, sizeof *nv * (size_t)cap);
-            if (!nv) {
-                oom = 1;
-                break;
-            }
-            v = nv;
+        if (ENG_GROW(v, cap, (size_t)c->n_jobs + 1, 256)) {
+            oom = 1;
+            break;
         }
         rpt_job *j = &v[c->n_jobs++];
         memset(j, 0, sizeof *j);

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/vec.h"
+
 typedef struct entry {
     struct entry *next;
     char *suite, *task, *metric;
@@ -111,16 +113,12 @@ static int load_names(rpt_ctx *c, eng_err *e)
         return eng_errf(e, ENG_EIO, "%s: reading evals: %s", c->db_path, sqlite3_errmsg(c->h));
     }
     sqlite3_stmt *s = first;
-    int rc, cap = 0, oom = 0;
+    int rc, oom = 0;
+    size_t cap = 0;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (m->n_names == cap) {
-            cap = cap ? cap * 2 : 32;
-            triple *nv = realloc(m->names, sizeof *nv * (size_t)cap);
-            if (!nv) {
-                oom = 1;
-                break;
-            }
-            m->names = nv;
+        if (ENG_GROW(m->names, cap, (size_t)m->n_names + 1, 32)) {
+            oom = 1;
+            break;
         }
         triple *t = &m->names[m->n_names++];
         t->suite = dup_or_null((const char *)sqlite3_column_text(s, 0), &oom);
@@ -260,7 +258,7 @@ int rpt_layer_stat(rpt_ctx *c, const char *job, const char *name, double **out, 
     sqlite3_reset(*s);
     sqlite3_bind_text(*s, 1, job, -1, SQLITE_STATIC);
     sqlite3_bind_text(*s, 2, name, -1, SQLITE_STATIC);
-    int cap = 0;
+    size_t cap = 0;
     int64_t step = 0;
     double *v = NULL;
     while ((rc = sqlite3_step(*s)) == SQLITE_ROW) {
@@ -271,19 +269,14 @@ int rpt_layer_stat(rpt_ctx *c, const char *job, const char *name, double **out, 
         int layer = sqlite3_column_int(*s, 1);
         if (layer < 0 || layer > 4096)
             continue; /* not a layer this report can draw */
-        if (layer >= cap) {
-            int ncap = cap ? cap : 32;
-            while (ncap <= layer)
-                ncap *= 2;
-            double *nv = realloc(v, sizeof *nv * (size_t)ncap);
-            if (!nv) {
+        if ((size_t)layer >= cap) {
+            size_t had = cap;
+            if (ENG_GROW(v, cap, (size_t)layer + 1, 32)) {
                 rc = SQLITE_NOMEM;
                 break;
             }
-            for (int l = cap; l < ncap; l++)
-                nv[l] = NAN;
-            v = nv;
-            cap = ncap;
+            for (size_t l = had; l < cap; l++)
+                v[l] = NAN; /* layers without a row */
         }
         unsigned char st;
         read_value(*s, 2, 3, &v[layer], &st);

@@ -65,30 +65,6 @@ void rpt_fmt_num(char *out, size_t cap, double v, int decimals, int sign)
     snprintf(out, cap, sign && v > 0 ? "%+.*f" : "%.*f", decimals, v);
 }
 
-void rpt_fmt_exact(char *out, size_t cap, double v)
-{
-    if (v == floor(v) && fabs(v) < 9007199254740992.0) {
-        snprintf(out, cap, "%.0f", v); /* integers as integers: 30000000000, not 3e+10 */
-        return;
-    }
-    /* the shortest %.*g that reads back as v; reading back exactly is
-     * monotone in the precision, so a binary search finds it */
-    int lo = 1, hi = 17;
-    snprintf(out, cap, "%.15g", v);
-    if (strtod(out, NULL) == v)
-        hi = 15;
-    else
-        lo = 16;
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        snprintf(out, cap, "%.*g", mid, v);
-        if (strtod(out, NULL) == v)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    snprintf(out, cap, "%.*g", lo, v);
-}
 
 int rpt_write_output(const char *path, int (*fn)(void *ctx, FILE *f, eng_err *e), void *ctx, eng_err *e)
 {

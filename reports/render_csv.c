@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fmt.h"
+
 typedef struct {
     const rpt_col *col;
 } ucol;
@@ -40,7 +42,7 @@ static void put_num(FILE *f, double v)
         fputs(v < 0 ? "-inf" : "inf", f);
         return;
     }
-    rpt_fmt_exact(b, sizeof b, v);
+    eng_fmt_exact(b, sizeof b, v);
     fputs(b, f);
 }
 

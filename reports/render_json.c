@@ -10,6 +10,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "common/fmt.h"
+
 static void put_str(FILE *f, const char *s)
 {
     if (!s) {
@@ -37,7 +39,7 @@ static void put_num(FILE *f, double v)
         fputs("null", f);
         return;
     }
-    rpt_fmt_exact(b, sizeof b, v);
+    eng_fmt_exact(b, sizeof b, v);
     fputs(b, f);
 }
 

@@ -237,8 +237,6 @@ void rpt_note(rpt_table *t, rpt_panel *p, const char *fmt, ...) __attribute__((f
 void rpt_mark_best(rpt_table *t);
 /* Cells of our results: *filled with a value, *total (value or missing). */
 void rpt_table_count(const rpt_table *t, int *filled, int *total);
-/* The cell's number (NUM: v, STAT: mean); NaN otherwise. */
-double rpt_cell_value(const rpt_cell *c);
 int rpt_table_status(const rpt_table *t, eng_err *e);
 
 /* ------------------------------------------------------------ table registry */
@@ -285,9 +283,6 @@ const char *rpt_role_label(int role);
 /* Shared number formatting for the human formats: fixed decimals, '+' on
  * positive values when sign, "nan"/"inf" spelled out. */
 void rpt_fmt_num(char *out, size_t cap, double v, int decimals, int sign);
-/* Shortest text that reads back as the same double ("null" never: callers
- * handle NaN); for CSV and JSON. */
-void rpt_fmt_exact(char *out, size_t cap, double v);
 
 /* ------------------------------------------------------------ the paper */
 /* The paper's figures (paper.c; source: shared/paper.md).  NaN when the

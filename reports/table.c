@@ -173,7 +173,8 @@ void rpt_note(rpt_table *t, rpt_panel *p, const char *fmt, ...)
     nv[(*n)++] = s;
 }
 
-double rpt_cell_value(const rpt_cell *c)
+/* The cell's number (NUM: v, STAT: mean); NaN otherwise. */
+static double rpt_cell_value(const rpt_cell *c)
 {
     return c->kind == RPT_CELL_NUM || c->kind == RPT_CELL_STAT ? c->v : NAN;
 }

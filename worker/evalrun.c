@@ -6,9 +6,10 @@
 #include <string.h>
 
 #include "engine/config/suites.h"
+#include "common/clock.h"
+#include "engine/train/ckpt.h"
 #include "engine/eval/eval.h"
 #include "engine/cpu/backend.h"
-#include "engine/train/ckpt.h"
 #include "engine/cpu/runtime.h"
 #include "worker/events.h"
 #include "worker/heartbeat.h"
@@ -118,7 +119,7 @@ int wrk_eval_run(const wrk_eval_opts *o)
     wrk_events_init(&j.ev, o->events_fd, o->job);
     wrk_heartbeat_start(&j.hb, &j.ev, o->heartbeat);
     eng_runtime_set_threads(o->threads);
-    const double t0 = wrk_monotonic();
+    const double t0 = eng_clock_mono();
     eng_err e = {0};
     eng_config cfg;
     char path[ENG_CKPT_PATH_MAX] = "";
@@ -159,7 +160,7 @@ int wrk_eval_run(const wrk_eval_opts *o)
         wrk_ev_int(&d, "tokens", j.tokens);
         wrk_ev_null(&d, "loss");
         wrk_ev_null(&d, "val_loss");
-        wrk_ev_num(&d, "elapsed_s", wrk_monotonic() - t0);
+        wrk_ev_num(&d, "elapsed_s", eng_clock_mono() - t0);
         wrk_events_emit(&j.ev, &d);
         status = 0;
     }

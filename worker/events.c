@@ -10,12 +10,9 @@
 #include <time.h>
 #include <unistd.h>
 
-double wrk_monotonic(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "common/clock.h"
+#include "common/fmt.h"
+#include "common/utf8.h"
 
 void wrk_events_init(wrk_events *w, int fd, const char *job)
 {
@@ -23,26 +20,21 @@ void wrk_events_init(wrk_events *w, int fd, const char *job)
     w->fd = fd;
     snprintf(w->job, sizeof w->job, "%s", job ? job : "");
     pthread_mutex_init(&w->mu, NULL);
-    w->last_emit = wrk_monotonic();
+    w->last_emit = eng_clock_mono();
 }
 
 void wrk_events_destroy(wrk_events *w) { pthread_mutex_destroy(&w->mu); }
 
-void wrk_format_double(double x, char out[32])
+/* Shortest decimal that reads back exactly ("0.1", "1e-05"); "nan", "inf",
+ * "-inf" for non-finite values (without quotes). */
+static void format_double(double x, char out[32])
 {
-    if (isnan(x)) {
+    if (isnan(x))
         strcpy(out, "nan");
-        return;
-    }
-    if (isinf(x)) {
+    else if (isinf(x))
         strcpy(out, x > 0 ? "inf" : "-inf");
-        return;
-    }
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(out, 32, "%.*g", prec, x);
-        if (strtod(out, NULL) == x)
-            return;
-    }
+    else
+        eng_fmt_shortest(out, 32, x);
 }
 
 static void put(wrk_ev *ev, const char *s, size_t n)
@@ -57,27 +49,10 @@ static void put(wrk_ev *ev, const char *s, size_t n)
 
 static void puts_(wrk_ev *ev, const char *s) { put(ev, s, strlen(s)); }
 
-/* Length of the valid UTF-8 sequence at p (1..4), 0 if invalid. */
-static int utf8_len(const unsigned char *p)
-{
-    if (p[0] < 0x80)
-        return 1;
-    int n = p[0] >= 0xc2 && p[0] <= 0xdf ? 2 : p[0] >= 0xe0 && p[0] <= 0xef ? 3 : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : 0;
-    if (!n)
-        return 0;
-    for (int i = 1; i < n; i++)
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-    if (n == 3 && ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0)))
-        return 0; /* overlong, surrogate */
-    if (n == 4 && ((p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90)))
-        return 0;
-    return n;
-}
-
 static void put_string(wrk_ev *ev, const char *s)
 {
     puts_(ev, "\"");
+    const unsigned char *end = (const unsigned char *)s + strlen(s);
     for (const unsigned char *p = (const unsigned char *)s; *p;) {
         char esc[8];
         if (*p == '"' || *p == '\\') {
@@ -92,9 +67,9 @@ static void put_string(wrk_ev *ev, const char *s)
             snprintf(esc, sizeof esc, "\\u%04x", *p);
             puts_(ev, esc), p++;
         } else {
-            int n = utf8_len(p);
+            size_t bad, n = eng_utf8_seq(p, (size_t)(end - p), &bad);
             if (n) {
-                put(ev, (const char *)p, (size_t)n);
+                put(ev, (const char *)p, n);
                 p += n;
             } else { /* not UTF-8: keep the byte as its Latin-1 code point */
                 snprintf(esc, sizeof esc, "\\u%04x", *p);
@@ -148,7 +123,7 @@ void wrk_ev_int(wrk_ev *ev, const char *k, int64_t value)
 void wrk_ev_num(wrk_ev *ev, const char *k, double value)
 {
     char b[32];
-    wrk_format_double(value, b);
+    format_double(value, b);
     key(ev, k);
     if (isfinite(value)) {
         puts_(ev, b);
@@ -196,7 +171,7 @@ int wrk_events_emit(wrk_events *w, wrk_ev *ev)
         }
         off += (size_t)k;
     }
-    w->last_emit = wrk_monotonic();
+    w->last_emit = eng_clock_mono();
     pthread_mutex_unlock(&w->mu);
     return rc;
 }
@@ -204,7 +179,7 @@ int wrk_events_emit(wrk_events *w, wrk_ev *ev)
 double wrk_events_silence(wrk_events *w)
 {
     pthread_mutex_lock(&w->mu);
-    double s = wrk_monotonic() - w->last_emit;
+    double s = eng_clock_mono() - w->last_emit;
     pthread_mutex_unlock(&w->mu);
     return s;
 }

@@ -52,10 +52,4 @@ int wrk_events_emit(wrk_events *w, wrk_ev *ev);
 /* Seconds since the last event (for heartbeats). */
 double wrk_events_silence(wrk_events *w);
 
-/* Shortest decimal that reads back exactly ("0.1", "1e-05"); "nan", "inf",
- * "-inf" for non-finite values (without quotes). */
-void wrk_format_double(double x, char out[32]);
-
-double wrk_monotonic(void);
-
 #endif

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
+
 static void *loop(void *arg)
 {
     wrk_heartbeat *hb = arg;
@@ -25,10 +27,7 @@ static void *loop(void *arg)
             continue;
         }
         struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        long long ns = (long long)until.tv_nsec + (long long)(wait * 1e9) + 1000000;
-        until.tv_sec += (time_t)(ns / 1000000000);
-        until.tv_nsec = (long)(ns % 1000000000);
+        eng_clock_deadline(CLOCK_MONOTONIC, (long long)(wait * 1e9) + 1000000, &until);
         int rc;
         do
             rc = pthread_cond_timedwait(&hb->cv, &hb->mu, &until);

@@ -21,6 +21,7 @@
 #include "common/sha256.h"
 #include "engine/config/presets.h"
 #include "engine/config/suites.h"
+#include "common/vec.h"
 #include "engine/config/taper.h"
 
 /* ------------------------------------------------------------ names */
@@ -39,9 +40,6 @@ const char *eng_schedule_name(int s)
 {
     return s >= 0 && s < ENG_TAPER_COUNT ? SCHEDULE_NAMES[s] : "?";
 }
-
-int eng_arch_from_name(const char *s) { return eng_name_find(NAMES(ARCH_NAMES), s); }
-int eng_schedule_from_name(const char *s) { return eng_name_find(NAMES(SCHEDULE_NAMES), s); }
 
 int eng_tokenizer_vocab(const char *t)
 {
@@ -862,17 +860,9 @@ static void sb_put(sbuf *b, const char *s, size_t n)
 {
     if (b->oom)
         return;
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 1024;
-        while (cap < b->n + n + 1)
-            cap *= 2;
-        char *q = realloc(b->p, cap);
-        if (!q) {
-            b->oom = 1;
-            return;
-        }
-        b->p = q;
-        b->cap = cap;
+    if (ENG_GROW(b->p, b->cap, b->n + n + 1, 1024)) {
+        b->oom = 1;
+        return;
     }
     memcpy(b->p + b->n, s, n);
     b->n += n;
@@ -901,23 +891,10 @@ static void sb_json_string(sbuf *b, const char *s)
     sb_put(b, "\"", 1);
 }
 
-void eng_config_number(double v, char out[ENG_NUMBER_TEXT])
-{
-    if (v == floor(v) && fabs(v) < 9007199254740992.0) {
-        snprintf(out, ENG_NUMBER_TEXT, "%.0f", v);
-        return;
-    }
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(out, ENG_NUMBER_TEXT, "%.*g", prec, v);
-        if (strtod(out, NULL) == v)
-            return;
-    }
-}
-
 static void sb_number(sbuf *b, double v)
 {
     char s[ENG_NUMBER_TEXT];
-    eng_config_number(v, s);
+    eng_fmt_exact(s, sizeof s, v); /* the canonical form's numbers: shortest, exact */
     sb_str(b, s);
 }
 
@@ -1079,7 +1056,7 @@ static void row_default_text(const field *f, char *out, size_t cap)
     case F_INT:
     case F_I64:
     case F_DOUBLE:
-        eng_config_number(f->def, num);
+        eng_fmt_exact(num, sizeof num, f->def);
         eng_msg_copy(out, cap, num);
         return;
     case F_BOOL: eng_msg_copy(out, cap, f->def ? "true" : "false"); return;
@@ -1089,7 +1066,7 @@ static void row_default_text(const field *f, char *out, size_t cap)
     case F_DLIST:
         eng_msg_copy(out, cap, "[");
         for (int i = 0; i < f->n_def_nums && (n = strlen(out)) < cap; i++) {
-            eng_config_number(f->def_nums[i], num);
+            eng_fmt_exact(num, sizeof num, f->def_nums[i]);
             eng_msg_printf(out + n, cap - n, "%s%s", i ? ", " : "", num);
         }
         break;

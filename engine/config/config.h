@@ -19,6 +19,7 @@
 
 #include "common/cfgtree.h"
 #include "common/err.h"
+#include "common/fmt.h"
 
 #define ENG_CONFIG_VERSION 1
 #define ENG_MAX_LAYERS 256
@@ -154,19 +155,12 @@ char *eng_config_canonical(const eng_config *cfg);
 /* Every field, execution settings (micro_batch, log_every...) included:
  * what tlmd hands a worker.  Sorted and normalised like the canonical form. */
 char *eng_config_json(const eng_config *cfg);
-/* A number as the canonical form writes it: the shortest decimal that
- * reads back to the same double, integral values below 2^53 as integers
- * (30e9 -> 30000000000).  ENG_NUMBER_TEXT holds any double that way. */
-#define ENG_NUMBER_TEXT 32
-void eng_config_number(double v, char out[ENG_NUMBER_TEXT]);
 /* Job identity: SHA-256 hex of the canonical form. */
 void eng_config_id(const eng_config *cfg, char hex[65]);
 
 /* Names. */
 const char *eng_arch_name(int arch);
 const char *eng_schedule_name(int schedule);
-int eng_arch_from_name(const char *name);          /* -1 if unknown */
-int eng_schedule_from_name(const char *name);      /* -1 if unknown */
 
 /* Vocabulary size implied by a tokenizer name (bytes 256, llama3 128256,
  * llama2 32000, bpeN N); 0 if it must come from model.vocab. */

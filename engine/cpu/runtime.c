@@ -46,6 +46,8 @@
 #include <blis/cblas.h>
 #else
 #include <cblas.h>
+
+#include "common/clock.h"
 #endif
 
 #ifndef TLM_BLAS_OPENBLAS
@@ -60,13 +62,6 @@ static char blas_kernel[64] = "unknown";
 /* ------------------------------------------------------------ sgemm probes */
 
 #ifdef TLM_BLAS_OPENBLAS
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* Small odd-sized products in all four transpose combinations against a
  * double reference: 1 when the loaded kernel computes right. */
@@ -107,9 +102,9 @@ static double sgemm_rate(void)
     }
     double best = 1e30;
     for (int r = 0; r < 6; r++) {
-        double t0 = now_s();
+        double t0 = eng_clock_mono();
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, S, S, S, 1.0f, A, S, B, S, 0.0f, C, S);
-        double t = now_s() - t0;
+        double t = eng_clock_mono() - t0;
         best = t < best ? t : best;
     }
     return 2.0 * S * S * S / best * 1e-9;

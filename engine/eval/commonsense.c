@@ -29,6 +29,7 @@
 
 #include "engine/eval/internal.h"
 #include "common/fileio.h"
+#include "common/vec.h"
 
 #define SUITE (eng_suite_names[ENG_SUITE_COMMONSENSE])
 
@@ -73,7 +74,7 @@ static void py_strip(const char *s, size_t n, size_t *a, size_t *b)
     size_t i = 0, end = 0, start = n;
     uint32_t cp;
     while (i < n) {
-        size_t k = ev_utf8_next(s + i, n - i, &cp);
+        size_t k = eng_utf8_next(s + i, n - i, &cp);
         if (!ev_py_space(cp)) {
             if (start == n)
                 start = i;
@@ -477,15 +478,10 @@ static int run_task(const eng_eval_lm *lm, eng_tok *tok, int t, const char *path
     size_t n = 0, cap = 0;
     json_t *o;
     while ((rc = ev_jsonl_next(&r, &o, e)) == 1) {
-        if (n == cap) {
-            cap = cap ? cap * 2 : 256;
-            mc_item *q = realloc(items, cap * sizeof *q);
-            if (!q) {
-                json_decref(o);
-                rc = eng_errf(e, ENG_ENOMEM, "out of memory");
-                break;
-            }
-            items = q;
+        if (ENG_GROW(items, cap, n + 1, 256)) {
+            json_decref(o);
+            rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+            break;
         }
         mc_item *it = &items[n++];
         memset(it, 0, sizeof *it);

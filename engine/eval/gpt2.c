@@ -264,7 +264,6 @@ void eng_gpt2_free(eng_gpt2 *g)
     free(g);
 }
 
-int eng_gpt2_layers(const eng_gpt2 *g) { return g->L; }
 
 /* ------------------------------------------------------------ forward */
 static void layernorm(float *out, const float *x, const float *w, const float *b, int N, int d, double eps)

@@ -31,7 +31,6 @@ int eng_gpt2_detect(const char *path);
 struct eng_backend;
 int eng_gpt2_load(eng_gpt2 **out, const char *path, const struct eng_backend *backend, int max_batch, eng_err *e);
 void eng_gpt2_free(eng_gpt2 *g);
-int eng_gpt2_layers(const eng_gpt2 *g);
 /* Score through it (max_length = n_positions). */
 void eng_gpt2_lm(eng_eval_lm *lm, eng_gpt2 *g);
 

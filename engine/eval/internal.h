@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "engine/config/suites.h"
+#include "common/utf8.h"
 #include "engine/eval/eval.h"
 
 /* Bounds on untrusted input. */
@@ -33,8 +34,6 @@ int ev_put(ev_buf *b, const void *s, size_t n, eng_err *e);
 int ev_puts(ev_buf *b, const char *s, eng_err *e);
 void ev_buf_free(ev_buf *b);
 
-/* Length of the UTF-8 sequence at s (1 for an invalid byte) and its code point. */
-size_t ev_utf8_next(const char *s, size_t n, uint32_t *cp);
 /* Python's str.isspace() (what re's \s matches in a str pattern). */
 int ev_py_space(uint32_t cp);
 /* Code points in s[0, n) (Python's len() of the decoded str). */
@@ -95,9 +94,6 @@ int ev_generate(const eng_eval_lm *lm, const int32_t *prompt, size_t n, int max_
                 int (*stop)(void *ud, const int32_t *gen, size_t k), void *ud, int32_t *out, size_t *n_out,
                 eng_err *e);
 
-/* The token in front of a document (the harness's prefix_token_id): the
- * tokenizer's end-of-text token, else the token of "\n" (bytes: 10). */
-int32_t ev_prefix_token(eng_tok *tok);
 
 /* Encode text to a token vector of int32 (malloc'd). */
 int ev_encode(eng_tok *tok, const char *s, size_t n, int32_t **out, size_t *n_out, eng_err *e);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/vec.h"
 #include "engine/eval/internal.h"
 
 #define SUITE (eng_suite_names[ENG_SUITE_LAMBADA])
@@ -37,15 +38,10 @@ int eng_eval_lambada(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *cf
             rc = ev_item_err(&r, e, "\"text\" has no context before its last word");
             break;
         }
-        if (n == cap) {
-            cap = cap ? cap * 2 : 1024;
-            ev_req *q = realloc(reqs, cap * sizeof *q);
-            if (!q) {
-                json_decref(o);
-                rc = eng_errf(e, ENG_ENOMEM, "out of memory");
-                break;
-            }
-            reqs = q;
+        if (ENG_GROW(reqs, cap, n + 1, 1024)) {
+            json_decref(o);
+            rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+            break;
         }
         /* the target keeps its leading space: " " + word */
         rc = ev_encode_pair(tok, text, (size_t)(sp - text), sp, strlen(sp), &reqs[n], e);

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/vec.h"
 #include "engine/eval/internal.h"
 #include "engine/train/rng.h"
 
@@ -88,17 +89,12 @@ static int essay_load(const char *path, essay *s, eng_err *e)
     char *p = s->text, *end = s->text + len, *w = NULL;
     while (p <= end) {
         uint32_t cp = 0;
-        size_t k = p < end ? ev_utf8_next(p, (size_t)(end - p), &cp) : 1;
+        size_t k = p < end ? eng_utf8_next(p, (size_t)(end - p), &cp) : 1;
         if (p == end || ev_py_space(cp)) {
             if (w) {
-                if (s->n == cap) {
-                    cap = cap ? cap * 2 : 4096;
-                    char **q = realloc(s->words, cap * sizeof *q);
-                    if (!q) {
-                        essay_free(s);
-                        return eng_errf(e, ENG_ENOMEM, "out of memory");
-                    }
-                    s->words = q;
+                if (ENG_GROW(s->words, cap, s->n + 1, 4096)) {
+                    essay_free(s);
+                    return eng_errf(e, ENG_ENOMEM, "out of memory");
                 }
                 s->words[s->n++] = w;
                 w = NULL;

@@ -74,7 +74,7 @@ int ev_encode_pair(eng_tok *tok, const char *ctx, size_t ctx_len, const char *co
     size_t keep = 0;
     uint32_t cp;
     for (size_t i = 0; i < ctx_len;) {
-        size_t k = ev_utf8_next(ctx + i, ctx_len - i, &cp);
+        size_t k = eng_utf8_next(ctx + i, ctx_len - i, &cp);
         i += k;
         if (!ev_py_space(cp))
             keep = i;

@@ -9,20 +9,13 @@
 
 #include "engine/eval/internal.h"
 #include "common/fileio.h"
+#include "common/vec.h"
 
 /* ------------------------------------------------------------ text */
 int ev_put(ev_buf *b, const void *s, size_t n, eng_err *e)
 {
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->n + n + 1)
-            cap *= 2;
-        char *q = realloc(b->p, cap);
-        if (!q)
-            return eng_errf(e, ENG_ENOMEM, "out of memory (text of %zu bytes)", b->n + n);
-        b->p = q;
-        b->cap = cap;
-    }
+    if (ENG_GROW(b->p, b->cap, b->n + n + 1, 256))
+        return eng_errf(e, ENG_ENOMEM, "out of memory (text of %zu bytes)", b->n + n);
     if (n)
         memcpy(b->p + b->n, s, n);
     b->n += n;
@@ -38,48 +31,6 @@ void ev_buf_free(ev_buf *b)
     memset(b, 0, sizeof *b);
 }
 
-size_t ev_utf8_next(const char *str, size_t n, uint32_t *cp)
-{
-    const unsigned char *s = (const unsigned char *)str;
-    if (n == 0) {
-        *cp = 0;
-        return 0;
-    }
-    unsigned c = s[0];
-    size_t len;
-    uint32_t v, min;
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    } else if (c >= 0xC2 && c <= 0xDF) {
-        len = 2, v = c & 0x1F, min = 0x80;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3, v = c & 0x0F, min = 0x800;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4, v = c & 0x07, min = 0x10000;
-    } else {
-        *cp = 0xFFFD;
-        return 1;
-    }
-    if (len > n) {
-        *cp = 0xFFFD;
-        return 1;
-    }
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80) {
-            *cp = 0xFFFD;
-            return 1;
-        }
-        v = (v << 6) | (s[i] & 0x3F);
-    }
-    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) {
-        *cp = 0xFFFD;
-        return 1;
-    }
-    *cp = v;
-    return len;
-}
-
 int ev_py_space(uint32_t c)
 {
     return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 || c == 0x1680 ||
@@ -92,7 +43,7 @@ size_t ev_utf8_len(const char *s, size_t n)
     size_t count = 0;
     uint32_t cp;
     for (size_t i = 0; i < n; count++)
-        i += ev_utf8_next(s + i, n - i, &cp);
+        i += eng_utf8_next(s + i, n - i, &cp);
     return count;
 }
 
@@ -171,12 +122,8 @@ static int read_line(ev_jsonl *r, size_t *len, eng_err *e)
             if (r->cap >= EV_LINE_MAX)
                 return eng_errf(e, ENG_EDATA, "%s:%lld: line longer than %zu bytes", r->path,
                                 (long long)r->line + 1, (size_t)EV_LINE_MAX);
-            size_t cap = r->cap ? r->cap * 2 : 4096;
-            char *q = realloc(r->buf, cap);
-            if (!q)
+            if (ENG_GROW(r->buf, r->cap, n + 2, 4096))
                 return eng_errf(e, ENG_ENOMEM, "out of memory");
-            r->buf = q;
-            r->cap = cap;
         }
         r->buf[n++] = (char)c;
     }

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/vec.h"
 #include "engine/eval/internal.h"
 
 #define SUITE (eng_suite_names[ENG_SUITE_WIKITEXT])
@@ -71,7 +72,7 @@ static int strip_pairs(ev_buf *out, const char *s, size_t n, char open, char clo
         /* leading whitespace */
         uint32_t cp;
         while (a < b) {
-            size_t k = ev_utf8_next(s + a, b - a, &cp);
+            size_t k = eng_utf8_next(s + a, b - a, &cp);
             if (!ev_py_space(cp))
                 break;
             a += k;
@@ -79,7 +80,7 @@ static int strip_pairs(ev_buf *out, const char *s, size_t n, char open, char clo
         /* trailing whitespace: the end of the last non-space code point */
         size_t end = a;
         for (size_t j = a; j < b;) {
-            size_t k = ev_utf8_next(s + j, b - j, &cp);
+            size_t k = eng_utf8_next(s + j, b - j, &cp);
             j += k;
             if (!ev_py_space(cp))
                 end = j;
@@ -161,7 +162,7 @@ static int is_blank(const char *s, size_t n)
 {
     uint32_t cp;
     for (size_t i = 0; i < n;) {
-        i += ev_utf8_next(s + i, n - i, &cp);
+        i += eng_utf8_next(s + i, n - i, &cp);
         if (!ev_py_space(cp))
             return 0;
     }
@@ -182,7 +183,7 @@ static int is_heading(const char *line, size_t n, eng_err *e, int *out)
         uint32_t cp;
         int seen = 0;
         for (size_t i = 0; i < b.n;) {
-            size_t k = ev_utf8_next(b.p + i, b.n - i, &cp);
+            size_t k = eng_utf8_next(b.p + i, b.n - i, &cp);
             if (!ev_py_space(cp)) {
                 if (!seen)
                     s = i;
@@ -206,14 +207,8 @@ typedef struct doc {
 
 static int push_doc(doc **d, size_t *nd, size_t *cap, size_t begin, size_t end, eng_err *e)
 {
-    if (*nd == *cap) {
-        size_t c = *cap ? *cap * 2 : 64;
-        doc *q = realloc(*d, c * sizeof *q);
-        if (!q)
-            return eng_errf(e, ENG_ENOMEM, "out of memory");
-        *d = q;
-        *cap = c;
-    }
+    if (ENG_GROW(*d, *cap, *nd + 1, 64))
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
     (*d)[(*nd)++] = (doc){begin, end};
     return 0;
 }
@@ -262,7 +257,7 @@ static int64_t count_words(const char *s, size_t n)
     int in = 0;
     uint32_t cp;
     for (size_t i = 0; i < n;) {
-        i += ev_utf8_next(s + i, n - i, &cp);
+        i += eng_utf8_next(s + i, n - i, &cp);
         int sp = ev_py_space(cp);
         if (sp && !in)
             runs++;
@@ -271,7 +266,9 @@ static int64_t count_words(const char *s, size_t n)
     return runs + 1;
 }
 
-int32_t ev_prefix_token(eng_tok *tok)
+/* The token in front of a document (the harness's prefix_token_id): the
+ * tokenizer's end-of-text token, else the token of "\n" (bytes: 10). */
+static int32_t ev_prefix_token(eng_tok *tok)
 {
     int32_t eot = eng_tok_eot(tok);
     if (eot >= 0)
@@ -336,14 +333,9 @@ int eng_eval_wikitext(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *c
         first_req[d] = nreq;
         size_t predicted = 0;
         while (predicted < n) {
-            if (nreq == capreq) {
-                capreq = capreq ? capreq * 2 : 256;
-                ev_req *q = realloc(reqs, capreq * sizeof *q);
-                if (!q) {
-                    rc = eng_errf(e, ENG_ENOMEM, "out of memory");
-                    break;
-                }
-                reqs = q;
+            if (ENG_GROW(reqs, capreq, nreq + 1, 256)) {
+                rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+                break;
             }
             ev_req *r = &reqs[nreq++];
             memset(r, 0, sizeof *r);

@@ -15,6 +15,7 @@
 #include "common/checked.h"
 #include "common/fileio.h"
 #include "common/sha256.h"
+#include "common/vec.h"
 
 #define ST_MAX_HEADER (100u << 20)
 #define ST_MAX_ELEMS (1LL << 40) /* per tensor: 4 TiB of F32, far beyond any model here */
@@ -280,7 +281,8 @@ typedef struct st_entry {
 
 struct eng_st_writer {
     st_entry *v;
-    int n, cap;
+    int n;
+    size_t cap;
     json_t *meta;
     uint64_t offset;
 };
@@ -314,14 +316,8 @@ int eng_st_writer_add(eng_st_writer *w, const char *name, const char *dtype, int
     for (int i = 0; i < w->n; i++)
         if (!strcmp(w->v[i].t.name, name))
             return eng_errf(e, ENG_EINTERNAL, "safetensors: tensor '%s' added twice", name);
-    if (w->n == w->cap) {
-        int cap = w->cap ? w->cap * 2 : 64;
-        st_entry *v = realloc(w->v, (size_t)cap * sizeof *v);
-        if (!v)
-            return eng_errf(e, ENG_ENOMEM, "out of memory");
-        w->v = v;
-        w->cap = cap;
-    }
+    if (ENG_GROW(w->v, w->cap, (size_t)w->n + 1, 64))
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
     st_entry *en = &w->v[w->n++];
     memset(en, 0, sizeof *en);
     strcpy(en->t.name, name);

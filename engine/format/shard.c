@@ -90,6 +90,32 @@ static int check_header(eng_shard *s, eng_err *e)
     return 0;
 }
 
+/* Hash the payload against the header's SHA-256 and check every token
+ * against the header's vocabulary (ENG_EDATA naming the shard and what
+ * differs).  Costs a pass over the file at the speed of common/sha256.c. */
+static int eng_shard_verify(const eng_shard *s, eng_err *e)
+{
+    uint8_t d[32];
+    eng_sha256 ctx;
+    eng_sha256_init(&ctx);
+    eng_sha256_update(&ctx, s->map + ENG_SHARD_HEADER, s->map_len - ENG_SHARD_HEADER);
+    eng_sha256_final(&ctx, d);
+    if (memcmp(d, s->payload_sha256, 32) != 0) {
+        char got[65], want[65];
+        eng_hex(d, 32, got);
+        eng_hex(s->payload_sha256, 32, want);
+        return eng_errf(e, ENG_EDATA,
+                        "%s: the token payload's SHA-256 is %.16s..., the header says %.16s... (corrupt shard: "
+                        "re-create it with tlm-data)",
+                        s->path, got, want);
+    }
+    for (uint64_t i = 0; i < s->n_tokens; i++)
+        if (eng_shard_token(s, i) >= s->vocab)
+            return eng_errf(e, ENG_EDATA, "%s: token %llu is %u, outside the header's vocabulary of %u", s->path,
+                            (unsigned long long)i, eng_shard_token(s, i), s->vocab);
+    return 0;
+}
+
 int eng_shard_open(eng_shard *s, const char *path, int verify, eng_err *e)
 {
     memset(s, 0, sizeof *s);
@@ -124,29 +150,6 @@ int eng_shard_open(eng_shard *s, const char *path, int verify, eng_err *e)
     if (rc)
         eng_shard_close(s);
     return rc;
-}
-
-int eng_shard_verify(const eng_shard *s, eng_err *e)
-{
-    uint8_t d[32];
-    eng_sha256 ctx;
-    eng_sha256_init(&ctx);
-    eng_sha256_update(&ctx, s->map + ENG_SHARD_HEADER, s->map_len - ENG_SHARD_HEADER);
-    eng_sha256_final(&ctx, d);
-    if (memcmp(d, s->payload_sha256, 32) != 0) {
-        char got[65], want[65];
-        eng_hex(d, 32, got);
-        eng_hex(s->payload_sha256, 32, want);
-        return eng_errf(e, ENG_EDATA,
-                        "%s: the token payload's SHA-256 is %.16s..., the header says %.16s... (corrupt shard: "
-                        "re-create it with tlm-data)",
-                        s->path, got, want);
-    }
-    for (uint64_t i = 0; i < s->n_tokens; i++)
-        if (eng_shard_token(s, i) >= s->vocab)
-            return eng_errf(e, ENG_EDATA, "%s: token %llu is %u, outside the header's vocabulary of %u", s->path,
-                            (unsigned long long)i, eng_shard_token(s, i), s->vocab);
-    return 0;
 }
 
 void eng_shard_close(eng_shard *s)

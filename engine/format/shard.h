@@ -56,10 +56,6 @@ typedef struct eng_shard {
  * the payload (eng_shard_verify).  Errors are ENG_EDATA (bad file, the
  * message names it and what is wrong) or ENG_EIO. */
 int eng_shard_open(eng_shard *s, const char *path, int verify, eng_err *e);
-/* Hash the payload against the header's SHA-256 and check every token
- * against the header's vocabulary (ENG_EDATA naming the shard and what
- * differs).  Costs a pass over the file at the speed of common/sha256.c. */
-int eng_shard_verify(const eng_shard *s, eng_err *e);
 void eng_shard_close(eng_shard *s);
 
 static inline uint32_t eng_shard_token(const eng_shard *s, uint64_t i)

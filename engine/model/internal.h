@@ -106,8 +106,6 @@ size_t eng__model_add_tensor(eng_model *m, int cap, int ndim, int64_t d0, int64_
                              int layer);
 
 /* model_pass.c */
-void eng__model_forward_stack(eng_model *m, int B, int T);
-void eng__model_backward_stack(eng_model *m, float dscale);
 
 /* model_attn.c: the attention token mixer (transformer, gated_attn) */
 void eng__attn_fwd(eng_model *m, int l, int B, int T);

@@ -81,7 +81,7 @@ static void mlp_bwd(eng_model *m, int l, int N)
     o->rmsnorm_bwd(ctx, m->dresid, Gr + p->ln2, m->dln, a->resid_mid, P + p->ln2, a->rstd2, N, d);
 }
 
-void eng__model_forward_stack(eng_model *m, int B, int T)
+static void eng__model_forward_stack(eng_model *m, int B, int T)
 {
     const eng_ops *o = m->ops;
     void *ctx = m->ctx;
@@ -96,7 +96,7 @@ void eng__model_forward_stack(eng_model *m, int B, int T)
     o->matmul(ctx, 0, 1, N, m->V, d, 1.0f, m->lnf, d, m->params + m->off_head, d, 0.0f, m->logits, m->V);
 }
 
-void eng__model_backward_stack(eng_model *m, float dscale)
+static void eng__model_backward_stack(eng_model *m, float dscale)
 {
     const eng_ops *o = m->ops;
     void *ctx = m->ctx;

@@ -14,6 +14,7 @@
 
 #include "common/fileio.h"
 #include "common/sha256.h"
+#include "common/vec.h"
 #include "engine/tok/internal.h"
 
 #define MAX_RANK_FILE (256u << 20) /* bytes */
@@ -235,18 +236,10 @@ static tok_heap_ent heap_pop(tok_heap_ent *h, size_t *n)
     return top;
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem, eng_err *e)
+static int grow(void *p, size_t *cap, size_t need, size_t elem, eng_err *e)
 {
-    if (*cap >= need)
-        return 0;
-    size_t c = *cap ? *cap : 64;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, c * elem);
-    if (!q)
+    if (eng_grow(p, cap, need, elem, 64))
         return eng_errf(e, ENG_ENOMEM, "out of memory (merging a piece of %zu bytes)", need);
-    *p = q;
-    *cap = c;
     return 0;
 }
 
@@ -317,8 +310,8 @@ static uint32_t pair_rank(const eng_tok *t, const uint8_t *p, int32_t i, size_t 
 static int merge_large(eng_tok *t, const uint8_t *p, size_t n, eng_tokvec *out, eng_err *e)
 {
     int rc;
-    if ((rc = grow((void **)&t->nodes, &t->nodes_cap, n, sizeof *t->nodes, e)) ||
-        (rc = grow((void **)&t->heap, &t->heap_cap, 3 * n, sizeof *t->heap, e)))
+    if ((rc = grow(&t->nodes, &t->nodes_cap, n, sizeof *t->nodes, e)) ||
+        (rc = grow(&t->heap, &t->heap_cap, 3 * n, sizeof *t->heap, e)))
         return rc;
     tok_node *nd = t->nodes;
     for (size_t i = 0; i < n; i++)
@@ -343,7 +336,7 @@ static int merge_large(eng_tok *t, const uint8_t *p, size_t n, eng_tokvec *out, 
         a->ver++;
         uint32_t r = pair_rank(t, p, (int32_t)x.pos, n);
         if (r != UINT32_MAX) {
-            if (hn + 2 > t->heap_cap && (rc = grow((void **)&t->heap, &t->heap_cap, hn + 2, sizeof *t->heap, e)))
+            if (hn + 2 > t->heap_cap && (rc = grow(&t->heap, &t->heap_cap, hn + 2, sizeof *t->heap, e)))
                 return rc;
             heap_push(t->heap, &hn, (tok_heap_ent){r, x.pos, a->ver});
         }
@@ -353,7 +346,7 @@ static int merge_large(eng_tok *t, const uint8_t *p, size_t n, eng_tokvec *out, 
             r = pair_rank(t, p, a->prev, n);
             if (r != UINT32_MAX) {
                 if (hn + 2 > t->heap_cap &&
-                    (rc = grow((void **)&t->heap, &t->heap_cap, hn + 2, sizeof *t->heap, e)))
+                    (rc = grow(&t->heap, &t->heap_cap, hn + 2, sizeof *t->heap, e)))
                     return rc;
                 heap_push(t->heap, &hn, (tok_heap_ent){r, pv->start, pv->ver});
             }

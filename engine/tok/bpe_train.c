@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
+#include "common/vec.h"
 #include "engine/tok/internal.h"
 
 typedef struct word {
@@ -47,7 +48,8 @@ struct eng_bpe_trainer {
     uint8_t *arena;
     size_t arena_len, arena_cap;
     word *words;
-    uint32_t nwords, capwords;
+    uint32_t nwords;
+    size_t capwords;
     uint32_t *wslots;       /* open addressing: word index + 1 */
     uint32_t wmask;
     eng_err *e;             /* during feed */
@@ -130,14 +132,8 @@ static int count_piece(void *arg, const uint8_t *p, size_t n)
         tr->arena = a;
         tr->arena_cap = c;
     }
-    if (tr->nwords == tr->capwords) {
-        uint32_t c = tr->capwords ? 2 * tr->capwords : 4096;
-        word *w = realloc(tr->words, c * sizeof *w);
-        if (!w)
-            return eng_errf(e, ENG_ENOMEM, "out of memory (trainer pieces)");
-        tr->words = w;
-        tr->capwords = c;
-    }
+    if (ENG_GROW(tr->words, tr->capwords, (size_t)tr->nwords + 1, 4096))
+        return eng_errf(e, ENG_ENOMEM, "out of memory (trainer pieces)");
     memcpy(tr->arena + tr->arena_len, p, n);
     tr->words[tr->nwords] = (word){(uint32_t)tr->arena_len, (uint32_t)n, 1, 0, 0, 0};
     tr->arena_len += n;
@@ -151,7 +147,7 @@ int eng_bpe_trainer_feed(eng_bpe_trainer *tr, const void *text, size_t len, eng_
 {
     const uint8_t *p = text;
     size_t n = len;
-    int rc = tok_utf8_fix(&tr->fixed, &tr->fixed_cap, p, n, &n, e);
+    int rc = eng_utf8_fix(&tr->fixed, &tr->fixed_cap, p, n, &n, e);
     if (rc < 0)
         return rc;
     if (rc == 1)
@@ -165,7 +161,8 @@ typedef struct trainer_state {
     eng_bpe_trainer *tr;
     uint32_t *syms;
     pair *pairs;
-    uint32_t npairs, cappairs;
+    uint32_t npairs;
+    size_t cappairs;
     uint32_t *pslots;       /* pair index + 1 */
     uint32_t pmask;
     heap_ent *heap;
@@ -217,14 +214,8 @@ static int64_t pair_get(trainer_state *s, uint32_t a, uint32_t b, int create)
     }
     if (!create)
         return -2;
-    if (s->npairs == s->cappairs) {
-        uint32_t c = s->cappairs ? 2 * s->cappairs : 1 << 16;
-        pair *q = realloc(s->pairs, c * sizeof *q);
-        if (!q)
-            return -1;
-        s->pairs = q;
-        s->cappairs = c;
-    }
+    if (ENG_GROW(s->pairs, s->cappairs, (size_t)s->npairs + 1, 1 << 16))
+        return -1;
     s->pairs[s->npairs] = (pair){a, b, 0, NULL, 0, 0, 0};
     s->pslots[i] = ++s->npairs;
     if (s->npairs * 2u > s->pmask && pairs_grow(s))
@@ -259,14 +250,8 @@ static int heap_better(const heap_ent *x, const heap_ent *y)
 
 static int heap_push(trainer_state *s, heap_ent x)
 {
-    if (s->nheap == s->capheap) {
-        size_t c = s->capheap ? 2 * s->capheap : 1 << 16;
-        heap_ent *q = realloc(s->heap, c * sizeof *q);
-        if (!q)
-            return eng_errf(s->e, ENG_ENOMEM, "out of memory (merge heap)");
-        s->heap = q;
-        s->capheap = c;
-    }
+    if (ENG_GROW(s->heap, s->capheap, s->nheap + 1, 1 << 16))
+        return eng_errf(s->e, ENG_ENOMEM, "out of memory (merge heap)");
     size_t i = s->nheap++;
     while (i > 0) {
         size_t p = (i - 1) / 2;
@@ -316,14 +301,8 @@ static int bump(trainer_state *s, uint32_t a, uint32_t b, int64_t delta, uint32_
     }
     if (p->stamp != stamp) {
         p->stamp = stamp;
-        if (s->nchanged == s->capchanged) {
-            size_t c = s->capchanged ? 2 * s->capchanged : 1024;
-            uint32_t *q = realloc(s->changed, c * sizeof *q);
-            if (!q)
-                return eng_errf(s->e, ENG_ENOMEM, "out of memory");
-            s->changed = q;
-            s->capchanged = c;
-        }
+        if (ENG_GROW(s->changed, s->capchanged, s->nchanged + 1, 1024))
+            return eng_errf(s->e, ENG_ENOMEM, "out of memory");
         s->changed[s->nchanged++] = (uint32_t)k;
     }
     return 0;
@@ -343,16 +322,8 @@ static int64_t tok_lookup(const trainer_state *s, const uint8_t *p, size_t n)
 
 static int tok_add(trainer_state *s, const uint8_t *p, size_t n)
 {
-    if (s->tb_len + n > s->tb_cap) {
-        size_t c = s->tb_cap ? s->tb_cap : 1 << 16;
-        while (c < s->tb_len + n)
-            c *= 2;
-        uint8_t *q = realloc(s->tb, c);
-        if (!q)
-            return eng_errf(s->e, ENG_ENOMEM, "out of memory");
-        s->tb = q;
-        s->tb_cap = c;
-    }
+    if (ENG_GROW(s->tb, s->tb_cap, s->tb_len + n, 1 << 16))
+        return eng_errf(s->e, ENG_ENOMEM, "out of memory");
     memcpy(s->tb + s->tb_len, p, n);
     s->tb_len += n;
     uint32_t id = s->ntok++;

@@ -11,6 +11,7 @@
 
 #include "engine/config/config.h"
 #include "common/sha256.h"
+#include "common/vec.h"
 #include "engine/tok/internal.h"
 
 /* ------------------------------------------------------------ id lists */
@@ -23,14 +24,8 @@ void eng_tokvec_free(eng_tokvec *v)
 
 int eng_tokvec_push(eng_tokvec *v, uint32_t id, eng_err *e)
 {
-    if (v->n == v->cap) {
-        size_t c = v->cap ? 2 * v->cap : 1024;
-        uint32_t *p = realloc(v->ids, c * sizeof *p);
-        if (!p)
-            return eng_errf(e, ENG_ENOMEM, "out of memory (%zu token ids)", c);
-        v->ids = p;
-        v->cap = c;
-    }
+    if (ENG_GROW(v->ids, v->cap, v->n + 1, 1024))
+        return eng_errf(e, ENG_ENOMEM, "out of memory (%zu token ids)", eng_grow_size(v->cap, v->n + 1, 1024));
     v->ids[v->n++] = id;
     return 0;
 }
@@ -367,7 +362,7 @@ static int encode_plain(eng_tok *t, const uint8_t *p, size_t n, int raw, eng_tok
             i++;
             continue;
         }
-        size_t k = tok_utf8_seq(p + i, n - i, &bad);
+        size_t k = eng_utf8_seq(p + i, n - i, &bad);
         if (k) {
             i += k;
             continue;
@@ -419,7 +414,7 @@ int eng_tok_encode(eng_tok *t, const void *text, size_t len, int flags, eng_tokv
     size_t n = len;
     if (!raw) {
         size_t fixed_len;
-        if ((rc = tok_utf8_fix(&t->fixed, &t->fixed_cap, p, n, &fixed_len, e)) < 0)
+        if ((rc = eng_utf8_fix(&t->fixed, &t->fixed_cap, p, n, &fixed_len, e)) < 0)
             return rc;
         if (rc == 1) {
             p = t->fixed;
@@ -458,16 +453,8 @@ int eng_tok_decode(const eng_tok *t, const uint32_t *ids, size_t n, uint8_t **bu
         if (!piece)
             return eng_errf(e, ENG_EDATA, "token id %u (position %zu) is outside tokenizer %s's %u ids", ids[i], i,
                             t->name, t->vocab);
-        if (*len + m > *cap) {
-            size_t c = *cap ? *cap : 4096;
-            while (c < *len + m)
-                c *= 2;
-            uint8_t *q = realloc(*buf, c);
-            if (!q)
-                return eng_errf(e, ENG_ENOMEM, "out of memory (%zu bytes of text)", c);
-            *buf = q;
-            *cap = c;
-        }
+        if (ENG_GROW(*buf, *cap, *len + m, 4096))
+            return eng_errf(e, ENG_ENOMEM, "out of memory (%zu bytes of text)", eng_grow_size(*cap, *len + m, 4096));
         memcpy(*buf + *len, piece, m);
         *len += m;
     }

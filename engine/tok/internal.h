@@ -9,6 +9,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include "common/utf8.h"
 #include "engine/tok/tokenizer.h"
 
 #define TOK_MAX_SPECIAL_LEN 64  /* bytes of a special token's text */
@@ -69,16 +70,6 @@ uint64_t tok_hash(const uint8_t *p, size_t n);
 int tok_map_build(eng_tok *t, eng_err *e);
 /* rank of bytes p[0, n), or -1 */
 int64_t tok_map_get(const eng_tok *t, const uint8_t *p, size_t n);
-
-/* ---- tok_utf8.c: WHATWG UTF-8 decoding rules */
-/* Length of the well-formed UTF-8 sequence at p (1..4), or 0 when p starts
- * an invalid sequence; then *bad is the length of the maximal subpart to
- * replace with one U+FFFD (>= 1). */
-size_t tok_utf8_seq(const uint8_t *p, size_t n, size_t *bad);
-/* If p[0, n) is not valid UTF-8, copy it into *buf (grown, *cap bytes)
- * with each invalid subpart replaced by EF BF BD, set *out_len and return 1;
- * return 0 when it is valid (nothing copied), negative on error. */
-int tok_utf8_fix(uint8_t **buf, size_t *cap, const uint8_t *p, size_t n, size_t *out_len, eng_err *e);
 
 /* ---- tok_pretok.c: the Llama 3 pre-tokenisation pattern */
 extern const char tok_llama3_pattern[];

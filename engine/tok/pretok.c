@@ -74,7 +74,7 @@ int tok_pretokenize(pcre2_code *re, pcre2_match_data *md, const uint8_t *p, size
             off = end;
         } else if (s < n) {
             /* an empty match (cannot happen with this pattern): step one character */
-            size_t bad, k = tok_utf8_seq(p + s, n - s, &bad);
+            size_t bad, k = eng_utf8_seq(p + s, n - s, &bad);
             if (!k)
                 k = bad;
             if ((r = fn(arg, p + s, k)))

@@ -15,6 +15,7 @@
 #include "common/fileio.h"
 #include "engine/format/safetensors.h"
 #include "common/sha256.h"
+#include "common/vec.h"
 
 #define MANIFEST_MAX (64 * 1024)
 #define STATE_MAX (1024 * 1024)
@@ -69,20 +70,16 @@ static int list_steps(const char *root, step_dir **out, int *n, eng_err *e)
         return eng_errf(e, ENG_EIO, "%s: cannot list: %s", root, strerror(errno));
     }
     step_dir *v = NULL;
-    int cap = 0, rc = 0;
+    size_t cap = 0;
+    int rc = 0;
     struct dirent *de;
     while ((de = readdir(d))) {
         int64_t s = eng_ckpt_step_of(de->d_name);
         if (s < 0 || strlen(de->d_name) >= sizeof v->name)
             continue;
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 16;
-            step_dir *g = realloc(v, (size_t)cap * sizeof *v);
-            if (!g) {
-                rc = eng_errf(e, ENG_ENOMEM, "out of memory");
-                break;
-            }
-            v = g;
+        if (ENG_GROW(v, cap, (size_t)*n + 1, 16)) {
+            rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+            break;
         }
         v[*n].step = s;
         strcpy(v[*n].name, de->d_name);

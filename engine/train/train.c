@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/protocol.h"
 #include "engine/train/lr.h"
 
@@ -31,13 +32,6 @@ struct eng_trainer {
     int64_t eval_step;             /* step of the last evaluation (-1: none) */
     char last_ckpt[ENG_CKPT_PATH_MAX];
 };
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void logf_(eng_trainer *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void logf_(eng_trainer *t, const char *fmt, ...)
@@ -146,7 +140,6 @@ void eng_trainer_free(eng_trainer *t)
 
 const eng_train_state *eng_trainer_state(const eng_trainer *t) { return &t->st; }
 const eng_model *eng_trainer_model(const eng_trainer *t) { return t->model; }
-const eng_loader *eng_trainer_loader(const eng_trainer *t) { return t->loader; }
 int64_t eng_trainer_total_steps(const eng_trainer *t) { return t->total_steps; }
 const char *eng_trainer_last_ckpt(const eng_trainer *t) { return t->last_ckpt; }
 
@@ -190,7 +183,9 @@ static int host_alloc(eng_trainer *t, host_copy *hc, eng_err *e)
     return 0;
 }
 
-int eng_trainer_checkpoint(eng_trainer *t, char path[ENG_CKPT_PATH_MAX], eng_err *e)
+/* Write a checkpoint of the current state (no-op when the newest one is of
+ * this step); path may be NULL. */
+static int eng_trainer_checkpoint(eng_trainer *t, char path[ENG_CKPT_PATH_MAX], eng_err *e)
 {
     if (path)
         path[0] = '\0';
@@ -350,7 +345,7 @@ static const char *fmt_num(double x, char buf[32])
 static int train_step(eng_trainer *t, eng_step_info *si, eng_err *e)
 {
     const int64_t s = t->st.step + 1;
-    const double t0 = now_s();
+    const double t0 = eng_clock_mono();
     eng_model_zero_grads(t->model);
     double loss_sum = 0;
     for (int a = 0; a < t->accum; a++) {
@@ -383,7 +378,7 @@ static int train_step(eng_trainer *t, eng_step_info *si, eng_err *e)
     int rc = eng_model_step(t->model, &opt, e);
     if (rc)
         return eng_err_prefix(e, "step %" PRId64, s);
-    const double dt = now_s() - t0;
+    const double dt = eng_clock_mono() - t0;
     t->st.step = s;
     t->st.tokens = s * t->cfg.train.batch_tokens;
     t->st.cursor = eng_loader_cursor(t->loader);
@@ -397,7 +392,7 @@ static int train_step(eng_trainer *t, eng_step_info *si, eng_err *e)
 int eng_trainer_run(eng_trainer *t, eng_err *e)
 {
     const eng_train_cfg *tc = &t->cfg.train;
-    const double start = now_s(), elapsed0 = t->st.elapsed_s;
+    const double start = eng_clock_mono(), elapsed0 = t->st.elapsed_s;
     int rc = 0;
     while (t->st.step < t->total_steps) {
         if (t->h.stop_requested && t->h.stop_requested(t->h.ud)) {
@@ -408,7 +403,7 @@ int eng_trainer_run(eng_trainer *t, eng_err *e)
         eng_step_info si;
         if ((rc = train_step(t, &si, e)))
             return rc;
-        t->st.elapsed_s = elapsed0 + (now_s() - start);
+        t->st.elapsed_s = elapsed0 + (eng_clock_mono() - start);
         const int64_t s = t->st.step;
         if (t->h.step && (s == 1 || s % tc->log_every == 0 || s == t->total_steps))
             t->h.step(t->h.ud, &si);
@@ -421,13 +416,13 @@ int eng_trainer_run(eng_trainer *t, eng_err *e)
             return rc;
     }
     if (rc == ENG_EINTERRUPTED) {
-        t->st.elapsed_s = elapsed0 + (now_s() - start);
+        t->st.elapsed_s = elapsed0 + (eng_clock_mono() - start);
         if (t->st.step > 0 && (rc = eng_trainer_checkpoint(t, NULL, e)))
             return rc;
         return eng_errf(e, ENG_EINTERRUPTED, "stopped on request at step %" PRId64, t->st.step);
     }
     if (t->eval_step != t->st.step && (rc = eng_trainer_evaluate(t, NULL, e)))
         return rc;
-    t->st.elapsed_s = elapsed0 + (now_s() - start);
+    t->st.elapsed_s = elapsed0 + (eng_clock_mono() - start);
     return eng_trainer_checkpoint(t, NULL, e);
 }

@@ -113,13 +113,8 @@ int eng_trainer_run(eng_trainer *t, eng_err *e);
  * the validation loss (NaN when "val" is not among eval.suites). */
 int eng_trainer_evaluate(eng_trainer *t, double *loss, eng_err *e);
 
-/* Write a checkpoint of the current state (no-op when the newest one is of
- * this step); path may be NULL. */
-int eng_trainer_checkpoint(eng_trainer *t, char path[ENG_CKPT_PATH_MAX], eng_err *e);
-
 const eng_train_state *eng_trainer_state(const eng_trainer *t);
 const eng_model *eng_trainer_model(const eng_trainer *t);
-const eng_loader *eng_trainer_loader(const eng_trainer *t);
 int64_t eng_trainer_total_steps(const eng_trainer *t);
 /* Path of the last checkpoint written or resumed from ("" if none). */
 const char *eng_trainer_last_ckpt(const eng_trainer *t);

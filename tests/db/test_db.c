@@ -12,17 +12,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "db/db.h"
 #include "tests/lib/tap.h"
 
 static char dir[256];
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static int64_t q_int(db *d, const char *sql)
 {
@@ -394,7 +388,7 @@ static void test_results_at_scale(void)
         return;
     }
     enum { JOBS = 10000, STEPS = 5 };
-    double t0 = now();
+    double t0 = eng_clock_mono();
     db_begin(d, &e);
     db_sweep_row sw = {.name = "big", .file = "big.yaml", .content_hash = "h", .source = "x"};
     db_sweep_put(d, &sw, NULL, &e);
@@ -420,7 +414,7 @@ static void test_results_at_scale(void)
             }
     }
     db_commit(d, &e);
-    double t_ins = now() - t0;
+    double t_ins = eng_clock_mono() - t0;
     TAP_OK(!bad, "10,000 jobs with steps and evals inserted (%.2f s, %.1f us per row)", t_ins,
            t_ins / (JOBS * (STEPS + 21.0)) * 1e6);
     /* every lookup of the view must be an index search */
@@ -439,7 +433,7 @@ static void test_results_at_scale(void)
     TAP_OK(scans == 0, "results reads steps and evals by index only");
     if (scans)
         TAP_DIAG("plan: %s", plan);
-    t0 = now();
+    t0 = eng_clock_mono();
     int rows = 0, right = 1;
     sqlite3_prepare_v2(db_handle(d), "SELECT key, val_ppl, piqa_acc, train_loss FROM results ORDER BY seed", -1, &s,
                        NULL);
@@ -449,7 +443,7 @@ static void test_results_at_scale(void)
         rows++;
     }
     sqlite3_finalize(s);
-    double t_q = now() - t0;
+    double t_q = eng_clock_mono() - t0;
     TAP_OK(rows == JOBS && right, "results: one row per job, latest eval and loss (%d rows)", rows);
     TAP_OK(t_q < 5.0, "SELECT * FROM results over 10,000 jobs in %.3f s", t_q);
     db_close(d);

@@ -18,14 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "db/db.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static int errors, busy;
 static double slowest;
@@ -35,18 +29,16 @@ static void report(int rc, const char *what, const char *sql)
     errors++;
     busy += (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED;
     if (errors <= 200) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        printf("# error %d at %.3f: %s (%s)\n", rc, ts.tv_sec + ts.tv_nsec * 1e-9, what, sql);
+        printf("# error %d at %.3f: %s (%s)\n", rc, eng_clock_wall(), what, sql);
     }
 }
 
 static int run(sqlite3 *h, const char *sql)
 {
-    double t = now();
+    double t = eng_clock_mono();
     char *msg = NULL;
     int rc = sqlite3_exec(h, sql, NULL, NULL, &msg);
-    double dt = now() - t;
+    double dt = eng_clock_mono() - t;
     if (dt > slowest)
         slowest = dt;
     if (rc != SQLITE_OK)

@@ -1,14 +1,13 @@
-/* tok_utf8.c: UTF-8 well-formedness by the WHATWG decoder's rules, and the
- * U+FFFD replacement of invalid input that the encoder applies by default.
- * The rules matter: they decide how many U+FFFD an invalid run becomes
- * (one per "maximal subpart"), which must agree with TextDecoder, Node and
- * Python's errors="replace" for ids to agree with reference tokenizers. */
+/* utf8.c: UTF-8 by the WHATWG decoder's rules (utf8.h says why those):
+ * the lead byte fixes the length and the allowed range of the second
+ * byte, which is where overlong forms, surrogates and code points past
+ * U+10FFFF show.  Must not: allocate, except eng_utf8_fix's buffer. */
+#include "common/utf8.h"
+
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/tok/internal.h"
-
-size_t tok_utf8_seq(const uint8_t *p, size_t n, size_t *bad)
+size_t eng_utf8_seq(const uint8_t *p, size_t n, size_t *bad)
 {
     *bad = 1;
     uint8_t c = p[0];
@@ -45,7 +44,51 @@ size_t tok_utf8_seq(const uint8_t *p, size_t n, size_t *bad)
     return need + 1;
 }
 
-int tok_utf8_fix(uint8_t **buf, size_t *cap, const uint8_t *p, size_t n, size_t *out_len, eng_err *e)
+size_t eng_utf8_next(const char *str, size_t n, uint32_t *cp)
+{
+    const uint8_t *s = (const uint8_t *)str;
+    if (n == 0) {
+        *cp = 0;
+        return 0;
+    }
+    size_t bad, k = eng_utf8_seq(s, n, &bad);
+    if (k == 0) {
+        *cp = 0xFFFD;
+        return 1;
+    }
+    static const uint8_t lead_bits[5] = {0, 0x7F, 0x1F, 0x0F, 0x07};
+    uint32_t v = s[0] & lead_bits[k];
+    for (size_t i = 1; i < k; i++)
+        v = (v << 6) | (s[i] & 0x3F);
+    *cp = v;
+    return k;
+}
+
+size_t eng_utf8_put(uint32_t cp, char out[4])
+{
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (char)(0xC0 | (cp >> 6));
+        out[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (char)(0xE0 | (cp >> 12));
+        out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        out[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    out[0] = (char)(0xF0 | (cp >> 18));
+    out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    out[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+int eng_utf8_fix(uint8_t **buf, size_t *cap, const uint8_t *p, size_t n, size_t *out_len, eng_err *e)
 {
     /* Fast scan: most text is valid, and then nothing is copied. */
     size_t i = 0, bad;
@@ -54,7 +97,7 @@ int tok_utf8_fix(uint8_t **buf, size_t *cap, const uint8_t *p, size_t n, size_t 
             i++;
             continue;
         }
-        size_t k = tok_utf8_seq(p + i, n - i, &bad);
+        size_t k = eng_utf8_seq(p + i, n - i, &bad);
         if (!k)
             break;
         i += k;
@@ -82,7 +125,7 @@ int tok_utf8_fix(uint8_t **buf, size_t *cap, const uint8_t *p, size_t n, size_t 
             out[o++] = p[i++];
             continue;
         }
-        size_t k = tok_utf8_seq(p + i, n - i, &bad);
+        size_t k = eng_utf8_seq(p + i, n - i, &bad);
         if (k) {
             memcpy(out + o, p + i, k);
             o += k;
