@@ -26,7 +26,6 @@
 #endif
 
 #include "engine/config/account.h"
-#include "engine/cpu/internal.h" /* the BLAS thread knob, for the reference sgemm rate */
 #include "common/cfgtree.h"
 #include "common/clock.h"
 #include "engine/model/model.h"
@@ -57,7 +56,7 @@ static double sgemm_gflops(int blas, int threads)
     }
     double best = 1e30;
     if (blas)
-        eng__blas_set_threads(threads);
+        eng_runtime_set_blas_threads(threads);
     for (int r = 0; r < 6; r++) {
         double t0 = eng_clock_mono();
         if (blas)
@@ -66,7 +65,7 @@ static double sgemm_gflops(int blas, int threads)
             BE->ops->matmul(BE->ctx, 0, 0, S, S, S, 1.0f, A, S, B, S, 0.0f, C, S);
         best = fmin(best, eng_clock_mono() - t0);
     }
-    eng__blas_set_threads(1);
+    eng_runtime_set_blas_threads(1);
     free(A);
     free(B);
     free(C);

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "engine/model/ops.h"
+#include "engine/config/build.h"
 
 /* Usable CPU cores (affinity-aware). */
 static int orc_cpu_count(void)

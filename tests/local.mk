@@ -30,3 +30,7 @@ include tests/report/local.mk
 include tests/dataprep/local.mk
 include tests/e2e/local.mk
 include tests/fuzz/local.mk
+
+# the layering of README.md's "Where things are"
+TESTS += tests/test_layers.sh
+EXTRA_DIST += tests/test_layers.sh

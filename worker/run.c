@@ -16,6 +16,7 @@
 #include "engine/config/account.h"
 #include "common/fileio.h"
 #include "common/fmt.h"
+#include "engine/config/build.h"
 #include "engine/model/ops.h"
 #include "engine/cpu/backend.h"
 #include "engine/cpu/runtime.h"
@@ -353,7 +354,7 @@ int wrk_run(const wrk_opts *o)
         status = fail(&j, &e);
         goto out;
     }
-    if (!ENG_GPU_BACKEND && strcmp(o->device, "cpu")) { /* engine/model/ops.h: tlmd refuses GPU slots on the same fact */
+    if (!ENG_GPU_BACKEND && strcmp(o->device, "cpu")) { /* engine/config/build.h: tlmd refuses GPU slots on the same fact */
         eng_errf(&e, ENG_ECONFIG, "--device %s: this build trains on the CPU only (--device cpu)", o->device);
         status = fail(&j, &e);
         goto out;

@@ -10,5 +10,6 @@ engine_config_libtlmconfig_a_SOURCES = \
 	engine/config/taper.c engine/config/taper.h \
 	engine/config/arch.c engine/config/arch.h \
 	engine/config/account.c engine/config/account.h \
-	engine/config/suites.c engine/config/suites.h
+	engine/config/suites.c engine/config/suites.h \
+	engine/config/build.h
 CONFIG_LIBS = engine/config/libtlmconfig.a $(COMMON_LIBS) $(JANSSON_LIBS)

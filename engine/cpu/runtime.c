@@ -476,6 +476,8 @@ void eng_runtime_set_threads(int n)
     eng__blas_set_threads(1);
 }
 
+void eng_runtime_set_blas_threads(int n) { eng__blas_set_threads(n); }
+
 const char *eng_runtime_blas(void)
 {
     return blas_name;

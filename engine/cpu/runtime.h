@@ -23,6 +23,9 @@ void eng_runtime_init(int argc, char **argv);
  * the BLAS on one thread.  tlm-worker sets it from --threads, as it makes
  * its backend. */
 void eng_runtime_set_threads(int n);
+/* The BLAS's own thread count, for a caller that calls the BLAS directly
+ * (the benchmarks' reference sgemm rate); the engine itself keeps it at 1. */
+void eng_runtime_set_blas_threads(int n);
 
 /* For the `start` event and results.db: "OpenBLAS 0.3.21", "Cooperlake". */
 const char *eng_runtime_blas(void);

@@ -208,12 +208,4 @@ static inline void eng_backend_free(eng_backend *b)
         b->ops->backend_free(b);
 }
 
-/* Whether this engine can train on a GPU.  The CUDA backend (design.md,
- * "Contract: devices and precision") is not written yet, so whatever
- * configure found (nvcc, cuBLAS: TLM_HAVE_CUDA), the engine trains on the
- * CPU only.  tlm-worker refuses --device cuda:K and tlmd refuses GPU slots
- * (--devices) on this one fact, before anything is recorded; it becomes 1
- * with the backend. */
-#define ENG_GPU_BACKEND 0
-
 #endif
