@@ -316,23 +316,6 @@ void eng_evaluator_suites(eng_evaluator *ev, eng_train_suites *out)
     out->run = run_for_trainer;
 }
 
-int eng_evaluator_run_on(eng_evaluator *ev, eng_model *m, const eng_eval_sink *s, eng_err *e)
-{
-    if (!ev->n)
-        return 0;
-    if (ev->long_T) {
-        /* a NIAH length beyond the model's: the long copy is still needed */
-        int rc = make_models(ev, e);
-        if (!rc && eng_model_get_params(m, ev->host))
-            rc = eng_errf(e, ENG_EINTERNAL, "cannot read the model's parameters");
-        if (!rc && eng_model_set_params(ev->long_model, ev->host))
-            rc = eng_errf(e, ENG_EINTERNAL, "cannot set the parameters");
-        if (rc)
-            return rc;
-    }
-    return run_suites(ev, m, ev->long_model, s, e);
-}
-
 /* ------------------------------------------------------------ checkpoints */
 /* The checkpoint folder that `dir` names: itself (it holds
  * model.safetensors), the newest valid one under dir/ckpt, or under dir. */

@@ -142,8 +142,6 @@ int eng_evaluator_run(eng_evaluator *ev, const eng_model *src, const eng_eval_si
  * statistics reported through the trainer's hooks at its step; a stop
  * request waits for the evaluation to end. */
 void eng_evaluator_suites(eng_evaluator *ev, eng_train_suites *out);
-/* The same on a model the caller already holds (no copy; --eval). */
-int eng_evaluator_run_on(eng_evaluator *ev, eng_model *m, const eng_eval_sink *s, eng_err *e);
 
 /* ------------------------------------------------------------ checkpoints
  * `tlm-worker --eval`: dir is a checkpoint folder (.../ckpt/step-N, with

@@ -69,6 +69,122 @@ void eng_st_close(eng_st_file *f)
     f->fd = -1;
 }
 
+/* __metadata__: string values only, copied. */
+static int parse_metadata(eng_st_file *f, json_t *val, eng_err *e)
+{
+    if (!json_is_object(val))
+        return eng_errf(e, ENG_EDATA, "%s: __metadata__ is not an object", f->path);
+    size_t nm = json_object_size(val);
+    f->meta_keys = calloc(nm ? nm : 1, sizeof *f->meta_keys);
+    f->meta_vals = calloc(nm ? nm : 1, sizeof *f->meta_vals);
+    if (!f->meta_keys || !f->meta_vals)
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    const char *mk;
+    json_t *mv;
+    json_object_foreach(val, mk, mv)
+    {
+        if (!json_is_string(mv))
+            return eng_errf(e, ENG_EDATA, "%s: metadata '%s' is not a string", f->path, mk);
+        f->meta_keys[f->n_meta] = strdup(mk);
+        f->meta_vals[f->n_meta] = strdup(json_string_value(mv));
+        f->n_meta++; /* counted before the check, so eng_st_close frees what was copied */
+        if (!f->meta_keys[f->n_meta - 1] || !f->meta_vals[f->n_meta - 1])
+            return eng_errf(e, ENG_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+/* A tensor's shape: each dimension an integer from 0 to 2^40, and its
+ * element count, checked (a zero anywhere makes an empty tensor however
+ * large the others are). */
+static int parse_shape(eng_st_file *f, const char *key, json_t *sh, eng_st_tensor *t, uint64_t *numel, eng_err *e)
+{
+    t->ndim = (int)json_array_size(sh);
+    for (int i = 0; i < t->ndim; i++) {
+        json_t *d = json_array_get(sh, (size_t)i);
+        if (!json_is_integer(d) || json_integer_value(d) < 0 || json_integer_value(d) > ST_MAX_ELEMS)
+            return eng_errf(e, ENG_EDATA, "%s: tensor '%s' has a bad shape (dimension %d must be an integer from 0 "
+                            "to 2^40)", f->path, key, i);
+        t->shape[i] = json_integer_value(d);
+    }
+    int zero = 0;
+    for (int i = 0; i < t->ndim; i++)
+        zero |= t->shape[i] == 0;
+    *numel = 1;
+    for (int i = 0; i < t->ndim && !zero; i++)
+        if (eng_mul_u64(*numel, (uint64_t)t->shape[i], numel) || *numel > ST_MAX_ELEMS)
+            return eng_errf(e, ENG_EDATA, "%s: tensor '%s' has more than 2^40 elements", f->path, key);
+    if (zero)
+        *numel = 0;
+    return 0;
+}
+
+/* One tensor's entry: dtype, shape and data_offsets, which must lie in
+ * the data and hold exactly the bytes the shape needs. */
+static int parse_tensor(eng_st_file *f, const char *key, json_t *val, eng_st_tensor *t, eng_err *e)
+{
+    if (strlen(key) >= sizeof t->name)
+        return eng_errf(e, ENG_EDATA, "%s: tensor name too long", f->path);
+    strcpy(t->name, key);
+    json_t *dt = json_object_get(val, "dtype"), *sh = json_object_get(val, "shape"),
+           *off = json_object_get(val, "data_offsets");
+    if (!json_is_string(dt) || !json_is_array(sh) || !json_is_array(off) || json_array_size(off) != 2 ||
+        json_array_size(sh) > ENG_ST_MAX_DIMS)
+        return eng_errf(e, ENG_EDATA, "%s: tensor '%s' lacks dtype/shape/data_offsets", f->path, key);
+    int esize = eng_st_dtype_size(json_string_value(dt));
+    if (!esize)
+        return eng_errf(e, ENG_EDATA, "%s: tensor '%s' has unknown dtype %s", f->path, key, json_string_value(dt));
+    snprintf(t->dtype, sizeof t->dtype, "%s", json_string_value(dt));
+    uint64_t numel = 0, nbytes;
+    int rc = parse_shape(f, key, sh, t, &numel, e);
+    if (rc)
+        return rc;
+    if (eng_mul_u64(numel, (uint64_t)esize, &nbytes))
+        return eng_errf(e, ENG_EDATA, "%s: tensor '%s' is too large", f->path, key);
+    json_t *b = json_array_get(off, 0), *en = json_array_get(off, 1);
+    if (!json_is_integer(b) || !json_is_integer(en) || json_integer_value(b) < 0 ||
+        json_integer_value(en) < json_integer_value(b))
+        return eng_errf(e, ENG_EDATA, "%s: tensor '%s' has bad data_offsets", f->path, key);
+    t->begin = (uint64_t)json_integer_value(b);
+    t->end = (uint64_t)json_integer_value(en);
+    uint64_t data_len = f->map_len - f->data_off;
+    if (t->end > data_len)
+        return eng_errf(e, ENG_EDATA, "%s: tensor '%s' ends at byte %llu past the data (%llu bytes): truncated?",
+                        f->path, key, (unsigned long long)t->end, (unsigned long long)data_len);
+    if (t->end - t->begin != nbytes)
+        return eng_errf(e, ENG_EDATA, "%s: tensor '%s' holds %llu bytes, its shape needs %llu", f->path, key,
+                        (unsigned long long)(t->end - t->begin), (unsigned long long)nbytes);
+    return 0;
+}
+
+/* No two tensors share a byte. */
+static int check_overlaps(eng_st_file *f, eng_err *e)
+{
+    if (f->n < 2)
+        return 0;
+    eng_st_tensor *sorted = malloc((size_t)f->n * sizeof *sorted);
+    if (!sorted)
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    memcpy(sorted, f->tensors, (size_t)f->n * sizeof *sorted);
+    qsort(sorted, (size_t)f->n, sizeof *sorted, cmp_begin);
+    /* against the furthest end so far, not just the neighbour's: an
+     * empty tensor between two others must not hide their overlap */
+    int rc = 0, far = -1;
+    for (int i = 0; i < f->n; i++) {
+        if (sorted[i].end == sorted[i].begin)
+            continue;
+        if (far >= 0 && sorted[i].begin < sorted[far].end) {
+            rc = eng_errf(e, ENG_EDATA, "%s: tensors '%s' and '%s' overlap", f->path, sorted[far].name,
+                          sorted[i].name);
+            break;
+        }
+        if (far < 0 || sorted[i].end > sorted[far].end)
+            far = i;
+    }
+    free(sorted);
+    return rc;
+}
+
 static int parse_header(eng_st_file *f, const char *hdr, size_t len, eng_err *e)
 {
     json_error_t je;
@@ -88,131 +204,16 @@ static int parse_header(eng_st_file *f, const char *hdr, size_t len, eng_err *e)
     }
     const char *key;
     json_t *val;
-    uint64_t data_len = f->map_len - f->data_off;
     json_object_foreach(root, key, val)
     {
-        if (!strcmp(key, "__metadata__")) {
-            if (!json_is_object(val)) {
-                rc = eng_errf(e, ENG_EDATA, "%s: __metadata__ is not an object", f->path);
-                goto out;
-            }
-            size_t nm = json_object_size(val);
-            f->meta_keys = calloc(nm ? nm : 1, sizeof *f->meta_keys);
-            f->meta_vals = calloc(nm ? nm : 1, sizeof *f->meta_vals);
-            if (!f->meta_keys || !f->meta_vals) {
-                rc = eng_errf(e, ENG_ENOMEM, "out of memory");
-                goto out;
-            }
-            const char *mk;
-            json_t *mv;
-            json_object_foreach(val, mk, mv)
-            {
-                if (!json_is_string(mv)) {
-                    rc = eng_errf(e, ENG_EDATA, "%s: metadata '%s' is not a string", f->path, mk);
-                    goto out;
-                }
-                f->meta_keys[f->n_meta] = strdup(mk);
-                f->meta_vals[f->n_meta] = strdup(json_string_value(mv));
-                if (!f->meta_keys[f->n_meta] || !f->meta_vals[f->n_meta]) {
-                    f->n_meta++;
-                    rc = eng_errf(e, ENG_ENOMEM, "out of memory");
-                    goto out;
-                }
-                f->n_meta++;
-            }
-            continue;
-        }
-        eng_st_tensor *t = &f->tensors[f->n];
-        if (strlen(key) >= sizeof t->name) {
-            rc = eng_errf(e, ENG_EDATA, "%s: tensor name too long", f->path);
+        if (!strcmp(key, "__metadata__"))
+            rc = parse_metadata(f, val, e);
+        else if (!(rc = parse_tensor(f, key, val, &f->tensors[f->n], e)))
+            f->n++;
+        if (rc)
             goto out;
-        }
-        strcpy(t->name, key);
-        json_t *dt = json_object_get(val, "dtype"), *sh = json_object_get(val, "shape"),
-               *off = json_object_get(val, "data_offsets");
-        if (!json_is_string(dt) || !json_is_array(sh) || !json_is_array(off) || json_array_size(off) != 2 ||
-            json_array_size(sh) > ENG_ST_MAX_DIMS) {
-            rc = eng_errf(e, ENG_EDATA, "%s: tensor '%s' lacks dtype/shape/data_offsets", f->path, key);
-            goto out;
-        }
-        int esize = eng_st_dtype_size(json_string_value(dt));
-        if (!esize) {
-            rc = eng_errf(e, ENG_EDATA, "%s: tensor '%s' has unknown dtype %s", f->path, key, json_string_value(dt));
-            goto out;
-        }
-        snprintf(t->dtype, sizeof t->dtype, "%s", json_string_value(dt));
-        t->ndim = (int)json_array_size(sh);
-        uint64_t numel = 1, nbytes;
-        for (int i = 0; i < t->ndim; i++) {
-            json_t *d = json_array_get(sh, (size_t)i);
-            if (!json_is_integer(d) || json_integer_value(d) < 0 || json_integer_value(d) > ST_MAX_ELEMS) {
-                rc = eng_errf(e, ENG_EDATA, "%s: tensor '%s' has a bad shape (dimension %d must be an integer from 0 "
-                              "to 2^40)", f->path, key, i);
-                goto out;
-            }
-            t->shape[i] = json_integer_value(d);
-        }
-        /* the product of every dimension, checked: a zero anywhere makes an
-         * empty tensor however large the others are */
-        int zero = 0;
-        for (int i = 0; i < t->ndim; i++)
-            zero |= t->shape[i] == 0;
-        for (int i = 0; i < t->ndim && !zero; i++)
-            if (eng_mul_u64(numel, (uint64_t)t->shape[i], &numel) || numel > ST_MAX_ELEMS) {
-                rc = eng_errf(e, ENG_EDATA, "%s: tensor '%s' has more than 2^40 elements", f->path, key);
-                goto out;
-            }
-        if (zero)
-            numel = 0;
-        if (eng_mul_u64(numel, (uint64_t)esize, &nbytes)) {
-            rc = eng_errf(e, ENG_EDATA, "%s: tensor '%s' is too large", f->path, key);
-            goto out;
-        }
-        json_t *b = json_array_get(off, 0), *en = json_array_get(off, 1);
-        if (!json_is_integer(b) || !json_is_integer(en) || json_integer_value(b) < 0 ||
-            json_integer_value(en) < json_integer_value(b)) {
-            rc = eng_errf(e, ENG_EDATA, "%s: tensor '%s' has bad data_offsets", f->path, key);
-            goto out;
-        }
-        t->begin = (uint64_t)json_integer_value(b);
-        t->end = (uint64_t)json_integer_value(en);
-        if (t->end > data_len) {
-            rc = eng_errf(e, ENG_EDATA, "%s: tensor '%s' ends at byte %llu past the data (%llu bytes): truncated?",
-                          f->path, key, (unsigned long long)t->end, (unsigned long long)data_len);
-            goto out;
-        }
-        if (t->end - t->begin != nbytes) {
-            rc = eng_errf(e, ENG_EDATA, "%s: tensor '%s' holds %llu bytes, its shape needs %llu", f->path, key,
-                          (unsigned long long)(t->end - t->begin), (unsigned long long)nbytes);
-            goto out;
-        }
-        f->n++;
     }
-    /* no overlaps */
-    if (f->n > 1) {
-        eng_st_tensor *sorted = malloc((size_t)f->n * sizeof *sorted);
-        if (!sorted) {
-            rc = eng_errf(e, ENG_ENOMEM, "out of memory");
-            goto out;
-        }
-        memcpy(sorted, f->tensors, (size_t)f->n * sizeof *sorted);
-        qsort(sorted, (size_t)f->n, sizeof *sorted, cmp_begin);
-        /* against the furthest end so far, not just the neighbour's: an
-         * empty tensor between two others must not hide their overlap */
-        int far = -1;
-        for (int i = 0; i < f->n; i++) {
-            if (sorted[i].end == sorted[i].begin)
-                continue;
-            if (far >= 0 && sorted[i].begin < sorted[far].end) {
-                rc = eng_errf(e, ENG_EDATA, "%s: tensors '%s' and '%s' overlap", f->path, sorted[far].name,
-                              sorted[i].name);
-                break;
-            }
-            if (far < 0 || sorted[i].end > sorted[far].end)
-                far = i;
-        }
-        free(sorted);
-    }
+    rc = check_overlaps(f, e);
 out:
     json_decref(root);
     return rc;
