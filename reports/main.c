@@ -107,176 +107,213 @@ static int fail(const eng_err *e)
     return 1;
 }
 
-int main(int argc, char **argv)
-{
-    enum { O_DB = 256, O_TABLE, O_SWEEP, O_FORMAT, O_PAPER, O_LIST, O_PLOT, O_OUT, O_ALL, O_ARCH, O_SCALE, O_JOB,
-           O_TAPER, O_MAXS, O_HELP };
-    static const struct option opts[] = {
-        {"db", required_argument, NULL, O_DB},         {"table", required_argument, NULL, O_TABLE},
-        {"sweep", required_argument, NULL, O_SWEEP},   {"format", required_argument, NULL, O_FORMAT},
-        {"paper", no_argument, NULL, O_PAPER},         {"list", no_argument, NULL, O_LIST},
-        {"plot", required_argument, NULL, O_PLOT},     {"out", required_argument, NULL, O_OUT},
-        {"all", no_argument, NULL, O_ALL},             {"arch", required_argument, NULL, O_ARCH},
-        {"scale", required_argument, NULL, O_SCALE},   {"job", required_argument, NULL, O_JOB},
-        {"taper", required_argument, NULL, O_TAPER},   {"max-series", required_argument, NULL, O_MAXS},
-        {"help", no_argument, NULL, O_HELP},           {NULL, 0, NULL, 0},
-    };
-    const char *dbpath = DB_DEFAULT_PATH, *table = NULL, *plot = NULL, *out = NULL, *format = "md";
-    int list = 0, all = 0;
+enum { O_DB = 256, O_TABLE, O_SWEEP, O_FORMAT, O_PAPER, O_LIST, O_PLOT, O_OUT, O_ALL, O_ARCH, O_SCALE, O_JOB,
+       O_TAPER, O_MAXS, O_HELP };
+static const struct option OPTS[] = {
+    {"db", required_argument, NULL, O_DB},         {"table", required_argument, NULL, O_TABLE},
+    {"sweep", required_argument, NULL, O_SWEEP},   {"format", required_argument, NULL, O_FORMAT},
+    {"paper", no_argument, NULL, O_PAPER},         {"list", no_argument, NULL, O_LIST},
+    {"plot", required_argument, NULL, O_PLOT},     {"out", required_argument, NULL, O_OUT},
+    {"all", no_argument, NULL, O_ALL},             {"arch", required_argument, NULL, O_ARCH},
+    {"scale", required_argument, NULL, O_SCALE},   {"job", required_argument, NULL, O_JOB},
+    {"taper", required_argument, NULL, O_TAPER},   {"max-series", required_argument, NULL, O_MAXS},
+    {"help", no_argument, NULL, O_HELP},           {NULL, 0, NULL, 0},
+};
+#define N_OPTS (sizeof OPTS / sizeof OPTS[0])
+
+/* What the command line asks for. */
+typedef struct {
+    const char *dbpath, *table, *plot, *out, *format;
+    int list, all, fmt;
+    const rpt_table_def *tdef;
+    const rpt_figure_def *fdef;
+    unsigned char given[N_OPTS]; /* per option: how often it was given */
+    const char **jobv;           /* --job's values (o.jobs is its read-only view) */
     rpt_opts o;
-    memset(&o, 0, sizeof o);
-    const char **jobs = calloc((size_t)argc + 1, sizeof *jobs);
-    if (!jobs) {
-        fputs("tlm-report: out of memory\n", stderr);
-        return 1;
-    }
-    int c, li = -1;
-    unsigned char given[sizeof opts / sizeof opts[0]] = {0};
+} cli;
+
+/* The options into c: -1 to go on, else the exit status (--help: 0,
+ * usage errors: 2, said on stderr). */
+static int parse_args(int argc, char **argv, cli *c)
+{
+    int ch, li = -1;
     opterr = 0;
-    for (; (c = getopt_long(argc, argv, "", opts, &li)) != -1; li = -1) {
+    for (; (ch = getopt_long(argc, argv, "", OPTS, &li)) != -1; li = -1) {
         /* a second value would silently replace the first (--job adds up) */
-        if (li >= 0 && given[li]++ && opts[li].has_arg && c != O_JOB) {
-            fprintf(stderr, "tlm-report: --%s is given twice; give it once\n", opts[li].name);
-            free(jobs);
+        if (li >= 0 && c->given[li]++ && OPTS[li].has_arg && ch != O_JOB) {
+            fprintf(stderr, "tlm-report: --%s is given twice; give it once\n", OPTS[li].name);
             return 2;
         }
-        switch (c) {
-        case O_DB: dbpath = optarg; break;
-        case O_TABLE: table = optarg; break;
-        case O_SWEEP: o.sweep = optarg; break;
-        case O_FORMAT: format = optarg; break;
-        case O_PAPER: o.paper = 1; break;
-        case O_LIST: list = 1; break;
-        case O_PLOT: plot = optarg; break;
-        case O_OUT: out = optarg; break;
-        case O_ALL: all = 1; break;
-        case O_ARCH: o.arch = optarg; break;
-        case O_SCALE: o.scale = optarg; break;
-        case O_JOB: jobs[o.n_jobs++] = optarg; break;
-        case O_TAPER: o.taper = optarg; break;
+        switch (ch) {
+        case O_DB: c->dbpath = optarg; break;
+        case O_TABLE: c->table = optarg; break;
+        case O_SWEEP: c->o.sweep = optarg; break;
+        case O_FORMAT: c->format = optarg; break;
+        case O_PAPER: c->o.paper = 1; break;
+        case O_LIST: c->list = 1; break;
+        case O_PLOT: c->plot = optarg; break;
+        case O_OUT: c->out = optarg; break;
+        case O_ALL: c->all = 1; break;
+        case O_ARCH: c->o.arch = optarg; break;
+        case O_SCALE: c->o.scale = optarg; break;
+        case O_JOB: c->jobv[c->o.n_jobs++] = optarg; break;
+        case O_TAPER: c->o.taper = optarg; break;
         case O_MAXS: {
             int64_t v;
             eng_err e;
             if (cfg_arg_int("--max-series", optarg, 1, 1000, &v, &e)) {
                 fprintf(stderr, "tlm-report: %s\n", e.msg);
-                free(jobs);
                 return 2;
             }
-            o.max_series = (int)v;
+            c->o.max_series = (int)v;
             break;
         }
         case O_HELP:
             usage(stdout);
-            free(jobs);
             return 0;
         default:
             fprintf(stderr, "tlm-report: %s: %s\n", argv[optind - 1],
                     optopt ? "needs a value" : "unknown option");
             fputs("try: tlm-report --help\n", stderr);
-            free(jobs);
             return 2;
         }
     }
-    o.jobs = jobs;
     if (optind < argc) {
         fprintf(stderr, "tlm-report: unexpected argument '%s' (try --help)\n", argv[optind]);
-        free(jobs);
         return 2;
     }
-    int modes = !!table + !!plot + list + all;
-    if (modes != 1) {
-        fputs(modes ? "tlm-report: choose one of --table, --plot, --list, --all\n"
-                    : "tlm-report: nothing to do: give --table NAME, --plot NAME, --list or --all (try --help)\n",
-              stderr);
-        free(jobs);
-        return 2;
-    }
-    int fmt = rpt_format_parse(format);
-    const rpt_table_def *tdef = table ? rpt_table_find(table) : NULL;
-    const rpt_figure_def *fdef = plot ? rpt_figure_find(plot) : NULL;
-    const char *usage_err = NULL;
-    char msg[ENG_MSG_MAX];
+    return -1;
+}
+
+/* The combination asked for, checked before the database is opened:
+ * NULL, or what is wrong (in msg). */
+static const char *check_usage(cli *c, char *msg, size_t cap)
+{
+    int modes = !!c->table + !!c->plot + c->list + c->all;
+    if (modes != 1)
+        return modes ? "choose one of --table, --plot, --list, --all"
+                     : "nothing to do: give --table NAME, --plot NAME, --list or --all (try --help)";
+    c->fmt = rpt_format_parse(c->format);
+    c->tdef = c->table ? rpt_table_find(c->table) : NULL;
+    c->fdef = c->plot ? rpt_figure_find(c->plot) : NULL;
     eng_err pe;
-    if (fmt < 0) {
-        eng_msg_printf(msg, sizeof msg, "--format '%s': expected md, csv, latex or json", format);
-        usage_err = msg;
-    } else if (table && !tdef) {
-        eng_msg_printf(msg, sizeof msg, "unknown table '%s' (tables:", table);
-        for (int i = 0; i < rpt_n_table_defs; i++)
-            append(msg, sizeof msg, " ", rpt_table_defs[i].name);
-        append(msg, sizeof msg, ")", "");
-        usage_err = msg;
-    } else if (plot && !fdef) {
-        eng_msg_printf(msg, sizeof msg, "unknown figure '%s' (figures:", plot);
-        for (int i = 0; i < rpt_n_figure_defs; i++)
-            append(msg, sizeof msg, " ", rpt_figure_defs[i].name);
-        append(msg, sizeof msg, ")", "");
-        usage_err = msg;
-    } else if (plot && !out) {
-        usage_err = "--plot needs --out FILE.svg or FILE.png";
-    } else if (plot && rpt_image_kind(out) < 0) {
-        eng_msg_printf(msg, sizeof msg, "--out '%s': a figure is written as .svg or .png", out);
-        usage_err = msg;
-    } else if (all && !out) {
-        usage_err = "--all needs --out DIR";
-    } else if (eng_path_check_len("--db", dbpath, ENG_PATH_CAP - 1 - 16, &pe) ||
-               eng_path_not_dir("--db", dbpath, "an SQLite database file, such as results.db", &pe) ||
-               (out && eng_path_check_len("--out", out, ENG_PATH_CAP - 1 - 64, &pe)) ||
-               (out && !all && eng_path_not_dir("--out", out, "a file (only --all writes a folder)", &pe)) ||
-               (out && all && eng_path_not_file("--out", out, "the folder --all writes into", &pe))) {
-        /* --out leaves room for the temporary name beside it, and for tables/NAME.EXT under --all's folder */
-        eng_msg_copy(msg, sizeof msg, pe.msg);
-        usage_err = msg;
-    } else {
-        usage_err = unused_option(given, opts, table ? tdef->uses : plot ? fdef->uses : ~0u, table, plot, list, msg,
-                                  sizeof msg);
+    if (c->fmt < 0) {
+        eng_msg_printf(msg, cap, "--format '%s': expected md, csv, latex or json", c->format);
+        return msg;
     }
+    if (c->table && !c->tdef) {
+        eng_msg_printf(msg, cap, "unknown table '%s' (tables:", c->table);
+        for (int i = 0; i < rpt_n_table_defs; i++)
+            append(msg, cap, " ", rpt_table_defs[i].name);
+        append(msg, cap, ")", "");
+        return msg;
+    }
+    if (c->plot && !c->fdef) {
+        eng_msg_printf(msg, cap, "unknown figure '%s' (figures:", c->plot);
+        for (int i = 0; i < rpt_n_figure_defs; i++)
+            append(msg, cap, " ", rpt_figure_defs[i].name);
+        append(msg, cap, ")", "");
+        return msg;
+    }
+    if (c->plot && !c->out)
+        return "--plot needs --out FILE.svg or FILE.png";
+    if (c->plot && rpt_image_kind(c->out) < 0) {
+        eng_msg_printf(msg, cap, "--out '%s': a figure is written as .svg or .png", c->out);
+        return msg;
+    }
+    if (c->all && !c->out)
+        return "--all needs --out DIR";
+    const char *out = c->out;
+    if (eng_path_check_len("--db", c->dbpath, ENG_PATH_CAP - 1 - 16, &pe) ||
+        eng_path_not_dir("--db", c->dbpath, "an SQLite database file, such as results.db", &pe) ||
+        (out && eng_path_check_len("--out", out, ENG_PATH_CAP - 1 - 64, &pe)) ||
+        (out && !c->all && eng_path_not_dir("--out", out, "a file (only --all writes a folder)", &pe)) ||
+        (out && c->all && eng_path_not_file("--out", out, "the folder --all writes into", &pe))) {
+        /* --out leaves room for the temporary name beside it, and for tables/NAME.EXT under --all's folder */
+        eng_msg_copy(msg, cap, pe.msg);
+        return msg;
+    }
+    return unused_option(c->given, OPTS, c->table ? c->tdef->uses : c->plot ? c->fdef->uses : ~0u, c->table,
+                         c->plot, c->list, msg, cap);
+}
+
+static int run_table(rpt_ctx *ctx, const cli *c, eng_err *e)
+{
+    rpt_table t;
+    int rc = rpt_table_build(ctx, c->tdef, &t, e);
+    if (!rc) {
+        const void *arg[2] = {&t, &c->fmt};
+        rc = rpt_write_output(c->out, render_table, arg, e);
+    }
+    if (!rc && t.n_panels == 0)
+        fprintf(stderr, "tlm-report: %s: nothing in %s for this table yet (%s)\n", c->table, c->dbpath,
+                c->tdef->what);
+    rpt_table_free(&t);
+    return rc;
+}
+
+static int run_plot(rpt_ctx *ctx, const cli *c, eng_err *e)
+{
+    rpt_figure fig;
+    rpt_figure_init(&fig);
+    int rc = c->fdef->build(ctx, &fig, e);
+    if (!rc && fig.note)
+        fprintf(stderr, "tlm-report: %s\n", fig.note);
+    if (!rc && rpt_figure_points(&fig) == 0)
+        rc = eng_errf(e, ENG_EDATA, "%s: nothing to draw from %s%s%s", c->plot, c->dbpath,
+                      c->o.sweep ? " for sweep " : "", c->o.sweep ? c->o.sweep : "");
+    if (!rc)
+        rc = rpt_plot_write(&fig, c->out, e);
+    rpt_figure_free(&fig);
+    return rc;
+}
+
+/* The chosen mode on the open database. */
+static int run(rpt_ctx *ctx, const cli *c, eng_err *e)
+{
+    if (c->table)
+        return run_table(ctx, c, e);
+    if (c->plot)
+        return run_plot(ctx, c, e);
+    if (c->list)
+        return rpt_list(ctx, stdout, e);
+    int rc = rpt_write_all(ctx, c->out, e);
+    if (!rc)
+        printf("tlm-report: wrote %s/report.md\n", c->out);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    cli c;
+    memset(&c, 0, sizeof c);
+    c.dbpath = DB_DEFAULT_PATH;
+    c.format = "md";
+    const char **jobs = calloc((size_t)argc + 1, sizeof *jobs);
+    if (!jobs) {
+        fputs("tlm-report: out of memory\n", stderr);
+        return 1;
+    }
+    c.jobv = jobs;
+    c.o.jobs = jobs;
+    int rc = parse_args(argc, argv, &c);
+    char msg[ENG_MSG_MAX];
+    const char *usage_err = rc < 0 ? check_usage(&c, msg, sizeof msg) : NULL;
     if (usage_err) {
         fprintf(stderr, "tlm-report: %s\n", usage_err);
-        free(jobs);
-        return 2;
+        rc = 2;
     }
-
+    if (rc >= 0) {
+        free(jobs);
+        return rc;
+    }
     eng_err e = {0};
     rpt_ctx ctx;
-    if (plot && rpt_plot_device_check(rpt_image_kind(out), &e)) {
+    if ((c.plot && rpt_plot_device_check(rpt_image_kind(c.out), &e)) || rpt_ctx_open(&ctx, c.dbpath, &c.o, &e)) {
         free(jobs);
         return fail(&e);
     }
-    if (rpt_ctx_open(&ctx, dbpath, &o, &e)) {
-        free(jobs);
-        return fail(&e);
-    }
-    int rc = 0;
-    if (table) {
-        rpt_table t;
-        rc = rpt_table_build(&ctx, tdef, &t, &e);
-        if (!rc) {
-            const void *arg[2] = {&t, &fmt};
-            rc = rpt_write_output(out, render_table, arg, &e);
-        }
-        if (!rc && t.n_panels == 0)
-            fprintf(stderr, "tlm-report: %s: nothing in %s for this table yet (%s)\n", table, dbpath, tdef->what);
-        rpt_table_free(&t);
-    } else if (plot) {
-        rpt_figure fig;
-        rpt_figure_init(&fig);
-        rc = fdef->build(&ctx, &fig, &e);
-        if (!rc && fig.note)
-            fprintf(stderr, "tlm-report: %s\n", fig.note);
-        if (!rc && rpt_figure_points(&fig) == 0)
-            rc = eng_errf(&e, ENG_EDATA, "%s: nothing to draw from %s%s%s", plot, dbpath,
-                          o.sweep ? " for sweep " : "", o.sweep ? o.sweep : "");
-        if (!rc)
-            rc = rpt_plot_write(&fig, out, &e);
-        rpt_figure_free(&fig);
-    } else if (list) {
-        rc = rpt_list(&ctx, stdout, &e);
-    } else {
-        rc = rpt_write_all(&ctx, out, &e);
-        if (!rc)
-            printf("tlm-report: wrote %s/report.md\n", out);
-    }
+    rc = run(&ctx, &c, &e);
     rpt_ctx_close(&ctx);
     free(jobs);
     return rc ? fail(&e) : 0;
