@@ -106,7 +106,7 @@ static double run(ingest *g, const char *stream, size_t len)
     if (g->insert)
         db_commit(g->d, &e);
     double t = eng_clock_mono() - t0;
-    orc_linebuf_free(&lb);
+    orc_linebuf_clear(&lb);
     return t;
 }
 

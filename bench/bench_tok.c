@@ -53,7 +53,7 @@ int main(int argc, char **argv)
     }
     printf("TLM (C, PCRE2 JIT)  %-8s %8.2f MB/s  %zu bytes -> %zu tokens (%.2f bytes/token), best of %d, load %.2f s\n",
            eng_tok_name(t), (double)n / best / 1e6, n, v.n, (double)n / (double)(v.n ? v.n : 1), reps, load);
-    eng_tokvec_free(&v);
+    eng_tokvec_clear(&v);
     eng_tok_free(t);
     free(text);
     return 0;

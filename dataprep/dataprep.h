@@ -51,7 +51,7 @@ typedef struct dp_sources {
 /* Expand files and folders (recursively, name order, skipping hidden
  * entries) into a list; `format` DP_AUTO picks JSONL for *.jsonl. */
 int dp_sources_collect(dp_sources *s, char **inputs, int n_inputs, dp_format format, eng_err *e);
-void dp_sources_free(dp_sources *s);
+void dp_sources_clear(dp_sources *s);
 
 /* Called once per document: its bytes, the source and the 1-based line
  * (JSONL) or 0 (a whole text file).  A non-zero return stops the walk. */

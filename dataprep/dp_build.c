@@ -717,8 +717,8 @@ int dp_cmd_build(int argc, char **argv)
         (void)eng_rm_tree(b.stage);
     eng_bpe_trainer_free(b.trainer);
     eng_tok_free(b.tok);
-    eng_tokvec_free(&b.ids);
-    dp_sources_free(&b.src);
+    eng_tokvec_clear(&b.ids);
+    dp_sources_clear(&b.src);
     if (rc == ENG_EINTERRUPTED) {
         fprintf(stderr, "tlm-data: %s: the partial dataset was removed, %s is as it was\n", e.msg, b.out);
         return 128 + (int)stop_signal;

@@ -147,7 +147,7 @@ int dp_cmd_encode(int argc, char **argv)
         (rc = eng_tok_encode(t, text, len, flags, &ids, &e))) {
         free(text);
         eng_tok_free(t);
-        eng_tokvec_free(&ids);
+        eng_tokvec_clear(&ids);
         return dp_fail(&e);
     }
     /* one buffered line */
@@ -164,7 +164,7 @@ int dp_cmd_encode(int argc, char **argv)
     free(out);
     free(text);
     eng_tok_free(t);
-    eng_tokvec_free(&ids);
+    eng_tokvec_clear(&ids);
     if (bad) {
         fprintf(stderr, "tlm-data: writing stdout: %s\n", strerror(errno));
         return DP_EXIT_FAIL;
@@ -214,7 +214,7 @@ done:
     free(text);
     free(out);
     eng_tok_free(t);
-    eng_tokvec_free(&ids);
+    eng_tokvec_clear(&ids);
     return rc ? dp_fail(&e) : DP_EXIT_OK;
 }
 
@@ -343,6 +343,6 @@ int dp_cmd_train_bpe(int argc, char **argv)
         dp_progress_end(&pg, rc ? NULL : msg);
     }
     eng_bpe_trainer_free(tr);
-    dp_sources_free(&src);
+    dp_sources_clear(&src);
     return rc ? dp_fail(&e) : DP_EXIT_OK;
 }

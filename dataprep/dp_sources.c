@@ -105,7 +105,7 @@ int dp_sources_collect(dp_sources *s, char **inputs, int n_inputs, dp_format for
     return 0;
 }
 
-void dp_sources_free(dp_sources *s)
+void dp_sources_clear(dp_sources *s)
 {
     for (size_t i = 0; i < s->n; i++)
         free(s->v[i].path);

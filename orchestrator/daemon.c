@@ -583,7 +583,7 @@ out:
             unlink(p);
         }
     }
-    orc_plan_free(&d->plan);
+    orc_plan_clear(&d->plan);
     free(d->retry);
     /* only now: closing a descriptor of the database file drops this
      * process's POSIX locks on it, SQLite's included (lock.h) */

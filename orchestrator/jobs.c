@@ -76,7 +76,7 @@ int orc_jobs_add(orc_jobs *t, const char *key, size_t *idx, int *added)
     return 0;
 }
 
-void orc_jobs_free(orc_jobs *t)
+void orc_jobs_clear(orc_jobs *t)
 {
     free(t->v);
     free(t->slot);

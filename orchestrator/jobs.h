@@ -43,7 +43,7 @@ typedef struct orc_jobs {
 /* Index of the job with this key, adding it if new (*added = 1).
  * Returns 0, or -1 out of memory. */
 int orc_jobs_add(orc_jobs *t, const char *key, size_t *idx, int *added);
-void orc_jobs_free(orc_jobs *t);
+void orc_jobs_clear(orc_jobs *t);
 
 int orc_status_from_name(const char *name); /* -1 if unknown */
 

@@ -46,7 +46,7 @@ int orc_linebuf_finish(orc_linebuf *lb)
     return partial;
 }
 
-void orc_linebuf_free(orc_linebuf *lb)
+void orc_linebuf_clear(orc_linebuf *lb)
 {
     free(lb->buf);
     lb->buf = NULL;

@@ -24,6 +24,6 @@ typedef struct orc_line_sink {
 int orc_linebuf_feed(orc_linebuf *lb, const char *data, size_t n, const orc_line_sink *sink);
 /* End of stream: 1 if an unterminated partial line was dropped, else 0. */
 int orc_linebuf_finish(orc_linebuf *lb);
-void orc_linebuf_free(orc_linebuf *lb);
+void orc_linebuf_clear(orc_linebuf *lb);
 
 #endif

@@ -257,7 +257,7 @@ int orc_plan_dry_run(const orc_opts *o, FILE *out, eng_err *e)
         (void)total;
     }
 done:
-    orc_jobs_free(&c.distinct);
+    orc_jobs_clear(&c.distinct);
     db_close(c.d);
     orc_plan_files_free(files, nf);
     return rc;
@@ -509,7 +509,7 @@ int orc_plan_load(orc_plan *p, const orc_opts *o, db *d, FILE *log, eng_err *e)
     return 0;
 }
 
-void orc_plan_free(orc_plan *p)
+void orc_plan_clear(orc_plan *p)
 {
     for (size_t i = 0; i < p->n_sweeps; i++) {
         free(p->sweeps[i].file);
@@ -517,6 +517,6 @@ void orc_plan_free(orc_plan *p)
     }
     free(p->sweeps);
     free(p->queue);
-    orc_jobs_free(&p->jobs);
+    orc_jobs_clear(&p->jobs);
     memset(p, 0, sizeof *p);
 }

@@ -40,7 +40,7 @@ typedef struct orc_plan {
 int orc_plan_load(orc_plan *p, const orc_opts *o, db *d, FILE *log, eng_err *e);
 /* --dry-run: the listing on `out`; reads o->db_path if it exists. */
 int orc_plan_dry_run(const orc_opts *o, FILE *out, eng_err *e);
-void orc_plan_free(orc_plan *p);
+void orc_plan_clear(orc_plan *p);
 
 /* Non-retriable failure classes: a new run does not retry them (--rerun does). */
 int orc_reason_is_final(const char *reason);

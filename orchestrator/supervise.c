@@ -50,7 +50,7 @@ static void on_close(uv_handle_t *h)
 {
     orc_run *r = h->data;
     if (--r->open_handles == 0) {
-        orc_linebuf_free(&r->lb);
+        orc_linebuf_clear(&r->lb);
         free(r->parser);
         free(r);
     }

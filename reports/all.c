@@ -114,7 +114,7 @@ int rpt_write_all(rpt_ctx *c, const char *dir, eng_err *e)
         } else if (!rc) {
             r.fig_notes[i] = rpt_strdup(&notes, fig.note ? fig.note : "no data");
         }
-        rpt_figure_free(&fig);
+        rpt_figure_clear(&fig);
     }
     if (!rc) {
         snprintf(path, sizeof path, "%s/report.md", dir);
@@ -122,11 +122,11 @@ int rpt_write_all(rpt_ctx *c, const char *dir, eng_err *e)
     }
 done:
     for (int i = 0; r.tables && i < rpt_n_table_defs; i++)
-        rpt_table_free(&r.tables[i]);
+        rpt_table_clear(&r.tables[i]);
     free(r.tables);
     free(r.built);
     free(r.figs);
     free(r.fig_notes);
-    rpt_arena_free(&notes);
+    rpt_arena_clear(&notes);
     return rc;
 }

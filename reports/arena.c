@@ -1,6 +1,6 @@
 /* arena.c: the bump allocator behind tables and job lists: many small
  * strings freed together, so builders need no per-string bookkeeping.
- * Must not: hand out memory that outlives rpt_arena_free. */
+ * Must not: hand out memory that outlives rpt_arena_clear. */
 #include "reports/rpt.h"
 
 #include <stdarg.h>
@@ -76,7 +76,7 @@ char *rpt_printf(rpt_arena *a, const char *fmt, ...)
     return p;
 }
 
-void rpt_arena_free(rpt_arena *a)
+void rpt_arena_clear(rpt_arena *a)
 {
     rpt_block *b = a->head;
     while (b) {

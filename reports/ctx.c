@@ -504,5 +504,5 @@ void rpt_ctx_close(rpt_ctx *c)
         sqlite3_exec(c->h, "COMMIT", NULL, NULL, NULL); /* ends the read snapshot */
     db_close(c->d);
     c->d = NULL;
-    rpt_arena_free(&c->a);
+    rpt_arena_clear(&c->a);
 }

@@ -20,7 +20,7 @@ int rpt_list(rpt_ctx *c, FILE *f, eng_err *e)
         rpt_table t;
         int rc = rpt_table_build(c, &rpt_table_defs[i], &t, e);
         if (rc) {
-            rpt_table_free(&t);
+            rpt_table_clear(&t);
             return rc;
         }
         int filled, total;
@@ -32,7 +32,7 @@ int rpt_list(rpt_ctx *c, FILE *f, eng_err *e)
             snprintf(cells, sizeof cells, "%d of %d", filled, total);
         fprintf(f, "%-20s %7d %13s  %s\n", rpt_table_defs[i].name, t.n_panels, t.n_panels ? cells : "-",
                 rpt_table_defs[i].what);
-        rpt_table_free(&t);
+        rpt_table_clear(&t);
     }
     fprintf(f, "\n%-20s %7s %13s  %s\n", "figure", "series", "points", "what");
     for (int i = 0; i < rpt_n_figure_defs; i++) {
@@ -40,12 +40,12 @@ int rpt_list(rpt_ctx *c, FILE *f, eng_err *e)
         rpt_figure_init(&fig);
         int rc = rpt_figure_defs[i].build(c, &fig, e);
         if (rc) {
-            rpt_figure_free(&fig);
+            rpt_figure_clear(&fig);
             return rc;
         }
         fprintf(f, "%-20s %7d %13d  %s\n", rpt_figure_defs[i].name, fig.n, rpt_figure_points(&fig),
                 rpt_figure_defs[i].what);
-        rpt_figure_free(&fig);
+        rpt_figure_clear(&fig);
     }
     return ferror(f) ? eng_errf(e, ENG_EIO, "writing the list") : 0;
 }

@@ -248,7 +248,7 @@ static int run_table(rpt_ctx *ctx, const cli *c, eng_err *e)
     if (!rc && t.n_panels == 0)
         fprintf(stderr, "tlm-report: %s: nothing in %s for this table yet (%s)\n", c->table, c->dbpath,
                 c->tdef->what);
-    rpt_table_free(&t);
+    rpt_table_clear(&t);
     return rc;
 }
 
@@ -264,7 +264,7 @@ static int run_plot(rpt_ctx *ctx, const cli *c, eng_err *e)
                       c->o.sweep ? " for sweep " : "", c->o.sweep ? c->o.sweep : "");
     if (!rc)
         rc = rpt_plot_write(&fig, c->out, e);
-    rpt_figure_free(&fig);
+    rpt_figure_clear(&fig);
     return rc;
 }
 

@@ -34,9 +34,9 @@ void rpt_figure_init(rpt_figure *f)
     f->ylo_hint = NAN;
 }
 
-void rpt_figure_free(rpt_figure *f)
+void rpt_figure_clear(rpt_figure *f)
 {
-    rpt_arena_free(&f->a);
+    rpt_arena_clear(&f->a);
     memset(f, 0, sizeof *f);
 }
 

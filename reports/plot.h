@@ -30,7 +30,7 @@ typedef struct rpt_figure {
 } rpt_figure;
 
 void rpt_figure_init(rpt_figure *f);
-void rpt_figure_free(rpt_figure *f);
+void rpt_figure_clear(rpt_figure *f);
 /* A series with room for n points (arena-owned); NULL when out of memory. */
 rpt_series *rpt_figure_series(rpt_figure *f, const char *label, int n, int with_err);
 /* Points drawn (finite ones) over every series. */

@@ -32,7 +32,7 @@ void *rpt_alloc(rpt_arena *a, size_t n); /* zeroed; NULL when out of memory */
 char *rpt_strdup(rpt_arena *a, const char *s); /* NULL in, NULL out */
 char *rpt_printf(rpt_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 char *rpt_vprintf(rpt_arena *a, const char *fmt, va_list ap);
-void rpt_arena_free(rpt_arena *a);
+void rpt_arena_clear(rpt_arena *a);
 
 /* ------------------------------------------------------------ jobs */
 /* A job's state: results.db's (db/db.h DB_JOB_STATUS_MAP). */
@@ -218,7 +218,7 @@ typedef struct rpt_table {
 } rpt_table;
 
 void rpt_table_init(rpt_table *t, const char *name, const char *title);
-void rpt_table_free(rpt_table *t);
+void rpt_table_clear(rpt_table *t);
 /* A new panel with these columns (copied); NULL when out of memory. */
 rpt_panel *rpt_panel_add(rpt_table *t, const char *title, const rpt_col *cols, int n_cols);
 void rpt_panel_key(rpt_table *t, rpt_panel *p, const char *name, const char *value);
@@ -255,7 +255,7 @@ typedef struct rpt_table_def {
 extern const rpt_table_def rpt_table_defs[];
 extern const int rpt_n_table_defs;
 const rpt_table_def *rpt_table_find(const char *name);
-/* Builds a table (fills t, which the caller frees with rpt_table_free). */
+/* Builds a table (fills t, which the caller frees with rpt_table_clear). */
 int rpt_table_build(rpt_ctx *c, const rpt_table_def *def, rpt_table *t, eng_err *e);
 
 int rpt_build_wider(rpt_ctx *c, rpt_table *t, eng_err *e);

@@ -76,7 +76,7 @@ static int load(rpt_ctx *c, agroup *a, int *has, eng_err *e)
     return rc;
 }
 
-static void agroup_free(agroup *a)
+static void agroup_clear(agroup *a)
 {
     free(a->v[0]);
     free(a->v[1]);
@@ -105,7 +105,7 @@ static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, eng_err *e)
             /* only count the rest */
             rc = load(c, &a, &has, e);
             more += has;
-            agroup_free(&a);
+            agroup_clear(&a);
             if (c->n_jobs > 1000)
                 break; /* counting thousands of groups is not worth a slow report */
             continue;
@@ -114,12 +114,12 @@ static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, eng_err *e)
         if (has && !rc)
             chosen[nc++] = a;
         else
-            agroup_free(&a);
+            agroup_clear(&a);
     }
     free(order);
     if (rc || nc == 0) {
         for (int i = 0; i < nc; i++)
-            agroup_free(&chosen[i]);
+            agroup_clear(&chosen[i]);
         return rc;
     }
 
@@ -148,7 +148,7 @@ static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, eng_err *e)
     unsigned char st[64];
     if (!means) {
         for (int i = 0; i < nc; i++)
-            agroup_free(&chosen[i]);
+            agroup_clear(&chosen[i]);
         return eng_errf(e, ENG_ENOMEM, "out of memory");
     }
     for (int l = 0; l < layers; l++) {
@@ -176,7 +176,7 @@ static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, eng_err *e)
         rpt_set_num(p, r, 1 + x, rpt_pearson_depth(means + x * layers, layers));
     free(means);
     for (int i = 0; i < nc; i++)
-        agroup_free(&chosen[i]);
+        agroup_clear(&chosen[i]);
     if (more)
         rpt_note(t, p, "%d more group%s with these statistics%s; choose with --job KEY|LABEL.", more,
                  more == 1 ? "" : "s", c->n_jobs > 1000 ? " (at least)" : "");

@@ -19,9 +19,9 @@ void rpt_table_init(rpt_table *t, const char *name, const char *title)
     t->title = title;
 }
 
-void rpt_table_free(rpt_table *t)
+void rpt_table_clear(rpt_table *t)
 {
-    rpt_arena_free(&t->a);
+    rpt_arena_clear(&t->a);
     memset(t, 0, sizeof *t);
 }
 

@@ -168,6 +168,6 @@ int wrk_eval_run(const wrk_eval_opts *o)
         eng_evaluator_free(ev);
     eng_backend_free(be);
     wrk_heartbeat_stop(&j.hb);
-    wrk_events_destroy(&j.ev);
+    wrk_events_clear(&j.ev);
     return status;
 }

@@ -23,7 +23,7 @@ void wrk_events_init(wrk_events *w, int fd, const char *job)
     w->last_emit = eng_clock_mono();
 }
 
-void wrk_events_destroy(wrk_events *w) { pthread_mutex_destroy(&w->mu); }
+void wrk_events_clear(wrk_events *w) { pthread_mutex_destroy(&w->mu); }
 
 /* Shortest decimal that reads back exactly ("0.1", "1e-05"); "nan", "inf",
  * "-inf" for non-finite values (without quotes). */

@@ -35,7 +35,7 @@ typedef struct wrk_ev {
 } wrk_ev;
 
 void wrk_events_init(wrk_events *w, int fd, const char *job);
-void wrk_events_destroy(wrk_events *w);
+void wrk_events_clear(wrk_events *w);
 
 /* Start an event (ENG_EV_*, common/protocol.h):
  * {"ev": its name, "v": ENG_PROTOCOL_VERSION, "t": <unix time>, "job": ...} */

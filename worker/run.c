@@ -414,6 +414,6 @@ out:
     eng_trainer_free(j.tr);
     eng_evaluator_free(j.evaluator);
     eng_backend_free(j.be);
-    wrk_events_destroy(&j.ev);
+    wrk_events_clear(&j.ev);
     return status;
 }

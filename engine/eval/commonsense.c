@@ -44,11 +44,11 @@ typedef struct mc_item {
     int64_t line;
 } mc_item;
 
-static void item_free(mc_item *it)
+static void item_clear(mc_item *it)
 {
     for (int i = 0; i < EV_CHOICES_MAX; i++) {
-        ev_buf_free(&it->ctx[i]);
-        ev_buf_free(&it->cont[i]);
+        ev_buf_clear(&it->ctx[i]);
+        ev_buf_clear(&it->cont[i]);
     }
 }
 
@@ -132,8 +132,8 @@ static int hs_preprocess(const char *in, ev_buf *out, eng_err *e)
             i++;
         }
     }
-    ev_buf_free(&t1);
-    ev_buf_free(&t2);
+    ev_buf_clear(&t1);
+    ev_buf_clear(&t2);
     return rc;
 }
 
@@ -258,7 +258,7 @@ static int rd_piqa(const reader_ctx *c, json_t *o, int64_t k, mc_item *it, eng_e
     if (!(rc = ev_puts(&ctx, "Question: ", e)) && !(rc = ev_puts(&ctx, goal, e)) &&
         !(rc = ev_puts(&ctx, "\nAnswer:", e)) && !(rc = add_choice(it, ctx.p, s1, e)))
         rc = add_choice(it, ctx.p, s2, e);
-    ev_buf_free(&ctx);
+    ev_buf_clear(&ctx);
     return rc ? rc : gold_in_range(c, it, g, "label", e);
 }
 
@@ -286,10 +286,10 @@ static int rd_hellaswag(const reader_ctx *c, json_t *o, int64_t k, mc_item *it, 
         if (!(rc = hs_preprocess(json_string_value(x), &end, e)))
             rc = add_choice(it, q.p, end.p, e);
     }
-    ev_buf_free(&raw);
-    ev_buf_free(&cap);
-    ev_buf_free(&q);
-    ev_buf_free(&end);
+    ev_buf_clear(&raw);
+    ev_buf_clear(&cap);
+    ev_buf_clear(&q);
+    ev_buf_clear(&end);
     return rc ? rc : gold_in_range(c, it, g, "label", e);
 }
 
@@ -381,7 +381,7 @@ static int rd_qa(const reader_ctx *c, json_t *o, mc_item *it, int arc, eng_err *
             gold = (int)i; /* choices.label.index(answerKey) */
         rc = add_choice(it, ctx.p, json_string_value(t), e);
     }
-    ev_buf_free(&ctx);
+    ev_buf_clear(&ctx);
     if (!rc && gold < 0)
         rc = ev_item_err(c->r, e, "answerKey \"%s\" is not one of the choices' labels", key);
     it->gold = gold;
@@ -405,7 +405,7 @@ static int rd_siqa(const reader_ctx *c, json_t *o, int64_t k, mc_item *it, eng_e
         !(rc = ev_puts(&ctx, q, e)) && !(rc = ev_puts(&ctx, "\nA:", e)) && !(rc = add_choice(it, ctx.p, a, e)) &&
         !(rc = add_choice(it, ctx.p, b, e)))
         rc = add_choice(it, ctx.p, cc, e);
-    ev_buf_free(&ctx);
+    ev_buf_clear(&ctx);
     if (!rc && (g < 1 || g > 3))
         rc = ev_item_err(c->r, e, "label %lld is not 1, 2 or 3", (long long)g);
     return rc ? rc : gold_in_range(c, it, g - 1, "label - 1", e);
@@ -433,7 +433,7 @@ static int rd_boolq(const reader_ctx *c, json_t *o, int64_t k, mc_item *it, eng_
     if (!(rc = ev_puts(&ctx, p, e)) && !(rc = ev_puts(&ctx, "\nQuestion: ", e)) && !(rc = ev_puts(&ctx, q, e)) &&
         !(rc = ev_puts(&ctx, "?\nAnswer:", e)) && !(rc = add_choice(it, ctx.p, "no", e)))
         rc = add_choice(it, ctx.p, "yes", e);
-    ev_buf_free(&ctx);
+    ev_buf_clear(&ctx);
     return rc ? rc : gold_in_range(c, it, g, "label", e);
 }
 
@@ -548,10 +548,10 @@ static int run_task(const eng_eval_lm *lm, eng_tok *tok, int t, const char *path
         free(accn);
     }
     for (size_t q = 0; reqs && q < nreq; q++)
-        ev_req_free(&reqs[q]);
+        ev_req_clear(&reqs[q]);
     free(reqs);
     for (size_t i = 0; i < n; i++)
-        item_free(&items[i]);
+        item_clear(&items[i]);
     free(items);
     return rc;
 }

@@ -32,7 +32,7 @@ typedef struct ev_buf {
 
 int ev_put(ev_buf *b, const void *s, size_t n, eng_err *e);
 int ev_puts(ev_buf *b, const char *s, eng_err *e);
-void ev_buf_free(ev_buf *b);
+void ev_buf_clear(ev_buf *b);
 
 /* Python's str.isspace() (what re's \s matches in a str pattern). */
 int ev_py_space(uint32_t cp);
@@ -82,7 +82,7 @@ typedef struct ev_req {
  * continuation is what follows the context's own encoding. */
 int ev_encode_pair(eng_tok *tok, const char *ctx, size_t ctx_len, const char *cont, size_t cont_len, ev_req *r,
                    eng_err *e);
-void ev_req_free(ev_req *r);
+void ev_req_clear(ev_req *r);
 
 /* Score n requests in batches of at most lm->max_B rows (longest first). */
 int ev_score(const eng_eval_lm *lm, int max_length, ev_req *reqs, size_t n, const eng_eval_sink *s, eng_err *e);

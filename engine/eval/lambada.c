@@ -83,7 +83,7 @@ int eng_eval_lambada(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *cf
         free(acc);
     }
     for (size_t i = 0; i < n; i++)
-        ev_req_free(&reqs[i]);
+        ev_req_clear(&reqs[i]);
     free(reqs);
     return rc;
 }

@@ -70,7 +70,7 @@ typedef struct essay {
     char *text;
 } essay;
 
-static void essay_free(essay *s)
+static void essay_clear(essay *s)
 {
     free(s->words);
     free(s->text);
@@ -93,7 +93,7 @@ static int essay_load(const char *path, essay *s, eng_err *e)
         if (p == end || ev_py_space(cp)) {
             if (w) {
                 if (ENG_GROW(s->words, cap, s->n + 1, 4096)) {
-                    essay_free(s);
+                    essay_clear(s);
                     return eng_errf(e, ENG_ENOMEM, "out of memory");
                 }
                 s->words[s->n++] = w;
@@ -108,7 +108,7 @@ static int essay_load(const char *path, essay *s, eng_err *e)
         p += k;
     }
     if (s->n == 0) {
-        essay_free(s);
+        essay_clear(s);
         return eng_errf(e, ENG_EDATA, "eval.niah.haystack: %s holds no words", path);
     }
     return 0;
@@ -355,7 +355,7 @@ int ev_niah_prompt(eng_tok *tok, const char *haystack, int task, uint64_t seed, 
     if (!(rc = gen_budget(tok, &it, max_new, e)))
         rc = fit_prompt(tok, &it, &es, length, *max_new, prompt, ids, n_ids, e);
     snprintf(value, 64, "%s", it.value);
-    essay_free(&es);
+    essay_clear(&es);
     return rc;
 }
 
@@ -420,7 +420,7 @@ int eng_eval_niah(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *cfg, 
                 }
                 free(ids);
                 free(gen);
-                ev_buf_free(&prompt);
+                ev_buf_clear(&prompt);
                 if (!rc)
                     rc = ev_tick(s, e);
             }
@@ -430,6 +430,6 @@ int eng_eval_niah(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *cfg, 
             free(x);
         }
     }
-    essay_free(&es);
+    essay_clear(&es);
     return rc;
 }

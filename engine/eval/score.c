@@ -50,19 +50,19 @@ int ev_encode(eng_tok *tok, const char *s, size_t n, int32_t **out, size_t *n_ou
     eng_tokvec v = {0};
     int rc = eng_tok_encode(tok, s, n, 0, &v, e);
     if (rc) {
-        eng_tokvec_free(&v);
+        eng_tokvec_clear(&v);
         return rc;
     }
     int32_t *ids = malloc((v.n ? v.n : 1) * sizeof *ids);
     if (!ids) {
-        eng_tokvec_free(&v);
+        eng_tokvec_clear(&v);
         return eng_errf(e, ENG_ENOMEM, "out of memory");
     }
     for (size_t i = 0; i < v.n; i++)
         ids[i] = (int32_t)v.ids[i];
     *out = ids;
     *n_out = v.n;
-    eng_tokvec_free(&v);
+    eng_tokvec_clear(&v);
     return 0;
 }
 
@@ -82,7 +82,7 @@ int ev_encode_pair(eng_tok *tok, const char *ctx, size_t ctx_len, const char *co
     ev_buf whole = {0};
     int rc;
     if ((rc = ev_put(&whole, ctx, ctx_len, e)) || (rc = ev_put(&whole, cont, cont_len, e))) {
-        ev_buf_free(&whole);
+        ev_buf_clear(&whole);
         return rc;
     }
     int32_t *w = NULL, *c = NULL;
@@ -90,7 +90,7 @@ int ev_encode_pair(eng_tok *tok, const char *ctx, size_t ctx_len, const char *co
     rc = ev_encode(tok, whole.p, whole.n, &w, &nw, e);
     if (!rc)
         rc = ev_encode(tok, ctx, keep, &c, &nc, e);
-    ev_buf_free(&whole);
+    ev_buf_clear(&whole);
     if (!rc && nc == 0)
         rc = eng_errf(e, ENG_EDATA, "a request has an empty context");
     if (!rc && nc >= nw)
@@ -109,7 +109,7 @@ int ev_encode_pair(eng_tok *tok, const char *ctx, size_t ctx_len, const char *co
     return 0;
 }
 
-void ev_req_free(ev_req *r)
+void ev_req_clear(ev_req *r)
 {
     if (r->own)
         free(r->full);

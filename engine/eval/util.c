@@ -25,7 +25,7 @@ int ev_put(ev_buf *b, const void *s, size_t n, eng_err *e)
 
 int ev_puts(ev_buf *b, const char *s, eng_err *e) { return ev_put(b, s, strlen(s), e); }
 
-void ev_buf_free(ev_buf *b)
+void ev_buf_clear(ev_buf *b)
 {
     free(b->p);
     memset(b, 0, sizeof *b);
@@ -71,7 +71,7 @@ int ev_read_text(const char *path, const char *what, char **out, size_t *len, en
         rc = eng_errf(e, ENG_EIO, "%s: %s: read error: %s", what, path, strerror(errno));
     fclose(f);
     if (rc) {
-        ev_buf_free(&b);
+        ev_buf_clear(&b);
         return rc;
     }
     if (!b.p && (rc = ev_put(&b, "", 0, e)))

@@ -148,9 +148,9 @@ static int detokenize(const char *page, size_t n, ev_buf *res, eng_err *e)
     for (size_t i = 0; i < sizeof R3 / sizeof R3[0]; i++)
         STEP(replace_all(&b, a.p, a.n, R3[i][0], R3[i][1], e));
 #undef STEP
-    ev_buf_free(&b);
+    ev_buf_clear(&b);
     if (rc) {
-        ev_buf_free(&a);
+        ev_buf_clear(&a);
         return rc;
     }
     *res = a;
@@ -196,8 +196,8 @@ static int is_heading(const char *line, size_t n, eng_err *e, int *out)
         const char *t = b.p + s;
         *out = len >= 2 && t[0] == '=' && t[1] == ' ' && t[len - 2] == ' ' && t[len - 1] == '=';
     }
-    ev_buf_free(&a);
-    ev_buf_free(&b);
+    ev_buf_clear(&a);
+    ev_buf_clear(&b);
     return rc;
 }
 
@@ -278,7 +278,7 @@ static int32_t ev_prefix_token(eng_tok *tok)
     int32_t id = 0;
     if (!eng_tok_encode(tok, "\n", 1, 0, &v, &e) && v.n == 1)
         id = (int32_t)v.ids[0];
-    eng_tokvec_free(&v);
+    eng_tokvec_clear(&v);
     return id;
 }
 
@@ -316,7 +316,7 @@ int eng_eval_wikitext(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *c
         int32_t *ids = NULL;
         size_t n = 0;
         rc = ev_encode(tok, det.p, det.n, &ids, &n, e);
-        ev_buf_free(&det);
+        ev_buf_clear(&det);
         if (rc)
             break;
         /* arr = [prefix] + tokens: every window is a slice of it */

@@ -16,7 +16,7 @@
 
 static const char *const SPLITS[2] = {"train", "val"};
 
-void eng_manifest_free(eng_manifest *m)
+void eng_manifest_clear(eng_manifest *m)
 {
     for (int k = 0; k < 2; k++)
         free(m->splits[k].shards);
@@ -173,7 +173,7 @@ int eng_manifest_parse(const char *name, const char *text, size_t len, eng_manif
     json_decref(root);
     if (rc) {
         int foreign = m->foreign;
-        eng_manifest_free(m);
+        eng_manifest_clear(m);
         m->foreign = foreign;
     }
     return rc;

@@ -55,7 +55,7 @@ typedef struct eng_manifest {
 int eng_manifest_parse(const char *name, const char *text, size_t len, eng_manifest *m, eng_err *e);
 /* Read and parse a manifest file (a regular file of at most ENG_MANIFEST_MAX bytes). */
 int eng_manifest_load(const char *path, eng_manifest *m, eng_err *e);
-void eng_manifest_free(eng_manifest *m);
+void eng_manifest_clear(eng_manifest *m);
 /* The split called `split`, or NULL. */
 const eng_manifest_split *eng_manifest_find(const eng_manifest *m, const char *split);
 

@@ -335,7 +335,7 @@ static int tok_add(trainer_state *s, const uint8_t *p, size_t n)
     return 0;
 }
 
-static void state_free(trainer_state *s)
+static void state_clear(trainer_state *s)
 {
     for (uint32_t k = 0; k < s->npairs; k++)
         free(s->pairs[k].where);
@@ -515,6 +515,6 @@ int eng_bpe_trainer_finish(eng_bpe_trainer *tr, uint32_t vocab, const char *out_
     if (!rc)
         rc = write_ranks(s, out_path, e);
 out:
-    state_free(s);
+    state_clear(s);
     return rc;
 }

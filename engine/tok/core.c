@@ -15,7 +15,7 @@
 #include "engine/tok/internal.h"
 
 /* ------------------------------------------------------------ id lists */
-void eng_tokvec_free(eng_tokvec *v)
+void eng_tokvec_clear(eng_tokvec *v)
 {
     free(v->ids);
     v->ids = NULL;

@@ -48,13 +48,13 @@ enum {
     ENG_TOK_RAW_BYTES = 2      /* keep invalid UTF-8 bytes (lossless) instead of U+FFFD */
 };
 
-/* A growable list of ids; zero-initialise, free with eng_tokvec_free. */
+/* A growable list of ids; zero-initialise, free with eng_tokvec_clear. */
 typedef struct eng_tokvec {
     uint32_t *ids;
     size_t n, cap;
 } eng_tokvec;
 
-void eng_tokvec_free(eng_tokvec *v);
+void eng_tokvec_clear(eng_tokvec *v);
 int eng_tokvec_push(eng_tokvec *v, uint32_t id, eng_err *e);
 
 /* Where a named tokenizer's file is looked for, first hit wins:

@@ -172,7 +172,7 @@ static int check_manifest(const eng_shardset *set, const char *path, eng_err *e)
     if (rc)
         return m.foreign ? 0 : rc;
     rc = eng_manifest_check(&m, sname, set, folder, e);
-    eng_manifest_free(&m);
+    eng_manifest_clear(&m);
     return rc;
 }
 

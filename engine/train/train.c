@@ -150,7 +150,7 @@ typedef struct host_copy {
     eng_ckpt_data d;
 } host_copy;
 
-static void host_free(host_copy *hc)
+static void host_clear(host_copy *hc)
 {
     free(hc->tensors);
     free(hc->buf);
@@ -164,7 +164,7 @@ static int host_alloc(eng_trainer *t, host_copy *hc, eng_err *e)
     hc->tensors = malloc((size_t)(n + nx) * sizeof *hc->tensors);
     hc->buf = malloc((3 * np + xf) * sizeof *hc->buf);
     if (!hc->tensors || !hc->buf) {
-        host_free(hc);
+        host_clear(hc);
         return eng_errf(e, ENG_ENOMEM, "out of memory for a host copy of %zu parameters", np);
     }
     for (int i = 0; i < n; i++)
@@ -204,13 +204,13 @@ static int eng_trainer_checkpoint(eng_trainer *t, char path[ENG_CKPT_PATH_MAX], 
     if ((rc = eng_model_get_params(t->model, hc.d.params)) ||
         (rc = eng_model_get_optim(t->model, hc.d.exp_avg, hc.d.exp_avg_sq)) ||
         (rc = eng_model_get_optim_extra(t->model, hc.d.extra))) {
-        host_free(&hc);
+        host_clear(&hc);
         return eng_errf(e, rc, "checkpoint: cannot copy the model's tensors to the host");
     }
     t->st.cursor = eng_loader_cursor(t->loader);
     char written[ENG_CKPT_PATH_MAX];
     rc = eng_ckpt_write(t->root, &hc.d, &t->cfg, &t->st, t->cfg.train.keep_checkpoints, written, e);
-    host_free(&hc);
+    host_clear(&hc);
     if (rc)
         return eng_err_prefix(e, "checkpoint at step %" PRId64, t->st.step);
     t->ckpt_step = t->st.step;
@@ -261,7 +261,7 @@ int eng_trainer_resume(eng_trainer *t, int64_t *from_step, eng_err *e)
                 (rc = eng_model_set_optim(t->model, hc.d.exp_avg, hc.d.exp_avg_sq)) ||
                 (rc = eng_model_set_optim_extra(t->model, hc.d.extra))))
         rc = eng_errf(e, rc, "%s: cannot copy the tensors into the model", dir);
-    host_free(&hc);
+    host_clear(&hc);
     if (rc)
         return rc;
     t->st = st;

@@ -53,6 +53,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         at += chunk;
     }
     orc_linebuf_finish(&lb);
-    orc_linebuf_free(&lb);
+    orc_linebuf_clear(&lb);
     return 0;
 }

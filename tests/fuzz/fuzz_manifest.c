@@ -40,6 +40,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     set.n = 1;
     eng_manifest_check(&m, "val", &set, 0, &e);
     eng_manifest_check(&m, "test", &set, 1, &e);
-    eng_manifest_free(&m);
+    eng_manifest_clear(&m);
     return 0;
 }

@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             eng_shardset set = {&named, 1, n};
             eng_manifest_check(&m, "train", &set, 1, &e);
             eng_manifest_check(&m, "val", &set, 0, &e);
-            eng_manifest_free(&m);
+            eng_manifest_clear(&m);
         }
         eng_shard_close(&s);
     }

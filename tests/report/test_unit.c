@@ -205,7 +205,7 @@ static void test_render(void)
     free(csv);
     free(tex);
     free(json);
-    rpt_table_free(&t);
+    rpt_table_clear(&t);
 }
 
 static void test_paper(void)

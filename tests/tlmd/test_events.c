@@ -216,7 +216,7 @@ static void test_linebuf(void)
     TAP_OK(st.too_long == 0 && st.n == 1, "a line of exactly 64 KiB passes");
     free(one);
     free(piece);
-    orc_linebuf_free(&lb);
+    orc_linebuf_clear(&lb);
 }
 
 

@@ -134,11 +134,11 @@ int main(void)
     TAP_OK(d.bad_lines == 36 && d.events == 43, "daemon counts: %llu lines refused of %llu",
            (unsigned long long)d.bad_lines, (unsigned long long)d.events);
 
-    orc_linebuf_free(&r->lb);
+    orc_linebuf_clear(&r->lb);
     free(r->parser);
     free(r);
     db_close(d.db);
-    orc_jobs_free(&d.plan.jobs);
+    orc_jobs_clear(&d.plan.jobs);
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)

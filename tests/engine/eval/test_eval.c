@@ -385,7 +385,7 @@ int main(void)
         else
             TAP_OK(strlen(v1) == 7 && v1[0] >= '1', "s_niah_%d: value %s has 7 digits", task + 1, v1);
         TAP_DIAG("s_niah_%d value %s, %zu prompt tokens", task + 1, v1, n1);
-        ev_buf_free(&p1), ev_buf_free(&p2), ev_buf_free(&p3);
+        ev_buf_clear(&p1), ev_buf_clear(&p2), ev_buf_clear(&p3);
         free(i1), free(i2), free(i3);
     }
 

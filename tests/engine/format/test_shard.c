@@ -141,7 +141,7 @@ int main(void)
             eng_tok_encode(t, texts[0], strlen(texts[0]), 0, &v, &e);
             snprintf(sh, sizeof sh, "%s/000000.tlmtok", bdir);
             write_shard(sh, eng_tok_vocab(t), eng_tok_name(t), eng_tok_sha256(t), v.ids, v.n, &e);
-            eng_tokvec_free(&v);
+            eng_tokvec_clear(&v);
         }
         eng_tok_free(t);
         if (k == 0) {

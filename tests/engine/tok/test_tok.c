@@ -53,7 +53,7 @@ static int roundtrip(eng_tok *t, const char *s, size_t n, int flags, uint8_t **o
     int rc = eng_tok_encode(t, s, n, flags, &v, &e);
     if (!rc)
         rc = eng_tok_decode(t, v.ids, v.n, out, olen, &cap, &e);
-    eng_tokvec_free(&v);
+    eng_tokvec_clear(&v);
     return rc;
 }
 
@@ -82,7 +82,7 @@ static void test_bytes(void)
         free(out);
     }
     TAP_OK(ok, "bytes: decode(encode(text)) == text on varied text");
-    eng_tokvec_free(&v);
+    eng_tokvec_clear(&v);
     eng_tok *t2;
     eng_tok_open(&t2, "bytes", NULL, &e);
     TAP_OK(!memcmp(eng_tok_sha256(t), eng_tok_sha256(t2), 32), "bytes: the definition hash is stable");
@@ -163,7 +163,7 @@ static size_t naive_bpe(eng_tok *t, const uint8_t *p, size_t n, uint32_t *out)
             }
         }
     free(st);
-    eng_tokvec_free(&one);
+    eng_tokvec_clear(&one);
     (void)e;
     return m;
 }
@@ -203,7 +203,7 @@ static void test_bpe_merge(void)
     }
     TAP_OK(agree && tested_long > 10, "BPE merge equals the naive lowest-rank merge (300 strings, %d over 64 bytes)",
            tested_long);
-    eng_tokvec_free(&v);
+    eng_tokvec_clear(&v);
     /* errors in rank files name the line */
     FILE *f = fopen(path, "w");
     fprintf(f, "YQ== 0\nnot-base64! 1\n");
@@ -408,7 +408,7 @@ static void test_trainer(void)
     rc = eng_bpe_trainer_finish(tr, 4096, c, NULL, NULL, &e);
     TAP_OK(rc == ENG_EDATA && strstr(e.msg, "too small"), "a corpus too small for N ids is an error (%s)", e.msg);
     eng_bpe_trainer_free(tr);
-    eng_tokvec_free(&v);
+    eng_tokvec_clear(&v);
     eng_tok_free(t);
     free(fa);
     free(fb);
