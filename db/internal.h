@@ -1,4 +1,4 @@
-/* db_int.h: internals of db/ shared by its files (the connection struct and
+/* internal.h: internals of db/ shared by its files (the connection struct and
  * the prepared-statement cache).  Nothing outside db/ includes this. */
 #ifndef TLM_DB_DB_INT_H
 #define TLM_DB_DB_INT_H

@@ -1,4 +1,4 @@
-/* main.c: tlmd's command line (design.md "Contract: tlmd", docs/tlmd.md).
+/* main.c: tlmd's command line (its contract: docs/tlmd.md).
  * Parses options, then runs the daemon, a dry run, or `tlmd status`;
  * the only place that decides tlmd's exit status.  Also the entry of the
  * exec shim (shim.h) when tlmd re-executes itself to start a worker. */

@@ -1,5 +1,5 @@
 /* describe.h: `tlm-worker --describe`: the resolved config, per-layer widths
- * and the parameter/FLOP account as one JSON document (design.md contract). */
+ * and the parameter/FLOP account as one JSON document (docs/protocol.md). */
 #ifndef TLM_WORKER_DESCRIBE_H
 #define TLM_WORKER_DESCRIBE_H
 

@@ -1,4 +1,4 @@
-/* main.c: tlm-worker, one job per process (design.md "Contract: tlm-worker",
+/* main.c: tlm-worker, one job per process (its contract:
  * docs/protocol.md).  This file parses the command line and dispatches;
  * training lives in worker/run.c and the engine. */
 #include <errno.h>

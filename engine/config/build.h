@@ -5,8 +5,8 @@
 #ifndef TLM_ENGINE_CONFIG_BUILD_H
 #define TLM_ENGINE_CONFIG_BUILD_H
 
-/* Whether this engine can train on a GPU.  The CUDA backend (design.md,
- * "Contract: devices and precision") is not written yet, so whatever
+/* Whether this engine can train on a GPU.  The CUDA backend (docs/engine.md,
+ * "How the CUDA backend plugs in") is not written yet, so whatever
  * configure found (nvcc, cuBLAS: TLM_HAVE_CUDA), the engine trains on the
  * CPU only; it becomes 1 with the backend. */
 #define ENG_GPU_BACKEND 0

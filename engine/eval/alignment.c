@@ -1,4 +1,4 @@
-/* eval_alignment.c: the `alignment` suite, the paper's mechanistic
+/* alignment.c: the `alignment` suite, the paper's mechanistic
  * analysis (shared/paper.md, "Mechanistic analysis"):
  *
  *   rho_MLP(l)   = mean over tokens t of cos(F_l(z_l)[t], h_l[t])

@@ -1,4 +1,4 @@
-/* eval_commonsense.c: the `commonsense` suite: eight multiple-choice tasks
+/* commonsense.c: the `commonsense` suite: eight multiple-choice tasks
  * scored by log-likelihood as lm-evaluation-harness does (zero-shot, its
  * prompt templates, target delimiter " "):
  *

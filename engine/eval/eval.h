@@ -42,7 +42,7 @@ typedef struct eng_eval_result {
     const char *task;   /* "piqa", "s_niah_1@4096", "wikitext" */
     const char *metric; /* "acc", "acc_norm", "word_perplexity", ... */
     double value;
-    int64_t n;          /* items the value averages over (docs.md says per metric) */
+    int64_t n;          /* items the value averages over (docs/evaluation.md says what, per metric) */
     double stderr_;     /* sample standard error of the mean; NaN when not defined */
 } eng_eval_result;
 

@@ -1,4 +1,4 @@
-/* eval_internal.h: what the evaluation suites (engine/eval_*.c) share:
+/* internal.h: what the evaluation suites (engine/eval/*.c) share:
  * growable text, a bounded JSONL reader whose errors name file and line,
  * lm-evaluation-harness's request scoring (context/continuation encoding,
  * truncation, log-likelihood and greediness), greedy generation, and the

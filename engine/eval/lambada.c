@@ -1,4 +1,4 @@
-/* eval_lambada.c: the `lambada` suite, lm-evaluation-harness's
+/* lambada.c: the `lambada` suite, lm-evaluation-harness's
  * "lambada_openai" task from its JSONL (one {"text": ...} per line, the
  * OpenAI release lambada_test.jsonl):
  *   context  = " ".join(text.split(" ")[:-1]), target = " " + last word

@@ -1,4 +1,4 @@
-/* eval_score.c: how a request is scored, lm-evaluation-harness's way
+/* score.c: how a request is scored, lm-evaluation-harness's way
  * (its HFLM model class: _encode_pair and _loglikelihood_tokens), greedy
  * generation, and the adapter that scores through a TLM model.
  *

@@ -1,5 +1,5 @@
-/* eval_util.c: text buffers, UTF-8 helpers, the bounded JSONL reader and
- * the statistics shared by the evaluation suites (eval_internal.h).
+/* util.c: text buffers, UTF-8 helpers, the bounded JSONL reader and
+ * the statistics shared by the evaluation suites (internal.h).
  * Must not: know about any particular benchmark. */
 #include <errno.h>
 #include <math.h>

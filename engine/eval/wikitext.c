@@ -1,4 +1,4 @@
-/* eval_wikitext.c: the `wikitext` suite, lm-evaluation-harness's
+/* wikitext.c: the `wikitext` suite, lm-evaluation-harness's
  * "wikitext" task (v2) computed from a raw WikiText file
  * (wikitext-2-raw-v1's wiki.test.raw):
  *

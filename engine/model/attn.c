@@ -1,4 +1,4 @@
-/* model_attn.c: the attention token mixer of `transformer` and
+/* attn.c: the attention token mixer of `transformer` and
  * `gated_attn`: norm1, one fused q/k/v[/gate] projection, RoPE on q and k,
  * causal attention, the optional sigmoid output gate (Qiu et al. 2025:
  * sigmoid(x W_g) with x the normed block input, elementwise or per head),

@@ -1,6 +1,6 @@
-/* model_hope.c: Hope-attention's Continuum Memory System (CMS), the part of
+/* hope.c: Hope-attention's Continuum Memory System (CMS), the part of
  * `arch: hope_attn` that differs from the Transformer (docs/hope.md).  The
- * token mixer is the Transformer's attention (model_attn.c); after it, in
+ * token mixer is the Transformer's attention (attn.c); after it, in
  * place of the one SwiGLU MLP, each layer runs a chain of k levels
  *
  *   x_0 = resid_mid

@@ -1,4 +1,4 @@
-/* model_hope.h: Hope-attention (`arch: hope_attn`, docs/hope.md): causal
+/* hope.h: Hope-attention (`arch: hope_attn`, docs/hope.md): causal
  * softmax attention followed by a Continuum Memory System, a chain of k
  * SwiGLU levels per layer, each with its own pre-norm and residual, level i
  * updated by the optimizer every C_i steps with the mean of its gradients

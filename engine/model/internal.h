@@ -68,8 +68,8 @@ struct eng_model {
     int n_xopt;
     size_t xopt_floats;
     float *xopt_slab;
-    struct eng_hope *hope;     /* hope_attn: the CMS levels (model_hope.c); NULL otherwise */
-    struct eng_titans *titans; /* titans: the memory mixer (model_titans.c); NULL otherwise */
+    struct eng_hope *hope;     /* hope_attn: the CMS levels (hope.c); NULL otherwise */
+    struct eng_titans *titans; /* titans: the memory mixer (titans.c); NULL otherwise */
 
     /* activations (one slab) */
     void *act_slab;
@@ -105,9 +105,9 @@ struct eng_model {
 size_t eng__model_add_tensor(eng_model *m, int cap, int ndim, int64_t d0, int64_t d1, int decay, const char *fmt,
                              int layer);
 
-/* model_pass.c */
+/* pass.c */
 
-/* model_attn.c: the attention token mixer (transformer, gated_attn) */
+/* attn.c: the attention token mixer (transformer, gated_attn) */
 void eng__attn_fwd(eng_model *m, int l, int B, int T);
 void eng__attn_bwd(eng_model *m, int l, int B, int T);
 

@@ -1,9 +1,9 @@
-/* model_pass.c: the forward and backward passes over the whole stack
+/* pass.c: the forward and backward passes over the whole stack
  * (embedding, blocks, final norm, LM head, cross-entropy) and the public
  * eng_model_forward/backward around them.
  *
  * A block is pre-norm: h += mixer(norm1(h)); h += mlp(norm2(h)), the
- * mixer chosen by the architecture (model_attn.c for transformer and
+ * mixer chosen by the architecture (attn.c for transformer and
  * gated_attn; a new token mixer adds its file and a case in mixer_fwd/bwd),
  * the MLP a SwiGLU of the layer's tapered width.  Every number moves through
  * m->ops; nothing here allocates. */

@@ -1,5 +1,5 @@
-/* model_probe.c: per-layer activations of a TLM model for the alignment
- * analysis (model_probe.h).  Copies through the backend's to_host, so it
+/* probe.c: per-layer activations of a TLM model for the alignment
+ * analysis (probe.h).  Copies through the backend's to_host, so it
  * works on device memory too. */
 #include "engine/model/probe.h"
 

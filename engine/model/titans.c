@@ -1,4 +1,4 @@
-/* model_titans.c: the Titans token mixer (`arch: titans`, docs/titans.md).
+/* titans.c: the Titans token mixer (`arch: titans`, docs/titans.md).
  *
  * Per layer, x = rmsnorm_1(h) and one fused projection x [Wq Wk Wv | Wmq Wmk
  * Wmv Wg]^T (MAG; MAL splits it in two, see below) gives
@@ -9,7 +9,7 @@
  *   MAG:  o = rmsnorm_a(ya) * sigmoid(rmsnorm_m(ym)),  resid_mid = h + o Wo^T
  *   MAL:  x2 = x + rmsnorm_m(ym) (the memory layer, with its residual),
  *         q, k, v = x2 [Wq Wk Wv]^T,  resid_mid = h + swa(...) Wo^T
- * and the block's tapered SwiGLU MLP follows (model_pass.c).
+ * and the block's tapered SwiGLU MLP follows (pass.c).
  *
  * Memory: the fused projection lives in the layer's qkvg buffer (m->S is
  * set here), ya in atty and the attention's log-sum-exp in lse; the rest

@@ -1,12 +1,12 @@
-/* model_titans.h: Titans (`arch: titans`, docs/titans.md, Behrouz et al.
+/* titans.h: Titans (`arch: titans`, docs/titans.md, Behrouz et al.
  * 2024): a token mixer of sliding-window attention with persistent
  * key/value entries and a neural long-term memory trained online inside
  * the forward pass, combined as a gate (MAG) or stacked as a layer (MAL);
  * the layer's MLP is the usual tapered SwiGLU.
  *
  * Public part: the architecture's share of the parameter/FLOP account.
- * Internal part (eng__titans_*): what model.c and model_pass.c call; the
- * code is in model_titans.c, the numbers in engine/cpu/{dconv, silu_norm,
+ * Internal part (eng__titans_*): what model.c and pass.c call; the
+ * code is in titans.c, the numbers in engine/cpu/{dconv, silu_norm,
  * swa, titans_mem}.c behind engine/model/ops.h.
  *
  * Must not: change anything for the other architectures (every entry point

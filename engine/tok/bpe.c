@@ -1,4 +1,4 @@
-/* tok_bpe.c: byte-level BPE from a tiktoken rank file: loading (bounded,
+/* bpe.c: byte-level BPE from a tiktoken rank file: loading (bounded,
  * with file:line errors), the definition hash, and merging one piece.
  *
  * Merging follows tiktoken's rule: start from single bytes, repeatedly join

@@ -1,4 +1,4 @@
-/* tok_train.c: a small byte-level BPE trainer (tlm-data train-bpe) for the
+/* bpe_train.c: a small byte-level BPE trainer (tlm-data train-bpe) for the
  * CPU-sized models, whose 128K-id Llama 3 embedding would dominate the cost.
  *
  * Text is pre-tokenised with the same pattern the encoder uses and counted

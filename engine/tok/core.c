@@ -1,7 +1,7 @@
-/* tok_core.c: the public tokenizer API (tokenizer.h): opening a tokenizer by
+/* core.c: the public tokenizer API (tokenizer.h): opening a tokenizer by
  * name or file, special tokens, encode/decode, and the shard check that
- * training relies on.  BPE internals live in tok_bpe.c, the pattern in
- * tok_pretok.c.  Must not: exit, print, or read unbounded input. */
+ * training relies on.  BPE internals live in bpe.c, the pattern in
+ * pretok.c.  Must not: exit, print, or read unbounded input. */
 #include <errno.h>
 #include <libgen.h>
 #include <stdio.h>

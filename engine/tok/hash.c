@@ -1,4 +1,4 @@
-/* tok_hash.c: the byte-string -> rank map behind BPE (open addressing,
+/* hash.c: the byte-string -> rank map behind BPE (open addressing,
  * about 50% full, so a lookup is one or two probes), its hash function, and
  * base64 for rank files.  Lookups happen once per candidate merge, so this
  * is the encoder's innermost loop. */

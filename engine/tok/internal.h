@@ -1,4 +1,4 @@
-/* tok_internal.h: the inside of eng_tok, shared by the tok_*.c files only.
+/* internal.h: the inside of eng_tok, shared by the files of engine/tok/ only.
  * Nothing here is part of the engine's API (see tokenizer.h). */
 #ifndef TLM_ENGINE_TOK_INTERNAL_H
 #define TLM_ENGINE_TOK_INTERNAL_H
@@ -65,20 +65,20 @@ struct eng_tok {
     uint32_t cache_used, cache_bytes_used, cache_ids_used;
 };
 
-/* ---- tok_hash.c: hashing and the rank map */
+/* ---- hash.c: hashing and the rank map */
 uint64_t tok_hash(const uint8_t *p, size_t n);
 int tok_map_build(eng_tok *t, eng_err *e);
 /* rank of bytes p[0, n), or -1 */
 int64_t tok_map_get(const eng_tok *t, const uint8_t *p, size_t n);
 
-/* ---- tok_pretok.c: the Llama 3 pre-tokenisation pattern */
+/* ---- pretok.c: the Llama 3 pre-tokenisation pattern */
 extern const char tok_llama3_pattern[];
 int tok_regex_compile(pcre2_code **re, pcre2_match_data **md, eng_err *e);
 /* Call fn(arg, start, len) for each piece of the valid UTF-8 text p[0, n). */
 int tok_pretokenize(pcre2_code *re, pcre2_match_data *md, const uint8_t *p, size_t n,
                     int (*fn)(void *arg, const uint8_t *piece, size_t len), void *arg, eng_err *e);
 
-/* ---- tok_bpe.c: rank files and byte-pair merging */
+/* ---- bpe.c: rank files and byte-pair merging */
 int tok_load_ranks(eng_tok *t, const char *path, eng_err *e);
 /* The same from the file's text (path names it in messages). */
 int tok_load_ranks_text(eng_tok *t, const char *path, const char *text, size_t len, eng_err *e);

@@ -1,4 +1,4 @@
-/* tok_pretok.c: pre-tokenisation, the regex that cuts text into the pieces
+/* pretok.c: pre-tokenisation, the regex that cuts text into the pieces
  * BPE merges within.  The pattern is Llama 3's (the same as OpenAI's
  * cl100k_base) with one deliberate rewrite: `\s` is spelled out as the
  * Unicode White_Space set, which is what the reference implementation's

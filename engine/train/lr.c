@@ -1,4 +1,4 @@
-/* train_lr.c: warm-up + cosine learning rate and step arithmetic (train_lr.h). */
+/* lr.c: warm-up + cosine learning rate and step arithmetic (lr.h). */
 #include "engine/train/lr.h"
 
 #include <math.h>

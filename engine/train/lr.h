@@ -1,4 +1,4 @@
-/* train_lr.h: the learning-rate schedule and the step arithmetic of a run,
+/* lr.h: the learning-rate schedule and the step arithmetic of a run,
  * as pure functions of the config (no model, no state), so the trainer,
  * the worker's `start` event and the tests agree on them.
  *

@@ -1,5 +1,5 @@
 /* train.h: the training loop of one job: data, model, AdamW with warm-up +
- * cosine LR (train_lr.h), gradient accumulation, global-norm clipping,
+ * cosine LR (lr.h), gradient accumulation, global-norm clipping,
  * validation perplexity, periodic checkpoints (ckpt.h), resume, and a stop
  * on request or on divergence.
  *

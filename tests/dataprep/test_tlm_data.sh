@@ -1,5 +1,5 @@
 #!/bin/sh
-# test_tlmdata.sh: the tlm-data program end to end: --help everywhere;
+# test_tlm_data.sh: the tlm-data program end to end: --help everywhere;
 # build from a folder of text plus JSONL (manifest contents, shard headers,
 # the split rule, every byte accounted for); JSONL errors name file:line;
 # a trained bpeN lands in the dataset and is found by name; encode/decode

@@ -1,4 +1,4 @@
-/* test_db_migrate.c: a version-1 results.db (db/history/v1.sql, with data)
+/* test_migrate.c: a version-1 results.db (db/history/v1.sql, with data)
  * opened by the current code is migrated in place: its step metrics move
  * into `steps` (NaN kept), and its tables, columns, indexes and views end
  * up exactly as db/schema.sql creates them on a new file.  Versions 2 and 3

@@ -1,4 +1,4 @@
-/* test_model_util.h: helpers shared by the model tests (test_model,
+/* model_util.h: helpers shared by the model tests (test_model,
  * test_grad_model, parity_dump): a resolved config for a tiny model from a
  * few knobs, and deterministic token batches. */
 #ifndef TLM_TESTS_TEST_MODEL_UTIL_H

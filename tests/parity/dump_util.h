@@ -1,4 +1,4 @@
-/* parity_dump_util.h: what the engine's side of every PyTorch parity test
+/* dump_util.h: what the engine's side of every PyTorch parity test
  * does alike (tests/parity/parity_dump.c, parity_hope_dump.c, parity_titans_dump.c):
  * the recipe, the initial weights with their metadata, the 10 AdamW steps
  * and the file of their results.  Header-only, for the test programs.

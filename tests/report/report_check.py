@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# test_report_check.py: checks what tlm-report wrote (test_report.sh runs it)
+# report_check.py: checks what tlm-report wrote (test_report.sh runs it)
 # against results.db read with its own SQL: every number of every table is
 # recomputed here (final evaluation = largest step, seeds of finished jobs
 # only, mean and sample standard deviation with the statistics module,
@@ -9,7 +9,7 @@
 # column counts.  Figures: SVG parses as XML, PNG has its signature and
 # the IHDR size.
 #
-# usage: test_report_check.py RESULTS_DB OUT_DIR
+# usage: report_check.py RESULTS_DB OUT_DIR
 # OUT_DIR holds NAME[.paper][.SWEEP].{md,csv,tex,json}, figures/*.svg|png,
 # all/ (--all) and list.txt (--list), as test_report.sh writes them.
 # Prints TAP; exits 1 when a check failed.

@@ -1,11 +1,11 @@
-/* test_report_mkdb.c: writes the results.db that test_report.sh renders:
+/* report_mkdb.c: writes the results.db that test_report.sh renders:
  * jobs with known values through the db API (as tlmd would), covering what
  * the tables must get right: several seeds per cell, pending / running /
  * interrupted / failed jobs, a NaN evaluation, a NaN loss, NaN layer
  * statistics, an older evaluation step that must not be read as final,
  * a second sweep sharing a job, and every suite the tables read, named as
  * docs/evaluation.md names them.
- * Not a test by itself: test_report_check.py computes what the tables must
+ * Not a test by itself: report_check.py computes what the tables must
  * say from this database with its own SQL.
  * usage: test_report_mkdb OUT.db */
 #include <math.h>

@@ -2,7 +2,7 @@
 # test_report.sh: tlm-report end to end on a results.db built through the
 # db API with known values (test_report_mkdb): every table in every format,
 # with and without --paper, one sweep at a time, every figure as SVG and
-# PNG, --all and --list; test_report_check.py then recomputes every number
+# PNG, --all and --list; report_check.py then recomputes every number
 # from the database with its own SQL and parses every file.  Also: the
 # errors a user meets (no database, unknown table or sweep, an older
 # schema, not a database, bad options) exit non-zero with a clear message.
@@ -181,6 +181,6 @@ sed -e '/^1\.\./d' -e 's/^\(not \)\{0,1\}ok [0-9]* - /&check: /' "$tmp/check" | 
     echo "$line"
 done
 checks=$(grep -c '^ok\|^not ok' "$tmp/check")
-[ "$st" = 0 ] && ok "test_report_check.py: $checks checks against SQL" || no "test_report_check.py ($st)"
+[ "$st" = 0 ] && ok "report_check.py: $checks checks against SQL" || no "report_check.py ($st)"
 echo "1..$n"
 [ "$failed" = 0 ]

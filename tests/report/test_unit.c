@@ -1,4 +1,4 @@
-/* test_report_unit.c: the pieces of tlm-report that need no database:
+/* test_unit.c: the pieces of tlm-report that need no database:
  * seed statistics against hand-computed values, the words for missing
  * cells, the blocks-schedule classification, number formatting (no "-0.00",
  * exact round trips for CSV/JSON), best-value marking (our rows only,

@@ -1,4 +1,4 @@
-/* test_db_reader.c: helper of tests/tlmd/test_reader.sh (not a test on its
+/* db_reader.c: helper of tests/tlmd/test_reader.sh (not a test on its
  * own): reads results.db in a loop while tlmd writes it, as tlm-report or
  * a person with sqlite3 would, and counts every failure.
  *

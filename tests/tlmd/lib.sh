@@ -1,4 +1,4 @@
-# test_tlmd_lib.sh: sourced by the tlmd end-to-end tests (tests/test_tlmd_*.sh),
+# lib.sh: sourced by the tlmd end-to-end tests (tests/test_tlmd_*.sh),
 # not a test itself.  Sets T (tlmd), W (tlm-worker), a temp folder $tmp
 # (the tests run inside it: results.db, runs/), ok/finish TAP helpers, and
 # $tmp/text.tlmtok: the bytes of the licence texts every Debian system

@@ -1,5 +1,5 @@
 #!/bin/sh
-# test_tlmd_cli.sh: tlmd's command line without training: usage errors
+# test_cli.sh: tlmd's command line without training: usage errors
 # exit 2 with a message (a GPU slot this build cannot serve among them, and
 # a database that is not TLM's, named by its --db path); a bad sweep file
 # among good ones is reported with its position and nothing is recorded

@@ -1,4 +1,4 @@
-/* test_tlmd_events.c: what tlmd trusts from a worker.  Real event lines
+/* test_events.c: what tlmd trusts from a worker.  Real event lines
  * (tests/fuzz/corpus/event/, taken from tlm-worker) parse into the right
  * fields; "nan"/"inf" strings become non-finite numbers; a catalogue of
  * broken lines is refused with its reason; the line framer splits lines

@@ -1,5 +1,5 @@
 #!/bin/sh
-# test_tlmd_failures.sh: a worker that hangs (kept stopped with SIGSTOP, so
+# test_failures.sh: a worker that hangs (kept stopped with SIGSTOP, so
 # it sends nothing and cannot even act on SIGTERM) is detected after
 # --heartbeat-timeout, killed with SIGKILL after --kill-grace, recorded as a
 # timeout and retried from its checkpoint; a job whose loss goes NaN (lr 10

@@ -1,4 +1,4 @@
-/* test_tlmd_ingest.c: what the daemon does with each line a worker sends,
+/* test_ingest.c: what the daemon does with each line a worker sends,
  * without a worker: lines go straight into orc_ingest_line for one
  * attempt.  Valid events become rows; a refused line becomes a protocol
  * error in `logs` (at most 21 rows per attempt, every one counted) and

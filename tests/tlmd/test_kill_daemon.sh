@@ -1,5 +1,5 @@
 #!/bin/sh
-# test_tlmd_kill_daemon.sh: tlmd killed with SIGKILL in mid-sweep, twice,
+# test_kill_daemon.sh: tlmd killed with SIGKILL in mid-sweep, twice,
 # then started again.  Its workers die with it; the next daemon closes the
 # attempts left open, resumes the jobs from their last recorded
 # checkpoints, and the sweep ends with every job done exactly once, every

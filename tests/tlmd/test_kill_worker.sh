@@ -1,5 +1,5 @@
 #!/bin/sh
-# test_tlmd_kill_worker.sh: a worker killed with SIGKILL in mid-training is
+# test_kill_worker.sh: a worker killed with SIGKILL in mid-training is
 # recorded as a crash and retried; the retry resumes from the last
 # checkpoint, and the job ends with exactly the losses of an uninterrupted
 # run (same final loss, same loss at every step, each step stored once).

@@ -1,5 +1,5 @@
 #!/bin/sh
-# test_tlmd_reader.sh: readers querying results.db in a loop while tlmd
+# test_reader.sh: readers querying results.db in a loop while tlmd
 # trains a sweep into it (one through the db API, one with no busy timeout
 # at all, like the sqlite3 shell; each holds its read transaction open
 # across queries) never see "database is locked" while the daemon runs, and

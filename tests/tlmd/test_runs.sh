@@ -1,5 +1,5 @@
 #!/bin/sh
-# test_tlmd_runs.sh: a runs folder belongs to one database, and tlmd never
+# test_runs.sh: a runs folder belongs to one database, and tlmd never
 # deletes a checkpoint.  The first run pairs runs/ with results.db
 # (runs/tlmd-runs.json holds its id); a new or mistyped --db on that runs
 # folder is refused naming both databases, and changes nothing; the same

@@ -1,5 +1,5 @@
 #!/bin/sh
-# test_tlmd_signals.sh: SIGINT to tlmd stops its workers gracefully (each
+# test_signals.sh: SIGINT to tlmd stops its workers gracefully (each
 # writes a checkpoint and exits 75), marks their jobs interrupted, and tlmd
 # exits 75; the next start resumes them from those very steps.  A second
 # signal forces: workers that cannot stop in time are killed at once.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# test_tlmd_sweep.sh: a 4-job sweep trained by the real tlm-worker to the
+# test_sweep.sh: a 4-job sweep trained by the real tlm-worker to the
 # end.  results.db then holds every job's steps, evaluations, per-layer
 # widths, checkpoints and environment; `select * from results` has one row
 # per job; a second run trains nothing; an edited sweep is reconciled

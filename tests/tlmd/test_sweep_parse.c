@@ -1,4 +1,4 @@
-/* test_sweep.c: sweep files.  Every file of the malformed catalogue
+/* test_sweep_parse.c: sweep files.  Every file of the malformed catalogue
  * (tests/data/sweeps/bad/, first line "# expect: LINE:COL: message") fails
  * with exactly that position and message; ok_grid.yaml expands in order
  * with grid x seeds minus exclude plus include, duplicates merged, dotted

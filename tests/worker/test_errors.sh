@@ -1,5 +1,5 @@
 #!/bin/sh
-# test_worker_errors.sh: tlm-worker's failures end with one `error` event of
+# test_errors.sh: tlm-worker's failures end with one `error` event of
 # the right kind, a clear message and the exit status of docs/protocol.md:
 # missing data, a tokenizer or vocabulary mismatch, a corrupt shard, a FIFO
 # as data (3, at once), an unwritable run

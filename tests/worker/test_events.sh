@@ -1,5 +1,5 @@
 #!/bin/sh
-# test_worker_events.sh: tlm-worker's event stream is what docs/protocol.md
+# test_events.sh: tlm-worker's event stream is what docs/protocol.md
 # says: valid JSON lines with the listed fields, start (matching --describe:
 # id, widths, parameters, FLOPs) then one layer d_ff event per layer, every
 # step with its learning rate, evaluations and checkpoints at their periods,

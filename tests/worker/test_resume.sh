@@ -1,5 +1,5 @@
 #!/bin/sh
-# test_worker_resume.sh: determinism of tlm-worker on the CPU.  The same
+# test_resume.sh: determinism of tlm-worker on the CPU.  The same
 # config and seed give bit-identical losses (and final checkpoints) in two
 # runs; a run killed with SIGKILL at a random step, or stopped with SIGTERM
 # or SIGINT (exit 75, `stopped` with its checkpoint), or whose parent dies

@@ -1,5 +1,5 @@
 #!/bin/sh
-# test_worker_train.sh: the "done when": a tiny tapered model
+# test_train.sh: the "done when": a tiny tapered model
 # (scale 1m, cosine taper 1.5 -> 0.5) trains from `tlm-worker --config` on
 # byte tokens of real English text (the licence texts every Debian system
 # ships) and its validation loss falls well below the unigram (byte)

@@ -1,4 +1,4 @@
-/* test_tokconf_run.c: the TLM side of the Llama 3 conformance test
+/* tokconf_run.c: the TLM side of the Llama 3 conformance test
  * (test_tokconf.sh runs it): encodes every string of a gen.mjs corpus with
  * TLM's llama3 tokenizer (special tokens allowed, invalid UTF-8 replaced,
  * as the reference does) and compares the ids with the reference's lines.

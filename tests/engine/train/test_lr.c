@@ -1,4 +1,4 @@
-/* test_train_lr.c: the learning-rate schedule (warm-up, then cosine to
+/* test_lr.c: the learning-rate schedule (warm-up, then cosine to
  * min_lr_ratio x lr) and the step arithmetic that the trainer, the `start`
  * event and checkpoints share. */
 #include <math.h>
