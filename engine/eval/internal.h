@@ -1,4 +1,4 @@
-/* internal.h: what the evaluation suites (engine/eval/*.c) share:
+/* internal.h: what the evaluation suites (the files of engine/eval/) share:
  * growable text, a bounded JSONL reader whose errors name file and line,
  * lm-evaluation-harness's request scoring (context/continuation encoding,
  * truncation, log-likelihood and greediness), greedy generation, and the
