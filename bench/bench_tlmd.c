@@ -151,7 +151,9 @@ int main(int argc, char **argv)
     }
     size_t len;
     char *stream = make_stream(n, &len);
-    char dir[] = "/tmp/tlm-bench-tlmd-XXXXXX";
+    char dir[256];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/tlm-bench-tlmd-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir))
         return 1;
     char path[600];

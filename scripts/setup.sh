@@ -16,6 +16,7 @@ cd "$(dirname "$0")/.."
 
 want_test=0
 build=1
+log_dir=${TMPDIR:-/tmp} # where the apt-get, autogen and make logs go
 for arg in "$@"; do
     case "$arg" in
     --test) want_test=1 ;;
@@ -79,9 +80,9 @@ if [ -n "$missing" ]; then
     export DEBIAN_FRONTEND=noninteractive
     $SUDO apt-get update -qq
     # shellcheck disable=SC2086
-    $SUDO apt-get install -y -qq --no-install-recommends $missing >/tmp/tlm-apt.log 2>&1 || {
-        tail -n 30 /tmp/tlm-apt.log >&2
-        say "apt-get install failed (full log: /tmp/tlm-apt.log)"
+    $SUDO apt-get install -y -qq --no-install-recommends $missing >"$log_dir/tlm-apt.log" 2>&1 || {
+        tail -n 30 "$log_dir/tlm-apt.log" >&2
+        say "apt-get install failed (full log: $log_dir/tlm-apt.log)"
         exit 1
     }
 else
@@ -93,8 +94,8 @@ if [ -n "$node_pkgs" ]; then
     export DEBIAN_FRONTEND=noninteractive
     [ -n "$missing" ] || $SUDO apt-get update -qq || true
     # shellcheck disable=SC2086
-    $SUDO apt-get install -y -qq --no-install-recommends $node_pkgs >/tmp/tlm-apt-node.log 2>&1 ||
-        say "could not install$node_pkgs (see /tmp/tlm-apt-node.log); tests/engine/tok/test_tokconf.sh will skip"
+    $SUDO apt-get install -y -qq --no-install-recommends $node_pkgs >"$log_dir/tlm-apt-node.log" 2>&1 ||
+        say "could not install$node_pkgs (see $log_dir/tlm-apt-node.log); tests/engine/tok/test_tokconf.sh will skip"
 fi
 
 [ "$build" = 1 ] || exit 0
@@ -103,8 +104,8 @@ fi
 jobs=$(nproc 2>/dev/null || echo 2)
 if [ ! -x configure ] || [ configure.ac -nt configure ] || [ ! -e build-aux/test-driver ]; then
     say "autoreconf"
-    ./autogen.sh >/tmp/tlm-autogen.log 2>&1 || {
-        cat /tmp/tlm-autogen.log >&2
+    ./autogen.sh >"$log_dir/tlm-autogen.log" 2>&1 || {
+        cat "$log_dir/tlm-autogen.log" >&2
         exit 1
     }
 fi
@@ -116,9 +117,9 @@ if [ ! -e config.status ] || [ configure -nt config.status ]; then
     }
 fi
 say "make -j$jobs"
-make -s -j"$jobs" >/tmp/tlm-make.log 2>&1 || {
-    tail -n 40 /tmp/tlm-make.log >&2
-    say "build failed (full log: /tmp/tlm-make.log)"
+make -s -j"$jobs" >"$log_dir/tlm-make.log" 2>&1 || {
+    tail -n 40 "$log_dir/tlm-make.log" >&2
+    say "build failed (full log: $log_dir/tlm-make.log)"
     exit 1
 }
 say "built: worker/tlm-worker orchestrator/tlmd reports/tlm-report dataprep/tlm-data"

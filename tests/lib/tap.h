@@ -50,6 +50,16 @@ static inline double tap_max_rel(const double *a, const double *b, int n)
 }
 
 /* Ends the program: prints the plan and exits 1 if anything failed. */
+/* A fresh folder NAME-XXXXXX under $TMPDIR (else /tmp) into out; NULL
+ * if it cannot be made. */
+static inline char *tap_tmpdir(char *out, size_t cap, const char *name)
+{
+    const char *t = getenv("TMPDIR");
+    if (snprintf(out, cap, "%s/%s-XXXXXX", t && *t ? t : "/tmp", name) >= (int)cap)
+        return NULL;
+    return mkdtemp(out);
+}
+
 static inline int tap_done(void)
 {
     printf("1..%d\n", tap_n);

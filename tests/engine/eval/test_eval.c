@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/fileio.h"
 #include "engine/cpu/backend.h"
 #include "engine/eval/gpt2.h"
 #include "engine/eval/internal.h"
@@ -228,10 +229,9 @@ static void check_cases(void)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/tlm-test-eval-%ld", (long)getpid());
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s/cs", dir, dir);
-    if (system(cmd))
+    char csdir[300];
+    if (!tap_tmpdir(dir, sizeof dir, "tlm-test-eval") || snprintf(csdir, sizeof csdir, "%s/cs", dir) >= (int)sizeof csdir ||
+        mkdir(csdir, 0700))
         return 1;
     eng_err e = {0};
     if (eng_backend_cpu_create(&BE, 1, &e)) {
@@ -454,8 +454,7 @@ int main(void)
 
     eng_backend_free(BE);
     eng_tok_free(tok);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd))
+    if (eng_rm_tree(dir))
         TAP_DIAG("could not remove %s", dir);
     return tap_done();
 }

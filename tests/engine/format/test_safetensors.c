@@ -11,8 +11,8 @@
 
 int main(void)
 {
-    char dir[] = "/tmp/tlm-st-XXXXXX";
-    if (!mkdtemp(dir))
+    char dir[200];
+    if (!tap_tmpdir(dir, sizeof dir, "tlm-st"))
         return 1;
     char path[256], bad[256];
     snprintf(path, sizeof path, "%s/a.safetensors", dir);

@@ -261,9 +261,7 @@ int main(void)
     free(toks);
     free(back);
     eng_tok_free(bytes);
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd)) {
-    }
+    if (eng_rm_tree(dir))
+        TAP_DIAG("could not remove %s", dir);
     return tap_done();
 }

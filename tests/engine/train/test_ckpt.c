@@ -105,8 +105,7 @@ static void test_names(void)
 int main(void)
 {
     test_names();
-    snprintf(root, sizeof root, "/tmp/tlm-test-ckpt-XXXXXX");
-    if (!mkdtemp(root))
+    if (!tap_tmpdir(root, sizeof root, "tlm-test-ckpt"))
         return 99;
     char ckroot[400];
     snprintf(ckroot, sizeof ckroot, "%s/ckpt", root);

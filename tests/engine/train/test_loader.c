@@ -173,8 +173,7 @@ static void manifest_cases(const char *root, const char *dir, const char *valdir
 
 int main(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/tlm-test-loader-XXXXXX");
-    if (!mkdtemp(tmpdir))
+    if (!tap_tmpdir(tmpdir, sizeof tmpdir, "tlm-test-loader"))
         return 99;
     char dir[300], s0[400], s1[400], valdir[300], v0[400];
     snprintf(dir, sizeof dir, "%s/train", tmpdir);

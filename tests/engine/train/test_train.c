@@ -139,7 +139,10 @@ int main(int argc, char **argv)
         printf("Bail out! %s\n", be_err.msg);
         return 1;
     }
-    snprintf(shard, sizeof shard, "/tmp/tlm-test-train-%ld.tlmtok", (long)getpid());
+    char dir[200];
+    if (!tap_tmpdir(dir, sizeof dir, "tlm-test-train"))
+        return 99;
+    snprintf(shard, sizeof shard, "%s/train.tlmtok", dir);
     if (make_text()) {
         printf("cannot write %s\n", shard);
         return 99;
@@ -221,5 +224,6 @@ int main(int argc, char **argv)
         eng_trainer_free(t);
     eng_backend_free(BE);
     unlink(shard);
+    rmdir(dir);
     return tap_done();
 }
