@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/fileio.h"
 #include "common/clock.h"
 #include "db/db.h"
 #include "orchestrator/event.h"
@@ -203,8 +204,7 @@ int main(int argc, char **argv)
     printf("\ntarget > 100,000 step events/s: %s (%.0f)\n", tlmd_rate > 100000 ? "met" : "NOT met", tlmd_rate);
     (void)ok;
     (void)e;
-    snprintf(path, sizeof path, "rm -rf '%s'", dir);
-    if (system(path) != 0)
+    if (eng_rm_tree(dir))
         fprintf(stderr, "bench_tlmd: could not remove %s\n", dir);
     free(stream);
     free(p);

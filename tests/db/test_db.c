@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/fileio.h"
 #include "common/clock.h"
 #include "db/db.h"
 #include "tests/lib/tap.h"
@@ -463,9 +464,7 @@ int main(void)
     test_job_status_names();
     test_reconcile();
     test_results_at_scale();
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
+    if (eng_rm_tree(dir))
         TAP_DIAG("could not remove %s", dir);
     return tap_done();
 }

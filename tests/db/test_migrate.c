@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/fileio.h"
 #include "db/db.h"
 #include "tests/lib/tap.h"
 
@@ -217,9 +218,7 @@ int main(void)
     db_close(d);
     free(v3);
 
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
+    if (eng_rm_tree(dir))
         TAP_DIAG("could not remove %s", dir);
     free(v1);
     return tap_done();

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/fileio.h"
 #include "orchestrator/daemon.h"
 #include "tests/lib/tap.h"
 
@@ -139,9 +140,7 @@ int main(void)
     free(r);
     db_close(d.db);
     orc_jobs_clear(&d.plan.jobs);
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
+    if (eng_rm_tree(dir))
         TAP_DIAG("could not remove %s", dir);
     return tap_done();
 }

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/fileio.h"
 #include "engine/train/ckpt.h"
 #include "engine/config/config.h"
 #include "engine/train/rng.h"
@@ -352,9 +353,7 @@ int main(void)
     alarm(0);
 
     free(p), free(m), free(v), free(p2), free(m2), free(v2);
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    if (system(cmd))
+    if (eng_rm_tree(root))
         TAP_DIAG("could not remove %s", root);
     return tap_done();
 }

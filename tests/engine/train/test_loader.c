@@ -350,9 +350,7 @@ int main(void)
 
     free(seen);
     free(is_val);
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd))
+    if (eng_rm_tree(tmpdir))
         TAP_DIAG("could not remove %s", tmpdir);
     return tap_done();
 }
