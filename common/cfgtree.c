@@ -577,27 +577,16 @@ int cfg_parse_buffer(const char *name, const char *buf, size_t len, cfg_node **o
 int cfg_parse_file(const char *path, cfg_node **out, eng_err *e)
 {
     *out = NULL;
-    FILE *f;
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return eng_errf(e, ENG_ECONFIG, "%s: is a directory (expected a YAML or JSON file)", path);
-    int rc = eng_fopen_input(path, ENG_ECONFIG, &f, e); /* a FIFO or a device: refused, never read */
+    char *buf;
+    size_t n;
+    /* a FIFO or a device: refused, never read */
+    int rc = eng_read_input(path, CFG_MAX_BYTES, ENG_ECONFIG, &buf, &n, e);
     if (rc)
         return rc;
-    char *buf = malloc(CFG_MAX_BYTES + 1);
-    if (!buf) {
-        fclose(f);
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
-    }
-    size_t n = fread(buf, 1, CFG_MAX_BYTES + 1, f);
-    int bad = ferror(f) ? errno : 0;
-    fclose(f);
-    if (bad)
-        rc = eng_errf(e, ENG_EIO, "%s: read error: %s", path, strerror(bad));
-    else if (n > CFG_MAX_BYTES)
-        rc = eng_errf(e, ENG_ECONFIG, "%s: larger than %u bytes", path, CFG_MAX_BYTES);
-    else
-        rc = cfg_parse_buffer(path, buf, n, out, e);
+    rc = cfg_parse_buffer(path, buf, n, out, e);
     free(buf);
     return rc;
 }

@@ -174,9 +174,14 @@ int eng_fopen_input(const char *path, int code, FILE **out, eng_err *e)
 
 int eng_read_file(const char *path, size_t max, char **out, size_t *len, eng_err *e)
 {
+    return eng_read_input(path, max, ENG_EDATA, out, len, e);
+}
+
+int eng_read_input(const char *path, size_t max, int code, char **out, size_t *len, eng_err *e)
+{
     *out = NULL;
     FILE *f;
-    int rc = eng_fopen_input(path, ENG_EDATA, &f, e);
+    int rc = eng_fopen_input(path, code, &f, e);
     if (rc)
         return rc;
     if (max == SIZE_MAX) {
@@ -197,7 +202,7 @@ int eng_read_file(const char *path, size_t max, char **out, size_t *len, eng_err
     }
     if (n > max) {
         free(buf);
-        return eng_errf(e, ENG_EDATA, "%s: larger than %zu bytes", path, max);
+        return eng_errf(e, code, "%s: larger than %zu bytes", path, max);
     }
     buf[n] = '\0';
     *out = buf;

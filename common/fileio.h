@@ -54,6 +54,9 @@ int eng_fopen_input(const char *path, int code, FILE **f, eng_err *e);
 /* Read a whole input file (eng_open_input's checks, ENG_EDATA for a missing
  * one; at most max bytes, else ENG_EDATA); *out is malloc'd and NUL-terminated. */
 int eng_read_file(const char *path, size_t max, char **out, size_t *len, eng_err *e);
+/* The same with `code` for a missing, unusable or oversized file (a
+ * config's reader says ENG_ECONFIG). */
+int eng_read_input(const char *path, size_t max, int code, char **out, size_t *len, eng_err *e);
 /* fsync the folder that holds `path` (or `path` itself if it is a folder). */
 int eng_fsync_dir(const char *path);
 /* mkdir -p; existing folders are fine. */
