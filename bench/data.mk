@@ -5,3 +5,9 @@ bench_bench_tok_SOURCES = bench/bench_tok.c
 bench_bench_tok_CPPFLAGS = $(AM_CPPFLAGS)
 bench_bench_tok_LDADD = $(ENGINE_LIBS)
 EXTRA_DIST += bench/bench_tok.sh
+
+# SHA-256 (every shard is hashed at each job start) beside coreutils' sha256sum.
+noinst_PROGRAMS += bench/bench_sha256
+bench_bench_sha256_SOURCES = bench/bench_sha256.c
+bench_bench_sha256_CPPFLAGS = $(AM_CPPFLAGS)
+bench_bench_sha256_LDADD = $(COMMON_LIBS)
