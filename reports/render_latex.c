@@ -1,6 +1,7 @@
 /* render_latex.c: one table environment per panel, plain tabular with
  * \hline (no packages needed), best values in \textbf, empty cells in
- * \textit saying why.  Text is escaped; the few non-ASCII symbols the
+ * \textit saying why, paired differences with their interval and a
+ * dagger where it excludes 0.  Text is escaped; the few non-ASCII symbols the
  * tables use (Δ, ±, ρ, →, −) become math.
  * Must not: emit anything that needs a LaTeX package. */
 #include "reports/rpt.h"
@@ -54,9 +55,15 @@ static void put_text(FILE *f, const char *s)
 
 static void put_cell(FILE *f, const rpt_col *col, const rpt_cell *c, int role)
 {
-    char a[64], b[64];
+    char a[64], b[64], d[256];
     switch (c->kind) {
     case RPT_CELL_NONE: fputs("--", f); break;
+    case RPT_CELL_DELTA:
+        rpt_fmt_delta(d, sizeof d, c, col->decimals);
+        put_text(f, d);
+        if (c->sig == RPT_SIG_YES)
+            fputs("$^{\\dagger}$", f);
+        break;
     case RPT_CELL_TEXT: put_text(f, c->text); break;
     case RPT_CELL_MISSING:
         fputs("\\textit{", f);
