@@ -9,6 +9,7 @@ reports_librpt_a_SOURCES = \
 	reports/ctx.c \
 	reports/metrics.c \
 	reports/stats.c \
+	reports/summary.c \
 	reports/axes.c \
 	reports/table.c \
 	reports/tables.c \

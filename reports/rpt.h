@@ -242,6 +242,20 @@ typedef struct rpt_panel {
     int n_notes, cap_notes;
 } rpt_panel;
 
+/* One comparison a table makes (a Δ cell), kept with its words so that
+ * report.md can say in sentences what the seeds support and the delta
+ * figure can draw it beside the paper's Δ. */
+typedef struct rpt_finding {
+    const char *panel;          /* the panel's title */
+    const char *what, *against; /* "wider-late", "uniform" */
+    const char *unit;           /* "ppl", "accuracy points" */
+    int better;                 /* -1 lower is better, +1 higher */
+    int decimals;
+    rpt_paired d;               /* d.paired < 0: no difference, why says why */
+    const char *why;
+    double paper;               /* the paper's Δ for the same comparison, NaN when it has none */
+} rpt_finding;
+
 typedef struct rpt_table {
     const char *name, *title;
     const char *db_path, *sweep; /* for the header of each format */
@@ -249,6 +263,8 @@ typedef struct rpt_table {
     int n_panels, cap_panels;
     const char **notes; /* table-wide */
     int n_notes, cap_notes;
+    rpt_finding *findings; /* in the order of the rows */
+    int n_findings, cap_findings;
     int oom; /* an allocation failed: rpt_table_status reports it */
     rpt_arena a;
 } rpt_table;
@@ -270,6 +286,14 @@ void rpt_set_missing(rpt_table *t, rpt_panel *p, int row, int col, const char *w
  * (b's why prefixed with b_name: "uniform pending"). */
 void rpt_set_delta(rpt_table *t, rpt_panel *p, int row, int col, const rpt_paired *d, const rpt_stat *a,
                    const rpt_stat *b, const char *b_name);
+/* Records the comparison that cell (row, col) of p shows, set by
+ * rpt_set_delta from d (its why when it has no difference); strings copied. */
+void rpt_finding_add(rpt_table *t, const rpt_panel *p, int row, int col, const char *what, const char *against,
+                     const char *unit, int better, const rpt_paired *d, double paper);
+/* The finding in words, from its numbers only: "wider-late is worse than
+ * uniform by 1.10 [0.85, 1.35] ppl, 3 seeds", "wider-early is not
+ * distinguishable from uniform (+0.03 [-0.25, +0.32] ppl, 3 seeds)". */
+void rpt_finding_text(const rpt_finding *f, char *out, size_t cap);
 /* Note under a panel (p) or the table (p NULL). */
 void rpt_note(rpt_table *t, rpt_panel *p, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Marks the best value per column (columns with `better`, rows and

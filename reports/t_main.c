@@ -143,6 +143,15 @@ static void delta_row(rpt_ctx *c, rpt_table *t, rpt_panel *p, const char *arch, 
         if (gu >= 0 && gt >= 0)
             rpt_paired_groups(c, &c->groups[gt], &c->groups[gu], v, scale_k, &d);
         rpt_set_delta(t, p, r, k, &d, &st, &su, "uniform");
+        /* the summary speaks of the validation perplexity and the average accuracy */
+        if ((k == 1 || (k == C_AVG && (su.n || st.n))) && gt >= 0 && gu >= 0) {
+            const char *key = k == C_AVG ? "avg" : METRICS[k - 1].key;
+            rpt_finding_add(t, p, r, k,
+                            rpt_printf(&t->a, "tapered %s (%s)", rpt_arch_title(arch),
+                                       k == C_AVG ? "average accuracy" : "val ppl"),
+                            "uniform", k == C_AVG ? "points" : "ppl", k == C_AVG ? 1 : METRICS[k - 1].better, &d,
+                            rpt_paper_round(rpt_paper_table2(scale, arch, 1, key) - rpt_paper_table2(scale, arch, 0, key)));
+        }
     }
 }
 

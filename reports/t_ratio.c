@@ -132,6 +132,10 @@ static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, const rpt_value
             if (g >= 0 && ug >= 0)
                 rpt_paired_groups(c, &c->groups[g], &c->groups[ug], ppl, 1.0, &dl[s]);
             rpt_set_delta(t, p, r, C_DELTA(s), &dl[s], &st[s], &uni, "uniform");
+            const char *sched = rpt_paper_table1_schedule((size_t)s);
+            if (g >= 0) /* a ratio only the paper has is no finding */
+                rpt_finding_add(t, p, r, C_DELTA(s), rpt_printf(&t->a, "%s %s", sched, buf), "uniform", "ppl", -1, &dl[s],
+                                rpt_paper_round(rpt_paper_table1(sched, rs[i].start, rs[i].end) - pu));
         }
         if (!c->o.paper)
             continue;

@@ -76,6 +76,9 @@ static void fill_row(rpt_ctx *c, rpt_table *t, rpt_panel *p, const wrow *w, cons
         if (w->group >= 0 && uniform >= 0)
             rpt_paired_groups(c, &c->groups[w->group], &c->groups[uniform], ppl, 1.0, &d);
         rpt_set_delta(t, p, r, C_DELTA, &d, &s, uni, "uniform");
+        if (w->group >= 0) /* a row the sweep lacks is no finding */
+            rpt_finding_add(t, p, r, C_DELTA, w->kind, "uniform", "ppl", -1, &d,
+                            rpt_paper_round(rpt_paper_fig2(w->kind) - rpt_paper_fig2("uniform")));
         delta = d.paired >= 0 ? d.mean : NAN;
     }
     if (!c->o.paper)

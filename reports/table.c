@@ -187,6 +187,25 @@ void rpt_set_delta(rpt_table *t, rpt_panel *p, int row, int col, const rpt_paire
         t->oom = 1;
 }
 
+void rpt_finding_add(rpt_table *t, const rpt_panel *p, int row, int col, const char *what, const char *against,
+                     const char *unit, int better, const rpt_paired *d, double paper)
+{
+    const rpt_cell *x = cell((rpt_panel *)p, row, col);
+    if (!x)
+        return;
+    const char *why = x->kind == RPT_CELL_MISSING ? x->text : NULL;
+    int decimals = p->cols[col].decimals;
+    rpt_finding *nf = grow(t, t->findings, t->n_findings, &t->cap_findings, sizeof *nf);
+    if (!nf)
+        return;
+    t->findings = nf;
+    rpt_finding *f = &nf[t->n_findings++];
+    *f = (rpt_finding){rpt_strdup(&t->a, p->title), rpt_strdup(&t->a, what), rpt_strdup(&t->a, against),
+                       rpt_strdup(&t->a, unit), better, decimals, *d, why ? rpt_strdup(&t->a, why) : NULL, paper};
+    if (!f->panel || !f->what || !f->against || !f->unit || (why && !f->why))
+        t->oom = 1;
+}
+
 void rpt_note(rpt_table *t, rpt_panel *p, const char *fmt, ...)
 {
     va_list ap;

@@ -78,6 +78,13 @@ for e in svg png; do
         no "--plot ppl_ratio --paper ($e)"
 done
 "$R" --db "$db" --all --out "$out/all" >/dev/null 2>"$tmp/err" && ok "--all" || { no "--all"; sed 's/^/# /' "$tmp/err"; }
+# report.md opens with the summary in words, from the 5m panel's numbers
+for want in "wider-late is worse than uniform by 1.10 [0.85, 1.35] ppl, 3 seeds" \
+    "wider-early is not distinguishable from uniform (+0.03 [-0.25, +0.32] ppl, 3 seeds)" \
+    "wider-late has no result to compare with uniform (failed (diverged))"; do
+    sed -n '/^## What the runs support/,/^## Wider/p' "$out/all/report.md" | grep -qF -- "$want" &&
+        ok "report.md summary: $want" || no "report.md summary: $want"
+done
 "$R" --db "$db" --list >"$out/list.txt" 2>"$tmp/err" && ok "--list" || no "--list"
 "$R" --help | grep -q "^usage: tlm-report" && ok "--help" || no "--help"
 ls "$out/all" | grep -v -q '\.tmp\.' && ! ls -a "$out/all" "$out" | grep -q '\.tmp\.' && ok "no temporary files left" ||

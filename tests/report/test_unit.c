@@ -247,6 +247,37 @@ static void test_paired(void)
     free(csv);
     free(json);
     free(tex);
+
+    /* the summary's words, from the numbers */
+    rpt_finding_add(&t, p, rows[0], 1, "wider-late", "uniform", "ppl", -1, &s3, NAN);
+    rpt_finding_add(&t, p, rows[1], 1, "wider-middle", "uniform", "ppl", -1, &s1, NAN);
+    rpt_finding_add(&t, p, rows[2], 1, "wider-early", "uniform", "ppl", -1, &s2, NAN);
+    rpt_finding_add(&t, p, rows[3], 1, "cosine", "uniform", "ppl", -1, &none, NAN);
+    rpt_paired neg = {.mean = -0.9, .lo = -1.3, .hi = -0.5, .n = 4, .paired = 1, .sig = RPT_SIG_YES};
+    rpt_finding_add(&t, p, rows[0], 1, "tapered", "uniform", "ppl", -1, &neg, NAN);
+    rpt_finding_add(&t, p, rows[0], 1, "tapered (acc)", "uniform", "points", 1, &neg, NAN);
+    rpt_paired apart = {.mean = 0.2, .lo = NAN, .hi = NAN, .paired = 0, .sig = RPT_SIG_NONE};
+    rpt_finding_add(&t, p, rows[0], 1, "linear", "uniform", "ppl", -1, &apart, NAN);
+    static const char *const want[] = {
+        "wider-late is worse than uniform by 1.43 [0.43, 2.44] ppl, 3 seeds",
+        "wider-middle against uniform: -0.50 ppl from one seed; no interval can be given",
+        "wider-early is not distinguishable from uniform (+2.00 [-10.71, +14.71] ppl, 2 seeds; seed 2 unpaired)",
+        "cosine has no result to compare with uniform (uniform pending)",
+        "tapered is better than uniform by 0.90 [0.50, 1.30] ppl, 4 seeds",
+        "tapered (acc) is worse than uniform by 0.90 [0.50, 1.30] points, 4 seeds",
+        "linear against uniform: +0.20 ppl as a difference of means (no seed in common); no interval",
+    };
+    int good = t.n_findings == 7;
+    for (int i = 0; good && i < 7; i++) {
+        char text[512];
+        rpt_finding_text(&t.findings[i], text, sizeof text);
+        if (strcmp(text, want[i])) {
+            printf("# got  '%s'\n# want '%s'\n", text, want[i]);
+            good = 0;
+        }
+    }
+    TAP_OK(good, "summary sentences: worse/better by the interval, not distinguishable, one seed, no result, "
+                 "no seed in common");
     rpt_table_free(&t);
 }
 
