@@ -31,6 +31,7 @@ reports_librpt_a_SOURCES = \
 	reports/fig_dff.c \
 	reports/fig_rho.c \
 	reports/fig_ppl.c \
+	reports/fig_delta.c \
 	reports/list.c \
 	reports/all.c
 

@@ -709,7 +709,7 @@ def png_size(path):
 
 
 figs = os.path.join(OUT, "figures")
-for name in ("loss", "dff", "rho", "ppl_ratio", "ppl_ratio.paper"):
+for name in ("loss", "dff", "rho", "ppl_ratio", "ppl_ratio.paper", "delta"):
     svg, png = os.path.join(figs, name + ".svg"), os.path.join(figs, name + ".png")
     try:
         root = ET.parse(svg).getroot()
@@ -734,7 +734,7 @@ for t in ("wider_early_vs_late", "schedule_ratio", "main", "alignment", "niah", 
     ok(all(os.path.getsize(os.path.join(alldir, "tables", f"{t}.{e}")) > 0 for e in ("csv", "json", "tex")),
        f"--all: tables/{t}.csv, .json, .tex")
 links = re.findall(r"\]\(([^)]+)\)", report)
-ok(len(links) == 8 and all(os.path.exists(os.path.join(alldir, l)) for l in links),
+ok(len(links) == 10 and all(os.path.exists(os.path.join(alldir, l)) for l in links),
    f"--all: report.md links {len(links)} figure files, all present")
 ok(report.count("\n## ") >= 6 and "Wider early vs late" in report, "--all: report.md holds the tables")
 

@@ -65,7 +65,7 @@ done
     ok "stdout and --out give the same table" || no "stdout and --out give the same table"
 
 # figures
-for fig in loss dff rho ppl_ratio; do
+for fig in loss dff rho ppl_ratio delta; do
     for e in svg png; do
         if "$R" --db "$db" --plot "$fig" --out "$out/figures/$fig.$e" 2>"$tmp/err"; then ok "--plot $fig ($e)"; else
             no "--plot $fig ($e)"
@@ -77,6 +77,9 @@ for e in svg png; do
     "$R" --db "$db" --plot ppl_ratio --paper --out "$out/figures/ppl_ratio.paper.$e" 2>/dev/null ||
         no "--plot ppl_ratio --paper ($e)"
 done
+# the delta figure: one point per comparison of the 5m panel (4) and the paper's Δ beside each (4)
+"$R" --db "$db" --list --scale 5m 2>/dev/null | grep -q "^delta  *2  *8  " &&
+    ok "--list --scale 5m: delta draws 2 series, 8 points" || no "--list --scale 5m: delta draws 2 series, 8 points"
 "$R" --db "$db" --all --out "$out/all" >/dev/null 2>"$tmp/err" && ok "--all" || { no "--all"; sed 's/^/# /' "$tmp/err"; }
 # report.md opens with the summary in words, from the 5m panel's numbers
 for want in "wider-late is worse than uniform by 1.10 [0.85, 1.35] ppl, 3 seeds" \
