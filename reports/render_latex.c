@@ -105,7 +105,7 @@ int rpt_render_latex(const rpt_table *t, FILE *f)
             put_text(f, p->title);
         }
         fprintf(f, "}\n\\label{tab:tlm-%s-%d}\n\\begin{tabular}{", t->name, pi + 1);
-        int starred = 0;
+        int starred = 0, daggered = 0;
         for (int c = 0; c < p->n_cols; c++)
             fputc(p->cols[c].kind == RPT_COL_TEXT ? 'l' : 'r', f);
         fputs("}\n\\hline\n", f);
@@ -129,14 +129,17 @@ int rpt_render_latex(const rpt_table *t, FILE *f)
                 }
                 put_cell(f, &p->cols[c], x, p->rows[r].role);
                 starred |= x->kind == RPT_CELL_STAT && x->text;
+                daggered |= x->kind == RPT_CELL_DELTA && x->sig == RPT_SIG_YES;
             }
             fputs(" \\\\\n", f);
         }
         fputs("\\hline\n\\end{tabular}\n", f);
-        if (starred || p->n_notes)
+        if (starred || daggered || p->n_notes)
             fputs("\\par\\smallskip\n", f);
         if (starred)
             fputs("{\\footnotesize * fewer seeds than jobs: some are pending, failed or not finite.}\\par\n", f);
+        if (daggered)
+            fputs("{\\footnotesize $^{\\dagger}$ the 95\\% interval of the paired difference excludes 0.}\\par\n", f);
         for (int i = 0; i < p->n_notes; i++) {
             fputs("{\\footnotesize ", f);
             put_text(f, p->notes[i]);

@@ -241,8 +241,9 @@ static void test_paired(void)
            "JSON: lo, hi, n, paired, significant (null without an interval)");
     char *tex = render(&t, RPT_FMT_LATEX);
     TAP_OK(tex && strstr(tex, "r0 & +1.43 [+0.43, +2.44] (n=3)$^{\\dagger}$ \\\\") &&
-               strstr(tex, "r1 & -0.50 (n=1; no interval) \\\\"),
-           "LaTeX: the same text, a dagger in math");
+               strstr(tex, "r1 & -0.50 (n=1; no interval) \\\\") &&
+               strstr(tex, "$^{\\dagger}$ the 95\\% interval of the paired difference excludes 0."),
+           "LaTeX: the same text, a dagger in math, and a footnote saying what it means");
     free(md);
     free(csv);
     free(json);
