@@ -84,7 +84,7 @@ double rpt_t975(int df)
             break;
         double th = atan(t / sqrt((double)df)), c2 = cos(th) * cos(th), sum = 1, term = 1, a;
         if (df % 2) {
-            for (int k = 2; k <= df - 3 + 1 && df > 1; k += 2) { /* 2·4···k / 3·5···(k+1) cos^k */
+            for (int k = 2; k <= df - 3; k += 2) { /* 2·4···k / 3·5···(k+1) cos^k */
                 term *= c2 * k / (k + 1);
                 sum += term;
             }
@@ -143,7 +143,7 @@ static void seed_text(const seed_list *l, char *out, size_t cap)
     for (int i = 0; i < l->n && i < NOTE_SEEDS && at < cap; i++)
         at += (size_t)snprintf(out + at, cap - at, "%s%lld", i ? ", " : "", (long long)l->seed[i]);
     if (l->total > NOTE_SEEDS && at < cap)
-        snprintf(out + at, cap - at, ", ... (%d)", l->total);
+        snprintf(out + at, cap - at, " and %d more", l->total - NOTE_SEEDS);
 }
 
 /* The value of the job of `jobs` with job's seed, when it counts. */

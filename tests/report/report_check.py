@@ -204,7 +204,7 @@ def paired(ga, gb, value_of, scale=1.0, b_name="uniform"):
         sig = lo > 0 or hi < 0
     words = ["no interval"] if len(d) < 2 else []
     if alone:
-        shown = ", ".join(str(s) for s in alone[:4]) + (f", ... ({len(alone)})" if len(alone) > 4 else "")
+        shown = ", ".join(str(s) for s in alone[:4]) + (f" and {len(alone) - 4} more" if len(alone) > 4 else "")
         words.append(f"{'seeds' if len(alone) > 1 else 'seed'} {shown} unpaired")
     return ("delta", mean, lo, hi, len(d), sig, "; ".join(words))
 

@@ -182,6 +182,16 @@ static void test_paired(void)
     TAP_OK(d.n == 1 && d.mean == 1 && !strcmp(d.note, "no interval; seeds 1, 2 unpaired"),
            "a NaN seed is unpaired ('%s')", d.note);
 
+    /* many unpaired seeds: the smallest four named, then how many (b has seeds 9, 8, 7, 6, 5, 4 and 0) */
+    int seeds_many[] = {0, 9, 8, 7, 6, 5, 4, 0};
+    set_seeded(seeds_many, 8);
+    int jam[] = {0}, jbmany[] = {1, 2, 3, 4, 5, 6, 7};
+    double vam[] = {3}, vbmany[] = {1, 1, 1, 1, 1, 1, 2};
+    unsigned char ok7[] = {RPT_V_OK, RPT_V_OK, RPT_V_OK, RPT_V_OK, RPT_V_OK, RPT_V_OK, RPT_V_OK};
+    rpt_paired_jobs(&CTX, jam, 1, vam, ok7, jbmany, 7, vbmany, ok7, 1.0, &d);
+    TAP_OK(d.n == 1 && d.mean == 1 && d.only_b == 6 && !strcmp(d.note, "no interval; seeds 4, 5, 6, 7 and 2 more unpaired"),
+           "six unpaired seeds: '%s'", d.note);
+
     /* no seed in common: the difference of the means, no interval */
     int seeds_x[] = {0, 1, 5, 6};
     set_seeded(seeds_x, 4);
