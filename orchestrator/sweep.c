@@ -645,7 +645,11 @@ static int emit(expander *x, cfg_node *tree, const char *axes_prefix, int includ
     return 0;
 }
 
-/* Whether node n or a node inside it sits at the position e's message starts with. */
+/* Whether node n, or an item of a list n, sits at the position e's message
+ * starts with.  Not inside a mapping: a key that does not apply within a
+ * mapping the author wrote (taper: [{schedule: uniform, ratio: ...}]) is
+ * an error as in an include, and dropping the whole value would lose its
+ * other keys. */
 static int at_node(const cfg_node *n, const char *msg)
 {
     char pos[ENG_MSG_MAX];
@@ -654,7 +658,7 @@ static int at_node(const cfg_node *n, const char *msg)
         if (len > 0 && (size_t)len < sizeof pos && !strncmp(msg, pos, (size_t)len))
             return 1;
     }
-    for (size_t i = 0; n->kind != CFG_SCALAR && i < n->n; i++)
+    for (size_t i = 0; n->kind == CFG_SEQ && i < n->n; i++)
         if (at_node(n->items[i], msg))
             return 1;
     return 0;

@@ -235,6 +235,18 @@ static void test_natural_grid(void)
                st.drops[0].points == 2 && st.drops[0].jobs == 1,
            "arch x model.titans.mem_depth: 3 jobs, '%s' (%s)", st.n_drops ? st.drops[0].what : "", rc ? e.msg : "ok");
 
+    /* inside a mapping value of the grid, a key that does not apply is an error (as in an include):
+     * dropping the whole mapping would lose its schedule too */
+    const char *sect = "name: sc\nbase: {scale: 1m, train: {tokens: 2e6}}\n"
+                       "grid: {taper: [{schedule: uniform, ratio: [1.5, 0.5]}, {schedule: cosine, ratio: [1.5, 0.5]}]}\n";
+    rc = orc_sweep_parse("sc.yaml", sect, strlen(sect), &s, &e);
+    if (!rc) {
+        rc = orc_sweep_expand(s, ignore_job, &n, NULL, NULL, &e);
+        orc_sweep_free(s);
+    }
+    TAP_OK(rc == ENG_ECONFIG && strstr(e.msg, "sc.yaml:3:43: taper.ratio: only used with"),
+           "a grid mapping {schedule: uniform, ratio: ...}: an error at the ratio (%s)", e.msg);
+
     /* a value that is wrong, not inapplicable, stays an error */
     const char *bad = "name: bd\nbase: {scale: 1m, train: {tokens: 2e6}}\n"
                       "grid: {taper.schedule: [uniform, cosine], taper.ratio: [[1.5, 0.7]]}\n";
