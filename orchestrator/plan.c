@@ -218,8 +218,9 @@ int orc_plan_dry_run(const orc_opts *o, FILE *out, eng_err *e)
         fprintf(out, "  %-12s  %-11s %-20s %7s %9s %9s  %-22s %s\n", "id", "status", "label", "params",
                 "FLOPs/tok", "FLOPs", "d_ff", "axes");
         eng_sha256_init(&c.sha);
-        size_t n, dups;
-        rc = orc_sweep_expand(s, dry_job, &c, &n, &dups, e);
+        orc_sweep_stats st;
+        rc = orc_sweep_expand_stats(s, dry_job, &c, &st, e);
+        size_t n = st.n_jobs, dups = st.n_dups;
         if (!rc) {
             uint8_t h[32];
             char hex[65];
@@ -240,6 +241,12 @@ int orc_plan_dry_run(const orc_opts *o, FILE *out, eng_err *e)
                 fprintf(out, "  %zu jobs%s", n, dups ? "" : "\n");
                 if (dups)
                     fprintf(out, " (%zu duplicates merged: they resolve to the same config)\n", dups);
+                /* grid keys dropped where they do not apply (docs/sweeps.md) */
+                for (size_t k = 0; k < st.n_drops; k++)
+                    fprintf(out, "  %s: %zu grid point%s, %zu job%s\n", st.drops[k].what, st.drops[k].points,
+                            st.drops[k].points == 1 ? "" : "s", st.drops[k].jobs, st.drops[k].jobs == 1 ? "" : "s");
+                if (st.more_drops)
+                    fprintf(out, "  (%zu more kinds of dropped grid keys)\n", st.more_drops);
                 if (found && strcmp(stored, hex) != 0)
                     fprintf(out, "  the database holds another version of sweep %s: it will be reconciled\n",
                             s->name);

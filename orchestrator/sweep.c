@@ -558,6 +558,9 @@ typedef struct {
     void *ctx;
     size_t n_jobs, n_dups;
     size_t *exclude_hits;
+    size_t *axis_used, *axis_dropped; /* per grid key: points it applied to / was dropped from */
+    char **axis_why;                  /* per grid key: the first reason it was dropped */
+    orc_sweep_stats *st;
     keyset seen;
     eng_config cfg;
 } expander;
@@ -642,12 +645,80 @@ static int emit(expander *x, cfg_node *tree, const char *axes_prefix, int includ
     return 0;
 }
 
-static int expand_grid(expander *x, eng_err *e)
+/* Whether node n, or an item of a list n, sits at the position e's message
+ * starts with.  Not inside a mapping: a key that does not apply within a
+ * mapping the author wrote (taper: [{schedule: uniform, ratio: ...}]) is
+ * an error as in an include, and dropping the whole value would lose its
+ * other keys. */
+static int at_node(const cfg_node *n, const char *msg)
+{
+    char pos[ENG_MSG_MAX];
+    if (n->line > 0) {
+        int len = snprintf(pos, sizeof pos, "%s:%d:%d: ", cfg_file_name(n->file), n->line, n->col);
+        if (len > 0 && (size_t)len < sizeof pos && !strncmp(msg, pos, (size_t)len))
+            return 1;
+    }
+    for (size_t i = 0; n->kind == CFG_SEQ && i < n->n; i++)
+        if (at_node(n->items[i], msg))
+            return 1;
+    return 0;
+}
+
+/* The grid key of this point (not yet dropped) that e says does not apply,
+ * or -1.  The engine says so as "KEY: only used with ... (X is Y)" at the
+ * value's position: the position names the grid value (not base, not an
+ * include), the words the kind of error (not a bad value). */
+static int inapplicable_axis(const orc_sweep *s, const size_t *idx, uint64_t dropped, const eng_err *e,
+                             char *why, size_t cap)
+{
+    if (e->code != ENG_ECONFIG || !strstr(e->msg, ": only used with "))
+        return -1;
+    for (size_t a = 0; a < s->n_axes; a++) {
+        if (dropped >> a & 1 || !at_node(s->axis_val[a]->items[idx[a]], e->msg))
+            continue;
+        /* "(schedule is uniform)" -> "schedule uniform" */
+        const char *open = strstr(strstr(e->msg, ": only used with "), " (");
+        const char *is = open ? strstr(open, " is ") : NULL, *close = is ? strchr(is, ')') : NULL;
+        if (open && is && close)
+            snprintf(why, cap, "%s does not apply to %.*s %.*s", s->axis_key[a]->text, (int)(is - open - 2), open + 2,
+                     (int)(close - is - 4), is + 4);
+        else
+            snprintf(why, cap, "%s does not apply to some grid points", s->axis_key[a]->text);
+        return (int)a;
+    }
+    return -1;
+}
+
+/* Counts a point dropped for `why` that gave `jobs` new jobs. */
+static void note_drop(expander *x, const char *why, size_t jobs)
+{
+    orc_sweep_stats *st = x->st;
+    if (!st)
+        return;
+    for (size_t i = 0; i < st->n_drops; i++)
+        if (!strcmp(st->drops[i].what, why)) {
+            st->drops[i].points++;
+            st->drops[i].jobs += jobs;
+            return;
+        }
+    if (st->n_drops == ORC_SWEEP_MAX_DROPS) {
+        st->more_drops++;
+        return;
+    }
+    orc_sweep_drop *d = &st->drops[st->n_drops++];
+    eng_msg_copy(d->what, sizeof d->what, why);
+    d->points = 1;
+    d->jobs = jobs;
+}
+
+/* One grid point: base + its values, less the keys that do not apply to
+ * it (found by resolving: the engine's rules, nothing repeated here). */
+static int grid_point(expander *x, const size_t *idx, eng_err *e)
 {
     const orc_sweep *s = x->s;
-    size_t idx[64] = {0};
-    if (s->n_axes > 64)
-        return cfg_errf(e, s->axis_key[64], "grid: more than 64 keys");
+    uint64_t dropped = 0;
+    char why[ORC_SWEEP_MAX_DROPS][200];
+    size_t n_why = 0;
     for (;;) {
         cfg_node *tree = cfg_clone(s->base);
         if (!tree)
@@ -655,13 +726,45 @@ static int expand_grid(expander *x, eng_err *e)
         char axes[AXES_CAP] = "";
         int rc = 0;
         for (size_t a = 0; a < s->n_axes && !rc; a++) {
+            if (dropped >> a & 1)
+                continue;
             const cfg_node *v = s->axis_val[a]->items[idx[a]];
             rc = set_path(tree, s->axis_key[a], v, e);
             axes_add_node(axes, s->axis_key[a]->text, v);
         }
+        size_t before = x->n_jobs;
         if (!rc)
             rc = emit(x, tree, axes, -1, e);
         cfg_free(tree);
+        char w[200];
+        int a = rc ? inapplicable_axis(s, idx, dropped, e, w, sizeof w) : -1;
+        if (a >= 0) {
+            dropped |= (uint64_t)1 << a;
+            x->axis_dropped[a]++;
+            if (!x->axis_why[a] && !(x->axis_why[a] = strdup(e->msg)))
+                return eng_errf(e, ENG_ENOMEM, "out of memory");
+            if (n_why < ORC_SWEEP_MAX_DROPS)
+                memcpy(why[n_why++], w, sizeof w);
+            continue;
+        }
+        if (rc)
+            return rc;
+        for (size_t k = 0; k < s->n_axes; k++)
+            x->axis_used[k] += !(dropped >> k & 1);
+        for (size_t k = 0; k < n_why; k++)
+            note_drop(x, why[k], x->n_jobs - before);
+        return 0;
+    }
+}
+
+static int expand_grid(expander *x, eng_err *e)
+{
+    const orc_sweep *s = x->s;
+    size_t idx[64] = {0};
+    if (s->n_axes > 64)
+        return cfg_errf(e, s->axis_key[64], "grid: more than 64 keys");
+    for (;;) {
+        int rc = grid_point(x, idx, e);
         if (rc)
             return rc;
         /* odometer: the last key varies fastest */
@@ -672,11 +775,18 @@ static int expand_grid(expander *x, eng_err *e)
                 break;
             idx[a] = 0;
             if (a == 0)
-                return 0;
+                goto done;
         }
         if (s->n_axes == 0)
-            return 0;
+            goto done;
     }
+done:
+    /* a key dropped everywhere is a mistake, not a grid written the natural way */
+    for (size_t a = 0; a < s->n_axes; a++)
+        if (x->axis_dropped[a] && !x->axis_used[a])
+            return eng_errf(e, ENG_ECONFIG, "%s (grid.%s applies to none of the grid's points)", x->axis_why[a],
+                            s->axis_key[a]->text);
+    return 0;
 }
 
 static int expand_includes(expander *x, eng_err *e)
@@ -702,15 +812,21 @@ static int expand_includes(expander *x, eng_err *e)
     return 0;
 }
 
-int orc_sweep_expand(const orc_sweep *s, orc_sweep_job_fn cb, void *ctx, size_t *n_jobs, size_t *n_dups,
-                     eng_err *e)
+int orc_sweep_expand_stats(const orc_sweep *s, orc_sweep_job_fn cb, void *ctx, orc_sweep_stats *st, eng_err *e)
 {
-    expander x = {.s = s, .cb = cb, .ctx = ctx};
-    if (s->n_exclude && !(x.exclude_hits = calloc(s->n_exclude, sizeof *x.exclude_hits)))
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    expander x = {.s = s, .cb = cb, .ctx = ctx, .st = st};
+    if (st)
+        memset(st, 0, sizeof *st);
+    size_t na = s->n_axes ? s->n_axes : 1;
+    x.axis_used = calloc(na, sizeof *x.axis_used);
+    x.axis_dropped = calloc(na, sizeof *x.axis_dropped);
+    x.axis_why = calloc(na, sizeof *x.axis_why);
     int rc = 0;
+    if (!x.axis_used || !x.axis_dropped || !x.axis_why ||
+        (s->n_exclude && !(x.exclude_hits = calloc(s->n_exclude, sizeof *x.exclude_hits))))
+        rc = eng_errf(e, ENG_ENOMEM, "out of memory");
     /* without a grid the base itself is the one grid point, unless includes say otherwise */
-    if (s->n_axes || !s->n_include)
+    if (!rc && (s->n_axes || !s->n_include))
         rc = expand_grid(&x, e);
     if (!rc)
         rc = expand_includes(&x, e);
@@ -725,9 +841,26 @@ int orc_sweep_expand(const orc_sweep *s, orc_sweep_job_fn cb, void *ctx, size_t 
                       s->n_exclude ? " (exclude removes every grid point)" : "");
     free(x.exclude_hits);
     free(x.seen.k);
+    free(x.axis_used);
+    free(x.axis_dropped);
+    for (size_t a = 0; x.axis_why && a < s->n_axes; a++)
+        free(x.axis_why[a]);
+    free(x.axis_why);
+    if (st) {
+        st->n_jobs = x.n_jobs;
+        st->n_dups = x.n_dups;
+    }
+    return rc;
+}
+
+int orc_sweep_expand(const orc_sweep *s, orc_sweep_job_fn cb, void *ctx, size_t *n_jobs, size_t *n_dups,
+                     eng_err *e)
+{
+    orc_sweep_stats st;
+    int rc = orc_sweep_expand_stats(s, cb, ctx, &st, e);
     if (n_jobs)
-        *n_jobs = x.n_jobs;
+        *n_jobs = st.n_jobs;
     if (n_dups)
-        *n_dups = x.n_dups;
+        *n_dups = st.n_dups;
     return rc;
 }

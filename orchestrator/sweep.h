@@ -56,12 +56,33 @@ typedef struct orc_sweep_job {
  * and is returned (cb fills e). */
 typedef int (*orc_sweep_job_fn)(void *ctx, const orc_sweep_job *j, eng_err *e);
 
+/* A grid key dropped from the points it does not apply to (docs/sweeps.md):
+ * "taper.ratio does not apply to schedule uniform", over `points` grid
+ * points that became `jobs` new jobs (the rest merged by their key). */
+#define ORC_SWEEP_MAX_DROPS 16
+typedef struct orc_sweep_drop {
+    char what[200];
+    size_t points, jobs;
+} orc_sweep_drop;
+
+typedef struct orc_sweep_stats {
+    size_t n_jobs, n_dups;
+    size_t n_drops;  /* kinds of drop, at most ORC_SWEEP_MAX_DROPS listed */
+    size_t more_drops; /* kinds beyond those */
+    orc_sweep_drop drops[ORC_SWEEP_MAX_DROPS];
+} orc_sweep_stats;
+
 /* Expands grid x seeds (minus exclude patterns), then include x seeds.
+ * A grid key that does not apply to a grid point (taper.ratio where the
+ * point's schedule is uniform) is dropped from that point; a grid key that
+ * applies to no point, and such a key in base or include, stay errors.
  * Jobs with the same key as an earlier one of this sweep are skipped
  * (*n_dups counts them).  Zero jobs, or an exclude pattern that removes
  * nothing, is an error. */
 int orc_sweep_expand(const orc_sweep *s, orc_sweep_job_fn cb, void *ctx, size_t *n_jobs, size_t *n_dups,
                      eng_err *e);
+/* The same, with what was dropped and merged in *st (may be NULL). */
+int orc_sweep_expand_stats(const orc_sweep *s, orc_sweep_job_fn cb, void *ctx, orc_sweep_stats *st, eng_err *e);
 
 
 #endif

@@ -1,8 +1,10 @@
 /* all.c: --all --out DIR: every table and figure the database supports,
  * as DIR/report.md (the tables in Markdown, the figures linked), the tables
  * again in CSV, LaTeX and JSON under DIR/tables/, the figures as SVG and
- * PNG under DIR/figures/.  Tables or figures the database cannot fill are
- * listed with the reason instead of being drawn empty.
+ * PNG under DIR/figures/.  report.md opens with a summary in words of
+ * every comparison against uniform the tables make.  Tables or figures the
+ * database cannot fill are listed with the reason instead of being drawn
+ * empty.
  * Must not: leave a half-written report.md (every file is written atomically). */
 #include "reports/all.h"
 
@@ -27,6 +29,33 @@ static int put_table(void *p, FILE *f, eng_err *e)
     return rpt_render(a[0], *(const int *)a[1], f, e);
 }
 
+/* What the comparisons say, in words, one line per table and panel. */
+static void write_summary(const report *r, FILE *f)
+{
+    fputs("## What the runs support\n\n", f);
+    int any = 0;
+    for (int i = 0; i < rpt_n_table_defs; i++) {
+        const rpt_table *t = &r->tables[i];
+        for (int k = 0; k < t->n_findings; k++) {
+            const rpt_finding *x = &t->findings[k];
+            int first = k == 0 || strcmp(t->findings[k - 1].panel, x->panel);
+            char text[512];
+            rpt_finding_text(x, text, sizeof text);
+            if (first)
+                fprintf(f, "%s- %s, %s: ", any ? ".\n" : "", t->name, x->panel);
+            fprintf(f, "%s%s", first ? "" : "; ", text);
+            any = 1;
+        }
+    }
+    if (!any)
+        fputs("_No comparison against uniform in this database yet._\n\n", f);
+    else
+        fputs(".\n\nEach configuration against uniform of the same panel, paired by seed (same seed, same data "
+              "order), with the 95% Student-t interval of the mean difference; \"not distinguishable\" means the "
+              "interval includes 0. Written from these numbers alone, not from the paper.\n\n",
+              f);
+}
+
 static int write_md(void *p, FILE *f, eng_err *e)
 {
     report *r = p;
@@ -44,6 +73,7 @@ static int write_md(void *p, FILE *f, eng_err *e)
             n[RPT_RUNNING], n[RPT_PENDING], n[RPT_INTERRUPTED], n[RPT_FAILED]);
     fprintf(f, "- written %s by tlm-report%s; tables also as CSV, LaTeX and JSON in `tables/`\n\n", when,
             c->o.paper ? " --paper" : "");
+    write_summary(r, f);
     for (int i = 0; i < rpt_n_table_defs; i++) {
         if (!r->built[i]) {
             fprintf(f, "## %s\n\n_Nothing in the database for this table: %s._\n\n", rpt_table_defs[i].name,

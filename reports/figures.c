@@ -11,6 +11,8 @@ const rpt_figure_def rpt_figure_defs[] = {
      RPT_USES_TAPER | RPT_USES_SERIES},
     {"ppl_ratio", "validation perplexity against taper strength, one line per schedule", rpt_fig_ppl_ratio,
      RPT_USES_PAPER},
+    {"delta", "change against uniform per configuration with its 95% interval, beside the paper's", rpt_fig_delta,
+     0},
 };
 const int rpt_n_figure_defs = (int)(sizeof rpt_figure_defs / sizeof rpt_figure_defs[0]);
 

@@ -9,6 +9,7 @@ reports_librpt_a_SOURCES = \
 	reports/ctx.c \
 	reports/metrics.c \
 	reports/stats.c \
+	reports/summary.c \
 	reports/axes.c \
 	reports/table.c \
 	reports/tables.c \
@@ -30,6 +31,7 @@ reports_librpt_a_SOURCES = \
 	reports/fig_dff.c \
 	reports/fig_rho.c \
 	reports/fig_ppl.c \
+	reports/fig_delta.c \
 	reports/list.c \
 	reports/all.c
 

@@ -189,7 +189,7 @@ static void draw_series(const rpt_series *s, double ytrans(double))
             m++;
             continue;
         }
-        if (m >= 2)
+        if (m >= 2 && !s->no_line)
             plline(m, x, y);
         if (m >= 1 && (s->points || m == 1)) {
             plschr(0, 0.55); /* plstring draws at the character height */
@@ -231,7 +231,8 @@ static int draw(const rpt_figure *f, int kind, const char *file)
     pladv(0);
     plschr(0, 1.0);
     int legend = f->n > 0;
-    plvpor(0.09, legend ? 0.60 : 0.95, 0.13, 0.90);
+    /* category names run up from under the axis: room for them below */
+    plvpor(0.09, legend ? 0.60 : 0.95, f->n_xticks ? 0.30 : 0.13, 0.90);
     double x0, x1, y0, y1;
     ranges(f, &x0, &x1, &y0, &y1);
     double (*yt)(double) = ident;
@@ -248,10 +249,21 @@ static int draw(const rpt_figure *f, int kind, const char *file)
     pllsty(1);
     plcol0(1);
     plwidth(1);
-    plbox("abcnst", 0, 0, yt == ident ? "bcnstv" : "bcnstvl", 0, 0); /* a: the line y = 0 when in range */
+    plbox(f->n_xticks ? "abc" : "abcnst", 0, 0, yt == ident ? "bcnstv" : "bcnstvl", 0, 0); /* a: y = 0 when in range */
+    for (int i = 0; i < f->n_xticks; i++) {
+        char name[128];
+        double at = (i + 1 - x0) / (x1 - x0);
+        if (at < 0 || at > 1)
+            continue;
+        rpt_pl_escape(name, sizeof name, f->xticks[i]);
+        plschr(0, 0.8);
+        plmtex("bv", 0.8, at, 1.0, name);
+        plschr(0, 1.0);
+    }
     /* axis labels and titles may carry PLplot escapes on purpose (Greek); the
      * figure builders escape what comes from the database (rpt_pl_escape) */
-    pllab(f->xlabel ? f->xlabel : "", f->ylabel ? f->ylabel : "", "");
+    /* with category names under the axis, the x label would sit on them */
+    pllab(f->xlabel && !f->n_xticks ? f->xlabel : "", f->ylabel ? f->ylabel : "", "");
     for (int i = 0; i < f->n; i++) {
         const rpt_series *s = &f->s[i];
         plcol0(2 + s->color % N_SERIES_COLORS);
@@ -273,7 +285,7 @@ static int draw(const rpt_figure *f, int kind, const char *file)
         if (opt && tcol && lcol && lsty && scol && snum && lw && ss && text && sym && labels) {
             for (int i = 0; i < n; i++) {
                 const rpt_series *s = &f->s[i];
-                opt[i] = PL_LEGEND_LINE | (s->points ? PL_LEGEND_SYMBOL : 0);
+                opt[i] = (s->no_line ? 0 : PL_LEGEND_LINE) | (s->points || s->no_line ? PL_LEGEND_SYMBOL : 0);
                 tcol[i] = 1;
                 lcol[i] = scol[i] = 2 + s->color % N_SERIES_COLORS;
                 lsty[i] = s->dashed ? 3 : 1;

@@ -16,6 +16,7 @@ typedef struct rpt_series {
     int color;     /* 0.. (palette index) */
     int dashed;
     int points;    /* draw a marker at each point */
+    int no_line;   /* markers (and error bars) only: points that are categories, not a curve */
 } rpt_series;
 
 typedef struct rpt_figure {
@@ -26,6 +27,8 @@ typedef struct rpt_figure {
     double ylo_hint; /* NaN, or the lowest value the y range must show (e.g. 0) */
     double yclip;    /* > 0: y range from the points after this fraction of x (skips an early spike) */
     const char *note; /* why it is empty, or what it leaves out (stderr) */
+    const char **xticks; /* NULL, or names of the categories at x = 1 .. n_xticks (written under the axis) */
+    int n_xticks;
     rpt_arena a;
 } rpt_figure;
 
@@ -62,5 +65,6 @@ int rpt_fig_loss(rpt_ctx *c, rpt_figure *f, eng_err *e);
 int rpt_fig_dff(rpt_ctx *c, rpt_figure *f, eng_err *e);
 int rpt_fig_rho(rpt_ctx *c, rpt_figure *f, eng_err *e);
 int rpt_fig_ppl_ratio(rpt_ctx *c, rpt_figure *f, eng_err *e);
+int rpt_fig_delta(rpt_ctx *c, rpt_figure *f, eng_err *e);
 
 #endif

@@ -84,3 +84,21 @@ int rpt_write_output(const char *path, int (*fn)(void *ctx, FILE *f, eng_err *e)
     }
     return eng_atomic_commit(&a, e);
 }
+
+void rpt_fmt_delta(char *out, size_t cap, const rpt_cell *c, int decimals)
+{
+    char v[64], lo[64], hi[64];
+    rpt_fmt_num(v, sizeof v, c->v, decimals, 1);
+    size_t at = (size_t)snprintf(out, cap, "%s", v);
+    if (at < cap && c->n >= 2 && isfinite(c->lo) && isfinite(c->hi)) {
+        rpt_fmt_num(lo, sizeof lo, c->lo, decimals, 1);
+        rpt_fmt_num(hi, sizeof hi, c->hi, decimals, 1);
+        at += (size_t)snprintf(out + at, cap - at, " [%s, %s]", lo, hi);
+    }
+    if (at >= cap)
+        return;
+    if (c->paired)
+        snprintf(out + at, cap - at, " (n=%d%s%s)", c->n, c->text ? "; " : "", c->text ? c->text : "");
+    else if (c->text)
+        snprintf(out + at, cap - at, " (%s)", c->text);
+}

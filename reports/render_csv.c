@@ -1,7 +1,10 @@
 /* render_csv.c: one CSV (RFC 4180) for the whole table: the panel's keys
  * first (arch, scale, tokens...), then every column; a numeric column X
  * spreads over X (the value, full precision), X_std and X_n (seed
- * aggregates) and X_note (why it is empty, or what it leaves out).
+ * aggregates) and X_note (why it is empty, or what it leaves out); a
+ * column of paired differences over X, X_lo, X_hi (the 95% interval), X_n
+ * (pairs), X_sig (1: the interval excludes 0, 0: it does not, empty: no
+ * interval) and X_note.
  * Panels may have different columns (alignment): the header is their union.
  * Must not: round (the human formats do). */
 #include "reports/rpt.h"
@@ -52,6 +55,41 @@ static const char *role_name(int role)
     return role >= 0 && role < 4 ? n[role] : "ours";
 }
 
+/* The fields a column spreads over after X (and before X_note). */
+static int spread(const rpt_col *col, const char *const **sfx)
+{
+    static const char *const stat_sfx[] = {"_std", "_n"}, *const delta_sfx[] = {"_lo", "_hi", "_n", "_sig"},
+                             *const both_sfx[] = {"_std", "_n", "_lo", "_hi", "_sig"};
+    if (col->kind == RPT_COL_DELTA) {
+        *sfx = delta_sfx;
+        return 4;
+    }
+    if (col->kind == RPT_COL_STAT) {
+        *sfx = col->deltas ? both_sfx : stat_sfx;
+        return col->deltas ? 5 : 2;
+    }
+    return 0;
+}
+
+/* One of a cell's spread fields, empty where the cell has none. */
+static void put_part(FILE *f, const rpt_cell *x, int kind, const char *sfx)
+{
+    if (!strcmp(sfx, "_std")) {
+        if (kind == RPT_CELL_STAT)
+            put_num(f, x->std);
+    } else if (!strcmp(sfx, "_n")) {
+        if (kind == RPT_CELL_STAT || kind == RPT_CELL_DELTA)
+            fprintf(f, "%d", x->n);
+    } else if (kind == RPT_CELL_DELTA) {
+        if (!strcmp(sfx, "_lo"))
+            put_num(f, x->lo);
+        else if (!strcmp(sfx, "_hi"))
+            put_num(f, x->hi);
+        else if (x->sig != RPT_SIG_NONE)
+            fputc(x->sig == RPT_SIG_YES ? '1' : '0', f);
+    }
+}
+
 /* Index of the panel column with this key, -1 if the panel lacks it. */
 static int find_col(const rpt_panel *p, const char *key)
 {
@@ -99,12 +137,12 @@ int rpt_render_csv(const rpt_table *t, FILE *f)
         const rpt_col *col = u[i].col;
         SEP();
         put_field(f, col->key);
-        if (col->kind == RPT_COL_STAT) {
+        const char *const *sfx = NULL;
+        int n_sfx = spread(col, &sfx);
+        for (int k = 0; k < n_sfx; k++) {
             fputc(',', f);
             put_field(f, col->key);
-            fputs("_std,", f);
-            put_field(f, col->key);
-            fputs("_n", f);
+            fputs(sfx[k], f);
         }
         if (col->kind != RPT_COL_TEXT) {
             fputc(',', f);
@@ -141,19 +179,17 @@ int rpt_render_csv(const rpt_table *t, FILE *f)
                 SEP();
                 if (kind == RPT_CELL_TEXT)
                     put_field(f, x->text);
-                else if (kind == RPT_CELL_NUM || kind == RPT_CELL_STAT)
+                else if (kind == RPT_CELL_NUM || kind == RPT_CELL_STAT || kind == RPT_CELL_DELTA)
                     put_num(f, x->v);
-                if (col->kind == RPT_COL_STAT) {
+                const char *const *sfx = NULL;
+                int n_sfx = spread(col, &sfx);
+                for (int k = 0; k < n_sfx; k++) {
                     fputc(',', f);
-                    if (kind == RPT_CELL_STAT)
-                        put_num(f, x->std);
-                    fputc(',', f);
-                    if (kind == RPT_CELL_STAT)
-                        fprintf(f, "%d", x->n);
+                    put_part(f, x, kind, sfx[k]);
                 }
                 if (col->kind != RPT_COL_TEXT) {
                     fputc(',', f);
-                    if (kind == RPT_CELL_MISSING || kind == RPT_CELL_STAT)
+                    if (kind == RPT_CELL_MISSING || kind == RPT_CELL_STAT || kind == RPT_CELL_DELTA)
                         put_field(f, x->text);
                 }
             }

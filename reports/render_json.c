@@ -3,7 +3,8 @@
  * the decimals and sign the human formats print) and
  * rows whose cells are keyed by column: strings for text, objects for
  * numbers ({"value", "std", "n", "note", "best"}, or {"value": null,
- * "missing": why}), null for not applicable.  Non-finite numbers are null.
+ * "missing": why}), paired differences ({"value", "lo", "hi", "n",
+ * "paired", "significant", "note", "best"}), null for not applicable.  Non-finite numbers are null.
  * Must not: round. */
 #include "reports/rpt.h"
 
@@ -83,13 +84,25 @@ static void put_cell(FILE *f, const rpt_cell *c)
         put_str(f, c->text);
         fprintf(f, ", \"best\": %s}", c->best ? "true" : "false");
         break;
+    case RPT_CELL_DELTA:
+        fputs("{\"value\": ", f);
+        put_num(f, c->v);
+        fputs(", \"lo\": ", f);
+        put_num(f, c->lo);
+        fputs(", \"hi\": ", f);
+        put_num(f, c->hi);
+        fprintf(f, ", \"n\": %d, \"paired\": %s, \"significant\": %s, \"note\": ", c->n, c->paired ? "true" : "false",
+                c->sig == RPT_SIG_YES ? "true" : c->sig == RPT_SIG_NO ? "false" : "null");
+        put_str(f, c->text);
+        fputs(", \"best\": false}", f);
+        break;
     default: fputs("null", f);
     }
 }
 
 int rpt_render_json(const rpt_table *t, FILE *f)
 {
-    static const char *const kinds[] = {"text", "stat", "number"};
+    static const char *const kinds[] = {"text", "stat", "number", "delta"};
     fputs("{\"tlm_report\": 1, \"table\": ", f);
     put_str(f, t->name);
     fputs(", \"title\": ", f);

@@ -1,6 +1,7 @@
 /* render_latex.c: one table environment per panel, plain tabular with
  * \hline (no packages needed), best values in \textbf, empty cells in
- * \textit saying why.  Text is escaped; the few non-ASCII symbols the
+ * \textit saying why, paired differences with their interval and a
+ * dagger where it excludes 0.  Text is escaped; the few non-ASCII symbols the
  * tables use (Δ, ±, ρ, →, −) become math.
  * Must not: emit anything that needs a LaTeX package. */
 #include "reports/rpt.h"
@@ -54,9 +55,15 @@ static void put_text(FILE *f, const char *s)
 
 static void put_cell(FILE *f, const rpt_col *col, const rpt_cell *c, int role)
 {
-    char a[64], b[64];
+    char a[64], b[64], d[256];
     switch (c->kind) {
     case RPT_CELL_NONE: fputs("--", f); break;
+    case RPT_CELL_DELTA:
+        rpt_fmt_delta(d, sizeof d, c, col->decimals);
+        put_text(f, d);
+        if (c->sig == RPT_SIG_YES)
+            fputs("$^{\\dagger}$", f);
+        break;
     case RPT_CELL_TEXT: put_text(f, c->text); break;
     case RPT_CELL_MISSING:
         fputs("\\textit{", f);
@@ -98,7 +105,7 @@ int rpt_render_latex(const rpt_table *t, FILE *f)
             put_text(f, p->title);
         }
         fprintf(f, "}\n\\label{tab:tlm-%s-%d}\n\\begin{tabular}{", t->name, pi + 1);
-        int starred = 0;
+        int starred = 0, daggered = 0;
         for (int c = 0; c < p->n_cols; c++)
             fputc(p->cols[c].kind == RPT_COL_TEXT ? 'l' : 'r', f);
         fputs("}\n\\hline\n", f);
@@ -122,14 +129,17 @@ int rpt_render_latex(const rpt_table *t, FILE *f)
                 }
                 put_cell(f, &p->cols[c], x, p->rows[r].role);
                 starred |= x->kind == RPT_CELL_STAT && x->text;
+                daggered |= x->kind == RPT_CELL_DELTA && x->sig == RPT_SIG_YES;
             }
             fputs(" \\\\\n", f);
         }
         fputs("\\hline\n\\end{tabular}\n", f);
-        if (starred || p->n_notes)
+        if (starred || daggered || p->n_notes)
             fputs("\\par\\smallskip\n", f);
         if (starred)
             fputs("{\\footnotesize * fewer seeds than jobs: some are pending, failed or not finite.}\\par\n", f);
+        if (daggered)
+            fputs("{\\footnotesize $^{\\dagger}$ the 95\\% interval of the paired difference excludes 0.}\\par\n", f);
         for (int i = 0; i < p->n_notes; i++) {
             fputs("{\\footnotesize ", f);
             put_text(f, p->notes[i]);

@@ -1,6 +1,7 @@
 /* render_md.c: Markdown (GitHub tables): one section per panel, the best
  * value per column in bold, empty cells in italics saying why, seeds as
- * "mean ± std (n=k)".
+ * "mean ± std (n=k)", paired differences as "+1.10 [+0.80, +1.40] (n=3) †"
+ * (the dagger: the 95% interval excludes 0).
  * Must not: change the table. */
 #include "reports/rpt.h"
 
@@ -22,8 +23,14 @@ static void put_text(FILE *f, const char *s)
 
 static void put_cell(FILE *f, const rpt_col *col, const rpt_cell *c, int role)
 {
-    char a[64], b[64];
+    char a[64], b[64], d[256];
     switch (c->kind) {
+    case RPT_CELL_DELTA:
+        rpt_fmt_delta(d, sizeof d, c, col->decimals);
+        put_text(f, d);
+        if (c->sig == RPT_SIG_YES)
+            fputs(" †", f);
+        break;
     case RPT_CELL_NONE: fputs("-", f); break;
     case RPT_CELL_TEXT: put_text(f, c->text); break;
     case RPT_CELL_MISSING:

@@ -162,13 +162,45 @@ void rpt_stat_jobs(const rpt_ctx *c, const int *jobs, int n_jobs, const double *
 void rpt_stat_why(const rpt_stat *s, char *out, size_t cap);
 /* What a stat with a value leaves out ("1 pending, 1 NaN"), "" when nothing. */
 void rpt_stat_note(const rpt_stat *s, char *out, size_t cap);
+/* A paired difference a - b over seeds (same seed, same data order): the
+ * mean of the per-seed differences with its 95% Student-t interval.  Seeds
+ * with a value on one side only are left out and counted; with no seed in
+ * common but values on both sides, the difference of the means is given
+ * without an interval. */
+enum { RPT_SIG_NONE = -1, RPT_SIG_NO = 0, RPT_SIG_YES = 1 };
+typedef struct rpt_paired {
+    double mean;    /* NaN when a or b has no value */
+    double sd;      /* sample std of the differences; NaN when n < 2 */
+    double lo, hi;  /* 95% interval; NaN when n < 2 */
+    int n;          /* pairs: seeds with a value in both */
+    int paired;     /* 1 mean over pairs, 0 difference of means (no seed in common), -1 no value */
+    int sig;        /* RPT_SIG_*: whether [lo, hi] excludes 0 */
+    int only_a, only_b; /* seeds with a value in a (b) alone */
+    char note[96];  /* "seed 2 unpaired", "n=1: no interval", "no seed in common"; "" when none */
+} rpt_paired;
+
+/* The paired difference of v over two groups' jobs (values scaled). */
+void rpt_paired_groups(const rpt_ctx *c, const rpt_group *a, const rpt_group *b, const rpt_values *v, double scale,
+                       rpt_paired *p);
+/* Same, with va[i]/sa[i] the values of job ja[i] and vb[i]/sb[i] of jb[i]. */
+void rpt_paired_jobs(const rpt_ctx *c, const int *ja, int na, const double *va, const unsigned char *sa,
+                     const int *jb, int nb, const double *vb, const unsigned char *sb, double scale, rpt_paired *p);
+/* What every table with paired differences says under itself. */
+#define RPT_DELTA_NOTE                                                                                             \
+    "Δ: the mean over seeds of the per-seed difference (same seed, same data order), with its 95% Student-t "    \
+    "interval [lo, hi] and the number of pairs n; † marks an interval that excludes 0 (the seeds support a "    \
+    "difference); a seed run on one side only is left out and named."
+/* The 0.975 quantile of Student's t with df degrees of freedom (df >= 1);
+ * NaN for df < 1. */
+double rpt_t975(int df);
 /* Pearson correlation of y with x = 0..n-1 over finite y; NaN when < 3 points. */
 double rpt_pearson_depth(const double *y, int n);
 
 /* ------------------------------------------------------------ tables */
 enum { RPT_OURS = 0, RPT_PAPER, RPT_DIFF, RPT_DERIVED };
-enum { RPT_COL_TEXT = 0, RPT_COL_STAT, RPT_COL_NUM };
-enum { RPT_CELL_NONE = 0, RPT_CELL_TEXT, RPT_CELL_STAT, RPT_CELL_NUM, RPT_CELL_MISSING };
+/* A DELTA column holds paired differences (mean, 95% interval, pairs). */
+enum { RPT_COL_TEXT = 0, RPT_COL_STAT, RPT_COL_NUM, RPT_COL_DELTA };
+enum { RPT_CELL_NONE = 0, RPT_CELL_TEXT, RPT_CELL_STAT, RPT_CELL_NUM, RPT_CELL_MISSING, RPT_CELL_DELTA };
 
 typedef struct rpt_col {
     const char *key;   /* machine name (CSV header, JSON key): "val_ppl" */
@@ -178,13 +210,17 @@ typedef struct rpt_col {
     int decimals;      /* Markdown/LaTeX rounding */
     int sign;          /* print '+' on positive values (differences) */
     int role;          /* RPT_OURS | RPT_PAPER | RPT_DIFF | RPT_DERIVED */
+    int deltas;        /* a STAT column some rows of which are paired differences (main's Δ rows) */
 } rpt_col;
 
 typedef struct rpt_cell {
     int kind;         /* RPT_CELL_* */
-    double v, std;    /* NUM: v; STAT: mean and std (NaN when n < 2) */
-    int n;            /* STAT: values aggregated */
-    const char *text; /* TEXT: content; MISSING: why; STAT: note or NULL */
+    double v, std;    /* NUM: v; STAT: mean and std (NaN when n < 2); DELTA: mean difference */
+    double lo, hi;    /* DELTA: the 95% interval (NaN when there is none) */
+    int n;            /* STAT: values aggregated; DELTA: pairs */
+    int sig;          /* DELTA: RPT_SIG_* */
+    int paired;       /* DELTA: 1 over pairs, 0 difference of means (no seed in common) */
+    const char *text; /* TEXT: content; MISSING: why; STAT, DELTA: note or NULL */
     int best;
 } rpt_cell;
 
@@ -206,6 +242,20 @@ typedef struct rpt_panel {
     int n_notes, cap_notes;
 } rpt_panel;
 
+/* One comparison a table makes (a Δ cell), kept with its words so that
+ * report.md can say in sentences what the seeds support and the delta
+ * figure can draw it beside the paper's Δ. */
+typedef struct rpt_finding {
+    const char *panel;          /* the panel's title */
+    const char *what, *against; /* "wider-late", "uniform" */
+    const char *unit;           /* "ppl", "accuracy points" */
+    int better;                 /* -1 lower is better, +1 higher */
+    int decimals;
+    rpt_paired d;               /* d.paired < 0: no difference, why says why */
+    const char *why;
+    double paper;               /* the paper's Δ for the same comparison, NaN when it has none */
+} rpt_finding;
+
 typedef struct rpt_table {
     const char *name, *title;
     const char *db_path, *sweep; /* for the header of each format */
@@ -213,6 +263,8 @@ typedef struct rpt_table {
     int n_panels, cap_panels;
     const char **notes; /* table-wide */
     int n_notes, cap_notes;
+    rpt_finding *findings; /* in the order of the rows */
+    int n_findings, cap_findings;
     int oom; /* an allocation failed: rpt_table_status reports it */
     rpt_arena a;
 } rpt_table;
@@ -230,6 +282,18 @@ void rpt_set_num(rpt_panel *p, int row, int col, double v); /* NaN: left empty *
 /* A stat: its value (with its note), or missing with its why. */
 void rpt_set_stat(rpt_table *t, rpt_panel *p, int row, int col, const rpt_stat *s);
 void rpt_set_missing(rpt_table *t, rpt_panel *p, int row, int col, const char *why);
+/* A paired difference a - b; when one side has no value, missing with why
+ * (b's why prefixed with b_name: "uniform pending"). */
+void rpt_set_delta(rpt_table *t, rpt_panel *p, int row, int col, const rpt_paired *d, const rpt_stat *a,
+                   const rpt_stat *b, const char *b_name);
+/* Records the comparison that cell (row, col) of p shows, set by
+ * rpt_set_delta from d (its why when it has no difference); strings copied. */
+void rpt_finding_add(rpt_table *t, const rpt_panel *p, int row, int col, const char *what, const char *against,
+                     const char *unit, int better, const rpt_paired *d, double paper);
+/* The finding in words, from its numbers only: "wider-late is worse than
+ * uniform by 1.10 [0.85, 1.35] ppl, 3 seeds", "wider-early is not
+ * distinguishable from uniform (+0.03 [-0.25, +0.32] ppl, 3 seeds)". */
+void rpt_finding_text(const rpt_finding *f, char *out, size_t cap);
 /* Note under a panel (p) or the table (p NULL). */
 void rpt_note(rpt_table *t, rpt_panel *p, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Marks the best value per column (columns with `better`, rows and
@@ -283,6 +347,10 @@ const char *rpt_role_label(int role);
 /* Shared number formatting for the human formats: fixed decimals, '+' on
  * positive values when sign, "nan"/"inf" spelled out. */
 void rpt_fmt_num(char *out, size_t cap, double v, int decimals, int sign);
+/* A DELTA cell for the human formats: "+1.10 [+0.80, +1.40] (n=3)",
+ * "+0.04 (n=1: no interval)", with the note after "; ".  The mark of an
+ * interval that excludes 0 is the renderer's. */
+void rpt_fmt_delta(char *out, size_t cap, const rpt_cell *c, int decimals);
 
 /* ------------------------------------------------------------ the paper */
 /* The paper's figures (paper.c; source: shared/paper.md).  NaN when the

@@ -129,13 +129,13 @@ static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, eng_err *e)
             layers = chosen[i].layers;
     int n_cols = 1 + 2 * nc;
     rpt_col cols[1 + 2 * RPT_ALIGN_MAX];
-    cols[0] = (rpt_col){"layer", "layer", RPT_COL_TEXT, 0, 0, 0, RPT_OURS};
+    cols[0] = (rpt_col){"layer", "layer", RPT_COL_TEXT, 0, 0, 0, RPT_OURS, 0};
     for (int i = 0; i < nc; i++)
         for (int k = 0; k < 2; k++) {
             const char *label = c->groups[chosen[i].group].label;
             cols[1 + 2 * i + k] = (rpt_col){rpt_printf(&t->a, "%s[%s]", NAMES[k], label),
                                             rpt_printf(&t->a, "%s %s", label, TITLES[k]), RPT_COL_STAT, 0, 3, 0,
-                                            RPT_OURS};
+                                            RPT_OURS, 0};
         }
     rpt_panel *p = rpt_panel_add(t, rpt_panel_title(&t->a, pg->arch, pg->scale, pg->tokens_total), cols, n_cols);
     char tok[32];

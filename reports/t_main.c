@@ -50,11 +50,11 @@ typedef struct {
 
 static void make_cols(rpt_col *cols)
 {
-    cols[C_MODEL] = (rpt_col){"model", "model", RPT_COL_TEXT, 0, 0, 0, RPT_OURS};
+    cols[C_MODEL] = (rpt_col){"model", "model", RPT_COL_TEXT, 0, 0, 0, RPT_OURS, 0};
     for (size_t m = 0; m < N_M; m++)
         cols[1 + m] = (rpt_col){METRICS[m].key, METRICS[m].title, RPT_COL_STAT, METRICS[m].better,
-                                METRICS[m].decimals, 0, RPT_OURS};
-    cols[C_AVG] = (rpt_col){"avg", "Avg.", RPT_COL_STAT, 1, 2, 0, RPT_OURS};
+                                METRICS[m].decimals, 0, RPT_OURS, 1};
+    cols[C_AVG] = (rpt_col){"avg", "Avg.", RPT_COL_STAT, 1, 2, 0, RPT_OURS, 1};
 }
 
 static int find(const rpt_ctx *c, const char *arch, const char *scale, int64_t tokens, int tapered)
@@ -73,8 +73,8 @@ static int find(const rpt_ctx *c, const char *arch, const char *scale, int64_t t
 }
 
 /* One row of ours (and, with --paper, the paper's and the difference). */
-static int row(rpt_ctx *c, rpt_table *t, rpt_panel *p, const char *arch, const char *scale, int64_t tokens,
-               int tapered, const rpt_values *const *vals, eng_err *e)
+static void row(rpt_ctx *c, rpt_table *t, rpt_panel *p, const char *arch, const char *scale, int64_t tokens,
+               int tapered, const rpt_values *const *vals, const rpt_values *avg)
 {
     int g = find(c, arch, scale, tokens, tapered);
     const rpt_group *grp = g >= 0 ? &c->groups[g] : NULL;
@@ -92,44 +92,20 @@ static int row(rpt_ctx *c, rpt_table *t, rpt_panel *p, const char *arch, const c
         rpt_set_stat(t, p, r, (int)(1 + m), &s);
         mean[1 + m] = s.n ? s.mean : NAN;
     }
-    /* the average of the eight accuracies, per job */
     rpt_stat s;
     memset(&s, 0, sizeof s);
-    if (grp) {
-        double *v = calloc((size_t)grp->n_jobs, sizeof *v);
-        unsigned char *st = calloc((size_t)grp->n_jobs, 1);
-        if (!v || !st) {
-            free(v);
-            free(st);
-            return eng_errf(e, ENG_ENOMEM, "out of memory");
-        }
-        for (int i = 0; i < grp->n_jobs; i++) {
-            int j = grp->jobs[i];
-            double sum = 0;
-            int ok = 1, nonfinite = 0;
-            for (int m = FIRST_ACC; m < FIRST_ACC + N_ACC; m++) {
-                unsigned char x = vals[m]->state[j];
-                ok &= x == RPT_V_OK;
-                nonfinite |= x == RPT_V_NAN || x == RPT_V_INF;
-                sum += vals[m]->v[j];
-            }
-            st[i] = ok ? RPT_V_OK : nonfinite ? RPT_V_NAN : RPT_V_ABSENT;
-            v[i] = ok ? sum / N_ACC : NAN;
-        }
-        rpt_stat_jobs(c, grp->jobs, grp->n_jobs, v, st, 100, &s);
-        free(v);
-        free(st);
-    }
+    if (grp)
+        rpt_stat_group(c, grp, avg, 100, &s);
     rpt_set_stat(t, p, r, C_AVG, &s);
     mean[C_AVG] = s.n ? s.mean : NAN;
 
     if (!c->o.paper)
-        return 0;
+        return;
     int have = 0;
     for (int k = 1; k < C_N; k++)
         have |= !isnan(rpt_paper_table2(scale, arch, tapered, k == C_AVG ? "avg" : METRICS[k - 1].key));
     if (!have)
-        return 0;
+        return;
     int pr = rpt_row_add(t, p, RPT_PAPER), dr = rpt_row_add(t, p, RPT_DIFF);
     rpt_set_text(t, p, pr, C_MODEL, "%s", name);
     rpt_set_text(t, p, dr, C_MODEL, "%s", name);
@@ -142,6 +118,63 @@ static int row(rpt_ctx *c, rpt_table *t, rpt_panel *p, const char *arch, const c
         rpt_set_num(p, pr, k, pv);
         rpt_set_num(p, dr, k, mean[k] - pv);
     }
+}
+
+/* Under an architecture's two rows: tapered - uniform per column, paired by seed. */
+static void delta_row(rpt_ctx *c, rpt_table *t, rpt_panel *p, const char *arch, const char *scale, int64_t tokens,
+                      const rpt_values *const *vals, const rpt_values *avg)
+{
+    int gu = find(c, arch, scale, tokens, 0), gt = find(c, arch, scale, tokens, 1);
+    int r = rpt_row_add(t, p, RPT_DERIVED);
+    rpt_set_text(t, p, r, C_MODEL, "Δ tapered − uniform");
+    for (int k = 1; k < C_N; k++) {
+        const rpt_values *v = k == C_AVG ? avg : vals[k - 1];
+        double scale_k = k == C_AVG ? 100 : METRICS[k - 1].scale;
+        rpt_stat su, st;
+        rpt_paired d;
+        memset(&su, 0, sizeof su);
+        memset(&st, 0, sizeof st);
+        memset(&d, 0, sizeof d);
+        d.paired = -1;
+        if (gu >= 0)
+            rpt_stat_group(c, &c->groups[gu], v, scale_k, &su);
+        if (gt >= 0)
+            rpt_stat_group(c, &c->groups[gt], v, scale_k, &st);
+        if (gu >= 0 && gt >= 0)
+            rpt_paired_groups(c, &c->groups[gt], &c->groups[gu], v, scale_k, &d);
+        rpt_set_delta(t, p, r, k, &d, &st, &su, "uniform");
+        /* the summary speaks of the validation perplexity and the average accuracy */
+        if ((k == 1 || (k == C_AVG && (su.n || st.n))) && gt >= 0 && gu >= 0) {
+            const char *key = k == C_AVG ? "avg" : METRICS[k - 1].key;
+            rpt_finding_add(t, p, r, k,
+                            rpt_printf(&t->a, "tapered %s (%s)", rpt_arch_title(arch),
+                                       k == C_AVG ? "average accuracy" : "val ppl"),
+                            "uniform", k == C_AVG ? "points" : "ppl", k == C_AVG ? 1 : METRICS[k - 1].better, &d,
+                            rpt_paper_round(rpt_paper_table2(scale, arch, 1, key) - rpt_paper_table2(scale, arch, 0, key)));
+        }
+    }
+}
+
+/* The average of the eight accuracies per job: a value only when all eight are. */
+static int avg_values(const rpt_ctx *c, const rpt_values *const *vals, rpt_values *avg, eng_err *e)
+{
+    size_t n = c->n_jobs ? (size_t)c->n_jobs : 1;
+    avg->v = calloc(n, sizeof *avg->v);
+    avg->state = calloc(n, 1);
+    if (!avg->v || !avg->state)
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    for (int j = 0; j < c->n_jobs; j++) {
+        double sum = 0;
+        int ok = 1, nonfinite = 0;
+        for (int m = FIRST_ACC; m < FIRST_ACC + N_ACC; m++) {
+            unsigned char x = vals[m]->state[j];
+            ok &= x == RPT_V_OK;
+            nonfinite |= x == RPT_V_NAN || x == RPT_V_INF;
+            sum += vals[m]->v[j];
+        }
+        avg->state[j] = ok ? RPT_V_OK : nonfinite ? RPT_V_NAN : RPT_V_ABSENT;
+        avg->v[j] = ok ? sum / N_ACC : NAN;
+    }
     return 0;
 }
 
@@ -152,13 +185,22 @@ int rpt_build_main(rpt_ctx *c, rpt_table *t, eng_err *e)
     for (size_t m = 0; m < N_M; m++)
         if ((rc = rpt_metric(c, METRICS[m].suite, METRICS[m].task, METRICS[m].metric, &vals[m], e)))
             return rc;
+    rpt_values avg = {NULL, NULL};
+    if ((rc = avg_values(c, vals, &avg, e))) {
+        free(avg.v);
+        free(avg.state);
+        return rc;
+    }
     rpt_col cols[C_N];
     make_cols(cols);
 
     /* scales (with token budgets) in the order of the panels: by size */
     scale_key *keys = calloc((size_t)c->n_panels + 2, sizeof *keys);
-    if (!keys)
+    if (!keys) {
+        free(avg.v);
+        free(avg.state);
         return eng_errf(e, ENG_ENOMEM, "out of memory");
+    }
     int nk = 0;
     for (int pi = 0; pi < c->n_panels; pi++) {
         const rpt_pgroup *pg = &c->panels[pi];
@@ -174,7 +216,7 @@ int rpt_build_main(rpt_ctx *c, rpt_table *t, eng_err *e)
         keys[nk++] = (scale_key){"760m", rpt_paper_table2_tokens("760m")};
         keys[nk++] = (scale_key){"1.3b", rpt_paper_table2_tokens("1.3b")};
     }
-    for (int k = 0; k < nk && !rc; k++) {
+    for (int k = 0; k < nk; k++) {
         int have = 0;
         for (int i = 0; i < c->n_groups && !have; i++)
             have = !strcmp(c->groups[i].scale, keys[k].scale) && c->groups[i].tokens_total == keys[k].tokens;
@@ -208,9 +250,11 @@ int rpt_build_main(rpt_ctx *c, rpt_table *t, eng_err *e)
             if (!seen)
                 archs[na++] = g->arch;
         }
-        for (int a = 0; a < na && !rc; a++)
-            if (!(rc = row(c, t, p, archs[a], keys[k].scale, keys[k].tokens, 0, vals, e)))
-                rc = row(c, t, p, archs[a], keys[k].scale, keys[k].tokens, 1, vals, e);
+        for (int a = 0; a < na; a++) {
+            row(c, t, p, archs[a], keys[k].scale, keys[k].tokens, 0, vals, &avg);
+            row(c, t, p, archs[a], keys[k].scale, keys[k].tokens, 1, vals, &avg);
+            delta_row(c, t, p, archs[a], keys[k].scale, keys[k].tokens, vals, &avg);
+        }
         int64_t ptok = rpt_paper_table2_tokens(keys[k].scale);
         if (c->o.paper && !ptok)
             rpt_note(t, p, "The paper reports Table 2 at 760m (50B tokens) and 1.3b (100B tokens) only.");
@@ -220,13 +264,14 @@ int rpt_build_main(rpt_ctx *c, rpt_table *t, eng_err *e)
                      keys[k].scale, ptok == 50000000000LL ? "50B" : "100B", tok);
     }
     free(keys);
-    if (rc)
-        return rc;
+    free(avg.v);
+    free(avg.state);
     rpt_note(t, NULL,
              "+ tapered: %s %g -> %g.  Perplexities lower is better; accuracies in percent (acc_n: length-"
              "normalised), higher is better; Avg. is the mean of the eight accuracies per job, then over seeds.  "
              "Val. ppl (validation perplexity on the job's own held-out data) is ours: the paper has no such column.",
              c->taper_schedule, c->taper_start, c->taper_end);
+    rpt_note(t, NULL, "%s", RPT_DELTA_NOTE);
     if (c->o.paper)
         rpt_note(t, NULL, "Paper: Table 2 of Tapered Language Models (1.3B: per-task columns not available).");
     return 0;

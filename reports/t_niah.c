@@ -85,16 +85,16 @@ int rpt_build_niah(rpt_ctx *c, rpt_table *t, eng_err *e)
         free(vals);
         return eng_errf(e, ENG_ENOMEM, "out of memory");
     }
-    cols[0] = (rpt_col){"task", "task", RPT_COL_TEXT, 0, 0, 0, RPT_OURS};
+    cols[0] = (rpt_col){"task", "task", RPT_COL_TEXT, 0, 0, 0, RPT_OURS, 0};
     for (int k = 0; k < nc; k++) {
         char l[32];
         ctx_label(l, sizeof l, ctxs[k]);
         cols[1 + 3 * k] = (rpt_col){rpt_printf(&t->a, "%ld_uniform", ctxs[k]), rpt_printf(&t->a, "%s uniform", l),
-                                    RPT_COL_STAT, 0, 1, 0, RPT_OURS};
+                                    RPT_COL_STAT, 0, 1, 0, RPT_OURS, 0};
         cols[2 + 3 * k] = (rpt_col){rpt_printf(&t->a, "%ld_tapered", ctxs[k]), rpt_printf(&t->a, "%s tapered", l),
-                                    RPT_COL_STAT, 0, 1, 0, RPT_OURS};
+                                    RPT_COL_STAT, 0, 1, 0, RPT_OURS, 0};
         cols[3 + 3 * k] = (rpt_col){rpt_printf(&t->a, "%ld_delta", ctxs[k]), rpt_printf(&t->a, "%s Δ", l),
-                                    RPT_COL_NUM, 0, 1, 1, RPT_DERIVED};
+                                    RPT_COL_NUM, 0, 1, 1, RPT_DERIVED, 0};
     }
     char task[128];
     for (int i = 0; i < nn && !rc; i++)

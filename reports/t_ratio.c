@@ -18,13 +18,13 @@
 #define C_N (1 + 2 * N_SCHED)
 
 static const rpt_col COLS[C_N] = {
-    {"ratio", "start -> end", RPT_COL_TEXT, 0, 0, 0, RPT_OURS},
-    {"cosine", "cosine", RPT_COL_STAT, -1, 2, 0, RPT_OURS},
-    {"cosine_delta", "Δ", RPT_COL_NUM, 0, 2, 1, RPT_DERIVED},
-    {"linear", "linear", RPT_COL_STAT, -1, 2, 0, RPT_OURS},
-    {"linear_delta", "Δ", RPT_COL_NUM, 0, 2, 1, RPT_DERIVED},
-    {"sigmoid", "sigmoid", RPT_COL_STAT, -1, 2, 0, RPT_OURS},
-    {"sigmoid_delta", "Δ", RPT_COL_NUM, 0, 2, 1, RPT_DERIVED},
+    {"ratio", "start -> end", RPT_COL_TEXT, 0, 0, 0, RPT_OURS, 0},
+    {"cosine", "cosine", RPT_COL_STAT, -1, 2, 0, RPT_OURS, 0},
+    {"cosine_delta", "Δ", RPT_COL_DELTA, 0, 2, 1, RPT_DERIVED, 0},
+    {"linear", "linear", RPT_COL_STAT, -1, 2, 0, RPT_OURS, 0},
+    {"linear_delta", "Δ", RPT_COL_DELTA, 0, 2, 1, RPT_DERIVED, 0},
+    {"sigmoid", "sigmoid", RPT_COL_STAT, -1, 2, 0, RPT_OURS, 0},
+    {"sigmoid_delta", "Δ", RPT_COL_DELTA, 0, 2, 1, RPT_DERIVED, 0},
 };
 
 typedef struct {
@@ -57,20 +57,6 @@ static int find(const rpt_ctx *c, const rpt_pgroup *pg, const char *sched, doubl
 static void ratio_text(char *out, size_t cap, double rs, double re)
 {
     snprintf(out, cap, "%g -> %g", rs, re);
-}
-
-static void set_delta(rpt_table *t, rpt_panel *p, int r, int col, const rpt_stat *s, const rpt_stat *uni)
-{
-    char why[128];
-    if (s->n && uni->n) {
-        rpt_set_num(p, r, col, s->mean - uni->mean);
-    } else if (!s->n) {
-        rpt_stat_why(s, why, sizeof why);
-        rpt_set_missing(t, p, r, col, why);
-    } else {
-        rpt_stat_why(uni, why, sizeof why);
-        rpt_set_missing(t, p, r, col, rpt_printf(&t->a, "uniform %s", why));
-    }
 }
 
 static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, const rpt_values *ppl, eng_err *e)
@@ -134,13 +120,22 @@ static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, const rpt_value
         ratio_text(buf, sizeof buf, rs[i].start, rs[i].end);
         rpt_set_text(t, p, r, C_RATIO, "%s", buf);
         rpt_stat st[N_SCHED];
+        rpt_paired dl[N_SCHED];
         for (int s = 0; s < N_SCHED; s++) {
             int g = find(c, pg, rpt_paper_table1_schedule((size_t)s), rs[i].start, rs[i].end);
             memset(&st[s], 0, sizeof st[s]);
             if (g >= 0)
                 rpt_stat_group(c, &c->groups[g], ppl, 1.0, &st[s]);
             rpt_set_stat(t, p, r, C_PPL(s), &st[s]);
-            set_delta(t, p, r, C_DELTA(s), &st[s], &uni);
+            memset(&dl[s], 0, sizeof dl[s]);
+            dl[s].paired = -1;
+            if (g >= 0 && ug >= 0)
+                rpt_paired_groups(c, &c->groups[g], &c->groups[ug], ppl, 1.0, &dl[s]);
+            rpt_set_delta(t, p, r, C_DELTA(s), &dl[s], &st[s], &uni, "uniform");
+            const char *sched = rpt_paper_table1_schedule((size_t)s);
+            if (g >= 0) /* a ratio only the paper has is no finding */
+                rpt_finding_add(t, p, r, C_DELTA(s), rpt_printf(&t->a, "%s %s", sched, buf), "uniform", "ppl", -1, &dl[s],
+                                rpt_paper_round(rpt_paper_table1(sched, rs[i].start, rs[i].end) - pu));
         }
         if (!c->o.paper)
             continue;
@@ -157,8 +152,8 @@ static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, const rpt_value
             rpt_set_num(p, pr, C_DELTA(s), rpt_paper_round(pv - pu));
             if (st[s].n)
                 rpt_set_num(p, dr, C_PPL(s), st[s].mean - pv);
-            if (st[s].n && uni.n)
-                rpt_set_num(p, dr, C_DELTA(s), (st[s].mean - uni.mean) - rpt_paper_round(pv - pu));
+            if (dl[s].paired >= 0)
+                rpt_set_num(p, dr, C_DELTA(s), dl[s].mean - rpt_paper_round(pv - pu));
         }
     }
     free(rs);
@@ -193,6 +188,7 @@ int rpt_build_ratio(rpt_ctx *c, rpt_table *t, eng_err *e)
     rpt_note(t, NULL,
              "Cells: validation perplexity at each job's last evaluation (mean ± sample std over seeds, n) and "
              "Δ, its change against the uniform model of the same panel (negative: the taper helps).");
+    rpt_note(t, NULL, "%s", RPT_DELTA_NOTE);
     if (c->o.paper)
         rpt_note(t, NULL, "Paper: Table 1 of Tapered Language Models (440M Transformer++, uniform 16.28).");
     return 0;

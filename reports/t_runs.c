@@ -11,19 +11,19 @@ enum { C_JOB, C_SWEEP, C_LABEL, C_ARCH, C_SCALE, C_SEED, C_STATE, C_ATTEMPTS, C_
        C_LOSS, C_REASON, C_N };
 
 static const rpt_col COLS[C_N] = {
-    {"job", "job", RPT_COL_TEXT, 0, 0, 0, RPT_OURS},
-    {"sweep", "sweep", RPT_COL_TEXT, 0, 0, 0, RPT_OURS},
-    {"label", "label", RPT_COL_TEXT, 0, 0, 0, RPT_OURS},
-    {"arch", "arch", RPT_COL_TEXT, 0, 0, 0, RPT_OURS},
-    {"scale", "scale", RPT_COL_TEXT, 0, 0, 0, RPT_OURS},
-    {"seed", "seed", RPT_COL_TEXT, 0, 0, 0, RPT_OURS},
-    {"state", "state", RPT_COL_TEXT, 0, 0, 0, RPT_OURS},
-    {"attempts", "attempts", RPT_COL_NUM, 0, 0, 0, RPT_OURS},
-    {"tokens", "tokens", RPT_COL_NUM, 0, 0, 0, RPT_OURS},
-    {"tokens_total", "of", RPT_COL_NUM, 0, 0, 0, RPT_OURS},
-    {"done_pct", "%", RPT_COL_NUM, 0, 0, 0, RPT_OURS},
-    {"last_loss", "last loss", RPT_COL_NUM, 0, 4, 0, RPT_OURS},
-    {"reason", "failure", RPT_COL_TEXT, 0, 0, 0, RPT_OURS},
+    {"job", "job", RPT_COL_TEXT, 0, 0, 0, RPT_OURS, 0},
+    {"sweep", "sweep", RPT_COL_TEXT, 0, 0, 0, RPT_OURS, 0},
+    {"label", "label", RPT_COL_TEXT, 0, 0, 0, RPT_OURS, 0},
+    {"arch", "arch", RPT_COL_TEXT, 0, 0, 0, RPT_OURS, 0},
+    {"scale", "scale", RPT_COL_TEXT, 0, 0, 0, RPT_OURS, 0},
+    {"seed", "seed", RPT_COL_TEXT, 0, 0, 0, RPT_OURS, 0},
+    {"state", "state", RPT_COL_TEXT, 0, 0, 0, RPT_OURS, 0},
+    {"attempts", "attempts", RPT_COL_NUM, 0, 0, 0, RPT_OURS, 0},
+    {"tokens", "tokens", RPT_COL_NUM, 0, 0, 0, RPT_OURS, 0},
+    {"tokens_total", "of", RPT_COL_NUM, 0, 0, 0, RPT_OURS, 0},
+    {"done_pct", "%", RPT_COL_NUM, 0, 0, 0, RPT_OURS, 0},
+    {"last_loss", "last loss", RPT_COL_NUM, 0, 4, 0, RPT_OURS, 0},
+    {"reason", "failure", RPT_COL_TEXT, 0, 0, 0, RPT_OURS, 0},
 };
 
 static const char *state_name(int s) { return db_job_status_name(s); }

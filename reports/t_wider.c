@@ -13,14 +13,14 @@
 enum { C_ALLOC, C_GROUPS, C_PPL, C_DELTA, C_P_PPL, C_P_DELTA, C_D_PPL, C_D_DELTA, C_N };
 
 static const rpt_col COLS[C_N] = {
-    {"allocation", "allocation", RPT_COL_TEXT, 0, 0, 0, RPT_OURS},
-    {"groups", "groups", RPT_COL_TEXT, 0, 0, 0, RPT_OURS},
-    {"val_ppl", "val ppl", RPT_COL_STAT, -1, 2, 0, RPT_OURS},
-    {"delta_vs_uniform", "Δ vs uniform", RPT_COL_NUM, 0, 2, 1, RPT_DERIVED},
-    {"paper_val_ppl", "paper val ppl", RPT_COL_NUM, 0, 2, 0, RPT_PAPER},
-    {"paper_delta", "paper Δ", RPT_COL_NUM, 0, 2, 1, RPT_PAPER},
-    {"val_ppl_minus_paper", "val ppl − paper", RPT_COL_NUM, 0, 2, 1, RPT_DIFF},
-    {"delta_minus_paper", "Δ − paper Δ", RPT_COL_NUM, 0, 2, 1, RPT_DIFF},
+    {"allocation", "allocation", RPT_COL_TEXT, 0, 0, 0, RPT_OURS, 0},
+    {"groups", "groups", RPT_COL_TEXT, 0, 0, 0, RPT_OURS, 0},
+    {"val_ppl", "val ppl", RPT_COL_STAT, -1, 2, 0, RPT_OURS, 0},
+    {"delta_vs_uniform", "Δ vs uniform", RPT_COL_DELTA, 0, 2, 1, RPT_DERIVED, 0},
+    {"paper_val_ppl", "paper val ppl", RPT_COL_NUM, 0, 2, 0, RPT_PAPER, 0},
+    {"paper_delta", "paper Δ", RPT_COL_NUM, 0, 2, 1, RPT_PAPER, 0},
+    {"val_ppl_minus_paper", "val ppl − paper", RPT_COL_NUM, 0, 2, 1, RPT_DIFF, 0},
+    {"delta_minus_paper", "Δ − paper Δ", RPT_COL_NUM, 0, 2, 1, RPT_DIFF, 0},
 };
 
 static const char *const KINDS[] = {"uniform", "wider-early", "wider-middle", "wider-late"};
@@ -52,7 +52,7 @@ static int cmp_wrow(const void *pa, const void *pb, void *ctx)
 }
 
 static void fill_row(rpt_ctx *c, rpt_table *t, rpt_panel *p, const wrow *w, const rpt_values *ppl,
-                     const rpt_stat *uni)
+                     const rpt_stat *uni, int uniform)
 {
     int r = rpt_row_add(t, p, RPT_OURS);
     rpt_set_text(t, p, r, C_ALLOC, "%s", w->kind);
@@ -69,17 +69,17 @@ static void fill_row(rpt_ctx *c, rpt_table *t, rpt_panel *p, const wrow *w, cons
     int is_uniform = !strcmp(w->kind, "uniform");
     double delta = NAN;
     if (!is_uniform) {
-        char why[128];
-        if (s.n && uni->n) {
-            delta = s.mean - uni->mean;
-            rpt_set_num(p, r, C_DELTA, delta);
-        } else if (!s.n) {
-            rpt_stat_why(&s, why, sizeof why);
-            rpt_set_missing(t, p, r, C_DELTA, why);
-        } else {
-            rpt_stat_why(uni, why, sizeof why);
-            rpt_set_missing(t, p, r, C_DELTA, rpt_printf(&t->a, "uniform %s", why));
-        }
+        /* paired by seed against uniform: the seed's own luck cancels */
+        rpt_paired d;
+        memset(&d, 0, sizeof d);
+        d.paired = -1;
+        if (w->group >= 0 && uniform >= 0)
+            rpt_paired_groups(c, &c->groups[w->group], &c->groups[uniform], ppl, 1.0, &d);
+        rpt_set_delta(t, p, r, C_DELTA, &d, &s, uni, "uniform");
+        if (w->group >= 0) /* a row the sweep lacks is no finding */
+            rpt_finding_add(t, p, r, C_DELTA, w->kind, "uniform", "ppl", -1, &d,
+                            rpt_paper_round(rpt_paper_fig2(w->kind) - rpt_paper_fig2("uniform")));
+        delta = d.paired >= 0 ? d.mean : NAN;
     }
     if (!c->o.paper)
         return;
@@ -140,7 +140,7 @@ static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, const rpt_value
     if (uniform >= 0)
         rpt_stat_group(c, &c->groups[uniform], ppl, 1.0, &uni);
     for (int i = 0; i < n; i++)
-        fill_row(c, t, p, &rows[i], ppl, &uni);
+        fill_row(c, t, p, &rows[i], ppl, &uni, uniform);
     free(rows);
 
     if (c->o.paper && (strcmp(arch, RPT_PAPER_440M_ARCH) || strcmp(scale, RPT_PAPER_440M_SCALE) ||
@@ -172,6 +172,7 @@ int rpt_build_wider(rpt_ctx *c, rpt_table *t, eng_err *e)
     if (!panels && c->o.paper && (rc = panel(c, t, NULL, ppl, e)))
         return rc;
     rpt_note(t, NULL, "val ppl: validation perplexity at each job's last evaluation; seeds as mean ± sample std (n).");
+    rpt_note(t, NULL, "%s", RPT_DELTA_NOTE);
     rpt_note(t, NULL, "Allocation is read from the blocks groups: the third of the layers holding the widest group.");
     if (c->o.paper)
         rpt_note(t, NULL,

@@ -87,8 +87,8 @@ int rpt_row_add(rpt_table *t, rpt_panel *p, int role)
     }
     p->rows = nr;
     for (int i = 0; i < p->n_cols; i++) {
-        cells[i].v = NAN;
-        cells[i].std = NAN;
+        cells[i].v = cells[i].std = cells[i].lo = cells[i].hi = NAN;
+        cells[i].sig = RPT_SIG_NONE;
     }
     p->rows[p->n_rows].role = role;
     p->rows[p->n_rows].cells = cells;
@@ -153,6 +153,56 @@ void rpt_set_stat(rpt_table *t, rpt_panel *p, int row, int col, const rpt_stat *
     rpt_stat_note(s, buf, sizeof buf);
     x->text = NULL;
     if (buf[0] && !(x->text = rpt_strdup(&t->a, buf)))
+        t->oom = 1;
+}
+
+void rpt_set_delta(rpt_table *t, rpt_panel *p, int row, int col, const rpt_paired *d, const rpt_stat *a,
+                   const rpt_stat *b, const char *b_name)
+{
+    char why[160];
+    if (d->paired < 0) {
+        if (!a->n) {
+            rpt_stat_why(a, why, sizeof why);
+            rpt_set_missing(t, p, row, col, why);
+        } else {
+            char bw[128];
+            rpt_stat_why(b, bw, sizeof bw);
+            snprintf(why, sizeof why, "%s %s", b_name, bw);
+            rpt_set_missing(t, p, row, col, why);
+        }
+        return;
+    }
+    rpt_cell *x = cell(p, row, col);
+    if (!x)
+        return;
+    x->kind = RPT_CELL_DELTA;
+    x->v = d->mean;
+    x->lo = d->lo;
+    x->hi = d->hi;
+    x->n = d->n;
+    x->sig = d->sig;
+    x->paired = d->paired;
+    x->text = NULL;
+    if (d->note[0] && !(x->text = rpt_strdup(&t->a, d->note)))
+        t->oom = 1;
+}
+
+void rpt_finding_add(rpt_table *t, const rpt_panel *p, int row, int col, const char *what, const char *against,
+                     const char *unit, int better, const rpt_paired *d, double paper)
+{
+    const rpt_cell *x = cell((rpt_panel *)p, row, col);
+    if (!x)
+        return;
+    const char *why = x->kind == RPT_CELL_MISSING ? x->text : NULL;
+    int decimals = p->cols[col].decimals;
+    rpt_finding *nf = grow(t, t->findings, t->n_findings, &t->cap_findings, sizeof *nf);
+    if (!nf)
+        return;
+    t->findings = nf;
+    rpt_finding *f = &nf[t->n_findings++];
+    *f = (rpt_finding){rpt_strdup(&t->a, p->title), rpt_strdup(&t->a, what), rpt_strdup(&t->a, against),
+                       rpt_strdup(&t->a, unit), better, decimals, *d, why ? rpt_strdup(&t->a, why) : NULL, paper};
+    if (!f->panel || !f->what || !f->against || !f->unit || (why && !f->why))
         t->oom = 1;
 }
 

@@ -3,7 +3,8 @@
 # against results.db read with its own SQL: every number of every table is
 # recomputed here (final evaluation = largest step, seeds of finished jobs
 # only, mean and sample standard deviation with the statistics module,
-# accuracies in percent), missing cells must say why, and the four formats
+# accuracies in percent, differences paired by seed with a t interval whose
+# quantile comes from integrating the density), missing cells must say why, and the four formats
 # must agree and parse: CSV with the csv module, JSON with json, Markdown
 # tables column by column, LaTeX for balanced environments, braces and
 # column counts.  Figures: SVG parses as XML, PNG has its signature and
@@ -155,6 +156,74 @@ def aggregate(jobs, value_of, scale=1.0):
     return ("value", statistics.fmean(vals), std, len(vals), note)
 
 
+def t975(df):
+    """Student t's 0.975 quantile by integrating its density (Simpson) and bisecting: a different road from
+    tlm-report's closed form."""
+    c = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi)
+    pdf = lambda x: c * (1 + x * x / df) ** (-(df + 1) / 2)
+
+    def cdf_half(t, n=4000):  # P(0 < T < t)
+        h = t / n
+        return h / 3 * (pdf(0) + pdf(t) + sum((4 if i % 2 else 2) * pdf(i * h) for i in range(1, n)))
+
+    lo, hi = 0.0, 64.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if cdf_half(mid) < 0.475 else (lo, mid)
+    return (lo + hi) / 2
+
+
+def value_by_seed(jobs, value_of, scale=1.0):
+    out = {}
+    for j in jobs:
+        if j["status"] != "done":
+            continue
+        v = value_of(j)
+        if v is not None and v[0] == "ok":
+            out.setdefault(j["seed"], v[1] * scale)
+    return out
+
+
+def paired(ga, gb, value_of, scale=1.0, b_name="uniform"):
+    """The expected difference a - b: ('missing', why) or ('delta', mean, lo, hi, n, sig, note)."""
+    a, b = value_by_seed(ga, value_of, scale), value_by_seed(gb, value_of, scale)
+    if not a or not b:
+        ea, eb = aggregate(ga, value_of, scale), aggregate(gb, value_of, scale)
+        return ("missing", ea[1]) if not a else ("missing", f"{b_name} {eb[1]}")
+    both = sorted(set(a) & set(b))
+    alone = sorted(set(a) ^ set(b))
+    if not both:
+        return ("delta", statistics.fmean(a.values()) - statistics.fmean(b.values()), None, None, 0, None,
+                "no seed in common: no interval")
+    d = [a[s] - b[s] for s in both]
+    mean = statistics.fmean(d)
+    lo = hi = sig = None
+    if len(d) >= 2:
+        half = t975(len(d) - 1) * statistics.stdev(d) / math.sqrt(len(d))
+        lo, hi = mean - half, mean + half
+        sig = lo > 0 or hi < 0
+    words = ["no interval"] if len(d) < 2 else []
+    if alone:
+        shown = ", ".join(str(s) for s in alone[:4]) + (f" and {len(alone) - 4} more" if len(alone) > 4 else "")
+        words.append(f"{'seeds' if len(alone) > 1 else 'seed'} {shown} unpaired")
+    return ("delta", mean, lo, hi, len(d), sig, "; ".join(words))
+
+
+def check_delta(row, key, exp, what):
+    """A CSV row's X, X_lo, X_hi, X_n, X_sig, X_note against an expected difference."""
+    if exp[0] == "missing":
+        return ok(row[key] == "" and row[key + "_note"] == exp[1],
+                  f"{what}: Δ empty, says '{exp[1]}' (got '{row[key]}', '{row[key + '_note']}')")
+    _, mean, lo, hi, n, sig, note = exp
+    want_sig = "" if sig is None else "1" if sig else "0"
+    good = close(num(row[key]), mean) and close(num(row[key + "_lo"]), lo, 1e-7) and \
+        close(num(row[key + "_hi"]), hi, 1e-7) and int(row[key + "_n"]) == n and row[key + "_sig"] == want_sig and \
+        row[key + "_note"] == note
+    return ok(good, f"{what}: Δ {mean:.6g} [{lo}, {hi}] (n={n}) sig '{want_sig}' '{note}' (got {row[key]}, "
+                    f"[{row[key + '_lo']}, {row[key + '_hi']}], {row[key + '_n']}, '{row[key + '_sig']}', "
+                    f"'{row[key + '_note']}')")
+
+
 def check_cell(row, key, exp, what):
     """A CSV row's X, X_std, X_n, X_note against an expected cell."""
     if exp[0] == "missing":
@@ -209,9 +278,9 @@ def check_wider(name, sweep=None):
         exp = aggregate(groups[gk[0]] if gk else [], VAL_PPL)
         check_cell(r, "val_ppl", exp, f"{name} {r['arch']} {r['scale']} {r['allocation']} {r['groups']} val ppl")
         uni = [k for k in panel if k[3] == "uniform"]
-        u = aggregate(groups[uni[0]] if uni else [], VAL_PPL)
-        if r["allocation"] != "uniform" and exp[0] == "value" and u[0] == "value":
-            ok(close(num(r["delta_vs_uniform"]), exp[1] - u[1]), f"{name} {r['allocation']}: delta = ours - uniform")
+        if r["allocation"] != "uniform":
+            d = paired(groups[gk[0]] if gk else [], groups[uni[0]] if uni else [], VAL_PPL)
+            check_delta(r, "delta_vs_uniform", d, f"{name} {r['scale']} {r['allocation']}: paired against uniform")
         seen += 1
     # every blocks group of the selection has a row
     n_blocks = sum(1 for k in groups if k[3] == "blocks")
@@ -236,10 +305,8 @@ def check_ratio(name, sweep=None):
                 a, b = (float(x) for x in r["ratio"].split(" -> "))
                 gk = [k for k in panel if k[3] == s and abs(k[4] - a) < 1e-9 and abs(k[5] - b) < 1e-9]
                 exp = aggregate(groups[gk[0]] if gk else [], VAL_PPL)
-                if exp[0] == "value" and u[0] == "value":
-                    ok(close(num(r[s + "_delta"]), exp[1] - u[1]), f"{name} {r['arch']} {r['ratio']} {s}: delta")
-                elif exp[0] == "missing":
-                    ok(r[s + "_delta_note"] == exp[1], f"{name} {r['ratio']} {s}: delta says '{exp[1]}'")
+                d = paired(groups[gk[0]] if gk else [], groups[uni[0]] if uni else [], VAL_PPL)
+                check_delta(r, s + "_delta", d, f"{name} {r['arch']} {r['scale']} {r['ratio']} {s}")
             check_cell(r, s, exp, f"{name} {r['arch']} {r['scale']} {r['ratio']} {s}")
     ratios = {(k[0], k[1], k[4], k[5]) for k in groups if k[3] in ("cosine", "linear", "sigmoid")}
     listed = {(r["arch"], r["scale"], *[float(x) for x in r["ratio"].split(" -> ")]) for r in rows
@@ -273,7 +340,18 @@ def check_main(name, sweep=None):
     groups = groups_of(jobs_of(sweep))
     arch = None
     n = 0
+    cells = {}
     for r in rows:
+        if r.get("source") == "derived":
+            # tapered - uniform of the architecture above, paired by seed, per column
+            ok(r["model"] == "Δ tapered − uniform", f"{name} {r['scale']} {arch}: a Δ row under the two")
+            for key, suite, task, metric, scale in MAIN + [("avg", None, None, None, 100)]:
+                value_of = avg8 if key == "avg" else \
+                    (lambda j, suite=suite, task=task, metric=metric: final_eval(j["key"], task=task, metric=metric,
+                                                                                 suite=suite))
+                d = paired(cells.get(True, []), cells.get(False, []), value_of, scale)
+                check_delta(r, key, d, f"{name} {r['scale']} {arch} Δ {key}")
+            continue
         if r.get("source", "ours") != "ours":
             continue
         tapered = r["model"] == "+ tapered"
@@ -282,6 +360,7 @@ def check_main(name, sweep=None):
         gk = [k for k in groups if k[0] == arch and k[1] == r["scale"] and fmt_tokens(k[2]) == r["tokens"] and
               (k[3] == "uniform" if not tapered else (k[3] == "cosine" and k[4] == 1.5 and k[5] == 0.5))]
         g = groups[gk[0]] if gk else []
+        cells[tapered] = g
         for key, suite, task, metric, scale in MAIN:
             exp = aggregate(g, lambda j: final_eval(j["key"], task=task, metric=metric, suite=suite), scale)
             check_cell(r, key, exp, f"{name} {r['scale']} {arch} {r['model']} {key}")
@@ -403,7 +482,13 @@ def json_vs_csv(name):
                 bad += not close(cell.get("value"), num(cr[key]))
                 if "missing" in cell:
                     bad += cell["missing"] != cr[key + "_note"]
-                if col["kind"] == "stat" and cell.get("n") is not None:
+                if "lo" in cell:  # a paired difference
+                    sig = cell["significant"]
+                    bad += int(cr[key + "_n"]) != cell["n"] or not close(cell["lo"], num(cr[key + "_lo"])) or \
+                        not close(cell["hi"], num(cr[key + "_hi"])) or \
+                        cr[key + "_sig"] != ("" if sig is None else "1" if sig else "0") or \
+                        (cell["note"] or "") != cr[key + "_note"]
+                elif col["kind"] == "stat" and cell.get("n") is not None:
                     bad += int(cr[key + "_n"]) != cell["n"] or not close(cell["std"], num(cr[key + "_std"]))
             else:
                 bad += cr[key] != ""
@@ -460,6 +545,20 @@ def md_vs_json(name, doc):
                     bad += txt != "-"
                 elif "missing" in cell:
                     bad += txt != f"_{cell['missing']}_"
+                elif "lo" in cell:
+                    d = col["decimals"]
+                    want = fmt(cell["value"], d, True)
+                    if cell["n"] >= 2 and cell["lo"] is not None:
+                        want += f" [{fmt(cell['lo'], d, True)}, {fmt(cell['hi'], d, True)}]"
+                    if cell["paired"]:
+                        want += f" (n={cell['n']}" + (f"; {cell['note']})" if cell["note"] else ")")
+                    elif cell["note"]:
+                        want += f" ({cell['note']})"
+                    if cell["significant"]:
+                        want += " †"
+                    if txt != want:
+                        bad += 1
+                        print(f"# {name}.md: '{txt}' != '{want}'")
                 else:
                     v = fmt(cell["value"], col["decimals"], col["signed"] or jr["source"] == "ours-paper")
                     want = f"**{v}**" if cell.get("best") else v
@@ -542,11 +641,12 @@ for paper in ("", ".paper"):
     for t in ("wider_early_vs_late", "schedule_ratio", "main", "alignment", "niah", "runs"):
         table_formats(t + paper)
 
-ok(check_wider("wider_early_vs_late") == 4, "wider_early_vs_late: uniform and the three allocations")
+ok(check_wider("wider_early_vs_late") == 8, "wider_early_vs_late: uniform and the three allocations, 1m and 5m")
 check_wider("wider_early_vs_late.paper")
 check_ratio("schedule_ratio")
 check_ratio("schedule_ratio.paper")
-ok(check_main("main") == 6, "main: uniform and tapered rows of the two architectures at 1m, and 3m's transformer")
+ok(check_main("main") == 8,
+   "main: uniform and tapered rows of the two architectures at 1m, and 3m's and 5m's transformer")
 check_main("main.paper")
 ok(check_niah("niah") == 2, "niah: two tasks")
 ok(check_alignment("alignment") == 24, "alignment: six layers x two groups x two statistics")
@@ -567,6 +667,12 @@ cells = {r["cells"]["allocation"]: r["cells"]["val_ppl"] for r in doc["panels"][
 ok(cells["wider-late"] == {"value": None, "missing": "failed (diverged)"}, "wider-late: 'failed (diverged)'")
 ok(cells["wider-middle"]["n"] == 1 and cells["wider-middle"]["note"] == "1 pending", "wider-middle: 1 pending noted")
 ok(cells["uniform"]["n"] == 3, "uniform: three seeds")
+ok(abs(t975(1) - 12.7062) < 1e-4 and abs(t975(2) - 4.3027) < 1e-4 and abs(t975(30) - 2.0423) < 1e-4,
+   f"the checker's own t quantiles: {t975(1):.4f}, {t975(2):.4f}, {t975(30):.4f}")
+five = {r["cells"]["allocation"]: r["cells"]["delta_vs_uniform"] for r in doc["panels"][1]["rows"]}
+ok(five["wider-late"]["significant"] is True and five["wider-early"]["significant"] is False
+   and five["wider-middle"]["n"] == 2 and five["wider-middle"]["note"] == "seed 2 unpaired",
+   "5m: wider-late's interval excludes 0, wider-early's does not, wider-middle lacks seed 2")
 doc = load_json("schedule_ratio")
 p = doc["panels"][0]
 r15 = [r for r in p["rows"] if r["cells"]["ratio"] == "1.5 -> 0.5"][0]["cells"]
@@ -603,7 +709,7 @@ def png_size(path):
 
 
 figs = os.path.join(OUT, "figures")
-for name in ("loss", "dff", "rho", "ppl_ratio", "ppl_ratio.paper"):
+for name in ("loss", "dff", "rho", "ppl_ratio", "ppl_ratio.paper", "delta"):
     svg, png = os.path.join(figs, name + ".svg"), os.path.join(figs, name + ".png")
     try:
         root = ET.parse(svg).getroot()
@@ -628,7 +734,7 @@ for t in ("wider_early_vs_late", "schedule_ratio", "main", "alignment", "niah", 
     ok(all(os.path.getsize(os.path.join(alldir, "tables", f"{t}.{e}")) > 0 for e in ("csv", "json", "tex")),
        f"--all: tables/{t}.csv, .json, .tex")
 links = re.findall(r"\]\(([^)]+)\)", report)
-ok(len(links) == 8 and all(os.path.exists(os.path.join(alldir, l)) for l in links),
+ok(len(links) == 10 and all(os.path.exists(os.path.join(alldir, l)) for l in links),
    f"--all: report.md links {len(links)} figure files, all present")
 ok(report.count("\n## ") >= 6 and "Wider early vs late" in report, "--all: report.md holds the tables")
 

@@ -65,7 +65,7 @@ done
     ok "stdout and --out give the same table" || no "stdout and --out give the same table"
 
 # figures
-for fig in loss dff rho ppl_ratio; do
+for fig in loss dff rho ppl_ratio delta; do
     for e in svg png; do
         if "$R" --db "$db" --plot "$fig" --out "$out/figures/$fig.$e" 2>"$tmp/err"; then ok "--plot $fig ($e)"; else
             no "--plot $fig ($e)"
@@ -77,11 +77,54 @@ for e in svg png; do
     "$R" --db "$db" --plot ppl_ratio --paper --out "$out/figures/ppl_ratio.paper.$e" 2>/dev/null ||
         no "--plot ppl_ratio --paper ($e)"
 done
+# the delta figure: one point per comparison of the 5m panel (4) and the paper's Δ beside each (4)
+"$R" --db "$db" --list --scale 5m 2>/dev/null | grep -q "^delta  *2  *8  " &&
+    ok "--list --scale 5m: delta draws 2 series, 8 points" || no "--list --scale 5m: delta draws 2 series, 8 points"
 "$R" --db "$db" --all --out "$out/all" >/dev/null 2>"$tmp/err" && ok "--all" || { no "--all"; sed 's/^/# /' "$tmp/err"; }
+# report.md opens with the summary in words, from the 5m panel's numbers
+for want in "wider-late is worse than uniform by 1.10 [0.85, 1.35] ppl, 3 seeds" \
+    "wider-early is not distinguishable from uniform (+0.03 [-0.25, +0.32] ppl, 3 seeds)" \
+    "wider-late has no result to compare with uniform (failed (diverged))"; do
+    sed -n '/^## What the runs support/,/^## Wider/p' "$out/all/report.md" | grep -qF -- "$want" &&
+        ok "report.md summary: $want" || no "report.md summary: $want"
+done
 "$R" --db "$db" --list >"$out/list.txt" 2>"$tmp/err" && ok "--list" || no "--list"
 "$R" --help | grep -q "^usage: tlm-report" && ok "--help" || no "--help"
 ls "$out/all" | grep -v -q '\.tmp\.' && ! ls -a "$out/all" "$out" | grep -q '\.tmp\.' && ok "no temporary files left" ||
     no "no temporary files left"
+
+# three seeds: the paired differences and their 95% intervals, worked by hand from the fixture's
+# perplexities (uniform 10.0, 10.3, 9.9; wider-late 11.0, 11.5, 11.0: differences 1.0, 1.2, 1.1, mean 1.10,
+# sd 0.10, half-width t(2) 4.3027 x 0.10 / sqrt(3) = 0.248; wider-early 0.1, -0.1, 0.1: +0.03 +- 0.287;
+# wider-middle 0.4, 0.3 over two seeds: t(1) 12.706 x 0.0707 / sqrt(2) = 0.635; cosine -0.2, -0.3, 0.0)
+"$R" --db "$db" --table wider_early_vs_late --scale 5m >"$tmp/w5.md" 2>/dev/null
+for want in "| wider-late | 0.5,1,1.5 | 11.17 ± 0.29 (n=3) | +1.10 [+0.85, +1.35] (n=3) † |" \
+    "| wider-early | 1.5,1,0.5 | 10.10 ± 0.10 (n=3) | +0.03 [-0.25, +0.32] (n=3) |" \
+    "| wider-middle | 0.75,1.5,0.75 | 10.50 ± 0.14 (n=2) | +0.35 [-0.29, +0.99] (n=2; seed 2 unpaired) |"; do
+    grep -qxF -- "$want" "$tmp/w5.md" && ok "3 seeds, md: $want" || { no "3 seeds, md: $want"; sed 's/^/# /' "$tmp/w5.md"; }
+done
+"$R" --db "$db" --table schedule_ratio --scale 5m >"$tmp/r5.md" 2>/dev/null
+grep -qF -- "| 1.5 -> 0.5 | **9.90** ± 0.10 (n=3) | -0.17 [-0.55, +0.21] (n=3) |" "$tmp/r5.md" &&
+    ok "3 seeds, schedule_ratio: cosine -0.17 [-0.55, +0.21]" || no "3 seeds, schedule_ratio"
+"$R" --db "$db" --table wider_early_vs_late --scale 5m --format csv >"$tmp/w5.csv" 2>/dev/null
+"$PY" - "$tmp/w5.csv" <<'PY' && ok "3 seeds, csv: wider-late 1.10, lo 0.85, hi 1.35, n 3, sig 1" ||
+import csv, sys
+r = [r for r in csv.DictReader(open(sys.argv[1], newline="")) if r["allocation"] == "wider-late"][0]
+sys.exit(0 if [round(float(r["delta_vs_uniform" + k]), 4) for k in ("", "_lo", "_hi")] == [1.1, 0.8516, 1.3484]
+         and r["delta_vs_uniform_n"] == "3" and r["delta_vs_uniform_sig"] == "1" else 1)
+PY
+    { no "3 seeds, csv"; sed 's/^/# /' "$tmp/w5.csv"; }
+"$R" --db "$db" --table wider_early_vs_late --scale 5m --format latex >"$tmp/w5.tex" 2>/dev/null
+grep -qF -- '+1.10 [+0.85, +1.35] (n=3)$^{\dagger}$' "$tmp/w5.tex" && ok "3 seeds, latex: the interval and the dagger" ||
+    no "3 seeds, latex"
+"$R" --db "$db" --table wider_early_vs_late --scale 5m --format json >"$tmp/w5.json" 2>/dev/null
+"$PY" - "$tmp/w5.json" <<'PY' && ok "3 seeds, json: lo, hi, n, significant" || no "3 seeds, json"
+import json, sys
+rows = {r["cells"]["allocation"]: r["cells"]["delta_vs_uniform"] for r in json.load(open(sys.argv[1]))["panels"][0]["rows"]}
+late, early = rows["wider-late"], rows["wider-early"]
+sys.exit(0 if abs(late["lo"] - (1.1 - 0.2484138)) < 1e-6 and abs(late["hi"] - (1.1 + 0.2484138)) < 1e-6
+         and late["n"] == 3 and late["significant"] is True and early["significant"] is False else 1)
+PY
 
 # errors: exit status and message
 expect() { # expect STATUS PATTERN DESCRIPTION -- command...
@@ -118,7 +161,7 @@ expect 1 "--arch bogus matches no job in $db (its architectures: gated_attn, tra
     "an unknown --arch names the architectures" -- "$R" --db "$db" --table runs --arch bogus
 expect 1 "--arch gated_attn matches no job in sweep other (its architectures: transformer)" \
     "...of the sweep" -- "$R" --db "$db" --table runs --arch gated_attn --sweep other
-expect 1 "--scale 9z matches no job in $db (its scales: 1m, 3m)" "an unknown --scale names the scales" -- \
+expect 1 "--scale 9z matches no job in $db (its scales: 1m, 3m, 5m)" "an unknown --scale names the scales" -- \
     "$R" --db "$db" --list --scale 9z
 expect 1 "--arch gated_attn --scale 3m together match no job in $db (its architecture and scale pairs: " \
     "--arch and --scale that exist but not together" -- "$R" --db "$db" --plot loss --out "$tmp/x.svg" \

@@ -1,5 +1,6 @@
 /* test_unit.c: the pieces of tlm-report that need no database:
- * seed statistics against hand-computed values, the words for missing
+ * seed statistics against hand-computed values (paired differences with
+ * their t intervals for n = 1, 2, 3, missing pairs and no common seed), the words for missing
  * cells, the blocks-schedule classification, number formatting (no "-0.00",
  * exact round trips for CSV/JSON), best-value marking (our rows only,
  * ties all marked), the exact output of each renderer on a small table
@@ -15,7 +16,7 @@
 #include "tests/lib/tap.h"
 
 /* A context with jobs in given states, no database. */
-static rpt_job JOBS[6];
+static rpt_job JOBS[12];
 static rpt_ctx CTX;
 
 static void set_jobs(const int *status, int n)
@@ -81,6 +82,216 @@ static void test_stats(void)
     TAP_OK(a.n == 0 && a.running == 1, "a running job's last evaluation does not count");
 }
 
+/* Renders t in fmt into a malloc'd string. */
+static char *render(const rpt_table *t, int fmt)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    eng_err e;
+    if (!f || rpt_render(t, fmt, f, &e)) {
+        if (f)
+            fclose(f);
+        free(buf);
+        return NULL;
+    }
+    fclose(f);
+    return buf;
+}
+
+/* Jobs 0..n-1 done with these seeds (a job with seed < 0 failed). */
+static void set_seeded(const int *seed, int n)
+{
+    int st[12];
+    for (int i = 0; i < n; i++)
+        st[i] = seed[i] < 0 ? RPT_FAILED : RPT_DONE;
+    set_jobs(st, n);
+    for (int i = 0; i < n; i++)
+        JOBS[i].seed = seed[i] < 0 ? -seed[i] - 1 : seed[i];
+}
+
+static int near(double a, double b, double tol)
+{
+    return fabs(a - b) <= tol;
+}
+
+static void test_paired(void)
+{
+    /* the 0.975 quantiles of Student's t (any table: 12.7062, 4.3027, 2.2281, 2.0423, 1.9623) */
+    TAP_OK(near(rpt_t975(1), 12.706204736174707, 1e-9) && near(rpt_t975(2), 4.302652729749464, 1e-9) &&
+               near(rpt_t975(3), 3.182446305284263, 1e-9) && near(rpt_t975(10), 2.228138851986274, 1e-9) &&
+               near(rpt_t975(30), 2.042272456301238, 1e-9) && near(rpt_t975(1000), 1.962339081, 1e-8),
+           "t quantiles: df 1 %.12g, 2 %.12g, 10 %.12g, 1000 %.12g", rpt_t975(1), rpt_t975(2), rpt_t975(10),
+           rpt_t975(1000));
+    TAP_OK(isnan(rpt_t975(0)), "no t quantile for df 0");
+
+    /* three seeds: a = 11, 12, 13 against b = 10, 10.5, 11.2: differences 1, 1.5, 1.8,
+     * mean 4.3/3, sd 0.7/sqrt(3), half-width t(2) * 0.7/3 */
+    int seeds3[] = {0, 1, 2, 0, 1, 2};
+    set_seeded(seeds3, 6);
+    int ja[] = {0, 1, 2}, jb[] = {3, 4, 5};
+    double va[] = {11, 12, 13}, vb[] = {10, 10.5, 11.2};
+    unsigned char ok3[] = {RPT_V_OK, RPT_V_OK, RPT_V_OK};
+    rpt_paired d;
+    rpt_paired_jobs(&CTX, ja, 3, va, ok3, jb, 3, vb, ok3, 1.0, &d);
+    double half = 4.302652729749464 * 0.7 / 3;
+    TAP_OK(d.paired == 1 && d.n == 3 && near(d.mean, 4.3 / 3, 1e-12) && near(d.sd, 0.7 / sqrt(3), 1e-12) &&
+               near(d.lo, 4.3 / 3 - half, 1e-9) && near(d.hi, 4.3 / 3 + half, 1e-9) && d.sig == RPT_SIG_YES &&
+               d.note[0] == '\0',
+           "n=3: mean 1.4333, [0.4294, 2.4373], excludes 0 (got %.6g [%.6g, %.6g] sig %d '%s')", d.mean, d.lo, d.hi,
+           d.sig, d.note);
+    /* pairing is by seed, not by position: b in another order gives the same */
+    int jb_rev[] = {5, 4, 3};
+    double vb_rev[] = {11.2, 10.5, 10};
+    rpt_paired r;
+    rpt_paired_jobs(&CTX, ja, 3, va, ok3, jb_rev, 3, vb_rev, ok3, 1.0, &r);
+    TAP_OK(r.n == 3 && near(r.mean, d.mean, 1e-12) && near(r.lo, d.lo, 1e-12), "pairs are matched by seed");
+    /* scale (percent) applies to the differences */
+    rpt_paired_jobs(&CTX, ja, 3, va, ok3, jb, 3, vb, ok3, 100, &r);
+    TAP_OK(near(r.mean, 430.0 / 3, 1e-9) && near(r.hi, 100 * d.hi, 1e-7), "scale applies to mean and interval");
+
+    /* two seeds: differences 1 and 3: mean 2, sd sqrt(2), half-width t(1) = 12.7062 */
+    int seeds2[] = {0, 1, 0, 1};
+    set_seeded(seeds2, 4);
+    int ja2[] = {0, 1}, jb2[] = {2, 3};
+    double va2[] = {10, 12}, vb2[] = {9, 9};
+    rpt_paired_jobs(&CTX, ja2, 2, va2, ok3, jb2, 2, vb2, ok3, 1.0, &d);
+    TAP_OK(d.n == 2 && d.mean == 2 && near(d.lo, 2 - 12.706204736174707, 1e-9) &&
+               near(d.hi, 2 + 12.706204736174707, 1e-9) && d.sig == RPT_SIG_NO,
+           "n=2: mean 2, [-10.71, +14.71], includes 0 (got %.6g [%.6g, %.6g])", d.mean, d.lo, d.hi);
+
+    /* one seed: a difference, no interval */
+    rpt_paired_jobs(&CTX, ja2, 1, va2, ok3, jb2, 1, vb2, ok3, 1.0, &d);
+    TAP_OK(d.paired == 1 && d.n == 1 && d.mean == 1 && isnan(d.lo) && isnan(d.hi) && isnan(d.sd) &&
+               d.sig == RPT_SIG_NONE && !strcmp(d.note, "no interval"),
+           "n=1: the difference, no interval ('%s')", d.note);
+
+    /* missing pairs: a has seeds 0, 1, 2; b's seed 2 failed and b has a seed 3 a lacks */
+    int seeds_m[] = {0, 1, 2, 0, 1, -3, 3};
+    set_seeded(seeds_m, 7);
+    int jbm[] = {3, 4, 5, 6};
+    double vbm[] = {10, 10.5, 0, 50};
+    unsigned char okm[] = {RPT_V_OK, RPT_V_OK, RPT_V_OK, RPT_V_OK};
+    rpt_paired_jobs(&CTX, ja, 3, va, ok3, jbm, 4, vbm, okm, 1.0, &d);
+    TAP_OK(d.n == 2 && near(d.mean, 1.25, 1e-12) && d.only_a == 1 && d.only_b == 1 &&
+               near(d.lo, 1.25 - 12.706204736174707 * 0.25, 1e-9) && !strcmp(d.note, "seeds 2, 3 unpaired"),
+           "missing pairs: seeds 0, 1 paired (mean 1.25), seeds 2 and 3 left out and named ('%s')", d.note);
+    /* a NaN evaluation counts as no value */
+    unsigned char nan_a[] = {RPT_V_OK, RPT_V_NAN, RPT_V_OK};
+    rpt_paired_jobs(&CTX, ja, 3, va, nan_a, jb, 3, vb, ok3, 1.0, &d);
+    TAP_OK(d.n == 1 && d.mean == 1 && !strcmp(d.note, "no interval; seeds 1, 2 unpaired"),
+           "a NaN seed is unpaired ('%s')", d.note);
+
+    /* many unpaired seeds: the smallest four named, then how many (b has seeds 9, 8, 7, 6, 5, 4 and 0) */
+    int seeds_many[] = {0, 9, 8, 7, 6, 5, 4, 0};
+    set_seeded(seeds_many, 8);
+    int jam[] = {0}, jbmany[] = {1, 2, 3, 4, 5, 6, 7};
+    double vam[] = {3}, vbmany[] = {1, 1, 1, 1, 1, 1, 2};
+    unsigned char ok7[] = {RPT_V_OK, RPT_V_OK, RPT_V_OK, RPT_V_OK, RPT_V_OK, RPT_V_OK, RPT_V_OK};
+    rpt_paired_jobs(&CTX, jam, 1, vam, ok7, jbmany, 7, vbmany, ok7, 1.0, &d);
+    TAP_OK(d.n == 1 && d.mean == 1 && d.only_b == 6 && !strcmp(d.note, "no interval; seeds 4, 5, 6, 7 and 2 more unpaired"),
+           "six unpaired seeds: '%s'", d.note);
+
+    /* no seed in common: the difference of the means, no interval */
+    int seeds_x[] = {0, 1, 5, 6};
+    set_seeded(seeds_x, 4);
+    rpt_paired_jobs(&CTX, ja2, 2, va2, ok3, jb2, 2, vb2, ok3, 1.0, &d);
+    TAP_OK(d.paired == 0 && d.n == 0 && d.mean == 2 && isnan(d.lo) && d.sig == RPT_SIG_NONE &&
+               !strcmp(d.note, "no seed in common: no interval"),
+           "no seed in common: difference of means 2, no interval ('%s')", d.note);
+    /* one side without a value */
+    rpt_paired_jobs(&CTX, ja2, 2, va2, ok3, jb2, 0, vb2, ok3, 1.0, &d);
+    TAP_OK(d.paired == -1 && isnan(d.mean), "b without a value: no difference");
+
+    /* the cells: Markdown, CSV, JSON, LaTeX */
+    rpt_table t;
+    rpt_table_init(&t, "d", "Deltas");
+    const rpt_col cols[] = {
+        {"name", "name", RPT_COL_TEXT, 0, 0, 0, RPT_OURS, 0},
+        {"delta", "Δ", RPT_COL_DELTA, 0, 2, 1, RPT_DERIVED, 0},
+    };
+    rpt_panel *p = rpt_panel_add(&t, "", cols, 2);
+    rpt_paired s3 = {.mean = 4.3 / 3, .lo = 4.3 / 3 - half, .hi = 4.3 / 3 + half, .n = 3, .paired = 1,
+                     .sig = RPT_SIG_YES};
+    rpt_paired s1 = {.mean = -0.5, .lo = NAN, .hi = NAN, .n = 1, .paired = 1, .sig = RPT_SIG_NONE,
+                     .note = "no interval"};
+    rpt_paired s2 = {.mean = 2, .lo = 2 - 12.706204736174707, .hi = 2 + 12.706204736174707, .n = 2, .paired = 1,
+                     .sig = RPT_SIG_NO, .note = "seed 2 unpaired"};
+    rpt_paired none = {.paired = -1, .mean = NAN};
+    rpt_stat have = {.n = 1, .jobs = 1}, pending = {.jobs = 1, .pending = 1};
+    int rows[4];
+    for (int i = 0; i < 4; i++) {
+        rows[i] = rpt_row_add(&t, p, RPT_OURS);
+        rpt_set_text(&t, p, rows[i], 0, "r%d", i);
+    }
+    rpt_set_delta(&t, p, rows[0], 1, &s3, &have, &have, "uniform");
+    rpt_set_delta(&t, p, rows[1], 1, &s1, &have, &have, "uniform");
+    rpt_set_delta(&t, p, rows[2], 1, &s2, &have, &have, "uniform");
+    rpt_set_delta(&t, p, rows[3], 1, &none, &have, &pending, "uniform");
+    char *md = render(&t, RPT_FMT_MD);
+    const char *want_md = "| r0 | +1.43 [+0.43, +2.44] (n=3) † |\n"
+                          "| r1 | -0.50 (n=1; no interval) |\n"
+                          "| r2 | +2.00 [-10.71, +14.71] (n=2; seed 2 unpaired) |\n"
+                          "| r3 | _uniform pending_ |\n";
+    TAP_OK(md && strstr(md, want_md), "Markdown: interval, n, the dagger where it excludes 0, why when empty");
+    if (md && !strstr(md, want_md))
+        printf("# got:\n%s\n", md);
+    char *csv = render(&t, RPT_FMT_CSV);
+    TAP_OK(csv && strstr(csv, "name,delta,delta_lo,delta_hi,delta_n,delta_sig,delta_note\r\n") &&
+               strstr(csv, "r1,-0.5,,,1,,no interval\r\n") && strstr(csv, ",3,1,\r\n") &&
+               strstr(csv, ",2,0,seed 2 unpaired\r\n") && strstr(csv, "r3,,,,,,uniform pending\r\n"),
+           "CSV: X, X_lo, X_hi, X_n, X_sig (1, 0, empty), X_note");
+    if (csv && !strstr(csv, ",2,0,seed 2 unpaired\r\n"))
+        printf("# got:\n%s", csv);
+    char *json = render(&t, RPT_FMT_JSON);
+    TAP_OK(json && strstr(json, "\"lo\": null, \"hi\": null, \"n\": 1, \"paired\": true, \"significant\": null, "
+                                "\"note\": \"no interval\"") &&
+               strstr(json, "\"n\": 3, \"paired\": true, \"significant\": true, \"note\": null") &&
+               strstr(json, "\"kind\": \"delta\""),
+           "JSON: lo, hi, n, paired, significant (null without an interval)");
+    char *tex = render(&t, RPT_FMT_LATEX);
+    TAP_OK(tex && strstr(tex, "r0 & +1.43 [+0.43, +2.44] (n=3)$^{\\dagger}$ \\\\") &&
+               strstr(tex, "r1 & -0.50 (n=1; no interval) \\\\") &&
+               strstr(tex, "$^{\\dagger}$ the 95\\% interval of the paired difference excludes 0."),
+           "LaTeX: the same text, a dagger in math, and a footnote saying what it means");
+    free(md);
+    free(csv);
+    free(json);
+    free(tex);
+
+    /* the summary's words, from the numbers */
+    rpt_finding_add(&t, p, rows[0], 1, "wider-late", "uniform", "ppl", -1, &s3, NAN);
+    rpt_finding_add(&t, p, rows[1], 1, "wider-middle", "uniform", "ppl", -1, &s1, NAN);
+    rpt_finding_add(&t, p, rows[2], 1, "wider-early", "uniform", "ppl", -1, &s2, NAN);
+    rpt_finding_add(&t, p, rows[3], 1, "cosine", "uniform", "ppl", -1, &none, NAN);
+    rpt_paired neg = {.mean = -0.9, .lo = -1.3, .hi = -0.5, .n = 4, .paired = 1, .sig = RPT_SIG_YES};
+    rpt_finding_add(&t, p, rows[0], 1, "tapered", "uniform", "ppl", -1, &neg, NAN);
+    rpt_finding_add(&t, p, rows[0], 1, "tapered (acc)", "uniform", "points", 1, &neg, NAN);
+    rpt_paired apart = {.mean = 0.2, .lo = NAN, .hi = NAN, .paired = 0, .sig = RPT_SIG_NONE};
+    rpt_finding_add(&t, p, rows[0], 1, "linear", "uniform", "ppl", -1, &apart, NAN);
+    static const char *const want[] = {
+        "wider-late is worse than uniform by 1.43 [0.43, 2.44] ppl, 3 seeds",
+        "wider-middle against uniform: -0.50 ppl from one seed; no interval can be given",
+        "wider-early is not distinguishable from uniform (+2.00 [-10.71, +14.71] ppl, 2 seeds; seed 2 unpaired)",
+        "cosine has no result to compare with uniform (uniform pending)",
+        "tapered is better than uniform by 0.90 [0.50, 1.30] ppl, 4 seeds",
+        "tapered (acc) is worse than uniform by 0.90 [0.50, 1.30] points, 4 seeds",
+        "linear against uniform: +0.20 ppl as a difference of means (no seed in common); no interval",
+    };
+    int good = t.n_findings == 7;
+    for (int i = 0; good && i < 7; i++) {
+        char text[512];
+        rpt_finding_text(&t.findings[i], text, sizeof text);
+        if (strcmp(text, want[i])) {
+            printf("# got  '%s'\n# want '%s'\n", text, want[i]);
+            good = 0;
+        }
+    }
+    TAP_OK(good, "summary sentences: worse/better by the interval, not distinguishable, one seed, no result, "
+                 "no seed in common");
+    rpt_table_clear(&t);
+}
+
 static void test_axes(void)
 {
     TAP_OK(!strcmp(rpt_blocks_kind("1.5,1,0.5"), "wider-early"), "1.5,1,0.5 is wider-early");
@@ -123,31 +334,14 @@ static void test_pearson(void)
     TAP_OK(isnan(rpt_pearson_depth(few, 2)), "fewer than three points: NaN");
 }
 
-/* Renders t in fmt into a malloc'd string. */
-static char *render(const rpt_table *t, int fmt)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    eng_err e;
-    if (!f || rpt_render(t, fmt, f, &e)) {
-        if (f)
-            fclose(f);
-        free(buf);
-        return NULL;
-    }
-    fclose(f);
-    return buf;
-}
-
 static void test_render(void)
 {
     rpt_table t;
     rpt_table_init(&t, "demo", "Demo table");
     const rpt_col cols[] = {
-        {"name", "name", RPT_COL_TEXT, 0, 0, 0, RPT_OURS},
-        {"ppl", "val ppl", RPT_COL_STAT, -1, 2, 0, RPT_OURS},
-        {"delta", "Δ", RPT_COL_NUM, 0, 2, 1, RPT_DERIVED},
+        {"name", "name", RPT_COL_TEXT, 0, 0, 0, RPT_OURS, 0},
+        {"ppl", "val ppl", RPT_COL_STAT, -1, 2, 0, RPT_OURS, 0},
+        {"delta", "Δ", RPT_COL_NUM, 0, 2, 1, RPT_DERIVED, 0},
     };
     rpt_panel *p = rpt_panel_add(&t, "A & B", cols, 3);
     rpt_panel_key(&t, p, "arch", "transformer");
@@ -243,6 +437,7 @@ static void test_paper(void)
 int main(void)
 {
     test_stats();
+    test_paired();
     test_axes();
     test_format();
     test_pearson();

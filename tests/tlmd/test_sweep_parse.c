@@ -4,7 +4,9 @@
  * with grid x seeds minus exclude plus include, duplicates merged, dotted
  * and nested keys merged; a job's key is the one the same config gets on
  * its own; two sweep files with one name and different jobs are an error,
- * identical copies are listed once; 100,000 jobs expand in seconds. */
+ * identical copies are listed once; 100,000 jobs expand in seconds; a grid
+ * key that does not apply to a point (taper.ratio with uniform) is dropped
+ * there, the jobs it leaves identical merge, and --dry-run says so. */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -184,6 +186,107 @@ static void test_semantics(void)
     orc_sweep_free(s);
 }
 
+/* Table 1 written the natural way: schedule x ratio, where ratio does not apply to uniform. */
+static void test_natural_grid(void)
+{
+    const char *yaml = "name: t1\nbase: {scale: 1m, train: {tokens: 2e6}}\n"
+                       "grid:\n  taper.schedule: [uniform, linear, cosine, sigmoid]\n"
+                       "  taper.ratio: [[1.25, 0.75], [1.5, 0.5], [1.75, 0.25]]\nseeds: [0, 1]\n";
+    orc_sweep *s;
+    eng_err e = {0};
+    TAP_OK(orc_sweep_parse("t1.yaml", yaml, strlen(yaml), &s, &e) == 0, "schedule x ratio parses (%s)", e.msg);
+    if (!s)
+        return;
+    collected c = {0};
+    orc_sweep_stats st;
+    int rc = orc_sweep_expand_stats(s, collect, &c, &st, &e);
+    TAP_OK(rc == 0 && st.n_jobs == 20 && st.n_dups == 4,
+           "4 x 3 points x 2 seeds: uniform's three points collapse into one per seed: 20 jobs, 4 merged (%s; %zu, %zu)",
+           rc ? e.msg : "ok", st.n_jobs, st.n_dups);
+    TAP_OK(st.n_drops == 1 && !strcmp(st.drops[0].what, "taper.ratio does not apply to schedule uniform") &&
+               st.drops[0].points == 3 && st.drops[0].jobs == 2,
+           "the drop is told: '%s', %zu points, %zu jobs", st.n_drops ? st.drops[0].what : "", st.n_drops ? st.drops[0].points : 0,
+           st.n_drops ? st.drops[0].jobs : 0);
+    TAP_OK(!strcmp(c.axes[0], "taper.schedule=uniform seed=0") && !strcmp(c.axes[1], "taper.schedule=uniform seed=1") &&
+               !strcmp(c.axes[2], "taper.schedule=linear taper.ratio=[1.25,0.75] seed=0"),
+           "the uniform job's axes leave the dropped key out: '%s'", c.axes[0]);
+    orc_sweep_free(s);
+    /* the uniform job is the one an include would give */
+    const char *inc = "name: t1i\nbase: {scale: 1m, train: {tokens: 2e6}}\ninclude: [{taper.schedule: uniform}]\n";
+    collected ci = {0};
+    rc = orc_sweep_parse("t1i.yaml", inc, strlen(inc), &s, &e);
+    if (!rc) {
+        rc = orc_sweep_expand(s, collect, &ci, NULL, NULL, &e);
+        orc_sweep_free(s);
+    }
+    TAP_OK(rc == 0 && ci.n == 1 && !strcmp(ci.keys[0], c.keys[0]), "the same key as include {taper.schedule: uniform}");
+
+    /* another rule of the engine: the titans keys for other architectures */
+    const char *arch = "name: ar\nbase: {scale: 1m, train: {tokens: 2e6}}\n"
+                       "grid: {arch: [transformer, titans], model.titans.mem_depth: [1, 2]}\n";
+    size_t n = 0;
+    rc = orc_sweep_parse("ar.yaml", arch, strlen(arch), &s, &e);
+    if (!rc) {
+        rc = orc_sweep_expand_stats(s, ignore_job, &n, &st, &e);
+        orc_sweep_free(s);
+    }
+    TAP_OK(rc == 0 && n == 3 && st.n_drops == 1 &&
+               !strcmp(st.drops[0].what, "model.titans.mem_depth does not apply to arch transformer") &&
+               st.drops[0].points == 2 && st.drops[0].jobs == 1,
+           "arch x model.titans.mem_depth: 3 jobs, '%s' (%s)", st.n_drops ? st.drops[0].what : "", rc ? e.msg : "ok");
+
+    /* inside a mapping value of the grid, a key that does not apply is an error (as in an include):
+     * dropping the whole mapping would lose its schedule too */
+    const char *sect = "name: sc\nbase: {scale: 1m, train: {tokens: 2e6}}\n"
+                       "grid: {taper: [{schedule: uniform, ratio: [1.5, 0.5]}, {schedule: cosine, ratio: [1.5, 0.5]}]}\n";
+    rc = orc_sweep_parse("sc.yaml", sect, strlen(sect), &s, &e);
+    if (!rc) {
+        rc = orc_sweep_expand(s, ignore_job, &n, NULL, NULL, &e);
+        orc_sweep_free(s);
+    }
+    TAP_OK(rc == ENG_ECONFIG && strstr(e.msg, "sc.yaml:3:43: taper.ratio: only used with"),
+           "a grid mapping {schedule: uniform, ratio: ...}: an error at the ratio (%s)", e.msg);
+
+    /* a value that is wrong, not inapplicable, stays an error */
+    const char *bad = "name: bd\nbase: {scale: 1m, train: {tokens: 2e6}}\n"
+                      "grid: {taper.schedule: [uniform, cosine], taper.ratio: [[1.5, 0.7]]}\n";
+    rc = orc_sweep_parse("bd.yaml", bad, strlen(bad), &s, &e);
+    if (!rc) {
+        rc = orc_sweep_expand(s, ignore_job, &n, NULL, NULL, &e);
+        orc_sweep_free(s);
+    }
+    TAP_OK(rc == ENG_ECONFIG && strstr(e.msg, "the mean of start and end must be 1"), "a bad ratio: %s", e.msg);
+
+    /* --dry-run says so */
+    char dir[256], file[300], dbp[300];
+    snprintf(dir, sizeof dir, "%s/tlm-test-natural-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(dir))
+        return;
+    snprintf(file, sizeof file, "%s/t1.yaml", dir);
+    snprintf(dbp, sizeof dbp, "%s/none.db", dir);
+    FILE *f = fopen(file, "w");
+    fputs("name: t1\nbase: {scale: 1m, train: {tokens: 2e6}}\ngrid:\n  taper.schedule: [uniform, cosine]\n"
+          "  taper.ratio: [[1.25, 0.75], [1.5, 0.5], [1.75, 0.25], [1.375, 0.625], [1.625, 0.375]]\n",
+          f);
+    fclose(f);
+    const char *files[] = {file};
+    orc_opts o = {.db_path = dbp, .runs_dir = dir, .sweeps = files, .n_sweeps = 1};
+    FILE *out = tmpfile();
+    rc = orc_plan_dry_run(&o, out, &e);
+    char buf[16384] = "";
+    rewind(out);
+    size_t len = fread(buf, 1, sizeof buf - 1, out);
+    buf[len] = '\0';
+    fclose(out);
+    TAP_OK(rc == 0 && strstr(buf, "\n  taper.ratio does not apply to schedule uniform: 5 grid points, 1 job\n") &&
+               strstr(buf, "  6 jobs (4 duplicates merged"),
+           "--dry-run: 'taper.ratio does not apply to schedule uniform: 5 grid points, 1 job' (%s)", rc ? e.msg : "ok");
+    if (rc == 0 && !strstr(buf, "5 grid points, 1 job"))
+        TAP_DIAG("%s", buf);
+    remove(file);
+    rmdir(dir);
+}
+
 static void test_plan_names(void)
 {
     char dir[256];
@@ -293,6 +396,7 @@ int main(void)
     srcdir = getenv("TLM_SRCDIR") ? getenv("TLM_SRCDIR") : "..";
     test_catalogue();
     test_semantics();
+    test_natural_grid();
     test_plan_names();
     test_scale();
     test_long_axes();
