@@ -3,7 +3,8 @@
  *   DIR/manifest.json        what was read, how it was split, what was written
  *   DIR/train/NNNNNN.tlmtok  token shards (engine/format/shard.h)
  *   DIR/val/NNNNNN.tlmtok
- *   DIR/<tokenizer>.tiktoken the rank file (BPE tokenizers), so the dataset
+ *   DIR/<tokenizer>.tiktoken the rank file (BPE tokenizers), or .model /
+ *                            .vocab (SentencePiece, llama2), so the dataset
  *                            carries its tokenizer and the engine finds it
  *
  * Split rule: every document (a text file, a JSONL record) is cut into
@@ -267,8 +268,25 @@ static long stage_pid(const char *name, const char *base, const char *tag)
     return pid;
 }
 
+/* The extension a tokenizer file keeps in the dataset: .tiktoken for rank
+ * files; a SentencePiece model stays .model, its vocabulary file .vocab. */
+static const char *tok_file_ext(const char *found, const eng_tok *t)
+{
+    if (eng_tok_kind_of(t) != ENG_TOK_SPM)
+        return ".tiktoken";
+    size_t n = strlen(found);
+    return n > 6 && !strcmp(found + n - 6, ".model") ? ".model" : ".vocab";
+}
+
+static int is_tok_file(const char *n, size_t l)
+{
+    return (l > 9 && !strcmp(n + l - 9, ".tiktoken")) || (l > 6 && !strcmp(n + l - 6, ".model")) ||
+           (l > 6 && !strcmp(n + l - 6, ".vocab"));
+}
+
 /* What tlm-data leaves in a stage: train/ and val/ holding shards (and
- * their temp files), manifest.json, *.tiktoken, temp files.  Anything else
+ * their temp files), manifest.json, the tokenizer file (*.tiktoken, *.model,
+ * *.vocab), temp files.  Anything else
  * means the folder is not ours to delete. */
 static int only_ours(const char *dir, int depth)
 {
@@ -298,7 +316,7 @@ static int only_ours(const char *dir, int depth)
             ok = eng_shard_is_name(n) || tmpfile;
         else
             ok = !strncmp(n, ENG_MANIFEST_FILE, strlen(ENG_MANIFEST_FILE)) ||
-                 (l > 9 && !strcmp(n + l - 9, ".tiktoken")) || tmpfile;
+                 is_tok_file(n, l) || tmpfile;
     }
     closedir(d);
     return ok;
@@ -378,7 +396,9 @@ static int write_manifest(build *b, const char *tokfile, eng_err *e)
     json_object_set_new(m, "format", json_string(ENG_MANIFEST_FORMAT)); /* what engine/format/manifest.c reads */
     json_object_set_new(m, "version", json_integer(ENG_MANIFEST_VERSION));
     json_object_set_new(t, "name", json_string(eng_tok_name(b->tok)));
-    json_object_set_new(t, "kind", json_string(eng_tok_kind_of(b->tok) == ENG_TOK_BYTES ? "bytes" : "bpe"));
+    eng_tok_kind kind = eng_tok_kind_of(b->tok);
+    json_object_set_new(t, "kind", json_string(kind == ENG_TOK_BYTES ? "bytes"
+                                               : kind == ENG_TOK_SPM ? "sentencepiece" : "bpe"));
     json_object_set_new(t, "vocab", json_integer(eng_tok_vocab(b->tok)));
     json_object_set_new(t, "sha256", hexj(eng_tok_sha256(b->tok)));
     json_object_set_new(t, "file", tokfile ? json_string(tokfile) : json_null());
@@ -461,12 +481,13 @@ static const char build_help[] =
     "\n"
     "Reads text files, folders of them (recursively, in name order, hidden\n"
     "entries skipped) and JSONL files, and writes a dataset folder:\n"
-    "DIR/manifest.json, DIR/train/*.tlmtok, DIR/val/*.tlmtok and, for BPE\n"
-    "tokenizers, DIR/NAME.tiktoken.  Point a job at it with\n"
+    "DIR/manifest.json, DIR/train/*.tlmtok, DIR/val/*.tlmtok and the tokenizer\n"
+    "file, DIR/NAME.tiktoken (BPE) or DIR/llama2.model|vocab.  Point a job at it with\n"
     "`data: {train: DIR/train, val: DIR/val}` and the same `tokenizer:`.\n"
     "\n"
-    "  --tokenizer T        bytes, llama3, bpeN or a tiktoken rank file; a name is\n"
-    "                       looked up as T.tiktoken in DIR and $TLM_TOKENIZERS\n"
+    "  --tokenizer T        bytes, llama3, llama2, bpeN or a tokenizer file; a name\n"
+    "                       is looked up as T.tiktoken (llama2: llama2.model or\n"
+    "                       llama2.vocab) in DIR and $TLM_TOKENIZERS\n"
     "  --train-bpe          (with bpeN) first learn bpeN on the training split of\n"
     "                       the inputs and store it as DIR/bpeN.tiktoken\n"
     "  --out DIR            the dataset folder (replaced as a whole when it is one)\n"
@@ -638,11 +659,12 @@ static int run(build *b, int argc, char **argv, eng_err *e)
     } else {
         if ((rc = eng_tok_open(&b->tok, b->tokname, b->out, e)))
             return rc;
-        if (eng_tok_kind_of(b->tok) == ENG_TOK_BPE) {
+        if (eng_tok_kind_of(b->tok) != ENG_TOK_BYTES) {
             char found[1300];
             if ((rc = eng_tok_find(b->tokname, b->out, found, sizeof found, e)))
                 return rc;
-            snprintf(tokfile, sizeof tokfile, "%s.tiktoken", eng_tok_name(b->tok));
+            /* under its name with the extension of its format: a job finds it there by name */
+            snprintf(tokfile, sizeof tokfile, "%s%s", eng_tok_name(b->tok), tok_file_ext(found, b->tok));
             snprintf(tokpath, sizeof tokpath, "%s/%s", b->stage, tokfile);
             if ((rc = copy_file(found, tokpath, e)))
                 return rc;

@@ -16,3 +16,6 @@ TESTS += tests/engine/tok/test_tokconf_llama2.sh
 dist_check_SCRIPTS += tests/engine/tok/test_tokconf_llama2.sh
 
 EXTRA_DIST += tests/engine/tok/tokconf
+
+TESTS += tests/engine/tok/test_llama2_train.sh
+dist_check_SCRIPTS += tests/engine/tok/test_llama2_train.sh
