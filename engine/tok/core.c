@@ -504,6 +504,8 @@ int eng_tok_decode(const eng_tok *t, const uint32_t *ids, size_t n, uint8_t **bu
             piece++;
             m--;
         }
+        if (m == 0)
+            continue; /* "▁" after its space went: nothing (and *buf may still be NULL) */
         if (ENG_GROW(*buf, *cap, *len + m, 4096))
             return eng_errf(e, ENG_ENOMEM, "out of memory (%zu bytes of text)", eng_grow_size(*cap, *len + m, 4096));
         memcpy(*buf + *len, piece, m);
