@@ -28,6 +28,7 @@
 #include <signal.h>
 #include <getopt.h>
 #include <libgen.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,7 @@
 #include "engine/config/config.h"
 #include "common/fileio.h"
 #include "common/sha256.h"
+#include "common/vec.h"
 #include "engine/format/manifest.h"
 #include "engine/format/shard.h"
 #include "engine/tok/tokenizer.h"
@@ -62,12 +64,28 @@ typedef struct split_out {
     int n_shards;
 } split_out;
 
+/* A segment waiting in a batch (--threads > 1): encoded by thread
+ * (index % threads), appended in order. */
+typedef struct pending {
+    size_t off, len;        /* in the batch's bytes */
+    int val, ends_doc;
+    const char *path;       /* for messages */
+    uint64_t line;
+    eng_tokvec ids;
+    int rc;
+    eng_err e;
+} pending;
+
+#define BATCH_BYTES (4u << 20)
+#define BATCH_SEGMENTS 256
+#define MAX_THREADS 64
+
 typedef struct build {
     /* options */
     const char *tokname, *out, *field;
     uint64_t segment_bytes, shard_tokens, max_line;
     uint64_t val_ppm;
-    int flags, separator, train_bpe;
+    int flags, separator, train_bpe, threads;
     dp_format format;
     /* state */
     eng_tok *tok;
@@ -78,6 +96,12 @@ typedef struct build {
     eng_tokvec ids;
     eng_bpe_trainer *trainer;
     dp_progress prog;
+    /* --threads > 1: one tokenizer per thread (tok[0] is b->tok) and a batch of segments */
+    eng_tok *toks[MAX_THREADS];
+    uint8_t *batch;
+    size_t batch_len, batch_cap;
+    pending pend[BATCH_SEGMENTS];
+    int n_pend;
 } build;
 
 /* Bounds of --shard-tokens: every shard is one fsync'd file and a training
@@ -189,6 +213,99 @@ static size_t segment_end(const uint8_t *doc, size_t len, size_t pos, uint64_t s
     return end;
 }
 
+/* ------------------------------------------------------------ threads */
+typedef struct worker_arg {
+    build *b;
+    int k;
+} worker_arg;
+
+/* Thread k encodes the pending segments k, k + threads, ... with its own tokenizer. */
+static void *encode_share(void *arg)
+{
+    worker_arg *w = arg;
+    build *b = w->b;
+    for (int i = w->k; i < b->n_pend; i += b->threads) {
+        pending *p = &b->pend[i];
+        p->ids.n = 0;
+        p->rc = eng_tok_encode(b->toks[w->k], b->batch + p->off, p->len, b->flags, &p->ids, &p->e);
+    }
+    return NULL;
+}
+
+/* Encode the batch on all threads, then append it in input order. */
+static int batch_flush(build *b, eng_err *e)
+{
+    if (b->n_pend == 0)
+        return 0;
+    pthread_t th[MAX_THREADS];
+    worker_arg wa[MAX_THREADS];
+    int started = 0, rc = 0;
+    for (int k = 1; k < b->threads; k++) {
+        wa[k] = (worker_arg){b, k};
+        if (pthread_create(&th[k], NULL, encode_share, &wa[k]))
+            break;
+        started = k;
+    }
+    wa[0] = (worker_arg){b, 0};
+    encode_share(&wa[0]);
+    for (int k = 1; k <= started; k++)
+        pthread_join(th[k], NULL);
+    for (int k = started + 1; k < b->threads; k++) { /* a thread that could not start: its share here */
+        wa[k] = (worker_arg){b, k};
+        encode_share(&wa[k]);
+    }
+    int32_t eot = eng_tok_eot(b->tok);
+    for (int i = 0; i < b->n_pend && !rc; i++) {
+        pending *p = &b->pend[i];
+        split_out *s = &b->split[p->val];
+        if (p->rc) {
+            *e = p->e;
+            rc = eng_err_prefix(e, "%s%s%.0llu", p->path, p->line ? ":" : "", (unsigned long long)p->line);
+        } else if ((rc = split_append(b, s, p->ids.ids, p->ids.n, e))) {
+            rc = eng_err_prefix(e, "%s%s%.0llu", p->path, p->line ? ":" : "", (unsigned long long)p->line);
+        } else if (p->ends_doc && b->separator && eot >= 0) {
+            uint32_t id = (uint32_t)eot;
+            rc = split_append(b, s, &id, 1, e);
+        }
+    }
+    b->n_pend = 0;
+    b->batch_len = 0;
+    return rc;
+}
+
+static int batch_add(build *b, const uint8_t *p, size_t n, int val, const char *path, uint64_t line, eng_err *e)
+{
+    int rc;
+    if ((b->n_pend == BATCH_SEGMENTS || (b->batch_len > 0 && b->batch_len + n > BATCH_BYTES)) &&
+        (rc = batch_flush(b, e)))
+        return rc;
+    if (eng_grow(&b->batch, &b->batch_cap, b->batch_len + n, 1, BATCH_BYTES))
+        return eng_errf(e, ENG_ENOMEM, "out of memory (a batch of %zu bytes)", b->batch_len + n);
+    pending *q = &b->pend[b->n_pend++];
+    q->off = b->batch_len;
+    q->len = n;
+    q->val = val;
+    q->ends_doc = 0;
+    q->path = path;
+    q->line = line;
+    memcpy(b->batch + b->batch_len, p, n);
+    b->batch_len += n;
+    return 0;
+}
+
+/* The tokenizers of threads 1.. : the same file as thread 0's. */
+static int open_thread_toks(build *b, const char *tokpath, eng_err *e)
+{
+    b->toks[0] = b->tok;
+    for (int k = 1; k < b->threads; k++) {
+        int rc = *tokpath ? eng_tok_open_file(&b->toks[k], tokpath, eng_tok_name(b->tok), e)
+                          : eng_tok_open(&b->toks[k], "bytes", NULL, e);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 static int on_doc(void *arg, const dp_source *src, uint64_t line, const uint8_t *doc, size_t len, eng_err *e)
 {
     build *b = arg;
@@ -204,6 +321,9 @@ static int on_doc(void *arg, const dp_source *src, uint64_t line, const uint8_t 
         if (b->trainer) {
             if (!v && (rc = eng_bpe_trainer_feed(b->trainer, doc + pos, end - pos, e)))
                 return rc;
+        } else if (b->threads > 1) {
+            if ((rc = batch_add(b, doc + pos, end - pos, v, src->path, line, e)))
+                return rc;
         } else {
             b->ids.n = 0;
             if ((rc = eng_tok_encode(b->tok, doc + pos, end - pos, b->flags, &b->ids, e)) ||
@@ -216,7 +336,10 @@ static int on_doc(void *arg, const dp_source *src, uint64_t line, const uint8_t 
         last = v;
         pos = end;
     }
-    if (last >= 0 && !b->trainer) {
+    if (last >= 0 && !b->trainer && b->threads > 1) {
+        b->split[last].documents++;
+        b->pend[b->n_pend - 1].ends_doc = 1; /* the separator follows its ids when the batch is written */
+    } else if (last >= 0 && !b->trainer) {
         b->split[last].documents++;
         int32_t eot = eng_tok_eot(b->tok);
         if (b->separator && eot >= 0) {
@@ -500,11 +623,13 @@ static const char build_help[] =
     "  --special            special-token text in documents becomes special ids\n"
     "  --raw-bytes          keep invalid UTF-8 as byte tokens instead of U+FFFD\n"
     "  --no-separator       no end-of-text token between documents\n"
+    "  --threads N          encode on N threads, 1 to 64 (default 1); the dataset\n"
+    "                       is the same for every N\n"
     "\n"
     "A progress bar is drawn when stderr is a terminal, plain lines otherwise.\n";
 
 enum { B_TOK = 2000, B_OUT, B_VAL, B_SEG, B_SHARD, B_FORMAT, B_FIELD, B_MAXLINE, B_SPECIAL, B_RAW, B_NOSEP,
-       B_TRAIN, B_HELP };
+       B_TRAIN, B_THREADS, B_HELP };
 
 static int parse(build *b, int argc, char **argv)
 {
@@ -515,7 +640,8 @@ static int parse(build *b, int argc, char **argv)
         {"field", required_argument, 0, B_FIELD},     {"max-line", required_argument, 0, B_MAXLINE},
         {"special", no_argument, 0, B_SPECIAL},       {"raw-bytes", no_argument, 0, B_RAW},
         {"no-separator", no_argument, 0, B_NOSEP},    {"train-bpe", no_argument, 0, B_TRAIN},
-        {"help", no_argument, 0, B_HELP},             {0, 0, 0, 0}};
+        {"threads", required_argument, 0, B_THREADS}, {"help", no_argument, 0, B_HELP},
+        {0, 0, 0, 0}};
     int c, li = -1, field_given = 0;
     unsigned char given[sizeof opts / sizeof opts[0]] = {0};
     optind = 1;
@@ -581,6 +707,16 @@ static int parse(build *b, int argc, char **argv)
         case B_RAW: b->flags |= ENG_TOK_RAW_BYTES; break;
         case B_NOSEP: b->separator = 0; break;
         case B_TRAIN: b->train_bpe = 1; break;
+        case B_THREADS: {
+            int64_t v;
+            eng_err ae;
+            if (cfg_arg_int("--threads", optarg, 1, MAX_THREADS, &v, &ae)) {
+                fprintf(stderr, "tlm-data: %s\n", ae.msg);
+                return DP_EXIT_USAGE;
+            }
+            b->threads = (int)v;
+            break;
+        }
         case 'h':
         case B_HELP: fputs(build_help, stdout); return -1;
         default:
@@ -671,8 +807,12 @@ static int run(build *b, int argc, char **argv, eng_err *e)
         }
     }
 
+    if (b->threads > 1 && (rc = open_thread_toks(b, tokpath, e)))
+        return rc;
     dp_progress_start(&b->prog, "encoding", b->src.total_bytes);
     rc = dp_sources_walk(&b->src, b->field, b->max_line, &b->prog, on_doc, b, e);
+    if (!rc)
+        rc = batch_flush(b, e);
     for (int k = 0; k < 2 && !rc; k++)
         rc = split_close_shard(b, &b->split[k], e);
     if (!rc && b->split[0].tokens == 0)
@@ -723,6 +863,7 @@ int dp_cmd_build(int argc, char **argv)
     b.max_line = 256ull << 20;
     b.val_ppm = 10000;
     b.separator = 1;
+    b.threads = 1;
     b.split[0].name = "train";
     b.split[1].name = "val";
     int rc = parse(&b, argc, argv);
@@ -738,8 +879,13 @@ int dp_cmd_build(int argc, char **argv)
     if (b.stage[0])
         (void)eng_rm_tree(b.stage);
     eng_bpe_trainer_free(b.trainer);
+    for (int k = 1; k < MAX_THREADS; k++)
+        eng_tok_free(b.toks[k]);
     eng_tok_free(b.tok);
     eng_tokvec_free(&b.ids);
+    for (int i = 0; i < BATCH_SEGMENTS; i++)
+        eng_tokvec_free(&b.pend[i].ids);
+    free(b.batch);
     dp_sources_free(&b.src);
     if (rc == ENG_EINTERRUPTED) {
         fprintf(stderr, "tlm-data: %s: the partial dataset was removed, %s is as it was\n", e.msg, b.out);

@@ -4,7 +4,8 @@
 # (32,000 pieces: <unk> <s> </s>, the 256 byte pieces, then characters,
 # pairs and triples of letters with and without the space marker), found by
 # name through TLM_TOKENIZERS; tlm-data build writes llama2 shards, the
-# manifest and the vocabulary file into the dataset; encode/decode go
+# manifest and the vocabulary file into the dataset, the same with
+# --threads 3; encode/decode go
 # through the dataset; a tiny model (vocab 32000 from the name) trains
 # through tlmd and the real tlm-worker into results.db; shards of another
 # tokenizer are refused for a llama2 job.  The real vocabulary is checked
@@ -45,6 +46,11 @@ grep -q '"name": "llama2"' ds/manifest.json && grep -q '"kind": "sentencepiece"'
 ok $? "the manifest names llama2 (sentencepiece, 32000 ids, </s> = 2 between documents) and the dataset holds llama2.vocab"
 ok $([ -n "$(ls ds/train/*.tlmtok 2>/dev/null)" ] && [ -n "$(ls ds/val/*.tlmtok 2>/dev/null)" ] && echo 0 || echo 1) \
     "train and val shards"
+
+# shellcheck disable=SC2086
+TLM_TOKENIZERS=$tmp/tok "$D" build --tokenizer llama2 --threads 3 --out ds3 --val-fraction 0.2 --segment-bytes 4k \
+    $LICENSES >build3.out 2>&1 && sed 's|ds3|ds|g' ds3/manifest.json | cmp -s - ds/manifest.json && diff -r -x manifest.json ds ds3
+ok $? "--threads 3 writes the same dataset, shard for shard"
 
 printf 'the program is free software\n\tcaf\303\251' >one.txt
 ids=$("$D" encode --tokenizer llama2 --data ds/train <one.txt)
