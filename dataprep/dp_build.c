@@ -293,13 +293,12 @@ static int batch_add(build *b, const uint8_t *p, size_t n, int val, const char *
     return 0;
 }
 
-/* The tokenizers of threads 1.. : the same file as thread 0's. */
-static int open_thread_toks(build *b, const char *tokpath, eng_err *e)
+/* The tokenizers of threads 1.. : copies of thread 0's. */
+static int open_thread_toks(build *b, eng_err *e)
 {
     b->toks[0] = b->tok;
     for (int k = 1; k < b->threads; k++) {
-        int rc = *tokpath ? eng_tok_open_file(&b->toks[k], tokpath, eng_tok_name(b->tok), e)
-                          : eng_tok_open(&b->toks[k], "bytes", NULL, e);
+        int rc = eng_tok_clone(&b->toks[k], b->tok, e);
         if (rc)
             return rc;
     }
@@ -807,7 +806,7 @@ static int run(build *b, int argc, char **argv, eng_err *e)
         }
     }
 
-    if (b->threads > 1 && (rc = open_thread_toks(b, tokpath, e)))
+    if (b->threads > 1 && (rc = open_thread_toks(b, e)))
         return rc;
     dp_progress_start(&b->prog, "encoding", b->src.total_bytes);
     rc = dp_sources_walk(&b->src, b->field, b->max_line, &b->prog, on_doc, b, e);

@@ -319,6 +319,57 @@ int eng_tok_open(eng_tok **out, const char *spec, const char *search, eng_err *e
     return eng_tok_open_file(out, path, path_like(spec) ? NULL : spec, e);
 }
 
+static void *dup_mem(const void *p, size_t n, int *fail)
+{
+    if (!p)
+        return NULL;
+    void *q = malloc(n ? n : 1);
+    if (!q)
+        *fail = 1;
+    else
+        memcpy(q, p, n);
+    return q;
+}
+
+int eng_tok_clone(eng_tok **out, const eng_tok *t, eng_err *e)
+{
+    *out = NULL;
+    eng_tok *c = tok_alloc();
+    if (!c)
+        return eng_errf(e, ENG_ENOMEM, "out of memory (copying tokenizer %s)", t->name);
+    /* the definition is copied; the scratch space, cache and regex match state start empty */
+    c->kind = t->kind;
+    memcpy(c->name, t->name, sizeof c->name);
+    c->vocab = t->vocab;
+    c->n_ranks = t->n_ranks;
+    c->n_special = t->n_special;
+    c->eot = t->eot;
+    memcpy(c->sha, t->sha, sizeof c->sha);
+    memcpy(c->byte_id, t->byte_id, sizeof c->byte_id);
+    c->map.mask = t->map.mask;
+    c->spm_dummy_prefix = t->spm_dummy_prefix;
+    c->spm_byte_fallback = t->spm_byte_fallback;
+    c->spm_split = t->spm_split;
+    c->spm_unk = t->spm_unk;
+    c->spm_bos = t->spm_bos;
+    int fail = 0;
+    c->arena = dup_mem(t->arena, t->off[t->n_ranks], &fail);
+    c->off = dup_mem(t->off, ((size_t)t->n_ranks + 1) * sizeof *t->off, &fail);
+    c->map.slots = dup_mem(t->map.slots, t->map.slots ? ((size_t)t->map.mask + 1) * sizeof *t->map.slots : 0, &fail);
+    c->special = dup_mem(t->special, t->n_special * sizeof *t->special, &fail);
+    c->spm_type = dup_mem(t->spm_type, t->spm_type ? t->n_ranks : 0, &fail);
+    c->spm_score = dup_mem(t->spm_score, t->spm_score ? t->n_ranks * sizeof *t->spm_score : 0, &fail);
+    int rc = fail ? eng_errf(e, ENG_ENOMEM, "out of memory (copying tokenizer %s)", t->name) : 0;
+    if (!rc && t->re)
+        rc = tok_regex_compile(&c->re, &c->md, e);
+    if (rc) {
+        eng_tok_free(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
 void eng_tok_free(eng_tok *t)
 {
     if (!t)

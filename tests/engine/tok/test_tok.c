@@ -206,6 +206,20 @@ static void test_bpe_merge(void)
     }
     TAP_OK(agree && tested_long > 10, "BPE merge equals the naive lowest-rank merge (300 strings, %d over 64 bytes)",
            tested_long);
+    eng_tok *cl = NULL;
+    eng_tokvec w = {0};
+    rc = eng_tok_clone(&cl, t, &e);
+    eng_tok_free(t); /* the clone owns its copy */
+    t = NULL;
+    if (!rc) {
+        v.n = 0;
+        eng_tok_encode(cl, "abcab", 5, 0, &v, &e);
+        eng_tok_encode(cl, "x  abc", 6, 0, &w, &e);
+    }
+    TAP_OK(rc == 0 && v.n == 2 && v.ids[0] == 257 && v.ids[1] == 256 && w.n == 4 && !strcmp(eng_tok_name(cl), "toy"),
+           "eng_tok_clone of a BPE tokenizer encodes alike after the original is freed");
+    t = cl;
+    eng_tokvec_free(&w);
     eng_tokvec_free(&v);
     /* errors in rank files name the line */
     FILE *f = fopen(path, "w");
@@ -632,6 +646,11 @@ static void test_spm(void)
     rc = eng_tok_open_text(&t2, "count.vocab", NULL, bad, strlen(bad), &e);
     TAP_OK(rc == ENG_EDATA && strstr(e.msg, "says pieces 9"), "the piece count is checked (%s)", e.msg);
     free(bad);
+    /* a clone (another thread's tokenizer) encodes alike and outlives its source */
+    rc = eng_tok_clone(&t2, t, &e);
+    TAP_OK(rc == 0 && !memcmp(eng_tok_sha256(t), eng_tok_sha256(t2), 32) && ids_are(t2, "abc", 3, 0, w1, 2) &&
+           ids_are(t2, "aaa", 3, 0, w2, 3) && eng_tok_vocab(t2) == SPM_N, "eng_tok_clone of a SentencePiece tokenizer");
+    eng_tok_free(t2);
     /* found by name in a folder */
     char found[1024];
     rc = eng_tok_find("llama2", dir, found, sizeof found, &e);
