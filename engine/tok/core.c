@@ -390,7 +390,7 @@ void eng_tok_free(eng_tok *t)
     free(t->cache_ids);
     free(t->spm_type);
     free(t->spm_score);
-    free(t->fixed2);
+    free(t->spm_norm);
     free(t->syms);
     free(t->sheap);
     free(t->spm_at);

@@ -72,8 +72,8 @@ struct eng_tok {
     int spm_dummy_prefix, spm_byte_fallback;
     int spm_split;           /* words can be encoded apart (see spm.c) */
     int32_t spm_unk, spm_bos; /* </s> is eot */
-    uint8_t *fixed2;         /* the normalised text */
-    size_t fixed2_cap;
+    uint8_t *spm_norm;         /* the normalised text */
+    size_t spm_norm_cap;
     struct tok_sym *syms;
     size_t syms_cap;
     struct tok_spm_ent *sheap;

@@ -700,9 +700,9 @@ static int encode_text(eng_tok *t, const uint8_t *p, size_t n, eng_tokvec *out, 
     if (n == 0)
         return 0;
     size_t need;
-    if (eng_add_size(n, 1, &need) || eng_grow(&t->fixed2, &t->fixed2_cap, need, 1, 4096))
+    if (eng_add_size(n, 1, &need) || eng_grow(&t->spm_norm, &t->spm_norm_cap, need, 1, 4096))
         return eng_errf(e, ENG_ENOMEM, "out of memory (normalising %zu bytes)", n);
-    uint8_t *w = t->fixed2;
+    uint8_t *w = t->spm_norm;
     size_t m = 0;
     if (t->spm_dummy_prefix)
         w[m++] = ' ';
