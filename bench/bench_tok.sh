@@ -46,37 +46,40 @@ else
     prose_src="licence texts"
     cat /usr/share/common-licenses/* | head -c "$bytes" >"$tmp/prose.txt"
 fi
-find "$here" -name '*.[ch]' -not -path '*/data/*' | sort | xargs cat | head -c "$bytes" >"$tmp/code.txt"
+# "<|" apart: the sources quote special tokens, which TLM and llama3-tokenizer-js read as special ids and
+# tiktoken's encode_ordinary as text
+find "$here" -name '*.[ch]' -not -path '*/data/*' | sort | xargs cat | sed 's/<|/< |/g' | head -c "$bytes" >"$tmp/code.txt"
 head -c "$l2bytes" "$tmp/prose.txt" >"$tmp/prose2.txt"
 head -c "$l2bytes" "$tmp/code.txt" >"$tmp/code2.txt"
 echo "prose: $(wc -c <"$tmp/prose.txt") bytes of $prose_src; code: $(wc -c <"$tmp/code.txt") bytes of TLM's C sources"
 echo "llama2 rows: the first $(wc -c <"$tmp/prose2.txt") bytes of each; best of $reps, one thread, node $(node --version)"
 
-tlm() { # TOKENIZER TEXT -> "MB/s tokens"
+tlm() { # TOKENIZER TEXT -> "MB/s CPU-MB/s tokens"
     "$build/bench/bench_tok" --tokenizer "$1" --text "$2" --reps "$reps" |
-        awk '{ for (i = 1; i <= NF; i++) { if ($i == "MB/s") m = $(i - 1); if ($i == "tokens") t = $(i - 1) } } END { print m, t }'
+        awk '{ for (i = 1; i <= NF; i++) { if ($i == "MB/s") m = $(i - 1); if ($i == "CPU-MB/s") c = $(i - 1)
+                                           if ($i == "tokens") t = $(i - 1) } } END { print m, c, t }'
 }
 ref() { node "$here/bench/bench_tok_ref.mjs" "$1" "$mods" "$2" "$3" "$reps"; }
-row() { # TOKENIZER TEXT-NAME ENGINE "MB/s tokens" BASELINE-MB/s
-    set -- "$1" "$2" "$3" $4 "${5:-}"
-    if [ -n "${6:-}" ]; then
-        printf '| %-7s | %-5s | %-28s | %8s | %9s | %6sx |\n' "$1" "$2" "$3" "$4" "$5" \
-            "$(awk -v a="$4" -v b="$6" 'BEGIN { printf "%.2f", a / b }')"
+row() { # TOKENIZER TEXT-NAME ENGINE "MB/s CPU-MB/s tokens" ["TLM's MB/s CPU-MB/s tokens"]
+    set -- "$1" "$2" "$3" $4 ${5:-}
+    if [ $# -gt 6 ]; then
+        r=$(awk -v a="$4" -v b="$7" -v c="$5" -v d="$8" 'BEGIN { printf "%.3f | %.3f", a / b, c / d }')
     else
-        printf '| %-7s | %-5s | %-28s | %8s | %9s | %7s |\n' "$1" "$2" "$3" "$4" "$5" "1.00x"
+        r="1 | 1"
     fi
+    printf '| %-7s | %-5s | %-29s | %8s | %8s | %9s | %s |\n' "$1" "$2" "$3" "$4" "$5" "$6" "$r"
 }
 echo
-echo "| tokenizer | text | encoder | MB/s | tokens | speed / TLM's |"
-echo "|---|---|---|---|---|---|"
+echo "| tokenizer | text | encoder | MB/s | CPU-MB/s | tokens | speed / TLM's | CPU speed / TLM's |"
+echo "|---|---|---|---|---|---|---|---|"
 for kind in prose code; do
     a=$(tlm "$tmp/llama3.tiktoken" "$tmp/$kind.txt")
     row llama3 "$kind" "TLM (C, PCRE2 JIT)" "$a"
-    row llama3 "$kind" "tiktoken 1.0.22 (WebAssembly)" "$(ref tiktoken "$tmp/llama3.tiktoken" "$tmp/$kind.txt")" "${a%% *}"
-    row llama3 "$kind" "llama3-tokenizer-js 1.2.0" "$(ref llama3js - "$tmp/$kind.txt")" "${a%% *}"
+    row llama3 "$kind" "tiktoken 1.0.22 (WebAssembly)" "$(ref tiktoken "$tmp/llama3.tiktoken" "$tmp/$kind.txt")" "$a"
+    row llama3 "$kind" "llama3-tokenizer-js 1.2.0" "$(ref llama3js - "$tmp/$kind.txt")" "$a"
 done
 for kind in prose code; do
     a=$(tlm "$tmp/llama2.model" "$tmp/${kind}2.txt")
     row llama2 "$kind" "TLM (C)" "$a"
-    row llama2 "$kind" "llama-tokenizer-js 1.2.2" "$(ref llama2js - "$tmp/${kind}2.txt")" "${a%% *}"
+    row llama2 "$kind" "llama-tokenizer-js 1.2.2" "$(ref llama2js - "$tmp/${kind}2.txt")" "$a"
 done
