@@ -1,20 +1,30 @@
 #!/bin/sh
-# bench_tok.sh: Llama 3 encoding speed, TLM beside the JavaScript reference
-# (npm llama3-tokenizer-js, installed into a scratch folder) on the same
-# text: the demonstration corpus (data/corpus, scripts/make-demo-data.sh)
-# when it is there, else the licence texts and docs on this machine.
-# Prints MB/s of input text for both.  Not a test: numbers, no thresholds.
-#   bench/bench_tok.sh [--bytes N] [--reps R]      (run from the build folder)
+# bench_tok.sh: tokenizer encoding speed, TLM beside the references on the
+# same text, one thread each, MB/s of UTF-8 input (10^6 bytes), best of
+# --reps runs of one call over the whole text:
+#   llama3  TLM against tiktoken (npm `tiktoken`, its Rust core as
+#           WebAssembly, loaded with the same Llama 3 ranks and pattern) and
+#           the pure-JavaScript llama3-tokenizer-js
+#   llama2  TLM against llama-tokenizer-js (pure JavaScript)
+# on English prose (the demonstration corpus, data/corpus, when
+# scripts/make-demo-data.sh has made it, else the licence texts) and code
+# (this tree's C sources).  The ranks and the Llama 2 model are made from
+# the npm packages, installed into a scratch folder.  Token counts are
+# printed beside the speeds: equal counts show both encoded the same way.
+# Not a test: numbers, no thresholds.
+#   bench/bench_tok.sh [--bytes N] [--llama2-bytes N] [--reps R]   (from the build folder)
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=$(pwd)
 bytes=4000000
+l2bytes=1000000
 reps=3
 while [ $# -gt 0 ]; do
     case "$1" in
     --bytes) bytes=$2; shift ;;
+    --llama2-bytes) l2bytes=$2; shift ;;
     --reps) reps=$2; shift ;;
-    *) echo "usage: bench/bench_tok.sh [--bytes N] [--reps R]" >&2; exit 2 ;;
+    *) echo "usage: bench/bench_tok.sh [--bytes N] [--llama2-bytes N] [--reps R]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -23,34 +33,53 @@ command -v npm >/dev/null 2>&1 || { echo "bench_tok.sh: needs node and npm" >&2;
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tlm-benchtok.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-npm install --prefix "$tmp" --no-audit --no-fund --no-save --loglevel=error llama3-tokenizer-js@1.2.0 >/dev/null
-pkg="$tmp/node_modules/llama3-tokenizer-js"
-node "$here/tests/engine/tok/tokconf/convert.mjs" "$pkg" "$tmp/llama3.tiktoken" >/dev/null
+npm install --prefix "$tmp" --no-audit --no-fund --no-save --loglevel=error llama3-tokenizer-js@1.2.0 \
+    tiktoken@1.0.22 llama-tokenizer-js@1.2.2 >/dev/null
+mods="$tmp/node_modules"
+node "$here/tests/engine/tok/tokconf/convert.mjs" "$mods/llama3-tokenizer-js" "$tmp/llama3.tiktoken" >/dev/null
+node "$here/tests/engine/tok/tokconf/llama2_model.mjs" "$mods/llama-tokenizer-js" "$tmp/llama2.model" >/dev/null
 
 if ls "$here"/data/corpus/*.txt >/dev/null 2>&1; then
-    src="$here/data/corpus (demo corpus)"
-    cat "$here"/data/corpus/*.txt | head -c "$bytes" >"$tmp/text.txt"
+    prose_src="data/corpus (demo corpus)"
+    cat "$here"/data/corpus/*.txt | head -c "$bytes" >"$tmp/prose.txt"
 else
-    src="licence texts and docs"
-    cat /usr/share/common-licenses/* "$here"/docs/*.md "$here"/README.md 2>/dev/null | head -c "$bytes" >"$tmp/text.txt"
+    prose_src="licence texts"
+    cat /usr/share/common-licenses/* | head -c "$bytes" >"$tmp/prose.txt"
 fi
-echo "text: $(wc -c <"$tmp/text.txt") bytes of $src; one thread each"
+# "<|" apart: the sources quote special tokens, which TLM and llama3-tokenizer-js read as special ids and
+# tiktoken's encode_ordinary as text
+find "$here" -name '*.[ch]' -not -path '*/data/*' | sort | xargs cat | sed 's/<|/< |/g' | head -c "$bytes" >"$tmp/code.txt"
+head -c "$l2bytes" "$tmp/prose.txt" >"$tmp/prose2.txt"
+head -c "$l2bytes" "$tmp/code.txt" >"$tmp/code2.txt"
+echo "prose: $(wc -c <"$tmp/prose.txt") bytes of $prose_src; code: $(wc -c <"$tmp/code.txt") bytes of TLM's C sources"
+echo "llama2 rows: the first $(wc -c <"$tmp/prose2.txt") bytes of each; best of $reps, one thread, node $(node --version)"
 
-"$build/bench/bench_tok" --tokenizer "$tmp/llama3.tiktoken" --text "$tmp/text.txt" --reps "$reps"
-
-cat >"$tmp/bench.mjs" <<JS
-import { readFileSync } from 'node:fs';
-const t = (await import('$pkg/bundle/llama3-tokenizer-with-baked-data.js')).default;
-const text = readFileSync('$tmp/text.txt', 'utf8');
-const n = Buffer.byteLength(text);
-let best = Infinity, ids = [];
-for (let r = 0; r < $reps; r++) {
-    const s = process.hrtime.bigint();
-    ids = t.encode(text, { bos: false, eos: false });
-    const d = Number(process.hrtime.bigint() - s) / 1e9;
-    if (d < best) best = d;
+tlm() { # TOKENIZER TEXT -> "MB/s CPU-MB/s tokens"
+    "$build/bench/bench_tok" --tokenizer "$1" --text "$2" --reps "$reps" |
+        awk '{ for (i = 1; i <= NF; i++) { if ($i == "MB/s") m = $(i - 1); if ($i == "CPU-MB/s") c = $(i - 1)
+                                           if ($i == "tokens") t = $(i - 1) } } END { print m, c, t }'
 }
-console.log('llama3-tokenizer-js llama3   ' + (n / best / 1e6).toFixed(2).padStart(8) + ' MB/s  ' + n + ' bytes -> ' +
-    ids.length + ' tokens, best of $reps, node ' + process.version);
-JS
-node "$tmp/bench.mjs"
+ref() { node "$here/bench/bench_tok_ref.mjs" "$1" "$mods" "$2" "$3" "$reps"; }
+row() { # TOKENIZER TEXT-NAME ENGINE "MB/s CPU-MB/s tokens" ["TLM's MB/s CPU-MB/s tokens"]
+    set -- "$1" "$2" "$3" $4 ${5:-}
+    if [ $# -gt 6 ]; then
+        r=$(awk -v a="$4" -v b="$7" -v c="$5" -v d="$8" 'BEGIN { printf "%.3f | %.3f", a / b, c / d }')
+    else
+        r="1 | 1"
+    fi
+    printf '| %-7s | %-5s | %-29s | %8s | %8s | %9s | %s |\n' "$1" "$2" "$3" "$4" "$5" "$6" "$r"
+}
+echo
+echo "| tokenizer | text | encoder | MB/s | CPU-MB/s | tokens | speed / TLM's | CPU speed / TLM's |"
+echo "|---|---|---|---|---|---|---|---|"
+for kind in prose code; do
+    a=$(tlm "$tmp/llama3.tiktoken" "$tmp/$kind.txt")
+    row llama3 "$kind" "TLM (C, PCRE2 JIT)" "$a"
+    row llama3 "$kind" "tiktoken 1.0.22 (WebAssembly)" "$(ref tiktoken "$tmp/llama3.tiktoken" "$tmp/$kind.txt")" "$a"
+    row llama3 "$kind" "llama3-tokenizer-js 1.2.0" "$(ref llama3js - "$tmp/$kind.txt")" "$a"
+done
+for kind in prose code; do
+    a=$(tlm "$tmp/llama2.model" "$tmp/${kind}2.txt")
+    row llama2 "$kind" "TLM (C)" "$a"
+    row llama2 "$kind" "llama-tokenizer-js 1.2.2" "$(ref llama2js - "$tmp/${kind}2.txt")" "$a"
+done

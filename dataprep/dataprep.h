@@ -17,6 +17,7 @@ int dp_cmd_build(int argc, char **argv);
 int dp_cmd_encode(int argc, char **argv);
 int dp_cmd_decode(int argc, char **argv);
 int dp_cmd_train_bpe(int argc, char **argv);
+int dp_cmd_vocab(int argc, char **argv);
 
 /* Exit statuses of the program. */
 enum { DP_EXIT_OK = 0, DP_EXIT_FAIL = 1, DP_EXIT_USAGE = 2 };

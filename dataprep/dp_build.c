@@ -3,7 +3,8 @@
  *   DIR/manifest.json        what was read, how it was split, what was written
  *   DIR/train/NNNNNN.tlmtok  token shards (engine/format/shard.h)
  *   DIR/val/NNNNNN.tlmtok
- *   DIR/<tokenizer>.tiktoken the rank file (BPE tokenizers), so the dataset
+ *   DIR/<tokenizer>.tiktoken the rank file (BPE tokenizers), or .model /
+ *                            .vocab (SentencePiece, llama2), so the dataset
  *                            carries its tokenizer and the engine finds it
  *
  * Split rule: every document (a text file, a JSONL record) is cut into
@@ -27,6 +28,7 @@
 #include <signal.h>
 #include <getopt.h>
 #include <libgen.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +42,7 @@
 #include "engine/config/config.h"
 #include "common/fileio.h"
 #include "common/sha256.h"
+#include "common/vec.h"
 #include "engine/format/manifest.h"
 #include "engine/format/shard.h"
 #include "engine/tok/tokenizer.h"
@@ -61,12 +64,28 @@ typedef struct split_out {
     int n_shards;
 } split_out;
 
+/* A segment waiting in a batch (--threads > 1): encoded by thread
+ * (index % threads), appended in order. */
+typedef struct pending {
+    size_t off, len;        /* in the batch's bytes */
+    int val, ends_doc;
+    const char *path;       /* for messages */
+    uint64_t line;
+    eng_tokvec ids;
+    int rc;
+    eng_err e;
+} pending;
+
+#define BATCH_BYTES (4u << 20)
+#define BATCH_SEGMENTS 256
+#define MAX_THREADS 64
+
 typedef struct build {
     /* options */
     const char *tokname, *out, *field;
     uint64_t segment_bytes, shard_tokens, max_line;
     uint64_t val_ppm;
-    int flags, separator, train_bpe;
+    int flags, separator, train_bpe, threads;
     dp_format format;
     /* state */
     eng_tok *tok;
@@ -77,6 +96,12 @@ typedef struct build {
     eng_tokvec ids;
     eng_bpe_trainer *trainer;
     dp_progress prog;
+    /* --threads > 1: one tokenizer per thread (tok[0] is b->tok) and a batch of segments */
+    eng_tok *toks[MAX_THREADS];
+    uint8_t *batch;
+    size_t batch_len, batch_cap;
+    pending pend[BATCH_SEGMENTS];
+    int n_pend;
 } build;
 
 /* Bounds of --shard-tokens: every shard is one fsync'd file and a training
@@ -188,6 +213,98 @@ static size_t segment_end(const uint8_t *doc, size_t len, size_t pos, uint64_t s
     return end;
 }
 
+/* ------------------------------------------------------------ threads */
+typedef struct worker_arg {
+    build *b;
+    int k;
+} worker_arg;
+
+/* Thread k encodes the pending segments k, k + threads, ... with its own tokenizer. */
+static void *encode_share(void *arg)
+{
+    worker_arg *w = arg;
+    build *b = w->b;
+    for (int i = w->k; i < b->n_pend; i += b->threads) {
+        pending *p = &b->pend[i];
+        p->ids.n = 0;
+        p->rc = eng_tok_encode(b->toks[w->k], b->batch + p->off, p->len, b->flags, &p->ids, &p->e);
+    }
+    return NULL;
+}
+
+/* Encode the batch on all threads, then append it in input order. */
+static int batch_flush(build *b, eng_err *e)
+{
+    if (b->n_pend == 0)
+        return 0;
+    pthread_t th[MAX_THREADS];
+    worker_arg wa[MAX_THREADS];
+    int started = 0, rc = 0;
+    for (int k = 1; k < b->threads; k++) {
+        wa[k] = (worker_arg){b, k};
+        if (pthread_create(&th[k], NULL, encode_share, &wa[k]))
+            break;
+        started = k;
+    }
+    wa[0] = (worker_arg){b, 0};
+    encode_share(&wa[0]);
+    for (int k = 1; k <= started; k++)
+        pthread_join(th[k], NULL);
+    for (int k = started + 1; k < b->threads; k++) { /* a thread that could not start: its share here */
+        wa[k] = (worker_arg){b, k};
+        encode_share(&wa[k]);
+    }
+    int32_t eot = eng_tok_eot(b->tok);
+    for (int i = 0; i < b->n_pend && !rc; i++) {
+        pending *p = &b->pend[i];
+        split_out *s = &b->split[p->val];
+        if (p->rc) {
+            *e = p->e;
+            rc = eng_err_prefix(e, "%s%s%.0llu", p->path, p->line ? ":" : "", (unsigned long long)p->line);
+        } else if ((rc = split_append(b, s, p->ids.ids, p->ids.n, e))) {
+            rc = eng_err_prefix(e, "%s%s%.0llu", p->path, p->line ? ":" : "", (unsigned long long)p->line);
+        } else if (p->ends_doc && b->separator && eot >= 0) {
+            uint32_t id = (uint32_t)eot;
+            rc = split_append(b, s, &id, 1, e);
+        }
+    }
+    b->n_pend = 0;
+    b->batch_len = 0;
+    return rc;
+}
+
+static int batch_add(build *b, const uint8_t *p, size_t n, int val, const char *path, uint64_t line, eng_err *e)
+{
+    int rc;
+    if ((b->n_pend == BATCH_SEGMENTS || (b->batch_len > 0 && b->batch_len + n > BATCH_BYTES)) &&
+        (rc = batch_flush(b, e)))
+        return rc;
+    if (eng_grow(&b->batch, &b->batch_cap, b->batch_len + n, 1, BATCH_BYTES))
+        return eng_errf(e, ENG_ENOMEM, "out of memory (a batch of %zu bytes)", b->batch_len + n);
+    pending *q = &b->pend[b->n_pend++];
+    q->off = b->batch_len;
+    q->len = n;
+    q->val = val;
+    q->ends_doc = 0;
+    q->path = path;
+    q->line = line;
+    memcpy(b->batch + b->batch_len, p, n);
+    b->batch_len += n;
+    return 0;
+}
+
+/* The tokenizers of threads 1.. : copies of thread 0's. */
+static int open_thread_toks(build *b, eng_err *e)
+{
+    b->toks[0] = b->tok;
+    for (int k = 1; k < b->threads; k++) {
+        int rc = eng_tok_clone(&b->toks[k], b->tok, e);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 static int on_doc(void *arg, const dp_source *src, uint64_t line, const uint8_t *doc, size_t len, eng_err *e)
 {
     build *b = arg;
@@ -203,6 +320,9 @@ static int on_doc(void *arg, const dp_source *src, uint64_t line, const uint8_t 
         if (b->trainer) {
             if (!v && (rc = eng_bpe_trainer_feed(b->trainer, doc + pos, end - pos, e)))
                 return rc;
+        } else if (b->threads > 1) {
+            if ((rc = batch_add(b, doc + pos, end - pos, v, src->path, line, e)))
+                return rc;
         } else {
             b->ids.n = 0;
             if ((rc = eng_tok_encode(b->tok, doc + pos, end - pos, b->flags, &b->ids, e)) ||
@@ -215,7 +335,10 @@ static int on_doc(void *arg, const dp_source *src, uint64_t line, const uint8_t 
         last = v;
         pos = end;
     }
-    if (last >= 0 && !b->trainer) {
+    if (last >= 0 && !b->trainer && b->threads > 1) {
+        b->split[last].documents++;
+        b->pend[b->n_pend - 1].ends_doc = 1; /* the separator follows its ids when the batch is written */
+    } else if (last >= 0 && !b->trainer) {
         b->split[last].documents++;
         int32_t eot = eng_tok_eot(b->tok);
         if (b->separator && eot >= 0) {
@@ -267,8 +390,25 @@ static long stage_pid(const char *name, const char *base, const char *tag)
     return pid;
 }
 
+/* The extension a tokenizer file keeps in the dataset: .tiktoken for rank
+ * files; a SentencePiece model stays .model, its vocabulary file .vocab. */
+static const char *tok_file_ext(const char *found, const eng_tok *t)
+{
+    if (eng_tok_kind_of(t) != ENG_TOK_SPM)
+        return ".tiktoken";
+    size_t n = strlen(found);
+    return n > 6 && !strcmp(found + n - 6, ".model") ? ".model" : ".vocab";
+}
+
+static int is_tok_file(const char *n, size_t l)
+{
+    return (l > 9 && !strcmp(n + l - 9, ".tiktoken")) || (l > 6 && !strcmp(n + l - 6, ".model")) ||
+           (l > 6 && !strcmp(n + l - 6, ".vocab"));
+}
+
 /* What tlm-data leaves in a stage: train/ and val/ holding shards (and
- * their temp files), manifest.json, *.tiktoken, temp files.  Anything else
+ * their temp files), manifest.json, the tokenizer file (*.tiktoken, *.model,
+ * *.vocab), temp files.  Anything else
  * means the folder is not ours to delete. */
 static int only_ours(const char *dir, int depth)
 {
@@ -298,7 +438,7 @@ static int only_ours(const char *dir, int depth)
             ok = eng_shard_is_name(n) || tmpfile;
         else
             ok = !strncmp(n, ENG_MANIFEST_FILE, strlen(ENG_MANIFEST_FILE)) ||
-                 (l > 9 && !strcmp(n + l - 9, ".tiktoken")) || tmpfile;
+                 is_tok_file(n, l) || tmpfile;
     }
     closedir(d);
     return ok;
@@ -378,7 +518,9 @@ static int write_manifest(build *b, const char *tokfile, eng_err *e)
     json_object_set_new(m, "format", json_string(ENG_MANIFEST_FORMAT)); /* what engine/format/manifest.c reads */
     json_object_set_new(m, "version", json_integer(ENG_MANIFEST_VERSION));
     json_object_set_new(t, "name", json_string(eng_tok_name(b->tok)));
-    json_object_set_new(t, "kind", json_string(eng_tok_kind_of(b->tok) == ENG_TOK_BYTES ? "bytes" : "bpe"));
+    eng_tok_kind kind = eng_tok_kind_of(b->tok);
+    json_object_set_new(t, "kind", json_string(kind == ENG_TOK_BYTES ? "bytes"
+                                               : kind == ENG_TOK_SPM ? "sentencepiece" : "bpe"));
     json_object_set_new(t, "vocab", json_integer(eng_tok_vocab(b->tok)));
     json_object_set_new(t, "sha256", hexj(eng_tok_sha256(b->tok)));
     json_object_set_new(t, "file", tokfile ? json_string(tokfile) : json_null());
@@ -461,12 +603,13 @@ static const char build_help[] =
     "\n"
     "Reads text files, folders of them (recursively, in name order, hidden\n"
     "entries skipped) and JSONL files, and writes a dataset folder:\n"
-    "DIR/manifest.json, DIR/train/*.tlmtok, DIR/val/*.tlmtok and, for BPE\n"
-    "tokenizers, DIR/NAME.tiktoken.  Point a job at it with\n"
+    "DIR/manifest.json, DIR/train/*.tlmtok, DIR/val/*.tlmtok and the tokenizer\n"
+    "file, DIR/NAME.tiktoken (BPE) or DIR/llama2.model|vocab.  Point a job at it with\n"
     "`data: {train: DIR/train, val: DIR/val}` and the same `tokenizer:`.\n"
     "\n"
-    "  --tokenizer T        bytes, llama3, bpeN or a tiktoken rank file; a name is\n"
-    "                       looked up as T.tiktoken in DIR and $TLM_TOKENIZERS\n"
+    "  --tokenizer T        bytes, llama3, llama2, bpeN or a tokenizer file; a name\n"
+    "                       is looked up as T.tiktoken (llama2: llama2.model or\n"
+    "                       llama2.vocab) in DIR and $TLM_TOKENIZERS\n"
     "  --train-bpe          (with bpeN) first learn bpeN on the training split of\n"
     "                       the inputs and store it as DIR/bpeN.tiktoken\n"
     "  --out DIR            the dataset folder (replaced as a whole when it is one)\n"
@@ -479,11 +622,13 @@ static const char build_help[] =
     "  --special            special-token text in documents becomes special ids\n"
     "  --raw-bytes          keep invalid UTF-8 as byte tokens instead of U+FFFD\n"
     "  --no-separator       no end-of-text token between documents\n"
+    "  --threads N          encode on N threads, 1 to 64 (default 1); the dataset\n"
+    "                       is the same for every N\n"
     "\n"
     "A progress bar is drawn when stderr is a terminal, plain lines otherwise.\n";
 
 enum { B_TOK = 2000, B_OUT, B_VAL, B_SEG, B_SHARD, B_FORMAT, B_FIELD, B_MAXLINE, B_SPECIAL, B_RAW, B_NOSEP,
-       B_TRAIN, B_HELP };
+       B_TRAIN, B_THREADS, B_HELP };
 
 static int parse(build *b, int argc, char **argv)
 {
@@ -494,7 +639,8 @@ static int parse(build *b, int argc, char **argv)
         {"field", required_argument, 0, B_FIELD},     {"max-line", required_argument, 0, B_MAXLINE},
         {"special", no_argument, 0, B_SPECIAL},       {"raw-bytes", no_argument, 0, B_RAW},
         {"no-separator", no_argument, 0, B_NOSEP},    {"train-bpe", no_argument, 0, B_TRAIN},
-        {"help", no_argument, 0, B_HELP},             {0, 0, 0, 0}};
+        {"threads", required_argument, 0, B_THREADS}, {"help", no_argument, 0, B_HELP},
+        {0, 0, 0, 0}};
     int c, li = -1, field_given = 0;
     unsigned char given[sizeof opts / sizeof opts[0]] = {0};
     optind = 1;
@@ -560,6 +706,16 @@ static int parse(build *b, int argc, char **argv)
         case B_RAW: b->flags |= ENG_TOK_RAW_BYTES; break;
         case B_NOSEP: b->separator = 0; break;
         case B_TRAIN: b->train_bpe = 1; break;
+        case B_THREADS: {
+            int64_t v;
+            eng_err ae;
+            if (cfg_arg_int("--threads", optarg, 1, MAX_THREADS, &v, &ae)) {
+                fprintf(stderr, "tlm-data: %s\n", ae.msg);
+                return DP_EXIT_USAGE;
+            }
+            b->threads = (int)v;
+            break;
+        }
         case 'h':
         case B_HELP: fputs(build_help, stdout); return -1;
         default:
@@ -638,19 +794,24 @@ static int run(build *b, int argc, char **argv, eng_err *e)
     } else {
         if ((rc = eng_tok_open(&b->tok, b->tokname, b->out, e)))
             return rc;
-        if (eng_tok_kind_of(b->tok) == ENG_TOK_BPE) {
+        if (eng_tok_kind_of(b->tok) != ENG_TOK_BYTES) {
             char found[1300];
             if ((rc = eng_tok_find(b->tokname, b->out, found, sizeof found, e)))
                 return rc;
-            snprintf(tokfile, sizeof tokfile, "%s.tiktoken", eng_tok_name(b->tok));
+            /* under its name with the extension of its format: a job finds it there by name */
+            snprintf(tokfile, sizeof tokfile, "%s%s", eng_tok_name(b->tok), tok_file_ext(found, b->tok));
             snprintf(tokpath, sizeof tokpath, "%s/%s", b->stage, tokfile);
             if ((rc = copy_file(found, tokpath, e)))
                 return rc;
         }
     }
 
+    if (b->threads > 1 && (rc = open_thread_toks(b, e)))
+        return rc;
     dp_progress_start(&b->prog, "encoding", b->src.total_bytes);
     rc = dp_sources_walk(&b->src, b->field, b->max_line, &b->prog, on_doc, b, e);
+    if (!rc)
+        rc = batch_flush(b, e);
     for (int k = 0; k < 2 && !rc; k++)
         rc = split_close_shard(b, &b->split[k], e);
     if (!rc && b->split[0].tokens == 0)
@@ -701,6 +862,7 @@ int dp_cmd_build(int argc, char **argv)
     b.max_line = 256ull << 20;
     b.val_ppm = 10000;
     b.separator = 1;
+    b.threads = 1;
     b.split[0].name = "train";
     b.split[1].name = "val";
     int rc = parse(&b, argc, argv);
@@ -716,8 +878,13 @@ int dp_cmd_build(int argc, char **argv)
     if (b.stage[0])
         (void)eng_rm_tree(b.stage);
     eng_bpe_trainer_free(b.trainer);
+    for (int k = 1; k < MAX_THREADS; k++)
+        eng_tok_free(b.toks[k]);
     eng_tok_free(b.tok);
     eng_tokvec_clear(&b.ids);
+    for (int i = 0; i < BATCH_SEGMENTS; i++)
+        eng_tokvec_clear(&b.pend[i].ids);
+    free(b.batch);
     dp_sources_clear(&b.src);
     if (rc == ENG_EINTERRUPTED) {
         fprintf(stderr, "tlm-data: %s: the partial dataset was removed, %s is as it was\n", e.msg, b.out);

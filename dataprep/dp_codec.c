@@ -58,8 +58,9 @@ static const char encode_help[] =
     "Reads text on stdin and prints its token ids on stdout: decimal, separated\n"
     "by single spaces, on one line.\n"
     "\n"
-    "  --tokenizer T  bytes, llama3, bpeN (found as T.tiktoken in --data DIR, its\n"
-    "                 parent, or the folders in $TLM_TOKENIZERS), or a rank file path\n"
+    "  --tokenizer T  bytes, llama3, llama2, bpeN (found as T.tiktoken, llama2 as\n"
+    "                 llama2.model or llama2.vocab, in --data DIR, its parent, or\n"
+    "                 the folders in $TLM_TOKENIZERS), or a tokenizer file path\n"
     "  --data DIR     a dataset folder (or split folder) to find the tokenizer in\n"
     "  --special      text such as <|end_of_text|> becomes its special id\n"
     "                 (by default it is encoded as ordinary text)\n"
@@ -344,5 +345,62 @@ int dp_cmd_train_bpe(int argc, char **argv)
     }
     eng_bpe_trainer_free(tr);
     dp_sources_clear(&src);
+    return rc ? dp_fail(&e) : DP_EXIT_OK;
+}
+
+/* ------------------------------------------------------------ vocab */
+static const char vocab_help[] =
+    "usage: tlm-data vocab --tokenizer FILE.model --out FILE.vocab\n"
+    "\n"
+    "Writes a SentencePiece model (a tokenizer.model, such as Llama 2's) as a\n"
+    "plain vocabulary file: one piece per line with its type and score\n"
+    "(docs/data.md, \"SentencePiece vocabulary files\").  Both encode alike\n"
+    "and have the same definition hash; `tokenizer: llama2` finds either as\n"
+    "llama2.model or llama2.vocab in the dataset folder.\n";
+
+int dp_cmd_vocab(int argc, char **argv)
+{
+    static const struct option opts[] = {{"tokenizer", required_argument, 0, 't'},
+                                         {"out", required_argument, 0, 'o'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *in = NULL, *out = NULL;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 't':
+        case 'o':
+            if (c == 't' ? in != NULL : out != NULL) {
+                fprintf(stderr, "tlm-data: --%s is given twice; give it once\n", c == 't' ? "tokenizer" : "out");
+                return DP_EXIT_USAGE;
+            }
+            *(c == 't' ? &in : &out) = optarg;
+            break;
+        case 'h': fputs(vocab_help, stdout); return DP_EXIT_OK;
+        default:
+            fprintf(stderr, "tlm-data: unknown or incomplete option '%s'\n%s", argv[optind - 1], vocab_help);
+            return DP_EXIT_USAGE;
+        }
+    }
+    if (!in || !out || optind < argc) {
+        fprintf(stderr, "tlm-data: vocab needs --tokenizer and --out, and nothing else\n%s", vocab_help);
+        return DP_EXIT_USAGE;
+    }
+    eng_err e = {0};
+    if (eng_path_check_len("--out", out, ENG_PATH_CAP - 1 - 32, &e) ||
+        eng_path_not_dir("--out", out, "the vocabulary file to write, such as llama2.vocab", &e) ||
+        eng_path_not_dir("--tokenizer", in, "a SentencePiece tokenizer.model", &e)) {
+        fprintf(stderr, "tlm-data: %s\n", e.msg);
+        return DP_EXIT_USAGE;
+    }
+    eng_tok *t = NULL;
+    int rc = eng_tok_open_file(&t, in, NULL, &e);
+    if (!rc)
+        rc = eng_tok_write_vocab(t, out, &e);
+    if (!rc)
+        fprintf(stderr, "tlm-data: wrote %s: %u pieces\n", out, eng_tok_vocab(t));
+    eng_tok_free(t);
     return rc ? dp_fail(&e) : DP_EXIT_OK;
 }

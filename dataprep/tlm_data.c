@@ -1,5 +1,5 @@
 /* tlm_data.c: main() of tlm-data, the data-preparation program: dispatches
- * to the sub-commands (build, encode, decode, train-bpe) and owns the
+ * to the sub-commands (build, encode, decode, train-bpe, vocab) and owns the
  * program's exit statuses and error printing. */
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +18,7 @@ static const char usage[] =
     "  encode     text on stdin -> token ids on stdout (space-separated, one line)\n"
     "  decode     token ids on stdin -> text on stdout\n"
     "  train-bpe  learn a byte-level BPE of N ids from text (a tiktoken rank file)\n"
+    "  vocab      a SentencePiece tokenizer.model (Llama 2's) -> a plain vocabulary file\n"
     "\n"
     "`tlm-data COMMAND --help` describes each; docs/data.md and docs/tokenizers.md\n"
     "describe the files.\n";
@@ -63,6 +64,8 @@ int main(int argc, char **argv)
         return dp_cmd_decode(argc - 1, argv + 1);
     if (!strcmp(cmd, "train-bpe"))
         return dp_cmd_train_bpe(argc - 1, argv + 1);
+    if (!strcmp(cmd, "vocab"))
+        return dp_cmd_vocab(argc - 1, argv + 1);
     fprintf(stderr, "tlm-data: unknown command '%s' (try tlm-data --help)\n", cmd);
     return DP_EXIT_USAGE;
 }

@@ -33,18 +33,6 @@ static int cmp_rank(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-int tok_load_ranks(eng_tok *t, const char *path, eng_err *e)
-{
-    char *text = NULL;
-    size_t len = 0;
-    int rc = eng_read_file(path, MAX_RANK_FILE, &text, &len, e);
-    if (rc)
-        return eng_err_prefix(e, "tokenizer rank file"), rc;
-    rc = tok_load_ranks_text(t, path, text, len, e);
-    free(text);
-    return rc;
-}
-
 int tok_load_ranks_text(eng_tok *t, const char *path, const char *text, size_t len, eng_err *e)
 {
     int rc = 0;
@@ -369,6 +357,56 @@ static int cache_init(eng_tok *t, eng_err *e)
     return 0;
 }
 
+int tok_cache_get(eng_tok *t, const uint8_t *p, size_t n, uint64_t h, eng_tokvec *out, eng_err *e)
+{
+    int rc;
+    if (!t->cache && (rc = cache_init(t, e)))
+        return rc;
+    for (uint32_t i = (uint32_t)h & (TOK_CACHE_SLOTS - 1);; i = (i + 1) & (TOK_CACHE_SLOTS - 1)) {
+        tok_cache_slot *s = &t->cache[i];
+        if (!s->hash)
+            return 0;
+        if (s->hash == h && s->klen == n && memcmp(t->cache_bytes + s->key, p, n) == 0) {
+            if (ENG_GROW(out->ids, out->cap, out->n + s->nids, 1024))
+                return eng_errf(e, ENG_ENOMEM, "out of memory (%zu token ids)", out->n + s->nids);
+            memcpy(out->ids + out->n, t->cache_ids + s->ids, s->nids * sizeof(uint32_t));
+            out->n += s->nids;
+            return 1;
+        }
+    }
+}
+
+/* Pieces are at most TOK_CACHE_MAX_PIECE bytes and give at most one id per byte, so the arenas hold
+ * TOK_CACHE_SLOTS / 2 of them. */
+int tok_cache_put(eng_tok *t, const uint8_t *p, size_t n, uint64_t h, const uint32_t *ids, size_t nids,
+                  eng_err *e)
+{
+    int rc;
+    if (n > TOK_CACHE_MAX_PIECE || nids > n)
+        return 0;
+    if (!t->cache && (rc = cache_init(t, e)))
+        return rc;
+    if (t->cache_used >= TOK_CACHE_SLOTS / 2) { /* full: start over (cheap, and keeps probing short) */
+        memset(t->cache, 0, TOK_CACHE_SLOTS * sizeof *t->cache);
+        t->cache_used = t->cache_bytes_used = t->cache_ids_used = 0;
+    }
+    uint32_t i = (uint32_t)h & (TOK_CACHE_SLOTS - 1);
+    while (t->cache[i].hash)
+        i = (i + 1) & (TOK_CACHE_SLOTS - 1);
+    tok_cache_slot *s = &t->cache[i];
+    s->hash = h;
+    s->key = t->cache_bytes_used;
+    s->klen = (uint16_t)n;
+    s->ids = t->cache_ids_used;
+    s->nids = (uint16_t)nids;
+    memcpy(t->cache_bytes + s->key, p, n);
+    memcpy(t->cache_ids + s->ids, ids, nids * sizeof(uint32_t));
+    t->cache_bytes_used += (uint32_t)n;
+    t->cache_ids_used += (uint32_t)nids;
+    t->cache_used++;
+    return 0;
+}
+
 int tok_bpe_piece(eng_tok *t, const uint8_t *p, size_t n, eng_tokvec *out, eng_err *e)
 {
     if (n == 1)
@@ -378,46 +416,12 @@ int tok_bpe_piece(eng_tok *t, const uint8_t *p, size_t n, eng_tokvec *out, eng_e
         return eng_tokvec_push(out, (uint32_t)whole, e);
     if (n > TOK_CACHE_MAX_PIECE)
         return n <= SMALL_PIECE ? merge_small(t, p, n, out, e) : merge_large(t, p, n, out, e);
-    int rc;
-    if (!t->cache && (rc = cache_init(t, e)))
-        return rc;
     uint64_t h = tok_hash(p, n);
-    uint32_t i = (uint32_t)h & (TOK_CACHE_SLOTS - 1);
-    for (;; i = (i + 1) & (TOK_CACHE_SLOTS - 1)) {
-        tok_cache_slot *s = &t->cache[i];
-        if (!s->hash)
-            break;
-        if (s->hash == h && s->klen == n && memcmp(t->cache_bytes + s->key, p, n) == 0) {
-            if (out->n + s->nids > out->cap) {
-                for (uint32_t k = 0; k < s->nids; k++)
-                    if ((rc = eng_tokvec_push(out, t->cache_ids[s->ids + k], e)))
-                        return rc;
-                return 0;
-            }
-            memcpy(out->ids + out->n, t->cache_ids + s->ids, s->nids * sizeof(uint32_t));
-            out->n += s->nids;
-            return 0;
-        }
-    }
+    int rc = tok_cache_get(t, p, n, h, out, e);
+    if (rc)
+        return rc < 0 ? rc : 0;
     size_t before = out->n;
     if ((rc = merge_small(t, p, n, out, e)))
         return rc;
-    size_t nids = out->n - before;
-    if (t->cache_used >= TOK_CACHE_SLOTS / 2) { /* full: start over (cheap, and keeps probing short) */
-        memset(t->cache, 0, TOK_CACHE_SLOTS * sizeof *t->cache);
-        t->cache_used = t->cache_bytes_used = t->cache_ids_used = 0;
-        i = (uint32_t)h & (TOK_CACHE_SLOTS - 1);
-    }
-    tok_cache_slot *s = &t->cache[i];
-    s->hash = h;
-    s->key = t->cache_bytes_used;
-    s->klen = (uint16_t)n;
-    s->ids = t->cache_ids_used;
-    s->nids = (uint16_t)nids;
-    memcpy(t->cache_bytes + s->key, p, n);
-    memcpy(t->cache_ids + s->ids, out->ids + before, nids * sizeof(uint32_t));
-    t->cache_bytes_used += (uint32_t)n;
-    t->cache_ids_used += (uint32_t)nids;
-    t->cache_used++;
-    return 0;
+    return tok_cache_put(t, p, n, h, out->ids + before, out->n - before, e);
 }

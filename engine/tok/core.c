@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "engine/config/config.h"
+#include "common/fileio.h"
 #include "common/sha256.h"
 #include "common/vec.h"
 #include "engine/tok/internal.h"
@@ -69,15 +70,27 @@ static void tried_add(tried *t, const char *p)
         t->len = t->len + (size_t)k < sizeof t->buf ? t->len + (size_t)k : sizeof t->buf - 1;
 }
 
+/* The file names a named tokenizer is looked for under: llama2's
+ * SentencePiece model or its vocabulary file, else a tiktoken rank file. */
+static const char *const tiktoken_ext[] = {".tiktoken", NULL};
+static const char *const llama2_ext[] = {".model", ".vocab", NULL};
+
+static const char *const *exts_of(const char *name)
+{
+    return strcmp(name, "llama2") ? tiktoken_ext : llama2_ext;
+}
+
 static int try_dir(const char *dir, const char *name, char *out, size_t cap, tried *tr)
 {
-    char cand[1024];
-    snprintf(cand, sizeof cand, "%s/%s.tiktoken", dir, name);
-    if (is_file(cand)) {
-        snprintf(out, cap, "%s", cand);
-        return 1;
+    for (const char *const *x = exts_of(name); *x; x++) {
+        char cand[1024];
+        snprintf(cand, sizeof cand, "%s/%s%s", dir, name, *x);
+        if (is_file(cand)) {
+            snprintf(out, cap, "%s", cand);
+            return 1;
+        }
+        tried_add(tr, cand);
     }
-    tried_add(tr, cand);
     return 0;
 }
 
@@ -130,10 +143,12 @@ int eng_tok_find(const char *spec, const char *search, char *out, size_t cap, en
     tried tr = {.len = 0};
     if (try_list(search, spec, out, cap, &tr) || try_list(getenv("TLM_TOKENIZERS"), spec, out, cap, &tr))
         return 0;
+    int l2 = !strcmp(spec, "llama2");
     return eng_errf(e, ENG_EDATA,
-                    "tokenizer '%s': no %s.tiktoken rank file (looked in: %s); give the dataset folder that holds "
-                    "it, or a folder in TLM_TOKENIZERS (docs/tokenizers.md)",
-                    spec, spec, tr.len ? tr.buf : "nowhere: no data folder and TLM_TOKENIZERS is not set");
+                    "tokenizer '%s': no %s%s file (looked in: %s); give the dataset folder that holds it, or a "
+                    "folder in TLM_TOKENIZERS (docs/tokenizers.md)",
+                    spec, spec, l2 ? ".model (SentencePiece) or llama2.vocab" : ".tiktoken rank",
+                    tr.len ? tr.buf : "nowhere: no data folder and TLM_TOKENIZERS is not set");
 }
 
 /* ------------------------------------------------------------ opening */
@@ -240,10 +255,33 @@ static int open_bpe(eng_tok **out, const char *path, const char *name, const cha
     int rc = 0;
     if (!*nm || strlen(nm) > ENG_SHARD_TOKNAME)
         rc = eng_errf(e, ENG_ECONFIG, "%s: tokenizer name '%s' must be 1 to %d bytes", path, nm, ENG_SHARD_TOKNAME);
+    char *owned = NULL;
     if (!rc) {
         snprintf(t->name, sizeof t->name, "%s", nm);
-        rc = text ? tok_load_ranks_text(t, path, text, len, e) : tok_load_ranks(t, path, e);
+        if (!text) {
+            rc = eng_read_file(path, TOK_MAX_FILE, &owned, &len, e);
+            if (rc)
+                eng_err_prefix(e, "tokenizer file");
+            text = owned;
+        }
     }
+    size_t pl = strlen(path);
+    int spm_model = !strcmp(nm, "llama2") || (pl > 6 && !strcmp(path + pl - 6, ".model"));
+    if (!rc && (tok_spm_is_vocab(text, len) || spm_model)) {
+        rc = tok_spm_is_vocab(text, len) ? tok_spm_load_vocab(t, path, text, len, e)
+                                         : tok_spm_load_model(t, path, (const uint8_t *)text, len, e);
+        free(owned);
+        if (rc) {
+            eng_tok_free(t);
+            return rc;
+        }
+        tok_spm_sha(t);
+        *out = t;
+        return 0;
+    }
+    if (!rc)
+        rc = tok_load_ranks_text(t, path, text, len, e);
+    free(owned);
     if (!rc)
         rc = set_specials(t, path, e);
     if (!rc)
@@ -274,14 +312,62 @@ int eng_tok_open(eng_tok **out, const char *spec, const char *search, eng_err *e
         return eng_errf(e, ENG_ECONFIG, "no tokenizer given (bytes, llama3, bpeN or a rank file)");
     if (!strcmp(spec, "bytes"))
         return open_bytes(out, e);
-    if (!strcmp(spec, "llama2"))
-        return eng_errf(e, ENG_ECONFIG, "tokenizer llama2 (SentencePiece) is not implemented; use bytes, llama3, "
-                        "a trained bpeN, or a tiktoken rank file");
     char path[1024];
     int rc = eng_tok_find(spec, search, path, sizeof path, e);
     if (rc)
         return rc;
     return eng_tok_open_file(out, path, path_like(spec) ? NULL : spec, e);
+}
+
+static void *dup_mem(const void *p, size_t n, int *fail)
+{
+    if (!p)
+        return NULL;
+    void *q = malloc(n ? n : 1);
+    if (!q)
+        *fail = 1;
+    else
+        memcpy(q, p, n);
+    return q;
+}
+
+int eng_tok_clone(eng_tok **out, const eng_tok *t, eng_err *e)
+{
+    *out = NULL;
+    eng_tok *c = tok_alloc();
+    if (!c)
+        return eng_errf(e, ENG_ENOMEM, "out of memory (copying tokenizer %s)", t->name);
+    /* the definition is copied; the scratch space, cache and regex match state start empty */
+    c->kind = t->kind;
+    memcpy(c->name, t->name, sizeof c->name);
+    c->vocab = t->vocab;
+    c->n_ranks = t->n_ranks;
+    c->n_special = t->n_special;
+    c->eot = t->eot;
+    memcpy(c->sha, t->sha, sizeof c->sha);
+    memcpy(c->byte_id, t->byte_id, sizeof c->byte_id);
+    c->map.mask = t->map.mask;
+    c->spm_dummy_prefix = t->spm_dummy_prefix;
+    c->spm_byte_fallback = t->spm_byte_fallback;
+    c->spm_split = t->spm_split;
+    c->spm_unk = t->spm_unk;
+    c->spm_bos = t->spm_bos;
+    int fail = 0;
+    c->arena = dup_mem(t->arena, t->off[t->n_ranks], &fail);
+    c->off = dup_mem(t->off, ((size_t)t->n_ranks + 1) * sizeof *t->off, &fail);
+    c->map.slots = dup_mem(t->map.slots, t->map.slots ? ((size_t)t->map.mask + 1) * sizeof *t->map.slots : 0, &fail);
+    c->special = dup_mem(t->special, t->n_special * sizeof *t->special, &fail);
+    c->spm_type = dup_mem(t->spm_type, t->spm_type ? t->n_ranks : 0, &fail);
+    c->spm_score = dup_mem(t->spm_score, t->spm_score ? t->n_ranks * sizeof *t->spm_score : 0, &fail);
+    int rc = fail ? eng_errf(e, ENG_ENOMEM, "out of memory (copying tokenizer %s)", t->name) : 0;
+    if (!rc && t->re)
+        rc = tok_regex_compile(&c->re, &c->md, e);
+    if (rc) {
+        eng_tok_free(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
 }
 
 void eng_tok_free(eng_tok *t)
@@ -302,6 +388,12 @@ void eng_tok_free(eng_tok *t)
     free(t->cache);
     free(t->cache_bytes);
     free(t->cache_ids);
+    free(t->spm_type);
+    free(t->spm_score);
+    free(t->spm_norm);
+    free(t->syms);
+    free(t->sheap);
+    free(t->spm_at);
     free(t);
 }
 
@@ -313,6 +405,8 @@ int32_t eng_tok_eot(const eng_tok *t) { return t->eot; }
 
 int32_t eng_tok_special(const eng_tok *t, const char *text)
 {
+    if (t->kind == ENG_TOK_SPM)
+        return tok_spm_special(t, text);
     size_t n = strlen(text);
     for (uint32_t i = 0; i < t->n_special; i++)
         if (t->special[i].len == n && !memcmp(t->special[i].text, text, n))
@@ -421,6 +515,8 @@ int eng_tok_encode(eng_tok *t, const void *text, size_t len, int flags, eng_tokv
             n = fixed_len;
         }
     }
+    if (t->kind == ENG_TOK_SPM)
+        return tok_spm_encode(t, p, n, (flags & ENG_TOK_ALLOW_SPECIAL) != 0, out, e);
     if (!(flags & ENG_TOK_ALLOW_SPECIAL) || t->n_special == 0)
         return encode_plain(t, p, n, raw, out, e);
     size_t start = 0;
@@ -453,6 +549,14 @@ int eng_tok_decode(const eng_tok *t, const uint32_t *ids, size_t n, uint8_t **bu
         if (!piece)
             return eng_errf(e, ENG_EDATA, "token id %u (position %zu) is outside tokenizer %s's %u ids", ids[i], i,
                             t->name, t->vocab);
+        /* SentencePiece: the dummy prefix that encoding put before the text (and after <s>, </s>) goes */
+        if (t->kind == ENG_TOK_SPM && t->spm_dummy_prefix && m > 0 && piece[0] == ' ' &&
+            t->spm_type[ids[i]] == TOK_SPM_NORMAL && (i == 0 || t->spm_type[ids[i - 1]] == TOK_SPM_CONTROL)) {
+            piece++;
+            m--;
+        }
+        if (m == 0)
+            continue; /* "▁" after its space went: nothing (and *buf may still be NULL) */
         if (ENG_GROW(*buf, *cap, *len + m, 4096))
             return eng_errf(e, ENG_ENOMEM, "out of memory (%zu bytes of text)", eng_grow_size(*cap, *len + m, 4096));
         memcpy(*buf + *len, piece, m);

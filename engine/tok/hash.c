@@ -46,6 +46,8 @@ int tok_map_build(eng_tok *t, eng_err *e)
         return eng_errf(e, ENG_ENOMEM, "out of memory (rank map)");
     t->map.mask = size - 1;
     for (uint32_t id = 0; id < t->n_ranks; id++) {
+        if (t->spm_type && t->spm_type[id] != TOK_SPM_NORMAL)
+            continue; /* control, unknown and byte pieces never come from joining text */
         const uint8_t *p = t->arena + t->off[id];
         size_t n = t->off[id + 1] - t->off[id];
         if (tok_map_get(t, p, n) >= 0)

@@ -13,6 +13,7 @@
 #include "engine/tok/tokenizer.h"
 
 #define TOK_MAX_SPECIAL_LEN 64  /* bytes of a special token's text */
+#define TOK_MAX_FILE (256u << 20) /* bytes of a tokenizer file */
 #define TOK_CACHE_SLOTS 65536   /* piece -> ids cache (power of two) */
 #define TOK_CACHE_MAX_PIECE 48  /* longer pieces are not cached */
 
@@ -63,7 +64,26 @@ struct eng_tok {
     uint8_t *cache_bytes;
     uint32_t *cache_ids;
     uint32_t cache_used, cache_bytes_used, cache_ids_used;
+
+    /* SentencePiece (kind ENG_TOK_SPM; spm.c): pieces are ids 0..n_ranks-1,
+     * stored as they decode; the map holds the normal pieces only */
+    uint8_t *spm_type;       /* TOK_SPM_* of each piece */
+    float *spm_score;
+    int spm_dummy_prefix, spm_byte_fallback;
+    int spm_split;           /* words can be encoded apart (see spm.c) */
+    int32_t spm_unk, spm_bos; /* </s> is eot */
+    uint8_t *spm_norm;         /* the normalised text */
+    size_t spm_norm_cap;
+    struct tok_sym *syms;
+    size_t syms_cap;
+    struct tok_spm_ent *sheap;
+    size_t sheap_cap;
+    int32_t *spm_at;         /* byte offset -> symbol starting there, or -1 */
+    size_t spm_at_cap;
 };
+
+/* SentencePiece piece types, numbered as in sentencepiece_model.proto */
+enum { TOK_SPM_NORMAL = 1, TOK_SPM_UNKNOWN, TOK_SPM_CONTROL, TOK_SPM_USER, TOK_SPM_UNUSED, TOK_SPM_BYTE };
 
 /* ---- hash.c: hashing and the rank map */
 uint64_t tok_hash(const uint8_t *p, size_t n);
@@ -79,13 +99,26 @@ int tok_pretokenize(pcre2_code *re, pcre2_match_data *md, const uint8_t *p, size
                     int (*fn)(void *arg, const uint8_t *piece, size_t len), void *arg, eng_err *e);
 
 /* ---- bpe.c: rank files and byte-pair merging */
-int tok_load_ranks(eng_tok *t, const char *path, eng_err *e);
-/* The same from the file's text (path names it in messages). */
+/* From the file's text (path names it in messages). */
 int tok_load_ranks_text(eng_tok *t, const char *path, const char *text, size_t len, eng_err *e);
 /* Append the ids of one pre-tokenised piece. */
 int tok_bpe_piece(eng_tok *t, const uint8_t *p, size_t n, eng_tokvec *out, eng_err *e);
 /* The canonical definition hash (sets t->sha). */
 void tok_compute_sha(eng_tok *t);
+/* The piece -> ids cache of recent short pieces (h = tok_hash(p, n)):
+ * get appends a hit's ids and returns 1, 0 on a miss, < 0 on error. */
+int tok_cache_get(eng_tok *t, const uint8_t *p, size_t n, uint64_t h, eng_tokvec *out, eng_err *e);
+int tok_cache_put(eng_tok *t, const uint8_t *p, size_t n, uint64_t h, const uint32_t *ids, size_t nids,
+                  eng_err *e);
+
+/* ---- spm.c: SentencePiece BPE (llama2) */
+int tok_spm_load_model(eng_tok *t, const char *path, const uint8_t *data, size_t len, eng_err *e);
+int tok_spm_is_vocab(const char *text, size_t len);
+int tok_spm_load_vocab(eng_tok *t, const char *path, const char *text, size_t len, eng_err *e);
+void tok_spm_sha(eng_tok *t);
+/* Append the ids of valid (or, raw, any) text; allow_special: <s>, </s> are the control ids. */
+int tok_spm_encode(eng_tok *t, const uint8_t *p, size_t n, int allow_special, eng_tokvec *out, eng_err *e);
+int32_t tok_spm_special(const eng_tok *t, const char *text);
 
 /* ---- shared helpers */
 int tok_base64_decode(const char *s, size_t n, uint8_t *out, size_t cap, size_t *out_len);

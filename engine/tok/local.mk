@@ -8,5 +8,5 @@ engine_tok_libtlmtok_a_CFLAGS = $(AM_CFLAGS) $(KERNEL_CFLAGS)
 engine_tok_libtlmtok_a_SOURCES = \
 	engine/tok/tokenizer.h engine/tok/internal.h \
 	engine/tok/core.c engine/tok/pretok.c \
-	engine/tok/hash.c engine/tok/bpe.c engine/tok/bpe_train.c
+	engine/tok/hash.c engine/tok/bpe.c engine/tok/bpe_train.c engine/tok/spm.c
 TOK_LIBS = engine/tok/libtlmtok.a $(CONFIG_LIBS) $(FORMAT_LIBS) $(PCRE2_LIBS)

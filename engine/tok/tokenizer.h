@@ -9,10 +9,17 @@
  *   bpeN     a byte-level BPE of N ids trained by `tlm-data train-bpe`:
  *            bpeN.tiktoken holds ranks 0..N-2 (0..255 are the bytes) and id
  *            N-1 is <|endoftext|>.
+ *   llama2   SentencePiece BPE as Llama 2 uses it: 32,000 pieces with
+ *            scores, <unk> <s> </s> at 0, 1, 2, byte fallback <0x00>..<0xFF>,
+ *            from llama2.model (SentencePiece's tokenizer.model protobuf) or
+ *            llama2.vocab (TLM's plain form of it, eng_tok_write_vocab).
  *   A path to any other tiktoken rank file: its ranks, no special tokens,
- *   named after the file (base name without extension).
- * Every BPE pre-tokenises with the Llama 3 / cl100k pattern (PCRE2, Unicode
- * properties) and merges byte pairs by rank.
+ *   named after the file (base name without extension); a path to a
+ *   *.model or vocabulary file: that SentencePiece model.
+ * Every byte-level BPE pre-tokenises with the Llama 3 / cl100k pattern
+ * (PCRE2, Unicode properties) and merges byte pairs by rank; SentencePiece
+ * puts a space in front of the text ("dummy prefix") and joins characters
+ * by piece score, with no pre-tokenisation.
  *
  * Invalid UTF-8 (bytes that are not well-formed UTF-8): by default each
  * maximal invalid subpart is replaced by U+FFFD before pre-tokenisation,
@@ -39,7 +46,7 @@
 
 typedef struct eng_tok eng_tok;
 
-typedef enum eng_tok_kind { ENG_TOK_BYTES = 1, ENG_TOK_BPE = 2 } eng_tok_kind;
+typedef enum eng_tok_kind { ENG_TOK_BYTES = 1, ENG_TOK_BPE = 2, ENG_TOK_SPM = 3 } eng_tok_kind;
 
 /* encode flags */
 enum {
@@ -67,17 +74,25 @@ int eng_tokvec_push(eng_tokvec *v, uint32_t id, eng_err *e);
  * when there is none.  "bytes" needs no file (out = ""). */
 int eng_tok_find(const char *spec, const char *search, char *out, size_t cap, eng_err *e);
 
-/* Open a tokenizer: "bytes", "llama3", "bpeN" (found with eng_tok_find and
- * `search`, may be NULL), or a path to a rank file.  "llama2" is known to
- * the config but not implemented here (ENG_ECONFIG). */
+/* Open a tokenizer: "bytes", "llama3", "llama2", "bpeN" (found with
+ * eng_tok_find and `search`, may be NULL), or a path to a tokenizer file. */
 int eng_tok_open(eng_tok **t, const char *spec, const char *search, eng_err *e);
-/* Open a rank file under a given name (name decides the special tokens:
- * "llama3", "bpeN", else none).  NULL name = the file's base name. */
+/* Open a tokenizer file under a given name (name decides the special
+ * tokens: "llama3", "bpeN", else none; "llama2" must be Llama 2's model).
+ * The format comes from the content: a SentencePiece vocabulary file, a
+ * SentencePiece model (name llama2 or a *.model path), else tiktoken ranks.
+ * NULL name = the file's base name. */
 int eng_tok_open_file(eng_tok **t, const char *path, const char *name, eng_err *e);
 /* The same from a rank file's text (the fuzz target, tests); label names it
  * in messages and, with a NULL name, gives the name as a path would. */
 int eng_tok_open_text(eng_tok **t, const char *label, const char *name, const char *text, size_t len, eng_err *e);
 void eng_tok_free(eng_tok *t);
+/* A second tokenizer with the same definition and its own scratch space,
+ * for another thread: faster than opening the file again. */
+int eng_tok_clone(eng_tok **out, const eng_tok *t, eng_err *e);
+/* Write a SentencePiece tokenizer as a vocabulary file (docs/data.md),
+ * atomically: what `tlm-data vocab` makes of a tokenizer.model. */
+int eng_tok_write_vocab(const eng_tok *t, const char *path, eng_err *e);
 
 const char *eng_tok_name(const eng_tok *t);   /* as stored in shard headers */
 eng_tok_kind eng_tok_kind_of(const eng_tok *t);
@@ -88,13 +103,17 @@ const uint8_t *eng_tok_sha256(const eng_tok *t); /* 32 bytes */
 int32_t eng_tok_eot(const eng_tok *t);
 /* Id of a special token's text ("<|eot_id|>"), -1 when it is not one. */
 int32_t eng_tok_special(const eng_tok *t, const char *text);
-/* The bytes of an id (a special token's text for specials); NULL when id >= vocab. */
+/* The bytes of an id (a special token's text for specials; for
+ * SentencePiece the text a piece decodes to, its marker as a space);
+ * NULL when id >= vocab. */
 const uint8_t *eng_tok_piece(const eng_tok *t, uint32_t id, size_t *len);
 
 /* Append the ids of text[0, len) to out.  flags: ENG_TOK_*. */
 int eng_tok_encode(eng_tok *t, const void *text, size_t len, int flags, eng_tokvec *out, eng_err *e);
 /* Append the bytes of ids to *buf (malloc'd, grown as needed; *len bytes
- * used, *cap allocated).  ENG_EDATA for an id >= vocab. */
+ * used, *cap allocated).  ENG_EDATA for an id >= vocab.  SentencePiece:
+ * the space of the first piece, and of a piece after <s> or </s>, is
+ * dropped (it is the dummy prefix encoding put there). */
 int eng_tok_decode(const eng_tok *t, const uint32_t *ids, size_t n, uint8_t **buf, size_t *len, size_t *cap,
                    eng_err *e);
 

@@ -41,6 +41,12 @@ tests_fuzz_replay_tiktoken_CPPFLAGS = $(TEST_CPPFLAGS) -DCORPUS='"tiktoken"'
 tests_fuzz_replay_tiktoken_LDADD = $(ENGINE_LIBS)
 TESTS += tests/fuzz/replay_tiktoken
 
+check_PROGRAMS += tests/fuzz/replay_spm
+tests_fuzz_replay_spm_SOURCES = tests/fuzz/fuzz_spm.c tests/fuzz/replay.c
+tests_fuzz_replay_spm_CPPFLAGS = $(TEST_CPPFLAGS) -DCORPUS='"spm"'
+tests_fuzz_replay_spm_LDADD = $(ENGINE_LIBS)
+TESTS += tests/fuzz/replay_spm
+
 check_PROGRAMS += tests/fuzz/replay_config
 tests_fuzz_replay_config_SOURCES = tests/fuzz/fuzz_config.c tests/fuzz/replay.c
 tests_fuzz_replay_config_CPPFLAGS = $(TEST_CPPFLAGS) -DCORPUS='"config"'

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """make_seeds.py: writes the seed corpora of the file-reader fuzz targets
-(tests/fuzz/corpus/{config,shard,manifest,safetensors,state,tiktoken}/):
+(tests/fuzz/corpus/{config,shard,manifest,safetensors,state,tiktoken,spm}/):
 small valid files in each format (docs/protocol.md, docs/data.md,
 engine/format/shard.h, engine/format/safetensors.h) and a few near-misses (truncated,
 wrong sizes, zero hashes), so libFuzzer starts inside the formats instead
@@ -160,6 +160,56 @@ put("tiktoken", "bad_dup", b"\x01" + (ranks(merges) + base64.b64encode(b"th").de
 put("tiktoken", "bad_base64", b"\x01" + ranks(merges).replace("dGg=", "d!g=").encode())
 put("tiktoken", "bad_missing_byte", b"\x01" + "".join("%s %d\n" % (base64.b64encode(bytes([b])).decode(), b)
                                                       for b in range(255)).encode())
+
+# ---------------------------------------------------------------- spm (SentencePiece, llama2)
+def pb_varint(v):
+    out = b""
+    while True:
+        c = v & 0x7f
+        v >>= 7
+        out += bytes([c | (0x80 if v else 0)])
+        if not v:
+            return out
+
+
+def pb_len(field, body):
+    return pb_varint(field * 8 + 2) + pb_varint(len(body)) + body
+
+
+def spm_pieces():
+    """<unk> <s> </s>, the byte pieces, a few joins (type, score, text)."""
+    p = [(2, 0.0, "<unk>"), (3, 0.0, "<s>"), (3, 0.0, "</s>")] + [(6, 0.0, "<0x%02X>" % b) for b in range(256)]
+    for k, t in enumerate(["\u2581", "a", "b", "c", "ab", "bc", "\u2581a", "aa", "\u2581\u2581", "\t", "the", "th"]):
+        p.append((1, -float(k + 1), t))
+    return p
+
+
+def spm_model(pieces, trainer=pb_varint(3 << 3) + pb_varint(2) + pb_varint(35 << 3) + pb_varint(1),
+              normalizer=pb_varint(3 << 3) + b"\x01" + pb_varint(4 << 3) + b"\x00"):
+    out = b""
+    for typ, score, text in pieces:
+        body = pb_len(1, text.encode()) + pb_varint(2 << 3 | 5) + struct.pack("<f", score)
+        if typ != 1:
+            body += pb_varint(3 << 3) + pb_varint(typ)
+        out += pb_len(1, body)
+    return out + pb_len(2, trainer) + pb_len(3, normalizer)
+
+
+def spm_vocab(pieces):
+    names = {1: "normal", 2: "unknown", 3: "control", 6: "byte"}
+    lines = ["tlm-sentencepiece 1", "pieces %d" % len(pieces), "add_dummy_prefix 1", "byte_fallback 1"]
+    lines += ["%s\t%g\t%s" % (names[t], s, x.replace("\t", "\\t")) for t, s, x in pieces]
+    return ("\n".join(lines) + "\n").encode()
+
+
+# first byte: even = a tokenizer.model, odd = a vocabulary file
+put("spm", "ok_model", b"\x00" + spm_model(spm_pieces()))
+put("spm", "ok_vocab", b"\x01" + spm_vocab(spm_pieces()))
+put("spm", "bad_model_truncated", b"\x00" + spm_model(spm_pieces())[:-9])
+put("spm", "bad_model_unigram", b"\x00" + spm_model(spm_pieces(), trainer=pb_varint(3 << 3) + pb_varint(1)))
+put("spm", "bad_model_no_bytes", b"\x00" + spm_model(spm_pieces()[:100]))
+put("spm", "bad_vocab_count", b"\x01" + spm_vocab(spm_pieces()).replace(b"pieces 271", b"pieces 27"))
+put("spm", "bad_vocab_escape", b"\x01" + spm_vocab(spm_pieces()).replace(b"\\t", b"\\q"))
 
 # ---------------------------------------------------------------- job configs
 put("config", "tiny_cosine.yaml", "scale: 1m\narch: transformer\ntaper:\n  schedule: cosine\n  ratio: [1.5, 0.5]\n"

@@ -7,7 +7,7 @@
 #
 #   tests/fuzz/run.sh [--runs N] [SECONDS] [TARGET...]      (or: make fuzz FUZZ_SECONDS=300)
 #
-# TARGET: event sweep config shard manifest safetensors state tiktoken
+# TARGET: event sweep config shard manifest safetensors state tiktoken spm
 # (default: all).  The last lines of each run (libFuzzer's final stats:
 # execs, exec/s) go to stderr; the full log is $FUZZ_OUT/NAME.log.
 set -eu
@@ -110,6 +110,10 @@ fi
 if want tiktoken; then
     build fuzz_tiktoken
     run fuzz_tiktoken 16384 || status=1
+fi
+if want spm; then
+    build fuzz_spm
+    run fuzz_spm 16384 || status=1
 fi
 echo "run.sh: done; grown corpora and logs in $out" >&2
 exit $status

@@ -2,14 +2,17 @@
  * WHATWG invalid-UTF-8 replacement and the lossless raw mode, BPE merging
  * against a naive reference (short and long pieces), special tokens, rank
  * file errors, the definition hash, and the BPE trainer (determinism,
- * vocabulary size, round trips).  The Llama 3 vocabulary itself is tested
- * by test_tokconf.sh. */
+ * vocabulary size, round trips), and SentencePiece BPE on a small made-up
+ * model (score order, leftmost ties, byte fallback, the dummy prefix, the
+ * two file formats and their errors, long runs).  The Llama 3 and Llama 2
+ * vocabularies themselves are tested by test_tokconf*.sh. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/fileio.h"
 #include "engine/tok/tokenizer.h"
 #include "tests/lib/tap.h"
@@ -203,6 +206,20 @@ static void test_bpe_merge(void)
     }
     TAP_OK(agree && tested_long > 10, "BPE merge equals the naive lowest-rank merge (300 strings, %d over 64 bytes)",
            tested_long);
+    eng_tok *cl = NULL;
+    eng_tokvec w = {0};
+    rc = eng_tok_clone(&cl, t, &e);
+    eng_tok_free(t); /* the clone owns its copy */
+    t = NULL;
+    if (!rc) {
+        v.n = 0;
+        eng_tok_encode(cl, "abcab", 5, 0, &v, &e);
+        eng_tok_encode(cl, "x  abc", 6, 0, &w, &e);
+    }
+    TAP_OK(rc == 0 && v.n == 2 && v.ids[0] == 257 && v.ids[1] == 256 && w.n == 4 && !strcmp(eng_tok_name(cl), "toy"),
+           "eng_tok_clone of a BPE tokenizer encodes alike after the original is freed");
+    t = cl;
+    eng_tokvec_clear(&w);
     eng_tokvec_clear(&v);
     /* errors in rank files name the line */
     FILE *f = fopen(path, "w");
@@ -246,8 +263,6 @@ static void test_bpe_merge(void)
         TAP_OK(rc == ENG_EDATA && strstr(e.msg, "text.tiktoken") && strstr(e.msg, "byte 0x00"),
                "eng_tok_open_text reads rank-file text with the same checks (%s)", e.msg);
     }
-    rc = eng_tok_open(&bad, "llama2", NULL, &e);
-    TAP_OK(rc == ENG_ECONFIG, "llama2 is refused clearly (%s)", e.msg);
     eng_tok_free(t);
 }
 
@@ -416,6 +431,235 @@ static void test_trainer(void)
     free(text);
 }
 
+/* ------------------------------------------------------------ SentencePiece */
+#define M "\xe2\x96\x81" /* the space marker */
+static const struct {
+    const char *type, *piece;
+    float score;
+} spm_pieces[] = {
+    {"normal", M, -1}, {"normal", "a", -2}, {"normal", "b", -3}, {"normal", "c", -4}, {"normal", "ab", -10},
+    {"normal", "bc", -5}, {"normal", M "a", -20}, {"normal", "aa", -6}, {"normal", M M, -7},
+    {"normal", "\\t", -8},
+};
+#define SPM_N (3 + 256 + sizeof spm_pieces / sizeof *spm_pieces)
+enum { ID_M = 259, ID_A, ID_B, ID_C, ID_AB, ID_BC, ID_MA, ID_AA, ID_MM, ID_TAB };
+
+static char *spm_vocab_text(void)
+{
+    size_t cap = 1 << 16, n = 0;
+    char *s = malloc(cap);
+    n += (size_t)snprintf(s + n, cap - n, "tlm-sentencepiece 1\npieces %zu\nadd_dummy_prefix 1\nbyte_fallback 1\n"
+                          "unknown\t0\t<unk>\ncontrol\t0\t<s>\ncontrol\t0\t</s>\n", SPM_N);
+    for (int b = 0; b < 256; b++)
+        n += (size_t)snprintf(s + n, cap - n, "byte\t0\t<0x%02X>\n", b);
+    for (size_t i = 0; i < sizeof spm_pieces / sizeof *spm_pieces; i++)
+        n += (size_t)snprintf(s + n, cap - n, "%s\t%g\t%s\n", spm_pieces[i].type, (double)spm_pieces[i].score,
+                              spm_pieces[i].piece);
+    return s;
+}
+
+/* the same model as a tokenizer.model protobuf */
+static size_t pb_varint(uint8_t *o, uint64_t v)
+{
+    size_t n = 0;
+    do {
+        o[n] = (uint8_t)(v & 0x7f);
+        v >>= 7;
+        o[n++] |= v ? 0x80 : 0;
+    } while (v);
+    return n;
+}
+
+static size_t pb_piece(uint8_t *o, const char *text, int type, float score)
+{
+    uint8_t body[256];
+    size_t n = 0, len = strlen(text), m = 0;
+    body[n++] = 0x0a;
+    n += pb_varint(body + n, len);
+    memcpy(body + n, text, len);
+    n += len;
+    body[n++] = 0x15;
+    memcpy(body + n, &score, 4);
+    n += 4;
+    if (type != 1) {
+        body[n++] = 0x18;
+        body[n++] = (uint8_t)type;
+    }
+    o[m++] = 0x0a;
+    m += pb_varint(o + m, n);
+    memcpy(o + m, body, n);
+    return m + n;
+}
+
+static uint8_t *spm_model_bytes(size_t *len)
+{
+    uint8_t *o = malloc(1 << 16);
+    size_t n = 0;
+    n += pb_piece(o + n, "<unk>", 2, 0);
+    n += pb_piece(o + n, "<s>", 3, 0);
+    n += pb_piece(o + n, "</s>", 3, 0);
+    for (int b = 0; b < 256; b++) {
+        char t[8];
+        snprintf(t, sizeof t, "<0x%02X>", b);
+        n += pb_piece(o + n, t, 6, 0);
+    }
+    for (size_t i = 0; i < sizeof spm_pieces / sizeof *spm_pieces; i++)
+        n += pb_piece(o + n, strcmp(spm_pieces[i].piece, "\\t") ? spm_pieces[i].piece : "\t", 1,
+                      spm_pieces[i].score);
+    static const uint8_t trainer[] = {0x12, 5, 0x18, 2, 0x98, 0x02, 1};   /* model_type BPE, byte_fallback */
+    static const uint8_t norm[] = {0x1a, 6, 0x18, 1, 0x20, 0, 0x28, 1}; /* dummy prefix, keep whitespace */
+    memcpy(o + n, trainer, sizeof trainer);
+    n += sizeof trainer;
+    memcpy(o + n, norm, sizeof norm);
+    n += sizeof norm;
+    *len = n;
+    return o;
+}
+
+static int ids_are(eng_tok *t, const char *text, size_t n, int flags, const uint32_t *want, size_t nw)
+{
+    eng_tokvec v = {0};
+    eng_err e;
+    int ok = eng_tok_encode(t, text, n, flags, &v, &e) == 0 && v.n == nw && !memcmp(v.ids, want, nw * 4);
+    if (!ok) {
+        printf("# got:");
+        for (size_t i = 0; i < v.n && i < 20; i++)
+            printf(" %u", v.ids[i]);
+        printf("\n");
+    }
+    eng_tokvec_clear(&v);
+    return ok;
+}
+
+static void test_spm(void)
+{
+    eng_tok *t = NULL, *t2 = NULL;
+    eng_err e;
+    char *vt = spm_vocab_text();
+    int rc = eng_tok_open_text(&t, "tiny.vocab", NULL, vt, strlen(vt), &e);
+    TAP_OK(rc == 0, "a SentencePiece vocabulary file opens (%s)", rc ? e.msg : "ok");
+    if (rc)
+        return;
+    TAP_OK(eng_tok_kind_of(t) == ENG_TOK_SPM && eng_tok_vocab(t) == SPM_N && eng_tok_eot(t) == 2 &&
+           eng_tok_special(t, "<s>") == 1 && eng_tok_special(t, "</s>") == 2 && eng_tok_special(t, "a") == -1,
+           "kind, vocabulary, </s> as end of text, <s> and </s> as special tokens");
+    const uint32_t w1[] = {ID_MA, ID_BC};
+    TAP_OK(ids_are(t, "abc", 3, 0, w1, 2), "the highest score joins first: abc -> " M "a bc, not " M " ab c");
+    const uint32_t w2[] = {ID_M, ID_AA, ID_A};
+    TAP_OK(ids_are(t, "aaa", 3, 0, w2, 3), "equal scores join leftmost: aaa -> " M " aa a");
+    const uint32_t w3[] = {ID_M, 3 + 0xc3, 3 + 0xa9, 3 + '\n'};
+    TAP_OK(ids_are(t, "\xc3\xa9\n", 3, 0, w3, 4), "characters that are no piece become byte pieces");
+    const uint32_t w4[] = {ID_MA, 3 + 0xef, 3 + 0xbf, 3 + 0xbd, ID_B};
+    TAP_OK(ids_are(t, "a\xff" "b", 3, 0, w4, 5), "invalid UTF-8 is U+FFFD by default (its bytes here)");
+    const uint32_t w5[] = {ID_MA, 3 + 0xff, ID_B};
+    TAP_OK(ids_are(t, "a\xff" "b", 3, ENG_TOK_RAW_BYTES, w5, 3), "raw bytes: an invalid byte is its byte piece");
+    const uint32_t w6[] = {1, ID_M, ID_AB, 2, ID_MM, ID_A};
+    TAP_OK(ids_are(t, "<s>ab</s> a", 11, ENG_TOK_ALLOW_SPECIAL, w6, 6),
+           "<s> and </s> in the text are control ids with --special, each stretch with its dummy prefix");
+    const uint32_t w7[] = {ID_M, 3 + '<', 3 + 's', 3 + '>'};
+    TAP_OK(ids_are(t, "<s>", 3, 0, w7, 4), "without it they are text");
+    const uint32_t w8[] = {ID_MM, ID_MA};
+    TAP_OK(ids_are(t, M "\xe2\x96\x81" "a", 7, 0, w8, 2), "U+2581 in the text is a space, as in SentencePiece");
+    const uint32_t w9[] = {ID_M, ID_TAB, 3 + 'x'};
+    TAP_OK(ids_are(t, "\tx", 2, 0, w9, 3), "an escaped piece (\\t) reads as its bytes");
+    TAP_OK(ids_are(t, "", 0, 0, NULL, 0), "empty text: no ids (no lone dummy prefix)");
+    for (size_t k = 0; k < sizeof varied / sizeof *varied; k++) {
+        uint8_t *out;
+        size_t olen;
+        rc = roundtrip(t, varied[k], strlen(varied[k]), 0, &out, &olen);
+        TAP_OK(rc == 0 && same(out, olen, varied[k], strlen(varied[k])), "decode(encode(varied[%zu])) is the text",
+               k);
+        free(out);
+    }
+    uint8_t raw[300], *out;
+    size_t olen;
+    for (int i = 0; i < 300; i++)
+        raw[i] = (uint8_t)rnd(256);
+    rc = roundtrip(t, (const char *)raw, 300, ENG_TOK_RAW_BYTES, &out, &olen);
+    TAP_OK(rc == 0 && same(out, olen, raw, 300), "raw bytes: random bytes round-trip");
+    free(out);
+    uint8_t *dout = NULL;
+    size_t dlen = 0, dcap = 0;
+    const uint32_t seq[] = {ID_MA, 2, ID_MM, ID_B};
+    rc = eng_tok_decode(t, seq, 4, &dout, &dlen, &dcap, &e);
+    TAP_OK(rc == 0 && same(dout, dlen, "a</s> b", 7), "decode drops the dummy prefix after </s> too");
+    free(dout);
+
+    /* a long run of spaces: n log n, not n^2 (a quadratic join would take minutes) */
+    size_t big = 200000;
+    char *sp = malloc(big + 1);
+    memset(sp, ' ', big);
+    sp[big] = 'a';
+    eng_tokvec v = {0};
+    double t0 = eng_clock_mono();
+    rc = eng_tok_encode(t, sp, big + 1, 0, &v, &e);
+    double dt = eng_clock_mono() - t0;
+    TAP_OK(rc == 0 && v.n == 100001 && v.ids[0] == ID_MM && v.ids[v.n - 1] == ID_MA && dt < 2.0,
+           "200,000 spaces and a: %zu ids in %.3f s", v.n, dt);
+    free(sp);
+    eng_tokvec_clear(&v);
+
+    /* the protobuf and the vocabulary file are the same tokenizer; writing the vocabulary gives it back */
+    size_t mlen;
+    uint8_t *mb = spm_model_bytes(&mlen);
+    rc = eng_tok_open_text(&t2, "tiny.model", NULL, (const char *)mb, mlen, &e);
+    TAP_OK(rc == 0 && !memcmp(eng_tok_sha256(t), eng_tok_sha256(t2), 32),
+           "tokenizer.model and the vocabulary file have the same definition hash (%s)", rc ? e.msg : "ok");
+    eng_tok_free(t2);
+    char vf[600];
+    snprintf(vf, sizeof vf, "%s/llama2x.vocab", dir);
+    rc = eng_tok_write_vocab(t, vf, &e);
+    if (!rc)
+        rc = eng_tok_open_file(&t2, vf, NULL, &e);
+    TAP_OK(rc == 0 && !memcmp(eng_tok_sha256(t), eng_tok_sha256(t2), 32) && ids_are(t2, "abc", 3, 0, w1, 2),
+           "eng_tok_write_vocab writes a file that reads back the same (%s)", rc ? e.msg : "ok");
+    eng_tok_free(t2);
+    /* truncated or corrupt protobuf: refused with the byte offset, never read past the end */
+    int all_refused = 1;
+    for (size_t cut = 1; cut < 200; cut += 7) {
+        rc = eng_tok_open_text(&t2, "cut.model", NULL, (const char *)mb, cut, &e);
+        if (rc == 0)
+            eng_tok_free(t2);
+        all_refused &= rc == ENG_EDATA;
+    }
+    TAP_OK(all_refused, "a truncated tokenizer.model is refused (%s)", e.msg);
+    uint8_t huge[] = {0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f};
+    rc = eng_tok_open_text(&t2, "huge.model", NULL, (const char *)huge, sizeof huge, &e);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "huge.model: byte"), "a length past the end is refused (%s)", e.msg);
+    mb[mlen - 3] = 1; /* remove_extra_whitespaces */
+    rc = eng_tok_open_text(&t2, "ws.model", NULL, (const char *)mb, mlen, &e);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "removes extra whitespace"),
+           "a normalizer TLM does not implement is refused (%s)", e.msg);
+    free(mb);
+    rc = eng_tok_open_text(&t2, "tiny.vocab", "llama2", vt, strlen(vt), &e);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "not Llama 2's tokenizer"), "name llama2 needs Llama 2's 32000 pieces "
+           "(%s)", e.msg);
+    char *bad = strdup(vt);
+    char *line = strstr(bad, "normal\t-2\ta");
+    memcpy(line, "nurmal", 6);
+    rc = eng_tok_open_text(&t2, "bad.vocab", NULL, bad, strlen(bad), &e);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "bad.vocab:265: type 'nurmal'"), "a bad line is named by file:line (%s)",
+           e.msg);
+    free(bad);
+    bad = strdup(vt);
+    memcpy(strstr(bad, "pieces "), "pieces 9", 8);
+    rc = eng_tok_open_text(&t2, "count.vocab", NULL, bad, strlen(bad), &e);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "says pieces 9"), "the piece count is checked (%s)", e.msg);
+    free(bad);
+    /* a clone (another thread's tokenizer) encodes alike and outlives its source */
+    rc = eng_tok_clone(&t2, t, &e);
+    TAP_OK(rc == 0 && !memcmp(eng_tok_sha256(t), eng_tok_sha256(t2), 32) && ids_are(t2, "abc", 3, 0, w1, 2) &&
+           ids_are(t2, "aaa", 3, 0, w2, 3) && eng_tok_vocab(t2) == SPM_N, "eng_tok_clone of a SentencePiece tokenizer");
+    eng_tok_free(t2);
+    /* found by name in a folder */
+    char found[1024];
+    rc = eng_tok_find("llama2", dir, found, sizeof found, &e);
+    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "llama2.model") && strstr(e.msg, "llama2.vocab"),
+           "llama2 not found: both file names are in the message (%s)", e.msg);
+    eng_tok_free(t);
+    free(vt);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "%s/tlm-test-tok.%ld", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
@@ -424,6 +668,7 @@ int main(void)
     test_bytes();
     test_bpe_merge();
     test_trainer();
+    test_spm();
     if (eng_rm_tree(dir))
         TAP_DIAG("could not remove %s", dir);
     return tap_done();

@@ -1,10 +1,12 @@
-/* tokconf_run.c: the TLM side of the Llama 3 conformance test
- * (test_tokconf.sh runs it): encodes every string of a gen.mjs corpus with
- * TLM's llama3 tokenizer (special tokens allowed, invalid UTF-8 replaced,
- * as the reference does) and compares the ids with the reference's lines.
- * Prints how many strings and tokens were compared; exits 1 on any
- * mismatch, showing the first few.
- * usage: test_tokconf_run RANK_FILE CORPUS_BIN REF_TXT */
+/* tokconf_run.c: the TLM side of the Llama 3 and Llama 2 conformance
+ * tests (test_tokconf.sh, test_tokconf_llama2.sh run it): encodes every
+ * string of a gen.mjs corpus with TLM's tokenizer NAME (default llama3;
+ * invalid UTF-8 replaced, as the references do; special tokens allowed for
+ * llama3, whose reference reads them, not for llama2, whose reference
+ * does not) and compares the ids with the reference's lines.  Prints how
+ * many strings and tokens were compared; exits 1 on any mismatch, showing
+ * the first few.
+ * usage: test_tokconf_run TOKENIZER_FILE CORPUS_BIN REF_TXT [NAME] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,17 +24,19 @@ static void show(const char *what, const uint32_t *ids, size_t n)
 
 int main(int argc, char **argv)
 {
-    if (argc != 4) {
-        fprintf(stderr, "usage: %s RANK_FILE CORPUS_BIN REF_TXT\n", argv[0]);
+    if (argc != 4 && argc != 5) {
+        fprintf(stderr, "usage: %s TOKENIZER_FILE CORPUS_BIN REF_TXT [NAME]\n", argv[0]);
         return 2;
     }
+    const char *name = argc == 5 ? argv[4] : "llama3";
+    int flags = strcmp(name, "llama3") ? 0 : ENG_TOK_ALLOW_SPECIAL;
     eng_err e = {0};
     eng_tok *t = NULL;
     char *corpus = NULL, *ref = NULL;
     size_t clen = 0, rlen = 0;
-    if (eng_tok_open_file(&t, argv[1], "llama3", &e) || eng_read_file(argv[2], 1u << 30, &corpus, &clen, &e) ||
+    if (eng_tok_open_file(&t, argv[1], name, &e) || eng_read_file(argv[2], 1u << 30, &corpus, &clen, &e) ||
         eng_read_file(argv[3], 1u << 30, &ref, &rlen, &e)) {
-        printf("not ok 1 - setup: %s\n1..1\n", e.msg);
+        printf("not ok - setup: %s\n", e.msg);
         return 1;
     }
     eng_tokvec got = {0}, want = {0};
@@ -42,14 +46,14 @@ int main(int argc, char **argv)
         uint32_t n = (uint32_t)(uint8_t)corpus[o] | (uint32_t)(uint8_t)corpus[o + 1] << 8 |
                      (uint32_t)(uint8_t)corpus[o + 2] << 16 | (uint32_t)(uint8_t)corpus[o + 3] << 24;
         if (n > clen - o - 4) {
-            printf("not ok 1 - corpus is truncated at byte %zu\n1..1\n", o);
+            printf("not ok - corpus is truncated at byte %zu\n", o);
             return 1;
         }
         const char *s = corpus + o + 4;
         o += 4 + n;
         char *eol = strchr(rp, '\n');
         if (!eol) {
-            printf("not ok 1 - the reference has fewer lines than the corpus has strings (%zu)\n1..1\n", strings);
+            printf("not ok - the reference has fewer lines than the corpus has strings (%zu)\n", strings);
             return 1;
         }
         *eol = '\0';
@@ -64,8 +68,8 @@ int main(int argc, char **argv)
         }
         rp = eol + 1;
         got.n = 0;
-        if (eng_tok_encode(t, s, n, ENG_TOK_ALLOW_SPECIAL, &got, &e)) {
-            printf("not ok 1 - encode failed on string %zu: %s\n1..1\n", strings + 1, e.msg);
+        if (eng_tok_encode(t, s, n, flags, &got, &e)) {
+            printf("not ok - encode failed on string %zu: %s\n", strings + 1, e.msg);
             return 1;
         }
         strings++;
@@ -82,8 +86,8 @@ int main(int argc, char **argv)
             }
         }
     }
-    printf("%sok 1 - TLM's llama3 ids equal llama3-tokenizer-js's: %zu strings, %zu bytes, %zu tokens compared, "
-           "%zu mismatches\n1..1\n", bad ? "not " : "", strings, bytes, tokens, bad);
+    printf("%sok - TLM's %s ids (%s) equal the reference's: %zu strings, %zu bytes, %zu tokens compared, "
+           "%zu mismatches\n", bad ? "not " : "", name, argv[1], strings, bytes, tokens, bad);
     eng_tokvec_clear(&got);
     eng_tokvec_clear(&want);
     free(corpus);
