@@ -1,0 +1,117 @@
+/* matmul.cu: the op table's matmul on cuBLASLt, fp32 in, out and
+ * accumulate (CUBLAS_COMPUTE_32F, no TF32: parity with the CPU comes
+ * first; bf16 products are the precision step, docs/engine.md).
+ *
+ * Row-major to cuBLAS's column-major: a row-major (r, c) matrix of stride
+ * ld is the column-major (c, r) one of the same ld, so C = op(A) op(B) is
+ * computed as C^T = op(B)^T op(A)^T with the operands swapped and the
+ * transposes kept.  Each shape's descriptors and the algorithm the
+ * heuristic picked are kept in a small plan table (the model calls a few
+ * dozen shapes, every step). */
+#include <string.h>
+
+#include "engine/cuda/internal.h"
+
+void eng__cu_plans_clear(eng__cu *c)
+{
+    for (int i = 0; i < c->n_plans; i++) {
+        eng__cu_plan *p = &c->plans[i];
+        c->api.cublasLtMatrixLayoutDestroy(p->la);
+        c->api.cublasLtMatrixLayoutDestroy(p->lb);
+        c->api.cublasLtMatrixLayoutDestroy(p->lc);
+        c->api.cublasLtMatmulDescDestroy(p->op);
+    }
+    c->n_plans = 0;
+}
+
+static int lt_fail(eng__cu *c, cublasStatus_t st, const char *what)
+{
+    return eng__cu_fail(c, st == CUBLAS_STATUS_ALLOC_FAILED ? ENG_ENOMEM : ENG_EINTERNAL, what,
+                        c->api.cublasLtGetStatusString(st));
+}
+
+/* The plan for a shape: found, or made (and kept while there is room; a
+ * plan made beyond the table's room is destroyed by the caller). */
+static eng__cu_plan *plan_for(eng__cu *c, eng__cu_plan *tmp, int ta, int tb, int M, int N, int K, int lda, int ldb,
+                              int ldc, int beta_zero)
+{
+    for (int i = 0; i < c->n_plans; i++) {
+        eng__cu_plan *p = &c->plans[i];
+        if (p->ta == ta && p->tb == tb && p->M == M && p->N == N && p->K == K && p->lda == lda && p->ldb == ldb &&
+            p->ldc == ldc && p->beta_zero == beta_zero)
+            return p;
+    }
+    eng__cu_plan *p = c->n_plans < ENG__CU_PLANS ? &c->plans[c->n_plans] : tmp;
+    memset(p, 0, sizeof *p);
+    p->ta = ta, p->tb = tb, p->M = M, p->N = N, p->K = K, p->lda = lda, p->ldb = ldb, p->ldc = ldc;
+    p->beta_zero = beta_zero;
+    /* the first operand is B (column-major (N, K) as op(B)^T), the second A */
+    cublasOperation_t opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N, opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasStatus_t st = c->api.cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = c->api.cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &opb, sizeof opb);
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = c->api.cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &opa, sizeof opa);
+    if (st == CUBLAS_STATUS_SUCCESS) /* stored B: (N, K) when not transposed, else (K, N) */
+        st = c->api.cublasLtMatrixLayoutCreate(&p->lb, CUDA_R_32F, tb ? K : N, tb ? N : K, ldb);
+    if (st == CUBLAS_STATUS_SUCCESS) /* stored A: (K, M) when not transposed, else (M, K) */
+        st = c->api.cublasLtMatrixLayoutCreate(&p->la, CUDA_R_32F, ta ? M : K, ta ? K : M, lda);
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = c->api.cublasLtMatrixLayoutCreate(&p->lc, CUDA_R_32F, N, M, ldc);
+    cublasLtMatmulPreference_t pref = NULL;
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = c->api.cublasLtMatmulPreferenceCreate(&pref);
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = c->api.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &c->lt_ws_bytes,
+                                                  sizeof c->lt_ws_bytes);
+    cublasLtMatmulHeuristicResult_t h;
+    int found = 0;
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = c->api.cublasLtMatmulAlgoGetHeuristic(c->lt, p->op, p->lb, p->la, p->lc, p->lc, pref, 1, &h, &found);
+    if (pref)
+        c->api.cublasLtMatmulPreferenceDestroy(pref);
+    if (st == CUBLAS_STATUS_SUCCESS && !found)
+        st = CUBLAS_STATUS_NOT_SUPPORTED;
+    if (st != CUBLAS_STATUS_SUCCESS) {
+        lt_fail(c, st, "matmul: cuBLASLt plan");
+        c->api.cublasLtMatrixLayoutDestroy(p->la);
+        c->api.cublasLtMatrixLayoutDestroy(p->lb);
+        c->api.cublasLtMatrixLayoutDestroy(p->lc);
+        c->api.cublasLtMatmulDescDestroy(p->op);
+        return NULL;
+    }
+    p->algo = h.algo;
+    p->used = 1;
+    if (p != tmp)
+        c->n_plans++;
+    return p;
+}
+
+void eng__cu_matmul(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
+                    const float *B, int ldb, float beta, float *C, int ldc)
+{
+    eng__cu *c = (eng__cu *)ctx;
+    if (c->status || M <= 0 || N <= 0)
+        return;
+    if (K <= 0) { /* C = beta C: cuBLASLt refuses k = 0 */
+        if (beta == 0.0f)
+            for (int r = 0; r < M; r++)
+                if (eng__cu_check(c, cudaMemsetAsync(C + (size_t)r * ldc, 0, (size_t)N * sizeof *C, c->stream),
+                                  "matmul"))
+                    return;
+        return; /* beta != 0 with K = 0 does not occur in the model */
+    }
+    eng__cu_plan tmp, *p = plan_for(c, &tmp, ta, tb, M, N, K, lda, ldb, ldc, beta == 0.0f);
+    if (!p)
+        return;
+    cublasStatus_t st = c->api.cublasLtMatmul(c->lt, p->op, &alpha, B, p->lb, A, p->la, &beta, C, p->lc, C, p->lc, &p->algo,
+                                       c->lt_ws, c->lt_ws_bytes, c->stream);
+    if (st != CUBLAS_STATUS_SUCCESS)
+        lt_fail(c, st, "matmul: cublasLtMatmul");
+    if (p == &tmp) {
+        c->api.cublasLtMatrixLayoutDestroy(p->la);
+        c->api.cublasLtMatrixLayoutDestroy(p->lb);
+        c->api.cublasLtMatrixLayoutDestroy(p->lc);
+        c->api.cublasLtMatmulDescDestroy(p->op);
+    }
+}
