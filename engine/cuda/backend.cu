@@ -14,8 +14,8 @@ extern "C" {
 #include "engine/cuda/backend.h"
 }
 
-/* 32 MiB: what cuBLASLt's heuristics ask for at most on Hopper for the
- * shapes of the presets (NVIDIA's guidance for sm_90) */
+/* cuBLASLt's workspace: 32 MiB, the size the cuBLAS documentation
+ * recommends for Hopper */
 #define LT_WS_BYTES ((size_t)32 << 20)
 
 int eng__cu_fail(eng__cu *c, int code, const char *what, const char *detail)
@@ -61,7 +61,7 @@ static void *cu_alloc(void *ctx, size_t bytes)
         (void)cudaGetLastError();
         return NULL;
     }
-    if (track(c, p, n) || eng__cu_check(c, cudaMemsetAsync(p, 0, n, c->stream), "alloc: zero")) {
+    if (eng__cu_check(c, cudaMemsetAsync(p, 0, n, c->stream), "alloc: zero") || track(c, p, n)) {
         cudaFree(p);
         return NULL;
     }

@@ -41,6 +41,7 @@ typedef struct eng__lt_api {
 typedef struct eng__cu_plan {
     int used;
     int ta, tb, M, N, K, lda, ldb, ldc, beta_zero;
+    int align; /* the operands' smallest pointer alignment, bytes (4 .. 256) */
     cublasLtMatmulDesc_t op;
     cublasLtMatrixLayout_t la, lb, lc;
     cublasLtMatmulAlgo_t algo;

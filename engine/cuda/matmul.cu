@@ -7,7 +7,10 @@
  * computed as C^T = op(B)^T op(A)^T with the operands swapped and the
  * transposes kept.  Each shape's descriptors and the algorithm the
  * heuristic picked are kept in a small plan table (the model calls a few
- * dozen shapes, every step). */
+ * dozen shapes, every step).  The plan also depends on how the pointers
+ * are aligned: the model passes column slices of fused projections (q, k,
+ * v at float offsets), and cuBLASLt's heuristics otherwise assume 256
+ * bytes and may pick a kernel that refuses such a pointer. */
 #include <string.h>
 
 #include "engine/cuda/internal.h"
@@ -33,18 +36,19 @@ static int lt_fail(eng__cu *c, cublasStatus_t st, const char *what)
 /* The plan for a shape: found, or made (and kept while there is room; a
  * plan made beyond the table's room is destroyed by the caller). */
 static eng__cu_plan *plan_for(eng__cu *c, eng__cu_plan *tmp, int ta, int tb, int M, int N, int K, int lda, int ldb,
-                              int ldc, int beta_zero)
+                              int ldc, int beta_zero, int align)
 {
     for (int i = 0; i < c->n_plans; i++) {
         eng__cu_plan *p = &c->plans[i];
         if (p->ta == ta && p->tb == tb && p->M == M && p->N == N && p->K == K && p->lda == lda && p->ldb == ldb &&
-            p->ldc == ldc && p->beta_zero == beta_zero)
+            p->ldc == ldc && p->beta_zero == beta_zero && p->align == align)
             return p;
     }
     eng__cu_plan *p = c->n_plans < ENG__CU_PLANS ? &c->plans[c->n_plans] : tmp;
     memset(p, 0, sizeof *p);
     p->ta = ta, p->tb = tb, p->M = M, p->N = N, p->K = K, p->lda = lda, p->ldb = ldb, p->ldc = ldc;
     p->beta_zero = beta_zero;
+    p->align = align;
     /* the first operand is B (column-major (N, K) as op(B)^T), the second A */
     cublasOperation_t opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N, opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
     cublasStatus_t st = c->api.cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F);
@@ -64,6 +68,12 @@ static eng__cu_plan *plan_for(eng__cu *c, eng__cu_plan *tmp, int ta, int tb, int
     if (st == CUBLAS_STATUS_SUCCESS)
         st = c->api.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &c->lt_ws_bytes,
                                                   sizeof c->lt_ws_bytes);
+    const uint32_t al = (uint32_t)align;
+    const cublasLtMatmulPreferenceAttributes_t aligns[] = {
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+    for (int i = 0; i < 4 && st == CUBLAS_STATUS_SUCCESS; i++)
+        st = c->api.cublasLtMatmulPreferenceSetAttribute(pref, aligns[i], &al, sizeof al);
     cublasLtMatmulHeuristicResult_t h;
     int found = 0;
     if (st == CUBLAS_STATUS_SUCCESS)
@@ -87,6 +97,16 @@ static eng__cu_plan *plan_for(eng__cu *c, eng__cu_plan *tmp, int ta, int tb, int
     return p;
 }
 
+/* C (M, N) rows of ldc *= beta (beta 0: zeroed, whatever C held) */
+__global__ static void k_scale(float *C, int ldc, int M, int N, float beta)
+{
+    const size_t total = (size_t)M * N;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total; i += (size_t)gridDim.x * blockDim.x) {
+        float *x = C + i / N * ldc + i % N;
+        *x = beta == 0.0f ? 0.0f : *x * beta;
+    }
+}
+
 void eng__cu_matmul(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
                     const float *B, int ldb, float beta, float *C, int ldc)
 {
@@ -94,14 +114,16 @@ void eng__cu_matmul(void *ctx, int ta, int tb, int M, int N, int K, float alpha,
     if (c->status || M <= 0 || N <= 0)
         return;
     if (K <= 0) { /* C = beta C: cuBLASLt refuses k = 0 */
-        if (beta == 0.0f)
-            for (int r = 0; r < M; r++)
-                if (eng__cu_check(c, cudaMemsetAsync(C + (size_t)r * ldc, 0, (size_t)N * sizeof *C, c->stream),
-                                  "matmul"))
-                    return;
-        return; /* beta != 0 with K = 0 does not occur in the model */
+        if (beta != 1.0f) {
+            k_scale<<<eng__cu_grid((size_t)M * N), ENG__CU_THREADS, 0, c->stream>>>(C, ldc, M, N, beta);
+            ENG__CU_LAUNCHED(c, "matmul (k = 0)");
+        }
+        return;
     }
-    eng__cu_plan tmp, *p = plan_for(c, &tmp, ta, tb, M, N, K, lda, ldb, ldc, beta == 0.0f);
+    /* the lowest set bit of the three addresses, at most 256 */
+    const uintptr_t bits = (uintptr_t)A | (uintptr_t)B | (uintptr_t)C | 256;
+    const int align = (int)(bits & (~bits + 1));
+    eng__cu_plan tmp, *p = plan_for(c, &tmp, ta, tb, M, N, K, lda, ldb, ldc, beta == 0.0f, align);
     if (!p)
         return;
     cublasStatus_t st = c->api.cublasLtMatmul(c->lt, p->op, &alpha, B, p->lb, A, p->la, &beta, C, p->lc, C, p->lc, &p->algo,
