@@ -48,7 +48,7 @@ if [ "${1:-}" = "--pack" ]; then
     done
     cp bench/bench_cuda_torch.py scripts/device-check.sh "$pack/"
     cat engine/cuda/*.o.ptxas >"$pack/ptxas.txt"
-    sh scripts/ptxas-spills.sh "$pack/ptxas.txt" 0 >"$pack/ptxas-kernels.txt"
+    sh scripts/ptxas-spills.sh "$pack/ptxas.txt" 0 -v >"$pack/ptxas-kernels.txt"
     git -C "$here" rev-parse HEAD >"$pack/commit" 2>/dev/null || true
     du -sh "$pack"
     echo "device-check: packed into $pack; run there: build-device/device-check.sh"

@@ -6,7 +6,8 @@
 #
 # Every .cu is compiled with ptxas's report (-Xptxas -v) kept beside its
 # object (X.o.ptxas); scripts/ptxas-spills.sh fails the build when a kernel
-# spills more than PTXAS_SPILL_BUDGET bytes (stores or loads).  The budget
+# spills more than PTXAS_SPILL_BUDGET bytes (stores or loads), and lists
+# every kernel's registers and spills with `make V=1`.  The budget
 # is 0: none of these kernels needs local memory (docs/engine.md, "CUDA").
 SUFFIXES += .cu
 CUDA_SRCS = engine/cuda/backend.cu engine/cuda/matmul.cu engine/cuda/ops.cu engine/cuda/attention.cu
@@ -31,4 +32,5 @@ endif
 
 .cu.o:
 	$(AM_V_GEN)$(NVCC) $(NVCC_FLAGS) $(NVCCFLAGS) -c $< -o $@ 2>$@.ptxas || { cat $@.ptxas >&2; rm -f $@; exit 1; }; \
-	$(SHELL) $(top_srcdir)/scripts/ptxas-spills.sh $@.ptxas $(PTXAS_SPILL_BUDGET) || { rm -f $@; exit 1; }
+	$(SHELL) $(top_srcdir)/scripts/ptxas-spills.sh $@.ptxas $(PTXAS_SPILL_BUDGET) `$(AM_V_P) && echo -v` || \
+	{ rm -f $@; exit 1; }

@@ -23,3 +23,7 @@ tests_engine_backend_test_cuda_model_SOURCES = tests/engine/backend/test_cuda_mo
 tests_engine_backend_test_cuda_model_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_engine_backend_test_cuda_model_LDADD = $(ENGINE_LIBS)
 TESTS += tests/engine/backend/test_cuda_model
+
+# the CUDA build's spill check (scripts/ptxas-spills.sh)
+TESTS += tests/engine/backend/test_ptxas_spills.sh
+dist_check_SCRIPTS += tests/engine/backend/test_ptxas_spills.sh
