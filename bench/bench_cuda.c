@@ -3,6 +3,7 @@
  * bench/bench_cuda_torch.py on the GPU machine).
  *
  *   bench_cuda [--preset 440m] [--arch transformer] [--seq T] [--micro-batch B] [--steps N] [--device K]
+ *              [--fast-matmul]
  *
  * Trains the preset's model with AdamW on random tokens (one warm-up step,
  * then N timed steps; each step ends with the loss on the host, so it is
@@ -11,7 +12,8 @@
  * against 989 TFLOP/s (the H100/H200 dense bf16 peak the issue uses, so the
  * figure is comparable with PyTorch's whatever this backend's precision),
  * the backend's peak device memory, and the first and last losses.
- * Exit 2 on bad usage, 77 when there is no GPU, 1 when the run fails (an
+ * --fast-matmul: the matmuls as bf16 tensor-core products (fp32 storage;
+ * eng_backend_cuda_set_fast_matmul).  Exit 2 on bad usage, 77 when there is no GPU, 1 when the run fails (an
  * `oom` says so). */
 #include <config.h> /* autoconf */
 
@@ -38,7 +40,7 @@ static int cmp_double(const void *a, const void *b)
 static int usage(void)
 {
     fprintf(stderr, "usage: bench_cuda [--preset NAME] [--arch A] [--seq T] [--micro-batch B] [--steps N] "
-                    "[--device K]\n");
+                    "[--device K] [--fast-matmul]\n");
     return 2;
 }
 
@@ -50,13 +52,14 @@ int main(int argc, char **argv)
     return 77;
 #else
     const char *preset = "440m", *arch = "transformer";
-    int T = 0, B = 1, steps = 5, dev = 0;
+    int T = 0, B = 1, steps = 5, dev = 0, fast = 0;
     static const struct option longopts[] = {{"preset", required_argument, 0, 'p'},
                                              {"arch", required_argument, 0, 'a'},
                                              {"seq", required_argument, 0, 't'},
                                              {"micro-batch", required_argument, 0, 'b'},
                                              {"steps", required_argument, 0, 's'},
                                              {"device", required_argument, 0, 'd'},
+                                             {"fast-matmul", no_argument, 0, 'f'},
                                              {0, 0, 0, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -67,6 +70,7 @@ int main(int argc, char **argv)
         case 'b': B = atoi(optarg); break;
         case 's': steps = atoi(optarg); break;
         case 'd': dev = atoi(optarg); break;
+        case 'f': fast = 1; break;
         default: return usage();
         }
     }
@@ -96,6 +100,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_cuda: %s\n", e.msg);
         return e.code == ENG_ECONFIG ? 77 : 1;
     }
+    eng_backend_cuda_set_fast_matmul(be, fast);
     eng_cuda_device_info info;
     if (eng_cuda_device_info_get(dev, &info, &e))
         snprintf(info.name, sizeof info.name, "?");
@@ -142,10 +147,10 @@ int main(int argc, char **argv)
         const double med = t_step[1 + steps / 2], tps = N / med, tflops = a.flops_train * tps * 1e-12;
         size_t now, peak;
         eng_backend_cuda_memory(be, &now, &peak);
-        printf("engine=tlm-cuda-fp32 preset=%s arch=%s seq=%d micro_batch=%d params=%zu steps=%d step_ms=%.1f "
+        printf("engine=tlm-cuda-%s preset=%s arch=%s seq=%d micro_batch=%d params=%zu steps=%d step_ms=%.1f "
                "tokens_per_s=%.1f tflops=%.2f mfu=%.4f peak_mib=%.0f flops_per_token=%.6g loss_first=%.4f "
                "loss_last=%.4f gpu=\"%s\"\n",
-               preset, arch, T, B, eng_model_n_params(m), steps, med * 1e3, tps, tflops, tflops / PEAK_TFLOPS,
+               fast ? "fp32-bf16mm" : "fp32", preset, arch, T, B, eng_model_n_params(m), steps, med * 1e3, tps, tflops, tflops / PEAK_TFLOPS,
                peak / 1048576.0, a.flops_train, first, last, info.name);
     }
     eng_model_free(m);

@@ -16,7 +16,8 @@
 #   ops        test_backend_ops: every op of the cuda row against the CPU
 #   model      test_cuda_model: 10 steps per architecture, CUDA vs CPU
 #   sanitizer  compute-sanitizer memcheck over test_backend_ops (small shapes)
-#   bench      bench_cuda and bench_cuda_torch.py (eager, compile) for the
+#   bench      bench_cuda (fp32; fp32 with bf16 matmuls) and
+#              bench_cuda_torch.py (eager, compile) for the
 #              20m preset (seq 512) and the 440m one (seq 4096)
 # A stage that fails or times out does not stop the next.  The run always
 # ends with one table of every check (stage, check, result: pass / fail /
@@ -49,7 +50,7 @@ if [ "${1:-}" = "--pack" ]; then
     cp bench/bench_cuda_torch.py scripts/device-check.sh "$pack/"
     cat engine/cuda/*.o.ptxas >"$pack/ptxas.txt"
     sh scripts/ptxas-spills.sh "$pack/ptxas.txt" 0 -v >"$pack/ptxas-kernels.txt"
-    git -C "$here" rev-parse HEAD >"$pack/commit" 2>/dev/null || true
+    git -C "$here" describe --always --dirty --abbrev=40 >"$pack/commit" 2>/dev/null || true
     du -sh "$pack"
     echo "device-check: packed into $pack; run there: build-device/device-check.sh"
     exit 0
@@ -191,14 +192,18 @@ bench_row() { # name log
         esac
     fi
 }
-for spec in "20m 512 8 60" "440m 4096 1 150"; do
+# preset, seq, micro batch, the engine's limit and timed steps (the fp32
+# attention kernel may take tens of seconds a step at seq 4096)
+for spec in "20m 512 8 60 3" "440m 4096 1 100 1"; do
     set -- $spec
-    p=$1 T=$2 B=$3 lim=$4
+    p=$1 T=$2 B=$3 lim=$4 steps=$5
     printf 'scale: %s\narch: transformer\ntrain: {seq_len: %s, micro_batch: %s}\n' "$p" "$T" "$B" >"$work/$p.yaml"
     "$bin/tlm-worker" --describe --config "$work/$p.yaml" >"$work/$p.json" 2>"$work/$p.err" ||
         row bench "$p describe" error "$(tail -1 "$work/$p.err")"
-    stage "bench-$p-tlm" "$lim" "$bin/bench_cuda" --preset "$p" --seq "$T" --micro-batch "$B" --steps 3
+    stage "bench-$p-tlm" "$lim" "$bin/bench_cuda" --preset "$p" --seq "$T" --micro-batch "$B" --steps "$steps"
     bench_row "$p seq $T tlm (fp32)" "$out/device-check-bench-$p-tlm.log"
+    stage "bench-$p-tlm-bf16mm" "$lim" "$bin/bench_cuda" --preset "$p" --seq "$T" --micro-batch "$B" --steps "$steps" --fast-matmul
+    bench_row "$p seq $T tlm (fp32, bf16 matmuls)" "$out/device-check-bench-$p-tlm-bf16mm.log"
     stage "bench-$p-torch-eager" 60 "$py" "$torchbench" --describe "$work/$p.json" --micro-batch "$B" --steps 5
     bench_row "$p seq $T torch eager (bf16)" "$out/device-check-bench-$p-torch-eager.log"
     stage "bench-$p-torch-compile" 120 "$py" "$torchbench" --describe "$work/$p.json" --micro-batch "$B" --steps 5 --compile

@@ -330,3 +330,11 @@ extern "C" void eng_backend_cuda_memory(const eng_backend *b, size_t *now, size_
     *now = c ? c->bytes_now : 0;
     *peak = c ? c->bytes_peak : 0;
 }
+
+extern "C" int eng_backend_cuda_set_fast_matmul(eng_backend *b, int on)
+{
+    if (b->ops != &cuda_ops)
+        return -1;
+    ((eng__cu *)b->ctx)->fast_matmul = on != 0;
+    return 0;
+}

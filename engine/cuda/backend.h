@@ -43,6 +43,12 @@ int eng_backend_cuda_create(eng_backend **out, int device, eng_err *e);
  * otherwise.  The trainer's caller checks it after each step. */
 int eng_backend_cuda_status(const eng_backend *b, eng_err *e);
 
+/* on: matmuls from now on as bf16 tensor-core products with fp32 storage
+ * and accumulation (CUBLAS_COMPUTE_32F_FAST_16BF), off (the default): fp32
+ * products, for parity with the CPU.  For bench/bench_cuda: no job config
+ * reaches it yet.  -1 when b is not a CUDA backend. */
+int eng_backend_cuda_set_fast_matmul(eng_backend *b, int on);
+
 /* Bytes the backend's allocations hold now and at most so far. */
 void eng_backend_cuda_memory(const eng_backend *b, size_t *now, size_t *peak);
 

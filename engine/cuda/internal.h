@@ -42,6 +42,7 @@ typedef struct eng__cu_plan {
     int used;
     int ta, tb, M, N, K, lda, ldb, ldc, beta_zero;
     int align; /* the operands' smallest pointer alignment, bytes (4 .. 256) */
+    int fast;  /* made for bf16 tensor-core products (eng_backend_cuda_set_fast_matmul) */
     cublasLtMatmulDesc_t op;
     cublasLtMatrixLayout_t la, lb, lc;
     cublasLtMatmulAlgo_t algo;
@@ -63,6 +64,7 @@ typedef struct eng__cu {
     double *host_sum; /* pinned: sumsq's result */
     eng__cu_plan plans[ENG__CU_PLANS];
     int n_plans;
+    int fast_matmul; /* CUBLAS_COMPUTE_32F_FAST_16BF instead of CUBLAS_COMPUTE_32F */
     eng__cu_alloc_rec *allocs;
     int n_allocs, cap_allocs;
     size_t bytes_now, bytes_peak;

@@ -11,7 +11,7 @@
 # is 0: none of these kernels needs local memory (docs/engine.md, "CUDA").
 SUFFIXES += .cu
 CUDA_SRCS = engine/cuda/backend.cu engine/cuda/matmul.cu engine/cuda/ops.cu engine/cuda/attention.cu
-EXTRA_DIST += $(CUDA_SRCS) engine/cuda/internal.h
+EXTRA_DIST += $(CUDA_SRCS) engine/cuda/internal.h engine/cuda/backend.h engine/cuda/elem.h
 PTXAS_SPILL_BUDGET = 0
 NVCC_FLAGS = -arch=$(CUDA_ARCH) -O3 -std=c++17 -Xptxas -v --expt-relaxed-constexpr \
 	-Xcompiler -Wall,-Wextra,-Wno-unused-parameter -D_GNU_SOURCE -I$(top_srcdir) -I$(top_builddir)

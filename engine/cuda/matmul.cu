@@ -1,6 +1,9 @@
 /* matmul.cu: the op table's matmul on cuBLASLt, fp32 in, out and
  * accumulate (CUBLAS_COMPUTE_32F, no TF32: parity with the CPU comes
- * first; bf16 products are the precision step, docs/engine.md).
+ * first).  eng_backend_cuda_set_fast_matmul switches to
+ * CUBLAS_COMPUTE_32F_FAST_16BF (fp32 storage, bf16 tensor-core products,
+ * fp32 accumulation) for the benchmark; training uses fp32 until the bf16
+ * recipe (docs/engine.md) exists.
  *
  * Row-major to cuBLAS's column-major: a row-major (r, c) matrix of stride
  * ld is the column-major (c, r) one of the same ld, so C = op(A) op(B) is
@@ -41,7 +44,7 @@ static eng__cu_plan *plan_for(eng__cu *c, eng__cu_plan *tmp, int ta, int tb, int
     for (int i = 0; i < c->n_plans; i++) {
         eng__cu_plan *p = &c->plans[i];
         if (p->ta == ta && p->tb == tb && p->M == M && p->N == N && p->K == K && p->lda == lda && p->ldb == ldb &&
-            p->ldc == ldc && p->beta_zero == beta_zero && p->align == align)
+            p->ldc == ldc && p->beta_zero == beta_zero && p->align == align && p->fast == c->fast_matmul)
             return p;
     }
     eng__cu_plan *p = c->n_plans < ENG__CU_PLANS ? &c->plans[c->n_plans] : tmp;
@@ -49,9 +52,11 @@ static eng__cu_plan *plan_for(eng__cu *c, eng__cu_plan *tmp, int ta, int tb, int
     p->ta = ta, p->tb = tb, p->M = M, p->N = N, p->K = K, p->lda = lda, p->ldb = ldb, p->ldc = ldc;
     p->beta_zero = beta_zero;
     p->align = align;
+    p->fast = c->fast_matmul;
     /* the first operand is B (column-major (N, K) as op(B)^T), the second A */
     cublasOperation_t opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N, opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
-    cublasStatus_t st = c->api.cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+    cublasStatus_t st = c->api.cublasLtMatmulDescCreate(
+        &p->op, c->fast_matmul ? CUBLAS_COMPUTE_32F_FAST_16BF : CUBLAS_COMPUTE_32F, CUDA_R_32F);
     if (st == CUBLAS_STATUS_SUCCESS)
         st = c->api.cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &opb, sizeof opb);
     if (st == CUBLAS_STATUS_SUCCESS)
