@@ -6,3 +6,11 @@ bench_bench_engine_CPPFLAGS = $(AM_CPPFLAGS) $(YAML_CFLAGS) $(JANSSON_CFLAGS) $(
 	-DTLM_TORCH_PYTHON='"$(TORCH_PYTHON)"' -DTLM_BENCH_TORCH_SCRIPT='"$(abs_top_srcdir)/bench/bench_engine_torch.py"'
 bench_bench_engine_LDADD = $(ENGINE_LIBS)
 EXTRA_DIST += bench/bench_engine_torch.py
+
+# The CUDA backend's throughput on a preset (scripts/device-check.sh runs it
+# with bench/bench_cuda_torch.py on the GPU machine).
+noinst_PROGRAMS += bench/bench_cuda
+bench_bench_cuda_SOURCES = bench/bench_cuda.c
+bench_bench_cuda_CPPFLAGS = $(AM_CPPFLAGS) $(YAML_CFLAGS) $(JANSSON_CFLAGS)
+bench_bench_cuda_LDADD = $(ENGINE_LIBS)
+EXTRA_DIST += bench/bench_cuda_torch.py

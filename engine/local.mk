@@ -5,6 +5,7 @@
 #   tok/     libtlmtok.a     tokenizers
 #   model/, cpu/, train/, eval/  libtlmengine.a  the model and its op
 #            table, the CPU backend, the trainer, the evaluation suites
+#   cuda/    libtlmcuda.a    the CUDA backend (only when configure finds CUDA)
 # Programs link the smallest set they need: tlmd the config, tlm-data the
 # tokenizers, tlm-worker everything (ENGINE_LIBS).
 include engine/config/local.mk
@@ -17,7 +18,9 @@ engine_libtlmengine_a_CFLAGS = $(AM_CFLAGS) $(KERNEL_CFLAGS) $(OPENMP_CFLAGS)
 engine_libtlmengine_a_SOURCES =
 include engine/model/local.mk
 include engine/cpu/local.mk
+include engine/cuda/local.mk
 include engine/train/local.mk
 include engine/eval/local.mk
 
-ENGINE_LIBS = engine/libtlmengine.a $(TOK_LIBS) $(CONFIG_LIBS) $(JANSSON_LIBS) $(BLAS_LIBS) $(OPENMP_CFLAGS)
+ENGINE_LIBS = $(CUDA_ENGINE_A) engine/libtlmengine.a $(TOK_LIBS) $(CONFIG_LIBS) $(JANSSON_LIBS) $(BLAS_LIBS) $(OPENMP_CFLAGS) \
+	$(CUDA_LIBS)

@@ -66,6 +66,15 @@ int orc_slots_plan(const char *devices, int workers, int tpw, orc_slot_spec *slo
             gpus[ngpu++] = (int)id;
             p = *end ? end + 1 : end;
         }
+#if defined(TLM_HAVE_CUDA) && ENG_GPU_BACKEND
+        /* a GPU the driver does not list would fail every job on it */
+        const int have = gpu_count();
+        for (int i = 0; i < ngpu; i++)
+            if (gpus[i] >= have)
+                return eng_errf(e, ENG_ECONFIG, "--devices %s: the NVIDIA driver lists no GPU %d (%d GPUs: %s)",
+                                devices, gpus[i], have,
+                                have ? "ids from 0" : "none on this machine; use --devices cpu, or auto");
+#endif
         /* refused here, before anything is recorded: a worker would fail every
          * job with a config error, and those are not retried */
 #if !(defined(TLM_HAVE_CUDA) && ENG_GPU_BACKEND)

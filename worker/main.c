@@ -47,7 +47,7 @@ static void exit_statuses(FILE *f)
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: tlm-worker --config FILE --out DIR [--resume] [--threads N] [--device cpu]\n"
+            "usage: tlm-worker --config FILE --out DIR [--resume] [--threads N] [--device D]\n"
             "                  [--events-fd N] [--job KEY] [--heartbeat S] [--die-with-parent]\n"
             "       tlm-worker --eval --checkpoint DIR [--suites LIST] [--config FILE] [--threads N]\n"
             "                  [--events-fd N] [--job KEY] [--heartbeat S]\n"
@@ -61,7 +61,7 @@ static void usage(FILE *f)
             "  --resume           continue from the newest valid checkpoint in DIR/ckpt\n"
             "                     (none: start fresh)\n"
             "  --threads N        compute threads (default 0: all cores)\n"
-            "  --device cpu       where to train (cpu only in this build)\n"
+            "  --device D         where to train: cpu, or cuda:K in a build with CUDA\n"
             "  --events-fd N      write events to file descriptor N (default 1, stdout)\n"
             "  --job KEY          echo KEY as \"job\" in every event\n"
             "  --heartbeat S      emit a heartbeat after S seconds without events (default 10)\n"

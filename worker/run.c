@@ -20,6 +20,8 @@
 #include "engine/model/ops.h"
 #include "engine/cpu/backend.h"
 #include "engine/cpu/runtime.h"
+#include "engine/cuda/backend.h"
+#include "config.h"
 #include "engine/eval/eval.h"
 #include "engine/train/train.h"
 #include "engine/train/lr.h"
@@ -338,6 +340,48 @@ static void emit_start(job *j, int64_t resumed_from)
         eng_runtime_kernel(), eng_backend_cpu_threads(j->be), st->step);
 }
 
+/* The backend --device names: "cpu", or "cuda:K" (K the index the CUDA
+ * runtime gives, after CUDA_VISIBLE_DEVICES: tlmd sets it to the slot's GPU
+ * and passes cuda:0).  In a build without the CUDA backend every GPU is a
+ * config error, as tlmd refuses GPU slots on the same fact
+ * (engine/config/build.h, ENG_GPU_BACKEND); so is a GPU the runtime does not
+ * list ("no GPU": the job cannot run on this machine). */
+static int make_backend(eng_backend **be, const char *device, int threads, eng_err *e)
+{
+    if (!strcmp(device, "cpu"))
+        return eng_backend_cpu_create(be, threads, e);
+    const char *p = device;
+    int k = -1;
+    if (!strncmp(p, "cuda:", 5) && p[5] >= '0' && p[5] <= '9') {
+        char *end;
+        long v = strtol(p + 5, &end, 10);
+        if (!*end && v <= 1023)
+            k = (int)v;
+    }
+    if (k < 0)
+        return eng_errf(e, ENG_ECONFIG, "--device %s: expected cpu or cuda:K (K from 0 to 1023)", device);
+#ifdef TLM_HAVE_CUDA
+    int rc = eng_backend_cuda_create(be, k, e);
+    return rc ? eng_err_prefix(e, "--device %s", device) : 0;
+#else
+    return eng_errf(e, ENG_ECONFIG, "--device %s: this build trains on the CPU only (--device cpu)", device);
+#endif
+}
+
+/* A failure of the trainer on the CUDA backend: the backend's own first
+ * error (an op's out-of-memory or failed launch) is the cause, whatever the
+ * trainer made of what followed (a NaN gradient norm reads as divergence). */
+static void device_cause(const eng_backend *be, eng_err *e)
+{
+#ifdef TLM_HAVE_CUDA
+    eng_err ce = {0};
+    if (be && eng_backend_cuda_status(be, &ce))
+        *e = ce;
+#else
+    (void)be, (void)e;
+#endif
+}
+
 int wrk_run(const wrk_opts *o)
 {
     job j;
@@ -354,14 +398,9 @@ int wrk_run(const wrk_opts *o)
         status = fail(&j, &e);
         goto out;
     }
-    if (!ENG_GPU_BACKEND && strcmp(o->device, "cpu")) { /* engine/config/build.h: tlmd refuses GPU slots on the same fact */
-        eng_errf(&e, ENG_ECONFIG, "--device %s: this build trains on the CPU only (--device cpu)", o->device);
-        status = fail(&j, &e);
-        goto out;
-    }
     wrk_heartbeat_progress(&j.hb);
     eng_runtime_set_threads(o->threads);
-    if (eng_backend_cpu_create(&j.be, o->threads, &e)) {
+    if (make_backend(&j.be, o->device, o->threads, &e)) {
         status = fail(&j, &e);
         goto out;
     }
@@ -403,6 +442,10 @@ int wrk_run(const wrk_opts *o)
     emit_start(&j, from);
 
     int rc = eng_trainer_run(j.tr, &e);
+    if (rc != 0 && rc != ENG_EINTERRUPTED) {
+        device_cause(j.be, &e);
+        rc = e.code;
+    }
     if (rc == 0)
         status = done(&j);
     else if (rc == ENG_EINTERRUPTED)

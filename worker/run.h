@@ -9,7 +9,7 @@
 typedef struct wrk_opts {
     const char *config;   /* --config FILE */
     const char *out;      /* --out DIR */
-    const char *device;   /* "cpu" */
+    const char *device;   /* "cpu" or "cuda:K" */
     const char *job;      /* --job KEY or NULL */
     int resume;
     int threads;          /* 0 = all cores */

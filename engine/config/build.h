@@ -5,10 +5,16 @@
 #ifndef TLM_ENGINE_CONFIG_BUILD_H
 #define TLM_ENGINE_CONFIG_BUILD_H
 
-/* Whether this engine can train on a GPU.  The CUDA backend (docs/engine.md,
- * "How the CUDA backend plugs in") is not written yet, so whatever
- * configure found (nvcc, cuBLAS: TLM_HAVE_CUDA), the engine trains on the
- * CPU only; it becomes 1 with the backend. */
+/* Whether this engine can train on a GPU: 1 when the CUDA backend is built
+ * (configure found the toolkit: TLM_HAVE_CUDA; engine/cuda/backend.h).
+ * tlm-worker accepts --device cuda:K and tlmd GPU slots (--devices) on this
+ * one fact; in a build without it both refuse them before anything is
+ * recorded.  Whether a GPU is there is asked at run time. */
+#include "config.h"
+#ifdef TLM_HAVE_CUDA
+#define ENG_GPU_BACKEND 1
+#else
 #define ENG_GPU_BACKEND 0
+#endif
 
 #endif

@@ -95,7 +95,10 @@ ok $(grep -q '"ev":"st\(art\|ep\)"' "$tmp/eval-corrupt.ev"; echo $((1 - $?))) ".
 # ---- config and usage
 printf 'scale: 1m\ntrain: {lrr: 1}\n' >"$tmp/bad.yaml"
 expect bad-config 2 config "bad.yaml:2:9: unknown key 'lrr'" --config "$tmp/bad.yaml" --out "$tmp/r4"
-expect device 2 config "CPU only" --config "$tmp/job.yaml" --out "$tmp/r5" --device cuda:0
+# a GPU: refused by a CPU-only build, or (CUDA build) not there: no GPU on
+# this machine, or not that many
+expect device 2 config "CPU only|no GPU|no such GPU" --config "$tmp/job.yaml" --out "$tmp/r5" --device cuda:1023
+expect device-name 2 config "--device gpu0: expected cpu or cuda:K" --config "$tmp/job.yaml" --out "$tmp/r5b" --device gpu0
 "$W" --config "$tmp/job.yaml" --out "$tmp/r6" --bogus >/dev/null 2>&1
 ok $(($? == 2 ? 0 : 1)) "unknown option: exit 2"
 "$W" --config "$tmp/job.yaml" --out "$tmp/r6" --events-fd 9 >/dev/null 2>"$tmp/fd.err"

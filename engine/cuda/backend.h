@@ -1,0 +1,59 @@
+/* backend.h: the CUDA backend (engine/cuda/, built when configure finds the
+ * toolkit: TLM_HAVE_CUDA): how a program makes one and asks which GPUs
+ * there are.  Everything else goes through the op table
+ * (engine/model/ops.h); eng_backend_free destroys it.
+ *
+ * The driver is found at run time by the CUDA runtime (linked statically;
+ * libcuda is never linked), so a binary built with CUDA runs on a machine
+ * without a GPU: these functions then say so with ENG_ECONFIG ("no GPU")
+ * and the caller falls back or skips.  Declared in every build; defined
+ * only in a CUDA build (callers test TLM_HAVE_CUDA). */
+#ifndef TLM_ENGINE_CUDA_BACKEND_H
+#define TLM_ENGINE_CUDA_BACKEND_H
+
+#include <stddef.h>
+
+#include "common/err.h"
+#include "engine/model/ops.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The GPUs the driver reports (CUDA_VISIBLE_DEVICES applies).  0 with *n
+ * set, or ENG_ECONFIG with the runtime's reason (no driver, no device). */
+int eng_cuda_device_count(int *n, eng_err *e);
+
+/* Device k's name and memory, for the `start` event and tlmd's listing. */
+typedef struct eng_cuda_device_info {
+    char name[128];
+    size_t total_bytes, free_bytes;
+    int cc_major, cc_minor, sm_count;
+} eng_cuda_device_info;
+int eng_cuda_device_info_get(int k, eng_cuda_device_info *out, eng_err *e);
+
+/* A backend on device k (its stream, cuBLASLt handle and workspace).
+ * ENG_ECONFIG when there is no such GPU, ENG_ENOMEM when its workspace
+ * does not fit. */
+int eng_backend_cuda_create(eng_backend **out, int device, eng_err *e);
+
+/* The first CUDA error an op met since the backend was made (ops return
+ * nothing: a failed launch or copy is kept here, and the ops after it do
+ * nothing); 0 when none.  ENG_ENOMEM for out-of-memory, ENG_EINTERNAL
+ * otherwise.  The trainer's caller checks it after each step. */
+int eng_backend_cuda_status(const eng_backend *b, eng_err *e);
+
+/* on: matmuls from now on as bf16 tensor-core products with fp32 storage
+ * and accumulation (CUBLAS_COMPUTE_32F_FAST_16BF), off (the default): fp32
+ * products, for parity with the CPU.  For bench/bench_cuda: no job config
+ * reaches it yet.  -1 when b is not a CUDA backend. */
+int eng_backend_cuda_set_fast_matmul(eng_backend *b, int on);
+
+/* Bytes the backend's allocations hold now and at most so far. */
+void eng_backend_cuda_memory(const eng_backend *b, size_t *now, size_t *peak);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,131 @@
+/* internal.h: internals of the CUDA backend (the .cu files of engine/cuda/): its
+ * context, the sticky error every op leaves instead of returning one, and
+ * the ops each file defines for backend.cu's table.  C++ (nvcc) only.
+ *
+ * Errors: ops return nothing (engine/model/ops.h), so the first failed
+ * launch, copy or cuBLASLt call is kept in the context (ENG__CU_CHECK) and
+ * every op after it returns at once; eng_backend_cuda_status reports it,
+ * and sumsq returns NaN meanwhile, so a caller that only looks at the
+ * gradient norm stops too. */
+#ifndef TLM_ENGINE_CUDA_INTERNAL_H
+#define TLM_ENGINE_CUDA_INTERNAL_H
+
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include <stdint.h>
+
+extern "C" {
+#include "common/err.h"
+#include "engine/model/ops.h"
+}
+#include "engine/cuda/elem.h"
+
+/* cuBLASLt, loaded at run time (dlopen at backend creation, not linked):
+ * the library is 540 MB, and every tlm-worker start, GPU or not, would
+ * map and relocate it.  The functions the backend calls, by name. */
+#define ENG__LT_FUNCS(X)                                                                                        \
+    X(cublasLtCreate) X(cublasLtDestroy) X(cublasLtGetStatusString) X(cublasLtMatmulDescCreate)                \
+    X(cublasLtMatmulDescDestroy) X(cublasLtMatmulDescSetAttribute) X(cublasLtMatrixLayoutCreate)               \
+    X(cublasLtMatrixLayoutDestroy) X(cublasLtMatmulPreferenceCreate) X(cublasLtMatmulPreferenceDestroy)        \
+    X(cublasLtMatmulPreferenceSetAttribute) X(cublasLtMatmulAlgoGetHeuristic) X(cublasLtMatmul)
+typedef struct eng__lt_api {
+    void *dl;
+#define ENG__LT_PTR(f) decltype(&::f) f;
+    ENG__LT_FUNCS(ENG__LT_PTR)
+#undef ENG__LT_PTR
+} eng__lt_api;
+
+/* cuBLASLt algorithms chosen per matmul shape, kept for the next call. */
+#define ENG__CU_PLANS 128
+typedef struct eng__cu_plan {
+    int used;
+    int ta, tb, M, N, K, lda, ldb, ldc, beta_zero;
+    int align; /* the operands' smallest pointer alignment, bytes (4 .. 256) */
+    int fast;  /* made for bf16 tensor-core products (eng_backend_cuda_set_fast_matmul) */
+    cublasLtMatmulDesc_t op;
+    cublasLtMatrixLayout_t la, lb, lc;
+    cublasLtMatmulAlgo_t algo;
+} eng__cu_plan;
+
+typedef struct eng__cu_alloc_rec {
+    void *p;
+    size_t bytes;
+} eng__cu_alloc_rec;
+
+typedef struct eng__cu {
+    int device;
+    cudaStream_t stream;
+    eng__lt_api api;
+    cublasLtHandle_t lt;
+    void *lt_ws; /* cuBLASLt's workspace */
+    size_t lt_ws_bytes;
+    double *partials; /* sumsq's per-block sums (ENG__CU_SUMSQ_BLOCKS) */
+    double *host_sum; /* pinned: sumsq's result */
+    eng__cu_plan plans[ENG__CU_PLANS];
+    int n_plans;
+    int fast_matmul; /* CUBLAS_COMPUTE_32F_FAST_16BF instead of CUBLAS_COMPUTE_32F */
+    eng__cu_alloc_rec *allocs;
+    int n_allocs, cap_allocs;
+    size_t bytes_now, bytes_peak;
+    int status; /* first error: eng_status, 0 none */
+    char msg[256];
+} eng__cu;
+
+#define ENG__CU_SUMSQ_BLOCKS 1024
+#define ENG__CU_THREADS 256
+
+/* Keeps the first error; 1 when the context has one (now or before). */
+int eng__cu_fail(eng__cu *c, int code, const char *what, const char *detail);
+static inline int eng__cu_check(eng__cu *c, cudaError_t rc, const char *what)
+{
+    if (rc == cudaSuccess)
+        return c->status != 0;
+    return eng__cu_fail(c, rc == cudaErrorMemoryAllocation ? ENG_ENOMEM : ENG_EINTERNAL, what,
+                        cudaGetErrorString(rc));
+}
+/* after a launch */
+#define ENG__CU_LAUNCHED(c, what) eng__cu_check((c), cudaGetLastError(), (what))
+
+/* grid size for n elements of ENG__CU_THREADS threads, capped (grid-stride loops) */
+static inline unsigned eng__cu_grid(size_t n)
+{
+    size_t g = (n + ENG__CU_THREADS - 1) / ENG__CU_THREADS;
+    return (unsigned)(g < 1 ? 1 : (g > 65535 * 4 ? 65535 * 4 : g));
+}
+
+/* ops.cu */
+void eng__cu_embedding_fwd(void *ctx, float *out, const float *wte, const int32_t *tok, int N, int C);
+void eng__cu_embedding_bwd(void *ctx, float *dwte, const float *dout, const int32_t *tok, int N, int C);
+void eng__cu_rmsnorm_fwd(void *ctx, float *out, float *rstd, const float *x, const float *w, int N, int C, float eps);
+void eng__cu_rmsnorm_bwd(void *ctx, float *dx, float *dw, const float *dout, const float *x, const float *w,
+                         const float *rstd, int N, int C);
+void eng__cu_rope_fwd(void *ctx, float *x, int ld, int N, int T, int H, int hd, const float *cs);
+void eng__cu_rope_bwd(void *ctx, float *dx, int ld, int N, int T, int H, int hd, const float *cs);
+void eng__cu_swiglu_fwd(void *ctx, float *out, const float *g, const float *u, int ldgu, int N, int F);
+void eng__cu_swiglu_bwd(void *ctx, float *dg, float *du, const float *dout, const float *g, const float *u, int ldgu,
+                        int N, int F);
+void eng__cu_gate_fwd(void *ctx, float *out, const float *a, const float *z, int ldz, int N, int D, int G);
+void eng__cu_gate_bwd(void *ctx, float *da, float *dz, const float *dout, const float *a, const float *z, int ldz,
+                      int N, int D, int G);
+void eng__cu_xent_fwd(void *ctx, float *losses, const float *logits, const int32_t *targets, int N, int V);
+void eng__cu_xent_bwd(void *ctx, float *logits, const int32_t *targets, int N, int V, float dscale);
+void eng__cu_adamw(void *ctx, float *p, const float *grad, float *m, float *v, size_t n, float lr, float b1, float b2,
+                   float eps, float wd, float bc1, float bc2, float grad_scale);
+double eng__cu_sumsq(void *ctx, const float *x, size_t n);
+void eng__cu_axpy(void *ctx, float *y, const float *x, size_t n, float alpha);
+
+/* attention.cu */
+size_t eng__cu_attention_workspace(void *ctx, int B, int T, int H, int hd);
+void eng__cu_attention_fwd(void *ctx, float *out, int ldo, float *lse, const float *q, int ldq, const float *k,
+                           const float *v, int ldkv, int B, int T, int H, int Hkv, int hd, float *ws);
+void eng__cu_attention_bwd(void *ctx, float *dq, float *dk, float *dv, const float *lse, const float *dout, int ldo,
+                           const float *q, int ldq, const float *k, const float *v, int ldkv, int B, int T, int H,
+                           int Hkv, int hd, float *ws);
+
+/* matmul.cu */
+void eng__cu_matmul(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
+                    const float *B, int ldb, float beta, float *C, int ldc);
+void eng__cu_plans_clear(eng__cu *c);
+
+#endif

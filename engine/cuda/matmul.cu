@@ -1,0 +1,144 @@
+/* matmul.cu: the op table's matmul on cuBLASLt, fp32 in, out and
+ * accumulate (CUBLAS_COMPUTE_32F, no TF32: parity with the CPU comes
+ * first).  eng_backend_cuda_set_fast_matmul switches to
+ * CUBLAS_COMPUTE_32F_FAST_16BF (fp32 storage, bf16 tensor-core products,
+ * fp32 accumulation) for the benchmark; training uses fp32 until the bf16
+ * recipe (docs/engine.md) exists.
+ *
+ * Row-major to cuBLAS's column-major: a row-major (r, c) matrix of stride
+ * ld is the column-major (c, r) one of the same ld, so C = op(A) op(B) is
+ * computed as C^T = op(B)^T op(A)^T with the operands swapped and the
+ * transposes kept.  Each shape's descriptors and the algorithm the
+ * heuristic picked are kept in a small plan table (the model calls a few
+ * dozen shapes, every step).  The plan also depends on how the pointers
+ * are aligned: the model passes column slices of fused projections (q, k,
+ * v at float offsets), and cuBLASLt's heuristics otherwise assume 256
+ * bytes and may pick a kernel that refuses such a pointer. */
+#include <string.h>
+
+#include "engine/cuda/internal.h"
+
+void eng__cu_plans_clear(eng__cu *c)
+{
+    for (int i = 0; i < c->n_plans; i++) {
+        eng__cu_plan *p = &c->plans[i];
+        c->api.cublasLtMatrixLayoutDestroy(p->la);
+        c->api.cublasLtMatrixLayoutDestroy(p->lb);
+        c->api.cublasLtMatrixLayoutDestroy(p->lc);
+        c->api.cublasLtMatmulDescDestroy(p->op);
+    }
+    c->n_plans = 0;
+}
+
+static int lt_fail(eng__cu *c, cublasStatus_t st, const char *what)
+{
+    return eng__cu_fail(c, st == CUBLAS_STATUS_ALLOC_FAILED ? ENG_ENOMEM : ENG_EINTERNAL, what,
+                        c->api.cublasLtGetStatusString(st));
+}
+
+/* The plan for a shape: found, or made (and kept while there is room; a
+ * plan made beyond the table's room is destroyed by the caller). */
+static eng__cu_plan *plan_for(eng__cu *c, eng__cu_plan *tmp, int ta, int tb, int M, int N, int K, int lda, int ldb,
+                              int ldc, int beta_zero, int align)
+{
+    for (int i = 0; i < c->n_plans; i++) {
+        eng__cu_plan *p = &c->plans[i];
+        if (p->ta == ta && p->tb == tb && p->M == M && p->N == N && p->K == K && p->lda == lda && p->ldb == ldb &&
+            p->ldc == ldc && p->beta_zero == beta_zero && p->align == align && p->fast == c->fast_matmul)
+            return p;
+    }
+    eng__cu_plan *p = c->n_plans < ENG__CU_PLANS ? &c->plans[c->n_plans] : tmp;
+    memset(p, 0, sizeof *p);
+    p->ta = ta, p->tb = tb, p->M = M, p->N = N, p->K = K, p->lda = lda, p->ldb = ldb, p->ldc = ldc;
+    p->beta_zero = beta_zero;
+    p->align = align;
+    p->fast = c->fast_matmul;
+    /* the first operand is B (column-major (N, K) as op(B)^T), the second A */
+    cublasOperation_t opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N, opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasStatus_t st = c->api.cublasLtMatmulDescCreate(
+        &p->op, c->fast_matmul ? CUBLAS_COMPUTE_32F_FAST_16BF : CUBLAS_COMPUTE_32F, CUDA_R_32F);
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = c->api.cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &opb, sizeof opb);
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = c->api.cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &opa, sizeof opa);
+    if (st == CUBLAS_STATUS_SUCCESS) /* stored B: (N, K) when not transposed, else (K, N) */
+        st = c->api.cublasLtMatrixLayoutCreate(&p->lb, CUDA_R_32F, tb ? K : N, tb ? N : K, ldb);
+    if (st == CUBLAS_STATUS_SUCCESS) /* stored A: (K, M) when not transposed, else (M, K) */
+        st = c->api.cublasLtMatrixLayoutCreate(&p->la, CUDA_R_32F, ta ? M : K, ta ? K : M, lda);
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = c->api.cublasLtMatrixLayoutCreate(&p->lc, CUDA_R_32F, N, M, ldc);
+    cublasLtMatmulPreference_t pref = NULL;
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = c->api.cublasLtMatmulPreferenceCreate(&pref);
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = c->api.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &c->lt_ws_bytes,
+                                                  sizeof c->lt_ws_bytes);
+    const uint32_t al = (uint32_t)align;
+    const cublasLtMatmulPreferenceAttributes_t aligns[] = {
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+    for (int i = 0; i < 4 && st == CUBLAS_STATUS_SUCCESS; i++)
+        st = c->api.cublasLtMatmulPreferenceSetAttribute(pref, aligns[i], &al, sizeof al);
+    cublasLtMatmulHeuristicResult_t h;
+    int found = 0;
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = c->api.cublasLtMatmulAlgoGetHeuristic(c->lt, p->op, p->lb, p->la, p->lc, p->lc, pref, 1, &h, &found);
+    if (pref)
+        c->api.cublasLtMatmulPreferenceDestroy(pref);
+    if (st == CUBLAS_STATUS_SUCCESS && !found)
+        st = CUBLAS_STATUS_NOT_SUPPORTED;
+    if (st != CUBLAS_STATUS_SUCCESS) {
+        lt_fail(c, st, "matmul: cuBLASLt plan");
+        c->api.cublasLtMatrixLayoutDestroy(p->la);
+        c->api.cublasLtMatrixLayoutDestroy(p->lb);
+        c->api.cublasLtMatrixLayoutDestroy(p->lc);
+        c->api.cublasLtMatmulDescDestroy(p->op);
+        return NULL;
+    }
+    p->algo = h.algo;
+    p->used = 1;
+    if (p != tmp)
+        c->n_plans++;
+    return p;
+}
+
+/* C (M, N) rows of ldc *= beta (beta 0: zeroed, whatever C held) */
+__global__ static void k_scale(float *C, int ldc, int M, int N, float beta)
+{
+    const size_t total = (size_t)M * N;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total; i += (size_t)gridDim.x * blockDim.x) {
+        float *x = C + i / N * ldc + i % N;
+        *x = beta == 0.0f ? 0.0f : *x * beta;
+    }
+}
+
+void eng__cu_matmul(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
+                    const float *B, int ldb, float beta, float *C, int ldc)
+{
+    eng__cu *c = (eng__cu *)ctx;
+    if (c->status || M <= 0 || N <= 0)
+        return;
+    if (K <= 0) { /* C = beta C: cuBLASLt refuses k = 0 */
+        if (beta != 1.0f) {
+            k_scale<<<eng__cu_grid((size_t)M * N), ENG__CU_THREADS, 0, c->stream>>>(C, ldc, M, N, beta);
+            ENG__CU_LAUNCHED(c, "matmul (k = 0)");
+        }
+        return;
+    }
+    /* the lowest set bit of the three addresses, at most 256 */
+    const uintptr_t bits = (uintptr_t)A | (uintptr_t)B | (uintptr_t)C | 256;
+    const int align = (int)(bits & (~bits + 1));
+    eng__cu_plan tmp, *p = plan_for(c, &tmp, ta, tb, M, N, K, lda, ldb, ldc, beta == 0.0f, align);
+    if (!p)
+        return;
+    cublasStatus_t st = c->api.cublasLtMatmul(c->lt, p->op, &alpha, B, p->lb, A, p->la, &beta, C, p->lc, C, p->lc, &p->algo,
+                                       c->lt_ws, c->lt_ws_bytes, c->stream);
+    if (st != CUBLAS_STATUS_SUCCESS)
+        lt_fail(c, st, "matmul: cublasLtMatmul");
+    if (p == &tmp) {
+        c->api.cublasLtMatrixLayoutDestroy(p->la);
+        c->api.cublasLtMatrixLayoutDestroy(p->lb);
+        c->api.cublasLtMatrixLayoutDestroy(p->lc);
+        c->api.cublasLtMatmulDescDestroy(p->op);
+    }
+}

@@ -1,0 +1,423 @@
+/* ops.cu: the CUDA backend's element-wise and per-row ops: embedding,
+ * RMSNorm, RoPE, SwiGLU, the output gate, cross-entropy, AdamW, sum of
+ * squares and axpy, each one kernel (or two) on the context's stream.  What
+ * each element computes is engine/cuda/elem.h's; here is only which thread
+ * does what.
+ *
+ * Determinism: no atomics.  Sums over rows (RMSNorm's gain, the
+ * embedding's scatter) have one owner per column and a fixed order, sums
+ * within a row use the fixed tree of block_sum, and sumsq a fixed number
+ * of blocks: a run repeats bit for bit on the same GPU and grid. */
+#include <math.h>
+
+#include "engine/cuda/internal.h"
+
+#define CTX(ctx) ((eng__cu *)(ctx))
+/* skip the op when the context already failed; the launch's error kept after */
+#define RUN(ctx, what, launch)                                                                                 \
+    do {                                                                                                       \
+        eng__cu *c_ = CTX(ctx);                                                                                \
+        if (c_->status)                                                                                        \
+            return;                                                                                            \
+        launch;                                                                                                \
+        ENG__CU_LAUNCHED(c_, what);                                                                            \
+    } while (0)
+#define S(ctx) (CTX(ctx)->stream)
+
+/* ------------------------------------------------------------ reductions */
+/* Sum over the block (blockDim.x a multiple of 32, at most 1024) in a fixed
+ * tree; every thread gets the result.  sh: 32 floats of shared memory. */
+__device__ static float block_sum(float x, float *sh)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        x += __shfl_down_sync(0xffffffffu, x, o);
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    __syncthreads(); /* sh may still be read from a previous call */
+    if (lane == 0)
+        sh[w] = x;
+    __syncthreads();
+    x = lane < nw ? sh[lane] : 0.0f;
+    if (w == 0)
+        for (int o = 16; o > 0; o >>= 1)
+            x += __shfl_down_sync(0xffffffffu, x, o);
+    if (threadIdx.x == 0)
+        sh[0] = x;
+    __syncthreads();
+    return sh[0];
+}
+
+/* The (max, sum of exp) pair over the block, the same way. */
+__device__ static void block_lse(float *m, float *s, float *shm, float *shs)
+{
+    for (int o = 16; o > 0; o >>= 1) {
+        float m2 = __shfl_down_sync(0xffffffffu, *m, o), s2 = __shfl_down_sync(0xffffffffu, *s, o);
+        eng_cu_lse_merge(m, s, m2, s2);
+    }
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    __syncthreads();
+    if (lane == 0)
+        shm[w] = *m, shs[w] = *s;
+    __syncthreads();
+    if (w == 0) {
+        *m = lane < nw ? shm[lane] : -INFINITY;
+        *s = lane < nw ? shs[lane] : 0.0f;
+        for (int o = 16; o > 0; o >>= 1) {
+            float m2 = __shfl_down_sync(0xffffffffu, *m, o), s2 = __shfl_down_sync(0xffffffffu, *s, o);
+            eng_cu_lse_merge(m, s, m2, s2);
+        }
+        if (lane == 0)
+            shm[0] = *m, shs[0] = *s;
+    }
+    __syncthreads();
+    *m = shm[0], *s = shs[0];
+}
+
+/* ------------------------------------------------------------ embedding */
+__global__ static void k_embedding_fwd(float *out, const float *wte, const int32_t *tok, int N, int C)
+{
+    size_t total = (size_t)N * C;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total; i += (size_t)gridDim.x * blockDim.x) {
+        size_t n = i / C, ch = i % C;
+        out[i] = wte[(size_t)tok[n] * C + ch];
+    }
+}
+
+/* one thread per channel, tokens in order: the CPU's order, bit for bit */
+__global__ static void k_embedding_bwd(float *dwte, const float *dout, const int32_t *tok, int N, int C)
+{
+    int ch = blockIdx.x * blockDim.x + threadIdx.x;
+    if (ch >= C)
+        return;
+    for (int n = 0; n < N; n++)
+        dwte[(size_t)tok[n] * C + ch] += dout[(size_t)n * C + ch];
+}
+
+void eng__cu_embedding_fwd(void *ctx, float *out, const float *wte, const int32_t *tok, int N, int C)
+{
+    RUN(ctx, "embedding_fwd",
+        (k_embedding_fwd<<<eng__cu_grid((size_t)N * C), ENG__CU_THREADS, 0, S(ctx)>>>(out, wte, tok, N, C)));
+}
+
+void eng__cu_embedding_bwd(void *ctx, float *dwte, const float *dout, const int32_t *tok, int N, int C)
+{
+    RUN(ctx, "embedding_bwd",
+        (k_embedding_bwd<<<(C + 127) / 128, 128, 0, S(ctx)>>>(dwte, dout, tok, N, C)));
+}
+
+/* ------------------------------------------------------------ RMSNorm */
+__global__ static void k_rmsnorm_fwd(float *out, float *rstd, const float *x, const float *w, int C, float eps)
+{
+    __shared__ float sh[32];
+    const size_t n = blockIdx.x;
+    const float *xn = x + n * C;
+    float ss = 0;
+    for (int c = threadIdx.x; c < C; c += blockDim.x)
+        ss += xn[c] * xn[c];
+    float r = eng_cu_rmsnorm_rstd(block_sum(ss, sh), C, eps);
+    if (threadIdx.x == 0)
+        rstd[n] = r;
+    for (int c = threadIdx.x; c < C; c += blockDim.x)
+        out[n * C + c] = xn[c] * r * w[c];
+}
+
+__global__ static void k_rmsnorm_bwd_dx(float *dx, const float *dout, const float *x, const float *w,
+                                        const float *rstd, int C)
+{
+    __shared__ float sh[32];
+    const size_t n = blockIdx.x;
+    const float *xn = x + n * C, *dn = dout + n * C;
+    float dot = 0;
+    for (int c = threadIdx.x; c < C; c += blockDim.x)
+        dot += dn[c] * w[c] * xn[c];
+    const float r = rstd[n], k = eng_cu_rmsnorm_k(block_sum(dot, sh), r, C);
+    for (int c = threadIdx.x; c < C; c += blockDim.x)
+        dx[n * C + c] += eng_cu_rmsnorm_dx(r, w[c], dn[c], xn[c], k);
+}
+
+/* dw: 32 columns a block, 8 slices of rows each summed in order, the
+ * slices then added in order: fixed whatever the GPU */
+__global__ static void k_rmsnorm_bwd_dw(float *dw, const float *dout, const float *x, const float *rstd, int N, int C)
+{
+    __shared__ float part[8][33];
+    const int col = threadIdx.x & 31, slice = threadIdx.x >> 5, c = blockIdx.x * 32 + col;
+    float s = 0;
+    if (c < C)
+        for (int n = slice; n < N; n += 8)
+            s += dout[(size_t)n * C + c] * x[(size_t)n * C + c] * rstd[n];
+    part[slice][col] = s;
+    __syncthreads();
+    if (slice == 0 && c < C) {
+        float t = 0;
+        for (int k = 0; k < 8; k++)
+            t += part[k][col];
+        dw[c] += t;
+    }
+}
+
+void eng__cu_rmsnorm_fwd(void *ctx, float *out, float *rstd, const float *x, const float *w, int N, int C, float eps)
+{
+    if (N > 0)
+        RUN(ctx, "rmsnorm_fwd", (k_rmsnorm_fwd<<<N, ENG__CU_THREADS, 0, S(ctx)>>>(out, rstd, x, w, C, eps)));
+}
+
+void eng__cu_rmsnorm_bwd(void *ctx, float *dx, float *dw, const float *dout, const float *x, const float *w,
+                         const float *rstd, int N, int C)
+{
+    if (N <= 0)
+        return;
+    RUN(ctx, "rmsnorm_bwd", (k_rmsnorm_bwd_dx<<<N, ENG__CU_THREADS, 0, S(ctx)>>>(dx, dout, x, w, rstd, C)));
+    RUN(ctx, "rmsnorm_bwd (gain)",
+        (k_rmsnorm_bwd_dw<<<(C + 31) / 32, 256, 0, S(ctx)>>>(dw, dout, x, rstd, N, C)));
+}
+
+/* ------------------------------------------------------------ RoPE */
+__global__ static void k_rope(float *x, int ld, int N, int T, int H, int hd, const float *cs, float sign)
+{
+    const int h2 = hd / 2;
+    const size_t total = (size_t)N * H * h2;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total; i += (size_t)gridDim.x * blockDim.x) {
+        const int p = (int)(i % h2);
+        const size_t nh = i / h2;
+        const int h = (int)(nh % H);
+        const size_t n = nh / H;
+        const float *cosv = cs + (size_t)(n % T) * hd;
+        float *a = x + n * ld + (size_t)h * hd;
+        eng_cu_rope_pair(a + p, a + p + h2, cosv[p], cosv[h2 + p], sign);
+    }
+}
+
+void eng__cu_rope_fwd(void *ctx, float *x, int ld, int N, int T, int H, int hd, const float *cs)
+{
+    RUN(ctx, "rope_fwd",
+        (k_rope<<<eng__cu_grid((size_t)N * H * (hd / 2)), ENG__CU_THREADS, 0, S(ctx)>>>(x, ld, N, T, H, hd, cs, 1.0f)));
+}
+
+void eng__cu_rope_bwd(void *ctx, float *dx, int ld, int N, int T, int H, int hd, const float *cs)
+{
+    RUN(ctx, "rope_bwd",
+        (k_rope<<<eng__cu_grid((size_t)N * H * (hd / 2)), ENG__CU_THREADS, 0, S(ctx)>>>(dx, ld, N, T, H, hd, cs,
+                                                                                           -1.0f)));
+}
+
+/* ------------------------------------------------------------ SwiGLU */
+__global__ static void k_swiglu_fwd(float *out, const float *g, const float *u, int ldgu, int N, int F)
+{
+    const size_t total = (size_t)N * F;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total; i += (size_t)gridDim.x * blockDim.x) {
+        const size_t n = i / F, f = i % F;
+        out[i] = eng_cu_swiglu_fwd(g[n * ldgu + f], u[n * ldgu + f]);
+    }
+}
+
+__global__ static void k_swiglu_bwd(float *dg, float *du, const float *dout, const float *g, const float *u, int ldgu,
+                                    int N, int F)
+{
+    const size_t total = (size_t)N * F;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total; i += (size_t)gridDim.x * blockDim.x) {
+        const size_t n = i / F, f = i % F, at = n * ldgu + f;
+        float a, b;
+        eng_cu_swiglu_bwd(dout[i], g[at], u[at], &a, &b);
+        dg[at] = a;
+        du[at] = b;
+    }
+}
+
+void eng__cu_swiglu_fwd(void *ctx, float *out, const float *g, const float *u, int ldgu, int N, int F)
+{
+    RUN(ctx, "swiglu_fwd",
+        (k_swiglu_fwd<<<eng__cu_grid((size_t)N * F), ENG__CU_THREADS, 0, S(ctx)>>>(out, g, u, ldgu, N, F)));
+}
+
+void eng__cu_swiglu_bwd(void *ctx, float *dg, float *du, const float *dout, const float *g, const float *u, int ldgu,
+                        int N, int F)
+{
+    RUN(ctx, "swiglu_bwd",
+        (k_swiglu_bwd<<<eng__cu_grid((size_t)N * F), ENG__CU_THREADS, 0, S(ctx)>>>(dg, du, dout, g, u, ldgu, N, F)));
+}
+
+/* ------------------------------------------------------------ gate */
+__global__ static void k_gate_fwd(float *out, const float *a, const float *z, int ldz, int N, int D, int G)
+{
+    const int w = D / G;
+    const size_t total = (size_t)N * D;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total; i += (size_t)gridDim.x * blockDim.x) {
+        const size_t n = i / D;
+        const int j = (int)(i % D);
+        out[i] = a[i] * eng_cu_sigmoid(z[n * ldz + j / w]);
+    }
+}
+
+/* one thread per (row, gate): its group's sum in channel order, as the CPU */
+__global__ static void k_gate_bwd(float *da, float *dz, const float *dout, const float *a, const float *z, int ldz,
+                                  int N, int D, int G)
+{
+    const int w = D / G;
+    const size_t total = (size_t)N * G;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total; i += (size_t)gridDim.x * blockDim.x) {
+        const size_t n = i / G;
+        const int g = (int)(i % G);
+        const float s = eng_cu_sigmoid(z[n * ldz + g]);
+        float acc = 0;
+        for (int j = g * w; j < (g + 1) * w; j++) {
+            const size_t at = n * D + j;
+            da[at] = dout[at] * s;
+            acc += dout[at] * a[at];
+        }
+        dz[n * ldz + g] = eng_cu_gate_dz(s, acc);
+    }
+}
+
+void eng__cu_gate_fwd(void *ctx, float *out, const float *a, const float *z, int ldz, int N, int D, int G)
+{
+    RUN(ctx, "gate_fwd",
+        (k_gate_fwd<<<eng__cu_grid((size_t)N * D), ENG__CU_THREADS, 0, S(ctx)>>>(out, a, z, ldz, N, D, G)));
+}
+
+void eng__cu_gate_bwd(void *ctx, float *da, float *dz, const float *dout, const float *a, const float *z, int ldz,
+                      int N, int D, int G)
+{
+    RUN(ctx, "gate_bwd",
+        (k_gate_bwd<<<eng__cu_grid((size_t)N * G), ENG__CU_THREADS, 0, S(ctx)>>>(da, dz, dout, a, z, ldz, N, D, G)));
+}
+
+/* ------------------------------------------------------------ cross-entropy */
+/* A block per row: each thread's online (max, sum) over its strided
+ * logits, merged over the block; the probabilities are never stored. */
+__device__ static void row_lse(const float *l, int V, float *m, float *s)
+{
+    __shared__ float shm[32], shs[32];
+    *m = -INFINITY, *s = 0.0f;
+    for (int v = threadIdx.x; v < V; v += blockDim.x)
+        eng_cu_lse_add(m, s, l[v]);
+    block_lse(m, s, shm, shs);
+}
+
+__global__ static void k_xent_fwd(float *losses, const float *logits, const int32_t *targets, int V)
+{
+    const size_t n = blockIdx.x;
+    const int t = targets[n];
+    if (t < 0) { /* the whole block leaves together */
+        if (threadIdx.x == 0)
+            losses[n] = 0;
+        return;
+    }
+    const float *l = logits + n * V;
+    float m, s;
+    row_lse(l, V, &m, &s);
+    if (threadIdx.x == 0)
+        losses[n] = eng_cu_xent_loss(m, s, l[t]);
+}
+
+__global__ static void k_xent_bwd(float *logits, const int32_t *targets, int V, float dscale)
+{
+    const size_t n = blockIdx.x;
+    const int t = targets[n];
+    float *l = logits + n * V;
+    if (t < 0) {
+        for (int v = threadIdx.x; v < V; v += blockDim.x)
+            l[v] = 0;
+        return;
+    }
+    float m, s;
+    row_lse(l, V, &m, &s);
+    for (int v = threadIdx.x; v < V; v += blockDim.x)
+        l[v] = eng_cu_xent_grad(l[v], m, s, v == t, dscale);
+}
+
+void eng__cu_xent_fwd(void *ctx, float *losses, const float *logits, const int32_t *targets, int N, int V)
+{
+    if (N > 0)
+        RUN(ctx, "xent_fwd", (k_xent_fwd<<<N, 512, 0, S(ctx)>>>(losses, logits, targets, V)));
+}
+
+void eng__cu_xent_bwd(void *ctx, float *logits, const int32_t *targets, int N, int V, float dscale)
+{
+    if (N > 0)
+        RUN(ctx, "xent_bwd", (k_xent_bwd<<<N, 512, 0, S(ctx)>>>(logits, targets, V, dscale)));
+}
+
+/* ------------------------------------------------------------ optimizer */
+__global__ static void k_adamw(float *p, const float *grad, float *m, float *v, size_t n, float b1, float b2, float eps,
+                               float decay, float step, float rbc2, float grad_scale)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        eng_cu_adamw(p + i, grad[i], m + i, v + i, b1, b2, eps, decay, step, rbc2, grad_scale);
+}
+
+void eng__cu_adamw(void *ctx, float *p, const float *grad, float *m, float *v, size_t n, float lr, float b1, float b2,
+                   float eps, float wd, float bc1, float bc2, float grad_scale)
+{
+    const float decay = 1.0f - lr * wd, step = lr / bc1, rbc2 = 1.0f / sqrtf(bc2);
+    if (n)
+        RUN(ctx, "adamw",
+            (k_adamw<<<eng__cu_grid(n), ENG__CU_THREADS, 0, S(ctx)>>>(p, grad, m, v, n, b1, b2, eps, decay, step, rbc2,
+                                                                    grad_scale)));
+}
+
+/* A fixed grid of ENG__CU_SUMSQ_BLOCKS blocks, each summing its strided
+ * elements in double in a fixed tree; then one block sums the partials. */
+__device__ static double block_sum_d(double x, double *sh)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        x += __shfl_down_sync(0xffffffffu, x, o);
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    if (lane == 0)
+        sh[w] = x;
+    __syncthreads();
+    x = lane < nw ? sh[lane] : 0.0;
+    if (w == 0)
+        for (int o = 16; o > 0; o >>= 1)
+            x += __shfl_down_sync(0xffffffffu, x, o);
+    return x;
+}
+
+__global__ static void k_sumsq_part(double *part, const float *x, size_t n)
+{
+    __shared__ double sh[32];
+    double s = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        s += (double)x[i] * x[i];
+    s = block_sum_d(s, sh);
+    if (threadIdx.x == 0)
+        part[blockIdx.x] = s;
+}
+
+__global__ static void k_sumsq_total(double *out, const double *part, int nparts)
+{
+    __shared__ double sh[32];
+    double s = 0;
+    for (int i = threadIdx.x; i < nparts; i += blockDim.x)
+        s += part[i];
+    s = block_sum_d(s, sh);
+    if (threadIdx.x == 0)
+        *out = s;
+}
+
+double eng__cu_sumsq(void *ctx, const float *x, size_t n)
+{
+    eng__cu *c = CTX(ctx);
+    if (c->status)
+        return NAN;
+    if (!n)
+        return 0;
+    k_sumsq_part<<<ENG__CU_SUMSQ_BLOCKS, ENG__CU_THREADS, 0, c->stream>>>(c->partials, x, n);
+    if (ENG__CU_LAUNCHED(c, "sumsq"))
+        return NAN;
+    /* the pinned result is written by the kernel itself: no copy to order */
+    k_sumsq_total<<<1, 1024, 0, c->stream>>>(c->host_sum, c->partials, ENG__CU_SUMSQ_BLOCKS);
+    if (ENG__CU_LAUNCHED(c, "sumsq") || eng__cu_check(c, cudaStreamSynchronize(c->stream), "sumsq"))
+        return NAN;
+    return *c->host_sum;
+}
+
+__global__ static void k_axpy(float *y, const float *x, size_t n, float alpha)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        y[i] += alpha * x[i];
+}
+
+void eng__cu_axpy(void *ctx, float *y, const float *x, size_t n, float alpha)
+{
+    if (n)
+        RUN(ctx, "axpy", (k_axpy<<<eng__cu_grid(n), ENG__CU_THREADS, 0, S(ctx)>>>(y, x, n, alpha)));
+}
