@@ -7,7 +7,8 @@
  * Text from the database is only ever set as textContent, never as HTML. */
 "use strict";
 
-const POLL_MS = 2000;
+// ?poll=MS in the page's URL changes the period (tests poll faster); never below 100 ms
+const POLL_MS = Math.max(100, +new URLSearchParams(location.search).get("poll") || 2000);
 const MAX_ROWS = 1000; // the jobs table draws at most this many rows (filter to narrow)
 const STATUSES = ["pending", "running", "done", "failed", "interrupted"];
 
