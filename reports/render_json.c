@@ -19,16 +19,22 @@ void rpt_json_str(FILE *f, const char *s)
         return;
     }
     fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    /* runs of plain characters in one fwrite: the dashboard's jobs answer
+     * is mostly strings, and a call per character was a tenth of its time */
+    const unsigned char *p = (const unsigned char *)s, *run = p;
+    for (; *p; p++) {
+        if (*p != '"' && *p != '\\' && *p >= 0x20)
+            continue;
+        fwrite(run, 1, (size_t)(p - run), f);
+        run = p + 1;
         if (*p == '"' || *p == '\\')
             fprintf(f, "\\%c", *p);
         else if (*p == '\n')
             fputs("\\n", f);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
         else
-            fputc(*p, f);
+            fprintf(f, "\\u%04x", *p);
     }
+    fwrite(run, 1, (size_t)(p - run), f);
     fputc('"', f);
 }
 

@@ -32,7 +32,10 @@ const ctx = await chromium.launchPersistentContext(process.env.PROFILE, {
 const page = ctx.pages()[0] || (await ctx.newPage());
 const errors = [];
 page.on("pageerror", (e) => errors.push(e.message));
-page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+// the 403 pages of the token checks make Chromium ask for /favicon.ico, also 403: not the dashboard's
+page.on("console", (m) => {
+  if (m.type() === "error" && !(m.location().url || "").endsWith("/favicon.ico")) errors.push(m.text() + " " + m.location().url);
+});
 const shot = (name) => page.screenshot({ path: process.env.SHOTS + "/" + name, fullPage: true });
 
 // the same formatting the page promises: rows compare as the user reads them

@@ -153,17 +153,22 @@ check(st == 404, "an unknown API: 404", st)
 c = sqlite3.connect("file:%s?mode=ro" % dbpath, uri=True)
 n_jobs = c.execute("SELECT count(*) FROM results").fetchone()[0]
 st, _, body = get("/api/jobs?t=" + token)
-jobs = json.loads(body)["jobs"] if st == 200 else []
+def rows(body):
+    d = json.loads(body)
+    return [dict(zip(d["columns"], r)) for r in d["rows"]]
+
+
+jobs = rows(body) if st == 200 else []
 check(len(jobs) == n_jobs and {j["key"] for j in jobs} == {r[0] for r in c.execute("SELECT key FROM results")},
       "/api/jobs: every job of results, once (%d)" % n_jobs, (st, len(jobs)))
 evil = urllib.parse.quote("x' OR 1=1 --")
 st, _, body = get("/api/jobs?sweep=%s&t=%s" % (evil, token))
-check(st == 200 and json.loads(body)["jobs"] == [], "sweep=\"x' OR 1=1 --\": no jobs (a bound parameter, not SQL)",
+check(st == 200 and rows(body) == [], "sweep=\"x' OR 1=1 --\": no jobs (a bound parameter, not SQL)",
       body[:200])
 sw = c.execute("SELECT name FROM sweeps ORDER BY name LIMIT 1").fetchone()[0]
 want = c.execute("SELECT count(*) FROM sweep_jobs WHERE sweep = ? AND active = 1", (sw,)).fetchone()[0]
 st, _, body = get("/api/jobs?sweep=%s&t=%s" % (urllib.parse.quote(sw), token))
-check(st == 200 and len(json.loads(body)["jobs"]) == want, "sweep=%s: its %d jobs" % (sw, want), body[:200])
+check(st == 200 and len(rows(body)) == want, "sweep=%s: its %d jobs" % (sw, want), body[:200])
 st, _, body = get("/api/job?key=%s&t=%s" % (urllib.parse.quote("' OR ''='"), token))
 check(st == 400 and b"64 hex digits" in body, "job key not 64 hex digits: 400 saying what is expected", body[:200])
 st, _, body = get("/api/job?key=%s&t=%s" % ("0" * 64, token))

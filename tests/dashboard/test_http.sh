@@ -42,7 +42,7 @@ ok $? "...the page loads"
 [ "$(fetch "/api/jobs?t=$token")" = 503 ] && grep -q "later.db: no such file (tlmd writes it" body
 ok $? "...the API answers 503: no such file, run tlmd first ($(cat body))"
 cp fx.db later.db
-[ "$(fetch "/api/jobs?t=$token")" = 200 ] && grep -q '"jobs":\[{' body
+[ "$(fetch "/api/jobs?t=$token")" = 200 ] && grep -q '"rows":\[\[' body
 ok $? "...and serves it once it is there"
 kill "$dp"; wait "$dp"
 
