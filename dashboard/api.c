@@ -413,7 +413,12 @@ static int put_curves(FILE *f, sqlite3 *h, const char *key, eng_err *e)
     };
     static const char *const names[2] = {"steps", "val"};
     sqlite3_stmt *st = NULL;
-    int rc = 0;
+    int64_t known;
+    int rc = count_of(h, "SELECT count(*) FROM jobs WHERE key = ?1", key, &known, e);
+    if (rc)
+        return rc;
+    if (!known)
+        return eng_errf(e, ENG_EDATA, "no job %s in results.db", key);
     rpt_json_str(f, key);
     fputs(":{", f);
     for (int w = 0; w < 2 && !rc; w++) {

@@ -452,8 +452,11 @@ int dash_server_start(const dash_opts *o, dash_server **out, const char **url, e
         goto fail;
     }
     if (o->token) {
-        if (strlen(o->token) < 16 || strlen(o->token) > TOKEN_HEX) {
-            rc = eng_errf(e, ENG_ECONFIG, "--token: expected 16 to %d characters", TOKEN_HEX);
+        /* it goes into a cookie and a URL as it is: letters, digits, '-' and '_' only */
+        size_t n = strlen(o->token);
+        if (n < 16 || n > TOKEN_HEX || strspn(o->token, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                         "0123456789-_") != n) {
+            rc = eng_errf(e, ENG_ECONFIG, "--token: expected 16 to %d letters, digits, '-' or '_'", TOKEN_HEX);
             goto fail;
         }
         strcpy(s->token, o->token);

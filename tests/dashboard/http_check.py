@@ -173,6 +173,8 @@ st, _, body = get("/api/job?key=%s&t=%s" % (urllib.parse.quote("' OR ''='"), tok
 check(st == 400 and b"64 hex digits" in body, "job key not 64 hex digits: 400 saying what is expected", body[:200])
 st, _, body = get("/api/job?key=%s&t=%s" % ("0" * 64, token))
 check(st == 404 and b"no job" in body, "an unknown job: 404", body[:200])
+st, _, body = get("/api/series?key=%s&t=%s" % ("0" * 64, token))
+check(st == 404 and b"no job" in body, "the curves of an unknown job: 404", body[:200])
 st, _, body = get("/api/series?%s&t=%s" % ("&".join("key=" + "a" * 64 for _ in range(17)), token))
 check(st == 400, "17 jobs in one series request: 400 (at most 16)", st)
 st, _, body = get("/api/table?name=nope&t=" + token)

@@ -89,7 +89,7 @@ kill "$dp"; wait "$dp"
 [ ! -e "$tmp/d.sock" ]
 ok $? "...and removes its socket when stopped"
 echo "a user's file" >keep.txt
-"$D" --db fx.db --listen "unix:$tmp/keep.txt" >o 2>e
+timeout 10 "$D" --db fx.db --listen "unix:$tmp/keep.txt" >o 2>e
 [ $? = 1 ] && grep -q "exists and is not a socket" e && [ "$(cat keep.txt)" = "a user's file" ]
 ok $? "a file at the socket path: refused, the file left as it was"
 
@@ -98,10 +98,13 @@ start_dash dash6.out --db fx.db --listen 0.0.0.0:0
 grep -q "warning: --listen 0.0.0.0:0 is reachable from other machines" dash6.out.err
 ok $? "--listen 0.0.0.0: warns that other machines can reach it"
 kill "$dp"; wait "$dp"
-"$D" --db fx.db --listen nonsense >o 2>e
+timeout 10 "$D" --db fx.db --listen nonsense >o 2>e
 [ $? != 0 ] && grep -q "expected HOST:PORT" e
 ok $? "--listen nonsense: refused, saying what is expected"
-"$D" --db fx.db --max-connections 0 >o 2>e
+timeout 10 "$D" --db fx.db --token 'abc;def ghi=jklmnop' >o 2>e
+[ $? = 1 ] && grep -q "token: expected 16 to 64 letters" e
+ok $? "--token with a ';': refused (it goes into a cookie)"
+timeout 10 "$D" --db fx.db --max-connections 0 >o 2>e
 [ $? = 2 ] && grep -q "max-connections" e
 ok $? "--max-connections 0: a usage error"
 finish
