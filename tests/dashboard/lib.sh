@@ -6,6 +6,9 @@
 # installed into $tmp), skipping with 77 only when they cannot be had.
 . "$TLM_SRCDIR/tests/tlmd/lib.sh"
 D="$TLM_BUILDDIR/dashboard/tlm-dash"
+# under --enable-sanitizers: the plotting libraries' own caches (figures) are not our leaks
+LSAN_OPTIONS="suppressions=$TLM_SRCDIR/tests/report/test_report.lsan${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+export LSAN_OPTIONS
 NM="$TLM_SRCDIR/dashboard/node_modules"
 SHOTS="$TLM_BUILDDIR/tests/dashboard/screenshots"
 

@@ -30,6 +30,7 @@ done <http.out
 kill -0 "$dp"
 ok $? "tlm-dash survived every request"
 kill "$dp"; wait "$dp"
+ok $? "...and stops on SIGTERM with status 0"
 
 # fetch PATH: the status of one request to the server started last (its body in ./body)
 fetch() { curl -s -o body -w '%{http_code}' "$base$1" 2>/dev/null; }
