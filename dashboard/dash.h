@@ -90,7 +90,6 @@ typedef struct dash_opts {
     const char *token;      /* NULL: draw one */
     int max_conns;          /* connections at once (default 64) */
     int threads;            /* worker threads (default 4) */
-    int quiet;
 } dash_opts;
 
 typedef struct dash_server dash_server;

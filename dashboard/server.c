@@ -55,7 +55,6 @@ struct dash_server {
     char tmpdir[ENG_PATH_CAP];
     vendor_file vendor[2];
     char vendor_err[ENG_MSG_MAX];
-    int quiet;
 };
 
 /* ------------------------------------------------------------ answers */
@@ -444,7 +443,6 @@ int dash_server_start(const dash_opts *o, dash_server **out, const char **url, e
     if (!s)
         return eng_errf(e, ENG_ENOMEM, "out of memory");
     dash_db_init(&s->dbs, o->db_path);
-    s->quiet = o->quiet;
     int rc = 0, fd = -1;
     unsigned char rnd[32 + 8];
     if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {

@@ -461,7 +461,7 @@ views.compare = function (params) {
 };
 
 function cellText(c, col) {
-  if (c === null || c === undefined) return "";
+  if (c === null || c === undefined) return "-"; // an empty cell, as tlm-report's Markdown shows it
   if (typeof c === "string") return c;
   if (c.value === null) return c.missing || "";
   const sign = col.signed && c.value > 0 ? "+" : "";
@@ -490,14 +490,16 @@ views.tables = function (params, name) {
           el("img", { class: "figure", alt: f.name, src: "/api/figure?" + q(f.name) + "&v=" + Date.now() }))));
       return;
     }
-    const [d, md] = await Promise.all([api("/api/table?" + q(name, paper ? "&paper=1" : ""), fresh),
-      api("/api/table?" + q(name, (paper ? "&paper=1" : "") + "&format=md"), fresh)]);
+    const [d, md, list] = await Promise.all([api("/api/table?" + q(name, paper ? "&paper=1" : ""), fresh),
+      api("/api/table?" + q(name, (paper ? "&paper=1" : "") + "&format=md"), fresh), refresh.list || api("/api/tables", true)]);
     if (d === undefined || md === undefined || (d === null && md === null)) return;
     tlm.redraws++;
     const t = d || refresh.t;
     refresh.t = t;
-    const parts = [el("p", {}, el("strong", { text: t.title })), el("p", {},
-      el("a", { href: "#/tables/" + name + (paper ? "" : "?paper=1"), text: paper ? "without the paper's figures" : "with the paper's figures" }))];
+    if (list) refresh.list = list;
+    const def = ((refresh.list || {}).tables || []).find((x) => x.name === name);
+    const parts = [el("p", {}, el("strong", { text: t.title })), def && def.paper ? el("p", {},
+      el("a", { href: "#/tables/" + name + (paper ? "" : "?paper=1"), text: paper ? "without the paper's figures" : "with the paper's figures" })) : null];
     for (const n of t.notes) parts.push(el("p", { class: "muted", text: n }));
     for (const p of t.panels) {
       parts.push(el("h3", { text: p.title }));
@@ -509,7 +511,7 @@ views.tables = function (params, name) {
     }
     if (md !== null) refresh.md = md;
     parts.push(el("h3", { text: "As tlm-report --table " + name + (paper ? " --paper" : "") + " prints it" }), el("pre", { id: "table-md", text: refresh.md }));
-    out.replaceChildren(...parts);
+    out.replaceChildren(...parts.filter(Boolean));
   }
   return { refresh };
 };

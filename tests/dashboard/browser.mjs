@@ -170,7 +170,14 @@ async function staticChecks() {
     md.slice(0, 300));
   const cells = await page.$$eval("table.rpt tbody tr", (trs) => trs.length);
   check(cells === want.jobs.length, "tables: runs has one row per job", cells);
+  const toggle = await page.$$eval("#table-out a", (as) => as.map((a) => a.textContent));
+  check(toggle.length === 0, "tables: runs has no paper's figures, so no switch for them", toggle.join(","));
   await shot("table.png");
+  await page.goto(url + "#/tables/wider_early_vs_late?paper=1");
+  await waitFor(() => document.querySelector("#table-md"));
+  const md2 = await page.textContent("#table-md");
+  check(md2 === want.wider_md && (await page.textContent("#table-out")).includes("without the paper's figures"),
+    "tables: wider_early_vs_late --paper as tlm-report prints it, with the switch back", md2.slice(0, 300));
   check(errors.length === 0, "no script errors on any page", errors.join("\n"));
 }
 

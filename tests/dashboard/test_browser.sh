@@ -21,7 +21,8 @@ sha_before=$(sha256sum results.db | cut -d' ' -f1)
 
 # what results.db holds, for browser.mjs to compare the pages with
 "$TLM_BUILDDIR/reports/tlm-report" --db results.db --table runs >runs.md
-python3 - results.db runs.md $steps >expect.json <<'PY'
+"$TLM_BUILDDIR/reports/tlm-report" --db results.db --table wider_early_vs_late --paper >wider.md 2>/dev/null
+python3 - results.db runs.md $steps wider.md >expect.json <<'PY'
 import json, sqlite3, sys
 c = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True)
 c.row_factory = sqlite3.Row
@@ -39,6 +40,7 @@ print(json.dumps({
     "widths": {j["key"]: json.loads(q("SELECT widths FROM jobs WHERE key = ?", j["key"])[0]["widths"]) for j in jobs},
     "step_events": int(sys.argv[3]),
     "runs_md": open(sys.argv[2]).read(),
+    "wider_md": open(sys.argv[4]).read(),
 }))
 PY
 ok $? "expected values read from results.db"
