@@ -3,4 +3,5 @@ include bench/engine.mk
 include bench/orchestrator.mk
 include bench/data.mk
 include bench/report.mk
+include bench/dash.mk
 include bench/arch.mk

@@ -13,27 +13,33 @@
 
 #include "common/fmt.h"
 
-static void put_str(FILE *f, const char *s)
+void rpt_json_str(FILE *f, const char *s)
 {
     if (!s) {
         fputs("null", f);
         return;
     }
     fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    /* runs of plain characters in one fwrite: the dashboard's jobs answer
+     * is mostly strings, and a call per character was a tenth of its time */
+    const unsigned char *p = (const unsigned char *)s, *run = p;
+    for (; *p; p++) {
+        if (*p != '"' && *p != '\\' && *p >= 0x20)
+            continue;
+        fwrite(run, 1, (size_t)(p - run), f);
+        run = p + 1;
         if (*p == '"' || *p == '\\')
             fprintf(f, "\\%c", *p);
         else if (*p == '\n')
             fputs("\\n", f);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
         else
-            fputc(*p, f);
+            fprintf(f, "\\u%04x", *p);
     }
+    fwrite(run, 1, (size_t)(p - run), f);
     fputc('"', f);
 }
 
-static void put_num(FILE *f, double v)
+void rpt_json_num(FILE *f, double v)
 {
     char b[40];
     if (!isfinite(v)) {
@@ -56,7 +62,7 @@ static void put_notes(FILE *f, const char *const *notes, int n)
     for (int i = 0; i < n; i++) {
         if (i)
             fputs(", ", f);
-        put_str(f, notes[i]);
+        rpt_json_str(f, notes[i]);
     }
     fputc(']', f);
 }
@@ -64,36 +70,36 @@ static void put_notes(FILE *f, const char *const *notes, int n)
 static void put_cell(FILE *f, const rpt_cell *c)
 {
     switch (c->kind) {
-    case RPT_CELL_TEXT: put_str(f, c->text); break;
+    case RPT_CELL_TEXT: rpt_json_str(f, c->text); break;
     case RPT_CELL_MISSING:
         fputs("{\"value\": null, \"missing\": ", f);
-        put_str(f, c->text);
+        rpt_json_str(f, c->text);
         fputc('}', f);
         break;
     case RPT_CELL_NUM:
         fputs("{\"value\": ", f);
-        put_num(f, c->v);
+        rpt_json_num(f, c->v);
         fprintf(f, ", \"best\": %s}", c->best ? "true" : "false");
         break;
     case RPT_CELL_STAT:
         fputs("{\"value\": ", f);
-        put_num(f, c->v);
+        rpt_json_num(f, c->v);
         fputs(", \"std\": ", f);
-        put_num(f, c->std);
+        rpt_json_num(f, c->std);
         fprintf(f, ", \"n\": %d, \"note\": ", c->n);
-        put_str(f, c->text);
+        rpt_json_str(f, c->text);
         fprintf(f, ", \"best\": %s}", c->best ? "true" : "false");
         break;
     case RPT_CELL_DELTA:
         fputs("{\"value\": ", f);
-        put_num(f, c->v);
+        rpt_json_num(f, c->v);
         fputs(", \"lo\": ", f);
-        put_num(f, c->lo);
+        rpt_json_num(f, c->lo);
         fputs(", \"hi\": ", f);
-        put_num(f, c->hi);
+        rpt_json_num(f, c->hi);
         fprintf(f, ", \"n\": %d, \"paired\": %s, \"significant\": %s, \"note\": ", c->n, c->paired ? "true" : "false",
                 c->sig == RPT_SIG_YES ? "true" : c->sig == RPT_SIG_NO ? "false" : "null");
-        put_str(f, c->text);
+        rpt_json_str(f, c->text);
         fputs(", \"best\": false}", f);
         break;
     default: fputs("null", f);
@@ -104,27 +110,27 @@ int rpt_render_json(const rpt_table *t, FILE *f)
 {
     static const char *const kinds[] = {"text", "stat", "number", "delta"};
     fputs("{\"tlm_report\": 1, \"table\": ", f);
-    put_str(f, t->name);
+    rpt_json_str(f, t->name);
     fputs(", \"title\": ", f);
-    put_str(f, t->title);
+    rpt_json_str(f, t->title);
     fputs(", \"db\": ", f);
-    put_str(f, t->db_path);
+    rpt_json_str(f, t->db_path);
     fputs(", \"sweep\": ", f);
-    put_str(f, t->sweep);
+    rpt_json_str(f, t->sweep);
     fputs(", \"notes\": ", f);
     put_notes(f, t->notes, t->n_notes);
     fputs(",\n \"panels\": [", f);
     for (int pi = 0; pi < t->n_panels; pi++) {
         const rpt_panel *p = &t->panels[pi];
         fputs(pi ? ",\n  {\"title\": " : "\n  {\"title\": ", f);
-        put_str(f, p->title);
+        rpt_json_str(f, p->title);
         fputs(", \"keys\": {", f);
         for (int k = 0; k < p->n_keys; k++) {
             if (k)
                 fputs(", ", f);
-            put_str(f, p->key_names[k]);
+            rpt_json_str(f, p->key_names[k]);
             fputs(": ", f);
-            put_str(f, p->key_vals[k]);
+            rpt_json_str(f, p->key_vals[k]);
         }
         fputs("}, \"notes\": ", f);
         put_notes(f, p->notes, p->n_notes);
@@ -132,9 +138,9 @@ int rpt_render_json(const rpt_table *t, FILE *f)
         for (int c = 0; c < p->n_cols; c++) {
             const rpt_col *col = &p->cols[c];
             fputs(c ? ", {\"key\": " : "{\"key\": ", f);
-            put_str(f, col->key);
+            rpt_json_str(f, col->key);
             fputs(", \"title\": ", f);
-            put_str(f, col->title);
+            rpt_json_str(f, col->title);
             fprintf(f, ", \"kind\": \"%s\", \"better\": %s, \"source\": \"%s\", \"decimals\": %d, \"signed\": %s}",
                     kinds[col->kind], col->better < 0 ? "\"lower\"" : col->better > 0 ? "\"higher\"" : "null",
                     role_name(col->role), col->decimals, col->sign ? "true" : "false");
@@ -145,7 +151,7 @@ int rpt_render_json(const rpt_table *t, FILE *f)
             for (int c = 0; c < p->n_cols; c++) {
                 if (c)
                     fputs(", ", f);
-                put_str(f, p->cols[c].key);
+                rpt_json_str(f, p->cols[c].key);
                 fputs(": ", f);
                 put_cell(f, &p->rows[r].cells[c]);
             }

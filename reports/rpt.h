@@ -339,6 +339,11 @@ int rpt_render_md(const rpt_table *t, FILE *f);
 int rpt_render_csv(const rpt_table *t, FILE *f);
 int rpt_render_latex(const rpt_table *t, FILE *f);
 int rpt_render_json(const rpt_table *t, FILE *f);
+/* JSON pieces the JSON renderer and the dashboard (dashboard/) share: a
+ * string with its escapes (NULL prints null), a number exactly (non-finite
+ * prints null). */
+void rpt_json_str(FILE *f, const char *s);
+void rpt_json_num(FILE *f, double v);
 
 /* What Markdown and LaTeX print in the first column of a paper or
  * difference row (the row above says which cell it belongs to); NULL for

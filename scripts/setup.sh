@@ -7,7 +7,8 @@
 #   scripts/setup.sh            packages to build and run TLM, then build, then
 #                               the demonstration shards (data/demo/)
 #   scripts/setup.sh --test     also what `make check` needs (torch for the
-#                               parity tests, clang for the fuzz targets, node)
+#                               parity tests, clang for the fuzz targets,
+#                               chromium and playwright-core for the dashboard)
 #   scripts/setup.sh --no-build packages only
 #
 # Runs apt-get as root (or through sudo when not root).
@@ -22,7 +23,7 @@ for arg in "$@"; do
     --test) want_test=1 ;;
     --no-build) build=0 ;;
     -h | --help)
-        sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
@@ -40,25 +41,26 @@ say() { printf 'setup: %s\n' "$*" >&2; }
 pkgs="gcc make libc6-dev autoconf automake pkgconf ca-certificates git
       libuv1-dev libsqlite3-dev libyaml-dev libjansson-dev libopenblas-dev
       libpcre2-dev sqlite3 python3 procps"
-# Plots in tlm-report.
-pkgs="$pkgs libplplot-dev plplot-driver-cairo"
+# Plots in tlm-report; the dashboard's HTTP server (tlm-dash).
+pkgs="$pkgs libplplot-dev plplot-driver-cairo libmicrohttpd-dev"
 # The demonstration corpus (scripts/make-demo-data.sh, docs/data.md): the King
 # James Bible and the Jargon File.
 corpus_pkgs="bible-kjv bible-kjv-text jargon-text"
 pkgs="$pkgs $corpus_pkgs"
-# Tests: PyTorch parity, fuzz targets (clang's libFuzzer).
-test_pkgs="python3-torch python3-numpy clang libclang-rt-14-dev"
+# Tests: PyTorch parity, fuzz targets (clang's libFuzzer), the dashboard in a
+# real browser (tests/dashboard: Debian's Chromium, curl).
+test_pkgs="python3-torch python3-numpy clang libclang-rt-14-dev chromium curl"
 [ "$want_test" = 1 ] && pkgs="$pkgs $test_pkgs"
-# The tokenizer conformance test's npm reference needs node and npm, asked
-# for by command, not by package: a Node.js from another source (which
-# bundles its own npm) conflicts with Debian's npm package, and apt-get would
-# refuse the whole install.  Missing ones are installed in a separate step
-# whose failure only costs that test (it skips with 77).
+# npm installs the dashboard's charting library (uPlot, which tlm-dash
+# serves) and, for the tests, playwright-core and the tokenizer conformance
+# test's reference; node and npm are asked for by command, not by package:
+# a Node.js from another source (which bundles its own npm) conflicts with
+# Debian's npm package, and apt-get would refuse the whole install.  Missing
+# ones are installed in a separate step whose failure only costs the
+# dashboard's charts and those tests (they skip with 77).
 node_pkgs=""
-if [ "$want_test" = 1 ]; then
-    command -v node >/dev/null 2>&1 || node_pkgs="nodejs"
-    command -v npm >/dev/null 2>&1 || node_pkgs="$node_pkgs npm"
-fi
+command -v node >/dev/null 2>&1 || node_pkgs="nodejs"
+command -v npm >/dev/null 2>&1 || node_pkgs="$node_pkgs npm"
 
 missing=""
 for p in $pkgs; do
@@ -90,12 +92,29 @@ else
 fi
 if [ -n "$node_pkgs" ]; then
     [ "$(id -u)" = 0 ] && SUDO="" || SUDO="sudo"
-    say "installing (for the tokenizer conformance test):$node_pkgs"
+    say "installing (for the dashboard's charts and the npm-based tests):$node_pkgs"
     export DEBIAN_FRONTEND=noninteractive
     [ -n "$missing" ] || $SUDO apt-get update -qq || true
     # shellcheck disable=SC2086
     $SUDO apt-get install -y -qq --no-install-recommends $node_pkgs >"$log_dir/tlm-apt-node.log" 2>&1 ||
-        say "could not install$node_pkgs (see $log_dir/tlm-apt-node.log); tests/engine/tok/test_tokconf.sh will skip"
+        say "could not install$node_pkgs (see $log_dir/tlm-apt-node.log); the dashboard has no charts, the npm-based tests skip"
+fi
+
+# The dashboard's npm packages, at the versions of dashboard/package-lock.json,
+# into dashboard/node_modules (git-ignored; nothing is copied into the tree):
+# uPlot always, playwright-core (which drives Chromium in tests/dashboard) with
+# --test.  Skipped when they are installed already.
+npm_want="uplot"
+[ "$want_test" = 1 ] && npm_want="$npm_want playwright-core"
+npm_missing=""
+for p in $npm_want; do [ -e "dashboard/node_modules/$p/package.json" ] || npm_missing="$npm_missing $p"; done
+if [ -n "$npm_missing" ] && command -v npm >/dev/null 2>&1; then
+    say "npm:$npm_missing (dashboard/node_modules)"
+    omit="--omit=dev"
+    [ "$want_test" = 1 ] && omit=""
+    # shellcheck disable=SC2086
+    npm ci --prefix dashboard --no-audit --no-fund --loglevel=error $omit >"$log_dir/tlm-npm.log" 2>&1 ||
+        say "npm ci failed (see $log_dir/tlm-npm.log): the dashboard has no charts, tests/dashboard skip"
 fi
 
 [ "$build" = 1 ] || exit 0
@@ -122,7 +141,7 @@ make -s -j"$jobs" >"$log_dir/tlm-make.log" 2>&1 || {
     say "build failed (full log: $log_dir/tlm-make.log)"
     exit 1
 }
-say "built: worker/tlm-worker orchestrator/tlmd reports/tlm-report dataprep/tlm-data"
+say "built: worker/tlm-worker orchestrator/tlmd reports/tlm-report dashboard/tlm-dash dataprep/tlm-data"
 
 # The demonstration corpus and its shards (data/demo/, seconds; skipped when
 # they are up to date): what the CPU sweeps train on.

@@ -27,6 +27,7 @@ include tests/db/local.mk
 include tests/tlmd/local.mk
 include tests/worker/local.mk
 include tests/report/local.mk
+include tests/dashboard/local.mk
 include tests/dataprep/local.mk
 include tests/e2e/local.mk
 include tests/fuzz/local.mk

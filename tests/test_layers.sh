@@ -22,10 +22,11 @@ MAY = {
     "db":            ["common"],
     "orchestrator":  ["db", "engine/config", "common"],
     "reports":       ["db", "common"],
+    "dashboard":     ["reports", "db", "common"],
     "dataprep":      ["engine/tok", "engine/format", "engine/config", "common"],
     "worker":        ["engine", "common"],
-    "bench":         ["engine", "orchestrator", "db", "reports", "dataprep", "common", "tests/lib"],
-    "tests":         ["engine", "orchestrator", "db", "reports", "dataprep", "worker", "common", "tests"],
+    "bench":         ["engine", "orchestrator", "db", "reports", "dashboard", "dataprep", "common", "tests/lib"],
+    "tests":         ["engine", "orchestrator", "db", "reports", "dashboard", "dataprep", "worker", "common", "tests"],
 }
 parts = sorted(MAY, key=len, reverse=True)
 def part_of(path):

@@ -1,0 +1,550 @@
+/* api.c: tlm-dash's JSON answers, read from results.db.
+ *
+ * Every value that comes from a request (a sweep name, a job key) is a
+ * bound parameter; keys are checked to be 64 hex digits before that.
+ * Several queries of one answer share a read transaction (one snapshot:
+ * a job that finishes meanwhile is seen one way only), which in WAL mode
+ * never holds up tlmd.  The paper's tables and figures go through
+ * reports/ with their own connection, as `tlm-report --table` does.
+ *
+ * Must not: write to the database, or keep a read transaction open past
+ * the answer (a WAL reader that lingers keeps the WAL from being reset). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/fileio.h"
+#include "dashboard/dash.h"
+#include "reports/plot.h"
+#include "reports/rpt.h"
+
+/* At most this many points of one job's curves: a longer run is thinned
+ * evenly (its last point kept), so a page stays small whatever the run. */
+#define DASH_MAX_POINTS 20000
+
+int dash_key_ok(const char *key)
+{
+    if (!key || strlen(key) != 64)
+        return 0;
+    for (const char *p = key; *p; p++)
+        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+            return 0;
+    return 1;
+}
+
+/* ------------------------------------------------------------ connection */
+void dash_db_init(dash_db *s, const char *path)
+{
+    memset(s, 0, sizeof *s);
+    s->path = path;
+    pthread_mutex_init(&s->mu, NULL);
+}
+
+void dash_db_clear(dash_db *s)
+{
+    db_close(s->d);
+    s->d = NULL;
+    pthread_mutex_destroy(&s->mu);
+}
+
+int dash_db_acquire(dash_db *s, eng_err *e)
+{
+    pthread_mutex_lock(&s->mu);
+    if (s->d)
+        return 0;
+    /* SQLite would say "unable to open database file": say what to do */
+    if (access(s->path, F_OK) != 0) {
+        pthread_mutex_unlock(&s->mu);
+        return eng_errf(e, ENG_EDATA, "%s: no such file (tlmd writes it: run tlmd first, or pass --db PATH)",
+                        s->path);
+    }
+    int rc = db_open(s->path, DB_READONLY, &s->d, e);
+    if (rc) {
+        pthread_mutex_unlock(&s->mu);
+        return rc;
+    }
+    /* the jobs page reads a few pages of every job: map the file, and keep
+     * what was read between requests (the connection lives on) */
+    sqlite3_exec(db_handle(s->d), "PRAGMA mmap_size = 1073741824; PRAGMA cache_size = -65536", NULL, NULL, NULL);
+    s->gen++;
+    return 0;
+}
+
+void dash_db_release(dash_db *s, int failed)
+{
+    if (failed && s->d) {
+        db_close(s->d);
+        s->d = NULL;
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+int dash_db_version(dash_db *s, char *out, size_t cap, eng_err *e)
+{
+    sqlite3_stmt *st = NULL;
+    sqlite3 *h = db_handle(s->d);
+    if (sqlite3_prepare_v2(h, "PRAGMA data_version", -1, &st, NULL) != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW) {
+        int rc = eng_errf(e, ENG_EIO, "%s: %s", s->path, sqlite3_errmsg(h));
+        sqlite3_finalize(st);
+        return rc;
+    }
+    snprintf(out, cap, "%u.%lld", s->gen, (long long)sqlite3_column_int64(st, 0));
+    sqlite3_finalize(st);
+    return 0;
+}
+
+/* ------------------------------------------------------------ helpers */
+static int sql_fail(sqlite3 *h, eng_err *e)
+{
+    return eng_errf(e, ENG_EIO, "results.db: %s", sqlite3_errmsg(h));
+}
+
+static int prepare(sqlite3 *h, const char *sql, sqlite3_stmt **st, eng_err *e)
+{
+    if (sqlite3_prepare_v2(h, sql, -1, st, NULL) != SQLITE_OK) {
+        *st = NULL;
+        return sql_fail(h, e);
+    }
+    return 0;
+}
+
+/* An integer in decimal without printf's format parsing (the jobs answer
+ * holds 60,000 of them). */
+static void put_int(FILE *f, int64_t v)
+{
+    char b[24], *p = b + sizeof b;
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do
+        *--p = (char)('0' + u % 10);
+    while (u /= 10);
+    if (v < 0)
+        *--p = '-';
+    fwrite(p, 1, (size_t)(b + sizeof b - p), f);
+}
+
+/* Column i as JSON: text as a string, numbers as numbers, NULL as null.
+ * Reals get 12 significant digits, more than any page shows, without the
+ * shortest-exact search of rpt_json_num (a quarter of the jobs page's time). */
+static void put_col(FILE *f, sqlite3_stmt *st, int i)
+{
+    double v;
+    switch (sqlite3_column_type(st, i)) {
+    case SQLITE_NULL: fputs("null", f); break;
+    case SQLITE_INTEGER: put_int(f, sqlite3_column_int64(st, i)); break;
+    case SQLITE_FLOAT:
+        v = sqlite3_column_double(st, i);
+        if (isfinite(v))
+            fprintf(f, "%.12g", v);
+        else
+            fputs("null", f);
+        break;
+    default: rpt_json_str(f, (const char *)sqlite3_column_text(st, i)); break;
+    }
+}
+
+/* Every row of st as an array of objects named by its columns. */
+static int put_rows(FILE *f, sqlite3 *h, sqlite3_stmt *st, eng_err *e)
+{
+    int nc = sqlite3_column_count(st), rc, first = 1;
+    fputc('[', f);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        fputs(first ? "{" : ",\n{", f);
+        first = 0;
+        for (int i = 0; i < nc; i++) {
+            if (i)
+                fputc(',', f);
+            rpt_json_str(f, sqlite3_column_name(st, i));
+            fputc(':', f);
+            put_col(f, st, i);
+        }
+        fputc('}', f);
+    }
+    fputc(']', f);
+    return rc == SQLITE_DONE ? 0 : sql_fail(h, e);
+}
+
+/* Every row of st as "columns": [names], "rows": [[values]...]: half the
+ * bytes of put_rows for a long table (10,000 jobs). */
+static int put_grid(FILE *f, sqlite3 *h, sqlite3_stmt *st, eng_err *e)
+{
+    int nc = sqlite3_column_count(st), rc, first = 1;
+    fputs("\"columns\":[", f);
+    for (int i = 0; i < nc; i++) {
+        if (i)
+            fputc(',', f);
+        rpt_json_str(f, sqlite3_column_name(st, i));
+    }
+    fputs("],\"rows\":[", f);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        fputs(first ? "[" : ",\n[", f);
+        first = 0;
+        for (int i = 0; i < nc; i++) {
+            if (i)
+                fputc(',', f);
+            put_col(f, st, i);
+        }
+        fputc(']', f);
+    }
+    fputc(']', f);
+    return rc == SQLITE_DONE ? 0 : sql_fail(h, e);
+}
+
+/* One query's rows as "name": [...]; params are bound as text (?1, ?2...). */
+static int put_query(FILE *f, sqlite3 *h, const char *name, const char *sql, const char *p1, const char *p2,
+                     eng_err *e)
+{
+    sqlite3_stmt *st;
+    int rc = prepare(h, sql, &st, e);
+    if (rc)
+        return rc;
+    if (p1)
+        sqlite3_bind_text(st, 1, p1, -1, SQLITE_STATIC);
+    if (p2)
+        sqlite3_bind_text(st, 2, p2, -1, SQLITE_STATIC);
+    if (name) {
+        rpt_json_str(f, name);
+        fputc(':', f);
+    }
+    rc = put_rows(f, h, st, e);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int begin(sqlite3 *h, eng_err *e)
+{
+    return sqlite3_exec(h, "BEGIN", NULL, NULL, NULL) == SQLITE_OK ? 0 : sql_fail(h, e);
+}
+
+static void end(sqlite3 *h)
+{
+    if (!sqlite3_get_autocommit(h))
+        sqlite3_exec(h, "COMMIT", NULL, NULL, NULL);
+}
+
+/* ------------------------------------------------------------ sweeps */
+int dash_api_sweeps(db *d, FILE *f, eng_err *e)
+{
+    sqlite3 *h = db_handle(d);
+    /* FLOPs done: each job's tokens so far times its training FLOPs per token */
+    static const char sql[] =
+        "SELECT s.name, s.description, s.file, s.created_at, s.updated_at, count(j.key) AS jobs,"
+        " coalesce(sum(j.status = 'pending'), 0) AS pending, coalesce(sum(j.status = 'running'), 0) AS running,"
+        " coalesce(sum(j.status = 'done'), 0) AS done, coalesce(sum(j.status = 'failed'), 0) AS failed,"
+        " coalesce(sum(j.status = 'interrupted'), 0) AS interrupted,"
+        " coalesce(sum(j.tokens_done), 0) AS tokens_done, coalesce(sum(j.tokens_total), 0) AS tokens_total,"
+        " coalesce(sum(j.tokens_done * j.flops_per_token), 0.0) AS flops_done,"
+        " coalesce(sum(j.tokens_total * j.flops_per_token), 0.0) AS flops_total"
+        " FROM sweeps s LEFT JOIN sweep_jobs sj ON sj.sweep = s.name AND sj.active = 1"
+        " LEFT JOIN jobs j ON j.key = sj.job GROUP BY s.name ORDER BY s.created_at, s.name";
+    fputc('{', f);
+    int rc = put_query(f, h, "sweeps", sql, NULL, NULL, e);
+    fputs("}\n", f);
+    return rc;
+}
+
+/* ------------------------------------------------------------ jobs */
+int dash_api_jobs(db *d, const dash_query *q, FILE *f, eng_err *e)
+{
+    sqlite3 *h = db_handle(d);
+    /* The results view's columns (only those named are computed: SQLite
+     * flattens the view) and tokens/s: the last step's while a job has no
+     * training time yet (running, and stopped ones), else its average
+     * over the training time, which costs no lookup: a finished sweep of
+     * 10,000 jobs reads no steps at all.  In creation order (the jobs
+     * table's rowid; the page sorts). */
+#define JOBS_COLS                                                                                                \
+    "SELECT r.key, r.sweep, r.label, r.arch, r.scale, r.schedule, r.ratio_start, r.ratio_end, r.groups, r.seed," \
+    " r.status, r.attempts, r.reason, r.tokens_done, r.tokens_total, r.train_loss, r.val_ppl,"                   \
+    " CASE WHEN r.train_seconds > 0 THEN r.tokens_done / r.train_seconds ELSE"                                   \
+    " (SELECT s.tokens_per_s FROM steps s WHERE s.job = r.key ORDER BY s.step DESC LIMIT 1) END AS tokens_per_s" \
+    " FROM results r"
+    static const char all[] = JOBS_COLS;
+    static const char one[] = JOBS_COLS " JOIN sweep_jobs sj ON sj.job = r.key AND sj.sweep = ?1 AND sj.active = 1"
+                                        " ORDER BY sj.ord, r.key";
+#undef JOBS_COLS
+    sqlite3_stmt *st;
+    int rc = prepare(h, q->sweep ? one : all, &st, e);
+    if (rc)
+        return rc;
+    if (q->sweep)
+        sqlite3_bind_text(st, 1, q->sweep, -1, SQLITE_STATIC);
+    fputc('{', f);
+    rc = put_grid(f, h, st, e);
+    fputs("}\n", f);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* ------------------------------------------------------------ one job */
+int dash_api_job(db *d, const dash_query *q, FILE *f, eng_err *e)
+{
+    sqlite3 *h = db_handle(d);
+    const char *key = q->n_keys == 1 ? q->keys[0] : NULL;
+    if (!dash_key_ok(key))
+        return eng_errf(e, ENG_ECONFIG, "job: expected ?key= and 64 hex digits (a job's key)");
+    int rc = begin(h, e);
+    if (rc)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    if ((rc = prepare(h, "SELECT count(*) FROM jobs WHERE key = ?1", &st, e)))
+        goto done;
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        rc = sql_fail(h, e);
+        goto done;
+    }
+    if (sqlite3_column_int(st, 0) == 0) {
+        rc = eng_errf(e, ENG_EDATA, "no job %s in results.db", key);
+        goto done;
+    }
+    fputc('{', f);
+    rc = put_query(f, h, "job",
+                   "SELECT key, sweep, label, arch, scale, schedule, ratio_start, ratio_end, groups, seed, status,"
+                   " attempts, failures, reason, message, tokens_total, tokens_done, params, flops_per_token, widths,"
+                   " config, run_dir, created_at, updated_at, finished_at, final_loss, final_val_loss, train_seconds"
+                   " FROM jobs WHERE key = ?1",
+                   key, NULL, e);
+    fputc(',', f);
+    if (!rc)
+        rc = put_query(f, h, "attempts",
+                       "SELECT a.n, a.host, a.device, a.pid, a.started_at, a.ended_at, a.exit_code, a.signal,"
+                       " a.reason, a.message, a.step, a.tokens, a.resumed_from_step, a.protocol_errors,"
+                       " v.git_commit, v.tlm_version, v.compiler, v.blas, v.blas_kernel, v.threads, v.cuda,"
+                       " v.driver, v.os, v.cmdline"
+                       " FROM attempts a LEFT JOIN environment v ON v.attempt = a.id WHERE a.job = ?1 ORDER BY a.n",
+                       key, NULL, e);
+    fputc(',', f);
+    /* each statistic at the last step that measured it */
+    if (!rc)
+        rc = put_query(f, h, "layers",
+                       "SELECT l.name, l.step, l.layer, l.value, l.nonfinite FROM layer_stats l"
+                       " WHERE l.job = ?1 AND l.step = (SELECT max(m.step) FROM layer_stats m"
+                       " WHERE m.job = ?1 AND m.name = l.name) ORDER BY l.name, l.layer",
+                       key, NULL, e);
+    fputc(',', f);
+    if (!rc)
+        rc = put_query(f, h, "evals",
+                       "SELECT e.suite, e.task, e.metric, e.step, e.tokens, e.value, e.nonfinite, e.n, e.stderr"
+                       " FROM evals e WHERE e.job = ?1 AND e.step = (SELECT max(x.step) FROM evals x"
+                       " WHERE x.job = ?1 AND x.suite = e.suite AND x.task = e.task AND x.metric = e.metric)"
+                       " ORDER BY e.suite, e.task, e.metric",
+                       key, NULL, e);
+    fputs("}\n", f);
+done:
+    sqlite3_finalize(st);
+    end(h);
+    return rc;
+}
+
+/* ------------------------------------------------------------ curves */
+/* A column as a JSON array of numbers (null for NaN). */
+static void put_array(FILE *f, const char *name, const double *v, int n)
+{
+    rpt_json_str(f, name);
+    fputs(":[", f);
+    for (int i = 0; i < n; i++) {
+        if (i)
+            fputc(',', f);
+        rpt_json_num(f, v[i]);
+    }
+    fputc(']', f);
+}
+
+/* The rows of st (all columns numbers) as one array per column, every
+ * stride-th row and the last one. */
+static int put_columns(FILE *f, sqlite3 *h, sqlite3_stmt *st, int64_t rows, eng_err *e)
+{
+    int nc = sqlite3_column_count(st);
+    int64_t stride = rows > DASH_MAX_POINTS ? (rows + DASH_MAX_POINTS - 1) / DASH_MAX_POINTS : 1;
+    int cap = (int)(rows / stride + 2);
+    double *v = malloc(sizeof *v * (size_t)cap * (size_t)nc);
+    if (!v)
+        return eng_errf(e, ENG_ENOMEM, "out of memory (%d points)", cap);
+    int n = 0, rc;
+    int64_t i = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW && n < cap) {
+        int last = i == rows - 1;
+        if (i++ % stride && !last)
+            continue;
+        for (int c = 0; c < nc; c++)
+            v[(size_t)c * (size_t)cap + (size_t)n] =
+                sqlite3_column_type(st, c) == SQLITE_NULL ? NAN : sqlite3_column_double(st, c);
+        n++;
+    }
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+        free(v);
+        return sql_fail(h, e);
+    }
+    fputc('{', f);
+    for (int c = 0; c < nc; c++) {
+        if (c)
+            fputc(',', f);
+        put_array(f, sqlite3_column_name(st, c), v + (size_t)c * (size_t)cap, n);
+    }
+    fprintf(f, ",\"rows\":%lld,\"stride\":%lld}", (long long)rows, (long long)stride);
+    free(v);
+    return 0;
+}
+
+static int count_of(sqlite3 *h, const char *sql, const char *key, int64_t *n, eng_err *e)
+{
+    sqlite3_stmt *st;
+    int rc = prepare(h, sql, &st, e);
+    if (rc)
+        return rc;
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    rc = sqlite3_step(st) == SQLITE_ROW ? 0 : sql_fail(h, e);
+    *n = rc ? 0 : sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int put_curves(FILE *f, sqlite3 *h, const char *key, eng_err *e)
+{
+    static const char *const what[2][2] = {
+        {"SELECT count(*) FROM steps WHERE job = ?1",
+         "SELECT step, tokens, loss, lr, grad_norm, tokens_per_s FROM steps WHERE job = ?1 ORDER BY step"},
+        /* validation loss and perplexity side by side, one row per evaluated step */
+        {"SELECT count(DISTINCT step) FROM evals WHERE job = ?1 AND suite = 'val'",
+         "SELECT step, max(tokens) AS tokens, max(CASE WHEN metric = 'loss' THEN value END) AS val_loss,"
+         " max(CASE WHEN metric = 'ppl' THEN value END) AS val_ppl FROM evals"
+         " WHERE job = ?1 AND suite = 'val' GROUP BY step ORDER BY step"},
+    };
+    static const char *const names[2] = {"steps", "val"};
+    sqlite3_stmt *st = NULL;
+    int64_t known;
+    int rc = count_of(h, "SELECT count(*) FROM jobs WHERE key = ?1", key, &known, e);
+    if (rc)
+        return rc;
+    if (!known)
+        return eng_errf(e, ENG_EDATA, "no job %s in results.db", key);
+    rpt_json_str(f, key);
+    fputs(":{", f);
+    for (int w = 0; w < 2 && !rc; w++) {
+        int64_t rows;
+        if ((rc = count_of(h, what[w][0], key, &rows, e)) || (rc = prepare(h, what[w][1], &st, e)))
+            break;
+        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+        if (w)
+            fputc(',', f);
+        rpt_json_str(f, names[w]);
+        fputc(':', f);
+        rc = put_columns(f, h, st, rows, e);
+        sqlite3_finalize(st);
+        st = NULL;
+    }
+    fputc(',', f);
+    if (!rc)
+        rc = put_query(f, h, "meta", "SELECT label, status, seed, arch, scale FROM jobs WHERE key = ?1", key, NULL, e);
+    fputc('}', f);
+    return rc;
+}
+
+int dash_api_series(db *d, const dash_query *q, FILE *f, eng_err *e)
+{
+    sqlite3 *h = db_handle(d);
+    if (q->n_keys < 1)
+        return eng_errf(e, ENG_ECONFIG, "series: expected ?key= (one to %d job keys)",
+                        (int)(sizeof q->keys / sizeof q->keys[0]));
+    for (int i = 0; i < q->n_keys; i++)
+        if (!dash_key_ok(q->keys[i]))
+            return eng_errf(e, ENG_ECONFIG, "series: key %d: expected 64 hex digits (a job's key)", i + 1);
+    int rc = begin(h, e);
+    if (rc)
+        return rc;
+    fputs("{\"series\":{", f);
+    for (int i = 0; i < q->n_keys && !rc; i++) {
+        if (i)
+            fputc(',', f);
+        rc = put_curves(f, h, q->keys[i], e);
+    }
+    fputs("}}\n", f);
+    end(h);
+    return rc;
+}
+
+/* ------------------------------------------------------------ the paper's tables and figures */
+int dash_api_tables(FILE *f, eng_err *e)
+{
+    (void)e;
+    fputs("{\"tables\":[", f);
+    for (int i = 0; i < rpt_n_table_defs; i++) {
+        fputs(i ? ",{\"name\":" : "{\"name\":", f);
+        rpt_json_str(f, rpt_table_defs[i].name);
+        fputs(",\"what\":", f);
+        rpt_json_str(f, rpt_table_defs[i].what);
+        fprintf(f, ",\"paper\":%s}", rpt_table_defs[i].uses & RPT_USES_PAPER ? "true" : "false");
+    }
+    fputs("],\"figures\":[", f);
+    for (int i = 0; i < rpt_n_figure_defs; i++) {
+        fputs(i ? ",{\"name\":" : "{\"name\":", f);
+        rpt_json_str(f, rpt_figure_defs[i].name);
+        fputs(",\"what\":", f);
+        rpt_json_str(f, rpt_figure_defs[i].what);
+        fputc('}', f);
+    }
+    fputs("]}\n", f);
+    return 0;
+}
+
+int dash_api_table(const char *db_path, const dash_query *q, FILE *f, eng_err *e)
+{
+    const rpt_table_def *def = q->name ? rpt_table_find(q->name) : NULL;
+    if (!def)
+        return eng_errf(e, ENG_EDATA, "no table named '%s'", q->name ? q->name : "");
+    rpt_opts o;
+    memset(&o, 0, sizeof o);
+    o.sweep = q->sweep;
+    o.paper = q->paper && (def->uses & RPT_USES_PAPER);
+    rpt_ctx c;
+    int rc = rpt_ctx_open(&c, db_path, &o, e);
+    if (rc)
+        return rc;
+    rpt_table t;
+    rc = rpt_table_build(&c, def, &t, e);
+    if (!rc)
+        rc = rpt_render(&t, q->format, f, e);
+    rpt_table_clear(&t);
+    rpt_ctx_close(&c);
+    return rc;
+}
+
+static pthread_mutex_t plot_mu = PTHREAD_MUTEX_INITIALIZER;
+
+int dash_api_figure(const char *db_path, const char *tmpdir, const dash_query *q, char **svg, size_t *len,
+                    eng_err *e)
+{
+    *svg = NULL;
+    const rpt_figure_def *def = q->name ? rpt_figure_find(q->name) : NULL;
+    if (!def)
+        return eng_errf(e, ENG_EDATA, "no figure named '%s'", q->name ? q->name : "");
+    rpt_opts o;
+    memset(&o, 0, sizeof o);
+    o.sweep = q->sweep;
+    o.paper = q->paper && (def->uses & RPT_USES_PAPER);
+    char path[ENG_PATH_CAP];
+    int rc = eng_path_join(path, sizeof path, tmpdir, "figure.svg", e);
+    if (rc)
+        return rc;
+    pthread_mutex_lock(&plot_mu);
+    rpt_ctx c;
+    if ((rc = rpt_ctx_open(&c, db_path, &o, e)))
+        goto unlock;
+    rpt_figure fig;
+    rpt_figure_init(&fig);
+    rc = def->build(&c, &fig, e);
+    if (!rc && rpt_figure_points(&fig) == 0)
+        rc = eng_errf(e, ENG_EDATA, "%s: nothing to draw yet%s%s", def->name, fig.note ? ": " : "",
+                     fig.note ? fig.note : "");
+    if (!rc)
+        rc = rpt_plot_write(&fig, path, e);
+    rpt_figure_clear(&fig);
+    rpt_ctx_close(&c);
+    if (!rc)
+        rc = eng_read_file(path, 64u << 20, svg, len, e);
+    unlink(path);
+unlock:
+    pthread_mutex_unlock(&plot_mu);
+    return rc;
+}

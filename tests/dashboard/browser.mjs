@@ -1,0 +1,239 @@
+// browser.mjs: drives Debian's Chromium through playwright-core against a
+// running tlm-dash, for tests/dashboard/test_browser.sh and test_live.sh.
+// Prints one TAP-like line per check ("ok - ..." / "not ok - ..."; the shell
+// numbers them).  Environment: NODE_MODULES (where playwright-core is),
+// CHROMIUM, URL (with the token), SHOTS (screenshot folder), PROFILE (a fresh
+// --user-data-dir), MODE (static | live), EXPECT (static: JSON of what
+// results.db holds, written by the shell with sqlite3), KEY (live: the job).
+import { createRequire } from "module";
+import { readFileSync } from "fs";
+
+const require = createRequire(process.env.NODE_MODULES + "/");
+const { chromium } = require("playwright-core");
+
+let failed = 0;
+function check(cond, what, detail) {
+  console.log((cond ? "ok - " : "not ok - ") + what);
+  if (!cond) {
+    failed++;
+    if (detail !== undefined) console.log("# " + String(detail).split("\n").join("\n# "));
+  }
+}
+
+const url = process.env.URL;
+const base = url.slice(0, url.indexOf("/?"));
+const ctx = await chromium.launchPersistentContext(process.env.PROFILE, {
+  executablePath: process.env.CHROMIUM,
+  headless: true,
+  viewport: { width: 1400, height: 900 },
+  args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync"],
+});
+const page = ctx.pages()[0] || (await ctx.newPage());
+const errors = [];
+page.on("pageerror", (e) => errors.push(e.message));
+// the 403 pages of the token checks make Chromium ask for /favicon.ico, also 403: not the dashboard's
+page.on("console", (m) => {
+  if (m.type() === "error" && !(m.location().url || "").endsWith("/favicon.ico")) errors.push(m.text() + " " + m.location().url);
+});
+const shot = (name) => page.screenshot({ path: process.env.SHOTS + "/" + name, fullPage: true });
+
+// the same formatting the page promises: rows compare as the user reads them
+const tokens = (v) => {
+  for (const [s, p] of [[1e12, "T"], [1e9, "B"], [1e6, "M"], [1e3, "K"]]) if (v >= s) return +(v / s).toFixed(2) + p;
+  return String(v);
+};
+const fixed = (v, d) => (v === null || v === undefined ? "" : Number(v).toFixed(d));
+
+async function waitFor(fn, arg, ms) {
+  try {
+    await page.waitForFunction(fn, arg, { timeout: ms || 15000, polling: 100 });
+    return true;
+  } catch (e) {
+    return false;
+  }
+}
+
+async function staticChecks() {
+  const want = JSON.parse(readFileSync(process.env.EXPECT, "utf8"));
+  // no token: 403, the page says what to do
+  let r = await page.goto(base + "/");
+  check(r.status() === 403 && (await page.textContent("body")).includes("no valid access token"),
+    "without the token: 403 and a message naming the URL to open", r.status());
+  r = await page.goto(base + "/?t=0123456789abcdef0123456789abcdef");
+  check(r.status() === 403, "a wrong token: 403", r.status());
+  errors.length = 0; // the browser logs those two 403s as console errors
+
+  r = await page.goto(url);
+  check(r.status() === 200, "the printed URL opens the dashboard", r.status());
+  await waitFor(() => document.querySelector("#sweeps table"));
+  const sweepRows = await page.$$eval("#sweeps tbody tr", (trs) => trs.map((tr) =>
+    Object.fromEntries([...tr.children].map((td) => [td.dataset.col, td.textContent]))));
+  check(sweepRows.length === want.sweeps.length && want.sweeps.every((s) => {
+    const row = sweepRows.find((x) => x.name === s.name);
+    return row && +row.jobs === s.jobs && +row.done === s.done && +row.failed === s.failed && +row.pending === s.pending;
+  }), "sweeps: each sweep's jobs by status as in results.db", JSON.stringify(sweepRows));
+  await shot("sweeps.png");
+
+  // the jobs table equals SELECT ... FROM results
+  await page.goto(url + "#/jobs");
+  await waitFor((n) => document.querySelectorAll("#jobs-table tbody tr").length === n, want.jobs.length);
+  const rows = await page.$$eval("#jobs-table tbody tr", (trs) => trs.map((tr) => Object.assign({ key: tr.dataset.key },
+    Object.fromEntries([...tr.children].map((td) => [td.dataset.col, td.textContent])))));
+  const bad = [];
+  for (const j of want.jobs) {
+    const row = rows.find((x) => x.key === j.key);
+    const exp = {
+      label: j.label, arch: j.arch, scale: j.scale, schedule: j.schedule,
+      ratio: j.ratio_start !== null ? j.ratio_start + "\u2192" + j.ratio_end : j.groups ? "[" + j.groups + "]" : "",
+      seed: String(j.seed), status: j.status, attempts: String(j.attempts),
+      tokens_done: tokens(j.tokens_done) + " / " + tokens(j.tokens_total),
+      train_loss: fixed(j.train_loss, 4), val_ppl: fixed(j.val_ppl, 3),
+    };
+    if (!row) { bad.push("missing " + j.key); continue; }
+    for (const [k, v] of Object.entries(exp)) if (row[k] !== v) bad.push(`${j.key.slice(0, 8)} ${k}: page '${row[k]}', results '${v}'`);
+  }
+  check(rows.length === want.jobs.length && bad.length === 0,
+    `jobs table: ${rows.length} rows, each cell as SELECT ... FROM results gives it`, bad.join("\n"));
+  // sorting by a column and filtering by a word
+  await page.click("#jobs-table th[data-col=seed]");
+  await page.click("#jobs-table th[data-col=seed]");
+  const seeds = await page.$$eval("#jobs-table tbody td[data-col=seed]", (tds) => tds.map((t) => +t.textContent));
+  check(seeds.length === want.jobs.length && seeds.every((s, i) => i === 0 || seeds[i - 1] >= s),
+    "jobs table: a second click on a header sorts descending", seeds.join(","));
+  const one = want.jobs[0];
+  await page.fill("#filter", "seed=" + one.seed + " " + one.schedule);
+  const filtered = await page.$$eval("#jobs-table tbody tr", (trs) => trs.map((t) => t.dataset.key));
+  const expect = want.jobs.filter((j) => j.seed === one.seed && j.schedule === one.schedule).map((j) => j.key);
+  check(filtered.length === expect.length && expect.every((k) => filtered.includes(k)),
+    `jobs table: filter "seed=${one.seed} ${one.schedule}" keeps the ${expect.length} matching jobs`, filtered.join(","));
+  await page.fill("#filter", "");
+  await shot("jobs.png");
+
+  // a job: one loss point per step event
+  const job = want.jobs[0];
+  await page.goto(url + "#/job/" + job.key);
+  const drawn = await waitFor(() => window.tlm && window.tlm.charts.loss && document.querySelector("#config"));
+  const pts = await page.evaluate(() => {
+    const c = window.tlm.charts.loss;
+    return c ? { attr: +c.box.dataset.points, data: c.u.data[1].filter((v) => v !== null && v !== undefined).length,
+      xs: c.u.data[0].length } : null;
+  });
+  check(drawn && pts && pts.data === want.steps[job.key] && pts.attr === want.steps[job.key] && want.steps[job.key] === want.step_events,
+    `job ${job.key.slice(0, 8)}: the loss chart has ${want.step_events} points, one per step event (steps rows: ${want.steps[job.key]})`,
+    JSON.stringify(pts));
+  const layers = await page.evaluate(() => window.tlm.charts.dff ? window.tlm.charts.dff.u.data[1] : null);
+  check(layers && JSON.stringify(layers) === JSON.stringify(want.widths[job.key]),
+    "job: d_ff per layer as jobs.widths has it", JSON.stringify(layers) + " vs " + JSON.stringify(want.widths[job.key]));
+  const attempts = await page.$$eval("#job-rest table:first-of-type tbody tr", (trs) => trs.length);
+  check(attempts === job.attempts, `job: its ${job.attempts} attempt(s) listed`, attempts);
+  const cfg = await page.textContent("#config");
+  check(cfg.includes('"d_model": 64'), "job: its config shown", cfg.slice(0, 200));
+  await shot("job.png");
+
+  // compare two jobs: pick them in the jobs table
+  await page.goto(url + "#/jobs");
+  await waitFor((n) => document.querySelectorAll("#jobs-table tbody tr").length === n, want.jobs.length);
+  const two = want.jobs.slice(0, 2).map((j) => j.key);
+  for (const k of two) await page.check(`#jobs-table tr[data-key="${k}"] input[type=checkbox]`);
+  await page.click("#compare");
+  await waitFor(() => window.tlm.charts.compare);
+  const cmp = await page.evaluate(() => {
+    const u = window.tlm.charts.compare.u;
+    return { series: u.series.length, counts: u.data.slice(1).map((d) => d.filter((v) => v !== null).length),
+      labels: u.series.slice(1).map((s) => s.label) };
+  });
+  check(cmp.series === 3 && cmp.counts.every((c, i) => c === want.steps[two[i]]),
+    "compare: two jobs' loss curves on one chart, every step of each", JSON.stringify(cmp));
+  const before = await page.evaluate(() => window.tlm.charts.compare.u.data[1].slice());
+  await page.fill("#smooth", "0.9");
+  await page.dispatchEvent("#smooth", "input");
+  await page.check("#logy");
+  const after = await page.evaluate(() => ({ d: window.tlm.charts.compare.u.data[1].slice(),
+    distr: window.tlm.charts.compare.u.scales.y.distr }));
+  check(after.distr === 3 && after.d.length === before.length && after.d.some((v, i) => v !== null && before[i] !== null && Math.abs(v - before[i]) > 1e-9),
+    "compare: smoothing changes the curves, log y makes the axis logarithmic", JSON.stringify({ distr: after.distr }));
+  await page.selectOption("#metric", "val_ppl");
+  const val = await page.evaluate(() => window.tlm.charts.compare.u.data.slice(1).map((d) => d.filter((v) => v !== null).length));
+  check(val.every((c, i) => c === want.vals[two[i]]), "compare: validation perplexity, one point per evaluation", JSON.stringify(val));
+  await page.selectOption("#metric", "loss");
+  await page.fill("#smooth", "0");
+  await page.dispatchEvent("#smooth", "input");
+  await page.uncheck("#logy");
+  await shot("compare.png");
+
+  // the paper's tables: the same text as tlm-report --table
+  await page.goto(url + "#/tables/runs");
+  await waitFor(() => document.querySelector("#table-md"));
+  const md = await page.textContent("#table-md");
+  check(md === want.runs_md, "tables: runs as the page shows it is byte for byte tlm-report --table runs",
+    md.slice(0, 300));
+  const cells = await page.$$eval("table.rpt tbody tr", (trs) => trs.length);
+  check(cells === want.jobs.length, "tables: runs has one row per job", cells);
+  const toggle = await page.$$eval("#table-out a", (as) => as.map((a) => a.textContent));
+  check(toggle.length === 0, "tables: runs has no paper's figures, so no switch for them", toggle.join(","));
+  await shot("table.png");
+  await page.goto(url + "#/tables/wider_early_vs_late?paper=1");
+  await waitFor(() => document.querySelector("#table-md"));
+  const md2 = await page.textContent("#table-md");
+  check(md2 === want.wider_md && (await page.textContent("#table-out")).includes("without the paper's figures"),
+    "tables: wider_early_vs_late --paper as tlm-report prints it, with the switch back", md2.slice(0, 300));
+  check(errors.length === 0, "no script errors on any page", errors.join("\n"));
+}
+
+async function liveChecks() {
+  const key = process.env.KEY;
+  await page.goto(url + "&poll=200#/job/" + key);
+  await waitFor(() => window.tlm && window.tlm.charts.loss);
+  await page.evaluate(() => { window.__same_document = 1; });
+  const cdp = await ctx.newCDPSession(page);
+  const heap = async () => {
+    await cdp.send("HeapProfiler.collectGarbage");
+    const m = (await cdp.send("Performance.getMetrics")).metrics;
+    const get = (n) => (m.find((x) => x.name === n) || {}).value;
+    return { heap: (await cdp.send("Runtime.getHeapUsage")).usedSize, nodes: get("Nodes") };
+  };
+  await cdp.send("Performance.enable");
+  const seen = new Set();
+  let status = "", t0 = Date.now(), first = null;
+  while (Date.now() - t0 < 90000) {
+    const s = await page.evaluate(() => ({ points: +(window.tlm.charts.loss ? window.tlm.charts.loss.box.dataset.points : 0),
+      status: (document.querySelector("#job-head .status-done, #job-head .status-running, #job-head .status-failed") || {}).textContent,
+      redraws: window.tlm.redraws }));
+    seen.add(s.points);
+    status = s.status;
+    if (first === null && seen.size >= 3) first = await heap();
+    if (status === "done" && seen.size >= 3) break;
+    await page.waitForTimeout(150);
+  }
+  const pts = [...seen].sort((a, b) => a - b);
+  check(pts.length >= 3, `live: the loss chart grew while tlmd trained, without a reload (${pts.length} sizes seen, ${pts[0]} to ${pts[pts.length - 1]} points)`);
+  check(status === "done", "live: the job's status turned to done on the page", status);
+  const same = await page.evaluate(() => window.__same_document === 1);
+  check(same, "live: the same document throughout (no page reload)");
+  // hours of polling, shortened: many more answers (304 now that tlmd is idle, redraws before)
+  const polls0 = await page.evaluate(() => window.tlm.polls);
+  await page.waitForTimeout(6000);
+  const polls1 = await page.evaluate(() => window.tlm.polls);
+  const last = await heap();
+  check(polls1 - polls0 >= 15, `live: the page kept polling (${polls1 - polls0} polls in 6 s)`);
+  check(first && last.heap - first.heap < 2 * 1024 * 1024 && last.nodes <= first.nodes * 1.2 + 200,
+    `live: memory bounded: JS heap ${first && (first.heap / 1048576).toFixed(1)} -> ${(last.heap / 1048576).toFixed(1)} MB, ` +
+    `DOM nodes ${first && first.nodes} -> ${last.nodes}`);
+  await shot("live-job.png");
+  // the jobs table follows too
+  await page.goto(url + "&poll=200#/jobs");
+  await waitFor(() => document.querySelector("#jobs-table"));
+  const st = await page.$eval(`#jobs-table tr[data-key="${key}"] td[data-col=status]`, (td) => td.textContent);
+  check(st === "done", "live: the jobs table shows it done", st);
+  check(errors.length === 0, "live: no script errors", errors.join("\n"));
+}
+
+try {
+  if (process.env.MODE === "live") await liveChecks();
+  else await staticChecks();
+} catch (e) {
+  check(false, "the browser session ran to the end", e.stack);
+}
+await ctx.close();
+process.exit(failed ? 1 : 0);

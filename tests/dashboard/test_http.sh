@@ -1,0 +1,126 @@
+#!/bin/sh
+# test_http.sh: tlm-dash against bad requests, no browser needed: the token,
+# path traversal, oversized and malformed HTTP, methods, SQL in parameters,
+# ETags, many connections (http_check.py), on the report tests' fixture
+# database; then a missing database, one that is not a database and one
+# with corrupt pages (a clear answer, the server lives on and picks up the
+# file once it is there), the Unix socket (mode 0600, never replacing a
+# file) and the warning for a non-loopback --listen.
+. "$TLM_SRCDIR/tests/dashboard/lib.sh"
+command -v python3 >/dev/null 2>&1 || { echo "# SKIP: python3 is needed"; exit 77; }
+
+"$TLM_BUILDDIR/tests/report/report_mkdb" fx.db >/dev/null
+ok $? "fixture database"
+start_dash dash.out --db fx.db
+ok $? "tlm-dash started ($base)"
+case $url in http://127.0.0.1:*/\?t=*) r=0 ;; *) r=1 ;; esac
+ok $r "by default on 127.0.0.1, the URL carries the token"
+[ ${#token} = 64 ]
+ok $? "a 64-hex-digit random token"
+python3 "$TLM_SRCDIR/tests/dashboard/http_check.py" "$base" "$token" fx.db "$TLM_SRCDIR" >http.out 2>&1
+st=$?
+while IFS= read -r line; do
+    case $line in
+    "ok - "*) ok 0 "${line#ok - }" ;;
+    "not ok - "*) ok 1 "${line#not ok - }" ;;
+    *) echo "$line" ;;
+    esac
+done <http.out
+[ $st = 0 ] || grep -q "^not ok" http.out || ok 1 "http_check.py exited $st"
+kill -0 "$dp"
+ok $? "tlm-dash survived every request"
+kill "$dp"; wait "$dp"
+ok $? "...and stops on SIGTERM with status 0"
+
+# fetch PATH: the status of one request to the server started last (its body in ./body)
+fetch() { curl -s -o body -w '%{http_code}' "$base$1" 2>/dev/null; }
+
+# a database that is not there yet: the page loads, the API says what to do; then it appears
+start_dash dash2.out --db later.db
+ok $? "tlm-dash starts without a database"
+[ "$(fetch "/?t=$token")" = 200 ]
+ok $? "...the page loads"
+[ "$(fetch "/api/jobs?t=$token")" = 503 ] && grep -q "later.db: no such file (tlmd writes it" body
+ok $? "...the API answers 503: no such file, run tlmd first ($(cat body))"
+cp fx.db later.db
+[ "$(fetch "/api/jobs?t=$token")" = 200 ] && grep -q '"rows":\[\[' body
+ok $? "...and serves it once it is there"
+kill "$dp"; wait "$dp"
+
+# no charting library where --vendor points: its files are a 404 that says
+# how to install it, and the server lives on (it crashed on the second file)
+start_dash dash5.out --db fx.db --vendor "$PWD/no-uplot-here"
+[ "$(fetch "/vendor/uPlot.min.css?t=$token")" = 404 ] && grep -q "charting library is not installed" body &&
+    [ "$(fetch "/vendor/uPlot.iife.min.js?t=$token")" = 404 ] && [ "$(fetch "/?t=$token")" = 200 ]
+ok $? "without uPlot: both of its files are a 404 saying how to install it, the page still loads"
+kill -0 "$dp"
+ok $? "...and the server lives on"
+kill "$dp"; wait "$dp"
+
+echo "not a database, just text" >text.db
+start_dash dash3.out --db text.db
+[ "$(fetch "/api/jobs?t=$token")" = 503 ] && grep -q "not a database" body
+ok $? "a file that is not a database: 503 saying so ($(cat body))"
+kill -0 "$dp"
+ok $? "...and the server lives on"
+kill "$dp"; wait "$dp"
+
+# corrupt pages in the middle of a real database
+cp fx.db bad.db
+python3 - bad.db <<'PY'
+import os, sys
+n = os.path.getsize(sys.argv[1])
+with open(sys.argv[1], "r+b") as f:
+    for off in range(4096 * 2, n, 4096 * 3):
+        f.seek(off)
+        f.write(os.urandom(4096))
+PY
+start_dash dash4.out --db bad.db
+codes=""
+for p in /api/sweeps /api/jobs "/api/table?name=runs"; do
+    c=$(curl -s -o body -w '%{http_code}' "$base$p$(case $p in *\?*) echo "&" ;; *) echo "?" ;; esac)t=$token")
+    codes="$codes $c"
+    case $c in 200 | 500 | 503) ;; *) codes="$codes(bad)" ;; esac
+    case $c in 500 | 503) grep -q '"error":' body || codes="$codes(no message)" ;; esac
+done
+kill -0 "$dp" && ! echo "$codes" | grep -q "(bad)\|(no message)"
+ok $? "a database with corrupt pages: answers or errors with a message, no crash ($codes)"
+kill "$dp"; wait "$dp"
+
+# a Unix socket: 0600, answering; a file at the path is never replaced
+start_dash dash5.out --db fx.db --listen "unix:$tmp/d.sock"
+ok $? "--listen unix:PATH starts"
+[ "$(stat -c %a "$tmp/d.sock")" = 600 ]
+ok $? "...the socket is mode 0600 ($(stat -c %a "$tmp/d.sock"))"
+[ "$(curl -s --unix-socket "$tmp/d.sock" -o body -w '%{http_code}' "http://localhost/api/jobs?t=$token")" = 200 ]
+ok $? "...answers with the token"
+[ "$(curl -s --unix-socket "$tmp/d.sock" -o body -w '%{http_code}' "http://localhost/api/jobs")" = 403 ]
+ok $? "...403 without it"
+kill "$dp"; wait "$dp"
+[ ! -e "$tmp/d.sock" ]
+ok $? "...and removes its socket when stopped"
+echo "a user's file" >keep.txt
+timeout 10 "$D" --db fx.db --listen "unix:$tmp/keep.txt" >o 2>e
+[ $? = 1 ] && grep -q "exists and is not a socket" e && [ "$(cat keep.txt)" = "a user's file" ]
+ok $? "a file at the socket path: refused, the file left as it was"
+
+# a non-loopback address: a warning
+start_dash dash6.out --db fx.db --listen 0.0.0.0:0
+grep -q "warning: --listen 0.0.0.0:0 is reachable from other machines" dash6.out.err
+ok $? "--listen 0.0.0.0: warns that other machines can reach it"
+kill "$dp"; wait "$dp"
+timeout 10 "$D" --db fx.db --listen nonsense >o 2>e
+[ $? != 0 ] && grep -q "expected HOST:PORT" e
+ok $? "--listen nonsense: refused, saying what is expected"
+timeout 10 "$D" --db fx.db --token 'abc;def ghi=jklmnop' >o 2>e
+[ $? = 1 ] && grep -q "token: expected 16 to 64 letters" e
+ok $? "--token with a ';': refused (it goes into a cookie)"
+timeout 10 "$D" --db fx.db --max-connections 0 >o 2>e
+[ $? = 2 ] && grep -q "max-connections" e
+ok $? "--max-connections 0: a usage error"
+"$D" --help >o 2>e && grep -q "^usage: tlm-dash" o && ! grep -q -- "--token" o
+ok $? "--help: the usage, without the scripts' --token"
+timeout 10 "$D" --db fx.db --lisen x >o 2>e
+[ $? = 2 ] && grep -q "unknown option" e
+ok $? "an unknown option: status 2"
+finish
