@@ -74,9 +74,8 @@ static int merge_into(cfg_node *dst, const cfg_node *src, eng_err *e);
  * anything else replaces.  New keys take `keypos`'s position. */
 static int set_one(cfg_node *map, const char *seg, const cfg_node *keypos, const cfg_node *value, eng_err *e)
 {
-    for (size_t i = 0; i < map->n; i++) {
-        if (strcmp(map->keys[i]->text, seg) != 0)
-            continue;
+    size_t i = cfg_map_find(map, seg);
+    if (i < map->n) {
         if (value->kind == CFG_MAP && map->items[i]->kind == CFG_MAP)
             return merge_into(map->items[i], value, e);
         cfg_node *v = cfg_clone(value);
