@@ -195,7 +195,8 @@ int main(int argc, char **argv)
     const rpt_table_def *tdef = table ? rpt_table_find(table) : NULL;
     const rpt_figure_def *fdef = plot ? rpt_figure_find(plot) : NULL;
     const char *usage_err = NULL;
-    char msg[ENG_MSG_MAX];
+    char msg[ENG_MSG_MAX], taper_sched[16];
+    double taper_a, taper_b;
     eng_err pe;
     if (fmt < 0) {
         eng_msg_printf(msg, sizeof msg, "--format '%s': expected md, csv, latex or json", format);
@@ -223,7 +224,8 @@ int main(int argc, char **argv)
                eng_path_not_dir("--db", dbpath, "an SQLite database file, such as results.db", &pe) ||
                (out && eng_path_check_len("--out", out, ENG_PATH_CAP - 1 - 64, &pe)) ||
                (out && !all && eng_path_not_dir("--out", out, "a file (only --all writes a folder)", &pe)) ||
-               (out && all && eng_path_not_file("--out", out, "the folder --all writes into", &pe))) {
+               (out && all && eng_path_not_file("--out", out, "the folder --all writes into", &pe)) ||
+               (o.taper && rpt_taper_parse(o.taper, taper_sched, &taper_a, &taper_b, &pe))) {
         /* --out leaves room for the temporary name beside it, and for tables/NAME.EXT under --all's folder */
         eng_msg_copy(msg, sizeof msg, pe.msg);
         usage_err = msg;
