@@ -126,6 +126,14 @@ usage "--threads 1.5: not an integer (expected an integer from 0 to 4096)" "--th
 usage "--threads 99999999999999999999: out of range (expected an integer from 0 to 4096)" "a huge --threads" \
     --config "$tmp/job.yaml" --out "$tmp/r9" --threads 99999999999999999999
 usage "--heartbeat inf: not a number" "--heartbeat inf" --config "$tmp/job.yaml" --out "$tmp/r9" --heartbeat inf
+usage "--events-fd 0: read-only, not open for writing" "--events-fd of a descriptor open for reading only" \
+    --config "$tmp/job.yaml" --out "$tmp/r9" --events-fd 0 </dev/null
+expect suites-empty 2 config "--suites: '' is empty \\(expected a comma-separated list of suites: wikitext, lambada" \
+    --eval --checkpoint "$tmp" --config "$tmp/job.yaml" --suites ''
+# --eval --checkpoint of what is not a checkpoint folder: data (3), by name
+"$W" --eval --checkpoint "$tmp/none/run" >/dev/null 2>"$tmp/u.err"
+ok $([ $? = 3 ] && grep -q -- "--checkpoint: $tmp/none/run: No such file or directory" "$tmp/u.err" && echo 0 || echo 1) \
+    "--eval --checkpoint of a missing folder: $(cat "$tmp/u.err")"
 
 # ---- a long --out (about 1,200 bytes, each part below NAME_MAX): the
 # checkpoints land in it whole; a --out with no room for them is refused
@@ -144,6 +152,19 @@ rc=$?
 ok $([ $rc = 0 ] && grep -q '"ev":"done"' "$tmp/longeval.ev" && echo 0 || echo 1) \
     "--eval --checkpoint of that run folder finds its newest checkpoint (exit $rc)"
 [ $rc = 0 ] || sed 's/^/# /' "$tmp/longeval.err" | tail -3
+mkfifo "$tmp/ck.fifo"
+timeout 20 "$W" --eval --checkpoint "$tmp/ck.fifo" --config "$tmp/longjob.yaml" --suites alignment >/dev/null 2>"$tmp/u.err"
+ok $([ $? = 3 ] && grep -q "ck.fifo: is not a directory (expected a checkpoint folder" "$tmp/u.err" && echo 0 || echo 1) \
+    "--eval --checkpoint of a FIFO: $(cat "$tmp/u.err")"
+"$W" --eval --checkpoint "$tmp/job.yaml" --config "$tmp/longjob.yaml" --suites alignment >/dev/null 2>"$tmp/u.err"
+ok $([ $? = 3 ] && grep -q "job.yaml: is not a directory" "$tmp/u.err" && echo 0 || echo 1) \
+    "--eval --checkpoint of a file: $(cat "$tmp/u.err")"
+# a step folder whose MANIFEST.json (written last) is gone is an interrupted save, not a checkpoint
+cp -r "$long/ckpt/step-00000048" "$tmp/step-00000048"
+rm "$tmp/step-00000048/MANIFEST.json"
+"$W" --eval --checkpoint "$tmp/step-00000048" --suites alignment --threads 1 >/dev/null 2>"$tmp/nomani.err"
+ok $([ $? = 3 ] && grep -q "step-00000048: no MANIFEST.json beside its trainer.json: an incomplete checkpoint" \
+    "$tmp/nomani.err" && echo 0 || echo 1) "--eval of a step folder without MANIFEST.json: $(tail -1 "$tmp/nomani.err")"
 toolong=$long
 while [ ${#toolong} -lt 3900 ]; do toolong=$toolong/$(printf "o%.0s" $(seq 200)); done
 usage "--out: the path is ${#toolong} bytes, longer than the 3839 TLM allows here" "a ${#toolong}-byte --out" \
