@@ -78,6 +78,7 @@ ok $([ $? = 2 ] && grep -q -- "--devices 0,x: expected auto, cpu, or GPU ids" e4
 "$T" --sweeps sw --devices 0 --db dev.db >e4b.out 2>&1
 ok $([ $? = 2 ] && grep -q -- "--devices 0: this build cannot train on GPUs" e4b.out && [ ! -e dev.db ] && echo 0 || echo 1) \
     "--devices 0 on a build whose engine has no GPU backend: exit 2, nothing recorded: $(cat e4b.out)"
+expect2 "--devices : is empty (expected auto, cpu, or GPU ids" "--devices ''" --sweeps sw --devices ''
 # messages name the --db given, not "results.db"
 sqlite3 other.db "create table t(x)"
 "$T" --sweeps sw --db other.db >e4c.out 2>&1

@@ -45,6 +45,28 @@ expect tokenizer 3 data "tokenized with 'bpe4096' but the config's tokenizer is 
 DATA=$tmp/wide.tlmtok small_job "$tmp/wide.yaml"
 expect vocab 3 data "vocabulary 512 is larger than model.vocab 256" --config "$tmp/wide.yaml" --out "$tmp/r3"
 
+# ---- the dataset's rank file must be the one its shards were made with
+# (the headers hold its definition hash): edited or replaced, it is refused
+# before the first step (an evaluation would encode text with it)
+D="$TLM_BUILDDIR/dataprep/tlm-data"
+if "$D" build --tokenizer bpe300 --train-bpe --out "$tmp/bpeds" \
+    /usr/share/common-licenses/GPL-3 >"$tmp/bpeds.out" 2>&1; then
+    DATA="$tmp/bpeds/train" small_job "$tmp/bpe300.yaml"
+    sed -i 's/^tokenizer: bytes$/tokenizer: bpe300/; s/vocab: 256}/vocab: 300}/' "$tmp/bpe300.yaml"
+    "$W" --config "$tmp/bpe300.yaml" --out "$tmp/rbpe" --threads 1 >"$tmp/bpeok.ev" 2>"$tmp/bpeok.err"
+    ok $? "a bpe300 dataset with its own rank file trains: $(tail -1 "$tmp/bpeok.err")"
+    cp "$tmp/bpeds/bpe300.tiktoken" "$tmp/bpe300.orig"
+    sed -i '270d' "$tmp/bpeds/bpe300.tiktoken"
+    expect tok-edited 3 data "bpe300.tiktoken: ranks must be 0..297, each once; missing rank 269" \
+        --config "$tmp/bpe300.yaml" --out "$tmp/rbpe2"
+    "$D" train-bpe --vocab 300 --out "$tmp/bpeds/bpe300.tiktoken" /usr/share/common-licenses/GPL-2 >/dev/null 2>&1
+    expect tok-swapped 3 data "shards were made with a different 'bpe300' tokenizer \\(definition SHA-256 [0-9a-f]{16}\\.\\.\\., vocab 300\\) than .*bpe300.tiktoken.*retrained or replaced" \
+        --config "$tmp/bpe300.yaml" --out "$tmp/rbpe3"
+    ok $(grep -q '"ev":"st\(art\|ep\)"' "$tmp/tok-swapped.ev"; echo $((1 - $?))) "...before the start event and any step"
+else
+    ok 1 "tlm-data build of a bpe300 dataset: $(tail -1 "$tmp/bpeds.out")"
+fi
+
 # ---- corrupt shards are refused before the first step: flipped payload
 # bytes (the header's SHA-256 no longer matches) and an all-zero hash
 cp "$tmp/text.tlmtok" "$tmp/flip.tlmtok"
