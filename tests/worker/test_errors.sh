@@ -114,6 +114,14 @@ sed -i '/^eval: {every_tokens: 16384, val_tokens: 2048}$/d' "$tmp/lam.yaml"
 expect eval-corrupt 3 data "lambada.jsonl:3: field \"text\" must be a string" --config "$tmp/lam.yaml" --out "$tmp/r13"
 ok $(grep -q '"ev":"st\(art\|ep\)"' "$tmp/eval-corrupt.ev"; echo $((1 - $?))) "...before the start event and any step"
 
+# an empty alignment text: refused in set-up, not averaged over nothing after training
+: >"$tmp/empty.txt"
+small_job "$tmp/alempty.yaml" "eval: {suites: [val, alignment], alignment: {text: $tmp/empty.txt}}"
+sed -i '/^eval: {every_tokens: 16384, val_tokens: 2048}$/d' "$tmp/alempty.yaml"
+expect eval-align-empty 3 data "eval.alignment.text: .*empty.txt: no tokens \\(the file is empty" \
+    --config "$tmp/alempty.yaml" --out "$tmp/r14"
+ok $(grep -q '"ev":"st\(art\|ep\)"' "$tmp/eval-align-empty.ev"; echo $((1 - $?))) "...before the start event and any step"
+
 # ---- config and usage
 printf 'scale: 1m\ntrain: {lrr: 1}\n' >"$tmp/bad.yaml"
 expect bad-config 2 config "bad.yaml:2:9: unknown key 'lrr'" --config "$tmp/bad.yaml" --out "$tmp/r4"
