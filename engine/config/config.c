@@ -625,7 +625,7 @@ static int resolve_model(parse_ctx *px, eng_err *e)
     if (m->d_model % m->heads)
         return cfg_errf(e, shape_at, "model.heads: %d does not divide d_model %d%s%s%s", m->heads, m->d_model, *from ? " (" : "", from + (*from ? 2 : 0), *from ? ")" : "");
     if ((m->d_model / m->heads) % 2)
-        return cfg_errf(e, shape_at, "model.heads: head size %d (d_model %d / %d heads%s) must be even for RoPE",
+        return cfg_errf(e, shape_at, "model.heads: head size %d must be even for RoPE (d_model %d / %d heads%s)",
                         m->d_model / m->heads, m->d_model, m->heads, from);
     if (m->kv_heads > m->heads || m->heads % m->kv_heads)
         return cfg_errf(e, NODE(px, "model.kv_heads"), "model.kv_heads: %d must divide heads (%d)", m->kv_heads,

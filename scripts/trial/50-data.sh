@@ -70,11 +70,14 @@ selected data.build-out-file && { in_case data.build-out-file; echo keep >x
 selected data.build-out-foreign && { in_case data.build-out-foreign; mkdir x; echo mine >x/notes.txt
     AFTER='[ "$(cat x/notes.txt)" = mine ]' AFTER_MSG="a folder that is not a dataset was replaced" \
         tc data.build-out-foreign "--out is a folder that is not a dataset" 1\|2 "not a tlm-data dataset" "$D" "${B[@]}" "$IN"; }
+# (the first build is made beside the input and moved in: tlm-data refuses
+# to build into an input folder, so a dataset gets there only by hand)
 selected data.build-out-inside && { in_case data.build-out-inside; mkdir in; cp "$FX/corpus/GPL-2" in/
-    "$D" build --tokenizer bytes --out in/ds in >/dev/null 2>&1
+    "$D" build --tokenizer bytes --out ds in >/dev/null 2>&1 && mv ds in/ds
+    cp in/ds/manifest.json first.json
     first=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["splits"]["train"]["tokens"])' in/ds/manifest.json)
-    AFTER='python3 -c "import json, sys; m = json.load(open(sys.argv[1])); s = [x[\"path\"] for x in m[\"sources\"]]; assert s == [\"in/GPL-2\"], s" in/ds/manifest.json' \
-        AFTER_MSG="the rebuilt dataset read its own previous output as text (first build: $first tokens)" \
+    AFTER='if [ $rc = 2 ]; then cmp -s first.json in/ds/manifest.json; else python3 -c "import json, sys; m = json.load(open(sys.argv[1])); s = [x[\"path\"] for x in m[\"sources\"]]; assert s == [\"in/GPL-2\"], s" in/ds/manifest.json; fi' \
+        AFTER_MSG="the rebuilt dataset read its own previous output as text (first build: $first tokens), or a refused rebuild changed it" \
         tc data.build-out-inside "rebuilding a dataset whose --out lies inside the input folder" 0\|2 "in/ds: .* train|--out .*inside" \
         "$D" build --tokenizer bytes --out in/ds in; }
 selected data.build-ok && { in_case data.build-ok

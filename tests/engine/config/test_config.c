@@ -227,8 +227,8 @@ static const struct {
                                      "ids, N from 257"},
     {"scale: 1m\nmodel.gate: headwise\n", "bad.yaml:2:13: model.gate: only used with arch gated_attn (arch is "
                                           "transformer)"},
-    {"model: {d_model: 78}\nscale: 3m\n", "bad.yaml:1:18: model.heads: head size 13 (d_model 78 / 6 heads, heads from "
-                                          "scale 3m) must be even for RoPE"},
+    {"model: {d_model: 78}\nscale: 3m\n", "bad.yaml:1:18: model.heads: head size 13 must be even for RoPE (d_model 78 / "
+                                          "6 heads, heads from scale 3m)"},
     {"scale: 3m\nmodel: {d_model: 77}\n", "bad.yaml:2:18: model.heads: 6 does not divide d_model 77 (heads from scale "
                                           "3m)"},
 };
