@@ -597,13 +597,15 @@ static int resolve_model(parse_ctx *px, eng_err *e)
     if (!c->tokenizer[0])
         return cfg_errf(e, NODE(px, "tokenizer"), "tokenizer: must not be empty");
     int tv = eng_tokenizer_vocab(c->tokenizer);
-    if (!tv && !strncmp(c->tokenizer, "bpe", 3) && c->tokenizer[3] && strspn(c->tokenizer + 3, "0123456789") ==
-                                                                          strlen(c->tokenizer + 3))
-        return cfg_errf(e, NODE(px, "tokenizer"),
-                        "tokenizer: '%s' is out of range: bpeN names a trained BPE of N ids, N from 257 (the 256 "
-                        "bytes and one merge) to 2^20",
-                        c->tokenizer);
     if (!GIVEN(px, "model.vocab")) {
+        /* a bpeN name outside the range sizes nothing: say so, not "vocab
+         * is required" (with model.vocab given it is a name like any other) */
+        if (!tv && !strncmp(c->tokenizer, "bpe", 3) && c->tokenizer[3] &&
+            strspn(c->tokenizer + 3, "0123456789") == strlen(c->tokenizer + 3))
+            return cfg_errf(e, NODE(px, "tokenizer"),
+                            "tokenizer: '%s' is out of range: bpeN names a trained BPE of N ids, N from 257 (the 256 "
+                            "bytes and one merge) to 2^20; or give model.vocab",
+                            c->tokenizer);
         if (!tv)
             return cfg_errf(e, NODE(px, "tokenizer"),
                             "model.vocab is required with tokenizer '%s' (its size is not known from the name)",
