@@ -86,8 +86,53 @@ void cfg_free(cfg_node *n)
     }
     free(n->items);
     free(n->keys);
+    free(n->index);
     free(n->text);
     free(n);
+}
+
+/* ------------------------------------------------------------ key index */
+/* Open addressing, slot = key position + 1 (0 empty), at most half full;
+ * small mappings (most of a config) are searched in order instead. */
+#define KEY_INDEX_MIN 16
+
+static size_t key_hash(const char *s)
+{
+    size_t h = (size_t)1469598103934665603u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * (size_t)1099511628211u;
+    return h;
+}
+
+static void key_index_put(cfg_node *map, size_t i)
+{
+    size_t mask = map->index_cap - 1, s = key_hash(map->keys[i]->text) & mask;
+    while (map->index[s])
+        s = (s + 1) & mask;
+    map->index[s] = i + 1;
+}
+
+/* Room for the keys of map plus one more; ENG_ENOMEM when not. */
+static int key_index_reserve(cfg_node *map)
+{
+    size_t want = map->n + 1;
+    if (want < KEY_INDEX_MIN || want * 2 <= map->index_cap)
+        return 0;
+    size_t cap = map->index_cap ? map->index_cap : 64;
+    while (want * 2 > cap) {
+        if (cap > SIZE_MAX / 2 / sizeof *map->index)
+            return ENG_ENOMEM;
+        cap *= 2;
+    }
+    size_t *index = calloc(cap, sizeof *index);
+    if (!index)
+        return ENG_ENOMEM;
+    free(map->index);
+    map->index = index;
+    map->index_cap = cap;
+    for (size_t i = 0; i < map->n; i++)
+        key_index_put(map, i);
+    return 0;
 }
 
 static int grow(cfg_node *c)
@@ -112,10 +157,12 @@ static int grow(cfg_node *c)
 
 int cfg_map_append(cfg_node *map, cfg_node *key, cfg_node *value)
 {
-    if (grow(map))
+    if (grow(map) || key_index_reserve(map))
         return ENG_ENOMEM;
     map->keys[map->n] = key;
     map->items[map->n++] = value;
+    if (map->index)
+        key_index_put(map, map->n - 1);
     return 0;
 }
 
@@ -163,14 +210,27 @@ fail:
     return NULL;
 }
 
+size_t cfg_map_find(const cfg_node *map, const char *key)
+{
+    if (!map->index) {
+        for (size_t i = 0; i < map->n; i++)
+            if (strcmp(map->keys[i]->text, key) == 0)
+                return i;
+        return map->n;
+    }
+    size_t mask = map->index_cap - 1;
+    for (size_t s = key_hash(key) & mask; map->index[s]; s = (s + 1) & mask)
+        if (strcmp(map->keys[map->index[s] - 1]->text, key) == 0)
+            return map->index[s] - 1;
+    return map->n;
+}
+
 cfg_node *cfg_map_get(const cfg_node *map, const char *key)
 {
     if (!map || map->kind != CFG_MAP)
         return NULL;
-    for (size_t i = 0; i < map->n; i++)
-        if (strcmp(map->keys[i]->text, key) == 0)
-            return map->items[i];
-    return NULL;
+    size_t i = cfg_map_find(map, key);
+    return i < map->n ? map->items[i] : NULL;
 }
 
 /* ------------------------------------------------------------ errors */
@@ -351,13 +411,13 @@ static int add_child(frame *top, cfg_node *child, int file, eng_err *e)
             cfg_free(child);
             return rc;
         }
-        for (size_t i = 0; i < c->n; i++)
-            if (strcmp(c->keys[i]->text, child->text) == 0) {
-                int rc = cfg_errf(e, child, "duplicate key '%s' (first given at %s:%d:%d)", child->text,
-                                  cfg_file_name(c->keys[i]->file), c->keys[i]->line, c->keys[i]->col);
-                cfg_free(child);
-                return rc;
-            }
+        size_t i = cfg_map_find(c, child->text);
+        if (i < c->n) {
+            int rc = cfg_errf(e, child, "duplicate key '%s' (first given at %s:%d:%d)", child->text,
+                              cfg_file_name(c->keys[i]->file), c->keys[i]->line, c->keys[i]->col);
+            cfg_free(child);
+            return rc;
+        }
         top->pending = child;
         return 0;
     }
@@ -414,12 +474,50 @@ typedef struct parse_state {
     cfg_node *root;
 } parse_state;
 
-static int syntax_error(const char *name, const yaml_parser_t *p, eng_err *e)
+/* Line and column (1-based, in characters) of byte `off` of buf. */
+static void pos_of_offset(const char *buf, size_t len, size_t off, int *line, int *col)
 {
+    *line = 1;
+    *col = 1;
+    for (size_t i = 0; i < off && i < len; i++) {
+        if (buf[i] == '\n') {
+            ++*line;
+            *col = 1;
+        } else if (((unsigned char)buf[i] & 0xC0) != 0x80) { /* not a UTF-8 continuation byte */
+            ++*col;
+        }
+    }
+}
+
+/* libyaml's message, with the place it is about: a reader error (bad
+ * UTF-8, a control character) has only a byte offset, its marks stay 1:1;
+ * a plain key too long to be one is reported at its end, and a tab in the
+ * indentation as a character "that cannot start any token". */
+static int syntax_error(const char *name, const char *buf, size_t len, const yaml_parser_t *p, eng_err *e)
+{
+    int line, col;
+    if (p->error == YAML_READER_ERROR) {
+        pos_of_offset(buf, len, p->problem_offset, &line, &col);
+        return eng_errf(e, ENG_ECONFIG, "%s:%d:%d: invalid YAML/JSON: %s%s", name, line, col,
+                        p->problem ? p->problem : "unreadable input",
+                        p->problem && strstr(p->problem, "UTF-8") ? " (the file must be UTF-8)" : "");
+    }
     const yaml_mark_t *m = p->problem ? &p->problem_mark : &p->context_mark;
-    return eng_errf(e, ENG_ECONFIG, "%s:%d:%d: invalid YAML/JSON: %s%s%s", name, (int)m->line + 1,
-                    (int)m->column + 1, p->problem ? p->problem : "syntax error", p->context ? " " : "",
-                    p->context ? p->context : "");
+    line = (int)m->line + 1;
+    col = (int)m->column + 1;
+    const char *problem = p->problem ? p->problem : "syntax error";
+    if (p->problem && m->index < len && buf[m->index] == '\t' &&
+        (strstr(problem, "cannot start any token") || strstr(problem, "tab character")))
+        return eng_errf(e, ENG_ECONFIG, "%s:%d:%d: invalid YAML/JSON: a tab; tabs cannot indent YAML, use spaces",
+                        name, line, col);
+    if (p->problem && p->context && !strcmp(p->context, "while scanning a simple key") &&
+        !strcmp(problem, "could not find expected ':'"))
+        return eng_errf(e, ENG_ECONFIG,
+                        "%s:%d:%d: invalid YAML/JSON: a key without ':' after it (a plain key ends with ':' on "
+                        "its line, within 1024 characters)",
+                        name, (int)p->context_mark.line + 1, (int)p->context_mark.column + 1);
+    return eng_errf(e, ENG_ECONFIG, "%s:%d:%d: invalid YAML/JSON: %s%s%s", name, line, col, problem,
+                    p->context ? " " : "", p->context ? p->context : "");
 }
 
 /* A scalar node of the event: its text (no NUL inside), position, tag. */
@@ -557,7 +655,7 @@ int cfg_parse_buffer(const char *name, const char *buf, size_t len, cfg_node **o
     while (!done && !rc) {
         yaml_event_t ev;
         if (!yaml_parser_parse(&p, &ev)) {
-            rc = syntax_error(name, &p, e);
+            rc = syntax_error(name, buf, len, &p, e);
             break;
         }
         rc = on_event(&ps, &ev, &done, e);

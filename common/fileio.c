@@ -37,6 +37,19 @@ int eng_fsync_dir(const char *path)
     return rc;
 }
 
+static const char *kind_of(mode_t m)
+{
+    if (S_ISFIFO(m))
+        return "a FIFO";
+    if (S_ISCHR(m))
+        return "a character device";
+    if (S_ISBLK(m))
+        return "a block device";
+    if (S_ISSOCK(m))
+        return "a socket";
+    return "of an unknown type";
+}
+
 int eng_atomic_open(eng_atomic *a, const char *path, eng_err *e)
 {
     memset(a, 0, sizeof *a);
@@ -44,10 +57,19 @@ int eng_atomic_open(eng_atomic *a, const char *path, eng_err *e)
     if ((size_t)snprintf(a->tmp, sizeof a->tmp, "%s.tmp.%ld", path, (long)getpid()) >= sizeof a->tmp)
         return eng_errf(e, ENG_EIO, "%s: the path is %zu bytes; with its temporary name (.tmp.PID) it is longer than the "
                         "%d this system allows", path, n, ENG_PATH_CAP - 1);
+    /* the rename would put a file in place of a FIFO or a device (as root,
+     * of /dev/null): anything there that is not a file is refused */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        if (S_ISDIR(st.st_mode))
+            return eng_errf(e, ENG_ECONFIG, "%s: is a directory (expected a file to write)", path);
+        return eng_errf(e, ENG_ECONFIG, "%s: is not a regular file (%s); TLM writes a new file and renames it into "
+                        "place, which would replace it: give a file name", path, kind_of(st.st_mode));
+    }
     strcpy(a->path, path);
     a->f = fopen(a->tmp, "wb");
     if (!a->f)
-        return eng_errf(e, ENG_EIO, "%s: cannot create: %s", a->tmp, strerror(errno));
+        return eng_errf(e, ENG_EIO, "%s: cannot create (as %s): %s", path, a->tmp, strerror(errno));
     return 0;
 }
 
@@ -92,19 +114,6 @@ int eng_write_file_atomic(const char *path, const void *data, size_t n, eng_err 
         return rc;
     }
     return eng_atomic_commit(&a, e);
-}
-
-static const char *kind_of(mode_t m)
-{
-    if (S_ISFIFO(m))
-        return "a FIFO";
-    if (S_ISCHR(m))
-        return "a character device";
-    if (S_ISBLK(m))
-        return "a block device";
-    if (S_ISSOCK(m))
-        return "a socket";
-    return "of an unknown type";
 }
 
 static int not_regular(const char *path, mode_t m, int code, eng_err *e)

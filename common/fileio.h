@@ -32,6 +32,8 @@ typedef struct eng_atomic {
     char tmp[ENG_PATH_CAP];  /* temp name in the same folder */
 } eng_atomic;
 
+/* Refuses (ENG_ECONFIG) a path that names a folder, a FIFO or a device:
+ * the rename into place would replace it. */
 int eng_atomic_open(eng_atomic *a, const char *path, eng_err *e);
 /* Flush, fsync, close, rename into place, fsync the folder. */
 int eng_atomic_commit(eng_atomic *a, eng_err *e);

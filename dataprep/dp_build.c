@@ -630,6 +630,57 @@ static const char build_help[] =
 enum { B_TOK = 2000, B_OUT, B_VAL, B_SEG, B_SHARD, B_FORMAT, B_FIELD, B_MAXLINE, B_SPECIAL, B_RAW, B_NOSEP,
        B_TRAIN, B_THREADS, B_HELP };
 
+/* The absolute path `path` names, links resolved as far as it exists (the
+ * rest, not yet made, appended as written); 0 when it cannot be worked out. */
+static int resolve_path(const char *path, char *out, size_t cap)
+{
+    char head[ENG_PATH_CAP], tail[ENG_PATH_CAP] = "";
+    if (snprintf(head, sizeof head, "%s", path) >= (int)sizeof head)
+        return 0;
+    for (;;) {
+        char *r = realpath(head, NULL);
+        if (r) {
+            int n = snprintf(out, cap, "%s%s", r, tail);
+            free(r);
+            return n > 0 && (size_t)n < cap;
+        }
+        char *slash = strrchr(head, '/');
+        char part[ENG_PATH_CAP];
+        if (snprintf(part, sizeof part, "/%s%s", slash ? slash + 1 : head, tail) >= (int)sizeof part)
+            return 0;
+        memcpy(tail, part, strlen(part) + 1);
+        if (!slash)
+            snprintf(head, sizeof head, ".");
+        else if (slash == head)
+            head[1] = '\0';
+        else
+            *slash = '\0';
+        if (!strcmp(head, ".") && !slash) {
+            r = realpath(".", NULL);
+            if (!r)
+                return 0;
+            int n = snprintf(out, cap, "%s%s", r, tail);
+            free(r);
+            return n > 0 && (size_t)n < cap;
+        }
+    }
+}
+
+/* 1 when the folder --out names is an input folder or lies under one: the
+ * next build would walk its own shards and manifest as text. */
+static int out_inside(const char *out, const char *input)
+{
+    struct stat st;
+    char o[ENG_PATH_CAP], in[ENG_PATH_CAP];
+    if (stat(input, &st) != 0 || !S_ISDIR(st.st_mode) || !resolve_path(out, o, sizeof o) ||
+        !resolve_path(input, in, sizeof in))
+        return 0;
+    size_t n = strlen(in);
+    if (n == 1) /* the input is / */
+        return 1;
+    return !strncmp(o, in, n) && (o[n] == '\0' || o[n] == '/');
+}
+
 static int parse(build *b, int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -743,6 +794,12 @@ static int parse(build *b, int argc, char **argv)
         fprintf(stderr, "tlm-data: no inputs (text files, folders or JSONL files)\n%s", build_help);
         return DP_EXIT_USAGE;
     }
+    for (int i = optind; i < argc; i++)
+        if (out_inside(b->out, argv[i])) {
+            fprintf(stderr, "tlm-data: --out %s lies inside the input folder %s: a rebuild would read the dataset "
+                    "(shards, manifest, rank file) as text; put --out outside the inputs\n", b->out, argv[i]);
+            return DP_EXIT_USAGE;
+        }
     return 0;
 }
 

@@ -313,6 +313,11 @@ int dp_cmd_train_bpe(int argc, char **argv)
         fprintf(stderr, "tlm-data: --field does nothing with --format text (it names the JSONL field); leave it out\n");
         return DP_EXIT_USAGE;
     }
+    if (optind >= argc) { /* a usage error, as for build (docs/data.md: exit 2) */
+        fprintf(stderr, "tlm-data: no input files or folders given (text files, folders or JSONL files to learn "
+                        "the merges from)\n%s", train_help);
+        return DP_EXIT_USAGE;
+    }
     char def[64];
     snprintf(def, sizeof def, "bpe%ld.tiktoken", vocab);
     if (!out)

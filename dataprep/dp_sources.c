@@ -141,6 +141,10 @@ static int walk_jsonl(dp_source *src, const uint8_t *p, size_t n, const char *fi
         size_t k = 0;
         while (k < len && (p[i + k] == ' ' || p[i + k] == '\t' || p[i + k] == '\r'))
             k++;
+        if (len - k >= 3 && !memcmp(p + i + k, "\xEF\xBB\xBF", 3)) /* jansson says "'[' or '{' expected near ''" */
+            return eng_errf(e, ENG_EDATA, "%s:%llu:%zu: a byte-order mark (U+FEFF) starts the line; JSONL lines start "
+                            "with their JSON value: save the file as UTF-8 without a BOM", src->path,
+                            (unsigned long long)line, k + 1);
         if (k < len) {
             json_error_t je;
             json_t *j = json_loadb((const char *)p + i, len, JSON_ALLOW_NUL, &je);

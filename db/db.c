@@ -149,6 +149,47 @@ static int db_migrate(db *d, eng_err *e)
     return db_commit(d, e);
 }
 
+/* What SQLite would otherwise meet: a FIFO it blocks on for ever, a device
+ * it replaces (as root, /dev/null), a file it cannot read or a folder that
+ * is missing, each of which it reports as "unable to open database file".
+ * 0 when path is a regular file the mode may use, or absent (for writing:
+ * in a folder that exists). */
+static int check_path(const char *path, int mode, eng_err *e)
+{
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            return eng_errf(e, ENG_ECONFIG, "%s: is a directory (expected an SQLite database file)", path);
+        if (!S_ISREG(st.st_mode)) {
+            eng_err why = {0};
+            eng_stat_input(path, ENG_ECONFIG, &st, &why); /* "PATH: is not a regular file (a FIFO)" */
+            return eng_errf(e, ENG_ECONFIG, "%s (expected an SQLite database file)", why.msg);
+        }
+        if (access(path, mode == DB_READWRITE ? R_OK | W_OK : R_OK) != 0)
+            return eng_errf(e, ENG_EIO, "%s: cannot open%s: %s", path, mode == DB_READWRITE ? " for writing" : "",
+                            strerror(errno));
+        return 0;
+    }
+    if (errno != ENOENT)
+        return eng_errf(e, ENG_EIO, "%s: cannot open: %s", path, strerror(errno));
+    if (mode != DB_READWRITE)
+        return eng_errf(e, ENG_ECONFIG, "%s: does not exist", path);
+    char dir[ENG_PATH_CAP];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        return 0;
+    if (slash == dir)
+        slash[1] = '\0';
+    else
+        *slash = '\0';
+    if (stat(dir, &st) != 0)
+        return eng_errf(e, ENG_EIO, "%s: cannot create: its folder %s: %s", path, dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return eng_errf(e, ENG_EIO, "%s: cannot create: %s is not a folder", path, dir);
+    return 0;
+}
+
 /* A new database is built beside its final name (WAL mode, schema,
  * version) and renamed into place, so that a reader never meets it half
  * made: before the rename there is no file, after it a complete one. */
@@ -157,6 +198,9 @@ int db_create(const char *path, int *created, eng_err *e)
     struct stat st;
     if (created)
         *created = 0;
+    int rc = check_path(path, DB_READWRITE, e);
+    if (rc)
+        return rc;
     int absent = stat(path, &st) != 0 && errno == ENOENT;
     if (!absent && st.st_size > 0)
         return 0;
@@ -168,7 +212,7 @@ int db_create(const char *path, int *created, eng_err *e)
     char *msg = NULL;
     char sql[64];
     snprintf(sql, sizeof sql, "PRAGMA user_version = %d", DB_SCHEMA_VERSION);
-    int rc = sqlite3_open_v2(tmp, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    rc = sqlite3_open_v2(tmp, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(h, "PRAGMA journal_mode=WAL", NULL, NULL, &msg);
     if (rc == SQLITE_OK)
@@ -214,13 +258,14 @@ int db_open(const char *path, int mode, db **out, eng_err *e)
         free(d);
         return eng_errf(e, ENG_ENOMEM, "out of memory");
     }
-    if (mode == DB_READWRITE && db_create(path, NULL, e)) {
+    int rc = mode == DB_READWRITE ? db_create(path, NULL, e) : check_path(path, mode, e);
+    if (rc) {
         db_close(d);
-        return ENG_EIO;
+        return rc;
     }
     int flags = mode == DB_READWRITE ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
     flags |= SQLITE_OPEN_NOMUTEX; /* one thread per connection */
-    int rc = sqlite3_open_v2(path, &d->h, flags, NULL);
+    rc = sqlite3_open_v2(path, &d->h, flags, NULL);
     if (rc != SQLITE_OK) {
         rc = eng_errf(e, ENG_EIO, "%s: cannot open: %s", path, d->h ? sqlite3_errmsg(d->h) : sqlite3_errstr(rc));
         db_close(d);
@@ -263,6 +308,16 @@ int db_open(const char *path, int mode, db **out, eng_err *e)
         if (d->opened_version < DB_SCHEMA_VERSION) {
             rc = eng_errf(e, ENG_ECONFIG,
                           "%s: schema version %d is older than this program's (%d); run tlmd once on it to migrate",
+                          path, d->opened_version, DB_SCHEMA_VERSION);
+            goto fail;
+        }
+        /* a newer TLM database is read as far as its tables allow; one
+         * without TLM's tables is not one, whatever its version says */
+        if (d->opened_version > DB_SCHEMA_VERSION &&
+            query_int(d, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'jobs'") != 1) {
+            rc = eng_errf(e, ENG_ECONFIG,
+                          "%s: schema version %d is newer than this program's (%d), and the file has no jobs "
+                          "table: not a TLM results database this program can read",
                           path, d->opened_version, DB_SCHEMA_VERSION);
             goto fail;
         }

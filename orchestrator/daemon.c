@@ -508,12 +508,22 @@ int orc_daemon_run(const orc_opts *o, eng_err *e)
         snprintf(d->host, sizeof d->host, "?");
     d->host[sizeof d->host - 1] = '\0';
 
+    /* the sweeps first: a bad or missing one is refused before results.db
+     * or the runs folder exist (orc_plan_load reads them again, under the
+     * lock, and records them) */
+    int rc = orc_plan_check(o, e);
+    if (rc) {
+        status = rc == ENG_ECONFIG ? 2 : 3;
+        goto out;
+    }
     status = 3;
     /* the lock is on the database file itself (whatever path names it), so
      * the file exists first; then the runs folder, locked too: a copy of the
      * database (the same id) must not share it with the original's daemon */
-    if (db_create(o->db_path, &created, e))
+    if (db_create(o->db_path, &created, e)) {
+        status = e->code == ENG_ECONFIG ? 2 : 3; /* a FIFO, a device, a folder */
         goto out;
+    }
     if ((lock_fd = orc_lock_acquire(o->db_path, e)) < 0) {
         status = e->code == ENG_ECONFIG ? 2 : 3;
         goto out;
@@ -536,7 +546,7 @@ int orc_daemon_run(const orc_opts *o, eng_err *e)
     }
     if (orc_recover(d->db, stdout, e))
         goto out;
-    int rc = orc_plan_load(&d->plan, o, d->db, stdout, e);
+    rc = orc_plan_load(&d->plan, o, d->db, stdout, e);
     if (rc) {
         status = rc == ENG_ECONFIG ? 2 : 3;
         goto out;

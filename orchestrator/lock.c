@@ -52,7 +52,7 @@ static long flock_writer(const struct stat *st)
 static int lock_one(const char *path, int dir, const char *what, eng_err *e)
 {
     for (int round = 0; round < 3; round++) {
-        int fd = open(path, (dir ? O_RDONLY | O_DIRECTORY : O_RDWR) | O_CLOEXEC);
+        int fd = open(path, (dir ? O_RDONLY | O_DIRECTORY : O_RDWR) | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
         if (fd < 0)
             return eng_errf(e, ENG_EIO, "%s: cannot open the %s to lock it: %s", path, what, strerror(errno));
         int rc = -1, err = 0;
@@ -97,9 +97,16 @@ int orc_lock_runs(const char *runs_dir, eng_err *e) { return lock_one(runs_dir, 
 
 long orc_lock_holder(const char *db_path)
 {
-    int fd = open(db_path, O_RDONLY | O_CLOEXEC);
+    /* non-blocking: --db may name a FIFO, whose open would never return
+     * (db_open then refuses it by name) */
+    int fd = open(db_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
         return 0;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return 0;
+    }
     long pid = 0;
     if (flock(fd, LOCK_SH | LOCK_NB) != 0) {
         struct stat st;

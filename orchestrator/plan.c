@@ -270,6 +270,52 @@ done:
     return rc;
 }
 
+/* ------------------------------------------------------------ check */
+static int check_job(void *ctx, const orc_sweep_job *j, eng_err *e)
+{
+    eng_sha256 *sha = ctx;
+    eng_sha256_update(sha, j->key, 64);
+    eng_sha256_update(sha, "\n", 1);
+    orc_jobinfo info;
+    return orc_jobinfo_compute(j->cfg, &info, e) ? ENG_ECONFIG : 0;
+}
+
+int orc_plan_check(const orc_opts *o, eng_err *e)
+{
+    char **files;
+    size_t nf;
+    if (orc_plan_files(o->sweeps, o->n_sweeps, &files, &nf, e))
+        return ENG_ECONFIG;
+    seen_sweep *seen = calloc(nf ? nf : 1, sizeof *seen);
+    size_t n_seen = 0;
+    int rc = seen ? 0 : eng_errf(e, ENG_ENOMEM, "out of memory");
+    for (size_t i = 0; i < nf && !rc; i++) {
+        orc_sweep *s;
+        if ((rc = orc_sweep_load(files[i], &s, e)))
+            break;
+        eng_sha256 sha;
+        eng_sha256_init(&sha);
+        rc = orc_sweep_expand(s, check_job, &sha, NULL, NULL, e);
+        if (!rc) {
+            uint8_t h[32];
+            char hex[65];
+            eng_sha256_final(&sha, h);
+            eng_hex(h, 32, hex);
+            int skip;
+            rc = check_duplicate(seen, n_seen, s, hex, &skip, e);
+            if (!rc && !skip) {
+                snprintf(seen[n_seen].name, sizeof seen[n_seen].name, "%s", s->name);
+                memcpy(seen[n_seen].hash, hex, 65);
+                seen[n_seen++].file = files[i];
+            }
+        }
+        orc_sweep_free(s);
+    }
+    free(seen);
+    orc_plan_files_free(files, nf);
+    return rc;
+}
+
 /* ------------------------------------------------------------ run mode */
 typedef struct {
     orc_plan *p;

@@ -50,6 +50,8 @@ int orc_slots_plan(const char *devices, int workers, int tpw, orc_slot_spec *slo
         ngpu = gpu_count();
         for (int i = 0; i < ngpu && i < ORC_MAX_SLOTS; i++)
             gpus[i] = i;
+    } else if (!*devices) {
+        return eng_errf(e, ENG_ECONFIG, "--devices : is empty (expected auto, cpu, or GPU ids separated by commas)");
     } else if (strcmp(devices, "cpu") != 0) {
         const char *p = devices;
         while (*p) {

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/fileio.h"
 #include "common/sha256.h"
 
 static const char *const TOP_KEYS[] = {"name", "description", "base", "grid", "include", "exclude", "seeds"};
@@ -74,9 +75,8 @@ static int merge_into(cfg_node *dst, const cfg_node *src, eng_err *e);
  * anything else replaces.  New keys take `keypos`'s position. */
 static int set_one(cfg_node *map, const char *seg, const cfg_node *keypos, const cfg_node *value, eng_err *e)
 {
-    for (size_t i = 0; i < map->n; i++) {
-        if (strcmp(map->keys[i]->text, seg) != 0)
-            continue;
+    size_t i = cfg_map_find(map, seg);
+    if (i < map->n) {
         if (value->kind == CFG_MAP && map->items[i]->kind == CFG_MAP)
             return merge_into(map->items[i], value, e);
         cfg_node *v = cfg_clone(value);
@@ -463,17 +463,15 @@ int orc_sweep_parse(const char *name, const char *buf, size_t len, orc_sweep **o
 int orc_sweep_load(const char *path, orc_sweep **out, eng_err *e)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return eng_errf(e, ENG_ECONFIG, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-        fclose(f);
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return eng_errf(e, ENG_ECONFIG, "%s: is a directory (expected a sweep file, YAML)", path);
-    }
+    FILE *f;
+    int rc = eng_fopen_input(path, ENG_ECONFIG, &f, e); /* a FIFO would block for ever: refused, never opened */
+    if (rc)
+        return rc;
     size_t cap = 1 << 16, len = 0;
     char *buf = malloc(cap);
-    int rc = 0;
     while (buf) {
         if (len == cap) {
             if (cap >= (16u << 20)) {

@@ -323,9 +323,8 @@ static int check_filters(rpt_ctx *c, const int *hits, eng_err *e)
     return 0;
 }
 
-static int parse_taper(rpt_ctx *c, const char *spec, eng_err *e)
+int rpt_taper_parse(const char *spec, char sched[16], double *start, double *end, eng_err *e)
 {
-    char sched[16];
     double a, b;
     int used = 0;
     if (sscanf(spec, "%15[a-z]:%lf:%lf%n", sched, &a, &b, &used) != 3 || spec[used] != '\0' ||
@@ -334,9 +333,17 @@ static int parse_taper(rpt_ctx *c, const char *spec, eng_err *e)
                         "--taper '%s': expected SCHEDULE:START:END with SCHEDULE linear, cosine or sigmoid "
                         "(e.g. cosine:1.5:0.5)",
                         spec);
+    *start = a;
+    *end = b;
+    return 0;
+}
+
+static int parse_taper(rpt_ctx *c, const char *spec, eng_err *e)
+{
+    char sched[16];
+    if (rpt_taper_parse(spec, sched, &c->taper_start, &c->taper_end, e))
+        return ENG_ECONFIG;
     snprintf(c->taper_schedule, sizeof c->taper_schedule, "%s", sched);
-    c->taper_start = a;
-    c->taper_end = b;
     return 0;
 }
 

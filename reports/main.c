@@ -197,6 +197,8 @@ static const char *check_usage(cli *c, char *msg, size_t cap)
     c->tdef = c->table ? rpt_table_find(c->table) : NULL;
     c->fdef = c->plot ? rpt_figure_find(c->plot) : NULL;
     eng_err pe;
+    char taper_sched[16];
+    double taper_a, taper_b;
     if (c->fmt < 0) {
         eng_msg_printf(msg, cap, "--format '%s': expected md, csv, latex or json", c->format);
         return msg;
@@ -228,7 +230,8 @@ static const char *check_usage(cli *c, char *msg, size_t cap)
         eng_path_not_dir("--db", c->dbpath, "an SQLite database file, such as results.db", &pe) ||
         (out && eng_path_check_len("--out", out, ENG_PATH_CAP - 1 - 64, &pe)) ||
         (out && !c->all && eng_path_not_dir("--out", out, "a file (only --all writes a folder)", &pe)) ||
-        (out && c->all && eng_path_not_file("--out", out, "the folder --all writes into", &pe))) {
+        (out && c->all && eng_path_not_file("--out", out, "the folder --all writes into", &pe)) ||
+        (c->o.taper && rpt_taper_parse(c->o.taper, taper_sched, &taper_a, &taper_b, &pe))) {
         /* --out leaves room for the temporary name beside it, and for tables/NAME.EXT under --all's folder */
         eng_msg_copy(msg, cap, pe.msg);
         return msg;

@@ -110,6 +110,10 @@ typedef struct rpt_ctx {
 } rpt_ctx;
 
 int rpt_ctx_open(rpt_ctx *c, const char *db_path, const rpt_opts *o, eng_err *e);
+/* --taper SCHEDULE:START:END; ENG_ECONFIG with the expected form.  main()
+ * checks it with the other options (a usage error, status 2), before the
+ * database is opened. */
+int rpt_taper_parse(const char *spec, char sched[16], double *start, double *end, eng_err *e);
 void rpt_ctx_close(rpt_ctx *c);
 void rpt_metric_cache_free(rpt_metric_cache *m);
 

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "engine/config/suites.h"
 #include "common/clock.h"
@@ -87,6 +88,11 @@ static int fail(ejob *j, const eng_err *e)
 static int set_suites(eng_config *cfg, const char *list, eng_err *e)
 {
     cfg->eval.n_suites = 0;
+    if (!*list) {
+        char names[128];
+        return eng_errf(e, ENG_ECONFIG, "--suites: '' is empty (expected a comma-separated list of suites: %s)",
+                        eng_eval_suite_list(names, sizeof names));
+    }
     for (const char *p = list; *p;) {
         size_t n = strcspn(p, ",");
         if (n == 0 || n >= ENG_NAME_MAX || cfg->eval.n_suites == ENG_MAX_SUITES)
@@ -130,8 +136,12 @@ int wrk_eval_run(const wrk_eval_opts *o)
     /* the checkpoint's own config, unless --config names one (a GPT-2 folder needs it) */
     if (o->config)
         rc = eng_config_load(o->config, &cfg, &e);
-    else if ((rc = eng_eval_checkpoint_config(o->checkpoint, &cfg, path, &e)) == ENG_EDATA)
-        eng_err_prefix(&e, "--checkpoint (give --config for a checkpoint without a TLM config)");
+    else if ((rc = eng_eval_checkpoint_config(o->checkpoint, &cfg, path, &e)) == ENG_EDATA) {
+        struct stat st; /* the hint is for a folder without a TLM config, not for one that is not there */
+        eng_err_prefix(&e, stat(o->checkpoint, &st) == 0 && S_ISDIR(st.st_mode)
+                               ? "--checkpoint (give --config for a checkpoint without a TLM config)"
+                               : "--checkpoint");
+    }
     if (!rc && path[0]) {
         eng_train_state st;
         if (!eng_ckpt_read_state(path, &st, NULL))

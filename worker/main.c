@@ -108,6 +108,18 @@ static int refuse_unused(const struct option *opts, const unsigned char *given, 
     return 0;
 }
 
+/* A descriptor open for reading only takes no events: every write would
+ * fail, and the daemon would see a worker that says nothing. */
+static int events_fd_writable(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0 && (fl & O_ACCMODE) == O_RDONLY) {
+        fprintf(stderr, "tlm-worker: --events-fd %d: read-only, not open for writing (events are written to it)\n", fd);
+        return 0;
+    }
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     const int ppid0 = (int)getppid();
@@ -219,6 +231,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "tlm-worker: --events-fd %d: not an open descriptor other than 2\n", o.events_fd);
             return ENG_EXIT_CONFIG;
         }
+        if (!events_fd_writable(o.events_fd))
+            return ENG_EXIT_CONFIG;
         wrk_eval_opts eo = {checkpoint, o.config, suites, o.job, o.threads, o.events_fd, o.heartbeat};
         return wrk_eval_run(&eo);
     }
@@ -255,6 +269,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "tlm-worker: --events-fd 2 would mix events with the human log on stderr\n");
         return ENG_EXIT_CONFIG;
     }
+    if (!events_fd_writable(o.events_fd))
+        return ENG_EXIT_CONFIG;
     if (die_with_parent) {
         int r = wrk_die_with_parent(ppid0);
         if (r < 0)

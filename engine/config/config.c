@@ -300,9 +300,27 @@ static int is_section(const char *prefix) /* "train." */
 }
 
 /* "unknown key 'lrr' in train; did you mean 'lr'? (keys: ...)" */
-static int unknown_key(const cfg_node *key, const char *prefix, eng_err *e)
+static int unknown_key(const cfg_node *key, const char *prefix_in, eng_err *e)
 {
+    /* a dotted key (train.lrr) is judged in the deepest section it names,
+     * so the hint is train's 'lr', not a top-level key */
+    char full[ENG_NAME_MAX * 2 + 1], prefix[ENG_NAME_MAX * 2 + 1], name_in[ENG_NAME_MAX];
+    snprintf(full, sizeof full, "%s%s", prefix_in, key->text);
+    snprintf(prefix, sizeof prefix, "%s", prefix_in);
+    for (size_t d = strlen(full); d-- > strlen(prefix_in);)
+        if (full[d] == '.') {
+            char sub[sizeof full];
+            snprintf(sub, sizeof sub, "%.*s", (int)(d + 1), full);
+            if (is_section(sub)) {
+                snprintf(prefix, sizeof prefix, "%s", sub);
+                break;
+            }
+        }
     size_t np = strlen(prefix);
+    snprintf(name_in, sizeof name_in, "%s", full + np);
+    char *cut = strchr(name_in, '.');
+    if (cut)
+        *cut = '\0';
     char keys[600] = "";
     const char *best = NULL;
     size_t bestd = 3;
@@ -325,7 +343,7 @@ static int unknown_key(const cfg_node *key, const char *prefix, eng_err *e)
         strcpy(seen[nseen++], name);
         size_t len = strlen(keys);
         snprintf(keys + len, sizeof keys - len, "%s%s", len ? ", " : "", name);
-        size_t d = cfg_edit_distance(key->text, name);
+        size_t d = cfg_edit_distance(name_in, name);
         if (d < bestd) {
             bestd = d;
             best = FIELDS[i].key + np;
@@ -580,6 +598,14 @@ static int resolve_model(parse_ctx *px, eng_err *e)
         return cfg_errf(e, NODE(px, "tokenizer"), "tokenizer: must not be empty");
     int tv = eng_tokenizer_vocab(c->tokenizer);
     if (!GIVEN(px, "model.vocab")) {
+        /* a bpeN name outside the range sizes nothing: say so, not "vocab
+         * is required" (with model.vocab given it is a name like any other) */
+        if (!tv && !strncmp(c->tokenizer, "bpe", 3) && c->tokenizer[3] &&
+            strspn(c->tokenizer + 3, "0123456789") == strlen(c->tokenizer + 3))
+            return cfg_errf(e, NODE(px, "tokenizer"),
+                            "tokenizer: '%s' is out of range: bpeN names a trained BPE of N ids, N from 257 (the 256 "
+                            "bytes and one merge) to 2^20; or give model.vocab",
+                            c->tokenizer);
         if (!tv)
             return cfg_errf(e, NODE(px, "tokenizer"),
                             "model.vocab is required with tokenizer '%s' (its size is not known from the name)",
@@ -589,15 +615,28 @@ static int resolve_model(parse_ctx *px, eng_err *e)
         return cfg_errf(e, NODE(px, "model.vocab"), "model.vocab: %d is smaller than tokenizer '%s' (%d ids)",
                         m->vocab, c->tokenizer, tv);
     }
+    /* heads or d_model may come from the preset: the message points at the
+     * one written, else at the scale that chose them */
+    const cfg_node *shape_at = NODE(px, "model.heads") ? NODE(px, "model.heads") : NODE(px, "model.d_model");
+    if (!shape_at)
+        shape_at = NODE(px, "scale") ? NODE(px, "scale") : px->root;
+    char from[96] = "";
+    if (!GIVEN(px, "model.heads") || !GIVEN(px, "model.d_model"))
+        snprintf(from, sizeof from, ", %s from scale %s",
+                 GIVEN(px, "model.heads") ? "d_model" : GIVEN(px, "model.d_model") ? "heads" : "both", c->scale);
     if (m->d_model % m->heads)
-        return cfg_errf(e, GIVEN(px, "model.heads") ? NODE(px, "model.heads") : NODE(px, "model.d_model"),
-                        "model.heads: %d does not divide d_model %d", m->heads, m->d_model);
+        return cfg_errf(e, shape_at, "model.heads: %d does not divide d_model %d%s%s%s", m->heads, m->d_model, *from ? " (" : "", from + (*from ? 2 : 0), *from ? ")" : "");
     if ((m->d_model / m->heads) % 2)
-        return cfg_errf(e, NODE(px, "model.heads"), "model.heads: head size %d must be even for RoPE",
-                        m->d_model / m->heads);
+        return cfg_errf(e, shape_at, "model.heads: head size %d must be even for RoPE (d_model %d / %d heads%s)",
+                        m->d_model / m->heads, m->d_model, m->heads, from);
     if (m->kv_heads > m->heads || m->heads % m->kv_heads)
         return cfg_errf(e, NODE(px, "model.kv_heads"), "model.kv_heads: %d must divide heads (%d)", m->kv_heads,
                         m->heads);
+    /* like model.hope and model.titans: a key of another architecture is
+     * a mistake (the canonical form would drop it without a word) */
+    if (GIVEN(px, "model.gate") && c->arch != ENG_ARCH_GATED_ATTN)
+        return cfg_errf(e, NODE(px, "model.gate"), "model.gate: only used with arch gated_attn (arch is %s)",
+                        eng_arch_name(c->arch));
     if (c->arch == ENG_ARCH_GATED_ATTN && m->gate == ENG_GATE_HEADWISE && m->heads < 1)
         return cfg_errf(e, NODE(px, "model.gate"), "model.gate: headwise needs heads");
     return 0;

@@ -148,8 +148,14 @@ int eng_eval_alignment(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *
         return eng_errf(e, ENG_ECONFIG,
                         "alignment: set eval.alignment.text (a text file) or eval.alignment.ids (token ids)");
     }
-    if (rc)
+    if (!rc && n == 0) /* checked in set-up: an empty file would average over nothing after training */
+        rc = eng_errf(e, ENG_EDATA, "%s: %s: no tokens (the file is empty; the suite averages over eval.alignment.tokens "
+                      "of them)", cfg->alignment_ids[0] ? "eval.alignment.ids" : "eval.alignment.text",
+                      cfg->alignment_ids[0] ? cfg->alignment_ids : cfg->alignment_text);
+    if (rc) {
+        free(ids);
         return rc;
+    }
     if (ev_checking(lm)) {
         free(ids);
         return 0;

@@ -323,11 +323,25 @@ static int find_ckpt(const char *dir, char path[ENG_CKPT_PATH_MAX], eng_err *e)
 {
     char p[ENG_CKPT_PATH_MAX + 32];
     struct stat st;
+    if (stat(dir, &st) != 0)
+        return eng_errf(e, errno == ENOENT || errno == ENOTDIR ? ENG_EDATA : ENG_EIO, "%s: %s", dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return eng_errf(e, ENG_EDATA, "%s: is not a directory (expected a checkpoint folder: a run folder, its ckpt/ "
+                        "or a ckpt/step-N)", dir);
     snprintf(p, sizeof p, "%s/" ENG_CKPT_MODEL, dir);
     if (!stat(p, &st)) {
         snprintf(path, ENG_CKPT_PATH_MAX, "%s", dir);
         snprintf(p, sizeof p, "%s/" ENG_CKPT_MANIFEST, dir);
-        return stat(p, &st) ? 0 : eng_ckpt_verify(dir, e);
+        if (!stat(p, &st))
+            return eng_ckpt_verify(dir, e);
+        /* a folder of TLM's checkpoint files without the MANIFEST that is
+         * written last is an interrupted save; a bare model.safetensors
+         * (exported, or made by hand) has nothing to check against */
+        snprintf(p, sizeof p, "%s/" ENG_CKPT_STATE, dir);
+        if (!stat(p, &st))
+            return eng_errf(e, ENG_EDATA, "%s: no " ENG_CKPT_MANIFEST " beside its " ENG_CKPT_STATE ": an incomplete "
+                            "checkpoint (the manifest is written last, after every file is complete)", dir);
+        return 0;
     }
     snprintf(p, sizeof p, "%s/" ENG_RUN_CKPT, dir);
     int rc = eng_ckpt_find(stat(p, &st) ? dir : p, path, NULL, NULL, e);

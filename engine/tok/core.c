@@ -138,8 +138,13 @@ int eng_tok_find(const char *spec, const char *search, char *out, size_t cap, en
         snprintf(out, cap, "%s", spec);
         return 0;
     }
-    if (path_like(spec))
+    if (path_like(spec)) {
+        /* there, but not a file: say what it is (a FIFO is never opened) */
+        struct stat st;
+        if (stat(spec, &st) == 0)
+            return eng_stat_input(spec, ENG_EDATA, &st, e);
         return eng_errf(e, ENG_EDATA, "tokenizer file %s: not found", spec);
+    }
     tried tr = {.len = 0};
     if (try_list(search, spec, out, cap, &tr) || try_list(getenv("TLM_TOKENIZERS"), spec, out, cap, &tr))
         return 0;
@@ -601,9 +606,9 @@ int eng_tok_check_shards(const char *cfg_tokenizer, const eng_shardset *set, con
     eng_hex(t->sha, 32, ht);
     if (memcmp(s->tokenizer_sha256, t->sha, 32) || s->vocab != t->vocab)
         rc = eng_errf(e, ENG_EDATA,
-                      "%s: shards were made with a different '%s' tokenizer (definition %.16s..., vocab %u) than "
-                      "%s (definition %.16s..., vocab %u): it was retrained or replaced; rebuild the shards with "
-                      "tlm-data build",
+                      "%s: shards were made with a different '%s' tokenizer (definition SHA-256 %.16s..., vocab %u) "
+                      "than %s (definition SHA-256 %.16s..., vocab %u): it was retrained or replaced; rebuild the "
+                      "shards with tlm-data build",
                       s->path, want, hs, s->vocab, strcmp(want, "bytes") ? path : "the built-in bytes tokenizer", ht,
                       t->vocab);
     eng_tok_free(t);

@@ -20,7 +20,7 @@
 #define MANIFEST_MAX (64 * 1024)
 #define STATE_MAX (1024 * 1024)
 
-static const char *const FILES[] = {ENG_CKPT_MODEL, "optim.safetensors", "trainer.json"};
+static const char *const FILES[] = {ENG_CKPT_MODEL, "optim.safetensors", ENG_CKPT_STATE};
 enum { N_FILES = 3 };
 
 static int join(char *out, size_t cap, const char *a, const char *b, eng_err *e)
@@ -456,7 +456,7 @@ int eng_ckpt_read_state(const char *dir, eng_train_state *st, eng_err *e)
 {
     memset(st, 0, sizeof *st);
     char path[ENG_CKPT_PATH_MAX + 32];
-    int rc = join(path, sizeof path, dir, "trainer.json", e);
+    int rc = join(path, sizeof path, dir, ENG_CKPT_STATE, e);
     char *text = NULL;
     size_t len = 0;
     if (rc || (rc = eng_read_file(path, STATE_MAX, &text, &len, e)))
@@ -494,8 +494,12 @@ int eng_ckpt_parse_state(const char *path, const char *text, size_t len, eng_tra
         rc = get_int(data, "train_windows", &windows, path, e);
     if (!rc)
         rc = get_hex(data, "data_id", st->data_id, path, e);
-    if (!rc && (st->step < 0 || st->tokens < 0 || cursor < 0 || windows < 0))
-        rc = eng_errf(e, ENG_EDATA, "%s: negative counters", path);
+    if (!rc && (st->step < 0 || st->tokens < 0 || cursor < 0 || windows < 0)) {
+        const char *what = st->step < 0 ? "step" : st->tokens < 0 ? "tokens" : cursor < 0 ? "data.cursor" :
+                                                                                          "data.train_windows";
+        long long v = st->step < 0 ? st->step : st->tokens < 0 ? st->tokens : cursor < 0 ? cursor : windows;
+        rc = eng_errf(e, ENG_EDATA, "%s: %s is %lld (expected a count, 0 or more)", path, what, v);
+    }
     if (!rc) {
         st->cursor = (uint64_t)cursor;
         st->train_windows = (uint64_t)windows;
@@ -558,10 +562,7 @@ int eng_ckpt_load(const char *dir, const char *config_id, eng_ckpt_data *d, eng_
         if ((rc = join(path, sizeof path, dir, FILES[which], e)) || (rc = eng_st_open(&f, path, e)))
             return rc;
         int expect = which == 0 ? d->n_tensors : 2 * d->n_tensors + d->n_extra;
-        if (f.n != expect)
-            rc = eng_errf(e, ENG_EDATA, "%s: %d tensors, the model has %d", path, f.n, expect);
-        if (!rc)
-            rc = check_step_meta(&f, st->step, e);
+        rc = check_step_meta(&f, st->step, e);
         char name[ENG_ST_NAME_MAX];
         for (int i = 0; !rc && i < d->n_tensors; i++) {
             const eng_tensor_info *t = &d->tensors[i];
@@ -578,6 +579,11 @@ int eng_ckpt_load(const char *dir, const char *config_id, eng_ckpt_data *d, eng_
         for (int i = 0; !rc && which == 1 && i < d->n_extra; i++)
             rc = load_tensor(&f, d->extra_tensors[i].name, &d->extra_tensors[i], d->extra + d->extra_tensors[i].offset,
                              e);
+        /* counted after the loads, so that a missing tensor is named by them;
+         * what is left is a file with tensors the model does not have */
+        if (!rc && f.n != expect)
+            rc = eng_errf(e, ENG_EDATA, "%s: %d tensors, the model has %d (%d the model does not know)", path, f.n,
+                          expect, f.n - expect);
         eng_st_close(&f);
         if (rc)
             return rc;

@@ -32,6 +32,7 @@
 #define ENG_CKPT_VERSION 1
 #define ENG_CKPT_MANIFEST "MANIFEST.json" /* in a checkpoint folder, written last */
 #define ENG_CKPT_MODEL "model.safetensors"
+#define ENG_CKPT_STATE "trainer.json"
 #define ENG_CKPT_PATH_MAX ENG_PATH_CAP /* a checkpoint folder path: any the system allows */
 
 /* Trainer state: everything besides tensors that a resume needs (trainer.json). */

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "engine/format/manifest.h"
+#include "engine/tok/tokenizer.h"
 #include "engine/train/rng.h"
 #include "common/sha256.h"
 #include "engine/format/shard.h"
@@ -211,11 +212,18 @@ int eng_loader_open(eng_loader **out, const eng_config *cfg, eng_err *e)
         goto fail;
     if ((rc = check_tokenizer(&l->train_set, cfg, "data.train", e)))
         goto fail;
+    /* the rank file beside the shards must be the one they were made with
+     * (its definition hash is in every header): an edited one is refused
+     * by its reader, another one by the hash; an evaluation would encode
+     * text with it that the model never saw */
+    if ((rc = eng_tok_check_shards(cfg->tokenizer, &l->train_set, cfg->data.train, e)))
+        goto fail;
     if (own_val) {
         if ((rc = open_set(&l->val_set, cfg->data.val, "data.val", e)))
             goto fail;
         l->own_val = 1;
-        if ((rc = check_tokenizer(&l->val_set, cfg, "data.val", e)))
+        if ((rc = check_tokenizer(&l->val_set, cfg, "data.val", e)) ||
+            (rc = eng_tok_check_shards(cfg->tokenizer, &l->val_set, cfg->data.val, e)))
             goto fail;
     }
     if (!(l->scratch = malloc(((size_t)l->T + 1) * sizeof *l->scratch))) {

@@ -188,6 +188,26 @@ usage "--out $tmp/tok.tiktoken: is a directory (expected the rank file to write"
     train-bpe --vocab 300 --out "$tmp/tok.tiktoken" "$tmp/in"
 usage "--data $tmp/keep.tiktoken: is not a directory (expected a dataset folder)" "encode --data a file" \
     encode --tokenizer bytes --data "$tmp/keep.tiktoken"
+usage "no input files or folders given" "train-bpe without inputs: a usage error" train-bpe --vocab 300
+# --out inside an input folder: the next build would read the dataset as text
+mkdir -p "$tmp/oin" && cp "$tmp/in/a" "$tmp/oin/"
+usage "--out $tmp/oin/ds lies inside the input folder $tmp/oin" "build --out inside the input folder" \
+    build --tokenizer bytes --out "$tmp/oin/ds" "$tmp/oin"
+usage "lies inside the input folder" "...also a level deeper, not yet made" \
+    build --tokenizer bytes --out "$tmp/oin/a/b/ds" "$tmp/oin"
+ok $([ ! -e "$tmp/oin/ds" ] && echo 0 || echo 1) "...and nothing is made"
+rm -r "$tmp/oin"
+# a rank file that is a FIFO: named as such, never opened
+mkfifo "$tmp/r.tiktoken"
+timeout 10 "$T" encode --tokenizer "$tmp/r.tiktoken" </dev/null >"$tmp/out" 2>&1
+[ $? = 1 ] && grep -q "r.tiktoken: is not a regular file (a FIFO)" "$tmp/out" && ok "a FIFO as the rank file: $(cat "$tmp/out")" ||
+    { no "a FIFO as the rank file"; cat "$tmp/out"; }
+rm "$tmp/r.tiktoken"
+# a JSONL file that starts with a byte-order mark says so
+printf '\357\273\277{"text": "a"}\n' >"$tmp/bom.jsonl"
+"$T" build --tokenizer bytes --out "$tmp/bom" "$tmp/bom.jsonl" >"$tmp/out" 2>&1
+[ $? = 1 ] && grep -q "bom.jsonl:1:1: a byte-order mark (U+FEFF) starts the line" "$tmp/out" &&
+    ok "a JSONL file with a BOM: $(tail -1 "$tmp/out")" || { no "a JSONL file with a BOM"; cat "$tmp/out"; }
 # ---- --shard-tokens is bounded
 "$T" build --tokenizer bytes --out "$tmp/tiny" --shard-tokens 1 "$tmp/in" >"$tmp/out" 2>&1
 rc=$?

@@ -149,7 +149,10 @@ expect 2 "expected md, csv, latex or json" "an unknown format" -- "$R" --db "$db
 expect 2 "nothing to do" "no mode" -- "$R" --db "$db"
 expect 2 "choose one of" "two modes" -- "$R" --db "$db" --list --table runs
 expect 2 "unknown option" "an unknown option" -- "$R" --db "$db" --tabel runs
-expect 1 "SCHEDULE:START:END" "a bad --taper" -- "$R" --db "$db" --table main --taper cosine
+# a malformed --taper is a usage error (docs/report.md: status 2), found before the database is read
+expect 2 "--taper 'cosine': expected SCHEDULE:START:END" "a bad --taper: status 2" -- "$R" --db "$db" --table main --taper cosine
+expect 2 "--taper 'bogus:1.5:0.5': expected SCHEDULE:START:END" "an unknown --taper schedule: status 2" -- \
+    "$R" --db "$tmp/nope.db" --table main --taper bogus:1.5:0.5
 # a filter that selects nothing is an error naming what exists, like an unknown sweep (status 1)
 expect 1 "--job ffffffffffff matches no job in $db (its jobs: [0-9a-f]\{12\} " "an unknown --job names the jobs" -- \
     "$R" --db "$db" --table runs --job ffffffffffff
@@ -192,6 +195,26 @@ c.commit()
 PY
 expect 1 "older than this program" "a database of an older schema: run tlmd to migrate" -- \
     "$R" --db "$tmp/old.db" --table runs
+# what SQLite calls "unable to open database file", or blocks on, said plainly
+mkfifo "$tmp/fifo.db"
+expect 1 "fifo.db: is not a regular file (a FIFO) (expected an SQLite database file)" "--db a FIFO: refused, never opened" \
+    -- timeout 10 "$R" --db "$tmp/fifo.db" --list
+sqlite3 "$tmp/newer.db" "pragma user_version = 99; create table t(x)"
+expect 1 "newer.db: schema version 99 is newer than this program's" "a newer database without TLM's tables" -- \
+    "$R" --db "$tmp/newer.db" --table runs
+if [ "$(id -u)" != 0 ]; then
+    cp "$db" "$tmp/unreadable.db" && chmod 000 "$tmp/unreadable.db"
+    expect 1 "unreadable.db: cannot open: Permission denied" "an unreadable --db" -- "$R" --db "$tmp/unreadable.db" --list
+    rm -f "$tmp/unreadable.db"
+else
+    ok "# SKIP an unreadable --db (root reads every file)"
+fi
+expect 1 "nodir/t.md: cannot create (as $tmp/nodir/t.md.tmp.[0-9]*): No such file or directory" \
+    "--out in a folder that does not exist names --out" -- "$R" --db "$db" --table runs --out "$tmp/nodir/t.md"
+mkfifo "$tmp/out.fifo"
+expect 1 "out.fifo: is not a regular file (a FIFO)" "--out a FIFO: refused, not replaced by a file" -- \
+    timeout 10 "$R" --db "$db" --table runs --out "$tmp/out.fifo"
+[ -p "$tmp/out.fifo" ] && ok "...the FIFO is still there" || no "the FIFO given as --out was replaced"
 echo "not a database, just text" >"$tmp/text.db"
 expect 1 "not a database" "a file that is not a database" -- "$R" --db "$tmp/text.db" --table runs
 "$R" --db "$db" --table wider_early_vs_late --sweep other >"$tmp/o" 2>"$tmp/e"

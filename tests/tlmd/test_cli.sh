@@ -88,6 +88,7 @@ fi
 rc=$?
 ok $([ $rc = 2 ] && grep -q -- "$want" e4b.out && [ ! -e dev.db ] && echo 0 || echo 1) \
     "GPU ids this build or this machine cannot use: exit 2, nothing recorded: $(cat e4b.out)"
+expect2 "--devices : is empty (expected auto, cpu, or GPU ids" "--devices ''" --sweeps sw --devices ''
 # messages name the --db given, not "results.db"
 sqlite3 other.db "create table t(x)"
 "$T" --sweeps sw --db other.db >e4c.out 2>&1
@@ -97,6 +98,29 @@ sqlite3 newer.db "pragma user_version = 99; create table t(x)"
 "$T" --sweeps sw --db newer.db >e4d.out 2>&1
 ok $([ $? = 2 ] && grep -q "^tlmd: newer.db: schema version 99 is newer than this program's" e4d.out && echo 0 || echo 1) \
     "so is a newer one: $(cat e4d.out)"
+# --db of what SQLite would block on (a FIFO) or replace (a device): refused
+# by name, left as it was; a missing folder is named, not "unable to open
+# database file"
+mkfifo fifo.db
+timeout 10 "$T" --sweeps sw --db fifo.db --worker /bin/true --no-progress >e.out 2>&1
+ok $([ $? = 2 ] && grep -q "^tlmd: fifo.db: is not a regular file (a FIFO) (expected an SQLite database file)" e.out &&
+    [ -p fifo.db ] && echo 0 || echo 1) "--db a FIFO: exit 2, the FIFO kept: $(cat e.out)"
+timeout 10 "$T" --dry-run --sweeps sw --db fifo.db >e.out 2>&1
+ok $([ $? = 2 ] && grep -q "fifo.db: is not a regular file (a FIFO)" e.out && echo 0 || echo 1) "--dry-run --db a FIFO: $(cat e.out)"
+timeout 10 "$T" status --db fifo.db >e.out 2>&1
+ok $([ $? = 2 ] && grep -q "fifo.db: is not a regular file (a FIFO)" e.out && echo 0 || echo 1) "status --db a FIFO: $(tail -1 e.out)"
+rm fifo.db
+if mknod null.db c 1 3 2>/dev/null; then
+    timeout 10 "$T" --sweeps sw --db null.db --worker /bin/true --no-progress >e.out 2>&1
+    ok $([ $? = 2 ] && grep -q "null.db: is not a regular file (a character device)" e.out && [ -c null.db ] && echo 0 ||
+        echo 1) "--db a character device: exit 2, the device kept: $(cat e.out)"
+    rm null.db
+else
+    ok "# SKIP --db a character device (mknod needs root)"
+fi
+"$T" --sweeps sw --db nodir/r.db --no-progress >e.out 2>&1
+ok $([ $? = 3 ] && grep -q "nodir/r.db: cannot create: its folder nodir: No such file or directory" e.out && echo 0 || echo 1) \
+    "--db in a folder that does not exist: $(cat e.out)"
 "$T" --sweeps sw --worker /nonexistent/tlm-worker >e5.out 2>&1
 ok $([ $? = 2 ] && grep -q "worker /nonexistent/tlm-worker" e5.out && echo 0 || echo 1) "a missing worker: $(cat e5.out)"
 "$T" --sweeps nope.yaml >e6.out 2>&1
@@ -104,6 +128,26 @@ ok $([ $? = 2 ] && grep -q "nope.yaml" e6.out && echo 0 || echo 1) "a missing sw
 mkdir -p dirsw/x.yaml
 expect2 "dirsw/x.yaml: is a directory (expected a sweep file" "a folder named like a sweep file" --sweeps dirsw
 rm -r dirsw
+# a refused run makes nothing: no results.db, no runs folder (the sweeps
+# are read before either is created)
+mkdir fresh
+(cd fresh && "$T" --sweeps nope.yaml >e.out 2>&1; echo $? >rc)
+ok $([ "$(cat fresh/rc)" = 2 ] && [ ! -e fresh/results.db ] && [ ! -e fresh/runs ] && echo 0 || echo 1) \
+    "a missing sweep file leaves no results.db or runs/: $(ls fresh | tr '\n' ' ')"
+printf 'name: b\nbase: {scale: 1m, seed: x}\n' >fresh/b.yaml
+(cd fresh && "$T" --sweeps b.yaml --no-progress >e.out 2>&1; echo $? >rc)
+ok $([ "$(cat fresh/rc)" = 2 ] && grep -q "b.yaml:2:25: seed: expected an integer" fresh/e.out && [ ! -e fresh/results.db ] &&
+    [ ! -e fresh/runs ] && echo 0 || echo 1) "neither does a bad one: $(cat fresh/e.out); $(ls fresh | tr '\n' ' ')"
+rm -r fresh
+# a FIFO as a sweep file, or in a sweep folder, is refused at once, never opened
+mkfifo fifo.yaml
+mkdir fifosw && printf 'name: a\nbase: {scale: 1m}\n' >fifosw/a.yaml && mkfifo fifosw/b.yaml
+timeout 10 "$T" --dry-run --sweeps fifo.yaml >e.out 2>&1
+ok $([ $? = 2 ] && grep -q "fifo.yaml: is not a regular file (a FIFO)" e.out && echo 0 || echo 1) "a FIFO sweep file: $(cat e.out)"
+timeout 10 "$T" --sweeps fifosw --db fifo.db >e.out 2>&1
+ok $([ $? = 2 ] && grep -q "fifosw/b.yaml: is not a regular file (a FIFO)" e.out && [ ! -e fifo.db ] && echo 0 || echo 1) \
+    "a FIFO in a sweep folder: $(cat e.out)"
+rm -r fifo.yaml fifosw
 
 "$T" --dry-run --sweeps sw >dry.out 2>&1
 ok $? "a folder of sweeps dry-runs"
@@ -122,14 +166,11 @@ cp "$TLM_SRCDIR/tests/data/sweeps/bad/unknown_grid_key.yaml" sw/c.yaml
 "$T" --sweeps sw >e7.out 2>&1
 ok $([ $? = 2 ] && grep -q "sw/c.yaml:5:3: unknown key 'shedule' in taper; did you mean 'schedule'?" e7.out && echo 0 || echo 1) \
     "a bad sweep: exit 2 with its position: $(cat e7.out)"
-ok $([ "$(q "select count(*) from sweeps")" = 0 ] && [ "$(q "select count(*) from jobs")" = 0 ] && echo 0 || echo 1) \
-    "nothing recorded, not even the good sweeps before it"
+ok $([ ! -e results.db ] && echo 0 || echo 1) "nothing recorded, not even the good sweeps before it (no results.db made)"
 rm sw/c.yaml
 
 "$T" status --db missing.db >e8.out 2>&1
 ok $([ $? = 2 ] && grep -q "missing.db does not exist" e8.out && echo 0 || echo 1) "status of a missing database: exit 2"
-"$T" status --sweep nope >e9.out 2>&1
-ok $([ $? = 2 ] && grep -q "no sweep named 'nope'" e9.out && echo 0 || echo 1) "status of an unknown sweep: exit 2"
 
 # a long --runs (about 1,200 bytes; each part below NAME_MAX) holds its run
 # folder whole, and results.db stores it whole
@@ -149,6 +190,8 @@ cp long.yaml "$long/long.yaml"
 "$T" status --db long.db --summary >status.out 2>&1
 ok $([ $? = 0 ] && grep -qF "$long/long.yaml" status.out && echo 0 || echo 1) \
     "tlmd status names the ${#long}-byte sweep file whole"
+"$T" status --db long.db --sweep nope >e9.out 2>&1
+ok $([ $? = 2 ] && grep -q "no sweep named 'nope'" e9.out && echo 0 || echo 1) "status of an unknown sweep: exit 2"
 # a --runs the worker's files could not fit under is refused before anything starts
 toolong=$long
 while [ ${#toolong} -lt 3900 ]; do toolong=$toolong/$(printf "r%.0s" $(seq 200)); done

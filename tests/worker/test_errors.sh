@@ -45,6 +45,28 @@ expect tokenizer 3 data "tokenized with 'bpe4096' but the config's tokenizer is 
 DATA=$tmp/wide.tlmtok small_job "$tmp/wide.yaml"
 expect vocab 3 data "vocabulary 512 is larger than model.vocab 256" --config "$tmp/wide.yaml" --out "$tmp/r3"
 
+# ---- the dataset's rank file must be the one its shards were made with
+# (the headers hold its definition hash): edited or replaced, it is refused
+# before the first step (an evaluation would encode text with it)
+D="$TLM_BUILDDIR/dataprep/tlm-data"
+if "$D" build --tokenizer bpe300 --train-bpe --out "$tmp/bpeds" \
+    /usr/share/common-licenses/GPL-3 >"$tmp/bpeds.out" 2>&1; then
+    DATA="$tmp/bpeds/train" small_job "$tmp/bpe300.yaml"
+    sed -i 's/^tokenizer: bytes$/tokenizer: bpe300/; s/vocab: 256}/vocab: 300}/' "$tmp/bpe300.yaml"
+    "$W" --config "$tmp/bpe300.yaml" --out "$tmp/rbpe" --threads 1 >"$tmp/bpeok.ev" 2>"$tmp/bpeok.err"
+    ok $? "a bpe300 dataset with its own rank file trains: $(tail -1 "$tmp/bpeok.err")"
+    cp "$tmp/bpeds/bpe300.tiktoken" "$tmp/bpe300.orig"
+    sed -i '270d' "$tmp/bpeds/bpe300.tiktoken"
+    expect tok-edited 3 data "bpe300.tiktoken: ranks must be 0..297, each once; missing rank 269" \
+        --config "$tmp/bpe300.yaml" --out "$tmp/rbpe2"
+    "$D" train-bpe --vocab 300 --out "$tmp/bpeds/bpe300.tiktoken" /usr/share/common-licenses/GPL-2 >/dev/null 2>&1
+    expect tok-swapped 3 data "shards were made with a different 'bpe300' tokenizer \\(definition SHA-256 [0-9a-f]{16}\\.\\.\\., vocab 300\\) than .*bpe300.tiktoken.*retrained or replaced" \
+        --config "$tmp/bpe300.yaml" --out "$tmp/rbpe3"
+    ok $(grep -q '"ev":"st\(art\|ep\)"' "$tmp/tok-swapped.ev"; echo $((1 - $?))) "...before the start event and any step"
+else
+    ok 1 "tlm-data build of a bpe300 dataset: $(tail -1 "$tmp/bpeds.out")"
+fi
+
 # ---- corrupt shards are refused before the first step: flipped payload
 # bytes (the header's SHA-256 no longer matches) and an all-zero hash
 cp "$tmp/text.tlmtok" "$tmp/flip.tlmtok"
@@ -92,6 +114,14 @@ sed -i '/^eval: {every_tokens: 16384, val_tokens: 2048}$/d' "$tmp/lam.yaml"
 expect eval-corrupt 3 data "lambada.jsonl:3: field \"text\" must be a string" --config "$tmp/lam.yaml" --out "$tmp/r13"
 ok $(grep -q '"ev":"st\(art\|ep\)"' "$tmp/eval-corrupt.ev"; echo $((1 - $?))) "...before the start event and any step"
 
+# an empty alignment text: refused in set-up, not averaged over nothing after training
+: >"$tmp/empty.txt"
+small_job "$tmp/alempty.yaml" "eval: {suites: [val, alignment], alignment: {text: $tmp/empty.txt}}"
+sed -i '/^eval: {every_tokens: 16384, val_tokens: 2048}$/d' "$tmp/alempty.yaml"
+expect eval-align-empty 3 data "eval.alignment.text: .*empty.txt: no tokens \\(the file is empty" \
+    --config "$tmp/alempty.yaml" --out "$tmp/r14"
+ok $(grep -q '"ev":"st\(art\|ep\)"' "$tmp/eval-align-empty.ev"; echo $((1 - $?))) "...before the start event and any step"
+
 # ---- config and usage
 printf 'scale: 1m\ntrain: {lrr: 1}\n' >"$tmp/bad.yaml"
 expect bad-config 2 config "bad.yaml:2:9: unknown key 'lrr'" --config "$tmp/bad.yaml" --out "$tmp/r4"
@@ -129,6 +159,14 @@ usage "--threads 1.5: not an integer (expected an integer from 0 to 4096)" "--th
 usage "--threads 99999999999999999999: out of range (expected an integer from 0 to 4096)" "a huge --threads" \
     --config "$tmp/job.yaml" --out "$tmp/r9" --threads 99999999999999999999
 usage "--heartbeat inf: not a number" "--heartbeat inf" --config "$tmp/job.yaml" --out "$tmp/r9" --heartbeat inf
+usage "--events-fd 0: read-only, not open for writing" "--events-fd of a descriptor open for reading only" \
+    --config "$tmp/job.yaml" --out "$tmp/r9" --events-fd 0 </dev/null
+expect suites-empty 2 config "--suites: '' is empty \\(expected a comma-separated list of suites: wikitext, lambada" \
+    --eval --checkpoint "$tmp" --config "$tmp/job.yaml" --suites ''
+# --eval --checkpoint of what is not a checkpoint folder: data (3), by name
+"$W" --eval --checkpoint "$tmp/none/run" >/dev/null 2>"$tmp/u.err"
+ok $([ $? = 3 ] && grep -q -- "--checkpoint: $tmp/none/run: No such file or directory" "$tmp/u.err" && echo 0 || echo 1) \
+    "--eval --checkpoint of a missing folder: $(cat "$tmp/u.err")"
 
 # ---- a long --out (about 1,200 bytes, each part below NAME_MAX): the
 # checkpoints land in it whole; a --out with no room for them is refused
@@ -147,6 +185,19 @@ rc=$?
 ok $([ $rc = 0 ] && grep -q '"ev":"done"' "$tmp/longeval.ev" && echo 0 || echo 1) \
     "--eval --checkpoint of that run folder finds its newest checkpoint (exit $rc)"
 [ $rc = 0 ] || sed 's/^/# /' "$tmp/longeval.err" | tail -3
+mkfifo "$tmp/ck.fifo"
+timeout 20 "$W" --eval --checkpoint "$tmp/ck.fifo" --config "$tmp/longjob.yaml" --suites alignment >/dev/null 2>"$tmp/u.err"
+ok $([ $? = 3 ] && grep -q "ck.fifo: is not a directory (expected a checkpoint folder" "$tmp/u.err" && echo 0 || echo 1) \
+    "--eval --checkpoint of a FIFO: $(cat "$tmp/u.err")"
+"$W" --eval --checkpoint "$tmp/job.yaml" --config "$tmp/longjob.yaml" --suites alignment >/dev/null 2>"$tmp/u.err"
+ok $([ $? = 3 ] && grep -q "job.yaml: is not a directory" "$tmp/u.err" && echo 0 || echo 1) \
+    "--eval --checkpoint of a file: $(cat "$tmp/u.err")"
+# a step folder whose MANIFEST.json (written last) is gone is an interrupted save, not a checkpoint
+cp -r "$long/ckpt/step-00000048" "$tmp/step-00000048"
+rm "$tmp/step-00000048/MANIFEST.json"
+"$W" --eval --checkpoint "$tmp/step-00000048" --suites alignment --threads 1 >/dev/null 2>"$tmp/nomani.err"
+ok $([ $? = 3 ] && grep -q "step-00000048: no MANIFEST.json beside its trainer.json: an incomplete checkpoint" \
+    "$tmp/nomani.err" && echo 0 || echo 1) "--eval of a step folder without MANIFEST.json: $(tail -1 "$tmp/nomani.err")"
 toolong=$long
 while [ ${#toolong} -lt 3900 ]; do toolong=$toolong/$(printf "o%.0s" $(seq 200)); done
 usage "--out: the path is ${#toolong} bytes, longer than the 3839 TLM allows here" "a ${#toolong}-byte --out" \

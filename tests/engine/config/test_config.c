@@ -4,6 +4,7 @@
  * --config-keys and docs/config.md state are the ones the code applies. */
 #include <stdlib.h>
 
+#include "common/clock.h"
 #include "engine/config/account.h"
 #include "engine/config/config.h"
 #include "engine/config/presets.h"
@@ -215,6 +216,21 @@ static const struct {
     {"scale: 1m\ntaper: {schedule: cosine, ratio: [1.99, 0.01]}\n", "not a multiple of taper.multiple 16"},
     {"tokenizer: mytok.json\nmodel: {d_model: 64, layers: 2, heads: 2, d_ff: 128}\ntrain: {tokens: 1e5}\n",
      "bad.yaml:1:12: model.vocab is required with tokenizer 'mytok.json'"},
+    /* the trial's findings (issue 10): libyaml's errors at their place, in words */
+    {"model:\n\td_model: 64\n", "bad.yaml:2:1: invalid YAML/JSON: a tab; tabs cannot indent YAML, use spaces"},
+    {"scale: 1m\ndata: {train: \"caf\351\"}\n", "bad.yaml:2:20: invalid YAML/JSON: invalid trailing UTF-8 octet (the "
+                                                 "file must be UTF-8)"},
+    {"scale: 1m\ntrain.lrr: 1\n", "bad.yaml:2:1: unknown key 'train.lrr' in train; did you mean 'lr'?"},
+    {"scale: 1m\nmodel:\n  titans.max_lrr: 1\n", "bad.yaml:3:3: unknown key 'titans.max_lrr' in model.titans; did "
+                                                 "you mean 'max_lr'?"},
+    {"scale: 1m\ntokenizer: bpe1\n", "bad.yaml:2:12: tokenizer: 'bpe1' is out of range: bpeN names a trained BPE of N "
+                                     "ids, N from 257"},
+    {"scale: 1m\nmodel.gate: headwise\n", "bad.yaml:2:13: model.gate: only used with arch gated_attn (arch is "
+                                          "transformer)"},
+    {"model: {d_model: 78}\nscale: 3m\n", "bad.yaml:1:18: model.heads: head size 13 must be even for RoPE (d_model 78 / "
+                                          "6 heads, heads from scale 3m)"},
+    {"scale: 3m\nmodel: {d_model: 77}\n", "bad.yaml:2:18: model.heads: 6 does not divide d_model 77 (heads from scale "
+                                          "3m)"},
 };
 
 static void bad(void)
@@ -228,6 +244,56 @@ static void bad(void)
         if (!ok)
             TAP_DIAG("expected: %s", BAD[i].expect);
     }
+}
+
+/* Bytes strlen cannot carry, keys YAML cannot hold, and sizes that must not
+ * be slow: each refused at its line (issue 10's trial). */
+static void bad_input(void)
+{
+    eng_config c;
+    eng_err e = {0};
+    static const char nul[] = "scale: 1m\nseed: 1\0002\n";
+    cfg_node *root = NULL;
+    int rc = cfg_parse_buffer("nul.yaml", nul, sizeof nul - 1, &root, &e);
+    TAP_OK(rc == ENG_ECONFIG && strstr(e.msg, "nul.yaml:2:8: invalid YAML/JSON: control characters are not allowed"),
+           "a NUL on line 2 is reported on line 2: %s", rc ? e.msg : "(accepted)");
+    cfg_free(root);
+
+    size_t n = 4 << 20;
+    char *buf = malloc(n + 32);
+    if (!buf)
+        return;
+    int len = snprintf(buf, n, "scale: 1m\n");
+    memset(buf + len, 'k', 100000);
+    strcpy(buf + len + 100000, ": 1\n");
+    rc = parse("long.yaml", buf, &c, &e);
+    TAP_OK(rc == ENG_ECONFIG && strstr(e.msg, "long.yaml:2:1: invalid YAML/JSON: a key without ':' after it (a plain "
+                                              "key ends with ':' on its line, within 1024 characters)"),
+           "a 100,000-character key is reported where it starts: %.120s", rc ? e.msg : "(accepted)");
+
+    /* 200,000 keys in one mapping, the last a duplicate of one far back:
+     * found (it took minutes by a linear search per key) */
+    size_t at = (size_t)snprintf(buf, n, "scale: 1m\n");
+    for (int i = 0; i < 200000 && at < n - 64; i++)
+        at += (size_t)snprintf(buf + at, n - at, "k%d: 1\n", i);
+    at += (size_t)snprintf(buf + at, n - at, "k12345: 2\n");
+    double t0 = eng_clock_mono();
+    rc = cfg_parse_buffer("many.yaml", buf, at, &root, &e);
+    double dt = eng_clock_mono() - t0;
+    TAP_OK(rc == ENG_ECONFIG && strstr(e.msg, "many.yaml:200002:1: duplicate key 'k12345' (first given at "
+                                              "many.yaml:12347:1)") && dt < 5,
+           "200,000 keys and a duplicate: found in %.2f s: %s", dt, rc ? e.msg : "(accepted)");
+    cfg_free(root);
+    root = NULL;
+    buf[at - strlen("k12345: 2\n")] = '\0';
+    t0 = eng_clock_mono();
+    rc = cfg_parse_buffer("many.yaml", buf, strlen(buf), &root, &e);
+    int found = rc == 0 && cfg_map_get(root, "k199999") && cfg_map_get(root, "k0") && cfg_map_get(root, "scale") &&
+                !cfg_map_get(root, "k200000");
+    dt = eng_clock_mono() - t0;
+    TAP_OK(found && dt < 5, "200,000 distinct keys read and looked up in %.2f s", dt);
+    cfg_free(root);
+    free(buf);
 }
 
 /* A message holds a whole path; one too long for its buffer ends in "...". */
@@ -488,6 +554,7 @@ int main(void)
     presets();
     good();
     bad();
+    bad_input();
     files();
     messages();
     keys_defaults();
