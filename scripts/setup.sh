@@ -45,8 +45,10 @@ pkgs="$pkgs libplplot-dev plplot-driver-cairo"
 # James Bible and the Jargon File.
 corpus_pkgs="bible-kjv bible-kjv-text jargon-text"
 pkgs="$pkgs $corpus_pkgs"
-# Tests: PyTorch parity, fuzz targets (clang's libFuzzer).
-test_pkgs="python3-torch python3-numpy clang libclang-rt-14-dev"
+# Tests: PyTorch parity, fuzz targets (clang's libFuzzer), a private Slurm
+# cluster for tlmd's slurm executor (tests/lib/slurm_cluster.sh; the daemons
+# are only started by the tests, as the calling user).
+test_pkgs="python3-torch python3-numpy clang libclang-rt-14-dev slurmctld slurmd slurm-client"
 [ "$want_test" = 1 ] && pkgs="$pkgs $test_pkgs"
 # The tokenizer conformance test's npm reference needs node and npm, asked
 # for by command, not by package: a Node.js from another source (which
