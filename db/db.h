@@ -259,6 +259,8 @@ typedef struct db_slurm_attempt {
     double started_at;
 } db_slurm_attempt;
 int db_open_slurm_attempts(db *d, int (*cb)(void *ctx, const db_slurm_attempt *a), void *ctx, eng_err *e);
+/* Did the attempt's start event arrive (its environment row)?  1, 0, negative on error. */
+int db_attempt_has_env(db *d, int64_t id, eng_err *e);
 
 typedef struct db_sweep_summary {
     char name[128];

@@ -258,3 +258,17 @@ int db_open_slurm_attempts(db *d, int (*cb)(void *ctx, const db_slurm_attempt *a
     free(l.v);
     return rc;
 }
+
+int db_attempt_has_env(db *d, int64_t id, eng_err *e)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(d->h, "SELECT count(*) FROM environment WHERE attempt = ?1", -1, &s, NULL) != SQLITE_OK)
+        return db__fail(d, e, "reading an attempt's environment");
+    sqlite3_bind_int64(s, 1, id);
+    int rc = sqlite3_step(s);
+    int v = rc == SQLITE_ROW ? sqlite3_column_int(s, 0) > 0 : -1;
+    sqlite3_finalize(s);
+    if (v < 0)
+        return db__fail(d, e, "reading an attempt's environment");
+    return v;
+}

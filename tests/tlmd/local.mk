@@ -46,4 +46,7 @@ dist_check_SCRIPTS += tests/tlmd/test_reader.sh
 TESTS += tests/tlmd/test_runs.sh
 dist_check_SCRIPTS += tests/tlmd/test_runs.sh
 
+TESTS += tests/tlmd/test_slurm.sh
+dist_check_SCRIPTS += tests/tlmd/test_slurm.sh
+
 EXTRA_DIST += tests/tlmd/lib.sh
