@@ -180,7 +180,10 @@ static int squeue(slurm_ctx *c, sq_job **jobs, size_t *n, eng_err *e)
     char *argv[] = {"squeue", "--noheader", user, "--format=%i|%T|%N|%k", NULL};
     orc_cmd_result res;
     c->squeue_calls++;
-    int rc = orc_cmd_run(argv, CMD_TIMEOUT_S, SQUEUE_OUT_MAX, &res, e);
+    /* the loop waits for it: a controller that does not answer (squeue
+     * itself tries for about 10 s) costs at most half a poll interval */
+    double limit = c->d->o->slurm_poll / 2;
+    int rc = orc_cmd_run(argv, limit < 2 ? 2 : limit > CMD_TIMEOUT_S ? CMD_TIMEOUT_S : limit, SQUEUE_OUT_MAX, &res, e);
     if (rc)
         return rc;
     if (res.status != 0) {

@@ -49,4 +49,10 @@ dist_check_SCRIPTS += tests/tlmd/test_runs.sh
 TESTS += tests/tlmd/test_slurm.sh
 dist_check_SCRIPTS += tests/tlmd/test_slurm.sh
 
+TESTS += tests/tlmd/test_slurm_kill.sh
+dist_check_SCRIPTS += tests/tlmd/test_slurm_kill.sh
+
+TESTS += tests/tlmd/test_slurm_faults.sh
+dist_check_SCRIPTS += tests/tlmd/test_slurm_faults.sh
+
 EXTRA_DIST += tests/tlmd/lib.sh
