@@ -294,7 +294,7 @@ void orc_run_finished(orc_daemon *d, orc_run *r)
     if (r->message[0]) {
         size_t n = strlen(message);
         eng_msg_printf(message + n, sizeof message - n, "%s%s", n ? ": " : "", r->message);
-    } else if (out.next != ORC_NEXT_DONE && out.next != ORC_NEXT_INTERRUPTED) {
+    } else if (out.next != ORC_NEXT_DONE && out.next != ORC_NEXT_INTERRUPTED && out.next != ORC_NEXT_REQUEUE) {
         char tail[300];
         stderr_tail(r->run_dir, tail, sizeof tail);
         size_t n = strlen(message);

@@ -457,7 +457,9 @@ static void send_stops(orc_daemon *d)
         slurm_run *s = r->ex;
         if (!s->job[0])
             continue; /* its id is not known yet: the stop waits for squeue to find it */
-        if (s->want_kill || (s->want_term && !s->ever_running && strcmp(s->state, "RUNNING")))
+        /* running: squeue said so, or its worker has written (squeue may not have been asked since) */
+        int running = s->ever_running || r->got_start || s->offset > 0 || !strcmp(s->state, "RUNNING");
+        if (s->want_kill || (s->want_term && !running))
             kill_[nk++] = s->job;
         else if (s->want_term)
             term[nt++] = s->job;
@@ -558,9 +560,7 @@ static void slurm_tick_run(orc_run *r, double now)
         orc_say(r->d, "job %.12s (%s): silent for %.0f s; stopping Slurm job %s", r->d->plan.jobs.v[r->job].key,
                 r->label, now - r->last_event, s->job);
         slurm_stop(r, ORC_KILL_TIMEOUT);
-    } else if (r->term_sent && !r->kill_sent &&
-               now - r->term_at > (r->kill_reason == ORC_KILL_SHUTDOWN ? o->heartbeat_timeout : o->kill_grace) &&
-               (r->kill_reason != ORC_KILL_SHUTDOWN || now - r->last_event > o->heartbeat_timeout)) {
+    } else if (r->term_sent && !r->kill_sent && now - r->term_at > o->kill_grace) {
         r->kill_sent = 1;
         s->want_kill = 1;
     }

@@ -147,9 +147,7 @@ int orc_slurm_job_main(int argc, char **argv)
         fprintf(stderr, "tlmd --slurm-job: %s\n", e.msg);
         return 127;
     }
-    fprintf(stderr, "tlmd --slurm-job: the worker %s %d%s%s; %s written\n", end.exited ? "exited" : "was killed by signal",
-            end.exited ? end.status : end.signal, got_signal ? ", after SIG" : "", got_signal ? end.slurm_signal : "",
-            endp);
+    /* nothing on stderr: its last line is the worker's, for tlmd's message */
     return end.exited ? end.status : 128 + end.signal;
 }
 

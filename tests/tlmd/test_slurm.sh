@@ -57,5 +57,35 @@ ok $([ "$(q "attach 'ref/results.db' as r; select count(*) from results a join r
 "$T" status >status.out 2>&1
 grep -q 'slurm job [0-9]* ended on n[0-9]' status.out
 ok $? "tlmd status shows the executor, Slurm job id, state and node"
-grep -c . status.out | sed 's/^/# status lines: /'
+
+# SIGINT: tlmd stops its Slurm jobs (SIGTERM through the batch job: they
+# checkpoint), exits 75, and the next run resumes them
+sweep two.yaml two 240 "grid:" "  taper.schedule: [linear, cosine]" "  taper.ratio: [[1.5, 0.5]]"
+start_tlmd int.out --sweeps two.yaml --executor slurm --slurm-poll 0.3 --cpus-per-job 1 --kill-grace 30
+wait_for "select count(distinct c.job) = 2 from checkpoints c join jobs j on j.key = c.job where j.sweep = 'two'"
+kill -INT "$tp"
+wait "$tp"
+rc=$?
+ok $([ $rc = 75 ] && echo 0 || echo 1) "SIGINT: tlmd stops (exit $rc)"
+ok $([ -z "$(squeue -h -o %i)" ] && echo 0 || echo 1) "its Slurm jobs are gone from the queue"
+ok $([ "$(q "select count(*) from attempts a join jobs j on j.key = a.job where j.sweep = 'two'
+             and a.reason = 'interrupted' and a.exit_code = 75 and j.status = 'interrupted'")" = 2 ] && echo 0 || echo 1) \
+    "both attempts checkpointed and ended as interrupted (exit 75)"
+"$T" --sweeps two.yaml --executor slurm --slurm-poll 0.3 --cpus-per-job 1 >int2.out 2>&1
+rc=$?
+ok $rc "the next run finishes them (exit $rc)"
+ok $([ "$(q "select count(*) from attempts a join jobs j on j.key = a.job where j.sweep = 'two'
+             and a.reason = 'done' and a.resumed_from_step > 0")" = 2 ] && echo 0 || echo 1) \
+    "resumed from their checkpoints"
+# measured, not checked: from the attempt's record (just before sbatch) to the worker's first event
+python3 - <<'P'
+import glob, json, sqlite3
+db = sqlite3.connect("results.db")
+lat = []
+for token, restart, started in db.execute("select token, slurm_restart, started_at from attempts"):
+    for f in glob.glob("runs/*/slurm/%s.%d.events" % (token, restart)):
+        lat.append(json.loads(open(f).readline())["t"] - started)
+lat.sort()
+print("# sbatch to the worker's first event: %s s" % " ".join("%.2f" % x for x in lat))
+P
 finish
