@@ -77,6 +77,14 @@ ok $rc "the next run finishes them (exit $rc)"
 ok $([ "$(q "select count(*) from attempts a join jobs j on j.key = a.job where j.sweep = 'two'
              and a.reason = 'done' and a.resumed_from_step > 0")" = 2 ] && echo 0 || echo 1) \
     "resumed from their checkpoints"
+# sbatch refuses (no such partition): a fault of the machine, the attempt recorded before sbatch closed
+sweep bad.yaml bad 8 "resources: {partition: nosuch}"
+"$T" --sweeps bad.yaml --executor slurm --slurm-poll 0.3 --max-machine-faults 2 --retry-delay 0 >bad.out 2>&1
+rc=$?
+ok $([ $rc = 1 ] && [ "$(q "select count(*) from attempts a join jobs j on j.key = a.job where j.sweep = 'bad'
+             and a.reason = 'io' and a.message like '%sbatch failed%' and a.ended_at is not null and a.slurm_job is null")" = 2 ] &&
+    [ "$(q "select status from jobs where sweep = 'bad'")" = failed ] && echo 0 || echo 1) \
+    "sbatch failing: 2 attempts closed as machine faults naming sbatch's message, then failed (exit $rc)"
 # measured, not checked: from the attempt's record (just before sbatch) to the worker's first event
 python3 - <<'P'
 import glob, json, sqlite3
