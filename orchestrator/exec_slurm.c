@@ -13,7 +13,7 @@
  * Recording: an attempt row (state 'submitting', its token in the job's
  * --comment) is committed before sbatch runs, the job id after; a new tlmd
  * asks squeue once and adopts every open attempt (finding by comment the
- * jobs whose id it never recorded).  A failed squeue means "unknown":
+ * jobs whose id it never recorded; slurm_adopt.c).  A failed squeue means "unknown":
  * nothing is taken for gone until squeue answers and no longer lists it.
  *
  * Ends: a requeue by Slurm (preemption, scontrol requeue) runs the batch
@@ -25,7 +25,7 @@
  * goes through orc_run_finished as for a local worker.
  * Must not: take a job for gone on a failed squeue, or submit a job whose
  * attempt row is not committed. */
-#include "orchestrator/daemon.h"
+#include "orchestrator/exec_slurm.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -50,42 +50,6 @@
 #define READ_CHUNK (1u << 20) /* events read per run and tick */
 #define SHEBANG_MAX 255       /* Linux reads this much of a script's #! line (BINPRM_BUF_SIZE - 1) */
 
-typedef struct slurm_ctx {
-    orc_daemon *d;
-    char tlmd[PATH_MAX];      /* this program, run on the nodes */
-    char abs_runs[PATH_MAX];  /* --runs, absolute: the nodes' working folder may differ */
-    char script[PATH_MAX];    /* runs/tlmd-slurm-job: "#!<tlmd> --slurm-job" */
-    char dbid[DB_ID_LEN + 1];
-    char user[64];
-    double next_poll;         /* monotonic */
-    uint64_t polls_ok;        /* squeue answers so far */
-    int squeue_failing;       /* failures in a row */
-    uint64_t sbatch_calls, squeue_calls, scancel_calls;
-    char *buf;                /* READ_CHUNK + 1 */
-} slurm_ctx;
-
-/* One squeue line of ours: tlmd:<dbid>:<token> in the comment. */
-typedef struct sq_job {
-    char id[32], state[24], node[64], token[40];
-} sq_job;
-
-typedef struct slurm_run {
-    char token[40];
-    char job[32];             /* Slurm job id; "" until known */
-    int64_t restart;          /* SLURM_RESTART_COUNT of this attempt */
-    int64_t offset;           /* bytes of the events file ingested (and committed with their rows) */
-    char state[24];           /* submitting, PENDING, RUNNING, ... (squeue), unknown */
-    char node[64];
-    char events[ENG_PATH_CAP + 64], end[ENG_PATH_CAP + 64];
-    int gone_polls;           /* good squeues in a row without it */
-    uint64_t end_poll;        /* polls_ok when its end file was seen */
-    int have_end;
-    orc_slurm_end endinfo;
-    int want_term, want_kill; /* scancel in this tick's batch */
-    int ever_running;
-} slurm_run;
-
-static slurm_ctx *ctx_of(orc_daemon *d) { return d->ex.ctx; }
 
 /* ------------------------------------------------------------ helpers */
 static int random_token(char out[33], eng_err *e)
@@ -102,23 +66,23 @@ static int random_token(char out[33], eng_err *e)
     return 0;
 }
 
-static void set_paths(orc_run *r)
+void orc__slurm_set_paths(orc_run *r)
 {
-    slurm_run *s = r->ex;
+    orc_slurm_run *s = r->ex;
     eng_err e;
     if (orc_slurm_file(s->events, sizeof s->events, r->run_dir, s->token, s->restart, ".events", &e) ||
         orc_slurm_file(s->end, sizeof s->end, r->run_dir, s->token, s->restart, ".end", &e))
         s->events[0] = s->end[0] = '\0'; /* cannot happen: run folders leave room (ENG_RUN_DIR_MAX) */
 }
 
-static void set_where(orc_run *r)
+void orc__slurm_set_where(orc_run *r)
 {
-    slurm_run *s = r->ex;
+    orc_slurm_run *s = r->ex;
     snprintf(r->where, sizeof r->where, "Slurm job %s", s->job[0] ? s->job : "(id not known yet)");
 }
 
 /* The batch script: its interpreter is tlmd, so the node runs no shell. */
-static int write_script(slurm_ctx *c, const orc_opts *o, eng_err *e)
+int orc__slurm_write_script(orc_slurm_ctx *c, const orc_opts *o, eng_err *e)
 {
     char text[PATH_MAX + 64];
     int n = snprintf(text, sizeof text, "#!%s %s\n", c->tlmd, ORC_SLURM_JOB_ARG);
@@ -133,7 +97,7 @@ static int write_script(slurm_ctx *c, const orc_opts *o, eng_err *e)
 }
 
 /* "17|RUNNING|n1|tlmd:<dbid>:<token>" lines; only this database's jobs are kept. */
-static int parse_squeue(slurm_ctx *c, char *out, sq_job **jobs, size_t *n, eng_err *e)
+static int parse_squeue(orc_slurm_ctx *c, char *out, orc_sq_job **jobs, size_t *n, eng_err *e)
 {
     *jobs = NULL;
     *n = 0;
@@ -154,7 +118,7 @@ static int parse_squeue(slurm_ctx *c, char *out, sq_job **jobs, size_t *n, eng_e
             continue;
         if (*n == cap) {
             size_t nc = cap ? cap * 2 : 64;
-            sq_job *t = realloc(*jobs, nc * sizeof *t);
+            orc_sq_job *t = realloc(*jobs, nc * sizeof *t);
             if (!t) {
                 free(*jobs);
                 *jobs = NULL;
@@ -163,7 +127,7 @@ static int parse_squeue(slurm_ctx *c, char *out, sq_job **jobs, size_t *n, eng_e
             *jobs = t;
             cap = nc;
         }
-        sq_job *j = &(*jobs)[(*n)++];
+        orc_sq_job *j = &(*jobs)[(*n)++];
         snprintf(j->id, sizeof j->id, "%s", f[0]);
         snprintf(j->state, sizeof j->state, "%s", f[1]);
         snprintf(j->node, sizeof j->node, "%s", f[2]);
@@ -173,7 +137,7 @@ static int parse_squeue(slurm_ctx *c, char *out, sq_job **jobs, size_t *n, eng_e
 }
 
 /* One squeue for all of this user's jobs.  0 answered (*jobs: ours), else failed (e set). */
-static int squeue(slurm_ctx *c, sq_job **jobs, size_t *n, eng_err *e)
+int orc__squeue(orc_slurm_ctx *c, orc_sq_job **jobs, size_t *n, eng_err *e)
 {
     char user[80];
     snprintf(user, sizeof user, "--user=%s", c->user);
@@ -197,7 +161,7 @@ static int squeue(slurm_ctx *c, sq_job **jobs, size_t *n, eng_err *e)
     return rc;
 }
 
-static const sq_job *sq_find(const sq_job *v, size_t n, const char *token)
+const orc_sq_job *orc__sq_find(const orc_sq_job *v, size_t n, const char *token)
 {
     for (size_t i = 0; i < n; i++)
         if (!strcmp(v[i].token, token))
@@ -213,8 +177,8 @@ static const sq_job *sq_find(const sq_job *v, size_t n, const char *token)
 static void read_events(orc_run *r, int final)
 {
     orc_daemon *d = r->d;
-    slurm_ctx *c = ctx_of(d);
-    slurm_run *s = r->ex;
+    orc_slurm_ctx *c = orc__slurm_ctx(d);
+    orc_slurm_run *s = r->ex;
     if (!s->events[0] || d->fatal)
         return;
     int fd = open(s->events, O_RDONLY | O_CLOEXEC);
@@ -281,7 +245,7 @@ static void read_events(orc_run *r, int final)
 /* ------------------------------------------------------------ ends */
 static void finish(orc_run *r, int exited, int status, int sig)
 {
-    slurm_run *s = r->ex;
+    orc_slurm_run *s = r->ex;
     orc_daemon *d = r->d;
     if (!d->fatal) {
         eng_err e;
@@ -300,7 +264,7 @@ static void finish(orc_run *r, int exited, int status, int sig)
 static void next_restart(orc_run *r)
 {
     orc_daemon *d = r->d;
-    slurm_run *s = r->ex;
+    orc_slurm_run *s = r->ex;
     orc_job *j = &d->plan.jobs.v[r->job];
     char message[ENG_MSG_MAX];
     eng_msg_printf(message, sizeof message,
@@ -335,7 +299,7 @@ static void next_restart(orc_run *r)
     s->have_end = 0;
     s->gone_polls = 0;
     snprintf(s->state, sizeof s->state, "PENDING");
-    set_paths(r);
+    orc__slurm_set_paths(r);
     r->got_start = r->terminal = r->saw_done = r->protocol_errors = 0;
     r->error_kind[0] = r->message[0] = r->stall_note[0] = '\0';
     r->kill_reason = r->term_sent = r->kill_sent = 0;
@@ -347,8 +311,8 @@ static void next_restart(orc_run *r)
 static void check_end(orc_run *r)
 {
     orc_daemon *d = r->d;
-    slurm_ctx *c = ctx_of(d);
-    slurm_run *s = r->ex;
+    orc_slurm_ctx *c = orc__slurm_ctx(d);
+    orc_slurm_run *s = r->ex;
     if (!s->have_end) {
         eng_err e;
         int got = s->end[0] ? orc_slurm_end_read(s->end, &s->endinfo, &e) : 0;
@@ -415,7 +379,7 @@ static void check_end(orc_run *r)
 }
 
 /* ------------------------------------------------------------ scheduler calls */
-static void scancel(slurm_ctx *c, const char *const *extra, char **ids, size_t n)
+static void scancel(orc_slurm_ctx *c, const char *const *extra, char **ids, size_t n)
 {
     if (!n)
         return;
@@ -447,14 +411,14 @@ static void scancel(slurm_ctx *c, const char *const *extra, char **ids, size_t n
  * checkpoints), a plain cancel of pending ones and of those past the grace. */
 static void send_stops(orc_daemon *d)
 {
-    slurm_ctx *c = ctx_of(d);
+    orc_slurm_ctx *c = orc__slurm_ctx(d);
     char *term[ORC_MAX_SLOTS], *kill_[ORC_MAX_SLOTS];
     size_t nt = 0, nk = 0;
     for (int i = 0; i < d->n_slots; i++) {
         orc_run *r = d->slots[i].run;
         if (!r)
             continue;
-        slurm_run *s = r->ex;
+        orc_slurm_run *s = r->ex;
         if (!s->job[0])
             continue; /* its id is not known yet: the stop waits for squeue to find it */
         /* running: squeue said so, or its worker has written (squeue may not have been asked since) */
@@ -471,15 +435,15 @@ static void send_stops(orc_daemon *d)
     scancel(c, plain, kill_, nk);
 }
 
-static void update_state(orc_run *r, const sq_job *q)
+void orc__slurm_update_state(orc_run *r, const orc_sq_job *q)
 {
     orc_daemon *d = r->d;
-    slurm_run *s = r->ex;
+    orc_slurm_run *s = r->ex;
     int changed = strcmp(s->state, q->state) != 0 || (q->node[0] && strcmp(s->node, q->node) != 0) ||
                   !s->job[0];
     if (!s->job[0]) {
         snprintf(s->job, sizeof s->job, "%s", q->id);
-        set_where(r);
+        orc__slurm_set_where(r);
         orc_say(d, "job %.12s: found Slurm job %s by its comment", d->plan.jobs.v[r->job].key, s->job);
     }
     snprintf(s->state, sizeof s->state, "%s", q->state);
@@ -497,11 +461,11 @@ static void update_state(orc_run *r, const sq_job *q)
 
 static void poll_squeue(orc_daemon *d)
 {
-    slurm_ctx *c = ctx_of(d);
-    sq_job *jobs = NULL;
+    orc_slurm_ctx *c = orc__slurm_ctx(d);
+    orc_sq_job *jobs = NULL;
     size_t n = 0;
     eng_err e;
-    if (squeue(c, &jobs, &n, &e)) {
+    if (orc__squeue(c, &jobs, &n, &e)) {
         if (c->squeue_failing++ == 0)
             orc_say(d, "%s: the Slurm jobs' states are unknown until squeue answers; none is taken for lost", e.msg);
         return;
@@ -514,11 +478,11 @@ static void poll_squeue(orc_daemon *d)
         orc_run *r = d->slots[i].run;
         if (!r)
             continue;
-        slurm_run *s = r->ex;
-        const sq_job *q = sq_find(jobs, n, s->token);
+        orc_slurm_run *s = r->ex;
+        const orc_sq_job *q = orc__sq_find(jobs, n, s->token);
         if (q) {
             s->gone_polls = 0;
-            update_state(r, q);
+            orc__slurm_update_state(r, q);
         } else {
             s->gone_polls++;
         }
@@ -529,7 +493,7 @@ static void poll_squeue(orc_daemon *d)
 /* ------------------------------------------------------------ the executor's table */
 static void slurm_signal(orc_run *r, int sig)
 {
-    slurm_run *s = r->ex;
+    orc_slurm_run *s = r->ex;
     if (sig == SIGKILL)
         s->want_kill = 1;
     else if (sig == SIGTERM)
@@ -551,7 +515,7 @@ static void slurm_stop(orc_run *r, int kill_reason)
 
 static void slurm_tick_run(orc_run *r, double now)
 {
-    slurm_run *s = r->ex;
+    orc_slurm_run *s = r->ex;
     const orc_opts *o = r->d->o;
     if (r->finished)
         return;
@@ -568,7 +532,7 @@ static void slurm_tick_run(orc_run *r, double now)
 
 static void slurm_poll(orc_daemon *d, double now)
 {
-    slurm_ctx *c = ctx_of(d);
+    orc_slurm_ctx *c = orc__slurm_ctx(d);
     for (int i = 0; i < d->n_slots && !d->fatal; i++)
         if (d->slots[i].run)
             read_events(d->slots[i].run, 0);
@@ -585,7 +549,7 @@ static void slurm_poll(orc_daemon *d, double now)
     }
 }
 
-static void slurm_close(orc_run *r)
+void orc__slurm_close(orc_run *r)
 {
     free(r->ex);
     orc_linebuf_free(&r->lb);
@@ -595,7 +559,7 @@ static void slurm_close(orc_run *r)
 
 static void slurm_shutdown(orc_daemon *d)
 {
-    slurm_ctx *c = ctx_of(d);
+    orc_slurm_ctx *c = orc__slurm_ctx(d);
     if (!c)
         return;
     printf("tlmd: Slurm calls: %llu sbatch, %llu squeue, %llu scancel\n", (unsigned long long)c->sbatch_calls,
@@ -617,12 +581,12 @@ static void push_arg(char **argv, size_t *k, char *owned[], size_t *n_owned, con
 
 static int slurm_start(orc_daemon *d, size_t job, int slot, eng_err *e)
 {
-    slurm_ctx *c = ctx_of(d);
+    orc_slurm_ctx *c = orc__slurm_ctx(d);
     orc_job *j = &d->plan.jobs.v[job];
     orc_run *r = orc_run_prepare(d, job, slot, e);
     if (!r)
         return e->code ? e->code : ENG_EIO;
-    slurm_run *s = calloc(1, sizeof *s);
+    orc_slurm_run *s = calloc(1, sizeof *s);
     if (!s) {
         orc_run_free_prepared(r);
         return eng_errf(e, ENG_ENOMEM, "out of memory");
@@ -630,11 +594,11 @@ static int slurm_start(orc_daemon *d, size_t job, int slot, eng_err *e)
     r->ex = s;
     int rc = random_token(s->token, e);
     if (rc) {
-        slurm_close(r);
+        orc__slurm_close(r);
         return rc;
     }
     snprintf(s->state, sizeof s->state, "submitting");
-    set_paths(r);
+    orc__slurm_set_paths(r);
     orc_resources res;
     orc_resources_merge(&res, &d->o->res, &d->plan.sweeps[j->sweep].res);
 
@@ -654,7 +618,7 @@ static int slurm_start(orc_daemon *d, size_t job, int slot, eng_err *e)
     if (rc || orc_commit(d)) {
         if (!d->fatal)
             orc_fatal(d, e);
-        slurm_close(r);
+        orc__slurm_close(r);
         return ENG_EIO;
     }
     r->n = n;
@@ -670,7 +634,7 @@ static int slurm_start(orc_daemon *d, size_t job, int slot, eng_err *e)
             sizeof run_abs ||
         (size_t)snprintf(cfg, sizeof cfg, "%s/config.json", run_abs) >= sizeof cfg) {
         d->start_attempt = r->attempt;
-        slurm_close(r);
+        orc__slurm_close(r);
         return eng_errf(e, ENG_ECONFIG, "--runs %s: path too long for the nodes", c->abs_runs);
     }
     int nthreads = res.cpus > 0 ? res.cpus : d->threads;
@@ -741,11 +705,11 @@ static int slurm_start(orc_daemon *d, size_t job, int slot, eng_err *e)
     if (rc) {
         /* the attempt row exists: start_failed (daemon.c) closes that one */
         d->start_attempt = r->attempt;
-        slurm_close(r);
+        orc__slurm_close(r);
         return rc;
     }
     snprintf(s->state, sizeof s->state, "PENDING");
-    set_where(r);
+    orc__slurm_set_where(r);
     orc_batch(d);
     if (db_attempt_slurm_set(d->db, r->attempt, s->job, s->state, NULL, e))
         orc_fatal(d, e);
@@ -762,167 +726,10 @@ static int slurm_start(orc_daemon *d, size_t job, int slot, eng_err *e)
     return d->fatal ? ENG_EIO : 0;
 }
 
-/* ------------------------------------------------------------ adoption */
-typedef struct {
-    orc_daemon *d;
-    sq_job *jobs;
-    size_t n_jobs;
-    int squeue_ok;
-    int adopted, closed;
-    eng_err *e;
-} adopt_ctx;
-
-static int adopt_one(void *p, const db_slurm_attempt *a)
-{
-    adopt_ctx *ac = p;
-    orc_daemon *d = ac->d;
-    size_t idx = d->plan.jobs.n;
-    for (size_t i = 0; i < d->plan.jobs.n; i++)
-        if (!strcmp(d->plan.jobs.v[i].key, a->job)) {
-            idx = i;
-            break;
-        }
-    if (idx == d->plan.jobs.n) {
-        printf("tlmd: job %.12s: its Slurm attempt %d is still open, but the job is not in these sweeps; left as "
-               "it is\n",
-               a->job, a->n);
-        return 0;
-    }
-    orc_job *j = &d->plan.jobs.v[idx];
-    const sq_job *q = ac->squeue_ok ? sq_find(ac->jobs, ac->n_jobs, a->token) : NULL;
-    char run_dir[ENG_PATH_CAP];
-    if (orc_rundir_path(d->o->runs_dir, j->key, run_dir, sizeof run_dir, ac->e))
-        return ENG_ECONFIG;
-    if (!a->slurm_job[0] && !q && ac->squeue_ok) {
-        char ev[ENG_PATH_CAP + 64];
-        if (orc_slurm_file(ev, sizeof ev, run_dir, a->token, a->restart, ".events", ac->e))
-            return ENG_ECONFIG;
-        if (access(ev, F_OK) != 0) {
-            /* tlmd died between the record and sbatch (or sbatch failed):
-             * squeue does not know the token, no worker wrote anything */
-            db_attempt_end end = {.ended_at = eng_clock_wall(), .exit_code = -1,
-                                  .reason = eng_status_kind(ENG_EINTERRUPTED),
-                                  .message = "tlmd stopped while submitting it; squeue does not know it and it wrote "
-                                             "nothing: submitted again",
-                                  .step = -1, .tokens = -1};
-            if (db_attempt_finish(d->db, a->id, &end, ac->e) ||
-                db_job_set_status(d->db, j->key, "pending", NULL, NULL, ac->e))
-                return ENG_EIO;
-            ac->closed++;
-            return 0;
-        }
-    }
-    int slot = -1;
-    for (int s = 0; s < d->n_slots && slot < 0; s++)
-        if (!d->slots[s].run)
-            slot = s;
-    if (slot < 0) {
-        if (d->n_slots == ORC_MAX_SLOTS)
-            return eng_errf(ac->e, ENG_ECONFIG, "more than %d open Slurm attempts to adopt", ORC_MAX_SLOTS);
-        slot = d->n_slots++;
-        d->slots[slot].spec = (orc_slot_spec){.name = "slurm", .gpu = -1};
-    }
-    orc_run *r = calloc(1, sizeof *r);
-    slurm_run *s = calloc(1, sizeof *s);
-    if (!r || !s || !(r->parser = malloc(sizeof *r->parser))) {
-        free(r);
-        free(s);
-        return eng_errf(ac->e, ENG_ENOMEM, "out of memory");
-    }
-    r->ex = s;
-    r->d = d;
-    r->job = idx;
-    r->slot = slot;
-    r->attempt = a->id;
-    r->n = a->n;
-    snprintf(r->run_dir, sizeof r->run_dir, "%s", run_dir);
-    snprintf(s->token, sizeof s->token, "%s", a->token);
-    snprintf(s->job, sizeof s->job, "%s", a->slurm_job);
-    snprintf(s->state, sizeof s->state, "%s", ac->squeue_ok ? (q ? q->state : "gone") : "unknown");
-    snprintf(s->node, sizeof s->node, "%s", a->node);
-    s->restart = a->restart;
-    s->offset = a->events_offset;
-    s->ever_running = !strcmp(a->state, "RUNNING") || !strcmp(a->state, "ended");
-    set_paths(r);
-    int has_env = db_attempt_has_env(d->db, a->id, ac->e);
-    db_job_state st;
-    if (has_env < 0 || db_job_state_get(d->db, j->key, &st, ac->e) < 0) {
-        slurm_close(r);
-        return ENG_EIO;
-    }
-    r->got_start = has_env;
-    r->resumed_from = -1;
-    r->step = -1;
-    r->tokens = has_env ? st.tokens_done : -1;
-    r->db_tokens = st.tokens_done;
-    snprintf(r->label, sizeof r->label, "%s", st.label);
-    r->started = r->last_event = r->progress_at = eng_clock_mono();
-    r->progress = -1;
-    set_where(r);
-    j->status = ORC_RUNNING;
-    d->slots[slot].run = r;
-    d->n_running++;
-    ac->adopted++;
-    if (q) {
-        s->gone_polls = 0;
-        update_state(r, q); /* also records the id of a job found by its comment */
-    } else if (ac->squeue_ok) {
-        s->gone_polls = 1; /* one more answer without it, and it is gone */
-    }
-    printf("tlmd: job %.12s: adopted %s (%s) of the previous daemon, attempt %d, from byte %lld of its events\n",
-           j->key, r->where, s->state, r->n, (long long)s->offset);
-    return 0;
-}
-
-static int count_one(void *p, const db_slurm_attempt *a)
-{
-    (void)a;
-    (*(int *)p)++;
-    return 0;
-}
-
-/* Also the set-up that needs the database and the runs folder. */
-static int slurm_recover(orc_daemon *d, eng_err *e)
-{
-    slurm_ctx *c = ctx_of(d);
-    const orc_opts *o = d->o;
-    c->d = d;
-    if (!realpath(o->runs_dir, c->abs_runs))
-        return eng_errf(e, ENG_EIO, "--runs %s: %s", o->runs_dir, strerror(errno));
-    if (db_database_id(d->db, c->dbid, e) || write_script(c, o, e))
-        return e->code ? e->code : ENG_EIO;
-    int n = 0;
-    int rc = db_open_slurm_attempts(d->db, count_one, &n, e);
-    if (rc || !n)
-        return rc;
-    /* one squeue for all of them; a failure means "unknown", never "gone" */
-    adopt_ctx ac = {.d = d, .e = e};
-    eng_err qe;
-    ac.squeue_ok = squeue(c, &ac.jobs, &ac.n_jobs, &qe) == 0;
-    if (ac.squeue_ok)
-        c->polls_ok++;
-    else
-        printf("tlmd: %s: adopting %d open Slurm attempt(s) in state unknown; squeue is asked again every %g s\n",
-               qe.msg, n, o->slurm_poll);
-    rc = db_begin(d->db, e);
-    if (!rc)
-        rc = db_open_slurm_attempts(d->db, adopt_one, &ac, e);
-    if (!rc)
-        rc = db_commit(d->db, e);
-    else
-        db_rollback(d->db);
-    free(ac.jobs);
-    if (!rc)
-        printf("tlmd: %d Slurm job(s) of a previous daemon adopted, %d attempt(s) that never reached Slurm closed\n",
-               ac.adopted, ac.closed);
-    c->next_poll = eng_clock_mono() + o->slurm_poll;
-    return rc;
-}
-
 int orc_executor_slurm(orc_executor *x, const orc_opts *o, eng_err *e)
 {
     (void)o;
-    slurm_ctx *c = calloc(1, sizeof *c);
+    orc_slurm_ctx *c = calloc(1, sizeof *c);
     if (!c || !(c->buf = malloc(READ_CHUNK + 1))) {
         free(c);
         return eng_errf(e, ENG_ENOMEM, "out of memory");
@@ -942,13 +749,13 @@ int orc_executor_slurm(orc_executor *x, const orc_opts *o, eng_err *e)
     *x = (orc_executor){
         .name = "slurm",
         .ctx = c,
-        .recover = slurm_recover,
+        .recover = orc__slurm_recover,
         .start = slurm_start,
         .signal = slurm_signal,
         .stop = slurm_stop,
         .tick_run = slurm_tick_run,
         .poll = slurm_poll,
-        .close = slurm_close,
+        .close = orc__slurm_close,
         .shutdown = slurm_shutdown,
     };
     return 0;

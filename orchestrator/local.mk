@@ -26,7 +26,7 @@ orchestrator_liborc_a_SOURCES = \
 	orchestrator/executor.h orchestrator/exec_local.c \
 	orchestrator/resources.c orchestrator/resources.h \
 	orchestrator/cmd.c orchestrator/cmd.h \
-	orchestrator/exec_slurm.c \
+	orchestrator/exec_slurm.c orchestrator/exec_slurm.h orchestrator/slurm_adopt.c \
 	orchestrator/slurm_job.c orchestrator/slurm_job.h
 
 bin_PROGRAMS += orchestrator/tlmd
