@@ -6,4 +6,4 @@ bench_bench_tlmd_SOURCES = bench/bench_tlmd.c
 bench_bench_tlmd_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS)
 bench_bench_tlmd_LDADD = $(ORC_LIBS)
 bench_bench_tlmd_flood_SOURCES = bench/bench_tlmd_flood.c
-EXTRA_DIST += bench/bench_tlmd.sh
+EXTRA_DIST += bench/bench_tlmd.sh bench/bench_slurm.sh

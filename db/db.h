@@ -26,7 +26,7 @@
 #include "common/err.h"
 #include "common/fileio.h"
 
-#define DB_SCHEMA_VERSION 4
+#define DB_SCHEMA_VERSION 5
 #define DB_BUSY_TIMEOUT_MS 10000
 #define DB_DEFAULT_PATH "results.db" /* --db of tlmd and tlm-report when not given */
 
@@ -125,7 +125,9 @@ int db_job_put(db *d, const db_job_row *r, int *inserted, eng_err *e);
 int db_sweep_hash(db *d, const char *name, char hash[65], eng_err *e);
 /* A job's full config JSON (malloc'd, caller frees): 1 found, 0 absent, negative on error. */
 int db_job_config(db *d, const char *key, char **json, eng_err *e);
-/* Jobs left 'running' (their daemon died) become 'interrupted'; *n counts them. */
+/* Jobs left 'running' (their daemon died) become 'interrupted'; *n counts
+ * them.  Jobs with an open slurm attempt stay running: the next daemon
+ * adopts them (orchestrator/exec_slurm.c). */
 int db_jobs_recover_running(db *d, int64_t *n, eng_err *e);
 /* State of a job; 1 if found, 0 if absent, negative on error. */
 int db_job_state_get(db *d, const char *key, db_job_state *st, eng_err *e);
@@ -158,6 +160,12 @@ typedef struct db_attempt_row {
     int64_t pid;
     const char *host, *device;
     double started_at;
+    /* NULL: a local attempt.  slurm: executor "slurm", its token, its job
+     * id once sbatch gave one, its restart count, slurm_state, and where
+     * in its events file it starts */
+    const char *executor, *token, *slurm_job, *slurm_state;
+    int64_t slurm_restart;
+    int64_t events_offset;
 } db_attempt_row;
 
 typedef struct db_attempt_end {
@@ -227,8 +235,32 @@ typedef struct db_open_attempt {
     char job[65];
     int64_t pid;
     char device[32];
+    char executor[16];   /* local | slurm */
 } db_open_attempt;
 int db_open_attempts(db *d, int (*cb)(void *ctx, const db_open_attempt *a), void *ctx, eng_err *e);
+
+/* Slurm attempts (executor 'slurm'): the job id, state and node as squeue
+ * reports them (NULL leaves a field as it is); the offset in the attempt's
+ * events file up to which its rows are in the database (set in the same
+ * transaction as those rows). */
+int db_attempt_slurm_set(db *d, int64_t id, const char *slurm_job, const char *state, const char *node, eng_err *e);
+int db_attempt_set_offset(db *d, int64_t id, int64_t offset, eng_err *e);
+/* Open Slurm attempts, for the next daemon to adopt: cb for each (it may write). */
+typedef struct db_slurm_attempt {
+    int64_t id;
+    char job[65];
+    int n;
+    char token[40];
+    char slurm_job[32];  /* "" while submitting */
+    int64_t restart;
+    char state[24];
+    char node[64];
+    int64_t events_offset;
+    double started_at;
+} db_slurm_attempt;
+int db_open_slurm_attempts(db *d, int (*cb)(void *ctx, const db_slurm_attempt *a), void *ctx, eng_err *e);
+/* Did the attempt's start event arrive (its environment row)?  1, 0, negative on error. */
+int db_attempt_has_env(db *d, int64_t id, eng_err *e);
 
 typedef struct db_sweep_summary {
     char name[128];
@@ -251,6 +283,8 @@ typedef struct db_job_summary {
     double last_loss; /* NaN when none (or NaN) */
     int has_loss;
     char message[ENG_MSG_MAX];
+    /* its latest attempt: executor ("" without attempts); Slurm job id, state, node ("" if none) */
+    char executor[16], slurm_job[32], slurm_state[24], node[64];
 } db_job_summary;
 /* Active jobs of one sweep in expansion order. */
 int db_sweep_jobs(db *d, const char *sweep, int (*cb)(void *ctx, const db_job_summary *j), void *ctx, eng_err *e);

@@ -34,6 +34,8 @@ typedef enum db_stmt_id {
     DB_ST_LAST_CKPT,
     DB_ST_JOB_CONFIG,
     DB_ST_JOB_RECOVER,
+    DB_ST_ATT_SLURM,
+    DB_ST_ATT_OFFSET,
     DB_ST_COUNT
 } db_stmt_id;
 

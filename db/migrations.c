@@ -48,10 +48,22 @@ static const char STEP_2_TO_3[] = "DROP VIEW IF EXISTS results;\n";
 static const char STEP_3_TO_4[] = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) "
                                   "WITHOUT ROWID;\n";
 
+/* 4 -> 5: attempts say which executor ran them and, for Slurm, the job id,
+ * its restart count, state and node, and how much of its events file is in
+ * the database (orchestrator/exec_slurm.c).  Every older attempt was local. */
+static const char STEP_4_TO_5[] = "ALTER TABLE attempts ADD COLUMN executor TEXT NOT NULL DEFAULT 'local';\n"
+                                  "ALTER TABLE attempts ADD COLUMN token TEXT;\n"
+                                  "ALTER TABLE attempts ADD COLUMN slurm_job TEXT;\n"
+                                  "ALTER TABLE attempts ADD COLUMN slurm_restart INTEGER;\n"
+                                  "ALTER TABLE attempts ADD COLUMN slurm_state TEXT;\n"
+                                  "ALTER TABLE attempts ADD COLUMN node TEXT;\n"
+                                  "ALTER TABLE attempts ADD COLUMN events_offset INTEGER NOT NULL DEFAULT 0;\n";
+
 static const char *const STEPS[DB_SCHEMA_VERSION] = {
     [1] = STEP_1_TO_2,
     [2] = STEP_2_TO_3,
     [3] = STEP_3_TO_4,
+    [4] = STEP_4_TO_5,
 };
 
 int db__migrate_from(db *d, int from, eng_err *e)

@@ -56,13 +56,14 @@ static int collect_attempt(sqlite3_stmt *s, void *ctx)
     copy_col(s, 1, a->job, sizeof a->job);
     a->pid = sqlite3_column_type(s, 2) == SQLITE_NULL ? 0 : sqlite3_column_int64(s, 2);
     copy_col(s, 3, a->device, sizeof a->device);
+    copy_col(s, 4, a->executor, sizeof a->executor);
     return 0;
 }
 
 int db_open_attempts(db *d, int (*cb)(void *ctx, const db_open_attempt *a), void *ctx, eng_err *e)
 {
     sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(d->h, "SELECT id, job, pid, device FROM attempts WHERE ended_at IS NULL ORDER BY id", -1,
+    if (sqlite3_prepare_v2(d->h, "SELECT id, job, pid, device, executor FROM attempts WHERE ended_at IS NULL ORDER BY id", -1,
                            &s, NULL) != SQLITE_OK)
         return db__fail(d, e, "reading open attempts");
     /* collected first, so that cb may write to the same connection */
@@ -146,6 +147,10 @@ static int job_row(sqlite3_stmt *s, void *ctx)
     r.has_loss = sqlite3_column_int(s, 11);
     r.last_loss = r.has_loss ? db_column_number(s, 10, -1) : NAN;
     copy_col(s, 12, r.message, sizeof r.message);
+    copy_col(s, 13, r.executor, sizeof r.executor);
+    copy_col(s, 14, r.slurm_job, sizeof r.slurm_job);
+    copy_col(s, 15, r.slurm_state, sizeof r.slurm_state);
+    copy_col(s, 16, r.node, sizeof r.node);
     return c->cb(c->ctx, &r);
 }
 
@@ -153,9 +158,10 @@ int db_sweep_jobs(db *d, const char *sweep, int (*cb)(void *ctx, const db_job_su
 {
     static const char sql[] =
         "SELECT j.key, j.label, j.arch, j.scale, j.seed, j.status, j.attempts, j.reason, j.tokens_done,"
-        " j.tokens_total, l.loss, l.job IS NOT NULL, j.message"
+        " j.tokens_total, l.loss, l.job IS NOT NULL, j.message, a.executor, a.slurm_job, a.slurm_state, a.node"
         " FROM sweep_jobs sj JOIN jobs j ON j.key = sj.job"
         " LEFT JOIN steps l ON l.job = j.key AND l.step = (SELECT max(step) FROM steps WHERE job = j.key)"
+        " LEFT JOIN attempts a ON a.id = (SELECT max(id) FROM attempts WHERE job = j.key)"
         " WHERE sj.sweep = ?1 AND sj.active ORDER BY sj.ord";
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(d->h, sql, -1, &s, NULL) != SQLITE_OK)
@@ -207,4 +213,62 @@ int db_job_prefix_known(db *d, const char *prefix, eng_err *e)
     if (rc == SQLITE_DONE)
         return 0;
     return db__fail(d, e, "looking up a job");
+}
+
+/* ------------------------------------------------------------ open slurm attempts */
+typedef struct {
+    db_slurm_attempt *v;
+    size_t n, cap;
+} slurm_list;
+
+static int collect_slurm(sqlite3_stmt *s, void *ctx)
+{
+    slurm_list *l = ctx;
+    if (ENG_GROW(l->v, l->cap, l->n + 1, 16))
+        return ENG_ENOMEM;
+    db_slurm_attempt *a = &l->v[l->n++];
+    memset(a, 0, sizeof *a);
+    a->id = sqlite3_column_int64(s, 0);
+    copy_col(s, 1, a->job, sizeof a->job);
+    a->n = sqlite3_column_int(s, 2);
+    copy_col(s, 3, a->token, sizeof a->token);
+    copy_col(s, 4, a->slurm_job, sizeof a->slurm_job);
+    a->restart = sqlite3_column_type(s, 5) == SQLITE_NULL ? 0 : sqlite3_column_int64(s, 5);
+    copy_col(s, 6, a->state, sizeof a->state);
+    copy_col(s, 7, a->node, sizeof a->node);
+    a->events_offset = sqlite3_column_int64(s, 8);
+    a->started_at = sqlite3_column_double(s, 9);
+    return 0;
+}
+
+int db_open_slurm_attempts(db *d, int (*cb)(void *ctx, const db_slurm_attempt *a), void *ctx, eng_err *e)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(d->h,
+                           "SELECT id, job, n, token, slurm_job, slurm_restart, slurm_state, node, events_offset, "
+                           "started_at FROM attempts WHERE ended_at IS NULL AND executor = 'slurm' ORDER BY id",
+                           -1, &s, NULL) != SQLITE_OK)
+        return db__fail(d, e, "reading open Slurm attempts");
+    slurm_list l = {0};
+    int rc = each_row(d, s, collect_slurm, &l, e, "reading open Slurm attempts");
+    if (rc == ENG_ENOMEM)
+        eng_errf(e, rc, "out of memory");
+    for (size_t i = 0; !rc && i < l.n; i++)
+        rc = cb(ctx, &l.v[i]);
+    free(l.v);
+    return rc;
+}
+
+int db_attempt_has_env(db *d, int64_t id, eng_err *e)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(d->h, "SELECT count(*) FROM environment WHERE attempt = ?1", -1, &s, NULL) != SQLITE_OK)
+        return db__fail(d, e, "reading an attempt's environment");
+    sqlite3_bind_int64(s, 1, id);
+    int rc = sqlite3_step(s);
+    int v = rc == SQLITE_ROW ? sqlite3_column_int(s, 0) > 0 : -1;
+    sqlite3_finalize(s);
+    if (v < 0)
+        return db__fail(d, e, "reading an attempt's environment");
+    return v;
 }

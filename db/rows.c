@@ -44,7 +44,9 @@ static const char *const SQL[DB_ST_COUNT] = {
     [DB_ST_SJ_COUNT_ADDED] = "SELECT count(*) FROM sweep_jobs WHERE sweep = ?1 AND active = 4",
     [DB_ST_SJ_COUNT_REMOVED] = "SELECT count(*) FROM sweep_jobs WHERE sweep = ?1 AND active = 3",
     [DB_ST_SJ_SETTLE] = "UPDATE sweep_jobs SET active = (active IN (1, 4)) WHERE sweep = ?1 AND active <> 1",
-    [DB_ST_ATT_BEGIN] = "INSERT INTO attempts(job, n, pid, host, device, started_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    [DB_ST_ATT_BEGIN] = "INSERT INTO attempts(job, n, pid, host, device, started_at, executor, token, slurm_job, "
+                        "slurm_restart, slurm_state, events_offset) "
+                        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, coalesce(?7, 'local'), ?8, ?9, ?10, ?11, ?12)",
     [DB_ST_ATT_RESUMED] = "UPDATE attempts SET resumed_from_step = ?2 WHERE id = ?1",
     [DB_ST_ATT_FINISH] = "UPDATE attempts SET ended_at = ?2, exit_code = ?3, signal = ?4, reason = ?5, message = ?6, "
                          "step = ?7, tokens = ?8, protocol_errors = ?9 WHERE id = ?1",
@@ -71,7 +73,11 @@ static const char *const SQL[DB_ST_COUNT] = {
     [DB_ST_LOG] = "INSERT INTO logs(job, attempt, at, level, message) VALUES (?1, ?2, ?3, ?4, ?5)",
     [DB_ST_LAST_CKPT] = "SELECT max(step) FROM checkpoints WHERE job = ?1",
     [DB_ST_JOB_CONFIG] = "SELECT config FROM jobs WHERE key = ?1",
-    [DB_ST_JOB_RECOVER] = "UPDATE jobs SET status = 'interrupted', updated_at = ?1 WHERE status = 'running'",
+    [DB_ST_JOB_RECOVER] = "UPDATE jobs SET status = 'interrupted', updated_at = ?1 WHERE status = 'running' AND key NOT IN "
+                          "(SELECT job FROM attempts WHERE ended_at IS NULL AND executor = 'slurm')",
+    [DB_ST_ATT_SLURM] = "UPDATE attempts SET slurm_job = coalesce(?2, slurm_job), slurm_state = coalesce(?3, slurm_state), "
+                        "node = coalesce(?4, node) WHERE id = ?1",
+    [DB_ST_ATT_OFFSET] = "UPDATE attempts SET events_offset = ?2 WHERE id = ?1",
 };
 
 /* The cached statement, reset and with its bindings cleared; NULL with e set. */
@@ -337,6 +343,17 @@ int db_attempt_begin(db *d, const db_attempt_row *r, int64_t *id, eng_err *e)
     sqlite3_bind_text(s, 4, r->host ? r->host : "", -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 5, r->device ? r->device : "", -1, SQLITE_STATIC);
     sqlite3_bind_double(s, 6, r->started_at);
+    if (r->executor)
+        sqlite3_bind_text(s, 7, r->executor, -1, SQLITE_STATIC);
+    if (r->token)
+        sqlite3_bind_text(s, 8, r->token, -1, SQLITE_STATIC);
+    if (r->slurm_job)
+        sqlite3_bind_text(s, 9, r->slurm_job, -1, SQLITE_STATIC);
+    if (r->executor && r->slurm_restart >= 0)
+        sqlite3_bind_int64(s, 10, r->slurm_restart);
+    if (r->slurm_state)
+        sqlite3_bind_text(s, 11, r->slurm_state, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 12, r->events_offset > 0 ? r->events_offset : 0);
     if (db__run(d, s, e, "recording an attempt"))
         return ENG_EIO;
     *id = sqlite3_last_insert_rowid(d->h);
@@ -503,4 +520,26 @@ int db_jobs_recover_running(db *d, int64_t *n, eng_err *e)
         return ENG_EIO;
     *n = sqlite3_changes(d->h);
     return 0;
+}
+
+/* ------------------------------------------------------------ slurm attempts */
+int db_attempt_slurm_set(db *d, int64_t id, const char *slurm_job, const char *state, const char *node, eng_err *e)
+{
+    STMT(DB_ST_ATT_SLURM);
+    sqlite3_bind_int64(s, 1, id);
+    if (slurm_job)
+        sqlite3_bind_text(s, 2, slurm_job, -1, SQLITE_STATIC);
+    if (state)
+        sqlite3_bind_text(s, 3, state, -1, SQLITE_STATIC);
+    if (node)
+        sqlite3_bind_text(s, 4, node, -1, SQLITE_STATIC);
+    return db__run(d, s, e, "recording a Slurm job");
+}
+
+int db_attempt_set_offset(db *d, int64_t id, int64_t offset, eng_err *e)
+{
+    STMT(DB_ST_ATT_OFFSET);
+    sqlite3_bind_int64(s, 1, id);
+    sqlite3_bind_int64(s, 2, offset);
+    return db__run(d, s, e, "recording an events offset");
 }

@@ -1,9 +1,9 @@
--- schema.sql: results.db, the current schema (version 4, PRAGMA user_version).
+-- schema.sql: results.db, the current schema (version 5, PRAGMA user_version).
 --
 -- db/db.c runs this file on a new database and sets user_version; an older
 -- database is brought forward by the steps in db/migrations.c instead, and
 -- must end up identical to what this file creates (tests/db/test_migrate
--- checks it).  Names may grow, never change.  Versions 1 to 3 are kept in
+-- checks it).  Names may grow, never change.  Versions 1 to 4 are kept in
 -- db/history/.
 --
 -- tlmd is the only writer.  Readers (tlm-report, tlmd status, sqlite3 by
@@ -106,6 +106,14 @@ CREATE TABLE IF NOT EXISTS attempts (
     step        INTEGER,                   -- last step reported by this attempt
     tokens      INTEGER,                   -- tokens trained when it ended
     protocol_errors INTEGER NOT NULL DEFAULT 0, -- event lines refused (see logs)
+    -- version 5: the executor that ran it (docs/tlmd.md "Running on a Slurm cluster")
+    executor    TEXT NOT NULL DEFAULT 'local', -- local | slurm
+    token       TEXT,                      -- slurm: the submission's token, in the Slurm job's --comment
+    slurm_job   TEXT,                      -- slurm: the job id sbatch gave (NULL while submitting)
+    slurm_restart INTEGER,                 -- slurm: SLURM_RESTART_COUNT (a requeue runs again under the same id)
+    slurm_state TEXT,                      -- slurm: submitting, or what squeue last said (PENDING, RUNNING, ...)
+    node        TEXT,                      -- slurm: the node it ran on
+    events_offset INTEGER NOT NULL DEFAULT 0, -- slurm: bytes of its events file whose rows are committed
     UNIQUE (job, n)
 );
 

@@ -24,6 +24,11 @@ void orc_classify(const orc_exit *x, orc_outcome *o)
         set(o, "protocol", ORC_NEXT_FAIL, "the worker reported a different config_id than the job's key");
         return;
     }
+    if (x->kill_reason == ORC_KILL_TIMELIMIT) {
+        set(o, "timeout", ORC_NEXT_REQUEUE,
+            "the Slurm time limit came: checkpointed on its early signal and submitted again (not a failure)");
+        return;
+    }
     if (x->kill_reason == ORC_KILL_TIMEOUT) {
         set(o, "timeout", ORC_NEXT_RETRY, "no event within --heartbeat-timeout; stopped by tlmd");
         return;

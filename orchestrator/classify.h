@@ -17,14 +17,16 @@ typedef enum orc_kill_reason {
     ORC_KILL_TIMEOUT,   /* silent past --heartbeat-timeout */
     ORC_KILL_STALL,     /* heartbeats, but no progress past --stall-timeout */
     ORC_KILL_SHUTDOWN,  /* tlmd was asked to stop */
-    ORC_KILL_PROTOCOL   /* the worker trains something else (config_id mismatch) */
+    ORC_KILL_PROTOCOL,  /* the worker trains something else (config_id mismatch) */
+    ORC_KILL_TIMELIMIT  /* slurm: stopped (and checkpointed, exit 75) by the signal before its time limit */
 } orc_kill_reason;
 
 typedef enum orc_next {
     ORC_NEXT_DONE,        /* job done */
     ORC_NEXT_RETRY,       /* retriable: counts as a failure, resumes if attempts remain */
     ORC_NEXT_FAIL,        /* failed for good */
-    ORC_NEXT_INTERRUPTED  /* stopped on our request: resumes on the next run */
+    ORC_NEXT_INTERRUPTED, /* stopped on our request: resumes on the next run */
+    ORC_NEXT_REQUEUE      /* slurm: its time limit came; submitted again at once, not a failure */
 } orc_next;
 
 typedef struct orc_exit {

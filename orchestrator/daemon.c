@@ -59,7 +59,7 @@ static void stop_all(orc_daemon *d, int kill_reason)
 {
     for (int s = 0; s < d->n_slots; s++)
         if (d->slots[s].run)
-            orc_run_stop(d->slots[s].run, kill_reason);
+            d->ex.stop(d->slots[s].run, kill_reason);
 }
 
 void orc_fatal(orc_daemon *d, const eng_err *e)
@@ -119,7 +119,7 @@ static double retry_delay(const orc_opts *o, int streak)
     return v < o->retry_delay_max ? v : o->retry_delay_max;
 }
 
-static void push_retry(orc_daemon *d, size_t job, double delay)
+void orc_retry_later(orc_daemon *d, size_t job, double delay)
 {
     if (ENG_GROW(d->retry, d->retry_cap, d->retry_n + 1, 64)) {
         eng_err e;
@@ -184,8 +184,16 @@ static void start_failed(orc_daemon *d, size_t job, const eng_err *why)
     const char *reason = eng_status_kind(ENG_EIO); /* a fault of the machine (common/failure.h) */
     db_attempt_end end = {.ended_at = eng_clock_wall(), .exit_code = -1, .reason = reason, .message = message,
                           .step = -1, .tokens = -1};
-    if (db_job_start_attempt(d->db, j->key, &n, &e) || ((ar.n = n), db_attempt_begin(d->db, &ar, &id, &e)) ||
-        db_attempt_finish(d->db, id, &end, &e) ||
+    /* the slurm executor records its attempt before sbatch: that one ends here */
+    if (d->start_attempt > 0) {
+        id = d->start_attempt;
+        n = j->attempts;
+        d->start_attempt = 0;
+    } else if (db_job_start_attempt(d->db, j->key, &n, &e) || ((ar.n = n), db_attempt_begin(d->db, &ar, &id, &e))) {
+        orc_fatal(d, &e);
+        return;
+    }
+    if (db_attempt_finish(d->db, id, &end, &e) ||
         db_job_set_status(d->db, j->key, final ? "failed" : "pending", reason, message, &e)) {
         orc_fatal(d, &e);
         return;
@@ -199,7 +207,7 @@ static void start_failed(orc_daemon *d, size_t job, const eng_err *why)
         j->status = ORC_FAILED;
         d->failed_now++;
     } else {
-        push_retry(d, job, delay);
+        orc_retry_later(d, job, delay);
     }
     orc_commit(d);
 }
@@ -218,7 +226,8 @@ static void orc_dispatch(orc_daemon *d)
             break;
         double t = eng_clock_mono();
         eng_err e;
-        if (orc_run_start(d, (size_t)job, slot, &e)) {
+        d->start_attempt = 0;
+        if (d->ex.start(d, (size_t)job, slot, &e)) {
             if (d->fatal)
                 break;
             start_failed(d, (size_t)job, &e);
@@ -229,8 +238,12 @@ static void orc_dispatch(orc_daemon *d)
         if (ms > d->dispatch_ms_max)
             d->dispatch_ms_max = ms;
         orc_run *r = d->slots[slot].run;
-        orc_say(d, "job %.12s (%s) started on %s, attempt %d, pid %d", d->plan.jobs.v[job].key, r->label,
-                d->slots[slot].spec.name, r->n, r->pid);
+        if (r->pid > 0)
+            orc_say(d, "job %.12s (%s) started on %s, attempt %d, pid %d", d->plan.jobs.v[job].key, r->label,
+                    d->slots[slot].spec.name, r->n, r->pid);
+        else
+            orc_say(d, "job %.12s (%s) submitted, attempt %d, %s", d->plan.jobs.v[job].key, r->label, r->n,
+                    r->where);
     }
     maybe_end(d);
 }
@@ -281,7 +294,7 @@ void orc_run_finished(orc_daemon *d, orc_run *r)
     if (r->message[0]) {
         size_t n = strlen(message);
         eng_msg_printf(message + n, sizeof message - n, "%s%s", n ? ": " : "", r->message);
-    } else if (out.next != ORC_NEXT_DONE && out.next != ORC_NEXT_INTERRUPTED) {
+    } else if (out.next != ORC_NEXT_DONE && out.next != ORC_NEXT_INTERRUPTED && out.next != ORC_NEXT_REQUEUE) {
         char tail[300];
         stderr_tail(r->run_dir, tail, sizeof tail);
         size_t n = strlen(message);
@@ -337,6 +350,9 @@ void orc_run_finished(orc_daemon *d, orc_run *r)
             case ORC_NEXT_INTERRUPTED:
                 rc = db_job_set_status(d->db, j->key, "interrupted", NULL, NULL, &e);
                 break;
+            case ORC_NEXT_REQUEUE:
+                rc = db_job_set_status(d->db, j->key, "pending", out.reason, message, &e);
+                break;
             }
         }
         if (rc)
@@ -374,7 +390,7 @@ void orc_run_finished(orc_daemon *d, orc_run *r)
             orc_say(d, "job %.12s (%s) attempt %d ended: %s: %s; %s", j->key, r->label, r->n, out.reason, message,
                     d->stopping ? "it resumes on the next start" : when);
             if (!d->stopping) {
-                push_retry(d, r->job, delay);
+                orc_retry_later(d, r->job, delay);
                 d->retried_now++;
             }
         }
@@ -384,10 +400,19 @@ void orc_run_finished(orc_daemon *d, orc_run *r)
         d->failed_now++;
         orc_say(d, "job %.12s (%s) failed (%s, not retried): %s", j->key, r->label, out.reason, message);
         break;
+    case ORC_NEXT_REQUEUE:
+        j->status = ORC_PENDING;
+        orc_say(d, "job %.12s (%s) attempt %d reached its time limit at step %lld: %s", j->key, r->label, r->n,
+                (long long)r->step, d->stopping ? "it resumes on the next start" : "submitted again");
+        if (!d->stopping) {
+            orc_retry_later(d, r->job, 0);
+            d->retried_now++;
+        }
+        break;
     }
     d->slots[r->slot].run = NULL;
     d->n_running--;
-    orc_run_close(r);
+    d->ex.close(r);
     orc_dispatch(d);
 }
 
@@ -408,8 +433,10 @@ static void on_tick(uv_timer_t *t)
                 orc_fatal(d, &e);
             r->db_tokens = r->tokens;
         }
-        orc_run_tick(r, now);
+        d->ex.tick_run(r, now);
     }
+    if (d->ex.poll)
+        d->ex.poll(d, now);
     orc_commit(d);
     if (!d->stopping && retry_ready(d, now))
         orc_dispatch(d);
@@ -436,7 +463,7 @@ static void on_signal(uv_signal_t *h, int signum)
                 d->slots[s].run->kill_sent = 1;
                 if (!d->slots[s].run->kill_reason)
                     d->slots[s].run->kill_reason = ORC_KILL_SHUTDOWN;
-                orc_run_signal(d->slots[s].run, SIGKILL);
+                d->ex.signal(d->slots[s].run, SIGKILL);
             }
     }
 }
@@ -499,8 +526,19 @@ int orc_daemon_run(const orc_opts *o, eng_err *e)
     d->tty = o->progress < 0 ? isatty(STDOUT_FILENO) : o->progress;
     int lock_fd = -1, runs_fd = -1, status = 2, loop_ok = 0, created = 0, discard = 0;
     orc_slot_spec specs[ORC_MAX_SLOTS];
-    if (find_worker(o, d->worker, sizeof d->worker, e) ||
-        orc_slots_plan(o->devices, o->workers, o->threads_per_worker, specs, &d->n_slots, &d->threads, e))
+    int slurm = o->executor && !strcmp(o->executor, "slurm");
+    if (slurm) {
+        /* a slot is a Slurm job that may be queued or running at a time */
+        d->n_slots = o->slurm_max_jobs;
+        d->threads = o->threads_per_worker > 0 ? o->threads_per_worker : 1;
+        for (int i = 0; i < d->n_slots; i++)
+            specs[i] = (orc_slot_spec){.name = "slurm", .gpu = -1};
+    } else {
+        orc_executor_local(&d->ex);
+    }
+    if (find_worker(o, d->worker, sizeof d->worker, e) || (slurm && orc_executor_slurm(&d->ex, o, e)) ||
+        (!slurm &&
+         orc_slots_plan(o->devices, o->workers, o->threads_per_worker, specs, &d->n_slots, &d->threads, e)))
         goto out;
     for (int i = 0; i < d->n_slots; i++)
         d->slots[i].spec = specs[i];
@@ -551,10 +589,16 @@ int orc_daemon_run(const orc_opts *o, eng_err *e)
         status = rc == ENG_ECONFIG ? 2 : 3;
         goto out;
     }
+    if (d->ex.recover && d->ex.recover(d, e))
+        goto out;
     if (db_checkpointer_start(d->db, o->db_path, 1000, &d->ckpt, e))
         goto out;
-    printf("tlmd: %zu jobs, %zu to run on %d slot(s) (%s, %d thread(s) each); worker %s\n", d->plan.jobs.n,
-           d->plan.n_queue, d->n_slots, d->slots[0].spec.name, d->threads, d->worker);
+    if (slurm)
+        printf("tlmd: %zu jobs, %zu to run as Slurm jobs (at most %d at a time, %d thread(s) each); worker %s\n",
+               d->plan.jobs.n, d->plan.n_queue - (size_t)d->n_running, d->n_slots, d->threads, d->worker);
+    else
+        printf("tlmd: %zu jobs, %zu to run on %d slot(s) (%s, %d thread(s) each); worker %s\n", d->plan.jobs.n,
+               d->plan.n_queue, d->n_slots, d->slots[0].spec.name, d->threads, d->worker);
     fflush(stdout);
 
     if (uv_loop_init(&d->loop)) {
@@ -583,6 +627,8 @@ out:
         uv_run(&d->loop, UV_RUN_NOWAIT); /* close callbacks */
         uv_loop_close(&d->loop);
     }
+    if (d->ex.shutdown)
+        d->ex.shutdown(d);
     db_checkpointer_stop(d->ckpt);
     db_close(d->db);
     if (discard) {

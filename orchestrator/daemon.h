@@ -17,6 +17,7 @@
 #include "common/fileio.h"
 #include "orchestrator/classify.h"
 #include "orchestrator/event.h"
+#include "orchestrator/executor.h"
 #include "orchestrator/linebuf.h"
 #include "orchestrator/opts.h"
 #include "orchestrator/plan.h"
@@ -63,6 +64,8 @@ typedef struct orc_run {
     int protocol_errors;
     char label[64];
     char run_dir[ENG_PATH_CAP];
+    void *ex;               /* the executor's own part (exec_slurm.c), or NULL */
+    char where[48];         /* for log lines where there is no pid: "Slurm job 17" */
 } orc_run;
 
 typedef struct orc_slot {
@@ -72,6 +75,8 @@ typedef struct orc_slot {
 
 struct orc_daemon {
     const orc_opts *o;
+    orc_executor ex;        /* how attempts run (executor.h) */
+    int64_t start_attempt;  /* a failed start's attempt row, when the executor opened one (else 0) */
     uv_loop_t loop;
     db *db;
     db_checkpointer *ckpt;  /* WAL checkpoints off the loop thread */
@@ -109,7 +114,15 @@ int orc_commit(orc_daemon *d);                     /* ends the batch; on failure
 void orc_fatal(orc_daemon *d, const eng_err *e);
 void orc_run_finished(orc_daemon *d, orc_run *r);  /* supervise.c -> daemon.c */
 
+/* daemon.c: a job to start again after `delay` seconds (ahead of the queue) */
+void orc_retry_later(orc_daemon *d, size_t job, double delay);
+
 /* supervise.c */
+/* A new run of plan job `job`: its run folder made to agree with the
+ * database (config.json, checkpoints it never recorded set aside); every
+ * executor starts from it.  NULL with e set on failure. */
+orc_run *orc_run_prepare(orc_daemon *d, size_t job, int slot, eng_err *e);
+void orc_run_free_prepared(orc_run *r);
 int orc_run_start(orc_daemon *d, size_t job, int slot, eng_err *e);
 void orc_run_signal(orc_run *r, int sig);          /* to the worker's process group */
 void orc_run_stop(orc_run *r, int kill_reason);    /* SIGTERM now, SIGKILL after --kill-grace */

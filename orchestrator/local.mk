@@ -22,7 +22,12 @@ orchestrator_liborc_a_SOURCES = \
 	orchestrator/ingest.c \
 	orchestrator/recover.c \
 	orchestrator/progress.c \
-	orchestrator/status.c orchestrator/status.h
+	orchestrator/status.c orchestrator/status.h \
+	orchestrator/executor.h orchestrator/exec_local.c \
+	orchestrator/resources.c orchestrator/resources.h \
+	orchestrator/cmd.c orchestrator/cmd.h \
+	orchestrator/exec_slurm.c orchestrator/exec_slurm.h orchestrator/slurm_adopt.c \
+	orchestrator/slurm_job.c orchestrator/slurm_job.h
 
 bin_PROGRAMS += orchestrator/tlmd
 orchestrator_tlmd_CPPFLAGS = $(AM_CPPFLAGS) $(UV_CFLAGS) $(SQLITE_CFLAGS)

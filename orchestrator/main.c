@@ -13,6 +13,7 @@
 #include "orchestrator/plan.h"
 #include "orchestrator/rundir.h"
 #include "orchestrator/shim.h"
+#include "orchestrator/slurm_job.h"
 #include "orchestrator/status.h"
 
 /* Every option's default: what main() starts from and --help says. */
@@ -20,6 +21,7 @@ static const orc_opts DEFAULTS = {
     .db_path = DB_DEFAULT_PATH, .runs_dir = "runs", .devices = "auto", .max_attempts = 3,
     .max_machine_faults = 10, .retry_delay = 10, .retry_delay_max = 300,
     .heartbeat_timeout = 120, .stall_timeout = 1800, .kill_grace = 10, .progress = -1,
+    .executor = "local", .slurm_poll = 15, .slurm_max_jobs = 100, .slurm_signal = 300,
 };
 
 /* "config, data, diverged": the failures that no retry can cure (common/failure.h) */
@@ -41,6 +43,9 @@ static void usage(FILE *f)
             "            [--retry-delay-max %g] [--heartbeat-timeout %g] [--stall-timeout %g]\n"
             "            [--kill-grace %g] [--worker PATH] [--dry-run] [--rerun] [--retry-failed]\n"
             "            [--adopt-runs] [--progress|--no-progress]\n"
+            "            [--executor local|slurm] [--gpus N] [--cpus-per-job N] [--time T]\n"
+            "            [--partition P] [--account A] [--qos Q] [--sbatch-arg ARG]\n"
+            "            [--slurm-poll S] [--slurm-max-jobs N] [--slurm-signal-before S]\n"
             "       tlmd status [--db %s] [--sweep NAME] [--summary]\n"
             "\n"
             "Trains every job of the sweeps (docs/sweeps.md) with tlm-worker, records\n"
@@ -78,12 +83,22 @@ static void usage(FILE *f)
     fprintf(f, "), after a fix\n"
                "  --adopt-runs             let --db take over a --runs folder that belongs to another database\n"
                "  --progress, --no-progress  live view (default: when stdout is a terminal)\n"
+               "  --executor local|slurm   how attempts run: worker processes here, or one sbatch each\n"
+               "                           (default %s)\n"
+               "  --gpus N, --cpus-per-job N, --time T, --partition P, --account A, --qos Q,\n"
+               "  --sbatch-arg ARG         slurm: what each job asks for, unless its sweep's resources:\n"
+               "                           block says otherwise (--sbatch-arg is repeatable)\n"
+               "  --slurm-poll S           slurm: one squeue for the whole sweep this often (default %g)\n"
+               "  --slurm-max-jobs N       slurm: jobs queued or running at a time (default %d)\n"
+               "  --slurm-signal-before S  slurm: the checkpoint signal this long before a job's time\n"
+               "                           limit (default %g)\n"
                "\n"
                "  status                   print the state of every sweep and job in the database\n"
                "    --sweep NAME           only this sweep;  --summary: sweeps only, no jobs\n"
                "\n"
                "Exit status: 0 every job done; 1 some job failed; 2 bad usage or sweep file;\n"
-               "3 database or internal error; 75 stopped by a signal (run it again to resume).\n");
+               "3 database or internal error; 75 stopped by a signal (run it again to resume).\n",
+               d->executor, d->slurm_poll, d->slurm_max_jobs, d->slurm_signal);
 }
 
 static int num_arg(const char *opt, const char *s, double lo, double hi, double *out)
@@ -171,6 +186,8 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], ORC_SHIM_ARG))
         return orc_shim_main(argc, argv);
+    if (argc > 1 && !strcmp(argv[1], ORC_SLURM_JOB_ARG))
+        return orc_slurm_job_main(argc, argv);
     if (argc > 1 && !strcmp(argv[1], "status"))
         return status_main(argc - 1, argv + 1);
 
@@ -195,10 +212,23 @@ int main(int argc, char **argv)
         {"rerun", no_argument, 0, 'R'},
         {"progress", no_argument, 0, 'p'},
         {"no-progress", no_argument, 0, 'P'},
+        {"executor", required_argument, 0, 'X'},
+        {"gpus", required_argument, 0, 'G'},
+        {"cpus-per-job", required_argument, 0, 'C'},
+        {"time", required_argument, 0, 'T'},
+        {"partition", required_argument, 0, 'Q'},
+        {"account", required_argument, 0, 'a'},
+        {"qos", required_argument, 0, 'q'},
+        {"sbatch-arg", required_argument, 0, 'B'},
+        {"slurm-poll", required_argument, 0, 'L'},
+        {"slurm-max-jobs", required_argument, 0, 'J'},
+        {"slurm-signal-before", required_argument, 0, 'g'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
     orc_opts o = DEFAULTS;
+    orc_resources_init(&o.res);
+    eng_err ae;
     const char **sweeps = calloc((size_t)argc, sizeof *sweeps);
     if (!sweeps)
         return 3;
@@ -207,7 +237,7 @@ int main(int argc, char **argv)
     unsigned char given[sizeof opts / sizeof opts[0]] = {0};
     for (int ch, li = -1; (ch = getopt_long(argc, argv, "hn", opts, &li)) != -1; li = -1) {
         /* a second value would silently replace the first (--sweeps adds up) */
-        if (li >= 0 && given[li]++ && opts[li].has_arg && ch != 's') {
+        if (li >= 0 && given[li]++ && opts[li].has_arg && ch != 's' && ch != 'B') {
             fprintf(stderr, "tlmd: --%s is given twice; give it once\n", opts[li].name);
             return done(sweeps, 2);
         }
@@ -264,6 +294,62 @@ int main(int argc, char **argv)
         case 'R': o.rerun = 1; break;
         case 'p': o.progress = 1; break;
         case 'P': o.progress = 0; break;
+        case 'X':
+            if (strcmp(optarg, "local") && strcmp(optarg, "slurm")) {
+                fprintf(stderr, "tlmd: --executor %s: expected local or slurm\n", optarg);
+                return done(sweeps, 2);
+            }
+            o.executor = optarg;
+            break;
+        case 'G':
+            if (int_arg("--gpus", optarg, 0, 64, &o.res.gpus))
+                return done(sweeps, 2);
+            break;
+        case 'C':
+            if (int_arg("--cpus-per-job", optarg, 1, 4096, &o.res.cpus))
+                return done(sweeps, 2);
+            break;
+        case 'T':
+        case 'Q':
+        case 'a':
+        case 'q': {
+            const char *what = ch == 'T' ? "--time" : ch == 'Q' ? "--partition" : ch == 'a' ? "--account" : "--qos";
+            char *dst = ch == 'T' ? o.res.time : ch == 'Q' ? o.res.partition : ch == 'a' ? o.res.account : o.res.qos;
+            size_t cap = ch == 'T' ? sizeof o.res.time : sizeof o.res.partition;
+            if ((ch == 'T' ? orc_res_check_time(what, optarg, &ae) : orc_res_check_name(what, optarg, &ae))) {
+                fprintf(stderr, "tlmd: %s\n", ae.msg);
+                return done(sweeps, 2);
+            }
+            snprintf(dst, cap, "%s", optarg);
+            break;
+        }
+        case 'B':
+            if (orc_res_check_extra("--sbatch-arg", optarg, &ae)) {
+                fprintf(stderr, "tlmd: %s\n", ae.msg);
+                return done(sweeps, 2);
+            }
+            if (o.res.n_extra < 0)
+                o.res.n_extra = 0;
+            if (o.res.n_extra == ORC_RES_EXTRA_MAX) {
+                fprintf(stderr, "tlmd: --sbatch-arg: more than %d\n", ORC_RES_EXTRA_MAX);
+                return done(sweeps, 2);
+            }
+            snprintf(o.res.extra[o.res.n_extra++], ORC_RES_ARG_MAX, "%s", optarg);
+            break;
+        case 'L':
+            if (num_arg("--slurm-poll", optarg, 0.1, 3600, &v))
+                return done(sweeps, 2);
+            o.slurm_poll = v;
+            break;
+        case 'J':
+            if (int_arg("--slurm-max-jobs", optarg, 1, ORC_MAX_SLOTS, &o.slurm_max_jobs))
+                return done(sweeps, 2);
+            break;
+        case 'g':
+            if (num_arg("--slurm-signal-before", optarg, 0, 65535, &v))
+                return done(sweeps, 2);
+            o.slurm_signal = v;
+            break;
         case 'h': usage(stdout); return done(sweeps, 0);
         default: usage(stderr); return done(sweeps, 2);
         }

@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#include "orchestrator/resources.h"
+
 /* The defaults are orchestrator/main.c's DEFAULTS (what --help shows). */
 typedef struct orc_opts {
     const char **sweeps;       /* --sweeps FILE|DIR, in order */
@@ -23,6 +25,13 @@ typedef struct orc_opts {
     double kill_grace;         /* --kill-grace seconds between SIGTERM and SIGKILL */
     const char *worker;        /* --worker PATH (default: found beside tlmd) */
     int progress;              /* --progress / --no-progress; -1: when stdout is a terminal */
+    const char *executor;      /* --executor local|slurm */
+    /* --executor slurm */
+    orc_resources res;         /* --gpus, --cpus-per-job, --time, --partition, --account, --qos, --sbatch-arg:
+                                * the defaults of a sweep's resources: */
+    double slurm_poll;         /* --slurm-poll seconds: one squeue for the whole sweep this often */
+    int slurm_max_jobs;        /* --slurm-max-jobs: Slurm jobs queued or running at a time */
+    double slurm_signal;       /* --slurm-signal-before seconds: the checkpoint signal before the time limit */
 } orc_opts;
 
 #endif

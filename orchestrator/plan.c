@@ -445,6 +445,7 @@ static int load_sweep(orc_plan *p, const orc_opts *o, db *d, const char *file, s
     orc_plan_sweep *ps = &p->sweeps[p->n_sweeps];
     memset(ps, 0, sizeof *ps);
     snprintf(ps->name, sizeof ps->name, "%s", s->name);
+    ps->res = s->res;
     ps->file = strdup(file);
     load_ctx c = {.p = p, .o = o, .d = d, .ps = ps, .sweep_index = (uint16_t)p->n_sweeps};
     eng_sha256_init(&c.sha);

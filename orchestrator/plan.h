@@ -14,6 +14,7 @@
 #include "common/err.h"
 #include "orchestrator/jobs.h"
 #include "orchestrator/opts.h"
+#include "orchestrator/resources.h"
 
 typedef struct orc_plan_sweep {
     char name[128];
@@ -22,6 +23,7 @@ typedef struct orc_plan_sweep {
     size_t n_jobs, n_dups;
     int changed;        /* 0 as stored, 1 different from the stored version, 2 new */
     int64_t added, removed;
+    orc_resources res;  /* the sweep's resources: block (the slurm executor's) */
 } orc_plan_sweep;
 
 typedef struct orc_plan {

@@ -29,6 +29,9 @@ static int print_job(void *p, const db_job_summary *j)
     fprintf(c->out, "  %.12s  %-11s %-11s %-5s %-18s seed %-4lld %3.0f%%  attempts %-2d loss %-8s %s%s%s\n", j->key,
             j->status, j->arch, j->scale, j->label, (long long)j->seed, pct, j->attempts, loss,
             j->reason[0] ? j->reason : "", j->message[0] ? ": " : "", j->message);
+    if (!strcmp(j->executor, "slurm")) /* its latest attempt's job, as squeue last said */
+        fprintf(c->out, "                slurm job %s %s on %s\n", j->slurm_job[0] ? j->slurm_job : "(not yet known)",
+                j->slurm_state[0] ? j->slurm_state : "?", j->node[0] ? j->node : "(no node yet)");
     return 0;
 }
 

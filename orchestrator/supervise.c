@@ -232,14 +232,20 @@ static int open_log(const char *dir, int n)
     return fd;
 }
 
-int orc_run_start(orc_daemon *d, size_t job, int slot, eng_err *e)
+void orc_run_free_prepared(orc_run *r)
+{
+    free(r->parser);
+    free(r);
+}
+
+orc_run *orc_run_prepare(orc_daemon *d, size_t job, int slot, eng_err *e)
 {
     orc_job *j = &d->plan.jobs.v[job];
-    const orc_slot_spec *spec = &d->slots[slot].spec;
     orc_run *r = calloc(1, sizeof *r);
     if (!r || !(r->parser = malloc(sizeof *r->parser))) {
         free(r);
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        eng_errf(e, ENG_ENOMEM, "out of memory");
+        return NULL;
     }
     r->d = d;
     r->job = job;
@@ -250,7 +256,7 @@ int orc_run_start(orc_daemon *d, size_t job, int slot, eng_err *e)
     if (orc_rundir_path(d->o->runs_dir, j->key, r->run_dir, sizeof r->run_dir, e)) {
         free(r->parser);
         free(r);
-        return ENG_ECONFIG;
+        return NULL;
     }
 
     /* the run folder agrees with the database before the worker sees it */
@@ -289,13 +295,24 @@ int orc_run_start(orc_daemon *d, size_t job, int slot, eng_err *e)
     if (rc) {
         free(r->parser);
         free(r);
-        return rc;
+        return NULL;
     }
     if (moved)
         orc_notice(d, j->key,
                    "job %.12s: %d checkpoint(s) newer than the last one %s recorded (step %lld) set aside in %s; "
                    "it resumes from step %lld",
                    j->key, moved, d->o->db_path, (long long)keep, aside, (long long)(keep > 0 ? keep : 0));
+    return r;
+}
+
+int orc_run_start(orc_daemon *d, size_t job, int slot, eng_err *e)
+{
+    orc_job *j = &d->plan.jobs.v[job];
+    const orc_slot_spec *spec = &d->slots[slot].spec;
+    orc_run *r = orc_run_prepare(d, job, slot, e);
+    if (!r)
+        return e->code ? e->code : ENG_EIO;
+    int rc;
 
     char cfg[ENG_PATH_CAP + sizeof "/config.json"], pid[24], threads[16], hb[16], device[24];
     snprintf(cfg, sizeof cfg, "%s/config.json", r->run_dir);

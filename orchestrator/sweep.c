@@ -15,7 +15,8 @@
 #include "common/fileio.h"
 #include "common/sha256.h"
 
-static const char *const TOP_KEYS[] = {"name", "description", "base", "grid", "include", "exclude", "seeds"};
+static const char *const TOP_KEYS[] = {"name",    "description", "base",     "grid",
+                                       "include", "exclude",     "seeds",    "resources"};
 #define N_TOP (sizeof TOP_KEYS / sizeof TOP_KEYS[0])
 
 /* ------------------------------------------------------------ node text */
@@ -220,11 +221,11 @@ static int check_top_keys(const cfg_node *root, eng_err *e)
         if (best < N_TOP)
             return cfg_errf(e, root->keys[i],
                             "unknown key '%s' in a sweep; did you mean '%s'? (expected name, description, base, "
-                            "grid, include, exclude, seeds)",
+                            "grid, include, exclude, seeds, resources)",
                             k, TOP_KEYS[best]);
         return cfg_errf(e, root->keys[i],
                         "unknown key '%s' in a sweep (expected name, description, base, grid, include, exclude, "
-                        "seeds; job settings go under base)",
+                        "seeds, resources; job settings go under base)",
                         k);
     }
     return 0;
@@ -450,6 +451,13 @@ int orc_sweep_parse(const char *name, const char *buf, size_t len, orc_sweep **o
         rc = parse_list_of_maps(s, "exclude", &s->exclude, &s->n_exclude, e);
     if (!rc)
         rc = parse_seeds(s, e);
+    if (!rc) {
+        const cfg_node *res = cfg_map_get(s->root, "resources");
+        if (res)
+            rc = orc_resources_parse(res, &s->res, e);
+        else
+            orc_resources_init(&s->res);
+    }
     if (!rc && s->n_exclude && !s->n_axes)
         rc = cfg_errf(e, s->exclude[0], "exclude: removes grid points, but the sweep has no grid");
     if (rc) {

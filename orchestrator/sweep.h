@@ -14,6 +14,7 @@
 #include "common/cfgtree.h"
 #include "engine/config/config.h"
 #include "common/err.h"
+#include "orchestrator/resources.h"
 
 #define ORC_SWEEP_NAME_MAX 100
 #define ORC_SWEEP_MAX_JOBS 10000000 /* a grid larger than this is refused */
@@ -36,6 +37,7 @@ typedef struct orc_sweep {
     size_t n_seeds;
     int64_t *seeds;            /* empty when seeds is not given */
     const cfg_node **seed_node;
+    orc_resources res;         /* resources: (what each of its Slurm jobs asks for) */
 } orc_sweep;
 
 /* Read and check a sweep file. */

@@ -48,8 +48,10 @@ pkgs="$pkgs libplplot-dev plplot-driver-cairo libmicrohttpd-dev"
 corpus_pkgs="bible-kjv bible-kjv-text jargon-text"
 pkgs="$pkgs $corpus_pkgs"
 # Tests: PyTorch parity, fuzz targets (clang's libFuzzer), the dashboard in a
-# real browser (tests/dashboard: Debian's Chromium, curl).
-test_pkgs="python3-torch python3-numpy clang libclang-rt-14-dev chromium curl"
+# real browser (tests/dashboard: Debian's Chromium, curl), a private Slurm
+# cluster for tlmd's slurm executor (tests/lib/slurm_cluster.sh; the daemons
+# are only started by the tests, as the calling user).
+test_pkgs="python3-torch python3-numpy clang libclang-rt-14-dev chromium curl slurmctld slurmd slurm-client"
 [ "$want_test" = 1 ] && pkgs="$pkgs $test_pkgs"
 # npm installs the dashboard's charting library (uPlot, which tlm-dash
 # serves) and, for the tests, playwright-core and the tokenizer conformance

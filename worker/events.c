@@ -91,6 +91,7 @@ void wrk_ev_begin(wrk_ev *ev, const wrk_events *w, int event)
 {
     ev->n = 0;
     ev->overflow = 0;
+    ev->event = event;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     char head[128];
@@ -170,6 +171,15 @@ int wrk_events_emit(wrk_events *w, wrk_ev *ev)
             break;
         }
         off += (size_t)k;
+    }
+    /* A reader of an events file (tlmd on another machine, after a crash
+     * of this one) may act on a checkpoint event, or on the run's end: the
+     * lines before them must be on disk when they are. */
+    int durable = ev->event == ENG_EV_CKPT || ev->event == ENG_EV_STOPPED || ev->event == ENG_EV_DONE ||
+                  ev->event == ENG_EV_ERROR;
+    if (!rc && w->sync && durable && fsync(w->fd) != 0) {
+        w->write_failed = 1;
+        rc = -1;
     }
     w->last_emit = eng_clock_mono();
     pthread_mutex_unlock(&w->mu);

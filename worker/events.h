@@ -26,12 +26,14 @@ typedef struct wrk_events {
     pthread_mutex_t mu;
     double last_emit;        /* monotonic seconds of the last event written */
     int write_failed;        /* the fd stopped accepting (reader gone) */
+    int sync;                /* --events-file: fsync after a ckpt event and the run's last one */
 } wrk_events;
 
 typedef struct wrk_ev {
     char buf[WRK_EVENT_MAX];
     size_t n;
     int overflow;
+    int event;               /* ENG_EV_* */
 } wrk_ev;
 
 void wrk_events_init(wrk_events *w, int fd, const char *job);

@@ -48,7 +48,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: tlm-worker --config FILE --out DIR [--resume] [--threads N] [--device D]\n"
-            "                  [--events-fd N] [--job KEY] [--heartbeat S] [--die-with-parent]\n"
+            "                  [--events-fd N | --events-file PATH] [--job KEY] [--heartbeat S]\n"
+            "                  [--die-with-parent]\n"
             "       tlm-worker --eval --checkpoint DIR [--suites LIST] [--config FILE] [--threads N]\n"
             "                  [--events-fd N] [--job KEY] [--heartbeat S]\n"
             "       tlm-worker --describe --config FILE\n"
@@ -63,6 +64,8 @@ static void usage(FILE *f)
             "  --threads N        compute threads (default 0: all cores)\n"
             "  --device D         where to train: cpu, or cuda:K in a build with CUDA\n"
             "  --events-fd N      write events to file descriptor N (default 1, stdout)\n"
+            "  --events-file PATH append events to PATH, on disk (fsync) at every checkpoint\n"
+            "                     and at the end (tlmd's slurm executor reads it)\n"
             "  --job KEY          echo KEY as \"job\" in every event\n"
             "  --heartbeat S      emit a heartbeat after S seconds without events (default 10)\n"
             "  --die-with-parent  stop (checkpoint, exit 75) when the parent process exits\n"
@@ -127,7 +130,7 @@ int main(int argc, char **argv)
 
     enum {
         O_CONFIG = 256, O_DESCRIBE, O_KEYS, O_OUT, O_RESUME, O_THREADS, O_DEVICE, O_FD, O_JOB, O_HB, O_DWP,
-        O_EVAL, O_CKPT, O_SUITES
+        O_EVAL, O_CKPT, O_SUITES, O_EFILE
     };
     static const struct option opts[] = {
         {"config", required_argument, 0, O_CONFIG},   {"describe", no_argument, 0, O_DESCRIBE},
@@ -137,7 +140,7 @@ int main(int argc, char **argv)
         {"job", required_argument, 0, O_JOB},         {"heartbeat", required_argument, 0, O_HB},
         {"die-with-parent", no_argument, 0, O_DWP},   {"help", no_argument, 0, 'h'},
         {"eval", no_argument, 0, O_EVAL},             {"checkpoint", required_argument, 0, O_CKPT},
-        {"suites", required_argument, 0, O_SUITES},
+        {"suites", required_argument, 0, O_SUITES},   {"events-file", required_argument, 0, O_EFILE},
         {0, 0, 0, 0},
     };
     wrk_opts o = {0};
@@ -147,7 +150,7 @@ int main(int argc, char **argv)
     o.argc = argc;
     o.argv = argv;
     int describe = 0, die_with_parent = 0, eval = 0, keys = 0;
-    const char *checkpoint = NULL, *suites = NULL;
+    const char *checkpoint = NULL, *suites = NULL, *events_file = NULL;
     unsigned char given[sizeof opts / sizeof opts[0]] = {0};
     long v;
     eng_err err = {0};
@@ -185,6 +188,7 @@ int main(int argc, char **argv)
         case O_EVAL: eval = 1; break;
         case O_CKPT: checkpoint = optarg; break;
         case O_SUITES: suites = optarg; break;
+        case O_EFILE: events_file = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return ENG_EXIT_CONFIG;
         }
@@ -209,11 +213,31 @@ int main(int argc, char **argv)
     }
     if (keys) {
         static const int all[] = {O_CONFIG, O_DESCRIBE, O_OUT, O_RESUME, O_THREADS, O_DEVICE, O_FD, O_JOB, O_HB,
-                                  O_DWP, O_EVAL, O_CKPT, O_SUITES, 0};
+                                  O_DWP, O_EVAL, O_CKPT, O_SUITES, O_EFILE, 0};
         if (refuse_unused(opts, given, all, "with --config-keys (it lists the keys and exits)"))
             return ENG_EXIT_CONFIG;
         eng_config_print_keys(stdout);
         return 0;
+    }
+    if (events_file) {
+        if (o.events_fd != 1) {
+            fprintf(stderr, "tlm-worker: --events-file and --events-fd both say where events go; give one\n");
+            return ENG_EXIT_CONFIG;
+        }
+        if (eng_path_check_len("--events-file", events_file, ENG_PATH_CAP - 1, &err)) {
+            fprintf(stderr, "tlm-worker: %s\n", err.msg);
+            return ENG_EXIT_CONFIG;
+        }
+        if (!keys && !describe) {
+            int fd = open(events_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+            if (fd < 0) {
+                fprintf(stderr, "tlm-worker: --events-file %s: cannot open for appending: %s\n", events_file,
+                        strerror(errno));
+                return ENG_EXIT_IO;
+            }
+            o.events_fd = fd;
+            o.events_sync = 1;
+        }
     }
     if (!eval && (checkpoint || suites)) {
         fprintf(stderr, "tlm-worker: --checkpoint and --suites go with --eval\n");
@@ -242,7 +266,7 @@ int main(int argc, char **argv)
         return ENG_EXIT_CONFIG;
     }
     if (describe) {
-        static const int unused[] = {O_OUT, O_RESUME, O_THREADS, O_DEVICE, O_FD, O_JOB, O_HB, O_DWP, 0};
+        static const int unused[] = {O_OUT, O_RESUME, O_THREADS, O_DEVICE, O_FD, O_JOB, O_HB, O_DWP, O_EFILE, 0};
         if (refuse_unused(opts, given, unused, "with --describe (it prints the resolved config and exits)"))
             return ENG_EXIT_CONFIG;
         eng_config cfg;

@@ -389,6 +389,7 @@ int wrk_run(const wrk_opts *o)
     j.o = o;
     eng_err e = {0};
     wrk_events_init(&j.ev, o->events_fd, o->job);
+    j.ev.sync = o->events_sync;
     wrk_signals_install();
     int status;
     if (wrk_heartbeat_start(&j.hb, &j.ev, o->heartbeat))

@@ -14,6 +14,7 @@ typedef struct wrk_opts {
     int resume;
     int threads;          /* 0 = all cores */
     int events_fd;
+    int events_sync;      /* --events-file: fsync at checkpoints and the end */
     double heartbeat;     /* seconds */
     int argc;
     char **argv;

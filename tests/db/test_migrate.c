@@ -218,6 +218,38 @@ int main(void)
     db_close(d);
     free(v3);
 
+    /* version 4 -> 5: attempts say their executor; the old ones were local,
+     * and an open one still closes at recovery (it is not a Slurm job) */
+    snprintf(path, sizeof path, "%s/db/history/v4.sql", src);
+    char *v4 = slurp(path);
+    char old4[512];
+    snprintf(old4, sizeof old4, "%s/old4.db", dir);
+    sqlite3_open(old4, &h);
+    rc = v4 ? sqlite3_exec(h, v4, NULL, NULL, &err) : SQLITE_ERROR;
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(h,
+                          "INSERT INTO sweeps VALUES ('s', '', 'f', 'h', 'src', 1, 1);"
+                          "INSERT INTO jobs(key, sweep, config, arch, scale, schedule, seed, label, tokens_total, "
+                          "params, flops_per_token, status, created_at, updated_at) VALUES ('k4', 's', '{}', "
+                          "'transformer', 'tiny', 'uniform', 0, 'u', 1, 1, 1, 'running', 1, 1);"
+                          "INSERT INTO attempts(job, n, host, device, started_at) VALUES ('k4', 1, 'h', 'cpu:0', 1);"
+                          "PRAGMA user_version = 4;",
+                          NULL, NULL, &err);
+    TAP_OK(rc == SQLITE_OK, "a version-4 database with an open attempt (%s)", err ? err : "ok");
+    sqlite3_free(err);
+    err = NULL;
+    sqlite3_close(h);
+    d = NULL;
+    int64_t recovered = -1;
+    TAP_OK(db_open(old4, DB_READWRITE, &d, &e) == 0 && db_opened_version(d) == 4 &&
+               q_int(db_handle(d), "SELECT count(*) FROM attempts WHERE executor = 'local' AND events_offset = 0 "
+                                   "AND slurm_job IS NULL") == 1 &&
+               db_jobs_recover_running(d, &recovered, &e) == 0 && recovered == 1,
+           "version 4 migrates: its attempt is local, its running job recovers (%lld; %s)", (long long)recovered,
+           e.msg);
+    db_close(d);
+    free(v4);
+
     if (eng_rm_tree(dir))
         TAP_DIAG("could not remove %s", dir);
     free(v1);

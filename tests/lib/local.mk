@@ -7,3 +7,5 @@ tests_lib_train_mkshard_LDADD = $(ENGINE_LIBS)
 EXTRA_DIST += tests/lib/train_common.sh
 
 EXTRA_DIST += tests/lib/train_events.py
+
+EXTRA_DIST += tests/lib/slurm_cluster.sh

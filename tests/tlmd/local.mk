@@ -46,4 +46,19 @@ dist_check_SCRIPTS += tests/tlmd/test_reader.sh
 TESTS += tests/tlmd/test_runs.sh
 dist_check_SCRIPTS += tests/tlmd/test_runs.sh
 
+TESTS += tests/tlmd/test_slurm.sh
+dist_check_SCRIPTS += tests/tlmd/test_slurm.sh
+
+TESTS += tests/tlmd/test_slurm_kill.sh
+dist_check_SCRIPTS += tests/tlmd/test_slurm_kill.sh
+
+TESTS += tests/tlmd/test_slurm_faults.sh
+dist_check_SCRIPTS += tests/tlmd/test_slurm_faults.sh
+
+TESTS += tests/tlmd/test_slurm_time.sh
+dist_check_SCRIPTS += tests/tlmd/test_slurm_time.sh
+
+TESTS += tests/tlmd/test_slurm_preempt.sh
+dist_check_SCRIPTS += tests/tlmd/test_slurm_preempt.sh
+
 EXTRA_DIST += tests/tlmd/lib.sh

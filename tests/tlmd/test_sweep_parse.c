@@ -184,6 +184,31 @@ static void test_semantics(void)
     n = 0;
     TAP_OK(s && orc_sweep_expand(s, ignore_job, &n, NULL, NULL, &e) == 0 && n == 2, "exclude by value: 2 jobs");
     orc_sweep_free(s);
+
+    /* resources: what each Slurm job asks for; the sweep's values over the command line's */
+    const char *res = "name: res\nbase: {scale: 1m}\nresources: {gpus: 2, cpus: 8, time: 1-12:00, partition: gpu.a100,"
+                      " qos: high, sbatch: [--mem=64G, --constraint=a100]}\n";
+    s = NULL;
+    TAP_OK(orc_sweep_parse("<res>", res, strlen(res), &s, &e) == 0, "a sweep with resources: parses (%s)", e.msg);
+    if (s) {
+        orc_resources cli, m;
+        orc_resources_init(&cli);
+        cli.gpus = 1;
+        snprintf(cli.account, sizeof cli.account, "lab");
+        snprintf(cli.partition, sizeof cli.partition, "cpu");
+        orc_resources_merge(&m, &cli, &s->res);
+        TAP_OK(m.gpus == 2 && m.cpus == 8 && !strcmp(m.time, "1-12:00") && !strcmp(m.partition, "gpu.a100") &&
+                   !strcmp(m.account, "lab") && !strcmp(m.qos, "high") && m.n_extra == 2 &&
+                   !strcmp(m.extra[1], "--constraint=a100"),
+               "resources: merged over the command line's (gpus %d, partition %s, account %s from the CLI)", m.gpus,
+               m.partition, m.account);
+        orc_sweep_free(s);
+    }
+    s = NULL;
+    TAP_OK(orc_sweep_parse("<nores>", yaml, strlen(yaml), &s, &e) == 0 && s->res.gpus == -1 && s->res.n_extra == -1 &&
+               !s->res.partition[0],
+           "without resources: nothing is asked for (the command line decides)");
+    orc_sweep_free(s);
 }
 
 /* Table 1 written the natural way: schedule x ratio, where ratio does not apply to uniform. */

@@ -171,10 +171,31 @@ fi
 python3 -c 'import json,sys; st=[json.loads(l) for l in open(sys.argv[1]) if "\"start\"" in l][0]; sys.exit(0 if "blas_advice" in st and (st["blas_advice"] is None or "OPENBLAS_CORETYPE" in st["blas_advice"]) else 1)' "$tmp/ev"
 ok $? "start.blas_advice: null, or a sentence naming OPENBLAS_CORETYPE"
 
+# ---- --events-file: the same events, appended to a file (tlmd's slurm executor reads it)
+echo '{"ev":"earlier"}' >"$tmp/efile"
+"$W" --config "$tmp/job.yaml" --out "$tmp/run-ef" --threads 1 --job "$job" --events-file "$tmp/efile" \
+    >"$tmp/ef-stdout" 2>/dev/null
+ok $? "train with --events-file"
+tail -n +2 "$tmp/efile" >"$tmp/ef-ev"
+python3 - "$tmp/ev" "$tmp/ef-ev" "$tmp/efile" <<'P'
+import json, sys
+a = [json.loads(l) for l in open(sys.argv[1])]
+b = [json.loads(l) for l in open(sys.argv[2])]
+assert open(sys.argv[3]).readline() == '{"ev":"earlier"}\n', "the file's earlier content was not kept"
+pick = lambda ev: [(e["ev"], e.get("step"), e.get("loss")) for e in ev if e["ev"] in ("step", "ckpt", "done")]
+assert pick(a) == pick(b), "the events differ from those on --events-fd"
+assert b[-1]["ev"] == "done", b[-1]
+P
+ok $? "--events-file appends the events that --events-fd carries (same steps, losses, checkpoints, done)"
+ok $([ ! -s "$tmp/ef-stdout" ]; echo $?) "nothing on stdout with --events-file"
+"$W" --config "$tmp/job.yaml" --out "$tmp/run-ef2" --events-file "$tmp/ef2" --events-fd 3 3>/dev/null 2>"$tmp/ef-err"
+rc=$?
+ok $([ $rc = 2 ] && grep -q 'give one' "$tmp/ef-err"; echo $?) "--events-file with --events-fd is refused (exit $rc)"
+
 # ---- --help documents the flags
 "$W" --help >"$tmp/help"
 rc=$?
-for flag in --config --out --resume --threads --device --events-fd --job --heartbeat --die-with-parent --describe; do
+for flag in --config --out --resume --threads --device --events-fd --events-file --job --heartbeat --die-with-parent --describe; do
     grep -q -- "$flag" "$tmp/help" || rc=1
 done
 ok $rc "--help lists every flag"

@@ -1,0 +1,762 @@
+/* exec_slurm.c: the slurm executor (--executor slurm; docs/tlmd.md
+ * "Running on a Slurm cluster").  One sbatch per attempt, of a one-line
+ * batch script whose interpreter is tlmd itself (slurm_job.h), so nothing
+ * on the way is a shell.  The worker appends its events to
+ * RUN_DIR/slurm/TOKEN.R.events in the shared run folder; every tick tlmd
+ * reads the complete lines after the attempt's offset and commits the new
+ * offset in the same transaction as their rows, so a kill -9 of tlmd loses
+ * and duplicates nothing.  The attempt's end is the end file the batch job
+ * writes (never sacct, which many clusters disable).  Scheduler calls are
+ * few and batched: one squeue for the whole sweep every --slurm-poll
+ * seconds, one scancel for all the jobs a tick stops.
+ *
+ * Recording: an attempt row (state 'submitting', its token in the job's
+ * --comment) is committed before sbatch runs, the job id after; a new tlmd
+ * asks squeue once and adopts every open attempt (finding by comment the
+ * jobs whose id it never recorded; slurm_adopt.c).  A failed squeue means "unknown":
+ * nothing is taken for gone until squeue answers and no longer lists it.
+ *
+ * Ends: a requeue by Slurm (preemption, scontrol requeue) runs the batch
+ * job again under the same id with SLURM_RESTART_COUNT + 1: the attempt
+ * ends as interrupted (not a failure) and a new one of the same Slurm job
+ * begins, which resumes from the checkpoint.  The signal before the time
+ * limit (--signal=B:USR1@S) makes the worker checkpoint; tlmd submits the
+ * job again at once (ORC_NEXT_REQUEUE, not a failure).  Everything else
+ * goes through orc_run_finished as for a local worker.
+ * Must not: take a job for gone on a failed squeue, or submit a job whose
+ * attempt row is not committed. */
+#include "orchestrator/exec_slurm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/fileio.h"
+#include "engine/config/config.h"
+#include "orchestrator/cmd.h"
+#include "orchestrator/rundir.h"
+#include "orchestrator/slurm_job.h"
+
+#define CMD_TIMEOUT_S 60      /* sbatch, squeue, scancel: a controller this slow counts as failing */
+#define SQUEUE_OUT_MAX (16u << 20)
+#define READ_CHUNK (1u << 20) /* events read per run and tick */
+#define SHEBANG_MAX 255       /* Linux reads this much of a script's #! line (BINPRM_BUF_SIZE - 1) */
+
+
+/* ------------------------------------------------------------ helpers */
+static int random_token(char out[33], eng_err *e)
+{
+    unsigned char b[16];
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, b, sizeof b) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n != (ssize_t)sizeof b)
+        return eng_errf(e, ENG_EIO, "/dev/urandom: cannot read a token");
+    for (int i = 0; i < 16; i++)
+        snprintf(out + 2 * i, 3, "%02x", b[i]);
+    return 0;
+}
+
+void orc__slurm_set_paths(orc_run *r)
+{
+    orc_slurm_run *s = r->ex;
+    eng_err e;
+    if (orc_slurm_file(s->events, sizeof s->events, r->run_dir, s->token, s->restart, ".events", &e) ||
+        orc_slurm_file(s->end, sizeof s->end, r->run_dir, s->token, s->restart, ".end", &e))
+        s->events[0] = s->end[0] = '\0'; /* cannot happen: run folders leave room (ENG_RUN_DIR_MAX) */
+}
+
+void orc__slurm_set_where(orc_run *r)
+{
+    orc_slurm_run *s = r->ex;
+    snprintf(r->where, sizeof r->where, "Slurm job %s", s->job[0] ? s->job : "(id not known yet)");
+}
+
+/* The batch script: its interpreter is tlmd, so the node runs no shell. */
+int orc__slurm_write_script(orc_slurm_ctx *c, const orc_opts *o, eng_err *e)
+{
+    char text[PATH_MAX + 64];
+    int n = snprintf(text, sizeof text, "#!%s %s\n", c->tlmd, ORC_SLURM_JOB_ARG);
+    if (n < 0 || n > SHEBANG_MAX || strchr(c->tlmd, ' '))
+        return eng_errf(e, ENG_ECONFIG,
+                        "--executor slurm: tlmd's path %s is too long for a script's #! line (at most %d bytes with "
+                        "' %s') or holds a space; install or link tlmd under a shorter path",
+                        c->tlmd, SHEBANG_MAX, ORC_SLURM_JOB_ARG);
+    if ((size_t)snprintf(c->script, sizeof c->script, "%s/tlmd-slurm-job", o->runs_dir) >= sizeof c->script)
+        return eng_errf(e, ENG_ECONFIG, "--runs %s: path too long", o->runs_dir);
+    return eng_write_file_atomic(c->script, text, (size_t)n, e);
+}
+
+/* "17|RUNNING|n1|tlmd:<dbid>:<token>" lines; only this database's jobs are kept. */
+static int parse_squeue(orc_slurm_ctx *c, char *out, orc_sq_job **jobs, size_t *n, eng_err *e)
+{
+    *jobs = NULL;
+    *n = 0;
+    size_t cap = 0;
+    char prefix[8 + DB_ID_LEN];
+    snprintf(prefix, sizeof prefix, "tlmd:%s:", c->dbid);
+    size_t plen = strlen(prefix);
+    for (char *save = NULL, *line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *f[4] = {line, NULL, NULL, NULL};
+        for (int i = 1; i < 4; i++) {
+            char *bar = f[i - 1] ? strchr(f[i - 1], '|') : NULL;
+            if (bar) {
+                *bar = '\0';
+                f[i] = bar + 1;
+            }
+        }
+        if (!f[3] || strncmp(f[3], prefix, plen) != 0)
+            continue;
+        if (*n == cap) {
+            size_t nc = cap ? cap * 2 : 64;
+            orc_sq_job *t = realloc(*jobs, nc * sizeof *t);
+            if (!t) {
+                free(*jobs);
+                *jobs = NULL;
+                return eng_errf(e, ENG_ENOMEM, "out of memory");
+            }
+            *jobs = t;
+            cap = nc;
+        }
+        orc_sq_job *j = &(*jobs)[(*n)++];
+        snprintf(j->id, sizeof j->id, "%s", f[0]);
+        snprintf(j->state, sizeof j->state, "%s", f[1]);
+        snprintf(j->node, sizeof j->node, "%s", f[2]);
+        snprintf(j->token, sizeof j->token, "%s", f[3] + plen);
+    }
+    return 0;
+}
+
+/* One squeue for all of this user's jobs.  0 answered (*jobs: ours), else failed (e set). */
+int orc__squeue(orc_slurm_ctx *c, orc_sq_job **jobs, size_t *n, eng_err *e)
+{
+    char user[80];
+    snprintf(user, sizeof user, "--user=%s", c->user);
+    char *argv[] = {"squeue", "--noheader", user, "--format=%i|%T|%N|%k", NULL};
+    orc_cmd_result res;
+    c->squeue_calls++;
+    /* the loop waits for it: a controller that does not answer (squeue
+     * itself tries for about 10 s) costs at most half a poll interval */
+    double limit = c->d->o->slurm_poll / 2;
+    int rc = orc_cmd_run(argv, limit < 2 ? 2 : limit > CMD_TIMEOUT_S ? CMD_TIMEOUT_S : limit, SQUEUE_OUT_MAX, &res, e);
+    if (rc)
+        return rc;
+    if (res.status != 0) {
+        rc = eng_errf(e, ENG_EIO, "squeue %s: %s", res.timed_out ? "timed out" : "failed",
+                      res.err[0] ? res.err : "no message");
+        orc_cmd_result_free(&res);
+        return rc;
+    }
+    rc = parse_squeue(c, res.out, jobs, n, e);
+    orc_cmd_result_free(&res);
+    return rc;
+}
+
+const orc_sq_job *orc__sq_find(const orc_sq_job *v, size_t n, const char *token)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(v[i].token, token))
+            return &v[i];
+    return NULL;
+}
+
+/* ------------------------------------------------------------ events */
+/* The complete lines after the offset; each line's new offset goes into the
+ * batch with its rows (the update first: a commit inside the ingest, for a
+ * checkpoint, takes both).  final: the end file is there, so a last line
+ * without its newline will never be completed. */
+static void read_events(orc_run *r, int final)
+{
+    orc_daemon *d = r->d;
+    orc_slurm_ctx *c = orc__slurm_ctx(d);
+    orc_slurm_run *s = r->ex;
+    if (!s->events[0] || d->fatal)
+        return;
+    int fd = open(s->events, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return; /* not there yet (pending), or the file system hides it for now */
+    for (;;) {
+        ssize_t n = pread(fd, c->buf, READ_CHUNK, (off_t)s->offset);
+        if (n <= 0)
+            break;
+        size_t used = 0;
+        char *p = c->buf;
+        eng_err e;
+        while (used < (size_t)n && !d->fatal) {
+            char *nl = memchr(p + used, '\n', (size_t)n - used);
+            if (!nl)
+                break;
+            size_t len = (size_t)(nl - (p + used));
+            int64_t next = s->offset + (int64_t)(used + len + 1);
+            orc_batch(d);
+            if (db_attempt_set_offset(d->db, r->attempt, next, &e)) {
+                orc_fatal(d, &e);
+                break;
+            }
+            if (len > ORC_EVENT_MAX) {
+                char why[64];
+                snprintf(why, sizeof why, "line longer than %d bytes", ORC_EVENT_MAX);
+                orc_ingest_protocol_error(r, why, NULL, 0);
+            } else {
+                orc_ingest_line(r, p + used, len);
+            }
+            used += len + 1;
+        }
+        if (d->fatal)
+            break;
+        if (!used && (size_t)n == READ_CHUNK) {
+            /* a chunk without a newline: far past any valid line; skip it */
+            orc_batch(d);
+            if (db_attempt_set_offset(d->db, r->attempt, s->offset + n, &e)) {
+                orc_fatal(d, &e);
+                break;
+            }
+            orc_ingest_protocol_error(r, "a line longer than the read buffer", NULL, 0);
+            used = (size_t)n;
+        }
+        s->offset += (int64_t)used;
+        if (!used) {
+            if (final) {
+                orc_batch(d);
+                if (db_attempt_set_offset(d->db, r->attempt, s->offset + n, &e)) {
+                    orc_fatal(d, &e);
+                    break;
+                }
+                s->offset += n;
+                orc_ingest_protocol_error(r, "the last line has no newline (the worker stopped mid-write)", NULL, 0);
+            }
+            break;
+        }
+        if ((size_t)n < READ_CHUNK && used == (size_t)n)
+            break;
+    }
+    close(fd);
+}
+
+/* ------------------------------------------------------------ ends */
+static void finish(orc_run *r, int exited, int status, int sig)
+{
+    orc_slurm_run *s = r->ex;
+    orc_daemon *d = r->d;
+    if (!d->fatal) {
+        eng_err e;
+        orc_batch(d);
+        if (db_attempt_slurm_set(d->db, r->attempt, NULL, "ended", s->node[0] ? s->node : NULL, &e))
+            orc_fatal(d, &e);
+    }
+    r->exited = r->eof = r->finished = 1;
+    r->exit_status = exited ? status : 0;
+    r->term_signal = exited ? 0 : (sig > 0 ? sig : SIGKILL);
+    orc_run_finished(d, r);
+}
+
+/* Slurm ran the batch job again (requeue): this attempt ends, not as a
+ * failure, and the next one of the same Slurm job begins. */
+static void next_restart(orc_run *r)
+{
+    orc_daemon *d = r->d;
+    orc_slurm_run *s = r->ex;
+    orc_job *j = &d->plan.jobs.v[r->job];
+    char message[ENG_MSG_MAX];
+    eng_msg_printf(message, sizeof message,
+                   "Slurm requeued job %s (preemption or scontrol requeue) at step %lld; it runs again under the same "
+                   "id, restart %lld, from its last checkpoint; not a failure",
+                   s->job, (long long)r->step, (long long)(s->restart + 1));
+    eng_err e;
+    orc_batch(d);
+    db_attempt_end end = {.ended_at = eng_clock_wall(), .exit_code = s->endinfo.exited ? s->endinfo.status : -1,
+                          .signal = s->endinfo.exited ? 0 : s->endinfo.signal,
+                          .reason = eng_status_kind(ENG_EINTERRUPTED), .message = message, .step = r->step,
+                          .tokens = r->tokens, .protocol_errors = r->protocol_errors};
+    int n = 0;
+    int64_t id = 0;
+    db_attempt_row ar = {.job = j->key, .host = d->host, .device = "slurm", .started_at = eng_clock_wall(),
+                         .executor = "slurm", .token = s->token, .slurm_job = s->job, .slurm_state = "PENDING",
+                         .slurm_restart = s->restart + 1};
+    if (db_attempt_slurm_set(d->db, r->attempt, NULL, "requeued", NULL, &e) ||
+        db_attempt_finish(d->db, r->attempt, &end, &e) ||
+        (r->got_start && db_job_set_tokens(d->db, j->key, r->tokens, &e)) ||
+        db_job_start_attempt(d->db, j->key, &n, &e) || ((ar.n = n), db_attempt_begin(d->db, &ar, &id, &e))) {
+        orc_fatal(d, &e);
+        return;
+    }
+    orc_commit(d);
+    orc_say(d, "job %.12s (%s) attempt %d: %s; attempt %d follows", j->key, r->label, r->n, message, n);
+    j->attempts = n;
+    r->attempt = id;
+    r->n = n;
+    s->restart++;
+    s->offset = 0;
+    s->have_end = 0;
+    s->gone_polls = 0;
+    snprintf(s->state, sizeof s->state, "PENDING");
+    orc__slurm_set_paths(r);
+    r->got_start = r->terminal = r->saw_done = r->protocol_errors = 0;
+    r->error_kind[0] = r->message[0] = r->stall_note[0] = '\0';
+    r->kill_reason = r->term_sent = r->kill_sent = 0;
+    r->last_event = r->progress_at = eng_clock_mono();
+    r->progress = -1;
+}
+
+/* What the end file (or its absence once Slurm no longer lists the job) says. */
+static void check_end(orc_run *r)
+{
+    orc_daemon *d = r->d;
+    orc_slurm_ctx *c = orc__slurm_ctx(d);
+    orc_slurm_run *s = r->ex;
+    if (!s->have_end) {
+        eng_err e;
+        int got = s->end[0] ? orc_slurm_end_read(s->end, &s->endinfo, &e) : 0;
+        if (got < 0) {
+            orc_say(d, "job %.12s: %s; waiting for it to be whole", d->plan.jobs.v[r->job].key, e.msg);
+            return;
+        }
+        if (got == 1) {
+            s->have_end = 1;
+            s->end_poll = c->polls_ok;
+            if (s->endinfo.node[0])
+                snprintf(s->node, sizeof s->node, "%s", s->endinfo.node);
+        }
+    }
+    if (s->have_end) {
+        read_events(r, 1);
+        if (d->fatal)
+            return;
+        const orc_slurm_end *x = &s->endinfo;
+        int by_slurm = x->slurm_signal[0] && !r->kill_reason;
+        if (by_slurm && !strcmp(x->slurm_signal, "USR1") && x->exited && x->status == ENG_EXIT_INTERRUPTED) {
+            /* resubmitted for free only when it trained something: a time
+             * limit too short for one step would otherwise loop forever
+             * (it then counts as a stop from outside, against --max-attempts) */
+            if (r->got_start && r->step > (r->resumed_from > 0 ? r->resumed_from : 0))
+                r->kill_reason = ORC_KILL_TIMELIMIT;
+        } else if (by_slurm && strcmp(x->slurm_signal, "USR1") != 0) {
+            /* a SIGTERM that tlmd did not send: preemption, scontrol requeue,
+             * or a scancel from outside; the next run of the batch job, or
+             * squeue, tells which */
+            char next[sizeof s->events];
+            eng_err e;
+            int again = !orc_slurm_file(next, sizeof next, r->run_dir, s->token, s->restart + 1, ".events", &e) &&
+                        access(next, F_OK) == 0;
+            if (!again && c->polls_ok <= s->end_poll)
+                return; /* no squeue since the end: wait for one */
+            if (!again && s->gone_polls == 0 && strcmp(s->state, "COMPLETING") != 0 && strcmp(s->state, "ended"))
+                again = 1; /* listed again, not merely finishing */
+            if (again) {
+                next_restart(r);
+                return;
+            }
+            if (s->gone_polls == 0)
+                return; /* still completing: wait */
+        }
+        finish(r, x->exited, x->status, x->signal);
+        return;
+    }
+    /* no end file: only when two answers of squeue in a row no longer list
+     * the job (a shared file system may show the file a little late) */
+    if (s->gone_polls < 2)
+        return;
+    read_events(r, 1);
+    if (d->fatal)
+        return;
+    if (!s->ever_running && r->kill_reason && !r->got_start) {
+        finish(r, 0, 0, SIGTERM); /* cancelled before it ran: interrupted, or the timeout's retry */
+        return;
+    }
+    snprintf(r->stall_note, sizeof r->stall_note, "%s",
+             r->got_start ? "the Slurm job ended without an end file: its node failed, or Slurm killed it"
+                          : "the Slurm job ended before its worker ran: cancelled, or it could not start");
+    finish(r, 0, 0, SIGKILL);
+}
+
+/* ------------------------------------------------------------ scheduler calls */
+static void scancel(orc_slurm_ctx *c, const char *const *extra, char **ids, size_t n)
+{
+    if (!n)
+        return;
+    char **argv = calloc(n + 6, sizeof *argv);
+    if (!argv)
+        return;
+    size_t k = 0;
+    argv[k++] = "scancel";
+    for (; *extra; extra++)
+        argv[k++] = (char *)*extra;
+    for (size_t i = 0; i < n; i++)
+        argv[k++] = ids[i];
+    argv[k] = NULL;
+    orc_cmd_result res;
+    eng_err e;
+    c->scancel_calls++;
+    if (orc_cmd_run(argv, CMD_TIMEOUT_S, 1 << 16, &res, &e))
+        orc_say(c->d, "scancel: %s; tried again at the next tick", e.msg);
+    else {
+        if (res.status != 0)
+            orc_say(c->d, "scancel exited %d: %s", res.status, res.err[0] ? res.err : "no message");
+        orc_cmd_result_free(&res);
+    }
+    free(argv);
+}
+
+/* Every stop this tick asked for, in two calls at most: SIGTERM to the
+ * batch job of running jobs (it passes it on to the worker, which
+ * checkpoints), a plain cancel of pending ones and of those past the grace. */
+static void send_stops(orc_daemon *d)
+{
+    orc_slurm_ctx *c = orc__slurm_ctx(d);
+    char *term[ORC_MAX_SLOTS], *kill_[ORC_MAX_SLOTS];
+    size_t nt = 0, nk = 0;
+    for (int i = 0; i < d->n_slots; i++) {
+        orc_run *r = d->slots[i].run;
+        if (!r)
+            continue;
+        orc_slurm_run *s = r->ex;
+        if (!s->job[0])
+            continue; /* its id is not known yet: the stop waits for squeue to find it */
+        /* running: squeue said so, or its worker has written (squeue may not have been asked since) */
+        int running = s->ever_running || r->got_start || s->offset > 0 || !strcmp(s->state, "RUNNING");
+        if (s->want_kill || (s->want_term && !running))
+            kill_[nk++] = s->job;
+        else if (s->want_term)
+            term[nt++] = s->job;
+        s->want_kill = s->want_term = 0;
+    }
+    static const char *const sig_term[] = {"--batch", "--signal=TERM", NULL};
+    static const char *const plain[] = {NULL};
+    scancel(c, sig_term, term, nt);
+    scancel(c, plain, kill_, nk);
+}
+
+void orc__slurm_update_state(orc_run *r, const orc_sq_job *q)
+{
+    orc_daemon *d = r->d;
+    orc_slurm_run *s = r->ex;
+    int changed = strcmp(s->state, q->state) != 0 || (q->node[0] && strcmp(s->node, q->node) != 0) ||
+                  !s->job[0];
+    if (!s->job[0]) {
+        snprintf(s->job, sizeof s->job, "%s", q->id);
+        orc__slurm_set_where(r);
+        orc_say(d, "job %.12s: found Slurm job %s by its comment", d->plan.jobs.v[r->job].key, s->job);
+    }
+    snprintf(s->state, sizeof s->state, "%s", q->state);
+    if (q->node[0] && strcmp(q->node, "(null)") != 0)
+        snprintf(s->node, sizeof s->node, "%s", q->node);
+    if (!strcmp(q->state, "RUNNING"))
+        s->ever_running = 1;
+    if (changed && !d->fatal) {
+        eng_err e;
+        orc_batch(d);
+        if (db_attempt_slurm_set(d->db, r->attempt, s->job, s->state, s->node[0] ? s->node : NULL, &e))
+            orc_fatal(d, &e);
+    }
+}
+
+static void poll_squeue(orc_daemon *d)
+{
+    orc_slurm_ctx *c = orc__slurm_ctx(d);
+    orc_sq_job *jobs = NULL;
+    size_t n = 0;
+    eng_err e;
+    if (orc__squeue(c, &jobs, &n, &e)) {
+        if (c->squeue_failing++ == 0)
+            orc_say(d, "%s: the Slurm jobs' states are unknown until squeue answers; none is taken for lost", e.msg);
+        return;
+    }
+    if (c->squeue_failing)
+        orc_say(d, "squeue answers again (after %d failed call(s))", c->squeue_failing);
+    c->squeue_failing = 0;
+    c->polls_ok++;
+    for (int i = 0; i < d->n_slots; i++) {
+        orc_run *r = d->slots[i].run;
+        if (!r)
+            continue;
+        orc_slurm_run *s = r->ex;
+        const orc_sq_job *q = orc__sq_find(jobs, n, s->token);
+        if (q) {
+            s->gone_polls = 0;
+            orc__slurm_update_state(r, q);
+        } else {
+            s->gone_polls++;
+        }
+    }
+    free(jobs);
+}
+
+/* ------------------------------------------------------------ the executor's table */
+static void slurm_signal(orc_run *r, int sig)
+{
+    orc_slurm_run *s = r->ex;
+    if (sig == SIGKILL)
+        s->want_kill = 1;
+    else if (sig == SIGTERM)
+        s->want_term = 1;
+}
+
+static void slurm_stop(orc_run *r, int kill_reason)
+{
+    if (r->finished)
+        return;
+    if (!r->kill_reason)
+        r->kill_reason = kill_reason;
+    if (!r->term_sent) {
+        r->term_sent = 1;
+        r->term_at = eng_clock_mono();
+        slurm_signal(r, SIGTERM);
+    }
+}
+
+static void slurm_tick_run(orc_run *r, double now)
+{
+    orc_slurm_run *s = r->ex;
+    const orc_opts *o = r->d->o;
+    if (r->finished)
+        return;
+    /* silence counts only once the worker runs: a queued job may wait for days */
+    if (!r->term_sent && s->ever_running && r->got_start && now - r->last_event > o->heartbeat_timeout) {
+        orc_say(r->d, "job %.12s (%s): silent for %.0f s; stopping Slurm job %s", r->d->plan.jobs.v[r->job].key,
+                r->label, now - r->last_event, s->job);
+        slurm_stop(r, ORC_KILL_TIMEOUT);
+    } else if (r->term_sent && !r->kill_sent && now - r->term_at > o->kill_grace) {
+        r->kill_sent = 1;
+        s->want_kill = 1;
+    }
+}
+
+static void slurm_poll(orc_daemon *d, double now)
+{
+    orc_slurm_ctx *c = orc__slurm_ctx(d);
+    for (int i = 0; i < d->n_slots && !d->fatal; i++)
+        if (d->slots[i].run)
+            read_events(d->slots[i].run, 0);
+    send_stops(d);
+    if (now >= c->next_poll && d->n_running > 0) {
+        poll_squeue(d);
+        c->next_poll = now + d->o->slurm_poll;
+    }
+    /* check_end may end a run (freeing it) and start the next: go by slot */
+    for (int i = 0; i < d->n_slots && !d->fatal; i++) {
+        orc_run *r = d->slots[i].run;
+        if (r && !r->finished)
+            check_end(r);
+    }
+}
+
+void orc__slurm_close(orc_run *r)
+{
+    free(r->ex);
+    orc_linebuf_clear(&r->lb);
+    free(r->parser);
+    free(r);
+}
+
+static void slurm_shutdown(orc_daemon *d)
+{
+    orc_slurm_ctx *c = orc__slurm_ctx(d);
+    if (!c)
+        return;
+    printf("tlmd: Slurm calls: %llu sbatch, %llu squeue, %llu scancel\n", (unsigned long long)c->sbatch_calls,
+           (unsigned long long)c->squeue_calls, (unsigned long long)c->scancel_calls);
+    free(c->buf);
+    free(c);
+    d->ex.ctx = NULL;
+}
+
+/* ------------------------------------------------------------ start */
+static void push_arg(char **argv, size_t *k, char *owned[], size_t *n_owned, const char *fmt, const char *v)
+{
+    char *s = NULL;
+    if (asprintf(&s, fmt, v) < 0)
+        s = NULL;
+    owned[(*n_owned)++] = s;
+    argv[(*k)++] = s;
+}
+
+static int slurm_start(orc_daemon *d, size_t job, int slot, eng_err *e)
+{
+    orc_slurm_ctx *c = orc__slurm_ctx(d);
+    orc_job *j = &d->plan.jobs.v[job];
+    orc_run *r = orc_run_prepare(d, job, slot, e);
+    if (!r)
+        return e->code ? e->code : ENG_EIO;
+    orc_slurm_run *s = calloc(1, sizeof *s);
+    if (!s) {
+        orc_run_free_prepared(r);
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    }
+    r->ex = s;
+    int rc = random_token(s->token, e);
+    if (rc) {
+        orc__slurm_close(r);
+        return rc;
+    }
+    snprintf(s->state, sizeof s->state, "submitting");
+    orc__slurm_set_paths(r);
+    orc_resources res;
+    orc_resources_merge(&res, &d->o->res, &d->plan.sweeps[j->sweep].res);
+
+    /* the attempt is on disk, with its token, before sbatch can run anything */
+    int n = 0;
+    db_job_state st;
+    orc_batch(d);
+    rc = db_job_start_attempt(d->db, j->key, &n, e);
+    if (!rc && db_job_state_get(d->db, j->key, &st, e) < 0)
+        rc = ENG_EIO;
+    if (!rc) {
+        db_attempt_row ar = {.job = j->key, .n = n, .host = d->host, .device = "slurm",
+                             .started_at = eng_clock_wall(), .executor = "slurm", .token = s->token,
+                             .slurm_state = "submitting", .slurm_restart = 0};
+        rc = db_attempt_begin(d->db, &ar, &r->attempt, e);
+    }
+    if (rc || orc_commit(d)) {
+        if (!d->fatal)
+            orc_fatal(d, e);
+        orc__slurm_close(r);
+        return ENG_EIO;
+    }
+    r->n = n;
+    j->attempts = n;
+    if (d->plan.arch_mask & (d->plan.arch_mask - 1))
+        snprintf(r->label, sizeof r->label, "%.11s %.50s", eng_arch_name(j->arch), st.label);
+    else
+        snprintf(r->label, sizeof r->label, "%s", st.label);
+
+    char run_abs[PATH_MAX + 32], cfg[PATH_MAX + 64], threads[16], hb[16], cpus[16], gres[24], sig[32];
+    const char *base = strrchr(r->run_dir, '/');
+    if ((size_t)snprintf(run_abs, sizeof run_abs, "%s/%s", c->abs_runs, base ? base + 1 : r->run_dir) >=
+            sizeof run_abs ||
+        (size_t)snprintf(cfg, sizeof cfg, "%s/config.json", run_abs) >= sizeof cfg) {
+        d->start_attempt = r->attempt;
+        orc__slurm_close(r);
+        return eng_errf(e, ENG_ECONFIG, "--runs %s: path too long for the nodes", c->abs_runs);
+    }
+    int nthreads = res.cpus > 0 ? res.cpus : d->threads;
+    snprintf(threads, sizeof threads, "%d", nthreads);
+    snprintf(cpus, sizeof cpus, "%d", nthreads);
+    double hbs = d->o->heartbeat_timeout / 4;
+    snprintf(hb, sizeof hb, "%.0f", hbs < 1 ? 1 : hbs);
+    snprintf(gres, sizeof gres, "gpu:%d", res.gpus);
+    snprintf(sig, sizeof sig, "B:USR1@%.0f", d->o->slurm_signal);
+    char name[32], comment[80];
+    snprintf(name, sizeof name, "tlm-%.12s", j->key);
+    snprintf(comment, sizeof comment, "tlmd:%s:%s", c->dbid, s->token);
+
+    char *argv[64 + ORC_RES_EXTRA_MAX];
+    char *owned[16];
+    size_t k = 0, n_owned = 0;
+    argv[k++] = "sbatch";
+    argv[k++] = "--parsable";
+    push_arg(argv, &k, owned, &n_owned, "--job-name=%s", name);
+    push_arg(argv, &k, owned, &n_owned, "--comment=%s", comment);
+    argv[k++] = "--requeue";
+    push_arg(argv, &k, owned, &n_owned, "--signal=%s", sig);
+    argv[k++] = "--open-mode=append";
+    push_arg(argv, &k, owned, &n_owned, "--output=%s/worker.log", run_abs);
+    push_arg(argv, &k, owned, &n_owned, "--chdir=%s", run_abs);
+    push_arg(argv, &k, owned, &n_owned, "--cpus-per-task=%s", cpus);
+    if (res.gpus > 0)
+        push_arg(argv, &k, owned, &n_owned, "--gres=%s", gres);
+    if (res.time[0])
+        push_arg(argv, &k, owned, &n_owned, "--time=%s", res.time);
+    if (res.partition[0])
+        push_arg(argv, &k, owned, &n_owned, "--partition=%s", res.partition);
+    if (res.account[0])
+        push_arg(argv, &k, owned, &n_owned, "--account=%s", res.account);
+    if (res.qos[0])
+        push_arg(argv, &k, owned, &n_owned, "--qos=%s", res.qos);
+    for (int i = 0; i < res.n_extra; i++)
+        argv[k++] = res.extra[i];
+    argv[k++] = c->script;
+    argv[k++] = run_abs;
+    argv[k++] = s->token;
+    argv[k++] = d->worker;
+    char *wargs[] = {"--config", cfg, "--out", run_abs, "--job", j->key, "--threads", threads,
+                     "--device", "cpu", "--heartbeat", hb, "--resume", NULL};
+    for (size_t i = 0; wargs[i]; i++)
+        argv[k++] = wargs[i];
+    argv[k] = NULL;
+    int oom = 0;
+    for (size_t i = 0; i < n_owned; i++)
+        oom |= !owned[i];
+
+    orc_cmd_result out = {0};
+    rc = oom ? eng_errf(e, ENG_ENOMEM, "out of memory") : 0;
+    c->sbatch_calls++;
+    if (!rc)
+        rc = orc_cmd_run(argv, CMD_TIMEOUT_S, 1 << 16, &out, e);
+    for (size_t i = 0; i < n_owned; i++)
+        free(owned[i]);
+    if (!rc && out.status != 0)
+        rc = eng_errf(e, ENG_EIO, "sbatch %s: %s", out.timed_out ? "timed out" : "failed",
+                      out.err[0] ? out.err : "no message");
+    size_t idlen = rc ? 0 : strspn(out.out, "0123456789");
+    if (!rc && (idlen == 0 || idlen >= sizeof s->job))
+        rc = eng_errf(e, ENG_EIO, "sbatch --parsable printed '%.60s', not a job id", out.out);
+    if (!rc)
+        memcpy(s->job, out.out, idlen);
+    orc_cmd_result_free(&out);
+    if (rc) {
+        /* the attempt row exists: start_failed (daemon.c) closes that one */
+        d->start_attempt = r->attempt;
+        orc__slurm_close(r);
+        return rc;
+    }
+    snprintf(s->state, sizeof s->state, "PENDING");
+    orc__slurm_set_where(r);
+    orc_batch(d);
+    if (db_attempt_slurm_set(d->db, r->attempt, s->job, s->state, NULL, e))
+        orc_fatal(d, e);
+    r->resumed_from = -1;
+    r->step = r->tokens = -1;
+    r->started = r->last_event = r->progress_at = eng_clock_mono();
+    r->progress = -1;
+    j->status = ORC_RUNNING;
+    d->slots[slot].run = r;
+    d->n_running++;
+    d->attempts_started++;
+    if (c->next_poll < r->started + 1)
+        c->next_poll = r->started + 1; /* the first look at a new job: soon, but one call for a burst */
+    return d->fatal ? ENG_EIO : 0;
+}
+
+int orc_executor_slurm(orc_executor *x, const orc_opts *o, eng_err *e)
+{
+    (void)o;
+    orc_slurm_ctx *c = calloc(1, sizeof *c);
+    if (!c || !(c->buf = malloc(READ_CHUNK + 1))) {
+        free(c);
+        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    }
+    ssize_t n = readlink("/proc/self/exe", c->tlmd, sizeof c->tlmd - 1);
+    if (n <= 0) {
+        free(c->buf);
+        free(c);
+        return eng_errf(e, ENG_EIO, "/proc/self/exe: %s", strerror(errno));
+    }
+    c->tlmd[n] = '\0';
+    struct passwd *pw = getpwuid(getuid());
+    if (pw && pw->pw_name)
+        snprintf(c->user, sizeof c->user, "%s", pw->pw_name);
+    else
+        snprintf(c->user, sizeof c->user, "%u", (unsigned)getuid());
+    *x = (orc_executor){
+        .name = "slurm",
+        .ctx = c,
+        .recover = orc__slurm_recover,
+        .start = slurm_start,
+        .signal = slurm_signal,
+        .stop = slurm_stop,
+        .tick_run = slurm_tick_run,
+        .poll = slurm_poll,
+        .close = orc__slurm_close,
+        .shutdown = slurm_shutdown,
+    };
+    return 0;
+}

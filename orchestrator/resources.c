@@ -1,0 +1,185 @@
+/* resources.c: a sweep's resources: block and its checks (see resources.h). */
+#include "orchestrator/resources.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const KEYS[] = {"gpus", "cpus", "time", "partition", "account", "qos", "sbatch"};
+#define N_KEYS (sizeof KEYS / sizeof KEYS[0])
+
+/* sbatch options tlmd sets itself: another value would break the events
+ * file, the adoption after a restart, or the checkpoint before the end. */
+static const char *const OURS[] = {"--parsable", "--job-name", "--comment", "--output", "--error", "--open-mode",
+                                   "--signal", "--requeue", "--no-requeue", "--wrap", "--array", "--export",
+                                   "--chdir", "--gres", "--cpus-per-task", "--time", "--partition", "--account",
+                                   "--qos", "--wait", "--test-only"};
+
+void orc_resources_init(orc_resources *r)
+{
+    memset(r, 0, sizeof *r);
+    r->gpus = r->cpus = r->n_extra = -1;
+}
+
+int orc_res_check_name(const char *what, const char *v, eng_err *e)
+{
+    size_t n = strlen(v);
+    if (!n || n > 63)
+        return eng_errf(e, ENG_ECONFIG, "%s '%.80s': expected 1 to 63 characters", what, v);
+    if (v[0] == '-')
+        return eng_errf(e, ENG_ECONFIG, "%s '%.80s': may not start with '-'", what, v);
+    for (size_t i = 0; i < n; i++) {
+        char c = v[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+              c == '.'))
+            return eng_errf(e, ENG_ECONFIG, "%s '%.80s': expected letters, digits, '_', '-' and '.' only", what, v);
+    }
+    return 0;
+}
+
+/* Slurm's time formats: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S (digits only). */
+int orc_res_check_time(const char *what, const char *v, eng_err *e)
+{
+    size_t n = strlen(v);
+    int groups = 1, day = 0, digits = 0, ok = n > 0 && n < 32;
+    for (size_t i = 0; ok && i < n; i++) {
+        char c = v[i];
+        if (c >= '0' && c <= '9') {
+            digits++;
+            ok = digits <= 8;
+        } else if (c == '-' && !day && groups == 1 && digits) {
+            day = 1;
+            digits = 0;
+        } else if (c == ':' && digits) {
+            groups++;
+            digits = 0;
+        } else {
+            ok = 0;
+        }
+    }
+    ok = ok && digits && groups <= 3;
+    if (!ok)
+        return eng_errf(e, ENG_ECONFIG,
+                        "%s '%.40s': expected a Slurm time limit: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or "
+                        "D-HH:MM:SS",
+                        what, v);
+    return 0;
+}
+
+int orc_res_check_extra(const char *what, const char *v, eng_err *e)
+{
+    size_t n = strlen(v);
+    if (n < 3 || n >= ORC_RES_ARG_MAX || strncmp(v, "--", 2) != 0)
+        return eng_errf(e, ENG_ECONFIG, "%s '%.80s': expected one long sbatch option such as --mem=64G (at most %d "
+                                        "bytes)",
+                        what, v, ORC_RES_ARG_MAX - 1);
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)v[i] < 0x20 || v[i] == 0x7f)
+            return eng_errf(e, ENG_ECONFIG, "%s '%.80s': control characters are not allowed", what, v);
+    size_t name = strcspn(v, "=");
+    for (size_t i = 0; i < sizeof OURS / sizeof OURS[0]; i++)
+        if (strlen(OURS[i]) == name && !strncmp(v, OURS[i], name))
+            return eng_errf(e, ENG_ECONFIG, "%s '%.80s': tlmd sets %s itself%s", what, v, OURS[i],
+                            i >= 13 ? " (use resources: gpus, cpus, time, partition, account, qos)" : "");
+    return 0;
+}
+
+static int get_name(const cfg_node *n, const char *what, char *out, size_t cap, eng_err *e)
+{
+    if (cfg_get_string(n, what, out, cap, e))
+        return ENG_ECONFIG;
+    eng_err sub;
+    if (orc_res_check_name(what, out, &sub))
+        return cfg_errf(e, n, "%s", sub.msg);
+    return 0;
+}
+
+int orc_resources_parse(const cfg_node *b, orc_resources *r, eng_err *e)
+{
+    orc_resources_init(r);
+    if (b->kind != CFG_MAP)
+        return cfg_errf(e, b, "resources: expected a mapping (gpus, cpus, time, partition, account, qos, sbatch), "
+                              "got %s",
+                        cfg_describe(b));
+    for (size_t i = 0; i < b->n; i++) {
+        const char *k = b->keys[i]->text;
+        const cfg_node *v = b->items[i];
+        size_t j = 0;
+        while (j < N_KEYS && strcmp(k, KEYS[j]))
+            j++;
+        if (j == N_KEYS)
+            return cfg_errf(e, b->keys[i],
+                            "unknown key '%s' in resources (expected gpus, cpus, time, partition, account, qos, "
+                            "sbatch)",
+                            k);
+        int64_t x;
+        eng_err sub;
+        switch (j) {
+        case 0:
+            if (cfg_get_int_in(v, "resources.gpus", 0, 64, &x, e))
+                return ENG_ECONFIG;
+            r->gpus = (int)x;
+            break;
+        case 1:
+            if (cfg_get_int_in(v, "resources.cpus", 1, 4096, &x, e))
+                return ENG_ECONFIG;
+            r->cpus = (int)x;
+            break;
+        case 2:
+            if (cfg_get_string(v, "resources.time", r->time, sizeof r->time, e))
+                return ENG_ECONFIG;
+            if (orc_res_check_time("resources.time", r->time, &sub))
+                return cfg_errf(e, v, "%s", sub.msg);
+            break;
+        case 3:
+            if (get_name(v, "resources.partition", r->partition, sizeof r->partition, e))
+                return ENG_ECONFIG;
+            break;
+        case 4:
+            if (get_name(v, "resources.account", r->account, sizeof r->account, e))
+                return ENG_ECONFIG;
+            break;
+        case 5:
+            if (get_name(v, "resources.qos", r->qos, sizeof r->qos, e))
+                return ENG_ECONFIG;
+            break;
+        case 6:
+            if (v->kind != CFG_SEQ)
+                return cfg_errf(e, v, "resources.sbatch: expected a list of sbatch options ([--mem=64G]), got %s",
+                                cfg_describe(v));
+            if (v->n > ORC_RES_EXTRA_MAX)
+                return cfg_errf(e, v, "resources.sbatch: %zu options, more than %d", v->n, ORC_RES_EXTRA_MAX);
+            r->n_extra = 0;
+            for (size_t k2 = 0; k2 < v->n; k2++) {
+                char *dst = r->extra[r->n_extra];
+                if (cfg_get_string(v->items[k2], "resources.sbatch", dst, ORC_RES_ARG_MAX, e))
+                    return ENG_ECONFIG;
+                if (orc_res_check_extra("resources.sbatch", dst, &sub))
+                    return cfg_errf(e, v->items[k2], "%s", sub.msg);
+                r->n_extra++;
+            }
+            break;
+        }
+    }
+    return 0;
+}
+
+void orc_resources_merge(orc_resources *out, const orc_resources *base, const orc_resources *over)
+{
+    *out = *base;
+    if (over->gpus >= 0)
+        out->gpus = over->gpus;
+    if (over->cpus >= 0)
+        out->cpus = over->cpus;
+    if (over->time[0])
+        memcpy(out->time, over->time, sizeof out->time);
+    if (over->partition[0])
+        memcpy(out->partition, over->partition, sizeof out->partition);
+    if (over->account[0])
+        memcpy(out->account, over->account, sizeof out->account);
+    if (over->qos[0])
+        memcpy(out->qos, over->qos, sizeof out->qos);
+    if (over->n_extra >= 0) {
+        out->n_extra = over->n_extra;
+        memcpy(out->extra, over->extra, sizeof out->extra);
+    }
+}

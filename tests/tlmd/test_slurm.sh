@@ -1,0 +1,99 @@
+#!/bin/sh
+# test_slurm.sh: tlmd --executor slurm on a private cluster (3 nodes x 2
+# fake GPUs, tests/lib/slurm_cluster.sh) with the real worker on tiny
+# models: a sweep completes with the local executor's results (losses
+# bit-identical on the CPU), one sbatch per attempt with its comment, the
+# events read from the run folder's file, the attempts' Slurm job id, state
+# and node recorded and shown by `tlmd status`.  Skips (77) without Slurm.
+. "$TLM_SRCDIR/tests/tlmd/lib.sh"
+. "$TLM_SRCDIR/tests/lib/slurm_cluster.sh"
+slurm_need
+trap 'slurm_down; cleanup' EXIT
+slurm_up "$tmp/cluster" || { echo "# the test cluster did not start"; exit 1; }
+echo "# cluster up in $SLURM_UP_S s"
+
+STEPS=32
+sweep three.yaml three $STEPS "grid:" "  taper.schedule: [linear, cosine, sigmoid]" "  taper.ratio: [[1.5, 0.5]]" \
+    "resources: {gpus: 1, cpus: 1}"
+mkdir ref && cp three.yaml ref/
+(cd ref && "$T" --sweeps three.yaml --workers 3 --threads-per-worker 1 >run.out 2>&1)
+ok $? "the local executor's run (the reference)"
+
+t0=$(date +%s.%N)
+"$T" --sweeps three.yaml --executor slurm --slurm-poll 0.5 >run.out 2>&1
+rc=$?
+ok $rc "--executor slurm: the sweep completes (exit $rc)"
+[ $rc = 0 ] || sed 's/^/# /' run.out | tail -40
+echo "# $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s for the sweep; $(grep 'Slurm calls' run.out)"
+
+ok $([ "$(q "select count(*) from jobs where status = 'done'")" = 3 ] && echo 0 || echo 1) "3 jobs done"
+ok $([ "$(q "select count(*) from attempts where executor = 'slurm' and reason = 'done' and slurm_job is not null
+             and node like 'n_' and slurm_restart = 0 and token is not null")" = 3 ] && echo 0 || echo 1) \
+    "each attempt records executor slurm, its job id, restart 0 and node ($(q "select group_concat(slurm_job || '@' || node) from attempts"))"
+ok $([ "$(q "select count(*) from attempts a join environment e on e.attempt = a.id")" = 3 ] && echo 0 || echo 1) \
+    "the start events reached results.db"
+size_ok=1
+for f in runs/*/slurm/*.events; do
+    off=$(q "select events_offset from attempts where token = '$(basename "$f" | cut -d. -f1)'")
+    [ "$off" = "$(stat -c %s "$f")" ] || size_ok=0
+done
+ok $([ $size_ok = 1 ] && echo 0 || echo 1) "every events file read to its end (committed offset = file size)"
+
+same() {
+    d=$(q "attach 'ref/results.db' as r;
+           select (select count(*) from $1) = (select count(*) from r.$1),
+                  (select count(*) from $1 a join r.$1 b using ($2) where $3)")
+    [ "$d" = "1|0" ]
+}
+same steps "job, step" "a.loss is not b.loss or a.tokens <> b.tokens or a.grad_norm is not b.grad_norm"
+ok $? "steps: the local executor's rows, losses bit-identical"
+same evals "job, step, suite, task, metric" "a.value is not b.value"
+ok $? "evals: the same values"
+same checkpoints "job, step" "a.tokens <> b.tokens"
+ok $? "checkpoints: the same rows"
+ok $([ "$(q "attach 'ref/results.db' as r; select count(*) from results a join r.results b using (key)
+             where a.train_loss = b.train_loss and a.val_loss = b.val_loss")" = 3 ] && echo 0 || echo 1) \
+    "final losses equal the local executor's"
+"$T" status >status.out 2>&1
+grep -q 'slurm job [0-9]* ended on n[0-9]' status.out
+ok $? "tlmd status shows the executor, Slurm job id, state and node"
+
+# SIGINT: tlmd stops its Slurm jobs (SIGTERM through the batch job: they
+# checkpoint), exits 75, and the next run resumes them
+sweep two.yaml two 240 "grid:" "  taper.schedule: [linear, cosine]" "  taper.ratio: [[1.5, 0.5]]"
+start_tlmd int.out --sweeps two.yaml --executor slurm --slurm-poll 0.3 --cpus-per-job 1 --kill-grace 30
+wait_for "select count(distinct c.job) = 2 from checkpoints c join jobs j on j.key = c.job where j.sweep = 'two'"
+kill -INT "$tp"
+wait "$tp"
+rc=$?
+ok $([ $rc = 75 ] && echo 0 || echo 1) "SIGINT: tlmd stops (exit $rc)"
+ok $([ -z "$(squeue -h -o %i)" ] && echo 0 || echo 1) "its Slurm jobs are gone from the queue"
+ok $([ "$(q "select count(*) from attempts a join jobs j on j.key = a.job where j.sweep = 'two'
+             and a.reason = 'interrupted' and a.exit_code = 75 and j.status = 'interrupted'")" = 2 ] && echo 0 || echo 1) \
+    "both attempts checkpointed and ended as interrupted (exit 75)"
+"$T" --sweeps two.yaml --executor slurm --slurm-poll 0.3 --cpus-per-job 1 >int2.out 2>&1
+rc=$?
+ok $rc "the next run finishes them (exit $rc)"
+ok $([ "$(q "select count(*) from attempts a join jobs j on j.key = a.job where j.sweep = 'two'
+             and a.reason = 'done' and a.resumed_from_step > 0")" = 2 ] && echo 0 || echo 1) \
+    "resumed from their checkpoints"
+# sbatch refuses (no such partition): a fault of the machine, the attempt recorded before sbatch closed
+sweep bad.yaml bad 8 "resources: {partition: nosuch}"
+"$T" --sweeps bad.yaml --executor slurm --slurm-poll 0.3 --max-machine-faults 2 --retry-delay 0 >bad.out 2>&1
+rc=$?
+ok $([ $rc = 1 ] && [ "$(q "select count(*) from attempts a join jobs j on j.key = a.job where j.sweep = 'bad'
+             and a.reason = 'io' and a.message like '%sbatch failed%' and a.ended_at is not null and a.slurm_job is null")" = 2 ] &&
+    [ "$(q "select status from jobs where sweep = 'bad'")" = failed ] && echo 0 || echo 1) \
+    "sbatch failing: 2 attempts closed as machine faults naming sbatch's message, then failed (exit $rc)"
+# measured, not checked: from the attempt's record (just before sbatch) to the worker's first event
+python3 - <<'P'
+import glob, json, sqlite3
+db = sqlite3.connect("results.db")
+lat = []
+for token, restart, started in db.execute("select token, slurm_restart, started_at from attempts"):
+    for f in glob.glob("runs/*/slurm/%s.%d.events" % (token, restart)):
+        lat.append(json.loads(open(f).readline())["t"] - started)
+lat.sort()
+print("# sbatch to the worker's first event: %s s" % " ".join("%.2f" % x for x in lat))
+P
+finish
