@@ -182,6 +182,241 @@ static int status_main(int argc, char **argv)
     return 0;
 }
 
+static const struct option OPTS[] = {
+    {"sweeps", required_argument, 0, 's'},
+    {"db", required_argument, 0, 'd'},
+    {"runs", required_argument, 0, 'r'},
+    {"devices", required_argument, 0, 'D'},
+    {"workers", required_argument, 0, 'w'},
+    {"threads-per-worker", required_argument, 0, 't'},
+    {"max-attempts", required_argument, 0, 'm'},
+    {"heartbeat-timeout", required_argument, 0, 'H'},
+    {"kill-grace", required_argument, 0, 'k'},
+    {"max-machine-faults", required_argument, 0, 'M'},
+    {"retry-delay", required_argument, 0, 'y'},
+    {"retry-delay-max", required_argument, 0, 'Y'},
+    {"stall-timeout", required_argument, 0, 'S'},
+    {"retry-failed", no_argument, 0, 'F'},
+    {"adopt-runs", no_argument, 0, 'A'},
+    {"worker", required_argument, 0, 'W'},
+    {"dry-run", no_argument, 0, 'n'},
+    {"rerun", no_argument, 0, 'R'},
+    {"progress", no_argument, 0, 'p'},
+    {"no-progress", no_argument, 0, 'P'},
+    {"executor", required_argument, 0, 'X'},
+    {"gpus", required_argument, 0, 'G'},
+    {"cpus-per-job", required_argument, 0, 'C'},
+    {"time", required_argument, 0, 'T'},
+    {"partition", required_argument, 0, 'Q'},
+    {"account", required_argument, 0, 'a'},
+    {"qos", required_argument, 0, 'q'},
+    {"sbatch-arg", required_argument, 0, 'B'},
+    {"slurm-poll", required_argument, 0, 'L'},
+    {"slurm-max-jobs", required_argument, 0, 'J'},
+    {"slurm-signal-before", required_argument, 0, 'g'},
+    {"help", no_argument, 0, 'h'},
+    {0, 0, 0, 0},
+};
+#define N_OPTS (sizeof OPTS / sizeof OPTS[0])
+
+/* --time, --partition, --account, --qos and --sbatch-arg: the slurm
+ * executor's defaults, each value checked before it can reach sbatch.
+ * 0, or -1 when refused (said on stderr). */
+static int resource_arg(orc_opts *o, int ch, const char *val)
+{
+    eng_err ae;
+    switch (ch) {
+    case 'T':
+    case 'Q':
+    case 'a':
+    case 'q': {
+        const char *what = ch == 'T' ? "--time" : ch == 'Q' ? "--partition" : ch == 'a' ? "--account" : "--qos";
+        char *dst = ch == 'T' ? o->res.time : ch == 'Q' ? o->res.partition : ch == 'a' ? o->res.account : o->res.qos;
+        size_t cap = ch == 'T' ? sizeof o->res.time : sizeof o->res.partition;
+        if ((ch == 'T' ? orc_res_check_time(what, val, &ae) : orc_res_check_name(what, val, &ae))) {
+            fprintf(stderr, "tlmd: %s\n", ae.msg);
+            return -1;
+        }
+        snprintf(dst, cap, "%s", val);
+        return 0;
+    }
+    case 'B':
+        if (orc_res_check_extra("--sbatch-arg", val, &ae)) {
+            fprintf(stderr, "tlmd: %s\n", ae.msg);
+            return -1;
+        }
+        if (o->res.n_extra < 0)
+            o->res.n_extra = 0;
+        if (o->res.n_extra == ORC_RES_EXTRA_MAX) {
+            fprintf(stderr, "tlmd: --sbatch-arg: more than %d\n", ORC_RES_EXTRA_MAX);
+            return -1;
+        }
+        snprintf(o->res.extra[o->res.n_extra++], ORC_RES_ARG_MAX, "%s", val);
+        break;
+    }
+    return 0;
+}
+
+/* The options into o (sweeps: room for argc names): -1 to go on, else the
+ * exit status (--help: 0, usage errors: 2, said on stderr). */
+static int parse_args(int argc, char **argv, orc_opts *o, const char **sweeps, unsigned char *given)
+{
+    double v;
+    for (int ch, li = -1; (ch = getopt_long(argc, argv, "hn", OPTS, &li)) != -1; li = -1) {
+        /* a second value would silently replace the first (--sweeps adds up) */
+        if (li >= 0 && given[li]++ && OPTS[li].has_arg && ch != 's' && ch != 'B') {
+            fprintf(stderr, "tlmd: --%s is given twice; give it once\n", OPTS[li].name);
+            return 2;
+        }
+        switch (ch) {
+        case 's': sweeps[o->n_sweeps++] = optarg; break;
+        case 'd': o->db_path = optarg; break;
+        case 'r': o->runs_dir = optarg; break;
+        case 'D': o->devices = optarg; break;
+        case 'w':
+            if (int_arg("--workers", optarg, 1, 256, &o->workers))
+                return 2;
+            break;
+        case 't':
+            if (int_arg("--threads-per-worker", optarg, 1, 4096, &o->threads_per_worker))
+                return 2;
+            break;
+        case 'm':
+            if (int_arg("--max-attempts", optarg, 1, 1000, &o->max_attempts))
+                return 2;
+            break;
+        case 'H':
+            if (num_arg("--heartbeat-timeout", optarg, 1, 1e6, &v))
+                return 2;
+            o->heartbeat_timeout = v;
+            break;
+        case 'k':
+            if (num_arg("--kill-grace", optarg, 0, 1e6, &v))
+                return 2;
+            o->kill_grace = v;
+            break;
+        case 'M':
+            if (int_arg("--max-machine-faults", optarg, 1, 1000, &o->max_machine_faults))
+                return 2;
+            break;
+        case 'y':
+            if (num_arg("--retry-delay", optarg, 0, 86400, &v))
+                return 2;
+            o->retry_delay = v;
+            break;
+        case 'Y':
+            if (num_arg("--retry-delay-max", optarg, 0, 86400, &v))
+                return 2;
+            o->retry_delay_max = v;
+            break;
+        case 'S':
+            if (num_arg("--stall-timeout", optarg, 0, 1e7, &v))
+                return 2;
+            o->stall_timeout = v;
+            break;
+        case 'F': o->retry_failed = 1; break;
+        case 'A': o->adopt_runs = 1; break;
+        case 'W': o->worker = optarg; break;
+        case 'n': o->dry_run = 1; break;
+        case 'R': o->rerun = 1; break;
+        case 'p': o->progress = 1; break;
+        case 'P': o->progress = 0; break;
+        case 'X':
+            if (strcmp(optarg, "local") && strcmp(optarg, "slurm")) {
+                fprintf(stderr, "tlmd: --executor %s: expected local or slurm\n", optarg);
+                return 2;
+            }
+            o->executor = optarg;
+            break;
+        case 'G':
+            if (int_arg("--gpus", optarg, 0, 64, &o->res.gpus))
+                return 2;
+            break;
+        case 'C':
+            if (int_arg("--cpus-per-job", optarg, 1, 4096, &o->res.cpus))
+                return 2;
+            break;
+        case 'T':
+        case 'Q':
+        case 'a':
+        case 'q':
+        case 'B':
+            if (resource_arg(o, ch, optarg))
+                return 2;
+            break;
+        case 'L':
+            if (num_arg("--slurm-poll", optarg, 0.1, 3600, &v))
+                return 2;
+            o->slurm_poll = v;
+            break;
+        case 'J':
+            if (int_arg("--slurm-max-jobs", optarg, 1, ORC_MAX_SLOTS, &o->slurm_max_jobs))
+                return 2;
+            break;
+        case 'g':
+            if (num_arg("--slurm-signal-before", optarg, 0, 65535, &v))
+                return 2;
+            o->slurm_signal = v;
+            break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "tlmd: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return 2;
+    }
+    return -1;
+}
+
+static int given_val(const unsigned char *given, int val)
+{
+    for (int k = 0; OPTS[k].name; k++)
+        if (OPTS[k].val == val)
+            return given[k];
+    return 0;
+}
+
+/* What the options say together, and every path measured before it is
+ * used: -1 to go on, else 2 (said on stderr). */
+static int check_usage(const orc_opts *o, const unsigned char *given)
+{
+    if (!o->n_sweeps) {
+        fprintf(stderr, "tlmd: --sweeps FILE|DIR is required\n");
+        usage(stderr);
+        return 2;
+    }
+    if (given_val(given, 'p') && given_val(given, 'P')) {
+        fprintf(stderr, "tlmd: --progress and --no-progress contradict each other; give one\n");
+        return 2;
+    }
+    if (check_db_path("tlmd", o->db_path))
+        return 2;
+    eng_err pe;
+    /* runs/<12 hex digits> must leave room for everything the worker writes under it */
+    int bad = eng_path_check_len("--runs", o->runs_dir, ENG_RUN_DIR_MAX - ORC_RUNDIR_NAME, &pe) ||
+              eng_path_not_file("--runs", o->runs_dir, "the folder that holds the run folders", &pe) ||
+              (o->worker && (eng_path_check_len("--worker", o->worker, ENG_PATH_CAP - 1, &pe) ||
+                             eng_path_not_dir("--worker", o->worker, "the tlm-worker program", &pe)));
+    for (size_t i = 0; !bad && i < o->n_sweeps; i++)
+        bad = eng_path_check_len("--sweeps", o->sweeps[i], ENG_PATH_CAP - 1, &pe);
+    if (bad) {
+        fprintf(stderr, "tlmd: %s\n", pe.msg);
+        return 2;
+    }
+    if (o->dry_run) {
+        /* a dry run of the very command line that will train is the natural use: say what it ignores */
+        static const int run_only[] = {'r', 'D', 'w', 't', 'm', 'H', 'k', 'W', 'p', 'P', 0};
+        for (int i = 0; run_only[i]; i++)
+            for (int k = 0; OPTS[k].name; k++)
+                if (OPTS[k].val == run_only[i] && given[k])
+                    fprintf(stderr, "tlmd: --%s does nothing with --dry-run (it only lists the jobs); ignored\n",
+                            OPTS[k].name);
+    }
+    return -1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], ORC_SHIM_ARG))
@@ -191,215 +426,19 @@ int main(int argc, char **argv)
     if (argc > 1 && !strcmp(argv[1], "status"))
         return status_main(argc - 1, argv + 1);
 
-    static const struct option opts[] = {
-        {"sweeps", required_argument, 0, 's'},
-        {"db", required_argument, 0, 'd'},
-        {"runs", required_argument, 0, 'r'},
-        {"devices", required_argument, 0, 'D'},
-        {"workers", required_argument, 0, 'w'},
-        {"threads-per-worker", required_argument, 0, 't'},
-        {"max-attempts", required_argument, 0, 'm'},
-        {"heartbeat-timeout", required_argument, 0, 'H'},
-        {"kill-grace", required_argument, 0, 'k'},
-        {"max-machine-faults", required_argument, 0, 'M'},
-        {"retry-delay", required_argument, 0, 'y'},
-        {"retry-delay-max", required_argument, 0, 'Y'},
-        {"stall-timeout", required_argument, 0, 'S'},
-        {"retry-failed", no_argument, 0, 'F'},
-        {"adopt-runs", no_argument, 0, 'A'},
-        {"worker", required_argument, 0, 'W'},
-        {"dry-run", no_argument, 0, 'n'},
-        {"rerun", no_argument, 0, 'R'},
-        {"progress", no_argument, 0, 'p'},
-        {"no-progress", no_argument, 0, 'P'},
-        {"executor", required_argument, 0, 'X'},
-        {"gpus", required_argument, 0, 'G'},
-        {"cpus-per-job", required_argument, 0, 'C'},
-        {"time", required_argument, 0, 'T'},
-        {"partition", required_argument, 0, 'Q'},
-        {"account", required_argument, 0, 'a'},
-        {"qos", required_argument, 0, 'q'},
-        {"sbatch-arg", required_argument, 0, 'B'},
-        {"slurm-poll", required_argument, 0, 'L'},
-        {"slurm-max-jobs", required_argument, 0, 'J'},
-        {"slurm-signal-before", required_argument, 0, 'g'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
     orc_opts o = DEFAULTS;
     orc_resources_init(&o.res);
-    eng_err ae;
     const char **sweeps = calloc((size_t)argc, sizeof *sweeps);
     if (!sweeps)
         return 3;
     o.sweeps = sweeps;
-    double v;
-    unsigned char given[sizeof opts / sizeof opts[0]] = {0};
-    for (int ch, li = -1; (ch = getopt_long(argc, argv, "hn", opts, &li)) != -1; li = -1) {
-        /* a second value would silently replace the first (--sweeps adds up) */
-        if (li >= 0 && given[li]++ && opts[li].has_arg && ch != 's' && ch != 'B') {
-            fprintf(stderr, "tlmd: --%s is given twice; give it once\n", opts[li].name);
-            return done(sweeps, 2);
-        }
-        switch (ch) {
-        case 's': sweeps[o.n_sweeps++] = optarg; break;
-        case 'd': o.db_path = optarg; break;
-        case 'r': o.runs_dir = optarg; break;
-        case 'D': o.devices = optarg; break;
-        case 'w':
-            if (int_arg("--workers", optarg, 1, 256, &o.workers))
-                return done(sweeps, 2);
-            break;
-        case 't':
-            if (int_arg("--threads-per-worker", optarg, 1, 4096, &o.threads_per_worker))
-                return done(sweeps, 2);
-            break;
-        case 'm':
-            if (int_arg("--max-attempts", optarg, 1, 1000, &o.max_attempts))
-                return done(sweeps, 2);
-            break;
-        case 'H':
-            if (num_arg("--heartbeat-timeout", optarg, 1, 1e6, &v))
-                return done(sweeps, 2);
-            o.heartbeat_timeout = v;
-            break;
-        case 'k':
-            if (num_arg("--kill-grace", optarg, 0, 1e6, &v))
-                return done(sweeps, 2);
-            o.kill_grace = v;
-            break;
-        case 'M':
-            if (int_arg("--max-machine-faults", optarg, 1, 1000, &o.max_machine_faults))
-                return done(sweeps, 2);
-            break;
-        case 'y':
-            if (num_arg("--retry-delay", optarg, 0, 86400, &v))
-                return done(sweeps, 2);
-            o.retry_delay = v;
-            break;
-        case 'Y':
-            if (num_arg("--retry-delay-max", optarg, 0, 86400, &v))
-                return done(sweeps, 2);
-            o.retry_delay_max = v;
-            break;
-        case 'S':
-            if (num_arg("--stall-timeout", optarg, 0, 1e7, &v))
-                return done(sweeps, 2);
-            o.stall_timeout = v;
-            break;
-        case 'F': o.retry_failed = 1; break;
-        case 'A': o.adopt_runs = 1; break;
-        case 'W': o.worker = optarg; break;
-        case 'n': o.dry_run = 1; break;
-        case 'R': o.rerun = 1; break;
-        case 'p': o.progress = 1; break;
-        case 'P': o.progress = 0; break;
-        case 'X':
-            if (strcmp(optarg, "local") && strcmp(optarg, "slurm")) {
-                fprintf(stderr, "tlmd: --executor %s: expected local or slurm\n", optarg);
-                return done(sweeps, 2);
-            }
-            o.executor = optarg;
-            break;
-        case 'G':
-            if (int_arg("--gpus", optarg, 0, 64, &o.res.gpus))
-                return done(sweeps, 2);
-            break;
-        case 'C':
-            if (int_arg("--cpus-per-job", optarg, 1, 4096, &o.res.cpus))
-                return done(sweeps, 2);
-            break;
-        case 'T':
-        case 'Q':
-        case 'a':
-        case 'q': {
-            const char *what = ch == 'T' ? "--time" : ch == 'Q' ? "--partition" : ch == 'a' ? "--account" : "--qos";
-            char *dst = ch == 'T' ? o.res.time : ch == 'Q' ? o.res.partition : ch == 'a' ? o.res.account : o.res.qos;
-            size_t cap = ch == 'T' ? sizeof o.res.time : sizeof o.res.partition;
-            if ((ch == 'T' ? orc_res_check_time(what, optarg, &ae) : orc_res_check_name(what, optarg, &ae))) {
-                fprintf(stderr, "tlmd: %s\n", ae.msg);
-                return done(sweeps, 2);
-            }
-            snprintf(dst, cap, "%s", optarg);
-            break;
-        }
-        case 'B':
-            if (orc_res_check_extra("--sbatch-arg", optarg, &ae)) {
-                fprintf(stderr, "tlmd: %s\n", ae.msg);
-                return done(sweeps, 2);
-            }
-            if (o.res.n_extra < 0)
-                o.res.n_extra = 0;
-            if (o.res.n_extra == ORC_RES_EXTRA_MAX) {
-                fprintf(stderr, "tlmd: --sbatch-arg: more than %d\n", ORC_RES_EXTRA_MAX);
-                return done(sweeps, 2);
-            }
-            snprintf(o.res.extra[o.res.n_extra++], ORC_RES_ARG_MAX, "%s", optarg);
-            break;
-        case 'L':
-            if (num_arg("--slurm-poll", optarg, 0.1, 3600, &v))
-                return done(sweeps, 2);
-            o.slurm_poll = v;
-            break;
-        case 'J':
-            if (int_arg("--slurm-max-jobs", optarg, 1, ORC_MAX_SLOTS, &o.slurm_max_jobs))
-                return done(sweeps, 2);
-            break;
-        case 'g':
-            if (num_arg("--slurm-signal-before", optarg, 0, 65535, &v))
-                return done(sweeps, 2);
-            o.slurm_signal = v;
-            break;
-        case 'h': usage(stdout); return done(sweeps, 0);
-        default: usage(stderr); return done(sweeps, 2);
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "tlmd: unexpected argument '%s'\n", argv[optind]);
-        usage(stderr);
-        return done(sweeps, 2);
-    }
-    if (!o.n_sweeps) {
-        fprintf(stderr, "tlmd: --sweeps FILE|DIR is required\n");
-        usage(stderr);
-        return done(sweeps, 2);
-    }
-    int opt_progress = -1, opt_no_progress = -1;
-    for (int k = 0; opts[k].name; k++) {
-        if (opts[k].val == 'p')
-            opt_progress = k;
-        if (opts[k].val == 'P')
-            opt_no_progress = k;
-    }
-    if (given[opt_progress] && given[opt_no_progress]) {
-        fprintf(stderr, "tlmd: --progress and --no-progress contradict each other; give one\n");
-        return done(sweeps, 2);
-    }
-    if (check_db_path("tlmd", o.db_path))
-        return done(sweeps, 2);
-    eng_err pe;
-    /* runs/<12 hex digits> must leave room for everything the worker writes under it */
-    int bad = eng_path_check_len("--runs", o.runs_dir, ENG_RUN_DIR_MAX - ORC_RUNDIR_NAME, &pe) ||
-              eng_path_not_file("--runs", o.runs_dir, "the folder that holds the run folders", &pe) ||
-              (o.worker && (eng_path_check_len("--worker", o.worker, ENG_PATH_CAP - 1, &pe) ||
-                            eng_path_not_dir("--worker", o.worker, "the tlm-worker program", &pe)));
-    for (size_t i = 0; !bad && i < o.n_sweeps; i++)
-        bad = eng_path_check_len("--sweeps", sweeps[i], ENG_PATH_CAP - 1, &pe);
-    if (bad) {
-        fprintf(stderr, "tlmd: %s\n", pe.msg);
-        return done(sweeps, 2);
-    }
-    if (o.dry_run) {
-        /* a dry run of the very command line that will train is the natural use: say what it ignores */
-        static const int run_only[] = {'r', 'D', 'w', 't', 'm', 'H', 'k', 'W', 'p', 'P', 0};
-        for (int i = 0; run_only[i]; i++)
-            for (int k = 0; opts[k].name; k++)
-                if (opts[k].val == run_only[i] && given[k])
-                    fprintf(stderr, "tlmd: --%s does nothing with --dry-run (it only lists the jobs); ignored\n",
-                            opts[k].name);
-    }
+    unsigned char given[N_OPTS] = {0};
+    int status = parse_args(argc, argv, &o, sweeps, given);
+    if (status < 0)
+        status = check_usage(&o, given);
+    if (status >= 0)
+        return done(sweeps, status);
     eng_err e = {0};
-    int status;
     if (o.dry_run) {
         int rc = orc_plan_dry_run(&o, stdout, &e);
         status = rc == 0 ? 0 : rc == ENG_ECONFIG ? 2 : 3;

@@ -123,72 +123,72 @@ static int events_fd_writable(int fd)
     return 1;
 }
 
-int main(int argc, char **argv)
-{
-    const int ppid0 = (int)getppid();
-    eng_runtime_init(argc, argv);
+enum {
+    O_CONFIG = 256, O_DESCRIBE, O_KEYS, O_OUT, O_RESUME, O_THREADS, O_DEVICE, O_FD, O_JOB, O_HB, O_DWP,
+    O_EVAL, O_CKPT, O_SUITES, O_EFILE
+};
+static const struct option OPTS[] = {
+    {"config", required_argument, 0, O_CONFIG},   {"describe", no_argument, 0, O_DESCRIBE},
+    {"config-keys", no_argument, 0, O_KEYS},      {"out", required_argument, 0, O_OUT},
+    {"resume", no_argument, 0, O_RESUME},         {"threads", required_argument, 0, O_THREADS},
+    {"device", required_argument, 0, O_DEVICE},   {"events-fd", required_argument, 0, O_FD},
+    {"job", required_argument, 0, O_JOB},         {"heartbeat", required_argument, 0, O_HB},
+    {"die-with-parent", no_argument, 0, O_DWP},   {"help", no_argument, 0, 'h'},
+    {"eval", no_argument, 0, O_EVAL},             {"checkpoint", required_argument, 0, O_CKPT},
+    {"suites", required_argument, 0, O_SUITES},   {"events-file", required_argument, 0, O_EFILE},
+    {0, 0, 0, 0},
+};
+#define N_OPTS (sizeof OPTS / sizeof OPTS[0])
 
-    enum {
-        O_CONFIG = 256, O_DESCRIBE, O_KEYS, O_OUT, O_RESUME, O_THREADS, O_DEVICE, O_FD, O_JOB, O_HB, O_DWP,
-        O_EVAL, O_CKPT, O_SUITES, O_EFILE
-    };
-    static const struct option opts[] = {
-        {"config", required_argument, 0, O_CONFIG},   {"describe", no_argument, 0, O_DESCRIBE},
-        {"config-keys", no_argument, 0, O_KEYS},      {"out", required_argument, 0, O_OUT},
-        {"resume", no_argument, 0, O_RESUME},         {"threads", required_argument, 0, O_THREADS},
-        {"device", required_argument, 0, O_DEVICE},   {"events-fd", required_argument, 0, O_FD},
-        {"job", required_argument, 0, O_JOB},         {"heartbeat", required_argument, 0, O_HB},
-        {"die-with-parent", no_argument, 0, O_DWP},   {"help", no_argument, 0, 'h'},
-        {"eval", no_argument, 0, O_EVAL},             {"checkpoint", required_argument, 0, O_CKPT},
-        {"suites", required_argument, 0, O_SUITES},   {"events-file", required_argument, 0, O_EFILE},
-        {0, 0, 0, 0},
-    };
-    wrk_opts o = {0};
-    o.device = "cpu";
-    o.events_fd = 1;
-    o.heartbeat = 10;
-    o.argc = argc;
-    o.argv = argv;
-    int describe = 0, die_with_parent = 0, eval = 0, keys = 0;
-    const char *checkpoint = NULL, *suites = NULL, *events_file = NULL;
-    unsigned char given[sizeof opts / sizeof opts[0]] = {0};
+/* The command line: the training options (wrk_opts) and the mode. */
+typedef struct {
+    wrk_opts o;
+    int describe, die_with_parent, eval, keys;
+    const char *checkpoint, *suites, *events_file;
+    unsigned char given[N_OPTS]; /* per option: how often it was given */
+} cli;
+
+/* The options into c: -1 to go on, else the exit status (--help: 0). */
+static int parse_args(int argc, char **argv, cli *c)
+{
+    wrk_opts *o = &c->o;
     long v;
     eng_err err = {0};
-    for (int ch, li = -1; (ch = getopt_long(argc, argv, "h", opts, &li)) != -1; li = -1) {
+    for (int ch, li = -1; (ch = getopt_long(argc, argv, "h", OPTS, &li)) != -1; li = -1) {
         /* a second value would silently replace the first */
-        if (li >= 0 && given[li]++ && opts[li].has_arg) {
-            fprintf(stderr, "tlm-worker: --%s is given twice; give it once\n", opts[li].name);
+        if (li >= 0 && c->given[li]++ && OPTS[li].has_arg) {
+            fprintf(stderr, "tlm-worker: --%s is given twice; give it once\n", OPTS[li].name);
             return ENG_EXIT_CONFIG;
         }
         switch (ch) {
-        case O_CONFIG: o.config = optarg; break;
-        case O_DESCRIBE: describe = 1; break;
-        case O_KEYS: keys = 1; break;
-        case O_OUT: o.out = optarg; break;
-        case O_RESUME: o.resume = 1; break;
+        case O_CONFIG: o->config = optarg; break;
+        case O_DESCRIBE: c->describe = 1; break;
+        case O_KEYS: c->keys = 1; break;
+        case O_OUT: o->out = optarg; break;
+        case O_RESUME: o->resume = 1; break;
         case O_THREADS:
             if (int_arg("--threads", optarg, 0, 4096, &v))
                 return ENG_EXIT_CONFIG;
-            o.threads = (int)v;
+            o->threads = (int)v;
             break;
-        case O_DEVICE: o.device = optarg; break;
+        case O_DEVICE: o->device = optarg; break;
         case O_FD:
             if (int_arg("--events-fd", optarg, 0, INT_MAX, &v))
                 return ENG_EXIT_CONFIG;
-            o.events_fd = (int)v;
+            o->events_fd = (int)v;
             break;
-        case O_JOB: o.job = optarg; break;
+        case O_JOB: o->job = optarg; break;
         case O_HB:
-            if (cfg_arg_number("--heartbeat", optarg, 0.05, 86400, &o.heartbeat, &err)) {
+            if (cfg_arg_number("--heartbeat", optarg, 0.05, 86400, &o->heartbeat, &err)) {
                 fprintf(stderr, "tlm-worker: %s\n", err.msg);
                 return ENG_EXIT_CONFIG;
             }
             break;
-        case O_DWP: die_with_parent = 1; break;
-        case O_EVAL: eval = 1; break;
-        case O_CKPT: checkpoint = optarg; break;
-        case O_SUITES: suites = optarg; break;
-        case O_EFILE: events_file = optarg; break;
+        case O_DWP: c->die_with_parent = 1; break;
+        case O_EVAL: c->eval = 1; break;
+        case O_CKPT: c->checkpoint = optarg; break;
+        case O_SUITES: c->suites = optarg; break;
+        case O_EFILE: c->events_file = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return ENG_EXIT_CONFIG;
         }
@@ -198,104 +198,113 @@ int main(int argc, char **argv)
         usage(stderr);
         return ENG_EXIT_CONFIG;
     }
-    /* paths are measured here, never cut later; a run folder leaves room for what is written under it */
-    if ((o.config && eng_path_check_len("--config", o.config, ENG_PATH_CAP - 1, &err)) ||
-        (o.out && eng_path_check_len("--out", o.out, ENG_RUN_DIR_MAX, &err)) ||
-        (checkpoint && eng_path_check_len("--checkpoint", checkpoint, ENG_PATH_CAP - 1, &err)) ||
-        (o.config && eng_path_not_dir("--config", o.config, "a job config file, YAML or JSON", &err))) {
+    return -1;
+}
+
+/* Paths are measured here, never cut later; a run folder leaves room for
+ * what is written under it.  -1 to go on, else the exit status. */
+static int check_lengths(const cli *c)
+{
+    eng_err err = {0};
+    const wrk_opts *o = &c->o;
+    if ((o->config && eng_path_check_len("--config", o->config, ENG_PATH_CAP - 1, &err)) ||
+        (o->out && eng_path_check_len("--out", o->out, ENG_RUN_DIR_MAX, &err)) ||
+        (c->checkpoint && eng_path_check_len("--checkpoint", c->checkpoint, ENG_PATH_CAP - 1, &err)) ||
+        (o->config && eng_path_not_dir("--config", o->config, "a job config file, YAML or JSON", &err))) {
         fprintf(stderr, "tlm-worker: %s\n", err.msg);
         return ENG_EXIT_CONFIG;
     }
-    if (o.job && strlen(o.job) >= sizeof ((wrk_events *)0)->job) {
-        fprintf(stderr, "tlm-worker: --job: %zu bytes, longer than the %zu an event can carry\n", strlen(o.job),
+    if (o->job && strlen(o->job) >= sizeof ((wrk_events *)0)->job) {
+        fprintf(stderr, "tlm-worker: --job: %zu bytes, longer than the %zu an event can carry\n", strlen(o->job),
                 sizeof ((wrk_events *)0)->job - 1);
         return ENG_EXIT_CONFIG;
     }
-    if (keys) {
-        static const int all[] = {O_CONFIG, O_DESCRIBE, O_OUT, O_RESUME, O_THREADS, O_DEVICE, O_FD, O_JOB, O_HB,
-                                  O_DWP, O_EVAL, O_CKPT, O_SUITES, O_EFILE, 0};
-        if (refuse_unused(opts, given, all, "with --config-keys (it lists the keys and exits)"))
-            return ENG_EXIT_CONFIG;
-        eng_config_print_keys(stdout);
-        return 0;
-    }
-    if (events_file) {
-        if (o.events_fd != 1) {
-            fprintf(stderr, "tlm-worker: --events-file and --events-fd both say where events go; give one\n");
-            return ENG_EXIT_CONFIG;
-        }
-        if (eng_path_check_len("--events-file", events_file, ENG_PATH_CAP - 1, &err)) {
-            fprintf(stderr, "tlm-worker: %s\n", err.msg);
-            return ENG_EXIT_CONFIG;
-        }
-        if (!keys && !describe) {
-            int fd = open(events_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-            if (fd < 0) {
-                fprintf(stderr, "tlm-worker: --events-file %s: cannot open for appending: %s\n", events_file,
-                        strerror(errno));
-                return ENG_EXIT_IO;
-            }
-            o.events_fd = fd;
-            o.events_sync = 1;
-        }
-    }
-    if (!eval && (checkpoint || suites)) {
-        fprintf(stderr, "tlm-worker: --checkpoint and --suites go with --eval\n");
+    return -1;
+}
+
+/* --events-file: opened for appending in place of --events-fd (not for
+ * --describe, which writes no events).  -1 to go on, else the exit status. */
+static int open_events_file(cli *c)
+{
+    eng_err err = {0};
+    if (c->o.events_fd != 1) {
+        fprintf(stderr, "tlm-worker: --events-file and --events-fd both say where events go; give one\n");
         return ENG_EXIT_CONFIG;
     }
-    if (eval) {
-        if (!checkpoint || describe || o.out || o.resume) {
-            fprintf(stderr, "tlm-worker: --eval needs --checkpoint DIR (and takes no --out, --resume, --describe)\n");
-            return ENG_EXIT_CONFIG;
-        }
-        static const int unused[] = {O_DWP, O_DEVICE, 0};
-        if (refuse_unused(opts, given, unused, "with --eval"))
-            return ENG_EXIT_CONFIG;
-        if (fcntl(o.events_fd, F_GETFD) < 0 || o.events_fd == 2) {
-            fprintf(stderr, "tlm-worker: --events-fd %d: not an open descriptor other than 2\n", o.events_fd);
-            return ENG_EXIT_CONFIG;
-        }
-        if (!events_fd_writable(o.events_fd))
-            return ENG_EXIT_CONFIG;
-        wrk_eval_opts eo = {checkpoint, o.config, suites, o.job, o.threads, o.events_fd, o.heartbeat};
-        return wrk_eval_run(&eo);
-    }
-    if (!o.config) {
-        fprintf(stderr, "tlm-worker: --config FILE is required\n");
-        usage(stderr);
+    if (eng_path_check_len("--events-file", c->events_file, ENG_PATH_CAP - 1, &err)) {
+        fprintf(stderr, "tlm-worker: %s\n", err.msg);
         return ENG_EXIT_CONFIG;
     }
-    if (describe) {
-        static const int unused[] = {O_OUT, O_RESUME, O_THREADS, O_DEVICE, O_FD, O_JOB, O_HB, O_DWP, O_EFILE, 0};
-        if (refuse_unused(opts, given, unused, "with --describe (it prints the resolved config and exits)"))
-            return ENG_EXIT_CONFIG;
-        eng_config cfg;
-        if (eng_config_load(o.config, &cfg, &err)) {
-            fprintf(stderr, "tlm-worker: %s\n", err.msg);
-            return ENG_EXIT_CONFIG;
+    if (!c->describe) {
+        int fd = open(c->events_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (fd < 0) {
+            fprintf(stderr, "tlm-worker: --events-file %s: cannot open for appending: %s\n", c->events_file,
+                    strerror(errno));
+            return ENG_EXIT_IO;
         }
-        if (wrk_describe(&cfg, stdout, &err)) {
-            fprintf(stderr, "tlm-worker: %s\n", err.msg);
-            return ENG_EXIT_INTERNAL;
-        }
-        return 0;
+        c->o.events_fd = fd;
+        c->o.events_sync = 1;
     }
-    if (!o.out) {
+    return -1;
+}
+
+static int run_eval(cli *c)
+{
+    wrk_opts *o = &c->o;
+    if (!c->checkpoint || c->describe || o->out || o->resume) {
+        fprintf(stderr, "tlm-worker: --eval needs --checkpoint DIR (and takes no --out, --resume, --describe)\n");
+        return ENG_EXIT_CONFIG;
+    }
+    static const int unused[] = {O_DWP, O_DEVICE, 0};
+    if (refuse_unused(OPTS, c->given, unused, "with --eval"))
+        return ENG_EXIT_CONFIG;
+    if (fcntl(o->events_fd, F_GETFD) < 0 || o->events_fd == 2) {
+        fprintf(stderr, "tlm-worker: --events-fd %d: not an open descriptor other than 2\n", o->events_fd);
+        return ENG_EXIT_CONFIG;
+    }
+    if (!events_fd_writable(o->events_fd))
+        return ENG_EXIT_CONFIG;
+    wrk_eval_opts eo = {c->checkpoint, o->config, c->suites, o->job, o->threads, o->events_fd, o->heartbeat};
+    return wrk_eval_run(&eo);
+}
+
+static int run_describe(const cli *c)
+{
+    static const int unused[] = {O_OUT, O_RESUME, O_THREADS, O_DEVICE, O_FD, O_JOB, O_HB, O_DWP, O_EFILE, 0};
+    if (refuse_unused(OPTS, c->given, unused, "with --describe (it prints the resolved config and exits)"))
+        return ENG_EXIT_CONFIG;
+    eng_config cfg;
+    eng_err err = {0};
+    if (eng_config_load(c->o.config, &cfg, &err)) {
+        fprintf(stderr, "tlm-worker: %s\n", err.msg);
+        return ENG_EXIT_CONFIG;
+    }
+    if (wrk_describe(&cfg, stdout, &err)) {
+        fprintf(stderr, "tlm-worker: %s\n", err.msg);
+        return ENG_EXIT_INTERNAL;
+    }
+    return 0;
+}
+
+static int run_train(cli *c, int ppid0)
+{
+    wrk_opts *o = &c->o;
+    if (!o->out) {
         fprintf(stderr, "tlm-worker: --out DIR is required to train (or use --describe)\n");
         usage(stderr);
         return ENG_EXIT_CONFIG;
     }
-    if (fcntl(o.events_fd, F_GETFD) < 0) {
-        fprintf(stderr, "tlm-worker: --events-fd %d: not an open file descriptor\n", o.events_fd);
+    if (fcntl(o->events_fd, F_GETFD) < 0) {
+        fprintf(stderr, "tlm-worker: --events-fd %d: not an open file descriptor\n", o->events_fd);
         return ENG_EXIT_CONFIG;
     }
-    if (o.events_fd == 2) {
+    if (o->events_fd == 2) {
         fprintf(stderr, "tlm-worker: --events-fd 2 would mix events with the human log on stderr\n");
         return ENG_EXIT_CONFIG;
     }
-    if (!events_fd_writable(o.events_fd))
+    if (!events_fd_writable(o->events_fd))
         return ENG_EXIT_CONFIG;
-    if (die_with_parent) {
+    if (c->die_with_parent) {
         int r = wrk_die_with_parent(ppid0);
         if (r < 0)
             fprintf(stderr, "tlm-worker: --die-with-parent is not supported on this system; ignored\n");
@@ -305,5 +314,44 @@ int main(int argc, char **argv)
             raise(SIGTERM);
         }
     }
-    return wrk_run(&o);
+    return wrk_run(o);
+}
+
+int main(int argc, char **argv)
+{
+    const int ppid0 = (int)getppid();
+    eng_runtime_init(argc, argv);
+    static cli c; /* static: zeroed */
+    c.o.device = "cpu";
+    c.o.events_fd = 1;
+    c.o.heartbeat = 10;
+    c.o.argc = argc;
+    c.o.argv = argv;
+    int rc = parse_args(argc, argv, &c);
+    if (rc < 0)
+        rc = check_lengths(&c);
+    if (rc >= 0)
+        return rc;
+    if (c.keys) {
+        static const int all[] = {O_CONFIG, O_DESCRIBE, O_OUT, O_RESUME, O_THREADS, O_DEVICE, O_FD, O_JOB, O_HB,
+                                  O_DWP, O_EVAL, O_CKPT, O_SUITES, O_EFILE, 0};
+        if (refuse_unused(OPTS, c.given, all, "with --config-keys (it lists the keys and exits)"))
+            return ENG_EXIT_CONFIG;
+        eng_config_print_keys(stdout);
+        return 0;
+    }
+    if (c.events_file && (rc = open_events_file(&c)) >= 0)
+        return rc;
+    if (!c.eval && (c.checkpoint || c.suites)) {
+        fprintf(stderr, "tlm-worker: --checkpoint and --suites go with --eval\n");
+        return ENG_EXIT_CONFIG;
+    }
+    if (c.eval)
+        return run_eval(&c);
+    if (!c.o.config) {
+        fprintf(stderr, "tlm-worker: --config FILE is required\n");
+        usage(stderr);
+        return ENG_EXIT_CONFIG;
+    }
+    return c.describe ? run_describe(&c) : run_train(&c, ppid0);
 }
