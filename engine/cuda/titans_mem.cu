@@ -104,7 +104,7 @@ __device__ static double bdot(const float *a, const float *b, size_t n)
         s += (double)a[i] * b[i];
     part[threadIdx.x] = s;
     __syncthreads();
-    for (int w = MEM_THREADS / 2; w > 0; w >>= 1) {
+    for (int w = (int)blockDim.x / 2; w > 0; w >>= 1) { /* blockDim.x: a power of 2 */
         if ((int)threadIdx.x < w)
             part[threadIdx.x] += part[threadIdx.x + w];
         __syncthreads();
