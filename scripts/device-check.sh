@@ -13,12 +13,18 @@
 # (default 420 s, so one `run` of 8 minutes holds it with the start):
 #   env        the GPU, the driver, torch, where cuBLASLt comes from
 #   elem       test_cuda_elem (the kernels' element arithmetic, on the CPU)
-#   ops        test_backend_ops: every op of the cuda row against the CPU
-#   model      test_cuda_model: 10 steps per architecture, CUDA vs CPU
+#   ops        test_backend_ops: every op of the cuda row against the CPU,
+#              the Titans group's cases (dconv, silu_norm, swa, titans_mem)
+#              counted apart: none of them on the cuda row is an error
+#   model      test_cuda_model: 10 steps per architecture (titans MAG and
+#              MAL included), CUDA vs CPU
 #   sanitizer  compute-sanitizer memcheck over test_backend_ops (small shapes)
 #   bench      bench_cuda (fp32; fp32 with bf16 matmuls) and
 #              bench_cuda_torch.py (eager, compile) for the
-#              20m preset (seq 512) and the 440m one (seq 4096)
+#              20m preset (seq 512) and the 440m one (seq 4096); then
+#              gated_attn, hope_attn and titans on the 20m preset, each
+#              one's time per token against the transformer's (the
+#              issue's target: within 1.5x; over it is a fail)
 # A stage that fails or times out does not stop the next.  The run always
 # ends with one table of every check (stage, check, result: pass / fail /
 # error / skip, the measured figure) on stdout, the same as CSV in
@@ -159,6 +165,14 @@ stage ops 90 "$bin/test_backend_ops"
 tap_rows ops "$out/device-check-ops.log" '(cuda|^Bail)'
 grep -q '# cuda: every case skipped' "$out/device-check-ops.log" &&
     row ops "cuda row" error "$(grep '# cuda: every case skipped' "$out/device-check-ops.log" | head -1)"
+n_titans=$(grep -cE '^(ok|not ok) [0-9]+ - cuda: (dconv|silu_norm|swa|titans_mem) ' "$out/device-check-ops.log")
+n_titans_bad=$(grep -cE '^not ok [0-9]+ - cuda: (dconv|silu_norm|swa|titans_mem) ' "$out/device-check-ops.log")
+if [ "$n_titans" = 0 ]; then
+    row ops "cuda Titans group" error "no dconv/silu_norm/swa/titans_mem case ran on the cuda row"
+else
+    row ops "cuda Titans group" "$([ "$n_titans_bad" = 0 ] && echo pass || echo fail)" \
+        "$((n_titans - n_titans_bad)) of $n_titans cases pass"
+fi
 rc_row ops test_backend_ops
 stage model 90 "$bin/test_cuda_model"
 tap_rows model "$out/device-check-model.log"
@@ -192,6 +206,30 @@ bench_row() { # name log
         esac
     fi
 }
+# ---- the other architectures' time per token against the transformer's
+# (20m, seq 512, fp32 with bf16 matmuls: the faster engine mode), run
+# right after the transformer's 20m rows, before the 440m stages take the budget
+tps_of() { grep -E '^engine=' "$1" 2>/dev/null | tail -1 | grep -oE 'tokens_per_s=[0-9.]+' | cut -d= -f2; }
+arch_compare() {
+    local base a t r
+    base=$(tps_of "$out/device-check-bench-20m-tlm-bf16mm.log")
+    for a in gated_attn hope_attn titans; do
+        stage "bench-20m-$a" 40 "$bin/bench_cuda" --preset 20m --arch "$a" --seq 512 --micro-batch 8 --steps 3 \
+            --fast-matmul
+        bench_row "20m seq 512 $a tlm (fp32, bf16 matmuls)" "$out/device-check-bench-20m-$a.log"
+        t=$(tps_of "$out/device-check-bench-20m-$a.log")
+        if [ -z "$base" ]; then
+            row bench "20m $a time/token vs transformer" error "no tokens/s for the transformer"
+        elif [ -z "$t" ]; then
+            row bench "20m $a time/token vs transformer" error "no tokens/s for $a"
+        else
+            r=$(awk -v b="$base" -v t="$t" 'BEGIN { printf "%.2f", b / t }')
+            row bench "20m $a time/token vs transformer" \
+                "$(awk -v r="$r" 'BEGIN { print (r <= 1.5 ? "pass" : "fail") }')" "x$r (target <= 1.5)"
+        fi
+    done
+}
+
 # preset, seq, micro batch, the engine's limit and timed steps (the fp32
 # attention kernel may take tens of seconds a step at seq 4096)
 for spec in "20m 512 8 60 3" "440m 4096 1 100 1"; do
@@ -204,11 +242,13 @@ for spec in "20m 512 8 60 3" "440m 4096 1 100 1"; do
     bench_row "$p seq $T tlm (fp32)" "$out/device-check-bench-$p-tlm.log"
     stage "bench-$p-tlm-bf16mm" "$lim" "$bin/bench_cuda" --preset "$p" --seq "$T" --micro-batch "$B" --steps "$steps" --fast-matmul
     bench_row "$p seq $T tlm (fp32, bf16 matmuls)" "$out/device-check-bench-$p-tlm-bf16mm.log"
+    [ "$p" = 20m ] && arch_compare
     stage "bench-$p-torch-eager" 60 "$py" "$torchbench" --describe "$work/$p.json" --micro-batch "$B" --steps 5
     bench_row "$p seq $T torch eager (bf16)" "$out/device-check-bench-$p-torch-eager.log"
     stage "bench-$p-torch-compile" 120 "$py" "$torchbench" --describe "$work/$p.json" --micro-batch "$B" --steps 5 --compile
     bench_row "$p seq $T torch compile (bf16)" "$out/device-check-bench-$p-torch-compile.log"
 done
+
 grep -h '^engine=' "$out"/device-check-bench-*.log >"$out/device-check-bench.txt" 2>/dev/null
 
 # ---- the table

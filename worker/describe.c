@@ -1,11 +1,17 @@
-/* describe.c: builds the --describe document with Jansson. */
+/* describe.c: builds the --describe document with Jansson, with the GPU
+ * memory estimate of the job's micro-batch. */
 #include "worker/describe.h"
 
 #include <jansson.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine/config/account.h"
 #include "engine/config/arch.h"
+#include "engine/cpu/backend.h"
+#include "engine/cuda/plan.h"
+#include "engine/model/model.h"
 
 static json_t *account_json(const eng_account *a)
 {
@@ -13,6 +19,115 @@ static json_t *account_json(const eng_account *a)
                      (json_int_t)a->embedding, "non_embedding", (json_int_t)a->non_embedding, "mlp",
                      (json_int_t)a->mlp, "attention", (json_int_t)a->attn, "norm", (json_int_t)a->norm, "extra",
                      (json_int_t)a->extra, "mlp_share", a->mlp_share);
+}
+
+/* ---- the GPU memory estimate.  The model is planned (eng_model_create)
+ * on a counting table: the CPU's ops with the memory ops replaced by ones
+ * that only add up what would be allocated (rounded to cudaMalloc's
+ * granule) and the workspace queries replaced by the CUDA backend's
+ * (engine/cuda/plan.h).  No op runs and model creation reaches the slabs
+ * only through the table, so the estimate costs no memory and needs no
+ * GPU.  is_host stays 1: a device model's host copy of the logits is host
+ * memory, not GPU memory, and would be a real allocation here. */
+typedef struct count_ctx {
+    size_t bytes;
+    int overflow;
+} count_ctx;
+
+static _Alignas(64) char count_fake[64];
+
+static void *count_alloc(void *ctx, size_t bytes)
+{
+    count_ctx *c = ctx;
+    size_t r = bytes + ENG_CU_ALLOC_GRANULE - 1;
+    if (r < bytes || SIZE_MAX - c->bytes < r)
+        c->overflow = 1;
+    else
+        c->bytes += r / ENG_CU_ALLOC_GRANULE * ENG_CU_ALLOC_GRANULE;
+    return count_fake;
+}
+static void count_free(void *ctx, void *p)
+{
+    (void)ctx, (void)p;
+}
+static void count_copy_in(void *ctx, void *dst, const void *src, size_t bytes)
+{
+    (void)ctx, (void)dst, (void)src, (void)bytes;
+}
+static void count_zero(void *ctx, float *x, size_t n)
+{
+    (void)ctx, (void)x, (void)n;
+}
+static void count_copy(void *ctx, float *dst, const float *src, size_t n)
+{
+    (void)ctx, (void)dst, (void)src, (void)n;
+}
+static size_t count_att_ws(void *ctx, int B, int T, int H, int hd)
+{
+    (void)ctx, (void)hd;
+    return eng_cu_attention_ws_floats(B, T, H);
+}
+static size_t count_swa_ws(void *ctx, int B, int T, int Hkv, int hd, int window, int Np)
+{
+    (void)ctx, (void)B, (void)T, (void)Hkv, (void)hd, (void)window, (void)Np;
+    return 0; /* titans.cu keeps swa's D in dq */
+}
+static size_t count_mem_ws(void *ctx, int B, int T, int H, int hd, int hm, int depth, int chunk)
+{
+    (void)ctx;
+    return eng_cu_mem_ws_floats(B, T, H, hd, hm, depth, chunk);
+}
+
+/* The job's micro-batch in sequences (micro_batch, or the whole batch). */
+static int micro_batch_of(const eng_config *cfg)
+{
+    if (cfg->train.micro_batch > 0)
+        return cfg->train.micro_batch;
+    int64_t b = cfg->train.seq_len > 0 ? cfg->train.batch_tokens / cfg->train.seq_len : 1;
+    return b < 1 ? 1 : b > INT32_MAX ? INT32_MAX : (int)b;
+}
+
+/* {micro_batch, seq_len, weights, grads, adamw, activations, workspace,
+ * total} in bytes, or NULL with *e set. */
+static json_t *gpu_memory_json(const eng_config *cfg, eng_err *e)
+{
+    eng_backend *cpu;
+    if (eng_backend_cpu_create(&cpu, 1, e))
+        return NULL;
+    eng_ops ops = *cpu->ops;
+    ops.name = "cuda (estimate)";
+    ops.groups = ENG_OPS_TITANS;
+    ops.alloc = count_alloc, ops.free = count_free, ops.to_device = count_copy_in, ops.to_host = count_copy_in;
+    ops.zero = count_zero, ops.copy = count_copy;
+    ops.attention_workspace = count_att_ws, ops.swa_workspace = count_swa_ws;
+    ops.titans_mem_workspace = count_mem_ws;
+    count_ctx cc = {0, 0};
+    eng_backend counting = *cpu;
+    counting.ops = &ops;
+    counting.ctx = &cc;
+    const int mb = micro_batch_of(cfg), T = cfg->train.seq_len;
+    eng_model *m;
+    int rc = eng_model_create(&m, cfg, &counting, mb, T, e);
+    if (rc) {
+        eng_backend_free(cpu);
+        return NULL;
+    }
+    const size_t np = eng_model_n_params(m), extra = eng_model_optim_extra_floats(m);
+    eng_model_free(m);
+    eng_backend_free(cpu);
+    const size_t slab = (np * sizeof(float) + ENG_CU_ALLOC_GRANULE - 1) / ENG_CU_ALLOC_GRANULE * ENG_CU_ALLOC_GRANULE;
+    const size_t xslab = extra ? (extra * sizeof(float) + ENG_CU_ALLOC_GRANULE - 1) / ENG_CU_ALLOC_GRANULE *
+                                     ENG_CU_ALLOC_GRANULE
+                               : 0;
+    if (cc.overflow || cc.bytes < 4 * slab + xslab) {
+        eng_errf(e, ENG_EINTERNAL, "describe: the GPU memory estimate overflows or misses the parameter slabs");
+        return NULL;
+    }
+    const size_t act = cc.bytes - 4 * slab - xslab, ws = ENG_CU_BACKEND_BYTES;
+    return json_pack("{s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I}", "micro_batch", mb, "seq_len", T, "weights",
+                     (json_int_t)slab, "grads", (json_int_t)slab, "adamw", (json_int_t)(2 * slab + xslab),
+                     "activations", (json_int_t)act, "workspace", (json_int_t)ws, "total",
+                     (json_int_t)(cc.bytes + ws));
 }
 
 int wrk_describe(const eng_config *cfg, FILE *out, eng_err *e)
@@ -74,6 +189,12 @@ int wrk_describe(const eng_config *cfg, FILE *out, eng_err *e)
         acc.flops_attention, "layers", layers);
     if (!doc)
         return eng_errf(e, ENG_EINTERNAL, "describe: cannot build the JSON document");
+    json_t *gm = gpu_memory_json(cfg, e);
+    if (!gm) {
+        json_decref(doc);
+        return e->code ? e->code : eng_errf(e, ENG_EINTERNAL, "describe: cannot build the GPU memory estimate");
+    }
+    json_object_set_new(doc, "gpu_memory", gm);
     int bad = json_dumpf(doc, out, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) || fputc('\n', out) == EOF;
     json_decref(doc);
     if (bad || fflush(out))

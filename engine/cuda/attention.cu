@@ -180,7 +180,7 @@ __global__ static void k_attn_bwd_kv(float *dk, float *dv, const float *Dws, con
 
 size_t eng__cu_attention_workspace(void *ctx, int B, int T, int H, int hd)
 {
-    return (size_t)B * H * T; /* D of the backward */
+    return eng_cu_attention_ws_floats(B, T, H); /* D of the backward */
 }
 
 static unsigned warps_grid(size_t warps)

@@ -1,8 +1,8 @@
 /* backend.cu: the CUDA backend (backend.h): its op table, its context
  * (device, stream, cuBLASLt handle and workspace, sumsq's partials), its
  * memory ops, the sticky error, and the device queries.  fp32 throughout
- * (parity with the CPU); the op group ENG_OPS_TITANS is not filled yet, so
- * eng_model_create refuses titans on this backend (ENG_ECONFIG). */
+ * (parity with the CPU); every op group, ENG_OPS_TITANS included
+ * (titans.cu, titans_mem.cu), so all four architectures run on it. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,9 +14,8 @@ extern "C" {
 #include "engine/cuda/backend.h"
 }
 
-/* cuBLASLt's workspace: 32 MiB, the size the cuBLAS documentation
- * recommends for Hopper */
-#define LT_WS_BYTES ((size_t)32 << 20)
+/* cuBLASLt's workspace: 32 MiB (plan.h) */
+#define LT_WS_BYTES ENG_CU_LT_WS_BYTES
 
 int eng__cu_fail(eng__cu *c, int code, const char *what, const char *detail)
 {
@@ -123,7 +122,7 @@ static void cu_backend_free(eng_backend *b);
 static const eng_ops cuda_ops = {
     /* .name */ "cuda",
     /* .is_host */ 0,
-    /* .groups */ 0,
+    /* .groups */ ENG_OPS_TITANS,
     /* .backend_free */ cu_backend_free,
     /* .alloc */ cu_alloc,
     /* .free */ cu_free,
@@ -145,17 +144,16 @@ static const eng_ops cuda_ops = {
     /* .swiglu_bwd */ eng__cu_swiglu_bwd,
     /* .gate_fwd */ eng__cu_gate_fwd,
     /* .gate_bwd */ eng__cu_gate_bwd,
-    /* the Titans group: not yet (groups = 0) */
-    /* .dconv_fwd */ NULL,
-    /* .dconv_bwd */ NULL,
-    /* .silu_norm_fwd */ NULL,
-    /* .silu_norm_bwd */ NULL,
-    /* .swa_workspace */ NULL,
-    /* .swa_fwd */ NULL,
-    /* .swa_bwd */ NULL,
-    /* .titans_mem_workspace */ NULL,
-    /* .titans_mem_fwd */ NULL,
-    /* .titans_mem_bwd */ NULL,
+    /* .dconv_fwd */ eng__cu_dconv_fwd,
+    /* .dconv_bwd */ eng__cu_dconv_bwd,
+    /* .silu_norm_fwd */ eng__cu_silu_norm_fwd,
+    /* .silu_norm_bwd */ eng__cu_silu_norm_bwd,
+    /* .swa_workspace */ eng__cu_swa_workspace,
+    /* .swa_fwd */ eng__cu_swa_fwd,
+    /* .swa_bwd */ eng__cu_swa_bwd,
+    /* .titans_mem_workspace */ eng__cu_titans_mem_workspace,
+    /* .titans_mem_fwd */ eng__cu_titans_mem_fwd,
+    /* .titans_mem_bwd */ eng__cu_titans_mem_bwd,
     /* .xent_fwd */ eng__cu_xent_fwd,
     /* .xent_bwd */ eng__cu_xent_bwd,
     /* .adamw */ eng__cu_adamw,

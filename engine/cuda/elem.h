@@ -121,4 +121,68 @@ ENG_CU_HD void eng_cu_adamw(float *p, float grad, float *m, float *v, float b1, 
     *p = *p * decay - step * mi / (sqrtf(vi) * rbc2 + eps);
 }
 
+/* ---- Titans (engine/cpu/dconv.c, silu_norm.c, titans_mem.c) */
+
+/* dconv: the source row of tap j for output position t of a sequence
+ * (K taps, tap K-1 on t); < 0 before the sequence start.  The backward's
+ * dx at s reads dy at s + K-1 - j (past T-1: none). */
+ENG_CU_HD int eng_cu_dconv_src(int t, int j, int K)
+{
+    return t - (K - 1) + j;
+}
+ENG_CU_HD int eng_cu_dconv_dst(int s, int j, int K, int T)
+{
+    int t = s + (K - 1) - j;
+    return t >= T ? -1 : t;
+}
+
+/* silu and its first two derivatives from z and s = sigmoid(z) */
+ENG_CU_HD float eng_cu_silu(float z)
+{
+    return z * eng_cu_sigmoid(z);
+}
+ENG_CU_HD float eng_cu_dsilu(float z, float s)
+{
+    return s * (1.0f + z * (1.0f - s));
+}
+ENG_CU_HD float eng_cu_d2silu(float z, float s)
+{
+    return s * (1.0f - s) * (2.0f + z * (1.0f - 2.0f * s));
+}
+
+/* silu_norm: a group's r from the sum of squares of its silu values, and
+ * dx of one element of a normalised group (dot = sum dy y over the group) */
+ENG_CU_HD float eng_cu_silu_norm_r(float ss, float eps)
+{
+    return 1.0f / sqrtf(ss + eps);
+}
+ENG_CU_HD float eng_cu_silu_norm_dx(float r, float dy, float y, float dot, float x)
+{
+    return r * (dy - y * dot) * eng_cu_dsilu(x, eng_cu_sigmoid(x));
+}
+
+/* titans_mem's closed form, one step back through a chunk (1-based t > 1):
+ * from (pw, ps, qs) at t and the gates (a, eta) at t, the values at t-1 */
+ENG_CU_HD void eng_cu_mem_coef_back(double *pw, double *ps, double *qs, double a_t, double eta_t)
+{
+    double pw1 = a_t * *pw;
+    *ps = eta_t * *ps + pw1;
+    *qs = eta_t * *qs;
+    *pw = pw1;
+}
+/* the gates' adjoint recursion, one token: the running <P, S>, <Q, S>,
+ * <P, W> (sP, sQ, wP) and the token's <P, G>, <Q, G> give d theta, d eta,
+ * d a, then the running values move past the token */
+ENG_CU_HD void eng_cu_mem_gate_adj(double ps, double qs, double pw, double th, double et, double aa, double pg,
+                                   double qg, double *sP, double *sQ, double *wP, double *dth, double *det,
+                                   double *da)
+{
+    *dth = -(ps * pg + qs * qg);
+    *det = ps * *sP + qs * *sQ;
+    *da = pw * *wP;
+    *sP = et * *sP - th * pg;
+    *sQ = et * *sQ - th * qg;
+    *wP = aa * *wP + *sP;
+}
+
 #endif

@@ -20,6 +20,7 @@ extern "C" {
 #include "engine/model/ops.h"
 }
 #include "engine/cuda/elem.h"
+#include "engine/cuda/plan.h"
 
 /* cuBLASLt, loaded at run time (dlopen at backend creation, not linked):
  * the library is 540 MB, and every tlm-worker start, GPU or not, would
@@ -72,7 +73,7 @@ typedef struct eng__cu {
     char msg[256];
 } eng__cu;
 
-#define ENG__CU_SUMSQ_BLOCKS 1024
+#define ENG__CU_SUMSQ_BLOCKS ENG_CU_SUMSQ_BLOCKS
 #define ENG__CU_THREADS 256
 
 /* Keeps the first error; 1 when the context has one (now or before). */
@@ -122,6 +123,34 @@ void eng__cu_attention_fwd(void *ctx, float *out, int ldo, float *lse, const flo
 void eng__cu_attention_bwd(void *ctx, float *dq, float *dk, float *dv, const float *lse, const float *dout, int ldo,
                            const float *q, int ldq, const float *k, const float *v, int ldkv, int B, int T, int H,
                            int Hkv, int hd, float *ws);
+
+/* titans.cu */
+void eng__cu_dconv_fwd(void *ctx, float *y, int ldy, const float *x, int ldx, const float *w, int N, int T, int C,
+                       int K);
+void eng__cu_dconv_bwd(void *ctx, float *dx, int lddx, float *dw, const float *dy, int lddy, const float *x, int ldx,
+                       const float *w, int N, int T, int C, int K);
+void eng__cu_silu_norm_fwd(void *ctx, float *y, int ldy, float *rn, const float *x, int ldx, int N, int C, int G,
+                           int gw, float eps);
+void eng__cu_silu_norm_bwd(void *ctx, float *dx, int lddx, const float *dy, int lddy, const float *y, int ldy,
+                           const float *rn, const float *x, int ldx, int N, int C, int G, int gw);
+size_t eng__cu_swa_workspace(void *ctx, int B, int T, int Hkv, int hd, int window, int Np);
+void eng__cu_swa_fwd(void *ctx, float *out, int ldo, float *lse, const float *q, int ldq, const float *k,
+                     const float *v, int ldkv, const float *kp, const float *vp, int ldp, int Np, int B, int T, int H,
+                     int Hkv, int hd, int window, float *ws);
+void eng__cu_swa_bwd(void *ctx, float *dq, float *dk, float *dv, float *dkp, float *dvp, const float *lse,
+                     const float *dout, int ldo, const float *q, int ldq, const float *k, const float *v, int ldkv,
+                     const float *kp, const float *vp, int ldp, int Np, int B, int T, int H, int Hkv, int hd,
+                     int window, float *ws);
+
+/* titans_mem.cu */
+size_t eng__cu_titans_mem_workspace(void *ctx, int B, int T, int H, int hd, int hm, int depth, int chunk);
+void eng__cu_titans_mem_fwd(void *ctx, float *y, int ldy, float *states, const float *q, const float *k,
+                            const float *v, int ldqkv, const float *gates, int ldg, const float *w0, int B, int T,
+                            int H, int hd, int hm, int depth, int chunk, float max_lr, float *ws);
+void eng__cu_titans_mem_bwd(void *ctx, float *dq, float *dk, float *dv, int ldd, float *dgates, int lddg, float *dw0,
+                            const float *dy, int ldy, const float *states, const float *q, const float *k,
+                            const float *v, int ldqkv, const float *gates, int ldg, int B, int T, int H, int hd,
+                            int hm, int depth, int chunk, float max_lr, float *ws);
 
 /* matmul.cu */
 void eng__cu_matmul(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,

@@ -10,8 +10,9 @@
 # every kernel's registers and spills with `make V=1`.  The budget
 # is 0: none of these kernels needs local memory (docs/engine.md, "CUDA").
 SUFFIXES += .cu
-CUDA_SRCS = engine/cuda/backend.cu engine/cuda/matmul.cu engine/cuda/ops.cu engine/cuda/attention.cu
-EXTRA_DIST += $(CUDA_SRCS) engine/cuda/internal.h engine/cuda/backend.h engine/cuda/elem.h
+CUDA_SRCS = engine/cuda/backend.cu engine/cuda/matmul.cu engine/cuda/ops.cu engine/cuda/attention.cu \
+	engine/cuda/titans.cu engine/cuda/titans_mem.cu
+EXTRA_DIST += $(CUDA_SRCS) engine/cuda/internal.h engine/cuda/backend.h engine/cuda/elem.h engine/cuda/plan.h
 PTXAS_SPILL_BUDGET = 0
 NVCC_FLAGS = -arch=$(CUDA_ARCH) -O3 -std=c++17 -Xptxas -v --expt-relaxed-constexpr \
 	-Xcompiler -Wall,-Wextra,-Wno-unused-parameter -D_GNU_SOURCE -I$(top_srcdir) -I$(top_builddir)
@@ -20,11 +21,11 @@ CLEANFILES += engine/cuda/*.o.ptxas
 if HAVE_CUDA
 CUDA_OBJS = $(CUDA_SRCS:.cu=.o)
 noinst_LIBRARIES += engine/libtlmcuda.a
-engine_libtlmcuda_a_SOURCES = engine/cuda/backend.h engine/cuda/elem.h engine/cuda/internal.h
+engine_libtlmcuda_a_SOURCES = engine/cuda/backend.h engine/cuda/elem.h engine/cuda/plan.h engine/cuda/internal.h
 engine_libtlmcuda_a_LIBADD = $(CUDA_OBJS)
 engine_libtlmcuda_a_DEPENDENCIES = $(CUDA_OBJS)
 CUDA_ENGINE_A = engine/libtlmcuda.a
-$(CUDA_OBJS): engine/cuda/internal.h engine/cuda/elem.h engine/model/ops.h engine/cuda/backend.h common/err.h \
+$(CUDA_OBJS): engine/cuda/internal.h engine/cuda/elem.h engine/cuda/plan.h engine/model/ops.h engine/cuda/backend.h common/err.h \
 	config.h $(top_srcdir)/scripts/ptxas-spills.sh
 else
 CUDA_ENGINE_A =

@@ -57,5 +57,34 @@ for k in ("max_lr", "chunk", "window", "persistent", "mem_depth"):
 assert got["max_lr"] == 0.002, got
 P
 ok $? "--config-keys gives the titans defaults a resolved config holds (max_lr 0.002)"
+
+# the GPU memory estimate: parts that add up, weights/grads/AdamW from the
+# parameter count, activations that grow in proportion to the micro-batch
+for mb in 2 4; do
+    printf 'scale: 440m\ntrain: {seq_len: 4096, micro_batch: %d}\n' $mb >"$tmp/mb$mb.yaml"
+    "$W" --describe --config "$tmp/mb$mb.yaml" >"$tmp/mb$mb.json" || echo "# describe failed for micro_batch $mb"
+done
+printf 'scale: 1m\narch: titans\nmodel: {titans: {variant: mal}}\ntrain: {micro_batch: 4}\n' >"$tmp/tmal.yaml"
+"$W" --describe --config "$tmp/tmal.yaml" >"$tmp/tmal.json" || echo "# describe failed for titans mal"
+python3 - "$tmp/mb2.json" "$tmp/mb4.json" "$tmp/tmal.json" <<'P'
+import json, sys
+a, b, t = (json.load(open(f)) for f in sys.argv[1:4])
+for d in (a, b, t):
+    g = d["gpu_memory"]
+    parts = g["weights"] + g["grads"] + g["adamw"] + g["activations"] + g["workspace"]
+    assert parts == g["total"], (parts, g)
+    n = d["params"]["total"]
+    assert 4 * n <= g["weights"] < 4 * n + 256, (n, g)
+    assert g["grads"] == g["weights"] and g["adamw"] >= 2 * g["weights"], g
+    assert g["activations"] > 0 and g["workspace"] >= 32 << 20, g
+ga, gb = a["gpu_memory"], b["gpu_memory"]
+assert (ga["micro_batch"], gb["micro_batch"], ga["seq_len"]) == (2, 4, 4096), (ga, gb)
+assert gb["weights"] == ga["weights"] and gb["adamw"] == ga["adamw"], (ga, gb)
+r = gb["activations"] / ga["activations"]
+assert 1.95 < r <= 2.0, r
+assert t["gpu_memory"]["micro_batch"] == 4, t["gpu_memory"]
+print("# 440m seq 4096: micro-batch 2 %.2f GB, 4 %.2f GB (activations x%.3f)" % (ga["total"] / 1e9, gb["total"] / 1e9, r))
+P
+ok $? "gpu_memory: parts add up to the total, weights from the parameter count, activations x2 with the micro-batch"
 echo "1..$n"
 exit $fail

@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h" /* TLM_HAVE_CUDA: without it the cuda row is never built */
 #include "engine/cpu/backend.h"
 #include "engine/cpu/internal.h" /* eng__expf */
 #include "engine/cpu/runtime.h"

@@ -265,6 +265,185 @@ static void test_adamw(void)
     TAP_OK(ep < 1e-7 && em < 1e-7 && ev < 1e-7, "adamw: p %.1e, m %.1e, v %.1e against the cpu", ep, em, ev);
 }
 
+/* dconv by the kernels' per-element loops (a thread per output element,
+ * taps through eng_cu_dconv_src/dst; dw a thread per (channel, tap), rows
+ * in order), against the CPU */
+static void test_dconv(int T, int K)
+{
+    enum { N = 12, C = 7, LD = 9 };
+    static float x[N * LD], w[C * 16], y[N * LD], dy[N * LD], dx[N * LD], dw[C * 16];
+    static float h_y[N * LD], h_dx[N * LD], h_dw[C * 16];
+    fill(x, N * LD, 1), fill(w, C * K, 1), fill(dy, N * LD, 1);
+    memset(y, 0, sizeof y), memset(dx, 0, sizeof dx), memset(h_y, 0, sizeof h_y), memset(h_dx, 0, sizeof h_dx);
+    memset(dw, 0, sizeof dw), memset(h_dw, 0, sizeof h_dw);
+    O->dconv_fwd(X, y, LD, x, LD, w, N, T, C, K);
+    O->dconv_bwd(X, dx, LD, dw, dy, LD, x, LD, w, N, T, C, K);
+    for (int n = 0; n < N; n++)
+        for (int c = 0; c < C; c++) {
+            const int t = n % T;
+            float a = 0, b = 0;
+            for (int j = 0; j < K; j++) {
+                const int s = eng_cu_dconv_src(t, j, K), u = eng_cu_dconv_dst(t, j, K, T);
+                if (s >= 0)
+                    a += w[c * K + j] * x[(n - t + s) * LD + c];
+                if (u >= 0)
+                    b += w[c * K + j] * dy[(n - t + u) * LD + c];
+            }
+            h_y[n * LD + c] = a, h_dx[n * LD + c] = b;
+        }
+    for (int c = 0; c < C; c++)
+        for (int j = 0; j < K; j++) {
+            float acc = 0;
+            for (int n = 0; n < N; n++) {
+                const int t = n % T, s = eng_cu_dconv_src(t, j, K);
+                if (s >= 0)
+                    acc += dy[n * LD + c] * x[(n - t + s) * LD + c];
+            }
+            h_dw[c * K + j] = acc;
+        }
+    double e1 = rel(h_y, y, N * LD), e2 = rel(h_dx, dx, N * LD), e3 = rel(h_dw, dw, C * K);
+    TAP_OK(e1 < 1e-6 && e2 < 1e-6 && e3 < 1e-6, "dconv (T %d, K %d): y %.1e, dx %.1e, dw %.1e against the cpu", T, K,
+           e1, e2, e3);
+}
+
+/* silu_norm as its kernels do it: a warp per (row, group), the group's sums
+ * cut over 32 lanes, the columns after the groups only activated */
+static void test_silu_norm(void)
+{
+    enum { N = 5, G = 2, GW = 37, C = 2 * 37 + 11, LD = 90 };
+    static float x[N * LD], y[N * LD], rn[N * G], dy[N * LD], dx[N * LD];
+    static float h_y[N * LD], h_rn[N * G], h_dx[N * LD], sq[GW];
+    fill(x, N * LD, 3), fill(dy, N * LD, 1);
+    memset(y, 0, sizeof y), memset(dx, 0, sizeof dx), memset(h_y, 0, sizeof h_y), memset(h_dx, 0, sizeof h_dx);
+    O->silu_norm_fwd(X, y, LD, rn, x, LD, N, C, G, GW, 1e-6f);
+    O->silu_norm_bwd(X, dx, LD, dy, LD, y, LD, rn, x, LD, N, C, G, GW);
+    for (int n = 0; n < N; n++) {
+        const float *xn = x + n * LD, *dyn = dy + n * LD, *yn = y + n * LD;
+        for (int g = 0; g < G; g++) {
+            for (int c = 0; c < GW; c++) {
+                float s = eng_cu_silu(xn[g * GW + c]);
+                sq[c] = s * s;
+            }
+            float r = eng_cu_silu_norm_r(tree_sum(sq, GW, 32), 1e-6f);
+            h_rn[n * G + g] = r;
+            for (int c = 0; c < GW; c++) {
+                h_y[n * LD + g * GW + c] = eng_cu_silu(xn[g * GW + c]) * r;
+                sq[c] = dyn[g * GW + c] * yn[g * GW + c];
+            }
+            float dot = tree_sum(sq, GW, 32);
+            for (int c = 0; c < GW; c++)
+                h_dx[n * LD + g * GW + c] = eng_cu_silu_norm_dx(r, dyn[g * GW + c], yn[g * GW + c], dot, xn[g * GW + c]);
+        }
+        for (int c = G * GW; c < C; c++) {
+            h_y[n * LD + c] = eng_cu_silu(xn[c]);
+            h_dx[n * LD + c] = dyn[c] * eng_cu_dsilu(xn[c], eng_cu_sigmoid(xn[c]));
+        }
+    }
+    double e1 = rel(h_y, y, N * LD), e2 = rel(h_rn, rn, N * G), e3 = rel(h_dx, dx, N * LD);
+    TAP_OK(e1 < 1e-6 && e2 < 1e-6 && e3 < 2e-6, "silu_norm: y %.1e, rn %.1e, dx %.1e against the cpu", e1, e2, e3);
+}
+
+/* swa's forward by the kernel's running row over the persistent entries,
+ * then the window's keys (eng_cu_flash_step), against the CPU */
+static void test_swa(int window, int Np)
+{
+    enum { B = 2, T = 70, H = 4, HKV = 2, HD = 8, NPM = 4 };
+    const int ldq = H * HD, ldkv = HKV * HD;
+    static float q[B * T * H * HD], k[B * T * HKV * HD], v[B * T * HKV * HD], kp[NPM * HKV * HD],
+        vp[NPM * HKV * HD], out[B * T * H * HD], lse[B * H * T];
+    static float h_out[B * T * H * HD], h_lse[B * H * T];
+    fill(q, sizeof q / 4, 2), fill(k, sizeof k / 4, 2), fill(v, sizeof v / 4, 1);
+    fill(kp, sizeof kp / 4, 2), fill(vp, sizeof vp / 4, 1);
+    size_t ws_n = O->swa_workspace(X, B, T, HKV, HD, window, Np);
+    float *ws = O->alloc(X, (ws_n ? ws_n : 1) * sizeof(float));
+    O->swa_fwd(X, out, ldq, lse, q, ldq, k, v, ldkv, kp, vp, ldkv, Np, B, T, H, HKV, HD, window, ws);
+    O->free(X, ws);
+    const float scale = 1.0f / sqrtf((float)HD);
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int t = 0; t < T; t++) {
+                const int kh = h / (H / HKV), lo = t - window + 1 > 0 ? t - window + 1 : 0;
+                const float *qi = q + (b * T + t) * ldq + h * HD;
+                float m = -INFINITY, l = 0, acc[HD] = {0};
+                for (int j = 0; j < Np + t - lo + 1; j++) {
+                    const float *kj, *vj;
+                    if (j < Np)
+                        kj = kp + j * ldkv + kh * HD, vj = vp + j * ldkv + kh * HD;
+                    else
+                        kj = k + (b * T + lo + j - Np) * ldkv + kh * HD, vj = v + (b * T + lo + j - Np) * ldkv + kh * HD;
+                    float d = 0, resc, w;
+                    for (int e = 0; e < HD; e++)
+                        d += qi[e] * kj[e];
+                    eng_cu_flash_step(&m, &l, d * scale, &resc, &w);
+                    for (int e = 0; e < HD; e++)
+                        acc[e] = acc[e] * resc + w * vj[e];
+                }
+                for (int e = 0; e < HD; e++)
+                    h_out[(b * T + t) * ldq + h * HD + e] = acc[e] / l;
+                h_lse[(b * H + h) * T + t] = m + logf(l);
+            }
+    double eo = rel(h_out, out, sizeof out / 4), el = rel(h_lse, lse, sizeof lse / 4);
+    TAP_OK(eo < 2e-6 && el < 2e-6, "swa (window %d, %d persistent): out %.1e, lse %.1e against the cpu", window, Np,
+           eo, el);
+}
+
+/* titans_mem's scalar parts on one scalar "weight": the closed form's
+ * coefficients (eng_cu_mem_coef_back) give the chunk's end state of the
+ * token-by-token recursion S_t = eta_t S - theta_t G_t, W_t = a_t W + S_t;
+ * the gates' adjoints (eng_cu_mem_gate_adj) match central differences of
+ * L = P W' + Q S' with the G_t held fixed (the op's chunk-start gradients) */
+static void mem_run(int n, const double *th, const double *et, const double *aa, const double *G, double W, double S,
+                    double *Wn, double *Sn)
+{
+    for (int t = 0; t < n; t++) {
+        S = et[t] * S - th[t] * G[t];
+        W = aa[t] * W + S;
+    }
+    *Wn = W, *Sn = S;
+}
+
+static void test_mem_scalars(void)
+{
+    enum { n = 6 };
+    double th[n], et[n], aa[n], G[n], pw[n], ps[n], qs[n];
+    for (int t = 0; t < n; t++) {
+        th[t] = 0.3 + 0.2 * urandf(), et[t] = 0.6 + 0.3 * urandf(), aa[t] = 0.8 + 0.15 * urandf();
+        G[t] = urandf();
+    }
+    const double W = 0.7, S = -0.4, P = 1.3, Q = -0.6;
+    double pwv = 1, psv = 1, qsv = 1;
+    pw[n - 1] = ps[n - 1] = qs[n - 1] = 1;
+    for (int t = n - 1; t > 0; t--) {
+        eng_cu_mem_coef_back(&pwv, &psv, &qsv, aa[t], et[t]);
+        pw[t - 1] = pwv, ps[t - 1] = psv, qs[t - 1] = qsv;
+    }
+    double Wc = aa[0] * pw[0] * W + et[0] * ps[0] * S, Sc = et[0] * qs[0] * S, Wr, Sr;
+    for (int t = 0; t < n; t++)
+        Wc -= th[t] * ps[t] * G[t], Sc -= th[t] * qs[t] * G[t];
+    mem_run(n, th, et, aa, G, W, S, &Wr, &Sr);
+    double ec = fmax(fabs(Wc - Wr), fabs(Sc - Sr));
+    /* adjoints: the running inner products start at the chunk-start state */
+    double sP = P * S, sQ = Q * S, wP = P * W, ea = 0;
+    for (int t = 0; t < n; t++) {
+        double dth, det, da;
+        eng_cu_mem_gate_adj(ps[t], qs[t], pw[t], th[t], et[t], aa[t], P * G[t], Q * G[t], &sP, &sQ, &wP, &dth, &det,
+                            &da);
+        double *gate[3] = {th, et, aa}, an[3] = {dth, det, da};
+        for (int i = 0; i < 3; i++) {
+            const double h = 1e-6, g0 = gate[i][t];
+            double Wp, Sp, Wm, Sm;
+            gate[i][t] = g0 + h;
+            mem_run(n, th, et, aa, G, W, S, &Wp, &Sp);
+            gate[i][t] = g0 - h;
+            mem_run(n, th, et, aa, G, W, S, &Wm, &Sm);
+            gate[i][t] = g0;
+            ea = fmax(ea, fabs((P * (Wp - Wm) + Q * (Sp - Sm)) / (2 * h) - an[i]));
+        }
+    }
+    TAP_OK(ec < 1e-12 && ea < 1e-7,
+           "titans_mem scalars: closed form vs token by token %.1e, gate adjoints vs differences %.1e", ec, ea);
+}
+
 int main(void)
 {
     eng_err e = {0};
@@ -282,6 +461,14 @@ int main(void)
     test_xent();
     test_flash();
     test_adamw();
+    test_dconv(5, 4);
+    test_dconv(3, 4); /* T < K */
+    test_dconv(6, 1);
+    test_silu_norm();
+    test_swa(3, 0);
+    test_swa(9, 3);
+    test_swa(100, 2); /* window over T: causal */
+    test_mem_scalars();
     eng_backend_free(cpu);
     return tap_done();
 }

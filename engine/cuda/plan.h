@@ -1,0 +1,52 @@
+/* plan.h: the CUDA backend's sizes that a program without a GPU (or a
+ * build without CUDA) must know to estimate a job's GPU memory (tlm-worker
+ * --describe): the op workspaces in floats, as the table's *_workspace
+ * functions return them, and the backend's own buffers in bytes.  Plain
+ * C, included by the .cu files (which return these) and by worker/.
+ *
+ * Must not: include CUDA headers. */
+#ifndef TLM_ENGINE_CUDA_PLAN_H
+#define TLM_ENGINE_CUDA_PLAN_H
+
+#include <stddef.h>
+
+/* cuBLASLt's workspace: the size the cuBLAS documentation recommends for Hopper */
+#define ENG_CU_LT_WS_BYTES ((size_t)32 << 20)
+/* sumsq's per-block partials (doubles, device) */
+#define ENG_CU_SUMSQ_BLOCKS 1024
+/* what the backend allocates beside the model: cuBLASLt's workspace and
+ * sumsq's partials */
+#define ENG_CU_BACKEND_BYTES (ENG_CU_LT_WS_BYTES + ENG_CU_SUMSQ_BLOCKS * sizeof(double))
+/* cudaMalloc's granule: every allocation is rounded up to it */
+#define ENG_CU_ALLOC_GRANULE ((size_t)256)
+
+#ifdef __CUDACC__
+#define ENG_CU_PLAN_FN static __host__ __device__ inline
+#else
+#define ENG_CU_PLAN_FN static inline
+#endif
+
+/* attention's backward keeps D = dO . O per (sequence, head, row) */
+ENG_CU_PLAN_FN size_t eng_cu_attention_ws_floats(int B, int T, int H)
+{
+    return (size_t)B * H * T;
+}
+
+/* titans_mem: one unit's (sequence, head) scratch: the per-token scalars
+ * (19 double arrays of chunk length), 14 hidden-width and 6 head-width
+ * matrices of chunk rows, three states; kept even so every slot's doubles
+ * are 8-byte aligned */
+ENG_CU_PLAN_FN size_t eng_cu_mem_slot_floats(int hd, int hm, int depth, int chunk, int T)
+{
+    const size_t b = (size_t)(chunk < T ? chunk : T), Hm = (size_t)(depth == 2 ? hm : hd), D = (size_t)hd;
+    const size_t Pm = depth == 2 ? 2 * D * Hm : D * D;
+    return (19 * 2 * b + 14 * b * (Hm > D ? Hm : D) + 6 * b * D + 3 * Pm + 16 + 1) & ~(size_t)1;
+}
+/* every unit's slot, then every unit's gradient of the initial weights */
+ENG_CU_PLAN_FN size_t eng_cu_mem_ws_floats(int B, int T, int H, int hd, int hm, int depth, int chunk)
+{
+    const size_t D = (size_t)hd, Pm = depth == 2 ? 2 * D * (size_t)hm : D * D;
+    return (size_t)B * H * (eng_cu_mem_slot_floats(hd, hm, depth, chunk, T) + Pm);
+}
+
+#endif
