@@ -4,7 +4,8 @@
 # files compiled by nvcc for $(CUDA_ARCH) into engine/libtlmcuda.a.  Uses
 # model/ops.h, common/.
 #
-# Every .cu is compiled with ptxas's report (-Xptxas -v) kept beside its
+# The object's folder is made first (a build outside the source tree, as
+# make distcheck's, has none yet).  Every .cu is compiled with ptxas's report (-Xptxas -v) kept beside its
 # object (X.o.ptxas); scripts/ptxas-spills.sh fails the build when a kernel
 # spills more than PTXAS_SPILL_BUDGET bytes (stores or loads), and lists
 # every kernel's registers and spills with `make V=1`.  The budget
@@ -32,6 +33,7 @@ CUDA_ENGINE_A =
 endif
 
 .cu.o:
+	@$(MKDIR_P) $(@D)
 	$(AM_V_GEN)$(NVCC) $(NVCC_FLAGS) $(NVCCFLAGS) -c $< -o $@ 2>$@.ptxas || { cat $@.ptxas >&2; rm -f $@; exit 1; }; \
 	$(SHELL) $(top_srcdir)/scripts/ptxas-spills.sh $@.ptxas $(PTXAS_SPILL_BUDGET) `$(AM_V_P) && echo -v` || \
 	{ rm -f $@; exit 1; }
