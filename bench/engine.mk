@@ -6,3 +6,6 @@ bench_bench_engine_CPPFLAGS = $(AM_CPPFLAGS) $(YAML_CFLAGS) $(JANSSON_CFLAGS) $(
 	-DTLM_TORCH_PYTHON='"$(TORCH_PYTHON)"' -DTLM_BENCH_TORCH_SCRIPT='"$(abs_top_srcdir)/bench/bench_engine_torch.py"'
 bench_bench_engine_LDADD = $(ENGINE_LIBS)
 EXTRA_DIST += bench/bench_engine_torch.py
+# Whether a sweep's result depends on the BLAS kernel (issue 14's criterion; hours of training):
+# from the repository root of an in-tree build, sh bench/kernel_sensitivity.sh (docs/recipe-cpu.md)
+EXTRA_DIST += bench/kernel_sensitivity.sh
