@@ -62,8 +62,9 @@ python3 -c 'import yaml, sqlite3' 2>/dev/null ||
     { echo "kernel_sensitivity.sh: needs python3 with yaml (apt-get install python3-yaml)" >&2; exit 2; }
 
 # The sweep's configurations, one include each (so --only can pick some), with
-# the given seeds; a grid axis that does not apply to uniform (taper.ratio) is
-# dropped there and the points it leaves identical are one, as tlmd does.
+# the given seeds: grid points an exclude entry matches are left out, a grid
+# axis that does not apply to uniform (taper.ratio) is dropped there and the
+# points it leaves identical are one, as tlmd does.
 expand() {
     python3 - "$sweep" "$seeds" "$only" "$tokens" "$1" <<'PY'
 import itertools, json, sys, yaml
@@ -77,6 +78,8 @@ for combo in itertools.product(*grid.values()):
         if isinstance(p[k], dict):
             for kk, vv in p.pop(k).items():
                 p[k + "." + kk] = vv
+    if any(all(p.get(k) == v for k, v in ex.items()) for ex in s.get("exclude") or []):
+        continue
     if p.get("taper.schedule") == "uniform":
         p.pop("taper.ratio", None)
     if p not in points:
@@ -101,7 +104,10 @@ if tokens:
     tr["tokens"] = int(float(tokens))
 out = {"name": "ks_" + s["name"], "description": "kernel sensitivity of " + path,
        "base": base, "include": [points[i - 1] for i in pick], "seeds": [int(x) for x in seeds.split()]}
-yaml.safe_dump(out, sys.stdout, sort_keys=False)
+class NoAliases(yaml.SafeDumper):  # tlmd refuses YAML aliases; shared values are written out
+    def ignore_aliases(self, data):
+        return True
+yaml.dump(out, sys.stdout, Dumper=NoAliases, sort_keys=False)
 PY
 }
 if [ "$list" = 1 ]; then expand list; exit 0; fi
@@ -127,10 +133,12 @@ for k in $kernels; do
 done
 
 python3 - "$out" "$name" $kernels <<'PY'
-import math, sqlite3, statistics, sys
+import os, sqlite3, statistics, sys
 out, name, kernels = sys.argv[1], sys.argv[2], sys.argv[3:]
 res, ran = {}, {}
 for k in kernels:
+    if not os.path.exists("%s/%s.db" % (out, k)):
+        sys.exit("kernel_sensitivity: %s/%s.db: no results (tlmd did not run under kernel %s)" % (out, k, k))
     db = sqlite3.connect("file:%s/%s.db?mode=ro" % (out, k), uri=True)
     for label, seed, ppl in db.execute(
             "SELECT r.label, r.seed, r.val_ppl FROM results r JOIN sweep_jobs sj ON sj.job = r.key "
