@@ -57,6 +57,13 @@ T="$B/orchestrator/tlmd"
 for p in "$T" "$B/worker/tlm-worker"; do
     [ -x "$p" ] || { echo "kernel_sensitivity.sh: $p is missing; build first (make -j2)" >&2; exit 2; }
 done
+set -- $kernels
+[ $# -eq 2 ] || { echo "kernel_sensitivity.sh: --kernels '$kernels': expected two kernels, e.g. \"Haswell auto\"" >&2; exit 2; }
+for k in $kernels; do
+    case "$k" in
+    *[!A-Za-z0-9]*) echo "kernel_sensitivity.sh: --kernels: '$k' is no OpenBLAS kernel name (letters and digits)" >&2; exit 2 ;;
+    esac
+done
 [ -f "$sweep" ] || { echo "kernel_sensitivity.sh: $sweep: no such sweep file" >&2; exit 2; }
 python3 -c 'import yaml, sqlite3' 2>/dev/null ||
     { echo "kernel_sensitivity.sh: needs python3 with yaml (apt-get install python3-yaml)" >&2; exit 2; }
@@ -113,7 +120,8 @@ PY
 if [ "$list" = 1 ]; then expand list; exit 0; fi
 if [ -z "$out" ]; then out=$(mktemp -d "${TMPDIR:-/tmp}/tlm-kernel-sensitivity-XXXXXX"); fi
 mkdir -p "$out"
-expand sweep >"$out/sweep.yaml.tmp" && mv "$out/sweep.yaml.tmp" "$out/sweep.yaml"
+expand sweep >"$out/sweep.yaml.tmp"
+mv "$out/sweep.yaml.tmp" "$out/sweep.yaml"
 name=$(sed -n 's/^name: //p' "$out/sweep.yaml")
 echo "kernel_sensitivity: $sweep, seeds $seeds, kernels $kernels, $threads threads; in $out"
 [ -n "$tokens" ] && echo "kernel_sensitivity: train.tokens $tokens instead of the sweep's (a shorter schedule)"
