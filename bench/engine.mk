@@ -14,3 +14,6 @@ bench_bench_cuda_SOURCES = bench/bench_cuda.c
 bench_bench_cuda_CPPFLAGS = $(AM_CPPFLAGS) $(YAML_CFLAGS) $(JANSSON_CFLAGS)
 bench_bench_cuda_LDADD = $(ENGINE_LIBS)
 EXTRA_DIST += bench/bench_cuda_torch.py
+# Whether a sweep's result depends on the BLAS kernel (issue 14's criterion; hours of training):
+# from the repository root of an in-tree build, sh bench/kernel_sensitivity.sh (docs/recipe-cpu.md)
+EXTRA_DIST += bench/kernel_sensitivity.sh
