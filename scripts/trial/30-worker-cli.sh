@@ -83,9 +83,9 @@ we() {
     AFTER="${AFTER:+$AFTER && }tail -1 \"\$OUT/\$id.out\" | grep -q '\"ev\":\"error\",.*\"kind\":\"$kind\"'" \
         AFTER_MSG="${AFTER_MSG:+$AFTER_MSG, or }the events do not end with an error of kind $kind" tc "$id" "$what" "$st" "$pat" "$W" "$@"
 }
-we worker.device-gpu "--device gpu" 2 config "--device gpu: this build trains on the CPU only \(--device cpu\)" --config "$J" --out r --device gpu
-we worker.device-cuda "--device cuda:0 on a CPU-only build" 2 config "--device cuda:0: this build trains on the CPU only" --config "$J" --out r --device cuda:0
-we worker.device-cuda-neg "--device cuda:-1" 2 config "--device cuda:-1: this build trains on the CPU only" --config "$J" --out r --device cuda:-1
+we worker.device-gpu "--device gpu" 2 config "--device gpu: (this build trains on the CPU only \(--device cpu\)|expected cpu or cuda:K)" --config "$J" --out r --device gpu
+we worker.device-cuda "--device cuda:0 on a build without CUDA or a machine without a GPU" 2 config "--device cuda:0: (this build trains on the CPU only|no GPU)" --config "$J" --out r --device cuda:0
+we worker.device-cuda-neg "--device cuda:-1" 2 config "--device cuda:-1: (this build trains on the CPU only|expected cpu or cuda:K)" --config "$J" --out r --device cuda:-1
 we worker.suites-val "--eval --suites val (measured in training)" 2 config "--suites: val is measured while training" --eval --checkpoint "$FX/run" --suites val
 we worker.suites-bogus "--eval --suites bogus" 2 config "--suites: unknown suite 'bogus' \(wikitext, lambada, commonsense, niah, alignment\)" --eval --checkpoint "$FX/run" --suites bogus
 we worker.suites-empty "--eval --suites ''" 2 config "--suites: .*(wikitext, lambada, commonsense, niah, alignment|expected)" --eval --checkpoint "$FX/run" --suites ""

@@ -64,7 +64,7 @@ tu tlmd.grace-comma "--kill-grace 1,5 (a decimal comma)" "--kill-grace 1,5: not 
 tu tlmd.devices-bad "--devices 0,x" "--devices 0,x: expected auto, cpu, or GPU ids" "${S[@]}" --devices 0,x
 tu tlmd.devices-mixed "--devices cpu,0" "--devices cpu,0: expected auto, cpu, or GPU ids separated by commas" "${S[@]}" --devices cpu,0
 tu tlmd.devices-dup "--devices 0,0" "--devices 0,0: GPU 0 is listed twice" "${S[@]}" --devices 0,0
-tu issue.devices-0 "--devices 0 on a build without a GPU backend" "--devices 0: this build cannot train on GPUs" "${S[@]}" --devices 0
+tu issue.devices-0 "--devices 0 on a build without a GPU backend or a machine without GPUs" "--devices 0: (this build cannot train on GPUs|the NVIDIA driver lists no GPU 0)" "${S[@]}" --devices 0
 tu tlmd.devices-empty "--devices '' (empty)" "--devices : (expected auto, cpu, or GPU ids|is empty)" "${S[@]}" --devices ""
 tu tlmd.devices-neg "--devices -1" "--devices -1: expected auto, cpu, or GPU ids" "${S[@]}" --devices -1
 tu tlmd.worker-missing "--worker that does not exist" "worker $tmp/none/tlm-worker" "${S[@]}" --worker "$tmp/none/tlm-worker"
