@@ -108,8 +108,12 @@ for url, name in [("/", "index.html"), ("/index.html", "index.html"), ("/app.js"
     check(st == 200 and body == open(os.path.join(src, "dashboard/assets", name), "rb").read(),
           "%s is dashboard/assets/%s byte for byte (%s)" % (url, name, h.get("content-type")), (st, len(body)))
 st, h, body = get("/vendor/uPlot.iife.min.js", cookie)
-check(st == 200 and body[:200].find(b"uPlot") >= 0 and h.get("content-type", "").startswith("text/javascript"),
-      "/vendor/uPlot.iife.min.js: uPlot from the npm install", (st, body[:80]))
+if os.environ.get("UPLOT_OK") == "0":
+    # not a pass: said as not checked (no npm install of uPlot could be had)
+    print("# not checked: /vendor/uPlot.iife.min.js (uPlot is not installed and npm could not install it)")
+else:
+    check(st == 200 and body[:200].find(b"uPlot") >= 0 and h.get("content-type", "").startswith("text/javascript"),
+          "/vendor/uPlot.iife.min.js: uPlot from the npm install", (st, body[:80]))
 for path in ["/../../../../etc/passwd", "/%2e%2e/%2e%2e/%2e%2e/etc/passwd", "/vendor/../../package.json",
              "/vendor/..%2f..%2fpackage.json", "/app.js/../../../../etc/passwd", "//etc/passwd",
              "/api/../../../etc/passwd", "/vendor/uPlot.min.css/../../../package.json", "/dashboard/dash.h",

@@ -11,7 +11,19 @@ command -v python3 >/dev/null 2>&1 || { echo "# SKIP: python3 is needed"; exit 7
 
 "$TLM_BUILDDIR/tests/report/report_mkdb" fx.db >/dev/null
 ok $? "fixture database"
-start_dash dash.out --db fx.db
+# uPlot where tlm-dash serves it from: the set-up's npm install, else one
+# into this test's folder (a build from the dist tarball has no
+# dashboard/node_modules); without npm that one check says it was not made
+VENDOR="$NM/uplot/dist"
+if [ ! -f "$VENDOR/uPlot.iife.min.js" ] && command -v npm >/dev/null 2>&1; then
+    timeout 180 npm install --prefix "$tmp/npm" --no-audit --no-fund --no-save --loglevel=error \
+        "uplot@$(sed -n 's/.*"uplot": "\(.*\)".*/\1/p' "$TLM_SRCDIR/dashboard/package.json")" >"$tmp/npm.log" 2>&1
+    VENDOR="$tmp/npm/node_modules/uplot/dist"
+fi
+UPLOT_OK=0
+[ -f "$VENDOR/uPlot.iife.min.js" ] && UPLOT_OK=1
+export UPLOT_OK
+start_dash dash.out --db fx.db --vendor "$VENDOR"
 ok $? "tlm-dash started ($base)"
 case $url in http://127.0.0.1:*/\?t=*) r=0 ;; *) r=1 ;; esac
 ok $r "by default on 127.0.0.1, the URL carries the token"
