@@ -17,7 +17,7 @@ EXTRA_DIST += $(CUDA_SRCS) engine/cuda/internal.h engine/cuda/backend.h engine/c
 PTXAS_SPILL_BUDGET = 0
 NVCC_FLAGS = -arch=$(CUDA_ARCH) -O3 -std=c++17 -Xptxas -v --expt-relaxed-constexpr \
 	-Xcompiler -Wall,-Wextra,-Wno-unused-parameter -D_GNU_SOURCE -I$(top_srcdir) -I$(top_builddir)
-CLEANFILES += engine/cuda/*.o.ptxas
+CLEANFILES += engine/cuda/*.o.ptxas engine/cuda/*.o
 
 if HAVE_CUDA
 CUDA_OBJS = $(CUDA_SRCS:.cu=.o)
