@@ -61,7 +61,7 @@ kill "$dp"; wait "$dp"
 
 # no charting library where --vendor points: its files are a 404 that says
 # how to install it, and the server lives on (it crashed on the second file)
-start_dash dash5.out --db fx.db --vendor "$PWD/no-uplot-here"
+start_dash dash-nouplot.out --db fx.db --vendor "$PWD/no-uplot-here"
 [ "$(fetch "/vendor/uPlot.min.css?t=$token")" = 404 ] && grep -q "charting library is not installed" body &&
     [ "$(fetch "/vendor/uPlot.iife.min.js?t=$token")" = 404 ] && [ "$(fetch "/?t=$token")" = 200 ]
 ok $? "without uPlot: both of its files are a 404 saying how to install it, the page still loads"

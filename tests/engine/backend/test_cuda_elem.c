@@ -270,7 +270,7 @@ static void test_adamw(void)
  * in order), against the CPU */
 static void test_dconv(int T, int K)
 {
-    enum { N = 12, C = 7, LD = 9 };
+    enum { N = 15, C = 7, LD = 9 }; /* N rows of whole sequences: a multiple of T (5 and 3) */
     static float x[N * LD], w[C * 16], y[N * LD], dy[N * LD], dx[N * LD], dw[C * 16];
     static float h_y[N * LD], h_dx[N * LD], h_dw[C * 16];
     fill(x, N * LD, 1), fill(w, C * K, 1), fill(dy, N * LD, 1);
