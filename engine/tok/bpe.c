@@ -191,38 +191,7 @@ static inline int heap_less(const tok_heap_ent *a, const tok_heap_ent *b)
     return a->rank < b->rank || (a->rank == b->rank && a->pos < b->pos);
 }
 
-static void heap_push(tok_heap_ent *h, size_t *n, tok_heap_ent x)
-{
-    size_t i = (*n)++;
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (!heap_less(&x, &h[p]))
-            break;
-        h[i] = h[p];
-        i = p;
-    }
-    h[i] = x;
-}
-
-static tok_heap_ent heap_pop(tok_heap_ent *h, size_t *n)
-{
-    tok_heap_ent top = h[0], x = h[--(*n)];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= *n)
-            break;
-        if (c + 1 < *n && heap_less(&h[c + 1], &h[c]))
-            c++;
-        if (!heap_less(&h[c], &x))
-            break;
-        h[i] = h[c];
-        i = c;
-    }
-    if (*n)
-        h[i] = x;
-    return top;
-}
+TOK_HEAP_DEFINE(heap, tok_heap_ent, heap_less)
 
 static int grow(void *p, size_t *cap, size_t need, size_t elem, eng_err *e)
 {

@@ -124,4 +124,41 @@ int32_t tok_spm_special(const eng_tok *t, const char *text);
 int tok_base64_decode(const char *s, size_t n, uint8_t *out, size_t cap, size_t *out_len);
 size_t tok_base64_encode(const uint8_t *p, size_t n, char *out /* 4*ceil(n/3)+1 */);
 
+/* A binary min-heap of T ordered by `before` (a strict order: before(a, b)
+ * when a comes out first), as PREFIX_push and PREFIX_pop on an array the
+ * caller sizes; one definition for the BPE merge (rank) and SentencePiece's
+ * (score), each with its own entry type and order, inlined in its loop. */
+#define TOK_HEAP_DEFINE(PREFIX, T, before)                                                                     \
+    static void PREFIX##_push(T *h, size_t *n, T x)                                                           \
+    {                                                                                                          \
+        size_t i = (*n)++;                                                                                     \
+        while (i > 0) {                                                                                        \
+            size_t p = (i - 1) / 2;                                                                            \
+            if (!before(&x, &h[p]))                                                                            \
+                break;                                                                                         \
+            h[i] = h[p];                                                                                       \
+            i = p;                                                                                             \
+        }                                                                                                      \
+        h[i] = x;                                                                                              \
+    }                                                                                                          \
+    static T PREFIX##_pop(T *h, size_t *n)                                                                     \
+    {                                                                                                          \
+        T top = h[0], x = h[--(*n)];                                                                           \
+        size_t i = 0;                                                                                          \
+        for (;;) {                                                                                             \
+            size_t c = 2 * i + 1;                                                                              \
+            if (c >= *n)                                                                                       \
+                break;                                                                                         \
+            if (c + 1 < *n && before(&h[c + 1], &h[c]))                                                        \
+                c++;                                                                                           \
+            if (!before(&h[c], &x))                                                                            \
+                break;                                                                                         \
+            h[i] = h[c];                                                                                       \
+            i = c;                                                                                             \
+        }                                                                                                      \
+        if (*n)                                                                                                \
+            h[i] = x;                                                                                          \
+        return top;                                                                                            \
+    }
+
 #endif

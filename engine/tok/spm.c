@@ -550,38 +550,7 @@ static inline int ent_before(const tok_spm_ent *a, const tok_spm_ent *b)
     return a->score > b->score || (a->score == b->score && a->pos < b->pos);
 }
 
-static void ent_push(tok_spm_ent *h, size_t *n, tok_spm_ent x)
-{
-    size_t i = (*n)++;
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (!ent_before(&x, &h[p]))
-            break;
-        h[i] = h[p];
-        i = p;
-    }
-    h[i] = x;
-}
-
-static tok_spm_ent ent_pop(tok_spm_ent *h, size_t *n)
-{
-    tok_spm_ent top = h[0], x = h[--(*n)];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= *n)
-            break;
-        if (c + 1 < *n && ent_before(&h[c + 1], &h[c]))
-            c++;
-        if (!ent_before(&h[c], &x))
-            break;
-        h[i] = h[c];
-        i = c;
-    }
-    if (*n)
-        h[i] = x;
-    return top;
-}
+TOK_HEAP_DEFINE(ent, tok_spm_ent, ent_before)
 
 /* The pair (i, next(i)) as a heap entry when it is a piece. */
 static void push_pair(eng_tok *t, const uint8_t *w, int32_t i, size_t *hn)
