@@ -262,6 +262,8 @@ static const field FIELDS[] = {
     {I64("train.ckpt_every_tokens", train.ckpt_every_tokens, 0, BIG), .flags = FLAG_EXEC,
      .derived = "eval.every_tokens", .help = "checkpoint every this many tokens (0: at the end and on signals only)"},
     {NUM("train.grad_clip", train.grad_clip, 0, 1e6), .def = 1.0, .help = "global gradient-norm clip (0: off)"},
+    {INT("train.grad_norms_every", train.grad_norms_every, 0, 1 << 30), .def = 0, .flags = FLAG_EXEC,
+     .help = "steps between per-layer gradient norms (layer events grad_norm_*; 0: off)"},
     {INT("train.keep_checkpoints", train.keep_checkpoints, 1, 1000), .def = 2, .flags = FLAG_EXEC,
      .help = "checkpoints kept on disk"},
     {INT("train.log_every", train.log_every, 1, 1 << 30), .def = 10, .flags = FLAG_EXEC,

@@ -98,6 +98,7 @@ typedef struct eng_train_cfg {
     int64_t ckpt_every_tokens; /* 0 = only at the end and on signals */
     int keep_checkpoints;      /* newest N kept */
     int log_every;             /* steps between step events */
+    int grad_norms_every;      /* steps between per-layer gradient-norm layer events; 0 = off */
 } eng_train_cfg;
 
 typedef struct eng_eval_cfg {

@@ -26,6 +26,7 @@ struct eng_trainer {
     int32_t *tokens, *targets;     /* (micro, T) */
     float *nll;                    /* (micro, T) */
     double *seq_nll;               /* (val_seqs): per-sequence mean NLL of an evaluation */
+    double *gn_tensor, *gn_acc;    /* train.grad_norms_every: per tensor; per (layer, part) + embed, head */
     int run_val;                   /* "val" is among eval.suites */
     eng_train_suites suites;       /* the other suites; run NULL when none */
     int64_t ckpt_step;             /* step of the newest checkpoint written or loaded (-1: none) */
@@ -107,6 +108,14 @@ int eng_trainer_create(eng_trainer **out, const eng_config *cfg, const struct en
     }
     if ((rc = eng_model_create(&t->model, cfg, backend, t->micro, t->T, e)))
         goto fail;
+    if (cfg->train.grad_norms_every > 0) {
+        t->gn_tensor = malloc((size_t)eng_model_n_tensors(t->model) * sizeof *t->gn_tensor);
+        t->gn_acc = malloc(((size_t)cfg->model.layers * 3 + 2) * sizeof *t->gn_acc);
+        if (!t->gn_tensor || !t->gn_acc) {
+            rc = eng_errf(e, ENG_ENOMEM, "out of memory (per-layer gradient norms)");
+            goto fail;
+        }
+    }
     phase(t, ENG_PHASE_SETUP);
     eng_model_init_weights(t->model, (uint64_t)cfg->seed);
     phase(t, ENG_PHASE_SETUP);
@@ -135,6 +144,8 @@ void eng_trainer_free(eng_trainer *t)
     free(t->targets);
     free(t->nll);
     free(t->seq_nll);
+    free(t->gn_tensor);
+    free(t->gn_acc);
     free(t);
 }
 
@@ -342,6 +353,61 @@ static const char *fmt_num(double x, char buf[32])
     return buf;
 }
 
+/* Where a tensor's gradient counts in the per-layer norms: its layer (from
+ * "model.layers.N."; -1 for the embedding, -2 for the final norm and the
+ * output head) and its part (0 attention, 1 MLP, 2 the layer's other
+ * tensors: norms, memories). */
+static void tensor_place(const char *name, int *layer, int *part)
+{
+    static const char pre[] = "model.layers.";
+    *part = 2;
+    if (strncmp(name, pre, sizeof pre - 1)) {
+        *layer = strstr(name, "embed_tokens") ? -1 : -2;
+        return;
+    }
+    char *end;
+    long l = strtol(name + sizeof pre - 1, &end, 10);
+    *layer = (int)l;
+    if (!strncmp(end, ".self_attn.", 11))
+        *part = 0;
+    else if (!strncmp(end, ".mlp.", 5))
+        *part = 1;
+}
+
+/* The gradient norm per layer and part, as layer events of this step
+ * (train.grad_norms_every; docs/protocol.md): grad_norm_attn,
+ * grad_norm_mlp and grad_norm (the whole layer) for each layer, and on
+ * layer 0 grad_norm_embed (the embedding), on the last layer
+ * grad_norm_head (final norm and output head).  Their squares add up to
+ * the step's grad_norm squared. */
+static void emit_grad_norms(eng_trainer *t, int64_t s)
+{
+    const int nt = eng_model_n_tensors(t->model), L = t->cfg.model.layers;
+    double *norms = t->gn_tensor, *acc = t->gn_acc; /* per layer: attn, mlp, other; embed; head */
+    memset(acc, 0, ((size_t)L * 3 + 2) * sizeof *acc);
+    eng_model_grad_norms(t->model, norms);
+    for (int i = 0; i < nt; i++) {
+        int layer, part;
+        tensor_place(eng_model_tensor(t->model, i)->name, &layer, &part);
+        double sq = norms[i] * norms[i];
+        if (layer == -1)
+            acc[3 * L] += sq;
+        else if (layer < 0 || layer >= L)
+            acc[3 * L + 1] += sq;
+        else
+            acc[3 * layer + part] += sq;
+    }
+    const int64_t tok = s * t->cfg.train.batch_tokens;
+    for (int l = 0; l < L; l++) {
+        const double *a = acc + 3 * l;
+        t->h.layer(t->h.ud, s, tok, l, "grad_norm_attn", sqrt(a[0]));
+        t->h.layer(t->h.ud, s, tok, l, "grad_norm_mlp", sqrt(a[1]));
+        t->h.layer(t->h.ud, s, tok, l, "grad_norm", sqrt(a[0] + a[1] + a[2]));
+    }
+    t->h.layer(t->h.ud, s, tok, 0, "grad_norm_embed", sqrt(acc[3 * L]));
+    t->h.layer(t->h.ud, s, tok, L - 1, "grad_norm_head", sqrt(acc[3 * L + 1]));
+}
+
 static int train_step(eng_trainer *t, eng_step_info *si, eng_err *e)
 {
     const int64_t s = t->st.step + 1;
@@ -372,6 +438,9 @@ static int train_step(eng_trainer *t, eng_step_info *si, eng_err *e)
     if (!isfinite(norm))
         return eng_errf(e, ENG_EDIVERGED, "diverged at step %" PRId64 ": the gradient norm is %s (loss %s, lr %g)", s,
                         fmt_num(norm, b1), fmt_num(loss, b2), lr);
+    const int every = t->cfg.train.grad_norms_every;
+    if (every > 0 && t->h.layer && (s == 1 || s % every == 0 || s == t->total_steps))
+        emit_grad_norms(t, s);
     const double clip = t->cfg.train.grad_clip;
     eng_adamw opt = {lr, t->cfg.train.beta1, t->cfg.train.beta2, t->cfg.train.adam_eps, t->cfg.train.weight_decay, s,
                      clip > 0 && norm > clip ? clip / norm : 1.0};

@@ -74,7 +74,8 @@ typedef struct eng_train_hooks {
     void (*phase)(void *ud, const char *phase, int64_t step, int64_t tokens);
     /* Polled between steps: non-zero asks the loop to checkpoint and stop. */
     int (*stop_requested)(void *ud);
-    /* A per-layer statistic of an evaluation suite (alignment: rho_mlp, rho_block). */
+    /* A per-layer statistic: of an evaluation suite (alignment: rho_mlp, rho_block), or of
+     * a step's gradient (train.grad_norms_every: grad_norm_*, before that step's step hook). */
     void (*layer)(void *ud, int64_t step, int64_t tokens, int layer, const char *name, double value);
 } eng_train_hooks;
 

@@ -192,6 +192,36 @@ ok $([ ! -s "$tmp/ef-stdout" ]; echo $?) "nothing on stdout with --events-file"
 rc=$?
 ok $([ $rc = 2 ] && grep -q 'give one' "$tmp/ef-err"; echo $?) "--events-file with --events-fd is refused (exit $rc)"
 
+# ---- train.grad_norms_every: per-layer gradient norms that add up to the step's
+small_job "$tmp/gn.yaml" "train: grad_norms_every: 16"
+"$W" --config "$tmp/gn.yaml" --out "$tmp/gn" --threads 1 >"$tmp/gnev" 2>/dev/null
+ok $? "a run with train.grad_norms_every 16"
+events "$tmp/gnev" --end done >/dev/null
+ok $? "its events follow the protocol"
+python3 - "$tmp/gnev" "$tmp/ev" <<'P'
+import json, math, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+steps = {e["step"]: e for e in ev if e["ev"] == "step"}
+gn = {}
+for e in ev:
+    if e["ev"] == "layer" and e["name"].startswith("grad_norm"):
+        gn.setdefault(e["step"], {})[(e["layer"], e["name"])] = e["value"]
+assert sorted(gn) == [1, 16, 32, 48], sorted(gn)  # step 1, every 16th, the last
+for s, g in gn.items():
+    want = {(l, n) for l in (0, 1) for n in ("grad_norm_attn", "grad_norm_mlp", "grad_norm")} | {(0, "grad_norm_embed"), (1, "grad_norm_head")}
+    assert set(g) == want, (s, sorted(g))
+    for l in (0, 1):
+        assert g[(l, "grad_norm_attn")] > 0 and g[(l, "grad_norm_mlp")] > 0, (s, g)
+        assert g[(l, "grad_norm")] ** 2 >= g[(l, "grad_norm_attn")] ** 2 + g[(l, "grad_norm_mlp")] ** 2 - 1e-12, (s, g)
+    total = math.sqrt(g[(0, "grad_norm")] ** 2 + g[(1, "grad_norm")] ** 2 + g[(0, "grad_norm_embed")] ** 2 + g[(1, "grad_norm_head")] ** 2)
+    assert abs(total - steps[s]["grad_norm"]) <= 1e-5 * steps[s]["grad_norm"], (s, total, steps[s]["grad_norm"])
+# an execution setting: the same losses as the run without it
+base = {e["step"]: e["loss"] for e in map(json.loads, open(sys.argv[2])) if e["ev"] == "step"}
+assert all(steps[s]["loss"] == base[s] for s in steps), "grad_norms_every changed the training"
+print("# step 16: layer norms", [round(gn[16][(l, "grad_norm")], 4) for l in (0, 1)], "embed", round(gn[16][(0, "grad_norm_embed")], 4), "head", round(gn[16][(1, "grad_norm_head")], 4), "total", round(steps[16]["grad_norm"], 4))
+P
+ok $? "per-layer gradient norms at steps 1, 16, 32, 48 whose squares add up to the step's grad_norm, training unchanged"
+
 # ---- --help documents the flags
 "$W" --help >"$tmp/help"
 rc=$?
