@@ -17,3 +17,5 @@ EXTRA_DIST += bench/bench_cuda_torch.py
 # Whether a sweep's result depends on the BLAS kernel (issue 14's criterion; hours of training):
 # from the repository root of an in-tree build, sh bench/kernel_sensitivity.sh (docs/recipe-cpu.md)
 EXTRA_DIST += bench/kernel_sensitivity.sh
+# the recipe candidates it was run on (docs/recipe-cpu.md, "The candidates")
+EXTRA_DIST += bench/recipe
