@@ -85,14 +85,26 @@ int rpt_write_output(const char *path, int (*fn)(void *ctx, FILE *f, eng_err *e)
     return eng_atomic_commit(&a, e);
 }
 
+void rpt_fmt_bound(char *out, size_t cap, double v, int decimals, int sign)
+{
+    /* Whether an interval excludes 0 is read off its ends: an end that is
+     * not 0 but rounds to it gets the decimals that show its sign (at most
+     * three more: below that it is 0 for any reader). */
+    int d = decimals;
+    if (isfinite(v) && v != 0)
+        while (d <= decimals + 3 && round(v * pow(10, d)) == 0)
+            d++;
+    rpt_fmt_num(out, cap, v, d > decimals + 3 ? decimals : d, sign);
+}
+
 void rpt_fmt_delta(char *out, size_t cap, const rpt_cell *c, int decimals)
 {
     char v[64], lo[64], hi[64];
     rpt_fmt_num(v, sizeof v, c->v, decimals, 1);
     size_t at = (size_t)snprintf(out, cap, "%s", v);
     if (at < cap && c->n >= 2 && isfinite(c->lo) && isfinite(c->hi)) {
-        rpt_fmt_num(lo, sizeof lo, c->lo, decimals, 1);
-        rpt_fmt_num(hi, sizeof hi, c->hi, decimals, 1);
+        rpt_fmt_bound(lo, sizeof lo, c->lo, decimals, 1);
+        rpt_fmt_bound(hi, sizeof hi, c->hi, decimals, 1);
         at += (size_t)snprintf(out + at, cap - at, " [%s, %s]", lo, hi);
     }
     if (at >= cap)

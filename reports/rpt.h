@@ -356,6 +356,10 @@ const char *rpt_role_label(int role);
 /* Shared number formatting for the human formats: fixed decimals, '+' on
  * positive values when sign, "nan"/"inf" spelled out. */
 void rpt_fmt_num(char *out, size_t cap, double v, int decimals, int sign);
+/* An end of a confidence interval: as rpt_fmt_num, but one that is not 0
+ * and rounds to 0 at these decimals gets up to three more, so its sign
+ * shows ("[-0.002, +0.10]", not "[0.00, +0.10]"). */
+void rpt_fmt_bound(char *out, size_t cap, double v, int decimals, int sign);
 /* A DELTA cell for the human formats: "+1.10 [+0.80, +1.40] (n=3)",
  * "+0.04 (n=1: no interval)", with the note after "; ".  The mark of an
  * interval that excludes 0 is the renderer's. */

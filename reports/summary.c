@@ -45,14 +45,14 @@ void rpt_finding_text(const rpt_finding *f, char *out, size_t cap)
         int up = d->mean > 0;
         double a = up ? d->lo : -d->hi, b = up ? d->hi : -d->lo;
         rpt_fmt_num(m, sizeof m, fabs(d->mean), f->decimals, 0);
-        rpt_fmt_num(lo, sizeof lo, a, f->decimals, 0);
-        rpt_fmt_num(hi, sizeof hi, b, f->decimals, 0);
+        rpt_fmt_bound(lo, sizeof lo, a, f->decimals, 0);
+        rpt_fmt_bound(hi, sizeof hi, b, f->decimals, 0);
         snprintf(out, cap, "%s is %s than %s by %s [%s, %s] %s, %s", f->what,
                  (up ? 1 : -1) == f->better ? "better" : "worse", f->against, m, lo, hi, f->unit, seeds);
         return;
     }
-    rpt_fmt_num(lo, sizeof lo, d->lo, f->decimals, 1);
-    rpt_fmt_num(hi, sizeof hi, d->hi, f->decimals, 1);
+    rpt_fmt_bound(lo, sizeof lo, d->lo, f->decimals, 1);
+    rpt_fmt_bound(hi, sizeof hi, d->hi, f->decimals, 1);
     snprintf(out, cap, "%s is not distinguishable from %s (%s [%s, %s] %s, %s)", f->what, f->against, m, lo, hi,
              f->unit, seeds);
 }

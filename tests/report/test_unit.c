@@ -313,6 +313,14 @@ static void test_format(void)
     char b[64];
     rpt_fmt_num(b, sizeof b, -0.001, 2, 1);
     TAP_OK(!strcmp(b, "0.00"), "a difference rounding to zero prints 0.00, not -0.00 (%s)", b);
+    rpt_fmt_bound(b, sizeof b, -0.0018, 2, 1);
+    TAP_OK(!strcmp(b, "-0.002"), "an interval end rounding to zero keeps its sign (%s)", b);
+    rpt_fmt_bound(b, sizeof b, 0.00004, 2, 1);
+    TAP_OK(!strcmp(b, "+0.00004"), "... with up to three more decimals (%s)", b);
+    rpt_fmt_bound(b, sizeof b, -0.000001, 2, 1);
+    TAP_OK(!strcmp(b, "0.00"), "... and is 0 below that (%s)", b);
+    rpt_fmt_bound(b, sizeof b, 0.05, 2, 1);
+    TAP_OK(!strcmp(b, "+0.05"), "an end that does not round to zero is printed as any number (%s)", b);
     rpt_fmt_num(b, sizeof b, 0.33, 2, 1);
     TAP_OK(!strcmp(b, "+0.33"), "signed: %s", b);
     rpt_fmt_num(b, sizeof b, 16.275, 1, 0);
