@@ -90,11 +90,12 @@ void rpt_fmt_bound(char *out, size_t cap, double v, int decimals, int sign)
     /* Whether an interval excludes 0 is read off its ends: an end that is
      * not 0 but rounds to it gets the decimals that show its sign (at most
      * three more: below that it is 0 for any reader). */
-    int d = decimals;
-    if (isfinite(v) && v != 0)
-        while (d <= decimals + 3 && round(v * pow(10, d)) == 0)
-            d++;
-    rpt_fmt_num(out, cap, v, d > decimals + 3 ? decimals : d, sign);
+    for (int d = decimals; d <= decimals + 3; d++)
+        if (round(v * pow(10, d)) != 0) { /* NaN and inf too: printed at once */
+            rpt_fmt_num(out, cap, v, d, sign);
+            return;
+        }
+    rpt_fmt_num(out, cap, v, decimals, sign);
 }
 
 void rpt_fmt_delta(char *out, size_t cap, const rpt_cell *c, int decimals)

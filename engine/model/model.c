@@ -505,10 +505,10 @@ double eng_model_grad_norm(eng_model *m)
     return sqrt(m->ops->sumsq(m->ctx, m->grads, m->n_params));
 }
 
-void eng_model_grad_norms(eng_model *m, double *out)
+void eng_model_grad_sumsq(eng_model *m, double *out)
 {
     for (int i = 0; i < m->n_tensors; i++)
-        out[i] = sqrt(m->ops->sumsq(m->ctx, m->grads + m->tensors[i].offset, m->tensors[i].numel));
+        out[i] = m->ops->sumsq(m->ctx, m->grads + m->tensors[i].offset, m->tensors[i].numel);
 }
 
 int eng_model_step(eng_model *m, const eng_adamw *opt, eng_err *e)

@@ -54,9 +54,9 @@ size_t eng_model_n_params(const eng_model *m);
 int eng_model_n_tensors(const eng_model *m);
 const eng_tensor_info *eng_model_tensor(const eng_model *m, int i);
 const eng_tensor_info *eng_model_find_tensor(const eng_model *m, const char *name);
-/* The gradient's norm per tensor, in tensor order, into out[n_tensors]
- * (the gradient of the last backward pass, before clipping). */
-void eng_model_grad_norms(eng_model *m, double *out);
+/* The gradient's sum of squares per tensor, in tensor order, into
+ * out[n_tensors] (the gradient of the last backward pass, before clipping). */
+void eng_model_grad_sumsq(eng_model *m, double *out);
 /* Per-layer MLP widths the model was built with. */
 const int *eng_model_widths(const eng_model *m);
 

@@ -383,19 +383,18 @@ static void tensor_place(const char *name, int *layer, int *part)
 static void emit_grad_norms(eng_trainer *t, int64_t s)
 {
     const int nt = eng_model_n_tensors(t->model), L = t->cfg.model.layers;
-    double *norms = t->gn_tensor, *acc = t->gn_acc; /* per layer: attn, mlp, other; embed; head */
+    double *sq = t->gn_tensor, *acc = t->gn_acc; /* per layer: attn, mlp, other; embed; head */
     memset(acc, 0, ((size_t)L * 3 + 2) * sizeof *acc);
-    eng_model_grad_norms(t->model, norms);
+    eng_model_grad_sumsq(t->model, sq);
     for (int i = 0; i < nt; i++) {
         int layer, part;
         tensor_place(eng_model_tensor(t->model, i)->name, &layer, &part);
-        double sq = norms[i] * norms[i];
         if (layer == -1)
-            acc[3 * L] += sq;
+            acc[3 * L] += sq[i];
         else if (layer < 0 || layer >= L)
-            acc[3 * L + 1] += sq;
+            acc[3 * L + 1] += sq[i];
         else
-            acc[3 * layer + part] += sq;
+            acc[3 * layer + part] += sq[i];
     }
     const int64_t tok = s * t->cfg.train.batch_tokens;
     for (int l = 0; l < L; l++) {
