@@ -80,16 +80,16 @@ int main(int argc, char **argv)
     if (T)
         snprintf(seq, sizeof seq, "seq_len: %d, ", T);
     snprintf(y, sizeof y, "scale: %s\narch: %s\ntrain: {%smicro_batch: %d}\n", preset, arch, seq, B);
-    eng_err e = {0};
-    cfg_node *root;
+    tlm_err e = {0};
+    tlm_cfg_node *root;
     eng_config c;
     eng_account a;
-    if (cfg_parse_buffer("bench_cuda", y, strlen(y), &root, &e)) {
+    if (tlm_cfg_parse_buffer("bench_cuda", y, strlen(y), &root, &e)) {
         fprintf(stderr, "bench_cuda: %s\n", e.msg);
         return 2;
     }
     int rc = eng_config_from_tree(root, &c, &e);
-    cfg_free(root);
+    tlm_cfg_free(root);
     if (rc || eng_account_compute(&c, &a, &e)) {
         fprintf(stderr, "bench_cuda: %s\n", e.msg);
         return 2;
@@ -98,7 +98,7 @@ int main(int argc, char **argv)
     eng_backend *be;
     if (eng_backend_cuda_create(&be, dev, &e)) {
         fprintf(stderr, "bench_cuda: %s\n", e.msg);
-        return e.code == ENG_ECONFIG ? 77 : 1;
+        return e.code == TLM_ECONFIG ? 77 : 1;
     }
     eng_backend_cuda_set_fast_matmul(be, fast);
     eng_cuda_device_info info;
@@ -106,7 +106,7 @@ int main(int argc, char **argv)
         snprintf(info.name, sizeof info.name, "?");
     eng_model *m;
     if (eng_model_create(&m, &c, be, B, T, &e)) {
-        fprintf(stderr, "bench_cuda: %s: %s\n", eng_status_kind(e.code), e.msg);
+        fprintf(stderr, "bench_cuda: %s: %s\n", tlm_status_kind(e.code), e.msg);
         eng_backend_free(be);
         return 1;
     }
@@ -126,22 +126,22 @@ int main(int argc, char **argv)
             tok[i] = (int32_t)((s >> 33) % (uint64_t)V);
             tgt[i] = (int32_t)((s >> 13) % (uint64_t)V);
         }
-        double loss = NAN, t0 = eng_clock_mono();
+        double loss = NAN, t0 = tlm_clock_mono();
         eng_model_zero_grads(m);
         rc = eng_model_forward(m, tok, tgt, B, T, &loss, NULL, &e) || eng_model_backward(m, 1.0f, &e);
         double gn = rc ? NAN : eng_model_grad_norm(m);
         eng_adamw opt = {3e-4, 0.9, 0.95, 1e-8, 0.1, st + 1, gn > 1.0 ? 1.0 / gn : 1.0};
         rc = rc || eng_model_step(m, &opt, &e) || eng_backend_cuda_status(be, &e);
-        t_step[st] = eng_clock_mono() - t0; /* sumsq waited for the device: the step is done */
+        t_step[st] = tlm_clock_mono() - t0; /* sumsq waited for the device: the step is done */
         if (st == 0)
             first = loss;
         last = loss;
     }
     if (rc) {
-        eng_err ce = {0};
+        tlm_err ce = {0};
         if (eng_backend_cuda_status(be, &ce))
             e = ce;
-        fprintf(stderr, "bench_cuda: %s: %s\n", eng_status_kind(e.code), e.msg);
+        fprintf(stderr, "bench_cuda: %s: %s\n", tlm_status_kind(e.code), e.msg);
     } else {
         qsort(t_step + 1, (size_t)steps, sizeof(double), cmp_double);
         const double med = t_step[1 + steps / 2], tps = N / med, tflops = a.flops_train * tps * 1e-12;

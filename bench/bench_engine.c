@@ -58,12 +58,12 @@ static double sgemm_gflops(int blas, int threads)
     if (blas)
         eng_runtime_set_blas_threads(threads);
     for (int r = 0; r < 6; r++) {
-        double t0 = eng_clock_mono();
+        double t0 = tlm_clock_mono();
         if (blas)
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, S, S, S, 1.0f, A, S, B, S, 0.0f, C, S);
         else
             BE->ops->matmul(BE->ctx, 0, 0, S, S, S, 1.0f, A, S, B, S, 0.0f, C, S);
-        best = fmin(best, eng_clock_mono() - t0);
+        best = fmin(best, tlm_clock_mono() - t0);
     }
     eng_runtime_set_blas_threads(1);
     free(A);
@@ -72,7 +72,7 @@ static double sgemm_gflops(int blas, int threads)
     return 2.0 * S * S * S / best * 1e-9;
 }
 
-static int make_config(const bench_cfg *b, eng_config *c, eng_err *e)
+static int make_config(const bench_cfg *b, eng_config *c, tlm_err *e)
 {
     char y[512];
     snprintf(y, sizeof y,
@@ -80,12 +80,12 @@ static int make_config(const bench_cfg *b, eng_config *c, eng_err *e)
              "model: {d_model: %d, layers: %d, heads: %d, d_ff: %d, vocab: %d, tied: false}\n"
              "taper: {schedule: uniform}\ntrain: {seq_len: %d, tokens: 1000000}\n",
              b->V, b->d, b->L, b->H, b->dff, b->V, b->T);
-    cfg_node *root;
-    int rc = cfg_parse_buffer("bench", y, strlen(y), &root, e);
+    tlm_cfg_node *root;
+    int rc = tlm_cfg_parse_buffer("bench", y, strlen(y), &root, e);
     if (rc)
         return rc;
     rc = eng_config_from_tree(root, c, e);
-    cfg_free(root);
+    tlm_cfg_free(root);
     return rc;
 }
 
@@ -102,7 +102,7 @@ static double run_engine(const bench_cfg *b, int steps, double *flops_tok, doubl
                          double ms[3])
 {
     eng_config c;
-    eng_err e = {0};
+    tlm_err e = {0};
     eng_account a;
     eng_model *m;
     if (make_config(b, &c, &e) || eng_account_compute(&c, &a, &e) || eng_model_create(&m, &c, BE, b->B, b->T, &e)) {
@@ -123,22 +123,22 @@ static double run_engine(const bench_cfg *b, int steps, double *flops_tok, doubl
             tok[i] = (int32_t)((s >> 33) % (uint64_t)b->V);
             tgt[i] = (int32_t)((s >> 13) % (uint64_t)b->V);
         }
-        double loss, t0 = eng_clock_mono();
+        double loss, t0 = tlm_clock_mono();
         eng_model_zero_grads(m);
         if (eng_model_forward(m, tok, tgt, b->B, b->T, &loss, NULL, &e)) {
             fprintf(stderr, "bench_engine: %s\n", e.msg);
             return -1;
         }
-        double t1 = eng_clock_mono();
+        double t1 = tlm_clock_mono();
         if (eng_model_backward(m, 1.0f, &e)) {
             fprintf(stderr, "bench_engine: %s\n", e.msg);
             return -1;
         }
-        double t2 = eng_clock_mono();
+        double t2 = tlm_clock_mono();
         double gn = eng_model_grad_norm(m);
         eng_adamw opt = {1e-3, 0.9, 0.95, 1e-8, 0.1, st + 1, gn > 1 ? 1 / gn : 1};
         eng_model_step(m, &opt, &e);
-        double t3 = eng_clock_mono();
+        double t3 = tlm_clock_mono();
         if (st > 0) {
             t_step[st - 1] = t3 - t0;
             t_ph[0][st - 1] = t1 - t0;
@@ -209,7 +209,7 @@ int main(int argc, char **argv)
             return ch == 'h' ? 0 : 2;
         }
     }
-    eng_err e = {0};
+    tlm_err e = {0};
     eng_runtime_set_threads(threads);
     if (eng_backend_cpu_create(&BE, threads, &e)) {
         fprintf(stderr, "bench_engine: %s\n", e.msg);

@@ -41,7 +41,7 @@ static const bench_cfg configs[] = {
     {"large", 512, 8, 8, 1536, 4096, 256, 8},
 };
 
-static int make_config(const bench_cfg *b, const char *arch, int levels, eng_config *c, eng_err *e)
+static int make_config(const bench_cfg *b, const char *arch, int levels, eng_config *c, tlm_err *e)
 {
     char y[640], hope[96] = "";
     if (!strcmp(arch, "hope_attn"))
@@ -51,12 +51,12 @@ static int make_config(const bench_cfg *b, const char *arch, int levels, eng_con
              "model: {d_model: %d, layers: %d, heads: %d, d_ff: %d, vocab: %d, tied: false%s}\n"
              "taper: {schedule: uniform}\ntrain: {seq_len: %d, tokens: 1000000}\n",
              arch, b->V, b->d, b->L, b->H, b->dff, b->V, hope, b->T);
-    cfg_node *root;
-    int rc = cfg_parse_buffer("bench", y, strlen(y), &root, e);
+    tlm_cfg_node *root;
+    int rc = tlm_cfg_parse_buffer("bench", y, strlen(y), &root, e);
     if (rc)
         return rc;
     rc = eng_config_from_tree(root, c, e);
-    cfg_free(root);
+    tlm_cfg_free(root);
     return rc;
 }
 
@@ -75,7 +75,7 @@ typedef struct result {
 static int run(const bench_cfg *b, const char *arch, int levels, int steps, result *r)
 {
     eng_config c;
-    eng_err e = {0};
+    tlm_err e = {0};
     eng_account a;
     eng_model *m;
     if (make_config(b, arch, levels, &c, &e) || eng_account_compute(&c, &a, &e) ||
@@ -96,13 +96,13 @@ static int run(const bench_cfg *b, const char *arch, int levels, int steps, resu
             tok[i] = (int32_t)((s >> 33) % (uint64_t)b->V);
             tgt[i] = (int32_t)((s >> 13) % (uint64_t)b->V);
         }
-        double loss, t0 = eng_clock_mono();
+        double loss, t0 = tlm_clock_mono();
         eng_model_zero_grads(m);
         rc = eng_model_forward(m, tok, tgt, b->B, b->T, &loss, NULL, &e) || eng_model_backward(m, 1.0f, &e);
-        double gn = eng_model_grad_norm(m), t1 = eng_clock_mono();
+        double gn = eng_model_grad_norm(m), t1 = tlm_clock_mono();
         eng_adamw opt = {1e-3, 0.9, 0.95, 1e-8, 0.1, st + 1, gn > 1 ? 1 / gn : 1};
         rc = rc || eng_model_step(m, &opt, &e);
-        double t2 = eng_clock_mono();
+        double t2 = tlm_clock_mono();
         if (st > 0) {
             t_step[st - 1] = t2 - t0;
             t_opt[st - 1] = t2 - t1;
@@ -150,7 +150,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_hope: bad --steps, --repeat or --levels\n");
         return 2;
     }
-    eng_err e = {0};
+    tlm_err e = {0};
     eng_runtime_set_threads(threads);
     if (eng_backend_cpu_create(&BE, threads, &e)) {
         fprintf(stderr, "bench_hope: %s\n", e.msg);

@@ -65,11 +65,11 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--steps"))
             n_steps = strtol(argv[i + 1], NULL, 10);
     }
-    eng_err e = {0};
+    tlm_err e = {0};
     db *d;
     remove(argv[1]);
     TRY(db_open(argv[1], DB_READWRITE, &d, &e));
-    double t0 = eng_clock_mono();
+    double t0 = tlm_clock_mono();
     TRY(db_begin(d, &e));
     /* one sweep per architecture and scale, like a study run piece by piece */
     char sweep[64];
@@ -194,6 +194,6 @@ int main(int argc, char **argv)
     TRY(db_commit(d, &e));
     TRY(db_exec(d, "PRAGMA wal_checkpoint(TRUNCATE)", &e));
     db_close(d);
-    printf("bench_report_gen: %ld jobs in %s (%.1f s)\n", made, argv[1], eng_clock_mono() - t0);
+    printf("bench_report_gen: %ld jobs in %s (%.1f s)\n", made, argv[1], tlm_clock_mono() - t0);
     return 0;
 }

@@ -22,10 +22,10 @@ extern char **environ;
 
 static double hash_rate(int accel, const uint8_t *p, size_t n, char hex[65])
 {
-    eng__sha256_accelerated(accel);
-    double t0 = eng_clock_mono();
-    eng_sha256_hex(p, n, hex);
-    return (double)n / (eng_clock_mono() - t0) / 1e6;
+    tlm__sha256_accelerated(accel);
+    double t0 = tlm_clock_mono();
+    tlm_sha256_hex(p, n, hex);
+    return (double)n / (tlm_clock_mono() - t0) / 1e6;
 }
 
 /* sha256sum FILE with its output on /dev/null: MB/s, or -1 if it did not run */
@@ -36,7 +36,7 @@ static double coreutils_rate(const char *path, size_t n)
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     char *argv[] = {"sha256sum", (char *)path, NULL};
     pid_t pid;
-    double t0 = eng_clock_mono();
+    double t0 = tlm_clock_mono();
     int rc = posix_spawnp(&pid, "sha256sum", &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     if (rc)
@@ -44,7 +44,7 @@ static double coreutils_rate(const char *path, size_t n)
     int st;
     if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
         return -1;
-    return (double)n / (eng_clock_mono() - t0) / 1e6;
+    return (double)n / (tlm_clock_mono() - t0) / 1e6;
 }
 
 int main(int argc, char **argv)
@@ -84,7 +84,7 @@ int main(int argc, char **argv)
         return 1;
     }
     close(fd);
-    const int have_ext = eng__sha256_accelerated(1);
+    const int have_ext = tlm__sha256_accelerated(1);
     double ext = 0, plain = 0, cu = -1;
     char h1[65] = "", h2[65];
     for (long k = 0; k < repeat; k++) {
@@ -110,7 +110,7 @@ int main(int argc, char **argv)
         printf("  coreutils sha256sum   (did not run)\n");
     if (have_ext && cu > 0)
         printf("  TLM / sha256sum       %7.2fx\n", ext / cu);
-    eng__sha256_accelerated(1);
+    tlm__sha256_accelerated(1);
     free(buf);
     return 0;
 }

@@ -48,7 +48,7 @@ typedef struct titans_opts {
     const char *variant;
 } titans_opts;
 
-static int make_config(const bench_cfg *b, const char *arch, const titans_opts *to, eng_config *c, eng_err *e)
+static int make_config(const bench_cfg *b, const char *arch, const titans_opts *to, eng_config *c, tlm_err *e)
 {
     char y[768], model[256], titans[256] = "";
     if (!strcmp(arch, "titans"))
@@ -61,12 +61,12 @@ static int make_config(const bench_cfg *b, const char *arch, const titans_opts *
                  b->d, b->L, b->H, b->dff, b->V, *titans ? ", " : "", titans);
     snprintf(y, sizeof y, "arch: %s\ntokenizer: %s\n%staper: {schedule: uniform}\ntrain: {seq_len: %d, tokens: 1000000}\n",
              arch, b->preset ? "bytes" : "bpe4096", model, b->T);
-    cfg_node *root;
-    int rc = cfg_parse_buffer("bench", y, strlen(y), &root, e);
+    tlm_cfg_node *root;
+    int rc = tlm_cfg_parse_buffer("bench", y, strlen(y), &root, e);
     if (rc)
         return rc;
     rc = eng_config_from_tree(root, c, e);
-    cfg_free(root);
+    tlm_cfg_free(root);
     return rc;
 }
 
@@ -80,7 +80,7 @@ static int cmp_d(const void *a, const void *b)
 static double run(const bench_cfg *b, const char *arch, const titans_opts *to, int steps, double *flops_tok)
 {
     eng_config c;
-    eng_err e = {0};
+    tlm_err e = {0};
     eng_model *m;
     eng_account a;
     if (make_config(b, arch, to, &c, &e) || eng_account_compute(&c, &a, &e) ||
@@ -102,13 +102,13 @@ static double run(const bench_cfg *b, const char *arch, const titans_opts *to, i
     double *dt = malloc(sizeof(double) * (steps + 1));
     int rc = 0;
     for (int st = 0; st <= steps && !rc; st++) {
-        double t0 = eng_clock_mono(), loss;
+        double t0 = tlm_clock_mono(), loss;
         eng_model_zero_grads(m);
         rc = eng_model_forward(m, tok, tok + 1, b->B, b->T, &loss, NULL, &e) || eng_model_backward(m, 1.0f, &e);
         double gn = eng_model_grad_norm(m);
         eng_adamw opt = {4e-4, 0.9, 0.95, 1e-8, 0.1, st + 1, gn > 1.0 ? 1.0 / gn : 1.0};
         rc = rc || eng_model_step(m, &opt, &e) || !isfinite(loss);
-        dt[st] = eng_clock_mono() - t0;
+        dt[st] = tlm_clock_mono() - t0;
     }
     double med = -1;
     if (!rc) {
@@ -154,7 +154,7 @@ int main(int argc, char **argv)
     }
     if (steps < 1 || repeat < 1)
         return 2;
-    eng_err e = {0};
+    tlm_err e = {0};
     eng_runtime_set_threads(threads);
     if (eng_backend_cpu_create(&BE, threads, &e)) {
         fprintf(stderr, "bench_titans: %s\n", e.msg);

@@ -62,7 +62,7 @@ static void on_line(void *ctx, const char *s, size_t n)
         return;
     }
     g->events++;
-    eng_err e;
+    tlm_err e;
     if (g->insert == 1) {
         db_step_row r = {.job = KEY, .attempt = 1, .step = ev.step, .tokens = ev.tokens, .loss = ev.loss, .lr = ev.lr,
                          .grad_norm = ev.grad_norm, .tokens_per_s = ev.tokens_per_s, .step_ms = ev.step_ms};
@@ -83,10 +83,10 @@ static void on_line(void *ctx, const char *s, size_t n)
         }
     }
     /* the daemon's tick: one commit per 100 ms */
-    if (g->insert && (g->events & 255) == 0 && eng_clock_mono() >= g->next_commit) {
+    if (g->insert && (g->events & 255) == 0 && tlm_clock_mono() >= g->next_commit) {
         db_commit(g->d, &e);
         db_begin(g->d, &e);
-        g->next_commit = eng_clock_mono() + 0.1;
+        g->next_commit = tlm_clock_mono() + 0.1;
     }
 }
 
@@ -97,16 +97,16 @@ static double run(ingest *g, const char *stream, size_t len)
 {
     orc_linebuf lb = {0};
     orc_line_sink sink = {on_line, on_long, g};
-    eng_err e;
+    tlm_err e;
     if (g->insert)
         db_begin(g->d, &e);
-    g->next_commit = eng_clock_mono() + 0.1;
-    double t0 = eng_clock_mono();
+    g->next_commit = tlm_clock_mono() + 0.1;
+    double t0 = tlm_clock_mono();
     for (size_t at = 0; at < len; at += 65536)
         orc_linebuf_feed(&lb, stream + at, len - at < 65536 ? len - at : 65536, &sink);
     if (g->insert)
         db_commit(g->d, &e);
-    double t = eng_clock_mono() - t0;
+    double t = tlm_clock_mono() - t0;
     orc_linebuf_clear(&lb);
     return t;
 }
@@ -117,7 +117,7 @@ static db *fresh_db(const char *path, int v1)
     char wal[600];
     snprintf(wal, sizeof wal, "%s-wal", path);
     unlink(wal);
-    eng_err e;
+    tlm_err e;
     db *d;
     if (db_open(path, DB_READWRITE, &d, &e)) {
         fprintf(stderr, "bench_tlmd: %s\n", e.msg);
@@ -168,7 +168,7 @@ int main(int argc, char **argv)
     double t = run(&g, stream, len);
     printf("%-46s %12.2f %12.0f\n", "parse: tlmd (linebuf + event.c)", t / n * 1e6, n / t);
     /* peer: Jansson on the same lines */
-    double t0 = eng_clock_mono();
+    double t0 = tlm_clock_mono();
     long ok = 0;
     for (char *s = stream, *end; (end = strchr(s, '\n')); s = end + 1) {
         json_error_t je;
@@ -176,11 +176,11 @@ int main(int argc, char **argv)
         ok += j && json_is_real(json_object_get(j, "loss"));
         json_decref(j);
     }
-    double tj = eng_clock_mono() - t0;
+    double tj = tlm_clock_mono() - t0;
     printf("%-46s %12.2f %12.0f\n", "parse: Jansson (json_loadb, no checks)", tj / n * 1e6, n / tj);
 
     g = (ingest){.p = p, .insert = 1, .d = fresh_db(path, 0)};
-    eng_err e;
+    tlm_err e;
     db_checkpointer *ck = NULL; /* as the daemon runs it */
     db_checkpointer_start(g.d, path, 1000, &ck, &e);
     t = run(&g, stream, len);
@@ -204,7 +204,7 @@ int main(int argc, char **argv)
     printf("\ntarget > 100,000 step events/s: %s (%.0f)\n", tlmd_rate > 100000 ? "met" : "NOT met", tlmd_rate);
     (void)ok;
     (void)e;
-    if (eng_rm_tree(dir))
+    if (tlm_rm_tree(dir))
         fprintf(stderr, "bench_tlmd: could not remove %s\n", dir);
     free(stream);
     free(p);

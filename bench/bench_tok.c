@@ -40,25 +40,25 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s --tokenizer NAME|FILE --text FILE [--reps 3] [--data DIR]\n", argv[0]);
         return 2;
     }
-    eng_err e = {0};
+    tlm_err e = {0};
     eng_tok *t = NULL;
     char *text = NULL;
     size_t n = 0;
-    double t0 = eng_clock_mono();
-    if (eng_tok_open(&t, tok, data, &e) || eng_read_file(text_path, 1u << 30, &text, &n, &e)) {
+    double t0 = tlm_clock_mono();
+    if (eng_tok_open(&t, tok, data, &e) || tlm_read_file(text_path, 1u << 30, &text, &n, &e)) {
         fprintf(stderr, "bench_tok: %s\n", e.msg);
         return 1;
     }
-    double load = eng_clock_mono() - t0, best = 1e30, best_cpu = 1e30;
+    double load = tlm_clock_mono() - t0, best = 1e30, best_cpu = 1e30;
     eng_tokvec v = {0};
     for (int r = 0; r < reps; r++) {
         v.n = 0;
-        double s = eng_clock_mono(), c = cpu_seconds();
+        double s = tlm_clock_mono(), c = cpu_seconds();
         if (eng_tok_encode(t, text, n, ENG_TOK_ALLOW_SPECIAL, &v, &e)) {
             fprintf(stderr, "bench_tok: %s\n", e.msg);
             return 1;
         }
-        double d = eng_clock_mono() - s, dc = cpu_seconds() - c;
+        double d = tlm_clock_mono() - s, dc = cpu_seconds() - c;
         best = d < best ? d : best;
         best_cpu = dc < best_cpu ? dc : best_cpu;
     }

@@ -1,4 +1,4 @@
-/* cfgtree.c: libyaml events -> cfg_node tree with positions (see cfgtree.h).
+/* cfgtree.c: libyaml events -> tlm_cfg_node tree with positions (see cfgtree.h).
  * Must not: interpret scalars during parsing (types are decided by the
  * consumer, who knows what it expects), or accept input it cannot point at. */
 #include "common/cfgtree.h"
@@ -39,15 +39,15 @@ static int cfg_file_intern(const char *name)
     return g_nfiles++;
 }
 
-const char *cfg_file_name(int id)
+const char *tlm_cfg_file_name(int id)
 {
     return (id >= 0 && id < g_nfiles) ? g_files[id] : "<config>";
 }
 
 /* ------------------------------------------------------------ nodes */
-static cfg_node *node_new(cfg_kind kind, const cfg_node *at)
+static tlm_cfg_node *node_new(tlm_cfg_kind kind, const tlm_cfg_node *at)
 {
-    cfg_node *n = calloc(1, sizeof *n);
+    tlm_cfg_node *n = calloc(1, sizeof *n);
     if (!n)
         return NULL;
     n->kind = kind;
@@ -59,9 +59,9 @@ static cfg_node *node_new(cfg_kind kind, const cfg_node *at)
     return n;
 }
 
-cfg_node *cfg_new_scalar(const char *text, int quoted, const cfg_node *at)
+tlm_cfg_node *tlm_cfg_new_scalar(const char *text, int quoted, const tlm_cfg_node *at)
 {
-    cfg_node *n = node_new(CFG_SCALAR, at);
+    tlm_cfg_node *n = node_new(TLM_CFG_SCALAR, at);
     if (!n)
         return NULL;
     n->text = strdup(text ? text : "");
@@ -73,16 +73,16 @@ cfg_node *cfg_new_scalar(const char *text, int quoted, const cfg_node *at)
     return n;
 }
 
-cfg_node *cfg_new_map(const cfg_node *at) { return node_new(CFG_MAP, at); }
+tlm_cfg_node *tlm_cfg_new_map(const tlm_cfg_node *at) { return node_new(TLM_CFG_MAP, at); }
 
-void cfg_free(cfg_node *n)
+void tlm_cfg_free(tlm_cfg_node *n)
 {
     if (!n)
         return;
     for (size_t i = 0; i < n->n; i++) {
-        cfg_free(n->items[i]);
+        tlm_cfg_free(n->items[i]);
         if (n->keys)
-            cfg_free(n->keys[i]);
+            tlm_cfg_free(n->keys[i]);
     }
     free(n->items);
     free(n->keys);
@@ -104,7 +104,7 @@ static size_t key_hash(const char *s)
     return h;
 }
 
-static void key_index_put(cfg_node *map, size_t i)
+static void key_index_put(tlm_cfg_node *map, size_t i)
 {
     size_t mask = map->index_cap - 1, s = key_hash(map->keys[i]->text) & mask;
     while (map->index[s])
@@ -112,8 +112,8 @@ static void key_index_put(cfg_node *map, size_t i)
     map->index[s] = i + 1;
 }
 
-/* Room for the keys of map plus one more; ENG_ENOMEM when not. */
-static int key_index_reserve(cfg_node *map)
+/* Room for the keys of map plus one more; TLM_ENOMEM when not. */
+static int key_index_reserve(tlm_cfg_node *map)
 {
     size_t want = map->n + 1;
     if (want < KEY_INDEX_MIN || want * 2 <= map->index_cap)
@@ -121,12 +121,12 @@ static int key_index_reserve(cfg_node *map)
     size_t cap = map->index_cap ? map->index_cap : 64;
     while (want * 2 > cap) {
         if (cap > SIZE_MAX / 2 / sizeof *map->index)
-            return ENG_ENOMEM;
+            return TLM_ENOMEM;
         cap *= 2;
     }
     size_t *index = calloc(cap, sizeof *index);
     if (!index)
-        return ENG_ENOMEM;
+        return TLM_ENOMEM;
     free(map->index);
     map->index = index;
     map->index_cap = cap;
@@ -135,30 +135,30 @@ static int key_index_reserve(cfg_node *map)
     return 0;
 }
 
-static int grow(cfg_node *c)
+static int grow(tlm_cfg_node *c)
 {
     /* capacity is 4, then the next power of two: grow when n reaches it */
     size_t n = c->n;
     if (n != 0 && (n < 4 || (n & (n - 1)) != 0))
         return 0;
     size_t ncap = n ? n * 2 : 4;
-    cfg_node **items = realloc(c->items, ncap * sizeof *items);
+    tlm_cfg_node **items = realloc(c->items, ncap * sizeof *items);
     if (!items)
-        return ENG_ENOMEM;
+        return TLM_ENOMEM;
     c->items = items;
-    if (c->kind == CFG_MAP) {
-        cfg_node **keys = realloc(c->keys, ncap * sizeof *keys);
+    if (c->kind == TLM_CFG_MAP) {
+        tlm_cfg_node **keys = realloc(c->keys, ncap * sizeof *keys);
         if (!keys)
-            return ENG_ENOMEM;
+            return TLM_ENOMEM;
         c->keys = keys;
     }
     return 0;
 }
 
-int cfg_map_append(cfg_node *map, cfg_node *key, cfg_node *value)
+int tlm_cfg_map_append(tlm_cfg_node *map, tlm_cfg_node *key, tlm_cfg_node *value)
 {
     if (grow(map) || key_index_reserve(map))
-        return ENG_ENOMEM;
+        return TLM_ENOMEM;
     map->keys[map->n] = key;
     map->items[map->n++] = value;
     if (map->index)
@@ -166,22 +166,22 @@ int cfg_map_append(cfg_node *map, cfg_node *key, cfg_node *value)
     return 0;
 }
 
-static int cfg_seq_append(cfg_node *seq, cfg_node *value)
+static int cfg_seq_append(tlm_cfg_node *seq, tlm_cfg_node *value)
 {
     if (grow(seq))
-        return ENG_ENOMEM;
+        return TLM_ENOMEM;
     seq->items[seq->n++] = value;
     return 0;
 }
 
-cfg_node *cfg_clone(const cfg_node *n)
+tlm_cfg_node *tlm_cfg_clone(const tlm_cfg_node *n)
 {
     if (!n)
         return NULL;
-    cfg_node *c = node_new(n->kind, n);
+    tlm_cfg_node *c = node_new(n->kind, n);
     if (!c)
         return NULL;
-    if (n->kind == CFG_SCALAR) {
+    if (n->kind == TLM_CFG_SCALAR) {
         c->text = strdup(n->text);
         c->quoted = n->quoted;
         if (!c->text)
@@ -189,28 +189,28 @@ cfg_node *cfg_clone(const cfg_node *n)
         return c;
     }
     for (size_t i = 0; i < n->n; i++) {
-        cfg_node *v = cfg_clone(n->items[i]);
+        tlm_cfg_node *v = tlm_cfg_clone(n->items[i]);
         if (!v)
             goto fail;
-        if (n->kind == CFG_MAP) {
-            cfg_node *k = cfg_clone(n->keys[i]);
-            if (!k || cfg_map_append(c, k, v)) {
-                cfg_free(k);
-                cfg_free(v);
+        if (n->kind == TLM_CFG_MAP) {
+            tlm_cfg_node *k = tlm_cfg_clone(n->keys[i]);
+            if (!k || tlm_cfg_map_append(c, k, v)) {
+                tlm_cfg_free(k);
+                tlm_cfg_free(v);
                 goto fail;
             }
         } else if (cfg_seq_append(c, v)) {
-            cfg_free(v);
+            tlm_cfg_free(v);
             goto fail;
         }
     }
     return c;
 fail:
-    cfg_free(c);
+    tlm_cfg_free(c);
     return NULL;
 }
 
-size_t cfg_map_find(const cfg_node *map, const char *key)
+size_t tlm_cfg_map_find(const tlm_cfg_node *map, const char *key)
 {
     if (!map->index) {
         for (size_t i = 0; i < map->n; i++)
@@ -225,16 +225,16 @@ size_t cfg_map_find(const cfg_node *map, const char *key)
     return map->n;
 }
 
-cfg_node *cfg_map_get(const cfg_node *map, const char *key)
+tlm_cfg_node *tlm_cfg_map_get(const tlm_cfg_node *map, const char *key)
 {
-    if (!map || map->kind != CFG_MAP)
+    if (!map || map->kind != TLM_CFG_MAP)
         return NULL;
-    size_t i = cfg_map_find(map, key);
+    size_t i = tlm_cfg_map_find(map, key);
     return i < map->n ? map->items[i] : NULL;
 }
 
 /* ------------------------------------------------------------ errors */
-size_t cfg_edit_distance(const char *a, const char *b)
+size_t tlm_cfg_edit_distance(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
     if (la > 63 || lb > 63)
@@ -253,30 +253,30 @@ size_t cfg_edit_distance(const char *a, const char *b)
     return d[la][lb];
 }
 
-int cfg_errf(eng_err *e, const cfg_node *at, const char *fmt, ...)
+int tlm_cfg_errf(tlm_err *e, const tlm_cfg_node *at, const char *fmt, ...)
 {
     if (!e)
-        return ENG_ECONFIG;
+        return TLM_ECONFIG;
     char msg[sizeof e->msg];
     va_list ap;
     va_start(ap, fmt);
-    eng_msg_vprintf(msg, sizeof msg, fmt, ap);
+    tlm_msg_vprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     if (at && at->line > 0)
-        eng_msg_printf(e->msg, sizeof e->msg, "%s:%d:%d: %s", cfg_file_name(at->file), at->line, at->col, msg);
+        tlm_msg_printf(e->msg, sizeof e->msg, "%s:%d:%d: %s", tlm_cfg_file_name(at->file), at->line, at->col, msg);
     else if (at)
-        eng_msg_printf(e->msg, sizeof e->msg, "%s: %s", cfg_file_name(at->file), msg);
+        tlm_msg_printf(e->msg, sizeof e->msg, "%s: %s", tlm_cfg_file_name(at->file), msg);
     else
-        eng_msg_copy(e->msg, sizeof e->msg, msg);
-    e->code = ENG_ECONFIG;
-    return ENG_ECONFIG;
+        tlm_msg_copy(e->msg, sizeof e->msg, msg);
+    e->code = TLM_ECONFIG;
+    return TLM_ECONFIG;
 }
 
 /* ------------------------------------------------------------ paths */
 typedef struct {
     char *path;            /* "model.d_model" */
-    const cfg_node *key;   /* where the last part was written */
-    const cfg_node *value; /* a scalar, a list, or an empty mapping */
+    const tlm_cfg_node *key;   /* where the last part was written */
+    const tlm_cfg_node *value; /* a scalar, a list, or an empty mapping */
 } path_ent;
 
 typedef struct {
@@ -284,36 +284,36 @@ typedef struct {
     size_t n, cap;
 } path_set;
 
-static int paths_collect(path_set *s, const cfg_node *map, const char *prefix, eng_err *e)
+static int paths_collect(path_set *s, const tlm_cfg_node *map, const char *prefix, tlm_err *e)
 {
     size_t np = strlen(prefix);
     for (size_t i = 0; i < map->n; i++) {
-        const cfg_node *k = map->keys[i], *v = map->items[i];
+        const tlm_cfg_node *k = map->keys[i], *v = map->items[i];
         size_t nk = strlen(k->text);
         char *full = malloc(np + nk + 2);
         if (!full)
-            return eng_errf(e, ENG_ENOMEM, "out of memory");
+            return tlm_errf(e, TLM_ENOMEM, "out of memory");
         memcpy(full, prefix, np);
         if (np)
             full[np] = '.';
         memcpy(full + np + !!np, k->text, nk + 1);
-        if (v->kind == CFG_MAP && v->n > 0) {
+        if (v->kind == TLM_CFG_MAP && v->n > 0) {
             int rc = paths_collect(s, v, full, e);
             free(full);
             if (rc)
                 return rc;
             continue;
         }
-        if (ENG_GROW(s->v, s->cap, s->n + 1, 32)) {
+        if (TLM_GROW(s->v, s->cap, s->n + 1, 32)) {
             free(full);
-            return eng_errf(e, ENG_ENOMEM, "out of memory");
+            return tlm_errf(e, TLM_ENOMEM, "out of memory");
         }
         s->v[s->n++] = (path_ent){full, k, v};
     }
     return 0;
 }
 
-static int before(const cfg_node *a, const cfg_node *b) /* written earlier in the file */
+static int before(const tlm_cfg_node *a, const tlm_cfg_node *b) /* written earlier in the file */
 {
     if (a->file != b->file)
         return a->file < b->file;
@@ -348,9 +348,9 @@ static const path_ent *paths_find(const path_set *s, const char *path, size_t n)
     return NULL;
 }
 
-int cfg_check_paths_unique(const cfg_node *map, eng_err *e)
+int tlm_cfg_check_paths_unique(const tlm_cfg_node *map, tlm_err *e)
 {
-    if (!map || map->kind != CFG_MAP)
+    if (!map || map->kind != TLM_CFG_MAP)
         return 0;
     path_set s = {0};
     int rc = paths_collect(&s, map, "", e);
@@ -359,20 +359,20 @@ int cfg_check_paths_unique(const cfg_node *map, eng_err *e)
     for (size_t i = 0; !rc && i < s.n; i++) {
         const path_ent *a = &s.v[i];
         if (i > 0 && !strcmp(s.v[i - 1].path, a->path)) {
-            const cfg_node *first = s.v[i - 1].key;
-            rc = cfg_errf(e, a->key, "'%s' is set twice: here and at %s:%d:%d (a nested key and a dotted key "
+            const tlm_cfg_node *first = s.v[i - 1].key;
+            rc = tlm_cfg_errf(e, a->key, "'%s' is set twice: here and at %s:%d:%d (a nested key and a dotted key "
                           "name the same setting; keep one)",
-                          a->path, cfg_file_name(first->file), first->line, first->col);
+                          a->path, tlm_cfg_file_name(first->file), first->line, first->col);
             break;
         }
         for (const char *dot = strchr(a->path, '.'); dot; dot = strchr(dot + 1, '.')) {
             const path_ent *p = paths_find(&s, a->path, (size_t)(dot - a->path));
             if (!p)
                 continue;
-            rc = cfg_errf(e, before(p->key, a->key) ? a->key : p->key,
+            rc = tlm_cfg_errf(e, before(p->key, a->key) ? a->key : p->key,
                           "'%s' is set to %s at %s:%d:%d, and '%s' under it at %s:%d:%d (keep one)", p->path,
-                          cfg_describe(p->value), cfg_file_name(p->key->file), p->key->line, p->key->col, a->path,
-                          cfg_file_name(a->key->file), a->key->line, a->key->col);
+                          tlm_cfg_describe(p->value), tlm_cfg_file_name(p->key->file), p->key->line, p->key->col, a->path,
+                          tlm_cfg_file_name(a->key->file), a->key->line, a->key->col);
             break;
         }
     }
@@ -384,47 +384,47 @@ int cfg_check_paths_unique(const cfg_node *map, eng_err *e)
 
 /* ------------------------------------------------------------ parsing */
 typedef struct {
-    cfg_node *node;      /* container being filled */
-    cfg_node *pending;   /* MAP: key waiting for its value */
+    tlm_cfg_node *node;      /* container being filled */
+    tlm_cfg_node *pending;   /* MAP: key waiting for its value */
 } frame;
 
-static void pos_from(cfg_node *n, const yaml_mark_t *m, int file)
+static void pos_from(tlm_cfg_node *n, const yaml_mark_t *m, int file)
 {
     n->line = (int)m->line + 1;
     n->col = (int)m->column + 1;
     n->file = file;
 }
 
-static int add_child(frame *top, cfg_node *child, int file, eng_err *e)
+static int add_child(frame *top, tlm_cfg_node *child, int file, tlm_err *e)
 {
-    cfg_node *c = top->node;
-    if (c->kind == CFG_SEQ) {
+    tlm_cfg_node *c = top->node;
+    if (c->kind == TLM_CFG_SEQ) {
         if (cfg_seq_append(c, child)) {
-            cfg_free(child);
-            return eng_errf(e, ENG_ENOMEM, "out of memory");
+            tlm_cfg_free(child);
+            return tlm_errf(e, TLM_ENOMEM, "out of memory");
         }
         return 0;
     }
     if (!top->pending) {
-        if (child->kind != CFG_SCALAR) {
-            int rc = cfg_errf(e, child, "a mapping key must be a plain name, not %s", cfg_describe(child));
-            cfg_free(child);
+        if (child->kind != TLM_CFG_SCALAR) {
+            int rc = tlm_cfg_errf(e, child, "a mapping key must be a plain name, not %s", tlm_cfg_describe(child));
+            tlm_cfg_free(child);
             return rc;
         }
-        size_t i = cfg_map_find(c, child->text);
+        size_t i = tlm_cfg_map_find(c, child->text);
         if (i < c->n) {
-            int rc = cfg_errf(e, child, "duplicate key '%s' (first given at %s:%d:%d)", child->text,
-                              cfg_file_name(c->keys[i]->file), c->keys[i]->line, c->keys[i]->col);
-            cfg_free(child);
+            int rc = tlm_cfg_errf(e, child, "duplicate key '%s' (first given at %s:%d:%d)", child->text,
+                              tlm_cfg_file_name(c->keys[i]->file), c->keys[i]->line, c->keys[i]->col);
+            tlm_cfg_free(child);
             return rc;
         }
         top->pending = child;
         return 0;
     }
     (void)file;
-    if (cfg_map_append(c, top->pending, child)) {
-        cfg_free(child);
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    if (tlm_cfg_map_append(c, top->pending, child)) {
+        tlm_cfg_free(child);
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     }
     top->pending = NULL;
     return 0;
@@ -435,13 +435,13 @@ static int add_child(frame *top, cfg_node *child, int file, eng_err *e)
  * !!python/object asks for a meaning TLM does not give, and ignoring it
  * would read the value as something its author did not write. */
 #define YAML_CORE "tag:yaml.org,2002:"
-static int apply_tag(cfg_node *n, const yaml_char_t *tag, eng_err *e)
+static int apply_tag(tlm_cfg_node *n, const yaml_char_t *tag, tlm_err *e)
 {
     if (!tag)
         return 0;
     const char *t = (const char *)tag;
     const char *core = strncmp(t, YAML_CORE, sizeof YAML_CORE - 1) ? NULL : t + sizeof YAML_CORE - 1;
-    if (n->kind == CFG_SCALAR) {
+    if (n->kind == TLM_CFG_SCALAR) {
         if (!strcmp(t, "!") || (core && !strcmp(core, "str"))) {
             n->quoted = 2;
             return 0;
@@ -451,14 +451,14 @@ static int apply_tag(cfg_node *n, const yaml_char_t *tag, eng_err *e)
             n->quoted = 0; /* the consumer reads the text by its own rules, as for a plain scalar */
             return 0;
         }
-    } else if (core && !strcmp(core, n->kind == CFG_MAP ? "map" : "seq")) {
+    } else if (core && !strcmp(core, n->kind == TLM_CFG_MAP ? "map" : "seq")) {
         return 0;
     }
     static const char *const CORE[] = {"str", "int", "float", "bool", "null", "map", "seq"};
     for (size_t i = 0; core && i < sizeof CORE / sizeof CORE[0]; i++)
         if (!strcmp(core, CORE[i]))
-            return cfg_errf(e, n, "YAML tag '!!%s' does not fit %s", core, cfg_describe(n));
-    return cfg_errf(e, n,
+            return tlm_cfg_errf(e, n, "YAML tag '!!%s' does not fit %s", core, tlm_cfg_describe(n));
+    return tlm_cfg_errf(e, n,
                     "YAML tag '%s%s' is not supported here (TLM reads plain values: strings, numbers, true/false, "
                     "null, lists and mappings; the core tags !!str, !!int, !!float, !!bool, !!null, !!seq and !!map "
                     "are allowed where they fit)",
@@ -471,7 +471,7 @@ typedef struct parse_state {
     int file;
     frame stack[CFG_MAX_DEPTH];
     int depth, docs;
-    cfg_node *root;
+    tlm_cfg_node *root;
 } parse_state;
 
 /* Line and column (1-based, in characters) of byte `off` of buf. */
@@ -493,12 +493,12 @@ static void pos_of_offset(const char *buf, size_t len, size_t off, int *line, in
  * UTF-8, a control character) has only a byte offset, its marks stay 1:1;
  * a plain key too long to be one is reported at its end, and a tab in the
  * indentation as a character "that cannot start any token". */
-static int syntax_error(const char *name, const char *buf, size_t len, const yaml_parser_t *p, eng_err *e)
+static int syntax_error(const char *name, const char *buf, size_t len, const yaml_parser_t *p, tlm_err *e)
 {
     int line, col;
     if (p->error == YAML_READER_ERROR) {
         pos_of_offset(buf, len, p->problem_offset, &line, &col);
-        return eng_errf(e, ENG_ECONFIG, "%s:%d:%d: invalid YAML/JSON: %s%s", name, line, col,
+        return tlm_errf(e, TLM_ECONFIG, "%s:%d:%d: invalid YAML/JSON: %s%s", name, line, col,
                         p->problem ? p->problem : "unreadable input",
                         p->problem && strstr(p->problem, "UTF-8") ? " (the file must be UTF-8)" : "");
     }
@@ -508,40 +508,40 @@ static int syntax_error(const char *name, const char *buf, size_t len, const yam
     const char *problem = p->problem ? p->problem : "syntax error";
     if (p->problem && m->index < len && buf[m->index] == '\t' &&
         (strstr(problem, "cannot start any token") || strstr(problem, "tab character")))
-        return eng_errf(e, ENG_ECONFIG, "%s:%d:%d: invalid YAML/JSON: a tab; tabs cannot indent YAML, use spaces",
+        return tlm_errf(e, TLM_ECONFIG, "%s:%d:%d: invalid YAML/JSON: a tab; tabs cannot indent YAML, use spaces",
                         name, line, col);
     if (p->problem && p->context && !strcmp(p->context, "while scanning a simple key") &&
         !strcmp(problem, "could not find expected ':'"))
-        return eng_errf(e, ENG_ECONFIG,
+        return tlm_errf(e, TLM_ECONFIG,
                         "%s:%d:%d: invalid YAML/JSON: a key without ':' after it (a plain key ends with ':' on "
                         "its line, within 1024 characters)",
                         name, (int)p->context_mark.line + 1, (int)p->context_mark.column + 1);
-    return eng_errf(e, ENG_ECONFIG, "%s:%d:%d: invalid YAML/JSON: %s%s%s", name, line, col, problem,
+    return tlm_errf(e, TLM_ECONFIG, "%s:%d:%d: invalid YAML/JSON: %s%s%s", name, line, col, problem,
                     p->context ? " " : "", p->context ? p->context : "");
 }
 
 /* A scalar node of the event: its text (no NUL inside), position, tag. */
-static int new_scalar(const yaml_event_t *ev, int file, cfg_node **out, eng_err *e)
+static int new_scalar(const yaml_event_t *ev, int file, tlm_cfg_node **out, tlm_err *e)
 {
     *out = NULL;
-    cfg_node *n = calloc(1, sizeof *n);
+    tlm_cfg_node *n = calloc(1, sizeof *n);
     if (!n || !(n->text = malloc(ev->data.scalar.length + 1))) {
         free(n);
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     }
-    n->kind = CFG_SCALAR;
+    n->kind = TLM_CFG_SCALAR;
     memcpy(n->text, ev->data.scalar.value, ev->data.scalar.length);
     n->text[ev->data.scalar.length] = '\0';
     pos_from(n, &ev->start_mark, file);
     if (strlen(n->text) != ev->data.scalar.length) {
-        int rc = cfg_errf(e, n, "a string contains a NUL character");
-        cfg_free(n);
+        int rc = tlm_cfg_errf(e, n, "a string contains a NUL character");
+        tlm_cfg_free(n);
         return rc;
     }
     n->quoted = ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
     int rc = apply_tag(n, ev->data.scalar.tag, e);
     if (rc) {
-        cfg_free(n);
+        tlm_cfg_free(n);
         return rc;
     }
     *out = n;
@@ -549,17 +549,17 @@ static int new_scalar(const yaml_event_t *ev, int file, cfg_node **out, eng_err 
 }
 
 /* An empty list or mapping node of a start event. */
-static int new_container(const yaml_event_t *ev, int file, cfg_node **out, eng_err *e)
+static int new_container(const yaml_event_t *ev, int file, tlm_cfg_node **out, tlm_err *e)
 {
     *out = NULL;
-    cfg_node *n = calloc(1, sizeof *n);
+    tlm_cfg_node *n = calloc(1, sizeof *n);
     if (!n)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
-    n->kind = ev->type == YAML_SEQUENCE_START_EVENT ? CFG_SEQ : CFG_MAP;
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
+    n->kind = ev->type == YAML_SEQUENCE_START_EVENT ? TLM_CFG_SEQ : TLM_CFG_MAP;
     pos_from(n, &ev->start_mark, file);
-    int rc = apply_tag(n, n->kind == CFG_SEQ ? ev->data.sequence_start.tag : ev->data.mapping_start.tag, e);
+    int rc = apply_tag(n, n->kind == TLM_CFG_SEQ ? ev->data.sequence_start.tag : ev->data.mapping_start.tag, e);
     if (rc) {
-        cfg_free(n);
+        tlm_cfg_free(n);
         return rc;
     }
     *out = n;
@@ -568,9 +568,9 @@ static int new_container(const yaml_event_t *ev, int file, cfg_node **out, eng_e
 
 /* A new node into the tree (taken over, freed on failure): a scalar into
  * the open container or as the root, a container opened on the stack. */
-static int place(parse_state *ps, cfg_node *n, eng_err *e)
+static int place(parse_state *ps, tlm_cfg_node *n, tlm_err *e)
 {
-    if (n->kind == CFG_SCALAR) {
+    if (n->kind == TLM_CFG_SCALAR) {
         if (ps->depth == 0) {
             ps->root = n;
             return 0;
@@ -578,8 +578,8 @@ static int place(parse_state *ps, cfg_node *n, eng_err *e)
         return add_child(&ps->stack[ps->depth - 1], n, ps->file, e);
     }
     if (ps->depth == CFG_MAX_DEPTH) {
-        int rc = cfg_errf(e, n, "nested deeper than %d levels", CFG_MAX_DEPTH);
-        cfg_free(n);
+        int rc = tlm_cfg_errf(e, n, "nested deeper than %d levels", CFG_MAX_DEPTH);
+        tlm_cfg_free(n);
         return rc;
     }
     ps->stack[ps->depth++] = (frame){n, NULL};
@@ -587,7 +587,7 @@ static int place(parse_state *ps, cfg_node *n, eng_err *e)
 }
 
 /* The innermost container is complete: into its parent, or the root. */
-static int close_container(parse_state *ps, eng_err *e)
+static int close_container(parse_state *ps, tlm_err *e)
 {
     frame f = ps->stack[--ps->depth];
     if (ps->depth == 0) {
@@ -599,19 +599,19 @@ static int close_container(parse_state *ps, eng_err *e)
 
 /* One parser event: 0, or an error (a second document, an alias, a bad
  * node); *done at the end of the stream. */
-static int on_event(parse_state *ps, const yaml_event_t *ev, int *done, eng_err *e)
+static int on_event(parse_state *ps, const yaml_event_t *ev, int *done, tlm_err *e)
 {
-    cfg_node at = {.line = (int)ev->start_mark.line + 1, .col = (int)ev->start_mark.column + 1, .file = ps->file};
-    cfg_node *n = NULL;
+    tlm_cfg_node at = {.line = (int)ev->start_mark.line + 1, .col = (int)ev->start_mark.column + 1, .file = ps->file};
+    tlm_cfg_node *n = NULL;
     int rc;
     switch (ev->type) {
     case YAML_STREAM_END_EVENT:
         *done = 1;
         return 0;
     case YAML_DOCUMENT_START_EVENT:
-        return ++ps->docs > 1 ? cfg_errf(e, &at, "more than one document in the file (one is expected)") : 0;
+        return ++ps->docs > 1 ? tlm_cfg_errf(e, &at, "more than one document in the file (one is expected)") : 0;
     case YAML_ALIAS_EVENT:
-        return cfg_errf(e, &at, "YAML aliases (*%s) are not supported; write the value out", ev->data.alias.anchor);
+        return tlm_cfg_errf(e, &at, "YAML aliases (*%s) are not supported; write the value out", ev->data.alias.anchor);
     case YAML_SCALAR_EVENT:
         rc = new_scalar(ev, ps->file, &n, e);
         return rc ? rc : place(ps, n, e);
@@ -633,21 +633,21 @@ static void unwind(parse_state *ps)
 {
     while (ps->depth > 0) {
         frame f = ps->stack[--ps->depth];
-        cfg_free(f.pending);
-        cfg_free(f.node);
+        tlm_cfg_free(f.pending);
+        tlm_cfg_free(f.node);
     }
-    cfg_free(ps->root);
+    tlm_cfg_free(ps->root);
 }
 
-int cfg_parse_buffer(const char *name, const char *buf, size_t len, cfg_node **out, eng_err *e)
+int tlm_cfg_parse_buffer(const char *name, const char *buf, size_t len, tlm_cfg_node **out, tlm_err *e)
 {
     *out = NULL;
     int file = cfg_file_intern(name);
     if (len > CFG_MAX_BYTES)
-        return eng_errf(e, ENG_ECONFIG, "%s: larger than %u bytes", name, CFG_MAX_BYTES);
+        return tlm_errf(e, TLM_ECONFIG, "%s: larger than %u bytes", name, CFG_MAX_BYTES);
     yaml_parser_t p;
     if (!yaml_parser_initialize(&p))
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);
 
     parse_state ps = {.file = file};
@@ -667,40 +667,40 @@ int cfg_parse_buffer(const char *name, const char *buf, size_t len, cfg_node **o
         return rc;
     }
     if (!ps.root || ps.docs == 0)
-        return eng_errf(e, ENG_ECONFIG, "%s: the file is empty (a mapping was expected)", name);
+        return tlm_errf(e, TLM_ECONFIG, "%s: the file is empty (a mapping was expected)", name);
     *out = ps.root;
     return 0;
 }
 
-int cfg_parse_file(const char *path, cfg_node **out, eng_err *e)
+int tlm_cfg_parse_file(const char *path, tlm_cfg_node **out, tlm_err *e)
 {
     *out = NULL;
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return eng_errf(e, ENG_ECONFIG, "%s: is a directory (expected a YAML or JSON file)", path);
+        return tlm_errf(e, TLM_ECONFIG, "%s: is a directory (expected a YAML or JSON file)", path);
     char *buf;
     size_t n;
     /* a FIFO or a device: refused, never read */
-    int rc = eng_read_input(path, CFG_MAX_BYTES, ENG_ECONFIG, &buf, &n, e);
+    int rc = tlm_read_input(path, CFG_MAX_BYTES, TLM_ECONFIG, &buf, &n, e);
     if (rc)
         return rc;
-    rc = cfg_parse_buffer(path, buf, n, out, e);
+    rc = tlm_cfg_parse_buffer(path, buf, n, out, e);
     free(buf);
     return rc;
 }
 
 /* ------------------------------------------------------------ scalars */
-const char *cfg_describe(const cfg_node *n)
+const char *tlm_cfg_describe(const tlm_cfg_node *n)
 {
     if (!n)
         return "nothing";
-    if (n->kind == CFG_MAP)
+    if (n->kind == TLM_CFG_MAP)
         return "a mapping";
-    if (n->kind == CFG_SEQ)
+    if (n->kind == TLM_CFG_SEQ)
         return "a list";
     if (n->quoted)
         return n->quoted == 2 ? "a string (tagged !!str)" : "a quoted string";
-    if (cfg_is_null(n))
+    if (tlm_cfg_is_null(n))
         return "null";
     char *end;
     errno = 0;
@@ -712,9 +712,9 @@ const char *cfg_describe(const cfg_node *n)
     return "a string";
 }
 
-int cfg_is_null(const cfg_node *n)
+int tlm_cfg_is_null(const tlm_cfg_node *n)
 {
-    return n && n->kind == CFG_SCALAR && !n->quoted &&
+    return n && n->kind == TLM_CFG_SCALAR && !n->quoted &&
            (!n->text[0] || !strcmp(n->text, "null") || !strcmp(n->text, "~") || !strcmp(n->text, "Null") ||
             !strcmp(n->text, "NULL"));
 }
@@ -755,13 +755,13 @@ static void cfg_format_bound(double v, char *out, size_t cap)
         snprintf(out, cap, "%.0f", v);
         return;
     }
-    eng_fmt_exact(out, cap, v);
+    tlm_fmt_exact(out, cap, v);
 }
 
 /* Exact value of an integer written in decimal, possibly with a fraction
  * and an exponent ("30e9", "1.5e3", "2.0"): no detour through a double,
  * which would turn 9007199254740993 into ...992. */
-static int cfg_parse_int_text(const char *s, int64_t *out)
+static int tlm_cfg_parse_int_text(const char *s, int64_t *out)
 {
     const char *p = s;
     int neg = *p == '-';
@@ -784,15 +784,15 @@ static int cfg_parse_int_text(const char *s, int64_t *out)
         }
         for (; zeros > 0; zeros--) {
             if (nd == sizeof digits)
-                return CFG_NUM_RANGE;
+                return TLM_CFG_NUM_RANGE;
             digits[nd++] = '0';
         }
         if (nd == sizeof digits)
-            return CFG_NUM_RANGE; /* 40 significant digits: far beyond int64 */
+            return TLM_CFG_NUM_RANGE; /* 40 significant digits: far beyond int64 */
         digits[nd++] = *p;
     }
     if (!any)
-        return CFG_NUM_NOT_NUMBER;
+        return TLM_CFG_NUM_NOT_NUMBER;
     long exp = 0;
     if (*p == 'e' || *p == 'E') {
         p++;
@@ -800,7 +800,7 @@ static int cfg_parse_int_text(const char *s, int64_t *out)
         if (*p == '-' || *p == '+')
             p++;
         if (*p < '0' || *p > '9')
-            return CFG_NUM_NOT_NUMBER;
+            return TLM_CFG_NUM_NOT_NUMBER;
         for (; *p >= '0' && *p <= '9'; p++)
             if (exp < 100000000)
                 exp = exp * 10 + (*p - '0');
@@ -808,40 +808,40 @@ static int cfg_parse_int_text(const char *s, int64_t *out)
             exp = -exp;
     }
     if (*p)
-        return CFG_NUM_NOT_NUMBER;
+        return TLM_CFG_NUM_NOT_NUMBER;
     if (nd == 0) {
         *out = 0;
-        return CFG_NUM_OK;
+        return TLM_CFG_NUM_OK;
     }
     /* value = digits x 10^shift, and digits ends in a non-zero digit */
     long shift = exp - frac + zeros;
     if (shift < 0)
-        return CFG_NUM_NOT_INTEGER;
+        return TLM_CFG_NUM_NOT_INTEGER;
     if ((long)nd + shift > 19)
-        return CFG_NUM_RANGE;
+        return TLM_CFG_NUM_RANGE;
     uint64_t v = 0;
     for (size_t i = 0; i < nd; i++)
         v = v * 10 + (uint64_t)(digits[i] - '0');
     for (long i = 0; i < shift; i++)
         v *= 10; /* at most 19 digits: below 2^64 */
     if (v > (uint64_t)INT64_MAX + (uint64_t)neg)
-        return CFG_NUM_RANGE;
+        return TLM_CFG_NUM_RANGE;
     *out = neg ? (int64_t)(0 - v) : (int64_t)v;
-    return CFG_NUM_OK;
+    return TLM_CFG_NUM_OK;
 }
 
-int cfg_parse_number_text(const char *s, double *out)
+int tlm_cfg_parse_number_text(const char *s, double *out)
 {
     char *end;
     errno = 0;
     double v = strtod(s, &end);
     /* strtod accepts "nan", "inf" and hex floats; configs must be finite decimals */
     if (end == s || *end != '\0' || strpbrk(s, "xXnNiI") || (*s == '.' && !s[1]))
-        return CFG_NUM_NOT_NUMBER;
+        return TLM_CFG_NUM_NOT_NUMBER;
     if (errno == ERANGE || !isfinite(v))
-        return CFG_NUM_RANGE; /* 1e400, or 1e-400 (which would become 0) */
+        return TLM_CFG_NUM_RANGE; /* 1e400, or 1e-400 (which would become 0) */
     *out = v;
-    return CFG_NUM_OK;
+    return TLM_CFG_NUM_OK;
 }
 
 static void range_text(double lo, double hi, int lo_open, int integer, char *out, size_t cap)
@@ -855,112 +855,112 @@ static void range_text(double lo, double hi, int lo_open, int integer, char *out
         snprintf(out, cap, "%s from %s to %s", integer ? "an integer" : "a number", a, b);
 }
 
-int cfg_arg_int(const char *flag, const char *s, int64_t lo, int64_t hi, int64_t *out, eng_err *e)
+int tlm_cfg_arg_int(const char *flag, const char *s, int64_t lo, int64_t hi, int64_t *out, tlm_err *e)
 {
     int64_t v = 0;
-    int rc = cfg_parse_int_text(s, &v);
-    if (rc == CFG_NUM_OK && v >= lo && v <= hi) {
+    int rc = tlm_cfg_parse_int_text(s, &v);
+    if (rc == TLM_CFG_NUM_OK && v >= lo && v <= hi) {
         *out = v;
         return 0;
     }
     char r[128];
     range_text((double)lo, (double)hi, 0, 1, r, sizeof r);
-    return eng_errf(e, ENG_ECONFIG, "%s %s: %s (expected %s)", flag, s,
-                    rc == CFG_NUM_OK || rc == CFG_NUM_RANGE ? "out of range" : "not an integer", r);
+    return tlm_errf(e, TLM_ECONFIG, "%s %s: %s (expected %s)", flag, s,
+                    rc == TLM_CFG_NUM_OK || rc == TLM_CFG_NUM_RANGE ? "out of range" : "not an integer", r);
 }
 
-int cfg_arg_number(const char *flag, const char *s, double lo, double hi, double *out, eng_err *e)
+int tlm_cfg_arg_number(const char *flag, const char *s, double lo, double hi, double *out, tlm_err *e)
 {
     double v = 0;
-    int rc = cfg_parse_number_text(s, &v);
-    if (rc == CFG_NUM_OK && v >= lo && v <= hi) {
+    int rc = tlm_cfg_parse_number_text(s, &v);
+    if (rc == TLM_CFG_NUM_OK && v >= lo && v <= hi) {
         *out = v;
         return 0;
     }
     char r[128];
     range_text(lo, hi, 0, 0, r, sizeof r);
-    return eng_errf(e, ENG_ECONFIG, "%s %s: %s (expected %s)", flag, s,
-                    rc == CFG_NUM_NOT_NUMBER ? "not a number" : "out of range", r);
+    return tlm_errf(e, TLM_ECONFIG, "%s %s: %s (expected %s)", flag, s,
+                    rc == TLM_CFG_NUM_NOT_NUMBER ? "not a number" : "out of range", r);
 }
 
-static int need_scalar(const cfg_node *n, const char *what, const char *expected, eng_err *e)
+static int need_scalar(const tlm_cfg_node *n, const char *what, const char *expected, tlm_err *e)
 {
-    if (!n || n->kind != CFG_SCALAR || cfg_is_null(n))
-        return cfg_errf(e, n, "%s: expected %s, got %s", what, expected, cfg_describe(n));
+    if (!n || n->kind != TLM_CFG_SCALAR || tlm_cfg_is_null(n))
+        return tlm_cfg_errf(e, n, "%s: expected %s, got %s", what, expected, tlm_cfg_describe(n));
     return 0;
 }
 
 /* Numbers and booleans: quotes make a string, which is worth saying ("0" looks like 0). */
-static int need_plain(const cfg_node *n, const char *what, const char *expected, eng_err *e)
+static int need_plain(const tlm_cfg_node *n, const char *what, const char *expected, tlm_err *e)
 {
     if (need_scalar(n, what, expected, e))
-        return ENG_ECONFIG;
+        return TLM_ECONFIG;
     const char *plain = strcmp(expected, "true or false") ? "numbers" : "true or false";
     if (n->quoted == 2)
-        return cfg_errf(e, n, "%s: expected %s, got the string \"%s\" (tagged as a string: write %s without a tag)",
+        return tlm_cfg_errf(e, n, "%s: expected %s, got the string \"%s\" (tagged as a string: write %s without a tag)",
                         what, expected, n->text, plain);
     if (n->quoted)
-        return cfg_errf(e, n, "%s: expected %s, got the quoted string \"%s\" (quotes make a string: write %s "
+        return tlm_cfg_errf(e, n, "%s: expected %s, got the quoted string \"%s\" (quotes make a string: write %s "
                         "without them)",
                         what, expected, n->text, plain);
     return 0;
 }
 
 
-int cfg_get_double_in(const cfg_node *n, const char *what, double lo, double hi, int lo_open, double *out,
-                      eng_err *e)
+int tlm_cfg_get_double_in(const tlm_cfg_node *n, const char *what, double lo, double hi, int lo_open, double *out,
+                      tlm_err *e)
 {
     if (need_plain(n, what, "a number", e))
-        return ENG_ECONFIG;
+        return TLM_ECONFIG;
     double v = 0;
-    int rc = cfg_parse_number_text(n->text, &v);
-    if (rc == CFG_NUM_NOT_NUMBER)
-        return cfg_errf(e, n, "%s: expected a number, got '%s'", what, n->text);
-    if (rc != CFG_NUM_OK || v < lo || v > hi || (lo_open && v <= lo)) {
+    int rc = tlm_cfg_parse_number_text(n->text, &v);
+    if (rc == TLM_CFG_NUM_NOT_NUMBER)
+        return tlm_cfg_errf(e, n, "%s: expected a number, got '%s'", what, n->text);
+    if (rc != TLM_CFG_NUM_OK || v < lo || v > hi || (lo_open && v <= lo)) {
         char r[128];
         range_text(lo, hi, lo_open, 0, r, sizeof r);
-        return cfg_errf(e, n, "%s: %s is out of range (expected %s)", what, n->text, r);
+        return tlm_cfg_errf(e, n, "%s: %s is out of range (expected %s)", what, n->text, r);
     }
     *out = v;
     return 0;
 }
 
-int cfg_get_int_in(const cfg_node *n, const char *what, int64_t lo, int64_t hi, int64_t *out, eng_err *e)
+int tlm_cfg_get_int_in(const tlm_cfg_node *n, const char *what, int64_t lo, int64_t hi, int64_t *out, tlm_err *e)
 {
     if (need_plain(n, what, "an integer", e))
-        return ENG_ECONFIG;
+        return TLM_ECONFIG;
     int64_t v = 0;
-    int rc = cfg_parse_int_text(n->text, &v);
-    if (rc == CFG_NUM_NOT_NUMBER || rc == CFG_NUM_NOT_INTEGER)
-        return cfg_errf(e, n, "%s: expected an integer, got '%s'", what, n->text);
-    if (rc != CFG_NUM_OK || v < lo || v > hi) {
+    int rc = tlm_cfg_parse_int_text(n->text, &v);
+    if (rc == TLM_CFG_NUM_NOT_NUMBER || rc == TLM_CFG_NUM_NOT_INTEGER)
+        return tlm_cfg_errf(e, n, "%s: expected an integer, got '%s'", what, n->text);
+    if (rc != TLM_CFG_NUM_OK || v < lo || v > hi) {
         char r[128];
         range_text((double)lo, (double)hi, 0, 1, r, sizeof r);
-        return cfg_errf(e, n, "%s: %s is out of range (expected %s)", what, n->text, r);
+        return tlm_cfg_errf(e, n, "%s: %s is out of range (expected %s)", what, n->text, r);
     }
     *out = v;
     return 0;
 }
 
-int cfg_get_bool(const cfg_node *n, const char *what, int *out, eng_err *e)
+int tlm_cfg_get_bool(const tlm_cfg_node *n, const char *what, int *out, tlm_err *e)
 {
     if (need_plain(n, what, "true or false", e))
-        return ENG_ECONFIG;
+        return TLM_ECONFIG;
     if (!n->quoted && !strcmp(n->text, "true"))
         *out = 1;
     else if (!n->quoted && !strcmp(n->text, "false"))
         *out = 0;
     else
-        return cfg_errf(e, n, "%s: expected true or false, got '%s'", what, n->text);
+        return tlm_cfg_errf(e, n, "%s: expected true or false, got '%s'", what, n->text);
     return 0;
 }
 
-int cfg_get_string(const cfg_node *n, const char *what, char *out, size_t cap, eng_err *e)
+int tlm_cfg_get_string(const tlm_cfg_node *n, const char *what, char *out, size_t cap, tlm_err *e)
 {
     if (need_scalar(n, what, "a string", e))
-        return ENG_ECONFIG;
+        return TLM_ECONFIG;
     if (strlen(n->text) >= cap)
-        return cfg_errf(e, n, "%s: %zu bytes, longer than the %zu this key allows", what, strlen(n->text), cap - 1);
+        return tlm_cfg_errf(e, n, "%s: %zu bytes, longer than the %zu this key allows", what, strlen(n->text), cap - 1);
     strcpy(out, n->text);
     return 0;
 }

@@ -5,13 +5,13 @@
  * such numbers through these and reports an overflow as bad data.
  * Each returns 0 and stores the result, or -1 (out untouched) when the
  * exact result does not fit. */
-#ifndef TLM_ENGINE_CHECKED_H
-#define TLM_ENGINE_CHECKED_H
+#ifndef TLM_COMMON_CHECKED_H
+#define TLM_COMMON_CHECKED_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-static inline int eng_mul_u64(uint64_t a, uint64_t b, uint64_t *out)
+static inline int tlm_mul_u64(uint64_t a, uint64_t b, uint64_t *out)
 {
     uint64_t r;
     if (__builtin_mul_overflow(a, b, &r))
@@ -20,7 +20,7 @@ static inline int eng_mul_u64(uint64_t a, uint64_t b, uint64_t *out)
     return 0;
 }
 
-static inline int eng_add_u64(uint64_t a, uint64_t b, uint64_t *out)
+static inline int tlm_add_u64(uint64_t a, uint64_t b, uint64_t *out)
 {
     uint64_t r;
     if (__builtin_add_overflow(a, b, &r))
@@ -29,7 +29,7 @@ static inline int eng_add_u64(uint64_t a, uint64_t b, uint64_t *out)
     return 0;
 }
 
-static inline int eng_mul_size(size_t a, size_t b, size_t *out)
+static inline int tlm_mul_size(size_t a, size_t b, size_t *out)
 {
     size_t r;
     if (__builtin_mul_overflow(a, b, &r))
@@ -38,7 +38,7 @@ static inline int eng_mul_size(size_t a, size_t b, size_t *out)
     return 0;
 }
 
-static inline int eng_add_size(size_t a, size_t b, size_t *out)
+static inline int tlm_add_size(size_t a, size_t b, size_t *out)
 {
     size_t r;
     if (__builtin_add_overflow(a, b, &r))

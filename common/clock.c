@@ -10,11 +10,11 @@ static double seconds(clockid_t clk)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-double eng_clock_mono(void) { return seconds(CLOCK_MONOTONIC); }
+double tlm_clock_mono(void) { return seconds(CLOCK_MONOTONIC); }
 
-double eng_clock_wall(void) { return seconds(CLOCK_REALTIME); }
+double tlm_clock_wall(void) { return seconds(CLOCK_REALTIME); }
 
-void eng_clock_deadline(clockid_t clk, long long ns, struct timespec *out)
+void tlm_clock_deadline(clockid_t clk, long long ns, struct timespec *out)
 {
     clock_gettime(clk, out);
     long long total = (long long)out->tv_nsec + ns;

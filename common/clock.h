@@ -11,14 +11,14 @@
 #include <time.h>
 
 /* CLOCK_MONOTONIC, in seconds. */
-double eng_clock_mono(void);
+double tlm_clock_mono(void);
 
 /* CLOCK_REALTIME: seconds since the epoch. */
-double eng_clock_wall(void);
+double tlm_clock_wall(void);
 
 /* The time ns nanoseconds from now on clock clk (CLOCK_REALTIME, or the
  * clock a condition variable was set to): the absolute deadline
  * pthread_cond_timedwait takes. */
-void eng_clock_deadline(clockid_t clk, long long ns, struct timespec *out);
+void tlm_clock_deadline(clockid_t clk, long long ns, struct timespec *out);
 
 #endif

@@ -1,4 +1,4 @@
-/* err.c: formatting of eng_err messages (see err.h), and the lookups of
+/* err.c: formatting of tlm_err messages (see err.h), and the lookups of
  * the failure table (common/failure.h). */
 #include "common/err.h"
 
@@ -17,7 +17,7 @@ static int mark_cut(char *dst, size_t cap)
     return 1;
 }
 
-int eng_msg_vprintf(char *dst, size_t cap, const char *fmt, va_list ap)
+int tlm_msg_vprintf(char *dst, size_t cap, const char *fmt, va_list ap)
 {
     if (cap == 0)
         return 1;
@@ -29,54 +29,54 @@ int eng_msg_vprintf(char *dst, size_t cap, const char *fmt, va_list ap)
     return (size_t)n >= cap ? mark_cut(dst, cap) : 0;
 }
 
-int eng_msg_printf(char *dst, size_t cap, const char *fmt, ...)
+int tlm_msg_printf(char *dst, size_t cap, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int cut = eng_msg_vprintf(dst, cap, fmt, ap);
+    int cut = tlm_msg_vprintf(dst, cap, fmt, ap);
     va_end(ap);
     return cut;
 }
 
-int eng_msg_copy(char *dst, size_t cap, const char *src) { return eng_msg_printf(dst, cap, "%s", src ? src : ""); }
+int tlm_msg_copy(char *dst, size_t cap, const char *src) { return tlm_msg_printf(dst, cap, "%s", src ? src : ""); }
 
-int eng_errf(eng_err *e, int code, const char *fmt, ...)
+int tlm_errf(tlm_err *e, int code, const char *fmt, ...)
 {
     if (e) {
         va_list ap;
         va_start(ap, fmt);
-        eng_msg_vprintf(e->msg, sizeof e->msg, fmt, ap);
+        tlm_msg_vprintf(e->msg, sizeof e->msg, fmt, ap);
         va_end(ap);
         e->code = code;
     }
     return code;
 }
 
-int eng_err_prefix(eng_err *e, const char *fmt, ...)
+int tlm_err_prefix(tlm_err *e, const char *fmt, ...)
 {
     if (!e)
-        return ENG_EINTERNAL;
+        return TLM_EINTERNAL;
     char head[1024], old[sizeof e->msg];
     va_list ap;
     va_start(ap, fmt);
-    eng_msg_vprintf(head, sizeof head, fmt, ap);
+    tlm_msg_vprintf(head, sizeof head, fmt, ap);
     va_end(ap);
     memcpy(old, e->msg, sizeof old);
-    eng_msg_printf(e->msg, sizeof e->msg, "%s: %s", head, old);
+    tlm_msg_printf(e->msg, sizeof e->msg, "%s: %s", head, old);
     return e->code;
 }
 
 /* ------------------------------------------------------------ failure table */
-static const eng_failure FAILURES[] = {
-#define ENG_XX_(id, code, kind, exit, policy, brief, what) {(code), (kind), (exit), (policy), (brief), (what)},
-    ENG_FAILURE_MAP(ENG_XX_)
-#undef ENG_XX_
+static const tlm_failure FAILURES[] = {
+#define TLM_XX_(id, code, kind, exit, policy, brief, what) {(code), (kind), (exit), (policy), (brief), (what)},
+    TLM_FAILURE_MAP(TLM_XX_)
+#undef TLM_XX_
 };
 #define N_FAILURES (sizeof FAILURES / sizeof FAILURES[0])
 
-const eng_failure *eng_failure_at(size_t i) { return i < N_FAILURES ? &FAILURES[i] : NULL; }
+const tlm_failure *tlm_failure_at(size_t i) { return i < N_FAILURES ? &FAILURES[i] : NULL; }
 
-const eng_failure *eng_failure_of_code(int code)
+const tlm_failure *tlm_failure_of_code(int code)
 {
     for (size_t i = 0; i < N_FAILURES; i++)
         if (FAILURES[i].code == code)
@@ -84,7 +84,7 @@ const eng_failure *eng_failure_of_code(int code)
     return NULL;
 }
 
-const eng_failure *eng_failure_of_exit(int status)
+const tlm_failure *tlm_failure_of_exit(int status)
 {
     for (size_t i = 0; i < N_FAILURES; i++)
         if (FAILURES[i].exit == status)
@@ -92,7 +92,7 @@ const eng_failure *eng_failure_of_exit(int status)
     return NULL;
 }
 
-const eng_failure *eng_failure_of_kind(const char *kind)
+const tlm_failure *tlm_failure_of_kind(const char *kind)
 {
     for (size_t i = 0; kind && i < N_FAILURES; i++)
         if (!strcmp(FAILURES[i].kind, kind))
@@ -100,18 +100,18 @@ const eng_failure *eng_failure_of_kind(const char *kind)
     return NULL;
 }
 
-const char *eng_status_kind(int code)
+const char *tlm_status_kind(int code)
 {
-    if (code == ENG_OK)
+    if (code == TLM_OK)
         return "ok";
-    const eng_failure *f = eng_failure_of_code(code);
-    return f ? f->kind : eng_failure_of_code(ENG_EINTERNAL)->kind;
+    const tlm_failure *f = tlm_failure_of_code(code);
+    return f ? f->kind : tlm_failure_of_code(TLM_EINTERNAL)->kind;
 }
 
-int eng_exit_status(int code)
+int tlm_exit_status(int code)
 {
-    if (code == ENG_OK)
-        return ENG_EXIT_OK;
-    const eng_failure *f = eng_failure_of_code(code);
-    return f ? f->exit : ENG_EXIT_INTERNAL;
+    if (code == TLM_OK)
+        return TLM_EXIT_OK;
+    const tlm_failure *f = tlm_failure_of_code(code);
+    return f ? f->exit : TLM_EXIT_INTERNAL;
 }

@@ -11,10 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int eng_fsync_dir(const char *path)
+int tlm_fsync_dir(const char *path)
 {
     struct stat st;
-    char dir[ENG_PATH_CAP];
+    char dir[TLM_PATH_CAP];
     if (strlen(path) >= sizeof dir) {
         errno = ENAMETOOLONG;
         return -1;
@@ -50,50 +50,50 @@ static const char *kind_of(mode_t m)
     return "of an unknown type";
 }
 
-int eng_atomic_open(eng_atomic *a, const char *path, eng_err *e)
+int tlm_atomic_open(tlm_atomic *a, const char *path, tlm_err *e)
 {
     memset(a, 0, sizeof *a);
     size_t n = strlen(path);
     if ((size_t)snprintf(a->tmp, sizeof a->tmp, "%s.tmp.%ld", path, (long)getpid()) >= sizeof a->tmp)
-        return eng_errf(e, ENG_EIO, "%s: the path is %zu bytes; with its temporary name (.tmp.PID) it is longer than the "
-                        "%d this system allows", path, n, ENG_PATH_CAP - 1);
+        return tlm_errf(e, TLM_EIO, "%s: the path is %zu bytes; with its temporary name (.tmp.PID) it is longer than the "
+                        "%d this system allows", path, n, TLM_PATH_CAP - 1);
     /* the rename would put a file in place of a FIFO or a device (as root,
      * of /dev/null): anything there that is not a file is refused */
     struct stat st;
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
         if (S_ISDIR(st.st_mode))
-            return eng_errf(e, ENG_ECONFIG, "%s: is a directory (expected a file to write)", path);
-        return eng_errf(e, ENG_ECONFIG, "%s: is not a regular file (%s); TLM writes a new file and renames it into "
+            return tlm_errf(e, TLM_ECONFIG, "%s: is a directory (expected a file to write)", path);
+        return tlm_errf(e, TLM_ECONFIG, "%s: is not a regular file (%s); TLM writes a new file and renames it into "
                         "place, which would replace it: give a file name", path, kind_of(st.st_mode));
     }
     strcpy(a->path, path);
     a->f = fopen(a->tmp, "wb");
     if (!a->f)
-        return eng_errf(e, ENG_EIO, "%s: cannot create (as %s): %s", path, a->tmp, strerror(errno));
+        return tlm_errf(e, TLM_EIO, "%s: cannot create (as %s): %s", path, a->tmp, strerror(errno));
     return 0;
 }
 
-int eng_atomic_commit(eng_atomic *a, eng_err *e)
+int tlm_atomic_commit(tlm_atomic *a, tlm_err *e)
 {
     int rc = 0;
     if (!a->f)
-        return eng_errf(e, ENG_EIO, "%s: not open", a->path);
+        return tlm_errf(e, TLM_EIO, "%s: not open", a->path);
     if (fflush(a->f) || fsync(fileno(a->f)))
-        rc = eng_errf(e, ENG_EIO, "%s: write failed: %s", a->tmp, strerror(errno));
+        rc = tlm_errf(e, TLM_EIO, "%s: write failed: %s", a->tmp, strerror(errno));
     if (fclose(a->f) && !rc)
-        rc = eng_errf(e, ENG_EIO, "%s: close failed: %s", a->tmp, strerror(errno));
+        rc = tlm_errf(e, TLM_EIO, "%s: close failed: %s", a->tmp, strerror(errno));
     a->f = NULL;
     if (!rc && rename(a->tmp, a->path))
-        rc = eng_errf(e, ENG_EIO, "%s: rename failed: %s", a->path, strerror(errno));
+        rc = tlm_errf(e, TLM_EIO, "%s: rename failed: %s", a->path, strerror(errno));
     if (rc) {
         unlink(a->tmp);
         return rc;
     }
-    eng_fsync_dir(a->path);
+    tlm_fsync_dir(a->path);
     return 0;
 }
 
-void eng_atomic_abort(eng_atomic *a)
+void tlm_atomic_abort(tlm_atomic *a)
 {
     if (a->f)
         fclose(a->f);
@@ -102,57 +102,57 @@ void eng_atomic_abort(eng_atomic *a)
         unlink(a->tmp);
 }
 
-int eng_write_file_atomic(const char *path, const void *data, size_t n, eng_err *e)
+int tlm_write_file_atomic(const char *path, const void *data, size_t n, tlm_err *e)
 {
-    eng_atomic a;
-    int rc = eng_atomic_open(&a, path, e);
+    tlm_atomic a;
+    int rc = tlm_atomic_open(&a, path, e);
     if (rc)
         return rc;
     if (n && fwrite(data, 1, n, a.f) != n) {
-        rc = eng_errf(e, ENG_EIO, "%s: write failed: %s", a.tmp, strerror(errno));
-        eng_atomic_abort(&a);
+        rc = tlm_errf(e, TLM_EIO, "%s: write failed: %s", a.tmp, strerror(errno));
+        tlm_atomic_abort(&a);
         return rc;
     }
-    return eng_atomic_commit(&a, e);
+    return tlm_atomic_commit(&a, e);
 }
 
-static int not_regular(const char *path, mode_t m, int code, eng_err *e)
+static int not_regular(const char *path, mode_t m, int code, tlm_err *e)
 {
     if (S_ISDIR(m))
-        return eng_errf(e, code, "%s: is a directory", path);
-    return eng_errf(e, code, "%s: is not a regular file (%s)", path, kind_of(m));
+        return tlm_errf(e, code, "%s: is a directory", path);
+    return tlm_errf(e, code, "%s: is not a regular file (%s)", path, kind_of(m));
 }
 
-int eng_stat_input(const char *path, int code, struct stat *st, eng_err *e)
+int tlm_stat_input(const char *path, int code, struct stat *st, tlm_err *e)
 {
     if (stat(path, st))
-        return eng_errf(e, errno == ENOENT || errno == ENOTDIR ? code : ENG_EIO, "%s: cannot open: %s", path,
+        return tlm_errf(e, errno == ENOENT || errno == ENOTDIR ? code : TLM_EIO, "%s: cannot open: %s", path,
                         strerror(errno));
     if (!S_ISREG(st->st_mode))
         return not_regular(path, st->st_mode, code, e);
     return 0;
 }
 
-int eng_open_input(const char *path, int code, int *fd, struct stat *st, eng_err *e)
+int tlm_open_input(const char *path, int code, int *fd, struct stat *st, tlm_err *e)
 {
     *fd = -1;
     struct stat sb;
     /* stat first, so that a device is never opened at all; the fstat after
      * the non-blocking open closes the gap to a file swapped meanwhile */
-    int rc = eng_stat_input(path, code, &sb, e);
+    int rc = tlm_stat_input(path, code, &sb, e);
     if (rc)
         return rc;
     int f = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (f < 0)
-        return eng_errf(e, errno == ENOENT ? code : ENG_EIO, "%s: cannot open: %s", path, strerror(errno));
+        return tlm_errf(e, errno == ENOENT ? code : TLM_EIO, "%s: cannot open: %s", path, strerror(errno));
     if (fstat(f, &sb))
-        rc = eng_errf(e, ENG_EIO, "%s: %s", path, strerror(errno));
+        rc = tlm_errf(e, TLM_EIO, "%s: %s", path, strerror(errno));
     else if (!S_ISREG(sb.st_mode))
         rc = not_regular(path, sb.st_mode, code, e);
     else {
         int fl = fcntl(f, F_GETFL);
         if (fl < 0 || fcntl(f, F_SETFL, fl & ~O_NONBLOCK) < 0)
-            rc = eng_errf(e, ENG_EIO, "%s: %s", path, strerror(errno));
+            rc = tlm_errf(e, TLM_EIO, "%s: %s", path, strerror(errno));
     }
     if (rc) {
         close(f);
@@ -164,16 +164,16 @@ int eng_open_input(const char *path, int code, int *fd, struct stat *st, eng_err
     return 0;
 }
 
-int eng_fopen_input(const char *path, int code, FILE **out, eng_err *e)
+int tlm_fopen_input(const char *path, int code, FILE **out, tlm_err *e)
 {
     *out = NULL;
     int fd;
-    int rc = eng_open_input(path, code, &fd, NULL, e);
+    int rc = tlm_open_input(path, code, &fd, NULL, e);
     if (rc)
         return rc;
     FILE *f = fdopen(fd, "rb");
     if (!f) {
-        rc = eng_errf(e, ENG_EIO, "%s: %s", path, strerror(errno));
+        rc = tlm_errf(e, TLM_EIO, "%s: %s", path, strerror(errno));
         close(fd);
         return rc;
     }
@@ -181,37 +181,37 @@ int eng_fopen_input(const char *path, int code, FILE **out, eng_err *e)
     return 0;
 }
 
-int eng_read_file(const char *path, size_t max, char **out, size_t *len, eng_err *e)
+int tlm_read_file(const char *path, size_t max, char **out, size_t *len, tlm_err *e)
 {
-    return eng_read_input(path, max, ENG_EDATA, out, len, e);
+    return tlm_read_input(path, max, TLM_EDATA, out, len, e);
 }
 
-int eng_read_input(const char *path, size_t max, int code, char **out, size_t *len, eng_err *e)
+int tlm_read_input(const char *path, size_t max, int code, char **out, size_t *len, tlm_err *e)
 {
     *out = NULL;
     FILE *f;
-    int rc = eng_fopen_input(path, code, &f, e);
+    int rc = tlm_fopen_input(path, code, &f, e);
     if (rc)
         return rc;
     if (max == SIZE_MAX) {
         fclose(f);
-        return eng_errf(e, ENG_EINTERNAL, "%s: no size limit given", path);
+        return tlm_errf(e, TLM_EINTERNAL, "%s: no size limit given", path);
     }
     char *buf = malloc(max + 1);
     if (!buf) {
         fclose(f);
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     }
     size_t n = fread(buf, 1, max + 1, f);
     int bad = ferror(f) ? errno : 0;
     fclose(f);
     if (bad) {
         free(buf);
-        return eng_errf(e, ENG_EIO, "%s: read error: %s", path, strerror(bad));
+        return tlm_errf(e, TLM_EIO, "%s: read error: %s", path, strerror(bad));
     }
     if (n > max) {
         free(buf);
-        return eng_errf(e, code, "%s: larger than %zu bytes", path, max);
+        return tlm_errf(e, code, "%s: larger than %zu bytes", path, max);
     }
     buf[n] = '\0';
     *out = buf;
@@ -220,26 +220,26 @@ int eng_read_input(const char *path, size_t max, int code, char **out, size_t *l
     return 0;
 }
 
-int eng_mkdir_p(const char *path, eng_err *e)
+int tlm_mkdir_p(const char *path, tlm_err *e)
 {
-    char tmp[ENG_PATH_CAP];
+    char tmp[TLM_PATH_CAP];
     if (strlen(path) >= sizeof tmp)
-        return eng_errf(e, ENG_EIO, "%s: the path is %zu bytes, longer than the %d this system allows", path,
-                        strlen(path), ENG_PATH_CAP - 1);
+        return tlm_errf(e, TLM_EIO, "%s: the path is %zu bytes, longer than the %d this system allows", path,
+                        strlen(path), TLM_PATH_CAP - 1);
     strcpy(tmp, path);
     for (char *p = tmp + 1; *p; p++) {
         if (*p != '/')
             continue;
         *p = '\0';
         if (mkdir(tmp, 0777) && errno != EEXIST)
-            return eng_errf(e, ENG_EIO, "%s: cannot create folder: %s", tmp, strerror(errno));
+            return tlm_errf(e, TLM_EIO, "%s: cannot create folder: %s", tmp, strerror(errno));
         *p = '/';
     }
     if (mkdir(tmp, 0777) && errno != EEXIST)
-        return eng_errf(e, ENG_EIO, "%s: cannot create folder: %s", tmp, strerror(errno));
+        return tlm_errf(e, TLM_EIO, "%s: cannot create folder: %s", tmp, strerror(errno));
     struct stat st;
     if (stat(tmp, &st) || !S_ISDIR(st.st_mode))
-        return eng_errf(e, ENG_EIO, "%s: exists and is not a folder", tmp);
+        return tlm_errf(e, TLM_EIO, "%s: exists and is not a folder", tmp);
     return 0;
 }
 
@@ -251,7 +251,7 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
     return remove(path); /* unlink, or rmdir for a folder (FTW_DEPTH: its entries went first) */
 }
 
-int eng_rm_tree(const char *path)
+int tlm_rm_tree(const char *path)
 {
     struct stat st;
     if (lstat(path, &st) != 0)
@@ -260,46 +260,46 @@ int eng_rm_tree(const char *path)
 }
 
 /* ------------------------------------------------------------ checks of given paths */
-int eng_path_check_len(const char *what, const char *path, size_t max, eng_err *e)
+int tlm_path_check_len(const char *what, const char *path, size_t max, tlm_err *e)
 {
     size_t n = strlen(path);
     if (n <= max)
         return 0;
-    if (max >= ENG_PATH_CAP - 1)
-        return eng_errf(e, ENG_ECONFIG, "%s: the path is %zu bytes, longer than the %d this system allows", what, n,
-                        ENG_PATH_CAP - 1);
-    return eng_errf(e, ENG_ECONFIG,
+    if (max >= TLM_PATH_CAP - 1)
+        return tlm_errf(e, TLM_ECONFIG, "%s: the path is %zu bytes, longer than the %d this system allows", what, n,
+                        TLM_PATH_CAP - 1);
+    return tlm_errf(e, TLM_ECONFIG,
                     "%s: the path is %zu bytes, longer than the %zu TLM allows here (the system's %d, less room for "
                     "the names TLM puts under it)",
-                    what, n, max, ENG_PATH_CAP - 1);
+                    what, n, max, TLM_PATH_CAP - 1);
 }
 
-int eng_path_not_dir(const char *what, const char *path, const char *expected, eng_err *e)
+int tlm_path_not_dir(const char *what, const char *path, const char *expected, tlm_err *e)
 {
     struct stat st;
     if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
         return 0;
-    return eng_errf(e, ENG_ECONFIG, "%s%s%s: is a directory (expected %s)", what ? what : "", what ? " " : "", path,
+    return tlm_errf(e, TLM_ECONFIG, "%s%s%s: is a directory (expected %s)", what ? what : "", what ? " " : "", path,
                     expected);
 }
 
-int eng_path_not_file(const char *what, const char *path, const char *expected, eng_err *e)
+int tlm_path_not_file(const char *what, const char *path, const char *expected, tlm_err *e)
 {
     struct stat st;
     if (stat(path, &st) != 0 || S_ISDIR(st.st_mode))
         return 0;
-    return eng_errf(e, ENG_ECONFIG, "%s%s%s: is not a directory (expected %s)", what ? what : "", what ? " " : "",
+    return tlm_errf(e, TLM_ECONFIG, "%s%s%s: is not a directory (expected %s)", what ? what : "", what ? " " : "",
                     path, expected);
 }
 
-int eng_path_join(char *out, size_t cap, const char *dir, const char *name, eng_err *e)
+int tlm_path_join(char *out, size_t cap, const char *dir, const char *name, tlm_err *e)
 {
     int n = snprintf(out, cap, "%s/%s", dir, name);
     if (n < 0 || (size_t)n >= cap) {
         if (cap)
             out[0] = '\0';
-        return eng_errf(e, ENG_EIO, "%s/%s: longer than the %zu bytes this system allows", dir, name,
-                        (cap < ENG_PATH_CAP ? cap : ENG_PATH_CAP) - 1);
+        return tlm_errf(e, TLM_EIO, "%s/%s: longer than the %zu bytes this system allows", dir, name,
+                        (cap < TLM_PATH_CAP ? cap : TLM_PATH_CAP) - 1);
     }
     return 0;
 }

@@ -7,15 +7,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-void eng_fmt_exact(char *out, size_t cap, double v)
+void tlm_fmt_exact(char *out, size_t cap, double v)
 {
     if (v == floor(v) && fabs(v) < 9007199254740992.0)
         snprintf(out, cap, "%.0f", v);
     else
-        eng_fmt_shortest(out, cap, v);
+        tlm_fmt_shortest(out, cap, v);
 }
 
-void eng_fmt_shortest(char *out, size_t cap, double v)
+void tlm_fmt_shortest(char *out, size_t cap, double v)
 {
     /* the shortest %.*g that reads back as v; reading back exactly is
      * monotone in the precision (p digits are also p + 1 digits), so a
@@ -37,7 +37,7 @@ void eng_fmt_shortest(char *out, size_t cap, double v)
     snprintf(out, cap, "%.*g", lo, v);
 }
 
-void eng_fmt_steps(char *out, size_t cap, double v, const eng_fmt_step *steps, size_t n)
+void tlm_fmt_steps(char *out, size_t cap, double v, const tlm_fmt_step *steps, size_t n)
 {
     size_t i = 0;
     while (i + 1 < n && !(v >= steps[i].at))
@@ -46,7 +46,7 @@ void eng_fmt_steps(char *out, size_t cap, double v, const eng_fmt_step *steps, s
     snprintf(out, cap, steps[i].fmt_whole && x == floor(x) ? steps[i].fmt_whole : steps[i].fmt, x);
 }
 
-void eng_fmt_si(char *out, size_t cap, double v, int max_unit, const char *fmt_scaled, const char *fmt_plain)
+void tlm_fmt_si(char *out, size_t cap, double v, int max_unit, const char *fmt_scaled, const char *fmt_plain)
 {
     static const char *const unit[] = {"", "k", "M", "G", "T", "P", "E", "Z", "Y"};
     if (max_unit > 8)
@@ -59,7 +59,7 @@ void eng_fmt_si(char *out, size_t cap, double v, int max_unit, const char *fmt_s
     snprintf(out, cap, u ? fmt_scaled : fmt_plain, v, unit[u]);
 }
 
-void eng_fmt_duration(char *out, size_t cap, double s, eng_dur_round how)
+void tlm_fmt_duration(char *out, size_t cap, double s, tlm_dur_round how)
 {
     if (!isfinite(s) || s < 0) {
         snprintf(out, cap, "?");
@@ -67,7 +67,7 @@ void eng_fmt_duration(char *out, size_t cap, double s, eng_dur_round how)
     }
     int level, a = 0, b = 0; /* 2: a hours, b minutes; 1: a minutes, b seconds; 0: secs */
     double secs = s;
-    if (how == ENG_DUR_NEAREST) {
+    if (how == TLM_DUR_NEAREST) {
         int t = s < 1e9 ? (int)(s + 0.5) : 999999999;
         level = t >= 3600 ? 2 : t >= 60 ? 1 : 0;
         a = level == 2 ? t / 3600 : t / 60;
@@ -88,5 +88,5 @@ void eng_fmt_duration(char *out, size_t cap, double s, eng_dur_round how)
     else if (level == 1)
         snprintf(out, cap, "%dm%02ds", a, b);
     else
-        snprintf(out, cap, "%.0fs", secs); /* ENG_DUR_DOWN: 59.7 s reads 60s */
+        snprintf(out, cap, "%.0fs", secs); /* TLM_DUR_DOWN: 59.7 s reads 60s */
 }

@@ -10,41 +10,41 @@
 
 #include <stddef.h>
 
-/* Bytes that hold any double as eng_fmt_exact writes it. */
-#define ENG_NUMBER_TEXT 32
+/* Bytes that hold any double as tlm_fmt_exact writes it. */
+#define TLM_NUMBER_TEXT 32
 
 /* The shortest %.*g text that reads back (strtod) as exactly v:
  * 0.1, 3e+10, 1e-05. */
-void eng_fmt_shortest(char *out, size_t cap, double v);
+void tlm_fmt_shortest(char *out, size_t cap, double v);
 /* The same, but integers up to 2^53 as integers: 30000000000, not 3e+10. */
-void eng_fmt_exact(char *out, size_t cap, double v);
+void tlm_fmt_exact(char *out, size_t cap, double v);
 
 /* One step of a fixed scale: a value v >= at prints as fmt with v / div
  * (or fmt_whole, when given and v / div is a whole number). */
-typedef struct eng_fmt_step {
+typedef struct tlm_fmt_step {
     double at, div;
     const char *fmt, *fmt_whole;
-} eng_fmt_step;
+} tlm_fmt_step;
 
 /* v by the first of steps[0, n) that it reaches, largest first; the last
  * step takes whatever reaches none (NaN and negative values too). */
-void eng_fmt_steps(char *out, size_t cap, double v, const eng_fmt_step *steps, size_t n);
+void tlm_fmt_steps(char *out, size_t cap, double v, const tlm_fmt_step *steps, size_t n);
 
 /* v in decimal (SI) units: divided by 1000 while |v| >= 1000 and a unit
  * is left (k, M, G, T, P, E, Z, Y: at most max_unit of them), then
  * printed with fmt_scaled (or fmt_plain when it was not divided) and the
- * unit's suffix as its two arguments: eng_fmt_si(b, n, 1234567, 4,
+ * unit's suffix as its two arguments: tlm_fmt_si(b, n, 1234567, 4,
  * "%.1f%s", "%.0f%s") is "1.2M". */
-void eng_fmt_si(char *out, size_t cap, double v, int max_unit, const char *fmt_scaled, const char *fmt_plain);
+void tlm_fmt_si(char *out, size_t cap, double v, int max_unit, const char *fmt_scaled, const char *fmt_plain);
 
-/* How eng_fmt_duration comes to whole units. */
-typedef enum eng_dur_round {
-    ENG_DUR_NEAREST, /* to the nearest second first: 119.6 s is 2m00s */
-    ENG_DUR_DOWN     /* each unit cut down (119.6 s is 1m59s), seconds under a minute to the nearest */
-} eng_dur_round;
+/* How tlm_fmt_duration comes to whole units. */
+typedef enum tlm_dur_round {
+    TLM_DUR_NEAREST, /* to the nearest second first: 119.6 s is 2m00s */
+    TLM_DUR_DOWN     /* each unit cut down (119.6 s is 1m59s), seconds under a minute to the nearest */
+} tlm_dur_round;
 
 /* s seconds as "2h05m", "3m07s" or "42s"; "?" when s is negative or not
  * finite. */
-void eng_fmt_duration(char *out, size_t cap, double s, eng_dur_round how);
+void tlm_fmt_duration(char *out, size_t cap, double s, tlm_dur_round how);
 
 #endif

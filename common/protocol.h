@@ -12,11 +12,11 @@
 
 #include <stdint.h>
 
-#define ENG_PROTOCOL_VERSION 1
-#define ENG_EVENT_LINE_MAX 65536 /* bytes of one event line, its newline excluded */
+#define TLM_PROTOCOL_VERSION 1
+#define TLM_EVENT_LINE_MAX 65536 /* bytes of one event line, its newline excluded */
 
-/* XX(id, name): ENG_EV_<id>, in the order of docs/protocol.md's table. */
-#define ENG_EVENT_MAP(XX)                                                                                        \
+/* XX(id, name): TLM_EV_<id>, in the order of docs/protocol.md's table. */
+#define TLM_EVENT_MAP(XX)                                                                                        \
     XX(START, "start")                                                                                           \
     XX(STEP, "step")                                                                                             \
     XX(EVAL, "eval")                                                                                             \
@@ -27,46 +27,46 @@
     XX(DONE, "done")                                                                                             \
     XX(ERROR, "error")
 
-typedef enum eng_event {
-#define ENG_XX_(id, name) ENG_EV_##id,
-    ENG_EVENT_MAP(ENG_XX_)
-#undef ENG_XX_
-    ENG_EV_COUNT
-} eng_event;
+typedef enum tlm_event {
+#define TLM_XX_(id, name) TLM_EV_##id,
+    TLM_EVENT_MAP(TLM_XX_)
+#undef TLM_XX_
+    TLM_EV_COUNT
+} tlm_event;
 
 /* XX(id, name): what a worker is doing when it sends a heartbeat. */
-#define ENG_PHASE_MAP(XX)                                                                                        \
+#define TLM_PHASE_MAP(XX)                                                                                        \
     XX(SETUP, "setup")                                                                                           \
     XX(TRAIN, "train")                                                                                           \
     XX(EVAL, "eval")                                                                                             \
     XX(CKPT, "ckpt")
 
-typedef enum eng_phase {
-#define ENG_XX_(id, name) ENG_PHASE_##id,
-    ENG_PHASE_MAP(ENG_XX_)
-#undef ENG_XX_
-    ENG_PHASE_COUNT
-} eng_phase;
+typedef enum tlm_phase {
+#define TLM_XX_(id, name) TLM_PHASE_##id,
+    TLM_PHASE_MAP(TLM_XX_)
+#undef TLM_XX_
+    TLM_PHASE_COUNT
+} tlm_phase;
 
 /* The run folder: the resolved config tlmd hands the worker, the folder
  * of its checkpoints, and a checkpoint's name there: "step-" and the step,
  * 8 digits at least ("step-00000120"); one being written is ".tmp-" and
  * that name. */
-#define ENG_RUN_CONFIG "config.json"
-#define ENG_RUN_CKPT "ckpt"
-#define ENG_CKPT_PREFIX "step-"
-#define ENG_CKPT_TMP_PREFIX ".tmp-" ENG_CKPT_PREFIX
-#define ENG_CKPT_NAME_MAX 32
+#define TLM_RUN_CONFIG "config.json"
+#define TLM_RUN_CKPT "ckpt"
+#define TLM_CKPT_PREFIX "step-"
+#define TLM_CKPT_TMP_PREFIX ".tmp-" TLM_CKPT_PREFIX
+#define TLM_CKPT_NAME_MAX 32
 
-void eng_ckpt_name(int64_t step, char out[ENG_CKPT_NAME_MAX]);
+void tlm_ckpt_name(int64_t step, char out[TLM_CKPT_NAME_MAX]);
 /* The step of a checkpoint's name ("step-" and decimal digits, at most
  * INT64_MAX); -1 for any other name. */
-int64_t eng_ckpt_step_of(const char *name);
+int64_t tlm_ckpt_step_of(const char *name);
 
 /* Names by value ("?" out of range), and values by name (-1 if unknown). */
-const char *eng_event_name(int ev);
-int eng_event_find(const char *name);
-const char *eng_phase_name(int phase);
-int eng_phase_find(const char *name);
+const char *tlm_event_name(int ev);
+int tlm_event_find(const char *name);
+const char *tlm_phase_name(int phase);
+int tlm_phase_find(const char *name);
 
 #endif

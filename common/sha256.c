@@ -117,7 +117,7 @@ static compress_fn choose(void)
     return compress_plain;
 }
 
-int eng__sha256_accelerated(int use)
+int tlm__sha256_accelerated(int use)
 {
     compress_fn want = use ? choose() : compress_plain;
     __atomic_store_n(&compress_blocks, want, __ATOMIC_RELAXED);
@@ -134,7 +134,7 @@ static void blocks(uint32_t h[8], const uint8_t *p, size_t nblocks)
     f(h, p, nblocks);
 }
 
-void eng_sha256_init(eng_sha256 *s)
+void tlm_sha256_init(tlm_sha256 *s)
 {
     static const uint32_t iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                    0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
@@ -143,7 +143,7 @@ void eng_sha256_init(eng_sha256 *s)
     s->nbuf = 0;
 }
 
-void eng_sha256_update(eng_sha256 *s, const void *data, size_t n)
+void tlm_sha256_update(tlm_sha256 *s, const void *data, size_t n)
 {
     const uint8_t *p = data;
     s->nbytes += n;
@@ -165,14 +165,14 @@ void eng_sha256_update(eng_sha256 *s, const void *data, size_t n)
     s->nbuf = n;
 }
 
-void eng_sha256_final(eng_sha256 *s, uint8_t out[32])
+void tlm_sha256_final(tlm_sha256 *s, uint8_t out[32])
 {
     uint64_t bits = s->nbytes * 8;
     uint8_t pad[72] = {0x80};
     size_t padlen = (s->nbuf < 56 ? 56 : 120) - s->nbuf;
     for (int i = 0; i < 8; i++)
         pad[padlen + i] = (uint8_t)(bits >> (56 - 8 * i));
-    eng_sha256_update(s, pad, padlen + 8);
+    tlm_sha256_update(s, pad, padlen + 8);
     for (int i = 0; i < 8; i++) {
         out[4 * i] = (uint8_t)(s->h[i] >> 24);
         out[4 * i + 1] = (uint8_t)(s->h[i] >> 16);
@@ -181,7 +181,7 @@ void eng_sha256_final(eng_sha256 *s, uint8_t out[32])
     }
 }
 
-void eng_hex(const uint8_t *bytes, size_t n, char *out)
+void tlm_hex(const uint8_t *bytes, size_t n, char *out)
 {
     static const char digits[] = "0123456789abcdef";
     for (size_t i = 0; i < n; i++) {
@@ -191,12 +191,12 @@ void eng_hex(const uint8_t *bytes, size_t n, char *out)
     out[2 * n] = '\0';
 }
 
-void eng_sha256_hex(const void *data, size_t n, char out[65])
+void tlm_sha256_hex(const void *data, size_t n, char out[65])
 {
-    eng_sha256 s;
+    tlm_sha256 s;
     uint8_t d[32];
-    eng_sha256_init(&s);
-    eng_sha256_update(&s, data, n);
-    eng_sha256_final(&s, d);
-    eng_hex(d, 32, out);
+    tlm_sha256_init(&s);
+    tlm_sha256_update(&s, data, n);
+    tlm_sha256_final(&s, d);
+    tlm_hex(d, 32, out);
 }

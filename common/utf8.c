@@ -1,13 +1,13 @@
 /* utf8.c: UTF-8 by the WHATWG decoder's rules (utf8.h says why those):
  * the lead byte fixes the length and the allowed range of the second
  * byte, which is where overlong forms, surrogates and code points past
- * U+10FFFF show.  Must not: allocate, except eng_utf8_fix's buffer. */
+ * U+10FFFF show.  Must not: allocate, except tlm_utf8_fix's buffer. */
 #include "common/utf8.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-size_t eng_utf8_seq(const uint8_t *p, size_t n, size_t *bad)
+size_t tlm_utf8_seq(const uint8_t *p, size_t n, size_t *bad)
 {
     *bad = 1;
     uint8_t c = p[0];
@@ -44,14 +44,14 @@ size_t eng_utf8_seq(const uint8_t *p, size_t n, size_t *bad)
     return need + 1;
 }
 
-size_t eng_utf8_next(const char *str, size_t n, uint32_t *cp)
+size_t tlm_utf8_next(const char *str, size_t n, uint32_t *cp)
 {
     const uint8_t *s = (const uint8_t *)str;
     if (n == 0) {
         *cp = 0;
         return 0;
     }
-    size_t bad, k = eng_utf8_seq(s, n, &bad);
+    size_t bad, k = tlm_utf8_seq(s, n, &bad);
     if (k == 0) {
         *cp = 0xFFFD;
         return 1;
@@ -64,7 +64,7 @@ size_t eng_utf8_next(const char *str, size_t n, uint32_t *cp)
     return k;
 }
 
-size_t eng_utf8_put(uint32_t cp, char out[4])
+size_t tlm_utf8_put(uint32_t cp, char out[4])
 {
     if (cp < 0x80) {
         out[0] = (char)cp;
@@ -88,7 +88,7 @@ size_t eng_utf8_put(uint32_t cp, char out[4])
     return 4;
 }
 
-int eng_utf8_fix(uint8_t **buf, size_t *cap, const uint8_t *p, size_t n, size_t *out_len, eng_err *e)
+int tlm_utf8_fix(uint8_t **buf, size_t *cap, const uint8_t *p, size_t n, size_t *out_len, tlm_err *e)
 {
     /* Fast scan: most text is valid, and then nothing is copied. */
     size_t i = 0, bad;
@@ -97,7 +97,7 @@ int eng_utf8_fix(uint8_t **buf, size_t *cap, const uint8_t *p, size_t n, size_t 
             i++;
             continue;
         }
-        size_t k = eng_utf8_seq(p + i, n - i, &bad);
+        size_t k = tlm_utf8_seq(p + i, n - i, &bad);
         if (!k)
             break;
         i += k;
@@ -108,12 +108,12 @@ int eng_utf8_fix(uint8_t **buf, size_t *cap, const uint8_t *p, size_t n, size_t 
     }
     /* Each replaced subpart (>= 1 byte) grows into 3 bytes at most. */
     if (n > (SIZE_MAX - 16) / 3)
-        return eng_errf(e, ENG_ENOMEM, "text of %zu bytes is too large", n);
+        return tlm_errf(e, TLM_ENOMEM, "text of %zu bytes is too large", n);
     size_t need = 3 * n + 16;
     if (*cap < need) {
         uint8_t *grown = realloc(*buf, need);
         if (!grown)
-            return eng_errf(e, ENG_ENOMEM, "out of memory (%zu bytes of text)", n);
+            return tlm_errf(e, TLM_ENOMEM, "out of memory (%zu bytes of text)", n);
         *buf = grown;
         *cap = need;
     }
@@ -125,7 +125,7 @@ int eng_utf8_fix(uint8_t **buf, size_t *cap, const uint8_t *p, size_t n, size_t 
             out[o++] = p[i++];
             continue;
         }
-        size_t k = eng_utf8_seq(p + i, n - i, &bad);
+        size_t k = tlm_utf8_seq(p + i, n - i, &bad);
         if (k) {
             memcpy(out + o, p + i, k);
             o += k;

@@ -1,4 +1,4 @@
-/* vec.c: eng_grow (vec.h).  Must not: touch the array's elements, or
+/* vec.c: tlm_grow (vec.h).  Must not: touch the array's elements, or
  * change anything when it fails. */
 #include "common/vec.h"
 
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-size_t eng_grow_size(size_t cap, size_t need, size_t first)
+size_t tlm_grow_size(size_t cap, size_t need, size_t first)
 {
     size_t c = cap ? cap : first;
     while (c < need) {
@@ -18,12 +18,12 @@ size_t eng_grow_size(size_t cap, size_t need, size_t first)
     return c;
 }
 
-int eng_grow(void *pp, size_t *cap, size_t need, size_t elem, size_t first)
+int tlm_grow(void *pp, size_t *cap, size_t need, size_t elem, size_t first)
 {
     assert(first > 0 && elem > 0);
     if (need <= *cap)
         return 0;
-    size_t c = eng_grow_size(*cap, need, first);
+    size_t c = tlm_grow_size(*cap, need, first);
     if (c == SIZE_MAX || c > SIZE_MAX / elem)
         return -1;
     /* the pointer is read and written as bytes: pp may point at any T * */

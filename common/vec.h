@@ -1,8 +1,8 @@
 /* vec.h: growing an array by doubling, the one way TLM's growable arrays
  * (token ids, jobs, requests, names, text buffers) make room.
  *
- *     if (ENG_GROW(v->ids, v->cap, v->n + 1, 1024))
- *         return eng_errf(e, ENG_ENOMEM, "out of memory (%zu token ids)", v->n + 1);
+ *     if (TLM_GROW(v->ids, v->cap, v->n + 1, 1024))
+ *         return tlm_errf(e, TLM_ENOMEM, "out of memory (%zu token ids)", v->n + 1);
  *     v->ids[v->n++] = id;
  *
  * The caller keeps its own message: what ran out is worth saying. */
@@ -16,15 +16,15 @@
  * first (>= 1) when the array is empty, until it does.  0, or -1 when out
  * of memory or the size does not fit a size_t; then *pp and *cap are as
  * they were. */
-int eng_grow(void *pp, size_t *cap, size_t need, size_t elem, size_t first);
+int tlm_grow(void *pp, size_t *cap, size_t need, size_t elem, size_t first);
 
-/* The capacity eng_grow asks for (for messages: "out of memory (N ...)");
+/* The capacity tlm_grow asks for (for messages: "out of memory (N ...)");
  * SIZE_MAX when doubling would overflow. */
-size_t eng_grow_size(size_t cap, size_t need, size_t first);
+size_t tlm_grow_size(size_t cap, size_t need, size_t first);
 
-/* eng_grow for an array v (a T * lvalue) with a size_t capacity cap; does
+/* tlm_grow for an array v (a T * lvalue) with a size_t capacity cap; does
  * nothing when need <= cap. */
-#define ENG_GROW(v, cap, need, first) \
-    ((size_t)(need) <= (cap) ? 0 : eng_grow(&(v), &(cap), (size_t)(need), sizeof *(v), (first)))
+#define TLM_GROW(v, cap, need, first) \
+    ((size_t)(need) <= (cap) ? 0 : tlm_grow(&(v), &(cap), (size_t)(need), sizeof *(v), (first)))
 
 #endif

@@ -48,7 +48,7 @@ void dash_db_clear(dash_db *s)
     pthread_mutex_destroy(&s->mu);
 }
 
-int dash_db_acquire(dash_db *s, eng_err *e)
+int dash_db_acquire(dash_db *s, tlm_err *e)
 {
     pthread_mutex_lock(&s->mu);
     if (s->d)
@@ -56,7 +56,7 @@ int dash_db_acquire(dash_db *s, eng_err *e)
     /* SQLite would say "unable to open database file": say what to do */
     if (access(s->path, F_OK) != 0) {
         pthread_mutex_unlock(&s->mu);
-        return eng_errf(e, ENG_EDATA, "%s: no such file (tlmd writes it: run tlmd first, or pass --db PATH)",
+        return tlm_errf(e, TLM_EDATA, "%s: no such file (tlmd writes it: run tlmd first, or pass --db PATH)",
                         s->path);
     }
     int rc = db_open(s->path, DB_READONLY, &s->d, e);
@@ -80,12 +80,12 @@ void dash_db_release(dash_db *s, int failed)
     pthread_mutex_unlock(&s->mu);
 }
 
-int dash_db_version(dash_db *s, char *out, size_t cap, eng_err *e)
+int dash_db_version(dash_db *s, char *out, size_t cap, tlm_err *e)
 {
     sqlite3_stmt *st = NULL;
     sqlite3 *h = db_handle(s->d);
     if (sqlite3_prepare_v2(h, "PRAGMA data_version", -1, &st, NULL) != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW) {
-        int rc = eng_errf(e, ENG_EIO, "%s: %s", s->path, sqlite3_errmsg(h));
+        int rc = tlm_errf(e, TLM_EIO, "%s: %s", s->path, sqlite3_errmsg(h));
         sqlite3_finalize(st);
         return rc;
     }
@@ -95,12 +95,12 @@ int dash_db_version(dash_db *s, char *out, size_t cap, eng_err *e)
 }
 
 /* ------------------------------------------------------------ helpers */
-static int sql_fail(sqlite3 *h, eng_err *e)
+static int sql_fail(sqlite3 *h, tlm_err *e)
 {
-    return eng_errf(e, ENG_EIO, "results.db: %s", sqlite3_errmsg(h));
+    return tlm_errf(e, TLM_EIO, "results.db: %s", sqlite3_errmsg(h));
 }
 
-static int prepare(sqlite3 *h, const char *sql, sqlite3_stmt **st, eng_err *e)
+static int prepare(sqlite3 *h, const char *sql, sqlite3_stmt **st, tlm_err *e)
 {
     if (sqlite3_prepare_v2(h, sql, -1, st, NULL) != SQLITE_OK) {
         *st = NULL;
@@ -144,7 +144,7 @@ static void put_col(FILE *f, sqlite3_stmt *st, int i)
 }
 
 /* Every row of st as an array of objects named by its columns. */
-static int put_rows(FILE *f, sqlite3 *h, sqlite3_stmt *st, eng_err *e)
+static int put_rows(FILE *f, sqlite3 *h, sqlite3_stmt *st, tlm_err *e)
 {
     int nc = sqlite3_column_count(st), rc, first = 1;
     fputc('[', f);
@@ -166,7 +166,7 @@ static int put_rows(FILE *f, sqlite3 *h, sqlite3_stmt *st, eng_err *e)
 
 /* Every row of st as "columns": [names], "rows": [[values]...]: half the
  * bytes of put_rows for a long table (10,000 jobs). */
-static int put_grid(FILE *f, sqlite3 *h, sqlite3_stmt *st, eng_err *e)
+static int put_grid(FILE *f, sqlite3 *h, sqlite3_stmt *st, tlm_err *e)
 {
     int nc = sqlite3_column_count(st), rc, first = 1;
     fputs("\"columns\":[", f);
@@ -192,7 +192,7 @@ static int put_grid(FILE *f, sqlite3 *h, sqlite3_stmt *st, eng_err *e)
 
 /* One query's rows as "name": [...]; params are bound as text (?1, ?2...). */
 static int put_query(FILE *f, sqlite3 *h, const char *name, const char *sql, const char *p1, const char *p2,
-                     eng_err *e)
+                     tlm_err *e)
 {
     sqlite3_stmt *st;
     int rc = prepare(h, sql, &st, e);
@@ -211,7 +211,7 @@ static int put_query(FILE *f, sqlite3 *h, const char *name, const char *sql, con
     return rc;
 }
 
-static int begin(sqlite3 *h, eng_err *e)
+static int begin(sqlite3 *h, tlm_err *e)
 {
     return sqlite3_exec(h, "BEGIN", NULL, NULL, NULL) == SQLITE_OK ? 0 : sql_fail(h, e);
 }
@@ -223,7 +223,7 @@ static void end(sqlite3 *h)
 }
 
 /* ------------------------------------------------------------ sweeps */
-int dash_api_sweeps(db *d, FILE *f, eng_err *e)
+int dash_api_sweeps(db *d, FILE *f, tlm_err *e)
 {
     sqlite3 *h = db_handle(d);
     /* FLOPs done: each job's tokens so far times its training FLOPs per token */
@@ -244,7 +244,7 @@ int dash_api_sweeps(db *d, FILE *f, eng_err *e)
 }
 
 /* ------------------------------------------------------------ jobs */
-int dash_api_jobs(db *d, const dash_query *q, FILE *f, eng_err *e)
+int dash_api_jobs(db *d, const dash_query *q, FILE *f, tlm_err *e)
 {
     sqlite3 *h = db_handle(d);
     /* The results view's columns (only those named are computed: SQLite
@@ -277,12 +277,12 @@ int dash_api_jobs(db *d, const dash_query *q, FILE *f, eng_err *e)
 }
 
 /* ------------------------------------------------------------ one job */
-int dash_api_job(db *d, const dash_query *q, FILE *f, eng_err *e)
+int dash_api_job(db *d, const dash_query *q, FILE *f, tlm_err *e)
 {
     sqlite3 *h = db_handle(d);
     const char *key = q->n_keys == 1 ? q->keys[0] : NULL;
     if (!dash_key_ok(key))
-        return eng_errf(e, ENG_ECONFIG, "job: expected ?key= and 64 hex digits (a job's key)");
+        return tlm_errf(e, TLM_ECONFIG, "job: expected ?key= and 64 hex digits (a job's key)");
     int rc = begin(h, e);
     if (rc)
         return rc;
@@ -295,7 +295,7 @@ int dash_api_job(db *d, const dash_query *q, FILE *f, eng_err *e)
         goto done;
     }
     if (sqlite3_column_int(st, 0) == 0) {
-        rc = eng_errf(e, ENG_EDATA, "no job %s in results.db", key);
+        rc = tlm_errf(e, TLM_EDATA, "no job %s in results.db", key);
         goto done;
     }
     fputc('{', f);
@@ -353,14 +353,14 @@ static void put_array(FILE *f, const char *name, const double *v, int n)
 
 /* The rows of st (all columns numbers) as one array per column, every
  * stride-th row and the last one. */
-static int put_columns(FILE *f, sqlite3 *h, sqlite3_stmt *st, int64_t rows, eng_err *e)
+static int put_columns(FILE *f, sqlite3 *h, sqlite3_stmt *st, int64_t rows, tlm_err *e)
 {
     int nc = sqlite3_column_count(st);
     int64_t stride = rows > DASH_MAX_POINTS ? (rows + DASH_MAX_POINTS - 1) / DASH_MAX_POINTS : 1;
     int cap = (int)(rows / stride + 2);
     double *v = malloc(sizeof *v * (size_t)cap * (size_t)nc);
     if (!v)
-        return eng_errf(e, ENG_ENOMEM, "out of memory (%d points)", cap);
+        return tlm_errf(e, TLM_ENOMEM, "out of memory (%d points)", cap);
     int n = 0, rc;
     int64_t i = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW && n < cap) {
@@ -387,7 +387,7 @@ static int put_columns(FILE *f, sqlite3 *h, sqlite3_stmt *st, int64_t rows, eng_
     return 0;
 }
 
-static int count_of(sqlite3 *h, const char *sql, const char *key, int64_t *n, eng_err *e)
+static int count_of(sqlite3 *h, const char *sql, const char *key, int64_t *n, tlm_err *e)
 {
     sqlite3_stmt *st;
     int rc = prepare(h, sql, &st, e);
@@ -400,7 +400,7 @@ static int count_of(sqlite3 *h, const char *sql, const char *key, int64_t *n, en
     return rc;
 }
 
-static int put_curves(FILE *f, sqlite3 *h, const char *key, eng_err *e)
+static int put_curves(FILE *f, sqlite3 *h, const char *key, tlm_err *e)
 {
     static const char *const what[2][2] = {
         {"SELECT count(*) FROM steps WHERE job = ?1",
@@ -418,7 +418,7 @@ static int put_curves(FILE *f, sqlite3 *h, const char *key, eng_err *e)
     if (rc)
         return rc;
     if (!known)
-        return eng_errf(e, ENG_EDATA, "no job %s in results.db", key);
+        return tlm_errf(e, TLM_EDATA, "no job %s in results.db", key);
     rpt_json_str(f, key);
     fputs(":{", f);
     for (int w = 0; w < 2 && !rc; w++) {
@@ -441,15 +441,15 @@ static int put_curves(FILE *f, sqlite3 *h, const char *key, eng_err *e)
     return rc;
 }
 
-int dash_api_series(db *d, const dash_query *q, FILE *f, eng_err *e)
+int dash_api_series(db *d, const dash_query *q, FILE *f, tlm_err *e)
 {
     sqlite3 *h = db_handle(d);
     if (q->n_keys < 1)
-        return eng_errf(e, ENG_ECONFIG, "series: expected ?key= (one to %d job keys)",
+        return tlm_errf(e, TLM_ECONFIG, "series: expected ?key= (one to %d job keys)",
                         (int)(sizeof q->keys / sizeof q->keys[0]));
     for (int i = 0; i < q->n_keys; i++)
         if (!dash_key_ok(q->keys[i]))
-            return eng_errf(e, ENG_ECONFIG, "series: key %d: expected 64 hex digits (a job's key)", i + 1);
+            return tlm_errf(e, TLM_ECONFIG, "series: key %d: expected 64 hex digits (a job's key)", i + 1);
     int rc = begin(h, e);
     if (rc)
         return rc;
@@ -465,7 +465,7 @@ int dash_api_series(db *d, const dash_query *q, FILE *f, eng_err *e)
 }
 
 /* ------------------------------------------------------------ the paper's tables and figures */
-int dash_api_tables(FILE *f, eng_err *e)
+int dash_api_tables(FILE *f, tlm_err *e)
 {
     (void)e;
     fputs("{\"tables\":[", f);
@@ -488,11 +488,11 @@ int dash_api_tables(FILE *f, eng_err *e)
     return 0;
 }
 
-int dash_api_table(const char *db_path, const dash_query *q, FILE *f, eng_err *e)
+int dash_api_table(const char *db_path, const dash_query *q, FILE *f, tlm_err *e)
 {
     const rpt_table_def *def = q->name ? rpt_table_find(q->name) : NULL;
     if (!def)
-        return eng_errf(e, ENG_EDATA, "no table named '%s'", q->name ? q->name : "");
+        return tlm_errf(e, TLM_EDATA, "no table named '%s'", q->name ? q->name : "");
     rpt_opts o;
     memset(&o, 0, sizeof o);
     o.sweep = q->sweep;
@@ -513,18 +513,18 @@ int dash_api_table(const char *db_path, const dash_query *q, FILE *f, eng_err *e
 static pthread_mutex_t plot_mu = PTHREAD_MUTEX_INITIALIZER;
 
 int dash_api_figure(const char *db_path, const char *tmpdir, const dash_query *q, char **svg, size_t *len,
-                    eng_err *e)
+                    tlm_err *e)
 {
     *svg = NULL;
     const rpt_figure_def *def = q->name ? rpt_figure_find(q->name) : NULL;
     if (!def)
-        return eng_errf(e, ENG_EDATA, "no figure named '%s'", q->name ? q->name : "");
+        return tlm_errf(e, TLM_EDATA, "no figure named '%s'", q->name ? q->name : "");
     rpt_opts o;
     memset(&o, 0, sizeof o);
     o.sweep = q->sweep;
     o.paper = q->paper && (def->uses & RPT_USES_PAPER);
-    char path[ENG_PATH_CAP];
-    int rc = eng_path_join(path, sizeof path, tmpdir, "figure.svg", e);
+    char path[TLM_PATH_CAP];
+    int rc = tlm_path_join(path, sizeof path, tmpdir, "figure.svg", e);
     if (rc)
         return rc;
     pthread_mutex_lock(&plot_mu);
@@ -535,14 +535,14 @@ int dash_api_figure(const char *db_path, const char *tmpdir, const dash_query *q
     rpt_figure_init(&fig);
     rc = def->build(&c, &fig, e);
     if (!rc && rpt_figure_points(&fig) == 0)
-        rc = eng_errf(e, ENG_EDATA, "%s: nothing to draw yet%s%s", def->name, fig.note ? ": " : "",
+        rc = tlm_errf(e, TLM_EDATA, "%s: nothing to draw yet%s%s", def->name, fig.note ? ": " : "",
                      fig.note ? fig.note : "");
     if (!rc)
         rc = rpt_plot_write(&fig, path, e);
     rpt_figure_clear(&fig);
     rpt_ctx_close(&c);
     if (!rc)
-        rc = eng_read_file(path, 64u << 20, svg, len, e);
+        rc = tlm_read_file(path, 64u << 20, svg, len, e);
     unlink(path);
 unlock:
     pthread_mutex_unlock(&plot_mu);

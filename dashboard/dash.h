@@ -48,12 +48,12 @@ void dash_db_init(dash_db *s, const char *path);
 void dash_db_clear(dash_db *s);
 /* Locks s and makes sure the connection is open: 0 (locked, s->d usable)
  * or negative with e filled (not locked). */
-int dash_db_acquire(dash_db *s, eng_err *e);
+int dash_db_acquire(dash_db *s, tlm_err *e);
 /* Unlocks; failed != 0 closes the connection so that the next request
  * opens it again (a corrupt or replaced file). */
 void dash_db_release(dash_db *s, int failed);
 /* What the data looks like now, for ETags: changes whenever tlmd commits. */
-int dash_db_version(dash_db *s, char *out, size_t cap, eng_err *e);
+int dash_db_version(dash_db *s, char *out, size_t cap, tlm_err *e);
 
 /* ------------------------------------------------------------ JSON answers */
 /* A request's parameters (query string values, already decoded by MHD). */
@@ -67,17 +67,17 @@ typedef struct dash_query {
 } dash_query;
 
 /* Each writes its JSON into f; 0, or negative with e filled
- * (ENG_ECONFIG: a bad parameter, answered 400; ENG_EDATA: not found, 404). */
-int dash_api_sweeps(db *d, FILE *f, eng_err *e);
-int dash_api_jobs(db *d, const dash_query *q, FILE *f, eng_err *e);
-int dash_api_job(db *d, const dash_query *q, FILE *f, eng_err *e);
-int dash_api_series(db *d, const dash_query *q, FILE *f, eng_err *e);
+ * (TLM_ECONFIG: a bad parameter, answered 400; TLM_EDATA: not found, 404). */
+int dash_api_sweeps(db *d, FILE *f, tlm_err *e);
+int dash_api_jobs(db *d, const dash_query *q, FILE *f, tlm_err *e);
+int dash_api_job(db *d, const dash_query *q, FILE *f, tlm_err *e);
+int dash_api_series(db *d, const dash_query *q, FILE *f, tlm_err *e);
 /* The paper's tables: rpt_table_build + rpt_render_json, on their own connection. */
-int dash_api_tables(FILE *f, eng_err *e);
-int dash_api_table(const char *db_path, const dash_query *q, FILE *f, eng_err *e);
+int dash_api_tables(FILE *f, tlm_err *e);
+int dash_api_table(const char *db_path, const dash_query *q, FILE *f, tlm_err *e);
 /* A figure of reports/ as SVG (PLplot is not thread-safe: one at a time). */
 int dash_api_figure(const char *db_path, const char *tmpdir, const dash_query *q, char **svg, size_t *len,
-                    eng_err *e);
+                    tlm_err *e);
 
 /* A job key as the URL gives it: 64 lowercase hex digits. */
 int dash_key_ok(const char *key);
@@ -95,7 +95,7 @@ typedef struct dash_opts {
 typedef struct dash_server dash_server;
 /* Starts serving; *url is the address to open (with the token), owned by
  * the server.  A non-loopback address is allowed; main warns about it. */
-int dash_server_start(const dash_opts *o, dash_server **out, const char **url, eng_err *e);
+int dash_server_start(const dash_opts *o, dash_server **out, const char **url, tlm_err *e);
 void dash_server_stop(dash_server *s);
 /* 1 when the host of a "HOST:PORT" listen address is a loopback one. */
 int dash_listen_is_loopback(const char *listen);

@@ -61,7 +61,7 @@ int main(int argc, char **argv)
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         int64_t v;
-        eng_err e;
+        tlm_err e;
         switch (c) {
         case O_DB: o.db_path = optarg; break;
         case O_LISTEN: o.listen = optarg; break;
@@ -69,7 +69,7 @@ int main(int argc, char **argv)
         case O_TOKEN: o.token = optarg; break;
         case O_CONNS:
         case O_THREADS:
-            if (cfg_arg_int(c == O_CONNS ? "--max-connections" : "--threads", optarg, 1, c == O_CONNS ? 10000 : 64,
+            if (tlm_cfg_arg_int(c == O_CONNS ? "--max-connections" : "--threads", optarg, 1, c == O_CONNS ? 10000 : 64,
                             &v, &e)) {
                 fprintf(stderr, "tlm-dash: %s\n", e.msg);
                 return 2;
@@ -87,9 +87,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "tlm-dash: unexpected argument '%s' (try --help)\n", argv[optind]);
         return 2;
     }
-    eng_err e = {0};
-    if (eng_path_check_len("--db", o.db_path, ENG_PATH_CAP - 1 - 16, &e) ||
-        eng_path_not_dir("--db", o.db_path, "an SQLite database file, such as results.db", &e)) {
+    tlm_err e = {0};
+    if (tlm_path_check_len("--db", o.db_path, TLM_PATH_CAP - 1 - 16, &e) ||
+        tlm_path_not_dir("--db", o.db_path, "an SQLite database file, such as results.db", &e)) {
         fprintf(stderr, "tlm-dash: %s\n", e.msg);
         return 2;
     }

@@ -50,11 +50,11 @@ struct dash_server {
     char token[TOKEN_HEX + 1];
     char cookie[sizeof COOKIE_NAME "=; Path=/; HttpOnly; SameSite=Strict" + TOKEN_HEX];
     char boot[17];    /* part of every ETag: a restarted server never matches an old one */
-    char url[ENG_PATH_CAP + 128];
+    char url[TLM_PATH_CAP + 128];
     char unix_path[sizeof ((struct sockaddr_un *)0)->sun_path];
-    char tmpdir[ENG_PATH_CAP];
+    char tmpdir[TLM_PATH_CAP];
     vendor_file vendor[2];
-    char vendor_err[ENG_MSG_MAX];
+    char vendor_err[TLM_MSG_MAX];
 };
 
 /* ------------------------------------------------------------ answers */
@@ -135,8 +135,8 @@ static enum MHD_Result send_json_error(struct MHD_Connection *c, unsigned status
 static unsigned status_of(int code)
 {
     switch (code) {
-    case ENG_ECONFIG: return MHD_HTTP_BAD_REQUEST;
-    case ENG_EDATA: return MHD_HTTP_NOT_FOUND;
+    case TLM_ECONFIG: return MHD_HTTP_BAD_REQUEST;
+    case TLM_EDATA: return MHD_HTTP_NOT_FOUND;
     default: return MHD_HTTP_INTERNAL_SERVER_ERROR;
     }
 }
@@ -209,9 +209,9 @@ static enum MHD_Result answer_api(struct MHD_Connection *c, dash_server *s, int 
     if (q.n_keys < 0)
         return send_json_error(c, MHD_HTTP_BAD_REQUEST, "too many key= parameters (at most 16 jobs at once)", s);
 
-    double t0 = eng_clock_mono();
+    double t0 = tlm_clock_mono();
     cpu0_ms = thread_cpu_ms();
-    eng_err e = {0};
+    tlm_err e = {0};
     int rc = dash_db_acquire(&s->dbs, &e);
     if (rc)
         return send_json_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, e.msg, s);
@@ -226,7 +226,7 @@ static enum MHD_Result answer_api(struct MHD_Connection *c, dash_server *s, int 
     if (inm && !strcmp(inm, etag)) {
         dash_db_release(&s->dbs, 0);
         return send_buf(c, MHD_HTTP_NOT_MODIFIED, "application/json", (void *)"", 0, 0, etag,
-                        (eng_clock_mono() - t0) * 1e3, s, set_cookie);
+                        (tlm_clock_mono() - t0) * 1e3, s, set_cookie);
     }
     if (!uses_db)
         dash_db_release(&s->dbs, 0); /* the version only: reports/ opens its own connection */
@@ -254,10 +254,10 @@ static enum MHD_Result answer_api(struct MHD_Connection *c, dash_server *s, int 
     }
     /* a corrupt or replaced file: the next request opens it again */
     if (uses_db)
-        dash_db_release(&s->dbs, rc == ENG_EIO);
+        dash_db_release(&s->dbs, rc == TLM_EIO);
     if (fclose(f) && !rc)
-        rc = eng_errf(&e, ENG_ENOMEM, "out of memory");
-    double ms = (eng_clock_mono() - t0) * 1e3;
+        rc = tlm_errf(&e, TLM_ENOMEM, "out of memory");
+    double ms = (tlm_clock_mono() - t0) * 1e3;
     if (rc) {
         free(b);
         free(svg);
@@ -317,12 +317,12 @@ int dash_listen_is_loopback(const char *listen)
 
 /* "HOST:PORT" or "[V6]:PORT" into a socket address (numeric hosts, and localhost). */
 static int parse_inet(const char *listen, struct sockaddr_storage *ss, socklen_t *len, int *v6, int *port,
-                      eng_err *e)
+                      tlm_err *e)
 {
     char host[256];
     const char *colon = strrchr(listen, ':');
     if (!colon || colon == listen)
-        return eng_errf(e, ENG_ECONFIG, "--listen %s: expected HOST:PORT (127.0.0.1:8080), [::1]:PORT or unix:PATH",
+        return tlm_errf(e, TLM_ECONFIG, "--listen %s: expected HOST:PORT (127.0.0.1:8080), [::1]:PORT or unix:PATH",
                         listen);
     size_t hl = (size_t)(colon - listen);
     const char *h = listen;
@@ -331,7 +331,7 @@ static int parse_inet(const char *listen, struct sockaddr_storage *ss, socklen_t
         hl -= 2;
     }
     if (hl >= sizeof host)
-        return eng_errf(e, ENG_ECONFIG, "--listen %s: host too long", listen);
+        return tlm_errf(e, TLM_ECONFIG, "--listen %s: host too long", listen);
     memcpy(host, h, hl);
     host[hl] = 0;
     if (!strcmp(host, "localhost"))
@@ -339,7 +339,7 @@ static int parse_inet(const char *listen, struct sockaddr_storage *ss, socklen_t
     char *end;
     long p = strtol(colon + 1, &end, 10);
     if (!colon[1] || *end || p < 0 || p > 65535)
-        return eng_errf(e, ENG_ECONFIG, "--listen %s: port '%s': expected 0 to 65535 (0: any free port)", listen,
+        return tlm_errf(e, TLM_ECONFIG, "--listen %s: port '%s': expected 0 to 65535 (0: any free port)", listen,
                         colon + 1);
     struct addrinfo hints, *ai = NULL;
     memset(&hints, 0, sizeof hints);
@@ -347,7 +347,7 @@ static int parse_inet(const char *listen, struct sockaddr_storage *ss, socklen_t
     hints.ai_socktype = SOCK_STREAM;
     int g = getaddrinfo(host, colon + 1, &hints, &ai);
     if (g || !ai)
-        return eng_errf(e, ENG_ECONFIG, "--listen %s: '%s' is not a numeric address (%s)", listen, host,
+        return tlm_errf(e, TLM_ECONFIG, "--listen %s: '%s' is not a numeric address (%s)", listen, host,
                         gai_strerror(g));
     memcpy(ss, ai->ai_addr, ai->ai_addrlen);
     *len = ai->ai_addrlen;
@@ -360,39 +360,39 @@ static int parse_inet(const char *listen, struct sockaddr_storage *ss, socklen_t
 /* A listening Unix socket at path, mode 0600.  A socket left by an earlier
  * run (nobody answers on it) is replaced; anything else there is refused,
  * never removed. */
-static int listen_unix(const char *path, int *fd_out, eng_err *e)
+static int listen_unix(const char *path, int *fd_out, tlm_err *e)
 {
     struct sockaddr_un sa;
     memset(&sa, 0, sizeof sa);
     sa.sun_family = AF_UNIX;
     if (strlen(path) >= sizeof sa.sun_path)
-        return eng_errf(e, ENG_ECONFIG, "--listen unix:%s: path longer than %zu bytes", path,
+        return tlm_errf(e, TLM_ECONFIG, "--listen unix:%s: path longer than %zu bytes", path,
                         sizeof sa.sun_path - 1);
     strcpy(sa.sun_path, path);
     struct stat st;
     if (lstat(path, &st) == 0) {
         if (!S_ISSOCK(st.st_mode))
-            return eng_errf(e, ENG_ECONFIG, "--listen unix:%s: exists and is not a socket; choose another path",
+            return tlm_errf(e, TLM_ECONFIG, "--listen unix:%s: exists and is not a socket; choose another path",
                             path);
         int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         int live = probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof sa) == 0;
         if (probe >= 0)
             close(probe);
         if (live)
-            return eng_errf(e, ENG_ECONFIG, "--listen unix:%s: another server answers on it", path);
+            return tlm_errf(e, TLM_ECONFIG, "--listen unix:%s: another server answers on it", path);
         if (unlink(path))
-            return eng_errf(e, ENG_EIO, "--listen unix:%s: cannot replace the stale socket: %s", path,
+            return tlm_errf(e, TLM_EIO, "--listen unix:%s: cannot replace the stale socket: %s", path,
                             strerror(errno));
     }
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
-        return eng_errf(e, ENG_EIO, "socket: %s", strerror(errno));
+        return tlm_errf(e, TLM_EIO, "socket: %s", strerror(errno));
     /* 0600 from the start: no moment in which another user could connect */
     mode_t old = umask(0177);
     int rc = bind(fd, (struct sockaddr *)&sa, sizeof sa);
     umask(old);
     if (rc || chmod(path, 0600) || listen(fd, 64)) {
-        rc = eng_errf(e, ENG_EIO, "--listen unix:%s: %s", path, strerror(errno));
+        rc = tlm_errf(e, TLM_EIO, "--listen unix:%s: %s", path, strerror(errno));
         close(fd);
         return rc;
     }
@@ -416,11 +416,11 @@ static int read_vendor(dash_server *s, const char *dir)
         s->vendor[i].type = files[i].type;
     }
     for (int i = 0; i < 2; i++) {
-        char path[ENG_PATH_CAP];
-        eng_err e;
-        if (eng_path_join(path, sizeof path, dir, files[i].file, &e) ||
-            eng_read_file(path, 16u << 20, &s->vendor[i].data, &s->vendor[i].len, &e)) {
-            eng_msg_printf(s->vendor_err, sizeof s->vendor_err,
+        char path[TLM_PATH_CAP];
+        tlm_err e;
+        if (tlm_path_join(path, sizeof path, dir, files[i].file, &e) ||
+            tlm_read_file(path, 16u << 20, &s->vendor[i].data, &s->vendor[i].len, &e)) {
+            tlm_msg_printf(s->vendor_err, sizeof s->vendor_err,
                            "404: the charting library is not installed (%s); scripts/setup.sh installs it "
                            "(npm ci --prefix dashboard), or pass --vendor DIR",
                            e.msg);
@@ -440,17 +440,17 @@ static void hex(char *out, const unsigned char *b, size_t n)
     out[2 * n] = 0;
 }
 
-int dash_server_start(const dash_opts *o, dash_server **out, const char **url, eng_err *e)
+int dash_server_start(const dash_opts *o, dash_server **out, const char **url, tlm_err *e)
 {
     *out = NULL;
     dash_server *s = calloc(1, sizeof *s);
     if (!s)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     dash_db_init(&s->dbs, o->db_path);
     int rc = 0, fd = -1;
     unsigned char rnd[32 + 8];
     if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
-        rc = eng_errf(e, ENG_EIO, "getrandom: %s", strerror(errno));
+        rc = tlm_errf(e, TLM_EIO, "getrandom: %s", strerror(errno));
         goto fail;
     }
     if (o->token) {
@@ -458,7 +458,7 @@ int dash_server_start(const dash_opts *o, dash_server **out, const char **url, e
         size_t n = strlen(o->token);
         if (n < 16 || n > TOKEN_HEX || strspn(o->token, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                                                          "0123456789-_") != n) {
-            rc = eng_errf(e, ENG_ECONFIG, "--token: expected 16 to %d letters, digits, '-' or '_'", TOKEN_HEX);
+            rc = tlm_errf(e, TLM_ECONFIG, "--token: expected 16 to %d letters, digits, '-' or '_'", TOKEN_HEX);
             goto fail;
         }
         strcpy(s->token, o->token);
@@ -472,7 +472,7 @@ int dash_server_start(const dash_opts *o, dash_server **out, const char **url, e
     const char *tmp = getenv("TMPDIR");
     snprintf(s->tmpdir, sizeof s->tmpdir, "%s/tlm-dash.XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(s->tmpdir)) {
-        rc = eng_errf(e, ENG_EIO, "%s: cannot make a scratch folder for figures: %s", s->tmpdir, strerror(errno));
+        rc = tlm_errf(e, TLM_EIO, "%s: cannot make a scratch folder for figures: %s", s->tmpdir, strerror(errno));
         s->tmpdir[0] = 0;
         goto fail;
     }
@@ -504,7 +504,7 @@ int dash_server_start(const dash_opts *o, dash_server **out, const char **url, e
                                   MHD_OPTION_CONNECTION_TIMEOUT, CONN_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
                                   (size_t)REQUEST_MEMORY, MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_END);
     if (!s->mhd) {
-        rc = eng_errf(e, ENG_EIO, "cannot listen on %s (%s)", listen_at,
+        rc = tlm_errf(e, TLM_EIO, "cannot listen on %s (%s)", listen_at,
                       errno ? strerror(errno) : "libmicrohttpd refused the options");
         goto fail;
     }

@@ -2,7 +2,7 @@
  * sub-commands, reading sources (text files, folders, JSONL), the progress
  * display.  Library code lives in the engine (tokenizer.h, shard.h); this
  * program only glues it to files and a terminal.  Functions return 0 or a
- * negative eng_status with an eng_err; only main() prints and exits. */
+ * negative tlm_status with an tlm_err; only main() prints and exits. */
 #ifndef TLM_DATAPREP_H
 #define TLM_DATAPREP_H
 
@@ -23,7 +23,7 @@ int dp_cmd_vocab(int argc, char **argv);
 enum { DP_EXIT_OK = 0, DP_EXIT_FAIL = 1, DP_EXIT_USAGE = 2 };
 
 /* Print "tlm-data: <kind> error: msg" on stderr; returns DP_EXIT_FAIL. */
-int dp_fail(const eng_err *e);
+int dp_fail(const tlm_err *e);
 /* Longest --tokenizer or --data path: the tokenizer lookup (eng_tok_find)
  * builds its candidates in 1,024-byte buffers. */
 #define DP_TOK_PATH_MAX 1000
@@ -51,13 +51,13 @@ typedef struct dp_sources {
 
 /* Expand files and folders (recursively, name order, skipping hidden
  * entries) into a list; `format` DP_AUTO picks JSONL for *.jsonl. */
-int dp_sources_collect(dp_sources *s, char **inputs, int n_inputs, dp_format format, eng_err *e);
+int dp_sources_collect(dp_sources *s, char **inputs, int n_inputs, dp_format format, tlm_err *e);
 void dp_sources_clear(dp_sources *s);
 
 /* Called once per document: its bytes, the source and the 1-based line
  * (JSONL) or 0 (a whole text file).  A non-zero return stops the walk. */
 typedef int (*dp_doc_fn)(void *arg, const dp_source *src, uint64_t line, const uint8_t *doc, size_t len,
-                         eng_err *e);
+                         tlm_err *e);
 
 struct dp_progress;
 /* Read every source in order, calling fn per document; fills each source's
@@ -65,7 +65,7 @@ struct dp_progress;
  * field `field`; errors name file:line.  max_line bounds one JSONL line.
  * prog (may be NULL) is advanced by bytes read. */
 int dp_sources_walk(dp_sources *s, const char *field, size_t max_line, struct dp_progress *prog, dp_doc_fn fn,
-                    void *arg, eng_err *e);
+                    void *arg, tlm_err *e);
 
 /* ------------------------------------------------------------ progress */
 typedef struct dp_progress {

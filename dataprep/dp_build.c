@@ -73,7 +73,7 @@ typedef struct pending {
     uint64_t line;
     eng_tokvec ids;
     int rc;
-    eng_err e;
+    tlm_err e;
 } pending;
 
 #define BATCH_BYTES (4u << 20)
@@ -132,12 +132,12 @@ static void install_stop(void)
     }
 }
 
-/* Checked between segments: ENG_EINTERRUPTED once a stop was asked for. */
-static int stopped(eng_err *e)
+/* Checked between segments: TLM_EINTERRUPTED once a stop was asked for. */
+static int stopped(tlm_err *e)
 {
     if (!stop_signal)
         return 0;
-    return eng_errf(e, ENG_EINTERRUPTED, "stopped by %s", stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
+    return tlm_errf(e, TLM_EINTERRUPTED, "stopped by %s", stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
 }
 
 static int is_val(const build *b, uint64_t i)
@@ -146,7 +146,7 @@ static int is_val(const build *b, uint64_t i)
 }
 
 /* ------------------------------------------------------------ shards */
-static int split_close_shard(build *b, split_out *s, eng_err *e)
+static int split_close_shard(build *b, split_out *s, tlm_err *e)
 {
     if (!s->w)
         return 0;
@@ -160,7 +160,7 @@ static int split_close_shard(build *b, split_out *s, eng_err *e)
     shard_info *g = realloc(s->shards, (size_t)(s->n_shards + 1) * sizeof *g);
     if (!g) {
         eng_shard_close(&sh);
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     }
     s->shards = g;
     shard_info *si = &s->shards[s->n_shards++];
@@ -172,12 +172,12 @@ static int split_close_shard(build *b, split_out *s, eng_err *e)
     return 0;
 }
 
-static int split_append(build *b, split_out *s, const uint32_t *ids, size_t n, eng_err *e)
+static int split_append(build *b, split_out *s, const uint32_t *ids, size_t n, tlm_err *e)
 {
     int rc;
     while (n) {
         if (!s->w) {
-            if (s->index == 0 && (rc = eng_mkdir_p(s->dir, e)))
+            if (s->index == 0 && (rc = tlm_mkdir_p(s->dir, e)))
                 return rc;
             snprintf(s->cur, sizeof s->cur, "%s/%06d" ENG_SHARD_EXT, s->dir, s->index++);
             if ((rc = eng_shard_writer_open(&s->w, s->cur, 0, eng_tok_vocab(b->tok), eng_tok_name(b->tok),
@@ -233,7 +233,7 @@ static void *encode_share(void *arg)
 }
 
 /* Encode the batch on all threads, then append it in input order. */
-static int batch_flush(build *b, eng_err *e)
+static int batch_flush(build *b, tlm_err *e)
 {
     if (b->n_pend == 0)
         return 0;
@@ -260,9 +260,9 @@ static int batch_flush(build *b, eng_err *e)
         split_out *s = &b->split[p->val];
         if (p->rc) {
             *e = p->e;
-            rc = eng_err_prefix(e, "%s%s%.0llu", p->path, p->line ? ":" : "", (unsigned long long)p->line);
+            rc = tlm_err_prefix(e, "%s%s%.0llu", p->path, p->line ? ":" : "", (unsigned long long)p->line);
         } else if ((rc = split_append(b, s, p->ids.ids, p->ids.n, e))) {
-            rc = eng_err_prefix(e, "%s%s%.0llu", p->path, p->line ? ":" : "", (unsigned long long)p->line);
+            rc = tlm_err_prefix(e, "%s%s%.0llu", p->path, p->line ? ":" : "", (unsigned long long)p->line);
         } else if (p->ends_doc && b->separator && eot >= 0) {
             uint32_t id = (uint32_t)eot;
             rc = split_append(b, s, &id, 1, e);
@@ -273,14 +273,14 @@ static int batch_flush(build *b, eng_err *e)
     return rc;
 }
 
-static int batch_add(build *b, const uint8_t *p, size_t n, int val, const char *path, uint64_t line, eng_err *e)
+static int batch_add(build *b, const uint8_t *p, size_t n, int val, const char *path, uint64_t line, tlm_err *e)
 {
     int rc;
     if ((b->n_pend == BATCH_SEGMENTS || (b->batch_len > 0 && b->batch_len + n > BATCH_BYTES)) &&
         (rc = batch_flush(b, e)))
         return rc;
-    if (eng_grow(&b->batch, &b->batch_cap, b->batch_len + n, 1, BATCH_BYTES))
-        return eng_errf(e, ENG_ENOMEM, "out of memory (a batch of %zu bytes)", b->batch_len + n);
+    if (tlm_grow(&b->batch, &b->batch_cap, b->batch_len + n, 1, BATCH_BYTES))
+        return tlm_errf(e, TLM_ENOMEM, "out of memory (a batch of %zu bytes)", b->batch_len + n);
     pending *q = &b->pend[b->n_pend++];
     q->off = b->batch_len;
     q->len = n;
@@ -294,7 +294,7 @@ static int batch_add(build *b, const uint8_t *p, size_t n, int val, const char *
 }
 
 /* The tokenizers of threads 1.. : copies of thread 0's. */
-static int open_thread_toks(build *b, eng_err *e)
+static int open_thread_toks(build *b, tlm_err *e)
 {
     b->toks[0] = b->tok;
     for (int k = 1; k < b->threads; k++) {
@@ -305,7 +305,7 @@ static int open_thread_toks(build *b, eng_err *e)
     return 0;
 }
 
-static int on_doc(void *arg, const dp_source *src, uint64_t line, const uint8_t *doc, size_t len, eng_err *e)
+static int on_doc(void *arg, const dp_source *src, uint64_t line, const uint8_t *doc, size_t len, tlm_err *e)
 {
     build *b = arg;
     (void)src;
@@ -327,7 +327,7 @@ static int on_doc(void *arg, const dp_source *src, uint64_t line, const uint8_t 
             b->ids.n = 0;
             if ((rc = eng_tok_encode(b->tok, doc + pos, end - pos, b->flags, &b->ids, e)) ||
                 (rc = split_append(b, s, b->ids.ids, b->ids.n, e)))
-                return eng_err_prefix(e, "%s%s%.0llu", src->path, line ? ":" : "",
+                return tlm_err_prefix(e, "%s%s%.0llu", src->path, line ? ":" : "",
                                       (unsigned long long)line);
         }
         s->segments++;
@@ -353,20 +353,20 @@ static int on_doc(void *arg, const dp_source *src, uint64_t line, const uint8_t 
 /* ------------------------------------------------------------ folders */
 /* DIR must be absent, empty, or a dataset (has manifest.json): never
  * replace a folder that tlm-data did not make. */
-static int check_out(const char *out, eng_err *e)
+static int check_out(const char *out, tlm_err *e)
 {
     struct stat st;
     if (stat(out, &st))
-        return errno == ENOENT ? 0 : eng_errf(e, ENG_EIO, "%s: %s", out, strerror(errno));
+        return errno == ENOENT ? 0 : tlm_errf(e, TLM_EIO, "%s: %s", out, strerror(errno));
     if (!S_ISDIR(st.st_mode))
-        return eng_errf(e, ENG_ECONFIG, "--out %s exists and is not a folder", out);
+        return tlm_errf(e, TLM_ECONFIG, "--out %s exists and is not a folder", out);
     char m[1200];
     snprintf(m, sizeof m, "%s/" ENG_MANIFEST_FILE, out);
     if (access(m, F_OK) == 0)
         return 0;
     int rc = rmdir(out); /* only succeeds when empty */
     if (rc)
-        return eng_errf(e, ENG_ECONFIG, "--out %s is a folder that is not a tlm-data dataset (no manifest.json); "
+        return tlm_errf(e, TLM_ECONFIG, "--out %s is a folder that is not a tlm-data dataset (no manifest.json); "
                         "refusing to replace it", out);
     return 0;
 }
@@ -487,19 +487,19 @@ static void remove_stale_stages(const char *out)
                     "but holds files tlm-data does not write; leaving it\n", path, pid);
             continue;
         }
-        (void)eng_rm_tree(path);
+        (void)tlm_rm_tree(path);
         fprintf(stderr, "tlm-data: removed %s, left by an interrupted build (process %ld is gone)\n", path, pid);
     }
     closedir(d);
 }
 
-static int copy_file(const char *from, const char *to, eng_err *e)
+static int copy_file(const char *from, const char *to, tlm_err *e)
 {
     char *data = NULL;
     size_t len = 0;
-    int rc = eng_read_file(from, 1u << 30, &data, &len, e);
+    int rc = tlm_read_file(from, 1u << 30, &data, &len, e);
     if (!rc)
-        rc = eng_write_file_atomic(to, data, len, e);
+        rc = tlm_write_file_atomic(to, data, len, e);
     free(data);
     return rc;
 }
@@ -508,11 +508,11 @@ static int copy_file(const char *from, const char *to, eng_err *e)
 static json_t *hexj(const uint8_t *sha)
 {
     char h[65];
-    eng_hex(sha, 32, h);
+    tlm_hex(sha, 32, h);
     return json_string(h);
 }
 
-static int write_manifest(build *b, const char *tokfile, eng_err *e)
+static int write_manifest(build *b, const char *tokfile, tlm_err *e)
 {
     json_t *m = json_object(), *t = json_object(), *sp = json_object(), *srcs = json_array(), *splits = json_object();
     json_object_set_new(m, "format", json_string(ENG_MANIFEST_FORMAT)); /* what engine/format/manifest.c reads */
@@ -579,18 +579,18 @@ static int write_manifest(build *b, const char *tokfile, eng_err *e)
     char *text = json_dumps(m, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
     json_decref(m);
     if (!text)
-        return eng_errf(e, ENG_ENOMEM, "out of memory (manifest)");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory (manifest)");
     size_t n = strlen(text);
     char path[1300];
     snprintf(path, sizeof path, "%s/" ENG_MANIFEST_FILE, b->stage);
     char *withnl = malloc(n + 2);
     int rc;
     if (!withnl) {
-        rc = eng_errf(e, ENG_ENOMEM, "out of memory (manifest)");
+        rc = tlm_errf(e, TLM_ENOMEM, "out of memory (manifest)");
     } else {
         memcpy(withnl, text, n);
         withnl[n] = '\n';
-        rc = eng_write_file_atomic(path, withnl, n + 1, e);
+        rc = tlm_write_file_atomic(path, withnl, n + 1, e);
     }
     free(withnl);
     free(text);
@@ -634,7 +634,7 @@ enum { B_TOK = 2000, B_OUT, B_VAL, B_SEG, B_SHARD, B_FORMAT, B_FIELD, B_MAXLINE,
  * rest, not yet made, appended as written); 0 when it cannot be worked out. */
 static int resolve_path(const char *path, char *out, size_t cap)
 {
-    char head[ENG_PATH_CAP], tail[ENG_PATH_CAP] = "";
+    char head[TLM_PATH_CAP], tail[TLM_PATH_CAP] = "";
     if (snprintf(head, sizeof head, "%s", path) >= (int)sizeof head)
         return 0;
     for (;;) {
@@ -645,7 +645,7 @@ static int resolve_path(const char *path, char *out, size_t cap)
             return n > 0 && (size_t)n < cap;
         }
         char *slash = strrchr(head, '/');
-        char part[ENG_PATH_CAP];
+        char part[TLM_PATH_CAP];
         if (snprintf(part, sizeof part, "/%s%s", slash ? slash + 1 : head, tail) >= (int)sizeof part)
             return 0;
         memcpy(tail, part, strlen(part) + 1);
@@ -671,7 +671,7 @@ static int resolve_path(const char *path, char *out, size_t cap)
 static int out_inside(const char *out, const char *input)
 {
     struct stat st;
-    char o[ENG_PATH_CAP], in[ENG_PATH_CAP];
+    char o[TLM_PATH_CAP], in[TLM_PATH_CAP];
     if (stat(input, &st) != 0 || !S_ISDIR(st.st_mode) || !resolve_path(out, o, sizeof o) ||
         !resolve_path(input, in, sizeof in))
         return 0;
@@ -708,7 +708,7 @@ static int parse(build *b, int argc, char **argv)
         case B_OUT: b->out = optarg; break;
         case B_VAL: {
             double f = -1;
-            if (cfg_parse_number_text(optarg, &f) != CFG_NUM_OK || !(f >= 0 && f < 1)) {
+            if (tlm_cfg_parse_number_text(optarg, &f) != TLM_CFG_NUM_OK || !(f >= 0 && f < 1)) {
                 fprintf(stderr, "tlm-data: --val-fraction must be a number in [0, 1)\n");
                 return DP_EXIT_USAGE;
             }
@@ -759,8 +759,8 @@ static int parse(build *b, int argc, char **argv)
         case B_TRAIN: b->train_bpe = 1; break;
         case B_THREADS: {
             int64_t v;
-            eng_err ae;
-            if (cfg_arg_int("--threads", optarg, 1, MAX_THREADS, &v, &ae)) {
+            tlm_err ae;
+            if (tlm_cfg_arg_int("--threads", optarg, 1, MAX_THREADS, &v, &ae)) {
                 fprintf(stderr, "tlm-data: %s\n", ae.msg);
                 return DP_EXIT_USAGE;
             }
@@ -783,8 +783,8 @@ static int parse(build *b, int argc, char **argv)
         return DP_EXIT_USAGE;
     }
     /* the stage folder, shards and manifest under --out are built in fixed buffers sized for this */
-    eng_err e;
-    if (eng_path_check_len("--out", b->out, 1000, &e)) {
+    tlm_err e;
+    if (tlm_path_check_len("--out", b->out, 1000, &e)) {
         fprintf(stderr, "tlm-data: %s\n", e.msg);
         return DP_EXIT_USAGE;
     }
@@ -803,7 +803,7 @@ static int parse(build *b, int argc, char **argv)
     return 0;
 }
 
-static int run(build *b, int argc, char **argv, eng_err *e)
+static int run(build *b, int argc, char **argv, tlm_err *e)
 {
     int rc;
     if ((rc = dp_sources_collect(&b->src, argv + optind, argc - optind, b->format, e)) ||
@@ -811,8 +811,8 @@ static int run(build *b, int argc, char **argv, eng_err *e)
         return rc;
     remove_stale_stages(b->out);
     snprintf(b->stage, sizeof b->stage, "%s.tmp.%ld", b->out, (long)getpid());
-    (void)eng_rm_tree(b->stage);
-    if ((rc = eng_mkdir_p(b->stage, e)))
+    (void)tlm_rm_tree(b->stage);
+    if ((rc = tlm_mkdir_p(b->stage, e)))
         return rc;
     for (int k = 0; k < 2; k++)
         snprintf(b->split[k].dir, sizeof b->split[k].dir, "%s/%s", b->stage, b->split[k].name);
@@ -822,7 +822,7 @@ static int run(build *b, int argc, char **argv, eng_err *e)
         /* the config's own rule for bpeN names (no atoi: "bpe99999999999" overflowed it) */
         int v = strncmp(b->tokname, "bpe", 3) ? 0 : eng_tokenizer_vocab(b->tokname);
         if (v < 257)
-            return eng_errf(e, ENG_ECONFIG, "--train-bpe needs --tokenizer bpeN (N from 257 to %d), not '%s'", 1 << 20,
+            return tlm_errf(e, TLM_ECONFIG, "--train-bpe needs --tokenizer bpeN (N from 257 to %d), not '%s'", 1 << 20,
                             b->tokname);
         snprintf(tokfile, sizeof tokfile, "%s.tiktoken", b->tokname);
         snprintf(tokpath, sizeof tokpath, "%s/%s", b->stage, tokfile);
@@ -872,7 +872,7 @@ static int run(build *b, int argc, char **argv, eng_err *e)
     for (int k = 0; k < 2 && !rc; k++)
         rc = split_close_shard(b, &b->split[k], e);
     if (!rc && b->split[0].tokens == 0)
-        rc = eng_errf(e, ENG_EDATA, "no training text: the inputs hold %llu bytes", (unsigned long long)
+        rc = tlm_errf(e, TLM_EDATA, "no training text: the inputs hold %llu bytes", (unsigned long long)
                       b->src.total_bytes);
     char msg[600];
     snprintf(msg, sizeof msg, "%s: %llu train + %llu val tokens (%s) from %zu files, %.1f MB", b->out,
@@ -892,20 +892,20 @@ static int run(build *b, int argc, char **argv, eng_err *e)
     snprintf(old, sizeof old, "%s.old.%ld", b->out, (long)getpid());
     int had_old = access(b->out, F_OK) == 0;
     if (had_old && rename(b->out, old))
-        return eng_errf(e, ENG_EIO, "cannot move the old %s aside: %s", b->out, strerror(errno));
+        return tlm_errf(e, TLM_EIO, "cannot move the old %s aside: %s", b->out, strerror(errno));
     if (rename(b->stage, b->out)) {
-        rc = eng_errf(e, ENG_EIO, "cannot rename %s to %s: %s", b->stage, b->out, strerror(errno));
+        rc = tlm_errf(e, TLM_EIO, "cannot rename %s to %s: %s", b->stage, b->out, strerror(errno));
         if (had_old)
             rename(old, b->out);
         return rc;
     }
     b->stage[0] = '\0';
-    eng_fsync_dir(b->out);
+    tlm_fsync_dir(b->out);
     char parent[1300];
     snprintf(parent, sizeof parent, "%s", b->out);
-    eng_fsync_dir(dirname(parent));
+    tlm_fsync_dir(dirname(parent));
     if (had_old)
-        (void)eng_rm_tree(old);
+        (void)tlm_rm_tree(old);
     return 0;
 }
 
@@ -925,7 +925,7 @@ int dp_cmd_build(int argc, char **argv)
     int rc = parse(&b, argc, argv);
     if (rc)
         return rc < 0 ? DP_EXIT_OK : rc;
-    eng_err e = {0};
+    tlm_err e = {0};
     install_stop();
     rc = run(&b, argc, argv, &e);
     for (int k = 0; k < 2; k++) {
@@ -933,7 +933,7 @@ int dp_cmd_build(int argc, char **argv)
         free(b.split[k].shards);
     }
     if (b.stage[0])
-        (void)eng_rm_tree(b.stage);
+        (void)tlm_rm_tree(b.stage);
     eng_bpe_trainer_free(b.trainer);
     for (int k = 1; k < MAX_THREADS; k++)
         eng_tok_free(b.toks[k]);
@@ -943,7 +943,7 @@ int dp_cmd_build(int argc, char **argv)
         eng_tokvec_clear(&b.pend[i].ids);
     free(b.batch);
     dp_sources_clear(&b.src);
-    if (rc == ENG_EINTERRUPTED) {
+    if (rc == TLM_EINTERRUPTED) {
         fprintf(stderr, "tlm-data: %s: the partial dataset was removed, %s is as it was\n", e.msg, b.out);
         return 128 + (int)stop_signal;
     }

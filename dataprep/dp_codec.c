@@ -16,23 +16,23 @@
 
 #define STDIN_MAX (1ull << 32)
 
-static int read_stdin(uint8_t **out, size_t *len, uint64_t max, eng_err *e)
+static int read_stdin(uint8_t **out, size_t *len, uint64_t max, tlm_err *e)
 {
     size_t cap = 1 << 16, n = 0;
     uint8_t *buf = malloc(cap);
     if (!buf)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     for (;;) {
         if (n == cap) {
             if (cap >= max) {
                 free(buf);
-                return eng_errf(e, ENG_EDATA, "stdin: more than %llu bytes (the limit)", (unsigned long long)max);
+                return tlm_errf(e, TLM_EDATA, "stdin: more than %llu bytes (the limit)", (unsigned long long)max);
             }
             cap *= 2;
             uint8_t *g = realloc(buf, cap);
             if (!g) {
                 free(buf);
-                return eng_errf(e, ENG_ENOMEM, "out of memory reading stdin");
+                return tlm_errf(e, TLM_ENOMEM, "out of memory reading stdin");
             }
             buf = g;
         }
@@ -41,7 +41,7 @@ static int read_stdin(uint8_t **out, size_t *len, uint64_t max, eng_err *e)
             continue;
         if (r < 0) {
             free(buf);
-            return eng_errf(e, ENG_EIO, "stdin: %s", strerror(errno));
+            return tlm_errf(e, TLM_EIO, "stdin: %s", strerror(errno));
         }
         if (r == 0)
             break;
@@ -123,9 +123,9 @@ static int parse_common(int argc, char **argv, const char *help, const char **to
     }
     if (dp_check_tokenizer_arg(*tok))
         return DP_EXIT_USAGE;
-    eng_err e;
-    if (*data && (eng_path_check_len("--data", *data, DP_TOK_PATH_MAX, &e) ||
-                  eng_path_not_file("--data", *data, "a dataset folder", &e))) {
+    tlm_err e;
+    if (*data && (tlm_path_check_len("--data", *data, DP_TOK_PATH_MAX, &e) ||
+                  tlm_path_not_file("--data", *data, "a dataset folder", &e))) {
         fprintf(stderr, "tlm-data: %s\n", e.msg);
         return DP_EXIT_USAGE;
     }
@@ -139,7 +139,7 @@ int dp_cmd_encode(int argc, char **argv)
     int rc = parse_common(argc, argv, encode_help, &tokname, &data, &flags);
     if (rc)
         return rc < 0 ? DP_EXIT_OK : rc;
-    eng_err e = {0};
+    tlm_err e = {0};
     eng_tok *t = NULL;
     uint8_t *text = NULL;
     size_t len = 0;
@@ -180,7 +180,7 @@ int dp_cmd_decode(int argc, char **argv)
     int rc = parse_common(argc, argv, decode_help, &tokname, &data, &flags);
     if (rc)
         return rc < 0 ? DP_EXIT_OK : rc;
-    eng_err e = {0};
+    tlm_err e = {0};
     eng_tok *t = NULL;
     uint8_t *text = NULL, *out = NULL;
     size_t len = 0, olen = 0, ocap = 0;
@@ -201,7 +201,7 @@ int dp_cmd_decode(int argc, char **argv)
             size_t w = s;
             while (w < len && w - s < 20 && !(text[w] == ' ' || text[w] == '\n'))
                 w++;
-            rc = eng_errf(&e, ENG_EDATA, "stdin: item %zu ('%.*s') is not a token id (a whole number)", ids.n + 1,
+            rc = tlm_errf(&e, TLM_EDATA, "stdin: item %zu ('%.*s') is not a token id (a whole number)", ids.n + 1,
                           (int)(w - s), (const char *)text + s);
             break;
         }
@@ -210,7 +210,7 @@ int dp_cmd_decode(int argc, char **argv)
     if (!rc)
         rc = eng_tok_decode(t, ids.ids, ids.n, &out, &olen, &ocap, &e);
     if (!rc && ((olen && fwrite(out, 1, olen, stdout) != olen) || fflush(stdout)))
-        rc = eng_errf(&e, ENG_EIO, "writing stdout: %s", strerror(errno));
+        rc = tlm_errf(&e, TLM_EIO, "writing stdout: %s", strerror(errno));
 done:
     free(text);
     free(out);
@@ -239,7 +239,7 @@ typedef struct train_ctx {
     eng_bpe_trainer *tr;
 } train_ctx;
 
-static int feed_doc(void *arg, const dp_source *src, uint64_t line, const uint8_t *doc, size_t len, eng_err *e)
+static int feed_doc(void *arg, const dp_source *src, uint64_t line, const uint8_t *doc, size_t len, tlm_err *e)
 {
     (void)src;
     (void)line;
@@ -265,7 +265,7 @@ int dp_cmd_train_bpe(int argc, char **argv)
     dp_format fmt = DP_AUTO;
     int c, li = -1, field_given = 0;
     unsigned char given[sizeof opts / sizeof opts[0]] = {0};
-    eng_err e = {0};
+    tlm_err e = {0};
     optind = 1;
     opterr = 0;
     for (; (c = getopt_long(argc, argv, "h", opts, &li)) != -1; li = -1) {
@@ -277,7 +277,7 @@ int dp_cmd_train_bpe(int argc, char **argv)
         switch (c) {
         case OPT_VOCAB: {
             int64_t v;
-            if (cfg_arg_int("--vocab", optarg, 257, 1 << 20, &v, &e)) {
+            if (tlm_cfg_arg_int("--vocab", optarg, 257, 1 << 20, &v, &e)) {
                 fprintf(stderr, "tlm-data: %s\n", e.msg);
                 return DP_EXIT_USAGE;
             }
@@ -323,8 +323,8 @@ int dp_cmd_train_bpe(int argc, char **argv)
     if (!out)
         out = def;
     /* the rank file is written as OUT.tmp.PID, then renamed */
-    if (eng_path_check_len("--out", out, ENG_PATH_CAP - 1 - 32, &e) ||
-        eng_path_not_dir("--out", out, "the rank file to write, such as bpe4096.tiktoken", &e)) {
+    if (tlm_path_check_len("--out", out, TLM_PATH_CAP - 1 - 32, &e) ||
+        tlm_path_not_dir("--out", out, "the rank file to write, such as bpe4096.tiktoken", &e)) {
         fprintf(stderr, "tlm-data: %s\n", e.msg);
         return DP_EXIT_USAGE;
     }
@@ -343,8 +343,8 @@ int dp_cmd_train_bpe(int argc, char **argv)
     if (!rc) {
         dp_progress_start(&pg, "merging", (uint64_t)vocab - 257);
         rc = eng_bpe_trainer_finish(tr, (uint32_t)vocab, out, merge_progress, &pg, &e);
-        char msg[ENG_MSG_MAX];
-        eng_msg_printf(msg, sizeof msg, "wrote %s: %ld ids from %zu files, %.1f MB", out, vocab, src.n,
+        char msg[TLM_MSG_MAX];
+        tlm_msg_printf(msg, sizeof msg, "wrote %s: %ld ids from %zu files, %.1f MB", out, vocab, src.n,
                        (double)src.total_bytes / 1e6);
         dp_progress_end(&pg, rc ? NULL : msg);
     }
@@ -393,10 +393,10 @@ int dp_cmd_vocab(int argc, char **argv)
         fprintf(stderr, "tlm-data: vocab needs --tokenizer and --out, and nothing else\n%s", vocab_help);
         return DP_EXIT_USAGE;
     }
-    eng_err e = {0};
-    if (eng_path_check_len("--out", out, ENG_PATH_CAP - 1 - 32, &e) ||
-        eng_path_not_dir("--out", out, "the vocabulary file to write, such as llama2.vocab", &e) ||
-        eng_path_not_dir("--tokenizer", in, "a SentencePiece tokenizer.model", &e)) {
+    tlm_err e = {0};
+    if (tlm_path_check_len("--out", out, TLM_PATH_CAP - 1 - 32, &e) ||
+        tlm_path_not_dir("--out", out, "the vocabulary file to write, such as llama2.vocab", &e) ||
+        tlm_path_not_dir("--tokenizer", in, "a SentencePiece tokenizer.model", &e)) {
         fprintf(stderr, "tlm-data: %s\n", e.msg);
         return DP_EXIT_USAGE;
     }

@@ -20,22 +20,22 @@ void dp_progress_start(dp_progress *p, const char *what, uint64_t total)
     p->tty = isatty(2) && !(term && !strcmp(term, "dumb"));
     p->what = what;
     p->total = total;
-    p->t0 = eng_clock_mono();
+    p->t0 = tlm_clock_mono();
     p->last_pct = -1;
 }
 
 /* tlm-data's sizes: 1.25 GB, 3.4 MB, 12 kB */
 static void human(double bytes, char *out, size_t cap)
 {
-    static const eng_fmt_step steps[] = {
+    static const tlm_fmt_step steps[] = {
         {1e9, 1e9, "%.2f GB", NULL}, {1e6, 1e6, "%.1f MB", NULL}, {0, 1e3, "%.0f kB", NULL}};
-    eng_fmt_steps(out, cap, bytes, steps, 3);
+    tlm_fmt_steps(out, cap, bytes, steps, 3);
 }
 
 void dp_progress_update(dp_progress *p, uint64_t done, const char *label)
 {
     p->done = done;
-    double now = eng_clock_mono();
+    double now = tlm_clock_mono();
     int pct = p->total ? (int)(100.0 * (double)done / (double)p->total) : 100;
     if (pct > 100)
         pct = 100;
@@ -73,7 +73,7 @@ void dp_progress_end(dp_progress *p, const char *summary)
     if (p->tty)
         fprintf(stderr, "\r\033[K");
     if (summary)
-        fprintf(stderr, "tlm-data: %s (%.1f s)\n", summary, eng_clock_mono() - p->t0);
+        fprintf(stderr, "tlm-data: %s (%.1f s)\n", summary, tlm_clock_mono() - p->t0);
 }
 
 int dp_parse_size(const char *s, uint64_t *out)
@@ -86,7 +86,7 @@ int dp_parse_size(const char *s, uint64_t *out)
         return -1;
     memcpy(num, s, n);
     num[n] = '\0';
-    if (cfg_parse_number_text(num, &v) != CFG_NUM_OK || v < 0)
+    if (tlm_cfg_parse_number_text(num, &v) != TLM_CFG_NUM_OK || v < 0)
         return -1;
     const char *end = s + n;
     double m = 1;

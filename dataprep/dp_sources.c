@@ -18,17 +18,17 @@
 #include "common/fileio.h"
 #include "common/sha256.h"
 
-static int add_file(dp_sources *s, const char *path, uint64_t bytes, dp_format format, eng_err *e)
+static int add_file(dp_sources *s, const char *path, uint64_t bytes, dp_format format, tlm_err *e)
 {
     dp_source *v = realloc(s->v, (s->n + 1) * sizeof *v);
     if (!v)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     s->v = v;
     dp_source *src = &s->v[s->n];
     memset(src, 0, sizeof *src);
     src->path = strdup(path);
     if (!src->path)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     size_t n = strlen(path);
     int jsonl = n > 6 && !strcmp(path + n - 6, ".jsonl");
     src->format = format != DP_AUTO ? format : jsonl ? DP_JSONL : DP_TEXT;
@@ -40,20 +40,20 @@ static int add_file(dp_sources *s, const char *path, uint64_t bytes, dp_format f
 
 static int cmp_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-static int add_path(dp_sources *s, const char *path, dp_format format, int depth, eng_err *e)
+static int add_path(dp_sources *s, const char *path, dp_format format, int depth, tlm_err *e)
 {
     struct stat st;
     if (stat(path, &st))
-        return eng_errf(e, ENG_EDATA, "%s: %s", path, strerror(errno));
+        return tlm_errf(e, TLM_EDATA, "%s: %s", path, strerror(errno));
     if (S_ISREG(st.st_mode))
         return add_file(s, path, (uint64_t)st.st_size, format, e);
     if (!S_ISDIR(st.st_mode)) /* a FIFO, a device: the gate's message */
-        return eng_stat_input(path, ENG_EDATA, &st, e);
+        return tlm_stat_input(path, TLM_EDATA, &st, e);
     if (depth > 32)
-        return eng_errf(e, ENG_EDATA, "%s: folders nested deeper than 32 (a link loop?)", path);
+        return tlm_errf(e, TLM_EDATA, "%s: folders nested deeper than 32 (a link loop?)", path);
     DIR *d = opendir(path);
     if (!d)
-        return eng_errf(e, ENG_EIO, "%s: cannot list: %s", path, strerror(errno));
+        return tlm_errf(e, TLM_EIO, "%s: cannot list: %s", path, strerror(errno));
     char **names = NULL;
     size_t n = 0;
     int rc = 0;
@@ -64,7 +64,7 @@ static int add_path(dp_sources *s, const char *path, dp_format format, int depth
         char **g = realloc(names, (n + 1) * sizeof *g);
         if (!g || !(g[n] = strdup(de->d_name))) {
             names = g ? g : names;
-            rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+            rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
             break;
         }
         names = g;
@@ -77,7 +77,7 @@ static int add_path(dp_sources *s, const char *path, dp_format format, int depth
         size_t need = strlen(path) + strlen(names[i]) + 2;
         char *child = malloc(need);
         if (!child) {
-            rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+            rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
             break;
         }
         snprintf(child, need, "%s/%s", path, names[i]);
@@ -90,18 +90,18 @@ static int add_path(dp_sources *s, const char *path, dp_format format, int depth
     return rc;
 }
 
-int dp_sources_collect(dp_sources *s, char **inputs, int n_inputs, dp_format format, eng_err *e)
+int dp_sources_collect(dp_sources *s, char **inputs, int n_inputs, dp_format format, tlm_err *e)
 {
     memset(s, 0, sizeof *s);
     if (n_inputs < 1)
-        return eng_errf(e, ENG_ECONFIG, "no input files or folders given");
+        return tlm_errf(e, TLM_ECONFIG, "no input files or folders given");
     for (int i = 0; i < n_inputs; i++) {
         int rc = add_path(s, inputs[i], format, 0, e);
         if (rc)
             return rc;
     }
     if (s->n == 0)
-        return eng_errf(e, ENG_EDATA, "no files found in the inputs (hidden files are skipped)");
+        return tlm_errf(e, TLM_EDATA, "no files found in the inputs (hidden files are skipped)");
     return 0;
 }
 
@@ -128,7 +128,7 @@ static const char *json_kind(const json_t *j)
 }
 
 static int walk_jsonl(dp_source *src, const uint8_t *p, size_t n, const char *field, size_t max_line,
-                      dp_progress *prog, uint64_t base, dp_doc_fn fn, void *arg, eng_err *e)
+                      dp_progress *prog, uint64_t base, dp_doc_fn fn, void *arg, tlm_err *e)
 {
     uint64_t line = 0;
     for (size_t i = 0; i < n;) {
@@ -136,31 +136,31 @@ static int walk_jsonl(dp_source *src, const uint8_t *p, size_t n, const char *fi
         size_t end = nl ? (size_t)(nl - p) : n, len = end - i;
         line++;
         if (len > max_line)
-            return eng_errf(e, ENG_EDATA, "%s:%llu: line of %zu bytes is longer than the limit of %zu "
+            return tlm_errf(e, TLM_EDATA, "%s:%llu: line of %zu bytes is longer than the limit of %zu "
                             "(--max-line)", src->path, (unsigned long long)line, len, max_line);
         size_t k = 0;
         while (k < len && (p[i + k] == ' ' || p[i + k] == '\t' || p[i + k] == '\r'))
             k++;
         if (len - k >= 3 && !memcmp(p + i + k, "\xEF\xBB\xBF", 3)) /* jansson says "'[' or '{' expected near ''" */
-            return eng_errf(e, ENG_EDATA, "%s:%llu:%zu: a byte-order mark (U+FEFF) starts the line; JSONL lines start "
+            return tlm_errf(e, TLM_EDATA, "%s:%llu:%zu: a byte-order mark (U+FEFF) starts the line; JSONL lines start "
                             "with their JSON value: save the file as UTF-8 without a BOM", src->path,
                             (unsigned long long)line, k + 1);
         if (k < len) {
             json_error_t je;
             json_t *j = json_loadb((const char *)p + i, len, JSON_ALLOW_NUL, &je);
             if (!j)
-                return eng_errf(e, ENG_EDATA, "%s:%llu:%d: invalid JSON: %s", src->path, (unsigned long long)line,
+                return tlm_errf(e, TLM_EDATA, "%s:%llu:%d: invalid JSON: %s", src->path, (unsigned long long)line,
                                 je.column, je.text);
             int rc = 0;
             json_t *v = json_is_object(j) ? json_object_get(j, field) : NULL;
             if (!json_is_object(j))
-                rc = eng_errf(e, ENG_EDATA, "%s:%llu: expected a JSON object, found %s", src->path,
+                rc = tlm_errf(e, TLM_EDATA, "%s:%llu: expected a JSON object, found %s", src->path,
                               (unsigned long long)line, json_kind(j));
             else if (!v)
-                rc = eng_errf(e, ENG_EDATA, "%s:%llu: no \"%s\" field in this object (choose the field with "
+                rc = tlm_errf(e, TLM_EDATA, "%s:%llu: no \"%s\" field in this object (choose the field with "
                               "--field)", src->path, (unsigned long long)line, field);
             else if (!json_is_string(v))
-                rc = eng_errf(e, ENG_EDATA, "%s:%llu: field \"%s\" is %s, expected a string", src->path,
+                rc = tlm_errf(e, TLM_EDATA, "%s:%llu: field \"%s\" is %s, expected a string", src->path,
                               (unsigned long long)line, field, json_kind(v));
             else {
                 src->documents++;
@@ -178,7 +178,7 @@ static int walk_jsonl(dp_source *src, const uint8_t *p, size_t n, const char *fi
 }
 
 int dp_sources_walk(dp_sources *s, const char *field, size_t max_line, dp_progress *prog, dp_doc_fn fn, void *arg,
-                    eng_err *e)
+                    tlm_err *e)
 {
     uint64_t base = 0;
     for (size_t k = 0; k < s->n; k++) {
@@ -186,12 +186,12 @@ int dp_sources_walk(dp_sources *s, const char *field, size_t max_line, dp_progre
         src->documents = 0;
         int fd;
         struct stat st;
-        int rc = eng_open_input(src->path, ENG_EDATA, &fd, &st, e); /* it may have changed since it was listed */
+        int rc = tlm_open_input(src->path, TLM_EDATA, &fd, &st, e); /* it may have changed since it was listed */
         if (rc)
             return rc;
         if ((uint64_t)st.st_size > SIZE_MAX) {
             close(fd);
-            return eng_errf(e, ENG_EDATA, "%s: too large for this machine's address space", src->path);
+            return tlm_errf(e, TLM_EDATA, "%s: too large for this machine's address space", src->path);
         }
         size_t n = (size_t)st.st_size;
         const uint8_t *p = (const uint8_t *)"";
@@ -200,16 +200,16 @@ int dp_sources_walk(dp_sources *s, const char *field, size_t max_line, dp_progre
             map = mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, 0);
             if (map == MAP_FAILED) {
                 close(fd);
-                return eng_errf(e, ENG_EIO, "%s: cannot map: %s", src->path, strerror(errno));
+                return tlm_errf(e, TLM_EIO, "%s: cannot map: %s", src->path, strerror(errno));
             }
             p = map;
         }
         close(fd);
         src->bytes = n; /* what was read, even if the file changed since it was listed */
-        eng_sha256 h;
-        eng_sha256_init(&h);
-        eng_sha256_update(&h, p, n);
-        eng_sha256_final(&h, src->sha256);
+        tlm_sha256 h;
+        tlm_sha256_init(&h);
+        tlm_sha256_update(&h, p, n);
+        tlm_sha256_final(&h, src->sha256);
         if (src->format == DP_JSONL) {
             rc = walk_jsonl(src, p, n, field, max_line, prog, base, fn, arg, e);
         } else {

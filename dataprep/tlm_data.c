@@ -23,18 +23,18 @@ static const char usage[] =
     "`tlm-data COMMAND --help` describes each; docs/data.md and docs/tokenizers.md\n"
     "describe the files.\n";
 
-int dp_fail(const eng_err *e)
+int dp_fail(const tlm_err *e)
 {
-    fprintf(stderr, "tlm-data: %s error: %s\n", eng_status_kind(e->code), e->msg);
+    fprintf(stderr, "tlm-data: %s error: %s\n", tlm_status_kind(e->code), e->msg);
     return DP_EXIT_FAIL;
 }
 
 int dp_check_tokenizer_arg(const char *tok)
 {
-    eng_err e;
+    tlm_err e;
     int path_like = strchr(tok, '/') || strchr(tok, '.'); /* the rule of eng_tok_find */
-    if (eng_path_check_len("--tokenizer", tok, DP_TOK_PATH_MAX, &e) ||
-        (path_like && eng_path_not_dir("--tokenizer", tok, "a tokenizer name or a tiktoken rank file", &e))) {
+    if (tlm_path_check_len("--tokenizer", tok, DP_TOK_PATH_MAX, &e) ||
+        (path_like && tlm_path_not_dir("--tokenizer", tok, "a tokenizer name or a tiktoken rank file", &e))) {
         fprintf(stderr, "tlm-data: %s\n", e.msg);
         return -1;
     }

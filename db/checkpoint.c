@@ -27,7 +27,7 @@ static void *run(void *arg)
     pthread_mutex_lock(&c->mu);
     while (!c->stop) {
         struct timespec until;
-        eng_clock_deadline(CLOCK_REALTIME, (long long)c->period_ms * 1000000, &until);
+        tlm_clock_deadline(CLOCK_REALTIME, (long long)c->period_ms * 1000000, &until);
         pthread_cond_timedwait(&c->cv, &c->mu, &until);
         if (c->stop)
             break;
@@ -40,15 +40,15 @@ static void *run(void *arg)
     return NULL;
 }
 
-int db_checkpointer_start(db *writer, const char *path, int period_ms, db_checkpointer **out, eng_err *e)
+int db_checkpointer_start(db *writer, const char *path, int period_ms, db_checkpointer **out, tlm_err *e)
 {
     *out = NULL;
     db_checkpointer *c = calloc(1, sizeof *c);
     if (!c)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     c->period_ms = period_ms > 0 ? period_ms : 1000;
     if (sqlite3_open_v2(path, &c->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        int rc = eng_errf(e, ENG_EIO, "%s: checkpointer: %s", path, sqlite3_errmsg(c->h));
+        int rc = tlm_errf(e, TLM_EIO, "%s: checkpointer: %s", path, sqlite3_errmsg(c->h));
         sqlite3_close(c->h);
         free(c);
         return rc;
@@ -61,12 +61,12 @@ int db_checkpointer_start(db *writer, const char *path, int period_ms, db_checkp
     if (err) {
         sqlite3_close(c->h);
         free(c);
-        return eng_errf(e, ENG_EINTERNAL, "checkpointer thread: %s", strerror(err));
+        return tlm_errf(e, TLM_EINTERNAL, "checkpointer thread: %s", strerror(err));
     }
     /* from now on the writer never checkpoints inside a commit */
     if (db_exec(writer, "PRAGMA wal_autocheckpoint = 0", e)) {
         db_checkpointer_stop(c);
-        return ENG_EIO;
+        return TLM_EIO;
     }
     *out = c;
     return 0;

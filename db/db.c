@@ -19,9 +19,9 @@
 #include "common/clock.h"
 #include "common/fileio.h"
 
-int db__fail(db *d, eng_err *e, const char *what)
+int db__fail(db *d, tlm_err *e, const char *what)
 {
-    return eng_errf(e, ENG_EIO, "%s: %s: %s", d && d->path ? d->path : "results database", what,
+    return tlm_errf(e, TLM_EIO, "%s: %s: %s", d && d->path ? d->path : "results database", what,
                     d && d->h ? sqlite3_errmsg(d->h) : "no connection");
 }
 
@@ -65,11 +65,11 @@ double db_column_number(sqlite3_stmt *s, int value_col, int nonfinite_col)
     return sqlite3_column_double(s, value_col);
 }
 
-int db_exec(db *d, const char *sql, eng_err *e)
+int db_exec(db *d, const char *sql, tlm_err *e)
 {
     char *msg = NULL;
     if (sqlite3_exec(d->h, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        int rc = eng_errf(e, ENG_EIO, "%s: %s", d->path, msg ? msg : sqlite3_errmsg(d->h));
+        int rc = tlm_errf(e, TLM_EIO, "%s: %s", d->path, msg ? msg : sqlite3_errmsg(d->h));
         sqlite3_free(msg);
         return rc;
     }
@@ -91,7 +91,7 @@ static int64_t query_int(db *d, const char *sql)
 
 /* The journal mode actually in force (a PRAGMA that asks for WAL answers
  * with the mode it got: on some file systems that is still "delete"). */
-static int set_wal(db *d, eng_err *e)
+static int set_wal(db *d, tlm_err *e)
 {
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(d->h, "PRAGMA journal_mode=WAL", -1, &s, NULL) != SQLITE_OK)
@@ -104,7 +104,7 @@ static int set_wal(db *d, eng_err *e)
     if (rc != SQLITE_ROW)
         return db__fail(d, e, "switching to WAL");
     if (strcasecmp(mode, "wal") != 0)
-        return eng_errf(e, ENG_EIO,
+        return tlm_errf(e, TLM_EIO,
                         "%s: the journal mode is '%s', not WAL (is the file on a network file system?); "
                         "readers would block the daemon",
                         d->path, mode);
@@ -112,24 +112,24 @@ static int set_wal(db *d, eng_err *e)
 }
 
 /* Brings a read-write database to DB_SCHEMA_VERSION (db_open does it). */
-static int db_migrate(db *d, eng_err *e)
+static int db_migrate(db *d, tlm_err *e)
 {
     if (d->mode != DB_READWRITE)
-        return eng_errf(e, ENG_EINTERNAL, "%s: migrate needs a read-write connection", d->path);
+        return tlm_errf(e, TLM_EINTERNAL, "%s: migrate needs a read-write connection", d->path);
     if (db_begin(d, e))
-        return ENG_EIO;
+        return TLM_EIO;
     /* read inside the write transaction: no other process can migrate meanwhile */
     int v = (int)query_int(d, "PRAGMA user_version");
     int rc = 0;
     if (v < 0) {
         rc = db__fail(d, e, "reading user_version");
     } else if (v > DB_SCHEMA_VERSION) {
-        rc = eng_errf(e, ENG_ECONFIG,
+        rc = tlm_errf(e, TLM_ECONFIG,
                       "%s: schema version %d is newer than this program's (%d); use a newer tlm", d->path, v,
                       DB_SCHEMA_VERSION);
     } else if (v == 0) {
         if (query_int(d, "SELECT count(*) FROM sqlite_master") != 0)
-            rc = eng_errf(e, ENG_ECONFIG,
+            rc = tlm_errf(e, TLM_ECONFIG,
                           "%s: the file holds tables but no TLM schema version; not a TLM results database",
                           d->path);
         else
@@ -154,27 +154,27 @@ static int db_migrate(db *d, eng_err *e)
  * is missing, each of which it reports as "unable to open database file".
  * 0 when path is a regular file the mode may use, or absent (for writing:
  * in a folder that exists). */
-static int check_path(const char *path, int mode, eng_err *e)
+static int check_path(const char *path, int mode, tlm_err *e)
 {
     struct stat st;
     if (stat(path, &st) == 0) {
         if (S_ISDIR(st.st_mode))
-            return eng_errf(e, ENG_ECONFIG, "%s: is a directory (expected an SQLite database file)", path);
+            return tlm_errf(e, TLM_ECONFIG, "%s: is a directory (expected an SQLite database file)", path);
         if (!S_ISREG(st.st_mode)) {
-            eng_err why = {0};
-            eng_stat_input(path, ENG_ECONFIG, &st, &why); /* "PATH: is not a regular file (a FIFO)" */
-            return eng_errf(e, ENG_ECONFIG, "%s (expected an SQLite database file)", why.msg);
+            tlm_err why = {0};
+            tlm_stat_input(path, TLM_ECONFIG, &st, &why); /* "PATH: is not a regular file (a FIFO)" */
+            return tlm_errf(e, TLM_ECONFIG, "%s (expected an SQLite database file)", why.msg);
         }
         if (access(path, mode == DB_READWRITE ? R_OK | W_OK : R_OK) != 0)
-            return eng_errf(e, ENG_EIO, "%s: cannot open%s: %s", path, mode == DB_READWRITE ? " for writing" : "",
+            return tlm_errf(e, TLM_EIO, "%s: cannot open%s: %s", path, mode == DB_READWRITE ? " for writing" : "",
                             strerror(errno));
         return 0;
     }
     if (errno != ENOENT)
-        return eng_errf(e, ENG_EIO, "%s: cannot open: %s", path, strerror(errno));
+        return tlm_errf(e, TLM_EIO, "%s: cannot open: %s", path, strerror(errno));
     if (mode != DB_READWRITE)
-        return eng_errf(e, ENG_ECONFIG, "%s: does not exist", path);
-    char dir[ENG_PATH_CAP];
+        return tlm_errf(e, TLM_ECONFIG, "%s: does not exist", path);
+    char dir[TLM_PATH_CAP];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
     if (!slash)
@@ -184,16 +184,16 @@ static int check_path(const char *path, int mode, eng_err *e)
     else
         *slash = '\0';
     if (stat(dir, &st) != 0)
-        return eng_errf(e, ENG_EIO, "%s: cannot create: its folder %s: %s", path, dir, strerror(errno));
+        return tlm_errf(e, TLM_EIO, "%s: cannot create: its folder %s: %s", path, dir, strerror(errno));
     if (!S_ISDIR(st.st_mode))
-        return eng_errf(e, ENG_EIO, "%s: cannot create: %s is not a folder", path, dir);
+        return tlm_errf(e, TLM_EIO, "%s: cannot create: %s is not a folder", path, dir);
     return 0;
 }
 
 /* A new database is built beside its final name (WAL mode, schema,
  * version) and renamed into place, so that a reader never meets it half
  * made: before the rename there is no file, after it a complete one. */
-int db_create(const char *path, int *created, eng_err *e)
+int db_create(const char *path, int *created, tlm_err *e)
 {
     struct stat st;
     if (created)
@@ -206,7 +206,7 @@ int db_create(const char *path, int *created, eng_err *e)
         return 0;
     char tmp[4096];
     if ((size_t)snprintf(tmp, sizeof tmp, "%s.new-%ld", path, (long)getpid()) >= sizeof tmp)
-        return eng_errf(e, ENG_EIO, "%s: path too long", path);
+        return tlm_errf(e, TLM_EIO, "%s: path too long", path);
     unlink(tmp);
     sqlite3 *h = NULL;
     char *msg = NULL;
@@ -224,7 +224,7 @@ int db_create(const char *path, int *created, eng_err *e)
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(h, "COMMIT", NULL, NULL, &msg);
     if (rc != SQLITE_OK) {
-        int r = eng_errf(e, ENG_EIO, "%s: cannot create: %s", path, msg ? msg : h ? sqlite3_errmsg(h) : "?");
+        int r = tlm_errf(e, TLM_EIO, "%s: cannot create: %s", path, msg ? msg : h ? sqlite3_errmsg(h) : "?");
         sqlite3_free(msg);
         sqlite3_close(h);
         unlink(tmp);
@@ -237,26 +237,26 @@ int db_create(const char *path, int *created, eng_err *e)
     if (fd >= 0)
         close(fd);
     if (!synced || rename(tmp, path) != 0) {
-        int r = eng_errf(e, ENG_EIO, "%s: cannot create: %s", path, strerror(errno));
+        int r = tlm_errf(e, TLM_EIO, "%s: cannot create: %s", path, strerror(errno));
         unlink(tmp);
         return r;
     }
-    eng_fsync_dir(path);
+    tlm_fsync_dir(path);
     if (created)
         *created = absent;
     return 0;
 }
 
-int db_open(const char *path, int mode, db **out, eng_err *e)
+int db_open(const char *path, int mode, db **out, tlm_err *e)
 {
     *out = NULL;
     db *d = calloc(1, sizeof *d);
     if (!d)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     d->mode = mode;
     if (!(d->path = strdup(path))) {
         free(d);
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     }
     int rc = mode == DB_READWRITE ? db_create(path, NULL, e) : check_path(path, mode, e);
     if (rc) {
@@ -267,7 +267,7 @@ int db_open(const char *path, int mode, db **out, eng_err *e)
     flags |= SQLITE_OPEN_NOMUTEX; /* one thread per connection */
     rc = sqlite3_open_v2(path, &d->h, flags, NULL);
     if (rc != SQLITE_OK) {
-        rc = eng_errf(e, ENG_EIO, "%s: cannot open: %s", path, d->h ? sqlite3_errmsg(d->h) : sqlite3_errstr(rc));
+        rc = tlm_errf(e, TLM_EIO, "%s: cannot open: %s", path, d->h ? sqlite3_errmsg(d->h) : sqlite3_errstr(rc));
         db_close(d);
         return rc;
     }
@@ -282,7 +282,7 @@ int db_open(const char *path, int mode, db **out, eng_err *e)
 
     d->opened_version = (int)query_int(d, "PRAGMA user_version");
     if (d->opened_version < 0) {
-        rc = eng_errf(e, ENG_EIO, "%s: not a database, or unreadable: %s", path, sqlite3_errmsg(d->h));
+        rc = tlm_errf(e, TLM_EIO, "%s: not a database, or unreadable: %s", path, sqlite3_errmsg(d->h));
         goto fail;
     }
     if (mode == DB_READWRITE) {
@@ -295,18 +295,18 @@ int db_open(const char *path, int mode, db **out, eng_err *e)
                           e)))
             goto fail;
         if (query_int(d, "PRAGMA foreign_keys") != 1) {
-            rc = eng_errf(e, ENG_EINTERNAL, "%s: this SQLite cannot enforce foreign keys", path);
+            rc = tlm_errf(e, TLM_EINTERNAL, "%s: this SQLite cannot enforce foreign keys", path);
             goto fail;
         }
         if ((rc = db_migrate(d, e)))
             goto fail;
     } else {
         if (d->opened_version == 0) {
-            rc = eng_errf(e, ENG_ECONFIG, "%s: not a TLM results database (no schema); tlmd creates it", path);
+            rc = tlm_errf(e, TLM_ECONFIG, "%s: not a TLM results database (no schema); tlmd creates it", path);
             goto fail;
         }
         if (d->opened_version < DB_SCHEMA_VERSION) {
-            rc = eng_errf(e, ENG_ECONFIG,
+            rc = tlm_errf(e, TLM_ECONFIG,
                           "%s: schema version %d is older than this program's (%d); run tlmd once on it to migrate",
                           path, d->opened_version, DB_SCHEMA_VERSION);
             goto fail;
@@ -315,7 +315,7 @@ int db_open(const char *path, int mode, db **out, eng_err *e)
          * without TLM's tables is not one, whatever its version says */
         if (d->opened_version > DB_SCHEMA_VERSION &&
             query_int(d, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'jobs'") != 1) {
-            rc = eng_errf(e, ENG_ECONFIG,
+            rc = tlm_errf(e, TLM_ECONFIG,
                           "%s: schema version %d is newer than this program's (%d), and the file has no jobs "
                           "table: not a TLM results database this program can read",
                           path, d->opened_version, DB_SCHEMA_VERSION);
@@ -362,24 +362,24 @@ sqlite3 *db_handle(db *d) { return d->h; }
 int db_opened_version(const db *d) { return d->opened_version; }
 int db_in_transaction(const db *d) { return d->in_tx; }
 
-int db_begin(db *d, eng_err *e)
+int db_begin(db *d, tlm_err *e)
 {
     if (d->in_tx)
         return 0;
     if (db_exec(d, "BEGIN IMMEDIATE", e))
-        return ENG_EIO;
+        return TLM_EIO;
     d->in_tx = 1;
     return 0;
 }
 
-int db_commit(db *d, eng_err *e)
+int db_commit(db *d, tlm_err *e)
 {
     if (!d->in_tx)
         return 0;
     if (db_exec(d, "COMMIT", e)) {
         /* a failed COMMIT may leave the transaction open; end it */
         db_rollback(d);
-        return ENG_EIO;
+        return TLM_EIO;
     }
     d->in_tx = 0;
     return 0;
@@ -392,7 +392,7 @@ void db_rollback(db *d)
     d->in_tx = 0;
 }
 
-int db__run(db *d, sqlite3_stmt *s, eng_err *e, const char *what)
+int db__run(db *d, sqlite3_stmt *s, tlm_err *e, const char *what)
 {
     int rc = sqlite3_step(s);
     if (rc != SQLITE_DONE && rc != SQLITE_ROW) {

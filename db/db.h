@@ -13,8 +13,8 @@
  * Non-finite numbers (NaN, +-inf) are stored and read back as such
  * (schema.sql explains the columns); db_column_number decodes them.
  *
- * Every function returns 0 or a negative eng_status with `e` filled; SQLite
- * failures are ENG_EIO, "database is busy" included.  Must not: exit, print,
+ * Every function returns 0 or a negative tlm_status with `e` filled; SQLite
+ * failures are TLM_EIO, "database is busy" included.  Must not: exit, print,
  * or keep state outside the db handle (two handles are independent). */
 #ifndef TLM_DB_DB_H
 #define TLM_DB_DB_H
@@ -56,25 +56,25 @@ typedef struct db db;
 enum { DB_READONLY = 0, DB_READWRITE = 1 };
 
 /* ------------------------------------------------------------ connection */
-int db_open(const char *path, int mode, db **out, eng_err *e);
+int db_open(const char *path, int mode, db **out, tlm_err *e);
 /* A new, complete database at path (built aside, renamed into place) unless
  * a non-empty file is there already; db_open(DB_READWRITE) calls it.  tlmd
  * calls it first so that it can lock the file before opening it.
  * *created (may be NULL): 1 when there was no file at path before. */
-int db_create(const char *path, int *created, eng_err *e);
+int db_create(const char *path, int *created, tlm_err *e);
 void db_close(db *d);
 /* The raw connection, for ad-hoc queries (tests, reports).  Still owned by d. */
 sqlite3 *db_handle(db *d);
 /* user_version found when the file was opened (before any migration). */
 int db_opened_version(const db *d);
 
-int db_begin(db *d, eng_err *e);  /* BEGIN IMMEDIATE; no-op if one is open */
-int db_commit(db *d, eng_err *e); /* no-op if none is open */
+int db_begin(db *d, tlm_err *e);  /* BEGIN IMMEDIATE; no-op if one is open */
+int db_commit(db *d, tlm_err *e); /* no-op if none is open */
 void db_rollback(db *d);
 int db_in_transaction(const db *d);
 
 /* Execute SQL text without results (several statements allowed). */
-int db_exec(db *d, const char *sql, eng_err *e);
+int db_exec(db *d, const char *sql, tlm_err *e);
 
 /* Checkpoints moved off the writer: a thread with its own connection
  * copies the WAL into the database file (PASSIVE: it never waits for, nor
@@ -82,7 +82,7 @@ int db_exec(db *d, const char *sql, eng_err *e);
  * automatic checkpoints are turned off, so that no commit of the writer
  * ever pays for one.  Stop it before closing the writer. */
 typedef struct db_checkpointer db_checkpointer;
-int db_checkpointer_start(db *writer, const char *path, int period_ms, db_checkpointer **out, eng_err *e);
+int db_checkpointer_start(db *writer, const char *path, int period_ms, db_checkpointer **out, tlm_err *e);
 void db_checkpointer_stop(db_checkpointer *c);
 
 /* ------------------------------------------------------------ numbers */
@@ -118,41 +118,41 @@ typedef struct db_job_state {
 
 /* Inserts or updates the sweep row.  *changed (may be NULL): 0 same
  * content_hash as stored, 1 a different one, 2 a new sweep. */
-int db_sweep_put(db *d, const db_sweep_row *r, int *changed, eng_err *e);
+int db_sweep_put(db *d, const db_sweep_row *r, int *changed, tlm_err *e);
 /* Inserts the job if absent (an existing job keeps its state); *inserted = 1 when new. */
-int db_job_put(db *d, const db_job_row *r, int *inserted, eng_err *e);
+int db_job_put(db *d, const db_job_row *r, int *inserted, tlm_err *e);
 /* The stored content_hash of a sweep: 1 if found, 0 if absent, negative on error. */
-int db_sweep_hash(db *d, const char *name, char hash[65], eng_err *e);
+int db_sweep_hash(db *d, const char *name, char hash[65], tlm_err *e);
 /* A job's full config JSON (malloc'd, caller frees): 1 found, 0 absent, negative on error. */
-int db_job_config(db *d, const char *key, char **json, eng_err *e);
+int db_job_config(db *d, const char *key, char **json, tlm_err *e);
 /* Jobs left 'running' (their daemon died) become 'interrupted'; *n counts
  * them.  Jobs with an open slurm attempt stay running: the next daemon
  * adopts them (orchestrator/exec_slurm.c). */
-int db_jobs_recover_running(db *d, int64_t *n, eng_err *e);
+int db_jobs_recover_running(db *d, int64_t *n, tlm_err *e);
 /* State of a job; 1 if found, 0 if absent, negative on error. */
-int db_job_state_get(db *d, const char *key, db_job_state *st, eng_err *e);
+int db_job_state_get(db *d, const char *key, db_job_state *st, tlm_err *e);
 /* status, and reason/message (NULL clears them). */
 int db_job_set_status(db *d, const char *key, const char *status, const char *reason, const char *message,
-                      eng_err *e);
+                      tlm_err *e);
 /* attempts = attempts + 1 (returns the new count in *n), status running. */
-int db_job_start_attempt(db *d, const char *key, int *n, eng_err *e);
-int db_job_add_failure(db *d, const char *key, eng_err *e);
-int db_job_set_tokens(db *d, const char *key, int64_t tokens_done, eng_err *e);
+int db_job_start_attempt(db *d, const char *key, int *n, tlm_err *e);
+int db_job_add_failure(db *d, const char *key, tlm_err *e);
+int db_job_set_tokens(db *d, const char *key, int64_t tokens_done, tlm_err *e);
 /* From the `done` event: training loss, validation loss (NaN: none), elapsed seconds (NaN: none). */
-int db_job_set_final(db *d, const char *key, double loss, double val_loss, double seconds, eng_err *e);
+int db_job_set_final(db *d, const char *key, double loss, double val_loss, double seconds, tlm_err *e);
 /* --rerun: forget the job's results (steps, evals, layer stats,
  * checkpoints) and counters, keep its attempt history, status pending. */
-int db_job_reset(db *d, const char *key, eng_err *e);
+int db_job_reset(db *d, const char *key, tlm_err *e);
 /* Failures counter back to 0 (a new tlmd run retries retriable failures). */
-int db_job_clear_failures(db *d, const char *key, eng_err *e);
+int db_job_clear_failures(db *d, const char *key, tlm_err *e);
 
 /* Sweep membership, reconciled in three calls: db_sweep_jobs_mark before,
  * db_sweep_job_link for every job of the new expansion (in order),
  * db_sweep_jobs_settle after: jobs the sweep no longer lists get active = 0.
  * *added / *removed count the changes (may be NULL). */
-int db_sweep_jobs_mark(db *d, const char *sweep, eng_err *e);
-int db_sweep_job_link(db *d, const char *sweep, const char *job, int64_t ord, eng_err *e);
-int db_sweep_jobs_settle(db *d, const char *sweep, int64_t *added, int64_t *removed, eng_err *e);
+int db_sweep_jobs_mark(db *d, const char *sweep, tlm_err *e);
+int db_sweep_job_link(db *d, const char *sweep, const char *job, int64_t ord, tlm_err *e);
+int db_sweep_jobs_settle(db *d, const char *sweep, int64_t *added, int64_t *removed, tlm_err *e);
 
 typedef struct db_attempt_row {
     const char *job;
@@ -178,9 +178,9 @@ typedef struct db_attempt_end {
     int protocol_errors;
 } db_attempt_end;
 
-int db_attempt_begin(db *d, const db_attempt_row *r, int64_t *id, eng_err *e);
-int db_attempt_set_resumed(db *d, int64_t id, int64_t resumed_from_step /* <0: fresh */, eng_err *e);
-int db_attempt_finish(db *d, int64_t id, const db_attempt_end *r, eng_err *e);
+int db_attempt_begin(db *d, const db_attempt_row *r, int64_t *id, tlm_err *e);
+int db_attempt_set_resumed(db *d, int64_t id, int64_t resumed_from_step /* <0: fresh */, tlm_err *e);
+int db_attempt_finish(db *d, int64_t id, const db_attempt_end *r, tlm_err *e);
 
 /* Event rows (upserts: a replayed step overwrites itself). */
 typedef struct db_step_row {
@@ -189,7 +189,7 @@ typedef struct db_step_row {
     int64_t step, tokens;
     double loss, lr, grad_norm, tokens_per_s, step_ms;
 } db_step_row;
-int db_step_put(db *d, const db_step_row *r, eng_err *e);
+int db_step_put(db *d, const db_step_row *r, tlm_err *e);
 
 typedef struct db_eval_row {
     const char *job;
@@ -200,10 +200,10 @@ typedef struct db_eval_row {
     int64_t n;      /* <0: unknown */
     double stderr_; /* NaN: unknown (NULL) */
 } db_eval_row;
-int db_eval_put(db *d, const db_eval_row *r, eng_err *e);
+int db_eval_put(db *d, const db_eval_row *r, tlm_err *e);
 
-int db_layer_put(db *d, const char *job, int64_t step, int layer, const char *name, double value, eng_err *e);
-int db_ckpt_put(db *d, const char *job, int64_t step, int64_t tokens, const char *path, double at, eng_err *e);
+int db_layer_put(db *d, const char *job, int64_t step, int layer, const char *name, double value, tlm_err *e);
+int db_ckpt_put(db *d, const char *job, int64_t step, int64_t tokens, const char *path, double at, tlm_err *e);
 
 typedef struct db_env_row {
     int64_t attempt;
@@ -211,22 +211,22 @@ typedef struct db_env_row {
     int threads; /* <0: unknown */
     const char *cuda, *driver, *host, *os, *cmdline;
 } db_env_row;
-int db_env_put(db *d, const db_env_row *r, eng_err *e);
+int db_env_put(db *d, const db_env_row *r, tlm_err *e);
 
 /* level: info | warn | error.  job and attempt may be NULL / <= 0. */
-int db_log(db *d, const char *job, int64_t attempt, const char *level, const char *message, eng_err *e);
+int db_log(db *d, const char *job, int64_t attempt, const char *level, const char *message, tlm_err *e);
 
 /* ------------------------------------------------------------ queries */
 /* The database's identity (meta.database_id: 32 hex digits drawn at its
  * creation), which a runs folder records to say which database it belongs to. */
 #define DB_ID_LEN 32
-int db_database_id(db *d, char id[DB_ID_LEN + 1], eng_err *e);
+int db_database_id(db *d, char id[DB_ID_LEN + 1], tlm_err *e);
 /* Does the database hold a job whose key starts with `prefix` (a run folder's
  * name)?  1 yes, 0 no, negative on error. */
-int db_job_prefix_known(db *d, const char *prefix, eng_err *e);
+int db_job_prefix_known(db *d, const char *prefix, tlm_err *e);
 
 /* Largest checkpoint step recorded for a job; -1 if none. */
-int db_last_ckpt_step(db *d, const char *job, int64_t *step, eng_err *e);
+int db_last_ckpt_step(db *d, const char *job, int64_t *step, tlm_err *e);
 
 /* Attempts left open (ended_at NULL) by a daemon that died: calls cb for
  * each; cb may write (it runs after the query finished). */
@@ -237,14 +237,14 @@ typedef struct db_open_attempt {
     char device[32];
     char executor[16];   /* local | slurm */
 } db_open_attempt;
-int db_open_attempts(db *d, int (*cb)(void *ctx, const db_open_attempt *a), void *ctx, eng_err *e);
+int db_open_attempts(db *d, int (*cb)(void *ctx, const db_open_attempt *a), void *ctx, tlm_err *e);
 
 /* Slurm attempts (executor 'slurm'): the job id, state and node as squeue
  * reports them (NULL leaves a field as it is); the offset in the attempt's
  * events file up to which its rows are in the database (set in the same
  * transaction as those rows). */
-int db_attempt_slurm_set(db *d, int64_t id, const char *slurm_job, const char *state, const char *node, eng_err *e);
-int db_attempt_set_offset(db *d, int64_t id, int64_t offset, eng_err *e);
+int db_attempt_slurm_set(db *d, int64_t id, const char *slurm_job, const char *state, const char *node, tlm_err *e);
+int db_attempt_set_offset(db *d, int64_t id, int64_t offset, tlm_err *e);
 /* Open Slurm attempts, for the next daemon to adopt: cb for each (it may write). */
 typedef struct db_slurm_attempt {
     int64_t id;
@@ -258,18 +258,18 @@ typedef struct db_slurm_attempt {
     int64_t events_offset;
     double started_at;
 } db_slurm_attempt;
-int db_open_slurm_attempts(db *d, int (*cb)(void *ctx, const db_slurm_attempt *a), void *ctx, eng_err *e);
+int db_open_slurm_attempts(db *d, int (*cb)(void *ctx, const db_slurm_attempt *a), void *ctx, tlm_err *e);
 /* Did the attempt's start event arrive (its environment row)?  1, 0, negative on error. */
-int db_attempt_has_env(db *d, int64_t id, eng_err *e);
+int db_attempt_has_env(db *d, int64_t id, tlm_err *e);
 
 typedef struct db_sweep_summary {
     char name[128];
-    char file[ENG_PATH_CAP];   /* the sweep file as given to tlmd */
+    char file[TLM_PATH_CAP];   /* the sweep file as given to tlmd */
     int64_t jobs, pending, running, done, failed, interrupted, inactive;
     int64_t tokens_done, tokens_total;
 } db_sweep_summary;
 /* Every sweep with counts of its active jobs by status. */
-int db_sweep_summaries(db *d, int (*cb)(void *ctx, const db_sweep_summary *s), void *ctx, eng_err *e);
+int db_sweep_summaries(db *d, int (*cb)(void *ctx, const db_sweep_summary *s), void *ctx, tlm_err *e);
 
 typedef struct db_job_summary {
     char key[65];
@@ -282,11 +282,11 @@ typedef struct db_job_summary {
     int64_t tokens_done, tokens_total;
     double last_loss; /* NaN when none (or NaN) */
     int has_loss;
-    char message[ENG_MSG_MAX];
+    char message[TLM_MSG_MAX];
     /* its latest attempt: executor ("" without attempts); Slurm job id, state, node ("" if none) */
     char executor[16], slurm_job[32], slurm_state[24], node[64];
 } db_job_summary;
 /* Active jobs of one sweep in expansion order. */
-int db_sweep_jobs(db *d, const char *sweep, int (*cb)(void *ctx, const db_job_summary *j), void *ctx, eng_err *e);
+int db_sweep_jobs(db *d, const char *sweep, int (*cb)(void *ctx, const db_job_summary *j), void *ctx, tlm_err *e);
 
 #endif

@@ -48,10 +48,10 @@ struct db {
     sqlite3_stmt *st[DB_ST_COUNT];
 };
 
-/* "what: sqlite's message" as ENG_EIO. */
-int db__fail(db *d, eng_err *e, const char *what);
+/* "what: sqlite's message" as TLM_EIO. */
+int db__fail(db *d, tlm_err *e, const char *what);
 /* Step a statement that returns no rows (SQLITE_DONE), then reset it. */
-int db__run(db *d, sqlite3_stmt *s, eng_err *e, const char *what);
+int db__run(db *d, sqlite3_stmt *s, tlm_err *e, const char *what);
 
 /* Binding helpers: NULL pointers bind NULL. */
 void db__bind_text(sqlite3_stmt *s, int i, const char *v);
@@ -61,6 +61,6 @@ void db__bind_number(sqlite3_stmt *s, int value_i, int nonfinite_i, double v);
 /* The current schema (generated from db/schema.sql) and the migrations. */
 extern const char db_schema_sql[];
 /* Runs the steps from `from` to DB_SCHEMA_VERSION inside the caller's transaction. */
-int db__migrate_from(db *d, int from, eng_err *e);
+int db__migrate_from(db *d, int from, tlm_err *e);
 
 #endif

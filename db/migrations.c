@@ -66,17 +66,17 @@ static const char *const STEPS[DB_SCHEMA_VERSION] = {
     [4] = STEP_4_TO_5,
 };
 
-int db__migrate_from(db *d, int from, eng_err *e)
+int db__migrate_from(db *d, int from, tlm_err *e)
 {
     for (int v = from; v < DB_SCHEMA_VERSION; v++) {
         if (v < 1 || !STEPS[v])
-            return eng_errf(e, ENG_EINTERNAL, "%s: no migration from schema version %d", d->path, v);
+            return tlm_errf(e, TLM_EINTERNAL, "%s: no migration from schema version %d", d->path, v);
         if (db_exec(d, STEPS[v], e))
-            return eng_err_prefix(e, "migrating %s from version %d to %d", d->path, v, v + 1);
+            return tlm_err_prefix(e, "migrating %s from version %d to %d", d->path, v, v + 1);
     }
     /* Views and indexes are re-created from the current schema: every
      * statement there is IF NOT EXISTS, so tables that exist stay as they are. */
     if (db_exec(d, db_schema_sql, e))
-        return eng_err_prefix(e, "migrating %s to version %d", d->path, DB_SCHEMA_VERSION);
+        return tlm_err_prefix(e, "migrating %s to version %d", d->path, DB_SCHEMA_VERSION);
     return 0;
 }

@@ -15,12 +15,12 @@
 static void copy_col(sqlite3_stmt *s, int i, char *out, size_t cap)
 {
     const unsigned char *t = sqlite3_column_text(s, i);
-    eng_msg_copy(out, cap, t ? (const char *)t : "");
+    tlm_msg_copy(out, cap, t ? (const char *)t : "");
 }
 
 /* Runs a prepared query to the end, calling row() per row; row's non-zero
  * return stops early and is returned. */
-static int each_row(db *d, sqlite3_stmt *s, int (*row)(sqlite3_stmt *, void *), void *ctx, eng_err *e,
+static int each_row(db *d, sqlite3_stmt *s, int (*row)(sqlite3_stmt *, void *), void *ctx, tlm_err *e,
                     const char *what)
 {
     int rc;
@@ -49,8 +49,8 @@ typedef struct {
 static int collect_attempt(sqlite3_stmt *s, void *ctx)
 {
     attempt_list *l = ctx;
-    if (ENG_GROW(l->v, l->cap, l->n + 1, 16))
-        return ENG_ENOMEM;
+    if (TLM_GROW(l->v, l->cap, l->n + 1, 16))
+        return TLM_ENOMEM;
     db_open_attempt *a = &l->v[l->n++];
     a->id = sqlite3_column_int64(s, 0);
     copy_col(s, 1, a->job, sizeof a->job);
@@ -60,7 +60,7 @@ static int collect_attempt(sqlite3_stmt *s, void *ctx)
     return 0;
 }
 
-int db_open_attempts(db *d, int (*cb)(void *ctx, const db_open_attempt *a), void *ctx, eng_err *e)
+int db_open_attempts(db *d, int (*cb)(void *ctx, const db_open_attempt *a), void *ctx, tlm_err *e)
 {
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(d->h, "SELECT id, job, pid, device, executor FROM attempts WHERE ended_at IS NULL ORDER BY id", -1,
@@ -69,8 +69,8 @@ int db_open_attempts(db *d, int (*cb)(void *ctx, const db_open_attempt *a), void
     /* collected first, so that cb may write to the same connection */
     attempt_list l = {0};
     int rc = each_row(d, s, collect_attempt, &l, e, "reading open attempts");
-    if (rc == ENG_ENOMEM)
-        eng_errf(e, rc, "out of memory");
+    if (rc == TLM_ENOMEM)
+        tlm_errf(e, rc, "out of memory");
     for (size_t i = 0; !rc && i < l.n; i++)
         rc = cb(ctx, &l.v[i]);
     free(l.v);
@@ -102,7 +102,7 @@ static int sweep_row(sqlite3_stmt *s, void *ctx)
     return c->cb(c->ctx, &r);
 }
 
-int db_sweep_summaries(db *d, int (*cb)(void *ctx, const db_sweep_summary *s), void *ctx, eng_err *e)
+int db_sweep_summaries(db *d, int (*cb)(void *ctx, const db_sweep_summary *s), void *ctx, tlm_err *e)
 {
     static const char sql[] =
         "SELECT s.name, s.file,"
@@ -154,7 +154,7 @@ static int job_row(sqlite3_stmt *s, void *ctx)
     return c->cb(c->ctx, &r);
 }
 
-int db_sweep_jobs(db *d, const char *sweep, int (*cb)(void *ctx, const db_job_summary *j), void *ctx, eng_err *e)
+int db_sweep_jobs(db *d, const char *sweep, int (*cb)(void *ctx, const db_job_summary *j), void *ctx, tlm_err *e)
 {
     static const char sql[] =
         "SELECT j.key, j.label, j.arch, j.scale, j.seed, j.status, j.attempts, j.reason, j.tokens_done,"
@@ -172,7 +172,7 @@ int db_sweep_jobs(db *d, const char *sweep, int (*cb)(void *ctx, const db_job_su
 }
 
 /* ------------------------------------------------------------ identity */
-int db_database_id(db *d, char id[DB_ID_LEN + 1], eng_err *e)
+int db_database_id(db *d, char id[DB_ID_LEN + 1], tlm_err *e)
 {
     id[0] = '\0';
     sqlite3_stmt *s;
@@ -187,12 +187,12 @@ int db_database_id(db *d, char id[DB_ID_LEN + 1], eng_err *e)
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
         return db__fail(d, e, "reading the database id");
     if (!id[0])
-        return eng_errf(e, ENG_EDATA, "%s: the database has no valid id (meta.database_id): expected %d hex digits",
+        return tlm_errf(e, TLM_EDATA, "%s: the database has no valid id (meta.database_id): expected %d hex digits",
                         d->path, DB_ID_LEN);
     return 0;
 }
 
-int db_job_prefix_known(db *d, const char *prefix, eng_err *e)
+int db_job_prefix_known(db *d, const char *prefix, tlm_err *e)
 {
     /* keys are lowercase hex: a range scan of the primary key, no LIKE */
     char hi[80];
@@ -224,8 +224,8 @@ typedef struct {
 static int collect_slurm(sqlite3_stmt *s, void *ctx)
 {
     slurm_list *l = ctx;
-    if (ENG_GROW(l->v, l->cap, l->n + 1, 16))
-        return ENG_ENOMEM;
+    if (TLM_GROW(l->v, l->cap, l->n + 1, 16))
+        return TLM_ENOMEM;
     db_slurm_attempt *a = &l->v[l->n++];
     memset(a, 0, sizeof *a);
     a->id = sqlite3_column_int64(s, 0);
@@ -241,7 +241,7 @@ static int collect_slurm(sqlite3_stmt *s, void *ctx)
     return 0;
 }
 
-int db_open_slurm_attempts(db *d, int (*cb)(void *ctx, const db_slurm_attempt *a), void *ctx, eng_err *e)
+int db_open_slurm_attempts(db *d, int (*cb)(void *ctx, const db_slurm_attempt *a), void *ctx, tlm_err *e)
 {
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(d->h,
@@ -251,15 +251,15 @@ int db_open_slurm_attempts(db *d, int (*cb)(void *ctx, const db_slurm_attempt *a
         return db__fail(d, e, "reading open Slurm attempts");
     slurm_list l = {0};
     int rc = each_row(d, s, collect_slurm, &l, e, "reading open Slurm attempts");
-    if (rc == ENG_ENOMEM)
-        eng_errf(e, rc, "out of memory");
+    if (rc == TLM_ENOMEM)
+        tlm_errf(e, rc, "out of memory");
     for (size_t i = 0; !rc && i < l.n; i++)
         rc = cb(ctx, &l.v[i]);
     free(l.v);
     return rc;
 }
 
-int db_attempt_has_env(db *d, int64_t id, eng_err *e)
+int db_attempt_has_env(db *d, int64_t id, tlm_err *e)
 {
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(d->h, "SELECT count(*) FROM environment WHERE attempt = ?1", -1, &s, NULL) != SQLITE_OK)

@@ -81,7 +81,7 @@ static const char *const SQL[DB_ST_COUNT] = {
 };
 
 /* The cached statement, reset and with its bindings cleared; NULL with e set. */
-static sqlite3_stmt *db__stmt(db *d, db_stmt_id id, eng_err *e)
+static sqlite3_stmt *db__stmt(db *d, db_stmt_id id, tlm_err *e)
 {
     sqlite3_stmt *s = d->st[id];
     if (!s) {
@@ -100,10 +100,10 @@ static sqlite3_stmt *db__stmt(db *d, db_stmt_id id, eng_err *e)
 #define STMT(id)                                                                                              \
     sqlite3_stmt *s = db__stmt(d, id, e);                                                                     \
     if (!s)                                                                                                   \
-    return ENG_EIO
+    return TLM_EIO
 
 /* ------------------------------------------------------------ sweeps and jobs */
-int db_sweep_hash(db *d, const char *name, char hash[65], eng_err *e)
+int db_sweep_hash(db *d, const char *name, char hash[65], tlm_err *e)
 {
     STMT(DB_ST_SWEEP_GET_HASH);
     sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
@@ -120,7 +120,7 @@ int db_sweep_hash(db *d, const char *name, char hash[65], eng_err *e)
     return rc;
 }
 
-int db_sweep_put(db *d, const db_sweep_row *r, int *changed, eng_err *e)
+int db_sweep_put(db *d, const db_sweep_row *r, int *changed, tlm_err *e)
 {
     char old[65];
     int found = db_sweep_hash(d, r->name, old, e);
@@ -132,15 +132,15 @@ int db_sweep_put(db *d, const db_sweep_row *r, int *changed, eng_err *e)
     sqlite3_bind_text(s, 3, r->file, -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 4, r->content_hash, -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 5, r->source, -1, SQLITE_STATIC);
-    sqlite3_bind_double(s, 6, eng_clock_wall());
+    sqlite3_bind_double(s, 6, tlm_clock_wall());
     if (db__run(d, s, e, "writing a sweep"))
-        return ENG_EIO;
+        return TLM_EIO;
     if (changed)
         *changed = !found ? 2 : strcmp(old, r->content_hash) != 0;
     return 0;
 }
 
-int db_job_put(db *d, const db_job_row *r, int *inserted, eng_err *e)
+int db_job_put(db *d, const db_job_row *r, int *inserted, tlm_err *e)
 {
     STMT(DB_ST_JOB_PUT);
     sqlite3_bind_text(s, 1, r->key, -1, SQLITE_STATIC);
@@ -161,15 +161,15 @@ int db_job_put(db *d, const db_job_row *r, int *inserted, eng_err *e)
     sqlite3_bind_double(s, 14, r->flops_per_token);
     db__bind_text(s, 15, r->widths);
     db__bind_text(s, 16, r->run_dir);
-    sqlite3_bind_double(s, 17, eng_clock_wall());
+    sqlite3_bind_double(s, 17, tlm_clock_wall());
     if (db__run(d, s, e, "writing a job"))
-        return ENG_EIO;
+        return TLM_EIO;
     if (inserted)
         *inserted = sqlite3_changes(d->h) > 0;
     return 0;
 }
 
-int db_job_state_get(db *d, const char *key, db_job_state *st, eng_err *e)
+int db_job_state_get(db *d, const char *key, db_job_state *st, tlm_err *e)
 {
     STMT(DB_ST_JOB_STATE);
     sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
@@ -184,67 +184,67 @@ int db_job_state_get(db *d, const char *key, db_job_state *st, eng_err *e)
         return rc;
     }
     memset(st, 0, sizeof *st);
-    eng_msg_copy(st->status, sizeof st->status, (const char *)sqlite3_column_text(s, 0));
+    tlm_msg_copy(st->status, sizeof st->status, (const char *)sqlite3_column_text(s, 0));
     st->attempts = sqlite3_column_int(s, 1);
     st->failures = sqlite3_column_int(s, 2);
     if (sqlite3_column_type(s, 3) == SQLITE_TEXT)
-        eng_msg_copy(st->reason, sizeof st->reason, (const char *)sqlite3_column_text(s, 3));
+        tlm_msg_copy(st->reason, sizeof st->reason, (const char *)sqlite3_column_text(s, 3));
     st->tokens_done = sqlite3_column_int64(s, 4);
     st->tokens_total = sqlite3_column_int64(s, 5);
-    eng_msg_copy(st->label, sizeof st->label, (const char *)sqlite3_column_text(s, 6));
+    tlm_msg_copy(st->label, sizeof st->label, (const char *)sqlite3_column_text(s, 6));
     sqlite3_reset(s);
     return 1;
 }
 
 int db_job_set_status(db *d, const char *key, const char *status, const char *reason, const char *message,
-                      eng_err *e)
+                      tlm_err *e)
 {
     STMT(DB_ST_JOB_STATUS);
     sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 2, status, -1, SQLITE_STATIC);
     db__bind_text(s, 3, reason);
     db__bind_text(s, 4, message);
-    sqlite3_bind_double(s, 5, eng_clock_wall());
+    sqlite3_bind_double(s, 5, tlm_clock_wall());
     return db__run(d, s, e, "updating a job's status");
 }
 
-int db_job_start_attempt(db *d, const char *key, int *n, eng_err *e)
+int db_job_start_attempt(db *d, const char *key, int *n, tlm_err *e)
 {
     {
         STMT(DB_ST_JOB_START);
         sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
-        sqlite3_bind_double(s, 2, eng_clock_wall());
+        sqlite3_bind_double(s, 2, tlm_clock_wall());
         if (db__run(d, s, e, "starting an attempt"))
-            return ENG_EIO;
+            return TLM_EIO;
     }
     db_job_state st;
     int rc = db_job_state_get(d, key, &st, e);
     if (rc < 0)
         return rc;
     if (rc == 0)
-        return eng_errf(e, ENG_EINTERNAL, "%s: job %.12s vanished", d->path, key);
+        return tlm_errf(e, TLM_EINTERNAL, "%s: job %.12s vanished", d->path, key);
     *n = st.attempts;
     return 0;
 }
 
-static int job_key_only(db *d, db_stmt_id id, const char *key, eng_err *e, const char *what)
+static int job_key_only(db *d, db_stmt_id id, const char *key, tlm_err *e, const char *what)
 {
     STMT(id);
     sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
     return db__run(d, s, e, what);
 }
 
-int db_job_add_failure(db *d, const char *key, eng_err *e)
+int db_job_add_failure(db *d, const char *key, tlm_err *e)
 {
     return job_key_only(d, DB_ST_JOB_FAIL, key, e, "counting a failure");
 }
 
-int db_job_clear_failures(db *d, const char *key, eng_err *e)
+int db_job_clear_failures(db *d, const char *key, tlm_err *e)
 {
     return job_key_only(d, DB_ST_JOB_CLEAR_FAILURES, key, e, "clearing failures");
 }
 
-int db_job_set_tokens(db *d, const char *key, int64_t tokens_done, eng_err *e)
+int db_job_set_tokens(db *d, const char *key, int64_t tokens_done, tlm_err *e)
 {
     STMT(DB_ST_JOB_TOKENS);
     sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
@@ -252,7 +252,7 @@ int db_job_set_tokens(db *d, const char *key, int64_t tokens_done, eng_err *e)
     return db__run(d, s, e, "updating a job's progress");
 }
 
-int db_job_set_final(db *d, const char *key, double loss, double val_loss, double seconds, eng_err *e)
+int db_job_set_final(db *d, const char *key, double loss, double val_loss, double seconds, tlm_err *e)
 {
     STMT(DB_ST_JOB_FINAL);
     sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
@@ -262,7 +262,7 @@ int db_job_set_final(db *d, const char *key, double loss, double val_loss, doubl
     return db__run(d, s, e, "recording a job's final numbers");
 }
 
-int db_job_reset(db *d, const char *key, eng_err *e)
+int db_job_reset(db *d, const char *key, tlm_err *e)
 {
     static const char *const sql[] = {
         "DELETE FROM steps WHERE job = ?1",
@@ -286,7 +286,7 @@ int db_job_reset(db *d, const char *key, eng_err *e)
 }
 
 /* ------------------------------------------------------------ sweep membership */
-static int count_sweep(db *d, db_stmt_id id, const char *sweep, int64_t *out, eng_err *e)
+static int count_sweep(db *d, db_stmt_id id, const char *sweep, int64_t *out, tlm_err *e)
 {
     STMT(id);
     sqlite3_bind_text(s, 1, sweep, -1, SQLITE_STATIC);
@@ -300,14 +300,14 @@ static int count_sweep(db *d, db_stmt_id id, const char *sweep, int64_t *out, en
     return 0;
 }
 
-int db_sweep_jobs_mark(db *d, const char *sweep, eng_err *e)
+int db_sweep_jobs_mark(db *d, const char *sweep, tlm_err *e)
 {
     STMT(DB_ST_SJ_MARK);
     sqlite3_bind_text(s, 1, sweep, -1, SQLITE_STATIC);
     return db__run(d, s, e, "reconciling a sweep");
 }
 
-int db_sweep_job_link(db *d, const char *sweep, const char *job, int64_t ord, eng_err *e)
+int db_sweep_job_link(db *d, const char *sweep, const char *job, int64_t ord, tlm_err *e)
 {
     STMT(DB_ST_SJ_LINK);
     sqlite3_bind_text(s, 1, sweep, -1, SQLITE_STATIC);
@@ -316,15 +316,15 @@ int db_sweep_job_link(db *d, const char *sweep, const char *job, int64_t ord, en
     return db__run(d, s, e, "linking a job to its sweep");
 }
 
-int db_sweep_jobs_settle(db *d, const char *sweep, int64_t *added, int64_t *removed, eng_err *e)
+int db_sweep_jobs_settle(db *d, const char *sweep, int64_t *added, int64_t *removed, tlm_err *e)
 {
     int64_t a = 0, r = 0;
     if (count_sweep(d, DB_ST_SJ_COUNT_ADDED, sweep, &a, e) || count_sweep(d, DB_ST_SJ_COUNT_REMOVED, sweep, &r, e))
-        return ENG_EIO;
+        return TLM_EIO;
     STMT(DB_ST_SJ_SETTLE);
     sqlite3_bind_text(s, 1, sweep, -1, SQLITE_STATIC);
     if (db__run(d, s, e, "reconciling a sweep"))
-        return ENG_EIO;
+        return TLM_EIO;
     if (added)
         *added = a;
     if (removed)
@@ -333,7 +333,7 @@ int db_sweep_jobs_settle(db *d, const char *sweep, int64_t *added, int64_t *remo
 }
 
 /* ------------------------------------------------------------ attempts */
-int db_attempt_begin(db *d, const db_attempt_row *r, int64_t *id, eng_err *e)
+int db_attempt_begin(db *d, const db_attempt_row *r, int64_t *id, tlm_err *e)
 {
     STMT(DB_ST_ATT_BEGIN);
     sqlite3_bind_text(s, 1, r->job, -1, SQLITE_STATIC);
@@ -355,12 +355,12 @@ int db_attempt_begin(db *d, const db_attempt_row *r, int64_t *id, eng_err *e)
         sqlite3_bind_text(s, 11, r->slurm_state, -1, SQLITE_STATIC);
     sqlite3_bind_int64(s, 12, r->events_offset > 0 ? r->events_offset : 0);
     if (db__run(d, s, e, "recording an attempt"))
-        return ENG_EIO;
+        return TLM_EIO;
     *id = sqlite3_last_insert_rowid(d->h);
     return 0;
 }
 
-int db_attempt_set_resumed(db *d, int64_t id, int64_t resumed_from_step, eng_err *e)
+int db_attempt_set_resumed(db *d, int64_t id, int64_t resumed_from_step, tlm_err *e)
 {
     STMT(DB_ST_ATT_RESUMED);
     sqlite3_bind_int64(s, 1, id);
@@ -369,7 +369,7 @@ int db_attempt_set_resumed(db *d, int64_t id, int64_t resumed_from_step, eng_err
     return db__run(d, s, e, "recording a resume");
 }
 
-int db_attempt_finish(db *d, int64_t id, const db_attempt_end *r, eng_err *e)
+int db_attempt_finish(db *d, int64_t id, const db_attempt_end *r, tlm_err *e)
 {
     STMT(DB_ST_ATT_FINISH);
     sqlite3_bind_int64(s, 1, id);
@@ -395,7 +395,7 @@ static void bind_attempt(sqlite3_stmt *s, int i, int64_t attempt)
         sqlite3_bind_int64(s, i, attempt);
 }
 
-int db_step_put(db *d, const db_step_row *r, eng_err *e)
+int db_step_put(db *d, const db_step_row *r, tlm_err *e)
 {
     STMT(DB_ST_STEP_PUT);
     sqlite3_bind_text(s, 1, r->job, -1, SQLITE_STATIC);
@@ -410,7 +410,7 @@ int db_step_put(db *d, const db_step_row *r, eng_err *e)
     return db__run(d, s, e, "writing a step");
 }
 
-int db_eval_put(db *d, const db_eval_row *r, eng_err *e)
+int db_eval_put(db *d, const db_eval_row *r, tlm_err *e)
 {
     STMT(DB_ST_EVAL_PUT);
     sqlite3_bind_text(s, 1, r->job, -1, SQLITE_STATIC);
@@ -428,7 +428,7 @@ int db_eval_put(db *d, const db_eval_row *r, eng_err *e)
     return db__run(d, s, e, "writing an evaluation");
 }
 
-int db_layer_put(db *d, const char *job, int64_t step, int layer, const char *name, double value, eng_err *e)
+int db_layer_put(db *d, const char *job, int64_t step, int layer, const char *name, double value, tlm_err *e)
 {
     STMT(DB_ST_LAYER_PUT);
     sqlite3_bind_text(s, 1, job, -1, SQLITE_STATIC);
@@ -439,7 +439,7 @@ int db_layer_put(db *d, const char *job, int64_t step, int layer, const char *na
     return db__run(d, s, e, "writing a layer statistic");
 }
 
-int db_ckpt_put(db *d, const char *job, int64_t step, int64_t tokens, const char *path, double at, eng_err *e)
+int db_ckpt_put(db *d, const char *job, int64_t step, int64_t tokens, const char *path, double at, tlm_err *e)
 {
     STMT(DB_ST_CKPT_PUT);
     sqlite3_bind_text(s, 1, job, -1, SQLITE_STATIC);
@@ -450,7 +450,7 @@ int db_ckpt_put(db *d, const char *job, int64_t step, int64_t tokens, const char
     return db__run(d, s, e, "writing a checkpoint");
 }
 
-int db_env_put(db *d, const db_env_row *r, eng_err *e)
+int db_env_put(db *d, const db_env_row *r, tlm_err *e)
 {
     STMT(DB_ST_ENV_PUT);
     sqlite3_bind_int64(s, 1, r->attempt);
@@ -469,18 +469,18 @@ int db_env_put(db *d, const db_env_row *r, eng_err *e)
     return db__run(d, s, e, "writing the environment");
 }
 
-int db_log(db *d, const char *job, int64_t attempt, const char *level, const char *message, eng_err *e)
+int db_log(db *d, const char *job, int64_t attempt, const char *level, const char *message, tlm_err *e)
 {
     STMT(DB_ST_LOG);
     db__bind_text(s, 1, job);
     bind_attempt(s, 2, attempt);
-    sqlite3_bind_double(s, 3, eng_clock_wall());
+    sqlite3_bind_double(s, 3, tlm_clock_wall());
     sqlite3_bind_text(s, 4, level, -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 5, message, -1, SQLITE_STATIC);
     return db__run(d, s, e, "writing a log line");
 }
 
-int db_last_ckpt_step(db *d, const char *job, int64_t *step, eng_err *e)
+int db_last_ckpt_step(db *d, const char *job, int64_t *step, tlm_err *e)
 {
     STMT(DB_ST_LAST_CKPT);
     sqlite3_bind_text(s, 1, job, -1, SQLITE_STATIC);
@@ -494,7 +494,7 @@ int db_last_ckpt_step(db *d, const char *job, int64_t *step, eng_err *e)
     return 0;
 }
 
-int db_job_config(db *d, const char *key, char **json, eng_err *e)
+int db_job_config(db *d, const char *key, char **json, tlm_err *e)
 {
     *json = NULL;
     STMT(DB_ST_JOB_CONFIG);
@@ -502,7 +502,7 @@ int db_job_config(db *d, const char *key, char **json, eng_err *e)
     int rc = sqlite3_step(s);
     if (rc == SQLITE_ROW) {
         *json = strdup((const char *)sqlite3_column_text(s, 0));
-        rc = *json ? 1 : eng_errf(e, ENG_ENOMEM, "out of memory");
+        rc = *json ? 1 : tlm_errf(e, TLM_ENOMEM, "out of memory");
     } else if (rc == SQLITE_DONE) {
         rc = 0;
     } else {
@@ -512,18 +512,18 @@ int db_job_config(db *d, const char *key, char **json, eng_err *e)
     return rc;
 }
 
-int db_jobs_recover_running(db *d, int64_t *n, eng_err *e)
+int db_jobs_recover_running(db *d, int64_t *n, tlm_err *e)
 {
     STMT(DB_ST_JOB_RECOVER);
-    sqlite3_bind_double(s, 1, eng_clock_wall());
+    sqlite3_bind_double(s, 1, tlm_clock_wall());
     if (db__run(d, s, e, "recovering jobs"))
-        return ENG_EIO;
+        return TLM_EIO;
     *n = sqlite3_changes(d->h);
     return 0;
 }
 
 /* ------------------------------------------------------------ slurm attempts */
-int db_attempt_slurm_set(db *d, int64_t id, const char *slurm_job, const char *state, const char *node, eng_err *e)
+int db_attempt_slurm_set(db *d, int64_t id, const char *slurm_job, const char *state, const char *node, tlm_err *e)
 {
     STMT(DB_ST_ATT_SLURM);
     sqlite3_bind_int64(s, 1, id);
@@ -536,7 +536,7 @@ int db_attempt_slurm_set(db *d, int64_t id, const char *slurm_job, const char *s
     return db__run(d, s, e, "recording a Slurm job");
 }
 
-int db_attempt_set_offset(db *d, int64_t id, int64_t offset, eng_err *e)
+int db_attempt_set_offset(db *d, int64_t id, int64_t offset, tlm_err *e)
 {
     STMT(DB_ST_ATT_OFFSET);
     sqlite3_bind_int64(s, 1, id);

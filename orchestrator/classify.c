@@ -40,14 +40,14 @@ void orc_classify(const orc_exit *x, orc_outcome *o)
     }
     if (!x->exited) {
         if (x->kill_reason == ORC_KILL_SHUTDOWN) {
-            set(o, eng_status_kind(ENG_EINTERRUPTED), ORC_NEXT_INTERRUPTED, "killed while tlmd was stopping");
+            set(o, tlm_status_kind(TLM_EINTERRUPTED), ORC_NEXT_INTERRUPTED, "killed while tlmd was stopping");
             return;
         }
         set(o, "crash", ORC_NEXT_RETRY, "");
         snprintf(o->message, sizeof o->message, "killed by signal %d (%s)", x->signal, strsignal(x->signal));
         return;
     }
-    if (x->status == ENG_EXIT_OK) {
+    if (x->status == TLM_EXIT_OK) {
         if (x->saw_done)
             set(o, "done", ORC_NEXT_DONE, "");
         else
@@ -55,23 +55,23 @@ void orc_classify(const orc_exit *x, orc_outcome *o)
         return;
     }
     if (x->status == ORC_EXIT_NOT_STARTED) {
-        set(o, eng_status_kind(ENG_EINTERNAL), ORC_NEXT_RETRY, "");
+        set(o, tlm_status_kind(TLM_EINTERNAL), ORC_NEXT_RETRY, "");
         snprintf(o->message, sizeof o->message, "the worker could not be started (exit %d)", ORC_EXIT_NOT_STARTED);
         o->machine = 1;
         return;
     }
-    const eng_failure *f = eng_failure_of_exit(x->status);
+    const tlm_failure *f = tlm_failure_of_exit(x->status);
     if (!f) {
-        set(o, eng_status_kind(ENG_EINTERNAL), ORC_NEXT_RETRY, "");
+        set(o, tlm_status_kind(TLM_EINTERNAL), ORC_NEXT_RETRY, "");
         snprintf(o->message, sizeof o->message, "unexpected exit status %d", x->status);
         return;
     }
-    if (f->policy == ENG_POLICY_RESUME && x->kill_reason == ORC_KILL_SHUTDOWN) {
+    if (f->policy == TLM_POLICY_RESUME && x->kill_reason == ORC_KILL_SHUTDOWN) {
         set(o, f->kind, ORC_NEXT_INTERRUPTED, "stopped by tlmd after a checkpoint");
         return;
     }
     /* a stop that tlmd did not ask for resumes too, but is counted so that it cannot loop */
-    set(o, f->kind, f->policy == ENG_POLICY_FINAL ? ORC_NEXT_FAIL : ORC_NEXT_RETRY, "");
+    set(o, f->kind, f->policy == TLM_POLICY_FINAL ? ORC_NEXT_FAIL : ORC_NEXT_RETRY, "");
     snprintf(o->message, sizeof o->message, "%s (exit %d)", f->what, f->exit);
-    o->machine = f->policy == ENG_POLICY_MACHINE;
+    o->machine = f->policy == TLM_POLICY_MACHINE;
 }

@@ -21,7 +21,7 @@ void orc_cmd_result_free(orc_cmd_result *r)
     r->out = NULL;
 }
 
-int orc_cmd_run(char *const argv[], double timeout, size_t out_max, orc_cmd_result *r, eng_err *e)
+int orc_cmd_run(char *const argv[], double timeout, size_t out_max, orc_cmd_result *r, tlm_err *e)
 {
     memset(r, 0, sizeof *r);
     r->status = -1;
@@ -34,7 +34,7 @@ int orc_cmd_run(char *const argv[], double timeout, size_t out_max, orc_cmd_resu
             if (pe[i] >= 0)
                 close(pe[i]);
         }
-        return eng_errf(e, ENG_EIO, "%s: cannot make a pipe: %s", argv[0], strerror(err));
+        return tlm_errf(e, TLM_EIO, "%s: cannot make a pipe: %s", argv[0], strerror(err));
     }
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
@@ -59,16 +59,16 @@ int orc_cmd_run(char *const argv[], double timeout, size_t out_max, orc_cmd_resu
     if (rc) {
         close(po[0]);
         close(pe[0]);
-        return eng_errf(e, ENG_EIO, "cannot run %s: %s", argv[0], strerror(rc));
+        return tlm_errf(e, TLM_EIO, "cannot run %s: %s", argv[0], strerror(rc));
     }
     size_t cap = 4096, n = 0, en = 0;
     char *out = malloc(cap);
     int too_long = 0, oom = !out;
-    double end = eng_clock_mono() + timeout;
+    double end = tlm_clock_mono() + timeout;
     struct pollfd fds[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
     int open_fds = 2;
     while (open_fds > 0) {
-        double left = end - eng_clock_mono();
+        double left = end - tlm_clock_mono();
         if (left <= 0) {
             r->timed_out = 1;
             break;
@@ -132,8 +132,8 @@ int orc_cmd_run(char *const argv[], double timeout, size_t out_max, orc_cmd_resu
         r->status = WEXITSTATUS(ws);
     if (oom || too_long) {
         free(out);
-        return oom ? eng_errf(e, ENG_ENOMEM, "out of memory reading %s's output", argv[0])
-                   : eng_errf(e, ENG_EIO, "%s printed more than %zu bytes", argv[0], out_max);
+        return oom ? tlm_errf(e, TLM_ENOMEM, "out of memory reading %s's output", argv[0])
+                   : tlm_errf(e, TLM_EIO, "%s printed more than %zu bytes", argv[0], out_max);
     }
     out[n] = '\0';
     r->out = out;

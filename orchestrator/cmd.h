@@ -22,7 +22,7 @@ typedef struct orc_cmd_result {
 
 /* 0 once the command ran (whatever its status), or an error when it could
  * not be started or its output exceeded out_max bytes. */
-int orc_cmd_run(char *const argv[], double timeout, size_t out_max, orc_cmd_result *r, eng_err *e);
+int orc_cmd_run(char *const argv[], double timeout, size_t out_max, orc_cmd_result *r, tlm_err *e);
 void orc_cmd_result_free(orc_cmd_result *r);
 
 #endif

@@ -29,7 +29,7 @@
 /* ------------------------------------------------------------ batching */
 void orc_batch(orc_daemon *d)
 {
-    eng_err e;
+    tlm_err e;
     if (!d->fatal && !db_in_transaction(d->db) && db_begin(d->db, &e))
         orc_fatal(d, &e);
 }
@@ -40,13 +40,13 @@ int orc_commit(orc_daemon *d)
         return -1;
     if (!db_in_transaction(d->db))
         return 0;
-    double t = eng_clock_mono();
-    eng_err e;
+    double t = tlm_clock_mono();
+    tlm_err e;
     if (db_commit(d->db, &e)) {
         orc_fatal(d, &e);
         return -1;
     }
-    double ms = (eng_clock_mono() - t) * 1e3;
+    double ms = (tlm_clock_mono() - t) * 1e3;
     d->commits++;
     d->commit_ms_total += ms;
     if (ms > d->commit_ms_max)
@@ -62,7 +62,7 @@ static void stop_all(orc_daemon *d, int kill_reason)
             d->ex.stop(d->slots[s].run, kill_reason);
 }
 
-void orc_fatal(orc_daemon *d, const eng_err *e)
+void orc_fatal(orc_daemon *d, const tlm_err *e)
 {
     if (d->fatal)
         return;
@@ -79,7 +79,7 @@ void orc_fatal(orc_daemon *d, const eng_err *e)
  * retries still waiting hold up nothing. */
 static long next_job(orc_daemon *d)
 {
-    double now = eng_clock_mono();
+    double now = tlm_clock_mono();
     for (size_t i = 0; i < d->retry_n; i++) {
         uint32_t j = d->retry[i].job;
         int pending = d->plan.jobs.v[j].status == ORC_PENDING;
@@ -121,13 +121,13 @@ static double retry_delay(const orc_opts *o, int streak)
 
 void orc_retry_later(orc_daemon *d, size_t job, double delay)
 {
-    if (ENG_GROW(d->retry, d->retry_cap, d->retry_n + 1, 64)) {
-        eng_err e;
-        eng_errf(&e, ENG_ENOMEM, "out of memory");
+    if (TLM_GROW(d->retry, d->retry_cap, d->retry_n + 1, 64)) {
+        tlm_err e;
+        tlm_errf(&e, TLM_ENOMEM, "out of memory");
         orc_fatal(d, &e);
         return;
     }
-    d->retry[d->retry_n++] = (orc_retry){(uint32_t)job, eng_clock_mono() + delay};
+    d->retry[d->retry_n++] = (orc_retry){(uint32_t)job, tlm_clock_mono() + delay};
 }
 
 /* "retrying in 20 s" / "retrying now" */
@@ -167,22 +167,22 @@ static void machine_note(const orc_daemon *d, const orc_job *j, int final, char 
 /* A job whose worker could not even be started (run folder, log, spawn):
  * an attempt without a process.  Nothing of the job was tried, so it is a
  * fault of the machine (or of tlmd), never counted against the job. */
-static void start_failed(orc_daemon *d, size_t job, const eng_err *why)
+static void start_failed(orc_daemon *d, size_t job, const tlm_err *why)
 {
     orc_job *j = &d->plan.jobs.v[job];
-    eng_err e;
+    tlm_err e;
     int n = 0;
     int64_t id = 0;
     j->streak++;
     j->machine_faults++;
     int final = j->machine_faults >= d->o->max_machine_faults;
-    char note[320], message[ENG_MSG_MAX];
+    char note[320], message[TLM_MSG_MAX];
     machine_note(d, j, final, note, sizeof note);
-    eng_msg_printf(message, sizeof message, "cannot start: %s; %s", why->msg, note);
+    tlm_msg_printf(message, sizeof message, "cannot start: %s; %s", why->msg, note);
     orc_batch(d);
-    db_attempt_row ar = {.job = j->key, .host = d->host, .device = "-", .started_at = eng_clock_wall()};
-    const char *reason = eng_status_kind(ENG_EIO); /* a fault of the machine (common/failure.h) */
-    db_attempt_end end = {.ended_at = eng_clock_wall(), .exit_code = -1, .reason = reason, .message = message,
+    db_attempt_row ar = {.job = j->key, .host = d->host, .device = "-", .started_at = tlm_clock_wall()};
+    const char *reason = tlm_status_kind(TLM_EIO); /* a fault of the machine (common/failure.h) */
+    db_attempt_end end = {.ended_at = tlm_clock_wall(), .exit_code = -1, .reason = reason, .message = message,
                           .step = -1, .tokens = -1};
     /* the slurm executor records its attempt before sbatch: that one ends here */
     if (d->start_attempt > 0) {
@@ -224,8 +224,8 @@ static void orc_dispatch(orc_daemon *d)
         long job = next_job(d);
         if (job < 0)
             break;
-        double t = eng_clock_mono();
-        eng_err e;
+        double t = tlm_clock_mono();
+        tlm_err e;
         d->start_attempt = 0;
         if (d->ex.start(d, (size_t)job, slot, &e)) {
             if (d->fatal)
@@ -233,7 +233,7 @@ static void orc_dispatch(orc_daemon *d)
             start_failed(d, (size_t)job, &e);
             continue;
         }
-        double ms = (eng_clock_mono() - t) * 1e3;
+        double ms = (tlm_clock_mono() - t) * 1e3;
         d->dispatch_ms_total += ms;
         if (ms > d->dispatch_ms_max)
             d->dispatch_ms_max = ms;
@@ -253,9 +253,9 @@ static void orc_dispatch(orc_daemon *d)
 static void stderr_tail(const char *run_dir, char *out, size_t cap)
 {
     out[0] = '\0';
-    char path[ENG_PATH_CAP];
+    char path[TLM_PATH_CAP];
     if ((size_t)snprintf(path, sizeof path, "%s/worker.log", run_dir) >= sizeof path)
-        return; /* cannot happen: run folders leave room for their files (ENG_RUN_DIR_MAX) */
+        return; /* cannot happen: run folders leave room for their files (TLM_RUN_DIR_MAX) */
     FILE *f = fopen(path, "rb");
     if (!f)
         return;
@@ -286,24 +286,24 @@ void orc_run_finished(orc_daemon *d, orc_run *r)
                   .error_kind = r->error_kind[0] ? r->error_kind : NULL};
     orc_outcome out;
     orc_classify(&x, &out);
-    char message[ENG_MSG_MAX];
+    char message[TLM_MSG_MAX];
     if (r->stall_note[0])
-        eng_msg_printf(message, sizeof message, "%s (%s)", out.message, r->stall_note);
+        tlm_msg_printf(message, sizeof message, "%s (%s)", out.message, r->stall_note);
     else
-        eng_msg_copy(message, sizeof message, out.message);
+        tlm_msg_copy(message, sizeof message, out.message);
     if (r->message[0]) {
         size_t n = strlen(message);
-        eng_msg_printf(message + n, sizeof message - n, "%s%s", n ? ": " : "", r->message);
+        tlm_msg_printf(message + n, sizeof message - n, "%s%s", n ? ": " : "", r->message);
     } else if (out.next != ORC_NEXT_DONE && out.next != ORC_NEXT_INTERRUPTED && out.next != ORC_NEXT_REQUEUE) {
         char tail[300];
         stderr_tail(r->run_dir, tail, sizeof tail);
         size_t n = strlen(message);
         if (tail[0])
-            eng_msg_printf(message + n, sizeof message - n, "%slast stderr line: %s", n ? "; " : "", tail);
+            tlm_msg_printf(message + n, sizeof message - n, "%slast stderr line: %s", n ? "; " : "", tail);
     }
     if (r->protocol_errors) {
         size_t n = strlen(message);
-        eng_msg_printf(message + n, sizeof message - n, "%s%d invalid event line(s)", n ? "; " : "",
+        tlm_msg_printf(message + n, sizeof message - n, "%s%d invalid event line(s)", n ? "; " : "",
                        r->protocol_errors);
     }
 
@@ -323,8 +323,8 @@ void orc_run_finished(orc_daemon *d, orc_run *r)
     }
     if (!d->fatal) {
         orc_batch(d); /* the attempt's last events and its end: one commit, before anything acts on it */
-        eng_err e;
-        db_attempt_end end = {.ended_at = eng_clock_wall(), .exit_code = x.exited ? x.status : -1, .signal = x.signal,
+        tlm_err e;
+        db_attempt_end end = {.ended_at = tlm_clock_wall(), .exit_code = x.exited ? x.status : -1, .signal = x.signal,
                               .reason = out.reason, .message = message[0] ? message : NULL, .step = r->step,
                               .tokens = r->tokens, .protocol_errors = r->protocol_errors};
         int rc = db_attempt_finish(d->db, r->attempt, &end, &e);
@@ -361,7 +361,7 @@ void orc_run_finished(orc_daemon *d, orc_run *r)
             orc_commit(d);
     }
 
-    double secs = eng_clock_mono() - r->started;
+    double secs = tlm_clock_mono() - r->started;
     switch (out.next) {
     case ORC_NEXT_DONE:
         j->status = ORC_DONE;
@@ -420,14 +420,14 @@ void orc_run_finished(orc_daemon *d, orc_run *r)
 static void on_tick(uv_timer_t *t)
 {
     orc_daemon *d = t->data;
-    double now = eng_clock_mono();
+    double now = tlm_clock_mono();
     for (int s = 0; s < d->n_slots; s++) {
         orc_run *r = d->slots[s].run;
         if (!r)
             continue;
         if (r->tokens > r->db_tokens && !d->fatal) {
             /* progress for `tlmd status`, in the batch */
-            eng_err e;
+            tlm_err e;
             orc_batch(d);
             if (db_job_set_tokens(d->db, d->plan.jobs.v[r->job].key, r->tokens, &e))
                 orc_fatal(d, &e);
@@ -469,13 +469,13 @@ static void on_signal(uv_signal_t *h, int signum)
 }
 
 /* The worker: --worker, $TLM_WORKER, or beside tlmd (installed or in the build tree). */
-static int find_worker(const orc_opts *o, char *out, size_t cap, eng_err *e)
+static int find_worker(const orc_opts *o, char *out, size_t cap, tlm_err *e)
 {
     const char *env = getenv("TLM_WORKER");
     if (o->worker || (env && *env)) {
         snprintf(out, cap, "%s", o->worker ? o->worker : env);
         if (access(out, X_OK) != 0)
-            return eng_errf(e, ENG_ECONFIG, "worker %s: %s", out, strerror(errno));
+            return tlm_errf(e, TLM_ECONFIG, "worker %s: %s", out, strerror(errno));
         return 0;
     }
     char self[PATH_MAX];
@@ -496,7 +496,7 @@ static int find_worker(const orc_opts *o, char *out, size_t cap, eng_err *e)
             }
         }
     }
-    return eng_errf(e, ENG_ECONFIG, "tlm-worker not found beside tlmd; give --worker PATH or set TLM_WORKER");
+    return tlm_errf(e, TLM_ECONFIG, "tlm-worker not found beside tlmd; give --worker PATH or set TLM_WORKER");
 }
 
 static int exit_status(orc_daemon *d)
@@ -514,15 +514,15 @@ static int exit_status(orc_daemon *d)
     return 1;
 }
 
-int orc_daemon_run(const orc_opts *o, eng_err *e)
+int orc_daemon_run(const orc_opts *o, tlm_err *e)
 {
     orc_daemon *d = calloc(1, sizeof *d);
     if (!d) {
-        eng_errf(e, ENG_ENOMEM, "out of memory");
+        tlm_errf(e, TLM_ENOMEM, "out of memory");
         return 3;
     }
     d->o = o;
-    d->t0 = eng_clock_mono();
+    d->t0 = tlm_clock_mono();
     d->tty = o->progress < 0 ? isatty(STDOUT_FILENO) : o->progress;
     int lock_fd = -1, runs_fd = -1, status = 2, loop_ok = 0, created = 0, discard = 0;
     orc_slot_spec specs[ORC_MAX_SLOTS];
@@ -551,7 +551,7 @@ int orc_daemon_run(const orc_opts *o, eng_err *e)
      * lock, and records them) */
     int rc = orc_plan_check(o, e);
     if (rc) {
-        status = rc == ENG_ECONFIG ? 2 : 3;
+        status = rc == TLM_ECONFIG ? 2 : 3;
         goto out;
     }
     status = 3;
@@ -559,24 +559,24 @@ int orc_daemon_run(const orc_opts *o, eng_err *e)
      * the file exists first; then the runs folder, locked too: a copy of the
      * database (the same id) must not share it with the original's daemon */
     if (db_create(o->db_path, &created, e)) {
-        status = e->code == ENG_ECONFIG ? 2 : 3; /* a FIFO, a device, a folder */
+        status = e->code == TLM_ECONFIG ? 2 : 3; /* a FIFO, a device, a folder */
         goto out;
     }
     if ((lock_fd = orc_lock_acquire(o->db_path, e)) < 0) {
-        status = e->code == ENG_ECONFIG ? 2 : 3;
+        status = e->code == TLM_ECONFIG ? 2 : 3;
         goto out;
     }
     if (db_open(o->db_path, DB_READWRITE, &d->db, e)) {
-        status = e->code == ENG_ECONFIG ? 2 : 3; /* not a TLM database, or a newer one */
+        status = e->code == TLM_ECONFIG ? 2 : 3; /* not a TLM database, or a newer one */
         goto out;
     }
-    if (eng_mkdir_p(o->runs_dir, e)) {
-        eng_err_prefix(e, "--runs");
+    if (tlm_mkdir_p(o->runs_dir, e)) {
+        tlm_err_prefix(e, "--runs");
         goto out;
     }
     if ((runs_fd = orc_lock_runs(o->runs_dir, e)) < 0 ||
         orc_pairing_claim(o->runs_dir, o->db_path, d->db, o->adopt_runs, stdout, e)) {
-        status = e->code == ENG_ECONFIG ? 2 : 3;
+        status = e->code == TLM_ECONFIG ? 2 : 3;
         /* a database made by this very command (a mistyped --db) goes again:
          * the refusal changes nothing */
         discard = created && status == 2;
@@ -586,7 +586,7 @@ int orc_daemon_run(const orc_opts *o, eng_err *e)
         goto out;
     rc = orc_plan_load(&d->plan, o, d->db, stdout, e);
     if (rc) {
-        status = rc == ENG_ECONFIG ? 2 : 3;
+        status = rc == TLM_ECONFIG ? 2 : 3;
         goto out;
     }
     if (d->ex.recover && d->ex.recover(d, e))
@@ -602,7 +602,7 @@ int orc_daemon_run(const orc_opts *o, eng_err *e)
     fflush(stdout);
 
     if (uv_loop_init(&d->loop)) {
-        eng_errf(e, ENG_EINTERNAL, "cannot start the event loop");
+        tlm_errf(e, TLM_EINTERNAL, "cannot start the event loop");
         goto out;
     }
     loop_ok = 1;

@@ -56,14 +56,14 @@ typedef struct orc_run {
     orc_event_parser *parser;
     int got_start, terminal, saw_done;
     char error_kind[16];
-    char message[ENG_MSG_MAX]; /* from the worker's error event */
+    char message[TLM_MSG_MAX]; /* from the worker's error event */
     int64_t step, tokens, total_tokens, resumed_from, db_tokens;
     double loss, tokens_per_s;
     double final_loss, final_val_loss, elapsed_s; /* from `done` */
     int has_loss;
     int protocol_errors;
     char label[64];
-    char run_dir[ENG_PATH_CAP];
+    char run_dir[TLM_PATH_CAP];
     void *ex;               /* the executor's own part (exec_slurm.c), or NULL */
     char where[48];         /* for log lines where there is no pid: "Slurm job 17" */
 } orc_run;
@@ -93,7 +93,7 @@ struct orc_daemon {
     char worker[4096];
     char host[256];
     int fatal;              /* results.db failed: stop as after a signal */
-    eng_err fatal_err;
+    tlm_err fatal_err;
     /* counts for the summary and the benchmark */
     uint64_t events, bad_lines, batch_rows, commits, attempts_started;
     double commit_ms_max, commit_ms_total;
@@ -108,10 +108,10 @@ struct orc_daemon {
 };
 
 /* daemon.c */
-int orc_daemon_run(const orc_opts *o, eng_err *e); /* returns tlmd's exit status */
+int orc_daemon_run(const orc_opts *o, tlm_err *e); /* returns tlmd's exit status */
 void orc_batch(orc_daemon *d);                     /* opens the batch transaction if none is open */
 int orc_commit(orc_daemon *d);                     /* ends the batch; on failure d->fatal */
-void orc_fatal(orc_daemon *d, const eng_err *e);
+void orc_fatal(orc_daemon *d, const tlm_err *e);
 void orc_run_finished(orc_daemon *d, orc_run *r);  /* supervise.c -> daemon.c */
 
 /* daemon.c: a job to start again after `delay` seconds (ahead of the queue) */
@@ -121,9 +121,9 @@ void orc_retry_later(orc_daemon *d, size_t job, double delay);
 /* A new run of plan job `job`: its run folder made to agree with the
  * database (config.json, checkpoints it never recorded set aside); every
  * executor starts from it.  NULL with e set on failure. */
-orc_run *orc_run_prepare(orc_daemon *d, size_t job, int slot, eng_err *e);
+orc_run *orc_run_prepare(orc_daemon *d, size_t job, int slot, tlm_err *e);
 void orc_run_free_prepared(orc_run *r);
-int orc_run_start(orc_daemon *d, size_t job, int slot, eng_err *e);
+int orc_run_start(orc_daemon *d, size_t job, int slot, tlm_err *e);
 void orc_run_signal(orc_run *r, int sig);          /* to the worker's process group */
 void orc_run_stop(orc_run *r, int kill_reason);    /* SIGTERM now, SIGKILL after --kill-grace */
 void orc_run_tick(orc_run *r, double now);         /* silence and escalation checks */
@@ -133,8 +133,8 @@ void orc_run_close(orc_run *r);
 void orc_ingest_line(orc_run *r, const char *line, size_t len);
 void orc_ingest_protocol_error(orc_run *r, const char *why, const char *line, size_t len);
 
-/* recover.c: close attempts a dead daemon left open; returns 0 or eng_status */
-int orc_recover(db *d, FILE *log, eng_err *e);
+/* recover.c: close attempts a dead daemon left open; returns 0 or tlm_status */
+int orc_recover(db *d, FILE *log, tlm_err *e);
 
 /* progress.c */
 void orc_say(orc_daemon *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

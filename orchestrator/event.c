@@ -10,7 +10,7 @@
 
 #include "common/err.h"
 
-const char *orc_ev_name(int kind) { return eng_event_name(kind); }
+const char *orc_ev_name(int kind) { return tlm_event_name(kind); }
 
 typedef struct {
     const orc_json_object *o;
@@ -25,9 +25,9 @@ static int bad(ctx *c, const char *fmt, ...)
     char msg[200];
     va_list ap;
     va_start(ap, fmt);
-    eng_msg_vprintf(msg, sizeof msg, fmt, ap);
+    tlm_msg_vprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    eng_msg_printf(c->err, c->err_cap, "%s%s%s", c->ev ? c->ev : "", c->ev ? " event: " : "", msg);
+    tlm_msg_printf(c->err, c->err_cap, "%s%s%s", c->ev ? c->ev : "", c->ev ? " event: " : "", msg);
     return -1;
 }
 
@@ -123,8 +123,8 @@ static int unknown_value(ctx *c, const char *key, const char *v)
  * interruption ends it with `stopped` instead. */
 static int error_kind_known(const char *kind)
 {
-    const eng_failure *f = eng_failure_of_kind(kind);
-    return f && f->policy != ENG_POLICY_RESUME;
+    const tlm_failure *f = tlm_failure_of_kind(kind);
+    return f && f->policy != TLM_POLICY_RESUME;
 }
 
 static int is_hex64(const char *s)
@@ -200,7 +200,7 @@ static int parse_kind(ctx *c, orc_event *ev)
     case ORC_EV_HEARTBEAT:
         if (str(c, "phase", REQ, &ev->phase) || count(c, "progress", OPT, &ev->progress))
             return -1;
-        return eng_phase_find(ev->phase) < 0 ? unknown_value(c, "phase", ev->phase) : 0;
+        return tlm_phase_find(ev->phase) < 0 ? unknown_value(c, "phase", ev->phase) : 0;
     case ORC_EV_STOPPED: {
         /* the signal as a number (15) or a name ("SIGTERM"): the protocol allows either */
         int64_t sig = 0;
@@ -255,10 +255,10 @@ int orc_event_parse(orc_event_parser *p, const char *line, size_t len, orc_event
     const char *name = NULL;
     if (str(&c, "ev", REQ, &name))
         return -1;
-    ev->kind = eng_event_find(name);
+    ev->kind = tlm_event_find(name);
     if (ev->kind < 0)
         return bad(&c, "unknown event '%.40s'", name);
-    c.ev = eng_event_name(ev->kind);
+    c.ev = tlm_event_name(ev->kind);
 
     const orc_json_member *v = orc_json_get(&p->obj, "v");
     if (!v)

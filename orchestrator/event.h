@@ -15,15 +15,15 @@
 #include "common/protocol.h"
 #include "orchestrator/jsonline.h"
 
-#define ORC_EVENT_MAX ENG_EVENT_LINE_MAX /* bytes per line, newline excluded */
-#define ORC_PROTOCOL_VERSION ENG_PROTOCOL_VERSION
+#define ORC_EVENT_MAX TLM_EVENT_LINE_MAX /* bytes per line, newline excluded */
+#define ORC_PROTOCOL_VERSION TLM_PROTOCOL_VERSION
 
 /* The events of common/protocol.h, under tlmd's prefix. */
 typedef enum orc_ev_kind {
-#define ORC_XX_(id, name) ORC_EV_##id = ENG_EV_##id,
-    ENG_EVENT_MAP(ORC_XX_)
+#define ORC_XX_(id, name) ORC_EV_##id = TLM_EV_##id,
+    TLM_EVENT_MAP(ORC_XX_)
 #undef ORC_XX_
-    ORC_EV_COUNT = ENG_EV_COUNT
+    ORC_EV_COUNT = TLM_EV_COUNT
 } orc_ev_kind;
 
 typedef struct orc_event {

@@ -52,7 +52,7 @@
 
 
 /* ------------------------------------------------------------ helpers */
-static int random_token(char out[33], eng_err *e)
+static int random_token(char out[33], tlm_err *e)
 {
     unsigned char b[16];
     int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
@@ -60,7 +60,7 @@ static int random_token(char out[33], eng_err *e)
     if (fd >= 0)
         close(fd);
     if (n != (ssize_t)sizeof b)
-        return eng_errf(e, ENG_EIO, "/dev/urandom: cannot read a token");
+        return tlm_errf(e, TLM_EIO, "/dev/urandom: cannot read a token");
     for (int i = 0; i < 16; i++)
         snprintf(out + 2 * i, 3, "%02x", b[i]);
     return 0;
@@ -69,10 +69,10 @@ static int random_token(char out[33], eng_err *e)
 void orc__slurm_set_paths(orc_run *r)
 {
     orc_slurm_run *s = r->ex;
-    eng_err e;
+    tlm_err e;
     if (orc_slurm_file(s->events, sizeof s->events, r->run_dir, s->token, s->restart, ".events", &e) ||
         orc_slurm_file(s->end, sizeof s->end, r->run_dir, s->token, s->restart, ".end", &e))
-        s->events[0] = s->end[0] = '\0'; /* cannot happen: run folders leave room (ENG_RUN_DIR_MAX) */
+        s->events[0] = s->end[0] = '\0'; /* cannot happen: run folders leave room (TLM_RUN_DIR_MAX) */
 }
 
 void orc__slurm_set_where(orc_run *r)
@@ -82,22 +82,22 @@ void orc__slurm_set_where(orc_run *r)
 }
 
 /* The batch script: its interpreter is tlmd, so the node runs no shell. */
-int orc__slurm_write_script(orc_slurm_ctx *c, const orc_opts *o, eng_err *e)
+int orc__slurm_write_script(orc_slurm_ctx *c, const orc_opts *o, tlm_err *e)
 {
     char text[PATH_MAX + 64];
     int n = snprintf(text, sizeof text, "#!%s %s\n", c->tlmd, ORC_SLURM_JOB_ARG);
     if (n < 0 || n > SHEBANG_MAX || strchr(c->tlmd, ' '))
-        return eng_errf(e, ENG_ECONFIG,
+        return tlm_errf(e, TLM_ECONFIG,
                         "--executor slurm: tlmd's path %s is too long for a script's #! line (at most %d bytes with "
                         "' %s') or holds a space; install or link tlmd under a shorter path",
                         c->tlmd, SHEBANG_MAX, ORC_SLURM_JOB_ARG);
     if ((size_t)snprintf(c->script, sizeof c->script, "%s/tlmd-slurm-job", o->runs_dir) >= sizeof c->script)
-        return eng_errf(e, ENG_ECONFIG, "--runs %s: path too long", o->runs_dir);
-    return eng_write_file_atomic(c->script, text, (size_t)n, e);
+        return tlm_errf(e, TLM_ECONFIG, "--runs %s: path too long", o->runs_dir);
+    return tlm_write_file_atomic(c->script, text, (size_t)n, e);
 }
 
 /* "17|RUNNING|n1|tlmd:<dbid>:<token>" lines; only this database's jobs are kept. */
-static int parse_squeue(orc_slurm_ctx *c, char *out, orc_sq_job **jobs, size_t *n, eng_err *e)
+static int parse_squeue(orc_slurm_ctx *c, char *out, orc_sq_job **jobs, size_t *n, tlm_err *e)
 {
     *jobs = NULL;
     *n = 0;
@@ -122,7 +122,7 @@ static int parse_squeue(orc_slurm_ctx *c, char *out, orc_sq_job **jobs, size_t *
             if (!t) {
                 free(*jobs);
                 *jobs = NULL;
-                return eng_errf(e, ENG_ENOMEM, "out of memory");
+                return tlm_errf(e, TLM_ENOMEM, "out of memory");
             }
             *jobs = t;
             cap = nc;
@@ -137,7 +137,7 @@ static int parse_squeue(orc_slurm_ctx *c, char *out, orc_sq_job **jobs, size_t *
 }
 
 /* One squeue for all of this user's jobs.  0 answered (*jobs: ours), else failed (e set). */
-int orc__squeue(orc_slurm_ctx *c, orc_sq_job **jobs, size_t *n, eng_err *e)
+int orc__squeue(orc_slurm_ctx *c, orc_sq_job **jobs, size_t *n, tlm_err *e)
 {
     char user[80];
     snprintf(user, sizeof user, "--user=%s", c->user);
@@ -151,7 +151,7 @@ int orc__squeue(orc_slurm_ctx *c, orc_sq_job **jobs, size_t *n, eng_err *e)
     if (rc)
         return rc;
     if (res.status != 0) {
-        rc = eng_errf(e, ENG_EIO, "squeue %s: %s", res.timed_out ? "timed out" : "failed",
+        rc = tlm_errf(e, TLM_EIO, "squeue %s: %s", res.timed_out ? "timed out" : "failed",
                       res.err[0] ? res.err : "no message");
         orc_cmd_result_free(&res);
         return rc;
@@ -190,7 +190,7 @@ static void read_events(orc_run *r, int final)
             break;
         size_t used = 0;
         char *p = c->buf;
-        eng_err e;
+        tlm_err e;
         while (used < (size_t)n && !d->fatal) {
             char *nl = memchr(p + used, '\n', (size_t)n - used);
             if (!nl)
@@ -248,7 +248,7 @@ static void finish(orc_run *r, int exited, int status, int sig)
     orc_slurm_run *s = r->ex;
     orc_daemon *d = r->d;
     if (!d->fatal) {
-        eng_err e;
+        tlm_err e;
         orc_batch(d);
         if (db_attempt_slurm_set(d->db, r->attempt, NULL, "ended", s->node[0] ? s->node : NULL, &e))
             orc_fatal(d, &e);
@@ -266,20 +266,20 @@ static void next_restart(orc_run *r)
     orc_daemon *d = r->d;
     orc_slurm_run *s = r->ex;
     orc_job *j = &d->plan.jobs.v[r->job];
-    char message[ENG_MSG_MAX];
-    eng_msg_printf(message, sizeof message,
+    char message[TLM_MSG_MAX];
+    tlm_msg_printf(message, sizeof message,
                    "Slurm requeued job %s (preemption or scontrol requeue) at step %lld; it runs again under the same "
                    "id, restart %lld, from its last checkpoint; not a failure",
                    s->job, (long long)r->step, (long long)(s->restart + 1));
-    eng_err e;
+    tlm_err e;
     orc_batch(d);
-    db_attempt_end end = {.ended_at = eng_clock_wall(), .exit_code = s->endinfo.exited ? s->endinfo.status : -1,
+    db_attempt_end end = {.ended_at = tlm_clock_wall(), .exit_code = s->endinfo.exited ? s->endinfo.status : -1,
                           .signal = s->endinfo.exited ? 0 : s->endinfo.signal,
-                          .reason = eng_status_kind(ENG_EINTERRUPTED), .message = message, .step = r->step,
+                          .reason = tlm_status_kind(TLM_EINTERRUPTED), .message = message, .step = r->step,
                           .tokens = r->tokens, .protocol_errors = r->protocol_errors};
     int n = 0;
     int64_t id = 0;
-    db_attempt_row ar = {.job = j->key, .host = d->host, .device = "slurm", .started_at = eng_clock_wall(),
+    db_attempt_row ar = {.job = j->key, .host = d->host, .device = "slurm", .started_at = tlm_clock_wall(),
                          .executor = "slurm", .token = s->token, .slurm_job = s->job, .slurm_state = "PENDING",
                          .slurm_restart = s->restart + 1};
     if (db_attempt_slurm_set(d->db, r->attempt, NULL, "requeued", NULL, &e) ||
@@ -303,7 +303,7 @@ static void next_restart(orc_run *r)
     r->got_start = r->terminal = r->saw_done = r->protocol_errors = 0;
     r->error_kind[0] = r->message[0] = r->stall_note[0] = '\0';
     r->kill_reason = r->term_sent = r->kill_sent = 0;
-    r->last_event = r->progress_at = eng_clock_mono();
+    r->last_event = r->progress_at = tlm_clock_mono();
     r->progress = -1;
 }
 
@@ -314,7 +314,7 @@ static void check_end(orc_run *r)
     orc_slurm_ctx *c = orc__slurm_ctx(d);
     orc_slurm_run *s = r->ex;
     if (!s->have_end) {
-        eng_err e;
+        tlm_err e;
         int got = s->end[0] ? orc_slurm_end_read(s->end, &s->endinfo, &e) : 0;
         if (got < 0) {
             orc_say(d, "job %.12s: %s; waiting for it to be whole", d->plan.jobs.v[r->job].key, e.msg);
@@ -333,7 +333,7 @@ static void check_end(orc_run *r)
             return;
         const orc_slurm_end *x = &s->endinfo;
         int by_slurm = x->slurm_signal[0] && !r->kill_reason;
-        if (by_slurm && !strcmp(x->slurm_signal, "USR1") && x->exited && x->status == ENG_EXIT_INTERRUPTED) {
+        if (by_slurm && !strcmp(x->slurm_signal, "USR1") && x->exited && x->status == TLM_EXIT_INTERRUPTED) {
             /* resubmitted for free only when it trained something: a time
              * limit too short for one step would otherwise loop forever
              * (it then counts as a stop from outside, against --max-attempts) */
@@ -344,7 +344,7 @@ static void check_end(orc_run *r)
              * or a scancel from outside; the next run of the batch job, or
              * squeue, tells which */
             char next[sizeof s->events];
-            eng_err e;
+            tlm_err e;
             int again = !orc_slurm_file(next, sizeof next, r->run_dir, s->token, s->restart + 1, ".events", &e) &&
                         access(next, F_OK) == 0;
             if (!again && c->polls_ok <= s->end_poll)
@@ -394,7 +394,7 @@ static void scancel(orc_slurm_ctx *c, const char *const *extra, char **ids, size
         argv[k++] = ids[i];
     argv[k] = NULL;
     orc_cmd_result res;
-    eng_err e;
+    tlm_err e;
     c->scancel_calls++;
     if (orc_cmd_run(argv, CMD_TIMEOUT_S, 1 << 16, &res, &e))
         orc_say(c->d, "scancel: %s; tried again at the next tick", e.msg);
@@ -452,7 +452,7 @@ void orc__slurm_update_state(orc_run *r, const orc_sq_job *q)
     if (!strcmp(q->state, "RUNNING"))
         s->ever_running = 1;
     if (changed && !d->fatal) {
-        eng_err e;
+        tlm_err e;
         orc_batch(d);
         if (db_attempt_slurm_set(d->db, r->attempt, s->job, s->state, s->node[0] ? s->node : NULL, &e))
             orc_fatal(d, &e);
@@ -464,7 +464,7 @@ static void poll_squeue(orc_daemon *d)
     orc_slurm_ctx *c = orc__slurm_ctx(d);
     orc_sq_job *jobs = NULL;
     size_t n = 0;
-    eng_err e;
+    tlm_err e;
     if (orc__squeue(c, &jobs, &n, &e)) {
         if (c->squeue_failing++ == 0)
             orc_say(d, "%s: the Slurm jobs' states are unknown until squeue answers; none is taken for lost", e.msg);
@@ -508,7 +508,7 @@ static void slurm_stop(orc_run *r, int kill_reason)
         r->kill_reason = kill_reason;
     if (!r->term_sent) {
         r->term_sent = 1;
-        r->term_at = eng_clock_mono();
+        r->term_at = tlm_clock_mono();
         slurm_signal(r, SIGTERM);
     }
 }
@@ -579,17 +579,17 @@ static void push_arg(char **argv, size_t *k, char *owned[], size_t *n_owned, con
     argv[(*k)++] = s;
 }
 
-static int slurm_start(orc_daemon *d, size_t job, int slot, eng_err *e)
+static int slurm_start(orc_daemon *d, size_t job, int slot, tlm_err *e)
 {
     orc_slurm_ctx *c = orc__slurm_ctx(d);
     orc_job *j = &d->plan.jobs.v[job];
     orc_run *r = orc_run_prepare(d, job, slot, e);
     if (!r)
-        return e->code ? e->code : ENG_EIO;
+        return e->code ? e->code : TLM_EIO;
     orc_slurm_run *s = calloc(1, sizeof *s);
     if (!s) {
         orc_run_free_prepared(r);
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     }
     r->ex = s;
     int rc = random_token(s->token, e);
@@ -608,10 +608,10 @@ static int slurm_start(orc_daemon *d, size_t job, int slot, eng_err *e)
     orc_batch(d);
     rc = db_job_start_attempt(d->db, j->key, &n, e);
     if (!rc && db_job_state_get(d->db, j->key, &st, e) < 0)
-        rc = ENG_EIO;
+        rc = TLM_EIO;
     if (!rc) {
         db_attempt_row ar = {.job = j->key, .n = n, .host = d->host, .device = "slurm",
-                             .started_at = eng_clock_wall(), .executor = "slurm", .token = s->token,
+                             .started_at = tlm_clock_wall(), .executor = "slurm", .token = s->token,
                              .slurm_state = "submitting", .slurm_restart = 0};
         rc = db_attempt_begin(d->db, &ar, &r->attempt, e);
     }
@@ -619,7 +619,7 @@ static int slurm_start(orc_daemon *d, size_t job, int slot, eng_err *e)
         if (!d->fatal)
             orc_fatal(d, e);
         orc__slurm_close(r);
-        return ENG_EIO;
+        return TLM_EIO;
     }
     r->n = n;
     j->attempts = n;
@@ -635,7 +635,7 @@ static int slurm_start(orc_daemon *d, size_t job, int slot, eng_err *e)
         (size_t)snprintf(cfg, sizeof cfg, "%s/config.json", run_abs) >= sizeof cfg) {
         d->start_attempt = r->attempt;
         orc__slurm_close(r);
-        return eng_errf(e, ENG_ECONFIG, "--runs %s: path too long for the nodes", c->abs_runs);
+        return tlm_errf(e, TLM_ECONFIG, "--runs %s: path too long for the nodes", c->abs_runs);
     }
     int nthreads = res.cpus > 0 ? res.cpus : d->threads;
     snprintf(threads, sizeof threads, "%d", nthreads);
@@ -687,18 +687,18 @@ static int slurm_start(orc_daemon *d, size_t job, int slot, eng_err *e)
         oom |= !owned[i];
 
     orc_cmd_result out = {0};
-    rc = oom ? eng_errf(e, ENG_ENOMEM, "out of memory") : 0;
+    rc = oom ? tlm_errf(e, TLM_ENOMEM, "out of memory") : 0;
     c->sbatch_calls++;
     if (!rc)
         rc = orc_cmd_run(argv, CMD_TIMEOUT_S, 1 << 16, &out, e);
     for (size_t i = 0; i < n_owned; i++)
         free(owned[i]);
     if (!rc && out.status != 0)
-        rc = eng_errf(e, ENG_EIO, "sbatch %s: %s", out.timed_out ? "timed out" : "failed",
+        rc = tlm_errf(e, TLM_EIO, "sbatch %s: %s", out.timed_out ? "timed out" : "failed",
                       out.err[0] ? out.err : "no message");
     size_t idlen = rc ? 0 : strspn(out.out, "0123456789");
     if (!rc && (idlen == 0 || idlen >= sizeof s->job))
-        rc = eng_errf(e, ENG_EIO, "sbatch --parsable printed '%.60s', not a job id", out.out);
+        rc = tlm_errf(e, TLM_EIO, "sbatch --parsable printed '%.60s', not a job id", out.out);
     if (!rc)
         memcpy(s->job, out.out, idlen);
     orc_cmd_result_free(&out);
@@ -715,7 +715,7 @@ static int slurm_start(orc_daemon *d, size_t job, int slot, eng_err *e)
         orc_fatal(d, e);
     r->resumed_from = -1;
     r->step = r->tokens = -1;
-    r->started = r->last_event = r->progress_at = eng_clock_mono();
+    r->started = r->last_event = r->progress_at = tlm_clock_mono();
     r->progress = -1;
     j->status = ORC_RUNNING;
     d->slots[slot].run = r;
@@ -723,22 +723,22 @@ static int slurm_start(orc_daemon *d, size_t job, int slot, eng_err *e)
     d->attempts_started++;
     if (c->next_poll < r->started + 1)
         c->next_poll = r->started + 1; /* the first look at a new job: soon, but one call for a burst */
-    return d->fatal ? ENG_EIO : 0;
+    return d->fatal ? TLM_EIO : 0;
 }
 
-int orc_executor_slurm(orc_executor *x, const orc_opts *o, eng_err *e)
+int orc_executor_slurm(orc_executor *x, const orc_opts *o, tlm_err *e)
 {
     (void)o;
     orc_slurm_ctx *c = calloc(1, sizeof *c);
     if (!c || !(c->buf = malloc(READ_CHUNK + 1))) {
         free(c);
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     }
     ssize_t n = readlink("/proc/self/exe", c->tlmd, sizeof c->tlmd - 1);
     if (n <= 0) {
         free(c->buf);
         free(c);
-        return eng_errf(e, ENG_EIO, "/proc/self/exe: %s", strerror(errno));
+        return tlm_errf(e, TLM_EIO, "/proc/self/exe: %s", strerror(errno));
     }
     c->tlmd[n] = '\0';
     struct passwd *pw = getpwuid(getuid());

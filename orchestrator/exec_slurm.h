@@ -38,7 +38,7 @@ typedef struct orc_slurm_run {
     int64_t offset;           /* bytes of the events file ingested (and committed with their rows) */
     char state[24];           /* submitting, PENDING, RUNNING, ... (squeue), unknown */
     char node[64];
-    char events[ENG_PATH_CAP + 64], end[ENG_PATH_CAP + 64];
+    char events[TLM_PATH_CAP + 64], end[TLM_PATH_CAP + 64];
     int gone_polls;           /* good squeues in a row without it */
     uint64_t end_poll;        /* polls_ok when its end file was seen */
     int have_end;
@@ -51,7 +51,7 @@ static inline orc_slurm_ctx *orc__slurm_ctx(orc_daemon *d) { return d->ex.ctx; }
 
 /* One squeue for all of this user's jobs: 0 answered (*jobs: this
  * database's, malloc'd), else failed (e set): "unknown", never "gone". */
-int orc__squeue(orc_slurm_ctx *c, orc_sq_job **jobs, size_t *n, eng_err *e);
+int orc__squeue(orc_slurm_ctx *c, orc_sq_job **jobs, size_t *n, tlm_err *e);
 const orc_sq_job *orc__sq_find(const orc_sq_job *v, size_t n, const char *token);
 /* The run's events and end paths for its token and restart count. */
 void orc__slurm_set_paths(orc_run *r);
@@ -59,10 +59,10 @@ void orc__slurm_set_where(orc_run *r);
 /* squeue's view of a run's job into the run and its attempt row. */
 void orc__slurm_update_state(orc_run *r, const orc_sq_job *q);
 /* runs/tlmd-slurm-job, the batch script whose interpreter is tlmd. */
-int orc__slurm_write_script(orc_slurm_ctx *c, const orc_opts *o, eng_err *e);
+int orc__slurm_write_script(orc_slurm_ctx *c, const orc_opts *o, tlm_err *e);
 void orc__slurm_close(orc_run *r);
 /* slurm_adopt.c: the executor's recover (also its set-up that needs the
  * database and the runs folder). */
-int orc__slurm_recover(orc_daemon *d, eng_err *e);
+int orc__slurm_recover(orc_daemon *d, tlm_err *e);
 
 #endif

@@ -26,10 +26,10 @@ typedef struct orc_executor {
     /* After the plan is loaded, before the first start: adopt what a
      * previous daemon left running (NULL: nothing to adopt; orc_recover has
      * closed the local attempts already). */
-    int (*recover)(struct orc_daemon *d, eng_err *e);
+    int (*recover)(struct orc_daemon *d, tlm_err *e);
     /* Start the next attempt of plan job `job` in slot `slot`; on success the
      * slot holds the run.  An error leaves no run behind. */
-    int (*start)(struct orc_daemon *d, size_t job, int slot, eng_err *e);
+    int (*start)(struct orc_daemon *d, size_t job, int slot, tlm_err *e);
     void (*signal)(struct orc_run *r, int sig);        /* to the attempt's processes */
     void (*stop)(struct orc_run *r, int kill_reason);  /* TERM now, KILL after --kill-grace */
     void (*tick_run)(struct orc_run *r, double now);   /* per run, every tick: silence, escalation */
@@ -41,6 +41,6 @@ typedef struct orc_executor {
 /* exec_local.c */
 void orc_executor_local(orc_executor *x);
 /* exec_slurm.c: checks the options and finds the tlmd to run on the nodes */
-int orc_executor_slurm(orc_executor *x, const struct orc_opts *o, eng_err *e);
+int orc_executor_slurm(orc_executor *x, const struct orc_opts *o, tlm_err *e);
 
 #endif

@@ -15,7 +15,7 @@
 
 #define PROTOCOL_ERRORS_LOGGED 20 /* per attempt; later ones are only counted */
 
-static int db_ok(orc_run *r, int rc, eng_err *e)
+static int db_ok(orc_run *r, int rc, tlm_err *e)
 {
     if (rc)
         orc_fatal(r->d, e);
@@ -41,16 +41,16 @@ void orc_ingest_protocol_error(orc_run *r, const char *why, const char *line, si
             excerpt[n++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
         }
         excerpt[n] = '\0';
-        eng_msg_printf(msg, sizeof msg, "protocol: %s%s%s%s", why, line ? ": " : "", excerpt,
+        tlm_msg_printf(msg, sizeof msg, "protocol: %s%s%s%s", why, line ? ": " : "", excerpt,
                        line && len > n ? "..." : "");
     }
-    eng_err e;
+    tlm_err e;
     orc_batch(d);
     db_ok(r, db_log(d->db, d->plan.jobs.v[r->job].key, r->attempt, "error", msg, &e), &e);
     d->batch_rows++;
 }
 
-static void on_start(orc_run *r, const orc_event *ev, const char *key, eng_err *e)
+static void on_start(orc_run *r, const orc_event *ev, const char *key, tlm_err *e)
 {
     orc_daemon *d = r->d;
     if (strcmp(ev->config_id, key) != 0) {
@@ -102,7 +102,7 @@ void orc_ingest_line(orc_run *r, const char *line, size_t len)
     }
     /* set-up (data, model, a checkpoint to load) may take long: heartbeats
      * of phase "setup" keep the worker alive before its start event */
-    int setup_beat = ev.kind == ORC_EV_HEARTBEAT && eng_phase_find(ev.phase) == ENG_PHASE_SETUP;
+    int setup_beat = ev.kind == ORC_EV_HEARTBEAT && tlm_phase_find(ev.phase) == TLM_PHASE_SETUP;
     if (!r->got_start && ev.kind != ORC_EV_START && ev.kind != ORC_EV_ERROR && !setup_beat) {
         orc_ingest_protocol_error(r, "an event before the start event (only heartbeats of phase setup may come first)",
                                   line, len);
@@ -112,7 +112,7 @@ void orc_ingest_line(orc_run *r, const char *line, size_t len)
         orc_ingest_protocol_error(r, "a second start event", line, len);
         return;
     }
-    r->last_event = eng_clock_mono();
+    r->last_event = tlm_clock_mono();
     /* progress: any event but a heartbeat; a heartbeat whose counter moved;
      * a heartbeat without one (a worker older than the field: it cannot
      * show a stall, so it is not judged by one) */
@@ -120,7 +120,7 @@ void orc_ingest_line(orc_run *r, const char *line, size_t len)
         r->progress_at = r->last_event;
     d->batch_rows++;
     orc_batch(d); /* rows share the tick's transaction: one commit per 100 ms, not per row */
-    eng_err e;
+    tlm_err e;
     switch (ev.kind) {
     case ORC_EV_START:
         on_start(r, &ev, key, &e);
@@ -174,8 +174,8 @@ void orc_ingest_line(orc_run *r, const char *line, size_t len)
             r->elapsed_s = ev.elapsed_s;
         }
         if (ev.kind == ORC_EV_ERROR) {
-            eng_msg_copy(r->error_kind, sizeof r->error_kind, ev.error_kind);
-            eng_msg_copy(r->message, sizeof r->message, ev.message);
+            tlm_msg_copy(r->error_kind, sizeof r->error_kind, ev.error_kind);
+            tlm_msg_copy(r->message, sizeof r->message, ev.message);
         }
         if (ev.step >= 0) {
             r->step = ev.step;

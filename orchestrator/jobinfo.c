@@ -38,7 +38,7 @@ static void make_label(const eng_config *c, orc_jobinfo *j)
         if (t->n_groups == 3 && !ties)
             snprintf(j->label, sizeof j->label, "%s", names[widest]);
         else
-            eng_msg_printf(j->label, sizeof j->label, "blocks %s", j->groups);
+            tlm_msg_printf(j->label, sizeof j->label, "blocks %s", j->groups);
         break;
     }
     default:
@@ -69,7 +69,7 @@ static void summarise(const int *w, int L, char *out, size_t cap)
     snprintf(out, cap, "%d..%d (%d)", w[0], w[L - 1], L);
 }
 
-int orc_jobinfo_compute(const eng_config *c, orc_jobinfo *j, eng_err *e)
+int orc_jobinfo_compute(const eng_config *c, orc_jobinfo *j, tlm_err *e)
 {
     memset(j, 0, sizeof *j);
     j->ratio_start = j->ratio_end = NAN;
@@ -82,8 +82,8 @@ int orc_jobinfo_compute(const eng_config *c, orc_jobinfo *j, eng_err *e)
         /* an axis column that reports group jobs by: exact, never cut (16 numbers of at most 31 bytes, commas) */
         size_t at = 0;
         for (int g = 0; g < t->n_groups; g++) {
-            char v[ENG_NUMBER_TEXT];
-            eng_fmt_exact(v, sizeof v, t->groups[g]);
+            char v[TLM_NUMBER_TEXT];
+            tlm_fmt_exact(v, sizeof v, t->groups[g]);
             at += (size_t)snprintf(j->groups + at, sizeof j->groups - at, "%s%s", g ? "," : "", v);
         }
     }
@@ -91,7 +91,7 @@ int orc_jobinfo_compute(const eng_config *c, orc_jobinfo *j, eng_err *e)
 
     int w[ENG_MAX_LAYERS];
     if (eng_taper_widths(c, w, e))
-        return ENG_ECONFIG;
+        return TLM_ECONFIG;
     size_t at = 0;
     j->widths[at++] = '[';
     for (int l = 0; l < c->model.layers; l++)
@@ -101,7 +101,7 @@ int orc_jobinfo_compute(const eng_config *c, orc_jobinfo *j, eng_err *e)
 
     eng_account a;
     if (eng_account_compute(c, &a, e))
-        return ENG_ECONFIG;
+        return TLM_ECONFIG;
     j->params = a.total;
     j->flops_per_token = a.flops_train;
     return 0;

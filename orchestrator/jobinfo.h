@@ -14,7 +14,7 @@
 
 typedef struct orc_jobinfo {
     char label[64];          /* cut visibly ("...") when longer: a name for people */
-    char groups[ENG_MAX_GROUPS * ENG_NUMBER_TEXT]; /* "1.5,1,0.5", exact; "" unless blocks */
+    char groups[ENG_MAX_GROUPS * TLM_NUMBER_TEXT]; /* "1.5,1,0.5", exact; "" unless blocks */
     double ratio_start, ratio_end; /* NaN unless linear/cosine/sigmoid */
     char widths[ENG_MAX_LAYERS * 8 + 4]; /* JSON array */
     char dff[64];            /* "384..128 (6)", "256x6", "384x2 256x2 128x2" */
@@ -22,6 +22,6 @@ typedef struct orc_jobinfo {
     double flops_per_token;  /* training */
 } orc_jobinfo;
 
-int orc_jobinfo_compute(const eng_config *c, orc_jobinfo *out, eng_err *e);
+int orc_jobinfo_compute(const eng_config *c, orc_jobinfo *out, tlm_err *e);
 
 #endif

@@ -59,7 +59,7 @@ int orc_jobs_add(orc_jobs *t, const char *key, size_t *idx, int *added)
         *added = 0;
         return 0;
     }
-    if (ENG_GROW(t->v, t->cap, t->n + 1, 256))
+    if (TLM_GROW(t->v, t->cap, t->n + 1, 256))
         return -1;
     if (2 * (t->n + 1) > t->slot_cap && rehash(t, t->slot_cap ? t->slot_cap * 2 : 1024))
         return -1;

@@ -27,9 +27,9 @@ static int fail(parser *p, const char *fmt, ...)
     char msg[160];
     va_list ap;
     va_start(ap, fmt);
-    eng_msg_vprintf(msg, sizeof msg, fmt, ap);
+    tlm_msg_vprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    eng_msg_printf(p->err, p->err_cap, "%s at byte %zu", msg, p->pos);
+    tlm_msg_printf(p->err, p->err_cap, "%s at byte %zu", msg, p->pos);
     return -1;
 }
 
@@ -76,7 +76,7 @@ static int hex4(parser *p, unsigned *v)
 static int put_utf8(parser *p, unsigned cp)
 {
     char b[4];
-    return put(p, b, eng_utf8_put(cp, b));
+    return put(p, b, tlm_utf8_put(cp, b));
 }
 
 /* A string at p->pos (on the opening quote); decoded into scratch when
@@ -154,7 +154,7 @@ static int parse_string(parser *p, int decode, const char **out)
             p->pos = end;
             continue;
         }
-        size_t bad, n = eng_utf8_seq((const uint8_t *)p->s + p->pos, p->len - p->pos, &bad);
+        size_t bad, n = tlm_utf8_seq((const uint8_t *)p->s + p->pos, p->len - p->pos, &bad);
         if (!n)
             return fail(p, "invalid UTF-8");
         if (decode && put(p, p->s + p->pos, n))

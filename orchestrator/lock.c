@@ -49,12 +49,12 @@ static long flock_writer(const struct stat *st)
 
 /* An exclusive flock on `path` (a file or a folder).  `what` names it in
  * messages ("database", "runs folder"). */
-static int lock_one(const char *path, int dir, const char *what, eng_err *e)
+static int lock_one(const char *path, int dir, const char *what, tlm_err *e)
 {
     for (int round = 0; round < 3; round++) {
         int fd = open(path, (dir ? O_RDONLY | O_DIRECTORY : O_RDWR) | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
         if (fd < 0)
-            return eng_errf(e, ENG_EIO, "%s: cannot open the %s to lock it: %s", path, what, strerror(errno));
+            return tlm_errf(e, TLM_EIO, "%s: cannot open the %s to lock it: %s", path, what, strerror(errno));
         int rc = -1, err = 0;
         long pid = -1;
         struct stat held, now;
@@ -72,11 +72,11 @@ static int lock_one(const char *path, int dir, const char *what, eng_err *e)
         if (rc != 0) {
             close(fd);
             if (err != EWOULDBLOCK)
-                return eng_errf(e, ENG_EIO, "%s: cannot lock the %s: %s", path, what, strerror(err));
+                return tlm_errf(e, TLM_EIO, "%s: cannot lock the %s: %s", path, what, strerror(err));
             char who[48] = "";
             if (pid > 0)
                 snprintf(who, sizeof who, " (pid %ld)", pid);
-            return eng_errf(e, ENG_ECONFIG,
+            return tlm_errf(e, TLM_ECONFIG,
                             "another tlmd%s is running on the %s %s (the same file, whatever path names it); one "
                             "daemon per %s: wait for it to finish or stop it (kill -INT, it resumes later)",
                             who, what, path, what);
@@ -88,12 +88,12 @@ static int lock_one(const char *path, int dir, const char *what, eng_err *e)
             return fd;
         close(fd);
     }
-    return eng_errf(e, ENG_EIO, "%s: the %s keeps being replaced while tlmd locks it", path, what);
+    return tlm_errf(e, TLM_EIO, "%s: the %s keeps being replaced while tlmd locks it", path, what);
 }
 
-int orc_lock_acquire(const char *db_path, eng_err *e) { return lock_one(db_path, 0, "database", e); }
+int orc_lock_acquire(const char *db_path, tlm_err *e) { return lock_one(db_path, 0, "database", e); }
 
-int orc_lock_runs(const char *runs_dir, eng_err *e) { return lock_one(runs_dir, 1, "runs folder", e); }
+int orc_lock_runs(const char *runs_dir, tlm_err *e) { return lock_one(runs_dir, 1, "runs folder", e); }
 
 long orc_lock_holder(const char *db_path)
 {

@@ -19,14 +19,14 @@
 #include "common/err.h"
 
 /* The database file must exist (db_create).  Returns the descriptor (keep
- * it open), or a negative eng_status: ENG_ECONFIG when another daemon holds
+ * it open), or a negative tlm_status: TLM_ECONFIG when another daemon holds
  * it (the message names its pid). */
-int orc_lock_acquire(const char *db_path, eng_err *e);
+int orc_lock_acquire(const char *db_path, tlm_err *e);
 /* pid of the daemon holding the database's lock, 0 if none, -1 if held by
  * a process whose pid cannot be read.  Takes no lock that could stop a
  * daemon from starting (a shared probe lasts microseconds: tlmd retries). */
 long orc_lock_holder(const char *db_path);
 /* The same for a --runs folder (which must exist). */
-int orc_lock_runs(const char *runs_dir, eng_err *e);
+int orc_lock_runs(const char *runs_dir, tlm_err *e);
 
 #endif

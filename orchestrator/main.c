@@ -28,9 +28,9 @@ static const orc_opts DEFAULTS = {
 static void final_kinds(FILE *f)
 {
     int n = 0;
-    for (size_t i = 0; eng_failure_at(i); i++)
-        if (eng_failure_at(i)->policy == ENG_POLICY_FINAL)
-            fprintf(f, "%s%s", n++ ? ", " : "", eng_failure_at(i)->kind);
+    for (size_t i = 0; tlm_failure_at(i); i++)
+        if (tlm_failure_at(i)->policy == TLM_POLICY_FINAL)
+            fprintf(f, "%s%s", n++ ? ", " : "", tlm_failure_at(i)->kind);
 }
 
 static void usage(FILE *f)
@@ -103,8 +103,8 @@ static void usage(FILE *f)
 
 static int num_arg(const char *opt, const char *s, double lo, double hi, double *out)
 {
-    eng_err e;
-    if (cfg_arg_number(opt, s, lo, hi, out, &e)) {
+    tlm_err e;
+    if (tlm_cfg_arg_number(opt, s, lo, hi, out, &e)) {
         fprintf(stderr, "tlmd: %s\n", e.msg);
         return -1;
     }
@@ -113,9 +113,9 @@ static int num_arg(const char *opt, const char *s, double lo, double hi, double 
 
 static int int_arg(const char *opt, const char *s, int64_t lo, int64_t hi, int *out)
 {
-    eng_err e;
+    tlm_err e;
     int64_t v;
-    if (cfg_arg_int(opt, s, lo, hi, &v, &e)) {
+    if (tlm_cfg_arg_int(opt, s, lo, hi, &v, &e)) {
         fprintf(stderr, "tlmd: %s\n", e.msg);
         return -1;
     }
@@ -125,12 +125,12 @@ static int int_arg(const char *opt, const char *s, int64_t lo, int64_t hi, int *
 
 /* A database path: SQLite puts -journal, -wal and -shm files beside it,
  * tlmd a .lock file; a folder there is not a database. */
-#define DB_PATH_MAX (ENG_PATH_CAP - 1 - 16)
+#define DB_PATH_MAX (TLM_PATH_CAP - 1 - 16)
 static int check_db_path(const char *prog, const char *path)
 {
-    eng_err e;
-    if (eng_path_check_len("--db", path, DB_PATH_MAX, &e) ||
-        eng_path_not_dir("--db", path, "an SQLite database file, such as results.db", &e)) {
+    tlm_err e;
+    if (tlm_path_check_len("--db", path, DB_PATH_MAX, &e) ||
+        tlm_path_not_dir("--db", path, "an SQLite database file, such as results.db", &e)) {
         fprintf(stderr, "%s: %s\n", prog, e.msg);
         return -1;
     }
@@ -174,10 +174,10 @@ static int status_main(int argc, char **argv)
     }
     if (check_db_path("tlmd status", db_path))
         return 2;
-    eng_err e = {0};
+    tlm_err e = {0};
     if (orc_status(db_path, sweep, jobs, stdout, &e)) {
         fprintf(stderr, "tlmd status: %s\n", e.msg);
-        return e.code == ENG_ECONFIG ? 2 : 3;
+        return e.code == TLM_ECONFIG ? 2 : 3;
     }
     return 0;
 }
@@ -224,7 +224,7 @@ static const struct option OPTS[] = {
  * 0, or -1 when refused (said on stderr). */
 static int resource_arg(orc_opts *o, int ch, const char *val)
 {
-    eng_err ae;
+    tlm_err ae;
     switch (ch) {
     case 'T':
     case 'Q':
@@ -393,14 +393,14 @@ static int check_usage(const orc_opts *o, const unsigned char *given)
     }
     if (check_db_path("tlmd", o->db_path))
         return 2;
-    eng_err pe;
+    tlm_err pe;
     /* runs/<12 hex digits> must leave room for everything the worker writes under it */
-    int bad = eng_path_check_len("--runs", o->runs_dir, ENG_RUN_DIR_MAX - ORC_RUNDIR_NAME, &pe) ||
-              eng_path_not_file("--runs", o->runs_dir, "the folder that holds the run folders", &pe) ||
-              (o->worker && (eng_path_check_len("--worker", o->worker, ENG_PATH_CAP - 1, &pe) ||
-                             eng_path_not_dir("--worker", o->worker, "the tlm-worker program", &pe)));
+    int bad = tlm_path_check_len("--runs", o->runs_dir, TLM_RUN_DIR_MAX - ORC_RUNDIR_NAME, &pe) ||
+              tlm_path_not_file("--runs", o->runs_dir, "the folder that holds the run folders", &pe) ||
+              (o->worker && (tlm_path_check_len("--worker", o->worker, TLM_PATH_CAP - 1, &pe) ||
+                             tlm_path_not_dir("--worker", o->worker, "the tlm-worker program", &pe)));
     for (size_t i = 0; !bad && i < o->n_sweeps; i++)
-        bad = eng_path_check_len("--sweeps", o->sweeps[i], ENG_PATH_CAP - 1, &pe);
+        bad = tlm_path_check_len("--sweeps", o->sweeps[i], TLM_PATH_CAP - 1, &pe);
     if (bad) {
         fprintf(stderr, "tlmd: %s\n", pe.msg);
         return 2;
@@ -438,10 +438,10 @@ int main(int argc, char **argv)
         status = check_usage(&o, given);
     if (status >= 0)
         return done(sweeps, status);
-    eng_err e = {0};
+    tlm_err e = {0};
     if (o.dry_run) {
         int rc = orc_plan_dry_run(&o, stdout, &e);
-        status = rc == 0 ? 0 : rc == ENG_ECONFIG ? 2 : 3;
+        status = rc == 0 ? 0 : rc == TLM_ECONFIG ? 2 : 3;
     } else {
         status = orc_daemon_run(&o, &e);
     }

@@ -31,21 +31,21 @@ static int is_hex(const char *s, size_t n)
 
 /* 1 read, 0 absent, negative on error (a marker that cannot be trusted is
  * an error: the folder's owner is then unknown). */
-static int read_marker(const char *path, marker *m, eng_err *e)
+static int read_marker(const char *path, marker *m, tlm_err *e)
 {
     struct stat st;
     if (lstat(path, &st) != 0) {
         if (errno == ENOENT)
             return 0;
-        return eng_errf(e, ENG_EIO, "%s: %s", path, strerror(errno));
+        return tlm_errf(e, TLM_EIO, "%s: %s", path, strerror(errno));
     }
     const char *expected = "expected {\"version\": 1, \"database_id\": \"<32 hex digits>\", \"database\": \"PATH\"}";
     if (!S_ISREG(st.st_mode))
-        return eng_errf(e, ENG_ECONFIG, "%s: not a regular file; %s", path, expected);
+        return tlm_errf(e, TLM_ECONFIG, "%s: not a regular file; %s", path, expected);
     char *buf = NULL;
     size_t len = 0;
-    if (eng_read_file(path, MARKER_MAX, &buf, &len, e))
-        return eng_err_prefix(e, "the runs folder's marker");
+    if (tlm_read_file(path, MARKER_MAX, &buf, &len, e))
+        return tlm_err_prefix(e, "the runs folder's marker");
     while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' '))
         len--;
     size_t cap = len + 2 * ORC_JSON_MAX_MEMBERS + 16;
@@ -54,19 +54,19 @@ static int read_marker(const char *path, marker *m, eng_err *e)
     char why[200];
     int rc = 0;
     if (!scratch || !o) {
-        rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+        rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
     } else if (orc_json_parse_object(buf, len, o, scratch, cap, why, sizeof why)) {
-        rc = eng_errf(e, ENG_ECONFIG, "%s: %s; %s", path, why, expected);
+        rc = tlm_errf(e, TLM_ECONFIG, "%s: %s; %s", path, why, expected);
     } else {
         const orc_json_member *v = orc_json_get(o, "version"), *id = orc_json_get(o, "database_id"),
                               *dbm = orc_json_get(o, "database");
         if (!v || v->type != ORC_JSON_NUMBER || !v->integral || v->inum != 1)
-            rc = eng_errf(e, ENG_ECONFIG, "%s: 'version' must be 1 (a newer tlm wrote it?); %s", path, expected);
+            rc = tlm_errf(e, TLM_ECONFIG, "%s: 'version' must be 1 (a newer tlm wrote it?); %s", path, expected);
         else if (!id || id->type != ORC_JSON_STRING || !is_hex(id->str, DB_ID_LEN))
-            rc = eng_errf(e, ENG_ECONFIG, "%s: 'database_id' must be %d lowercase hex digits; %s", path, DB_ID_LEN,
+            rc = tlm_errf(e, TLM_ECONFIG, "%s: 'database_id' must be %d lowercase hex digits; %s", path, DB_ID_LEN,
                           expected);
         else if (dbm && dbm->type != ORC_JSON_STRING)
-            rc = eng_errf(e, ENG_ECONFIG, "%s: 'database' must be a string; %s", path, expected);
+            rc = tlm_errf(e, TLM_ECONFIG, "%s: 'database' must be a string; %s", path, expected);
         else {
             memcpy(m->id, id->str, DB_ID_LEN + 1);
             snprintf(m->database, sizeof m->database, "%s", dbm ? dbm->str : "(not recorded)");
@@ -103,29 +103,29 @@ static size_t json_escape(const char *s, char *out, size_t cap)
     return n;
 }
 
-static int write_marker(const char *path, const char *id, const char *database, eng_err *e)
+static int write_marker(const char *path, const char *id, const char *database, tlm_err *e)
 {
     char esc[6 * PATH_MAX + 1];
     if (json_escape(database, esc, sizeof esc) >= sizeof esc)
-        return eng_errf(e, ENG_ECONFIG, "%s: the database path is too long to record", path);
+        return tlm_errf(e, TLM_ECONFIG, "%s: the database path is too long to record", path);
     char *text = NULL;
     int n = asprintf(&text, "{\"version\": 1, \"database_id\": \"%s\", \"database\": \"%s\"}\n", id, esc);
     if (n < 0)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
-    int rc = eng_write_file_atomic(path, text, (size_t)n, e);
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
+    int rc = tlm_write_file_atomic(path, text, (size_t)n, e);
     free(text);
     return rc;
 }
 
 /* Run folders (12 lowercase hex digits, a folder) the database does not know. */
 static int unknown_folders(const char *runs, db *d, char *names, size_t cap, int *n_unknown, int *n_folders,
-                           eng_err *e)
+                           tlm_err *e)
 {
     *n_unknown = *n_folders = 0;
     names[0] = '\0';
     DIR *dir = opendir(runs);
     if (!dir)
-        return eng_errf(e, ENG_EIO, "%s: %s", runs, strerror(errno));
+        return tlm_errf(e, TLM_EIO, "%s: %s", runs, strerror(errno));
     int rc = 0;
     struct dirent *de;
     size_t at = 0;
@@ -148,7 +148,7 @@ static int unknown_folders(const char *runs, db *d, char *names, size_t cap, int
     return rc;
 }
 
-int orc_pairing_claim(const char *runs_dir, const char *db_path, db *d, int adopt, FILE *log, eng_err *e)
+int orc_pairing_claim(const char *runs_dir, const char *db_path, db *d, int adopt, FILE *log, tlm_err *e)
 {
     char id[DB_ID_LEN + 1], path[PATH_MAX], database[PATH_MAX];
     int rc = db_database_id(d, id, e);
@@ -157,14 +157,14 @@ int orc_pairing_claim(const char *runs_dir, const char *db_path, db *d, int adop
     size_t rl = strlen(runs_dir);
     if ((size_t)snprintf(path, sizeof path, "%s%s" ORC_PAIRING_FILE, runs_dir,
                          rl && runs_dir[rl - 1] == '/' ? "" : "/") >= sizeof path)
-        return eng_errf(e, ENG_ECONFIG, "--runs %s: the path is too long", runs_dir);
+        return tlm_errf(e, TLM_ECONFIG, "--runs %s: the path is too long", runs_dir);
     if (!realpath(db_path, database))
         snprintf(database, sizeof database, "%s", db_path);
 
     marker m;
     int found = read_marker(path, &m, e);
     if (found < 0)
-        return eng_err_prefix(e, "--runs %s: cannot tell which database this folder belongs to (remove %s to let "
+        return tlm_err_prefix(e, "--runs %s: cannot tell which database this folder belongs to (remove %s to let "
                                  "--db %s claim it)",
                               runs_dir, path, db_path);
     if (found && !strcmp(m.id, id)) {
@@ -178,7 +178,7 @@ int orc_pairing_claim(const char *runs_dir, const char *db_path, db *d, int adop
         return 0;
     }
     if (found && !adopt)
-        return eng_errf(e, ENG_ECONFIG,
+        return tlm_errf(e, TLM_ECONFIG,
                         "--runs %s belongs to another database: %s pairs it with %s (database id %.8s), but --db %s "
                         "is database %.8s; nothing was changed.  Give --db %s to continue that work, or another "
                         "--runs folder for %s (or --adopt-runs to let %s take this folder over: checkpoints it "
@@ -190,7 +190,7 @@ int orc_pairing_claim(const char *runs_dir, const char *db_path, db *d, int adop
         if ((rc = unknown_folders(runs_dir, d, names, sizeof names, &n_unknown, &n_folders, e)))
             return rc;
         if (n_unknown && !adopt)
-            return eng_errf(e, ENG_ECONFIG,
+            return tlm_errf(e, TLM_ECONFIG,
                             "--runs %s holds %d run folder(s) that --db %s does not know (%s%s), and no %s says "
                             "which database they belong to; nothing was changed.  Give the --db they belong to, or "
                             "another --runs folder (or --adopt-runs to let %s take this folder over: checkpoints it "

@@ -24,8 +24,8 @@
 #define ORC_PAIRING_FILE "tlmd-runs.json"
 
 /* runs_dir must exist.  Returns 0 (paired; what changed is said on `log`),
- * ENG_ECONFIG when the folder belongs elsewhere (the message names both
- * databases and what to do), or another negative eng_status. */
-int orc_pairing_claim(const char *runs_dir, const char *db_path, db *d, int adopt, FILE *log, eng_err *e);
+ * TLM_ECONFIG when the folder belongs elsewhere (the message names both
+ * databases and what to do), or another negative tlm_status. */
+int orc_pairing_claim(const char *runs_dir, const char *db_path, db *d, int adopt, FILE *log, tlm_err *e);
 
 #endif

@@ -19,8 +19,8 @@
 
 int orc_reason_is_final(const char *reason)
 {
-    const eng_failure *f = eng_failure_of_kind(reason);
-    return f && f->policy == ENG_POLICY_FINAL;
+    const tlm_failure *f = tlm_failure_of_kind(reason);
+    return f && f->policy == TLM_POLICY_FINAL;
 }
 
 /* ------------------------------------------------------------ files */
@@ -28,7 +28,7 @@ static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *
 
 static int push(char ***v, size_t *n, size_t *cap, const char *s)
 {
-    if (ENG_GROW(*v, *cap, *n + 1, 16))
+    if (TLM_GROW(*v, *cap, *n + 1, 16))
         return -1;
     if (!((*v)[*n] = strdup(s)))
         return -1;
@@ -45,7 +45,7 @@ static int has_yaml_ext(const char *name)
 /* Sweep files named by the arguments (folders: their *.yaml and *.yml, sorted). */
 static void orc_plan_files_free(char **files, size_t n);
 
-static int orc_plan_files(const char *const *args, size_t n, char ***files, size_t *n_files, eng_err *e)
+static int orc_plan_files(const char *const *args, size_t n, char ***files, size_t *n_files, tlm_err *e)
 {
     char **v = NULL;
     size_t nv = 0, cap = 0;
@@ -53,7 +53,7 @@ static int orc_plan_files(const char *const *args, size_t n, char ***files, size
         struct stat st;
         if (stat(args[i], &st) != 0) {
             orc_plan_files_free(v, nv);
-            return eng_errf(e, ENG_ECONFIG, "--sweeps %s: %s", args[i], strerror(errno));
+            return tlm_errf(e, TLM_ECONFIG, "--sweeps %s: %s", args[i], strerror(errno));
         }
         if (!S_ISDIR(st.st_mode)) {
             if (push(&v, &nv, &cap, args[i]))
@@ -63,21 +63,21 @@ static int orc_plan_files(const char *const *args, size_t n, char ***files, size
         DIR *dir = opendir(args[i]);
         if (!dir) {
             orc_plan_files_free(v, nv);
-            return eng_errf(e, ENG_ECONFIG, "--sweeps %s: %s", args[i], strerror(errno));
+            return tlm_errf(e, TLM_ECONFIG, "--sweeps %s: %s", args[i], strerror(errno));
         }
         size_t first = nv;
         struct dirent *de;
         while ((de = readdir(dir))) {
             if (de->d_name[0] == '.' || !has_yaml_ext(de->d_name))
                 continue;
-            char path[ENG_PATH_CAP];
+            char path[TLM_PATH_CAP];
             size_t len = strlen(args[i]);
             if ((size_t)snprintf(path, sizeof path, "%s%s%s", args[i], len && args[i][len - 1] == '/' ? "" : "/",
                                  de->d_name) >= sizeof path) {
                 closedir(dir);
                 orc_plan_files_free(v, nv);
-                return eng_errf(e, ENG_ECONFIG, "--sweeps %s: the path of %s in it is longer than the %d bytes this "
-                                "system allows", args[i], de->d_name, ENG_PATH_CAP - 1);
+                return tlm_errf(e, TLM_ECONFIG, "--sweeps %s: the path of %s in it is longer than the %d bytes this "
+                                "system allows", args[i], de->d_name, TLM_PATH_CAP - 1);
             }
             if (push(&v, &nv, &cap, path)) {
                 closedir(dir);
@@ -87,7 +87,7 @@ static int orc_plan_files(const char *const *args, size_t n, char ***files, size
         closedir(dir);
         if (nv == first) {
             orc_plan_files_free(v, nv);
-            return eng_errf(e, ENG_ECONFIG, "--sweeps %s: the folder holds no .yaml or .yml file", args[i]);
+            return tlm_errf(e, TLM_ECONFIG, "--sweeps %s: the folder holds no .yaml or .yml file", args[i]);
         }
         qsort(v + first, nv - first, sizeof *v, cmp_str);
     }
@@ -96,7 +96,7 @@ static int orc_plan_files(const char *const *args, size_t n, char ***files, size
     return 0;
 oom:
     orc_plan_files_free(v, nv);
-    return eng_errf(e, ENG_ENOMEM, "out of memory");
+    return tlm_errf(e, TLM_ENOMEM, "out of memory");
 }
 
 static void orc_plan_files_free(char **files, size_t n)
@@ -113,15 +113,15 @@ typedef struct {
     const char *file;
 } seen_sweep;
 
-static int check_duplicate(seen_sweep *seen, size_t n, const orc_sweep *s, const char *hash, int *skip, eng_err *e)
+static int check_duplicate(seen_sweep *seen, size_t n, const orc_sweep *s, const char *hash, int *skip, tlm_err *e)
 {
     *skip = 0;
     for (size_t i = 0; i < n; i++) {
         if (strcmp(seen[i].name, s->name) != 0)
             continue;
         if (strcmp(seen[i].hash, hash) != 0) {
-            const cfg_node *at = cfg_map_get(s->root, "name");
-            return cfg_errf(e, at,
+            const tlm_cfg_node *at = tlm_cfg_map_get(s->root, "name");
+            return tlm_cfg_errf(e, at,
                             "sweep name '%s' is already used by %s with different jobs; give each sweep its own "
                             "name",
                             s->name, seen[i].file);
@@ -137,22 +137,22 @@ typedef struct {
     db *d;
     int rerun, retry_failed;
     orc_jobs distinct;
-    eng_sha256 sha;
+    tlm_sha256 sha;
     size_t n_new, n_done, n_other, n_failed;
     double flops;
 } dry_ctx;
 
 /* the plan's parameters and FLOPs: 124M, 7.52e+20 is 752E */
-static void human(double v, char *out, size_t cap) { eng_fmt_si(out, cap, v, 8, "%.3g%s", "%.0f%s"); }
+static void human(double v, char *out, size_t cap) { tlm_fmt_si(out, cap, v, 8, "%.3g%s", "%.0f%s"); }
 
-static int dry_job(void *ctx, const orc_sweep_job *j, eng_err *e)
+static int dry_job(void *ctx, const orc_sweep_job *j, tlm_err *e)
 {
     dry_ctx *c = ctx;
-    eng_sha256_update(&c->sha, j->key, 64);
-    eng_sha256_update(&c->sha, "\n", 1);
+    tlm_sha256_update(&c->sha, j->key, 64);
+    tlm_sha256_update(&c->sha, "\n", 1);
     orc_jobinfo info;
     if (orc_jobinfo_compute(j->cfg, &info, e))
-        return ENG_ECONFIG;
+        return TLM_ECONFIG;
     const char *status = "new";
     db_job_state st;
     if (c->d) {
@@ -170,7 +170,7 @@ static int dry_job(void *ctx, const orc_sweep_job *j, eng_err *e)
     size_t idx;
     int added;
     if (orc_jobs_add(&c->distinct, j->key, &idx, &added))
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     if (added) {
         if (!strcmp(status, "new"))
             c->n_new++;
@@ -191,12 +191,12 @@ static int dry_job(void *ctx, const orc_sweep_job *j, eng_err *e)
     return 0;
 }
 
-int orc_plan_dry_run(const orc_opts *o, FILE *out, eng_err *e)
+int orc_plan_dry_run(const orc_opts *o, FILE *out, tlm_err *e)
 {
     char **files;
     size_t nf;
     if (orc_plan_files(o->sweeps, o->n_sweeps, &files, &nf, e))
-        return ENG_ECONFIG;
+        return TLM_ECONFIG;
     dry_ctx c = {.out = out, .rerun = o->rerun, .retry_failed = o->retry_failed};
     int rc = 0;
     if (access(o->db_path, F_OK) == 0 && (rc = db_open(o->db_path, DB_READONLY, &c.d, e)))
@@ -206,7 +206,7 @@ int orc_plan_dry_run(const orc_opts *o, FILE *out, eng_err *e)
     seen_sweep *seen = calloc(nf ? nf : 1, sizeof *seen);
     size_t n_seen = 0;
     if (!seen) {
-        rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+        rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
         goto done;
     }
     size_t total = 0;
@@ -217,15 +217,15 @@ int orc_plan_dry_run(const orc_opts *o, FILE *out, eng_err *e)
         fprintf(out, "sweep %s (%s)%s%s\n", s->name, files[i], *s->description ? ": " : "", s->description);
         fprintf(out, "  %-12s  %-11s %-20s %7s %9s %9s  %-22s %s\n", "id", "status", "label", "params",
                 "FLOPs/tok", "FLOPs", "d_ff", "axes");
-        eng_sha256_init(&c.sha);
+        tlm_sha256_init(&c.sha);
         orc_sweep_stats st;
         rc = orc_sweep_expand_stats(s, dry_job, &c, &st, e);
         size_t n = st.n_jobs, dups = st.n_dups;
         if (!rc) {
             uint8_t h[32];
             char hex[65];
-            eng_sha256_final(&c.sha, h);
-            eng_hex(h, 32, hex);
+            tlm_sha256_final(&c.sha, h);
+            tlm_hex(h, 32, hex);
             int skip;
             rc = check_duplicate(seen, n_seen, s, hex, &skip, e);
             if (!rc && !skip) {
@@ -271,36 +271,36 @@ done:
 }
 
 /* ------------------------------------------------------------ check */
-static int check_job(void *ctx, const orc_sweep_job *j, eng_err *e)
+static int check_job(void *ctx, const orc_sweep_job *j, tlm_err *e)
 {
-    eng_sha256 *sha = ctx;
-    eng_sha256_update(sha, j->key, 64);
-    eng_sha256_update(sha, "\n", 1);
+    tlm_sha256 *sha = ctx;
+    tlm_sha256_update(sha, j->key, 64);
+    tlm_sha256_update(sha, "\n", 1);
     orc_jobinfo info;
-    return orc_jobinfo_compute(j->cfg, &info, e) ? ENG_ECONFIG : 0;
+    return orc_jobinfo_compute(j->cfg, &info, e) ? TLM_ECONFIG : 0;
 }
 
-int orc_plan_check(const orc_opts *o, eng_err *e)
+int orc_plan_check(const orc_opts *o, tlm_err *e)
 {
     char **files;
     size_t nf;
     if (orc_plan_files(o->sweeps, o->n_sweeps, &files, &nf, e))
-        return ENG_ECONFIG;
+        return TLM_ECONFIG;
     seen_sweep *seen = calloc(nf ? nf : 1, sizeof *seen);
     size_t n_seen = 0;
-    int rc = seen ? 0 : eng_errf(e, ENG_ENOMEM, "out of memory");
+    int rc = seen ? 0 : tlm_errf(e, TLM_ENOMEM, "out of memory");
     for (size_t i = 0; i < nf && !rc; i++) {
         orc_sweep *s;
         if ((rc = orc_sweep_load(files[i], &s, e)))
             break;
-        eng_sha256 sha;
-        eng_sha256_init(&sha);
+        tlm_sha256 sha;
+        tlm_sha256_init(&sha);
         rc = orc_sweep_expand(s, check_job, &sha, NULL, NULL, e);
         if (!rc) {
             uint8_t h[32];
             char hex[65];
-            eng_sha256_final(&sha, h);
-            eng_hex(h, 32, hex);
+            tlm_sha256_final(&sha, h);
+            tlm_hex(h, 32, hex);
             int skip;
             rc = check_duplicate(seen, n_seen, s, hex, &skip, e);
             if (!rc && !skip) {
@@ -324,18 +324,18 @@ typedef struct {
     orc_plan_sweep *ps;
     uint16_t sweep_index;
     size_t cap;
-    eng_sha256 sha;
+    tlm_sha256 sha;
 } load_ctx;
 
-static int load_job(void *ctx, const orc_sweep_job *j, eng_err *e)
+static int load_job(void *ctx, const orc_sweep_job *j, tlm_err *e)
 {
     load_ctx *c = ctx;
-    eng_sha256_update(&c->sha, j->key, 64);
-    eng_sha256_update(&c->sha, "\n", 1);
+    tlm_sha256_update(&c->sha, j->key, 64);
+    tlm_sha256_update(&c->sha, "\n", 1);
     size_t idx;
     int added;
     if (orc_jobs_add(&c->p->jobs, j->key, &idx, &added))
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     orc_job *job = &c->p->jobs.v[idx];
     c->p->arch_mask |= 1u << j->cfg->arch;
     if (added) {
@@ -349,14 +349,14 @@ static int load_job(void *ctx, const orc_sweep_job *j, eng_err *e)
         if (!found) {
             orc_jobinfo info;
             if (orc_jobinfo_compute(j->cfg, &info, e))
-                return ENG_ECONFIG;
+                return TLM_ECONFIG;
             char *json = eng_config_json(j->cfg);
             if (!json)
-                return eng_errf(e, ENG_ENOMEM, "out of memory");
-            char run_dir[ENG_PATH_CAP];
+                return tlm_errf(e, TLM_ENOMEM, "out of memory");
+            char run_dir[TLM_PATH_CAP];
             if (orc_rundir_path(c->o->runs_dir, j->key, run_dir, sizeof run_dir, e)) {
                 free(json);
-                return ENG_ECONFIG;
+                return TLM_ECONFIG;
             }
             db_job_row r = {
                 .key = j->key, .sweep = c->ps->name, .config = json,
@@ -385,54 +385,54 @@ static int load_job(void *ctx, const orc_sweep_job *j, eng_err *e)
                 job->failures = 0;
                 if (db_job_clear_failures(c->d, j->key, e) ||
                     db_job_set_status(c->d, j->key, "pending", st.reason, NULL, e))
-                    return ENG_EIO;
+                    return TLM_EIO;
             }
             if (c->o->rerun) {
                 /* its checkpoints are set aside once this is committed (orc_plan_load) */
                 if (db_job_reset(c->d, j->key, e))
-                    return ENG_EIO;
+                    return TLM_EIO;
                 job->status = ORC_PENDING;
                 job->failures = 0;
             }
         }
     }
-    if (ENG_GROW(c->ps->jobs, c->cap, c->ps->n_jobs + 1, 64))
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    if (TLM_GROW(c->ps->jobs, c->cap, c->ps->n_jobs + 1, 64))
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     c->ps->jobs[c->ps->n_jobs++] = (uint32_t)idx;
     return db_sweep_job_link(c->d, c->ps->name, j->key, (int64_t)j->index, e);
 }
 
 typedef struct {
-    eng_sha256 sha;
+    tlm_sha256 sha;
 } hash_ctx;
 
-static int hash_job(void *ctx, const orc_sweep_job *j, eng_err *e)
+static int hash_job(void *ctx, const orc_sweep_job *j, tlm_err *e)
 {
     (void)e;
     hash_ctx *h = ctx;
-    eng_sha256_update(&h->sha, j->key, 64);
-    eng_sha256_update(&h->sha, "\n", 1);
+    tlm_sha256_update(&h->sha, j->key, 64);
+    tlm_sha256_update(&h->sha, "\n", 1);
     return 0;
 }
 
 static int load_sweep(orc_plan *p, const orc_opts *o, db *d, const char *file, seen_sweep *seen, size_t *n_seen,
-                      FILE *log, eng_err *e)
+                      FILE *log, tlm_err *e)
 {
     orc_sweep *s;
     if (orc_sweep_load(file, &s, e))
-        return ENG_ECONFIG;
+        return TLM_ECONFIG;
     for (size_t i = 0; i < *n_seen; i++)
         if (!strcmp(seen[i].name, s->name)) {
             /* the same name again: the same jobs (a copy of the file) are
              * listed once; different jobs are an error */
             hash_ctx h;
-            eng_sha256_init(&h.sha);
+            tlm_sha256_init(&h.sha);
             int rc = orc_sweep_expand(s, hash_job, &h, NULL, NULL, e);
             if (!rc) {
                 char hex[65];
                 uint8_t b[32];
-                eng_sha256_final(&h.sha, b);
-                eng_hex(b, 32, hex);
+                tlm_sha256_final(&h.sha, b);
+                tlm_hex(b, 32, hex);
                 int skip;
                 rc = check_duplicate(seen, *n_seen, s, hex, &skip, e);
                 if (!rc)
@@ -448,8 +448,8 @@ static int load_sweep(orc_plan *p, const orc_opts *o, db *d, const char *file, s
     ps->res = s->res;
     ps->file = strdup(file);
     load_ctx c = {.p = p, .o = o, .d = d, .ps = ps, .sweep_index = (uint16_t)p->n_sweeps};
-    eng_sha256_init(&c.sha);
-    int rc = ps->file ? 0 : eng_errf(e, ENG_ENOMEM, "out of memory");
+    tlm_sha256_init(&c.sha);
+    int rc = ps->file ? 0 : tlm_errf(e, TLM_ENOMEM, "out of memory");
     if (!rc)
         rc = db_sweep_jobs_mark(d, s->name, e);
     if (!rc)
@@ -457,8 +457,8 @@ static int load_sweep(orc_plan *p, const orc_opts *o, db *d, const char *file, s
     char hex[65] = "";
     if (!rc) {
         uint8_t h[32];
-        eng_sha256_final(&c.sha, h);
-        eng_hex(h, 32, hex);
+        tlm_sha256_final(&c.sha, h);
+        tlm_hex(h, 32, hex);
     }
     if (!rc) {
         db_sweep_row r = {.name = s->name, .description = s->description, .file = file, .content_hash = hex,
@@ -480,17 +480,17 @@ static int load_sweep(orc_plan *p, const orc_opts *o, db *d, const char *file, s
     return rc;
 }
 
-int orc_plan_load(orc_plan *p, const orc_opts *o, db *d, FILE *log, eng_err *e)
+int orc_plan_load(orc_plan *p, const orc_opts *o, db *d, FILE *log, tlm_err *e)
 {
     memset(p, 0, sizeof *p);
     char **files;
     size_t nf;
     if (orc_plan_files(o->sweeps, o->n_sweeps, &files, &nf, e))
-        return ENG_ECONFIG;
+        return TLM_ECONFIG;
     p->sweeps = calloc(nf ? nf : 1, sizeof *p->sweeps);
     seen_sweep *seen = calloc(nf ? nf : 1, sizeof *seen);
     size_t n_seen = 0;
-    int rc = (!p->sweeps || !seen) ? eng_errf(e, ENG_ENOMEM, "out of memory") : 0;
+    int rc = (!p->sweeps || !seen) ? tlm_errf(e, TLM_ENOMEM, "out of memory") : 0;
     /* one transaction: a bad sweep leaves the database as it was; foreign
      * keys are checked at commit since jobs name their sweep before the
      * sweep row (whose hash needs the whole expansion) is written */
@@ -513,9 +513,9 @@ int orc_plan_load(orc_plan *p, const orc_opts *o, db *d, FILE *log, eng_err *e)
      * commit: a sweep that fails to load leaves the run folders as they were) */
     for (size_t i = 0; o->rerun && i < p->jobs.n; i++) {
         const char *key = p->jobs.v[i].key;
-        char run_dir[ENG_PATH_CAP], aside[ENG_PATH_CAP], note[ENG_PATH_CAP + 512];
+        char run_dir[TLM_PATH_CAP], aside[TLM_PATH_CAP], note[TLM_PATH_CAP + 512];
         if (orc_rundir_path(o->runs_dir, key, run_dir, sizeof run_dir, e))
-            return ENG_ECONFIG;
+            return TLM_ECONFIG;
         snprintf(note, sizeof note,
                  "tlmd set these checkpoints aside: `tlmd --rerun` trains job\n%s again from scratch (its results in "
                  "%s were reset).\ntlmd never reads this folder again; each step-N folder is a checkpoint of the "
@@ -523,14 +523,14 @@ int orc_plan_load(orc_plan *p, const orc_opts *o, db *d, FILE *log, eng_err *e)
                  key, o->db_path);
         int moved = 0;
         if (orc_rundir_set_aside(run_dir, -1, "rerun", note, &moved, aside, sizeof aside, e))
-            return ENG_EIO;
+            return TLM_EIO;
         if (moved)
             fprintf(log, "tlmd: job %.12s: --rerun: its %d checkpoint(s) set aside in %s\n", key, moved, aside);
     }
 
     p->queue = malloc((p->jobs.n ? p->jobs.n : 1) * sizeof *p->queue);
     if (!p->queue)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     for (size_t i = 0; i < p->jobs.n; i++) {
         orc_job *j = &p->jobs.v[i];
         if (j->status == ORC_DONE)

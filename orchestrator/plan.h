@@ -39,13 +39,13 @@ typedef struct orc_plan {
 
 
 /* Run mode.  `log` receives one line per sweep. */
-int orc_plan_load(orc_plan *p, const orc_opts *o, db *d, FILE *log, eng_err *e);
+int orc_plan_load(orc_plan *p, const orc_opts *o, db *d, FILE *log, tlm_err *e);
 /* Every sweep file read and expanded, every job config resolved, nothing
  * written: run mode calls it before it creates results.db or the runs
  * folder, so that a mistyped or bad sweep leaves neither behind. */
-int orc_plan_check(const orc_opts *o, eng_err *e);
+int orc_plan_check(const orc_opts *o, tlm_err *e);
 /* --dry-run: the listing on `out`; reads o->db_path if it exists. */
-int orc_plan_dry_run(const orc_opts *o, FILE *out, eng_err *e);
+int orc_plan_dry_run(const orc_opts *o, FILE *out, tlm_err *e);
 void orc_plan_clear(orc_plan *p);
 
 /* Non-retriable failure classes: a new run does not retry them (--rerun does). */

@@ -23,10 +23,10 @@
 #define PLAIN_EVERY_S 30.0
 #define BAR 24
 
-static void fmt_dur(double s, char *out, size_t cap) { eng_fmt_duration(out, cap, s, ENG_DUR_NEAREST); }
+static void fmt_dur(double s, char *out, size_t cap) { tlm_fmt_duration(out, cap, s, TLM_DUR_NEAREST); }
 
 /* tlmd's numbers: 1.2M tokens */
-static void fmt_num(double v, char *out, size_t cap) { eng_fmt_si(out, cap, v, 4, "%.1f%s", "%.0f%s"); }
+static void fmt_num(double v, char *out, size_t cap) { tlm_fmt_si(out, cap, v, 4, "%.1f%s", "%.0f%s"); }
 
 static void clear_view(orc_daemon *d)
 {
@@ -67,7 +67,7 @@ void orc_notice(orc_daemon *d, const char *job, const char *fmt, ...)
         fflush(stderr);
     }
     if (d->db && !d->fatal) {
-        eng_err e;
+        tlm_err e;
         orc_batch(d);
         if (db_log(d->db, job, 0, "warn", msg, &e))
             orc_fatal(d, &e);
@@ -195,7 +195,7 @@ void orc_summary(orc_daemon *d, FILE *out)
             fprintf(out, "  failed: %.12s after %d attempt(s) (tlmd status shows why)\n", j->key, j->attempts);
     }
     char el[32];
-    fmt_dur(eng_clock_mono() - d->t0, el, sizeof el);
+    fmt_dur(tlm_clock_mono() - d->t0, el, sizeof el);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     fprintf(out,

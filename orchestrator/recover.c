@@ -37,7 +37,7 @@ typedef struct {
     db *d;
     FILE *log;
     int n, killed;
-    eng_err *e;
+    tlm_err *e;
 } ctx;
 
 static int close_one(void *p, const db_open_attempt *a)
@@ -53,20 +53,20 @@ static int close_one(void *p, const db_open_attempt *a)
         c->killed++;
     }
     db_attempt_end end = {
-        .ended_at = eng_clock_wall(),
+        .ended_at = tlm_clock_wall(),
         .exit_code = -1,
-        .reason = eng_status_kind(ENG_EINTERRUPTED),
+        .reason = tlm_status_kind(TLM_EINTERRUPTED),
         .message = "tlmd stopped (killed or crashed) while this attempt ran; closed at the next start",
         .step = -1,
         .tokens = -1,
     };
     if (db_attempt_finish(c->d, a->id, &end, c->e))
-        return ENG_EIO;
+        return TLM_EIO;
     c->n++;
     return 0;
 }
 
-int orc_recover(db *d, FILE *log, eng_err *e)
+int orc_recover(db *d, FILE *log, tlm_err *e)
 {
     ctx c = {.d = d, .log = log, .e = e};
     int64_t jobs = 0;

@@ -20,24 +20,24 @@ void orc_resources_init(orc_resources *r)
     r->gpus = r->cpus = r->n_extra = -1;
 }
 
-int orc_res_check_name(const char *what, const char *v, eng_err *e)
+int orc_res_check_name(const char *what, const char *v, tlm_err *e)
 {
     size_t n = strlen(v);
     if (!n || n > 63)
-        return eng_errf(e, ENG_ECONFIG, "%s '%.80s': expected 1 to 63 characters", what, v);
+        return tlm_errf(e, TLM_ECONFIG, "%s '%.80s': expected 1 to 63 characters", what, v);
     if (v[0] == '-')
-        return eng_errf(e, ENG_ECONFIG, "%s '%.80s': may not start with '-'", what, v);
+        return tlm_errf(e, TLM_ECONFIG, "%s '%.80s': may not start with '-'", what, v);
     for (size_t i = 0; i < n; i++) {
         char c = v[i];
         if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
               c == '.'))
-            return eng_errf(e, ENG_ECONFIG, "%s '%.80s': expected letters, digits, '_', '-' and '.' only", what, v);
+            return tlm_errf(e, TLM_ECONFIG, "%s '%.80s': expected letters, digits, '_', '-' and '.' only", what, v);
     }
     return 0;
 }
 
 /* Slurm's time formats: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S (digits only). */
-int orc_res_check_time(const char *what, const char *v, eng_err *e)
+int orc_res_check_time(const char *what, const char *v, tlm_err *e)
 {
     size_t n = strlen(v);
     int groups = 1, day = 0, digits = 0, ok = n > 0 && n < 32;
@@ -58,103 +58,103 @@ int orc_res_check_time(const char *what, const char *v, eng_err *e)
     }
     ok = ok && digits && groups <= 3;
     if (!ok)
-        return eng_errf(e, ENG_ECONFIG,
+        return tlm_errf(e, TLM_ECONFIG,
                         "%s '%.40s': expected a Slurm time limit: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or "
                         "D-HH:MM:SS",
                         what, v);
     return 0;
 }
 
-int orc_res_check_extra(const char *what, const char *v, eng_err *e)
+int orc_res_check_extra(const char *what, const char *v, tlm_err *e)
 {
     size_t n = strlen(v);
     if (n < 3 || n >= ORC_RES_ARG_MAX || strncmp(v, "--", 2) != 0)
-        return eng_errf(e, ENG_ECONFIG, "%s '%.80s': expected one long sbatch option such as --mem=64G (at most %d "
+        return tlm_errf(e, TLM_ECONFIG, "%s '%.80s': expected one long sbatch option such as --mem=64G (at most %d "
                                         "bytes)",
                         what, v, ORC_RES_ARG_MAX - 1);
     for (size_t i = 0; i < n; i++)
         if ((unsigned char)v[i] < 0x20 || v[i] == 0x7f)
-            return eng_errf(e, ENG_ECONFIG, "%s '%.80s': control characters are not allowed", what, v);
+            return tlm_errf(e, TLM_ECONFIG, "%s '%.80s': control characters are not allowed", what, v);
     size_t name = strcspn(v, "=");
     for (size_t i = 0; i < sizeof OURS / sizeof OURS[0]; i++)
         if (strlen(OURS[i]) == name && !strncmp(v, OURS[i], name))
-            return eng_errf(e, ENG_ECONFIG, "%s '%.80s': tlmd sets %s itself%s", what, v, OURS[i],
+            return tlm_errf(e, TLM_ECONFIG, "%s '%.80s': tlmd sets %s itself%s", what, v, OURS[i],
                             i >= 13 ? " (use resources: gpus, cpus, time, partition, account, qos)" : "");
     return 0;
 }
 
-static int get_name(const cfg_node *n, const char *what, char *out, size_t cap, eng_err *e)
+static int get_name(const tlm_cfg_node *n, const char *what, char *out, size_t cap, tlm_err *e)
 {
-    if (cfg_get_string(n, what, out, cap, e))
-        return ENG_ECONFIG;
-    eng_err sub;
+    if (tlm_cfg_get_string(n, what, out, cap, e))
+        return TLM_ECONFIG;
+    tlm_err sub;
     if (orc_res_check_name(what, out, &sub))
-        return cfg_errf(e, n, "%s", sub.msg);
+        return tlm_cfg_errf(e, n, "%s", sub.msg);
     return 0;
 }
 
-int orc_resources_parse(const cfg_node *b, orc_resources *r, eng_err *e)
+int orc_resources_parse(const tlm_cfg_node *b, orc_resources *r, tlm_err *e)
 {
     orc_resources_init(r);
-    if (b->kind != CFG_MAP)
-        return cfg_errf(e, b, "resources: expected a mapping (gpus, cpus, time, partition, account, qos, sbatch), "
+    if (b->kind != TLM_CFG_MAP)
+        return tlm_cfg_errf(e, b, "resources: expected a mapping (gpus, cpus, time, partition, account, qos, sbatch), "
                               "got %s",
-                        cfg_describe(b));
+                        tlm_cfg_describe(b));
     for (size_t i = 0; i < b->n; i++) {
         const char *k = b->keys[i]->text;
-        const cfg_node *v = b->items[i];
+        const tlm_cfg_node *v = b->items[i];
         size_t j = 0;
         while (j < N_KEYS && strcmp(k, KEYS[j]))
             j++;
         if (j == N_KEYS)
-            return cfg_errf(e, b->keys[i],
+            return tlm_cfg_errf(e, b->keys[i],
                             "unknown key '%s' in resources (expected gpus, cpus, time, partition, account, qos, "
                             "sbatch)",
                             k);
         int64_t x;
-        eng_err sub;
+        tlm_err sub;
         switch (j) {
         case 0:
-            if (cfg_get_int_in(v, "resources.gpus", 0, 64, &x, e))
-                return ENG_ECONFIG;
+            if (tlm_cfg_get_int_in(v, "resources.gpus", 0, 64, &x, e))
+                return TLM_ECONFIG;
             r->gpus = (int)x;
             break;
         case 1:
-            if (cfg_get_int_in(v, "resources.cpus", 1, 4096, &x, e))
-                return ENG_ECONFIG;
+            if (tlm_cfg_get_int_in(v, "resources.cpus", 1, 4096, &x, e))
+                return TLM_ECONFIG;
             r->cpus = (int)x;
             break;
         case 2:
-            if (cfg_get_string(v, "resources.time", r->time, sizeof r->time, e))
-                return ENG_ECONFIG;
+            if (tlm_cfg_get_string(v, "resources.time", r->time, sizeof r->time, e))
+                return TLM_ECONFIG;
             if (orc_res_check_time("resources.time", r->time, &sub))
-                return cfg_errf(e, v, "%s", sub.msg);
+                return tlm_cfg_errf(e, v, "%s", sub.msg);
             break;
         case 3:
             if (get_name(v, "resources.partition", r->partition, sizeof r->partition, e))
-                return ENG_ECONFIG;
+                return TLM_ECONFIG;
             break;
         case 4:
             if (get_name(v, "resources.account", r->account, sizeof r->account, e))
-                return ENG_ECONFIG;
+                return TLM_ECONFIG;
             break;
         case 5:
             if (get_name(v, "resources.qos", r->qos, sizeof r->qos, e))
-                return ENG_ECONFIG;
+                return TLM_ECONFIG;
             break;
         case 6:
-            if (v->kind != CFG_SEQ)
-                return cfg_errf(e, v, "resources.sbatch: expected a list of sbatch options ([--mem=64G]), got %s",
-                                cfg_describe(v));
+            if (v->kind != TLM_CFG_SEQ)
+                return tlm_cfg_errf(e, v, "resources.sbatch: expected a list of sbatch options ([--mem=64G]), got %s",
+                                tlm_cfg_describe(v));
             if (v->n > ORC_RES_EXTRA_MAX)
-                return cfg_errf(e, v, "resources.sbatch: %zu options, more than %d", v->n, ORC_RES_EXTRA_MAX);
+                return tlm_cfg_errf(e, v, "resources.sbatch: %zu options, more than %d", v->n, ORC_RES_EXTRA_MAX);
             r->n_extra = 0;
             for (size_t k2 = 0; k2 < v->n; k2++) {
                 char *dst = r->extra[r->n_extra];
-                if (cfg_get_string(v->items[k2], "resources.sbatch", dst, ORC_RES_ARG_MAX, e))
-                    return ENG_ECONFIG;
+                if (tlm_cfg_get_string(v->items[k2], "resources.sbatch", dst, ORC_RES_ARG_MAX, e))
+                    return TLM_ECONFIG;
                 if (orc_res_check_extra("resources.sbatch", dst, &sub))
-                    return cfg_errf(e, v->items[k2], "%s", sub.msg);
+                    return tlm_cfg_errf(e, v->items[k2], "%s", sub.msg);
                 r->n_extra++;
             }
             break;

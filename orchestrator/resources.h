@@ -25,14 +25,14 @@ typedef struct orc_resources {
 
 void orc_resources_init(orc_resources *r); /* nothing given */
 /* The sweep's block (a mapping; unknown keys are errors at their line). */
-int orc_resources_parse(const cfg_node *block, orc_resources *r, eng_err *e);
+int orc_resources_parse(const tlm_cfg_node *block, orc_resources *r, tlm_err *e);
 /* over: what `over` gives replaces what `base` gives (sweep over CLI). */
 void orc_resources_merge(orc_resources *out, const orc_resources *base, const orc_resources *over);
 
 /* Checks of single values, for the command line and the sweep alike; `what`
  * names the value in the message ("--partition", "resources.partition"). */
-int orc_res_check_name(const char *what, const char *v, eng_err *e);
-int orc_res_check_time(const char *what, const char *v, eng_err *e);
-int orc_res_check_extra(const char *what, const char *v, eng_err *e);
+int orc_res_check_name(const char *what, const char *v, tlm_err *e);
+int orc_res_check_time(const char *what, const char *v, tlm_err *e);
+int orc_res_check_extra(const char *what, const char *v, tlm_err *e);
 
 #endif

@@ -1,6 +1,6 @@
 /* rundir.c: run folders (see rundir.h).  Every path here is under a run
- * folder of at most ENG_RUN_DIR_MAX bytes (orc_rundir_path refuses longer
- * ones), so the ENG_NAMES_UNDER_RUN_DIR bytes of room bound the names
+ * folder of at most TLM_RUN_DIR_MAX bytes (orc_rundir_path refuses longer
+ * ones), so the TLM_NAMES_UNDER_RUN_DIR bytes of room bound the names
  * built below. */
 #include "orchestrator/rundir.h"
 
@@ -17,62 +17,62 @@
 #include "common/protocol.h"
 #include "common/vec.h"
 
-int orc_rundir_path(const char *runs, const char *key, char *out, size_t cap, eng_err *e)
+int orc_rundir_path(const char *runs, const char *key, char *out, size_t cap, tlm_err *e)
 {
     size_t n = strlen(runs);
     size_t len = (size_t)snprintf(out, cap, "%s%s%.12s", runs, n && runs[n - 1] == '/' ? "" : "/", key);
-    if (len >= cap || len > ENG_RUN_DIR_MAX)
-        return eng_errf(e, ENG_ECONFIG, "--runs %s: a run folder in it would be %zu bytes, longer than the %d TLM "
+    if (len >= cap || len > TLM_RUN_DIR_MAX)
+        return tlm_errf(e, TLM_ECONFIG, "--runs %s: a run folder in it would be %zu bytes, longer than the %d TLM "
                         "allows (the system's %d, less room for the files under it)",
-                        runs, len, ENG_RUN_DIR_MAX, ENG_PATH_CAP - 1);
+                        runs, len, TLM_RUN_DIR_MAX, TLM_PATH_CAP - 1);
     return 0;
 }
 
 /* A new <dir>/set-aside/<UTC time>[-k]-<why>/ holding README.txt (`note`). */
-static int make_aside(const char *dir, const char *why, const char *note, char *out, size_t cap, eng_err *e)
+static int make_aside(const char *dir, const char *why, const char *note, char *out, size_t cap, tlm_err *e)
 {
-    char root[ENG_PATH_CAP], stamp[32];
+    char root[TLM_PATH_CAP], stamp[32];
     time_t t = time(NULL);
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-    if (eng_path_join(root, sizeof root, dir, ORC_ASIDE_DIR, e) || eng_mkdir_p(root, e))
-        return ENG_EIO;
+    if (tlm_path_join(root, sizeof root, dir, ORC_ASIDE_DIR, e) || tlm_mkdir_p(root, e))
+        return TLM_EIO;
     for (int k = 1; k < 100; k++) {
         int n = k == 1 ? snprintf(out, cap, "%s/%s-%s", root, stamp, why)
                        : snprintf(out, cap, "%s/%s-%d-%s", root, stamp, k, why);
         if (n < 0 || (size_t)n >= cap)
-            return eng_errf(e, ENG_EIO, "%s: path too long", root);
+            return tlm_errf(e, TLM_EIO, "%s: path too long", root);
         if (mkdir(out, 0777) == 0)
             break;
         if (errno != EEXIST)
-            return eng_errf(e, ENG_EIO, "%s: cannot create folder: %s", out, strerror(errno));
+            return tlm_errf(e, TLM_EIO, "%s: cannot create folder: %s", out, strerror(errno));
         if (k == 99)
-            return eng_errf(e, ENG_EIO, "%s: too many folders of this second", out);
+            return tlm_errf(e, TLM_EIO, "%s: too many folders of this second", out);
     }
-    char readme[ENG_PATH_CAP];
-    if (eng_path_join(readme, sizeof readme, out, "README.txt", e) ||
-        eng_write_file_atomic(readme, note, strlen(note), e)) {
+    char readme[TLM_PATH_CAP];
+    if (tlm_path_join(readme, sizeof readme, out, "README.txt", e) ||
+        tlm_write_file_atomic(readme, note, strlen(note), e)) {
         rmdir(out);
-        return ENG_EIO;
+        return TLM_EIO;
     }
-    eng_fsync_dir(root);
+    tlm_fsync_dir(root);
     return 0;
 }
 
-int orc_rundir_prepare(const char *dir, const char *json, char *aside, size_t cap, eng_err *e)
+int orc_rundir_prepare(const char *dir, const char *json, char *aside, size_t cap, tlm_err *e)
 {
     aside[0] = '\0';
-    if (eng_mkdir_p(dir, e))
-        return ENG_EIO;
-    char path[ENG_PATH_CAP], tmp[ENG_PATH_CAP], tmpname[64];
-    snprintf(tmpname, sizeof tmpname, "." ENG_RUN_CONFIG ".tmp-%ld", (long)getpid());
-    if (eng_path_join(path, sizeof path, dir, ENG_RUN_CONFIG, e) || eng_path_join(tmp, sizeof tmp, dir, tmpname, e))
-        return ENG_EIO;
+    if (tlm_mkdir_p(dir, e))
+        return TLM_EIO;
+    char path[TLM_PATH_CAP], tmp[TLM_PATH_CAP], tmpname[64];
+    snprintf(tmpname, sizeof tmpname, "." TLM_RUN_CONFIG ".tmp-%ld", (long)getpid());
+    if (tlm_path_join(path, sizeof path, dir, TLM_RUN_CONFIG, e) || tlm_path_join(tmp, sizeof tmp, dir, tmpname, e))
+        return TLM_EIO;
     char *old = NULL;
     size_t len = 0;
-    eng_err ignore;
-    if (eng_read_file(path, 1 << 20, &old, &len, &ignore) == 0) {
+    tlm_err ignore;
+    if (tlm_read_file(path, 1 << 20, &old, &len, &ignore) == 0) {
         int same = len == strlen(json) && !memcmp(old, json, len);
         free(old);
         if (same)
@@ -85,12 +85,12 @@ int orc_rundir_prepare(const char *dir, const char *json, char *aside, size_t ca
         static const char note[] =
             "tlmd set this config.json aside: it is not the config the database holds for the job of this run "
             "folder (the database's copy replaced it).\nDelete this folder when it is no longer needed.\n";
-        char to[ENG_PATH_CAP];
-        if (make_aside(dir, "config", note, aside, cap, e) || eng_path_join(to, sizeof to, aside, ENG_RUN_CONFIG, e))
-            return ENG_EIO;
+        char to[TLM_PATH_CAP];
+        if (make_aside(dir, "config", note, aside, cap, e) || tlm_path_join(to, sizeof to, aside, TLM_RUN_CONFIG, e))
+            return TLM_EIO;
         if (rename(path, to) != 0)
-            return eng_errf(e, ENG_EIO, "%s: cannot set it aside: %s", path, strerror(errno));
-        eng_fsync_dir(to);
+            return tlm_errf(e, TLM_EIO, "%s: cannot set it aside: %s", path, strerror(errno));
+        tlm_fsync_dir(to);
     }
     /* Written atomically (temp file, rename) but not fsync'ed: the file is
      * derived from results.db and compared with it before every start, so
@@ -102,7 +102,7 @@ int orc_rundir_prepare(const char *dir, const char *json, char *aside, size_t ca
     if (f && fclose(f) != 0)
         ok = 0;
     if (!ok || rename(tmp, path) != 0) {
-        int rc = eng_errf(e, ENG_EIO, "%s: cannot write: %s", path, strerror(errno));
+        int rc = tlm_errf(e, TLM_EIO, "%s: cannot write: %s", path, strerror(errno));
         unlink(tmp);
         return rc;
     }
@@ -116,56 +116,56 @@ typedef struct {
 
 static int names_add(names *l, const char *s)
 {
-    if (ENG_GROW(l->v, l->cap, l->n + 1, 8))
+    if (TLM_GROW(l->v, l->cap, l->n + 1, 8))
         return -1;
     snprintf(l->v[l->n++], 256, "%s", s);
     return 0;
 }
 
 int orc_rundir_set_aside(const char *dir, int64_t keep_step, const char *why, const char *note, int *moved,
-                         char *aside, size_t cap, eng_err *e)
+                         char *aside, size_t cap, tlm_err *e)
 {
     *moved = 0;
     aside[0] = '\0';
-    char ckpt[ENG_PATH_CAP];
-    if (eng_path_join(ckpt, sizeof ckpt, dir, ENG_RUN_CKPT, e))
-        return ENG_EIO;
+    char ckpt[TLM_PATH_CAP];
+    if (tlm_path_join(ckpt, sizeof ckpt, dir, TLM_RUN_CKPT, e))
+        return TLM_EIO;
     DIR *d = opendir(ckpt);
     if (!d)
-        return errno == ENOENT ? 0 : eng_errf(e, ENG_EIO, "%s: %s", ckpt, strerror(errno));
+        return errno == ENOENT ? 0 : tlm_errf(e, TLM_EIO, "%s: %s", ckpt, strerror(errno));
     names move = {0};
     int rc = 0, removed = 0;
     struct dirent *de;
     while (!rc && (de = readdir(d))) {
-        char path[ENG_PATH_CAP];
-        if (!strncmp(de->d_name, ENG_CKPT_TMP_PREFIX, sizeof ENG_CKPT_TMP_PREFIX - 1)) {
-            if (eng_path_join(path, sizeof path, ckpt, de->d_name, e))
-                rc = ENG_EIO;
-            else if (eng_rm_tree(path))
-                rc = eng_errf(e, ENG_EIO, "%s: cannot remove: %s", path, strerror(errno));
+        char path[TLM_PATH_CAP];
+        if (!strncmp(de->d_name, TLM_CKPT_TMP_PREFIX, sizeof TLM_CKPT_TMP_PREFIX - 1)) {
+            if (tlm_path_join(path, sizeof path, ckpt, de->d_name, e))
+                rc = TLM_EIO;
+            else if (tlm_rm_tree(path))
+                rc = tlm_errf(e, TLM_EIO, "%s: cannot remove: %s", path, strerror(errno));
             removed = 1;
             continue;
         }
-        int64_t step = eng_ckpt_step_of(de->d_name);
+        int64_t step = tlm_ckpt_step_of(de->d_name);
         if (step >= 0 && step > keep_step && names_add(&move, de->d_name))
-            rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+            rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
     }
     closedir(d);
     if (!rc && move.n)
         rc = make_aside(dir, why, note, aside, cap, e);
     for (size_t i = 0; !rc && i < move.n; i++) {
-        char from[ENG_PATH_CAP], to[ENG_PATH_CAP];
-        if (eng_path_join(from, sizeof from, ckpt, move.v[i], e) || eng_path_join(to, sizeof to, aside, move.v[i], e))
-            rc = ENG_EIO;
+        char from[TLM_PATH_CAP], to[TLM_PATH_CAP];
+        if (tlm_path_join(from, sizeof from, ckpt, move.v[i], e) || tlm_path_join(to, sizeof to, aside, move.v[i], e))
+            rc = TLM_EIO;
         else if (rename(from, to) != 0)
-            rc = eng_errf(e, ENG_EIO, "%s: cannot set it aside in %s: %s", from, aside, strerror(errno));
+            rc = tlm_errf(e, TLM_EIO, "%s: cannot set it aside in %s: %s", from, aside, strerror(errno));
         else
             (*moved)++;
     }
     if (*moved)
-        eng_fsync_dir(aside);
+        tlm_fsync_dir(aside);
     if (*moved || removed)
-        eng_fsync_dir(ckpt);
+        tlm_fsync_dir(ckpt);
     free(move.v);
     return rc;
 }

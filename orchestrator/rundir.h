@@ -21,19 +21,19 @@
 
 #define ORC_ASIDE_DIR "set-aside"
 
-/* "<runs>/<first 12 hex digits of key>"; ENG_ECONFIG when it is longer
- * than ENG_RUN_DIR_MAX or than cap (tlmd refuses such a --runs up front). */
+/* "<runs>/<first 12 hex digits of key>"; TLM_ECONFIG when it is longer
+ * than TLM_RUN_DIR_MAX or than cap (tlmd refuses such a --runs up front). */
 #define ORC_RUNDIR_NAME 13 /* "/" and 12 hex digits */
-int orc_rundir_path(const char *runs, const char *key, char *out, size_t cap, eng_err *e);
+int orc_rundir_path(const char *runs, const char *key, char *out, size_t cap, tlm_err *e);
 /* mkdir -p; config.json written (temp + rename) unless it already holds
  * `json`.  A config.json that holds something else is set aside first
  * (`aside` receives the folder, "" if none; cap >= 1). */
-int orc_rundir_prepare(const char *dir, const char *json, char *aside, size_t cap, eng_err *e);
+int orc_rundir_prepare(const char *dir, const char *json, char *aside, size_t cap, tlm_err *e);
 /* Set aside ckpt/step-N with N > keep_step (keep_step < 0: all) and remove
  * ckpt/.tmp-step-*.  `why` (a word: "unrecorded", "rerun") names the aside
  * folder, `note` is written into its README.txt.  *moved counts the step
  * folders set aside, `aside` receives their folder ("" if none). */
 int orc_rundir_set_aside(const char *dir, int64_t keep_step, const char *why, const char *note, int *moved,
-                         char *aside, size_t cap, eng_err *e);
+                         char *aside, size_t cap, tlm_err *e);
 
 #endif

@@ -42,7 +42,7 @@ static int gpu_count(void)
 #endif
 }
 
-int orc_slots_plan(const char *devices, int workers, int tpw, orc_slot_spec *slots, int *n, int *threads, eng_err *e)
+int orc_slots_plan(const char *devices, int workers, int tpw, orc_slot_spec *slots, int *n, int *threads, tlm_err *e)
 {
     int ncpu = orc_cpu_count();
     int gpus[ORC_MAX_SLOTS], ngpu = 0;
@@ -51,20 +51,20 @@ int orc_slots_plan(const char *devices, int workers, int tpw, orc_slot_spec *slo
         for (int i = 0; i < ngpu && i < ORC_MAX_SLOTS; i++)
             gpus[i] = i;
     } else if (!*devices) {
-        return eng_errf(e, ENG_ECONFIG, "--devices : is empty (expected auto, cpu, or GPU ids separated by commas)");
+        return tlm_errf(e, TLM_ECONFIG, "--devices : is empty (expected auto, cpu, or GPU ids separated by commas)");
     } else if (strcmp(devices, "cpu") != 0) {
         const char *p = devices;
         while (*p) {
             char *end;
             long id = strtol(p, &end, 10);
             if (end == p || id < 0 || id > 1023 || (*end && *end != ','))
-                return eng_errf(e, ENG_ECONFIG,
+                return tlm_errf(e, TLM_ECONFIG,
                                 "--devices %s: expected auto, cpu, or GPU ids separated by commas (0,1,3)", devices);
             for (int i = 0; i < ngpu; i++)
                 if (gpus[i] == id)
-                    return eng_errf(e, ENG_ECONFIG, "--devices %s: GPU %ld is listed twice", devices, id);
+                    return tlm_errf(e, TLM_ECONFIG, "--devices %s: GPU %ld is listed twice", devices, id);
             if (ngpu == ORC_MAX_SLOTS)
-                return eng_errf(e, ENG_ECONFIG, "--devices: more than %d GPUs", ORC_MAX_SLOTS);
+                return tlm_errf(e, TLM_ECONFIG, "--devices: more than %d GPUs", ORC_MAX_SLOTS);
             gpus[ngpu++] = (int)id;
             p = *end ? end + 1 : end;
         }
@@ -73,14 +73,14 @@ int orc_slots_plan(const char *devices, int workers, int tpw, orc_slot_spec *slo
         const int have = gpu_count();
         for (int i = 0; i < ngpu; i++)
             if (gpus[i] >= have)
-                return eng_errf(e, ENG_ECONFIG, "--devices %s: the NVIDIA driver lists no GPU %d (%d GPUs: %s)",
+                return tlm_errf(e, TLM_ECONFIG, "--devices %s: the NVIDIA driver lists no GPU %d (%d GPUs: %s)",
                                 devices, gpus[i], have,
                                 have ? "ids from 0" : "none on this machine; use --devices cpu, or auto");
 #endif
         /* refused here, before anything is recorded: a worker would fail every
          * job with a config error, and those are not retried */
 #if !(defined(TLM_HAVE_CUDA) && ENG_GPU_BACKEND)
-        return eng_errf(e, ENG_ECONFIG,
+        return tlm_errf(e, TLM_ECONFIG,
                         "--devices %s: this build cannot train on GPUs (%s); use --devices cpu, or auto", devices,
 #ifdef TLM_HAVE_CUDA
                         "CUDA was found at configure time, but the engine has no GPU backend yet: tlm-worker "
@@ -101,9 +101,9 @@ int orc_slots_plan(const char *devices, int workers, int tpw, orc_slot_spec *slo
         return 0;
     }
     if (workers < 0 || workers > ORC_MAX_SLOTS)
-        return eng_errf(e, ENG_ECONFIG, "--workers %d: expected 1 to %d", workers, ORC_MAX_SLOTS);
+        return tlm_errf(e, TLM_ECONFIG, "--workers %d: expected 1 to %d", workers, ORC_MAX_SLOTS);
     if (tpw < 0)
-        return eng_errf(e, ENG_ECONFIG, "--threads-per-worker %d: expected at least 1", tpw);
+        return tlm_errf(e, TLM_ECONFIG, "--threads-per-worker %d: expected at least 1", tpw);
     if (!workers)
         workers = tpw > 0 ? (ncpu / tpw > 0 ? ncpu / tpw : 1) : 1;
     if (!tpw)

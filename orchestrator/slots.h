@@ -17,7 +17,7 @@ typedef struct orc_slot_spec {
 
 /* Fills slots[ORC_MAX_SLOTS]; *n slots, *threads per worker. */
 int orc_slots_plan(const char *devices, int workers, int threads_per_worker, orc_slot_spec *slots, int *n,
-                   int *threads, eng_err *e);
+                   int *threads, tlm_err *e);
 
 
 #endif

@@ -23,7 +23,7 @@ typedef struct {
     size_t n_jobs;
     int squeue_ok;
     int adopted, closed;
-    eng_err *e;
+    tlm_err *e;
 } adopt_ctx;
 
 static int adopt_one(void *p, const db_slurm_attempt *a)
@@ -44,24 +44,24 @@ static int adopt_one(void *p, const db_slurm_attempt *a)
     }
     orc_job *j = &d->plan.jobs.v[idx];
     const orc_sq_job *q = ac->squeue_ok ? orc__sq_find(ac->jobs, ac->n_jobs, a->token) : NULL;
-    char run_dir[ENG_PATH_CAP];
+    char run_dir[TLM_PATH_CAP];
     if (orc_rundir_path(d->o->runs_dir, j->key, run_dir, sizeof run_dir, ac->e))
-        return ENG_ECONFIG;
+        return TLM_ECONFIG;
     if (!a->slurm_job[0] && !q && ac->squeue_ok) {
-        char ev[ENG_PATH_CAP + 64];
+        char ev[TLM_PATH_CAP + 64];
         if (orc_slurm_file(ev, sizeof ev, run_dir, a->token, a->restart, ".events", ac->e))
-            return ENG_ECONFIG;
+            return TLM_ECONFIG;
         if (access(ev, F_OK) != 0) {
             /* tlmd died between the record and sbatch (or sbatch failed):
              * squeue does not know the token, no worker wrote anything */
-            db_attempt_end end = {.ended_at = eng_clock_wall(), .exit_code = -1,
-                                  .reason = eng_status_kind(ENG_EINTERRUPTED),
+            db_attempt_end end = {.ended_at = tlm_clock_wall(), .exit_code = -1,
+                                  .reason = tlm_status_kind(TLM_EINTERRUPTED),
                                   .message = "tlmd stopped while submitting it; squeue does not know it and it wrote "
                                              "nothing: submitted again",
                                   .step = -1, .tokens = -1};
             if (db_attempt_finish(d->db, a->id, &end, ac->e) ||
                 db_job_set_status(d->db, j->key, "pending", NULL, NULL, ac->e))
-                return ENG_EIO;
+                return TLM_EIO;
             ac->closed++;
             return 0;
         }
@@ -72,7 +72,7 @@ static int adopt_one(void *p, const db_slurm_attempt *a)
             slot = s;
     if (slot < 0) {
         if (d->n_slots == ORC_MAX_SLOTS)
-            return eng_errf(ac->e, ENG_ECONFIG, "more than %d open Slurm attempts to adopt", ORC_MAX_SLOTS);
+            return tlm_errf(ac->e, TLM_ECONFIG, "more than %d open Slurm attempts to adopt", ORC_MAX_SLOTS);
         slot = d->n_slots++;
         d->slots[slot].spec = (orc_slot_spec){.name = "slurm", .gpu = -1};
     }
@@ -81,7 +81,7 @@ static int adopt_one(void *p, const db_slurm_attempt *a)
     if (!r || !s || !(r->parser = malloc(sizeof *r->parser))) {
         free(r);
         free(s);
-        return eng_errf(ac->e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(ac->e, TLM_ENOMEM, "out of memory");
     }
     r->ex = s;
     r->d = d;
@@ -102,7 +102,7 @@ static int adopt_one(void *p, const db_slurm_attempt *a)
     db_job_state st;
     if (has_env < 0 || db_job_state_get(d->db, j->key, &st, ac->e) < 0) {
         orc__slurm_close(r);
-        return ENG_EIO;
+        return TLM_EIO;
     }
     r->got_start = has_env;
     r->resumed_from = -1;
@@ -110,7 +110,7 @@ static int adopt_one(void *p, const db_slurm_attempt *a)
     r->tokens = has_env ? st.tokens_done : -1;
     r->db_tokens = st.tokens_done;
     snprintf(r->label, sizeof r->label, "%s", st.label);
-    r->started = r->last_event = r->progress_at = eng_clock_mono();
+    r->started = r->last_event = r->progress_at = tlm_clock_mono();
     r->progress = -1;
     orc__slurm_set_where(r);
     j->status = ORC_RUNNING;
@@ -136,22 +136,22 @@ static int count_one(void *p, const db_slurm_attempt *a)
 }
 
 /* Also the set-up that needs the database and the runs folder. */
-int orc__slurm_recover(orc_daemon *d, eng_err *e)
+int orc__slurm_recover(orc_daemon *d, tlm_err *e)
 {
     orc_slurm_ctx *c = orc__slurm_ctx(d);
     const orc_opts *o = d->o;
     c->d = d;
     if (!realpath(o->runs_dir, c->abs_runs))
-        return eng_errf(e, ENG_EIO, "--runs %s: %s", o->runs_dir, strerror(errno));
+        return tlm_errf(e, TLM_EIO, "--runs %s: %s", o->runs_dir, strerror(errno));
     if (db_database_id(d->db, c->dbid, e) || orc__slurm_write_script(c, o, e))
-        return e->code ? e->code : ENG_EIO;
+        return e->code ? e->code : TLM_EIO;
     int n = 0;
     int rc = db_open_slurm_attempts(d->db, count_one, &n, e);
     if (rc || !n)
         return rc;
     /* one squeue for all of them; a failure means "unknown", never "gone" */
     adopt_ctx ac = {.d = d, .e = e};
-    eng_err qe;
+    tlm_err qe;
     ac.squeue_ok = orc__squeue(c, &ac.jobs, &ac.n_jobs, &qe) == 0;
     if (ac.squeue_ok)
         c->polls_ok++;
@@ -169,7 +169,7 @@ int orc__slurm_recover(orc_daemon *d, eng_err *e)
     if (!rc)
         printf("tlmd: %d Slurm job(s) of a previous daemon adopted, %d attempt(s) that never reached Slurm closed\n",
                ac.adopted, ac.closed);
-    c->next_poll = eng_clock_mono() + o->slurm_poll;
+    c->next_poll = tlm_clock_mono() + o->slurm_poll;
     return rc;
 }
 

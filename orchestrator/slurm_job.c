@@ -25,10 +25,10 @@ static void on_stop(int sig)
 }
 
 int orc_slurm_file(char *out, size_t cap, const char *run_dir, const char *token, int64_t restart,
-                   const char *ext, eng_err *e)
+                   const char *ext, tlm_err *e)
 {
     if ((size_t)snprintf(out, cap, "%s/slurm/%s.%lld%s", run_dir, token, (long long)restart, ext) >= cap)
-        return eng_errf(e, ENG_ECONFIG, "%s/slurm/%s: path too long", run_dir, token);
+        return tlm_errf(e, TLM_ECONFIG, "%s/slurm/%s: path too long", run_dir, token);
     return 0;
 }
 
@@ -56,7 +56,7 @@ int orc_slurm_job_main(int argc, char **argv)
         return 127;
     }
     const char *run_dir = argv[3], *token = argv[4];
-    eng_err e;
+    tlm_err e;
     int64_t restart = 0;
     const char *rc_env = getenv("SLURM_RESTART_COUNT");
     if (rc_env && *rc_env) {
@@ -75,7 +75,7 @@ int orc_slurm_job_main(int argc, char **argv)
         }
     char dir[4200], events[4200], endp[4200];
     snprintf(dir, sizeof dir, "%s/slurm", run_dir);
-    if (eng_mkdir_p(dir, &e) || orc_slurm_file(events, sizeof events, run_dir, token, restart, ".events", &e) ||
+    if (tlm_mkdir_p(dir, &e) || orc_slurm_file(events, sizeof events, run_dir, token, restart, ".events", &e) ||
         orc_slurm_file(endp, sizeof endp, run_dir, token, restart, ".end", &e)) {
         fprintf(stderr, "tlmd --slurm-job: %s\n", e.msg);
         return 127;
@@ -143,7 +143,7 @@ int orc_slurm_job_main(int argc, char **argv)
                        (long long)end.restart, end.exited, end.status, end.signal,
                        end.slurm_signal[0] ? end.slurm_signal : "-", end.node[0] ? end.node : "-",
                        end.job[0] ? end.job : "-");
-    if (eng_write_file_atomic(endp, text, (size_t)len, &e)) {
+    if (tlm_write_file_atomic(endp, text, (size_t)len, &e)) {
         fprintf(stderr, "tlmd --slurm-job: %s\n", e.msg);
         return 127;
     }
@@ -151,15 +151,15 @@ int orc_slurm_job_main(int argc, char **argv)
     return end.exited ? end.status : 128 + end.signal;
 }
 
-int orc_slurm_end_read(const char *path, orc_slurm_end *end, eng_err *e)
+int orc_slurm_end_read(const char *path, orc_slurm_end *end, tlm_err *e)
 {
     memset(end, 0, sizeof *end);
     if (access(path, F_OK) != 0)
-        return errno == ENOENT ? 0 : eng_errf(e, ENG_EIO, "%s: %s", path, strerror(errno));
+        return errno == ENOENT ? 0 : tlm_errf(e, TLM_EIO, "%s: %s", path, strerror(errno));
     char *text = NULL;
     size_t len = 0;
-    if (eng_read_file(path, 4096, &text, &len, e))
-        return ENG_EIO;
+    if (tlm_read_file(path, 4096, &text, &len, e))
+        return TLM_EIO;
     long long restart = -1;
     int exited = -1, status = 0, sig = 0;
     char ss[16] = "", node[64] = "", job[32] = "";
@@ -170,7 +170,7 @@ int orc_slurm_end_read(const char *path, orc_slurm_end *end, eng_err *e)
              restart >= 0 && (exited == 0 || exited == 1) && sig >= 0 && sig < 128 && status >= -1 && status < 256;
     free(text);
     if (!ok)
-        return eng_errf(e, ENG_EIO, "%s: not an end file of tlmd --slurm-job", path);
+        return tlm_errf(e, TLM_EIO, "%s: not an end file of tlmd --slurm-job", path);
     end->restart = restart;
     end->exited = exited;
     end->status = status;

@@ -34,8 +34,8 @@ int orc_slurm_job_main(int argc, char **argv);
 
 /* Paths of an attempt's files in the run folder ("" .. ".events" / ".end"). */
 int orc_slurm_file(char *out, size_t cap, const char *run_dir, const char *token, int64_t restart,
-                   const char *ext, eng_err *e);
+                   const char *ext, tlm_err *e);
 /* Reads an end file: 1 read, 0 absent, negative (e set) unreadable or malformed. */
-int orc_slurm_end_read(const char *path, orc_slurm_end *end, eng_err *e);
+int orc_slurm_end_read(const char *path, orc_slurm_end *end, tlm_err *e);
 
 #endif

@@ -14,7 +14,7 @@ typedef struct {
     const char *only;
     int jobs;
     int n;
-    eng_err *e;
+    tlm_err *e;
 } ctx;
 
 static int print_job(void *p, const db_job_summary *j)
@@ -54,10 +54,10 @@ static int print_sweep(void *p, const db_sweep_summary *s)
     return 0;
 }
 
-int orc_status(const char *db_path, const char *sweep, int jobs, FILE *out, eng_err *e)
+int orc_status(const char *db_path, const char *sweep, int jobs, FILE *out, tlm_err *e)
 {
     if (access(db_path, F_OK) != 0)
-        return eng_errf(e, ENG_ECONFIG, "%s does not exist (tlmd --sweeps FILE creates it)", db_path);
+        return tlm_errf(e, TLM_ECONFIG, "%s does not exist (tlmd --sweeps FILE creates it)", db_path);
     long pid = orc_lock_holder(db_path);
     if (pid > 0)
         fprintf(out, "tlmd is running on %s (pid %ld)\n", db_path, pid);
@@ -75,7 +75,7 @@ int orc_status(const char *db_path, const char *sweep, int jobs, FILE *out, eng_
         rc = db_sweep_summaries(c.d, print_sweep, &c, e);
     db_exec(c.d, "COMMIT", NULL);
     if (!rc && sweep && !c.n)
-        rc = eng_errf(e, ENG_ECONFIG, "%s: no sweep named '%s'", db_path, sweep);
+        rc = tlm_errf(e, TLM_ECONFIG, "%s: no sweep named '%s'", db_path, sweep);
     db_close(c.d);
     return rc;
 }

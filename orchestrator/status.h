@@ -9,6 +9,6 @@
 #include "common/err.h"
 
 /* sweep: only this sweep (NULL: all); jobs: also list each job. */
-int orc_status(const char *db_path, const char *sweep, int jobs, FILE *out, eng_err *e);
+int orc_status(const char *db_path, const char *sweep, int jobs, FILE *out, tlm_err *e);
 
 #endif

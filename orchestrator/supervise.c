@@ -40,7 +40,7 @@ void orc_run_stop(orc_run *r, int kill_reason)
         r->kill_reason = kill_reason;
     if (!r->term_sent) {
         r->term_sent = 1;
-        r->term_at = eng_clock_mono();
+        r->term_at = tlm_clock_mono();
         orc_run_signal(r, SIGTERM);
         orc_run_signal(r, SIGCONT); /* a stopped worker must run to see SIGTERM */
     }
@@ -78,7 +78,7 @@ static void on_exit_cb(uv_process_t *p, int64_t status, int term_signal)
     r->exited = 1;
     r->exit_status = status;
     r->term_signal = term_signal;
-    r->exited_at = eng_clock_mono();
+    r->exited_at = tlm_clock_mono();
     /* anything the worker left in its group goes with it */
     orc_run_signal(r, SIGKILL);
     maybe_finish(r);
@@ -107,8 +107,8 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
     if (n > 0) {
         orc_line_sink sink = {sink_line, sink_too_long, r};
         if (orc_linebuf_feed(&r->lb, buf->base, (size_t)n, &sink)) {
-            eng_err e;
-            eng_errf(&e, ENG_ENOMEM, "out of memory reading events");
+            tlm_err e;
+            tlm_errf(&e, TLM_ENOMEM, "out of memory reading events");
             orc_fatal(r->d, &e);
         }
         return;
@@ -212,7 +212,7 @@ static char **child_env(const orc_daemon *d, const orc_slot_spec *slot, char **o
 
 static int open_log(const char *dir, int n)
 {
-    char path[ENG_PATH_CAP];
+    char path[TLM_PATH_CAP];
     if ((size_t)snprintf(path, sizeof path, "%s/worker.log", dir) >= sizeof path) {
         errno = ENAMETOOLONG;
         return -1;
@@ -238,13 +238,13 @@ void orc_run_free_prepared(orc_run *r)
     free(r);
 }
 
-orc_run *orc_run_prepare(orc_daemon *d, size_t job, int slot, eng_err *e)
+orc_run *orc_run_prepare(orc_daemon *d, size_t job, int slot, tlm_err *e)
 {
     orc_job *j = &d->plan.jobs.v[job];
     orc_run *r = calloc(1, sizeof *r);
     if (!r || !(r->parser = malloc(sizeof *r->parser))) {
         free(r);
-        eng_errf(e, ENG_ENOMEM, "out of memory");
+        tlm_errf(e, TLM_ENOMEM, "out of memory");
         return NULL;
     }
     r->d = d;
@@ -260,10 +260,10 @@ orc_run *orc_run_prepare(orc_daemon *d, size_t job, int slot, eng_err *e)
     }
 
     /* the run folder agrees with the database before the worker sees it */
-    char *json = NULL, aside[ENG_PATH_CAP];
+    char *json = NULL, aside[TLM_PATH_CAP];
     int rc = db_job_config(d->db, j->key, &json, e);
     if (rc == 0)
-        rc = eng_errf(e, ENG_EINTERNAL, "job %.12s is not in %s", j->key, d->o->db_path);
+        rc = tlm_errf(e, TLM_EINTERNAL, "job %.12s is not in %s", j->key, d->o->db_path);
     int64_t keep = -1;
     int moved = 0;
     if (rc == 1)
@@ -305,16 +305,16 @@ orc_run *orc_run_prepare(orc_daemon *d, size_t job, int slot, eng_err *e)
     return r;
 }
 
-int orc_run_start(orc_daemon *d, size_t job, int slot, eng_err *e)
+int orc_run_start(orc_daemon *d, size_t job, int slot, tlm_err *e)
 {
     orc_job *j = &d->plan.jobs.v[job];
     const orc_slot_spec *spec = &d->slots[slot].spec;
     orc_run *r = orc_run_prepare(d, job, slot, e);
     if (!r)
-        return e->code ? e->code : ENG_EIO;
+        return e->code ? e->code : TLM_EIO;
     int rc;
 
-    char cfg[ENG_PATH_CAP + sizeof "/config.json"], pid[24], threads[16], hb[16], device[24];
+    char cfg[TLM_PATH_CAP + sizeof "/config.json"], pid[24], threads[16], hb[16], device[24];
     snprintf(cfg, sizeof cfg, "%s/config.json", r->run_dir);
     snprintf(pid, sizeof pid, "%ld", (long)getpid());
     snprintf(threads, sizeof threads, "%d", d->threads);
@@ -329,8 +329,8 @@ int orc_run_start(orc_daemon *d, size_t job, int slot, eng_err *e)
     char **env = child_env(d, spec, owned, 8, &n_owned);
     int log_fd = open_log(r->run_dir, r->n);
     if (!env || log_fd < 0) {
-        rc = env ? eng_errf(e, ENG_EIO, "%s/worker.log: %s", r->run_dir, strerror(errno))
-                 : eng_errf(e, ENG_ENOMEM, "out of memory");
+        rc = env ? tlm_errf(e, TLM_EIO, "%s/worker.log: %s", r->run_dir, strerror(errno))
+                 : tlm_errf(e, TLM_ENOMEM, "out of memory");
         goto fail_early;
     }
 
@@ -363,10 +363,10 @@ int orc_run_start(orc_daemon *d, size_t job, int slot, eng_err *e)
     free(env);
     if (uvrc) {
         orc_run_close(r); /* frees r */
-        return eng_errf(e, ENG_EIO, "cannot start %s: %s", d->worker, uv_strerror(uvrc));
+        return tlm_errf(e, TLM_EIO, "cannot start %s: %s", d->worker, uv_strerror(uvrc));
     }
     r->pid = r->proc.pid;
-    r->started = r->last_event = r->progress_at = eng_clock_mono();
+    r->started = r->last_event = r->progress_at = tlm_clock_mono();
     r->progress = -1;
     uv_read_start((uv_stream_t *)&r->pipe, on_alloc, on_read);
 
@@ -376,7 +376,7 @@ int orc_run_start(orc_daemon *d, size_t job, int slot, eng_err *e)
     orc_batch(d); /* one commit for the attempt's rows */
     rc = db_job_start_attempt(d->db, j->key, &n, e);
     if (!rc && db_job_state_get(d->db, j->key, &st, e) < 0)
-        rc = ENG_EIO;
+        rc = TLM_EIO;
     if (!rc) {
         r->n = n;
         if (d->plan.arch_mask & (d->plan.arch_mask - 1)) /* several architectures */
@@ -384,7 +384,7 @@ int orc_run_start(orc_daemon *d, size_t job, int slot, eng_err *e)
         else
             snprintf(r->label, sizeof r->label, "%s", st.label);
         db_attempt_row ar = {.job = j->key, .n = n, .pid = r->pid, .host = d->host, .device = spec->name,
-                             .started_at = eng_clock_wall()};
+                             .started_at = tlm_clock_wall()};
         rc = db_attempt_begin(d->db, &ar, &r->attempt, e);
     }
     if (rc) {
@@ -400,7 +400,7 @@ int orc_run_start(orc_daemon *d, size_t job, int slot, eng_err *e)
     d->attempts_started++;
     /* committed by the next tick (within 100 ms) with the worker's first
      * events: nothing acts on the attempt row before then */
-    return d->fatal ? ENG_EIO : 0;
+    return d->fatal ? TLM_EIO : 0;
 
 fail_early:
     if (log_fd >= 0)

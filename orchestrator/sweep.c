@@ -1,5 +1,5 @@
 /* sweep.c: parsing, checking and expanding sweep files (see sweep.h and
- * docs/sweeps.md).  Every message starts with file:line:col (cfg_errf) and
+ * docs/sweeps.md).  Every message starts with file:line:col (tlm_cfg_errf) and
  * says what was expected.
  * Must not: accept a key it does not know, or let a sweep expand to zero
  * jobs silently. */
@@ -31,27 +31,27 @@ static size_t text_put(char *out, size_t cap, size_t at, const char *s)
     return at + n;
 }
 
-static size_t node_text_at(const cfg_node *n, char *out, size_t cap, size_t at)
+static size_t node_text_at(const tlm_cfg_node *n, char *out, size_t cap, size_t at)
 {
     if (!n)
         return text_put(out, cap, at, "null");
-    if (n->kind == CFG_SCALAR)
+    if (n->kind == TLM_CFG_SCALAR)
         return text_put(out, cap, at, n->text);
-    at = text_put(out, cap, at, n->kind == CFG_SEQ ? "[" : "{");
+    at = text_put(out, cap, at, n->kind == TLM_CFG_SEQ ? "[" : "{");
     for (size_t i = 0; i < n->n; i++) {
         if (i)
             at = text_put(out, cap, at, ",");
-        if (n->kind == CFG_MAP) {
+        if (n->kind == TLM_CFG_MAP) {
             at = text_put(out, cap, at, n->keys[i]->text);
             at = text_put(out, cap, at, ":");
         }
         at = node_text_at(n->items[i], out, cap, at);
     }
-    return text_put(out, cap, at, n->kind == CFG_SEQ ? "]" : "}");
+    return text_put(out, cap, at, n->kind == TLM_CFG_SEQ ? "]" : "}");
 }
 
 /* Compact one-line text of a node: 1.5, cosine, [1.5,0.5], {a:1}. */
-static size_t orc_node_text(const cfg_node *n, char *out, size_t cap)
+static size_t orc_node_text(const tlm_cfg_node *n, char *out, size_t cap)
 {
     if (cap)
         out[0] = '\0';
@@ -70,96 +70,96 @@ static int valid_dotted(const char *k)
     return 1;
 }
 
-static int merge_into(cfg_node *dst, const cfg_node *src, eng_err *e);
+static int merge_into(tlm_cfg_node *dst, const tlm_cfg_node *src, tlm_err *e);
 
 /* map[seg] = value: a mapping merges into an existing mapping key by key,
  * anything else replaces.  New keys take `keypos`'s position. */
-static int set_one(cfg_node *map, const char *seg, const cfg_node *keypos, const cfg_node *value, eng_err *e)
+static int set_one(tlm_cfg_node *map, const char *seg, const tlm_cfg_node *keypos, const tlm_cfg_node *value, tlm_err *e)
 {
-    size_t i = cfg_map_find(map, seg);
+    size_t i = tlm_cfg_map_find(map, seg);
     if (i < map->n) {
-        if (value->kind == CFG_MAP && map->items[i]->kind == CFG_MAP)
+        if (value->kind == TLM_CFG_MAP && map->items[i]->kind == TLM_CFG_MAP)
             return merge_into(map->items[i], value, e);
-        cfg_node *v = cfg_clone(value);
+        tlm_cfg_node *v = tlm_cfg_clone(value);
         if (!v)
-            return eng_errf(e, ENG_ENOMEM, "out of memory");
-        cfg_free(map->items[i]);
+            return tlm_errf(e, TLM_ENOMEM, "out of memory");
+        tlm_cfg_free(map->items[i]);
         map->items[i] = v;
         return 0;
     }
-    cfg_node *k = cfg_new_scalar(seg, 0, keypos);
-    cfg_node *v = cfg_clone(value);
-    if (!k || !v || cfg_map_append(map, k, v)) {
-        cfg_free(k);
-        cfg_free(v);
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    tlm_cfg_node *k = tlm_cfg_new_scalar(seg, 0, keypos);
+    tlm_cfg_node *v = tlm_cfg_clone(value);
+    if (!k || !v || tlm_cfg_map_append(map, k, v)) {
+        tlm_cfg_free(k);
+        tlm_cfg_free(v);
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     }
     return 0;
 }
 
 /* root.<dotted key> = value, creating mappings on the way. */
-static int set_path(cfg_node *root, const cfg_node *key, const cfg_node *value, eng_err *e)
+static int set_path(tlm_cfg_node *root, const tlm_cfg_node *key, const tlm_cfg_node *value, tlm_err *e)
 {
     char path[256];
     if (strlen(key->text) >= sizeof path)
-        return cfg_errf(e, key, "key '%.60s...' is too long", key->text);
+        return tlm_cfg_errf(e, key, "key '%.60s...' is too long", key->text);
     strcpy(path, key->text);
-    cfg_node *cur = root;
+    tlm_cfg_node *cur = root;
     char *seg = path;
     for (char *dot; (dot = strchr(seg, '.')); seg = dot + 1) {
         *dot = '\0';
-        cfg_node *next = cfg_map_get(cur, seg);
+        tlm_cfg_node *next = tlm_cfg_map_get(cur, seg);
         if (!next) {
-            cfg_node *k = cfg_new_scalar(seg, 0, key);
-            cfg_node *m = cfg_new_map(key);
-            if (!k || !m || cfg_map_append(cur, k, m)) {
-                cfg_free(k);
-                cfg_free(m);
-                return eng_errf(e, ENG_ENOMEM, "out of memory");
+            tlm_cfg_node *k = tlm_cfg_new_scalar(seg, 0, key);
+            tlm_cfg_node *m = tlm_cfg_new_map(key);
+            if (!k || !m || tlm_cfg_map_append(cur, k, m)) {
+                tlm_cfg_free(k);
+                tlm_cfg_free(m);
+                return tlm_errf(e, TLM_ENOMEM, "out of memory");
             }
             next = m;
-        } else if (next->kind != CFG_MAP) {
-            return cfg_errf(e, key, "cannot set '%s': '%s' is %s (at %s:%d:%d), not a mapping", key->text, seg,
-                            cfg_describe(next), cfg_file_name(next->file), next->line, next->col);
+        } else if (next->kind != TLM_CFG_MAP) {
+            return tlm_cfg_errf(e, key, "cannot set '%s': '%s' is %s (at %s:%d:%d), not a mapping", key->text, seg,
+                            tlm_cfg_describe(next), tlm_cfg_file_name(next->file), next->line, next->col);
         }
         cur = next;
     }
     return set_one(cur, seg, key, value, e);
 }
 
-static int merge_into(cfg_node *dst, const cfg_node *src, eng_err *e)
+static int merge_into(tlm_cfg_node *dst, const tlm_cfg_node *src, tlm_err *e)
 {
     for (size_t i = 0; i < src->n; i++)
         if (set_path(dst, src->keys[i], src->items[i], e))
-            return ENG_ECONFIG;
+            return TLM_ECONFIG;
     return 0;
 }
 
 /* The node at a dotted path, or NULL. */
-static const cfg_node *get_path(const cfg_node *root, const char *dotted)
+static const tlm_cfg_node *get_path(const tlm_cfg_node *root, const char *dotted)
 {
     char path[256];
     if (strlen(dotted) >= sizeof path)
         return NULL;
     strcpy(path, dotted);
-    const cfg_node *cur = root;
+    const tlm_cfg_node *cur = root;
     char *seg = path;
     for (char *dot; (dot = strchr(seg, '.')); seg = dot + 1) {
         *dot = '\0';
-        cur = cfg_map_get(cur, seg);
+        cur = tlm_cfg_map_get(cur, seg);
         if (!cur)
             return NULL;
     }
-    return cfg_map_get(cur, seg);
+    return tlm_cfg_map_get(cur, seg);
 }
 
 /* Values equal as a sweep author means them: numbers by value (1.5 ==
  * 1.50), everything else by text and shape. */
-static int node_equal(const cfg_node *a, const cfg_node *b)
+static int node_equal(const tlm_cfg_node *a, const tlm_cfg_node *b)
 {
     if (a->kind != b->kind || a->n != b->n)
         return 0;
-    if (a->kind == CFG_SCALAR) {
+    if (a->kind == TLM_CFG_SCALAR) {
         if (!strcmp(a->text, b->text))
             return 1;
         if (a->quoted || b->quoted)
@@ -169,8 +169,8 @@ static int node_equal(const cfg_node *a, const cfg_node *b)
         return ea != a->text && eb != b->text && !*ea && !*eb && x == y && !isnan(x);
     }
     for (size_t i = 0; i < a->n; i++) {
-        if (a->kind == CFG_MAP) {
-            const cfg_node *bv = cfg_map_get(b, a->keys[i]->text);
+        if (a->kind == TLM_CFG_MAP) {
+            const tlm_cfg_node *bv = tlm_cfg_map_get(b, a->keys[i]->text);
             if (!bv || !node_equal(a->items[i], bv))
                 return 0;
         } else if (!node_equal(a->items[i], b->items[i])) {
@@ -181,16 +181,16 @@ static int node_equal(const cfg_node *a, const cfg_node *b)
 }
 
 /* ------------------------------------------------------------ checking */
-static int check_dotted_map(const cfg_node *m, const char *what, eng_err *e)
+static int check_dotted_map(const tlm_cfg_node *m, const char *what, tlm_err *e)
 {
-    if (m->kind != CFG_MAP)
-        return cfg_errf(e, m, "%s: expected a mapping of dotted keys (e.g. {taper.schedule: uniform}), got %s", what,
-                        cfg_describe(m));
+    if (m->kind != TLM_CFG_MAP)
+        return tlm_cfg_errf(e, m, "%s: expected a mapping of dotted keys (e.g. {taper.schedule: uniform}), got %s", what,
+                        tlm_cfg_describe(m));
     if (m->n == 0)
-        return cfg_errf(e, m, "%s: empty mapping (give at least one key)", what);
+        return tlm_cfg_errf(e, m, "%s: empty mapping (give at least one key)", what);
     for (size_t i = 0; i < m->n; i++)
         if (!valid_dotted(m->keys[i]->text))
-            return cfg_errf(e, m->keys[i], "%s: '%s' is not a key (expected names joined by dots, e.g. train.lr)",
+            return tlm_cfg_errf(e, m->keys[i], "%s: '%s' is not a key (expected names joined by dots, e.g. train.lr)",
                             what, m->keys[i]->text);
     return 0;
 }
@@ -201,7 +201,7 @@ static int is_prefix_key(const char *a, const char *b) /* a is b's ancestor */
     return strncmp(a, b, n) == 0 && b[n] == '.';
 }
 
-static int check_top_keys(const cfg_node *root, eng_err *e)
+static int check_top_keys(const tlm_cfg_node *root, tlm_err *e)
 {
     for (size_t i = 0; i < root->n; i++) {
         const char *k = root->keys[i]->text;
@@ -210,7 +210,7 @@ static int check_top_keys(const cfg_node *root, eng_err *e)
         for (j = 0; j < N_TOP; j++) {
             if (!strcmp(k, TOP_KEYS[j]))
                 break;
-            size_t d = cfg_edit_distance(k, TOP_KEYS[j]);
+            size_t d = tlm_cfg_edit_distance(k, TOP_KEYS[j]);
             if (d < bestd) {
                 bestd = d;
                 best = j;
@@ -219,11 +219,11 @@ static int check_top_keys(const cfg_node *root, eng_err *e)
         if (j < N_TOP)
             continue;
         if (best < N_TOP)
-            return cfg_errf(e, root->keys[i],
+            return tlm_cfg_errf(e, root->keys[i],
                             "unknown key '%s' in a sweep; did you mean '%s'? (expected name, description, base, "
                             "grid, include, exclude, seeds, resources)",
                             k, TOP_KEYS[best]);
-        return cfg_errf(e, root->keys[i],
+        return tlm_cfg_errf(e, root->keys[i],
                         "unknown key '%s' in a sweep (expected name, description, base, grid, include, exclude, "
                         "seeds, resources; job settings go under base)",
                         k);
@@ -231,89 +231,89 @@ static int check_top_keys(const cfg_node *root, eng_err *e)
     return 0;
 }
 
-static int parse_name(orc_sweep *s, eng_err *e)
+static int parse_name(orc_sweep *s, tlm_err *e)
 {
-    const cfg_node *n = cfg_map_get(s->root, "name");
+    const tlm_cfg_node *n = tlm_cfg_map_get(s->root, "name");
     if (!n)
-        return cfg_errf(e, s->root, "a sweep needs a name (name: my_sweep)");
-    if (n->kind != CFG_SCALAR || cfg_is_null(n))
-        return cfg_errf(e, n, "name: expected a word such as ratio_440m, got %s", cfg_describe(n));
+        return tlm_cfg_errf(e, s->root, "a sweep needs a name (name: my_sweep)");
+    if (n->kind != TLM_CFG_SCALAR || tlm_cfg_is_null(n))
+        return tlm_cfg_errf(e, n, "name: expected a word such as ratio_440m, got %s", tlm_cfg_describe(n));
     size_t len = strlen(n->text);
     if (len == 0 || len > ORC_SWEEP_NAME_MAX)
-        return cfg_errf(e, n, "name: expected 1 to %d characters", ORC_SWEEP_NAME_MAX);
+        return tlm_cfg_errf(e, n, "name: expected 1 to %d characters", ORC_SWEEP_NAME_MAX);
     for (const char *p = n->text; *p; p++)
         if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_' ||
               *p == '-' || *p == '.'))
-            return cfg_errf(e, n, "name: '%s' has a character other than letters, digits, '_', '-' or '.'",
+            return tlm_cfg_errf(e, n, "name: '%s' has a character other than letters, digits, '_', '-' or '.'",
                             n->text);
     strcpy(s->name, n->text);
-    const cfg_node *d = cfg_map_get(s->root, "description");
+    const tlm_cfg_node *d = tlm_cfg_map_get(s->root, "description");
     s->description = "";
     if (d) {
-        if (d->kind != CFG_SCALAR)
-            return cfg_errf(e, d, "description: expected text, got %s", cfg_describe(d));
+        if (d->kind != TLM_CFG_SCALAR)
+            return tlm_cfg_errf(e, d, "description: expected text, got %s", tlm_cfg_describe(d));
         s->description = d->text;
     }
     return 0;
 }
 
-static int parse_base(orc_sweep *s, eng_err *e)
+static int parse_base(orc_sweep *s, tlm_err *e)
 {
-    const cfg_node *b = cfg_map_get(s->root, "base");
-    s->base = cfg_new_map(b ? b : s->root);
+    const tlm_cfg_node *b = tlm_cfg_map_get(s->root, "base");
+    s->base = tlm_cfg_new_map(b ? b : s->root);
     if (!s->base)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     if (!b)
         return 0;
-    if (b->kind != CFG_MAP)
-        return cfg_errf(e, b, "base: expected a mapping of job settings (scale, arch, train, ...), got %s",
-                        cfg_describe(b));
+    if (b->kind != TLM_CFG_MAP)
+        return tlm_cfg_errf(e, b, "base: expected a mapping of job settings (scale, arch, train, ...), got %s",
+                        tlm_cfg_describe(b));
     /* dotted keys (train.lr: 1e-3) are allowed in base as in grid; one
      * setting spelt both ways would otherwise be merged, the last winning */
-    if (cfg_check_paths_unique(b, e))
-        return ENG_ECONFIG;
+    if (tlm_cfg_check_paths_unique(b, e))
+        return TLM_ECONFIG;
     for (size_t i = 0; i < b->n; i++) {
         if (!valid_dotted(b->keys[i]->text))
-            return cfg_errf(e, b->keys[i], "base: '%s' is not a key (expected names joined by dots)",
+            return tlm_cfg_errf(e, b->keys[i], "base: '%s' is not a key (expected names joined by dots)",
                             b->keys[i]->text);
         if (set_path(s->base, b->keys[i], b->items[i], e))
-            return ENG_ECONFIG;
+            return TLM_ECONFIG;
     }
     return 0;
 }
 
-static int parse_grid(orc_sweep *s, eng_err *e)
+static int parse_grid(orc_sweep *s, tlm_err *e)
 {
-    const cfg_node *g = cfg_map_get(s->root, "grid");
+    const tlm_cfg_node *g = tlm_cfg_map_get(s->root, "grid");
     if (!g)
         return 0;
-    if (g->kind != CFG_MAP || g->n == 0)
-        return cfg_errf(e, g,
+    if (g->kind != TLM_CFG_MAP || g->n == 0)
+        return tlm_cfg_errf(e, g,
                         "grid: expected a mapping of dotted keys to lists of values (e.g. taper.schedule: [linear, "
                         "cosine]), got %s; leave grid out for a single job",
-                        g->kind == CFG_MAP ? "an empty mapping" : cfg_describe(g));
+                        g->kind == TLM_CFG_MAP ? "an empty mapping" : tlm_cfg_describe(g));
     s->axis_key = calloc(g->n, sizeof *s->axis_key);
     s->axis_val = calloc(g->n, sizeof *s->axis_val);
     if (!s->axis_key || !s->axis_val)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     double product = 1;
     for (size_t i = 0; i < g->n; i++) {
-        const cfg_node *k = g->keys[i], *v = g->items[i];
+        const tlm_cfg_node *k = g->keys[i], *v = g->items[i];
         if (!valid_dotted(k->text))
-            return cfg_errf(e, k, "grid: '%s' is not a key (expected names joined by dots, e.g. taper.ratio)",
+            return tlm_cfg_errf(e, k, "grid: '%s' is not a key (expected names joined by dots, e.g. taper.ratio)",
                             k->text);
-        if (v->kind != CFG_SEQ)
-            return cfg_errf(e, v, "grid.%s: expected a list of values (e.g. [%s]), got %s", k->text,
-                            v->kind == CFG_SCALAR ? v->text : "a, b", cfg_describe(v));
+        if (v->kind != TLM_CFG_SEQ)
+            return tlm_cfg_errf(e, v, "grid.%s: expected a list of values (e.g. [%s]), got %s", k->text,
+                            v->kind == TLM_CFG_SCALAR ? v->text : "a, b", tlm_cfg_describe(v));
         if (v->n == 0)
-            return cfg_errf(e, v, "grid.%s: the list is empty (give at least one value)", k->text);
+            return tlm_cfg_errf(e, v, "grid.%s: the list is empty (give at least one value)", k->text);
         for (size_t j = 0; j < v->n; j++)
-            if (cfg_check_paths_unique(v->items[j], e))
-                return ENG_ECONFIG;
+            if (tlm_cfg_check_paths_unique(v->items[j], e))
+                return TLM_ECONFIG;
         for (size_t j = 0; j < i; j++)
             if (is_prefix_key(g->keys[j]->text, k->text) || is_prefix_key(k->text, g->keys[j]->text))
-                return cfg_errf(e, k, "grid: '%s' overlaps '%s' (at %s:%d:%d); vary one or the other", k->text,
-                                g->keys[j]->text, cfg_file_name(g->keys[j]->file), g->keys[j]->line,
+                return tlm_cfg_errf(e, k, "grid: '%s' overlaps '%s' (at %s:%d:%d); vary one or the other", k->text,
+                                g->keys[j]->text, tlm_cfg_file_name(g->keys[j]->file), g->keys[j]->line,
                                 g->keys[j]->col);
         s->axis_key[i] = k;
         s->axis_val[i] = v;
@@ -321,28 +321,28 @@ static int parse_grid(orc_sweep *s, eng_err *e)
     }
     s->n_axes = g->n;
     if (product > ORC_SWEEP_MAX_JOBS)
-        return cfg_errf(e, g, "grid: %.0f points; at most %d are allowed", product, ORC_SWEEP_MAX_JOBS);
+        return tlm_cfg_errf(e, g, "grid: %.0f points; at most %d are allowed", product, ORC_SWEEP_MAX_JOBS);
     return 0;
 }
 
-static int parse_list_of_maps(const orc_sweep *s, const char *what, const cfg_node ***out, size_t *n, eng_err *e)
+static int parse_list_of_maps(const orc_sweep *s, const char *what, const tlm_cfg_node ***out, size_t *n, tlm_err *e)
 {
-    const cfg_node *l = cfg_map_get(s->root, what);
+    const tlm_cfg_node *l = tlm_cfg_map_get(s->root, what);
     if (!l)
         return 0;
-    if (l->kind != CFG_SEQ)
-        return cfg_errf(e, l, "%s: expected a list of mappings (e.g. - {taper.schedule: uniform}), got %s", what,
-                        cfg_describe(l));
+    if (l->kind != TLM_CFG_SEQ)
+        return tlm_cfg_errf(e, l, "%s: expected a list of mappings (e.g. - {taper.schedule: uniform}), got %s", what,
+                        tlm_cfg_describe(l));
     if (l->n == 0)
-        return cfg_errf(e, l, "%s: the list is empty (leave %s out instead)", what, what);
+        return tlm_cfg_errf(e, l, "%s: the list is empty (leave %s out instead)", what, what);
     *out = calloc(l->n, sizeof **out);
     if (!*out)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     for (size_t i = 0; i < l->n; i++) {
         char label[48];
         snprintf(label, sizeof label, "%s entry %zu", what, i + 1);
-        if (check_dotted_map(l->items[i], label, e) || cfg_check_paths_unique(l->items[i], e))
-            return ENG_ECONFIG;
+        if (check_dotted_map(l->items[i], label, e) || tlm_cfg_check_paths_unique(l->items[i], e))
+            return TLM_ECONFIG;
         (*out)[i] = l->items[i];
     }
     *n = l->n;
@@ -355,29 +355,29 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int parse_seeds(orc_sweep *s, eng_err *e)
+static int parse_seeds(orc_sweep *s, tlm_err *e)
 {
-    const cfg_node *l = cfg_map_get(s->root, "seeds");
+    const tlm_cfg_node *l = tlm_cfg_map_get(s->root, "seeds");
     if (!l)
         return 0;
-    if (l->kind != CFG_SEQ || l->n == 0)
-        return cfg_errf(e, l, "seeds: expected a non-empty list of integers (e.g. [0, 1, 2]), got %s",
-                        l->kind == CFG_SEQ ? "an empty list" : cfg_describe(l));
+    if (l->kind != TLM_CFG_SEQ || l->n == 0)
+        return tlm_cfg_errf(e, l, "seeds: expected a non-empty list of integers (e.g. [0, 1, 2]), got %s",
+                        l->kind == TLM_CFG_SEQ ? "an empty list" : tlm_cfg_describe(l));
     s->seeds = calloc(l->n, sizeof *s->seeds);
     s->seed_node = calloc(l->n, sizeof *s->seed_node);
     if (!s->seeds || !s->seed_node)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     for (size_t i = 0; i < l->n; i++) {
         int64_t v;
-        if (cfg_get_int_in(l->items[i], "seeds", 0, ENG_SEED_MAX, &v, e))
-            return ENG_ECONFIG;
+        if (tlm_cfg_get_int_in(l->items[i], "seeds", 0, ENG_SEED_MAX, &v, e))
+            return TLM_ECONFIG;
         s->seeds[i] = v;
         s->seed_node[i] = l->items[i];
     }
     /* duplicates: sort a copy */
     int64_t *sorted = malloc(l->n * sizeof *sorted);
     if (!sorted)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     memcpy(sorted, s->seeds, l->n * sizeof *sorted);
     qsort(sorted, l->n, sizeof *sorted, cmp_i64);
     for (size_t i = 1; i < l->n; i++)
@@ -386,18 +386,18 @@ static int parse_seeds(orc_sweep *s, eng_err *e)
             free(sorted);
             for (size_t j = l->n; j-- > 0;)
                 if (s->seeds[j] == dup)
-                    return cfg_errf(e, l->items[j], "seeds: %lld is listed twice", (long long)dup);
+                    return tlm_cfg_errf(e, l->items[j], "seeds: %lld is listed twice", (long long)dup);
         }
     free(sorted);
     s->n_seeds = l->n;
-    const cfg_node *bs = get_path(s->base, "seed");
+    const tlm_cfg_node *bs = get_path(s->base, "seed");
     if (bs)
-        return cfg_errf(e, bs, "seed is given both in base and in seeds (at %s:%d:%d); keep one",
-                        cfg_file_name(l->file), l->line, l->col);
+        return tlm_cfg_errf(e, bs, "seed is given both in base and in seeds (at %s:%d:%d); keep one",
+                        tlm_cfg_file_name(l->file), l->line, l->col);
     for (size_t i = 0; i < s->n_axes; i++)
         if (!strcmp(s->axis_key[i]->text, "seed"))
-            return cfg_errf(e, s->axis_key[i], "seed is given both in grid and in seeds (at %s:%d:%d); keep one",
-                            cfg_file_name(l->file), l->line, l->col);
+            return tlm_cfg_errf(e, s->axis_key[i], "seed is given both in grid and in seeds (at %s:%d:%d); keep one",
+                            tlm_cfg_file_name(l->file), l->line, l->col);
     return 0;
 }
 
@@ -407,8 +407,8 @@ void orc_sweep_free(orc_sweep *s)
         return;
     free(s->file);
     free(s->source);
-    cfg_free(s->root);
-    cfg_free(s->base);
+    tlm_cfg_free(s->root);
+    tlm_cfg_free(s->base);
     free(s->axis_key);
     free(s->axis_val);
     free(s->include);
@@ -418,25 +418,25 @@ void orc_sweep_free(orc_sweep *s)
     free(s);
 }
 
-int orc_sweep_parse(const char *name, const char *buf, size_t len, orc_sweep **out, eng_err *e)
+int orc_sweep_parse(const char *name, const char *buf, size_t len, orc_sweep **out, tlm_err *e)
 {
     *out = NULL;
     orc_sweep *s = calloc(1, sizeof *s);
     if (!s)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     s->file = strdup(name);
     s->source = malloc(len + 1);
     if (!s->file || !s->source) {
         orc_sweep_free(s);
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     }
     memcpy(s->source, buf, len);
     s->source[len] = '\0';
     s->source_len = len;
-    int rc = cfg_parse_buffer(name, buf, len, &s->root, e);
-    if (!rc && s->root->kind != CFG_MAP)
-        rc = cfg_errf(e, s->root, "a sweep file is a mapping (name, base, grid, ...), got %s",
-                      cfg_describe(s->root));
+    int rc = tlm_cfg_parse_buffer(name, buf, len, &s->root, e);
+    if (!rc && s->root->kind != TLM_CFG_MAP)
+        rc = tlm_cfg_errf(e, s->root, "a sweep file is a mapping (name, base, grid, ...), got %s",
+                      tlm_cfg_describe(s->root));
     if (!rc)
         rc = check_top_keys(s->root, e);
     if (!rc)
@@ -452,14 +452,14 @@ int orc_sweep_parse(const char *name, const char *buf, size_t len, orc_sweep **o
     if (!rc)
         rc = parse_seeds(s, e);
     if (!rc) {
-        const cfg_node *res = cfg_map_get(s->root, "resources");
+        const tlm_cfg_node *res = tlm_cfg_map_get(s->root, "resources");
         if (res)
             rc = orc_resources_parse(res, &s->res, e);
         else
             orc_resources_init(&s->res);
     }
     if (!rc && s->n_exclude && !s->n_axes)
-        rc = cfg_errf(e, s->exclude[0], "exclude: removes grid points, but the sweep has no grid");
+        rc = tlm_cfg_errf(e, s->exclude[0], "exclude: removes grid points, but the sweep has no grid");
     if (rc) {
         orc_sweep_free(s);
         return rc;
@@ -468,14 +468,14 @@ int orc_sweep_parse(const char *name, const char *buf, size_t len, orc_sweep **o
     return 0;
 }
 
-int orc_sweep_load(const char *path, orc_sweep **out, eng_err *e)
+int orc_sweep_load(const char *path, orc_sweep **out, tlm_err *e)
 {
     *out = NULL;
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return eng_errf(e, ENG_ECONFIG, "%s: is a directory (expected a sweep file, YAML)", path);
+        return tlm_errf(e, TLM_ECONFIG, "%s: is a directory (expected a sweep file, YAML)", path);
     FILE *f;
-    int rc = eng_fopen_input(path, ENG_ECONFIG, &f, e); /* a FIFO would block for ever: refused, never opened */
+    int rc = tlm_fopen_input(path, TLM_ECONFIG, &f, e); /* a FIFO would block for ever: refused, never opened */
     if (rc)
         return rc;
     size_t cap = 1 << 16, len = 0;
@@ -483,7 +483,7 @@ int orc_sweep_load(const char *path, orc_sweep **out, eng_err *e)
     while (buf) {
         if (len == cap) {
             if (cap >= (16u << 20)) {
-                rc = eng_errf(e, ENG_ECONFIG, "%s: larger than 16 MiB", path);
+                rc = tlm_errf(e, TLM_ECONFIG, "%s: larger than 16 MiB", path);
                 break;
             }
             char *g = realloc(buf, cap * 2);
@@ -498,9 +498,9 @@ int orc_sweep_load(const char *path, orc_sweep **out, eng_err *e)
             break;
     }
     if (!buf)
-        rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+        rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
     else if (!rc && ferror(f))
-        rc = eng_errf(e, ENG_EIO, "%s: read error: %s", path, strerror(errno));
+        rc = tlm_errf(e, TLM_EIO, "%s: read error: %s", path, strerror(errno));
     fclose(f);
     if (!rc)
         rc = orc_sweep_parse(path, buf, len, out, e);
@@ -578,10 +578,10 @@ static void axes_add(char axes[AXES_CAP], const char *key, const char *value)
 {
     size_t len = strlen(axes);
     if (len + 1 < AXES_CAP)
-        eng_msg_printf(axes + len, AXES_CAP - len, "%s%s=%s", len ? " " : "", key, value);
+        tlm_msg_printf(axes + len, AXES_CAP - len, "%s%s=%s", len ? " " : "", key, value);
 }
 
-static void axes_add_node(char axes[AXES_CAP], const char *key, const cfg_node *v)
+static void axes_add_node(char axes[AXES_CAP], const char *key, const tlm_cfg_node *v)
 {
     char vt[256];
     if (orc_node_text(v, vt, sizeof vt) >= sizeof vt)
@@ -590,21 +590,21 @@ static void axes_add_node(char axes[AXES_CAP], const char *key, const cfg_node *
 }
 
 /* One job: tree = base + entries, seed; resolve; hand over. */
-static int emit(expander *x, cfg_node *tree, const char *axes_prefix, int include, eng_err *e)
+static int emit(expander *x, tlm_cfg_node *tree, const char *axes_prefix, int include, tlm_err *e)
 {
     const orc_sweep *s = x->s;
     size_t ns = s->n_seeds ? s->n_seeds : 1;
     for (size_t si = 0; si < ns; si++) {
         char axes[AXES_CAP];
-        eng_msg_copy(axes, sizeof axes, axes_prefix);
+        tlm_msg_copy(axes, sizeof axes, axes_prefix);
         if (s->n_seeds) {
             char num[24];
             snprintf(num, sizeof num, "%lld", (long long)s->seeds[si]);
-            cfg_node *v = cfg_new_scalar(num, 0, s->seed_node[si]);
-            cfg_node *k = cfg_new_scalar("seed", 0, s->seed_node[si]);
-            int rc = (!v || !k) ? eng_errf(e, ENG_ENOMEM, "out of memory") : set_path(tree, k, v, e);
-            cfg_free(v);
-            cfg_free(k);
+            tlm_cfg_node *v = tlm_cfg_new_scalar(num, 0, s->seed_node[si]);
+            tlm_cfg_node *k = tlm_cfg_new_scalar("seed", 0, s->seed_node[si]);
+            int rc = (!v || !k) ? tlm_errf(e, TLM_ENOMEM, "out of memory") : set_path(tree, k, v, e);
+            tlm_cfg_free(v);
+            tlm_cfg_free(k);
             if (rc)
                 return rc;
             axes_add(axes, "seed", num);
@@ -612,10 +612,10 @@ static int emit(expander *x, cfg_node *tree, const char *axes_prefix, int includ
         if (include < 0 && s->n_exclude) {
             int excluded = 0;
             for (size_t p = 0; p < s->n_exclude && !excluded; p++) {
-                const cfg_node *pat = s->exclude[p];
+                const tlm_cfg_node *pat = s->exclude[p];
                 int all = 1;
                 for (size_t i = 0; i < pat->n && all; i++) {
-                    const cfg_node *have = get_path(tree, pat->keys[i]->text);
+                    const tlm_cfg_node *have = get_path(tree, pat->keys[i]->text);
                     all = have && node_equal(have, pat->items[i]);
                 }
                 if (all) {
@@ -628,16 +628,16 @@ static int emit(expander *x, cfg_node *tree, const char *axes_prefix, int includ
         }
         if (eng_config_from_tree(tree, &x->cfg, e)) {
             size_t len = strlen(e->msg);
-            eng_msg_printf(e->msg + len, sizeof e->msg - len, " (in the job %s)", *axes ? axes : "from base");
-            return ENG_ECONFIG;
+            tlm_msg_printf(e->msg + len, sizeof e->msg - len, " (in the job %s)", *axes ? axes : "from base");
+            return TLM_ECONFIG;
         }
         char key[65];
         eng_config_id(&x->cfg, key);
         if (!key[0])
-            return eng_errf(e, ENG_ENOMEM, "out of memory");
+            return tlm_errf(e, TLM_ENOMEM, "out of memory");
         int added = keyset_add(&x->seen, key);
         if (added < 0)
-            return eng_errf(e, ENG_ENOMEM, "out of memory");
+            return tlm_errf(e, TLM_ENOMEM, "out of memory");
         if (!added) {
             x->n_dups++;
             continue;
@@ -656,15 +656,15 @@ static int emit(expander *x, cfg_node *tree, const char *axes_prefix, int includ
  * mapping the author wrote (taper: [{schedule: uniform, ratio: ...}]) is
  * an error as in an include, and dropping the whole value would lose its
  * other keys. */
-static int at_node(const cfg_node *n, const char *msg)
+static int at_node(const tlm_cfg_node *n, const char *msg)
 {
-    char pos[ENG_MSG_MAX];
+    char pos[TLM_MSG_MAX];
     if (n->line > 0) {
-        int len = snprintf(pos, sizeof pos, "%s:%d:%d: ", cfg_file_name(n->file), n->line, n->col);
+        int len = snprintf(pos, sizeof pos, "%s:%d:%d: ", tlm_cfg_file_name(n->file), n->line, n->col);
         if (len > 0 && (size_t)len < sizeof pos && !strncmp(msg, pos, (size_t)len))
             return 1;
     }
-    for (size_t i = 0; n->kind == CFG_SEQ && i < n->n; i++)
+    for (size_t i = 0; n->kind == TLM_CFG_SEQ && i < n->n; i++)
         if (at_node(n->items[i], msg))
             return 1;
     return 0;
@@ -674,10 +674,10 @@ static int at_node(const cfg_node *n, const char *msg)
  * or -1.  The engine says so as "KEY: only used with ... (X is Y)" at the
  * value's position: the position names the grid value (not base, not an
  * include), the words the kind of error (not a bad value). */
-static int inapplicable_axis(const orc_sweep *s, const size_t *idx, uint64_t dropped, const eng_err *e,
+static int inapplicable_axis(const orc_sweep *s, const size_t *idx, uint64_t dropped, const tlm_err *e,
                              char *why, size_t cap)
 {
-    if (e->code != ENG_ECONFIG || !strstr(e->msg, ": only used with "))
+    if (e->code != TLM_ECONFIG || !strstr(e->msg, ": only used with "))
         return -1;
     for (size_t a = 0; a < s->n_axes; a++) {
         if (dropped >> a & 1 || !at_node(s->axis_val[a]->items[idx[a]], e->msg))
@@ -712,43 +712,43 @@ static void note_drop(expander *x, const char *why, size_t jobs)
         return;
     }
     orc_sweep_drop *d = &st->drops[st->n_drops++];
-    eng_msg_copy(d->what, sizeof d->what, why);
+    tlm_msg_copy(d->what, sizeof d->what, why);
     d->points = 1;
     d->jobs = jobs;
 }
 
 /* One grid point: base + its values, less the keys that do not apply to
  * it (found by resolving: the engine's rules, nothing repeated here). */
-static int grid_point(expander *x, const size_t *idx, eng_err *e)
+static int grid_point(expander *x, const size_t *idx, tlm_err *e)
 {
     const orc_sweep *s = x->s;
     uint64_t dropped = 0;
     char why[ORC_SWEEP_MAX_DROPS][200];
     size_t n_why = 0;
     for (;;) {
-        cfg_node *tree = cfg_clone(s->base);
+        tlm_cfg_node *tree = tlm_cfg_clone(s->base);
         if (!tree)
-            return eng_errf(e, ENG_ENOMEM, "out of memory");
+            return tlm_errf(e, TLM_ENOMEM, "out of memory");
         char axes[AXES_CAP] = "";
         int rc = 0;
         for (size_t a = 0; a < s->n_axes && !rc; a++) {
             if (dropped >> a & 1)
                 continue;
-            const cfg_node *v = s->axis_val[a]->items[idx[a]];
+            const tlm_cfg_node *v = s->axis_val[a]->items[idx[a]];
             rc = set_path(tree, s->axis_key[a], v, e);
             axes_add_node(axes, s->axis_key[a]->text, v);
         }
         size_t before = x->n_jobs;
         if (!rc)
             rc = emit(x, tree, axes, -1, e);
-        cfg_free(tree);
+        tlm_cfg_free(tree);
         char w[200];
         int a = rc ? inapplicable_axis(s, idx, dropped, e, w, sizeof w) : -1;
         if (a >= 0) {
             dropped |= (uint64_t)1 << a;
             x->axis_dropped[a]++;
             if (!x->axis_why[a] && !(x->axis_why[a] = strdup(e->msg)))
-                return eng_errf(e, ENG_ENOMEM, "out of memory");
+                return tlm_errf(e, TLM_ENOMEM, "out of memory");
             if (n_why < ORC_SWEEP_MAX_DROPS)
                 memcpy(why[n_why++], w, sizeof w);
             continue;
@@ -763,12 +763,12 @@ static int grid_point(expander *x, const size_t *idx, eng_err *e)
     }
 }
 
-static int expand_grid(expander *x, eng_err *e)
+static int expand_grid(expander *x, tlm_err *e)
 {
     const orc_sweep *s = x->s;
     size_t idx[64] = {0};
     if (s->n_axes > 64)
-        return cfg_errf(e, s->axis_key[64], "grid: more than 64 keys");
+        return tlm_cfg_errf(e, s->axis_key[64], "grid: more than 64 keys");
     for (;;) {
         int rc = grid_point(x, idx, e);
         if (rc)
@@ -790,19 +790,19 @@ done:
     /* a key dropped everywhere is a mistake, not a grid written the natural way */
     for (size_t a = 0; a < s->n_axes; a++)
         if (x->axis_dropped[a] && !x->axis_used[a])
-            return eng_errf(e, ENG_ECONFIG, "%s (grid.%s applies to none of the grid's points)", x->axis_why[a],
+            return tlm_errf(e, TLM_ECONFIG, "%s (grid.%s applies to none of the grid's points)", x->axis_why[a],
                             s->axis_key[a]->text);
     return 0;
 }
 
-static int expand_includes(expander *x, eng_err *e)
+static int expand_includes(expander *x, tlm_err *e)
 {
     const orc_sweep *s = x->s;
     for (size_t i = 0; i < s->n_include; i++) {
-        cfg_node *tree = cfg_clone(s->base);
+        tlm_cfg_node *tree = tlm_cfg_clone(s->base);
         if (!tree)
-            return eng_errf(e, ENG_ENOMEM, "out of memory");
-        const cfg_node *inc = s->include[i];
+            return tlm_errf(e, TLM_ENOMEM, "out of memory");
+        const tlm_cfg_node *inc = s->include[i];
         char axes[AXES_CAP] = "";
         int rc = 0;
         for (size_t k = 0; k < inc->n && !rc; k++) {
@@ -811,14 +811,14 @@ static int expand_includes(expander *x, eng_err *e)
         }
         if (!rc)
             rc = emit(x, tree, axes, (int)i, e);
-        cfg_free(tree);
+        tlm_cfg_free(tree);
         if (rc)
             return rc;
     }
     return 0;
 }
 
-int orc_sweep_expand_stats(const orc_sweep *s, orc_sweep_job_fn cb, void *ctx, orc_sweep_stats *st, eng_err *e)
+int orc_sweep_expand_stats(const orc_sweep *s, orc_sweep_job_fn cb, void *ctx, orc_sweep_stats *st, tlm_err *e)
 {
     expander x = {.s = s, .cb = cb, .ctx = ctx, .st = st};
     if (st)
@@ -830,7 +830,7 @@ int orc_sweep_expand_stats(const orc_sweep *s, orc_sweep_job_fn cb, void *ctx, o
     int rc = 0;
     if (!x.axis_used || !x.axis_dropped || !x.axis_why ||
         (s->n_exclude && !(x.exclude_hits = calloc(s->n_exclude, sizeof *x.exclude_hits))))
-        rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+        rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
     /* without a grid the base itself is the one grid point, unless includes say otherwise */
     if (!rc && (s->n_axes || !s->n_include))
         rc = expand_grid(&x, e);
@@ -838,12 +838,12 @@ int orc_sweep_expand_stats(const orc_sweep *s, orc_sweep_job_fn cb, void *ctx, o
         rc = expand_includes(&x, e);
     for (size_t p = 0; !rc && p < s->n_exclude; p++)
         if (!x.exclude_hits[p])
-            rc = cfg_errf(e, s->exclude[p],
+            rc = tlm_cfg_errf(e, s->exclude[p],
                           "exclude entry %zu matches no grid point (each key must name a value the grid or base "
                           "sets, written the same way)",
                           p + 1);
     if (!rc && x.n_jobs == 0)
-        rc = cfg_errf(e, s->root, "the sweep '%s' expands to zero jobs%s", s->name,
+        rc = tlm_cfg_errf(e, s->root, "the sweep '%s' expands to zero jobs%s", s->name,
                       s->n_exclude ? " (exclude removes every grid point)" : "");
     free(x.exclude_hits);
     free(x.seen.k);
@@ -860,7 +860,7 @@ int orc_sweep_expand_stats(const orc_sweep *s, orc_sweep_job_fn cb, void *ctx, o
 }
 
 int orc_sweep_expand(const orc_sweep *s, orc_sweep_job_fn cb, void *ctx, size_t *n_jobs, size_t *n_dups,
-                     eng_err *e)
+                     tlm_err *e)
 {
     orc_sweep_stats st;
     int rc = orc_sweep_expand_stats(s, cb, ctx, &st, e);

@@ -23,27 +23,27 @@ typedef struct orc_sweep {
     char *file;          /* as given */
     char *source;        /* the file's text */
     size_t source_len;
-    cfg_node *root;
+    tlm_cfg_node *root;
     char name[ORC_SWEEP_NAME_MAX + 1];
     const char *description;   /* "" when absent */
-    cfg_node *base;            /* normalised: dotted keys expanded (owned) */
+    tlm_cfg_node *base;            /* normalised: dotted keys expanded (owned) */
     size_t n_axes;
-    const cfg_node **axis_key; /* grid keys (scalars) */
-    const cfg_node **axis_val; /* their value lists */
+    const tlm_cfg_node **axis_key; /* grid keys (scalars) */
+    const tlm_cfg_node **axis_val; /* their value lists */
     size_t n_include;
-    const cfg_node **include;  /* mappings */
+    const tlm_cfg_node **include;  /* mappings */
     size_t n_exclude;
-    const cfg_node **exclude;  /* mappings */
+    const tlm_cfg_node **exclude;  /* mappings */
     size_t n_seeds;
     int64_t *seeds;            /* empty when seeds is not given */
-    const cfg_node **seed_node;
+    const tlm_cfg_node **seed_node;
     orc_resources res;         /* resources: (what each of its Slurm jobs asks for) */
 } orc_sweep;
 
 /* Read and check a sweep file. */
-int orc_sweep_load(const char *path, orc_sweep **out, eng_err *e);
+int orc_sweep_load(const char *path, orc_sweep **out, tlm_err *e);
 /* The same from memory (`name` is used in messages). */
-int orc_sweep_parse(const char *name, const char *buf, size_t len, orc_sweep **out, eng_err *e);
+int orc_sweep_parse(const char *name, const char *buf, size_t len, orc_sweep **out, tlm_err *e);
 void orc_sweep_free(orc_sweep *s);
 
 typedef struct orc_sweep_job {
@@ -56,7 +56,7 @@ typedef struct orc_sweep_job {
 
 /* Called per job in expansion order; a non-zero return stops the expansion
  * and is returned (cb fills e). */
-typedef int (*orc_sweep_job_fn)(void *ctx, const orc_sweep_job *j, eng_err *e);
+typedef int (*orc_sweep_job_fn)(void *ctx, const orc_sweep_job *j, tlm_err *e);
 
 /* A grid key dropped from the points it does not apply to (docs/sweeps.md):
  * "taper.ratio does not apply to schedule uniform", over `points` grid
@@ -82,9 +82,9 @@ typedef struct orc_sweep_stats {
  * (*n_dups counts them).  Zero jobs, or an exclude pattern that removes
  * nothing, is an error. */
 int orc_sweep_expand(const orc_sweep *s, orc_sweep_job_fn cb, void *ctx, size_t *n_jobs, size_t *n_dups,
-                     eng_err *e);
+                     tlm_err *e);
 /* The same, with what was dropped and merged in *st (may be NULL). */
-int orc_sweep_expand_stats(const orc_sweep *s, orc_sweep_job_fn cb, void *ctx, orc_sweep_stats *st, eng_err *e);
+int orc_sweep_expand_stats(const orc_sweep *s, orc_sweep_job_fn cb, void *ctx, orc_sweep_stats *st, tlm_err *e);
 
 
 #endif

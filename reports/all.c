@@ -23,7 +23,7 @@ typedef struct {
     const char **fig_notes;
 } report;
 
-static int put_table(void *p, FILE *f, eng_err *e)
+static int put_table(void *p, FILE *f, tlm_err *e)
 {
     const void **a = p;
     return rpt_render(a[0], *(const int *)a[1], f, e);
@@ -56,7 +56,7 @@ static void write_summary(const report *r, FILE *f)
               f);
 }
 
-static int write_md(void *p, FILE *f, eng_err *e)
+static int write_md(void *p, FILE *f, tlm_err *e)
 {
     report *r = p;
     rpt_ctx *c = r->c;
@@ -82,7 +82,7 @@ static int write_md(void *p, FILE *f, eng_err *e)
         }
         int rc = rpt_render_md(&r->tables[i], f);
         if (rc)
-            return eng_errf(e, ENG_EIO, "writing report.md");
+            return tlm_errf(e, TLM_EIO, "writing report.md");
     }
     fputs("## Figures\n\n", f);
     for (int i = 0; i < rpt_n_figure_defs; i++) {
@@ -96,20 +96,20 @@ static int write_md(void *p, FILE *f, eng_err *e)
     return 0;
 }
 
-int rpt_write_all(rpt_ctx *c, const char *dir, eng_err *e)
+int rpt_write_all(rpt_ctx *c, const char *dir, tlm_err *e)
 {
     /* every name below fits: tlm-report leaves 64 bytes under --out for them */
-    char path[ENG_PATH_CAP + 64];
-    if (strlen(dir) > ENG_PATH_CAP - 1 - 64)
-        return eng_path_check_len("--out", dir, ENG_PATH_CAP - 1 - 64, e);
-    int rc = eng_mkdir_p(dir, e);
+    char path[TLM_PATH_CAP + 64];
+    if (strlen(dir) > TLM_PATH_CAP - 1 - 64)
+        return tlm_path_check_len("--out", dir, TLM_PATH_CAP - 1 - 64, e);
+    int rc = tlm_mkdir_p(dir, e);
     if (rc)
         return rc;
     snprintf(path, sizeof path, "%s/tables", dir);
-    if ((rc = eng_mkdir_p(path, e)))
+    if ((rc = tlm_mkdir_p(path, e)))
         return rc;
     snprintf(path, sizeof path, "%s/figures", dir);
-    if ((rc = eng_mkdir_p(path, e)))
+    if ((rc = tlm_mkdir_p(path, e)))
         return rc;
     report r = {c, NULL, NULL, NULL, NULL};
     r.tables = calloc((size_t)rpt_n_table_defs, sizeof *r.tables);
@@ -118,7 +118,7 @@ int rpt_write_all(rpt_ctx *c, const char *dir, eng_err *e)
     r.fig_notes = calloc((size_t)rpt_n_figure_defs, sizeof *r.fig_notes);
     rpt_arena notes = {0};
     if (!r.tables || !r.built || !r.figs || !r.fig_notes) {
-        rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+        rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
         goto done;
     }
     for (int i = 0; i < rpt_n_table_defs && !rc; i++) {

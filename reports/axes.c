@@ -57,14 +57,14 @@ int rpt_is_ratio_schedule(const char *s)
 
 void rpt_fmt_tokens(char *out, size_t cap, int64_t tokens)
 {
-    static const eng_fmt_step steps[] = {{1e12, 1e12, "%.3gT", "%.0fT"},
+    static const tlm_fmt_step steps[] = {{1e12, 1e12, "%.3gT", "%.0fT"},
                                          {1e9, 1e9, "%.3gB", "%.0fB"},
                                          {1e6, 1e6, "%.3gM", "%.0fM"},
                                          {1e3, 1e3, "%.3gK", "%.0fK"}};
     if ((double)tokens < 1e3)
         snprintf(out, cap, "%lld", (long long)tokens);
     else
-        eng_fmt_steps(out, cap, (double)tokens, steps, 4);
+        tlm_fmt_steps(out, cap, (double)tokens, steps, 4);
 }
 
 const char *rpt_panel_title(rpt_arena *a, const char *arch, const char *scale, int64_t tokens)

@@ -129,7 +129,7 @@ static int cmp_index(const void *pa, const void *pb, void *jobs)
     return r;
 }
 
-static int group_jobs(rpt_ctx *c, eng_err *e)
+static int group_jobs(rpt_ctx *c, tlm_err *e)
 {
     if (c->n_jobs == 0)
         return 0;
@@ -138,7 +138,7 @@ static int group_jobs(rpt_ctx *c, eng_err *e)
     c->panels = rpt_alloc(&c->a, sizeof *c->panels * (size_t)c->n_jobs);
     int *gidx = rpt_alloc(&c->a, sizeof *gidx * (size_t)c->n_jobs);
     if (!order || !c->groups || !c->panels || !gidx)
-        return eng_errf(e, ENG_ENOMEM, "out of memory grouping %d jobs", c->n_jobs);
+        return tlm_errf(e, TLM_ENOMEM, "out of memory grouping %d jobs", c->n_jobs);
     for (int i = 0; i < c->n_jobs; i++)
         order[i] = i;
     qsort_r(order, (size_t)c->n_jobs, sizeof *order, cmp_index, c->jobs);
@@ -197,13 +197,13 @@ static int selected(const rpt_opts *o, const char *key, const char *label, int *
 /* The rows of a one-column query, for messages that name what exists:
  * "a, b, c" (the first 12, then "and N more"), "" when none; arena-owned.
  * ?1 is bound to `arg` when given. */
-static int name_list(rpt_ctx *c, const char *sql, const char *arg, const char **out, int *count, eng_err *e)
+static int name_list(rpt_ctx *c, const char *sql, const char *arg, const char **out, int *count, tlm_err *e)
 {
     sqlite3_stmt *s;
     *out = "";
     *count = 0;
     if (sqlite3_prepare_v2(c->h, sql, -1, &s, NULL) != SQLITE_OK)
-        return eng_errf(e, ENG_EIO, "%s: %s", c->db_path, sqlite3_errmsg(c->h));
+        return tlm_errf(e, TLM_EIO, "%s: %s", c->db_path, sqlite3_errmsg(c->h));
     if (arg)
         sqlite3_bind_text(s, 1, arg, -1, SQLITE_STATIC);
     const char *list = "";
@@ -214,62 +214,62 @@ static int name_list(rpt_ctx *c, const char *sql, const char *arg, const char **
             list = rpt_printf(&c->a, "%s%s%s", list, *list ? ", " : "", v ? v : "(none)");
         if (!list) {
             sqlite3_finalize(s);
-            return eng_errf(e, ENG_ENOMEM, "out of memory");
+            return tlm_errf(e, TLM_ENOMEM, "out of memory");
         }
     }
     sqlite3_finalize(s);
     if (rc != SQLITE_DONE)
-        return eng_errf(e, ENG_EIO, "%s: %s", c->db_path, sqlite3_errmsg(c->h));
+        return tlm_errf(e, TLM_EIO, "%s: %s", c->db_path, sqlite3_errmsg(c->h));
     if (*count > 12 && !(list = rpt_printf(&c->a, "%s and %d more", list, *count - 12)))
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     *out = list;
     return 0;
 }
 
-static int sweep_exists(rpt_ctx *c, const char *name, eng_err *e)
+static int sweep_exists(rpt_ctx *c, const char *name, tlm_err *e)
 {
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(c->h, "SELECT 1 FROM sweeps WHERE name = ?1", -1, &s, NULL) != SQLITE_OK)
-        return eng_errf(e, ENG_EIO, "%s: %s", c->db_path, sqlite3_errmsg(c->h));
+        return tlm_errf(e, TLM_EIO, "%s: %s", c->db_path, sqlite3_errmsg(c->h));
     sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
     int rc = sqlite3_step(s);
     sqlite3_finalize(s);
     if (rc == SQLITE_ROW)
         return 0;
     if (rc != SQLITE_DONE)
-        return eng_errf(e, ENG_EIO, "%s: %s", c->db_path, sqlite3_errmsg(c->h));
+        return tlm_errf(e, TLM_EIO, "%s: %s", c->db_path, sqlite3_errmsg(c->h));
     /* say which sweeps there are */
     const char *known;
     int n;
     if ((rc = name_list(c, "SELECT name FROM sweeps ORDER BY name", NULL, &known, &n, e)))
         return rc;
-    return eng_errf(e, ENG_ECONFIG, "%s: no sweep named '%s' (sweeps: %s)", c->db_path, name, n ? known : "none yet");
+    return tlm_errf(e, TLM_ECONFIG, "%s: no sweep named '%s' (sweeps: %s)", c->db_path, name, n ? known : "none yet");
 }
 
 /* 1 when the query (?1 the sweep when there is one, ?2 `value`) returns a row. */
-static int has_row(rpt_ctx *c, const char *sql, const char *value, eng_err *e)
+static int has_row(rpt_ctx *c, const char *sql, const char *value, tlm_err *e)
 {
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(c->h, sql, -1, &s, NULL) != SQLITE_OK)
-        return eng_errf(e, ENG_EIO, "%s: %s", c->db_path, sqlite3_errmsg(c->h));
+        return tlm_errf(e, TLM_EIO, "%s: %s", c->db_path, sqlite3_errmsg(c->h));
     if (c->o.sweep)
         sqlite3_bind_text(s, 1, c->o.sweep, -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 2, value, -1, SQLITE_STATIC);
     int rc = sqlite3_step(s);
     sqlite3_finalize(s);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return eng_errf(e, ENG_EIO, "%s: %s", c->db_path, sqlite3_errmsg(c->h));
+        return tlm_errf(e, TLM_EIO, "%s: %s", c->db_path, sqlite3_errmsg(c->h));
     return rc == SQLITE_ROW;
 }
 
 /* A filter that selects nothing is an error naming what there is, as an
  * unknown --sweep is: an empty table would look like results not yet in. */
-static int check_filters(rpt_ctx *c, const int *hits, eng_err *e)
+static int check_filters(rpt_ctx *c, const int *hits, tlm_err *e)
 {
     const rpt_opts *o = &c->o;
     const char *scope = o->sweep ? rpt_printf(&c->a, "sweep %s", o->sweep) : c->db_path;
     if (!scope)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     /* one query in both scopes: every job of the database, or the sweep's active ones */
 #define SCOPED(cols, tail)                                                                                     \
     (o->sweep ? "SELECT DISTINCT " cols " FROM sweep_jobs s JOIN jobs j ON j.key = s.job"                    \
@@ -283,7 +283,7 @@ static int check_filters(rpt_ctx *c, const int *hits, eng_err *e)
         if (!rc) {
             if ((rc = name_list(c, SCOPED("j.arch", " ORDER BY 1"), o->sweep, &have, &n, e)))
                 return rc;
-            return eng_errf(e, ENG_ECONFIG, "--arch %s matches no job in %s (%s%s)", o->arch, scope,
+            return tlm_errf(e, TLM_ECONFIG, "--arch %s matches no job in %s (%s%s)", o->arch, scope,
                             n ? "its architectures: " : "it has no jobs yet", have);
         }
     }
@@ -293,7 +293,7 @@ static int check_filters(rpt_ctx *c, const int *hits, eng_err *e)
         if (!rc) {
             if ((rc = name_list(c, SCOPED("j.scale", " ORDER BY 1"), o->sweep, &have, &n, e)))
                 return rc;
-            return eng_errf(e, ENG_ECONFIG, "--scale %s matches no job in %s (%s%s)", o->scale, scope,
+            return tlm_errf(e, TLM_ECONFIG, "--scale %s matches no job in %s (%s%s)", o->scale, scope,
                             n ? "its scales: " : "it has no jobs yet", have);
         }
     }
@@ -302,34 +302,34 @@ static int check_filters(rpt_ctx *c, const int *hits, eng_err *e)
                            : o->scale          ? rpt_printf(&c->a, " with --scale %s", o->scale)
                                                : "";
     if (!narrowed)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     for (int i = 0; i < o->n_jobs; i++) {
         if (hits[i])
             continue;
         if ((rc = name_list(c, SCOPED("substr(j.key, 1, 12) || ' ' || coalesce(j.label, j.schedule)", " ORDER BY 1"),
                             o->sweep, &have, &n, e)))
             return rc;
-        return eng_errf(e, ENG_ECONFIG, "--job %s matches no job in %s%s (%s%s%s)", o->jobs[i], scope, narrowed,
+        return tlm_errf(e, TLM_ECONFIG, "--job %s matches no job in %s%s (%s%s%s)", o->jobs[i], scope, narrowed,
                         strlen(o->jobs[i]) < 6 ? "a key prefix needs 6 or more hex digits; " : "",
                         n ? "its jobs: " : "it has no jobs yet", have);
     }
     if (c->n_jobs == 0 && o->arch && o->scale) {
         if ((rc = name_list(c, SCOPED("j.arch || ' ' || j.scale", " ORDER BY 1"), o->sweep, &have, &n, e)))
             return rc;
-        return eng_errf(e, ENG_ECONFIG, "--arch %s --scale %s together match no job in %s (its architecture and scale "
+        return tlm_errf(e, TLM_ECONFIG, "--arch %s --scale %s together match no job in %s (its architecture and scale "
                         "pairs: %s)", o->arch, o->scale, scope, have);
     }
 #undef SCOPED
     return 0;
 }
 
-int rpt_taper_parse(const char *spec, char sched[16], double *start, double *end, eng_err *e)
+int rpt_taper_parse(const char *spec, char sched[16], double *start, double *end, tlm_err *e)
 {
     double a, b;
     int used = 0;
     if (sscanf(spec, "%15[a-z]:%lf:%lf%n", sched, &a, &b, &used) != 3 || spec[used] != '\0' ||
         !rpt_is_ratio_schedule(sched) || !(a > 0) || !(b > 0))
-        return eng_errf(e, ENG_ECONFIG,
+        return tlm_errf(e, TLM_ECONFIG,
                         "--taper '%s': expected SCHEDULE:START:END with SCHEDULE linear, cosine or sigmoid "
                         "(e.g. cosine:1.5:0.5)",
                         spec);
@@ -338,21 +338,21 @@ int rpt_taper_parse(const char *spec, char sched[16], double *start, double *end
     return 0;
 }
 
-static int parse_taper(rpt_ctx *c, const char *spec, eng_err *e)
+static int parse_taper(rpt_ctx *c, const char *spec, tlm_err *e)
 {
     char sched[16];
     if (rpt_taper_parse(spec, sched, &c->taper_start, &c->taper_end, e))
-        return ENG_ECONFIG;
+        return TLM_ECONFIG;
     snprintf(c->taper_schedule, sizeof c->taper_schedule, "%s", sched);
     return 0;
 }
 
-static int load_jobs(rpt_ctx *c, int *hits, eng_err *e)
+static int load_jobs(rpt_ctx *c, int *hits, tlm_err *e)
 {
     sqlite3_stmt *s;
     const char *sql = c->o.sweep ? SQL_SWEEP : SQL_ALL;
     if (sqlite3_prepare_v2(c->h, sql, -1, &s, NULL) != SQLITE_OK)
-        return eng_errf(e, ENG_EIO, "%s: reading jobs: %s", c->db_path, sqlite3_errmsg(c->h));
+        return tlm_errf(e, TLM_EIO, "%s: reading jobs: %s", c->db_path, sqlite3_errmsg(c->h));
     if (c->o.arch)
         sqlite3_bind_text(s, 1, c->o.arch, -1, SQLITE_STATIC);
     if (c->o.scale)
@@ -367,7 +367,7 @@ static int load_jobs(rpt_ctx *c, int *hits, eng_err *e)
         const char *label = (const char *)sqlite3_column_text(s, 2);
         if (!key || !selected(&c->o, key, label, hits))
             continue;
-        if (ENG_GROW(v, cap, (size_t)c->n_jobs + 1, 256)) {
+        if (TLM_GROW(v, cap, (size_t)c->n_jobs + 1, 256)) {
             oom = 1;
             break;
         }
@@ -399,13 +399,13 @@ static int load_jobs(rpt_ctx *c, int *hits, eng_err *e)
     if (oom) {
         sqlite3_finalize(s);
         free(v);
-        return eng_errf(e, ENG_ENOMEM, "out of memory reading jobs");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory reading jobs");
     }
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-        eng_errf(e, ENG_EIO, "%s: reading jobs: %s", c->db_path, sqlite3_errmsg(c->h));
+        tlm_errf(e, TLM_EIO, "%s: reading jobs: %s", c->db_path, sqlite3_errmsg(c->h));
         sqlite3_finalize(s);
         free(v);
-        return ENG_EIO;
+        return TLM_EIO;
     }
     sqlite3_finalize(s);
     /* the array moves into the arena so that one free releases everything */
@@ -413,7 +413,7 @@ static int load_jobs(rpt_ctx *c, int *hits, eng_err *e)
         c->jobs = rpt_alloc(&c->a, sizeof *c->jobs * (size_t)c->n_jobs);
         if (!c->jobs) {
             free(v);
-            return eng_errf(e, ENG_ENOMEM, "out of memory reading jobs");
+            return tlm_errf(e, TLM_ENOMEM, "out of memory reading jobs");
         }
         memcpy(c->jobs, v, sizeof *c->jobs * (size_t)c->n_jobs);
     }
@@ -430,14 +430,14 @@ static unsigned hash_key(const char *k)
 }
 
 /* Bulk queries return rows by job key: a hash finds the job in O(1). */
-static int index_keys(rpt_ctx *c, eng_err *e)
+static int index_keys(rpt_ctx *c, tlm_err *e)
 {
     int n = 16;
     while (n < 2 * c->n_jobs)
         n *= 2;
     c->key_slots = rpt_alloc(&c->a, sizeof *c->key_slots * (size_t)n);
     if (!c->key_slots)
-        return eng_errf(e, ENG_ENOMEM, "out of memory indexing %d jobs", c->n_jobs);
+        return tlm_errf(e, TLM_ENOMEM, "out of memory indexing %d jobs", c->n_jobs);
     c->n_slots = n;
     for (int i = 0; i < n; i++)
         c->key_slots[i] = -1;
@@ -461,7 +461,7 @@ int rpt_job_find(const rpt_ctx *c, const char *key)
     return -1;
 }
 
-int rpt_ctx_open(rpt_ctx *c, const char *db_path, const rpt_opts *o, eng_err *e)
+int rpt_ctx_open(rpt_ctx *c, const char *db_path, const rpt_opts *o, tlm_err *e)
 {
     memset(c, 0, sizeof *c);
     c->db_path = db_path;
@@ -473,7 +473,7 @@ int rpt_ctx_open(rpt_ctx *c, const char *db_path, const rpt_opts *o, eng_err *e)
         return rc;
     /* SQLite would report "unable to open database file": say what to do instead */
     if (access(db_path, F_OK) != 0)
-        return eng_errf(e, ENG_ECONFIG, "%s: no such file (tlmd writes it: run tlmd first, or pass --db PATH)",
+        return tlm_errf(e, TLM_ECONFIG, "%s: no such file (tlmd writes it: run tlmd first, or pass --db PATH)",
                         db_path);
     if ((rc = db_open(db_path, DB_READONLY, &c->d, e)))
         return rc;
@@ -484,14 +484,14 @@ int rpt_ctx_open(rpt_ctx *c, const char *db_path, const rpt_opts *o, eng_err *e)
     /* one snapshot for the whole report (WAL: the daemon keeps writing
      * meanwhile), so a job that finishes mid-report is seen one way only */
     if (sqlite3_exec(c->h, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
-        rc = eng_errf(e, ENG_EIO, "%s: %s", db_path, sqlite3_errmsg(c->h));
+        rc = tlm_errf(e, TLM_EIO, "%s: %s", db_path, sqlite3_errmsg(c->h));
         goto fail;
     }
     if (o->sweep && (rc = sweep_exists(c, o->sweep, e)))
         goto fail;
     int *hits = o->n_jobs ? rpt_alloc(&c->a, sizeof *hits * (size_t)o->n_jobs) : NULL;
     if (o->n_jobs && !hits) {
-        rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+        rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
         goto fail;
     }
     if ((rc = load_jobs(c, hits, e)) || (rc = check_filters(c, hits, e)) || (rc = group_jobs(c, e)) ||

@@ -15,7 +15,7 @@
 static const char *const TABLES[] = {"wider_early_vs_late", "schedule_ratio"};
 #define N_TABLES 2
 
-int rpt_fig_delta(rpt_ctx *c, rpt_figure *f, eng_err *e)
+int rpt_fig_delta(rpt_ctx *c, rpt_figure *f, tlm_err *e)
 {
     f->title = "#gD against uniform, 95% intervals, and the paper's";
     f->ylabel = "#gD val ppl (config - uniform)";
@@ -56,7 +56,7 @@ int rpt_fig_delta(rpt_ctx *c, rpt_figure *f, eng_err *e)
     rpt_series *ours = rpt_figure_series(f, "ours: mean over seeds, 95% interval", most, 1);
     rpt_series *paper = rpt_figure_series(f, "the paper (440M Transformer++, 30B tokens)", most, 0);
     if (!f->xticks || !ours || !paper) {
-        rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+        rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
         goto done;
     }
     int n = 0;

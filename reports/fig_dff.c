@@ -24,7 +24,7 @@ static int rank(const rpt_ctx *c, const rpt_group *g)
     return 3;
 }
 
-int rpt_fig_dff(rpt_ctx *c, rpt_figure *f, eng_err *e)
+int rpt_fig_dff(rpt_ctx *c, rpt_figure *f, tlm_err *e)
 {
     f->xlabel = "layer";
     f->ylabel = "MLP width d#dff#u";
@@ -66,7 +66,7 @@ int rpt_fig_dff(rpt_ctx *c, rpt_figure *f, eng_err *e)
             }
             rpt_series *s = rpt_figure_series(f, g->label, n, 0);
             if (!s)
-                return eng_errf(e, ENG_ENOMEM, "out of memory");
+                return tlm_errf(e, TLM_ENOMEM, "out of memory");
             for (int l = 0; l < n; l++) {
                 s->x[l] = l;
                 s->y[l] = w[l];

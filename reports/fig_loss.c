@@ -13,12 +13,12 @@
 
 /* Reads (tokens, loss) of one job into a new series, bucket-averaged. */
 static int load(rpt_ctx *c, sqlite3_stmt *count, sqlite3_stmt *rows, const rpt_job *j, rpt_figure *f,
-                const char *label, double xscale, eng_err *e)
+                const char *label, double xscale, tlm_err *e)
 {
     sqlite3_reset(count);
     sqlite3_bind_text(count, 1, j->key, -1, SQLITE_STATIC);
     if (sqlite3_step(count) != SQLITE_ROW)
-        return eng_errf(e, ENG_EIO, "%s: reading steps: %s", c->db_path, sqlite3_errmsg(c->h));
+        return tlm_errf(e, TLM_EIO, "%s: reading steps: %s", c->db_path, sqlite3_errmsg(c->h));
     int64_t n = sqlite3_column_int64(count, 0);
     if (n == 0)
         return 0;
@@ -26,7 +26,7 @@ static int load(rpt_ctx *c, sqlite3_stmt *count, sqlite3_stmt *rows, const rpt_j
     int m = (int)((n + per - 1) / per);
     rpt_series *s = rpt_figure_series(f, label, m, 0);
     if (!s)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     sqlite3_reset(rows);
     sqlite3_bind_text(rows, 1, j->key, -1, SQLITE_STATIC);
     int64_t i = 0;
@@ -51,12 +51,12 @@ static int load(rpt_ctx *c, sqlite3_stmt *count, sqlite3_stmt *rows, const rpt_j
         }
     }
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return eng_errf(e, ENG_EIO, "%s: reading steps: %s", c->db_path, sqlite3_errmsg(c->h));
+        return tlm_errf(e, TLM_EIO, "%s: reading steps: %s", c->db_path, sqlite3_errmsg(c->h));
     s->n = k; /* steps written meanwhile do not overflow the series */
     return 0;
 }
 
-int rpt_fig_loss(rpt_ctx *c, rpt_figure *f, eng_err *e)
+int rpt_fig_loss(rpt_ctx *c, rpt_figure *f, tlm_err *e)
 {
     f->title = "Training loss";
     f->ylabel = "loss";
@@ -74,7 +74,7 @@ int rpt_fig_loss(rpt_ctx *c, rpt_figure *f, eng_err *e)
         sqlite3_prepare_v2(c->h, "SELECT tokens, loss FROM steps WHERE job = ?1 ORDER BY step", -1, &rows, NULL) !=
             SQLITE_OK) {
         sqlite3_finalize(count);
-        return eng_errf(e, ENG_EIO, "%s: reading steps: %s", c->db_path, sqlite3_errmsg(c->h));
+        return tlm_errf(e, TLM_EIO, "%s: reading steps: %s", c->db_path, sqlite3_errmsg(c->h));
     }
     /* several scales or architectures: say which in the legend */
     int mixed = 0;

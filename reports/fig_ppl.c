@@ -20,7 +20,7 @@ static int cmp_pt(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int rpt_fig_ppl_ratio(rpt_ctx *c, rpt_figure *f, eng_err *e)
+int rpt_fig_ppl_ratio(rpt_ctx *c, rpt_figure *f, tlm_err *e)
 {
     f->title = "Validation perplexity against taper strength";
     f->xlabel = "taper strength r#dstart#u - r#dend#u (0: uniform)";
@@ -58,7 +58,7 @@ int rpt_fig_ppl_ratio(rpt_ctx *c, rpt_figure *f, eng_err *e)
         paper_rows++;
     pt *pts = malloc(sizeof *pts * (size_t)(pg->n_groups + 1 + paper_rows));
     if (!pts)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     int paper = c->o.paper && !strcmp(pg->arch, RPT_PAPER_440M_ARCH) && !strcmp(pg->scale, RPT_PAPER_440M_SCALE);
     const char *sched;
     for (int k = 0; (sched = rpt_paper_table1_schedule((size_t)k)) && !rc; k++) {
@@ -78,7 +78,7 @@ int rpt_fig_ppl_ratio(rpt_ctx *c, rpt_figure *f, eng_err *e)
             qsort(pts, (size_t)n, sizeof *pts, cmp_pt);
             rpt_series *s = rpt_figure_series(f, sched, n, 1);
             if (!s) {
-                rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+                rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
                 break;
             }
             for (int i = 0; i < n; i++) {
@@ -95,7 +95,7 @@ int rpt_fig_ppl_ratio(rpt_ctx *c, rpt_figure *f, eng_err *e)
         snprintf(label, sizeof label, "paper %s", sched);
         rpt_series *s = rpt_figure_series(f, label, 1 + paper_rows, 0);
         if (!s) {
-            rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+            rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
             break;
         }
         s->x[0] = 0;

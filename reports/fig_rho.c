@@ -19,7 +19,7 @@ static int rank(const rpt_ctx *c, const rpt_group *g)
     return 2;
 }
 
-int rpt_fig_rho(rpt_ctx *c, rpt_figure *f, eng_err *e)
+int rpt_fig_rho(rpt_ctx *c, rpt_figure *f, tlm_err *e)
 {
     f->title = "Alignment with the residual stream";
     f->xlabel = "layer";
@@ -54,7 +54,7 @@ int rpt_fig_rho(rpt_ctx *c, rpt_figure *f, eng_err *e)
                     if (n[k] && !s) {
                         free(v[0]);
                         free(v[1]);
-                        return eng_errf(e, ENG_ENOMEM, "out of memory");
+                        return tlm_errf(e, TLM_ENOMEM, "out of memory");
                     }
                     if (!s)
                         continue;

@@ -7,7 +7,7 @@
 
 #include "reports/plot.h"
 
-int rpt_list(rpt_ctx *c, FILE *f, eng_err *e)
+int rpt_list(rpt_ctx *c, FILE *f, tlm_err *e)
 {
     int n[5] = {0};
     for (int i = 0; i < c->n_jobs; i++)
@@ -47,5 +47,5 @@ int rpt_list(rpt_ctx *c, FILE *f, eng_err *e)
                 rpt_figure_defs[i].what);
         rpt_figure_clear(&fig);
     }
-    return ferror(f) ? eng_errf(e, ENG_EIO, "writing the list") : 0;
+    return ferror(f) ? tlm_errf(e, TLM_EIO, "writing the list") : 0;
 }

@@ -56,7 +56,7 @@ static void usage(FILE *f)
 static void append(char *msg, size_t cap, const char *a, const char *b)
 {
     size_t at = strlen(msg);
-    eng_msg_printf(msg + at, cap - at, "%s%s", a, b);
+    tlm_msg_printf(msg + at, cap - at, "%s%s", a, b);
 }
 
 /* An option the chosen mode would ignore: NULL, or the message (in msg).
@@ -85,7 +85,7 @@ static const char *unused_option(const unsigned char *given, const struct option
             continue;
         int mode_ok = table ? rules[r].table : plot ? rules[r].plot : list ? rules[r].list : rules[r].all;
         if (!mode_ok) {
-            eng_msg_printf(msg, cap, "--%s does nothing with %s; leave it out", rules[r].name, mode);
+            tlm_msg_printf(msg, cap, "--%s does nothing with %s; leave it out", rules[r].name, mode);
             return msg;
         }
         /* only a warning: one command line looped over every table (--paper on each) is a fair use */
@@ -95,13 +95,13 @@ static const char *unused_option(const unsigned char *given, const struct option
     return NULL;
 }
 
-static int render_table(void *p, FILE *f, eng_err *e)
+static int render_table(void *p, FILE *f, tlm_err *e)
 {
     const void **a = p;
     return rpt_render(a[0], *(const int *)a[1], f, e);
 }
 
-static int fail(const eng_err *e)
+static int fail(const tlm_err *e)
 {
     fprintf(stderr, "tlm-report: %s\n", e->msg);
     return 1;
@@ -160,8 +160,8 @@ static int parse_args(int argc, char **argv, cli *c)
         case O_TAPER: c->o.taper = optarg; break;
         case O_MAXS: {
             int64_t v;
-            eng_err e;
-            if (cfg_arg_int("--max-series", optarg, 1, 1000, &v, &e)) {
+            tlm_err e;
+            if (tlm_cfg_arg_int("--max-series", optarg, 1, 1000, &v, &e)) {
                 fprintf(stderr, "tlm-report: %s\n", e.msg);
                 return 2;
             }
@@ -196,22 +196,22 @@ static const char *check_usage(cli *c, char *msg, size_t cap)
     c->fmt = rpt_format_parse(c->format);
     c->tdef = c->table ? rpt_table_find(c->table) : NULL;
     c->fdef = c->plot ? rpt_figure_find(c->plot) : NULL;
-    eng_err pe;
+    tlm_err pe;
     char taper_sched[16];
     double taper_a, taper_b;
     if (c->fmt < 0) {
-        eng_msg_printf(msg, cap, "--format '%s': expected md, csv, latex or json", c->format);
+        tlm_msg_printf(msg, cap, "--format '%s': expected md, csv, latex or json", c->format);
         return msg;
     }
     if (c->table && !c->tdef) {
-        eng_msg_printf(msg, cap, "unknown table '%s' (tables:", c->table);
+        tlm_msg_printf(msg, cap, "unknown table '%s' (tables:", c->table);
         for (int i = 0; i < rpt_n_table_defs; i++)
             append(msg, cap, " ", rpt_table_defs[i].name);
         append(msg, cap, ")", "");
         return msg;
     }
     if (c->plot && !c->fdef) {
-        eng_msg_printf(msg, cap, "unknown figure '%s' (figures:", c->plot);
+        tlm_msg_printf(msg, cap, "unknown figure '%s' (figures:", c->plot);
         for (int i = 0; i < rpt_n_figure_defs; i++)
             append(msg, cap, " ", rpt_figure_defs[i].name);
         append(msg, cap, ")", "");
@@ -220,27 +220,27 @@ static const char *check_usage(cli *c, char *msg, size_t cap)
     if (c->plot && !c->out)
         return "--plot needs --out FILE.svg or FILE.png";
     if (c->plot && rpt_image_kind(c->out) < 0) {
-        eng_msg_printf(msg, cap, "--out '%s': a figure is written as .svg or .png", c->out);
+        tlm_msg_printf(msg, cap, "--out '%s': a figure is written as .svg or .png", c->out);
         return msg;
     }
     if (c->all && !c->out)
         return "--all needs --out DIR";
     const char *out = c->out;
-    if (eng_path_check_len("--db", c->dbpath, ENG_PATH_CAP - 1 - 16, &pe) ||
-        eng_path_not_dir("--db", c->dbpath, "an SQLite database file, such as results.db", &pe) ||
-        (out && eng_path_check_len("--out", out, ENG_PATH_CAP - 1 - 64, &pe)) ||
-        (out && !c->all && eng_path_not_dir("--out", out, "a file (only --all writes a folder)", &pe)) ||
-        (out && c->all && eng_path_not_file("--out", out, "the folder --all writes into", &pe)) ||
+    if (tlm_path_check_len("--db", c->dbpath, TLM_PATH_CAP - 1 - 16, &pe) ||
+        tlm_path_not_dir("--db", c->dbpath, "an SQLite database file, such as results.db", &pe) ||
+        (out && tlm_path_check_len("--out", out, TLM_PATH_CAP - 1 - 64, &pe)) ||
+        (out && !c->all && tlm_path_not_dir("--out", out, "a file (only --all writes a folder)", &pe)) ||
+        (out && c->all && tlm_path_not_file("--out", out, "the folder --all writes into", &pe)) ||
         (c->o.taper && rpt_taper_parse(c->o.taper, taper_sched, &taper_a, &taper_b, &pe))) {
         /* --out leaves room for the temporary name beside it, and for tables/NAME.EXT under --all's folder */
-        eng_msg_copy(msg, cap, pe.msg);
+        tlm_msg_copy(msg, cap, pe.msg);
         return msg;
     }
     return unused_option(c->given, OPTS, c->table ? c->tdef->uses : c->plot ? c->fdef->uses : ~0u, c->table,
                          c->plot, c->list, msg, cap);
 }
 
-static int run_table(rpt_ctx *ctx, const cli *c, eng_err *e)
+static int run_table(rpt_ctx *ctx, const cli *c, tlm_err *e)
 {
     rpt_table t;
     int rc = rpt_table_build(ctx, c->tdef, &t, e);
@@ -255,7 +255,7 @@ static int run_table(rpt_ctx *ctx, const cli *c, eng_err *e)
     return rc;
 }
 
-static int run_plot(rpt_ctx *ctx, const cli *c, eng_err *e)
+static int run_plot(rpt_ctx *ctx, const cli *c, tlm_err *e)
 {
     rpt_figure fig;
     rpt_figure_init(&fig);
@@ -263,7 +263,7 @@ static int run_plot(rpt_ctx *ctx, const cli *c, eng_err *e)
     if (!rc && fig.note)
         fprintf(stderr, "tlm-report: %s\n", fig.note);
     if (!rc && rpt_figure_points(&fig) == 0)
-        rc = eng_errf(e, ENG_EDATA, "%s: nothing to draw from %s%s%s", c->plot, c->dbpath,
+        rc = tlm_errf(e, TLM_EDATA, "%s: nothing to draw from %s%s%s", c->plot, c->dbpath,
                       c->o.sweep ? " for sweep " : "", c->o.sweep ? c->o.sweep : "");
     if (!rc)
         rc = rpt_plot_write(&fig, c->out, e);
@@ -272,7 +272,7 @@ static int run_plot(rpt_ctx *ctx, const cli *c, eng_err *e)
 }
 
 /* The chosen mode on the open database. */
-static int run(rpt_ctx *ctx, const cli *c, eng_err *e)
+static int run(rpt_ctx *ctx, const cli *c, tlm_err *e)
 {
     if (c->table)
         return run_table(ctx, c, e);
@@ -300,7 +300,7 @@ int main(int argc, char **argv)
     c.jobv = jobs;
     c.o.jobs = jobs;
     int rc = parse_args(argc, argv, &c);
-    char msg[ENG_MSG_MAX];
+    char msg[TLM_MSG_MAX];
     const char *usage_err = rc < 0 ? check_usage(&c, msg, sizeof msg) : NULL;
     if (usage_err) {
         fprintf(stderr, "tlm-report: %s\n", usage_err);
@@ -310,7 +310,7 @@ int main(int argc, char **argv)
         free(jobs);
         return rc;
     }
-    eng_err e = {0};
+    tlm_err e = {0};
     rpt_ctx ctx;
     if ((c.plot && rpt_plot_device_check(rpt_image_kind(c.out), &e)) || rpt_ctx_open(&ctx, c.dbpath, &c.o, &e)) {
         free(jobs);

@@ -71,10 +71,10 @@ static char *dup_or_null(const char *s, int *oom)
     return p;
 }
 
-static int cache_of(rpt_ctx *c, eng_err *e)
+static int cache_of(rpt_ctx *c, tlm_err *e)
 {
     if (!c->cache && !(c->cache = calloc(1, sizeof *c->cache)))
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     return 0;
 }
 
@@ -96,7 +96,7 @@ static void read_value(sqlite3_stmt *s, int vcol, int nfcol, double *v, unsigned
 
 /* The distinct evaluation names, by skipping through the evals_metric
  * index: each step is one search for the next larger (suite, task, metric). */
-static int load_names(rpt_ctx *c, eng_err *e)
+static int load_names(rpt_ctx *c, tlm_err *e)
 {
     rpt_metric_cache *m = c->cache;
     if (m->names_loaded)
@@ -104,19 +104,19 @@ static int load_names(rpt_ctx *c, eng_err *e)
     sqlite3_stmt *first, *next;
     if (sqlite3_prepare_v2(c->h, "SELECT suite, task, metric FROM evals ORDER BY suite, task, metric LIMIT 1", -1,
                            &first, NULL) != SQLITE_OK)
-        return eng_errf(e, ENG_EIO, "%s: reading evals: %s", c->db_path, sqlite3_errmsg(c->h));
+        return tlm_errf(e, TLM_EIO, "%s: reading evals: %s", c->db_path, sqlite3_errmsg(c->h));
     if (sqlite3_prepare_v2(c->h,
                            "SELECT suite, task, metric FROM evals WHERE (suite, task, metric) > (?1, ?2, ?3)"
                            " ORDER BY suite, task, metric LIMIT 1",
                            -1, &next, NULL) != SQLITE_OK) {
         sqlite3_finalize(first);
-        return eng_errf(e, ENG_EIO, "%s: reading evals: %s", c->db_path, sqlite3_errmsg(c->h));
+        return tlm_errf(e, TLM_EIO, "%s: reading evals: %s", c->db_path, sqlite3_errmsg(c->h));
     }
     sqlite3_stmt *s = first;
     int rc, oom = 0;
     size_t cap = 0;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (ENG_GROW(m->names, cap, (size_t)m->n_names + 1, 32)) {
+        if (TLM_GROW(m->names, cap, (size_t)m->n_names + 1, 32)) {
             oom = 1;
             break;
         }
@@ -137,15 +137,15 @@ static int load_names(rpt_ctx *c, eng_err *e)
     sqlite3_finalize(first);
     sqlite3_finalize(next);
     if (oom)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     if (rc != SQLITE_DONE)
-        return eng_errf(e, ENG_EIO, "%s: reading evals: %s", c->db_path, sqlite3_errmsg(c->h));
+        return tlm_errf(e, TLM_EIO, "%s: reading evals: %s", c->db_path, sqlite3_errmsg(c->h));
     m->names_loaded = 1;
     return 0;
 }
 
 /* Merges one (suite, task, metric) range into v: the largest step per job. */
-static int read_range(rpt_ctx *c, sqlite3_stmt *s, const triple *t, rpt_values *v, int64_t *step, eng_err *e)
+static int read_range(rpt_ctx *c, sqlite3_stmt *s, const triple *t, rpt_values *v, int64_t *step, tlm_err *e)
 {
     sqlite3_reset(s);
     sqlite3_bind_text(s, 1, t->suite, -1, SQLITE_STATIC);
@@ -161,12 +161,12 @@ static int read_range(rpt_ctx *c, sqlite3_stmt *s, const triple *t, rpt_values *
         read_value(s, 2, 3, &v->v[j], &v->state[j]);
     }
     if (rc != SQLITE_DONE)
-        return eng_errf(e, ENG_EIO, "%s: reading evals: %s", c->db_path, sqlite3_errmsg(c->h));
+        return tlm_errf(e, TLM_EIO, "%s: reading evals: %s", c->db_path, sqlite3_errmsg(c->h));
     return 0;
 }
 
 int rpt_metric(rpt_ctx *c, const char *suite, const char *task, const char *metric, const rpt_values **out,
-               eng_err *e)
+               tlm_err *e)
 {
     int rc = cache_of(c, e);
     if (rc)
@@ -181,7 +181,7 @@ int rpt_metric(rpt_ctx *c, const char *suite, const char *task, const char *metr
     int oom = 0;
     entry *x = calloc(1, sizeof *x);
     if (!x)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     x->suite = dup_or_null(suite, &oom);
     x->task = dup_or_null(task, &oom);
     x->metric = dup_or_null(metric, &oom);
@@ -193,7 +193,7 @@ int rpt_metric(rpt_ctx *c, const char *suite, const char *task, const char *metr
     int64_t *step = malloc(n * sizeof *step);
     if (oom || !x->v.v || !x->v.state || !step) {
         free(step);
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     }
     for (size_t i = 0; i < n; i++) {
         x->v.v[i] = NAN;
@@ -205,7 +205,7 @@ int rpt_metric(rpt_ctx *c, const char *suite, const char *task, const char *metr
                            " WHERE suite = ?1 AND task = ?2 AND metric = ?3",
                            -1, &s, NULL) != SQLITE_OK) {
         free(step);
-        return eng_errf(e, ENG_EIO, "%s: reading evals: %s", c->db_path, sqlite3_errmsg(c->h));
+        return tlm_errf(e, TLM_EIO, "%s: reading evals: %s", c->db_path, sqlite3_errmsg(c->h));
     }
     const rpt_metric_cache *m = c->cache;
     for (int i = 0; i < m->n_names && !rc; i++) {
@@ -221,7 +221,7 @@ int rpt_metric(rpt_ctx *c, const char *suite, const char *task, const char *metr
     return 0;
 }
 
-int rpt_suite_tasks(rpt_ctx *c, const char *suite, const char *metric, const char ***tasks, int *n, eng_err *e)
+int rpt_suite_tasks(rpt_ctx *c, const char *suite, const char *metric, const char ***tasks, int *n, tlm_err *e)
 {
     *tasks = NULL;
     *n = 0;
@@ -231,7 +231,7 @@ int rpt_suite_tasks(rpt_ctx *c, const char *suite, const char *metric, const cha
     const rpt_metric_cache *m = c->cache;
     const char **v = rpt_alloc(&c->a, sizeof *v * (size_t)(m->n_names + 1));
     if (!v)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     /* names are sorted by (suite, task, metric): tasks come out sorted and distinct */
     for (int i = 0; i < m->n_names; i++)
         if (!strcmp(m->names[i].suite, suite) && !strcmp(m->names[i].metric, metric) &&
@@ -241,7 +241,7 @@ int rpt_suite_tasks(rpt_ctx *c, const char *suite, const char *metric, const cha
     return 0;
 }
 
-int rpt_layer_stat(rpt_ctx *c, const char *job, const char *name, double **out, int *n, eng_err *e)
+int rpt_layer_stat(rpt_ctx *c, const char *job, const char *name, double **out, int *n, tlm_err *e)
 {
     *out = NULL;
     *n = 0;
@@ -254,7 +254,7 @@ int rpt_layer_stat(rpt_ctx *c, const char *job, const char *name, double **out, 
                                   "SELECT step, layer, value, nonfinite FROM layer_stats WHERE job = ?1 AND name = ?2"
                                   " ORDER BY step DESC, layer DESC",
                                   -1, s, NULL) != SQLITE_OK)
-        return eng_errf(e, ENG_EIO, "%s: reading layer_stats: %s", c->db_path, sqlite3_errmsg(c->h));
+        return tlm_errf(e, TLM_EIO, "%s: reading layer_stats: %s", c->db_path, sqlite3_errmsg(c->h));
     sqlite3_reset(*s);
     sqlite3_bind_text(*s, 1, job, -1, SQLITE_STATIC);
     sqlite3_bind_text(*s, 2, name, -1, SQLITE_STATIC);
@@ -271,7 +271,7 @@ int rpt_layer_stat(rpt_ctx *c, const char *job, const char *name, double **out, 
             continue; /* not a layer this report can draw */
         if ((size_t)layer >= cap) {
             size_t had = cap;
-            if (ENG_GROW(v, cap, (size_t)layer + 1, 32)) {
+            if (TLM_GROW(v, cap, (size_t)layer + 1, 32)) {
                 rc = SQLITE_NOMEM;
                 break;
             }
@@ -289,15 +289,15 @@ int rpt_layer_stat(rpt_ctx *c, const char *job, const char *name, double **out, 
     if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
         free(v);
         *n = 0;
-        return rc == SQLITE_NOMEM ? eng_errf(e, ENG_ENOMEM, "out of memory")
-                                  : eng_errf(e, ENG_EIO, "%s: reading layer_stats: %s", c->db_path,
+        return rc == SQLITE_NOMEM ? tlm_errf(e, TLM_ENOMEM, "out of memory")
+                                  : tlm_errf(e, TLM_EIO, "%s: reading layer_stats: %s", c->db_path,
                                              sqlite3_errmsg(c->h));
     }
     *out = v;
     return 0;
 }
 
-int rpt_last_loss(rpt_ctx *c, int job, double *loss, eng_err *e)
+int rpt_last_loss(rpt_ctx *c, int job, double *loss, tlm_err *e)
 {
     const rpt_job *j = &c->jobs[job];
     if (!isnan(j->final_loss)) {
@@ -310,7 +310,7 @@ int rpt_last_loss(rpt_ctx *c, int job, double *loss, eng_err *e)
     sqlite3_stmt **s = &c->cache->last_step_loss;
     if (!*s && sqlite3_prepare_v2(c->h, "SELECT loss FROM steps WHERE job = ?1 ORDER BY step DESC LIMIT 1", -1, s,
                                   NULL) != SQLITE_OK)
-        return eng_errf(e, ENG_EIO, "%s: reading steps: %s", c->db_path, sqlite3_errmsg(c->h));
+        return tlm_errf(e, TLM_EIO, "%s: reading steps: %s", c->db_path, sqlite3_errmsg(c->h));
     sqlite3_reset(*s);
     sqlite3_bind_text(*s, 1, j->key, -1, SQLITE_STATIC);
     rc = sqlite3_step(*s);
@@ -320,7 +320,7 @@ int rpt_last_loss(rpt_ctx *c, int job, double *loss, eng_err *e)
         return 1;
     }
     if (rc != SQLITE_DONE)
-        return eng_errf(e, ENG_EIO, "%s: reading steps: %s", c->db_path, sqlite3_errmsg(c->h));
+        return tlm_errf(e, TLM_EIO, "%s: reading steps: %s", c->db_path, sqlite3_errmsg(c->h));
     return 0;
 }
 
@@ -347,7 +347,7 @@ int rpt_job_widths(const rpt_job *j, double *out, int cap, int *n)
     return 0;
 }
 
-int rpt_group_layer_mean(rpt_ctx *c, const rpt_group *g, const char *name, double **out, int *n, eng_err *e)
+int rpt_group_layer_mean(rpt_ctx *c, const rpt_group *g, const char *name, double **out, int *n, tlm_err *e)
 {
     *out = NULL;
     *n = 0;
@@ -365,7 +365,7 @@ int rpt_group_layer_mean(rpt_ctx *c, const rpt_group *g, const char *name, doubl
                 sum = ns;
             if (!ns || !nc) {
                 free(v);
-                rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+                rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
                 break;
             }
             cnt = nc;

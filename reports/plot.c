@@ -90,7 +90,7 @@ static const char *device_of(int kind)
     return kind == RPT_IMG_PNG ? "pngcairo" : "svgcairo";
 }
 
-int rpt_plot_device_check(int kind, eng_err *e)
+int rpt_plot_device_check(int kind, tlm_err *e)
 {
     const char **menu, **names;
     int n = 64;
@@ -99,7 +99,7 @@ int rpt_plot_device_check(int kind, eng_err *e)
     if (!menu || !names) {
         free(menu);
         free(names);
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     }
     plgDevs(&menu, &names, &n);
     int found = 0;
@@ -108,7 +108,7 @@ int rpt_plot_device_check(int kind, eng_err *e)
     free(menu);
     free(names);
     if (!found)
-        return eng_errf(e, ENG_ECONFIG,
+        return tlm_errf(e, TLM_ECONFIG,
                         "PLplot has no %s device: install the Debian package plplot-driver-cairo "
                         "(or run scripts/setup.sh)",
                         device_of(kind));
@@ -325,35 +325,35 @@ static int draw(const rpt_figure *f, int kind, const char *file)
     return 0;
 }
 
-int rpt_plot_write(const rpt_figure *f, const char *path, eng_err *e)
+int rpt_plot_write(const rpt_figure *f, const char *path, tlm_err *e)
 {
     int kind = rpt_image_kind(path);
     if (kind < 0)
-        return eng_errf(e, ENG_ECONFIG, "%s: a figure is written as .svg or .png", path);
+        return tlm_errf(e, TLM_ECONFIG, "%s: a figure is written as .svg or .png", path);
     int rc = rpt_plot_device_check(kind, e);
     if (rc)
         return rc;
     const char *dir = getenv("TMPDIR");
-    char tmp[ENG_PATH_CAP];
+    char tmp[TLM_PATH_CAP];
     if ((size_t)snprintf(tmp, sizeof tmp, "%s/tlm-report-plot-XXXXXX", dir && *dir ? dir : "/tmp") >= sizeof tmp)
-        return eng_errf(e, ENG_EIO, "TMPDIR %s: longer than the %d bytes this system allows for a path", dir,
-                        ENG_PATH_CAP - 1);
+        return tlm_errf(e, TLM_EIO, "TMPDIR %s: longer than the %d bytes this system allows for a path", dir,
+                        TLM_PATH_CAP - 1);
     int fd = mkstemp(tmp);
     if (fd < 0)
-        return eng_errf(e, ENG_EIO, "%s: cannot create a temporary file for PLplot", tmp);
+        return tlm_errf(e, TLM_EIO, "%s: cannot create a temporary file for PLplot", tmp);
     close(fd);
     draw(f, kind, tmp);
     char *data = NULL;
     size_t len = 0;
-    rc = eng_read_file(tmp, MAX_FIG_BYTES, &data, &len, e);
+    rc = tlm_read_file(tmp, MAX_FIG_BYTES, &data, &len, e);
     unlink(tmp);
     if (rc)
-        return eng_err_prefix(e, "reading PLplot's output");
+        return tlm_err_prefix(e, "reading PLplot's output");
     if (len < 64) {
         free(data);
-        return eng_errf(e, ENG_EINTERNAL, "PLplot wrote %zu bytes for %s: no drawing", len, path);
+        return tlm_errf(e, TLM_EINTERNAL, "PLplot wrote %zu bytes for %s: no drawing", len, path);
     }
-    rc = eng_write_file_atomic(path, data, len, e);
+    rc = tlm_write_file_atomic(path, data, len, e);
     free(data);
     return rc;
 }

@@ -43,9 +43,9 @@ enum { RPT_IMG_SVG = 0, RPT_IMG_PNG = 1 };
 /* ".svg" | ".png" from the file name; -1 otherwise. */
 int rpt_image_kind(const char *path);
 /* Whether PLplot's cairo device for kind is installed; fills e when not. */
-int rpt_plot_device_check(int kind, eng_err *e);
+int rpt_plot_device_check(int kind, tlm_err *e);
 /* Draws f into path (SVG or PNG by its extension), atomically. */
-int rpt_plot_write(const rpt_figure *f, const char *path, eng_err *e);
+int rpt_plot_write(const rpt_figure *f, const char *path, tlm_err *e);
 
 /* PLplot text starts escapes with '#': doubles them, for text from results.db. */
 void rpt_pl_escape(char *out, size_t cap, const char *s);
@@ -53,7 +53,7 @@ void rpt_pl_escape(char *out, size_t cap, const char *s);
 typedef struct rpt_figure_def {
     const char *name;
     const char *what;
-    int (*build)(rpt_ctx *c, rpt_figure *f, eng_err *e);
+    int (*build)(rpt_ctx *c, rpt_figure *f, tlm_err *e);
     unsigned uses; /* RPT_USES_* (rpt.h) */
 } rpt_figure_def;
 
@@ -61,10 +61,10 @@ extern const rpt_figure_def rpt_figure_defs[];
 extern const int rpt_n_figure_defs;
 const rpt_figure_def *rpt_figure_find(const char *name);
 
-int rpt_fig_loss(rpt_ctx *c, rpt_figure *f, eng_err *e);
-int rpt_fig_dff(rpt_ctx *c, rpt_figure *f, eng_err *e);
-int rpt_fig_rho(rpt_ctx *c, rpt_figure *f, eng_err *e);
-int rpt_fig_ppl_ratio(rpt_ctx *c, rpt_figure *f, eng_err *e);
-int rpt_fig_delta(rpt_ctx *c, rpt_figure *f, eng_err *e);
+int rpt_fig_loss(rpt_ctx *c, rpt_figure *f, tlm_err *e);
+int rpt_fig_dff(rpt_ctx *c, rpt_figure *f, tlm_err *e);
+int rpt_fig_rho(rpt_ctx *c, rpt_figure *f, tlm_err *e);
+int rpt_fig_ppl_ratio(rpt_ctx *c, rpt_figure *f, tlm_err *e);
+int rpt_fig_delta(rpt_ctx *c, rpt_figure *f, tlm_err *e);
 
 #endif

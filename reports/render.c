@@ -28,7 +28,7 @@ const char *rpt_format_ext(int fmt)
     return fmt >= 0 && fmt < 4 ? ext[fmt] : "txt";
 }
 
-int rpt_render(const rpt_table *t, int fmt, FILE *f, eng_err *e)
+int rpt_render(const rpt_table *t, int fmt, FILE *f, tlm_err *e)
 {
     int rc;
     switch (fmt) {
@@ -36,10 +36,10 @@ int rpt_render(const rpt_table *t, int fmt, FILE *f, eng_err *e)
     case RPT_FMT_CSV: rc = rpt_render_csv(t, f); break;
     case RPT_FMT_LATEX: rc = rpt_render_latex(t, f); break;
     case RPT_FMT_JSON: rc = rpt_render_json(t, f); break;
-    default: return eng_errf(e, ENG_EINTERNAL, "unknown format %d", fmt);
+    default: return tlm_errf(e, TLM_EINTERNAL, "unknown format %d", fmt);
     }
     if (rc || ferror(f))
-        return eng_errf(e, ENG_EIO, "writing table %s: output error", t->name);
+        return tlm_errf(e, TLM_EIO, "writing table %s: output error", t->name);
     return 0;
 }
 
@@ -66,23 +66,23 @@ void rpt_fmt_num(char *out, size_t cap, double v, int decimals, int sign)
 }
 
 
-int rpt_write_output(const char *path, int (*fn)(void *ctx, FILE *f, eng_err *e), void *ctx, eng_err *e)
+int rpt_write_output(const char *path, int (*fn)(void *ctx, FILE *f, tlm_err *e), void *ctx, tlm_err *e)
 {
     if (!path || !strcmp(path, "-")) {
         int rc = fn(ctx, stdout, e);
         if (!rc && fflush(stdout) != 0)
-            rc = eng_errf(e, ENG_EIO, "writing to stdout failed");
+            rc = tlm_errf(e, TLM_EIO, "writing to stdout failed");
         return rc;
     }
-    eng_atomic a;
-    int rc = eng_atomic_open(&a, path, e);
+    tlm_atomic a;
+    int rc = tlm_atomic_open(&a, path, e);
     if (rc)
         return rc;
     if ((rc = fn(ctx, a.f, e))) {
-        eng_atomic_abort(&a);
+        tlm_atomic_abort(&a);
         return rc;
     }
-    return eng_atomic_commit(&a, e);
+    return tlm_atomic_commit(&a, e);
 }
 
 void rpt_fmt_bound(char *out, size_t cap, double v, int decimals, int sign)

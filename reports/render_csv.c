@@ -45,7 +45,7 @@ static void put_num(FILE *f, double v)
         fputs(v < 0 ? "-inf" : "inf", f);
         return;
     }
-    eng_fmt_exact(b, sizeof b, v);
+    tlm_fmt_exact(b, sizeof b, v);
     fputs(b, f);
 }
 

@@ -46,7 +46,7 @@ void rpt_json_num(FILE *f, double v)
         fputs("null", f);
         return;
     }
-    eng_fmt_exact(b, sizeof b, v);
+    tlm_fmt_exact(b, sizeof b, v);
     fputs(b, f);
 }
 

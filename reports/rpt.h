@@ -9,7 +9,7 @@
  *
  * Must not: write to results.db (it is opened read-only), exit, or print
  * outside a renderer's FILE.  Every function returns 0 or a negative
- * eng_status with the message in `e`. */
+ * tlm_status with the message in `e`. */
 #ifndef TLM_REPORTS_RPT_H
 #define TLM_REPORTS_RPT_H
 
@@ -109,30 +109,30 @@ typedef struct rpt_ctx {
     rpt_arena a;
 } rpt_ctx;
 
-int rpt_ctx_open(rpt_ctx *c, const char *db_path, const rpt_opts *o, eng_err *e);
-/* --taper SCHEDULE:START:END; ENG_ECONFIG with the expected form.  main()
+int rpt_ctx_open(rpt_ctx *c, const char *db_path, const rpt_opts *o, tlm_err *e);
+/* --taper SCHEDULE:START:END; TLM_ECONFIG with the expected form.  main()
  * checks it with the other options (a usage error, status 2), before the
  * database is opened. */
-int rpt_taper_parse(const char *spec, char sched[16], double *start, double *end, eng_err *e);
+int rpt_taper_parse(const char *spec, char sched[16], double *start, double *end, tlm_err *e);
 void rpt_ctx_close(rpt_ctx *c);
 void rpt_metric_cache_free(rpt_metric_cache *m);
 
 /* The cached final values of (suite, task, metric) for every job; suite or
  * task may be NULL (any), not both.  Owned by c. */
 int rpt_metric(rpt_ctx *c, const char *suite, const char *task, const char *metric, const rpt_values **out,
-               eng_err *e);
+               tlm_err *e);
 /* Distinct tasks of a suite that have `metric`, sorted (arena-owned by c). */
-int rpt_suite_tasks(rpt_ctx *c, const char *suite, const char *metric, const char ***tasks, int *n, eng_err *e);
+int rpt_suite_tasks(rpt_ctx *c, const char *suite, const char *metric, const char ***tasks, int *n, tlm_err *e);
 /* Per-layer values of a layer statistic at the job's last step that has it:
  * *n layers (0 when none), out[l] (NaN for non-finite or absent).  out
  * is malloc'd (caller frees). */
-int rpt_layer_stat(rpt_ctx *c, const char *job, const char *name, double **out, int *n, eng_err *e);
+int rpt_layer_stat(rpt_ctx *c, const char *job, const char *name, double **out, int *n, tlm_err *e);
 /* A layer statistic averaged over the group's seeds, per layer (NaN where
  * no seed has it); *out malloc'd, *n = 0 when none. */
-int rpt_group_layer_mean(rpt_ctx *c, const rpt_group *g, const char *name, double **out, int *n, eng_err *e);
+int rpt_group_layer_mean(rpt_ctx *c, const rpt_group *g, const char *name, double **out, int *n, tlm_err *e);
 /* The job's last training loss: final_loss, else the last step's (NaN when
  * that was NaN).  Returns 1 when there is one, 0 when none. */
-int rpt_last_loss(rpt_ctx *c, int job, double *loss, eng_err *e);
+int rpt_last_loss(rpt_ctx *c, int job, double *loss, tlm_err *e);
 /* Per-layer d_ff from jobs.widths; *n = 0 when absent. */
 int rpt_job_widths(const rpt_job *j, double *out, int cap, int *n);
 
@@ -305,7 +305,7 @@ void rpt_note(rpt_table *t, rpt_panel *p, const char *fmt, ...) __attribute__((f
 void rpt_mark_best(rpt_table *t);
 /* Cells of our results: *filled with a value, *total (value or missing). */
 void rpt_table_count(const rpt_table *t, int *filled, int *total);
-int rpt_table_status(const rpt_table *t, eng_err *e);
+int rpt_table_status(const rpt_table *t, tlm_err *e);
 
 /* ------------------------------------------------------------ table registry */
 /* What a table or figure reads of the options, so that an option it
@@ -316,7 +316,7 @@ typedef struct rpt_table_def {
     const char *name;
     const char *what;  /* one line for --help and --list */
     const char *title; /* the table's heading in every format */
-    int (*build)(rpt_ctx *c, rpt_table *t, eng_err *e);
+    int (*build)(rpt_ctx *c, rpt_table *t, tlm_err *e);
     unsigned uses;    /* RPT_USES_* */
 } rpt_table_def;
 
@@ -324,21 +324,21 @@ extern const rpt_table_def rpt_table_defs[];
 extern const int rpt_n_table_defs;
 const rpt_table_def *rpt_table_find(const char *name);
 /* Builds a table (fills t, which the caller frees with rpt_table_clear). */
-int rpt_table_build(rpt_ctx *c, const rpt_table_def *def, rpt_table *t, eng_err *e);
+int rpt_table_build(rpt_ctx *c, const rpt_table_def *def, rpt_table *t, tlm_err *e);
 
-int rpt_build_wider(rpt_ctx *c, rpt_table *t, eng_err *e);
-int rpt_build_ratio(rpt_ctx *c, rpt_table *t, eng_err *e);
-int rpt_build_main(rpt_ctx *c, rpt_table *t, eng_err *e);
-int rpt_build_alignment(rpt_ctx *c, rpt_table *t, eng_err *e);
-int rpt_build_niah(rpt_ctx *c, rpt_table *t, eng_err *e);
-int rpt_build_runs(rpt_ctx *c, rpt_table *t, eng_err *e);
+int rpt_build_wider(rpt_ctx *c, rpt_table *t, tlm_err *e);
+int rpt_build_ratio(rpt_ctx *c, rpt_table *t, tlm_err *e);
+int rpt_build_main(rpt_ctx *c, rpt_table *t, tlm_err *e);
+int rpt_build_alignment(rpt_ctx *c, rpt_table *t, tlm_err *e);
+int rpt_build_niah(rpt_ctx *c, rpt_table *t, tlm_err *e);
+int rpt_build_runs(rpt_ctx *c, rpt_table *t, tlm_err *e);
 
 /* ------------------------------------------------------------ rendering */
 enum { RPT_FMT_MD = 0, RPT_FMT_CSV, RPT_FMT_LATEX, RPT_FMT_JSON };
 /* "md" | "markdown" | "csv" | "latex" | "tex" | "json" -> RPT_FMT_*, -1 when unknown. */
 int rpt_format_parse(const char *s);
 const char *rpt_format_ext(int fmt);
-int rpt_render(const rpt_table *t, int fmt, FILE *f, eng_err *e);
+int rpt_render(const rpt_table *t, int fmt, FILE *f, tlm_err *e);
 int rpt_render_md(const rpt_table *t, FILE *f);
 int rpt_render_csv(const rpt_table *t, FILE *f);
 int rpt_render_latex(const rpt_table *t, FILE *f);
@@ -396,6 +396,6 @@ int rpt_paper_table1_ratio(size_t i, double *start, double *end);
 /* ------------------------------------------------------------ output */
 /* Writes through fn into path atomically (temp, fsync, rename), or to
  * stdout when path is NULL or "-". */
-int rpt_write_output(const char *path, int (*fn)(void *ctx, FILE *f, eng_err *e), void *ctx, eng_err *e);
+int rpt_write_output(const char *path, int (*fn)(void *ctx, FILE *f, tlm_err *e), void *ctx, tlm_err *e);
 
 #endif

@@ -35,7 +35,7 @@ static int rank(const rpt_ctx *c, const rpt_group *g)
 }
 
 /* Reads a group's statistics; *has = 1 when any job has rho_mlp. */
-static int load(rpt_ctx *c, agroup *a, int *has, eng_err *e)
+static int load(rpt_ctx *c, agroup *a, int *has, tlm_err *e)
 {
     const rpt_group *g = &c->groups[a->group];
     double *per[2][64];
@@ -63,7 +63,7 @@ static int load(rpt_ctx *c, agroup *a, int *has, eng_err *e)
     for (int k = 0; k < 2 && !rc && *has; k++) {
         a->v[k] = malloc(sizeof(double) * (size_t)(a->layers * nj) + 1);
         if (!a->v[k]) {
-            rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+            rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
             break;
         }
         for (int l = 0; l < a->layers; l++)
@@ -83,12 +83,12 @@ static void agroup_clear(agroup *a)
     a->v[0] = a->v[1] = NULL;
 }
 
-static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, eng_err *e)
+static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, tlm_err *e)
 {
     /* candidates: uniform, the taper, then the rest */
     int *order = malloc(sizeof *order * (size_t)pg->n_groups);
     if (!order)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     int n = 0;
     for (int r = 0; r < 3; r++)
         for (int i = 0; i < pg->n_groups; i++)
@@ -149,7 +149,7 @@ static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, eng_err *e)
     if (!means) {
         for (int i = 0; i < nc; i++)
             agroup_clear(&chosen[i]);
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     }
     for (int l = 0; l < layers; l++) {
         int r = rpt_row_add(t, p, RPT_OURS);
@@ -183,7 +183,7 @@ static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, eng_err *e)
     return 0;
 }
 
-int rpt_build_alignment(rpt_ctx *c, rpt_table *t, eng_err *e)
+int rpt_build_alignment(rpt_ctx *c, rpt_table *t, tlm_err *e)
 {
     int rc = 0;
     for (int pi = 0; pi < c->n_panels && !rc; pi++)

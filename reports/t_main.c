@@ -156,13 +156,13 @@ static void delta_row(rpt_ctx *c, rpt_table *t, rpt_panel *p, const char *arch, 
 }
 
 /* The average of the eight accuracies per job: a value only when all eight are. */
-static int avg_values(const rpt_ctx *c, const rpt_values *const *vals, rpt_values *avg, eng_err *e)
+static int avg_values(const rpt_ctx *c, const rpt_values *const *vals, rpt_values *avg, tlm_err *e)
 {
     size_t n = c->n_jobs ? (size_t)c->n_jobs : 1;
     avg->v = calloc(n, sizeof *avg->v);
     avg->state = calloc(n, 1);
     if (!avg->v || !avg->state)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     for (int j = 0; j < c->n_jobs; j++) {
         double sum = 0;
         int ok = 1, nonfinite = 0;
@@ -178,7 +178,7 @@ static int avg_values(const rpt_ctx *c, const rpt_values *const *vals, rpt_value
     return 0;
 }
 
-int rpt_build_main(rpt_ctx *c, rpt_table *t, eng_err *e)
+int rpt_build_main(rpt_ctx *c, rpt_table *t, tlm_err *e)
 {
     const rpt_values *vals[N_M];
     int rc;
@@ -199,7 +199,7 @@ int rpt_build_main(rpt_ctx *c, rpt_table *t, eng_err *e)
     if (!keys) {
         free(avg.v);
         free(avg.state);
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     }
     int nk = 0;
     for (int pi = 0; pi < c->n_panels; pi++) {

@@ -46,7 +46,7 @@ static int find(const rpt_ctx *c, const rpt_pgroup *pg, int tapered)
     return -1;
 }
 
-int rpt_build_niah(rpt_ctx *c, rpt_table *t, eng_err *e)
+int rpt_build_niah(rpt_ctx *c, rpt_table *t, tlm_err *e)
 {
     const char **tasks;
     int n_tasks, rc = rpt_suite_tasks(c, "niah", NIAH_METRIC, &tasks, &n_tasks, e);
@@ -83,7 +83,7 @@ int rpt_build_niah(rpt_ctx *c, rpt_table *t, eng_err *e)
     if (!cols || !vals) {
         free(cols);
         free(vals);
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     }
     cols[0] = (rpt_col){"task", "task", RPT_COL_TEXT, 0, 0, 0, RPT_OURS, 0};
     for (int k = 0; k < nc; k++) {

@@ -59,7 +59,7 @@ static void ratio_text(char *out, size_t cap, double rs, double re)
     snprintf(out, cap, "%g -> %g", rs, re);
 }
 
-static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, const rpt_values *ppl, eng_err *e)
+static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, const rpt_values *ppl, tlm_err *e)
 {
     const char *arch = pg ? pg->arch : RPT_PAPER_440M_ARCH, *scale = pg ? pg->scale : RPT_PAPER_440M_SCALE;
     int64_t tokens = pg ? pg->tokens_total : RPT_PAPER_440M_TOKENS;
@@ -79,7 +79,7 @@ static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, const rpt_value
     int cap = (pg ? pg->n_groups : 0) + paper_rows, n = 0;
     ratio *rs = calloc((size_t)cap, sizeof *rs);
     if (!rs)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     for (int i = 0; pg && i < pg->n_groups; i++) {
         const rpt_group *g = &c->groups[pg->groups[i]];
         if (rpt_is_ratio_schedule(g->schedule))
@@ -165,7 +165,7 @@ static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, const rpt_value
     return 0;
 }
 
-int rpt_build_ratio(rpt_ctx *c, rpt_table *t, eng_err *e)
+int rpt_build_ratio(rpt_ctx *c, rpt_table *t, tlm_err *e)
 {
     const rpt_values *ppl;
     int rc = rpt_metric(c, "val", NULL, "ppl", &ppl, e);

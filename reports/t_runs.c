@@ -28,7 +28,7 @@ static const rpt_col COLS[C_N] = {
 
 static const char *state_name(int s) { return db_job_status_name(s); }
 
-int rpt_build_runs(rpt_ctx *c, rpt_table *t, eng_err *e)
+int rpt_build_runs(rpt_ctx *c, rpt_table *t, tlm_err *e)
 {
     rpt_panel *p = rpt_panel_add(t, "", COLS, C_N);
     for (int i = 0; i < c->n_jobs; i++) {

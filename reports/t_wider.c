@@ -97,7 +97,7 @@ static void fill_row(rpt_ctx *c, rpt_table *t, rpt_panel *p, const wrow *w, cons
         rpt_set_num(p, r, C_D_DELTA, delta - rpt_paper_round(pp - pu));
 }
 
-static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, const rpt_values *ppl, eng_err *e)
+static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, const rpt_values *ppl, tlm_err *e)
 {
     const char *arch = pg ? pg->arch : RPT_PAPER_440M_ARCH, *scale = pg ? pg->scale : RPT_PAPER_440M_SCALE;
     int64_t tokens = pg ? pg->tokens_total : RPT_PAPER_440M_TOKENS;
@@ -114,7 +114,7 @@ static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, const rpt_value
     int cap = (pg ? pg->n_groups : 0) + 4, n = 0;
     wrow *rows = calloc((size_t)cap, sizeof *rows);
     if (!rows)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     int uniform = -1;
     for (int i = 0; pg && i < pg->n_groups; i++) {
         const rpt_group *g = &c->groups[pg->groups[i]];
@@ -151,7 +151,7 @@ static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, const rpt_value
     return 0;
 }
 
-int rpt_build_wider(rpt_ctx *c, rpt_table *t, eng_err *e)
+int rpt_build_wider(rpt_ctx *c, rpt_table *t, tlm_err *e)
 {
     const rpt_values *ppl;
     int rc = rpt_metric(c, "val", NULL, "ppl", &ppl, e);

@@ -275,7 +275,7 @@ void rpt_table_count(const rpt_table *t, int *filled, int *total)
     }
 }
 
-int rpt_table_status(const rpt_table *t, eng_err *e)
+int rpt_table_status(const rpt_table *t, tlm_err *e)
 {
-    return t->oom ? eng_errf(e, ENG_ENOMEM, "out of memory building table %s", t->name) : 0;
+    return t->oom ? tlm_errf(e, TLM_ENOMEM, "out of memory building table %s", t->name) : 0;
 }

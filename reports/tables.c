@@ -29,7 +29,7 @@ const rpt_table_def *rpt_table_find(const char *name)
     return NULL;
 }
 
-int rpt_table_build(rpt_ctx *c, const rpt_table_def *def, rpt_table *t, eng_err *e)
+int rpt_table_build(rpt_ctx *c, const rpt_table_def *def, rpt_table *t, tlm_err *e)
 {
     rpt_table_init(t, def->name, def->title);
     t->db_path = c->db_path;

@@ -89,7 +89,7 @@ static int micro_batch_of(const eng_config *cfg)
 
 /* {micro_batch, seq_len, weights, grads, adamw, activations, workspace,
  * total} in bytes, or NULL with *e set. */
-static json_t *gpu_memory_json(const eng_config *cfg, eng_err *e)
+static json_t *gpu_memory_json(const eng_config *cfg, tlm_err *e)
 {
     eng_backend *cpu;
     if (eng_backend_cpu_create(&cpu, 1, e))
@@ -120,7 +120,7 @@ static json_t *gpu_memory_json(const eng_config *cfg, eng_err *e)
                                      ENG_CU_ALLOC_GRANULE
                                : 0;
     if (cc.overflow || cc.bytes < 4 * slab + xslab) {
-        eng_errf(e, ENG_EINTERNAL, "describe: the GPU memory estimate overflows or misses the parameter slabs");
+        tlm_errf(e, TLM_EINTERNAL, "describe: the GPU memory estimate overflows or misses the parameter slabs");
         return NULL;
     }
     const size_t act = cc.bytes - 4 * slab - xslab, ws = ENG_CU_BACKEND_BYTES;
@@ -130,7 +130,7 @@ static json_t *gpu_memory_json(const eng_config *cfg, eng_err *e)
                      (json_int_t)(cc.bytes + ws));
 }
 
-int wrk_describe(const eng_config *cfg, FILE *out, eng_err *e)
+int wrk_describe(const eng_config *cfg, FILE *out, tlm_err *e)
 {
     eng_account acc, uni;
     int rc = eng_account_compute(cfg, &acc, e);
@@ -148,7 +148,7 @@ int wrk_describe(const eng_config *cfg, FILE *out, eng_err *e)
     json_t *cj = full ? json_loads(full, 0, &jerr) : NULL;
     free(full);
     if (!cj)
-        return eng_errf(e, ENG_EINTERNAL, "describe: cannot re-read the resolved config");
+        return tlm_errf(e, TLM_EINTERNAL, "describe: cannot re-read the resolved config");
 
     json_t *widths = json_array(), *layers = json_array();
     long sum = 0;
@@ -188,16 +188,16 @@ int wrk_describe(const eng_config *cfg, FILE *out, eng_err *e)
         account_json(&uni), "flops_per_token", "train", acc.flops_train, "forward", acc.flops_fwd, "attention",
         acc.flops_attention, "layers", layers);
     if (!doc)
-        return eng_errf(e, ENG_EINTERNAL, "describe: cannot build the JSON document");
+        return tlm_errf(e, TLM_EINTERNAL, "describe: cannot build the JSON document");
     json_t *gm = gpu_memory_json(cfg, e);
     if (!gm) {
         json_decref(doc);
-        return e->code ? e->code : eng_errf(e, ENG_EINTERNAL, "describe: cannot build the GPU memory estimate");
+        return e->code ? e->code : tlm_errf(e, TLM_EINTERNAL, "describe: cannot build the GPU memory estimate");
     }
     json_object_set_new(doc, "gpu_memory", gm);
     int bad = json_dumpf(doc, out, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) || fputc('\n', out) == EOF;
     json_decref(doc);
     if (bad || fflush(out))
-        return eng_errf(e, ENG_EIO, "describe: cannot write the output");
+        return tlm_errf(e, TLM_EIO, "describe: cannot write the output");
     return 0;
 }

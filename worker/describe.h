@@ -8,6 +8,6 @@
 #include "engine/config/config.h"
 #include "common/err.h"
 
-int wrk_describe(const eng_config *cfg, FILE *out, eng_err *e);
+int wrk_describe(const eng_config *cfg, FILE *out, tlm_err *e);
 
 #endif

@@ -26,7 +26,7 @@ static void on_result(void *ud, const eng_eval_result *r)
 {
     ejob *j = ud;
     wrk_ev ev;
-    wrk_ev_begin(&ev, &j->ev, ENG_EV_EVAL);
+    wrk_ev_begin(&ev, &j->ev, TLM_EV_EVAL);
     wrk_ev_int(&ev, "step", j->step);
     wrk_ev_int(&ev, "tokens", j->tokens);
     wrk_ev_str(&ev, "suite", r->suite);
@@ -48,7 +48,7 @@ static void on_layer(void *ud, const char *suite, int layer, const char *name, d
     ejob *j = ud;
     (void)suite;
     wrk_ev ev;
-    wrk_ev_begin(&ev, &j->ev, ENG_EV_LAYER);
+    wrk_ev_begin(&ev, &j->ev, TLM_EV_LAYER);
     wrk_ev_int(&ev, "step", j->step);
     wrk_ev_int(&ev, "tokens", j->tokens);
     wrk_ev_int(&ev, "layer", layer);
@@ -66,47 +66,47 @@ static void on_log(void *ud, const char *msg)
 static int on_tick(void *ud)
 {
     ejob *j = ud;
-    wrk_heartbeat_set(&j->hb, eng_phase_name(ENG_PHASE_EVAL), j->step, j->tokens);
+    wrk_heartbeat_set(&j->hb, tlm_phase_name(TLM_PHASE_EVAL), j->step, j->tokens);
     return 0;
 }
 
-static int fail(ejob *j, const eng_err *e)
+static int fail(ejob *j, const tlm_err *e)
 {
-    int code = e->code ? e->code : ENG_EINTERNAL;
+    int code = e->code ? e->code : TLM_EINTERNAL;
     wrk_ev ev;
-    wrk_ev_begin(&ev, &j->ev, ENG_EV_ERROR);
-    wrk_ev_str(&ev, "kind", eng_status_kind(code));
+    wrk_ev_begin(&ev, &j->ev, TLM_EV_ERROR);
+    wrk_ev_str(&ev, "kind", tlm_status_kind(code));
     wrk_ev_str(&ev, "message", e->msg);
     wrk_ev_int(&ev, "step", j->step);
     wrk_ev_int(&ev, "tokens", j->tokens);
     wrk_events_emit(&j->ev, &ev);
-    fprintf(stderr, "tlm-worker: error (%s): %s\n", eng_status_kind(code), e->msg);
-    return eng_exit_status(code);
+    fprintf(stderr, "tlm-worker: error (%s): %s\n", tlm_status_kind(code), e->msg);
+    return tlm_exit_status(code);
 }
 
 /* "a,b,c" -> cfg->eval.suites; "val" is the trainer's, not the evaluator's. */
-static int set_suites(eng_config *cfg, const char *list, eng_err *e)
+static int set_suites(eng_config *cfg, const char *list, tlm_err *e)
 {
     cfg->eval.n_suites = 0;
     if (!*list) {
         char names[128];
-        return eng_errf(e, ENG_ECONFIG, "--suites: '' is empty (expected a comma-separated list of suites: %s)",
+        return tlm_errf(e, TLM_ECONFIG, "--suites: '' is empty (expected a comma-separated list of suites: %s)",
                         eng_eval_suite_list(names, sizeof names));
     }
     for (const char *p = list; *p;) {
         size_t n = strcspn(p, ",");
         if (n == 0 || n >= ENG_NAME_MAX || cfg->eval.n_suites == ENG_MAX_SUITES)
-            return eng_errf(e, ENG_ECONFIG, "--suites %s: expected a comma-separated list of suite names", list);
+            return tlm_errf(e, TLM_ECONFIG, "--suites %s: expected a comma-separated list of suite names", list);
         char name[ENG_NAME_MAX];
         memcpy(name, p, n);
         name[n] = '\0';
         char names[128];
         if (!strcmp(name, eng_suite_names[ENG_SUITE_VAL]))
-            return eng_errf(e, ENG_ECONFIG,
+            return tlm_errf(e, TLM_ECONFIG,
                             "--suites: val is measured while training (eval events of the run); --eval runs %s",
                             eng_eval_suite_list(names, sizeof names));
         if (!eng_eval_is_suite(name))
-            return eng_errf(e, ENG_ECONFIG, "--suites: unknown suite '%s' (%s)", name,
+            return tlm_errf(e, TLM_ECONFIG, "--suites: unknown suite '%s' (%s)", name,
                             eng_eval_suite_list(names, sizeof names));
         strcpy(cfg->eval.suites[cfg->eval.n_suites++], name);
         p += n;
@@ -114,7 +114,7 @@ static int set_suites(eng_config *cfg, const char *list, eng_err *e)
             p++;
     }
     if (!cfg->eval.n_suites)
-        return eng_errf(e, ENG_ECONFIG, "--suites: no suite named");
+        return tlm_errf(e, TLM_ECONFIG, "--suites: no suite named");
     return 0;
 }
 
@@ -125,8 +125,8 @@ int wrk_eval_run(const wrk_eval_opts *o)
     wrk_events_init(&j.ev, o->events_fd, o->job);
     wrk_heartbeat_start(&j.hb, &j.ev, o->heartbeat);
     eng_runtime_set_threads(o->threads);
-    const double t0 = eng_clock_mono();
-    eng_err e = {0};
+    const double t0 = tlm_clock_mono();
+    tlm_err e = {0};
     eng_config cfg;
     char path[ENG_CKPT_PATH_MAX] = "";
     eng_backend *be = NULL;
@@ -136,9 +136,9 @@ int wrk_eval_run(const wrk_eval_opts *o)
     /* the checkpoint's own config, unless --config names one (a GPT-2 folder needs it) */
     if (o->config)
         rc = eng_config_load(o->config, &cfg, &e);
-    else if ((rc = eng_eval_checkpoint_config(o->checkpoint, &cfg, path, &e)) == ENG_EDATA) {
+    else if ((rc = eng_eval_checkpoint_config(o->checkpoint, &cfg, path, &e)) == TLM_EDATA) {
         struct stat st; /* the hint is for a folder without a TLM config, not for one that is not there */
-        eng_err_prefix(&e, stat(o->checkpoint, &st) == 0 && S_ISDIR(st.st_mode)
+        tlm_err_prefix(&e, stat(o->checkpoint, &st) == 0 && S_ISDIR(st.st_mode)
                                ? "--checkpoint (give --config for a checkpoint without a TLM config)"
                                : "--checkpoint");
     }
@@ -154,7 +154,7 @@ int wrk_eval_run(const wrk_eval_opts *o)
     if (!rc)
         rc = eng_evaluator_create(&ev, &cfg, be, &e);
     if (!rc && !eng_evaluator_n_suites(ev))
-        rc = eng_errf(&e, ENG_ECONFIG, "nothing to evaluate: name suites with --suites (eval.suites holds only val)");
+        rc = tlm_errf(&e, TLM_ECONFIG, "nothing to evaluate: name suites with --suites (eval.suites holds only val)");
     if (!rc)
         rc = eng_evaluator_load(ev, o->checkpoint, &e);
     if (!rc) {
@@ -165,12 +165,12 @@ int wrk_eval_run(const wrk_eval_opts *o)
         status = fail(&j, &e);
     } else {
         wrk_ev d;
-        wrk_ev_begin(&d, &j.ev, ENG_EV_DONE);
+        wrk_ev_begin(&d, &j.ev, TLM_EV_DONE);
         wrk_ev_int(&d, "step", j.step);
         wrk_ev_int(&d, "tokens", j.tokens);
         wrk_ev_null(&d, "loss");
         wrk_ev_null(&d, "val_loss");
-        wrk_ev_num(&d, "elapsed_s", eng_clock_mono() - t0);
+        wrk_ev_num(&d, "elapsed_s", tlm_clock_mono() - t0);
         wrk_events_emit(&j.ev, &d);
         status = 0;
     }

@@ -20,7 +20,7 @@ void wrk_events_init(wrk_events *w, int fd, const char *job)
     w->fd = fd;
     snprintf(w->job, sizeof w->job, "%s", job ? job : "");
     pthread_mutex_init(&w->mu, NULL);
-    w->last_emit = eng_clock_mono();
+    w->last_emit = tlm_clock_mono();
 }
 
 void wrk_events_clear(wrk_events *w) { pthread_mutex_destroy(&w->mu); }
@@ -34,7 +34,7 @@ static void format_double(double x, char out[32])
     else if (isinf(x))
         strcpy(out, x > 0 ? "inf" : "-inf");
     else
-        eng_fmt_shortest(out, 32, x);
+        tlm_fmt_shortest(out, 32, x);
 }
 
 static void put(wrk_ev *ev, const char *s, size_t n)
@@ -67,7 +67,7 @@ static void put_string(wrk_ev *ev, const char *s)
             snprintf(esc, sizeof esc, "\\u%04x", *p);
             puts_(ev, esc), p++;
         } else {
-            size_t bad, n = eng_utf8_seq(p, (size_t)(end - p), &bad);
+            size_t bad, n = tlm_utf8_seq(p, (size_t)(end - p), &bad);
             if (n) {
                 put(ev, (const char *)p, n);
                 p += n;
@@ -96,8 +96,8 @@ void wrk_ev_begin(wrk_ev *ev, const wrk_events *w, int event)
     clock_gettime(CLOCK_REALTIME, &ts);
     char head[128];
     puts_(ev, "{\"ev\":");
-    put_string(ev, eng_event_name(event));
-    snprintf(head, sizeof head, ",\"v\":%d,\"t\":%lld.%03ld", ENG_PROTOCOL_VERSION, (long long)ts.tv_sec,
+    put_string(ev, tlm_event_name(event));
+    snprintf(head, sizeof head, ",\"v\":%d,\"t\":%lld.%03ld", TLM_PROTOCOL_VERSION, (long long)ts.tv_sec,
              ts.tv_nsec / 1000000);
     puts_(ev, head);
     if (w->job[0])
@@ -175,13 +175,13 @@ int wrk_events_emit(wrk_events *w, wrk_ev *ev)
     /* A reader of an events file (tlmd on another machine, after a crash
      * of this one) may act on a checkpoint event, or on the run's end: the
      * lines before them must be on disk when they are. */
-    int durable = ev->event == ENG_EV_CKPT || ev->event == ENG_EV_STOPPED || ev->event == ENG_EV_DONE ||
-                  ev->event == ENG_EV_ERROR;
+    int durable = ev->event == TLM_EV_CKPT || ev->event == TLM_EV_STOPPED || ev->event == TLM_EV_DONE ||
+                  ev->event == TLM_EV_ERROR;
     if (!rc && w->sync && durable && fsync(w->fd) != 0) {
         w->write_failed = 1;
         rc = -1;
     }
-    w->last_emit = eng_clock_mono();
+    w->last_emit = tlm_clock_mono();
     pthread_mutex_unlock(&w->mu);
     return rc;
 }
@@ -189,7 +189,7 @@ int wrk_events_emit(wrk_events *w, wrk_ev *ev)
 double wrk_events_silence(wrk_events *w)
 {
     pthread_mutex_lock(&w->mu);
-    double s = eng_clock_mono() - w->last_emit;
+    double s = tlm_clock_mono() - w->last_emit;
     pthread_mutex_unlock(&w->mu);
     return s;
 }

@@ -18,7 +18,7 @@
 
 #include "common/protocol.h"
 
-#define WRK_EVENT_MAX ENG_EVENT_LINE_MAX /* the line and its "}\n" */
+#define WRK_EVENT_MAX TLM_EVENT_LINE_MAX /* the line and its "}\n" */
 
 typedef struct wrk_events {
     int fd;
@@ -33,14 +33,14 @@ typedef struct wrk_ev {
     char buf[WRK_EVENT_MAX];
     size_t n;
     int overflow;
-    int event;               /* ENG_EV_* */
+    int event;               /* TLM_EV_* */
 } wrk_ev;
 
 void wrk_events_init(wrk_events *w, int fd, const char *job);
 void wrk_events_clear(wrk_events *w);
 
-/* Start an event (ENG_EV_*, common/protocol.h):
- * {"ev": its name, "v": ENG_PROTOCOL_VERSION, "t": <unix time>, "job": ...} */
+/* Start an event (TLM_EV_*, common/protocol.h):
+ * {"ev": its name, "v": TLM_PROTOCOL_VERSION, "t": <unix time>, "job": ...} */
 void wrk_ev_begin(wrk_ev *ev, const wrk_events *w, int event);
 void wrk_ev_str(wrk_ev *ev, const char *key, const char *value); /* NULL -> null */
 void wrk_ev_int(wrk_ev *ev, const char *key, int64_t value);

@@ -16,7 +16,7 @@ static void *loop(void *arg)
         double wait = hb->period - wrk_events_silence(hb->events);
         if (wait <= 0) {
             wrk_ev ev;
-            wrk_ev_begin(&ev, hb->events, ENG_EV_HEARTBEAT);
+            wrk_ev_begin(&ev, hb->events, TLM_EV_HEARTBEAT);
             wrk_ev_int(&ev, "step", hb->step);
             wrk_ev_int(&ev, "tokens", hb->tokens);
             wrk_ev_str(&ev, "phase", hb->phase);
@@ -27,7 +27,7 @@ static void *loop(void *arg)
             continue;
         }
         struct timespec until;
-        eng_clock_deadline(CLOCK_MONOTONIC, (long long)(wait * 1e9) + 1000000, &until);
+        tlm_clock_deadline(CLOCK_MONOTONIC, (long long)(wait * 1e9) + 1000000, &until);
         int rc;
         do
             rc = pthread_cond_timedwait(&hb->cv, &hb->mu, &until);
@@ -42,7 +42,7 @@ int wrk_heartbeat_start(wrk_heartbeat *hb, wrk_events *events, double period)
     memset(hb, 0, sizeof *hb);
     hb->events = events;
     hb->period = period;
-    hb->phase = eng_phase_name(ENG_PHASE_SETUP);
+    hb->phase = tlm_phase_name(TLM_PHASE_SETUP);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

@@ -25,7 +25,7 @@ typedef struct wrk_heartbeat {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int running, stop;
-    const char *phase;       /* a static name: eng_phase_name() of common/protocol.h */
+    const char *phase;       /* a static name: tlm_phase_name() of common/protocol.h */
     int64_t step, tokens;
     int64_t progress;        /* advanced by every wrk_heartbeat_set and wrk_heartbeat_progress */
 } wrk_heartbeat;

@@ -27,11 +27,11 @@
 static void exit_statuses(FILE *f)
 {
     char word[160];
-    int col = fprintf(f, "Exit status: %d done", ENG_EXIT_OK);
-    for (size_t i = 0; eng_failure_at(i); i++) {
-        const eng_failure *k = eng_failure_at(i);
+    int col = fprintf(f, "Exit status: %d done", TLM_EXIT_OK);
+    for (size_t i = 0; tlm_failure_at(i); i++) {
+        const tlm_failure *k = tlm_failure_at(i);
         int n = snprintf(word, sizeof word, "%d %s", k->exit, k->brief);
-        int last = !eng_failure_at(i + 1);
+        int last = !tlm_failure_at(i + 1);
         if (col + 2 + n + last > 79) {
             fputs(",\n", f);
             col = 0;
@@ -90,8 +90,8 @@ static void usage(FILE *f)
 static int int_arg(const char *flag, const char *s, long lo, long hi, long *out)
 {
     int64_t v;
-    eng_err e;
-    if (cfg_arg_int(flag, s, lo, hi, &v, &e)) {
+    tlm_err e;
+    if (tlm_cfg_arg_int(flag, s, lo, hi, &v, &e)) {
         fprintf(stderr, "tlm-worker: %s\n", e.msg);
         return -1;
     }
@@ -153,12 +153,12 @@ static int parse_args(int argc, char **argv, cli *c)
 {
     wrk_opts *o = &c->o;
     long v;
-    eng_err err = {0};
+    tlm_err err = {0};
     for (int ch, li = -1; (ch = getopt_long(argc, argv, "h", OPTS, &li)) != -1; li = -1) {
         /* a second value would silently replace the first */
         if (li >= 0 && c->given[li]++ && OPTS[li].has_arg) {
             fprintf(stderr, "tlm-worker: --%s is given twice; give it once\n", OPTS[li].name);
-            return ENG_EXIT_CONFIG;
+            return TLM_EXIT_CONFIG;
         }
         switch (ch) {
         case O_CONFIG: o->config = optarg; break;
@@ -168,20 +168,20 @@ static int parse_args(int argc, char **argv, cli *c)
         case O_RESUME: o->resume = 1; break;
         case O_THREADS:
             if (int_arg("--threads", optarg, 0, 4096, &v))
-                return ENG_EXIT_CONFIG;
+                return TLM_EXIT_CONFIG;
             o->threads = (int)v;
             break;
         case O_DEVICE: o->device = optarg; break;
         case O_FD:
             if (int_arg("--events-fd", optarg, 0, INT_MAX, &v))
-                return ENG_EXIT_CONFIG;
+                return TLM_EXIT_CONFIG;
             o->events_fd = (int)v;
             break;
         case O_JOB: o->job = optarg; break;
         case O_HB:
-            if (cfg_arg_number("--heartbeat", optarg, 0.05, 86400, &o->heartbeat, &err)) {
+            if (tlm_cfg_arg_number("--heartbeat", optarg, 0.05, 86400, &o->heartbeat, &err)) {
                 fprintf(stderr, "tlm-worker: %s\n", err.msg);
-                return ENG_EXIT_CONFIG;
+                return TLM_EXIT_CONFIG;
             }
             break;
         case O_DWP: c->die_with_parent = 1; break;
@@ -190,13 +190,13 @@ static int parse_args(int argc, char **argv, cli *c)
         case O_SUITES: c->suites = optarg; break;
         case O_EFILE: c->events_file = optarg; break;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return ENG_EXIT_CONFIG;
+        default: usage(stderr); return TLM_EXIT_CONFIG;
         }
     }
     if (optind < argc) {
         fprintf(stderr, "tlm-worker: unexpected argument '%s'\n", argv[optind]);
         usage(stderr);
-        return ENG_EXIT_CONFIG;
+        return TLM_EXIT_CONFIG;
     }
     return -1;
 }
@@ -205,19 +205,19 @@ static int parse_args(int argc, char **argv, cli *c)
  * what is written under it.  -1 to go on, else the exit status. */
 static int check_lengths(const cli *c)
 {
-    eng_err err = {0};
+    tlm_err err = {0};
     const wrk_opts *o = &c->o;
-    if ((o->config && eng_path_check_len("--config", o->config, ENG_PATH_CAP - 1, &err)) ||
-        (o->out && eng_path_check_len("--out", o->out, ENG_RUN_DIR_MAX, &err)) ||
-        (c->checkpoint && eng_path_check_len("--checkpoint", c->checkpoint, ENG_PATH_CAP - 1, &err)) ||
-        (o->config && eng_path_not_dir("--config", o->config, "a job config file, YAML or JSON", &err))) {
+    if ((o->config && tlm_path_check_len("--config", o->config, TLM_PATH_CAP - 1, &err)) ||
+        (o->out && tlm_path_check_len("--out", o->out, TLM_RUN_DIR_MAX, &err)) ||
+        (c->checkpoint && tlm_path_check_len("--checkpoint", c->checkpoint, TLM_PATH_CAP - 1, &err)) ||
+        (o->config && tlm_path_not_dir("--config", o->config, "a job config file, YAML or JSON", &err))) {
         fprintf(stderr, "tlm-worker: %s\n", err.msg);
-        return ENG_EXIT_CONFIG;
+        return TLM_EXIT_CONFIG;
     }
     if (o->job && strlen(o->job) >= sizeof ((wrk_events *)0)->job) {
         fprintf(stderr, "tlm-worker: --job: %zu bytes, longer than the %zu an event can carry\n", strlen(o->job),
                 sizeof ((wrk_events *)0)->job - 1);
-        return ENG_EXIT_CONFIG;
+        return TLM_EXIT_CONFIG;
     }
     return -1;
 }
@@ -226,21 +226,21 @@ static int check_lengths(const cli *c)
  * --describe, which writes no events).  -1 to go on, else the exit status. */
 static int open_events_file(cli *c)
 {
-    eng_err err = {0};
+    tlm_err err = {0};
     if (c->o.events_fd != 1) {
         fprintf(stderr, "tlm-worker: --events-file and --events-fd both say where events go; give one\n");
-        return ENG_EXIT_CONFIG;
+        return TLM_EXIT_CONFIG;
     }
-    if (eng_path_check_len("--events-file", c->events_file, ENG_PATH_CAP - 1, &err)) {
+    if (tlm_path_check_len("--events-file", c->events_file, TLM_PATH_CAP - 1, &err)) {
         fprintf(stderr, "tlm-worker: %s\n", err.msg);
-        return ENG_EXIT_CONFIG;
+        return TLM_EXIT_CONFIG;
     }
     if (!c->describe) {
         int fd = open(c->events_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         if (fd < 0) {
             fprintf(stderr, "tlm-worker: --events-file %s: cannot open for appending: %s\n", c->events_file,
                     strerror(errno));
-            return ENG_EXIT_IO;
+            return TLM_EXIT_IO;
         }
         c->o.events_fd = fd;
         c->o.events_sync = 1;
@@ -253,17 +253,17 @@ static int run_eval(cli *c)
     wrk_opts *o = &c->o;
     if (!c->checkpoint || c->describe || o->out || o->resume) {
         fprintf(stderr, "tlm-worker: --eval needs --checkpoint DIR (and takes no --out, --resume, --describe)\n");
-        return ENG_EXIT_CONFIG;
+        return TLM_EXIT_CONFIG;
     }
     static const int unused[] = {O_DWP, O_DEVICE, 0};
     if (refuse_unused(OPTS, c->given, unused, "with --eval"))
-        return ENG_EXIT_CONFIG;
+        return TLM_EXIT_CONFIG;
     if (fcntl(o->events_fd, F_GETFD) < 0 || o->events_fd == 2) {
         fprintf(stderr, "tlm-worker: --events-fd %d: not an open descriptor other than 2\n", o->events_fd);
-        return ENG_EXIT_CONFIG;
+        return TLM_EXIT_CONFIG;
     }
     if (!events_fd_writable(o->events_fd))
-        return ENG_EXIT_CONFIG;
+        return TLM_EXIT_CONFIG;
     wrk_eval_opts eo = {c->checkpoint, o->config, c->suites, o->job, o->threads, o->events_fd, o->heartbeat};
     return wrk_eval_run(&eo);
 }
@@ -272,16 +272,16 @@ static int run_describe(const cli *c)
 {
     static const int unused[] = {O_OUT, O_RESUME, O_THREADS, O_DEVICE, O_FD, O_JOB, O_HB, O_DWP, O_EFILE, 0};
     if (refuse_unused(OPTS, c->given, unused, "with --describe (it prints the resolved config and exits)"))
-        return ENG_EXIT_CONFIG;
+        return TLM_EXIT_CONFIG;
     eng_config cfg;
-    eng_err err = {0};
+    tlm_err err = {0};
     if (eng_config_load(c->o.config, &cfg, &err)) {
         fprintf(stderr, "tlm-worker: %s\n", err.msg);
-        return ENG_EXIT_CONFIG;
+        return TLM_EXIT_CONFIG;
     }
     if (wrk_describe(&cfg, stdout, &err)) {
         fprintf(stderr, "tlm-worker: %s\n", err.msg);
-        return ENG_EXIT_INTERNAL;
+        return TLM_EXIT_INTERNAL;
     }
     return 0;
 }
@@ -292,18 +292,18 @@ static int run_train(cli *c, int ppid0)
     if (!o->out) {
         fprintf(stderr, "tlm-worker: --out DIR is required to train (or use --describe)\n");
         usage(stderr);
-        return ENG_EXIT_CONFIG;
+        return TLM_EXIT_CONFIG;
     }
     if (fcntl(o->events_fd, F_GETFD) < 0) {
         fprintf(stderr, "tlm-worker: --events-fd %d: not an open file descriptor\n", o->events_fd);
-        return ENG_EXIT_CONFIG;
+        return TLM_EXIT_CONFIG;
     }
     if (o->events_fd == 2) {
         fprintf(stderr, "tlm-worker: --events-fd 2 would mix events with the human log on stderr\n");
-        return ENG_EXIT_CONFIG;
+        return TLM_EXIT_CONFIG;
     }
     if (!events_fd_writable(o->events_fd))
-        return ENG_EXIT_CONFIG;
+        return TLM_EXIT_CONFIG;
     if (c->die_with_parent) {
         int r = wrk_die_with_parent(ppid0);
         if (r < 0)
@@ -336,7 +336,7 @@ int main(int argc, char **argv)
         static const int all[] = {O_CONFIG, O_DESCRIBE, O_OUT, O_RESUME, O_THREADS, O_DEVICE, O_FD, O_JOB, O_HB,
                                   O_DWP, O_EVAL, O_CKPT, O_SUITES, O_EFILE, 0};
         if (refuse_unused(OPTS, c.given, all, "with --config-keys (it lists the keys and exits)"))
-            return ENG_EXIT_CONFIG;
+            return TLM_EXIT_CONFIG;
         eng_config_print_keys(stdout);
         return 0;
     }
@@ -344,14 +344,14 @@ int main(int argc, char **argv)
         return rc;
     if (!c.eval && (c.checkpoint || c.suites)) {
         fprintf(stderr, "tlm-worker: --checkpoint and --suites go with --eval\n");
-        return ENG_EXIT_CONFIG;
+        return TLM_EXIT_CONFIG;
     }
     if (c.eval)
         return run_eval(&c);
     if (!c.o.config) {
         fprintf(stderr, "tlm-worker: --config FILE is required\n");
         usage(stderr);
-        return ENG_EXIT_CONFIG;
+        return TLM_EXIT_CONFIG;
     }
     return c.describe ? run_describe(&c) : run_train(&c, ppid0);
 }

@@ -46,10 +46,10 @@ typedef struct job {
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
 {
-    char line[ENG_MSG_MAX + 256];
+    char line[TLM_MSG_MAX + 256];
     va_list ap;
     va_start(ap, fmt);
-    eng_msg_vprintf(line, sizeof line, fmt, ap);
+    tlm_msg_vprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     fprintf(stderr, "tlm-worker: %s\n", line);
     fflush(stderr);
@@ -58,12 +58,12 @@ static void say(const char *fmt, ...)
 /* tlm-worker's numbers: 1.25M tokens, 19.7k tokens/s */
 static void human_count(double x, char out[32])
 {
-    static const eng_fmt_step steps[] = {
+    static const tlm_fmt_step steps[] = {
         {1e9, 1e9, "%.2fG", NULL}, {1e6, 1e6, "%.2fM", NULL}, {1e3, 1e3, "%.1fk", NULL}, {0, 1, "%.0f", NULL}};
-    eng_fmt_steps(out, 32, x, steps, 4);
+    tlm_fmt_steps(out, 32, x, steps, 4);
 }
 
-static void human_time(double s, char out[32]) { eng_fmt_duration(out, 32, s, ENG_DUR_DOWN); }
+static void human_time(double s, char out[32]) { tlm_fmt_duration(out, 32, s, TLM_DUR_DOWN); }
 
 /* ------------------------------------------------------------ hooks */
 static void on_log(void *ud, const char *msg)
@@ -76,7 +76,7 @@ static void on_step(void *ud, const eng_step_info *s)
 {
     job *j = ud;
     wrk_ev ev;
-    wrk_ev_begin(&ev, &j->ev, ENG_EV_STEP);
+    wrk_ev_begin(&ev, &j->ev, TLM_EV_STEP);
     wrk_ev_int(&ev, "step", s->step);
     wrk_ev_int(&ev, "tokens", s->tokens);
     wrk_ev_num(&ev, "loss", s->loss);
@@ -86,7 +86,7 @@ static void on_step(void *ud, const eng_step_info *s)
     wrk_ev_num(&ev, "step_ms", s->step_ms);
     wrk_events_emit(&j->ev, &ev);
 
-    double spent = eng_clock_mono() - j->t_start;
+    double spent = tlm_clock_mono() - j->t_start;
     int64_t done = s->step - j->first_step;
     double eta = done > 0 ? spent / (double)done * (double)(s->total_steps - s->step) : NAN;
     char tok[32], rate[32], left[32];
@@ -102,7 +102,7 @@ static void on_eval(void *ud, const eng_eval_info *v)
 {
     job *j = ud;
     wrk_ev ev;
-    wrk_ev_begin(&ev, &j->ev, ENG_EV_EVAL);
+    wrk_ev_begin(&ev, &j->ev, TLM_EV_EVAL);
     wrk_ev_int(&ev, "step", v->step);
     wrk_ev_int(&ev, "tokens", v->tokens);
     wrk_ev_str(&ev, "suite", v->suite);
@@ -126,7 +126,7 @@ static void on_ckpt(void *ud, const char *path, int64_t step, int64_t tokens)
 {
     job *j = ud;
     wrk_ev ev;
-    wrk_ev_begin(&ev, &j->ev, ENG_EV_CKPT);
+    wrk_ev_begin(&ev, &j->ev, TLM_EV_CKPT);
     wrk_ev_str(&ev, "path", path);
     wrk_ev_int(&ev, "step", step);
     wrk_ev_int(&ev, "tokens", tokens);
@@ -138,7 +138,7 @@ static void on_layer(void *ud, int64_t step, int64_t tokens, int layer, const ch
 {
     job *j = ud;
     wrk_ev ev;
-    wrk_ev_begin(&ev, &j->ev, ENG_EV_LAYER);
+    wrk_ev_begin(&ev, &j->ev, TLM_EV_LAYER);
     wrk_ev_int(&ev, "step", step);
     wrk_ev_int(&ev, "tokens", tokens);
     wrk_ev_int(&ev, "layer", layer);
@@ -169,20 +169,20 @@ static void progress(const job *j, int64_t *step, int64_t *tokens)
     }
 }
 
-static int fail(job *j, const eng_err *e)
+static int fail(job *j, const tlm_err *e)
 {
     int64_t step, tokens;
     progress(j, &step, &tokens);
-    int code = e->code ? e->code : ENG_EINTERNAL;
+    int code = e->code ? e->code : TLM_EINTERNAL;
     wrk_ev ev;
-    wrk_ev_begin(&ev, &j->ev, ENG_EV_ERROR);
-    wrk_ev_str(&ev, "kind", eng_status_kind(code));
+    wrk_ev_begin(&ev, &j->ev, TLM_EV_ERROR);
+    wrk_ev_str(&ev, "kind", tlm_status_kind(code));
     wrk_ev_str(&ev, "message", e->msg);
     wrk_ev_int(&ev, "step", step);
     wrk_ev_int(&ev, "tokens", tokens);
     wrk_events_emit(&j->ev, &ev);
-    say("error (%s): %s", eng_status_kind(code), e->msg);
-    return eng_exit_status(code);
+    say("error (%s): %s", tlm_status_kind(code), e->msg);
+    return tlm_exit_status(code);
 }
 
 static int stopped(job *j)
@@ -192,21 +192,21 @@ static int stopped(job *j)
     const char *ck = j->tr ? eng_trainer_last_ckpt(j->tr) : "";
     const char *sig = wrk_signal_name(wrk_stop_signal());
     wrk_ev ev;
-    wrk_ev_begin(&ev, &j->ev, ENG_EV_STOPPED);
+    wrk_ev_begin(&ev, &j->ev, TLM_EV_STOPPED);
     wrk_ev_int(&ev, "step", step);
     wrk_ev_int(&ev, "tokens", tokens);
     wrk_ev_str(&ev, "signal", sig);
     wrk_ev_str(&ev, "ckpt", ck[0] ? ck : NULL);
     wrk_events_emit(&j->ev, &ev);
     say("stopped by %s at step %" PRId64 "%s%s", sig, step, ck[0] ? "; resume from " : " (no checkpoint)", ck);
-    return ENG_EXIT_INTERRUPTED;
+    return TLM_EXIT_INTERRUPTED;
 }
 
 static int done(job *j)
 {
     const eng_train_state *st = eng_trainer_state(j->tr);
     wrk_ev ev;
-    wrk_ev_begin(&ev, &j->ev, ENG_EV_DONE);
+    wrk_ev_begin(&ev, &j->ev, TLM_EV_DONE);
     wrk_ev_int(&ev, "step", st->step);
     wrk_ev_int(&ev, "tokens", st->tokens);
     wrk_ev_num(&ev, "loss", st->loss);
@@ -235,42 +235,42 @@ static int has_checkpoints(const char *root)
     struct dirent *de;
     int found = 0;
     while (!found && (de = readdir(d)))
-        found = !strncmp(de->d_name, ENG_CKPT_PREFIX, sizeof ENG_CKPT_PREFIX - 1);
+        found = !strncmp(de->d_name, TLM_CKPT_PREFIX, sizeof TLM_CKPT_PREFIX - 1);
     closedir(d);
     return found;
 }
 
 /* The run folder exists, is writable, holds config.json and ckpt/. */
-static int prepare_out(job *j, eng_err *e)
+static int prepare_out(job *j, tlm_err *e)
 {
     const char *out = j->o->out;
-    int rc = eng_mkdir_p(out, e);
+    int rc = tlm_mkdir_p(out, e);
     if (rc) {
-        e->code = ENG_EIO;
-        return eng_err_prefix(e, "--out");
+        e->code = TLM_EIO;
+        return tlm_err_prefix(e, "--out");
     }
     char path[ENG_CKPT_PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/.write-test.%ld", out, (long)getpid());
     FILE *f = fopen(path, "w");
     if (!f || fclose(f))
-        return eng_errf(e, ENG_EIO, "--out %s: the run folder is not writable: %s", out, strerror(errno));
+        return tlm_errf(e, TLM_EIO, "--out %s: the run folder is not writable: %s", out, strerror(errno));
     unlink(path);
-    if ((size_t)snprintf(j->ckpt_root, sizeof j->ckpt_root, "%s/" ENG_RUN_CKPT, out) >= sizeof j->ckpt_root)
-        return eng_errf(e, ENG_EIO, "--out %s: path too long", out);
-    if ((rc = eng_mkdir_p(j->ckpt_root, e)))
+    if ((size_t)snprintf(j->ckpt_root, sizeof j->ckpt_root, "%s/" TLM_RUN_CKPT, out) >= sizeof j->ckpt_root)
+        return tlm_errf(e, TLM_EIO, "--out %s: path too long", out);
+    if ((rc = tlm_mkdir_p(j->ckpt_root, e)))
         return rc;
 
     /* config.json: the resolved config, unless --config is that very file */
-    snprintf(path, sizeof path, "%s/" ENG_RUN_CONFIG, out);
+    snprintf(path, sizeof path, "%s/" TLM_RUN_CONFIG, out);
     char a[PATH_MAX], b[PATH_MAX];
     if (realpath(j->o->config, a) && realpath(path, b) && !strcmp(a, b))
         return 0;
     char *json = eng_config_json(&j->cfg);
     if (!json)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     size_t n = strlen(json);
     json[n] = '\n'; /* the terminating NUL becomes a final newline */
-    rc = eng_write_file_atomic(path, json, n + 1, e);
+    rc = tlm_write_file_atomic(path, json, n + 1, e);
     free(json);
     return rc;
 }
@@ -279,14 +279,14 @@ static void emit_start(job *j, int64_t resumed_from)
 {
     const eng_train_state *st = eng_trainer_state(j->tr);
     eng_account acc;
-    eng_err ae;
+    tlm_err ae;
     double flops = eng_account_compute(&j->cfg, &acc, &ae) ? NAN : acc.flops_train;
     char host[256], os[256];
     wrk_host(host, sizeof host);
     wrk_os(os, sizeof os);
     const int64_t total = eng_trainer_total_steps(j->tr);
     wrk_ev ev;
-    wrk_ev_begin(&ev, &j->ev, ENG_EV_START);
+    wrk_ev_begin(&ev, &j->ev, TLM_EV_START);
     wrk_ev_int(&ev, "pid", (int64_t)getpid());
     wrk_ev_str(&ev, "config_id", st->config_id);
     wrk_ev_int(&ev, "step", st->step);
@@ -321,7 +321,7 @@ static void emit_start(job *j, int64_t resumed_from)
 
     const int *w = eng_model_widths(eng_trainer_model(j->tr));
     for (int l = 0; l < j->cfg.model.layers; l++) {
-        wrk_ev_begin(&ev, &j->ev, ENG_EV_LAYER);
+        wrk_ev_begin(&ev, &j->ev, TLM_EV_LAYER);
         wrk_ev_int(&ev, "step", st->step);
         wrk_ev_int(&ev, "tokens", st->tokens);
         wrk_ev_int(&ev, "layer", l);
@@ -346,7 +346,7 @@ static void emit_start(job *j, int64_t resumed_from)
  * config error, as tlmd refuses GPU slots on the same fact
  * (engine/config/build.h, ENG_GPU_BACKEND); so is a GPU the runtime does not
  * list ("no GPU": the job cannot run on this machine). */
-static int make_backend(eng_backend **be, const char *device, int threads, eng_err *e)
+static int make_backend(eng_backend **be, const char *device, int threads, tlm_err *e)
 {
     if (!strcmp(device, "cpu"))
         return eng_backend_cpu_create(be, threads, e);
@@ -359,22 +359,22 @@ static int make_backend(eng_backend **be, const char *device, int threads, eng_e
             k = (int)v;
     }
     if (k < 0)
-        return eng_errf(e, ENG_ECONFIG, "--device %s: expected cpu or cuda:K (K from 0 to 1023)", device);
+        return tlm_errf(e, TLM_ECONFIG, "--device %s: expected cpu or cuda:K (K from 0 to 1023)", device);
 #ifdef TLM_HAVE_CUDA
     int rc = eng_backend_cuda_create(be, k, e);
-    return rc ? eng_err_prefix(e, "--device %s", device) : 0;
+    return rc ? tlm_err_prefix(e, "--device %s", device) : 0;
 #else
-    return eng_errf(e, ENG_ECONFIG, "--device %s: this build trains on the CPU only (--device cpu)", device);
+    return tlm_errf(e, TLM_ECONFIG, "--device %s: this build trains on the CPU only (--device cpu)", device);
 #endif
 }
 
 /* A failure of the trainer on the CUDA backend: the backend's own first
  * error (an op's out-of-memory or failed launch) is the cause, whatever the
  * trainer made of what followed (a NaN gradient norm reads as divergence). */
-static void device_cause(const eng_backend *be, eng_err *e)
+static void device_cause(const eng_backend *be, tlm_err *e)
 {
 #ifdef TLM_HAVE_CUDA
-    eng_err ce = {0};
+    tlm_err ce = {0};
     if (be && eng_backend_cuda_status(be, &ce))
         *e = ce;
 #else
@@ -387,7 +387,7 @@ int wrk_run(const wrk_opts *o)
     job j;
     memset(&j, 0, sizeof j);
     j.o = o;
-    eng_err e = {0};
+    tlm_err e = {0};
     wrk_events_init(&j.ev, o->events_fd, o->job);
     j.ev.sync = o->events_sync;
     wrk_signals_install();
@@ -411,7 +411,7 @@ int wrk_run(const wrk_opts *o)
     }
     wrk_heartbeat_progress(&j.hb);
     if (!o->resume && has_checkpoints(j.ckpt_root)) {
-        eng_errf(&e, ENG_ECONFIG,
+        tlm_errf(&e, TLM_ECONFIG,
                  "%s already holds checkpoints of an earlier run: pass --resume to continue it, or use a fresh --out "
                  "folder",
                  j.ckpt_root);
@@ -439,17 +439,17 @@ int wrk_run(const wrk_opts *o)
         goto out;
     }
     j.first_step = eng_trainer_state(j.tr)->step;
-    j.t_start = eng_clock_mono();
+    j.t_start = tlm_clock_mono();
     emit_start(&j, from);
 
     int rc = eng_trainer_run(j.tr, &e);
-    if (rc != 0 && rc != ENG_EINTERRUPTED) {
+    if (rc != 0 && rc != TLM_EINTERRUPTED) {
         device_cause(j.be, &e);
         rc = e.code;
     }
     if (rc == 0)
         status = done(&j);
-    else if (rc == ENG_EINTERRUPTED)
+    else if (rc == TLM_EINTERRUPTED)
         status = stopped(&j);
     else
         status = fail(&j, &e);

@@ -20,7 +20,7 @@ typedef struct wrk_opts {
     char **argv;
 } wrk_opts;
 
-/* Exit status of the job: ENG_EXIT_OK, or its failure's (common/failure.h). */
+/* Exit status of the job: TLM_EXIT_OK, or its failure's (common/failure.h). */
 int wrk_run(const wrk_opts *o);
 
 #endif

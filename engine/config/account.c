@@ -7,7 +7,7 @@
 #include "engine/config/arch.h"
 #include "engine/config/taper.h"
 
-int eng_account_compute(const eng_config *c, eng_account *a, eng_err *e)
+int eng_account_compute(const eng_config *c, eng_account *a, tlm_err *e)
 {
     memset(a, 0, sizeof *a);
     const eng_model_cfg *m = &c->model;

@@ -40,6 +40,6 @@ typedef struct eng_account {
     eng_layer_account layer[ENG_MAX_LAYERS];
 } eng_account;
 
-int eng_account_compute(const eng_config *c, eng_account *a, eng_err *e);
+int eng_account_compute(const eng_config *c, eng_account *a, tlm_err *e);
 
 #endif

@@ -5,16 +5,16 @@
 
 /* ------------------------------------------------------------ hope_attn: the level split */
 
-int eng_hope_split(int F, int k, int multiple, int *w, eng_err *e)
+int eng_hope_split(int F, int k, int multiple, int *w, tlm_err *e)
 {
     if (k < 1 || k > ENG_HOPE_MAX_LEVELS)
-        return eng_errf(e, ENG_ECONFIG, "hope: %d levels (expected 1 to %d)", k, ENG_HOPE_MAX_LEVELS);
+        return tlm_errf(e, TLM_ECONFIG, "hope: %d levels (expected 1 to %d)", k, ENG_HOPE_MAX_LEVELS);
     if (multiple < 1 || F % multiple)
-        return eng_errf(e, ENG_ECONFIG, "hope: MLP width %d is not a multiple of taper.multiple %d, so it cannot be "
+        return tlm_errf(e, TLM_ECONFIG, "hope: MLP width %d is not a multiple of taper.multiple %d, so it cannot be "
                         "split into levels of multiples of %d", F, multiple, multiple);
     int units = F / multiple;
     if (units < k)
-        return eng_errf(e, ENG_ECONFIG, "hope: MLP width %d cannot be split into %d levels of at least %d (a "
+        return tlm_errf(e, TLM_ECONFIG, "hope: MLP width %d cannot be split into %d levels of at least %d (a "
                         "multiple of taper.multiple) each: use fewer levels or a smaller taper.multiple",
                         F, k, multiple);
     for (int i = 0; i < k; i++)
@@ -22,14 +22,14 @@ int eng_hope_split(int F, int k, int multiple, int *w, eng_err *e)
     return 0;
 }
 
-int eng_hope_widths(const eng_config *c, int *lw, eng_err *e)
+int eng_hope_widths(const eng_config *c, int *lw, tlm_err *e)
 {
     int widths[ENG_MAX_LAYERS];
     int rc = eng_taper_widths(c, widths, e);
     for (int l = 0; !rc && l < c->model.layers; l++)
         if ((rc = eng_hope_split(widths[l], c->model.hope_levels, c->taper.multiple, lw + l * ENG_HOPE_MAX_LEVELS,
                                  e)))
-            eng_err_prefix(e, "layer %d", l);
+            tlm_err_prefix(e, "layer %d", l);
     return rc;
 }
 

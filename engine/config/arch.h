@@ -18,12 +18,12 @@
  * equally, the remainder one unit each to the first (fastest) levels, so
  * widths are non-increasing and differ by at most one multiple.  F not a
  * multiple of `multiple`, or fewer units than levels (a level of width 0),
- * is ENG_ECONFIG with a message. */
-int eng_hope_split(int F, int k, int multiple, int *level_widths, eng_err *e);
+ * is TLM_ECONFIG with a message. */
+int eng_hope_split(int F, int k, int multiple, int *level_widths, tlm_err *e);
 
 /* The same for every layer of a resolved hope_attn config:
  * level_widths[l * ENG_HOPE_MAX_LEVELS + i] for layer l, level i. */
-int eng_hope_widths(const eng_config *c, int *level_widths, eng_err *e);
+int eng_hope_widths(const eng_config *c, int *level_widths, tlm_err *e);
 
 /* Kernel width of the depthwise causal convolutions after q, k, v. */
 #define ENG_TITANS_CONV 4

@@ -302,7 +302,7 @@ static int is_section(const char *prefix) /* "train." */
 }
 
 /* "unknown key 'lrr' in train; did you mean 'lr'? (keys: ...)" */
-static int unknown_key(const cfg_node *key, const char *prefix_in, eng_err *e)
+static int unknown_key(const tlm_cfg_node *key, const char *prefix_in, tlm_err *e)
 {
     /* a dotted key (train.lrr) is judged in the deepest section it names,
      * so the hint is train's 'lr', not a top-level key */
@@ -345,7 +345,7 @@ static int unknown_key(const cfg_node *key, const char *prefix_in, eng_err *e)
         strcpy(seen[nseen++], name);
         size_t len = strlen(keys);
         snprintf(keys + len, sizeof keys - len, "%s%s", len ? ", " : "", name);
-        size_t d = cfg_edit_distance(name_in, name);
+        size_t d = tlm_cfg_edit_distance(name_in, name);
         if (d < bestd) {
             bestd = d;
             best = FIELDS[i].key + np;
@@ -360,21 +360,21 @@ static int unknown_key(const cfg_node *key, const char *prefix_in, eng_err *e)
         char *dot = strchr(b, '.');
         if (dot)
             *dot = '\0';
-        return cfg_errf(e, key, "unknown key '%s'%s; did you mean '%s'? (expected one of: %s)", key->text, where,
+        return tlm_cfg_errf(e, key, "unknown key '%s'%s; did you mean '%s'? (expected one of: %s)", key->text, where,
                         b, keys);
     }
-    return cfg_errf(e, key, "unknown key '%s'%s (expected one of: %s)", key->text, where, keys);
+    return tlm_cfg_errf(e, key, "unknown key '%s'%s (expected one of: %s)", key->text, where, keys);
 }
 
 /* ------------------------------------------------------------ parsing */
 typedef struct parse_ctx {
     eng_config *cfg;
     unsigned char given[NFIELDS];
-    const cfg_node *node[NFIELDS]; /* where each given field was written */
-    const cfg_node *root;
+    const tlm_cfg_node *node[NFIELDS]; /* where each given field was written */
+    const tlm_cfg_node *root;
 } parse_ctx;
 
-static int set_field(parse_ctx *px, const field *f, const cfg_node *v, eng_err *e)
+static int set_field(parse_ctx *px, const field *f, const tlm_cfg_node *v, tlm_err *e)
 {
     char *base = (char *)px->cfg;
     void *p = base + f->off;
@@ -384,8 +384,8 @@ static int set_field(parse_ctx *px, const field *f, const cfg_node *v, eng_err *
     case F_I64: {
         /* integral bounds: "more than 0" is "from 1" */
         int64_t x, lo = (int64_t)(f->lo_open ? floor(f->lo) + 1 : ceil(f->lo)), hi = (int64_t)floor(f->hi);
-        if (cfg_get_int_in(v, what, lo, hi, &x, e))
-            return ENG_ECONFIG;
+        if (tlm_cfg_get_int_in(v, what, lo, hi, &x, e))
+            return TLM_ECONFIG;
         if (f->type == F_INT)
             *(int *)p = (int)x; /* every F_INT row's range lies within int */
         else
@@ -393,11 +393,11 @@ static int set_field(parse_ctx *px, const field *f, const cfg_node *v, eng_err *
         break;
     }
     case F_DOUBLE:
-        return cfg_get_double_in(v, what, f->lo, f->hi, f->lo_open, (double *)p, e);
+        return tlm_cfg_get_double_in(v, what, f->lo, f->hi, f->lo_open, (double *)p, e);
     case F_BOOL:
-        return cfg_get_bool(v, what, (int *)p, e);
+        return tlm_cfg_get_bool(v, what, (int *)p, e);
     case F_STR:
-        return cfg_get_string(v, what, (char *)p, f->cap, e);
+        return tlm_cfg_get_string(v, what, (char *)p, f->cap, e);
     case F_ENUM: {
         char s[ENG_NAME_MAX];
         char list[256] = "";
@@ -405,45 +405,45 @@ static int set_field(parse_ctx *px, const field *f, const cfg_node *v, eng_err *
             size_t len = strlen(list);
             snprintf(list + len, sizeof list - len, "%s%s", i ? " | " : "", f->names[i]);
         }
-        if (v->kind != CFG_SCALAR || cfg_is_null(v))
-            return cfg_errf(e, v, "%s: expected one of %s, got %s", what, list, cfg_describe(v));
-        if (cfg_get_string(v, what, s, sizeof s, e))
-            return ENG_ECONFIG;
+        if (v->kind != TLM_CFG_SCALAR || tlm_cfg_is_null(v))
+            return tlm_cfg_errf(e, v, "%s: expected one of %s, got %s", what, list, tlm_cfg_describe(v));
+        if (tlm_cfg_get_string(v, what, s, sizeof s, e))
+            return TLM_ECONFIG;
         int idx = eng_name_find(f->names, f->n_names, s);
         if (idx < 0)
-            return cfg_errf(e, v, "%s: '%s' is not one of %s", what, s, list);
+            return tlm_cfg_errf(e, v, "%s: '%s' is not one of %s", what, s, list);
         *(int *)p = idx;
         break;
     }
     case F_PAIR:
     case F_DLIST: {
-        if (v->kind != CFG_SEQ)
-            return cfg_errf(e, v, "%s: expected a list of numbers%s, got %s", what,
-                            f->type == F_PAIR ? " [start, end]" : "", cfg_describe(v));
+        if (v->kind != TLM_CFG_SEQ)
+            return tlm_cfg_errf(e, v, "%s: expected a list of numbers%s, got %s", what,
+                            f->type == F_PAIR ? " [start, end]" : "", tlm_cfg_describe(v));
         if (f->type == F_PAIR && v->n != 2)
-            return cfg_errf(e, v, "%s: expected exactly two numbers [start, end], got %zu", what, v->n);
+            return tlm_cfg_errf(e, v, "%s: expected exactly two numbers [start, end], got %zu", what, v->n);
         if (v->n == 0 || v->n > f->cap)
-            return cfg_errf(e, v, "%s: expected 1 to %zu numbers, got %zu", what, f->cap, v->n);
+            return tlm_cfg_errf(e, v, "%s: expected 1 to %zu numbers, got %zu", what, f->cap, v->n);
         double *d = (double *)p;
         for (size_t i = 0; i < v->n; i++)
-            if (cfg_get_double_in(v->items[i], what, f->lo, f->hi, f->lo_open, &d[i], e))
-                return ENG_ECONFIG;
+            if (tlm_cfg_get_double_in(v->items[i], what, f->lo, f->hi, f->lo_open, &d[i], e))
+                return TLM_ECONFIG;
         if (f->type == F_DLIST)
             *(int *)(base + f->count_off) = (int)v->n;
         break;
     }
     case F_SLIST: {
-        if (v->kind != CFG_SEQ)
-            return cfg_errf(e, v, "%s: expected a list of names, got %s", what, cfg_describe(v));
+        if (v->kind != TLM_CFG_SEQ)
+            return tlm_cfg_errf(e, v, "%s: expected a list of names, got %s", what, tlm_cfg_describe(v));
         if (v->n > f->cap)
-            return cfg_errf(e, v, "%s: at most %zu entries", what, f->cap);
+            return tlm_cfg_errf(e, v, "%s: at most %zu entries", what, f->cap);
         char *s = (char *)p;
         for (size_t i = 0; i < v->n; i++) {
-            if (cfg_get_string(v->items[i], what, s + i * f->cap2, f->cap2, e))
-                return ENG_ECONFIG;
+            if (tlm_cfg_get_string(v->items[i], what, s + i * f->cap2, f->cap2, e))
+                return TLM_ECONFIG;
             for (size_t j = 0; j < i; j++)
                 if (!strcmp(s + j * f->cap2, s + i * f->cap2))
-                    return cfg_errf(e, v->items[i], "%s: '%s' is listed twice", what, s + i * f->cap2);
+                    return tlm_cfg_errf(e, v->items[i], "%s: '%s' is listed twice", what, s + i * f->cap2);
         }
         *(int *)(base + f->count_off) = (int)v->n;
         break;
@@ -452,20 +452,20 @@ static int set_field(parse_ctx *px, const field *f, const cfg_node *v, eng_err *
     return 0;
 }
 
-static int walk(parse_ctx *px, const cfg_node *map, const char *prefix, eng_err *e)
+static int walk(parse_ctx *px, const tlm_cfg_node *map, const char *prefix, tlm_err *e)
 {
-    if (map->kind != CFG_MAP)
-        return cfg_errf(e, map, "%s%sexpected a mapping of keys, got %s", prefix, *prefix ? ": " : "",
-                        cfg_describe(map));
+    if (map->kind != TLM_CFG_MAP)
+        return tlm_cfg_errf(e, map, "%s%sexpected a mapping of keys, got %s", prefix, *prefix ? ": " : "",
+                        tlm_cfg_describe(map));
     for (size_t i = 0; i < map->n; i++) {
-        const cfg_node *k = map->keys[i], *v = map->items[i];
+        const tlm_cfg_node *k = map->keys[i], *v = map->items[i];
         char path[ENG_NAME_MAX * 2];
         if ((size_t)snprintf(path, sizeof path, "%s%s", prefix, k->text) >= sizeof path)
-            return cfg_errf(e, k, "key '%s' is too long", k->text);
+            return tlm_cfg_errf(e, k, "key '%s' is too long", k->text);
         const field *f = field_find(path);
         if (f) {
             if (set_field(px, f, v, e))
-                return ENG_ECONFIG;
+                return TLM_ECONFIG;
             px->given[f - FIELDS] = 1;
             px->node[f - FIELDS] = v;
             continue;
@@ -473,10 +473,10 @@ static int walk(parse_ctx *px, const cfg_node *map, const char *prefix, eng_err 
         char sub[ENG_NAME_MAX * 2 + 1];
         snprintf(sub, sizeof sub, "%s.", path);
         if (is_section(sub)) {
-            if (v->kind != CFG_MAP)
-                return cfg_errf(e, v, "%s: expected a mapping of keys, got %s", path, cfg_describe(v));
+            if (v->kind != TLM_CFG_MAP)
+                return tlm_cfg_errf(e, v, "%s: expected a mapping of keys, got %s", path, tlm_cfg_describe(v));
             if (walk(px, v, sub, e))
-                return ENG_ECONFIG;
+                return TLM_ECONFIG;
             continue;
         }
         return unknown_key(k, prefix, e);
@@ -561,7 +561,7 @@ static void apply_defaults(parse_ctx *px, const eng_preset *p)
 
 /* scale: the preset named (NULL for none, "custom"), or the keys that
  * must then be given. */
-static int resolve_scale(parse_ctx *px, const eng_preset **out, eng_err *e)
+static int resolve_scale(parse_ctx *px, const eng_preset **out, tlm_err *e)
 {
     eng_config *c = px->cfg;
     *out = NULL;
@@ -574,7 +574,7 @@ static int resolve_scale(parse_ctx *px, const eng_preset **out, eng_err *e)
                 size_t len = strlen(list);
                 snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", preset_name(i));
             }
-            return cfg_errf(e, NODE(px, "scale"), "scale: unknown preset '%s' (expected one of: %s)", c->scale,
+            return tlm_cfg_errf(e, NODE(px, "scale"), "scale: unknown preset '%s' (expected one of: %s)", c->scale,
                             list);
         }
         return 0;
@@ -583,43 +583,43 @@ static int resolve_scale(parse_ctx *px, const eng_preset **out, eng_err *e)
     static const char *const need[] = {"model.d_model", "model.layers", "model.heads", "model.d_ff"};
     for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
         if (!GIVEN(px, need[i]))
-            return cfg_errf(e, px->root,
+            return tlm_cfg_errf(e, px->root,
                             "%s is required when no scale preset is named (or set scale: 1m, 440m, ...)", need[i]);
     return 0;
 }
 
 /* model: key/value heads, the vocabulary from the tokenizer, and a shape
  * the attention can take. */
-static int resolve_model(parse_ctx *px, eng_err *e)
+static int resolve_model(parse_ctx *px, tlm_err *e)
 {
     eng_config *c = px->cfg;
     eng_model_cfg *m = &c->model;
     if (!GIVEN(px, "model.kv_heads"))
         m->kv_heads = m->heads;
     if (!c->tokenizer[0])
-        return cfg_errf(e, NODE(px, "tokenizer"), "tokenizer: must not be empty");
+        return tlm_cfg_errf(e, NODE(px, "tokenizer"), "tokenizer: must not be empty");
     int tv = eng_tokenizer_vocab(c->tokenizer);
     if (!GIVEN(px, "model.vocab")) {
         /* a bpeN name outside the range sizes nothing: say so, not "vocab
          * is required" (with model.vocab given it is a name like any other) */
         if (!tv && !strncmp(c->tokenizer, "bpe", 3) && c->tokenizer[3] &&
             strspn(c->tokenizer + 3, "0123456789") == strlen(c->tokenizer + 3))
-            return cfg_errf(e, NODE(px, "tokenizer"),
+            return tlm_cfg_errf(e, NODE(px, "tokenizer"),
                             "tokenizer: '%s' is out of range: bpeN names a trained BPE of N ids, N from 257 (the 256 "
                             "bytes and one merge) to 2^20; or give model.vocab",
                             c->tokenizer);
         if (!tv)
-            return cfg_errf(e, NODE(px, "tokenizer"),
+            return tlm_cfg_errf(e, NODE(px, "tokenizer"),
                             "model.vocab is required with tokenizer '%s' (its size is not known from the name)",
                             c->tokenizer);
         m->vocab = tv;
     } else if (tv && m->vocab < tv) {
-        return cfg_errf(e, NODE(px, "model.vocab"), "model.vocab: %d is smaller than tokenizer '%s' (%d ids)",
+        return tlm_cfg_errf(e, NODE(px, "model.vocab"), "model.vocab: %d is smaller than tokenizer '%s' (%d ids)",
                         m->vocab, c->tokenizer, tv);
     }
     /* heads or d_model may come from the preset: the message points at the
      * one written, else at the scale that chose them */
-    const cfg_node *shape_at = NODE(px, "model.heads") ? NODE(px, "model.heads") : NODE(px, "model.d_model");
+    const tlm_cfg_node *shape_at = NODE(px, "model.heads") ? NODE(px, "model.heads") : NODE(px, "model.d_model");
     if (!shape_at)
         shape_at = NODE(px, "scale") ? NODE(px, "scale") : px->root;
     char from[96] = "";
@@ -627,64 +627,64 @@ static int resolve_model(parse_ctx *px, eng_err *e)
         snprintf(from, sizeof from, ", %s from scale %s",
                  GIVEN(px, "model.heads") ? "d_model" : GIVEN(px, "model.d_model") ? "heads" : "both", c->scale);
     if (m->d_model % m->heads)
-        return cfg_errf(e, shape_at, "model.heads: %d does not divide d_model %d%s%s%s", m->heads, m->d_model, *from ? " (" : "", from + (*from ? 2 : 0), *from ? ")" : "");
+        return tlm_cfg_errf(e, shape_at, "model.heads: %d does not divide d_model %d%s%s%s", m->heads, m->d_model, *from ? " (" : "", from + (*from ? 2 : 0), *from ? ")" : "");
     if ((m->d_model / m->heads) % 2)
-        return cfg_errf(e, shape_at, "model.heads: head size %d must be even for RoPE (d_model %d / %d heads%s)",
+        return tlm_cfg_errf(e, shape_at, "model.heads: head size %d must be even for RoPE (d_model %d / %d heads%s)",
                         m->d_model / m->heads, m->d_model, m->heads, from);
     if (m->kv_heads > m->heads || m->heads % m->kv_heads)
-        return cfg_errf(e, NODE(px, "model.kv_heads"), "model.kv_heads: %d must divide heads (%d)", m->kv_heads,
+        return tlm_cfg_errf(e, NODE(px, "model.kv_heads"), "model.kv_heads: %d must divide heads (%d)", m->kv_heads,
                         m->heads);
     /* like model.hope and model.titans: a key of another architecture is
      * a mistake (the canonical form would drop it without a word) */
     if (GIVEN(px, "model.gate") && c->arch != ENG_ARCH_GATED_ATTN)
-        return cfg_errf(e, NODE(px, "model.gate"), "model.gate: only used with arch gated_attn (arch is %s)",
+        return tlm_cfg_errf(e, NODE(px, "model.gate"), "model.gate: only used with arch gated_attn (arch is %s)",
                         eng_arch_name(c->arch));
     if (c->arch == ENG_ARCH_GATED_ATTN && m->gate == ENG_GATE_HEADWISE && m->heads < 1)
-        return cfg_errf(e, NODE(px, "model.gate"), "model.gate: headwise needs heads");
+        return tlm_cfg_errf(e, NODE(px, "model.gate"), "model.gate: headwise needs heads");
     return 0;
 }
 
 /* taper: the keys of the schedule chosen, and widths it can honour. */
-static int resolve_taper(parse_ctx *px, eng_err *e)
+static int resolve_taper(parse_ctx *px, tlm_err *e)
 {
     eng_config *c = px->cfg;
     if (c->taper.schedule == ENG_TAPER_BLOCKS && !GIVEN(px, "taper.groups"))
-        return cfg_errf(e, NODE(px, "taper.schedule"),
+        return tlm_cfg_errf(e, NODE(px, "taper.schedule"),
                         "taper.groups is required with schedule blocks (e.g. [1.5, 1.0, 0.5] for wider-early)");
     if (c->taper.schedule != ENG_TAPER_BLOCKS && GIVEN(px, "taper.groups"))
-        return cfg_errf(e, NODE(px, "taper.groups"), "taper.groups: only used with schedule blocks (schedule is %s)",
+        return tlm_cfg_errf(e, NODE(px, "taper.groups"), "taper.groups: only used with schedule blocks (schedule is %s)",
                         eng_schedule_name(c->taper.schedule));
     if (c->taper.schedule != ENG_TAPER_SIGMOID && GIVEN(px, "taper.k"))
-        return cfg_errf(e, NODE(px, "taper.k"), "taper.k: only used with schedule sigmoid (schedule is %s)",
+        return tlm_cfg_errf(e, NODE(px, "taper.k"), "taper.k: only used with schedule sigmoid (schedule is %s)",
                         eng_schedule_name(c->taper.schedule));
     if (!rel_ratio(c) && GIVEN(px, "taper.ratio"))
-        return cfg_errf(e, NODE(px, "taper.ratio"),
+        return tlm_cfg_errf(e, NODE(px, "taper.ratio"),
                         "taper.ratio: only used with linear, cosine and sigmoid (schedule is %s)",
                         eng_schedule_name(c->taper.schedule));
     int widths[ENG_MAX_LAYERS];
-    eng_err te;
+    tlm_err te;
     if (eng_taper_widths(c, widths, &te)) {
-        const cfg_node *at = NODE(px, "taper.ratio");
+        const tlm_cfg_node *at = NODE(px, "taper.ratio");
         if (!at)
             at = NODE(px, "taper.groups");
         if (!at)
             at = NODE(px, "taper.schedule");
         if (!at)
             at = px->root;
-        return cfg_errf(e, at, "%s", te.msg);
+        return tlm_cfg_errf(e, at, "%s", te.msg);
     }
     return 0;
 }
 
 /* hope_attn: levels and chunk sizes (docs/hope.md), and a level split that
  * every layer's width allows; the keys are refused for other architectures. */
-static int resolve_hope(parse_ctx *px, eng_err *e)
+static int resolve_hope(parse_ctx *px, tlm_err *e)
 {
     eng_model_cfg *m = &px->cfg->model;
-    const cfg_node *chunks = NODE(px, "model.hope.chunks"), *levels = NODE(px, "model.hope.levels");
+    const tlm_cfg_node *chunks = NODE(px, "model.hope.chunks"), *levels = NODE(px, "model.hope.levels");
     if (px->cfg->arch != ENG_ARCH_HOPE_ATTN) {
         if (levels || chunks)
-            return cfg_errf(e, levels ? levels : chunks, "model.hope: only used with arch hope_attn (arch is %s)",
+            return tlm_cfg_errf(e, levels ? levels : chunks, "model.hope: only used with arch hope_attn (arch is %s)",
                             eng_arch_name(px->cfg->arch));
         return 0;
     }
@@ -695,23 +695,23 @@ static int resolve_hope(parse_ctx *px, eng_err *e)
             m->hope_chunks[i] = pow(4.0, i);
         m->n_hope_chunks = m->hope_levels;
     } else if (m->n_hope_chunks != m->hope_levels) {
-        return cfg_errf(e, chunks, "model.hope.chunks: %d chunk sizes for %d levels (model.hope.levels)",
+        return tlm_cfg_errf(e, chunks, "model.hope.chunks: %d chunk sizes for %d levels (model.hope.levels)",
                         m->n_hope_chunks, m->hope_levels);
     }
     for (int i = 0; i < m->n_hope_chunks; i++)
         if (m->hope_chunks[i] != floor(m->hope_chunks[i]))
-            return cfg_errf(e, chunks && (size_t)i < chunks->n ? chunks->items[i] : chunks,
+            return tlm_cfg_errf(e, chunks && (size_t)i < chunks->n ? chunks->items[i] : chunks,
                             "model.hope.chunks: %g is not a whole number of optimizer steps", m->hope_chunks[i]);
     int widths[ENG_MAX_LAYERS], lw[ENG_HOPE_MAX_LEVELS];
-    eng_err te;
+    tlm_err te;
     if (eng_taper_widths(px->cfg, widths, &te))
-        return cfg_errf(e, px->root, "%s", te.msg);
+        return tlm_cfg_errf(e, px->root, "%s", te.msg);
     for (int l = 0; l < m->layers; l++)
         if (eng_hope_split(widths[l], m->hope_levels, px->cfg->taper.multiple, lw, &te)) {
-            const cfg_node *at = levels ? levels : NODE(px, "taper.multiple");
+            const tlm_cfg_node *at = levels ? levels : NODE(px, "taper.multiple");
             if (!at)
                 at = NODE(px, "model.d_ff") ? NODE(px, "model.d_ff") : NODE(px, "arch");
-            return cfg_errf(e, at ? at : px->root, "model.hope.levels: layer %d (d_ff %d): %s", l, widths[l],
+            return tlm_cfg_errf(e, at ? at : px->root, "model.hope.levels: layer %d (d_ff %d): %s", l, widths[l],
                             te.msg + (strncmp(te.msg, "hope: ", 6) ? 0 : 6));
         }
     return 0;
@@ -719,19 +719,19 @@ static int resolve_hope(parse_ctx *px, eng_err *e)
 
 /* titans: the memory's hidden width, and the model.titans keys refused for
  * other architectures (docs/titans.md). */
-static int resolve_titans(parse_ctx *px, eng_err *e)
+static int resolve_titans(parse_ctx *px, tlm_err *e)
 {
     eng_config *c = px->cfg;
     eng_model_cfg *m = &c->model;
     if (c->arch != ENG_ARCH_TITANS) {
         for (size_t i = 0; i < NFIELDS; i++)
             if (px->given[i] && in_section(&FIELDS[i], "model.titans."))
-                return cfg_errf(e, px->node[i], "%s: only used with arch titans (arch is %s)", FIELDS[i].key,
+                return tlm_cfg_errf(e, px->node[i], "%s: only used with arch titans (arch is %s)", FIELDS[i].key,
                                 eng_arch_name(c->arch));
         return 0;
     }
     if (m->titans_mem_depth != 2 && GIVEN(px, "model.titans.mem_hidden"))
-        return cfg_errf(e, NODE(px, "model.titans.mem_hidden"),
+        return tlm_cfg_errf(e, NODE(px, "model.titans.mem_hidden"),
                         "model.titans.mem_hidden: only used with mem_depth 2 (mem_depth is %d)", m->titans_mem_depth);
     if (!GIVEN(px, "model.titans.mem_hidden"))
         m->titans_mem_hidden = m->titans_mem_depth == 2 ? 2 * (m->d_model / m->heads) : 0;
@@ -740,16 +740,16 @@ static int resolve_titans(parse_ctx *px, eng_err *e)
 
 /* train: the budgets without a preset, the micro-batch, and a schedule
  * that fits the budget. */
-static int resolve_train(parse_ctx *px, const eng_preset *p, eng_err *e)
+static int resolve_train(parse_ctx *px, const eng_preset *p, tlm_err *e)
 {
     eng_config *c = px->cfg;
     eng_train_cfg *t = &c->train;
-    const cfg_node *root = px->root;
+    const tlm_cfg_node *root = px->root;
     if (!p) {
         if (!GIVEN(px, "train.batch_tokens"))
             t->batch_tokens = 16 * (int64_t)t->seq_len;
         if (!GIVEN(px, "train.tokens"))
-            return cfg_errf(e, root, "train.tokens is required when no scale preset is named");
+            return tlm_cfg_errf(e, root, "train.tokens is required when no scale preset is named");
         if (!GIVEN(px, "train.warmup_tokens"))
             t->warmup_tokens = t->tokens / 20;
         if (!GIVEN(px, "eval.every_tokens"))
@@ -764,7 +764,7 @@ static int resolve_train(parse_ctx *px, const eng_preset *p, eng_err *e)
         c->eval.n_niah_lengths = 1;
     }
     if (t->batch_tokens % t->seq_len)
-        return cfg_errf(e, NODE(px, "train.batch_tokens") ? NODE(px, "train.batch_tokens") : root,
+        return tlm_cfg_errf(e, NODE(px, "train.batch_tokens") ? NODE(px, "train.batch_tokens") : root,
                         "train.batch_tokens: %" PRId64 " is not a multiple of seq_len %d", t->batch_tokens,
                         t->seq_len);
     int64_t seqs = t->batch_tokens / t->seq_len;
@@ -776,40 +776,40 @@ static int resolve_train(parse_ctx *px, const eng_preset *p, eng_err *e)
                 best = d;
         t->micro_batch = (int)best;
     } else if (seqs % t->micro_batch) {
-        return cfg_errf(e, NODE(px, "train.micro_batch"),
+        return tlm_cfg_errf(e, NODE(px, "train.micro_batch"),
                         "train.micro_batch: %d does not divide the %" PRId64 " sequences of a batch", t->micro_batch,
                         seqs);
     }
     if (t->tokens < t->batch_tokens)
-        return cfg_errf(e, NODE(px, "train.tokens") ? NODE(px, "train.tokens") : root,
+        return tlm_cfg_errf(e, NODE(px, "train.tokens") ? NODE(px, "train.tokens") : root,
                         "train.tokens: %" PRId64 " is less than one batch (%" PRId64 ")", t->tokens, t->batch_tokens);
     if (t->warmup_tokens > t->tokens)
-        return cfg_errf(e, NODE(px, "train.warmup_tokens") ? NODE(px, "train.warmup_tokens") : root,
+        return tlm_cfg_errf(e, NODE(px, "train.warmup_tokens") ? NODE(px, "train.warmup_tokens") : root,
                         "train.warmup_tokens: %" PRId64 " exceeds train.tokens %" PRId64, t->warmup_tokens, t->tokens);
     if (t->beta2 < t->beta1 && GIVEN(px, "train.beta2"))
-        return cfg_errf(e, NODE(px, "train.beta2"), "train.beta2: %g is below beta1 %g", t->beta2, t->beta1);
+        return tlm_cfg_errf(e, NODE(px, "train.beta2"), "train.beta2: %g is below beta1 %g", t->beta2, t->beta1);
     return 0;
 }
 
 /* Every name of a list key is one its row allows (the suites and tasks
  * of engine/config/suites.h). */
-static int check_names(parse_ctx *px, const char *key, const char *what, eng_err *e)
+static int check_names(parse_ctx *px, const char *key, const char *what, tlm_err *e)
 {
     const field *f = field_find(key);
     const char *v = (const char *)px->cfg + f->off;
     int n = *(const int *)((const char *)px->cfg + f->count_off);
     for (int i = 0; i < n; i++, v += f->cap2)
         if (eng_name_find(f->names, f->n_names, v) < 0) {
-            const cfg_node *at = px->node[f - FIELDS];
+            const tlm_cfg_node *at = px->node[f - FIELDS];
             char list[256];
-            return cfg_errf(e, at && (size_t)i < at->n ? at->items[i] : at, "%s: unknown %s '%s' (expected %s)", key,
+            return tlm_cfg_errf(e, at && (size_t)i < at->n ? at->items[i] : at, "%s: unknown %s '%s' (expected %s)", key,
                             what, v, eng_names_join(f->names, f->n_names, list, sizeof list));
         }
     return 0;
 }
 
 /* eval: the suites and tasks by name, NIAH lengths in whole tokens. */
-static int resolve_eval(parse_ctx *px, eng_err *e)
+static int resolve_eval(parse_ctx *px, tlm_err *e)
 {
     const eng_eval_cfg *v = &px->cfg->eval;
     int rc = check_names(px, "eval.suites", "suite", e);
@@ -819,8 +819,8 @@ static int resolve_eval(parse_ctx *px, eng_err *e)
         rc = check_names(px, "eval.niah.tasks", "task", e);
     for (int i = 0; i < v->n_niah_lengths && !rc; i++)
         if (v->niah_lengths[i] != floor(v->niah_lengths[i])) {
-            const cfg_node *at = NODE(px, "eval.niah.lengths");
-            return cfg_errf(e, at && (size_t)i < at->n ? at->items[i] : at,
+            const tlm_cfg_node *at = NODE(px, "eval.niah.lengths");
+            return tlm_cfg_errf(e, at && (size_t)i < at->n ? at->items[i] : at,
                             "eval.niah.lengths: %g is not a whole number of tokens", v->niah_lengths[i]);
         }
     return rc;
@@ -830,7 +830,7 @@ static int resolve_eval(parse_ctx *px, eng_err *e)
  * derives from them, section by section; each section checks its keys
  * together (in this order, which decides which error a config with
  * several gets). */
-static int resolve(parse_ctx *px, eng_err *e)
+static int resolve(parse_ctx *px, tlm_err *e)
 {
     const eng_preset *p;
     int rc = resolve_scale(px, &p, e);
@@ -851,15 +851,15 @@ static int resolve(parse_ctx *px, eng_err *e)
     return rc;
 }
 
-int eng_config_from_tree(const cfg_node *root, eng_config *cfg, eng_err *e)
+int eng_config_from_tree(const tlm_cfg_node *root, eng_config *cfg, tlm_err *e)
 {
     parse_ctx *px = calloc(1, sizeof *px);
     if (!px)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     memset(cfg, 0, sizeof *cfg);
     px->cfg = cfg;
     px->root = root;
-    int rc = cfg_check_paths_unique(root, e);
+    int rc = tlm_cfg_check_paths_unique(root, e);
     if (!rc)
         rc = walk(px, root, "", e);
     if (!rc)
@@ -868,25 +868,25 @@ int eng_config_from_tree(const cfg_node *root, eng_config *cfg, eng_err *e)
     return rc;
 }
 
-int eng_config_load(const char *path, eng_config *cfg, eng_err *e)
+int eng_config_load(const char *path, eng_config *cfg, tlm_err *e)
 {
-    cfg_node *root;
-    int rc = cfg_parse_file(path, &root, e);
+    tlm_cfg_node *root;
+    int rc = tlm_cfg_parse_file(path, &root, e);
     if (rc)
         return rc;
     rc = eng_config_from_tree(root, cfg, e);
-    cfg_free(root);
+    tlm_cfg_free(root);
     return rc;
 }
 
-int eng_config_from_json(const char *json, eng_config *cfg, eng_err *e)
+int eng_config_from_json(const char *json, eng_config *cfg, tlm_err *e)
 {
-    cfg_node *root;
-    int rc = cfg_parse_buffer("<stored config>", json, strlen(json), &root, e);
+    tlm_cfg_node *root;
+    int rc = tlm_cfg_parse_buffer("<stored config>", json, strlen(json), &root, e);
     if (rc)
         return rc;
     rc = eng_config_from_tree(root, cfg, e);
-    cfg_free(root);
+    tlm_cfg_free(root);
     return rc;
 }
 
@@ -901,7 +901,7 @@ static void sb_put(sbuf *b, const char *s, size_t n)
 {
     if (b->oom)
         return;
-    if (ENG_GROW(b->p, b->cap, b->n + n + 1, 1024)) {
+    if (TLM_GROW(b->p, b->cap, b->n + n + 1, 1024)) {
         b->oom = 1;
         return;
     }
@@ -934,8 +934,8 @@ static void sb_json_string(sbuf *b, const char *s)
 
 static void sb_number(sbuf *b, double v)
 {
-    char s[ENG_NUMBER_TEXT];
-    eng_fmt_exact(s, sizeof s, v); /* the canonical form's numbers: shortest, exact */
+    char s[TLM_NUMBER_TEXT];
+    tlm_fmt_exact(s, sizeof s, v); /* the canonical form's numbers: shortest, exact */
     sb_str(b, s);
 }
 
@@ -1067,7 +1067,7 @@ void eng_config_id(const eng_config *cfg, char hex[65])
         hex[0] = '\0';
         return;
     }
-    eng_sha256_hex(s, strlen(s), hex);
+    tlm_sha256_hex(s, strlen(s), hex);
     free(s);
 }
 
@@ -1091,34 +1091,34 @@ static const char *type_name(int type)
 /* The row's own default as the config would write it: 0.002, "", [val]. */
 static void row_default_text(const field *f, char *out, size_t cap)
 {
-    char num[ENG_NUMBER_TEXT];
+    char num[TLM_NUMBER_TEXT];
     size_t n = 0;
     switch (f->type) {
     case F_INT:
     case F_I64:
     case F_DOUBLE:
-        eng_fmt_exact(num, sizeof num, f->def);
-        eng_msg_copy(out, cap, num);
+        tlm_fmt_exact(num, sizeof num, f->def);
+        tlm_msg_copy(out, cap, num);
         return;
-    case F_BOOL: eng_msg_copy(out, cap, f->def ? "true" : "false"); return;
-    case F_ENUM: eng_msg_copy(out, cap, f->names[(int)f->def]); return;
-    case F_STR: eng_msg_copy(out, cap, f->def_str && f->def_str[0] ? f->def_str : "\"\""); return;
+    case F_BOOL: tlm_msg_copy(out, cap, f->def ? "true" : "false"); return;
+    case F_ENUM: tlm_msg_copy(out, cap, f->names[(int)f->def]); return;
+    case F_STR: tlm_msg_copy(out, cap, f->def_str && f->def_str[0] ? f->def_str : "\"\""); return;
     case F_PAIR:
     case F_DLIST:
-        eng_msg_copy(out, cap, "[");
+        tlm_msg_copy(out, cap, "[");
         for (int i = 0; i < f->n_def_nums && (n = strlen(out)) < cap; i++) {
-            eng_fmt_exact(num, sizeof num, f->def_nums[i]);
-            eng_msg_printf(out + n, cap - n, "%s%s", i ? ", " : "", num);
+            tlm_fmt_exact(num, sizeof num, f->def_nums[i]);
+            tlm_msg_printf(out + n, cap - n, "%s%s", i ? ", " : "", num);
         }
         break;
     case F_SLIST:
-        eng_msg_copy(out, cap, "[");
+        tlm_msg_copy(out, cap, "[");
         for (int i = 0; i < f->n_def_names && (n = strlen(out)) < cap; i++)
-            eng_msg_printf(out + n, cap - n, "%s%s", i ? ", " : "", f->def_names[i]);
+            tlm_msg_printf(out + n, cap - n, "%s%s", i ? ", " : "", f->def_names[i]);
         break;
     }
     n = strlen(out);
-    eng_msg_copy(out + n, cap - n, "]");
+    tlm_msg_copy(out + n, cap - n, "]");
 }
 
 int eng_config_key_at(size_t i, eng_config_key *k)
@@ -1133,17 +1133,17 @@ int eng_config_key_at(size_t i, eng_config_key *k)
     k->identity = !(f->flags & FLAG_EXEC);
     k->computed = f->derived != NULL;
     if (f->derived) {
-        eng_msg_copy(k->def, sizeof k->def, f->derived);
+        tlm_msg_copy(k->def, sizeof k->def, f->derived);
     } else {
         char v[sizeof k->def];
         row_default_text(f, v, sizeof v);
-        eng_msg_printf(k->def, sizeof k->def, "%s%s", f->preset_off ? "preset, else " : "", v);
+        tlm_msg_printf(k->def, sizeof k->def, "%s%s", f->preset_off ? "preset, else " : "", v);
     }
     if (f->names)
         eng_names_join(f->names, f->n_names, k->choices, sizeof k->choices);
     for (size_t c = 0; f->choice && f->choice(c); c++) {
         size_t n = strlen(k->choices);
-        eng_msg_printf(k->choices + n, sizeof k->choices - n, "%s%s", c ? ", " : "", f->choice(c));
+        tlm_msg_printf(k->choices + n, sizeof k->choices - n, "%s%s", c ? ", " : "", f->choice(c));
     }
     return 0;
 }

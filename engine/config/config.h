@@ -145,11 +145,11 @@ typedef struct eng_config {
 } eng_config;
 
 /* Read and resolve a job config from a file (.yaml, .yml or .json). */
-int eng_config_load(const char *path, eng_config *cfg, eng_err *e);
+int eng_config_load(const char *path, eng_config *cfg, tlm_err *e);
 /* Resolve from a parsed tree (errors point into the tree's file). */
-int eng_config_from_tree(const cfg_node *root, eng_config *cfg, eng_err *e);
+int eng_config_from_tree(const tlm_cfg_node *root, eng_config *cfg, tlm_err *e);
 /* Resolve from a canonical JSON string (as stored in results.db). */
-int eng_config_from_json(const char *json, eng_config *cfg, eng_err *e);
+int eng_config_from_json(const char *json, eng_config *cfg, tlm_err *e);
 
 /* Canonical JSON of the resolved config; malloc'd, NUL-terminated. */
 char *eng_config_canonical(const eng_config *cfg);

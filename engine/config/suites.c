@@ -5,15 +5,15 @@
 
 #include "common/err.h"
 
-#define ENG_XX_(id, name) [ENG_SUITE_##id] = (name),
-const char *const eng_suite_names[ENG_SUITE_COUNT] = {ENG_SUITE_MAP(ENG_XX_)};
-#undef ENG_XX_
-#define ENG_XX_(id, name) [ENG_CS_##id] = (name),
-const char *const eng_commonsense_names[ENG_CS_COUNT] = {ENG_COMMONSENSE_MAP(ENG_XX_)};
-#undef ENG_XX_
-#define ENG_XX_(id, name) [ENG_NIAH_##id] = (name),
-const char *const eng_niah_names[ENG_NIAH_COUNT] = {ENG_NIAH_MAP(ENG_XX_)};
-#undef ENG_XX_
+#define TLM_XX_(id, name) [ENG_SUITE_##id] = (name),
+const char *const eng_suite_names[ENG_SUITE_COUNT] = {ENG_SUITE_MAP(TLM_XX_)};
+#undef TLM_XX_
+#define TLM_XX_(id, name) [ENG_CS_##id] = (name),
+const char *const eng_commonsense_names[ENG_CS_COUNT] = {ENG_COMMONSENSE_MAP(TLM_XX_)};
+#undef TLM_XX_
+#define TLM_XX_(id, name) [ENG_NIAH_##id] = (name),
+const char *const eng_niah_names[ENG_NIAH_COUNT] = {ENG_NIAH_MAP(TLM_XX_)};
+#undef TLM_XX_
 
 int eng_name_find(const char *const *names, int n, const char *name)
 {
@@ -29,7 +29,7 @@ const char *eng_names_join(const char *const *names, int n, char *out, size_t ca
     if (cap)
         out[0] = '\0';
     for (int i = 0; i < n && len < cap; i++) {
-        eng_msg_printf(out + len, cap - len, "%s%s", i ? ", " : "", names[i]);
+        tlm_msg_printf(out + len, cap - len, "%s%s", i ? ", " : "", names[i]);
         len += strlen(out + len);
     }
     return out;

@@ -39,15 +39,15 @@
     XX(S_NIAH_2, "s_niah_2")                                                                                     \
     XX(S_NIAH_3, "s_niah_3")
 
-#define ENG_XX_(id, name) ENG_SUITE_##id,
-typedef enum eng_suite { ENG_SUITE_MAP(ENG_XX_) ENG_SUITE_COUNT } eng_suite;
-#undef ENG_XX_
-#define ENG_XX_(id, name) ENG_CS_##id,
-typedef enum eng_cs_task { ENG_COMMONSENSE_MAP(ENG_XX_) ENG_CS_COUNT } eng_cs_task;
-#undef ENG_XX_
-#define ENG_XX_(id, name) ENG_NIAH_##id,
-typedef enum eng_niah_task { ENG_NIAH_MAP(ENG_XX_) ENG_NIAH_COUNT } eng_niah_task;
-#undef ENG_XX_
+#define TLM_XX_(id, name) ENG_SUITE_##id,
+typedef enum eng_suite { ENG_SUITE_MAP(TLM_XX_) ENG_SUITE_COUNT } eng_suite;
+#undef TLM_XX_
+#define TLM_XX_(id, name) ENG_CS_##id,
+typedef enum eng_cs_task { ENG_COMMONSENSE_MAP(TLM_XX_) ENG_CS_COUNT } eng_cs_task;
+#undef TLM_XX_
+#define TLM_XX_(id, name) ENG_NIAH_##id,
+typedef enum eng_niah_task { ENG_NIAH_MAP(TLM_XX_) ENG_NIAH_COUNT } eng_niah_task;
+#undef TLM_XX_
 
 extern const char *const eng_suite_names[ENG_SUITE_COUNT];
 extern const char *const eng_commonsense_names[ENG_CS_COUNT];

@@ -15,53 +15,53 @@ static int is_taper(int s)
     return s == ENG_TAPER_LINEAR || s == ENG_TAPER_COSINE || s == ENG_TAPER_SIGMOID;
 }
 
-static int check_spec(int L, int d_base, const eng_taper_spec *s, eng_err *e)
+static int check_spec(int L, int d_base, const eng_taper_spec *s, tlm_err *e)
 {
     if (L < 1 || L > ENG_MAX_LAYERS)
-        return eng_errf(e, ENG_ECONFIG, "taper: %d layers is out of range (1 to %d)", L, ENG_MAX_LAYERS);
+        return tlm_errf(e, TLM_ECONFIG, "taper: %d layers is out of range (1 to %d)", L, ENG_MAX_LAYERS);
     if (d_base < 1)
-        return eng_errf(e, ENG_ECONFIG, "taper: d_base %d must be positive", d_base);
+        return tlm_errf(e, TLM_ECONFIG, "taper: d_base %d must be positive", d_base);
     if (s->schedule == ENG_TAPER_UNIFORM)
         return 0;
     if (s->multiple < 1)
-        return eng_errf(e, ENG_ECONFIG, "taper.multiple %d must be positive", s->multiple);
+        return tlm_errf(e, TLM_ECONFIG, "taper.multiple %d must be positive", s->multiple);
     if (is_taper(s->schedule)) {
         if (L < 2)
-            return eng_errf(e, ENG_ECONFIG, "taper: a %s taper needs at least 2 layers (model has %d)",
+            return tlm_errf(e, TLM_ECONFIG, "taper: a %s taper needs at least 2 layers (model has %d)",
                             eng_schedule_name(s->schedule), L);
         if (!(s->r_start > 0) || !(s->r_end > 0))
-            return eng_errf(e, ENG_ECONFIG, "taper.ratio [%g, %g]: both ratios must be above zero", s->r_start,
+            return tlm_errf(e, TLM_ECONFIG, "taper.ratio [%g, %g]: both ratios must be above zero", s->r_start,
                             s->r_end);
         if (fabs(s->r_start + s->r_end - 2.0) > 1e-9)
-            return eng_errf(e, ENG_ECONFIG,
+            return tlm_errf(e, TLM_ECONFIG,
                             "taper.ratio [%g, %g]: the mean of start and end must be 1 to keep the parameter "
                             "budget (got %g)",
                             s->r_start, s->r_end, (s->r_start + s->r_end) / 2);
         if (s->schedule == ENG_TAPER_SIGMOID && !(s->k > 0))
-            return eng_errf(e, ENG_ECONFIG, "taper.k %g must be positive", s->k);
+            return tlm_errf(e, TLM_ECONFIG, "taper.k %g must be positive", s->k);
     } else if (s->schedule == ENG_TAPER_BLOCKS) {
         if (s->n_groups < 1 || !s->groups)
-            return eng_errf(e, ENG_ECONFIG, "taper.groups: at least one group is needed");
+            return tlm_errf(e, TLM_ECONFIG, "taper.groups: at least one group is needed");
         if (L % s->n_groups)
-            return eng_errf(e, ENG_ECONFIG, "taper.groups: %d groups do not split %d layers into equal groups",
+            return tlm_errf(e, TLM_ECONFIG, "taper.groups: %d groups do not split %d layers into equal groups",
                             s->n_groups, L);
         double sum = 0;
         for (int j = 0; j < s->n_groups; j++) {
             if (!(s->groups[j] > 0))
-                return eng_errf(e, ENG_ECONFIG, "taper.groups: multiplier %g must be above zero", s->groups[j]);
+                return tlm_errf(e, TLM_ECONFIG, "taper.groups: multiplier %g must be above zero", s->groups[j]);
             sum += s->groups[j];
         }
         if (fabs(sum / s->n_groups - 1.0) > 1e-9)
-            return eng_errf(e, ENG_ECONFIG,
+            return tlm_errf(e, TLM_ECONFIG,
                             "taper.groups: the multipliers must average 1 to keep the parameter budget (mean %g)",
                             sum / s->n_groups);
     } else {
-        return eng_errf(e, ENG_ECONFIG, "taper: unknown schedule %d", s->schedule);
+        return tlm_errf(e, TLM_ECONFIG, "taper: unknown schedule %d", s->schedule);
     }
     return 0;
 }
 
-int eng_taper_ideal(int L, int d_base, const eng_taper_spec *s, double *ideal, eng_err *e)
+int eng_taper_ideal(int L, int d_base, const eng_taper_spec *s, double *ideal, tlm_err *e)
 {
     int rc = check_spec(L, d_base, s, e);
     if (rc)
@@ -102,7 +102,7 @@ static int exact_multiple(double x, int m, long *units)
     return 1;
 }
 
-int eng_taper_compute(int L, int d_base, const eng_taper_spec *s, int *widths, eng_err *e)
+int eng_taper_compute(int L, int d_base, const eng_taper_spec *s, int *widths, tlm_err *e)
 {
     double ideal[ENG_MAX_LAYERS];
     int rc = eng_taper_ideal(L, d_base, s, ideal, e);
@@ -116,7 +116,7 @@ int eng_taper_compute(int L, int d_base, const eng_taper_spec *s, int *widths, e
     const int m = s->multiple;
     const long budget = (long)L * d_base;
     if (budget % m)
-        return eng_errf(e, ENG_ECONFIG,
+        return tlm_errf(e, TLM_ECONFIG,
                         "taper: the budget L x d_base = %d x %d = %ld is not a multiple of taper.multiple %d, so no "
                         "rounding can keep it exactly",
                         L, d_base, budget, m);
@@ -128,7 +128,7 @@ int eng_taper_compute(int L, int d_base, const eng_taper_spec *s, int *widths, e
         for (int j = 0; j < s->n_groups; j++) {
             long u;
             if (!exact_multiple(s->groups[j] * d_base, m, &u))
-                return eng_errf(e, ENG_ECONFIG,
+                return tlm_errf(e, TLM_ECONFIG,
                                 "taper.groups: group %d width %g x %d = %g is not a multiple of taper.multiple %d",
                                 j + 1, s->groups[j], d_base, s->groups[j] * d_base, m);
             for (int l = j * per; l < (j + 1) * per; l++)
@@ -136,7 +136,7 @@ int eng_taper_compute(int L, int d_base, const eng_taper_spec *s, int *widths, e
             sum += u * per;
         }
         if (sum != S)
-            return eng_errf(e, ENG_ECONFIG, "taper.groups: widths sum to %ld, not the budget %ld", sum * m,
+            return tlm_errf(e, TLM_ECONFIG, "taper.groups: widths sum to %ld, not the budget %ld", sum * m,
                             budget);
         return 0;
     }
@@ -144,17 +144,17 @@ int eng_taper_compute(int L, int d_base, const eng_taper_spec *s, int *widths, e
     /* linear / cosine / sigmoid: pinned ends */
     long a, b;
     if (!exact_multiple(s->r_start * d_base, m, &a))
-        return eng_errf(e, ENG_ECONFIG,
+        return tlm_errf(e, TLM_ECONFIG,
                         "taper: start width %g x %d = %g is not a multiple of taper.multiple %d (choose d_ff so "
                         "that ratio x d_ff is a multiple of %d)",
                         s->r_start, d_base, s->r_start * d_base, m, m);
     if (!exact_multiple(s->r_end * d_base, m, &b))
-        return eng_errf(e, ENG_ECONFIG,
+        return tlm_errf(e, TLM_ECONFIG,
                         "taper: end width %g x %d = %g is not a multiple of taper.multiple %d (choose d_ff so that "
                         "ratio x d_ff is a multiple of %d)",
                         s->r_end, d_base, s->r_end * d_base, m, m);
     if (a <= 0 || b <= 0)
-        return eng_errf(e, ENG_ECONFIG, "taper: a pinned end width is at or below zero (start %ld, end %ld)", a * m,
+        return tlm_errf(e, TLM_ECONFIG, "taper: a pinned end width is at or below zero (start %ld, end %ld)", a * m,
                         b * m);
     widths[0] = (int)(a * m);
     widths[L - 1] = (int)(b * m);
@@ -162,7 +162,7 @@ int eng_taper_compute(int L, int d_base, const eng_taper_spec *s, int *widths, e
     const long T = S - a - b;
     if (n == 0) {
         if (T != 0)
-            return eng_errf(e, ENG_ECONFIG, "taper: two layers of %ld and %ld do not sum to the budget %ld", a * m,
+            return tlm_errf(e, TLM_ECONFIG, "taper: two layers of %ld and %ld do not sum to the budget %ld", a * m,
                             b * m, budget);
         return 0;
     }
@@ -185,7 +185,7 @@ int eng_taper_compute(int L, int d_base, const eng_taper_spec *s, int *widths, e
         R -= f[i];
     }
     if (R < 0 || R > n)
-        return eng_errf(e, ENG_ECONFIG, "taper: cannot round %d interior layers to the budget (remainder %ld)", n,
+        return tlm_errf(e, TLM_ECONFIG, "taper: cannot round %d interior layers to the budget (remainder %ld)", n,
                         R);
     const int decreasing = a >= b;
     unsigned char chosen[ENG_MAX_LAYERS] = {0};
@@ -207,19 +207,19 @@ int eng_taper_compute(int L, int d_base, const eng_taper_spec *s, int *widths, e
     long total = 0;
     for (int l = 0; l < L; l++) {
         if (widths[l] <= 0)
-            return eng_errf(e, ENG_ECONFIG, "taper: layer %d width %d is at or below zero after rounding", l,
+            return tlm_errf(e, TLM_ECONFIG, "taper: layer %d width %d is at or below zero after rounding", l,
                             widths[l]);
         total += widths[l];
         if (l > 0 && (decreasing ? widths[l] > widths[l - 1] : widths[l] < widths[l - 1]))
-            return eng_errf(e, ENG_ECONFIG, "taper: rounding cannot keep layer %d (%d) and %d (%d) monotone", l - 1,
+            return tlm_errf(e, TLM_ECONFIG, "taper: rounding cannot keep layer %d (%d) and %d (%d) monotone", l - 1,
                             widths[l - 1], l, widths[l]);
     }
     if (total != budget)
-        return eng_errf(e, ENG_EINTERNAL, "taper: widths sum to %ld, not %ld", total, budget);
+        return tlm_errf(e, TLM_EINTERNAL, "taper: widths sum to %ld, not %ld", total, budget);
     return 0;
 }
 
-int eng_taper_widths(const eng_config *c, int *widths, eng_err *e)
+int eng_taper_widths(const eng_config *c, int *widths, tlm_err *e)
 {
     eng_taper_spec s = {
         .schedule = c->taper.schedule,

@@ -28,10 +28,10 @@ typedef struct eng_taper_spec {
 } eng_taper_spec;
 
 /* Unrounded widths (the formula), ideal[0..L-1]. */
-int eng_taper_ideal(int L, int d_base, const eng_taper_spec *s, double *ideal, eng_err *e);
-/* Rounded widths, widths[0..L-1]; ENG_ECONFIG with a message if impossible. */
-int eng_taper_compute(int L, int d_base, const eng_taper_spec *s, int *widths, eng_err *e);
+int eng_taper_ideal(int L, int d_base, const eng_taper_spec *s, double *ideal, tlm_err *e);
+/* Rounded widths, widths[0..L-1]; TLM_ECONFIG with a message if impossible. */
+int eng_taper_compute(int L, int d_base, const eng_taper_spec *s, int *widths, tlm_err *e);
 /* The same for a resolved config (model.layers, model.d_ff, taper.*). */
-int eng_taper_widths(const eng_config *c, int *widths, eng_err *e);
+int eng_taper_widths(const eng_config *c, int *widths, tlm_err *e);
 
 #endif

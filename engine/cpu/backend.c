@@ -58,12 +58,12 @@ typedef struct cpu_backend {
     eng__cpu ctx;
 } cpu_backend;
 
-int eng_backend_cpu_create(eng_backend **out, int threads, eng_err *e)
+int eng_backend_cpu_create(eng_backend **out, int threads, tlm_err *e)
 {
     *out = NULL;
     cpu_backend *cb = calloc(1, sizeof *cb);
     if (!cb)
-        return eng_errf(e, ENG_ENOMEM, "cpu backend: out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "cpu backend: out of memory");
     cb->b.ops = &cpu_ops;
     cb->b.ctx = &cb->ctx;
     for (int i = 0; i < ENG__CPU_WS_FAMILIES; i++)

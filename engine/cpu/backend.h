@@ -13,7 +13,7 @@
 #include "engine/model/ops.h"
 
 /* threads <= 0: every core this process may run on (its CPU affinity). */
-int eng_backend_cpu_create(eng_backend **out, int threads, eng_err *e);
+int eng_backend_cpu_create(eng_backend **out, int threads, tlm_err *e);
 
 /* The threads its ops run on from now on (<= 0: every core); returns the
  * count set.  Models planned before keep working: a pass never runs on

@@ -191,7 +191,7 @@ static unsigned warps_grid(size_t warps)
 static int shape_ok(eng__cu *c, int hd, int H, int Hkv)
 {
     if (hd > 32 * ATT_PER_LANE || hd <= 0 || Hkv <= 0 || H % Hkv)
-        return !eng__cu_fail(c, ENG_ECONFIG, "attention", "head size over 256, or heads not a multiple of kv heads");
+        return !eng__cu_fail(c, TLM_ECONFIG, "attention", "head size over 256, or heads not a multiple of kv heads");
     return 1;
 }
 

@@ -56,7 +56,7 @@ static void *cu_alloc(void *ctx, size_t bytes)
     void *p = NULL;
     if (cudaMalloc(&p, n) != cudaSuccess) {
         /* an allocation that does not fit is the caller's to report (NULL:
-         * ENG_ENOMEM, the `oom` event), not a broken context */
+         * TLM_ENOMEM, the `oom` event), not a broken context */
         (void)cudaGetLastError();
         return NULL;
     }
@@ -167,14 +167,14 @@ typedef struct cu_backend {
 } cu_backend;
 
 /* ------------------------------------------------------------ devices */
-static int no_gpu(eng_err *e, cudaError_t rc)
+static int no_gpu(tlm_err *e, cudaError_t rc)
 {
     (void)cudaGetLastError();
-    return eng_errf(e, ENG_ECONFIG, "no GPU: the CUDA runtime says %s (%s)", cudaGetErrorString(rc),
+    return tlm_errf(e, TLM_ECONFIG, "no GPU: the CUDA runtime says %s (%s)", cudaGetErrorString(rc),
                     cudaGetErrorName(rc));
 }
 
-extern "C" int eng_cuda_device_count(int *n, eng_err *e)
+extern "C" int eng_cuda_device_count(int *n, tlm_err *e)
 {
     *n = 0;
     int k = 0;
@@ -185,7 +185,7 @@ extern "C" int eng_cuda_device_count(int *n, eng_err *e)
     return 0;
 }
 
-extern "C" int eng_cuda_device_info_get(int k, eng_cuda_device_info *out, eng_err *e)
+extern "C" int eng_cuda_device_info_get(int k, eng_cuda_device_info *out, tlm_err *e)
 {
     memset(out, 0, sizeof *out);
     cudaDeviceProp p;
@@ -214,15 +214,15 @@ extern "C" int eng_cuda_device_info_get(int k, eng_cuda_device_info *out, eng_er
  * folder configure wrote into the program's run path. */
 #define LT_SONAME_(v) "libcublasLt.so." #v
 #define LT_SONAME(v) LT_SONAME_(v)
-static int load_lt(eng__lt_api *a, int device, eng_err *e)
+static int load_lt(eng__lt_api *a, int device, tlm_err *e)
 {
     a->dl = dlopen(LT_SONAME(CUBLAS_VER_MAJOR), RTLD_NOW | RTLD_LOCAL);
     if (!a->dl)
-        return eng_errf(e, ENG_ECONFIG, "cuda:%d: cannot load cuBLASLt (%s): %s", device,
+        return tlm_errf(e, TLM_ECONFIG, "cuda:%d: cannot load cuBLASLt (%s): %s", device,
                         LT_SONAME(CUBLAS_VER_MAJOR), dlerror());
 #define ENG__LT_SYM(f)                                                                                         \
     if (!(a->f = (decltype(a->f))dlsym(a->dl, #f)))                                                            \
-        return eng_errf(e, ENG_ECONFIG, "cuda:%d: %s lacks %s", device, LT_SONAME(CUBLAS_VER_MAJOR), #f);
+        return tlm_errf(e, TLM_ECONFIG, "cuda:%d: %s lacks %s", device, LT_SONAME(CUBLAS_VER_MAJOR), #f);
     ENG__LT_FUNCS(ENG__LT_SYM)
 #undef ENG__LT_SYM
     return 0;
@@ -245,7 +245,7 @@ static void ctx_destroy(eng__cu *c)
         dlclose(c->api.dl);
 }
 
-extern "C" int eng_backend_cuda_create(eng_backend **out, int device, eng_err *e)
+extern "C" int eng_backend_cuda_create(eng_backend **out, int device, tlm_err *e)
 {
     *out = NULL;
     int n;
@@ -253,13 +253,13 @@ extern "C" int eng_backend_cuda_create(eng_backend **out, int device, eng_err *e
     if (rc)
         return rc;
     if (n == 0)
-        return eng_errf(e, ENG_ECONFIG, "no GPU: the CUDA runtime lists no device");
+        return tlm_errf(e, TLM_ECONFIG, "no GPU: the CUDA runtime lists no device");
     if (device < 0 || device >= n)
-        return eng_errf(e, ENG_ECONFIG, "cuda:%d: no such GPU (the CUDA runtime lists %d: cuda:0 to cuda:%d)", device,
+        return tlm_errf(e, TLM_ECONFIG, "cuda:%d: no such GPU (the CUDA runtime lists %d: cuda:0 to cuda:%d)", device,
                         n, n - 1);
     cu_backend *cb = (cu_backend *)calloc(1, sizeof *cb);
     if (!cb)
-        return eng_errf(e, ENG_ENOMEM, "cuda backend: out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "cuda backend: out of memory");
     eng__cu *c = &cb->ctx;
     c->device = device;
     const char *step = "cudaSetDevice";
@@ -285,21 +285,21 @@ extern "C" int eng_backend_cuda_create(eng_backend **out, int device, eng_err *e
         (void)cudaGetLastError();
         ctx_destroy(c);
         free(cb);
-        return eng_errf(e, cr == cudaErrorMemoryAllocation ? ENG_ENOMEM : ENG_ECONFIG, "cuda:%d: %s: %s", device,
+        return tlm_errf(e, cr == cudaErrorMemoryAllocation ? TLM_ENOMEM : TLM_ECONFIG, "cuda:%d: %s: %s", device,
                         step, cudaGetErrorString(cr));
     }
     if (load_lt(&c->api, device, e)) {
         ctx_destroy(c);
         free(cb);
-        return e ? e->code : ENG_ECONFIG;
+        return e ? e->code : TLM_ECONFIG;
     }
     cublasStatus_t st = c->api.cublasLtCreate(&c->lt);
     if (st != CUBLAS_STATUS_SUCCESS) {
         c->lt = NULL;
-        eng_errf(e, ENG_ECONFIG, "cuda:%d: cublasLtCreate: %s", device, c->api.cublasLtGetStatusString(st));
+        tlm_errf(e, TLM_ECONFIG, "cuda:%d: cublasLtCreate: %s", device, c->api.cublasLtGetStatusString(st));
         ctx_destroy(c);
         free(cb);
-        return ENG_ECONFIG;
+        return TLM_ECONFIG;
     }
     cb->b.ops = &cuda_ops;
     cb->b.ctx = c;
@@ -314,12 +314,12 @@ static void cu_backend_free(eng_backend *b)
     free(cb);
 }
 
-extern "C" int eng_backend_cuda_status(const eng_backend *b, eng_err *e)
+extern "C" int eng_backend_cuda_status(const eng_backend *b, tlm_err *e)
 {
     if (b->ops != &cuda_ops)
         return 0;
     const eng__cu *c = (const eng__cu *)b->ctx;
-    return c->status ? eng_errf(e, c->status, "cuda:%d: %s", c->device, c->msg) : 0;
+    return c->status ? tlm_errf(e, c->status, "cuda:%d: %s", c->device, c->msg) : 0;
 }
 
 extern "C" void eng_backend_cuda_memory(const eng_backend *b, size_t *now, size_t *peak)

@@ -5,7 +5,7 @@
  *
  * The driver is found at run time by the CUDA runtime (linked statically;
  * libcuda is never linked), so a binary built with CUDA runs on a machine
- * without a GPU: these functions then say so with ENG_ECONFIG ("no GPU")
+ * without a GPU: these functions then say so with TLM_ECONFIG ("no GPU")
  * and the caller falls back or skips.  Declared in every build; defined
  * only in a CUDA build (callers test TLM_HAVE_CUDA). */
 #ifndef TLM_ENGINE_CUDA_BACKEND_H
@@ -21,8 +21,8 @@ extern "C" {
 #endif
 
 /* The GPUs the driver reports (CUDA_VISIBLE_DEVICES applies).  0 with *n
- * set, or ENG_ECONFIG with the runtime's reason (no driver, no device). */
-int eng_cuda_device_count(int *n, eng_err *e);
+ * set, or TLM_ECONFIG with the runtime's reason (no driver, no device). */
+int eng_cuda_device_count(int *n, tlm_err *e);
 
 /* Device k's name and memory, for the `start` event and tlmd's listing. */
 typedef struct eng_cuda_device_info {
@@ -30,18 +30,18 @@ typedef struct eng_cuda_device_info {
     size_t total_bytes, free_bytes;
     int cc_major, cc_minor, sm_count;
 } eng_cuda_device_info;
-int eng_cuda_device_info_get(int k, eng_cuda_device_info *out, eng_err *e);
+int eng_cuda_device_info_get(int k, eng_cuda_device_info *out, tlm_err *e);
 
 /* A backend on device k (its stream, cuBLASLt handle and workspace).
- * ENG_ECONFIG when there is no such GPU, ENG_ENOMEM when its workspace
+ * TLM_ECONFIG when there is no such GPU, TLM_ENOMEM when its workspace
  * does not fit. */
-int eng_backend_cuda_create(eng_backend **out, int device, eng_err *e);
+int eng_backend_cuda_create(eng_backend **out, int device, tlm_err *e);
 
 /* The first CUDA error an op met since the backend was made (ops return
  * nothing: a failed launch or copy is kept here, and the ops after it do
- * nothing); 0 when none.  ENG_ENOMEM for out-of-memory, ENG_EINTERNAL
+ * nothing); 0 when none.  TLM_ENOMEM for out-of-memory, TLM_EINTERNAL
  * otherwise.  The trainer's caller checks it after each step. */
-int eng_backend_cuda_status(const eng_backend *b, eng_err *e);
+int eng_backend_cuda_status(const eng_backend *b, tlm_err *e);
 
 /* on: matmuls from now on as bf16 tensor-core products with fp32 storage
  * and accumulation (CUBLAS_COMPUTE_32F_FAST_16BF), off (the default): fp32

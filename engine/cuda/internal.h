@@ -69,7 +69,7 @@ typedef struct eng__cu {
     eng__cu_alloc_rec *allocs;
     int n_allocs, cap_allocs;
     size_t bytes_now, bytes_peak;
-    int status; /* first error: eng_status, 0 none */
+    int status; /* first error: tlm_status, 0 none */
     char msg[256];
 } eng__cu;
 
@@ -82,7 +82,7 @@ static inline int eng__cu_check(eng__cu *c, cudaError_t rc, const char *what)
 {
     if (rc == cudaSuccess)
         return c->status != 0;
-    return eng__cu_fail(c, rc == cudaErrorMemoryAllocation ? ENG_ENOMEM : ENG_EINTERNAL, what,
+    return eng__cu_fail(c, rc == cudaErrorMemoryAllocation ? TLM_ENOMEM : TLM_EINTERNAL, what,
                         cudaGetErrorString(rc));
 }
 /* after a launch */

@@ -32,7 +32,7 @@ void eng__cu_plans_clear(eng__cu *c)
 
 static int lt_fail(eng__cu *c, cublasStatus_t st, const char *what)
 {
-    return eng__cu_fail(c, st == CUBLAS_STATUS_ALLOC_FAILED ? ENG_ENOMEM : ENG_EINTERNAL, what,
+    return eng__cu_fail(c, st == CUBLAS_STATUS_ALLOC_FAILED ? TLM_ENOMEM : TLM_EINTERNAL, what,
                         c->api.cublasLtGetStatusString(st));
 }
 

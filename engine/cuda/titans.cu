@@ -433,7 +433,7 @@ size_t eng__cu_swa_workspace(void *ctx, int B, int T, int Hkv, int hd, int windo
 static int swa_shape_ok(eng__cu *c, int hd, int H, int Hkv, int window)
 {
     if (hd > 32 * SWA_PER_LANE || hd <= 0 || Hkv <= 0 || H % Hkv || window < 1)
-        return !eng__cu_fail(c, ENG_ECONFIG, "swa",
+        return !eng__cu_fail(c, TLM_ECONFIG, "swa",
                              "head size over 256, heads not a multiple of kv heads, or a window under 1");
     return 1;
 }

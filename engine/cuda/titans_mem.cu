@@ -528,7 +528,7 @@ size_t eng__cu_titans_mem_workspace(void *ctx, int B, int T, int H, int hd, int 
 static int mem_shape_ok(eng__cu *c, int hd, int hm, int depth, int chunk)
 {
     if (hd <= 0 || chunk <= 0 || chunk > 512 || (depth != 1 && depth != 2) || (depth == 2 && hm <= 0))
-        return !eng__cu_fail(c, ENG_ECONFIG, "titans_mem", "chunk not in 1..512, depth not 1 or 2, or a bad size");
+        return !eng__cu_fail(c, TLM_ECONFIG, "titans_mem", "chunk not in 1..512, depth not 1 or 2, or a bad size");
     return 1;
 }
 

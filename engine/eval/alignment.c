@@ -42,7 +42,7 @@ static double cosine(const double *a, const float *b, int d)
 }
 
 static int on_layer(void *ud, int layer, int n_layers, const float *h, const float *z, const float *f, int T, int d,
-                    eng_err *e)
+                    tlm_err *e)
 {
     acc *a = ud;
     if (!a->mlp) {
@@ -50,11 +50,11 @@ static int on_layer(void *ud, int layer, int n_layers, const float *h, const flo
         a->mlp = calloc((size_t)n_layers, sizeof *a->mlp);
         a->block = calloc((size_t)n_layers, sizeof *a->block);
         if (!a->mlp || !a->block)
-            return eng_errf(e, ENG_ENOMEM, "out of memory");
+            return tlm_errf(e, TLM_ENOMEM, "out of memory");
     }
     double *v = malloc((size_t)d * sizeof *v);
     if (!v)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     for (int t = 0; t < T; t++) {
         const size_t o = (size_t)t * d;
         for (int i = 0; i < d; i++)
@@ -70,7 +70,7 @@ static int on_layer(void *ud, int layer, int n_layers, const float *h, const flo
 }
 
 /* Whitespace-separated token ids, at most `max` of them. */
-static int read_ids(const char *path, int64_t max, int vocab, int32_t **out, size_t *n_out, eng_err *e)
+static int read_ids(const char *path, int64_t max, int vocab, int32_t **out, size_t *n_out, tlm_err *e)
 {
     char *text;
     size_t len;
@@ -81,7 +81,7 @@ static int read_ids(const char *path, int64_t max, int vocab, int32_t **out, siz
     size_t n = 0;
     if (!ids) {
         free(text);
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     }
     const char *p = text;
     int64_t line = 1;
@@ -96,7 +96,7 @@ static int read_ids(const char *path, int64_t max, int vocab, int32_t **out, siz
         errno = 0;
         long v = strtol(p, &end, 10);
         if (end == p || errno || v < 0 || v >= vocab || (*end && !isspace((unsigned char)*end))) {
-            rc = eng_errf(e, ENG_EDATA, "%s:%lld: expected token ids below %d separated by whitespace", path,
+            rc = tlm_errf(e, TLM_EDATA, "%s:%lld: expected token ids below %d separated by whitespace", path,
                           (long long)line, vocab);
             break;
         }
@@ -105,7 +105,7 @@ static int read_ids(const char *path, int64_t max, int vocab, int32_t **out, siz
     }
     free(text);
     if (!rc && n == 0)
-        rc = eng_errf(e, ENG_EDATA, "%s: no token ids", path);
+        rc = tlm_errf(e, TLM_EDATA, "%s: no token ids", path);
     if (rc) {
         free(ids);
         return rc;
@@ -116,10 +116,10 @@ static int read_ids(const char *path, int64_t max, int vocab, int32_t **out, siz
 }
 
 int eng_eval_alignment(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *cfg, const eng_eval_sink *s,
-                       eng_err *e)
+                       tlm_err *e)
 {
     if (!lm->probe && !ev_checking(lm))
-        return eng_errf(e, ENG_ECONFIG, "alignment: this model exposes no per-layer activations");
+        return tlm_errf(e, TLM_ECONFIG, "alignment: this model exposes no per-layer activations");
     const int64_t want = cfg->alignment_tokens > 0 ? cfg->alignment_tokens : 2048;
     int32_t *ids = NULL;
     size_t n = 0;
@@ -128,7 +128,7 @@ int eng_eval_alignment(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *
         rc = read_ids(cfg->alignment_ids, want, lm->vocab, &ids, &n, e);
     } else if (cfg->alignment_text[0]) {
         if (!tok)
-            return eng_errf(e, ENG_ECONFIG, "alignment: eval.alignment.text needs a tokenizer");
+            return tlm_errf(e, TLM_ECONFIG, "alignment: eval.alignment.text needs a tokenizer");
         char *text;
         size_t len;
         if ((rc = ev_read_text(cfg->alignment_text, "eval.alignment.text", &text, &len, e)))
@@ -142,14 +142,14 @@ int eng_eval_alignment(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *
             n = (size_t)want;
         for (size_t i = 0; !rc && i < n; i++)
             if (ids[i] >= lm->vocab)
-                rc = eng_errf(e, ENG_EDATA, "alignment: token %d is outside the model's vocabulary (%d)", ids[i],
+                rc = tlm_errf(e, TLM_EDATA, "alignment: token %d is outside the model's vocabulary (%d)", ids[i],
                               lm->vocab);
     } else {
-        return eng_errf(e, ENG_ECONFIG,
+        return tlm_errf(e, TLM_ECONFIG,
                         "alignment: set eval.alignment.text (a text file) or eval.alignment.ids (token ids)");
     }
     if (!rc && n == 0) /* checked in set-up: an empty file would average over nothing after training */
-        rc = eng_errf(e, ENG_EDATA, "%s: %s: no tokens (the file is empty; the suite averages over eval.alignment.tokens "
+        rc = tlm_errf(e, TLM_EDATA, "%s: %s: no tokens (the file is empty; the suite averages over eval.alignment.tokens "
                       "of them)", cfg->alignment_ids[0] ? "eval.alignment.ids" : "eval.alignment.text",
                       cfg->alignment_ids[0] ? cfg->alignment_ids : cfg->alignment_text);
     if (rc) {
@@ -174,7 +174,7 @@ int eng_eval_alignment(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *
     if (!rc) {
         double *depth = malloc((size_t)a.L * sizeof *depth);
         if (!depth) {
-            rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+            rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
         } else {
             for (int l = 0; l < a.L; l++) {
                 a.mlp[l] /= (double)n;

@@ -53,10 +53,10 @@ static void item_clear(mc_item *it)
 }
 
 /* Same context for every choice; continuation " " + choice. */
-static int add_choice(mc_item *it, const char *ctx, const char *choice, eng_err *e)
+static int add_choice(mc_item *it, const char *ctx, const char *choice, tlm_err *e)
 {
     if (it->n >= EV_CHOICES_MAX)
-        return eng_errf(e, ENG_EDATA, "more than %d choices", EV_CHOICES_MAX);
+        return tlm_errf(e, TLM_EDATA, "more than %d choices", EV_CHOICES_MAX);
     int i = it->n++;
     int rc = ev_puts(&it->ctx[i], ctx, e);
     if (!rc)
@@ -74,7 +74,7 @@ static void py_strip(const char *s, size_t n, size_t *a, size_t *b)
     size_t i = 0, end = 0, start = n;
     uint32_t cp;
     while (i < n) {
-        size_t k = eng_utf8_next(s + i, n - i, &cp);
+        size_t k = tlm_utf8_next(s + i, n - i, &cp);
         if (!ev_py_space(cp)) {
             if (start == n)
                 start = i;
@@ -90,7 +90,7 @@ static void py_strip(const char *s, size_t n, size_t *a, size_t *b)
 
 /* HellaSwag's preprocess: strip; " [title]" -> ". "; drop every "[...]"
  * (shortest, not across a newline); "  " -> " " once, left to right. */
-static int hs_preprocess(const char *in, ev_buf *out, eng_err *e)
+static int hs_preprocess(const char *in, ev_buf *out, tlm_err *e)
 {
     size_t a, b;
     py_strip(in, strlen(in), &a, &b);
@@ -139,7 +139,7 @@ static int hs_preprocess(const char *in, ev_buf *out, eng_err *e)
 
 /* Python's str.capitalize() for ASCII letters (first upper, the rest
  * lower); other characters are kept as they are. */
-static int capitalize(const char *s, ev_buf *out, eng_err *e)
+static int capitalize(const char *s, ev_buf *out, tlm_err *e)
 {
     int rc = ev_put(out, "", 0, e);
     for (size_t i = 0; s[i] && !rc; i++) {
@@ -154,7 +154,7 @@ static int capitalize(const char *s, ev_buf *out, eng_err *e)
 /* ------------------------------------------------------------ labels files */
 /* PIQA and SIQA publish labels beside the items: X.jsonl -> X-labels.lst,
  * one integer per line. */
-static int read_labels(const char *jsonl, int64_t **out, int64_t *n_out, int *found, eng_err *e)
+static int read_labels(const char *jsonl, int64_t **out, int64_t *n_out, int *found, tlm_err *e)
 {
     char path[ENG_PATH_MAX + 128];
     size_t len = strlen(jsonl);
@@ -168,7 +168,7 @@ static int read_labels(const char *jsonl, int64_t **out, int64_t *n_out, int *fo
     if (stat(path, &st) && errno == ENOENT)
         return 0; /* optional: the items may carry their labels */
     FILE *f;
-    int rc = eng_fopen_input(path, ENG_EDATA, &f, e);
+    int rc = tlm_fopen_input(path, TLM_EDATA, &f, e);
     if (rc)
         return rc;
     *found = 1;
@@ -178,7 +178,7 @@ static int read_labels(const char *jsonl, int64_t **out, int64_t *n_out, int *fo
         line++;
         size_t l = strlen(buf);
         if (l == sizeof buf - 1 && buf[l - 1] != '\n') {
-            rc = eng_errf(e, ENG_EDATA, "%s:%lld: line too long for a label", path, (long long)line);
+            rc = tlm_errf(e, TLM_EDATA, "%s:%lld: line too long for a label", path, (long long)line);
             break;
         }
         char *end;
@@ -187,18 +187,18 @@ static int read_labels(const char *jsonl, int64_t **out, int64_t *n_out, int *fo
         while (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n')
             end++;
         if (end == buf || *end || errno) {
-            rc = eng_errf(e, ENG_EDATA, "%s:%lld: expected an integer label", path, (long long)line);
+            rc = tlm_errf(e, TLM_EDATA, "%s:%lld: expected an integer label", path, (long long)line);
             break;
         }
         if (n == cap) {
             cap = cap ? cap * 2 : 1024;
             if (cap > EV_ITEMS_MAX) {
-                rc = eng_errf(e, ENG_EDATA, "%s: more than %d labels", path, EV_ITEMS_MAX);
+                rc = tlm_errf(e, TLM_EDATA, "%s: more than %d labels", path, EV_ITEMS_MAX);
                 break;
             }
             int64_t *q = realloc(v, (size_t)cap * sizeof *q);
             if (!q) {
-                rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+                rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
                 break;
             }
             v = q;
@@ -224,7 +224,7 @@ typedef struct reader_ctx {
 } reader_ctx;
 
 /* The gold label of item k: the item's own field, else the labels file. */
-static int label_of(const reader_ctx *c, json_t *o, const char *field, int64_t k, int64_t *out, eng_err *e)
+static int label_of(const reader_ctx *c, json_t *o, const char *field, int64_t k, int64_t *out, tlm_err *e)
 {
     if (json_object_get(o, field))
         return ev_get_int(c->r, o, field, out, e);
@@ -238,7 +238,7 @@ static int label_of(const reader_ctx *c, json_t *o, const char *field, int64_t k
     return ev_item_err(c->r, e, "missing field \"%s\" (and no %s beside the file)", field, c->labels_what);
 }
 
-static int gold_in_range(const reader_ctx *c, mc_item *it, int64_t g, const char *what, eng_err *e)
+static int gold_in_range(const reader_ctx *c, mc_item *it, int64_t g, const char *what, tlm_err *e)
 {
     if (g < 0 || g >= it->n)
         return ev_item_err(c->r, e, "%s %lld is not one of the %d choices", what, (long long)g, it->n);
@@ -246,7 +246,7 @@ static int gold_in_range(const reader_ctx *c, mc_item *it, int64_t g, const char
     return 0;
 }
 
-static int rd_piqa(const reader_ctx *c, json_t *o, int64_t k, mc_item *it, eng_err *e)
+static int rd_piqa(const reader_ctx *c, json_t *o, int64_t k, mc_item *it, tlm_err *e)
 {
     const char *goal, *s1, *s2;
     int64_t g;
@@ -262,7 +262,7 @@ static int rd_piqa(const reader_ctx *c, json_t *o, int64_t k, mc_item *it, eng_e
     return rc ? rc : gold_in_range(c, it, g, "label", e);
 }
 
-static int rd_hellaswag(const reader_ctx *c, json_t *o, int64_t k, mc_item *it, eng_err *e)
+static int rd_hellaswag(const reader_ctx *c, json_t *o, int64_t k, mc_item *it, tlm_err *e)
 {
     const char *act, *ca, *cb;
     int64_t g;
@@ -293,7 +293,7 @@ static int rd_hellaswag(const reader_ctx *c, json_t *o, int64_t k, mc_item *it, 
     return rc ? rc : gold_in_range(c, it, g, "label", e);
 }
 
-static int rd_winogrande(const reader_ctx *c, json_t *o, int64_t k, mc_item *it, eng_err *e)
+static int rd_winogrande(const reader_ctx *c, json_t *o, int64_t k, mc_item *it, tlm_err *e)
 {
     const char *sent, *o1, *o2;
     int64_t ans;
@@ -324,7 +324,7 @@ static int rd_winogrande(const reader_ctx *c, json_t *o, int64_t k, mc_item *it,
 /* ARC and OpenBookQA: {"question": {"stem", "choices": [{"text", "label"}]}, "answerKey"}
  * as published, or the Hugging Face layout {"question" | "question_stem",
  * "choices": {"text": [...], "label": [...]}, "answerKey"}. */
-static int rd_qa(const reader_ctx *c, json_t *o, mc_item *it, int arc, eng_err *e)
+static int rd_qa(const reader_ctx *c, json_t *o, mc_item *it, int arc, tlm_err *e)
 {
     const char *stem = NULL, *key;
     int rc;
@@ -388,10 +388,10 @@ static int rd_qa(const reader_ctx *c, json_t *o, mc_item *it, int arc, eng_err *
     return rc;
 }
 
-static int rd_arc(const reader_ctx *c, json_t *o, int64_t k, mc_item *it, eng_err *e) { return rd_qa(c, o, it, 1, e); }
-static int rd_obqa(const reader_ctx *c, json_t *o, int64_t k, mc_item *it, eng_err *e) { return rd_qa(c, o, it, 0, e); }
+static int rd_arc(const reader_ctx *c, json_t *o, int64_t k, mc_item *it, tlm_err *e) { return rd_qa(c, o, it, 1, e); }
+static int rd_obqa(const reader_ctx *c, json_t *o, int64_t k, mc_item *it, tlm_err *e) { return rd_qa(c, o, it, 0, e); }
 
-static int rd_siqa(const reader_ctx *c, json_t *o, int64_t k, mc_item *it, eng_err *e)
+static int rd_siqa(const reader_ctx *c, json_t *o, int64_t k, mc_item *it, tlm_err *e)
 {
     const char *cx, *q, *a, *b, *cc;
     int64_t g;
@@ -411,7 +411,7 @@ static int rd_siqa(const reader_ctx *c, json_t *o, int64_t k, mc_item *it, eng_e
     return rc ? rc : gold_in_range(c, it, g - 1, "label - 1", e);
 }
 
-static int rd_boolq(const reader_ctx *c, json_t *o, int64_t k, mc_item *it, eng_err *e)
+static int rd_boolq(const reader_ctx *c, json_t *o, int64_t k, mc_item *it, tlm_err *e)
 {
     const char *p, *q;
     int rc;
@@ -437,7 +437,7 @@ static int rd_boolq(const reader_ctx *c, json_t *o, int64_t k, mc_item *it, eng_
     return rc ? rc : gold_in_range(c, it, g, "label", e);
 }
 
-typedef int (*reader_fn)(const reader_ctx *c, json_t *o, int64_t k, mc_item *it, eng_err *e);
+typedef int (*reader_fn)(const reader_ctx *c, json_t *o, int64_t k, mc_item *it, tlm_err *e);
 
 /* One row per task of ENG_COMMONSENSE_MAP (engine/config/suites.h, the
  * tasks' names and order): how its items are read, whether the harness
@@ -456,20 +456,20 @@ static const struct task {
 
 /* ------------------------------------------------------------ one task */
 static int run_task(const eng_eval_lm *lm, eng_tok *tok, int t, const char *path, const eng_eval_sink *s,
-                    eng_err *e)
+                    tlm_err *e)
 {
     const char *task = eng_commonsense_names[t];
     int64_t *labels = NULL, n_labels = 0;
     int has_labels = 0;
     int rc = 0;
     if (!TASK[t].read) /* a task of the registry without its row above */
-        return eng_errf(e, ENG_EINTERNAL, "commonsense %s: no reader", task);
+        return tlm_errf(e, TLM_EINTERNAL, "commonsense %s: no reader", task);
     if (TASK[t].labels_file && (rc = read_labels(path, &labels, &n_labels, &has_labels, e)))
         return rc;
     ev_jsonl r;
     if ((rc = ev_jsonl_open(&r, path, e))) {
         free(labels);
-        return eng_err_prefix(e, "commonsense %s", task);
+        return tlm_err_prefix(e, "commonsense %s", task);
     }
     char labels_what[ENG_NAME_MAX + 16];
     snprintf(labels_what, sizeof labels_what, "%s-labels.lst", task);
@@ -478,9 +478,9 @@ static int run_task(const eng_eval_lm *lm, eng_tok *tok, int t, const char *path
     size_t n = 0, cap = 0;
     json_t *o;
     while ((rc = ev_jsonl_next(&r, &o, e)) == 1) {
-        if (ENG_GROW(items, cap, n + 1, 256)) {
+        if (TLM_GROW(items, cap, n + 1, 256)) {
             json_decref(o);
-            rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+            rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
             break;
         }
         mc_item *it = &items[n++];
@@ -492,12 +492,12 @@ static int run_task(const eng_eval_lm *lm, eng_tok *tok, int t, const char *path
             break;
     }
     if (!rc && has_labels && n_labels != (int64_t)n)
-        rc = eng_errf(e, ENG_EDATA, "%s: %lld labels for %zu items in %s", c.labels_what, (long long)n_labels, n,
+        rc = tlm_errf(e, TLM_EDATA, "%s: %lld labels for %zu items in %s", c.labels_what, (long long)n_labels, n,
                       path);
     ev_jsonl_close(&r);
     free(labels);
     if (!rc && n == 0)
-        rc = eng_errf(e, ENG_EDATA, "%s: no items", path);
+        rc = tlm_errf(e, TLM_EDATA, "%s: no items", path);
 
     /* every choice of every item is one request */
     size_t nreq = 0;
@@ -505,14 +505,14 @@ static int run_task(const eng_eval_lm *lm, eng_tok *tok, int t, const char *path
         nreq += (size_t)items[i].n;
     ev_req *reqs = rc ? NULL : calloc(nreq, sizeof *reqs);
     if (!rc && !reqs)
-        rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+        rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
     for (size_t i = 0, q = 0; i < n && !rc; i++)
         for (int j = 0; j < items[i].n && !rc; j++, q++)
             if ((rc = ev_encode_pair(tok, items[i].ctx[j].p, items[i].ctx[j].n, items[i].cont[j].p,
                                      items[i].cont[j].n, &reqs[q], e)))
-                eng_err_prefix(e, "%s:%lld", path, (long long)items[i].line);
+                tlm_err_prefix(e, "%s:%lld", path, (long long)items[i].line);
             else if (reqs[q].n_cont > (size_t)lm->max_length)
-                rc = eng_errf(e, ENG_EDATA, "%s:%lld: choice %d is %zu tokens, longer than the context length %d",
+                rc = tlm_errf(e, TLM_EDATA, "%s:%lld: choice %d is %zu tokens, longer than the context length %d",
                               path, (long long)items[i].line, j, reqs[q].n_cont, lm->max_length);
     if (!rc && !ev_checking(lm)) {
         ev_log(s, "commonsense %s: %zu items, %zu requests", task, n, nreq);
@@ -521,7 +521,7 @@ static int run_task(const eng_eval_lm *lm, eng_tok *tok, int t, const char *path
     if (!rc && !ev_checking(lm)) {
         double *acc = malloc(n * sizeof *acc), *accn = malloc(n * sizeof *accn);
         if (!acc || !accn)
-            rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+            rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
         for (size_t i = 0, q = 0; i < n && !rc; i++) {
             const mc_item *it = &items[i];
             int pred = 0, pred_n = 0;
@@ -557,14 +557,14 @@ static int run_task(const eng_eval_lm *lm, eng_tok *tok, int t, const char *path
 }
 
 int eng_eval_commonsense(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *cfg, const eng_eval_sink *s,
-                         eng_err *e)
+                         tlm_err *e)
 {
     if (!cfg->commonsense[0])
-        return eng_errf(e, ENG_ECONFIG, "eval.commonsense: the commonsense suite needs the folder of its task files");
+        return tlm_errf(e, TLM_ECONFIG, "eval.commonsense: the commonsense suite needs the folder of its task files");
     for (int i = 0; i < cfg->n_commonsense_tasks; i++) {
         int t = eng_name_find(eng_commonsense_names, ENG_CS_COUNT, cfg->commonsense_tasks[i]);
         if (t < 0)
-            return eng_errf(e, ENG_ECONFIG, "eval.commonsense_tasks: unknown task '%s'", cfg->commonsense_tasks[i]);
+            return tlm_errf(e, TLM_ECONFIG, "eval.commonsense_tasks: unknown task '%s'", cfg->commonsense_tasks[i]);
         char path[ENG_PATH_MAX + 64];
         snprintf(path, sizeof path, "%s/%s.jsonl", cfg->commonsense, eng_commonsense_names[t]);
         int rc = run_task(lm, tok, t, path, s, e);

@@ -34,7 +34,7 @@ const char *eng_eval_suite_list(char *out, size_t cap)
 }
 
 int eng_eval_suite(const char *suite, const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *cfg,
-                   const eng_eval_sink *s, eng_err *e)
+                   const eng_eval_sink *s, tlm_err *e)
 {
     int rc;
     switch (suite_id(suite)) {
@@ -43,11 +43,11 @@ int eng_eval_suite(const char *suite, const eng_eval_lm *lm, eng_tok *tok, const
     case ENG_SUITE_COMMONSENSE: rc = eng_eval_commonsense(lm, tok, cfg, s, e); break;
     case ENG_SUITE_NIAH: rc = eng_eval_niah(lm, tok, cfg, s, e); break;
     case ENG_SUITE_ALIGNMENT: rc = eng_eval_alignment(lm, tok, cfg, s, e); break;
-    case ENG_SUITE_VAL: return eng_errf(e, ENG_ECONFIG, "suite val is run by the trainer (engine/train/train.h)");
-    default: return eng_errf(e, ENG_ECONFIG, "unknown evaluation suite '%s'", suite);
+    case ENG_SUITE_VAL: return tlm_errf(e, TLM_ECONFIG, "suite val is run by the trainer (engine/train/train.h)");
+    default: return tlm_errf(e, TLM_ECONFIG, "unknown evaluation suite '%s'", suite);
     }
-    if (rc && rc != ENG_EINTERRUPTED && strncmp(e->msg, suite, strlen(suite)))
-        eng_err_prefix(e, "%s", suite);
+    if (rc && rc != TLM_EINTERRUPTED && strncmp(e->msg, suite, strlen(suite)))
+        tlm_err_prefix(e, "%s", suite);
     return rc;
 }
 
@@ -66,21 +66,21 @@ struct eng_evaluator {
     float *host;           /* n_params floats, for parameter copies */
 };
 
-static int need_file(const char *key, const char *path, int dir, eng_err *e)
+static int need_file(const char *key, const char *path, int dir, tlm_err *e)
 {
     if (!path[0])
-        return eng_errf(e, ENG_ECONFIG, "%s: no file given (the suite needs it; docs/evaluation.md)", key);
+        return tlm_errf(e, TLM_ECONFIG, "%s: no file given (the suite needs it; docs/evaluation.md)", key);
     struct stat st;
     if (!dir)
-        return eng_stat_input(path, ENG_EDATA, &st, e) ? eng_err_prefix(e, "%s", key) : 0;
+        return tlm_stat_input(path, TLM_EDATA, &st, e) ? tlm_err_prefix(e, "%s", key) : 0;
     if (stat(path, &st))
-        return eng_errf(e, ENG_EDATA, "%s: %s: %s", key, path, strerror(errno));
+        return tlm_errf(e, TLM_EDATA, "%s: %s: %s", key, path, strerror(errno));
     if (!S_ISDIR(st.st_mode))
-        return eng_errf(e, ENG_EDATA, "%s: %s is not a folder", key, path);
+        return tlm_errf(e, TLM_EDATA, "%s: %s is not a folder", key, path);
     return 0;
 }
 
-static int check_inputs(const eng_config *c, const char *suite, eng_err *e)
+static int check_inputs(const eng_config *c, const char *suite, tlm_err *e)
 {
     const eng_eval_cfg *v = &c->eval;
     switch (suite_id(suite)) {
@@ -100,7 +100,7 @@ static int check_inputs(const eng_config *c, const char *suite, eng_err *e)
             if (strcmp(v->niah_tasks[i], eng_niah_names[ENG_NIAH_S_NIAH_1])) { /* the others need a haystack */
                 int rc = need_file("eval.niah.haystack", v->niah_haystack, 0, e);
                 if (rc)
-                    return eng_err_prefix(e, "%s", v->niah_tasks[i]);
+                    return tlm_err_prefix(e, "%s", v->niah_tasks[i]);
                 break;
             }
         return 0;
@@ -109,17 +109,17 @@ static int check_inputs(const eng_config *c, const char *suite, eng_err *e)
             return need_file("eval.alignment.ids", v->alignment_ids, 0, e);
         if (v->alignment_text[0])
             return need_file("eval.alignment.text", v->alignment_text, 0, e);
-        return eng_errf(e, ENG_ECONFIG,
+        return tlm_errf(e, TLM_ECONFIG,
                         "alignment: set eval.alignment.text (a text file) or eval.alignment.ids (token ids)");
     }
     return 0;
 }
 
-int eng_evaluator_create(eng_evaluator **out, const eng_config *cfg, const eng_backend *backend, eng_err *e)
+int eng_evaluator_create(eng_evaluator **out, const eng_config *cfg, const eng_backend *backend, tlm_err *e)
 {
     eng_evaluator *ev = calloc(1, sizeof *ev);
     if (!ev)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     ev->cfg = *cfg;
     ev->backend = backend;
     int need_tok = 0, rc = 0;
@@ -128,7 +128,7 @@ int eng_evaluator_create(eng_evaluator **out, const eng_config *cfg, const eng_b
         if (suite_id(s) == ENG_SUITE_VAL)
             continue;
         if (!eng_eval_is_suite(s)) {
-            rc = eng_errf(e, ENG_ECONFIG, "eval.suites: unknown suite '%s'", s);
+            rc = tlm_errf(e, TLM_ECONFIG, "eval.suites: unknown suite '%s'", s);
             break;
         }
         if ((rc = check_inputs(cfg, s, e)))
@@ -145,7 +145,7 @@ int eng_evaluator_create(eng_evaluator **out, const eng_config *cfg, const eng_b
         char search[2 * ENG_PATH_MAX + 2];
         snprintf(search, sizeof search, "%s:%s", cfg->data.train, cfg->data.val);
         if ((rc = eng_tok_open(&ev->tok, cfg->tokenizer, search, e)))
-            eng_err_prefix(e, "evaluation tokenizer");
+            tlm_err_prefix(e, "evaluation tokenizer");
     }
     if (!rc) {
         /* rows per pass: the training micro batch, fewer when the logits
@@ -182,7 +182,7 @@ void eng_evaluator_free(eng_evaluator *ev)
 
 int eng_evaluator_n_suites(const eng_evaluator *ev) { return ev->n; }
 
-int eng_evaluator_check(const eng_evaluator *ev, eng_err *e)
+int eng_evaluator_check(const eng_evaluator *ev, tlm_err *e)
 {
     for (int i = 0; i < ev->n; i++) {
         /* no logits: the suites read and validate, score nothing (ev_checking) */
@@ -196,7 +196,7 @@ int eng_evaluator_check(const eng_evaluator *ev, eng_err *e)
     return 0;
 }
 
-static int make_models(eng_evaluator *ev, eng_err *e)
+static int make_models(eng_evaluator *ev, tlm_err *e)
 {
     int rc = 0;
     if (!ev->model)
@@ -206,23 +206,23 @@ static int make_models(eng_evaluator *ev, eng_err *e)
     if (!rc && !ev->host) {
         ev->host = malloc(eng_model_n_params(ev->model) * sizeof *ev->host);
         if (!ev->host)
-            rc = eng_errf(e, ENG_ENOMEM, "out of memory (evaluation copy of the parameters)");
+            rc = tlm_errf(e, TLM_ENOMEM, "out of memory (evaluation copy of the parameters)");
     }
     if (rc)
-        eng_err_prefix(e, "evaluation model");
+        tlm_err_prefix(e, "evaluation model");
     return rc;
 }
 
 /* ev->host -> the evaluation models */
-static int push_params(eng_evaluator *ev, eng_err *e)
+static int push_params(eng_evaluator *ev, tlm_err *e)
 {
     int rc = eng_model_set_params(ev->model, ev->host);
     if (!rc && ev->long_model)
         rc = eng_model_set_params(ev->long_model, ev->host);
-    return rc ? eng_errf(e, ENG_EINTERNAL, "evaluation model: cannot set parameters") : 0;
+    return rc ? tlm_errf(e, TLM_EINTERNAL, "evaluation model: cannot set parameters") : 0;
 }
 
-static int run_suites(eng_evaluator *ev, eng_model *m, eng_model *long_m, const eng_eval_sink *s, eng_err *e)
+static int run_suites(eng_evaluator *ev, eng_model *m, eng_model *long_m, const eng_eval_sink *s, tlm_err *e)
 {
     for (int i = 0; i < ev->n; i++) {
         eng_eval_lm lm;
@@ -238,7 +238,7 @@ static int run_suites(eng_evaluator *ev, eng_model *m, eng_model *long_m, const 
     return 0;
 }
 
-int eng_evaluator_run(eng_evaluator *ev, const eng_model *src, const eng_eval_sink *s, eng_err *e)
+int eng_evaluator_run(eng_evaluator *ev, const eng_model *src, const eng_eval_sink *s, tlm_err *e)
 {
     if (!ev->n)
         return 0;
@@ -247,12 +247,12 @@ int eng_evaluator_run(eng_evaluator *ev, const eng_model *src, const eng_eval_si
         if ((rc = make_models(ev, e)))
             return rc;
         if (eng_model_n_params(src) != eng_model_n_params(ev->model))
-            return eng_errf(e, ENG_EINTERNAL, "evaluation model: %zu parameters, the model has %zu",
+            return tlm_errf(e, TLM_EINTERNAL, "evaluation model: %zu parameters, the model has %zu",
                             eng_model_n_params(ev->model), eng_model_n_params(src));
         if (eng_model_get_params(src, ev->host) || (rc = push_params(ev, e)))
-            return eng_errf(e, ENG_EINTERNAL, "evaluation model: cannot copy the parameters");
+            return tlm_errf(e, TLM_EINTERNAL, "evaluation model: cannot copy the parameters");
     } else if (!ev->gpt2 && !ev->model) {
-        return eng_errf(e, ENG_EINTERNAL, "evaluator: no model (give one, or load a checkpoint)");
+        return tlm_errf(e, TLM_EINTERNAL, "evaluator: no model (give one, or load a checkpoint)");
     }
     return run_suites(ev, ev->model, ev->long_model, s, e);
 }
@@ -286,8 +286,8 @@ static void ts_log(void *ud, const char *msg)
     const train_sink *t = ud;
     if (!t->h->log)
         return;
-    char buf[ENG_MSG_MAX + 256]; /* a message and the words around it, as the trainer's own */
-    eng_msg_printf(buf, sizeof buf, "%s", msg);
+    char buf[TLM_MSG_MAX + 256]; /* a message and the words around it, as the trainer's own */
+    tlm_msg_printf(buf, sizeof buf, "%s", msg);
     t->h->log(t->h->ud, buf);
 }
 
@@ -303,7 +303,7 @@ static int ts_tick(void *ud)
 }
 
 static int run_for_trainer(void *ud, const eng_model *m, const eng_train_hooks *h, int64_t step, int64_t tokens,
-                           eng_err *e)
+                           tlm_err *e)
 {
     train_sink t = {h, step, tokens};
     eng_eval_sink sink = {&t, ts_result, ts_layer, NULL, ts_log, ts_tick};
@@ -319,14 +319,14 @@ void eng_evaluator_suites(eng_evaluator *ev, eng_train_suites *out)
 /* ------------------------------------------------------------ checkpoints */
 /* The checkpoint folder that `dir` names: itself (it holds
  * model.safetensors), the newest valid one under dir/ckpt, or under dir. */
-static int find_ckpt(const char *dir, char path[ENG_CKPT_PATH_MAX], eng_err *e)
+static int find_ckpt(const char *dir, char path[ENG_CKPT_PATH_MAX], tlm_err *e)
 {
     char p[ENG_CKPT_PATH_MAX + 32];
     struct stat st;
     if (stat(dir, &st) != 0)
-        return eng_errf(e, errno == ENOENT || errno == ENOTDIR ? ENG_EDATA : ENG_EIO, "%s: %s", dir, strerror(errno));
+        return tlm_errf(e, errno == ENOENT || errno == ENOTDIR ? TLM_EDATA : TLM_EIO, "%s: %s", dir, strerror(errno));
     if (!S_ISDIR(st.st_mode))
-        return eng_errf(e, ENG_EDATA, "%s: is not a directory (expected a checkpoint folder: a run folder, its ckpt/ "
+        return tlm_errf(e, TLM_EDATA, "%s: is not a directory (expected a checkpoint folder: a run folder, its ckpt/ "
                         "or a ckpt/step-N)", dir);
     snprintf(p, sizeof p, "%s/" ENG_CKPT_MODEL, dir);
     if (!stat(p, &st)) {
@@ -339,18 +339,18 @@ static int find_ckpt(const char *dir, char path[ENG_CKPT_PATH_MAX], eng_err *e)
          * (exported, or made by hand) has nothing to check against */
         snprintf(p, sizeof p, "%s/" ENG_CKPT_STATE, dir);
         if (!stat(p, &st))
-            return eng_errf(e, ENG_EDATA, "%s: no " ENG_CKPT_MANIFEST " beside its " ENG_CKPT_STATE ": an incomplete "
+            return tlm_errf(e, TLM_EDATA, "%s: no " ENG_CKPT_MANIFEST " beside its " ENG_CKPT_STATE ": an incomplete "
                             "checkpoint (the manifest is written last, after every file is complete)", dir);
         return 0;
     }
-    snprintf(p, sizeof p, "%s/" ENG_RUN_CKPT, dir);
+    snprintf(p, sizeof p, "%s/" TLM_RUN_CKPT, dir);
     int rc = eng_ckpt_find(stat(p, &st) ? dir : p, path, NULL, NULL, e);
     if (!rc && !path[0])
-        rc = eng_errf(e, ENG_EDATA, "%s: no checkpoint (no model.safetensors, no valid ckpt/step-*)", dir);
+        rc = tlm_errf(e, TLM_EDATA, "%s: no checkpoint (no model.safetensors, no valid ckpt/step-*)", dir);
     return rc;
 }
 
-int eng_eval_checkpoint_config(const char *dir, eng_config *cfg, char path[ENG_CKPT_PATH_MAX], eng_err *e)
+int eng_eval_checkpoint_config(const char *dir, eng_config *cfg, char path[ENG_CKPT_PATH_MAX], tlm_err *e)
 {
     int rc = find_ckpt(dir, path, e);
     if (rc)
@@ -362,15 +362,15 @@ int eng_eval_checkpoint_config(const char *dir, eng_config *cfg, char path[ENG_C
         return rc;
     const char *json = eng_st_meta(&f, "tlm_config");
     if (!json)
-        rc = eng_errf(e, ENG_EDATA, "%s: no tlm_config in the metadata (not a TLM checkpoint)", p);
+        rc = tlm_errf(e, TLM_EDATA, "%s: no tlm_config in the metadata (not a TLM checkpoint)", p);
     else if ((rc = eng_config_from_json(json, cfg, e)))
-        eng_err_prefix(e, "%s: stored config", p);
+        tlm_err_prefix(e, "%s: stored config", p);
     eng_st_close(&f);
     return rc;
 }
 
 /* Parameters of model.safetensors into ev->host, by the model's names. */
-static int read_params(eng_evaluator *ev, const char *ckpt, eng_err *e)
+static int read_params(eng_evaluator *ev, const char *ckpt, tlm_err *e)
 {
     char p[ENG_CKPT_PATH_MAX + 32];
     snprintf(p, sizeof p, "%s/model.safetensors", ckpt);
@@ -382,9 +382,9 @@ static int read_params(eng_evaluator *ev, const char *ckpt, eng_err *e)
         const eng_tensor_info *ti = eng_model_tensor(ev->model, i);
         const eng_st_tensor *t = eng_st_find(&f, ti->name);
         if (!t)
-            rc = eng_errf(e, ENG_EDATA, "%s: tensor %s is missing", p, ti->name);
+            rc = tlm_errf(e, TLM_EDATA, "%s: tensor %s is missing", p, ti->name);
         else if (strcmp(t->dtype, "F32") || eng_st_numel(t) != ti->numel)
-            rc = eng_errf(e, ENG_EDATA, "%s: tensor %s is not F32 with %zu elements", p, ti->name, ti->numel);
+            rc = tlm_errf(e, TLM_EDATA, "%s: tensor %s is not F32 with %zu elements", p, ti->name, ti->numel);
         else
             memcpy(ev->host + ti->offset, eng_st_data(&f, t), ti->numel * sizeof(float));
     }
@@ -392,7 +392,7 @@ static int read_params(eng_evaluator *ev, const char *ckpt, eng_err *e)
     return rc;
 }
 
-int eng_evaluator_load(eng_evaluator *ev, const char *dir, eng_err *e)
+int eng_evaluator_load(eng_evaluator *ev, const char *dir, tlm_err *e)
 {
     if (eng_gpt2_detect(dir))
         return eng_gpt2_load(&ev->gpt2, dir, ev->backend, ev->B, e);
@@ -408,7 +408,7 @@ int eng_evaluator_load(eng_evaluator *ev, const char *dir, eng_err *e)
 }
 
 int eng_eval_checkpoint(const char *dir, const char *suites, const char *cfg_path, const eng_backend *backend,
-                        const eng_eval_sink *s, int64_t *step, int64_t *tokens, eng_err *e)
+                        const eng_eval_sink *s, int64_t *step, int64_t *tokens, tlm_err *e)
 {
     eng_config cfg, over;
     char path[ENG_CKPT_PATH_MAX] = "";
@@ -418,7 +418,7 @@ int eng_eval_checkpoint(const char *dir, const char *suites, const char *cfg_pat
         return rc;
     if (gpt2) {
         if (!cfg_path)
-            return eng_errf(e, ENG_ECONFIG, "%s is a GPT-2 checkpoint: give a config (--config) with its eval.* settings",
+            return tlm_errf(e, TLM_ECONFIG, "%s is a GPT-2 checkpoint: give a config (--config) with its eval.* settings",
                             dir);
         cfg = over;
     } else {
@@ -429,7 +429,7 @@ int eng_eval_checkpoint(const char *dir, const char *suites, const char *cfg_pat
             cfg.eval = keep;
         }
         eng_train_state st;
-        eng_err se;
+        tlm_err se;
         if (!eng_ckpt_read_state(path, &st, &se)) {
             *step = st.step;
             *tokens = st.tokens;
@@ -441,16 +441,16 @@ int eng_eval_checkpoint(const char *dir, const char *suites, const char *cfg_pat
         cfg.eval.n_suites = 0;
         for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
             if (cfg.eval.n_suites == ENG_MAX_SUITES)
-                return eng_errf(e, ENG_ECONFIG, "--suites: at most %d suites", ENG_MAX_SUITES);
+                return tlm_errf(e, TLM_ECONFIG, "--suites: at most %d suites", ENG_MAX_SUITES);
             snprintf(cfg.eval.suites[cfg.eval.n_suites++], ENG_NAME_MAX, "%s", t);
         }
     }
     for (int i = 0; i < cfg.eval.n_suites; i++) {
         char list[128];
         if (suite_id(cfg.eval.suites[i]) == ENG_SUITE_VAL)
-            return eng_errf(e, ENG_ECONFIG, "suite val needs the training data loader: run it while training");
+            return tlm_errf(e, TLM_ECONFIG, "suite val needs the training data loader: run it while training");
         if (!eng_eval_is_suite(cfg.eval.suites[i]))
-            return eng_errf(e, ENG_ECONFIG, "unknown suite '%s' (expected %s)", cfg.eval.suites[i],
+            return tlm_errf(e, TLM_ECONFIG, "unknown suite '%s' (expected %s)", cfg.eval.suites[i],
                             eng_eval_suite_list(list, sizeof list));
     }
     eng_evaluator *ev;

@@ -20,7 +20,7 @@
  * those against PyTorch).
  *
  * Must not: print, exit, or read anything besides the files the config
- * names; a suite that cannot read an item stops with ENG_EDATA naming the
+ * names; a suite that cannot read an item stops with TLM_EDATA naming the
  * file and line (it never scores fewer items than it read). */
 #ifndef TLM_ENGINE_EVAL_H
 #define TLM_ENGINE_EVAL_H
@@ -65,7 +65,7 @@ typedef struct eng_eval_sink {
     void (*item)(void *ud, const eng_eval_item *it);  /* may be NULL */
     void (*log)(void *ud, const char *msg);            /* may be NULL */
     /* Called between batches (heartbeats); non-zero stops the suite with
-     * ENG_EINTERRUPTED.  May be NULL. */
+     * TLM_EINTERRUPTED.  May be NULL. */
     int (*tick)(void *ud);
 } eng_eval_sink;
 
@@ -82,10 +82,10 @@ typedef struct eng_eval_lm {
     /* Logits (B, T, vocab) of tokens (B, T); valid until the next call.
      * NULL: a check (eng_evaluator_check): the suites read and validate
      * their inputs, then stop before scoring. */
-    int (*logits)(void *impl, const int32_t *tokens, int B, int T, const float **out, eng_err *e);
+    int (*logits)(void *impl, const int32_t *tokens, int B, int T, const float **out, tlm_err *e);
     /* One sequence (1, T) with per-layer activations; NULL when the model
      * has no probe. */
-    int (*probe)(void *impl, const int32_t *tokens, int T, eng_probe_fn fn, void *ud, eng_err *e);
+    int (*probe)(void *impl, const int32_t *tokens, int T, eng_probe_fn fn, void *ud, tlm_err *e);
 } eng_eval_lm;
 
 /* Score through a TLM model (borrowed; its activations are overwritten);
@@ -96,18 +96,18 @@ void eng_eval_lm_model(eng_eval_lm *lm, eng_model *m, int max_length);
 /* Each reads its inputs from cfg (eval.* keys, docs/config.md).  tok
  * encodes the texts (alignment with eval.alignment.ids needs none). */
 int eng_eval_wikitext(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *cfg, const eng_eval_sink *s,
-                      eng_err *e);
+                      tlm_err *e);
 int eng_eval_lambada(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *cfg, const eng_eval_sink *s,
-                     eng_err *e);
+                     tlm_err *e);
 int eng_eval_commonsense(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *cfg, const eng_eval_sink *s,
-                         eng_err *e);
-int eng_eval_niah(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *cfg, const eng_eval_sink *s, eng_err *e);
+                         tlm_err *e);
+int eng_eval_niah(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *cfg, const eng_eval_sink *s, tlm_err *e);
 int eng_eval_alignment(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *cfg, const eng_eval_sink *s,
-                       eng_err *e);
+                       tlm_err *e);
 
-/* One suite by name ("wikitext", ...; "val" is ENG_ECONFIG: the trainer's). */
+/* One suite by name ("wikitext", ...; "val" is TLM_ECONFIG: the trainer's). */
 int eng_eval_suite(const char *suite, const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *cfg,
-                   const eng_eval_sink *s, eng_err *e);
+                   const eng_eval_sink *s, tlm_err *e);
 /* Is `suite` one of the suites above (not val)?  The names, and the
  * commonsense and NIAH task names, are engine/config/suites.h's. */
 int eng_eval_is_suite(const char *suite);
@@ -126,17 +126,17 @@ typedef struct eng_evaluator eng_evaluator;
  * exists, so a training run fails before its first step, not at its first
  * evaluation.  Its models go on `backend` (borrowed: free the evaluator
  * first); a GPT-2 (eng_evaluator_load) needs one on host memory. */
-int eng_evaluator_create(eng_evaluator **out, const eng_config *cfg, const struct eng_backend *backend, eng_err *e);
+int eng_evaluator_create(eng_evaluator **out, const eng_config *cfg, const struct eng_backend *backend, tlm_err *e);
 void eng_evaluator_free(eng_evaluator *ev);
 /* Number of suites it will run (0: nothing to do besides val). */
 int eng_evaluator_n_suites(const eng_evaluator *ev);
 /* Read every input of its suites the way the suites will, in full: parse
  * every item, encode it, check it fits train.seq_len and model.vocab, build
  * NIAH's first item at each length; score nothing.  The trainer calls it in
- * set-up, so a corrupt evaluation file fails the job (ENG_EDATA naming file
+ * set-up, so a corrupt evaluation file fails the job (TLM_EDATA naming file
  * and line) before training time is spent, not at the first evaluation. */
-int eng_evaluator_check(const eng_evaluator *ev, eng_err *e);
-int eng_evaluator_run(eng_evaluator *ev, const eng_model *src, const eng_eval_sink *s, eng_err *e);
+int eng_evaluator_check(const eng_evaluator *ev, tlm_err *e);
+int eng_evaluator_run(eng_evaluator *ev, const eng_model *src, const eng_eval_sink *s, tlm_err *e);
 /* The evaluator as the trainer's suites (engine/train/train.h): each run
  * is eng_evaluator_run on the trainer's model, results and per-layer
  * statistics reported through the trainer's hooks at its step; a stop
@@ -149,12 +149,12 @@ void eng_evaluator_suites(eng_evaluator *ev, eng_train_suites *out);
  * newest valid checkpoint) or a Hugging Face GPT-2 folder (config.json +
  * model.safetensors).
  *
- * The config stored in a TLM checkpoint (ENG_EDATA for a GPT-2 or anything
+ * The config stored in a TLM checkpoint (TLM_EDATA for a GPT-2 or anything
  * else without one); path receives the checkpoint folder used. */
-int eng_eval_checkpoint_config(const char *dir, eng_config *cfg, char path[ENG_CKPT_PATH_MAX], eng_err *e);
+int eng_eval_checkpoint_config(const char *dir, eng_config *cfg, char path[ENG_CKPT_PATH_MAX], tlm_err *e);
 /* Load the checkpoint's parameters into the evaluator's own models (or
  * its GPT-2); eng_evaluator_run(ev, NULL, ...) then evaluates them. */
-int eng_evaluator_load(eng_evaluator *ev, const char *dir, eng_err *e);
+int eng_evaluator_load(eng_evaluator *ev, const char *dir, tlm_err *e);
 
 /* All of `tlm-worker --eval` but the events: evaluate the checkpoint at dir
  * on `suites` (comma-separated; NULL: the stored config's eval.suites).
@@ -163,6 +163,6 @@ int eng_evaluator_load(eng_evaluator *ev, const char *dir, eng_err *e);
  * "val" needs the training data loader and is refused here.  *step and
  * *tokens receive the checkpoint's (-1 for a GPT-2). */
 int eng_eval_checkpoint(const char *dir, const char *suites, const char *cfg_path, const struct eng_backend *backend,
-                        const eng_eval_sink *s, int64_t *step, int64_t *tokens, eng_err *e);
+                        const eng_eval_sink *s, int64_t *step, int64_t *tokens, tlm_err *e);
 
 #endif

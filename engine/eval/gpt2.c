@@ -41,11 +41,11 @@ struct eng_gpt2 {
 /* ------------------------------------------------------------ loading */
 /* The weights and config.json of a GPT-2 folder (or of its weights file);
  * -1 when a name would not fit (a cut name would open another file). */
-#define GPT2_PATH_CAP (ENG_PATH_CAP + 32)
+#define GPT2_PATH_CAP (TLM_PATH_CAP + 32)
 static int model_path(const char *path, char out[GPT2_PATH_CAP], char cfg[GPT2_PATH_CAP])
 {
     struct stat st;
-    if (strlen(path) >= ENG_PATH_CAP)
+    if (strlen(path) >= TLM_PATH_CAP)
         return -1;
     if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
         snprintf(out, GPT2_PATH_CAP, "%s/model.safetensors", path);
@@ -67,7 +67,7 @@ int eng_gpt2_detect(const char *path)
     if (model_path(path, mp, cp))
         return 0;
     eng_st_file f;
-    eng_err e;
+    tlm_err e;
     if (eng_st_open(&f, mp, &e))
         return 0;
     int yes = eng_st_find(&f, "wte.weight") || eng_st_find(&f, "transformer.wte.weight");
@@ -102,22 +102,22 @@ static float f16_to_f32(uint16_t h)
 
 /* A tensor converted to fp32, its shape checked against (d0[, d1]). */
 static int tensor(eng_gpt2 *g, const eng_st_file *f, const char *prefix, const char *name, int64_t d0, int64_t d1,
-                  float **out, eng_err *e)
+                  float **out, tlm_err *e)
 {
     char full[ENG_ST_NAME_MAX];
     snprintf(full, sizeof full, "%s%s", prefix, name);
     const eng_st_tensor *t = eng_st_find(f, full);
     if (!t)
-        return eng_errf(e, ENG_EDATA, "%s: GPT-2 tensor %s is missing", f->path, full);
+        return tlm_errf(e, TLM_EDATA, "%s: GPT-2 tensor %s is missing", f->path, full);
     int nd = d1 > 0 ? 2 : 1;
     if (t->ndim != nd || t->shape[0] != d0 || (nd == 2 && t->shape[1] != d1))
-        return eng_errf(e, ENG_EDATA, "%s: %s has shape [%lld%s%lld], expected [%lld%s%lld]", f->path, full,
+        return tlm_errf(e, TLM_EDATA, "%s: %s has shape [%lld%s%lld], expected [%lld%s%lld]", f->path, full,
                         (long long)t->shape[0], t->ndim > 1 ? ", " : "", t->ndim > 1 ? (long long)t->shape[1] : 0LL,
                         (long long)d0, nd > 1 ? ", " : "", nd > 1 ? (long long)d1 : 0LL);
     size_t n = (size_t)eng_st_numel(t);
     float *x = malloc(n * sizeof *x);
     if (!x)
-        return eng_errf(e, ENG_ENOMEM, "out of memory (%s)", full);
+        return tlm_errf(e, TLM_ENOMEM, "out of memory (%s)", full);
     const void *src = eng_st_data(f, t);
     if (!strcmp(t->dtype, "F32")) {
         memcpy(x, src, n * sizeof *x);
@@ -129,7 +129,7 @@ static int tensor(eng_gpt2 *g, const eng_st_file *f, const char *prefix, const c
         }
     } else {
         free(x);
-        return eng_errf(e, ENG_EDATA, "%s: %s has dtype %s (expected F32, F16 or BF16)", f->path, full, t->dtype);
+        return tlm_errf(e, TLM_EDATA, "%s: %s has dtype %s (expected F32, F16 or BF16)", f->path, full, t->dtype);
     }
     g->owned[g->n_owned++] = x;
     *out = x;
@@ -153,41 +153,41 @@ static int cfg_int(json_t *c, const char *key, int def, int *out)
     return 0;
 }
 
-int eng_gpt2_load(eng_gpt2 **out, const char *path, const eng_backend *backend, int max_batch, eng_err *e)
+int eng_gpt2_load(eng_gpt2 **out, const char *path, const eng_backend *backend, int max_batch, tlm_err *e)
 {
     char mp[GPT2_PATH_CAP], cp[GPT2_PATH_CAP];
     if (!backend->ops->is_host)
-        return eng_errf(e, ENG_ECONFIG, "%s: a GPT-2 is evaluated in host memory; the %s backend's is not", path,
+        return tlm_errf(e, TLM_ECONFIG, "%s: a GPT-2 is evaluated in host memory; the %s backend's is not", path,
                         backend->ops->name);
     if (model_path(path, mp, cp))
-        return eng_errf(e, ENG_ECONFIG, "%s: longer than the %d bytes this system allows for a path", path,
-                        ENG_PATH_CAP - 1);
+        return tlm_errf(e, TLM_ECONFIG, "%s: longer than the %d bytes this system allows for a path", path,
+                        TLM_PATH_CAP - 1);
     json_error_t je;
     char *text;
     size_t len;
-    int trc = eng_read_file(cp, 16u << 20, &text, &len, e); /* a regular file, bounded */
+    int trc = tlm_read_file(cp, 16u << 20, &text, &len, e); /* a regular file, bounded */
     if (trc)
-        return eng_err_prefix(e, "GPT-2 config");
+        return tlm_err_prefix(e, "GPT-2 config");
     json_t *c = json_loadb(text, len, 0, &je);
     free(text);
     if (!c)
-        return eng_errf(e, ENG_EDATA, "%s: GPT-2 config: %s (line %d)", cp, je.text, je.line);
+        return tlm_errf(e, TLM_EDATA, "%s: GPT-2 config: %s (line %d)", cp, je.text, je.line);
     eng_gpt2 *g = calloc(1, sizeof *g);
     if (!g) {
         json_decref(c);
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     }
     g->backend = backend;
     int rc = 0;
     if (cfg_int(c, "n_embd", -1, &g->d) || cfg_int(c, "n_layer", -1, &g->L) || cfg_int(c, "n_head", -1, &g->H) ||
         cfg_int(c, "vocab_size", -1, &g->V) || cfg_int(c, "n_positions", 1024, &g->P))
-        rc = eng_errf(e, ENG_EDATA, "%s: needs integer n_embd, n_layer, n_head, vocab_size (and n_positions) from 1 to %d",
+        rc = tlm_errf(e, TLM_EDATA, "%s: needs integer n_embd, n_layer, n_head, vocab_size (and n_positions) from 1 to %d",
                       cp, GPT2_MAX_SIZE);
     int n_inner = 0;
     json_t *ni = json_object_get(c, "n_inner");
     if (!rc && ni && !json_is_null(ni) &&
         (!json_is_integer(ni) || json_integer_value(ni) < 0 || json_integer_value(ni) > GPT2_MAX_SIZE))
-        rc = eng_errf(e, ENG_EDATA, "%s: n_inner must be null or an integer from 0 to %d", cp, GPT2_MAX_SIZE);
+        rc = tlm_errf(e, TLM_EDATA, "%s: n_inner must be null or an integer from 0 to %d", cp, GPT2_MAX_SIZE);
     if (!rc && ni && json_is_integer(ni))
         n_inner = (int)json_integer_value(ni);
     g->eps = 1e-5;
@@ -200,11 +200,11 @@ int eng_gpt2_load(eng_gpt2 **out, const char *path, const eng_backend *backend, 
         if (!strcmp(a, "gelu"))
             g->gelu_exact = 1;
         else if (strcmp(a, "gelu_new") && strcmp(a, "gelu_pytorch_tanh"))
-            rc = eng_errf(e, ENG_EDATA, "%s: activation_function '%s' is not supported (gelu_new, gelu)", cp, a);
+            rc = tlm_errf(e, TLM_EDATA, "%s: activation_function '%s' is not supported (gelu_new, gelu)", cp, a);
     }
     json_decref(c);
     if (!rc && (g->d < 1 || g->L < 1 || g->H < 1 || g->d % g->H || g->V < 1 || g->P < 1 || g->L > 1024))
-        rc = eng_errf(e, ENG_EDATA, "%s: inconsistent GPT-2 sizes (n_embd %d, n_layer %d, n_head %d)", cp, g->d, g->L,
+        rc = tlm_errf(e, TLM_EDATA, "%s: inconsistent GPT-2 sizes (n_embd %d, n_layer %d, n_head %d)", cp, g->d, g->L,
                       g->H);
     g->F = n_inner > 0 ? n_inner : 4 * g->d;
     g->max_B = max_batch > 0 ? max_batch : 1;
@@ -216,7 +216,7 @@ int eng_gpt2_load(eng_gpt2 **out, const char *path, const eng_backend *backend, 
         g->layer = calloc((size_t)g->L, sizeof *g->layer);
         g->owned = calloc((size_t)g->L * 12 + 4, sizeof *g->owned);
         if (!g->layer || !g->owned)
-            rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+            rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
     }
     const char *pre = opened && eng_st_find(&f, "transformer.wte.weight") ? "transformer." : "";
     const int64_t d = g->d, F = g->F;
@@ -331,14 +331,14 @@ static void attention(const eng_backend *be, float *y, const float *qkv, float *
 /* Forward over tokens (B, T); probe (B == 1) gets each layer's h, z, f;
  * logits (B, T, V) into g->logits when want_logits. */
 static int forward(eng_gpt2 *g, const int32_t *tokens, int B, int T, eng_probe_fn fn, void *ud, int want_logits,
-                   eng_err *e)
+                   tlm_err *e)
 {
     if (B < 1 || B > g->max_B || T < 1 || T > g->P)
-        return eng_errf(e, ENG_EINTERNAL, "gpt2: batch %d x %d exceeds %d x %d", B, T, g->max_B, g->P);
+        return tlm_errf(e, TLM_EINTERNAL, "gpt2: batch %d x %d exceeds %d x %d", B, T, g->max_B, g->P);
     const int d = g->d, F = g->F, N = B * T;
     for (int n = 0; n < N; n++)
         if (tokens[n] < 0 || tokens[n] >= g->V)
-            return eng_errf(e, ENG_EDATA, "gpt2: token %d is outside the vocabulary (%d)", tokens[n], g->V);
+            return tlm_errf(e, TLM_EDATA, "gpt2: token %d is outside the vocabulary (%d)", tokens[n], g->V);
     const size_t Nd = (size_t)N * d;
     float *x = malloc(Nd * sizeof *x), *a = malloc(Nd * sizeof *a), *z = malloc(Nd * sizeof *z);
     float *f = malloc(Nd * sizeof *f), *y = malloc(Nd * sizeof *y);
@@ -346,7 +346,7 @@ static int forward(eng_gpt2 *g, const int32_t *tokens, int B, int T, eng_probe_f
     float *S = malloc((size_t)T * T * sizeof *S);
     int rc = 0;
     if (!x || !a || !z || !f || !y || !qkv || !hid || !S) {
-        rc = eng_errf(e, ENG_ENOMEM, "gpt2: out of memory for %d x %d tokens", B, T);
+        rc = tlm_errf(e, TLM_ENOMEM, "gpt2: out of memory for %d x %d tokens", B, T);
         goto out;
     }
     for (int n = 0; n < N; n++)
@@ -376,7 +376,7 @@ static int forward(eng_gpt2 *g, const int32_t *tokens, int B, int T, eng_probe_f
         if (!g->logits)
             g->logits = malloc((size_t)g->max_B * g->P * g->V * sizeof *g->logits);
         if (!g->logits)
-            rc = eng_errf(e, ENG_ENOMEM, "gpt2: out of memory for logits");
+            rc = tlm_errf(e, TLM_ENOMEM, "gpt2: out of memory for logits");
         else
             g->backend->ops->matmul(g->backend->ctx, 0, 1, N, g->V, d, 1.0f, a, d, g->wte, d, 0.0f, g->logits, g->V);
     }
@@ -385,7 +385,7 @@ out:
     return rc;
 }
 
-static int lm_logits(void *impl, const int32_t *tokens, int B, int T, const float **out, eng_err *e)
+static int lm_logits(void *impl, const int32_t *tokens, int B, int T, const float **out, tlm_err *e)
 {
     eng_gpt2 *g = impl;
     int rc = forward(g, tokens, B, T, NULL, NULL, 1, e);
@@ -393,7 +393,7 @@ static int lm_logits(void *impl, const int32_t *tokens, int B, int T, const floa
     return rc;
 }
 
-static int lm_probe(void *impl, const int32_t *tokens, int T, eng_probe_fn fn, void *ud, eng_err *e)
+static int lm_probe(void *impl, const int32_t *tokens, int T, eng_probe_fn fn, void *ud, tlm_err *e)
 {
     return forward(impl, tokens, 1, T, fn, ud, 0, e);
 }

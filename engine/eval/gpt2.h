@@ -26,10 +26,10 @@ typedef struct eng_gpt2 eng_gpt2;
 int eng_gpt2_detect(const char *path);
 /* Load; max_batch bounds the rows of one logits call.  Its products run
  * on `backend` (borrowed: free the GPT-2 first), which must be on host
- * memory (ENG_ECONFIG otherwise): the GPT-2 keeps its weights and
+ * memory (TLM_ECONFIG otherwise): the GPT-2 keeps its weights and
  * activations in host memory. */
 struct eng_backend;
-int eng_gpt2_load(eng_gpt2 **out, const char *path, const struct eng_backend *backend, int max_batch, eng_err *e);
+int eng_gpt2_load(eng_gpt2 **out, const char *path, const struct eng_backend *backend, int max_batch, tlm_err *e);
 void eng_gpt2_free(eng_gpt2 *g);
 /* Score through it (max_length = n_positions). */
 void eng_gpt2_lm(eng_eval_lm *lm, eng_gpt2 *g);

@@ -30,8 +30,8 @@ typedef struct ev_buf {
     size_t n, cap;
 } ev_buf;
 
-int ev_put(ev_buf *b, const void *s, size_t n, eng_err *e);
-int ev_puts(ev_buf *b, const char *s, eng_err *e);
+int ev_put(ev_buf *b, const void *s, size_t n, tlm_err *e);
+int ev_puts(ev_buf *b, const char *s, tlm_err *e);
 void ev_buf_clear(ev_buf *b);
 
 /* Python's str.isspace() (what re's \s matches in a str pattern). */
@@ -49,20 +49,20 @@ typedef struct ev_jsonl {
     size_t cap;
 } ev_jsonl;
 
-int ev_jsonl_open(ev_jsonl *r, const char *path, eng_err *e);
+int ev_jsonl_open(ev_jsonl *r, const char *path, tlm_err *e);
 /* Next object (blank lines skipped): 1 with *obj (caller json_decref's), 0
- * at the end, or ENG_EDATA "path:line: ...". */
-int ev_jsonl_next(ev_jsonl *r, json_t **obj, eng_err *e);
+ * at the end, or TLM_EDATA "path:line: ...". */
+int ev_jsonl_next(ev_jsonl *r, json_t **obj, tlm_err *e);
 void ev_jsonl_close(ev_jsonl *r);
 /* Fields, with "path:line: field 'x' ..." errors. */
-int ev_get_str(const ev_jsonl *r, json_t *o, const char *key, const char **out, eng_err *e);
+int ev_get_str(const ev_jsonl *r, json_t *o, const char *key, const char **out, tlm_err *e);
 /* An integer, or a string holding one (datasets write labels both ways). */
-int ev_get_int(const ev_jsonl *r, json_t *o, const char *key, int64_t *out, eng_err *e);
-/* "path:line: " + message, ENG_EDATA. */
-int ev_item_err(const ev_jsonl *r, eng_err *e, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int ev_get_int(const ev_jsonl *r, json_t *o, const char *key, int64_t *out, tlm_err *e);
+/* "path:line: " + message, TLM_EDATA. */
+int ev_item_err(const ev_jsonl *r, tlm_err *e, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Read a whole text file (at most EV_TEXT_MAX bytes). */
-int ev_read_text(const char *path, const char *what, char **out, size_t *len, eng_err *e);
+int ev_read_text(const char *path, const char *what, char **out, size_t *len, tlm_err *e);
 
 /* ------------------------------------------------------------ requests */
 /* One log-likelihood request: `full` = context tokens then continuation
@@ -81,28 +81,28 @@ typedef struct ev_req {
  * context move to the continuation, the whole string is encoded, and the
  * continuation is what follows the context's own encoding. */
 int ev_encode_pair(eng_tok *tok, const char *ctx, size_t ctx_len, const char *cont, size_t cont_len, ev_req *r,
-                   eng_err *e);
+                   tlm_err *e);
 void ev_req_clear(ev_req *r);
 
 /* Score n requests in batches of at most lm->max_B rows (longest first). */
-int ev_score(const eng_eval_lm *lm, int max_length, ev_req *reqs, size_t n, const eng_eval_sink *s, eng_err *e);
+int ev_score(const eng_eval_lm *lm, int max_length, ev_req *reqs, size_t n, const eng_eval_sink *s, tlm_err *e);
 
 /* Greedy generation after prompt (n tokens): at most max_new tokens, each
  * the argmax of the last position; stop(ud, gen, k) != 0 ends it early.
  * out (max_new) receives the tokens, *n_out their number. */
 int ev_generate(const eng_eval_lm *lm, const int32_t *prompt, size_t n, int max_new,
                 int (*stop)(void *ud, const int32_t *gen, size_t k), void *ud, int32_t *out, size_t *n_out,
-                eng_err *e);
+                tlm_err *e);
 
 
 /* Encode text to a token vector of int32 (malloc'd). */
-int ev_encode(eng_tok *tok, const char *s, size_t n, int32_t **out, size_t *n_out, eng_err *e);
+int ev_encode(eng_tok *tok, const char *s, size_t n, int32_t **out, size_t *n_out, tlm_err *e);
 
 /* ------------------------------------------------------------ niah (tests) */
 /* Item `index` of S-NIAH task (0, 1, 2 = s_niah_1/2/3) at `length`: its
  * prompt text and ids, the value to find, the generation budget. */
 int ev_niah_prompt(eng_tok *tok, const char *haystack, int task, uint64_t seed, int64_t length, int64_t index,
-                   ev_buf *prompt, char value[64], int32_t **ids, size_t *n_ids, int *max_new, eng_err *e);
+                   ev_buf *prompt, char value[64], int32_t **ids, size_t *n_ids, int *max_new, tlm_err *e);
 /* The exact-match rule on a generated text. */
 int ev_niah_score_text(const char *value, const char *text);
 
@@ -116,6 +116,6 @@ double ev_pearson(const double *x, const double *y, size_t n);
 void ev_result(const eng_eval_sink *s, const char *suite, const char *task, const char *metric, double value,
                int64_t n, double se);
 void ev_log(const eng_eval_sink *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int ev_tick(const eng_eval_sink *s, eng_err *e);
+int ev_tick(const eng_eval_sink *s, tlm_err *e);
 
 #endif

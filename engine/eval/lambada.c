@@ -17,12 +17,12 @@
 #define SUITE (eng_suite_names[ENG_SUITE_LAMBADA])
 
 int eng_eval_lambada(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *cfg, const eng_eval_sink *s,
-                     eng_err *e)
+                     tlm_err *e)
 {
     ev_jsonl r;
     int rc = ev_jsonl_open(&r, cfg->lambada, e);
     if (rc)
-        return eng_err_prefix(e, "eval.lambada");
+        return tlm_err_prefix(e, "eval.lambada");
     ev_req *reqs = NULL;
     size_t n = 0, cap = 0;
     json_t *o;
@@ -38,9 +38,9 @@ int eng_eval_lambada(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *cf
             rc = ev_item_err(&r, e, "\"text\" has no context before its last word");
             break;
         }
-        if (ENG_GROW(reqs, cap, n + 1, 1024)) {
+        if (TLM_GROW(reqs, cap, n + 1, 1024)) {
             json_decref(o);
-            rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+            rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
             break;
         }
         /* the target keeps its leading space: " " + word */
@@ -59,13 +59,13 @@ int eng_eval_lambada(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *cf
     }
     ev_jsonl_close(&r);
     if (!rc && n == 0)
-        rc = eng_errf(e, ENG_EDATA, "%s: no items", cfg->lambada);
+        rc = tlm_errf(e, TLM_EDATA, "%s: no items", cfg->lambada);
     if (!rc && !ev_checking(lm))
         rc = ev_score(lm, lm->max_length, reqs, n, s, e);
     if (!rc && !ev_checking(lm)) {
         double *ll = malloc(n * sizeof *ll), *acc = malloc(n * sizeof *acc);
         if (!ll || !acc) {
-            rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+            rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
         } else {
             for (size_t i = 0; i < n; i++) {
                 ll[i] = reqs[i].loglik;

@@ -78,7 +78,7 @@ static void essay_clear(essay *s)
 }
 
 /* re.sub(r"\s+", " ", text).strip().split(" "): the text's words. */
-static int essay_load(const char *path, essay *s, eng_err *e)
+static int essay_load(const char *path, essay *s, tlm_err *e)
 {
     memset(s, 0, sizeof *s);
     size_t len;
@@ -89,12 +89,12 @@ static int essay_load(const char *path, essay *s, eng_err *e)
     char *p = s->text, *end = s->text + len, *w = NULL;
     while (p <= end) {
         uint32_t cp = 0;
-        size_t k = p < end ? eng_utf8_next(p, (size_t)(end - p), &cp) : 1;
+        size_t k = p < end ? tlm_utf8_next(p, (size_t)(end - p), &cp) : 1;
         if (p == end || ev_py_space(cp)) {
             if (w) {
-                if (ENG_GROW(s->words, cap, s->n + 1, 4096)) {
+                if (TLM_GROW(s->words, cap, s->n + 1, 4096)) {
                     essay_clear(s);
-                    return eng_errf(e, ENG_ENOMEM, "out of memory");
+                    return tlm_errf(e, TLM_ENOMEM, "out of memory");
                 }
                 s->words[s->n++] = w;
                 w = NULL;
@@ -109,7 +109,7 @@ static int essay_load(const char *path, essay *s, eng_err *e)
     }
     if (s->n == 0) {
         essay_clear(s);
-        return eng_errf(e, ENG_EDATA, "eval.niah.haystack: %s holds no words", path);
+        return tlm_errf(e, TLM_EDATA, "eval.niah.haystack: %s holds no words", path);
     }
     return 0;
 }
@@ -158,7 +158,7 @@ static int ends_sentence(const char *w)
 }
 
 /* The prompt with `size` haystack units (noise sentences or essay words). */
-static int build_prompt(const niah_item *it, const essay *es, size_t size, ev_buf *out, eng_err *e)
+static int build_prompt(const niah_item *it, const essay *es, size_t size, ev_buf *out, tlm_err *e)
 {
     const char *v = it->uuid ? "uuid" : "number";
     char needle[256];
@@ -222,7 +222,7 @@ static int build_prompt(const niah_item *it, const essay *es, size_t size, ev_bu
 }
 
 /* Tokens the generation may use: those of " " + value, plus 8. */
-static int gen_budget(eng_tok *tok, const niah_item *it, int *out, eng_err *e)
+static int gen_budget(eng_tok *tok, const niah_item *it, int *out, tlm_err *e)
 {
     char s[80];
     snprintf(s, sizeof s, " %s", it->value);
@@ -238,7 +238,7 @@ static int gen_budget(eng_tok *tok, const niah_item *it, int *out, eng_err *e)
 
 /* The largest haystack whose prompt fits; ids of that prompt. */
 static int fit_prompt(eng_tok *tok, const niah_item *it, const essay *es, int64_t length, int budget, ev_buf *prompt,
-                      int32_t **ids, size_t *n_ids, eng_err *e)
+                      int32_t **ids, size_t *n_ids, tlm_err *e)
 {
     size_t lo = 0, hi = (size_t)length; /* a unit is at least one token */
     int32_t *best = NULL;
@@ -262,7 +262,7 @@ static int fit_prompt(eng_tok *tok, const niah_item *it, const essay *es, int64_
         }
     }
     if (!rc && !found)
-        rc = eng_errf(e, ENG_ECONFIG, "niah: length %lld is too short for the prompt itself", (long long)length);
+        rc = tlm_errf(e, TLM_ECONFIG, "niah: length %lld is too short for the prompt itself", (long long)length);
     if (!rc)
         rc = build_prompt(it, es, best_size, prompt, e);
     if (rc) {
@@ -310,7 +310,7 @@ static int decode_text(eng_tok *tok, const int32_t *gen, size_t k, uint8_t **buf
         k = 256;
     for (size_t i = 0; i < k; i++)
         ids[i] = (uint32_t)gen[i];
-    eng_err e;
+    tlm_err e;
     return eng_tok_decode(tok, ids, k, buf, len, cap, &e);
 }
 
@@ -344,7 +344,7 @@ int ev_niah_score_text(const char *value, const char *text) { return verdict(val
 
 /* ------------------------------------------------------------ public pieces */
 int ev_niah_prompt(eng_tok *tok, const char *haystack, int task, uint64_t seed, int64_t length, int64_t index,
-                   ev_buf *prompt, char value[64], int32_t **ids, size_t *n_ids, int *max_new, eng_err *e)
+                   ev_buf *prompt, char value[64], int32_t **ids, size_t *n_ids, int *max_new, tlm_err *e)
 {
     niah_item it;
     draw_item(&it, task, seed, length, index);
@@ -359,17 +359,17 @@ int ev_niah_prompt(eng_tok *tok, const char *haystack, int task, uint64_t seed, 
     return rc;
 }
 
-int eng_eval_niah(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *cfg, const eng_eval_sink *s, eng_err *e)
+int eng_eval_niah(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *cfg, const eng_eval_sink *s, tlm_err *e)
 {
     essay es = {0};
     int rc = 0, loaded = 0;
     for (int ti = 0; ti < cfg->n_niah_tasks && !rc; ti++) {
         int task = eng_name_find(eng_niah_names, ENG_NIAH_COUNT, cfg->niah_tasks[ti]);
         if (task < 0)
-            return eng_errf(e, ENG_ECONFIG, "eval.niah.tasks: unknown task '%s'", cfg->niah_tasks[ti]);
+            return tlm_errf(e, TLM_ECONFIG, "eval.niah.tasks: unknown task '%s'", cfg->niah_tasks[ti]);
         if (task != ENG_NIAH_S_NIAH_1 && !loaded) { /* the others cut their haystack from a text */
             if (!cfg->niah_haystack[0]) {
-                rc = eng_errf(e, ENG_ECONFIG,
+                rc = tlm_errf(e, TLM_ECONFIG,
                               "eval.niah.haystack: %s needs a haystack text (or list only s_niah_1 in eval.niah.tasks)",
                               eng_niah_names[task]);
                 break;
@@ -381,7 +381,7 @@ int eng_eval_niah(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *cfg, 
         for (int li = 0; li < cfg->n_niah_lengths && !rc; li++) {
             const int64_t length = (int64_t)cfg->niah_lengths[li];
             if (length > lm->max_T) {
-                rc = eng_errf(e, ENG_ECONFIG, "niah: length %lld exceeds the %d tokens the model was built for",
+                rc = tlm_errf(e, TLM_ECONFIG, "niah: length %lld exceeds the %d tokens the model was built for",
                               (long long)length, lm->max_T);
                 break;
             }
@@ -389,7 +389,7 @@ int eng_eval_niah(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *cfg, 
             snprintf(name, sizeof name, "%s@%lld", eng_niah_names[task], (long long)length);
             double *x = malloc((size_t)cfg->niah_n * sizeof *x);
             if (!x) {
-                rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+                rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
                 break;
             }
             /* a check builds item 0 of each length (a length too short for
@@ -409,7 +409,7 @@ int eng_eval_niah(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *cfg, 
                     if (ev_checking(lm))
                         ;
                     else if (!gen)
-                        rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+                        rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
                     else if (!(rc = ev_generate(lm, ids, n, budget, stop_gen, &j, gen, &ng, e)))
                         score_generation(tok, it.value, gen, ng, j.eot, &match);
                 }

@@ -18,7 +18,7 @@
 #include "engine/model/probe.h"
 
 /* ------------------------------------------------------------ TLM model adapter */
-static int model_logits(void *impl, const int32_t *tokens, int B, int T, const float **out, eng_err *e)
+static int model_logits(void *impl, const int32_t *tokens, int B, int T, const float **out, tlm_err *e)
 {
     eng_model *m = impl;
     double loss;
@@ -29,7 +29,7 @@ static int model_logits(void *impl, const int32_t *tokens, int B, int T, const f
     return 0;
 }
 
-static int model_probe(void *impl, const int32_t *tokens, int T, eng_probe_fn fn, void *ud, eng_err *e)
+static int model_probe(void *impl, const int32_t *tokens, int T, eng_probe_fn fn, void *ud, tlm_err *e)
 {
     return eng_model_probe(impl, tokens, T, fn, ud, e);
 }
@@ -45,7 +45,7 @@ void eng_eval_lm_model(eng_eval_lm *lm, eng_model *m, int max_length)
 }
 
 /* ------------------------------------------------------------ encoding */
-int ev_encode(eng_tok *tok, const char *s, size_t n, int32_t **out, size_t *n_out, eng_err *e)
+int ev_encode(eng_tok *tok, const char *s, size_t n, int32_t **out, size_t *n_out, tlm_err *e)
 {
     eng_tokvec v = {0};
     int rc = eng_tok_encode(tok, s, n, 0, &v, e);
@@ -56,7 +56,7 @@ int ev_encode(eng_tok *tok, const char *s, size_t n, int32_t **out, size_t *n_ou
     int32_t *ids = malloc((v.n ? v.n : 1) * sizeof *ids);
     if (!ids) {
         eng_tokvec_clear(&v);
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     }
     for (size_t i = 0; i < v.n; i++)
         ids[i] = (int32_t)v.ids[i];
@@ -67,14 +67,14 @@ int ev_encode(eng_tok *tok, const char *s, size_t n, int32_t **out, size_t *n_ou
 }
 
 int ev_encode_pair(eng_tok *tok, const char *ctx, size_t ctx_len, const char *cont, size_t cont_len, ev_req *r,
-                   eng_err *e)
+                   tlm_err *e)
 {
     memset(r, 0, sizeof *r);
     /* context.rstrip(): the trailing whitespace joins the continuation */
     size_t keep = 0;
     uint32_t cp;
     for (size_t i = 0; i < ctx_len;) {
-        size_t k = eng_utf8_next(ctx + i, ctx_len - i, &cp);
+        size_t k = tlm_utf8_next(ctx + i, ctx_len - i, &cp);
         i += k;
         if (!ev_py_space(cp))
             keep = i;
@@ -92,9 +92,9 @@ int ev_encode_pair(eng_tok *tok, const char *ctx, size_t ctx_len, const char *co
         rc = ev_encode(tok, ctx, keep, &c, &nc, e);
     ev_buf_clear(&whole);
     if (!rc && nc == 0)
-        rc = eng_errf(e, ENG_EDATA, "a request has an empty context");
+        rc = tlm_errf(e, TLM_EDATA, "a request has an empty context");
     if (!rc && nc >= nw)
-        rc = eng_errf(e, ENG_EDATA, "a request's continuation encodes to no tokens");
+        rc = tlm_errf(e, TLM_EDATA, "a request's continuation encodes to no tokens");
     free(c);
     if (rc) {
         free(w);
@@ -147,7 +147,7 @@ static double position_logp(const float *x, int V, int32_t target, int *is_argma
     return (double)x[target] - (double)mx - log(s);
 }
 
-int ev_score(const eng_eval_lm *lm, int max_length, ev_req *reqs, size_t n, const eng_eval_sink *s, eng_err *e)
+int ev_score(const eng_eval_lm *lm, int max_length, ev_req *reqs, size_t n, const eng_eval_sink *s, tlm_err *e)
 {
     if (!n)
         return 0;
@@ -157,19 +157,19 @@ int ev_score(const eng_eval_lm *lm, int max_length, ev_req *reqs, size_t n, cons
     int32_t *tok = malloc((size_t)lm->max_B * (size_t)max_length * sizeof *tok);
     int rc = 0;
     if (!order || !tok) {
-        rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+        rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
         goto out;
     }
     for (size_t i = 0; i < n; i++) {
         ev_req *r = &reqs[i];
         size_t nf = r->n_ctx + r->n_cont;
         if (r->n_ctx < 1 || r->n_cont < 1) {
-            rc = eng_errf(e, ENG_EINTERNAL, "request %zu: %zu context and %zu continuation tokens", i, r->n_ctx,
+            rc = tlm_errf(e, TLM_EINTERNAL, "request %zu: %zu context and %zu continuation tokens", i, r->n_ctx,
                           r->n_cont);
             goto out;
         }
         if (r->n_cont > (size_t)max_length) {
-            rc = eng_errf(e, ENG_EDATA, "a continuation of %zu tokens is longer than the context length %d",
+            rc = tlm_errf(e, TLM_EDATA, "a continuation of %zu tokens is longer than the context length %d",
                           r->n_cont, max_length);
             goto out;
         }
@@ -217,14 +217,14 @@ out:
 /* ------------------------------------------------------------ generation */
 int ev_generate(const eng_eval_lm *lm, const int32_t *prompt, size_t n, int max_new,
                 int (*stop)(void *ud, const int32_t *gen, size_t k), void *ud, int32_t *out, size_t *n_out,
-                eng_err *e)
+                tlm_err *e)
 {
     *n_out = 0;
     if (n < 1)
-        return eng_errf(e, ENG_EINTERNAL, "generation needs a prompt");
+        return tlm_errf(e, TLM_EINTERNAL, "generation needs a prompt");
     int32_t *seq = malloc((n + (size_t)max_new) * sizeof *seq);
     if (!seq)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     memcpy(seq, prompt, n * sizeof *seq);
     int rc = 0;
     size_t k = 0;

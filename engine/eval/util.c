@@ -12,10 +12,10 @@
 #include "common/vec.h"
 
 /* ------------------------------------------------------------ text */
-int ev_put(ev_buf *b, const void *s, size_t n, eng_err *e)
+int ev_put(ev_buf *b, const void *s, size_t n, tlm_err *e)
 {
-    if (ENG_GROW(b->p, b->cap, b->n + n + 1, 256))
-        return eng_errf(e, ENG_ENOMEM, "out of memory (text of %zu bytes)", b->n + n);
+    if (TLM_GROW(b->p, b->cap, b->n + n + 1, 256))
+        return tlm_errf(e, TLM_ENOMEM, "out of memory (text of %zu bytes)", b->n + n);
     if (n)
         memcpy(b->p + b->n, s, n);
     b->n += n;
@@ -23,7 +23,7 @@ int ev_put(ev_buf *b, const void *s, size_t n, eng_err *e)
     return 0;
 }
 
-int ev_puts(ev_buf *b, const char *s, eng_err *e) { return ev_put(b, s, strlen(s), e); }
+int ev_puts(ev_buf *b, const char *s, tlm_err *e) { return ev_put(b, s, strlen(s), e); }
 
 void ev_buf_clear(ev_buf *b)
 {
@@ -43,32 +43,32 @@ size_t ev_utf8_len(const char *s, size_t n)
     size_t count = 0;
     uint32_t cp;
     for (size_t i = 0; i < n; count++)
-        i += eng_utf8_next(s + i, n - i, &cp);
+        i += tlm_utf8_next(s + i, n - i, &cp);
     return count;
 }
 
 /* ------------------------------------------------------------ files */
-int ev_read_text(const char *path, const char *what, char **out, size_t *len, eng_err *e)
+int ev_read_text(const char *path, const char *what, char **out, size_t *len, tlm_err *e)
 {
     if (!path || !path[0])
-        return eng_errf(e, ENG_ECONFIG, "%s: no file given", what);
+        return tlm_errf(e, TLM_ECONFIG, "%s: no file given", what);
     FILE *f;
-    int rc = eng_fopen_input(path, ENG_EDATA, &f, e);
+    int rc = tlm_fopen_input(path, TLM_EDATA, &f, e);
     if (rc)
-        return eng_err_prefix(e, "%s", what);
+        return tlm_err_prefix(e, "%s", what);
     ev_buf b = {0};
     char chunk[65536];
     size_t got;
     while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
         if (b.n + got > EV_TEXT_MAX) {
-            rc = eng_errf(e, ENG_EDATA, "%s: %s: larger than %zu bytes", what, path, (size_t)EV_TEXT_MAX);
+            rc = tlm_errf(e, TLM_EDATA, "%s: %s: larger than %zu bytes", what, path, (size_t)EV_TEXT_MAX);
             break;
         }
         if ((rc = ev_put(&b, chunk, got, e)))
             break;
     }
     if (!rc && ferror(f))
-        rc = eng_errf(e, ENG_EIO, "%s: %s: read error: %s", what, path, strerror(errno));
+        rc = tlm_errf(e, TLM_EIO, "%s: %s: read error: %s", what, path, strerror(errno));
     fclose(f);
     if (rc) {
         ev_buf_clear(&b);
@@ -81,13 +81,13 @@ int ev_read_text(const char *path, const char *what, char **out, size_t *len, en
     return 0;
 }
 
-int ev_jsonl_open(ev_jsonl *r, const char *path, eng_err *e)
+int ev_jsonl_open(ev_jsonl *r, const char *path, tlm_err *e)
 {
     memset(r, 0, sizeof *r);
     if (!path || !path[0])
-        return eng_errf(e, ENG_ECONFIG, "no file given");
+        return tlm_errf(e, TLM_ECONFIG, "no file given");
     snprintf(r->path, sizeof r->path, "%s", path);
-    return eng_fopen_input(path, ENG_EDATA, &r->f, e);
+    return tlm_fopen_input(path, TLM_EDATA, &r->f, e);
 }
 
 void ev_jsonl_close(ev_jsonl *r)
@@ -98,19 +98,19 @@ void ev_jsonl_close(ev_jsonl *r)
     memset(r, 0, sizeof *r);
 }
 
-int ev_item_err(const ev_jsonl *r, eng_err *e, const char *fmt, ...)
+int ev_item_err(const ev_jsonl *r, tlm_err *e, const char *fmt, ...)
 {
     char msg[768];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return eng_errf(e, ENG_EDATA, "%s:%lld: %s", r->path, (long long)r->line, msg);
+    return tlm_errf(e, TLM_EDATA, "%s:%lld: %s", r->path, (long long)r->line, msg);
 }
 
 /* One line into r->buf (without the newline), at most EV_LINE_MAX bytes.
  * 1 = a line, 0 = end of file. */
-static int read_line(ev_jsonl *r, size_t *len, eng_err *e)
+static int read_line(ev_jsonl *r, size_t *len, tlm_err *e)
 {
     size_t n = 0;
     int c, any = 0;
@@ -120,15 +120,15 @@ static int read_line(ev_jsonl *r, size_t *len, eng_err *e)
             break;
         if (n + 2 > r->cap) {
             if (r->cap >= EV_LINE_MAX)
-                return eng_errf(e, ENG_EDATA, "%s:%lld: line longer than %zu bytes", r->path,
+                return tlm_errf(e, TLM_EDATA, "%s:%lld: line longer than %zu bytes", r->path,
                                 (long long)r->line + 1, (size_t)EV_LINE_MAX);
-            if (ENG_GROW(r->buf, r->cap, n + 2, 4096))
-                return eng_errf(e, ENG_ENOMEM, "out of memory");
+            if (TLM_GROW(r->buf, r->cap, n + 2, 4096))
+                return tlm_errf(e, TLM_ENOMEM, "out of memory");
         }
         r->buf[n++] = (char)c;
     }
     if (ferror(r->f))
-        return eng_errf(e, ENG_EIO, "%s: read error: %s", r->path, strerror(errno));
+        return tlm_errf(e, TLM_EIO, "%s: read error: %s", r->path, strerror(errno));
     if (!any)
         return 0;
     r->line++;
@@ -138,7 +138,7 @@ static int read_line(ev_jsonl *r, size_t *len, eng_err *e)
     return 1;
 }
 
-int ev_jsonl_next(ev_jsonl *r, json_t **obj, eng_err *e)
+int ev_jsonl_next(ev_jsonl *r, json_t **obj, tlm_err *e)
 {
     for (;;) {
         size_t len = 0;
@@ -166,7 +166,7 @@ int ev_jsonl_next(ev_jsonl *r, json_t **obj, eng_err *e)
     }
 }
 
-int ev_get_str(const ev_jsonl *r, json_t *o, const char *key, const char **out, eng_err *e)
+int ev_get_str(const ev_jsonl *r, json_t *o, const char *key, const char **out, tlm_err *e)
 {
     json_t *v = json_object_get(o, key);
     if (!v)
@@ -177,7 +177,7 @@ int ev_get_str(const ev_jsonl *r, json_t *o, const char *key, const char **out, 
     return 0;
 }
 
-int ev_get_int(const ev_jsonl *r, json_t *o, const char *key, int64_t *out, eng_err *e)
+int ev_get_int(const ev_jsonl *r, json_t *o, const char *key, int64_t *out, tlm_err *e)
 {
     json_t *v = json_object_get(o, key);
     if (!v)
@@ -257,9 +257,9 @@ void ev_log(const eng_eval_sink *s, const char *fmt, ...)
     s->log(s->ud, msg);
 }
 
-int ev_tick(const eng_eval_sink *s, eng_err *e)
+int ev_tick(const eng_eval_sink *s, tlm_err *e)
 {
     if (s && s->tick && s->tick(s->ud))
-        return eng_errf(e, ENG_EINTERRUPTED, "evaluation stopped on request");
+        return tlm_errf(e, TLM_EINTERRUPTED, "evaluation stopped on request");
     return 0;
 }

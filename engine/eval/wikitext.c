@@ -32,7 +32,7 @@
 
 /* ------------------------------------------------------------ text edits */
 /* out = s with every `from` replaced by `to` (Python's str.replace). */
-static int replace_all(ev_buf *out, const char *s, size_t n, const char *from, const char *to, eng_err *e)
+static int replace_all(ev_buf *out, const char *s, size_t n, const char *from, const char *to, tlm_err *e)
 {
     const size_t fl = strlen(from), tl = strlen(to);
     out->n = 0;
@@ -56,7 +56,7 @@ static int replace_all(ev_buf *out, const char *s, size_t n, const char *from, c
 
 /* Python's re.sub(r"O\s*([^C]*?)\s*C", r"O\1C", s): every O...C pair (the
  * first C after an O) loses the whitespace just inside it. */
-static int strip_pairs(ev_buf *out, const char *s, size_t n, char open, char close, eng_err *e)
+static int strip_pairs(ev_buf *out, const char *s, size_t n, char open, char close, tlm_err *e)
 {
     out->n = 0;
     size_t i = 0;
@@ -72,7 +72,7 @@ static int strip_pairs(ev_buf *out, const char *s, size_t n, char open, char clo
         /* leading whitespace */
         uint32_t cp;
         while (a < b) {
-            size_t k = eng_utf8_next(s + a, b - a, &cp);
+            size_t k = tlm_utf8_next(s + a, b - a, &cp);
             if (!ev_py_space(cp))
                 break;
             a += k;
@@ -80,7 +80,7 @@ static int strip_pairs(ev_buf *out, const char *s, size_t n, char open, char clo
         /* trailing whitespace: the end of the last non-space code point */
         size_t end = a;
         for (size_t j = a; j < b;) {
-            size_t k = eng_utf8_next(s + j, b - j, &cp);
+            size_t k = tlm_utf8_next(s + j, b - j, &cp);
             j += k;
             if (!ev_py_space(cp))
                 end = j;
@@ -96,7 +96,7 @@ static int strip_pairs(ev_buf *out, const char *s, size_t n, char open, char clo
 
 /* re.sub(r"/' [0-9]/", r"/'[0-9]/", s): the harness's pattern, literally
  * (its replacement is the text "/'[0-9]/"). */
-static int odd_quote_digit(ev_buf *out, const char *s, size_t n, eng_err *e)
+static int odd_quote_digit(ev_buf *out, const char *s, size_t n, tlm_err *e)
 {
     out->n = 0;
     size_t i = 0;
@@ -119,7 +119,7 @@ static int odd_quote_digit(ev_buf *out, const char *s, size_t n, eng_err *e)
 /* The harness's wikitext_detokenizer, step by step, on UTF-8 bytes (every
  * pattern is ASCII or whole characters, so byte matching equals matching
  * the decoded string). */
-static int detokenize(const char *page, size_t n, ev_buf *res, eng_err *e)
+static int detokenize(const char *page, size_t n, ev_buf *res, tlm_err *e)
 {
     static const char *const R1[][2] = {{"s '", "s'"}};
     static const char *const R2[][2] = {{" @-@ ", "-"}, {" @,@ ", ","}, {" @.@ ", "."}, {" : ", ": "},
@@ -162,7 +162,7 @@ static int is_blank(const char *s, size_t n)
 {
     uint32_t cp;
     for (size_t i = 0; i < n;) {
-        i += eng_utf8_next(s + i, n - i, &cp);
+        i += tlm_utf8_next(s + i, n - i, &cp);
         if (!ev_py_space(cp))
             return 0;
     }
@@ -170,7 +170,7 @@ static int is_blank(const char *s, size_t n)
 }
 
 /* The dataset's heading test on one line (without its "\n"). */
-static int is_heading(const char *line, size_t n, eng_err *e, int *out)
+static int is_heading(const char *line, size_t n, tlm_err *e, int *out)
 {
     ev_buf a = {0}, b = {0};
     int rc = replace_all(&a, line, n, "= = =", "===", e);
@@ -183,7 +183,7 @@ static int is_heading(const char *line, size_t n, eng_err *e, int *out)
         uint32_t cp;
         int seen = 0;
         for (size_t i = 0; i < b.n;) {
-            size_t k = eng_utf8_next(b.p + i, b.n - i, &cp);
+            size_t k = tlm_utf8_next(b.p + i, b.n - i, &cp);
             if (!ev_py_space(cp)) {
                 if (!seen)
                     s = i;
@@ -205,10 +205,10 @@ typedef struct doc {
     size_t begin, end; /* byte range of the page in the file */
 } doc;
 
-static int push_doc(doc **d, size_t *nd, size_t *cap, size_t begin, size_t end, eng_err *e)
+static int push_doc(doc **d, size_t *nd, size_t *cap, size_t begin, size_t end, tlm_err *e)
 {
-    if (ENG_GROW(*d, *cap, *nd + 1, 64))
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+    if (TLM_GROW(*d, *cap, *nd + 1, 64))
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     (*d)[(*nd)++] = (doc){begin, end};
     return 0;
 }
@@ -216,7 +216,7 @@ static int push_doc(doc **d, size_t *nd, size_t *cap, size_t begin, size_t end, 
 /* The lines are text.split("\n"); the lines gathered since the last
  * heading, joined with "\n", are the bytes from the first one's start to
  * the newline before the next heading. */
-static int split_documents(const char *text, size_t n, doc **docs, size_t *n_docs, eng_err *e)
+static int split_documents(const char *text, size_t n, doc **docs, size_t *n_docs, tlm_err *e)
 {
     doc *d = NULL;
     size_t nd = 0, cap = 0, start = 0;
@@ -257,7 +257,7 @@ static int64_t count_words(const char *s, size_t n)
     int in = 0;
     uint32_t cp;
     for (size_t i = 0; i < n;) {
-        i += eng_utf8_next(s + i, n - i, &cp);
+        i += tlm_utf8_next(s + i, n - i, &cp);
         int sp = ev_py_space(cp);
         if (sp && !in)
             runs++;
@@ -274,7 +274,7 @@ static int32_t ev_prefix_token(eng_tok *tok)
     if (eot >= 0)
         return eot;
     eng_tokvec v = {0};
-    eng_err e;
+    tlm_err e;
     int32_t id = 0;
     if (!eng_tok_encode(tok, "\n", 1, 0, &v, &e) && v.n == 1)
         id = (int32_t)v.ids[0];
@@ -284,7 +284,7 @@ static int32_t ev_prefix_token(eng_tok *tok)
 
 /* ------------------------------------------------------------ the suite */
 int eng_eval_wikitext(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *cfg, const eng_eval_sink *s,
-                      eng_err *e)
+                      tlm_err *e)
 {
     char *text = NULL;
     size_t len = 0;
@@ -296,7 +296,7 @@ int eng_eval_wikitext(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *c
     if ((rc = split_documents(text, len, &docs, &nd, e)))
         goto out0;
     if (nd == 0) {
-        rc = eng_errf(e, ENG_EDATA, "%s: no WikiText document (no \" = Title = \" heading line)", cfg->wikitext);
+        rc = tlm_errf(e, TLM_EDATA, "%s: no WikiText document (no \" = Title = \" heading line)", cfg->wikitext);
         goto out0;
     }
     const int L = lm->max_length;
@@ -306,7 +306,7 @@ int eng_eval_wikitext(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *c
     ev_req *reqs = NULL;
     size_t nreq = 0, capreq = 0;
     if (!arr || !ntok || !first_req) {
-        rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+        rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
         goto out1;
     }
     for (size_t d = 0; d < nd && !rc; d++) {
@@ -323,7 +323,7 @@ int eng_eval_wikitext(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *c
         arr[d] = malloc((n + 1) * sizeof *arr[d]);
         if (!arr[d]) {
             free(ids);
-            rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+            rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
             break;
         }
         arr[d][0] = prefix;
@@ -333,8 +333,8 @@ int eng_eval_wikitext(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *c
         first_req[d] = nreq;
         size_t predicted = 0;
         while (predicted < n) {
-            if (ENG_GROW(reqs, capreq, nreq + 1, 256)) {
-                rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+            if (TLM_GROW(reqs, capreq, nreq + 1, 256)) {
+                rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
                 break;
             }
             ev_req *r = &reqs[nreq++];

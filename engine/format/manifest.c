@@ -41,26 +41,26 @@ static int unhex(const char *s, uint8_t out[32])
     return 0;
 }
 
-/* A non-negative integer field; ENG_EDATA otherwise. */
+/* A non-negative integer field; TLM_EDATA otherwise. */
 static int get_count(const eng_manifest *m, json_t *o, const char *where, const char *key, uint64_t max,
-                     uint64_t *out, eng_err *e)
+                     uint64_t *out, tlm_err *e)
 {
     json_t *v = json_object_get(o, key);
     if (!json_is_integer(v) || json_integer_value(v) < 0 || (uint64_t)json_integer_value(v) > max)
-        return eng_errf(e, ENG_EDATA, "%s: \"%s%s\" must be an integer from 0 to %llu", m->path, where, key,
+        return tlm_errf(e, TLM_EDATA, "%s: \"%s%s\" must be an integer from 0 to %llu", m->path, where, key,
                         (unsigned long long)max);
     *out = (uint64_t)json_integer_value(v);
     return 0;
 }
 
-static int get_sha(const eng_manifest *m, json_t *o, const char *where, uint8_t out[32], eng_err *e)
+static int get_sha(const eng_manifest *m, json_t *o, const char *where, uint8_t out[32], tlm_err *e)
 {
     json_t *v = json_object_get(o, "sha256");
     if (!json_is_string(v) || unhex(json_string_value(v), out))
-        return eng_errf(e, ENG_EDATA, "%s: \"%ssha256\" must be 64 lower-case hex digits", m->path, where);
+        return tlm_errf(e, TLM_EDATA, "%s: \"%ssha256\" must be 64 lower-case hex digits", m->path, where);
     static const uint8_t zero[32];
     if (!memcmp(out, zero, 32))
-        return eng_errf(e, ENG_EDATA, "%s: \"%ssha256\" is all zeros (no checksum)", m->path, where);
+        return tlm_errf(e, TLM_EDATA, "%s: \"%ssha256\" is all zeros (no checksum)", m->path, where);
     return 0;
 }
 
@@ -80,7 +80,7 @@ static int good_file(const char *f, const char *split)
     return 1;
 }
 
-static int parse_split(eng_manifest *m, json_t *splits, int k, eng_err *e)
+static int parse_split(eng_manifest *m, json_t *splits, int k, tlm_err *e)
 {
     eng_manifest_split *sp = &m->splits[k];
     snprintf(sp->name, sizeof sp->name, "%s", SPLITS[k]);
@@ -88,80 +88,80 @@ static int parse_split(eng_manifest *m, json_t *splits, int k, eng_err *e)
     snprintf(where, sizeof where, "splits.%s.", SPLITS[k]);
     json_t *o = json_object_get(splits, SPLITS[k]);
     if (!json_is_object(o))
-        return eng_errf(e, ENG_EDATA, "%s: \"splits.%s\" must be an object", m->path, SPLITS[k]);
+        return tlm_errf(e, TLM_EDATA, "%s: \"splits.%s\" must be an object", m->path, SPLITS[k]);
     int rc = get_count(m, o, where, "tokens", INT64_MAX, &sp->tokens, e);
     if (rc)
         return rc;
     json_t *list = json_object_get(o, "shards");
     if (!json_is_array(list))
-        return eng_errf(e, ENG_EDATA, "%s: \"splits.%s.shards\" must be a list", m->path, SPLITS[k]);
+        return tlm_errf(e, TLM_EDATA, "%s: \"splits.%s.shards\" must be a list", m->path, SPLITS[k]);
     size_t n = json_array_size(list);
     sp->shards = calloc(n ? n : 1, sizeof *sp->shards);
     if (!sp->shards)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     uint64_t sum = 0;
     for (size_t i = 0; i < n; i++) {
         json_t *x = json_array_get(list, i);
         eng_manifest_shard *s = &sp->shards[i];
         snprintf(where, sizeof where, "splits.%s.shards[%zu].", SPLITS[k], i);
         if (!json_is_object(x))
-            return eng_errf(e, ENG_EDATA, "%s: \"splits.%s.shards[%zu]\" must be an object", m->path, SPLITS[k], i);
+            return tlm_errf(e, TLM_EDATA, "%s: \"splits.%s.shards[%zu]\" must be an object", m->path, SPLITS[k], i);
         json_t *f = json_object_get(x, "file");
         if (!json_is_string(f) || json_string_length(f) >= sizeof s->file ||
             strlen(json_string_value(f)) != json_string_length(f) || !good_file(json_string_value(f), SPLITS[k]))
-            return eng_errf(e, ENG_EDATA, "%s: \"%sfile\" must be \"%s/<name>.tlmtok\" (a shard in the split's "
+            return tlm_errf(e, TLM_EDATA, "%s: \"%sfile\" must be \"%s/<name>.tlmtok\" (a shard in the split's "
                             "folder)", m->path, where, SPLITS[k]);
         memcpy(s->file, json_string_value(f), json_string_length(f) + 1);
         for (size_t j = 0; j < i; j++)
             if (!strcmp(sp->shards[j].file, s->file))
-                return eng_errf(e, ENG_EDATA, "%s: %s is listed twice", m->path, s->file);
+                return tlm_errf(e, TLM_EDATA, "%s: %s is listed twice", m->path, s->file);
         if ((rc = get_count(m, x, where, "tokens", INT64_MAX, &s->tokens, e)) || (rc = get_sha(m, x, where, s->sha256, e)))
             return rc;
-        if (eng_add_u64(sum, s->tokens, &sum))
-            return eng_errf(e, ENG_EDATA, "%s: the token counts of \"splits.%s.shards\" overflow", m->path,
+        if (tlm_add_u64(sum, s->tokens, &sum))
+            return tlm_errf(e, TLM_EDATA, "%s: the token counts of \"splits.%s.shards\" overflow", m->path,
                             SPLITS[k]);
         sp->n = i + 1;
     }
     if (sum != sp->tokens)
-        return eng_errf(e, ENG_EDATA, "%s: \"splits.%s.tokens\" is %llu but its shards hold %llu", m->path,
+        return tlm_errf(e, TLM_EDATA, "%s: \"splits.%s.tokens\" is %llu but its shards hold %llu", m->path,
                         SPLITS[k], (unsigned long long)sp->tokens, (unsigned long long)sum);
     return 0;
 }
 
-int eng_manifest_parse(const char *name, const char *text, size_t len, eng_manifest *m, eng_err *e)
+int eng_manifest_parse(const char *name, const char *text, size_t len, eng_manifest *m, tlm_err *e)
 {
     memset(m, 0, sizeof *m);
     snprintf(m->path, sizeof m->path, "%s", name);
     json_error_t je;
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
     if (!root)
-        return eng_errf(e, ENG_EDATA, "%s:%d:%d: not valid JSON: %s", m->path, je.line, je.column, je.text);
+        return tlm_errf(e, TLM_EDATA, "%s:%d:%d: not valid JSON: %s", m->path, je.line, je.column, je.text);
     int rc = 0;
     json_t *fmt = json_object_get(root, "format"), *ver = json_object_get(root, "version");
     json_t *tok = json_object_get(root, "tokenizer"), *splits = json_object_get(root, "splits");
     if (!json_is_object(root)) {
-        rc = eng_errf(e, ENG_EDATA, "%s: not a JSON object", m->path);
+        rc = tlm_errf(e, TLM_EDATA, "%s: not a JSON object", m->path);
     } else if (!json_is_string(fmt) || strcmp(json_string_value(fmt), ENG_MANIFEST_FORMAT)) {
         m->foreign = 1;
-        rc = eng_errf(e, ENG_EDATA, "%s: \"format\" is not \"%s\" (not a tlm-data manifest)", m->path,
+        rc = tlm_errf(e, TLM_EDATA, "%s: \"format\" is not \"%s\" (not a tlm-data manifest)", m->path,
                       ENG_MANIFEST_FORMAT);
     } else if (!json_is_integer(ver) || json_integer_value(ver) != ENG_MANIFEST_VERSION) {
-        rc = eng_errf(e, ENG_EDATA, "%s: manifest version %s, this build reads version %d", m->path,
+        rc = tlm_errf(e, TLM_EDATA, "%s: manifest version %s, this build reads version %d", m->path,
                       json_is_integer(ver) ? "other" : "missing", ENG_MANIFEST_VERSION);
     } else if (!json_is_object(tok)) {
-        rc = eng_errf(e, ENG_EDATA, "%s: \"tokenizer\" must be an object", m->path);
+        rc = tlm_errf(e, TLM_EDATA, "%s: \"tokenizer\" must be an object", m->path);
     } else if (!json_is_object(splits)) {
-        rc = eng_errf(e, ENG_EDATA, "%s: \"splits\" must be an object", m->path);
+        rc = tlm_errf(e, TLM_EDATA, "%s: \"splits\" must be an object", m->path);
     }
     if (!rc) {
         json_t *tn = json_object_get(tok, "name");
         uint64_t vocab = 0;
         if (!json_is_string(tn) || json_string_length(tn) == 0 || json_string_length(tn) > ENG_SHARD_TOKNAME ||
             strlen(json_string_value(tn)) != json_string_length(tn))
-            rc = eng_errf(e, ENG_EDATA, "%s: \"tokenizer.name\" must be a name of 1 to %d bytes", m->path,
+            rc = tlm_errf(e, TLM_EDATA, "%s: \"tokenizer.name\" must be a name of 1 to %d bytes", m->path,
                           ENG_SHARD_TOKNAME);
         else if (!(rc = get_count(m, tok, "tokenizer.", "vocab", UINT32_MAX, &vocab, e)) && vocab == 0)
-            rc = eng_errf(e, ENG_EDATA, "%s: \"tokenizer.vocab\" is 0", m->path);
+            rc = tlm_errf(e, TLM_EDATA, "%s: \"tokenizer.vocab\" is 0", m->path);
         if (!rc) {
             snprintf(m->tokenizer, sizeof m->tokenizer, "%s", json_string_value(tn));
             m->vocab = (uint32_t)vocab;
@@ -179,12 +179,12 @@ int eng_manifest_parse(const char *name, const char *text, size_t len, eng_manif
     return rc;
 }
 
-int eng_manifest_load(const char *path, eng_manifest *m, eng_err *e)
+int eng_manifest_load(const char *path, eng_manifest *m, tlm_err *e)
 {
     memset(m, 0, sizeof *m);
     char *text;
     size_t len;
-    int rc = eng_read_file(path, ENG_MANIFEST_MAX, &text, &len, e);
+    int rc = tlm_read_file(path, ENG_MANIFEST_MAX, &text, &len, e);
     if (rc)
         return rc;
     rc = eng_manifest_parse(path, text, len, m, e);
@@ -207,11 +207,11 @@ static const char *base_name(const char *p)
 }
 
 int eng_manifest_check(const eng_manifest *m, const char *split, const eng_shardset *set, int whole_folder,
-                       eng_err *e)
+                       tlm_err *e)
 {
     const eng_manifest_split *sp = eng_manifest_find(m, split);
     if (!sp)
-        return eng_errf(e, ENG_EDATA, "%s: no split \"%s\" in the manifest (it lists train and val)", m->path,
+        return tlm_errf(e, TLM_EDATA, "%s: no split \"%s\" in the manifest (it lists train and val)", m->path,
                         split);
     for (int i = 0; i < set->n; i++) {
         const eng_shard *s = &set->shards[i];
@@ -221,23 +221,23 @@ int eng_manifest_check(const eng_manifest *m, const char *split, const eng_shard
             if (!strcmp(base_name(sp->shards[j].file), b))
                 ms = &sp->shards[j];
         if (!ms)
-            return eng_errf(e, ENG_EDATA, "%s: not listed in %s (a shard that tlm-data did not write: remove it or "
+            return tlm_errf(e, TLM_EDATA, "%s: not listed in %s (a shard that tlm-data did not write: remove it or "
                             "rebuild the dataset)", s->path, m->path);
         if (strcmp(s->tokenizer, m->tokenizer) || s->vocab != m->vocab ||
             memcmp(s->tokenizer_sha256, m->tokenizer_sha256, 32))
-            return eng_errf(e, ENG_EDATA, "%s: header says tokenizer %s (vocab %u), %s says %s (vocab %u)%s",
+            return tlm_errf(e, TLM_EDATA, "%s: header says tokenizer %s (vocab %u), %s says %s (vocab %u)%s",
                             s->path, s->tokenizer, s->vocab, m->path, m->tokenizer, m->vocab,
                             strcmp(s->tokenizer, m->tokenizer) || s->vocab != m->vocab
                                 ? ""
                                 : " with another definition hash");
         if (s->n_tokens != ms->tokens)
-            return eng_errf(e, ENG_EDATA, "%s: header says %llu tokens, %s says %llu", s->path,
+            return tlm_errf(e, TLM_EDATA, "%s: header says %llu tokens, %s says %llu", s->path,
                             (unsigned long long)s->n_tokens, m->path, (unsigned long long)ms->tokens);
         if (memcmp(s->payload_sha256, ms->sha256, 32)) {
             char a[65], b2[65];
-            eng_hex(s->payload_sha256, 32, a);
-            eng_hex(ms->sha256, 32, b2);
-            return eng_errf(e, ENG_EDATA, "%s: header's payload SHA-256 %.16s... differs from %s's %.16s...", s->path,
+            tlm_hex(s->payload_sha256, 32, a);
+            tlm_hex(ms->sha256, 32, b2);
+            return tlm_errf(e, TLM_EDATA, "%s: header's payload SHA-256 %.16s... differs from %s's %.16s...", s->path,
                             a, m->path, b2);
         }
     }
@@ -248,7 +248,7 @@ int eng_manifest_check(const eng_manifest *m, const char *split, const eng_shard
             for (int i = 0; i < set->n && !found; i++)
                 found = !strcmp(base_name(set->shards[i].path), base_name(sp->shards[j].file));
             if (!found)
-                return eng_errf(e, ENG_EDATA, "%s lists %s, which is missing (%d of %zu shards present)", m->path,
+                return tlm_errf(e, TLM_EDATA, "%s lists %s, which is missing (%d of %zu shards present)", m->path,
                                 sp->shards[j].file, set->n, sp->n);
         }
     }

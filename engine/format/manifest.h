@@ -11,7 +11,7 @@
  *
  * The reader trusts nothing: sizes and counts are checked (no overflow,
  * totals add up), shard file names are plain relative names inside the
- * dataset.  Errors are ENG_EDATA naming the manifest and the field.
+ * dataset.  Errors are TLM_EDATA naming the manifest and the field.
  * Must not: read the shards themselves (the loader hands them in). */
 #ifndef TLM_ENGINE_MANIFEST_H
 #define TLM_ENGINE_MANIFEST_H
@@ -50,11 +50,11 @@ typedef struct eng_manifest {
 } eng_manifest;
 
 /* Parse manifest text; name is used in messages.  A JSON object whose
- * "format" is not "tlm-dataset" is ENG_EDATA with m->foreign set (some
+ * "format" is not "tlm-dataset" is TLM_EDATA with m->foreign set (some
  * other program's manifest.json: the loader leaves it alone). */
-int eng_manifest_parse(const char *name, const char *text, size_t len, eng_manifest *m, eng_err *e);
+int eng_manifest_parse(const char *name, const char *text, size_t len, eng_manifest *m, tlm_err *e);
 /* Read and parse a manifest file (a regular file of at most ENG_MANIFEST_MAX bytes). */
-int eng_manifest_load(const char *path, eng_manifest *m, eng_err *e);
+int eng_manifest_load(const char *path, eng_manifest *m, tlm_err *e);
 void eng_manifest_clear(eng_manifest *m);
 /* The split called `split`, or NULL. */
 const eng_manifest_split *eng_manifest_find(const eng_manifest *m, const char *split);
@@ -62,7 +62,7 @@ const eng_manifest_split *eng_manifest_find(const eng_manifest *m, const char *s
 /* Check an opened split against the manifest (see above).  set holds the
  * shards of the split folder (a single shard file is checked alone). */
 int eng_manifest_check(const eng_manifest *m, const char *split, const eng_shardset *set, int whole_folder,
-                       eng_err *e);
+                       tlm_err *e);
 
 /* The manifest that governs a data path, if any: for a split folder
  * DIR/S, DIR/manifest.json; for a shard file DIR/S/x.tlmtok the same.

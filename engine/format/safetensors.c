@@ -70,26 +70,26 @@ void eng_st_close(eng_st_file *f)
 }
 
 /* __metadata__: string values only, copied. */
-static int parse_metadata(eng_st_file *f, json_t *val, eng_err *e)
+static int parse_metadata(eng_st_file *f, json_t *val, tlm_err *e)
 {
     if (!json_is_object(val))
-        return eng_errf(e, ENG_EDATA, "%s: __metadata__ is not an object", f->path);
+        return tlm_errf(e, TLM_EDATA, "%s: __metadata__ is not an object", f->path);
     size_t nm = json_object_size(val);
     f->meta_keys = calloc(nm ? nm : 1, sizeof *f->meta_keys);
     f->meta_vals = calloc(nm ? nm : 1, sizeof *f->meta_vals);
     if (!f->meta_keys || !f->meta_vals)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     const char *mk;
     json_t *mv;
     json_object_foreach(val, mk, mv)
     {
         if (!json_is_string(mv))
-            return eng_errf(e, ENG_EDATA, "%s: metadata '%s' is not a string", f->path, mk);
+            return tlm_errf(e, TLM_EDATA, "%s: metadata '%s' is not a string", f->path, mk);
         f->meta_keys[f->n_meta] = strdup(mk);
         f->meta_vals[f->n_meta] = strdup(json_string_value(mv));
         f->n_meta++; /* counted before the check, so eng_st_close frees what was copied */
         if (!f->meta_keys[f->n_meta - 1] || !f->meta_vals[f->n_meta - 1])
-            return eng_errf(e, ENG_ENOMEM, "out of memory");
+            return tlm_errf(e, TLM_ENOMEM, "out of memory");
     }
     return 0;
 }
@@ -97,13 +97,13 @@ static int parse_metadata(eng_st_file *f, json_t *val, eng_err *e)
 /* A tensor's shape: each dimension an integer from 0 to 2^40, and its
  * element count, checked (a zero anywhere makes an empty tensor however
  * large the others are). */
-static int parse_shape(eng_st_file *f, const char *key, json_t *sh, eng_st_tensor *t, uint64_t *numel, eng_err *e)
+static int parse_shape(eng_st_file *f, const char *key, json_t *sh, eng_st_tensor *t, uint64_t *numel, tlm_err *e)
 {
     t->ndim = (int)json_array_size(sh);
     for (int i = 0; i < t->ndim; i++) {
         json_t *d = json_array_get(sh, (size_t)i);
         if (!json_is_integer(d) || json_integer_value(d) < 0 || json_integer_value(d) > ST_MAX_ELEMS)
-            return eng_errf(e, ENG_EDATA, "%s: tensor '%s' has a bad shape (dimension %d must be an integer from 0 "
+            return tlm_errf(e, TLM_EDATA, "%s: tensor '%s' has a bad shape (dimension %d must be an integer from 0 "
                             "to 2^40)", f->path, key, i);
         t->shape[i] = json_integer_value(d);
     }
@@ -112,8 +112,8 @@ static int parse_shape(eng_st_file *f, const char *key, json_t *sh, eng_st_tenso
         zero |= t->shape[i] == 0;
     *numel = 1;
     for (int i = 0; i < t->ndim && !zero; i++)
-        if (eng_mul_u64(*numel, (uint64_t)t->shape[i], numel) || *numel > ST_MAX_ELEMS)
-            return eng_errf(e, ENG_EDATA, "%s: tensor '%s' has more than 2^40 elements", f->path, key);
+        if (tlm_mul_u64(*numel, (uint64_t)t->shape[i], numel) || *numel > ST_MAX_ELEMS)
+            return tlm_errf(e, TLM_EDATA, "%s: tensor '%s' has more than 2^40 elements", f->path, key);
     if (zero)
         *numel = 0;
     return 0;
@@ -121,50 +121,50 @@ static int parse_shape(eng_st_file *f, const char *key, json_t *sh, eng_st_tenso
 
 /* One tensor's entry: dtype, shape and data_offsets, which must lie in
  * the data and hold exactly the bytes the shape needs. */
-static int parse_tensor(eng_st_file *f, const char *key, json_t *val, eng_st_tensor *t, eng_err *e)
+static int parse_tensor(eng_st_file *f, const char *key, json_t *val, eng_st_tensor *t, tlm_err *e)
 {
     if (strlen(key) >= sizeof t->name)
-        return eng_errf(e, ENG_EDATA, "%s: tensor name too long", f->path);
+        return tlm_errf(e, TLM_EDATA, "%s: tensor name too long", f->path);
     strcpy(t->name, key);
     json_t *dt = json_object_get(val, "dtype"), *sh = json_object_get(val, "shape"),
            *off = json_object_get(val, "data_offsets");
     if (!json_is_string(dt) || !json_is_array(sh) || !json_is_array(off) || json_array_size(off) != 2 ||
         json_array_size(sh) > ENG_ST_MAX_DIMS)
-        return eng_errf(e, ENG_EDATA, "%s: tensor '%s' lacks dtype/shape/data_offsets", f->path, key);
+        return tlm_errf(e, TLM_EDATA, "%s: tensor '%s' lacks dtype/shape/data_offsets", f->path, key);
     int esize = eng_st_dtype_size(json_string_value(dt));
     if (!esize)
-        return eng_errf(e, ENG_EDATA, "%s: tensor '%s' has unknown dtype %s", f->path, key, json_string_value(dt));
+        return tlm_errf(e, TLM_EDATA, "%s: tensor '%s' has unknown dtype %s", f->path, key, json_string_value(dt));
     snprintf(t->dtype, sizeof t->dtype, "%s", json_string_value(dt));
     uint64_t numel = 0, nbytes;
     int rc = parse_shape(f, key, sh, t, &numel, e);
     if (rc)
         return rc;
-    if (eng_mul_u64(numel, (uint64_t)esize, &nbytes))
-        return eng_errf(e, ENG_EDATA, "%s: tensor '%s' is too large", f->path, key);
+    if (tlm_mul_u64(numel, (uint64_t)esize, &nbytes))
+        return tlm_errf(e, TLM_EDATA, "%s: tensor '%s' is too large", f->path, key);
     json_t *b = json_array_get(off, 0), *en = json_array_get(off, 1);
     if (!json_is_integer(b) || !json_is_integer(en) || json_integer_value(b) < 0 ||
         json_integer_value(en) < json_integer_value(b))
-        return eng_errf(e, ENG_EDATA, "%s: tensor '%s' has bad data_offsets", f->path, key);
+        return tlm_errf(e, TLM_EDATA, "%s: tensor '%s' has bad data_offsets", f->path, key);
     t->begin = (uint64_t)json_integer_value(b);
     t->end = (uint64_t)json_integer_value(en);
     uint64_t data_len = f->map_len - f->data_off;
     if (t->end > data_len)
-        return eng_errf(e, ENG_EDATA, "%s: tensor '%s' ends at byte %llu past the data (%llu bytes): truncated?",
+        return tlm_errf(e, TLM_EDATA, "%s: tensor '%s' ends at byte %llu past the data (%llu bytes): truncated?",
                         f->path, key, (unsigned long long)t->end, (unsigned long long)data_len);
     if (t->end - t->begin != nbytes)
-        return eng_errf(e, ENG_EDATA, "%s: tensor '%s' holds %llu bytes, its shape needs %llu", f->path, key,
+        return tlm_errf(e, TLM_EDATA, "%s: tensor '%s' holds %llu bytes, its shape needs %llu", f->path, key,
                         (unsigned long long)(t->end - t->begin), (unsigned long long)nbytes);
     return 0;
 }
 
 /* No two tensors share a byte. */
-static int check_overlaps(eng_st_file *f, eng_err *e)
+static int check_overlaps(eng_st_file *f, tlm_err *e)
 {
     if (f->n < 2)
         return 0;
     eng_st_tensor *sorted = malloc((size_t)f->n * sizeof *sorted);
     if (!sorted)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     memcpy(sorted, f->tensors, (size_t)f->n * sizeof *sorted);
     qsort(sorted, (size_t)f->n, sizeof *sorted, cmp_begin);
     /* against the furthest end so far, not just the neighbour's: an
@@ -174,7 +174,7 @@ static int check_overlaps(eng_st_file *f, eng_err *e)
         if (sorted[i].end == sorted[i].begin)
             continue;
         if (far >= 0 && sorted[i].begin < sorted[far].end) {
-            rc = eng_errf(e, ENG_EDATA, "%s: tensors '%s' and '%s' overlap", f->path, sorted[far].name,
+            rc = tlm_errf(e, TLM_EDATA, "%s: tensors '%s' and '%s' overlap", f->path, sorted[far].name,
                           sorted[i].name);
             break;
         }
@@ -185,21 +185,21 @@ static int check_overlaps(eng_st_file *f, eng_err *e)
     return rc;
 }
 
-static int parse_header(eng_st_file *f, const char *hdr, size_t len, eng_err *e)
+static int parse_header(eng_st_file *f, const char *hdr, size_t len, tlm_err *e)
 {
     json_error_t je;
     json_t *root = json_loadb(hdr, len, JSON_REJECT_DUPLICATES, &je);
     if (!root)
-        return eng_errf(e, ENG_EDATA, "%s: header is not valid JSON (%s at byte %d)", f->path, je.text, je.position);
+        return tlm_errf(e, TLM_EDATA, "%s: header is not valid JSON (%s at byte %d)", f->path, je.text, je.position);
     int rc = 0;
     if (!json_is_object(root)) {
-        rc = eng_errf(e, ENG_EDATA, "%s: header is not a JSON object", f->path);
+        rc = tlm_errf(e, TLM_EDATA, "%s: header is not a JSON object", f->path);
         goto out;
     }
     size_t cap = json_object_size(root);
     f->tensors = calloc(cap ? cap : 1, sizeof *f->tensors);
     if (!f->tensors) {
-        rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+        rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
         goto out;
     }
     const char *key;
@@ -219,24 +219,24 @@ out:
     return rc;
 }
 
-int eng_st_open(eng_st_file *f, const char *path, eng_err *e)
+int eng_st_open(eng_st_file *f, const char *path, tlm_err *e)
 {
     memset(f, 0, sizeof *f);
     f->fd = -1;
     snprintf(f->path, sizeof f->path, "%s", path);
     int fd;
     struct stat st;
-    int rc = eng_open_input(path, ENG_EDATA, &fd, &st, e);
+    int rc = tlm_open_input(path, TLM_EDATA, &fd, &st, e);
     if (rc)
         return rc;
     if (st.st_size < 8 || (uint64_t)st.st_size > SIZE_MAX) {
         close(fd);
-        return eng_errf(e, ENG_EDATA, "%s: not a safetensors file (%lld bytes)", path, (long long)st.st_size);
+        return tlm_errf(e, TLM_EDATA, "%s: not a safetensors file (%lld bytes)", path, (long long)st.st_size);
     }
     void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (map == MAP_FAILED) {
         close(fd);
-        return eng_errf(e, ENG_EIO, "%s: mmap: %s", path, strerror(errno));
+        return tlm_errf(e, TLM_EIO, "%s: mmap: %s", path, strerror(errno));
     }
     f->fd = fd;
     f->map = map;
@@ -245,7 +245,7 @@ int eng_st_open(eng_st_file *f, const char *path, eng_err *e)
     for (int i = 0; i < 8; i++)
         n |= (uint64_t)f->map[i] << (8 * i);
     if (n > ST_MAX_HEADER || n > f->map_len - 8)
-        rc = eng_errf(e, ENG_EDATA, "%s: header length %llu does not fit the file (%zu bytes)", path,
+        rc = tlm_errf(e, TLM_EDATA, "%s: header length %llu does not fit the file (%zu bytes)", path,
                       (unsigned long long)n, f->map_len);
     else {
         f->data_off = 8 + (size_t)n;
@@ -288,13 +288,13 @@ struct eng_st_writer {
     uint64_t offset;
 };
 
-int eng_st_writer_new(eng_st_writer **w, eng_err *e)
+int eng_st_writer_new(eng_st_writer **w, tlm_err *e)
 {
     *w = calloc(1, sizeof **w);
     if (!*w || !((*w)->meta = json_object())) {
         free(*w);
         *w = NULL;
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     }
     return 0;
 }
@@ -309,16 +309,16 @@ void eng_st_writer_free(eng_st_writer *w)
 }
 
 int eng_st_writer_add(eng_st_writer *w, const char *name, const char *dtype, int ndim, const int64_t *shape,
-                      const void *data, eng_err *e)
+                      const void *data, tlm_err *e)
 {
     int es = eng_st_dtype_size(dtype);
     if (!es || ndim < 0 || ndim > ENG_ST_MAX_DIMS || strlen(name) >= ENG_ST_NAME_MAX || !strcmp(name, "__metadata__"))
-        return eng_errf(e, ENG_EINTERNAL, "safetensors: bad tensor '%s' (%s, %d dims)", name, dtype, ndim);
+        return tlm_errf(e, TLM_EINTERNAL, "safetensors: bad tensor '%s' (%s, %d dims)", name, dtype, ndim);
     for (int i = 0; i < w->n; i++)
         if (!strcmp(w->v[i].t.name, name))
-            return eng_errf(e, ENG_EINTERNAL, "safetensors: tensor '%s' added twice", name);
-    if (ENG_GROW(w->v, w->cap, (size_t)w->n + 1, 64))
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+            return tlm_errf(e, TLM_EINTERNAL, "safetensors: tensor '%s' added twice", name);
+    if (TLM_GROW(w->v, w->cap, (size_t)w->n + 1, 64))
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     st_entry *en = &w->v[w->n++];
     memset(en, 0, sizeof *en);
     strcpy(en->t.name, name);
@@ -336,18 +336,18 @@ int eng_st_writer_add(eng_st_writer *w, const char *name, const char *dtype, int
     return 0;
 }
 
-int eng_st_writer_meta(eng_st_writer *w, const char *key, const char *value, eng_err *e)
+int eng_st_writer_meta(eng_st_writer *w, const char *key, const char *value, tlm_err *e)
 {
     if (json_object_set_new(w->meta, key, json_string(value)))
-        return eng_errf(e, ENG_EINTERNAL, "safetensors: bad metadata '%s' (not UTF-8?)", key);
+        return tlm_errf(e, TLM_EINTERNAL, "safetensors: bad metadata '%s' (not UTF-8?)", key);
     return 0;
 }
 
-int eng_st_writer_write(eng_st_writer *w, const char *path, char *sha256_hex, eng_err *e)
+int eng_st_writer_write(eng_st_writer *w, const char *path, char *sha256_hex, tlm_err *e)
 {
     json_t *hdr = json_object();
     if (!hdr)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     if (json_object_size(w->meta))
         json_object_set(hdr, "__metadata__", w->meta);
     for (int i = 0; i < w->n; i++) {
@@ -362,26 +362,26 @@ int eng_st_writer_write(eng_st_writer *w, const char *path, char *sha256_hex, en
     char *text = json_dumps(hdr, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(hdr);
     if (!text)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     size_t len = strlen(text);
     size_t padded = (len + 7) & ~(size_t)7; /* keep the data 8-byte aligned */
     uint8_t lenbuf[8];
     for (int i = 0; i < 8; i++)
         lenbuf[i] = (uint8_t)((uint64_t)padded >> (8 * i));
 
-    eng_atomic a;
-    int rc = eng_atomic_open(&a, path, e);
+    tlm_atomic a;
+    int rc = tlm_atomic_open(&a, path, e);
     if (rc) {
         free(text);
         return rc;
     }
-    eng_sha256 sha;
-    eng_sha256_init(&sha);
+    tlm_sha256 sha;
+    tlm_sha256_init(&sha);
 #define PUT(p, n)                                                                                              \
     do {                                                                                                       \
         if ((n) && fwrite((p), 1, (n), a.f) != (n))                                                            \
             goto ioerr;                                                                                        \
-        eng_sha256_update(&sha, (p), (n));                                                                     \
+        tlm_sha256_update(&sha, (p), (n));                                                                     \
     } while (0)
     PUT(lenbuf, 8);
     PUT(text, len);
@@ -392,17 +392,17 @@ int eng_st_writer_write(eng_st_writer *w, const char *path, char *sha256_hex, en
 #undef PUT
     free(text);
     text = NULL;
-    if ((rc = eng_atomic_commit(&a, e)))
+    if ((rc = tlm_atomic_commit(&a, e)))
         return rc;
     if (sha256_hex) {
         uint8_t d[32];
-        eng_sha256_final(&sha, d);
-        eng_hex(d, 32, sha256_hex);
+        tlm_sha256_final(&sha, d);
+        tlm_hex(d, 32, sha256_hex);
     }
     return 0;
 ioerr:
     free(text);
-    rc = eng_errf(e, ENG_EIO, "%s: write failed: %s", a.tmp, strerror(errno));
-    eng_atomic_abort(&a);
+    rc = tlm_errf(e, TLM_EIO, "%s: write failed: %s", a.tmp, strerror(errno));
+    tlm_atomic_abort(&a);
     return rc;
 }

@@ -32,7 +32,7 @@ typedef struct eng_st_tensor {
 } eng_st_tensor;
 
 typedef struct eng_st_file {
-    char path[ENG_PATH_CAP]; /* for messages: checkpoints under long run folders fit whole */
+    char path[TLM_PATH_CAP]; /* for messages: checkpoints under long run folders fit whole */
     int fd;
     const uint8_t *map;
     size_t map_len;
@@ -43,7 +43,7 @@ typedef struct eng_st_file {
     int n_meta;
 } eng_st_file;
 
-int eng_st_open(eng_st_file *f, const char *path, eng_err *e);
+int eng_st_open(eng_st_file *f, const char *path, tlm_err *e);
 void eng_st_close(eng_st_file *f);
 const eng_st_tensor *eng_st_find(const eng_st_file *f, const char *name);
 const void *eng_st_data(const eng_st_file *f, const eng_st_tensor *t);
@@ -55,13 +55,13 @@ int eng_st_dtype_size(const char *dtype);
 
 typedef struct eng_st_writer eng_st_writer;
 
-int eng_st_writer_new(eng_st_writer **w, eng_err *e);
+int eng_st_writer_new(eng_st_writer **w, tlm_err *e);
 void eng_st_writer_free(eng_st_writer *w);
 /* `data` is borrowed until eng_st_writer_write returns. */
 int eng_st_writer_add(eng_st_writer *w, const char *name, const char *dtype, int ndim, const int64_t *shape,
-                      const void *data, eng_err *e);
-int eng_st_writer_meta(eng_st_writer *w, const char *key, const char *value, eng_err *e);
+                      const void *data, tlm_err *e);
+int eng_st_writer_meta(eng_st_writer *w, const char *key, const char *value, tlm_err *e);
 /* Write atomically; sha256_hex (65 bytes, may be NULL) receives the file's hash. */
-int eng_st_writer_write(eng_st_writer *w, const char *path, char *sha256_hex, eng_err *e);
+int eng_st_writer_write(eng_st_writer *w, const char *path, char *sha256_hex, tlm_err *e);
 
 #endif

@@ -42,17 +42,17 @@ static int all_zero(const uint8_t *p, size_t n)
  * against the file's size.  The payload hash covers only the tokens, so
  * these checks are all that stands between a flipped header bit and a
  * wrong vocabulary or count. */
-static int check_header(eng_shard *s, eng_err *e)
+static int check_header(eng_shard *s, tlm_err *e)
 {
     const char *path = s->path;
     const uint8_t *h = s->map;
     if (memcmp(h, ENG_SHARD_MAGIC, 8) != 0)
-        return eng_errf(e, ENG_EDATA, "%s: not a TLM token shard (bad magic)", path);
+        return tlm_errf(e, TLM_EDATA, "%s: not a TLM token shard (bad magic)", path);
     if (rd32(h + 8) != ENG_SHARD_VERSION)
-        return eng_errf(e, ENG_EDATA, "%s: shard format version %u, this build reads version %d", path, rd32(h + 8),
+        return tlm_errf(e, TLM_EDATA, "%s: shard format version %u, this build reads version %d", path, rd32(h + 8),
                         ENG_SHARD_VERSION);
     if (rd32(h + 12) != ENG_SHARD_HEADER)
-        return eng_errf(e, ENG_EDATA, "%s: header size %u, expected %d", path, rd32(h + 12), ENG_SHARD_HEADER);
+        return tlm_errf(e, TLM_EDATA, "%s: header size %u, expected %d", path, rd32(h + 12), ENG_SHARD_HEADER);
     s->token_bytes = rd32(h + 16);
     s->vocab = rd32(h + 20);
     s->n_tokens = rd64(h + 24);
@@ -61,85 +61,85 @@ static int check_header(eng_shard *s, eng_err *e)
     memcpy(s->tokenizer_sha256, h + 96, 32);
     memcpy(s->payload_sha256, h + 128, 32);
     if (s->token_bytes != 2 && s->token_bytes != 4)
-        return eng_errf(e, ENG_EDATA, "%s: token width %u bytes (2 or 4 expected)", path, s->token_bytes);
+        return tlm_errf(e, TLM_EDATA, "%s: token width %u bytes (2 or 4 expected)", path, s->token_bytes);
     if (s->vocab == 0 || (s->token_bytes == 2 && s->vocab > 65536))
-        return eng_errf(e, ENG_EDATA, "%s: vocabulary %u does not fit %u-byte tokens", path, s->vocab,
+        return tlm_errf(e, TLM_EDATA, "%s: vocabulary %u does not fit %u-byte tokens", path, s->vocab,
                         s->token_bytes);
     uint64_t payload, total;
-    if (eng_mul_u64(s->n_tokens, s->token_bytes, &payload) || eng_add_u64(payload, ENG_SHARD_HEADER, &total) ||
+    if (tlm_mul_u64(s->n_tokens, s->token_bytes, &payload) || tlm_add_u64(payload, ENG_SHARD_HEADER, &total) ||
         total != s->map_len)
-        return eng_errf(e, ENG_EDATA,
+        return tlm_errf(e, TLM_EDATA,
                         "%s: header says %llu tokens of %u bytes but the file holds %zu bytes of tokens (truncated "
                         "or corrupt)",
                         path, (unsigned long long)s->n_tokens, s->token_bytes, s->map_len - ENG_SHARD_HEADER);
     size_t name_len = strnlen(s->tokenizer, ENG_SHARD_TOKNAME);
     if (!name_len)
-        return eng_errf(e, ENG_EDATA, "%s: no tokenizer name in the header", path);
+        return tlm_errf(e, TLM_EDATA, "%s: no tokenizer name in the header", path);
     for (size_t i = 0; i < name_len; i++)
         if (s->tokenizer[i] < 0x21 || s->tokenizer[i] > 0x7e)
-            return eng_errf(e, ENG_EDATA, "%s: the tokenizer name in the header is not printable (byte %zu is 0x%02x)",
+            return tlm_errf(e, TLM_EDATA, "%s: the tokenizer name in the header is not printable (byte %zu is 0x%02x)",
                             path, i, (unsigned)(uint8_t)s->tokenizer[i]);
     if (!all_zero(h + 32 + name_len, ENG_SHARD_TOKNAME - name_len))
-        return eng_errf(e, ENG_EDATA, "%s: the tokenizer name in the header is not NUL-padded", path);
+        return tlm_errf(e, TLM_EDATA, "%s: the tokenizer name in the header is not NUL-padded", path);
     if (!all_zero(h + 160, 32))
-        return eng_errf(e, ENG_EDATA, "%s: the reserved header bytes 160-191 are not zero (corrupt, or a newer "
+        return tlm_errf(e, TLM_EDATA, "%s: the reserved header bytes 160-191 are not zero (corrupt, or a newer "
                         "format)", path);
     if (all_zero(s->payload_sha256, 32))
-        return eng_errf(e, ENG_EDATA, "%s: the header's payload SHA-256 is all zeros: the shard has no checksum "
+        return tlm_errf(e, TLM_EDATA, "%s: the header's payload SHA-256 is all zeros: the shard has no checksum "
                         "(corrupt, or not written by TLM; re-create it with tlm-data)", path);
     return 0;
 }
 
 /* Hash the payload against the header's SHA-256 and check every token
- * against the header's vocabulary (ENG_EDATA naming the shard and what
+ * against the header's vocabulary (TLM_EDATA naming the shard and what
  * differs).  Costs a pass over the file at the speed of common/sha256.c. */
-static int eng_shard_verify(const eng_shard *s, eng_err *e)
+static int eng_shard_verify(const eng_shard *s, tlm_err *e)
 {
     uint8_t d[32];
-    eng_sha256 ctx;
-    eng_sha256_init(&ctx);
-    eng_sha256_update(&ctx, s->map + ENG_SHARD_HEADER, s->map_len - ENG_SHARD_HEADER);
-    eng_sha256_final(&ctx, d);
+    tlm_sha256 ctx;
+    tlm_sha256_init(&ctx);
+    tlm_sha256_update(&ctx, s->map + ENG_SHARD_HEADER, s->map_len - ENG_SHARD_HEADER);
+    tlm_sha256_final(&ctx, d);
     if (memcmp(d, s->payload_sha256, 32) != 0) {
         char got[65], want[65];
-        eng_hex(d, 32, got);
-        eng_hex(s->payload_sha256, 32, want);
-        return eng_errf(e, ENG_EDATA,
+        tlm_hex(d, 32, got);
+        tlm_hex(s->payload_sha256, 32, want);
+        return tlm_errf(e, TLM_EDATA,
                         "%s: the token payload's SHA-256 is %.16s..., the header says %.16s... (corrupt shard: "
                         "re-create it with tlm-data)",
                         s->path, got, want);
     }
     for (uint64_t i = 0; i < s->n_tokens; i++)
         if (eng_shard_token(s, i) >= s->vocab)
-            return eng_errf(e, ENG_EDATA, "%s: token %llu is %u, outside the header's vocabulary of %u", s->path,
+            return tlm_errf(e, TLM_EDATA, "%s: token %llu is %u, outside the header's vocabulary of %u", s->path,
                             (unsigned long long)i, eng_shard_token(s, i), s->vocab);
     return 0;
 }
 
-int eng_shard_open(eng_shard *s, const char *path, int verify, eng_err *e)
+int eng_shard_open(eng_shard *s, const char *path, int verify, tlm_err *e)
 {
     memset(s, 0, sizeof *s);
     s->fd = -1;
     snprintf(s->path, sizeof s->path, "%s", path);
     int fd;
     struct stat st;
-    int rc = eng_open_input(path, ENG_EDATA, &fd, &st, e);
+    int rc = tlm_open_input(path, TLM_EDATA, &fd, &st, e);
     if (rc)
         return rc;
     if ((uint64_t)st.st_size < ENG_SHARD_HEADER) {
         close(fd);
-        return eng_errf(e, ENG_EDATA, "%s: %lld bytes is shorter than a shard header (%d)", path,
+        return tlm_errf(e, TLM_EDATA, "%s: %lld bytes is shorter than a shard header (%d)", path,
                         (long long)st.st_size, ENG_SHARD_HEADER);
     }
     if ((uint64_t)st.st_size > SIZE_MAX) {
         close(fd);
-        return eng_errf(e, ENG_EDATA, "%s: %lld bytes do not fit this machine's address space", path,
+        return tlm_errf(e, TLM_EDATA, "%s: %lld bytes do not fit this machine's address space", path,
                         (long long)st.st_size);
     }
     void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (map == MAP_FAILED) {
         close(fd);
-        return eng_errf(e, ENG_EIO, "%s: mmap: %s", path, strerror(errno));
+        return tlm_errf(e, TLM_EIO, "%s: mmap: %s", path, strerror(errno));
     }
     s->fd = fd;
     s->map = map;
@@ -162,10 +162,10 @@ void eng_shard_close(eng_shard *s)
     s->fd = -1;
 }
 
-int eng_shard_read(const eng_shard *s, uint64_t start, size_t n, int32_t *out, eng_err *e)
+int eng_shard_read(const eng_shard *s, uint64_t start, size_t n, int32_t *out, tlm_err *e)
 {
     if (start > s->n_tokens || n > s->n_tokens - start)
-        return eng_errf(e, ENG_EDATA, "%s: read of %zu tokens at %llu is past the end (%llu tokens)", s->path, n,
+        return tlm_errf(e, TLM_EDATA, "%s: read of %zu tokens at %llu is past the end (%llu tokens)", s->path, n,
                         (unsigned long long)start, (unsigned long long)s->n_tokens);
     for (size_t i = 0; i < n; i++)
         out[i] = (int32_t)eng_shard_token(s, start + i);
@@ -174,39 +174,39 @@ int eng_shard_read(const eng_shard *s, uint64_t start, size_t n, int32_t *out, e
 
 /* ------------------------------------------------------------ writer */
 struct eng_shard_writer {
-    char path[ENG_PATH_CAP], tmp[ENG_PATH_CAP];
+    char path[TLM_PATH_CAP], tmp[TLM_PATH_CAP];
     FILE *f;
     uint32_t token_bytes, vocab;
     uint64_t n;
     char tokenizer[ENG_SHARD_TOKNAME];
     uint8_t tok_sha[32];
-    eng_sha256 payload;
+    tlm_sha256 payload;
 };
 
 int eng_shard_writer_open(eng_shard_writer **out, const char *path, uint32_t token_bytes, uint32_t vocab,
-                          const char *tokenizer, const uint8_t tokenizer_sha256[32], eng_err *e)
+                          const char *tokenizer, const uint8_t tokenizer_sha256[32], tlm_err *e)
 {
     *out = NULL;
     if (!token_bytes)
         token_bytes = vocab <= 65536 ? 2 : 4;
     if ((token_bytes != 2 && token_bytes != 4) || vocab == 0 || (token_bytes == 2 && vocab > 65536))
-        return eng_errf(e, ENG_ECONFIG, "%s: vocabulary %u with %u-byte tokens is not a valid shard", path, vocab,
+        return tlm_errf(e, TLM_ECONFIG, "%s: vocabulary %u with %u-byte tokens is not a valid shard", path, vocab,
                         token_bytes);
     if (strlen(tokenizer) == 0 || strlen(tokenizer) > ENG_SHARD_TOKNAME)
-        return eng_errf(e, ENG_ECONFIG, "%s: tokenizer name must be 1 to %d bytes", path, ENG_SHARD_TOKNAME);
+        return tlm_errf(e, TLM_ECONFIG, "%s: tokenizer name must be 1 to %d bytes", path, ENG_SHARD_TOKNAME);
     eng_shard_writer *w = calloc(1, sizeof *w);
     if (!w)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     /* a cut name would write the shard somewhere else */
     snprintf(w->path, sizeof w->path, "%s", path);
     if ((size_t)snprintf(w->tmp, sizeof w->tmp, "%s.tmp.%ld", path, (long)getpid()) >= sizeof w->tmp) {
         free(w);
-        return eng_errf(e, ENG_ECONFIG, "%s: with its temporary name (.tmp.PID) longer than the %d bytes this system "
-                        "allows", path, ENG_PATH_CAP - 1);
+        return tlm_errf(e, TLM_ECONFIG, "%s: with its temporary name (.tmp.PID) longer than the %d bytes this system "
+                        "allows", path, TLM_PATH_CAP - 1);
     }
     w->f = fopen(w->tmp, "wb");
     if (!w->f) {
-        int rc = eng_errf(e, ENG_EIO, "%s: cannot create: %s", w->tmp, strerror(errno));
+        int rc = tlm_errf(e, TLM_EIO, "%s: cannot create: %s", w->tmp, strerror(errno));
         free(w);
         return rc;
     }
@@ -215,17 +215,17 @@ int eng_shard_writer_open(eng_shard_writer **out, const char *path, uint32_t tok
     memcpy(w->tokenizer, tokenizer, strlen(tokenizer)); /* NUL padding comes from calloc */
     if (tokenizer_sha256)
         memcpy(w->tok_sha, tokenizer_sha256, 32);
-    eng_sha256_init(&w->payload);
+    tlm_sha256_init(&w->payload);
     uint8_t zero[ENG_SHARD_HEADER] = {0};
     if (fwrite(zero, 1, sizeof zero, w->f) != sizeof zero) {
         eng_shard_writer_abort(w);
-        return eng_errf(e, ENG_EIO, "%s: write failed", path);
+        return tlm_errf(e, TLM_EIO, "%s: write failed", path);
     }
     *out = w;
     return 0;
 }
 
-int eng_shard_writer_append(eng_shard_writer *w, const uint32_t *tokens, size_t n, eng_err *e)
+int eng_shard_writer_append(eng_shard_writer *w, const uint32_t *tokens, size_t n, tlm_err *e)
 {
     uint8_t buf[4096];
     size_t per = sizeof buf / w->token_bytes;
@@ -234,14 +234,14 @@ int eng_shard_writer_append(eng_shard_writer *w, const uint32_t *tokens, size_t 
         for (size_t j = 0; j < m; j++) {
             uint32_t t = tokens[i + j];
             if (t >= w->vocab)
-                return eng_errf(e, ENG_EDATA, "%s: token %u is outside the vocabulary of %u", w->path, t, w->vocab);
+                return tlm_errf(e, TLM_EDATA, "%s: token %u is outside the vocabulary of %u", w->path, t, w->vocab);
             for (uint32_t b = 0; b < w->token_bytes; b++)
                 buf[j * w->token_bytes + b] = (uint8_t)(t >> (8 * b));
         }
         size_t bytes = m * w->token_bytes;
-        eng_sha256_update(&w->payload, buf, bytes);
+        tlm_sha256_update(&w->payload, buf, bytes);
         if (fwrite(buf, 1, bytes, w->f) != bytes)
-            return eng_errf(e, ENG_EIO, "%s: write failed: %s", w->tmp, strerror(errno));
+            return tlm_errf(e, TLM_EIO, "%s: write failed: %s", w->tmp, strerror(errno));
     }
     w->n += n;
     return 0;
@@ -251,7 +251,7 @@ uint64_t eng_shard_writer_count(const eng_shard_writer *w) { return w->n; }
 
 static int fsync_dir_of(const char *path)
 {
-    char tmp[ENG_PATH_CAP];
+    char tmp[TLM_PATH_CAP];
     if ((size_t)snprintf(tmp, sizeof tmp, "%s", path) >= sizeof tmp)
         return -1;
     int fd = open(dirname(tmp), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -262,7 +262,7 @@ static int fsync_dir_of(const char *path)
     return rc;
 }
 
-int eng_shard_writer_close(eng_shard_writer *w, eng_err *e)
+int eng_shard_writer_close(eng_shard_writer *w, tlm_err *e)
 {
     uint8_t h[ENG_SHARD_HEADER] = {0};
     memcpy(h, ENG_SHARD_MAGIC, 8);
@@ -273,16 +273,16 @@ int eng_shard_writer_close(eng_shard_writer *w, eng_err *e)
     wr64(h + 24, w->n);
     memcpy(h + 32, w->tokenizer, strnlen(w->tokenizer, ENG_SHARD_TOKNAME));
     memcpy(h + 96, w->tok_sha, 32);
-    eng_sha256_final(&w->payload, h + 128);
+    tlm_sha256_final(&w->payload, h + 128);
     int rc = 0;
     if (fseek(w->f, 0, SEEK_SET) || fwrite(h, 1, sizeof h, w->f) != sizeof h || fflush(w->f) ||
         fsync(fileno(w->f)))
-        rc = eng_errf(e, ENG_EIO, "%s: write failed: %s", w->tmp, strerror(errno));
+        rc = tlm_errf(e, TLM_EIO, "%s: write failed: %s", w->tmp, strerror(errno));
     if (fclose(w->f) && !rc)
-        rc = eng_errf(e, ENG_EIO, "%s: close failed: %s", w->tmp, strerror(errno));
+        rc = tlm_errf(e, TLM_EIO, "%s: close failed: %s", w->tmp, strerror(errno));
     w->f = NULL;
     if (!rc && rename(w->tmp, w->path))
-        rc = eng_errf(e, ENG_EIO, "%s: rename failed: %s", w->path, strerror(errno));
+        rc = tlm_errf(e, TLM_EIO, "%s: rename failed: %s", w->path, strerror(errno));
     if (!rc)
         fsync_dir_of(w->path);
     if (rc)
@@ -305,14 +305,14 @@ void eng_shard_writer_abort(eng_shard_writer *w)
 /* Every shard's payload hash, shards spread over the engine's threads
  * (hashing is the whole cost of opening a large dataset: docs/data.md);
  * the first failure in name order is the one reported. */
-int eng_shardset_verify(const eng_shardset *set, eng_err *e)
+int eng_shardset_verify(const eng_shardset *set, tlm_err *e)
 {
     int *rcs = calloc((size_t)set->n, sizeof *rcs);
-    eng_err *errs = calloc((size_t)set->n, sizeof *errs);
+    tlm_err *errs = calloc((size_t)set->n, sizeof *errs);
     if (!rcs || !errs) {
         free(rcs);
         free(errs);
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     }
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1) if (set->n > 1)
@@ -336,18 +336,18 @@ int eng_shard_is_name(const char *name)
     return len > ext && !strcmp(name + len - ext, ENG_SHARD_EXT);
 }
 
-int eng_shardset_open(eng_shardset *set, const char *path, int verify, eng_err *e)
+int eng_shardset_open(eng_shardset *set, const char *path, int verify, tlm_err *e)
 {
     memset(set, 0, sizeof *set);
     struct stat st;
     if (stat(path, &st))
-        return eng_errf(e, ENG_EDATA, "%s: %s", path, strerror(errno));
+        return tlm_errf(e, TLM_EDATA, "%s: %s", path, strerror(errno));
     char **names = NULL;
     int n = 0, rc = 0;
     if (S_ISDIR(st.st_mode)) {
         DIR *d = opendir(path);
         if (!d)
-            return eng_errf(e, ENG_EIO, "%s: cannot list: %s", path, strerror(errno));
+            return tlm_errf(e, TLM_EIO, "%s: cannot list: %s", path, strerror(errno));
         struct dirent *de;
         while ((de = readdir(d))) {
             if (!eng_shard_is_name(de->d_name))
@@ -355,34 +355,34 @@ int eng_shardset_open(eng_shardset *set, const char *path, int verify, eng_err *
             size_t len = strlen(de->d_name);
             char **grown = realloc(names, (size_t)(n + 1) * sizeof *names);
             if (!grown) {
-                rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+                rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
                 break;
             }
             names = grown;
             size_t need = strlen(path) + len + 2;
             names[n] = malloc(need);
             if (!names[n]) {
-                rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+                rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
                 break;
             }
             snprintf(names[n++], need, "%s/%s", path, de->d_name);
         }
         closedir(d);
         if (!rc && n == 0)
-            rc = eng_errf(e, ENG_EDATA, "%s: no .tlmtok shards in this folder (make them with tlm-data)", path);
+            rc = tlm_errf(e, TLM_EDATA, "%s: no .tlmtok shards in this folder (make them with tlm-data)", path);
         if (!rc)
             qsort(names, (size_t)n, sizeof *names, cmp_str);
     } else {
         names = malloc(sizeof *names);
         if (!names || !(names[0] = strdup(path)))
-            rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+            rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
         else
             n = 1;
     }
     if (!rc) {
         set->shards = calloc((size_t)n, sizeof *set->shards);
         if (!set->shards)
-            rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+            rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
     }
     for (int i = 0; !rc && i < n; i++) {
         rc = eng_shard_open(&set->shards[i], names[i], 0, e);
@@ -392,7 +392,7 @@ int eng_shardset_open(eng_shardset *set, const char *path, int verify, eng_err *
         const eng_shard *a = &set->shards[0], *b = &set->shards[i];
         if (strcmp(a->tokenizer, b->tokenizer) || memcmp(a->tokenizer_sha256, b->tokenizer_sha256, 32) ||
             a->vocab != b->vocab)
-            rc = eng_errf(e, ENG_EDATA, "%s: tokenizer %s (vocab %u) differs from %s's %s (vocab %u)", b->path,
+            rc = tlm_errf(e, TLM_EDATA, "%s: tokenizer %s (vocab %u) differs from %s's %s (vocab %u)", b->path,
                           b->tokenizer, b->vocab, a->path, a->tokenizer, a->vocab);
         set->n_tokens += b->n_tokens;
     }

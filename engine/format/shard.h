@@ -53,9 +53,9 @@ typedef struct eng_shard {
 /* Open and validate a shard: a regular file (common/fileio.h), every header
  * field consistent with the others and with the file's size, the reserved
  * bytes zero, a payload hash that is not all zeros.  verify=1 also hashes
- * the payload (eng_shard_verify).  Errors are ENG_EDATA (bad file, the
- * message names it and what is wrong) or ENG_EIO. */
-int eng_shard_open(eng_shard *s, const char *path, int verify, eng_err *e);
+ * the payload (eng_shard_verify).  Errors are TLM_EDATA (bad file, the
+ * message names it and what is wrong) or TLM_EIO. */
+int eng_shard_open(eng_shard *s, const char *path, int verify, tlm_err *e);
 void eng_shard_close(eng_shard *s);
 
 static inline uint32_t eng_shard_token(const eng_shard *s, uint64_t i)
@@ -65,19 +65,19 @@ static inline uint32_t eng_shard_token(const eng_shard *s, uint64_t i)
                                : (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-/* Copy tokens [start, start+n) into out; ENG_EDATA when out of bounds. */
-int eng_shard_read(const eng_shard *s, uint64_t start, size_t n, int32_t *out, eng_err *e);
+/* Copy tokens [start, start+n) into out; TLM_EDATA when out of bounds. */
+int eng_shard_read(const eng_shard *s, uint64_t start, size_t n, int32_t *out, tlm_err *e);
 
 typedef struct eng_shard_writer eng_shard_writer;
 
 /* token_bytes 0 picks 2 when vocab <= 65536, else 4. */
 int eng_shard_writer_open(eng_shard_writer **w, const char *path, uint32_t token_bytes, uint32_t vocab,
-                          const char *tokenizer, const uint8_t tokenizer_sha256[32], eng_err *e);
-/* Every token must be < vocab (ENG_EDATA otherwise). */
-int eng_shard_writer_append(eng_shard_writer *w, const uint32_t *tokens, size_t n, eng_err *e);
+                          const char *tokenizer, const uint8_t tokenizer_sha256[32], tlm_err *e);
+/* Every token must be < vocab (TLM_EDATA otherwise). */
+int eng_shard_writer_append(eng_shard_writer *w, const uint32_t *tokens, size_t n, tlm_err *e);
 uint64_t eng_shard_writer_count(const eng_shard_writer *w);
 /* Finish: header with hashes, fsync, rename into place, fsync the folder. */
-int eng_shard_writer_close(eng_shard_writer *w, eng_err *e);
+int eng_shard_writer_close(eng_shard_writer *w, tlm_err *e);
 /* Give up: remove the temp file. */
 void eng_shard_writer_abort(eng_shard_writer *w);
 
@@ -90,9 +90,9 @@ typedef struct eng_shardset {
 
 /* verify=1 hashes every shard (eng_shard_verify), in parallel over the
  * OpenMP threads when there are several. */
-int eng_shardset_open(eng_shardset *set, const char *path, int verify, eng_err *e);
+int eng_shardset_open(eng_shardset *set, const char *path, int verify, tlm_err *e);
 /* What verify=1 does, on a set opened without it. */
-int eng_shardset_verify(const eng_shardset *set, eng_err *e);
+int eng_shardset_verify(const eng_shardset *set, tlm_err *e);
 void eng_shardset_close(eng_shardset *set);
 
 #endif

@@ -52,29 +52,29 @@ struct eng_hope {
     float *act_slab; /* levels 1..k-1: x, ln, rstd */
 };
 
-int eng__hope_create(eng_model *m, eng_err *e)
+int eng__hope_create(eng_model *m, tlm_err *e)
 {
     const eng_model_cfg *mc = &m->cfg.model;
     const int k = mc->hope_levels;
     if (k < 1 || k > ENG_HOPE_MAX_LEVELS || mc->n_hope_chunks != k)
-        return eng_errf(e, ENG_ECONFIG, "hope: %d levels with %d chunk sizes", k, mc->n_hope_chunks);
+        return tlm_errf(e, TLM_ECONFIG, "hope: %d levels with %d chunk sizes", k, mc->n_hope_chunks);
     struct eng_hope *h = calloc(1, sizeof *h);
     if (!h)
-        return eng_errf(e, ENG_ENOMEM, "model: out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "model: out of memory");
     h->k = k;
     for (int l = 0; l < m->L; l++) {
         int w[ENG_HOPE_MAX_LEVELS];
         int rc = eng_hope_split(m->widths[l], k, m->cfg.taper.multiple, w, e);
         if (rc) {
             free(h);
-            eng_err_prefix(e, "model: layer %d", l);
+            tlm_err_prefix(e, "model: layer %d", l);
             return rc;
         }
         for (int i = 0; i < k; i++) {
             double c = mc->hope_chunks[i];
             if (c < 1 || c > 1e6 || c != floor(c)) {
                 free(h);
-                return eng_errf(e, ENG_ECONFIG, "hope: chunk size %g of level %d is not a whole number of steps", c,
+                return tlm_errf(e, TLM_ECONFIG, "hope: chunk size %g of level %d is not a whole number of steps", c,
                                 i);
             }
             h->lv[l][i].F = w[i];
@@ -109,7 +109,7 @@ static size_t pad16(size_t n)
     return (n + 15) & ~(size_t)15; /* 64-byte aligned starts */
 }
 
-int eng__hope_plan(eng_model *m, eng_err *e)
+int eng__hope_plan(eng_model *m, tlm_err *e)
 {
     struct eng_hope *h = m->hope;
     const int k = h->k;
@@ -117,7 +117,7 @@ int eng__hope_plan(eng_model *m, eng_err *e)
     h->period = malloc((size_t)m->n_tensors * sizeof *h->period);
     h->acc = calloc((size_t)m->n_tensors, sizeof *h->acc);
     if (!h->period || !h->acc)
-        return eng_errf(e, ENG_ENOMEM, "model: out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "model: out of memory");
     for (int i = 0; i < m->n_tensors; i++)
         h->period[i] = 1;
 
@@ -141,7 +141,7 @@ int eng__hope_plan(eng_model *m, eng_err *e)
         m->xopt = calloc((size_t)n_slow, sizeof *m->xopt);
         m->xopt_slab = m->ops->alloc(m->ctx, acc * sizeof(float));
         if (!m->xopt || !m->xopt_slab)
-            return eng_errf(e, ENG_ENOMEM, "model: cannot allocate %.1f MiB of gradient accumulators",
+            return tlm_errf(e, TLM_ENOMEM, "model: cannot allocate %.1f MiB of gradient accumulators",
                             (double)acc * 4 / 1048576);
         for (int t = 0; t < m->n_tensors; t++) {
             if (h->period[t] == 1)
@@ -160,7 +160,7 @@ int eng__hope_plan(eng_model *m, eng_err *e)
     if (total) {
         h->act_slab = m->ops->alloc(m->ctx, total * sizeof(float));
         if (!h->act_slab)
-            return eng_errf(e, ENG_ENOMEM, "model: cannot allocate %.1f MiB of Hope level activations",
+            return tlm_errf(e, TLM_ENOMEM, "model: cannot allocate %.1f MiB of Hope level activations",
                             (double)total * 4 / 1048576);
     }
     float *at = h->act_slab;
@@ -251,7 +251,7 @@ void eng__hope_mlp_bwd(eng_model *m, int l, int N)
  * the bias correction of the level's own update count t / C, and the
  * accumulator is cleared.  In between the level's weights and moments stay
  * as they are (weight decay included). */
-int eng__hope_step(eng_model *m, const eng_adamw *opt, eng_err *e)
+int eng__hope_step(eng_model *m, const eng_adamw *opt, tlm_err *e)
 {
     (void)e;
     const eng_ops *o = m->ops;

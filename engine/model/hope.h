@@ -24,13 +24,13 @@
 /* ------------------------------------------------------------ internal */
 struct eng_model;
 /* After the taper widths are known, before layout(): the level split. */
-int eng__hope_create(struct eng_model *m, eng_err *e);
+int eng__hope_create(struct eng_model *m, tlm_err *e);
 /* Inside layout(), in place of post_attention_layernorm and mlp.*: the
  * layer's levels (norm, gate_proj, up_proj, down_proj each). */
 void eng__hope_layout(struct eng_model *m, int cap, int l);
 /* After plan_activations(): the levels' own activations and the slow
  * levels' gradient accumulators (the model's extra optimizer state). */
-int eng__hope_plan(struct eng_model *m, eng_err *e);
+int eng__hope_plan(struct eng_model *m, tlm_err *e);
 void eng__hope_free(struct eng_model *m);
 /* The CMS of layer l: resid[l+1] from resid_mid, and its backward (in:
  * m->dresid = d/d resid[l+1]; out: d/d resid_mid). */
@@ -38,6 +38,6 @@ void eng__hope_mlp_fwd(struct eng_model *m, int l, int N);
 void eng__hope_mlp_bwd(struct eng_model *m, int l, int N);
 /* eng_model_step for hope_attn: AdamW on every tensor, the slow levels'
  * through their accumulators on their own schedule. */
-int eng__hope_step(struct eng_model *m, const eng_adamw *opt, eng_err *e);
+int eng__hope_step(struct eng_model *m, const eng_adamw *opt, tlm_err *e);
 
 #endif

@@ -97,11 +97,11 @@ static void want(planner *p, void *ptr, size_t floats)
     p->n++;
 }
 
-static int plan_activations(eng_model *m, eng_err *e)
+static int plan_activations(eng_model *m, tlm_err *e)
 {
     planner *p = calloc(1, sizeof *p); /* large: not on the stack */
     if (!p)
-        return eng_errf(e, ENG_ENOMEM, "model: out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "model: out of memory");
     const size_t N = (size_t)m->max_B * m->max_T, d = (size_t)m->d;
     want(p, &m->tokens, N);
     want(p, &m->targets, N);
@@ -147,7 +147,7 @@ static int plan_activations(eng_model *m, eng_err *e)
     }
     free(p);
     if (!m->act_slab)
-        return eng_errf(e, ENG_ENOMEM, "model: cannot allocate %.1f MiB of activations (batch %d x %d)",
+        return tlm_errf(e, TLM_ENOMEM, "model: cannot allocate %.1f MiB of activations (batch %d x %d)",
                         (double)total * 4 / 1048576, m->max_B, m->max_T);
     return 0;
 }
@@ -178,12 +178,12 @@ static unsigned groups_needed(int arch)
 
 /* Once, at creation: the backend fills every group the architecture
  * needs, so no pass meets a missing op. */
-static int check_backend(const eng_backend *b, int arch, eng_err *e)
+static int check_backend(const eng_backend *b, int arch, tlm_err *e)
 {
     const eng_ops *o = b->ops;
     const unsigned need = groups_needed(arch);
     if ((need & ENG_OPS_TITANS) && !(o->groups & ENG_OPS_TITANS))
-        return eng_errf(e, ENG_ECONFIG,
+        return tlm_errf(e, TLM_ECONFIG,
                         "model: architecture %s needs the Titans ops (dconv, silu_norm, swa, titans_mem), which the "
                         "%s backend does not have",
                         eng_arch_name(arch), o->name);
@@ -195,37 +195,37 @@ static int check_backend(const eng_backend *b, int arch, eng_err *e)
     }
 #undef ENG_CHECK_OP
     if (missing)
-        return eng_errf(e, ENG_EINTERNAL, "model: the %s backend claims the Titans ops but has no %s", o->name,
+        return tlm_errf(e, TLM_EINTERNAL, "model: the %s backend claims the Titans ops but has no %s", o->name,
                         missing);
     return 0;
 }
 
 int eng_model_create(eng_model **out, const eng_config *cfg, const eng_backend *backend, int max_batch, int seq_len,
-                     eng_err *e)
+                     tlm_err *e)
 {
     *out = NULL;
     const eng_model_cfg *mc = &cfg->model;
     const eng_ops *ops = backend->ops;
     int rc;
     if ((unsigned)cfg->arch >= ENG_ARCH_COUNT)
-        return eng_errf(e, ENG_ECONFIG, "model: unknown architecture %d", (int)cfg->arch);
+        return tlm_errf(e, TLM_ECONFIG, "model: unknown architecture %d", (int)cfg->arch);
     if ((rc = check_backend(backend, cfg->arch, e)))
         return rc;
     if (mc->d_model <= 0 || mc->heads <= 0 || mc->d_model % mc->heads || mc->layers <= 0 ||
         mc->layers > ENG_MAX_LAYERS || mc->vocab <= 0)
-        return eng_errf(e, ENG_ECONFIG, "model: bad shape (d_model %d, heads %d, layers %d, vocab %d)", mc->d_model,
+        return tlm_errf(e, TLM_ECONFIG, "model: bad shape (d_model %d, heads %d, layers %d, vocab %d)", mc->d_model,
                         mc->heads, mc->layers, mc->vocab);
     int kvh = mc->kv_heads > 0 ? mc->kv_heads : mc->heads;
     if (mc->heads % kvh)
-        return eng_errf(e, ENG_ECONFIG, "model: heads (%d) must be a multiple of kv_heads (%d)", mc->heads, kvh);
+        return tlm_errf(e, TLM_ECONFIG, "model: heads (%d) must be a multiple of kv_heads (%d)", mc->heads, kvh);
     int hd = mc->d_model / mc->heads;
     if (hd % 2 || hd > 1024)
-        return eng_errf(e, ENG_ECONFIG, "model: head size %d must be even and at most 1024 (RoPE)", hd);
+        return tlm_errf(e, TLM_ECONFIG, "model: head size %d must be even and at most 1024 (RoPE)", hd);
     if (max_batch <= 0 || seq_len <= 0)
-        return eng_errf(e, ENG_ECONFIG, "model: batch %d x seq_len %d", max_batch, seq_len);
+        return tlm_errf(e, TLM_ECONFIG, "model: batch %d x seq_len %d", max_batch, seq_len);
     eng_model *m = calloc(1, sizeof *m);
     if (!m)
-        return eng_errf(e, ENG_ENOMEM, "model: out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "model: out of memory");
     m->ops = ops;
     m->ctx = backend->ctx;
     m->cfg = *cfg;
@@ -261,7 +261,7 @@ int eng_model_create(eng_model **out, const eng_config *cfg, const eng_backend *
     m->tensors = calloc((size_t)cap, sizeof *m->tensors);
     if (!m->tensors) {
         eng_model_free(m);
-        return eng_errf(e, ENG_ENOMEM, "model: out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "model: out of memory");
     }
     layout(m, cap);
 
@@ -273,7 +273,7 @@ int eng_model_create(eng_model **out, const eng_config *cfg, const eng_backend *
     m->losses_host = malloc((size_t)max_batch * seq_len * sizeof(float));
     if (!m->params || !m->grads || !m->m || !m->v || !m->losses_host) {
         eng_model_free(m);
-        return eng_errf(e, ENG_ENOMEM, "model: cannot allocate 4 x %.1f MiB for %zu parameters",
+        return tlm_errf(e, TLM_ENOMEM, "model: cannot allocate 4 x %.1f MiB for %zu parameters",
                         (double)bytes / 1048576, m->n_params);
     }
     rc = plan_activations(m, e);
@@ -292,7 +292,7 @@ int eng_model_create(eng_model **out, const eng_config *cfg, const eng_backend *
         m->logits_host = malloc((size_t)max_batch * seq_len * m->V * sizeof(float));
         if (!m->logits_host) {
             eng_model_free(m);
-            return eng_errf(e, ENG_ENOMEM, "model: cannot allocate the host copy of the logits");
+            return tlm_errf(e, TLM_ENOMEM, "model: cannot allocate the host copy of the logits");
         }
     }
     fill_rope(m);
@@ -511,10 +511,10 @@ void eng_model_grad_sumsq(eng_model *m, double *out)
         out[i] = m->ops->sumsq(m->ctx, m->grads + m->tensors[i].offset, m->tensors[i].numel);
 }
 
-int eng_model_step(eng_model *m, const eng_adamw *opt, eng_err *e)
+int eng_model_step(eng_model *m, const eng_adamw *opt, tlm_err *e)
 {
     if (opt->t < 1)
-        return eng_errf(e, ENG_EINTERNAL, "model: AdamW step number must be >= 1 (got %lld)", (long long)opt->t);
+        return tlm_errf(e, TLM_EINTERNAL, "model: AdamW step number must be >= 1 (got %lld)", (long long)opt->t);
     if (m->hope)
         return eng__hope_step(m, opt, e);
     const float bc1 = (float)(1.0 - pow(opt->beta1, (double)opt->t));

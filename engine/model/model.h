@@ -41,10 +41,10 @@ typedef struct eng_adamw {
 
 /* Build for a resolved config on a backend (engine/model/ops.h; the CPU's:
  * engine/cpu/backend.h), which the model borrows: free the model first.
- * ENG_ECONFIG when the backend lacks an op group the architecture needs. */
+ * TLM_ECONFIG when the backend lacks an op group the architecture needs. */
 struct eng_backend;
 int eng_model_create(eng_model **out, const eng_config *cfg, const struct eng_backend *backend, int max_batch,
-                     int seq_len, eng_err *e);
+                     int seq_len, tlm_err *e);
 void eng_model_free(eng_model *m);
 
 /* Deterministic initialisation from a seed (same seed, same weights). */
@@ -82,14 +82,14 @@ int eng_model_set_optim_extra(eng_model *m, const float *src);
  * be NULL) receives each position's NLL (0 where not counted).  B <= max_batch,
  * T <= seq_len. */
 int eng_model_forward(eng_model *m, const int32_t *tokens, const int32_t *targets, int B, int T, double *loss,
-                      float *nll, eng_err *e);
+                      float *nll, tlm_err *e);
 /* Logits (B, T, vocab) of the last forward, host memory valid until the next
  * call (eng_model_backward turns them into their gradient in place). */
 const float *eng_model_logits(eng_model *m);
 
 /* Backward of the last forward: ADDS d(mean loss)/d(params) x scale into the
  * gradient slab (accumulation: scale = 1/micro_steps). */
-int eng_model_backward(eng_model *m, float scale, eng_err *e);
+int eng_model_backward(eng_model *m, float scale, tlm_err *e);
 void eng_model_zero_grads(eng_model *m);
 
 /* Global L2 norm of the gradient slab (double accumulation). */
@@ -99,6 +99,6 @@ double eng_model_grad_norm(eng_model *m);
  * adds grad_scale x its gradients to an accumulator at every step and is
  * updated only at steps t with t % C == 0, from the accumulator's mean,
  * with bias correction by its own update count t / C (docs/hope.md). */
-int eng_model_step(eng_model *m, const eng_adamw *opt, eng_err *e);
+int eng_model_step(eng_model *m, const eng_adamw *opt, tlm_err *e);
 
 #endif

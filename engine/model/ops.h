@@ -42,7 +42,7 @@
 /* Optional op groups.  Every backend fills the core ops (all but the
  * groups'); a group is filled whole or not at all, and the table says which
  * it fills (eng_ops.groups).  eng_model_create checks once that the backend
- * has the groups the architecture needs (ENG_ECONFIG otherwise), so no pass
+ * has the groups the architecture needs (TLM_ECONFIG otherwise), so no pass
  * meets a NULL op. */
 enum {
     ENG_OPS_TITANS = 1u << 0, /* dconv, silu_norm, swa, titans_mem: arch titans */

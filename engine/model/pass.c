@@ -116,15 +116,15 @@ static void eng__model_backward_stack(eng_model *m, float dscale)
 }
 
 int eng_model_forward(eng_model *m, const int32_t *tokens, const int32_t *targets, int B, int T, double *loss,
-                      float *nll, eng_err *e)
+                      float *nll, tlm_err *e)
 {
     if (B < 1 || B > m->max_B || T < 1 || T > m->max_T)
-        return eng_errf(e, ENG_EINTERNAL, "model: batch %d x %d exceeds the planned %d x %d", B, T, m->max_B,
+        return tlm_errf(e, TLM_EINTERNAL, "model: batch %d x %d exceeds the planned %d x %d", B, T, m->max_B,
                         m->max_T);
     const int N = B * T;
     for (int n = 0; n < N; n++)
         if (tokens[n] < 0 || tokens[n] >= m->V || (targets && targets[n] >= m->V))
-            return eng_errf(e, ENG_EDATA, "model: token %d at position %d is outside the vocabulary (%d)",
+            return tlm_errf(e, TLM_EDATA, "model: token %d at position %d is outside the vocabulary (%d)",
                             tokens[n] < 0 || tokens[n] >= m->V ? tokens[n] : targets[n], n, m->V);
     m->ops->to_device(m->ctx, m->tokens, tokens, (size_t)N * sizeof(int32_t));
     m->cur_B = B;
@@ -165,10 +165,10 @@ const float *eng_model_logits(eng_model *m)
     return m->logits_host;
 }
 
-int eng_model_backward(eng_model *m, float scale, eng_err *e)
+int eng_model_backward(eng_model *m, float scale, tlm_err *e)
 {
     if (!m->have_forward)
-        return eng_errf(e, ENG_EINTERNAL, "model: backward needs a forward with targets just before it");
+        return tlm_errf(e, TLM_EINTERNAL, "model: backward needs a forward with targets just before it");
     m->have_forward = 0;
     float dscale = m->n_counted ? scale / (float)m->n_counted : 0.0f;
     eng__model_backward_stack(m, dscale);

@@ -18,7 +18,7 @@ void eng_model_probe_dims(const eng_model *m, int *max_batch, int *max_seq, int 
         *vocab = m->V;
 }
 
-int eng_model_probe(eng_model *m, const int32_t *tokens, int T, eng_probe_fn fn, void *ud, eng_err *e)
+int eng_model_probe(eng_model *m, const int32_t *tokens, int T, eng_probe_fn fn, void *ud, tlm_err *e)
 {
     double loss;
     int rc = eng_model_forward(m, tokens, NULL, 1, T, &loss, NULL, e);
@@ -27,7 +27,7 @@ int eng_model_probe(eng_model *m, const int32_t *tokens, int T, eng_probe_fn fn,
     const size_t nd = (size_t)T * m->d;
     float *h = malloc(3 * nd * sizeof *h);
     if (!h)
-        return eng_errf(e, ENG_ENOMEM, "out of memory (probe of %d x %d)", T, m->d);
+        return tlm_errf(e, TLM_ENOMEM, "out of memory (probe of %d x %d)", T, m->d);
     float *z = h + nd, *f = z + nd;
     /* the forward of (1, T) laid resid out as (L+1, T, d) */
     m->ops->to_host(m->ctx, h, m->resid, nd * sizeof *h);

@@ -23,13 +23,13 @@
  *   f      (T, d)  F_l(z_l), the MLP's output (h_{l+1} = z_l + F_l(z_l))
  * (also what a GPT-2 and the evaluation suites' eng_eval_lm hand over). */
 typedef int (*eng_probe_fn)(void *ud, int layer, int n_layers, const float *h, const float *z, const float *f, int T,
-                            int d, eng_err *e);
+                            int d, tlm_err *e);
 
 /* Batch, sequence length and vocabulary (logits per position) planned. */
 void eng_model_probe_dims(const eng_model *m, int *max_batch, int *max_seq, int *vocab);
 
 /* Forward over one sequence tokens (1, T), then fn(layer, h, z, f) for
  * l = 0..L-1 with host copies (T, d) each. */
-int eng_model_probe(eng_model *m, const int32_t *tokens, int T, eng_probe_fn fn, void *ud, eng_err *e);
+int eng_model_probe(eng_model *m, const int32_t *tokens, int T, eng_probe_fn fn, void *ud, tlm_err *e);
 
 #endif

@@ -71,12 +71,12 @@ struct eng_titans {
 
 /* ------------------------------------------------------------ create / layout */
 
-int eng__titans_create(eng_model *m, eng_err *e)
+int eng__titans_create(eng_model *m, tlm_err *e)
 {
     const eng_model_cfg *mc = &m->cfg.model;
     struct eng_titans *t = calloc(1, sizeof *t);
     if (!t)
-        return eng_errf(e, ENG_ENOMEM, "titans: out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "titans: out of memory");
     t->variant = mc->titans_variant;
     t->window = mc->titans_window;
     t->Np = mc->titans_persistent;
@@ -87,7 +87,7 @@ int eng__titans_create(eng_model *m, eng_err *e)
     if (t->window < 1 || t->chunk < 1 || t->chunk > 512 || t->Np < 0 || (t->depth != 1 && t->depth != 2) ||
         t->hm < 1 || !(t->max_lr > 0)) {
         free(t);
-        return eng_errf(e, ENG_ECONFIG,
+        return tlm_errf(e, TLM_ECONFIG,
                         "titans: bad memory settings (window %d, chunk %d, persistent %d, depth %d, hidden %d, "
                         "max_lr %g)",
                         mc->titans_window, mc->titans_chunk, mc->titans_persistent, mc->titans_mem_depth,
@@ -135,7 +135,7 @@ typedef struct treq {
     size_t floats;
 } treq;
 
-int eng__titans_plan(eng_model *m, eng_err *e)
+int eng__titans_plan(eng_model *m, tlm_err *e)
 {
     struct eng_titans *t = m->titans;
     const eng_ops *o = m->ops;
@@ -174,7 +174,7 @@ int eng__titans_plan(eng_model *m, eng_err *e)
         total += req[i].floats;
     t->slab = o->alloc(ctx, total * sizeof(float));
     if (!t->slab)
-        return eng_errf(e, ENG_ENOMEM, "titans: cannot allocate %.1f MiB of memory activations (batch %d x %d)",
+        return tlm_errf(e, TLM_ENOMEM, "titans: cannot allocate %.1f MiB of memory activations (batch %d x %d)",
                         (double)total * 4 / 1048576, m->max_B, m->max_T);
     float *at = t->slab;
     for (int i = 0; i < n; i++) {

@@ -24,12 +24,12 @@
 /* ------------------------------------------------------------ internal */
 struct eng_model;
 /* After the widths are known, before layout(): dimensions, m->S. */
-int eng__titans_create(struct eng_model *m, eng_err *e);
+int eng__titans_create(struct eng_model *m, tlm_err *e);
 /* Inside layout(), right after v_proj: the memory's tensors (its
  * projections first, so that q, k, v and they form one matrix). */
 void eng__titans_layout(struct eng_model *m, int cap, int l);
 /* After plan_activations(): the mixer's own activations and workspaces. */
-int eng__titans_plan(struct eng_model *m, eng_err *e);
+int eng__titans_plan(struct eng_model *m, tlm_err *e);
 void eng__titans_free(struct eng_model *m);
 /* After the generic initialisation: the tensors that start otherwise
  * (gate biases, convolutions, the memory's initial weights). */

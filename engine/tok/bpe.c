@@ -33,11 +33,11 @@ static int cmp_rank(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-int tok_load_ranks_text(eng_tok *t, const char *path, const char *text, size_t len, eng_err *e)
+int tok_load_ranks_text(eng_tok *t, const char *path, const char *text, size_t len, tlm_err *e)
 {
     int rc = 0;
     if (len > MAX_RANK_FILE)
-        return eng_errf(e, ENG_EDATA, "%s: larger than %u bytes", path, MAX_RANK_FILE);
+        return tlm_errf(e, TLM_EDATA, "%s: larger than %u bytes", path, MAX_RANK_FILE);
     size_t lines = 0;
     for (size_t i = 0; i < len; i++)
         lines += text[i] == '\n';
@@ -45,7 +45,7 @@ int tok_load_ranks_text(eng_tok *t, const char *path, const char *text, size_t l
     line_ent *ent = calloc(lines, sizeof *ent);
     uint8_t *tmp = malloc(len + 1); /* decoded bytes are shorter than their base64 */
     if (!ent || !tmp) {
-        rc = eng_errf(e, ENG_ENOMEM, "out of memory reading %s", path);
+        rc = tlm_errf(e, TLM_ENOMEM, "out of memory reading %s", path);
         goto out;
     }
     size_t n = 0, used = 0, lineno = 0;
@@ -64,33 +64,33 @@ int tok_load_ranks_text(eng_tok *t, const char *path, const char *text, size_t l
         }
         const char *sp = memchr(text + i, ' ', end - i);
         if (!sp) {
-            rc = eng_errf(e, ENG_EDATA, "%s:%zu: expected \"<base64 token> <rank>\"", path, lineno);
+            rc = tlm_errf(e, TLM_EDATA, "%s:%zu: expected \"<base64 token> <rank>\"", path, lineno);
             goto out;
         }
         size_t b64len = (size_t)(sp - (text + i));
         size_t tl;
         if (b64len > (MAX_TOKEN_BYTES / 3 + 1) * 4 ||
             tok_base64_decode(text + i, b64len, tmp + used, len + 1 - used, &tl) || tl == 0) {
-            rc = eng_errf(e, ENG_EDATA, "%s:%zu: the token is not valid base64 (of 1 to %d bytes)", path, lineno,
+            rc = tlm_errf(e, TLM_EDATA, "%s:%zu: the token is not valid base64 (of 1 to %d bytes)", path, lineno,
                           MAX_TOKEN_BYTES);
             goto out;
         }
         const char *r = sp + 1;
         uint64_t rank = 0;
         if (r >= text + end) {
-            rc = eng_errf(e, ENG_EDATA, "%s:%zu: missing rank after the token", path, lineno);
+            rc = tlm_errf(e, TLM_EDATA, "%s:%zu: missing rank after the token", path, lineno);
             goto out;
         }
         for (; r < text + end; r++) {
             if (*r < '0' || *r > '9' || rank >= MAX_RANKS) {
-                rc = eng_errf(e, ENG_EDATA, "%s:%zu: rank must be a whole number below %u", path, lineno,
+                rc = tlm_errf(e, TLM_EDATA, "%s:%zu: rank must be a whole number below %u", path, lineno,
                               MAX_RANKS);
                 goto out;
             }
             rank = rank * 10 + (uint64_t)(*r - '0');
         }
         if (rank >= MAX_RANKS) {
-            rc = eng_errf(e, ENG_EDATA, "%s:%zu: rank must be below %u", path, lineno, MAX_RANKS);
+            rc = tlm_errf(e, TLM_EDATA, "%s:%zu: rank must be below %u", path, lineno, MAX_RANKS);
             goto out;
         }
         ent[n].rank = (uint32_t)rank;
@@ -101,13 +101,13 @@ int tok_load_ranks_text(eng_tok *t, const char *path, const char *text, size_t l
         i = next;
     }
     if (n == 0) {
-        rc = eng_errf(e, ENG_EDATA, "%s: no ranks in the file", path);
+        rc = tlm_errf(e, TLM_EDATA, "%s: no ranks in the file", path);
         goto out;
     }
     qsort(ent, n, sizeof *ent, cmp_rank);
     for (size_t k = 0; k < n; k++)
         if (ent[k].rank != k) {
-            rc = eng_errf(e, ENG_EDATA, "%s: ranks must be 0..%zu, each once; %s rank %u", path, n - 1,
+            rc = tlm_errf(e, TLM_EDATA, "%s: ranks must be 0..%zu, each once; %s rank %u", path, n - 1,
                           ent[k].rank < k ? "repeated" : "missing", ent[k].rank < k ? ent[k].rank : (unsigned)k);
             goto out;
         }
@@ -115,7 +115,7 @@ int tok_load_ranks_text(eng_tok *t, const char *path, const char *text, size_t l
     t->arena = malloc(used ? used : 1);
     t->off = malloc((n + 1) * sizeof *t->off);
     if (!t->arena || !t->off) {
-        rc = eng_errf(e, ENG_ENOMEM, "out of memory reading %s", path);
+        rc = tlm_errf(e, TLM_ENOMEM, "out of memory reading %s", path);
         goto out;
     }
     uint32_t o = 0;
@@ -126,14 +126,14 @@ int tok_load_ranks_text(eng_tok *t, const char *path, const char *text, size_t l
     }
     t->off[n] = o;
     if ((rc = tok_map_build(t, e))) {
-        eng_err_prefix(e, "%s", path);
+        tlm_err_prefix(e, "%s", path);
         goto out;
     }
     for (int b = 0; b < 256; b++) {
         uint8_t c = (uint8_t)b;
         int64_t id = tok_map_get(t, &c, 1);
         if (id < 0) {
-            rc = eng_errf(e, ENG_EDATA, "%s: byte 0x%02x is not a token: a byte-level BPE needs all 256 bytes "
+            rc = tlm_errf(e, TLM_EDATA, "%s: byte 0x%02x is not a token: a byte-level BPE needs all 256 bytes "
                           "(otherwise some text could not be encoded)", path, b);
             goto out;
         }
@@ -148,29 +148,29 @@ out:
 /* ------------------------------------------------------------ hash */
 void tok_compute_sha(eng_tok *t)
 {
-    eng_sha256 s;
-    eng_sha256_init(&s);
+    tlm_sha256 s;
+    tlm_sha256_init(&s);
     char line[8192];
     if (t->kind == ENG_TOK_BYTES) {
         const char *def = "tlm-tokenizer-definition 1\nkind bytes\nvocab 256\n";
-        eng_sha256_update(&s, def, strlen(def));
+        tlm_sha256_update(&s, def, strlen(def));
     } else {
         int k = snprintf(line, sizeof line, "tlm-tokenizer-definition 1\nkind bpe\npattern %s\nranks %u\n",
                          tok_llama3_pattern, t->n_ranks);
-        eng_sha256_update(&s, line, (size_t)k);
+        tlm_sha256_update(&s, line, (size_t)k);
         for (uint32_t id = 0; id < t->n_ranks; id++) {
             size_t m = tok_base64_encode(t->arena + t->off[id], t->off[id + 1] - t->off[id], line);
             line[m++] = '\n';
-            eng_sha256_update(&s, line, m);
+            tlm_sha256_update(&s, line, m);
         }
         k = snprintf(line, sizeof line, "specials %u\n", t->n_special);
-        eng_sha256_update(&s, line, (size_t)k);
+        tlm_sha256_update(&s, line, (size_t)k);
         for (uint32_t i = 0; i < t->n_special; i++) {
             k = snprintf(line, sizeof line, "%s %u\n", t->special[i].text, t->special[i].id);
-            eng_sha256_update(&s, line, (size_t)k);
+            tlm_sha256_update(&s, line, (size_t)k);
         }
     }
-    eng_sha256_final(&s, t->sha);
+    tlm_sha256_final(&s, t->sha);
 }
 
 /* ------------------------------------------------------------ merging */
@@ -193,15 +193,15 @@ static inline int heap_less(const tok_heap_ent *a, const tok_heap_ent *b)
 
 TOK_HEAP_DEFINE(heap, tok_heap_ent, heap_less)
 
-static int grow(void *p, size_t *cap, size_t need, size_t elem, eng_err *e)
+static int grow(void *p, size_t *cap, size_t need, size_t elem, tlm_err *e)
 {
-    if (eng_grow(p, cap, need, elem, 64))
-        return eng_errf(e, ENG_ENOMEM, "out of memory (merging a piece of %zu bytes)", need);
+    if (tlm_grow(p, cap, need, elem, 64))
+        return tlm_errf(e, TLM_ENOMEM, "out of memory (merging a piece of %zu bytes)", need);
     return 0;
 }
 
 /* Quadratic merge for short pieces: parts as start offsets, pair ranks cached. */
-static int merge_small(eng_tok *t, const uint8_t *p, size_t n, eng_tokvec *out, eng_err *e)
+static int merge_small(eng_tok *t, const uint8_t *p, size_t n, eng_tokvec *out, tlm_err *e)
 {
     uint32_t start[SMALL_PIECE + 1];
     uint32_t rank[SMALL_PIECE + 1]; /* rank of the pair starting at part i */
@@ -239,7 +239,7 @@ static int merge_small(eng_tok *t, const uint8_t *p, size_t n, eng_tokvec *out, 
     for (size_t i = 0; i < m; i++) {
         int64_t id = tok_map_get(t, p + start[i], start[i + 1] - start[i]);
         if (id < 0)
-            return eng_errf(e, ENG_EINTERNAL, "merged part is not a token");
+            return tlm_errf(e, TLM_EINTERNAL, "merged part is not a token");
         int rc = eng_tokvec_push(out, (uint32_t)id, e);
         if (rc)
             return rc;
@@ -264,7 +264,7 @@ static uint32_t pair_rank(const eng_tok *t, const uint8_t *p, int32_t i, size_t 
     return r < 0 ? UINT32_MAX : (uint32_t)r;
 }
 
-static int merge_large(eng_tok *t, const uint8_t *p, size_t n, eng_tokvec *out, eng_err *e)
+static int merge_large(eng_tok *t, const uint8_t *p, size_t n, eng_tokvec *out, tlm_err *e)
 {
     int rc;
     if ((rc = grow(&t->nodes, &t->nodes_cap, n, sizeof *t->nodes, e)) ||
@@ -316,17 +316,17 @@ static int merge_large(eng_tok *t, const uint8_t *p, size_t n, eng_tokvec *out, 
 }
 
 /* ------------------------------------------------------------ cache */
-static int cache_init(eng_tok *t, eng_err *e)
+static int cache_init(eng_tok *t, tlm_err *e)
 {
     t->cache = calloc(TOK_CACHE_SLOTS, sizeof *t->cache);
     t->cache_bytes = malloc((size_t)TOK_CACHE_SLOTS / 2 * TOK_CACHE_MAX_PIECE);
     t->cache_ids = malloc((size_t)TOK_CACHE_SLOTS / 2 * TOK_CACHE_MAX_PIECE * sizeof(uint32_t));
     if (!t->cache || !t->cache_bytes || !t->cache_ids)
-        return eng_errf(e, ENG_ENOMEM, "out of memory (tokenizer cache)");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory (tokenizer cache)");
     return 0;
 }
 
-int tok_cache_get(eng_tok *t, const uint8_t *p, size_t n, uint64_t h, eng_tokvec *out, eng_err *e)
+int tok_cache_get(eng_tok *t, const uint8_t *p, size_t n, uint64_t h, eng_tokvec *out, tlm_err *e)
 {
     int rc;
     if (!t->cache && (rc = cache_init(t, e)))
@@ -336,8 +336,8 @@ int tok_cache_get(eng_tok *t, const uint8_t *p, size_t n, uint64_t h, eng_tokvec
         if (!s->hash)
             return 0;
         if (s->hash == h && s->klen == n && memcmp(t->cache_bytes + s->key, p, n) == 0) {
-            if (ENG_GROW(out->ids, out->cap, out->n + s->nids, 1024))
-                return eng_errf(e, ENG_ENOMEM, "out of memory (%zu token ids)", out->n + s->nids);
+            if (TLM_GROW(out->ids, out->cap, out->n + s->nids, 1024))
+                return tlm_errf(e, TLM_ENOMEM, "out of memory (%zu token ids)", out->n + s->nids);
             memcpy(out->ids + out->n, t->cache_ids + s->ids, s->nids * sizeof(uint32_t));
             out->n += s->nids;
             return 1;
@@ -348,7 +348,7 @@ int tok_cache_get(eng_tok *t, const uint8_t *p, size_t n, uint64_t h, eng_tokvec
 /* Pieces are at most TOK_CACHE_MAX_PIECE bytes and give at most one id per byte, so the arenas hold
  * TOK_CACHE_SLOTS / 2 of them. */
 int tok_cache_put(eng_tok *t, const uint8_t *p, size_t n, uint64_t h, const uint32_t *ids, size_t nids,
-                  eng_err *e)
+                  tlm_err *e)
 {
     int rc;
     if (n > TOK_CACHE_MAX_PIECE || nids > n)
@@ -376,7 +376,7 @@ int tok_cache_put(eng_tok *t, const uint8_t *p, size_t n, uint64_t h, const uint
     return 0;
 }
 
-int tok_bpe_piece(eng_tok *t, const uint8_t *p, size_t n, eng_tokvec *out, eng_err *e)
+int tok_bpe_piece(eng_tok *t, const uint8_t *p, size_t n, eng_tokvec *out, tlm_err *e)
 {
     if (n == 1)
         return eng_tokvec_push(out, t->byte_id[p[0]], e);

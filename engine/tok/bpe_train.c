@@ -52,18 +52,18 @@ struct eng_bpe_trainer {
     size_t capwords;
     uint32_t *wslots;       /* open addressing: word index + 1 */
     uint32_t wmask;
-    eng_err *e;             /* during feed */
+    tlm_err *e;             /* during feed */
 };
 
 /* ------------------------------------------------------------ feeding */
-int eng_bpe_trainer_new(eng_bpe_trainer **out, eng_err *e)
+int eng_bpe_trainer_new(eng_bpe_trainer **out, tlm_err *e)
 {
     eng_bpe_trainer *tr = calloc(1, sizeof *tr);
     if (!tr)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     tr->wmask = (1u << 16) - 1;
     tr->wslots = calloc(tr->wmask + 1, sizeof *tr->wslots);
-    int rc = tr->wslots ? tok_regex_compile(&tr->re, &tr->md, e) : eng_errf(e, ENG_ENOMEM, "out of memory");
+    int rc = tr->wslots ? tok_regex_compile(&tr->re, &tr->md, e) : tlm_errf(e, TLM_ENOMEM, "out of memory");
     if (rc) {
         eng_bpe_trainer_free(tr);
         return rc;
@@ -87,12 +87,12 @@ void eng_bpe_trainer_free(eng_bpe_trainer *tr)
     free(tr);
 }
 
-static int wgrow(eng_bpe_trainer *tr, eng_err *e)
+static int wgrow(eng_bpe_trainer *tr, tlm_err *e)
 {
     uint32_t size = (tr->wmask + 1) * 2;
     uint32_t *s = calloc(size, sizeof *s);
     if (!s)
-        return eng_errf(e, ENG_ENOMEM, "out of memory (%u distinct pieces)", tr->nwords);
+        return tlm_errf(e, TLM_ENOMEM, "out of memory (%u distinct pieces)", tr->nwords);
     for (uint32_t w = 0; w < tr->nwords; w++) {
         uint32_t i = (uint32_t)tok_hash(tr->arena + tr->words[w].bytes, tr->words[w].nbytes) & (size - 1);
         while (s[i])
@@ -108,9 +108,9 @@ static int wgrow(eng_bpe_trainer *tr, eng_err *e)
 static int count_piece(void *arg, const uint8_t *p, size_t n)
 {
     eng_bpe_trainer *tr = arg;
-    eng_err *e = tr->e;
+    tlm_err *e = tr->e;
     if (n > UINT32_MAX / 2)
-        return eng_errf(e, ENG_EDATA, "a piece of %zu bytes is too long to train on", n);
+        return tlm_errf(e, TLM_EDATA, "a piece of %zu bytes is too long to train on", n);
     uint64_t h = tok_hash(p, n);
     uint32_t i = (uint32_t)h & tr->wmask;
     for (; tr->wslots[i]; i = (i + 1) & tr->wmask) {
@@ -125,15 +125,15 @@ static int count_piece(void *arg, const uint8_t *p, size_t n)
         while (c < tr->arena_len + n)
             c *= 2;
         if (c > UINT32_MAX)
-            return eng_errf(e, ENG_EDATA, "training text has more than 4 GiB of distinct pieces");
+            return tlm_errf(e, TLM_EDATA, "training text has more than 4 GiB of distinct pieces");
         uint8_t *a = realloc(tr->arena, c);
         if (!a)
-            return eng_errf(e, ENG_ENOMEM, "out of memory (trainer pieces)");
+            return tlm_errf(e, TLM_ENOMEM, "out of memory (trainer pieces)");
         tr->arena = a;
         tr->arena_cap = c;
     }
-    if (ENG_GROW(tr->words, tr->capwords, (size_t)tr->nwords + 1, 4096))
-        return eng_errf(e, ENG_ENOMEM, "out of memory (trainer pieces)");
+    if (TLM_GROW(tr->words, tr->capwords, (size_t)tr->nwords + 1, 4096))
+        return tlm_errf(e, TLM_ENOMEM, "out of memory (trainer pieces)");
     memcpy(tr->arena + tr->arena_len, p, n);
     tr->words[tr->nwords] = (word){(uint32_t)tr->arena_len, (uint32_t)n, 1, 0, 0, 0};
     tr->arena_len += n;
@@ -143,11 +143,11 @@ static int count_piece(void *arg, const uint8_t *p, size_t n)
     return 0;
 }
 
-int eng_bpe_trainer_feed(eng_bpe_trainer *tr, const void *text, size_t len, eng_err *e)
+int eng_bpe_trainer_feed(eng_bpe_trainer *tr, const void *text, size_t len, tlm_err *e)
 {
     const uint8_t *p = text;
     size_t n = len;
-    int rc = eng_utf8_fix(&tr->fixed, &tr->fixed_cap, p, n, &n, e);
+    int rc = tlm_utf8_fix(&tr->fixed, &tr->fixed_cap, p, n, &n, e);
     if (rc < 0)
         return rc;
     if (rc == 1)
@@ -176,7 +176,7 @@ typedef struct trainer_state {
     uint32_t ntok, captok;
     uint32_t *tslots;       /* token bytes -> id + 1 */
     uint32_t tmask;
-    eng_err *e;
+    tlm_err *e;
 } trainer_state;
 
 static inline uint64_t pkey_hash(uint32_t a, uint32_t b)
@@ -190,7 +190,7 @@ static int pairs_grow(trainer_state *s)
     uint32_t size = (s->pmask + 1) * 2;
     uint32_t *sl = calloc(size, sizeof *sl);
     if (!sl)
-        return eng_errf(s->e, ENG_ENOMEM, "out of memory (%u pairs)", s->npairs);
+        return tlm_errf(s->e, TLM_ENOMEM, "out of memory (%u pairs)", s->npairs);
     for (uint32_t k = 0; k < s->npairs; k++) {
         uint32_t i = (uint32_t)pkey_hash(s->pairs[k].a, s->pairs[k].b) & (size - 1);
         while (sl[i])
@@ -214,7 +214,7 @@ static int64_t pair_get(trainer_state *s, uint32_t a, uint32_t b, int create)
     }
     if (!create)
         return -2;
-    if (ENG_GROW(s->pairs, s->cappairs, (size_t)s->npairs + 1, 1 << 16))
+    if (TLM_GROW(s->pairs, s->cappairs, (size_t)s->npairs + 1, 1 << 16))
         return -1;
     s->pairs[s->npairs] = (pair){a, b, 0, NULL, 0, 0, 0};
     s->pslots[i] = ++s->npairs;
@@ -231,7 +231,7 @@ static int where_add(trainer_state *s, pair *p, uint32_t w)
         uint32_t c = p->capwhere ? 2 * p->capwhere : 4;
         uint32_t *q = realloc(p->where, c * sizeof *q);
         if (!q)
-            return eng_errf(s->e, ENG_ENOMEM, "out of memory (pair index)");
+            return tlm_errf(s->e, TLM_ENOMEM, "out of memory (pair index)");
         p->where = q;
         p->capwhere = c;
     }
@@ -250,8 +250,8 @@ static int heap_better(const heap_ent *x, const heap_ent *y)
 
 static int heap_push(trainer_state *s, heap_ent x)
 {
-    if (ENG_GROW(s->heap, s->capheap, s->nheap + 1, 1 << 16))
-        return eng_errf(s->e, ENG_ENOMEM, "out of memory (merge heap)");
+    if (TLM_GROW(s->heap, s->capheap, s->nheap + 1, 1 << 16))
+        return tlm_errf(s->e, TLM_ENOMEM, "out of memory (merge heap)");
     size_t i = s->nheap++;
     while (i > 0) {
         size_t p = (i - 1) / 2;
@@ -291,7 +291,7 @@ static int bump(trainer_state *s, uint32_t a, uint32_t b, int64_t delta, uint32_
 {
     int64_t k = pair_get(s, a, b, 1);
     if (k < 0)
-        return eng_errf(s->e, ENG_ENOMEM, "out of memory (pairs)");
+        return tlm_errf(s->e, TLM_ENOMEM, "out of memory (pairs)");
     pair *p = &s->pairs[k];
     p->count += delta;
     if (delta > 0 && (z == UINT32_MAX || a == z || b == z)) {
@@ -301,8 +301,8 @@ static int bump(trainer_state *s, uint32_t a, uint32_t b, int64_t delta, uint32_
     }
     if (p->stamp != stamp) {
         p->stamp = stamp;
-        if (ENG_GROW(s->changed, s->capchanged, s->nchanged + 1, 1024))
-            return eng_errf(s->e, ENG_ENOMEM, "out of memory");
+        if (TLM_GROW(s->changed, s->capchanged, s->nchanged + 1, 1024))
+            return tlm_errf(s->e, TLM_ENOMEM, "out of memory");
         s->changed[s->nchanged++] = (uint32_t)k;
     }
     return 0;
@@ -322,8 +322,8 @@ static int64_t tok_lookup(const trainer_state *s, const uint8_t *p, size_t n)
 
 static int tok_add(trainer_state *s, const uint8_t *p, size_t n)
 {
-    if (ENG_GROW(s->tb, s->tb_cap, s->tb_len + n, 1 << 16))
-        return eng_errf(s->e, ENG_ENOMEM, "out of memory");
+    if (TLM_GROW(s->tb, s->tb_cap, s->tb_len + n, 1 << 16))
+        return tlm_errf(s->e, TLM_ENOMEM, "out of memory");
     memcpy(s->tb + s->tb_len, p, n);
     s->tb_len += n;
     uint32_t id = s->ntok++;
@@ -349,14 +349,14 @@ static void state_clear(trainer_state *s)
     free(s->tslots);
 }
 
-static int write_ranks(trainer_state *s, const char *path, eng_err *e)
+static int write_ranks(trainer_state *s, const char *path, tlm_err *e)
 {
     size_t cap = 64 + (size_t)s->ntok * 16 + s->tb_len * 2;
     char *buf = malloc(cap), *line = malloc(4 * (s->tb_len + 3) / 3 + 8);
     if (!buf || !line) {
         free(buf);
         free(line);
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     }
     size_t o = 0;
     for (uint32_t id = 0; id < s->ntok; id++) {
@@ -367,7 +367,7 @@ static int write_ranks(trainer_state *s, const char *path, eng_err *e)
             if (!q) {
                 free(buf);
                 free(line);
-                return eng_errf(e, ENG_ENOMEM, "out of memory");
+                return tlm_errf(e, TLM_ENOMEM, "out of memory");
             }
             buf = q;
         }
@@ -375,17 +375,17 @@ static int write_ranks(trainer_state *s, const char *path, eng_err *e)
         o += m;
         o += (size_t)snprintf(buf + o, cap - o, " %u\n", id);
     }
-    int rc = eng_write_file_atomic(path, buf, o, e);
+    int rc = tlm_write_file_atomic(path, buf, o, e);
     free(buf);
     free(line);
     return rc;
 }
 
 int eng_bpe_trainer_finish(eng_bpe_trainer *tr, uint32_t vocab, const char *out_path,
-                           void (*progress)(void *arg, uint64_t done, uint64_t total), void *arg, eng_err *e)
+                           void (*progress)(void *arg, uint64_t done, uint64_t total), void *arg, tlm_err *e)
 {
     if (vocab < 257 || vocab > (1u << 20))
-        return eng_errf(e, ENG_ECONFIG, "vocabulary %u: a trained BPE has 257 to %u ids (256 bytes, merges, "
+        return tlm_errf(e, TLM_ECONFIG, "vocabulary %u: a trained BPE has 257 to %u ids (256 bytes, merges, "
                         "<|endoftext|>)", vocab, 1u << 20);
     uint32_t ranks = vocab - 1, merges = ranks - 256;
     trainer_state st = {.tr = tr, .e = e};
@@ -395,7 +395,7 @@ int eng_bpe_trainer_finish(eng_bpe_trainer *tr, uint32_t vocab, const char *out_
     for (uint32_t w = 0; w < tr->nwords; w++)
         total_sym += tr->words[w].nbytes;
     if (total_sym >= UINT32_MAX) {
-        rc = eng_errf(e, ENG_EDATA, "training text has too many distinct pieces (%llu bytes)",
+        rc = tlm_errf(e, TLM_EDATA, "training text has too many distinct pieces (%llu bytes)",
                       (unsigned long long)total_sym);
         goto out;
     }
@@ -409,7 +409,7 @@ int eng_bpe_trainer_finish(eng_bpe_trainer *tr, uint32_t vocab, const char *out_
     s->tslots = calloc(tsize, sizeof *s->tslots);
     s->toff = calloc(ranks + 1, sizeof *s->toff);
     if (!s->syms || !s->pslots || !s->tslots || !s->toff) {
-        rc = eng_errf(e, ENG_ENOMEM, "out of memory (trainer)");
+        rc = tlm_errf(e, TLM_ENOMEM, "out of memory (trainer)");
         goto out;
     }
     for (int b = 0; b < 256 && !rc; b++) {
@@ -436,7 +436,7 @@ int eng_bpe_trainer_finish(eng_bpe_trainer *tr, uint32_t vocab, const char *out_
     size_t catcap = 0;
     while (!rc && s->ntok < ranks) {
         if (!s->nheap) {
-            rc = eng_errf(e, ENG_EDATA, "the training text is too small for %u ids: only %u merges were possible "
+            rc = tlm_errf(e, TLM_EDATA, "the training text is too small for %u ids: only %u merges were possible "
                           "(give more text or a smaller vocabulary)", vocab, s->ntok - 256);
             break;
         }
@@ -452,7 +452,7 @@ int eng_bpe_trainer_finish(eng_bpe_trainer *tr, uint32_t vocab, const char *out_
             catcap = 2 * (la + lb);
             uint8_t *q = realloc(cat, catcap);
             if (!q) {
-                rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+                rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
                 break;
             }
             cat = q;

@@ -23,10 +23,10 @@ void eng_tokvec_clear(eng_tokvec *v)
     v->n = v->cap = 0;
 }
 
-int eng_tokvec_push(eng_tokvec *v, uint32_t id, eng_err *e)
+int eng_tokvec_push(eng_tokvec *v, uint32_t id, tlm_err *e)
 {
-    if (ENG_GROW(v->ids, v->cap, v->n + 1, 1024))
-        return eng_errf(e, ENG_ENOMEM, "out of memory (%zu token ids)", eng_grow_size(v->cap, v->n + 1, 1024));
+    if (TLM_GROW(v->ids, v->cap, v->n + 1, 1024))
+        return tlm_errf(e, TLM_ENOMEM, "out of memory (%zu token ids)", tlm_grow_size(v->cap, v->n + 1, 1024));
     v->ids[v->n++] = id;
     return 0;
 }
@@ -129,7 +129,7 @@ static int try_list(const char *list, const char *name, char *out, size_t cap, t
     return 0;
 }
 
-int eng_tok_find(const char *spec, const char *search, char *out, size_t cap, eng_err *e)
+int eng_tok_find(const char *spec, const char *search, char *out, size_t cap, tlm_err *e)
 {
     out[0] = '\0';
     if (!strcmp(spec, "bytes"))
@@ -142,14 +142,14 @@ int eng_tok_find(const char *spec, const char *search, char *out, size_t cap, en
         /* there, but not a file: say what it is (a FIFO is never opened) */
         struct stat st;
         if (stat(spec, &st) == 0)
-            return eng_stat_input(spec, ENG_EDATA, &st, e);
-        return eng_errf(e, ENG_EDATA, "tokenizer file %s: not found", spec);
+            return tlm_stat_input(spec, TLM_EDATA, &st, e);
+        return tlm_errf(e, TLM_EDATA, "tokenizer file %s: not found", spec);
     }
     tried tr = {.len = 0};
     if (try_list(search, spec, out, cap, &tr) || try_list(getenv("TLM_TOKENIZERS"), spec, out, cap, &tr))
         return 0;
     int l2 = !strcmp(spec, "llama2");
-    return eng_errf(e, ENG_EDATA,
+    return tlm_errf(e, TLM_EDATA,
                     "tokenizer '%s': no %s%s file (looked in: %s); give the dataset folder that holds it, or a "
                     "folder in TLM_TOKENIZERS (docs/tokenizers.md)",
                     spec, spec, l2 ? ".model (SentencePiece) or llama2.vocab" : ".tiktoken rank",
@@ -165,12 +165,12 @@ static const char *const llama3_named[] = {
 #define LLAMA3_RANKS 128000
 #define LLAMA3_SPECIALS 256
 
-static int add_special(eng_tok *t, const char *text, eng_err *e)
+static int add_special(eng_tok *t, const char *text, tlm_err *e)
 {
     tok_special *s = &t->special[t->n_special];
     size_t n = strlen(text);
     if (n > TOK_MAX_SPECIAL_LEN)
-        return eng_errf(e, ENG_EINTERNAL, "special token %s is too long", text);
+        return tlm_errf(e, TLM_EINTERNAL, "special token %s is too long", text);
     memcpy(s->text, text, n + 1);
     s->len = (uint32_t)n;
     s->id = t->n_ranks + t->n_special;
@@ -178,17 +178,17 @@ static int add_special(eng_tok *t, const char *text, eng_err *e)
     return 0;
 }
 
-static int set_specials(eng_tok *t, const char *path, eng_err *e)
+static int set_specials(eng_tok *t, const char *path, tlm_err *e)
 {
     int rc = 0;
     t->eot = -1;
     if (!strcmp(t->name, "llama3")) {
         if (t->n_ranks != LLAMA3_RANKS)
-            return eng_errf(e, ENG_EDATA, "%s: a llama3 rank file holds %d ranks, this one %u", path, LLAMA3_RANKS,
+            return tlm_errf(e, TLM_EDATA, "%s: a llama3 rank file holds %d ranks, this one %u", path, LLAMA3_RANKS,
                             t->n_ranks);
         t->special = calloc(LLAMA3_SPECIALS, sizeof *t->special);
         if (!t->special)
-            return eng_errf(e, ENG_ENOMEM, "out of memory");
+            return tlm_errf(e, TLM_ENOMEM, "out of memory");
         size_t named = sizeof llama3_named / sizeof *llama3_named;
         for (size_t i = 0; !rc && i < named; i++)
             rc = add_special(t, llama3_named[i], e);
@@ -201,11 +201,11 @@ static int set_specials(eng_tok *t, const char *path, eng_err *e)
     } else if (!strncmp(t->name, "bpe", 3) && eng_tokenizer_vocab(t->name) > 0) {
         int v = eng_tokenizer_vocab(t->name);
         if (t->n_ranks != (uint32_t)v - 1)
-            return eng_errf(e, ENG_EDATA, "%s: tokenizer %s has %d ids, so its rank file must hold %d ranks (it "
+            return tlm_errf(e, TLM_EDATA, "%s: tokenizer %s has %d ids, so its rank file must hold %d ranks (it "
                             "holds %u)", path, t->name, v, v - 1, t->n_ranks);
         t->special = calloc(1, sizeof *t->special);
         if (!t->special)
-            return eng_errf(e, ENG_ENOMEM, "out of memory");
+            return tlm_errf(e, TLM_ENOMEM, "out of memory");
         rc = add_special(t, "<|endoftext|>", e);
         t->eot = v - 1;
     }
@@ -221,11 +221,11 @@ static eng_tok *tok_alloc(void)
     return t;
 }
 
-static int open_bytes(eng_tok **out, eng_err *e)
+static int open_bytes(eng_tok **out, tlm_err *e)
 {
     eng_tok *t = tok_alloc();
     if (!t)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     t->kind = ENG_TOK_BYTES;
     strcpy(t->name, "bytes");
     t->n_ranks = t->vocab = 256;
@@ -233,7 +233,7 @@ static int open_bytes(eng_tok **out, eng_err *e)
     t->off = malloc(257 * sizeof *t->off);
     if (!t->arena || !t->off) {
         eng_tok_free(t);
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     }
     for (int b = 0; b < 256; b++) {
         t->arena[b] = (uint8_t)b;
@@ -247,26 +247,26 @@ static int open_bytes(eng_tok **out, eng_err *e)
 }
 
 /* A BPE tokenizer from a rank file (text NULL: read path) or from text. */
-static int open_bpe(eng_tok **out, const char *path, const char *name, const char *text, size_t len, eng_err *e)
+static int open_bpe(eng_tok **out, const char *path, const char *name, const char *text, size_t len, tlm_err *e)
 {
     *out = NULL;
     eng_tok *t = tok_alloc();
     if (!t)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     t->kind = ENG_TOK_BPE;
     char stem[256];
     stem_of(path, stem, sizeof stem);
     const char *nm = name ? name : stem;
     int rc = 0;
     if (!*nm || strlen(nm) > ENG_SHARD_TOKNAME)
-        rc = eng_errf(e, ENG_ECONFIG, "%s: tokenizer name '%s' must be 1 to %d bytes", path, nm, ENG_SHARD_TOKNAME);
+        rc = tlm_errf(e, TLM_ECONFIG, "%s: tokenizer name '%s' must be 1 to %d bytes", path, nm, ENG_SHARD_TOKNAME);
     char *owned = NULL;
     if (!rc) {
         snprintf(t->name, sizeof t->name, "%s", nm);
         if (!text) {
-            rc = eng_read_file(path, TOK_MAX_FILE, &owned, &len, e);
+            rc = tlm_read_file(path, TOK_MAX_FILE, &owned, &len, e);
             if (rc)
-                eng_err_prefix(e, "tokenizer file");
+                tlm_err_prefix(e, "tokenizer file");
             text = owned;
         }
     }
@@ -300,21 +300,21 @@ static int open_bpe(eng_tok **out, const char *path, const char *name, const cha
     return 0;
 }
 
-int eng_tok_open_file(eng_tok **out, const char *path, const char *name, eng_err *e)
+int eng_tok_open_file(eng_tok **out, const char *path, const char *name, tlm_err *e)
 {
     return open_bpe(out, path, name, NULL, 0, e);
 }
 
-int eng_tok_open_text(eng_tok **out, const char *label, const char *name, const char *text, size_t len, eng_err *e)
+int eng_tok_open_text(eng_tok **out, const char *label, const char *name, const char *text, size_t len, tlm_err *e)
 {
     return open_bpe(out, label, name, text ? text : "", len, e);
 }
 
-int eng_tok_open(eng_tok **out, const char *spec, const char *search, eng_err *e)
+int eng_tok_open(eng_tok **out, const char *spec, const char *search, tlm_err *e)
 {
     *out = NULL;
     if (!spec || !*spec)
-        return eng_errf(e, ENG_ECONFIG, "no tokenizer given (bytes, llama3, bpeN or a rank file)");
+        return tlm_errf(e, TLM_ECONFIG, "no tokenizer given (bytes, llama3, bpeN or a rank file)");
     if (!strcmp(spec, "bytes"))
         return open_bytes(out, e);
     char path[1024];
@@ -336,12 +336,12 @@ static void *dup_mem(const void *p, size_t n, int *fail)
     return q;
 }
 
-int eng_tok_clone(eng_tok **out, const eng_tok *t, eng_err *e)
+int eng_tok_clone(eng_tok **out, const eng_tok *t, tlm_err *e)
 {
     *out = NULL;
     eng_tok *c = tok_alloc();
     if (!c)
-        return eng_errf(e, ENG_ENOMEM, "out of memory (copying tokenizer %s)", t->name);
+        return tlm_errf(e, TLM_ENOMEM, "out of memory (copying tokenizer %s)", t->name);
     /* the definition is copied; the scratch space, cache and regex match state start empty */
     c->kind = t->kind;
     memcpy(c->name, t->name, sizeof c->name);
@@ -364,7 +364,7 @@ int eng_tok_clone(eng_tok **out, const eng_tok *t, eng_err *e)
     c->special = dup_mem(t->special, t->n_special * sizeof *t->special, &fail);
     c->spm_type = dup_mem(t->spm_type, t->spm_type ? t->n_ranks : 0, &fail);
     c->spm_score = dup_mem(t->spm_score, t->spm_score ? t->n_ranks * sizeof *t->spm_score : 0, &fail);
-    int rc = fail ? eng_errf(e, ENG_ENOMEM, "out of memory (copying tokenizer %s)", t->name) : 0;
+    int rc = fail ? tlm_errf(e, TLM_ENOMEM, "out of memory (copying tokenizer %s)", t->name) : 0;
     if (!rc && t->re)
         rc = tok_regex_compile(&c->re, &c->md, e);
     if (rc) {
@@ -438,7 +438,7 @@ const uint8_t *eng_tok_piece(const eng_tok *t, uint32_t id, size_t *len)
 typedef struct enc_ctx {
     eng_tok *t;
     eng_tokvec *out;
-    eng_err *e;
+    tlm_err *e;
 } enc_ctx;
 
 static int on_piece(void *arg, const uint8_t *p, size_t n)
@@ -448,7 +448,7 @@ static int on_piece(void *arg, const uint8_t *p, size_t n)
 }
 
 /* Ordinary text (no special tokens inside). */
-static int encode_plain(eng_tok *t, const uint8_t *p, size_t n, int raw, eng_tokvec *out, eng_err *e)
+static int encode_plain(eng_tok *t, const uint8_t *p, size_t n, int raw, eng_tokvec *out, tlm_err *e)
 {
     enc_ctx c = {t, out, e};
     if (!raw)
@@ -461,7 +461,7 @@ static int encode_plain(eng_tok *t, const uint8_t *p, size_t n, int raw, eng_tok
             i++;
             continue;
         }
-        size_t k = eng_utf8_seq(p + i, n - i, &bad);
+        size_t k = tlm_utf8_seq(p + i, n - i, &bad);
         if (k) {
             i += k;
             continue;
@@ -492,7 +492,7 @@ static const tok_special *special_at(const eng_tok *t, const uint8_t *p, size_t 
     return NULL;
 }
 
-int eng_tok_encode(eng_tok *t, const void *text, size_t len, int flags, eng_tokvec *out, eng_err *e)
+int eng_tok_encode(eng_tok *t, const void *text, size_t len, int flags, eng_tokvec *out, tlm_err *e)
 {
     const uint8_t *p = text;
     int rc;
@@ -501,7 +501,7 @@ int eng_tok_encode(eng_tok *t, const void *text, size_t len, int flags, eng_tokv
             size_t c = out->n + len;
             uint32_t *q = realloc(out->ids, c * sizeof *q);
             if (!q)
-                return eng_errf(e, ENG_ENOMEM, "out of memory (%zu token ids)", c);
+                return tlm_errf(e, TLM_ENOMEM, "out of memory (%zu token ids)", c);
             out->ids = q;
             out->cap = c;
         }
@@ -513,7 +513,7 @@ int eng_tok_encode(eng_tok *t, const void *text, size_t len, int flags, eng_tokv
     size_t n = len;
     if (!raw) {
         size_t fixed_len;
-        if ((rc = eng_utf8_fix(&t->fixed, &t->fixed_cap, p, n, &fixed_len, e)) < 0)
+        if ((rc = tlm_utf8_fix(&t->fixed, &t->fixed_cap, p, n, &fixed_len, e)) < 0)
             return rc;
         if (rc == 1) {
             p = t->fixed;
@@ -546,13 +546,13 @@ int eng_tok_encode(eng_tok *t, const void *text, size_t len, int flags, eng_tokv
 }
 
 int eng_tok_decode(const eng_tok *t, const uint32_t *ids, size_t n, uint8_t **buf, size_t *len, size_t *cap,
-                   eng_err *e)
+                   tlm_err *e)
 {
     for (size_t i = 0; i < n; i++) {
         size_t m;
         const uint8_t *piece = eng_tok_piece(t, ids[i], &m);
         if (!piece)
-            return eng_errf(e, ENG_EDATA, "token id %u (position %zu) is outside tokenizer %s's %u ids", ids[i], i,
+            return tlm_errf(e, TLM_EDATA, "token id %u (position %zu) is outside tokenizer %s's %u ids", ids[i], i,
                             t->name, t->vocab);
         /* SentencePiece: the dummy prefix that encoding put before the text (and after <s>, </s>) goes */
         if (t->kind == ENG_TOK_SPM && t->spm_dummy_prefix && m > 0 && piece[0] == ' ' &&
@@ -562,8 +562,8 @@ int eng_tok_decode(const eng_tok *t, const uint32_t *ids, size_t n, uint8_t **bu
         }
         if (m == 0)
             continue; /* "▁" after its space went: nothing (and *buf may still be NULL) */
-        if (ENG_GROW(*buf, *cap, *len + m, 4096))
-            return eng_errf(e, ENG_ENOMEM, "out of memory (%zu bytes of text)", eng_grow_size(*cap, *len + m, 4096));
+        if (TLM_GROW(*buf, *cap, *len + m, 4096))
+            return tlm_errf(e, TLM_ENOMEM, "out of memory (%zu bytes of text)", tlm_grow_size(*cap, *len + m, 4096));
         memcpy(*buf + *len, piece, m);
         *len += m;
     }
@@ -571,10 +571,10 @@ int eng_tok_decode(const eng_tok *t, const uint32_t *ids, size_t n, uint8_t **bu
 }
 
 /* ------------------------------------------------------------ shard check */
-int eng_tok_check_shards(const char *cfg_tokenizer, const eng_shardset *set, const char *data_path, eng_err *e)
+int eng_tok_check_shards(const char *cfg_tokenizer, const eng_shardset *set, const char *data_path, tlm_err *e)
 {
     if (!set || set->n < 1)
-        return eng_errf(e, ENG_EDATA, "%s: no shards to check", data_path ? data_path : "data");
+        return tlm_errf(e, TLM_EDATA, "%s: no shards to check", data_path ? data_path : "data");
     const eng_shard *s = &set->shards[0];
     char want[ENG_SHARD_TOKNAME + 1];
     if (path_like(cfg_tokenizer))
@@ -582,30 +582,30 @@ int eng_tok_check_shards(const char *cfg_tokenizer, const eng_shardset *set, con
     else
         snprintf(want, sizeof want, "%s", cfg_tokenizer);
     if (strcmp(s->tokenizer, want))
-        return eng_errf(e, ENG_EDATA,
+        return tlm_errf(e, TLM_EDATA,
                         "%s: shards were made with tokenizer '%s' but the job's tokenizer is '%s'; re-encode the data "
                         "(tlm-data build --tokenizer %s) or set `tokenizer: %s` in the config",
                         s->path, s->tokenizer, cfg_tokenizer, cfg_tokenizer, s->tokenizer);
     int known = eng_tokenizer_vocab(want);
     if (known > 0 && s->vocab != (uint32_t)known)
-        return eng_errf(e, ENG_EDATA, "%s: tokenizer '%s' has %d ids but the shards say %u; the shards are not "
+        return tlm_errf(e, TLM_EDATA, "%s: tokenizer '%s' has %d ids but the shards say %u; the shards are not "
                         "from this tokenizer", s->path, want, known, s->vocab);
     static const uint8_t zero[32];
     if (!memcmp(s->tokenizer_sha256, zero, 32))
         return 0; /* written without a definition hash: name and size are all we can check */
     char path[1024];
-    eng_err ignore;
+    tlm_err ignore;
     if (strcmp(want, "bytes") && eng_tok_find(cfg_tokenizer, data_path, path, sizeof path, &ignore))
         return 0; /* no tokenizer file here (training needs only ids): name and size must do */
     eng_tok *t = NULL;
     int rc = strcmp(want, "bytes") ? eng_tok_open_file(&t, path, want, e) : open_bytes(&t, e);
     if (rc)
-        return eng_err_prefix(e, "checking %s against the job's tokenizer", s->path);
+        return tlm_err_prefix(e, "checking %s against the job's tokenizer", s->path);
     char hs[65], ht[65];
-    eng_hex(s->tokenizer_sha256, 32, hs);
-    eng_hex(t->sha, 32, ht);
+    tlm_hex(s->tokenizer_sha256, 32, hs);
+    tlm_hex(t->sha, 32, ht);
     if (memcmp(s->tokenizer_sha256, t->sha, 32) || s->vocab != t->vocab)
-        rc = eng_errf(e, ENG_EDATA,
+        rc = tlm_errf(e, TLM_EDATA,
                       "%s: shards were made with a different '%s' tokenizer (definition SHA-256 %.16s..., vocab %u) "
                       "than %s (definition SHA-256 %.16s..., vocab %u): it was retrained or replaced; rebuild the "
                       "shards with tlm-data build",

@@ -36,14 +36,14 @@ uint64_t tok_hash(const uint8_t *p, size_t n)
     return h ? h : 1; /* 0 marks empty cache slots */
 }
 
-int tok_map_build(eng_tok *t, eng_err *e)
+int tok_map_build(eng_tok *t, tlm_err *e)
 {
     uint32_t size = 1024;
     while (size < 2u * t->n_ranks)
         size <<= 1;
     t->map.slots = calloc(size, sizeof *t->map.slots);
     if (!t->map.slots)
-        return eng_errf(e, ENG_ENOMEM, "out of memory (rank map)");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory (rank map)");
     t->map.mask = size - 1;
     for (uint32_t id = 0; id < t->n_ranks; id++) {
         if (t->spm_type && t->spm_type[id] != TOK_SPM_NORMAL)
@@ -51,7 +51,7 @@ int tok_map_build(eng_tok *t, eng_err *e)
         const uint8_t *p = t->arena + t->off[id];
         size_t n = t->off[id + 1] - t->off[id];
         if (tok_map_get(t, p, n) >= 0)
-            return eng_errf(e, ENG_EDATA, "rank %u repeats the bytes of rank %lld", id,
+            return tlm_errf(e, TLM_EDATA, "rank %u repeats the bytes of rank %lld", id,
                             (long long)tok_map_get(t, p, n));
         uint64_t h = tok_hash(p, n);
         uint32_t i = (uint32_t)h & t->map.mask;

@@ -87,37 +87,37 @@ enum { TOK_SPM_NORMAL = 1, TOK_SPM_UNKNOWN, TOK_SPM_CONTROL, TOK_SPM_USER, TOK_S
 
 /* ---- hash.c: hashing and the rank map */
 uint64_t tok_hash(const uint8_t *p, size_t n);
-int tok_map_build(eng_tok *t, eng_err *e);
+int tok_map_build(eng_tok *t, tlm_err *e);
 /* rank of bytes p[0, n), or -1 */
 int64_t tok_map_get(const eng_tok *t, const uint8_t *p, size_t n);
 
 /* ---- pretok.c: the Llama 3 pre-tokenisation pattern */
 extern const char tok_llama3_pattern[];
-int tok_regex_compile(pcre2_code **re, pcre2_match_data **md, eng_err *e);
+int tok_regex_compile(pcre2_code **re, pcre2_match_data **md, tlm_err *e);
 /* Call fn(arg, start, len) for each piece of the valid UTF-8 text p[0, n). */
 int tok_pretokenize(pcre2_code *re, pcre2_match_data *md, const uint8_t *p, size_t n,
-                    int (*fn)(void *arg, const uint8_t *piece, size_t len), void *arg, eng_err *e);
+                    int (*fn)(void *arg, const uint8_t *piece, size_t len), void *arg, tlm_err *e);
 
 /* ---- bpe.c: rank files and byte-pair merging */
 /* From the file's text (path names it in messages). */
-int tok_load_ranks_text(eng_tok *t, const char *path, const char *text, size_t len, eng_err *e);
+int tok_load_ranks_text(eng_tok *t, const char *path, const char *text, size_t len, tlm_err *e);
 /* Append the ids of one pre-tokenised piece. */
-int tok_bpe_piece(eng_tok *t, const uint8_t *p, size_t n, eng_tokvec *out, eng_err *e);
+int tok_bpe_piece(eng_tok *t, const uint8_t *p, size_t n, eng_tokvec *out, tlm_err *e);
 /* The canonical definition hash (sets t->sha). */
 void tok_compute_sha(eng_tok *t);
 /* The piece -> ids cache of recent short pieces (h = tok_hash(p, n)):
  * get appends a hit's ids and returns 1, 0 on a miss, < 0 on error. */
-int tok_cache_get(eng_tok *t, const uint8_t *p, size_t n, uint64_t h, eng_tokvec *out, eng_err *e);
+int tok_cache_get(eng_tok *t, const uint8_t *p, size_t n, uint64_t h, eng_tokvec *out, tlm_err *e);
 int tok_cache_put(eng_tok *t, const uint8_t *p, size_t n, uint64_t h, const uint32_t *ids, size_t nids,
-                  eng_err *e);
+                  tlm_err *e);
 
 /* ---- spm.c: SentencePiece BPE (llama2) */
-int tok_spm_load_model(eng_tok *t, const char *path, const uint8_t *data, size_t len, eng_err *e);
+int tok_spm_load_model(eng_tok *t, const char *path, const uint8_t *data, size_t len, tlm_err *e);
 int tok_spm_is_vocab(const char *text, size_t len);
-int tok_spm_load_vocab(eng_tok *t, const char *path, const char *text, size_t len, eng_err *e);
+int tok_spm_load_vocab(eng_tok *t, const char *path, const char *text, size_t len, tlm_err *e);
 void tok_spm_sha(eng_tok *t);
 /* Append the ids of valid (or, raw, any) text; allow_special: <s>, </s> are the control ids. */
-int tok_spm_encode(eng_tok *t, const uint8_t *p, size_t n, int allow_special, eng_tokvec *out, eng_err *e);
+int tok_spm_encode(eng_tok *t, const uint8_t *p, size_t n, int allow_special, eng_tokvec *out, tlm_err *e);
 int32_t tok_spm_special(const eng_tok *t, const char *text);
 
 /* ---- shared helpers */

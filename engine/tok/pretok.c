@@ -24,7 +24,7 @@ const char tok_llama3_pattern[] =
     "|[" WS "]+(?![^" WS "])"
     "|[" WS "]+";
 
-int tok_regex_compile(pcre2_code **re, pcre2_match_data **md, eng_err *e)
+int tok_regex_compile(pcre2_code **re, pcre2_match_data **md, tlm_err *e)
 {
     int code;
     PCRE2_SIZE where;
@@ -33,7 +33,7 @@ int tok_regex_compile(pcre2_code **re, pcre2_match_data **md, eng_err *e)
     if (!*re) {
         PCRE2_UCHAR msg[256];
         pcre2_get_error_message(code, msg, sizeof msg);
-        return eng_errf(e, ENG_EINTERNAL, "pre-tokenisation pattern does not compile at %zu: %s", (size_t)where,
+        return tlm_errf(e, TLM_EINTERNAL, "pre-tokenisation pattern does not compile at %zu: %s", (size_t)where,
                         (const char *)msg);
     }
     /* JIT is a speed-up only: without it (some platforms) matching still works. */
@@ -42,13 +42,13 @@ int tok_regex_compile(pcre2_code **re, pcre2_match_data **md, eng_err *e)
     if (!*md) {
         pcre2_code_free(*re);
         *re = NULL;
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     }
     return 0;
 }
 
 int tok_pretokenize(pcre2_code *re, pcre2_match_data *md, const uint8_t *p, size_t n,
-                    int (*fn)(void *arg, const uint8_t *piece, size_t len), void *arg, eng_err *e)
+                    int (*fn)(void *arg, const uint8_t *piece, size_t len), void *arg, tlm_err *e)
 {
     size_t off = 0;
     PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
@@ -60,7 +60,7 @@ int tok_pretokenize(pcre2_code *re, pcre2_match_data *md, const uint8_t *p, size
         } else if (rc < 0) {
             PCRE2_UCHAR msg[256];
             pcre2_get_error_message(rc, msg, sizeof msg);
-            return eng_errf(e, ENG_EINTERNAL, "pre-tokenisation failed at byte %zu: %s", off, (const char *)msg);
+            return tlm_errf(e, TLM_EINTERNAL, "pre-tokenisation failed at byte %zu: %s", off, (const char *)msg);
         } else {
             s = ov[0];
             end = ov[1];
@@ -74,7 +74,7 @@ int tok_pretokenize(pcre2_code *re, pcre2_match_data *md, const uint8_t *p, size
             off = end;
         } else if (s < n) {
             /* an empty match (cannot happen with this pattern): step one character */
-            size_t bad, k = eng_utf8_seq(p + s, n - s, &bad);
+            size_t bad, k = tlm_utf8_seq(p + s, n - s, &bad);
             if (!k)
                 k = bad;
             if ((r = fn(arg, p + s, k)))

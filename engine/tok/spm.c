@@ -59,26 +59,26 @@ static void build_free(spm_build *b)
 /* One piece in its SentencePiece text form (U+2581 for spaces, "<0x0A>"
  * for a byte piece); stored the way it decodes. */
 static int add_piece(spm_build *b, const uint8_t *s, size_t len, int type, float score, const char *where,
-                     eng_err *e)
+                     tlm_err *e)
 {
     if (b->n >= MAX_PIECES)
-        return eng_errf(e, ENG_EDATA, "%s: more than %u pieces", where, MAX_PIECES);
+        return tlm_errf(e, TLM_EDATA, "%s: more than %u pieces", where, MAX_PIECES);
     if (len == 0 || len > MAX_PIECE_BYTES)
-        return eng_errf(e, ENG_EDATA, "%s: piece %zu is %zu bytes; expected 1 to %d", where, b->n, len,
+        return tlm_errf(e, TLM_EDATA, "%s: piece %zu is %zu bytes; expected 1 to %d", where, b->n, len,
                         MAX_PIECE_BYTES);
     if (type < TOK_SPM_NORMAL || type > TOK_SPM_BYTE)
-        return eng_errf(e, ENG_EDATA, "%s: piece %zu has type %d; expected 1 (normal) to 6 (byte)", where, b->n,
+        return tlm_errf(e, TLM_EDATA, "%s: piece %zu has type %d; expected 1 (normal) to 6 (byte)", where, b->n,
                         type);
     if (type == TOK_SPM_USER || type == TOK_SPM_UNUSED)
-        return eng_errf(e, ENG_EDATA, "%s: piece %zu is of type %s, which TLM's SentencePiece BPE does not "
+        return tlm_errf(e, TLM_EDATA, "%s: piece %zu is of type %s, which TLM's SentencePiece BPE does not "
                         "implement (Llama 2 has none)", where, b->n, type_names[type]);
     if (!isfinite(score))
-        return eng_errf(e, ENG_EDATA, "%s: piece %zu has a score that is not a finite number", where, b->n);
-    if (eng_grow(&b->off, &b->off_cap, b->n + 2, sizeof *b->off, 1024) ||
-        eng_grow(&b->type, &b->type_cap, b->n + 1, 1, 1024) ||
-        eng_grow(&b->score, &b->score_cap, b->n + 1, sizeof *b->score, 1024) ||
-        eng_grow(&b->arena, &b->arena_cap, b->arena_len + len, 1, 1 << 16))
-        return eng_errf(e, ENG_ENOMEM, "out of memory reading %s", where);
+        return tlm_errf(e, TLM_EDATA, "%s: piece %zu has a score that is not a finite number", where, b->n);
+    if (tlm_grow(&b->off, &b->off_cap, b->n + 2, sizeof *b->off, 1024) ||
+        tlm_grow(&b->type, &b->type_cap, b->n + 1, 1, 1024) ||
+        tlm_grow(&b->score, &b->score_cap, b->n + 1, sizeof *b->score, 1024) ||
+        tlm_grow(&b->arena, &b->arena_cap, b->arena_len + len, 1, 1 << 16))
+        return tlm_errf(e, TLM_ENOMEM, "out of memory reading %s", where);
     uint8_t *dst = b->arena + b->arena_len;
     size_t m = 0;
     if (type == TOK_SPM_BYTE) {
@@ -86,10 +86,10 @@ static int add_piece(spm_build *b, const uint8_t *s, size_t len, int type, float
         char tmp[8];
         if (len != 6 || (memcpy(tmp, s, 6), tmp[6] = '\0', sscanf(tmp, "<0x%2X>", &v) != 1) || s[5] != '>' ||
             !strchr("0123456789ABCDEF", s[3]) || !strchr("0123456789ABCDEF", s[4]))
-            return eng_errf(e, ENG_EDATA, "%s: byte piece %zu is \"%.*s\"; expected <0x00> to <0xFF>", where, b->n,
+            return tlm_errf(e, TLM_EDATA, "%s: byte piece %zu is \"%.*s\"; expected <0x00> to <0xFF>", where, b->n,
                             (int)(len < 40 ? len : 40), (const char *)s);
         if (b->have_byte[v])
-            return eng_errf(e, ENG_EDATA, "%s: byte piece <0x%02X> appears twice", where, v);
+            return tlm_errf(e, TLM_EDATA, "%s: byte piece <0x%02X> appears twice", where, v);
         b->have_byte[v] = 1;
         dst[m++] = (uint8_t)v;
     } else if (type == TOK_SPM_NORMAL) {
@@ -115,11 +115,11 @@ static int add_piece(spm_build *b, const uint8_t *s, size_t len, int type, float
 }
 
 /* Move the pieces into t, check the special ones, build the map. */
-static int finish(eng_tok *t, spm_build *b, int dummy_prefix, int byte_fallback, eng_err *e)
+static int finish(eng_tok *t, spm_build *b, int dummy_prefix, int byte_fallback, tlm_err *e)
 {
     const char *path = b->path;
     if (b->n == 0)
-        return eng_errf(e, ENG_EDATA, "%s: no pieces", path);
+        return tlm_errf(e, TLM_EDATA, "%s: no pieces", path);
     t->kind = ENG_TOK_SPM;
     t->n_ranks = t->vocab = (uint32_t)b->n;
     t->arena = b->arena;
@@ -141,7 +141,7 @@ static int finish(eng_tok *t, spm_build *b, int dummy_prefix, int byte_fallback,
         switch (t->spm_type[id]) {
         case TOK_SPM_UNKNOWN:
             if (t->spm_unk >= 0)
-                return eng_errf(e, ENG_EDATA, "%s: two unknown pieces (%d and %u); expected one", path, t->spm_unk,
+                return tlm_errf(e, TLM_EDATA, "%s: two unknown pieces (%d and %u); expected one", path, t->spm_unk,
                                 id);
             t->spm_unk = (int32_t)id;
             break;
@@ -162,16 +162,16 @@ static int finish(eng_tok *t, spm_build *b, int dummy_prefix, int byte_fallback,
         }
     }
     if (t->spm_unk < 0)
-        return eng_errf(e, ENG_EDATA, "%s: no unknown piece (<unk>); a SentencePiece model has one", path);
+        return tlm_errf(e, TLM_EDATA, "%s: no unknown piece (<unk>); a SentencePiece model has one", path);
     if (byte_fallback && nbytes != 256)
-        return eng_errf(e, ENG_EDATA, "%s: byte fallback needs the 256 byte pieces <0x00>..<0xFF>; there are %d",
+        return tlm_errf(e, TLM_EDATA, "%s: byte fallback needs the 256 byte pieces <0x00>..<0xFF>; there are %d",
                         path, nbytes);
     if (!strcmp(t->name, "llama2") &&
         (t->n_ranks != 32000 || t->spm_unk != 0 || t->spm_bos != 1 || t->eot != 2 || !byte_fallback))
-        return eng_errf(e, ENG_EDATA, "%s: not Llama 2's tokenizer: expected 32000 pieces with <unk> <s> </s> at "
+        return tlm_errf(e, TLM_EDATA, "%s: not Llama 2's tokenizer: expected 32000 pieces with <unk> <s> </s> at "
                         "0, 1, 2 and byte fallback; it has %u pieces, <unk> %d, <s> %d, </s> %d, byte fallback %s",
                         path, t->n_ranks, t->spm_unk, t->spm_bos, t->eot, byte_fallback ? "on" : "off");
-    return tok_map_build(t, e) ? eng_err_prefix(e, "%s", path) : 0;
+    return tok_map_build(t, e) ? tlm_err_prefix(e, "%s", path) : 0;
 }
 
 /* ------------------------------------------------------------ protobuf */
@@ -255,16 +255,16 @@ static float pb_float(uint64_t v)
     return x;
 }
 
-static int pb_bad(const char *path, const uint8_t *base, const pb *r, const char *what, eng_err *e)
+static int pb_bad(const char *path, const uint8_t *base, const pb *r, const char *what, tlm_err *e)
 {
-    return eng_errf(e, ENG_EDATA, "%s: byte %zu: %s is not well-formed protobuf (a SentencePiece tokenizer.model "
+    return tlm_errf(e, TLM_EDATA, "%s: byte %zu: %s is not well-formed protobuf (a SentencePiece tokenizer.model "
                     "was expected)", path, (size_t)(r->p - base), what);
 }
 
-int tok_spm_load_model(eng_tok *t, const char *path, const uint8_t *data, size_t len, eng_err *e)
+int tok_spm_load_model(eng_tok *t, const char *path, const uint8_t *data, size_t len, tlm_err *e)
 {
     if (len > MAX_MODEL_FILE)
-        return eng_errf(e, ENG_EDATA, "%s: larger than %u bytes", path, MAX_MODEL_FILE);
+        return tlm_errf(e, TLM_EDATA, "%s: larger than %u bytes", path, MAX_MODEL_FILE);
     spm_build b = {.path = path};
     pb top = {data, data + len};
     pb_field f;
@@ -294,7 +294,7 @@ int tok_spm_load_model(eng_tok *t, const char *path, const uint8_t *data, size_t
             if (r < 0)
                 return build_free(&b), pb_bad(path, data, &sub, "a piece", e);
             if (!s)
-                return build_free(&b), eng_errf(e, ENG_EDATA, "%s: piece %zu has no text", path, b.n);
+                return build_free(&b), tlm_errf(e, TLM_EDATA, "%s: piece %zu has no text", path, b.n);
             rc = add_piece(&b, s, slen, type, score, path, e);
         } else if (f.num == 2) { /* TrainerSpec: model_type = 3, byte_fallback = 35 */
             while ((r = pb_next(&sub, &g)) == 0)
@@ -326,10 +326,10 @@ int tok_spm_load_model(eng_tok *t, const char *path, const uint8_t *data, size_t
     if (!rc && r < 0)
         rc = pb_bad(path, data, &top, "the model", e);
     if (!rc && model_type != 2)
-        rc = eng_errf(e, ENG_EDATA, "%s: a SentencePiece model of type %d (%s); TLM implements BPE (type 2) only, "
+        rc = tlm_errf(e, TLM_EDATA, "%s: a SentencePiece model of type %d (%s); TLM implements BPE (type 2) only, "
                       "as Llama 2 uses it", path, model_type, model_type == 1 ? "unigram" : "not BPE");
     if (!rc && (charsmap || remove_ws || !escape_ws))
-        rc = eng_errf(e, ENG_EDATA, "%s: the normalizer '%s' %s; TLM implements the identity normalizer without "
+        rc = tlm_errf(e, TLM_EDATA, "%s: the normalizer '%s' %s; TLM implements the identity normalizer without "
                       "removing extra whitespace, as Llama 2 uses it", path, normname,
                       charsmap ? "rewrites characters" : remove_ws ? "removes extra whitespace"
                                                                : "does not mark spaces");
@@ -379,14 +379,14 @@ static int unescape(const char *s, size_t n, uint8_t *out, size_t *m)
     return 0;
 }
 
-int tok_spm_load_vocab(eng_tok *t, const char *path, const char *text, size_t len, eng_err *e)
+int tok_spm_load_vocab(eng_tok *t, const char *path, const char *text, size_t len, tlm_err *e)
 {
     spm_build b = {.path = path};
     int rc = 0, dummy_prefix = -1, byte_fallback = -1;
     long want = -1;
     uint8_t *buf = malloc(MAX_PIECE_BYTES + 1);
     if (!buf)
-        return eng_errf(e, ENG_ENOMEM, "out of memory reading %s", path);
+        return tlm_errf(e, TLM_ENOMEM, "out of memory reading %s", path);
     size_t lineno = 0;
     for (size_t i = 0; !rc && i < len;) {
         size_t eol = i;
@@ -398,7 +398,7 @@ int tok_spm_load_vocab(eng_tok *t, const char *path, const char *text, size_t le
         i = eol + 1;
         if (++lineno == 1) {
             if (!tok_spm_is_vocab(l, n))
-                rc = eng_errf(e, ENG_EDATA, "%s:1: expected \"%s\"", path, VOCAB_MAGIC);
+                rc = tlm_errf(e, TLM_EDATA, "%s:1: expected \"%s\"", path, VOCAB_MAGIC);
             continue;
         }
         if (n == 0)
@@ -410,7 +410,7 @@ int tok_spm_load_vocab(eng_tok *t, const char *path, const char *text, size_t le
             char line[96];
             snprintf(line, sizeof line, "%.*s", (int)(n < 90 ? n : 90), l);
             if (n >= 90 || sscanf(line, "%31s %ld %c", key, &v, &extra) != 2) {
-                rc = eng_errf(e, ENG_EDATA, "%s:%zu: expected an option (\"pieces N\", \"add_dummy_prefix 0|1\", "
+                rc = tlm_errf(e, TLM_EDATA, "%s:%zu: expected an option (\"pieces N\", \"add_dummy_prefix 0|1\", "
                               "\"byte_fallback 0|1\") or a piece (\"TYPE<tab>SCORE<tab>PIECE\")", path, lineno);
             } else if (!strcmp(key, "pieces") && v >= 1 && v <= (long)MAX_PIECES && want < 0) {
                 want = v;
@@ -419,14 +419,14 @@ int tok_spm_load_vocab(eng_tok *t, const char *path, const char *text, size_t le
             } else if (!strcmp(key, "byte_fallback") && (v == 0 || v == 1) && byte_fallback < 0) {
                 byte_fallback = (int)v;
             } else {
-                rc = eng_errf(e, ENG_EDATA, "%s:%zu: option '%s %ld' is unknown, given twice or out of range "
+                rc = tlm_errf(e, TLM_EDATA, "%s:%zu: option '%s %ld' is unknown, given twice or out of range "
                               "(pieces 1..%u, the others 0 or 1)", path, lineno, key, v, MAX_PIECES);
             }
             continue;
         }
         const char *t1 = memchr(l, '\t', n), *t2 = t1 ? memchr(t1 + 1, '\t', (size_t)(l + n - t1 - 1)) : NULL;
         if (!t2) {
-            rc = eng_errf(e, ENG_EDATA, "%s:%zu: expected \"TYPE<tab>SCORE<tab>PIECE\"", path, lineno);
+            rc = tlm_errf(e, TLM_EDATA, "%s:%zu: expected \"TYPE<tab>SCORE<tab>PIECE\"", path, lineno);
             break;
         }
         int type = 0;
@@ -440,12 +440,12 @@ int tok_spm_load_vocab(eng_tok *t, const char *path, const char *text, size_t le
         double score = sl > 0 && sl < 40 ? strtod(num, &numend) : NAN;
         size_t plen = (size_t)(l + n - t2 - 1), m = 0;
         if (!type)
-            rc = eng_errf(e, ENG_EDATA, "%s:%zu: type '%.*s'; expected normal, unknown, control or byte", path,
+            rc = tlm_errf(e, TLM_EDATA, "%s:%zu: type '%.*s'; expected normal, unknown, control or byte", path,
                           lineno, (int)((t1 - l) < 20 ? (t1 - l) : 20), l);
         else if (isnan(score) || *numend || score < -3.4e38 || score > 3.4e38)
-            rc = eng_errf(e, ENG_EDATA, "%s:%zu: score '%s' is not a number", path, lineno, num);
+            rc = tlm_errf(e, TLM_EDATA, "%s:%zu: score '%s' is not a number", path, lineno, num);
         else if (plen > 4 * MAX_PIECE_BYTES || unescape(t2 + 1, plen, buf, &m) || m > MAX_PIECE_BYTES)
-            rc = eng_errf(e, ENG_EDATA, "%s:%zu: the piece has a bad escape (\\\\ \\t \\n \\r \\xHH) or is over %d "
+            rc = tlm_errf(e, TLM_EDATA, "%s:%zu: the piece has a bad escape (\\\\ \\t \\n \\r \\xHH) or is over %d "
                           "bytes", path, lineno, MAX_PIECE_BYTES);
         else {
             char where[1100];
@@ -455,12 +455,12 @@ int tok_spm_load_vocab(eng_tok *t, const char *path, const char *text, size_t le
     }
     free(buf);
     if (!rc && lineno == 0)
-        rc = eng_errf(e, ENG_EDATA, "%s: empty; expected \"%s\"", path, VOCAB_MAGIC);
+        rc = tlm_errf(e, TLM_EDATA, "%s: empty; expected \"%s\"", path, VOCAB_MAGIC);
     if (!rc && (want < 0 || dummy_prefix < 0 || byte_fallback < 0))
-        rc = eng_errf(e, ENG_EDATA, "%s: the options pieces, add_dummy_prefix and byte_fallback must all be given",
+        rc = tlm_errf(e, TLM_EDATA, "%s: the options pieces, add_dummy_prefix and byte_fallback must all be given",
                       path);
     if (!rc && (size_t)want != b.n)
-        rc = eng_errf(e, ENG_EDATA, "%s: says pieces %ld but holds %zu", path, want, b.n);
+        rc = tlm_errf(e, TLM_EDATA, "%s: says pieces %ld but holds %zu", path, want, b.n);
     if (!rc)
         rc = finish(t, &b, dummy_prefix, byte_fallback, e);
     build_free(&b);
@@ -495,14 +495,14 @@ static void put_piece(FILE *f, const eng_tok *t, uint32_t id)
     }
 }
 
-int eng_tok_write_vocab(const eng_tok *t, const char *path, eng_err *e)
+int eng_tok_write_vocab(const eng_tok *t, const char *path, tlm_err *e)
 {
     if (t->kind != ENG_TOK_SPM)
-        return eng_errf(e, ENG_ECONFIG, "tokenizer %s is not a SentencePiece model: nothing to write as a "
+        return tlm_errf(e, TLM_ECONFIG, "tokenizer %s is not a SentencePiece model: nothing to write as a "
                         "vocabulary file", t->name);
-    eng_atomic a;
-    if (eng_atomic_open(&a, path, e))
-        return eng_err_prefix(e, "writing the vocabulary");
+    tlm_atomic a;
+    if (tlm_atomic_open(&a, path, e))
+        return tlm_err_prefix(e, "writing the vocabulary");
     fprintf(a.f, "%s\npieces %u\nadd_dummy_prefix %d\nbyte_fallback %d\n", VOCAB_MAGIC, t->n_ranks,
             t->spm_dummy_prefix, t->spm_byte_fallback);
     for (uint32_t id = 0; id < t->n_ranks; id++) {
@@ -510,25 +510,25 @@ int eng_tok_write_vocab(const eng_tok *t, const char *path, eng_err *e)
         put_piece(a.f, t, id);
         fputc('\n', a.f);
     }
-    return eng_atomic_commit(&a, e);
+    return tlm_atomic_commit(&a, e);
 }
 
 void tok_spm_sha(eng_tok *t)
 {
-    eng_sha256 s;
-    eng_sha256_init(&s);
+    tlm_sha256 s;
+    tlm_sha256_init(&s);
     char line[2 * MAX_PIECE_BYTES];
     int k = snprintf(line, sizeof line, "tlm-tokenizer-definition 1\nkind sentencepiece-bpe\npieces %u\n"
                      "add_dummy_prefix %d\nbyte_fallback %d\n", t->n_ranks, t->spm_dummy_prefix,
                      t->spm_byte_fallback);
-    eng_sha256_update(&s, line, (size_t)k);
+    tlm_sha256_update(&s, line, (size_t)k);
     for (uint32_t id = 0; id < t->n_ranks; id++) {
         k = snprintf(line, sizeof line, "%d %.9g ", t->spm_type[id], (double)t->spm_score[id]);
         size_t m = (size_t)k + tok_base64_encode(t->arena + t->off[id], t->off[id + 1] - t->off[id], line + k);
         line[m++] = '\n';
-        eng_sha256_update(&s, line, m);
+        tlm_sha256_update(&s, line, m);
     }
-    eng_sha256_final(&s, t->sha);
+    tlm_sha256_final(&s, t->sha);
 }
 
 /* ------------------------------------------------------------ encoding */
@@ -564,7 +564,7 @@ static void push_pair(eng_tok *t, const uint8_t *w, int32_t i, size_t *hn)
         ent_push(t->sheap, hn, (tok_spm_ent){t->spm_score[id], s[i].start, s[i].ver, (int32_t)id});
 }
 
-static int emit(eng_tok *t, const uint8_t *w, const tok_sym *s, eng_tokvec *out, eng_err *e)
+static int emit(eng_tok *t, const uint8_t *w, const tok_sym *s, eng_tokvec *out, tlm_err *e)
 {
     if (s->id >= 0)
         return eng_tokvec_push(out, (uint32_t)s->id, e);
@@ -576,18 +576,18 @@ static int emit(eng_tok *t, const uint8_t *w, const tok_sym *s, eng_tokvec *out,
     return 0;
 }
 
-static int merge_word(eng_tok *t, const uint8_t *w, size_t n, eng_tokvec *out, eng_err *e)
+static int merge_word(eng_tok *t, const uint8_t *w, size_t n, eng_tokvec *out, tlm_err *e)
 {
     int rc;
-    if (eng_grow(&t->syms, &t->syms_cap, n, sizeof *t->syms, 64) ||
-        eng_grow(&t->sheap, &t->sheap_cap, 3 * n, sizeof *t->sheap, 64))
-        return eng_errf(e, ENG_ENOMEM, "out of memory (merging a word of %zu bytes)", n);
+    if (tlm_grow(&t->syms, &t->syms_cap, n, sizeof *t->syms, 64) ||
+        tlm_grow(&t->sheap, &t->sheap_cap, 3 * n, sizeof *t->sheap, 64))
+        return tlm_errf(e, TLM_ENOMEM, "out of memory (merging a word of %zu bytes)", n);
     tok_sym *s = t->syms;
     size_t m = 0, bad;
     if (n == 0)
         return 0;
     for (size_t i = 0; i < n; m++) {
-        size_t k = w[i] < 0x80 ? 1 : eng_utf8_seq(w + i, n - i, &bad);
+        size_t k = w[i] < 0x80 ? 1 : tlm_utf8_seq(w + i, n - i, &bad);
         if (!k)
             k = 1; /* raw bytes: each invalid byte is a character of its own */
         int64_t id = tok_map_get(t, w + i, k);
@@ -612,13 +612,13 @@ static int merge_word(eng_tok *t, const uint8_t *w, size_t n, eng_tokvec *out, e
             s[s[a].next].prev = a;
         t->spm_at[s[b].start] = -1;
         s[a].ver++;
-        if (hn + 2 > t->sheap_cap && eng_grow(&t->sheap, &t->sheap_cap, hn + 2, sizeof *t->sheap, 64))
-            return eng_errf(e, ENG_ENOMEM, "out of memory (merging a word of %zu bytes)", n);
+        if (hn + 2 > t->sheap_cap && tlm_grow(&t->sheap, &t->sheap_cap, hn + 2, sizeof *t->sheap, 64))
+            return tlm_errf(e, TLM_ENOMEM, "out of memory (merging a word of %zu bytes)", n);
         push_pair(t, w, a, &hn);
         if (s[a].prev >= 0) {
             s[s[a].prev].ver++;
-            if (hn + 2 > t->sheap_cap && eng_grow(&t->sheap, &t->sheap_cap, hn + 2, sizeof *t->sheap, 64))
-                return eng_errf(e, ENG_ENOMEM, "out of memory (merging a word of %zu bytes)", n);
+            if (hn + 2 > t->sheap_cap && tlm_grow(&t->sheap, &t->sheap_cap, hn + 2, sizeof *t->sheap, 64))
+                return tlm_errf(e, TLM_ENOMEM, "out of memory (merging a word of %zu bytes)", n);
             push_pair(t, w, s[a].prev, &hn);
         }
     }
@@ -630,13 +630,13 @@ static int merge_word(eng_tok *t, const uint8_t *w, size_t n, eng_tokvec *out, e
 
 /* The side index from a symbol's first byte to the symbol (heap entries
  * carry byte positions so that ties break leftmost without a lookup). */
-static int word(eng_tok *t, const uint8_t *w, size_t n, eng_tokvec *out, eng_err *e)
+static int word(eng_tok *t, const uint8_t *w, size_t n, eng_tokvec *out, tlm_err *e)
 {
-    if (eng_grow(&t->spm_at, &t->spm_at_cap, n, sizeof *t->spm_at, 64))
-        return eng_errf(e, ENG_ENOMEM, "out of memory (merging a word of %zu bytes)", n);
+    if (tlm_grow(&t->spm_at, &t->spm_at_cap, n, sizeof *t->spm_at, 64))
+        return tlm_errf(e, TLM_ENOMEM, "out of memory (merging a word of %zu bytes)", n);
     size_t m = 0, bad;
     for (size_t i = 0; i < n;) {
-        size_t k = w[i] < 0x80 ? 1 : eng_utf8_seq(w + i, n - i, &bad);
+        size_t k = w[i] < 0x80 ? 1 : tlm_utf8_seq(w + i, n - i, &bad);
         if (!k)
             k = 1;
         t->spm_at[i] = (int32_t)m++;
@@ -649,7 +649,7 @@ static int word(eng_tok *t, const uint8_t *w, size_t n, eng_tokvec *out, eng_err
 
 /* No shortcut for a word that is a piece as a whole (tiktoken's rule): in
  * SentencePiece the joins by score decide, and they need not reach it. */
-static int word_cached(eng_tok *t, const uint8_t *w, size_t n, eng_tokvec *out, eng_err *e)
+static int word_cached(eng_tok *t, const uint8_t *w, size_t n, eng_tokvec *out, tlm_err *e)
 {
     if (n > TOK_CACHE_MAX_PIECE)
         return word(t, w, n, out, e);
@@ -664,13 +664,13 @@ static int word_cached(eng_tok *t, const uint8_t *w, size_t n, eng_tokvec *out, 
 }
 
 /* One stretch of ordinary text: the dummy prefix, spaces as the marker, words. */
-static int encode_text(eng_tok *t, const uint8_t *p, size_t n, eng_tokvec *out, eng_err *e)
+static int encode_text(eng_tok *t, const uint8_t *p, size_t n, eng_tokvec *out, tlm_err *e)
 {
     if (n == 0)
         return 0;
     size_t need;
-    if (eng_add_size(n, 1, &need) || eng_grow(&t->spm_norm, &t->spm_norm_cap, need, 1, 4096))
-        return eng_errf(e, ENG_ENOMEM, "out of memory (normalising %zu bytes)", n);
+    if (tlm_add_size(n, 1, &need) || tlm_grow(&t->spm_norm, &t->spm_norm_cap, need, 1, 4096))
+        return tlm_errf(e, TLM_ENOMEM, "out of memory (normalising %zu bytes)", n);
     uint8_t *w = t->spm_norm;
     size_t m = 0;
     if (t->spm_dummy_prefix)
@@ -696,7 +696,7 @@ static int encode_text(eng_tok *t, const uint8_t *p, size_t n, eng_tokvec *out, 
     return word_cached(t, w + start, m - start, out, e);
 }
 
-int tok_spm_encode(eng_tok *t, const uint8_t *p, size_t n, int allow_special, eng_tokvec *out, eng_err *e)
+int tok_spm_encode(eng_tok *t, const uint8_t *p, size_t n, int allow_special, eng_tokvec *out, tlm_err *e)
 {
     if (!allow_special)
         return encode_text(t, p, n, out, e);

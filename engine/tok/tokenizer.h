@@ -62,7 +62,7 @@ typedef struct eng_tokvec {
 } eng_tokvec;
 
 void eng_tokvec_clear(eng_tokvec *v);
-int eng_tokvec_push(eng_tokvec *v, uint32_t id, eng_err *e);
+int eng_tokvec_push(eng_tokvec *v, uint32_t id, tlm_err *e);
 
 /* Where a named tokenizer's file is looked for, first hit wins:
  *   1. spec itself when it names an existing file (a path);
@@ -70,29 +70,29 @@ int eng_tokvec_push(eng_tokvec *v, uint32_t id, eng_err *e);
  *      (colon-separated; a shard file stands for its folder; the dataset
  *      root above a train/ or val/ split folder is tried too);
  *   3. each folder in $TLM_TOKENIZERS (colon-separated).
- * Writes the path found into out; ENG_EDATA with the list of places tried
+ * Writes the path found into out; TLM_EDATA with the list of places tried
  * when there is none.  "bytes" needs no file (out = ""). */
-int eng_tok_find(const char *spec, const char *search, char *out, size_t cap, eng_err *e);
+int eng_tok_find(const char *spec, const char *search, char *out, size_t cap, tlm_err *e);
 
 /* Open a tokenizer: "bytes", "llama3", "llama2", "bpeN" (found with
  * eng_tok_find and `search`, may be NULL), or a path to a tokenizer file. */
-int eng_tok_open(eng_tok **t, const char *spec, const char *search, eng_err *e);
+int eng_tok_open(eng_tok **t, const char *spec, const char *search, tlm_err *e);
 /* Open a tokenizer file under a given name (name decides the special
  * tokens: "llama3", "bpeN", else none; "llama2" must be Llama 2's model).
  * The format comes from the content: a SentencePiece vocabulary file, a
  * SentencePiece model (name llama2 or a *.model path), else tiktoken ranks.
  * NULL name = the file's base name. */
-int eng_tok_open_file(eng_tok **t, const char *path, const char *name, eng_err *e);
+int eng_tok_open_file(eng_tok **t, const char *path, const char *name, tlm_err *e);
 /* The same from a rank file's text (the fuzz target, tests); label names it
  * in messages and, with a NULL name, gives the name as a path would. */
-int eng_tok_open_text(eng_tok **t, const char *label, const char *name, const char *text, size_t len, eng_err *e);
+int eng_tok_open_text(eng_tok **t, const char *label, const char *name, const char *text, size_t len, tlm_err *e);
 void eng_tok_free(eng_tok *t);
 /* A second tokenizer with the same definition and its own scratch space,
  * for another thread: faster than opening the file again. */
-int eng_tok_clone(eng_tok **out, const eng_tok *t, eng_err *e);
+int eng_tok_clone(eng_tok **out, const eng_tok *t, tlm_err *e);
 /* Write a SentencePiece tokenizer as a vocabulary file (docs/data.md),
  * atomically: what `tlm-data vocab` makes of a tokenizer.model. */
-int eng_tok_write_vocab(const eng_tok *t, const char *path, eng_err *e);
+int eng_tok_write_vocab(const eng_tok *t, const char *path, tlm_err *e);
 
 const char *eng_tok_name(const eng_tok *t);   /* as stored in shard headers */
 eng_tok_kind eng_tok_kind_of(const eng_tok *t);
@@ -109,36 +109,36 @@ int32_t eng_tok_special(const eng_tok *t, const char *text);
 const uint8_t *eng_tok_piece(const eng_tok *t, uint32_t id, size_t *len);
 
 /* Append the ids of text[0, len) to out.  flags: ENG_TOK_*. */
-int eng_tok_encode(eng_tok *t, const void *text, size_t len, int flags, eng_tokvec *out, eng_err *e);
+int eng_tok_encode(eng_tok *t, const void *text, size_t len, int flags, eng_tokvec *out, tlm_err *e);
 /* Append the bytes of ids to *buf (malloc'd, grown as needed; *len bytes
- * used, *cap allocated).  ENG_EDATA for an id >= vocab.  SentencePiece:
+ * used, *cap allocated).  TLM_EDATA for an id >= vocab.  SentencePiece:
  * the space of the first piece, and of a piece after <s> or </s>, is
  * dropped (it is the dummy prefix encoding put there). */
 int eng_tok_decode(const eng_tok *t, const uint32_t *ids, size_t n, uint8_t **buf, size_t *len, size_t *cap,
-                   eng_err *e);
+                   tlm_err *e);
 
 /* The training-time check: accept the shards of `set` (opened from
  * data_path) for a job whose config says `tokenizer: cfg_tokenizer`, or
- * return ENG_EDATA with a message that names the shard, both tokenizers and
+ * return TLM_EDATA with a message that names the shard, both tokenizers and
  * what to do.  Checks the name, the vocabulary size, and the definition hash
  * against the tokenizer file when one can be found (data_path's dataset
  * folder, $TLM_TOKENIZERS); without a file the name and size must do. */
-int eng_tok_check_shards(const char *cfg_tokenizer, const eng_shardset *set, const char *data_path, eng_err *e);
+int eng_tok_check_shards(const char *cfg_tokenizer, const eng_shardset *set, const char *data_path, tlm_err *e);
 
 /* ------------------------------------------------------------ trainer */
 typedef struct eng_bpe_trainer eng_bpe_trainer;
 
-int eng_bpe_trainer_new(eng_bpe_trainer **tr, eng_err *e);
+int eng_bpe_trainer_new(eng_bpe_trainer **tr, tlm_err *e);
 /* Pre-tokenise text (invalid UTF-8 replaced as when encoding) and count its
  * pieces.  May be called many times; bounded by memory only. */
-int eng_bpe_trainer_feed(eng_bpe_trainer *tr, const void *text, size_t len, eng_err *e);
+int eng_bpe_trainer_feed(eng_bpe_trainer *tr, const void *text, size_t len, tlm_err *e);
 /* Learn merges until there are vocab-1 ranks (vocab >= 257; the last id is
  * <|endoftext|>) and write them as a tiktoken rank file, atomically.
  * Deterministic: the same text fed in the same order gives the same file.
- * ENG_EDATA when the text is too small for that many merges.
+ * TLM_EDATA when the text is too small for that many merges.
  * progress (may be NULL) is called now and then with (done, total) merges. */
 int eng_bpe_trainer_finish(eng_bpe_trainer *tr, uint32_t vocab, const char *out_path,
-                           void (*progress)(void *arg, uint64_t done, uint64_t total), void *arg, eng_err *e);
+                           void (*progress)(void *arg, uint64_t done, uint64_t total), void *arg, tlm_err *e);
 void eng_bpe_trainer_free(eng_bpe_trainer *tr);
 
 #endif

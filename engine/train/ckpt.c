@@ -23,10 +23,10 @@
 static const char *const FILES[] = {ENG_CKPT_MODEL, "optim.safetensors", ENG_CKPT_STATE};
 enum { N_FILES = 3 };
 
-static int join(char *out, size_t cap, const char *a, const char *b, eng_err *e)
+static int join(char *out, size_t cap, const char *a, const char *b, tlm_err *e)
 {
     if ((size_t)snprintf(out, cap, "%s/%s", a, b) >= cap)
-        return eng_errf(e, ENG_EIO, "%s/%s: path too long", a, b);
+        return tlm_errf(e, TLM_EIO, "%s/%s: path too long", a, b);
     return 0;
 }
 
@@ -59,7 +59,7 @@ static int cmp_step_desc(const void *a, const void *b)
 }
 
 /* step-* folders of root, newest first; *n = 0 when root does not exist. */
-static int list_steps(const char *root, step_dir **out, int *n, eng_err *e)
+static int list_steps(const char *root, step_dir **out, int *n, tlm_err *e)
 {
     *out = NULL;
     *n = 0;
@@ -67,18 +67,18 @@ static int list_steps(const char *root, step_dir **out, int *n, eng_err *e)
     if (!d) {
         if (errno == ENOENT)
             return 0;
-        return eng_errf(e, ENG_EIO, "%s: cannot list: %s", root, strerror(errno));
+        return tlm_errf(e, TLM_EIO, "%s: cannot list: %s", root, strerror(errno));
     }
     step_dir *v = NULL;
     size_t cap = 0;
     int rc = 0;
     struct dirent *de;
     while ((de = readdir(d))) {
-        int64_t s = eng_ckpt_step_of(de->d_name);
+        int64_t s = tlm_ckpt_step_of(de->d_name);
         if (s < 0 || strlen(de->d_name) >= sizeof v->name)
             continue;
-        if (ENG_GROW(v, cap, (size_t)*n + 1, 16)) {
-            rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+        if (TLM_GROW(v, cap, (size_t)*n + 1, 16)) {
+            rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
             break;
         }
         v[*n].step = s;
@@ -119,7 +119,7 @@ static char *state_json(const eng_train_state *st)
 }
 
 static int write_tensors(const char *path, const eng_ckpt_data *d, const eng_config *cfg, int64_t step, int optim,
-                         char sha[65], eng_err *e)
+                         char sha[65], tlm_err *e)
 {
     eng_st_writer *w;
     int rc = eng_st_writer_new(&w, e);
@@ -132,7 +132,7 @@ static int write_tensors(const char *path, const eng_ckpt_data *d, const eng_con
         rc = eng_st_writer_meta(w, "tlm_step", stepbuf, e);
     if (!rc && !optim) {
         char *cj = eng_config_json(cfg);
-        rc = cj ? eng_st_writer_meta(w, "tlm_config", cj, e) : eng_errf(e, ENG_ENOMEM, "out of memory");
+        rc = cj ? eng_st_writer_meta(w, "tlm_config", cj, e) : tlm_errf(e, TLM_ENOMEM, "out of memory");
         free(cj);
     }
     for (int i = 0; !rc && i < d->n_tensors; i++) {
@@ -157,10 +157,10 @@ static int write_tensors(const char *path, const eng_ckpt_data *d, const eng_con
     return rc;
 }
 
-static int file_size(const char *path, int64_t *size, eng_err *e)
+static int file_size(const char *path, int64_t *size, tlm_err *e)
 {
     struct stat st;
-    int rc = eng_stat_input(path, ENG_EDATA, &st, e);
+    int rc = tlm_stat_input(path, TLM_EDATA, &st, e);
     if (rc)
         return rc;
     *size = (int64_t)st.st_size;
@@ -175,8 +175,8 @@ static void remove_stale_tmp(const char *root)
     struct dirent *de;
     char p[ENG_CKPT_PATH_MAX + 300];
     while ((de = readdir(d)))
-        if (!strncmp(de->d_name, ENG_CKPT_TMP_PREFIX, sizeof ENG_CKPT_TMP_PREFIX - 1) ||
-            !strncmp(de->d_name, ".old-" ENG_CKPT_PREFIX, sizeof ".old-" ENG_CKPT_PREFIX - 1)) {
+        if (!strncmp(de->d_name, TLM_CKPT_TMP_PREFIX, sizeof TLM_CKPT_TMP_PREFIX - 1) ||
+            !strncmp(de->d_name, ".old-" TLM_CKPT_PREFIX, sizeof ".old-" TLM_CKPT_PREFIX - 1)) {
             snprintf(p, sizeof p, "%s/%s", root, de->d_name);
             remove_flat(p);
         }
@@ -187,7 +187,7 @@ static void prune(const char *root, int keep)
 {
     step_dir *v;
     int n;
-    eng_err ignored;
+    tlm_err ignored;
     if (keep < 1 || list_steps(root, &v, &n, &ignored))
         return;
     char p[ENG_CKPT_PATH_MAX + 300];
@@ -196,19 +196,19 @@ static void prune(const char *root, int keep)
         remove_flat(p);
     }
     free(v);
-    eng_fsync_dir(root);
+    tlm_fsync_dir(root);
 }
 
 int eng_ckpt_write(const char *root, const eng_ckpt_data *d, const eng_config *cfg, const eng_train_state *st,
-                   int keep, char path[ENG_CKPT_PATH_MAX], eng_err *e)
+                   int keep, char path[ENG_CKPT_PATH_MAX], tlm_err *e)
 {
     char name[32], tmp[ENG_CKPT_PATH_MAX], fin[ENG_CKPT_PATH_MAX], old[ENG_CKPT_PATH_MAX];
     char fpath[N_FILES][ENG_CKPT_PATH_MAX + 32], sha[N_FILES][65];
-    int rc = eng_mkdir_p(root, e);
+    int rc = tlm_mkdir_p(root, e);
     if (rc)
         return rc;
     remove_stale_tmp(root);
-    eng_ckpt_name(st->step, name);
+    tlm_ckpt_name(st->step, name);
     char tmpname[48], oldname[48];
     snprintf(tmpname, sizeof tmpname, ".tmp-%s", name);
     snprintf(oldname, sizeof oldname, ".old-%s", name);
@@ -216,7 +216,7 @@ int eng_ckpt_write(const char *root, const eng_ckpt_data *d, const eng_config *c
         (rc = join(old, sizeof old, root, oldname, e)))
         return rc;
     if (mkdir(tmp, 0777))
-        return eng_errf(e, ENG_EIO, "%s: cannot create: %s", tmp, strerror(errno));
+        return tlm_errf(e, TLM_EIO, "%s: cannot create: %s", tmp, strerror(errno));
     for (int i = 0; i < N_FILES; i++)
         if ((rc = join(fpath[i], sizeof fpath[i], tmp, FILES[i], e)))
             goto fail;
@@ -226,11 +226,11 @@ int eng_ckpt_write(const char *root, const eng_ckpt_data *d, const eng_config *c
         goto fail;
     char *sj = state_json(st);
     if (!sj) {
-        rc = eng_errf(e, ENG_ENOMEM, "trainer.json: cannot serialise the trainer state");
+        rc = tlm_errf(e, TLM_ENOMEM, "trainer.json: cannot serialise the trainer state");
         goto fail;
     }
-    eng_sha256_hex(sj, strlen(sj), sha[2]);
-    rc = eng_write_file_atomic(fpath[2], sj, strlen(sj), e);
+    tlm_sha256_hex(sj, strlen(sj), sha[2]);
+    rc = tlm_write_file_atomic(fpath[2], sj, strlen(sj), e);
     free(sj);
     if (rc)
         goto fail;
@@ -251,12 +251,12 @@ int eng_ckpt_write(const char *root, const eng_ckpt_data *d, const eng_config *c
     char *mtext = man ? json_dumps(man, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
     json_decref(man);
     if (!mtext) {
-        rc = eng_errf(e, ENG_ENOMEM, "MANIFEST.json: cannot serialise");
+        rc = tlm_errf(e, TLM_ENOMEM, "MANIFEST.json: cannot serialise");
         goto fail;
     }
     char mpath[ENG_CKPT_PATH_MAX + 32];
     if (!(rc = join(mpath, sizeof mpath, tmp, ENG_CKPT_MANIFEST, e)))
-        rc = eng_write_file_atomic(mpath, mtext, strlen(mtext), e);
+        rc = tlm_write_file_atomic(mpath, mtext, strlen(mtext), e);
     free(mtext);
     if (rc)
         goto fail;
@@ -265,15 +265,15 @@ int eng_ckpt_write(const char *root, const eng_ckpt_data *d, const eng_config *c
      * cannot replace a non-empty folder). */
     struct stat sb;
     if (!stat(fin, &sb) && rename(fin, old)) {
-        rc = eng_errf(e, ENG_EIO, "%s: cannot move aside: %s", fin, strerror(errno));
+        rc = tlm_errf(e, TLM_EIO, "%s: cannot move aside: %s", fin, strerror(errno));
         goto fail;
     }
     if (rename(tmp, fin)) {
-        rc = eng_errf(e, ENG_EIO, "%s: cannot rename to %s: %s", tmp, fin, strerror(errno));
+        rc = tlm_errf(e, TLM_EIO, "%s: cannot rename to %s: %s", tmp, fin, strerror(errno));
         goto fail;
     }
-    if (eng_fsync_dir(root)) {
-        rc = eng_errf(e, ENG_EIO, "%s: fsync: %s", root, strerror(errno));
+    if (tlm_fsync_dir(root)) {
+        rc = tlm_errf(e, TLM_EIO, "%s: fsync: %s", root, strerror(errno));
         return rc;
     }
     remove_flat(old);
@@ -286,46 +286,46 @@ fail:
 }
 
 /* ------------------------------------------------------------ verifying */
-static int hash_file(const char *path, int64_t expect_size, char hex[65], eng_err *e)
+static int hash_file(const char *path, int64_t expect_size, char hex[65], tlm_err *e)
 {
     FILE *f;
-    int rc = eng_fopen_input(path, ENG_EDATA, &f, e);
+    int rc = tlm_fopen_input(path, TLM_EDATA, &f, e);
     if (rc)
         return rc;
     static const size_t BUF = 1 << 20;
     unsigned char *buf = malloc(BUF);
     if (!buf) {
         fclose(f);
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     }
-    eng_sha256 h;
-    eng_sha256_init(&h);
+    tlm_sha256 h;
+    tlm_sha256_init(&h);
     int64_t total = 0;
     size_t n;
     while ((n = fread(buf, 1, BUF, f)) > 0) {
-        eng_sha256_update(&h, buf, n);
+        tlm_sha256_update(&h, buf, n);
         total += (int64_t)n;
     }
     int bad = ferror(f);
     fclose(f);
     free(buf);
     if (bad)
-        return eng_errf(e, ENG_EIO, "%s: read error", path);
+        return tlm_errf(e, TLM_EIO, "%s: read error", path);
     if (total != expect_size)
-        return eng_errf(e, ENG_EDATA, "%s: %" PRId64 " bytes, the manifest says %" PRId64, path, total, expect_size);
+        return tlm_errf(e, TLM_EDATA, "%s: %" PRId64 " bytes, the manifest says %" PRId64, path, total, expect_size);
     uint8_t d[32];
-    eng_sha256_final(&h, d);
-    eng_hex(d, 32, hex);
+    tlm_sha256_final(&h, d);
+    tlm_hex(d, 32, hex);
     return 0;
 }
 
-static int parse_json(const char *path, const char *text, size_t len, json_t **out, eng_err *e);
+static int parse_json(const char *path, const char *text, size_t len, json_t **out, tlm_err *e);
 
-static int load_json(const char *path, size_t max, json_t **out, eng_err *e)
+static int load_json(const char *path, size_t max, json_t **out, tlm_err *e)
 {
     char *text;
     size_t len;
-    int rc = eng_read_file(path, max, &text, &len, e);
+    int rc = tlm_read_file(path, max, &text, &len, e);
     if (rc)
         return rc;
     rc = parse_json(path, text, len, out, e);
@@ -333,7 +333,7 @@ static int load_json(const char *path, size_t max, json_t **out, eng_err *e)
     return rc;
 }
 
-int eng_ckpt_verify(const char *dir, eng_err *e)
+int eng_ckpt_verify(const char *dir, tlm_err *e)
 {
     char mpath[ENG_CKPT_PATH_MAX + 32];
     int rc = join(mpath, sizeof mpath, dir, ENG_CKPT_MANIFEST, e);
@@ -345,16 +345,16 @@ int eng_ckpt_verify(const char *dir, eng_err *e)
     json_t *files = json_object_get(man, "files");
     json_t *ver = json_object_get(man, "version");
     if (!json_is_integer(ver) || json_integer_value(ver) != ENG_CKPT_VERSION) {
-        rc = eng_errf(e, ENG_EDATA, "%s: manifest version %s, this build reads version %d", mpath,
+        rc = tlm_errf(e, TLM_EDATA, "%s: manifest version %s, this build reads version %d", mpath,
                       json_is_integer(ver) ? "other" : "missing", ENG_CKPT_VERSION);
     } else if (!json_is_object(files)) {
-        rc = eng_errf(e, ENG_EDATA, "%s: no \"files\" object", mpath);
+        rc = tlm_errf(e, TLM_EDATA, "%s: no \"files\" object", mpath);
     }
     for (int i = 0; !rc && i < N_FILES; i++) {
         json_t *f = json_object_get(files, FILES[i]);
         json_t *bytes = json_object_get(f, "bytes"), *sha = json_object_get(f, "sha256");
         if (!json_is_integer(bytes) || !json_is_string(sha) || strlen(json_string_value(sha)) != 64) {
-            rc = eng_errf(e, ENG_EDATA, "%s: no valid entry for %s", mpath, FILES[i]);
+            rc = tlm_errf(e, TLM_EDATA, "%s: no valid entry for %s", mpath, FILES[i]);
             break;
         }
         char fpath[ENG_CKPT_PATH_MAX + 32], hex[65];
@@ -364,21 +364,21 @@ int eng_ckpt_verify(const char *dir, eng_err *e)
         if ((rc = file_size(fpath, &size, e)))
             break;
         if (size != json_integer_value(bytes)) {
-            rc = eng_errf(e, ENG_EDATA, "%s: %" PRId64 " bytes, the manifest says %" PRId64 " (truncated?)", fpath,
+            rc = tlm_errf(e, TLM_EDATA, "%s: %" PRId64 " bytes, the manifest says %" PRId64 " (truncated?)", fpath,
                           size, (int64_t)json_integer_value(bytes));
             break;
         }
         if ((rc = hash_file(fpath, size, hex, e)))
             break;
         if (strcmp(hex, json_string_value(sha)))
-            rc = eng_errf(e, ENG_EDATA, "%s: SHA-256 %.12s... differs from the manifest's %.12s... (corrupt)", fpath,
+            rc = tlm_errf(e, TLM_EDATA, "%s: SHA-256 %.12s... differs from the manifest's %.12s... (corrupt)", fpath,
                           hex, json_string_value(sha));
     }
     json_decref(man);
     return rc;
 }
 
-int eng_ckpt_find(const char *root, char path[ENG_CKPT_PATH_MAX], eng_log_fn log, void *ud, eng_err *e)
+int eng_ckpt_find(const char *root, char path[ENG_CKPT_PATH_MAX], eng_log_fn log, void *ud, tlm_err *e)
 {
     path[0] = '\0';
     step_dir *v;
@@ -389,15 +389,15 @@ int eng_ckpt_find(const char *root, char path[ENG_CKPT_PATH_MAX], eng_log_fn log
         char dir[ENG_CKPT_PATH_MAX];
         if ((size_t)snprintf(dir, sizeof dir, "%s/%s", root, v[i].name) >= sizeof dir)
             continue;
-        eng_err ve = {0};
+        tlm_err ve = {0};
         int vrc = eng_ckpt_verify(dir, &ve);
         if (!vrc) {
             snprintf(path, ENG_CKPT_PATH_MAX, "%s", dir);
             break;
         }
-        if (vrc == ENG_ENOMEM) {
+        if (vrc == TLM_ENOMEM) {
             free(v);
-            return eng_errf(e, ENG_ENOMEM, "%s", ve.msg);
+            return tlm_errf(e, TLM_ENOMEM, "%s", ve.msg);
         }
         if (log) {
             char msg[ENG_CKPT_PATH_MAX + sizeof ve.msg + 64];
@@ -410,11 +410,11 @@ int eng_ckpt_find(const char *root, char path[ENG_CKPT_PATH_MAX], eng_log_fn log
 }
 
 /* ------------------------------------------------------------ loading */
-static int get_int(json_t *o, const char *key, int64_t *out, const char *path, eng_err *e)
+static int get_int(json_t *o, const char *key, int64_t *out, const char *path, tlm_err *e)
 {
     json_t *v = json_object_get(o, key);
     if (!json_is_integer(v))
-        return eng_errf(e, ENG_EDATA, "%s: \"%s\" is missing or not an integer", path, key);
+        return tlm_errf(e, TLM_EDATA, "%s: \"%s\" is missing or not an integer", path, key);
     *out = (int64_t)json_integer_value(v);
     return 0;
 }
@@ -425,7 +425,7 @@ static double get_num(json_t *o, const char *key)
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-static int get_hex(json_t *o, const char *key, char out[65], const char *path, eng_err *e)
+static int get_hex(json_t *o, const char *key, char out[65], const char *path, tlm_err *e)
 {
     json_t *v = json_object_get(o, key);
     const char *s = json_is_string(v) ? json_string_value(v) : "";
@@ -433,40 +433,40 @@ static int get_hex(json_t *o, const char *key, char out[65], const char *path, e
     for (int i = 0; hex && i < 64; i++)
         hex = (s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f');
     if (!hex)
-        return eng_errf(e, ENG_EDATA, "%s: \"%s\" is missing or not a SHA-256 (64 lower-case hex digits)", path, key);
+        return tlm_errf(e, TLM_EDATA, "%s: \"%s\" is missing or not a SHA-256 (64 lower-case hex digits)", path, key);
     strcpy(out, json_string_value(v));
     return 0;
 }
 
-static int parse_json(const char *path, const char *text, size_t len, json_t **out, eng_err *e)
+static int parse_json(const char *path, const char *text, size_t len, json_t **out, tlm_err *e)
 {
     json_error_t je;
     *out = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
     if (!*out)
-        return eng_errf(e, ENG_EDATA, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+        return tlm_errf(e, TLM_EDATA, "%s:%d:%d: %s", path, je.line, je.column, je.text);
     if (!json_is_object(*out)) {
         json_decref(*out);
         *out = NULL;
-        return eng_errf(e, ENG_EDATA, "%s: not a JSON object", path);
+        return tlm_errf(e, TLM_EDATA, "%s: not a JSON object", path);
     }
     return 0;
 }
 
-int eng_ckpt_read_state(const char *dir, eng_train_state *st, eng_err *e)
+int eng_ckpt_read_state(const char *dir, eng_train_state *st, tlm_err *e)
 {
     memset(st, 0, sizeof *st);
     char path[ENG_CKPT_PATH_MAX + 32];
     int rc = join(path, sizeof path, dir, ENG_CKPT_STATE, e);
     char *text = NULL;
     size_t len = 0;
-    if (rc || (rc = eng_read_file(path, STATE_MAX, &text, &len, e)))
+    if (rc || (rc = tlm_read_file(path, STATE_MAX, &text, &len, e)))
         return rc;
     rc = eng_ckpt_parse_state(path, text, len, st, e);
     free(text);
     return rc;
 }
 
-int eng_ckpt_parse_state(const char *path, const char *text, size_t len, eng_train_state *st, eng_err *e)
+int eng_ckpt_parse_state(const char *path, const char *text, size_t len, eng_train_state *st, tlm_err *e)
 {
     memset(st, 0, sizeof *st);
     json_t *o = NULL;
@@ -476,10 +476,10 @@ int eng_ckpt_parse_state(const char *path, const char *text, size_t len, eng_tra
     int64_t ver = 0, cursor = 0, windows = 0;
     json_t *data = json_object_get(o, "data");
     if (!(rc = get_int(o, "version", &ver, path, e)) && ver != ENG_CKPT_VERSION)
-        rc = eng_errf(e, ENG_EDATA, "%s: trainer state version %" PRId64 ", this build reads version %d", path, ver,
+        rc = tlm_errf(e, TLM_EDATA, "%s: trainer state version %" PRId64 ", this build reads version %d", path, ver,
                       ENG_CKPT_VERSION);
     if (!rc && !json_is_object(data))
-        rc = eng_errf(e, ENG_EDATA, "%s: no \"data\" object", path);
+        rc = tlm_errf(e, TLM_EDATA, "%s: no \"data\" object", path);
     if (!rc)
         rc = get_int(o, "step", &st->step, path, e);
     if (!rc)
@@ -498,7 +498,7 @@ int eng_ckpt_parse_state(const char *path, const char *text, size_t len, eng_tra
         const char *what = st->step < 0 ? "step" : st->tokens < 0 ? "tokens" : cursor < 0 ? "data.cursor" :
                                                                                           "data.train_windows";
         long long v = st->step < 0 ? st->step : st->tokens < 0 ? st->tokens : cursor < 0 ? cursor : windows;
-        rc = eng_errf(e, ENG_EDATA, "%s: %s is %lld (expected a count, 0 or more)", path, what, v);
+        rc = tlm_errf(e, TLM_EDATA, "%s: %s is %lld (expected a count, 0 or more)", path, what, v);
     }
     if (!rc) {
         st->cursor = (uint64_t)cursor;
@@ -514,11 +514,11 @@ int eng_ckpt_parse_state(const char *path, const char *text, size_t len, eng_tra
     return rc;
 }
 
-static int load_tensor(const eng_st_file *f, const char *name, const eng_tensor_info *t, float *dst, eng_err *e)
+static int load_tensor(const eng_st_file *f, const char *name, const eng_tensor_info *t, float *dst, tlm_err *e)
 {
     const eng_st_tensor *s = eng_st_find(f, name);
     if (!s)
-        return eng_errf(e, ENG_EDATA, "%s: no tensor %s", f->path, name);
+        return tlm_errf(e, TLM_EDATA, "%s: no tensor %s", f->path, name);
     int same = !strcmp(s->dtype, "F32") && s->ndim == t->ndim;
     for (int i = 0; same && i < t->ndim; i++)
         same = s->shape[i] == t->shape[i];
@@ -528,31 +528,31 @@ static int load_tensor(const eng_st_file *f, const char *name, const eng_tensor_
             snprintf(have + strlen(have), sizeof have - strlen(have), "%s%lld", i ? ", " : "", (long long)s->shape[i]);
         for (int i = 0; i < t->ndim && i < 4; i++)
             snprintf(want + strlen(want), sizeof want - strlen(want), "%s%lld", i ? ", " : "", (long long)t->shape[i]);
-        return eng_errf(e, ENG_EDATA, "%s: tensor %s is %s (%s), the model's is F32 (%s)", f->path, name, s->dtype,
+        return tlm_errf(e, TLM_EDATA, "%s: tensor %s is %s (%s), the model's is F32 (%s)", f->path, name, s->dtype,
                         have, want);
     }
     memcpy(dst, eng_st_data(f, s), t->numel * sizeof *dst);
     return 0;
 }
 
-static int check_step_meta(const eng_st_file *f, int64_t step, eng_err *e)
+static int check_step_meta(const eng_st_file *f, int64_t step, tlm_err *e)
 {
     const char *m = eng_st_meta(f, "tlm_step");
     char want[32];
     snprintf(want, sizeof want, "%" PRId64, step);
     if (!m || strcmp(m, want))
-        return eng_errf(e, ENG_EDATA, "%s: tlm_step %s, but trainer.json says step %s", f->path, m ? m : "(none)",
+        return tlm_errf(e, TLM_EDATA, "%s: tlm_step %s, but trainer.json says step %s", f->path, m ? m : "(none)",
                         want);
     return 0;
 }
 
-int eng_ckpt_load(const char *dir, const char *config_id, eng_ckpt_data *d, eng_train_state *st, eng_err *e)
+int eng_ckpt_load(const char *dir, const char *config_id, eng_ckpt_data *d, eng_train_state *st, tlm_err *e)
 {
     int rc = eng_ckpt_read_state(dir, st, e);
     if (rc)
         return rc;
     if (strcmp(st->config_id, config_id))
-        return eng_errf(e, ENG_ECONFIG,
+        return tlm_errf(e, TLM_ECONFIG,
                         "%s was written for config %.12s, this job's config is %.12s: refusing to resume a "
                         "different job (use a fresh --out folder)",
                         dir, st->config_id, config_id);
@@ -582,7 +582,7 @@ int eng_ckpt_load(const char *dir, const char *config_id, eng_ckpt_data *d, eng_
         /* counted after the loads, so that a missing tensor is named by them;
          * what is left is a file with tensors the model does not have */
         if (!rc && f.n != expect)
-            rc = eng_errf(e, ENG_EDATA, "%s: %d tensors, the model has %d (%d the model does not know)", path, f.n,
+            rc = tlm_errf(e, TLM_EDATA, "%s: %d tensors, the model has %d (%d the model does not know)", path, f.n,
                           expect, f.n - expect);
         eng_st_close(&f);
         if (rc)

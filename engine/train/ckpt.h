@@ -33,7 +33,7 @@
 #define ENG_CKPT_MANIFEST "MANIFEST.json" /* in a checkpoint folder, written last */
 #define ENG_CKPT_MODEL "model.safetensors"
 #define ENG_CKPT_STATE "trainer.json"
-#define ENG_CKPT_PATH_MAX ENG_PATH_CAP /* a checkpoint folder path: any the system allows */
+#define ENG_CKPT_PATH_MAX TLM_PATH_CAP /* a checkpoint folder path: any the system allows */
 
 /* Trainer state: everything besides tensors that a resume needs (trainer.json). */
 typedef struct eng_train_state {
@@ -70,29 +70,29 @@ typedef void (*eng_log_fn)(void *ud, const char *msg);
  * step-* folders.  path receives the folder written.  An existing step-N
  * is replaced. */
 int eng_ckpt_write(const char *root, const eng_ckpt_data *d, const eng_config *cfg, const eng_train_state *st,
-                   int keep, char path[ENG_CKPT_PATH_MAX], eng_err *e);
+                   int keep, char path[ENG_CKPT_PATH_MAX], tlm_err *e);
 
 /* Check dir's MANIFEST.json against its files (sizes and SHA-256).
- * ENG_EDATA with the reason when they differ or anything is missing. */
-int eng_ckpt_verify(const char *dir, eng_err *e);
+ * TLM_EDATA with the reason when they differ or anything is missing. */
+int eng_ckpt_verify(const char *dir, tlm_err *e);
 
 /* The newest step-* under root whose MANIFEST verifies; path[0] = '\0'
  * when there is none (root missing or empty is not an error).  Every
  * folder skipped is reported through log (may be NULL). */
-int eng_ckpt_find(const char *root, char path[ENG_CKPT_PATH_MAX], eng_log_fn log, void *ud, eng_err *e);
+int eng_ckpt_find(const char *root, char path[ENG_CKPT_PATH_MAX], eng_log_fn log, void *ud, tlm_err *e);
 
 /* trainer.json of a checkpoint folder (a regular file of at most 1 MiB). */
-int eng_ckpt_read_state(const char *dir, eng_train_state *st, eng_err *e);
+int eng_ckpt_read_state(const char *dir, eng_train_state *st, tlm_err *e);
 /* The same from its text; path names it in messages.  Every counter must
  * be a non-negative integer, the hashes 64 characters. */
-int eng_ckpt_parse_state(const char *path, const char *text, size_t len, eng_train_state *st, eng_err *e);
+int eng_ckpt_parse_state(const char *path, const char *text, size_t len, eng_train_state *st, tlm_err *e);
 
 /* Load a checkpoint written for config `config_id` into d's arrays (shapes
  * must match d's tensors exactly) and *st.  A different config_id is
- * ENG_ECONFIG; missing or mismatched tensors are ENG_EDATA. */
-int eng_ckpt_load(const char *dir, const char *config_id, eng_ckpt_data *d, eng_train_state *st, eng_err *e);
+ * TLM_ECONFIG; missing or mismatched tensors are TLM_EDATA. */
+int eng_ckpt_load(const char *dir, const char *config_id, eng_ckpt_data *d, eng_train_state *st, tlm_err *e);
 
-/* A checkpoint folder's name, eng_ckpt_name, and its step, eng_ckpt_step_of:
+/* A checkpoint folder's name, tlm_ckpt_name, and its step, tlm_ckpt_step_of:
  * common/protocol.h (tlmd reads run folders too). */
 
 #endif

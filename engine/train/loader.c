@@ -43,11 +43,11 @@ struct eng_loader {
     char data_id[65];
 };
 
-static int count_windows(const eng_shardset *s, int T, windows *w, eng_err *e)
+static int count_windows(const eng_shardset *s, int T, windows *w, tlm_err *e)
 {
     w->first = calloc((size_t)s->n + 1, sizeof *w->first);
     if (!w->first)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     for (int i = 0; i < s->n; i++) {
         uint64_t n = s->shards[i].n_tokens;
         w->first[i + 1] = w->first[i] + (n > 0 ? (n - 1) / (uint64_t)T : 0);
@@ -72,7 +72,7 @@ static int held_out(uint64_t b, double f)
 }
 
 /* which: 0 = every block, 1 = kept for training, 2 = held out. */
-static int make_split(split *sp, const eng_shardset *set, const windows *w, int which, double f, eng_err *e)
+static int make_split(split *sp, const eng_shardset *set, const windows *w, int which, double f, tlm_err *e)
 {
     memset(sp, 0, sizeof *sp);
     sp->set = set;
@@ -80,7 +80,7 @@ static int make_split(split *sp, const eng_shardset *set, const windows *w, int 
     uint64_t nb = n_blocks_of(w->total);
     sp->blocks = malloc((nb ? nb : 1) * sizeof *sp->blocks);
     if (!sp->blocks)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     for (uint64_t b = 0; b < nb; b++) {
         int h = which == 0 ? 0 : held_out(b, f);
         if (which == 0 || (which == 1 && !h) || (which == 2 && h)) {
@@ -107,7 +107,7 @@ static void locate(const split *sp, uint64_t j, int *shard, uint64_t *start, int
     *start = (w - sp->first_window[lo]) * (uint64_t)T;
 }
 
-static int read_window(eng_loader *l, const split *sp, uint64_t j, int32_t *tokens, int32_t *targets, eng_err *e)
+static int read_window(eng_loader *l, const split *sp, uint64_t j, int32_t *tokens, int32_t *targets, tlm_err *e)
 {
     int s;
     uint64_t start;
@@ -118,7 +118,7 @@ static int read_window(eng_loader *l, const split *sp, uint64_t j, int32_t *toke
         return rc;
     for (int i = 0; i <= l->T; i++)
         if (l->scratch[i] < 0 || (uint32_t)l->scratch[i] >= l->vocab)
-            return eng_errf(e, ENG_EDATA, "%s: token %" PRIu64 " is %" PRId32 ", outside the vocabulary of %u",
+            return tlm_errf(e, TLM_EDATA, "%s: token %" PRIu64 " is %" PRId32 ", outside the vocabulary of %u",
                             sh->path, start + (uint64_t)i, l->scratch[i], l->vocab);
     memcpy(tokens, l->scratch, (size_t)l->T * sizeof *tokens);
     memcpy(targets, l->scratch + 1, (size_t)l->T * sizeof *targets);
@@ -129,17 +129,17 @@ static int read_window(eng_loader *l, const split *sp, uint64_t j, int32_t *toke
  * Today: the tokenizer name and the vocabulary size.  A deeper check (the
  * shard's tokenizer SHA-256 against the tokenizer definition the config
  * names) belongs here too. */
-static int check_tokenizer(const eng_shardset *set, const eng_config *cfg, const char *key, eng_err *e)
+static int check_tokenizer(const eng_shardset *set, const eng_config *cfg, const char *key, tlm_err *e)
 {
     for (int i = 0; i < set->n; i++) {
         const eng_shard *s = &set->shards[i];
         if (strcmp(s->tokenizer, cfg->tokenizer))
-            return eng_errf(e, ENG_EDATA,
+            return tlm_errf(e, TLM_EDATA,
                             "%s: %s: shard was tokenized with '%s' but the config's tokenizer is '%s' "
                             "(re-tokenize the data or set tokenizer: %s)",
                             key, s->path, s->tokenizer, cfg->tokenizer, s->tokenizer);
         if (s->vocab > (uint32_t)cfg->model.vocab)
-            return eng_errf(e, ENG_EDATA,
+            return tlm_errf(e, TLM_EDATA,
                             "%s: %s: shard vocabulary %u is larger than model.vocab %d (tokens would fall "
                             "outside the embedding)",
                             key, s->path, s->vocab, cfg->model.vocab);
@@ -147,21 +147,21 @@ static int check_tokenizer(const eng_shardset *set, const eng_config *cfg, const
     return 0;
 }
 
-static void hash_set(eng_sha256 *h, const char *tag, const eng_shardset *s)
+static void hash_set(tlm_sha256 *h, const char *tag, const eng_shardset *s)
 {
     char buf[96];
     int n = snprintf(buf, sizeof buf, "%s:%d;", tag, s->n);
-    eng_sha256_update(h, buf, (size_t)n);
+    tlm_sha256_update(h, buf, (size_t)n);
     for (int i = 0; i < s->n; i++) {
         n = snprintf(buf, sizeof buf, "%" PRIu64 ",%u;", s->shards[i].n_tokens, s->shards[i].vocab);
-        eng_sha256_update(h, buf, (size_t)n);
-        eng_sha256_update(h, s->shards[i].payload_sha256, 32);
+        tlm_sha256_update(h, buf, (size_t)n);
+        tlm_sha256_update(h, s->shards[i].payload_sha256, 32);
     }
 }
 
 /* A split folder of a tlm-data dataset (DIR/train, DIR/val) must match its
  * manifest (engine/format/manifest.h); other shards have only their own headers. */
-static int check_manifest(const eng_shardset *set, const char *path, eng_err *e)
+static int check_manifest(const eng_shardset *set, const char *path, tlm_err *e)
 {
     struct stat st;
     int folder = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
@@ -179,10 +179,10 @@ static int check_manifest(const eng_shardset *set, const char *path, eng_err *e)
 
 /* Header checks, the manifest, then every payload hash (the one cost that
  * grows with the data: docs/data.md). */
-static int open_set(eng_shardset *set, const char *path, const char *key, eng_err *e)
+static int open_set(eng_shardset *set, const char *path, const char *key, tlm_err *e)
 {
     if (!path[0])
-        return eng_errf(e, ENG_EDATA, "%s is empty: the config must name the token shards (a .tlmtok file or a folder)",
+        return tlm_errf(e, TLM_EDATA, "%s is empty: the config must name the token shards (a .tlmtok file or a folder)",
                         key);
     int rc = eng_shardset_open(set, path, 0, e);
     if (!rc && (rc = check_manifest(set, path, e)))
@@ -190,16 +190,16 @@ static int open_set(eng_shardset *set, const char *path, const char *key, eng_er
     if (!rc && (rc = eng_shardset_verify(set, e)))
         eng_shardset_close(set);
     if (rc)
-        eng_err_prefix(e, "%s", key);
+        tlm_err_prefix(e, "%s", key);
     return rc;
 }
 
-int eng_loader_open(eng_loader **out, const eng_config *cfg, eng_err *e)
+int eng_loader_open(eng_loader **out, const eng_config *cfg, tlm_err *e)
 {
     *out = NULL;
     eng_loader *l = calloc(1, sizeof *l);
     if (!l)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     l->T = cfg->train.seq_len;
     l->vocab = (uint32_t)cfg->model.vocab;
     l->seed = (uint64_t)cfg->seed;
@@ -227,7 +227,7 @@ int eng_loader_open(eng_loader **out, const eng_config *cfg, eng_err *e)
             goto fail;
     }
     if (!(l->scratch = malloc(((size_t)l->T + 1) * sizeof *l->scratch))) {
-        rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+        rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
         goto fail;
     }
     if ((rc = count_windows(&l->train_set, l->T, &l->train_w, e)))
@@ -242,16 +242,16 @@ int eng_loader_open(eng_loader **out, const eng_config *cfg, eng_err *e)
         goto fail;
     }
     if (l->train.n_windows == 0) {
-        rc = eng_errf(e, ENG_EDATA, "data.train: %s: %" PRIu64 " tokens hold no training window of %d tokens",
+        rc = tlm_errf(e, TLM_EDATA, "data.train: %s: %" PRIu64 " tokens hold no training window of %d tokens",
                       cfg->data.train, l->train_set.n_tokens, l->T + 1);
         goto fail;
     }
     if (l->val.n_windows == 0) {
         if (own_val)
-            rc = eng_errf(e, ENG_EDATA, "data.val: %s: %" PRIu64 " tokens hold no window of %d tokens",
+            rc = tlm_errf(e, TLM_EDATA, "data.val: %s: %" PRIu64 " tokens hold no window of %d tokens",
                           cfg->data.val, l->val_set.n_tokens, l->T + 1);
         else
-            rc = eng_errf(e, ENG_EDATA,
+            rc = tlm_errf(e, TLM_EDATA,
                           "data.train: %s: %" PRIu64 " windows of %d tokens are too few to hold out "
                           "data.val_fraction %g in blocks of %d (give data.val, more data or a larger fraction)",
                           cfg->data.train, l->train_w.total, l->T + 1, f, ENG_LOADER_BLOCK);
@@ -262,17 +262,17 @@ int eng_loader_open(eng_loader **out, const eng_config *cfg, eng_err *e)
     if (l->val_seqs == 0)
         l->val_seqs = 1;
 
-    eng_sha256 h;
-    eng_sha256_init(&h);
+    tlm_sha256 h;
+    tlm_sha256_init(&h);
     hash_set(&h, "train", &l->train_set);
     if (own_val)
         hash_set(&h, "val", &l->val_set);
     char buf[64];
     int n = snprintf(buf, sizeof buf, "split:%s:%.17g", own_val ? "folder" : "held-out", own_val ? 0.0 : f);
-    eng_sha256_update(&h, buf, (size_t)n);
+    tlm_sha256_update(&h, buf, (size_t)n);
     uint8_t d[32];
-    eng_sha256_final(&h, d);
-    eng_hex(d, 32, l->data_id);
+    tlm_sha256_final(&h, d);
+    tlm_hex(d, 32, l->data_id);
     *out = l;
     return 0;
 fail:
@@ -335,7 +335,7 @@ uint64_t eng_loader_window_at(const eng_loader *l, uint64_t k)
     return eng_perm_at(&p, k % M);
 }
 
-int eng_loader_next(eng_loader *l, int B, int32_t *tokens, int32_t *targets, eng_err *e)
+int eng_loader_next(eng_loader *l, int B, int32_t *tokens, int32_t *targets, tlm_err *e)
 {
     for (int b = 0; b < B; b++) {
         uint64_t j = window_at(l, l->cursor);
@@ -347,10 +347,10 @@ int eng_loader_next(eng_loader *l, int B, int32_t *tokens, int32_t *targets, eng
     return 0;
 }
 
-int eng_loader_val_batch(eng_loader *l, uint64_t first, int B, int32_t *tokens, int32_t *targets, eng_err *e)
+int eng_loader_val_batch(eng_loader *l, uint64_t first, int B, int32_t *tokens, int32_t *targets, tlm_err *e)
 {
     if (first + (uint64_t)B > l->val_seqs)
-        return eng_errf(e, ENG_EINTERNAL, "validation batch [%" PRIu64 ", %" PRIu64 ") past the %" PRIu64 " sequences",
+        return tlm_errf(e, TLM_EINTERNAL, "validation batch [%" PRIu64 ", %" PRIu64 ") past the %" PRIu64 " sequences",
                         first, first + (uint64_t)B, l->val_seqs);
     for (int b = 0; b < B; b++) {
         /* evenly spaced over the V validation windows */

@@ -21,7 +21,7 @@
  *   validation windows, evenly spaced (i * V / n), the same at every
  *   evaluation and for every seed.
  *
- * Opening refuses (ENG_EDATA, with the file named) shards tokenized with a
+ * Opening refuses (TLM_EDATA, with the file named) shards tokenized with a
  * tokenizer other than the config's, vocabularies larger than model.vocab,
  * splits too small to hold one window, shards whose payload does not hash
  * to their header's SHA-256 (every shard is hashed at open: the cost is in
@@ -53,7 +53,7 @@ typedef struct eng_loader_info {
 } eng_loader_info;
 
 /* Uses cfg->data, tokenizer, model.vocab, train.seq_len, seed, eval.val_tokens. */
-int eng_loader_open(eng_loader **out, const eng_config *cfg, eng_err *e);
+int eng_loader_open(eng_loader **out, const eng_config *cfg, tlm_err *e);
 void eng_loader_free(eng_loader *l);
 void eng_loader_get_info(const eng_loader *l, eng_loader_info *info);
 
@@ -64,10 +64,10 @@ void eng_loader_seek(eng_loader *l, uint64_t cursor);
 uint64_t eng_loader_window_at(const eng_loader *l, uint64_t k);
 
 /* The next B training sequences: tokens and targets are (B, seq_len). */
-int eng_loader_next(eng_loader *l, int B, int32_t *tokens, int32_t *targets, eng_err *e);
+int eng_loader_next(eng_loader *l, int B, int32_t *tokens, int32_t *targets, tlm_err *e);
 
 /* Validation sequences [first, first + B) of the fixed evaluation set
  * (first + B <= val_seqs). */
-int eng_loader_val_batch(eng_loader *l, uint64_t first, int B, int32_t *tokens, int32_t *targets, eng_err *e);
+int eng_loader_val_batch(eng_loader *l, uint64_t first, int B, int32_t *tokens, int32_t *targets, tlm_err *e);
 
 #endif

@@ -39,34 +39,34 @@ static void logf_(eng_trainer *t, const char *fmt, ...)
 {
     if (!t->h.log)
         return;
-    char msg[ENG_MSG_MAX + 256]; /* a message and the words around it */
+    char msg[TLM_MSG_MAX + 256]; /* a message and the words around it */
     va_list ap;
     va_start(ap, fmt);
-    eng_msg_vprintf(msg, sizeof msg, fmt, ap);
+    tlm_msg_vprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     t->h.log(t->h.ud, msg);
 }
 
-/* p: ENG_PHASE_* (common/protocol.h), the heartbeat's word for it */
+/* p: TLM_PHASE_* (common/protocol.h), the heartbeat's word for it */
 static void phase(eng_trainer *t, int p)
 {
     if (t->h.phase)
-        t->h.phase(t->h.ud, eng_phase_name(p), t->st.step, t->st.tokens);
+        t->h.phase(t->h.ud, tlm_phase_name(p), t->st.step, t->st.tokens);
 }
 
 int eng_trainer_create(eng_trainer **out, const eng_config *cfg, const struct eng_backend *backend,
-                       const eng_train_suites *suites, const char *ckpt_root, const eng_train_hooks *hooks, eng_err *e)
+                       const eng_train_suites *suites, const char *ckpt_root, const eng_train_hooks *hooks, tlm_err *e)
 {
     *out = NULL;
     eng_trainer *t = calloc(1, sizeof *t);
     if (!t)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     t->cfg = *cfg;
     if (hooks)
         t->h = *hooks;
     if (ckpt_root && (size_t)snprintf(t->root, sizeof t->root, "%s", ckpt_root) >= sizeof t->root) {
         free(t);
-        return eng_errf(e, ENG_EIO, "%s: path too long", ckpt_root);
+        return tlm_errf(e, TLM_EIO, "%s: path too long", ckpt_root);
     }
     t->T = cfg->train.seq_len;
     t->micro = cfg->train.micro_batch;
@@ -76,7 +76,7 @@ int eng_trainer_create(eng_trainer **out, const eng_config *cfg, const struct en
     t->eval_step = -1;
     int rc;
     if (t->micro < 1 || t->accum < 1 || t->accum * t->micro != eng_train_seqs_per_step(&cfg->train)) {
-        rc = eng_errf(e, ENG_ECONFIG, "train.micro_batch %d does not divide the %d sequences of a batch", t->micro,
+        rc = tlm_errf(e, TLM_ECONFIG, "train.micro_batch %d does not divide the %d sequences of a batch", t->micro,
                       eng_train_seqs_per_step(&cfg->train));
         goto fail;
     }
@@ -87,15 +87,15 @@ int eng_trainer_create(eng_trainer **out, const eng_config *cfg, const struct en
             other = cfg->eval.suites[i];
     }
     if (other && !suites) {
-        rc = eng_errf(e, ENG_ECONFIG, "eval.suites lists %s, but the trainer was given no evaluator for it", other);
+        rc = tlm_errf(e, TLM_ECONFIG, "eval.suites lists %s, but the trainer was given no evaluator for it", other);
         goto fail;
     }
     if (suites)
         t->suites = *suites;
-    phase(t, ENG_PHASE_SETUP);
+    phase(t, TLM_PHASE_SETUP);
     if ((rc = eng_loader_open(&t->loader, cfg, e)))
         goto fail;
-    phase(t, ENG_PHASE_SETUP);
+    phase(t, TLM_PHASE_SETUP);
     eng_loader_get_info(t->loader, &t->info);
     size_t n = (size_t)t->micro * (size_t)t->T;
     t->tokens = malloc(n * sizeof *t->tokens);
@@ -103,7 +103,7 @@ int eng_trainer_create(eng_trainer **out, const eng_config *cfg, const struct en
     t->nll = malloc(n * sizeof *t->nll);
     t->seq_nll = malloc(t->info.val_seqs * sizeof *t->seq_nll);
     if (!t->tokens || !t->targets || !t->nll || !t->seq_nll) {
-        rc = eng_errf(e, ENG_ENOMEM, "out of memory for %zu-token batches", n);
+        rc = tlm_errf(e, TLM_ENOMEM, "out of memory for %zu-token batches", n);
         goto fail;
     }
     if ((rc = eng_model_create(&t->model, cfg, backend, t->micro, t->T, e)))
@@ -112,13 +112,13 @@ int eng_trainer_create(eng_trainer **out, const eng_config *cfg, const struct en
         t->gn_tensor = malloc((size_t)eng_model_n_tensors(t->model) * sizeof *t->gn_tensor);
         t->gn_acc = malloc(((size_t)cfg->model.layers * 3 + 2) * sizeof *t->gn_acc);
         if (!t->gn_tensor || !t->gn_acc) {
-            rc = eng_errf(e, ENG_ENOMEM, "out of memory (per-layer gradient norms)");
+            rc = tlm_errf(e, TLM_ENOMEM, "out of memory (per-layer gradient norms)");
             goto fail;
         }
     }
-    phase(t, ENG_PHASE_SETUP);
+    phase(t, TLM_PHASE_SETUP);
     eng_model_init_weights(t->model, (uint64_t)cfg->seed);
-    phase(t, ENG_PHASE_SETUP);
+    phase(t, TLM_PHASE_SETUP);
 
     eng_config_id(cfg, t->st.config_id);
     memcpy(t->st.data_id, t->info.data_id, sizeof t->st.data_id);
@@ -167,7 +167,7 @@ static void host_clear(host_copy *hc)
     free(hc->buf);
 }
 
-static int host_alloc(eng_trainer *t, host_copy *hc, eng_err *e)
+static int host_alloc(eng_trainer *t, host_copy *hc, tlm_err *e)
 {
     memset(hc, 0, sizeof *hc);
     int n = eng_model_n_tensors(t->model), nx = eng_model_n_optim_extra(t->model);
@@ -176,7 +176,7 @@ static int host_alloc(eng_trainer *t, host_copy *hc, eng_err *e)
     hc->buf = malloc((3 * np + xf) * sizeof *hc->buf);
     if (!hc->tensors || !hc->buf) {
         host_clear(hc);
-        return eng_errf(e, ENG_ENOMEM, "out of memory for a host copy of %zu parameters", np);
+        return tlm_errf(e, TLM_ENOMEM, "out of memory for a host copy of %zu parameters", np);
     }
     for (int i = 0; i < n; i++)
         hc->tensors[i] = *eng_model_tensor(t->model, i);
@@ -196,7 +196,7 @@ static int host_alloc(eng_trainer *t, host_copy *hc, eng_err *e)
 
 /* Write a checkpoint of the current state (no-op when the newest one is of
  * this step); path may be NULL. */
-static int eng_trainer_checkpoint(eng_trainer *t, char path[ENG_CKPT_PATH_MAX], eng_err *e)
+static int eng_trainer_checkpoint(eng_trainer *t, char path[ENG_CKPT_PATH_MAX], tlm_err *e)
 {
     if (path)
         path[0] = '\0';
@@ -207,7 +207,7 @@ static int eng_trainer_checkpoint(eng_trainer *t, char path[ENG_CKPT_PATH_MAX], 
             snprintf(path, ENG_CKPT_PATH_MAX, "%s", t->last_ckpt);
         return 0;
     }
-    phase(t, ENG_PHASE_CKPT);
+    phase(t, TLM_PHASE_CKPT);
     host_copy hc;
     int rc = host_alloc(t, &hc, e);
     if (rc)
@@ -216,14 +216,14 @@ static int eng_trainer_checkpoint(eng_trainer *t, char path[ENG_CKPT_PATH_MAX], 
         (rc = eng_model_get_optim(t->model, hc.d.exp_avg, hc.d.exp_avg_sq)) ||
         (rc = eng_model_get_optim_extra(t->model, hc.d.extra))) {
         host_clear(&hc);
-        return eng_errf(e, rc, "checkpoint: cannot copy the model's tensors to the host");
+        return tlm_errf(e, rc, "checkpoint: cannot copy the model's tensors to the host");
     }
     t->st.cursor = eng_loader_cursor(t->loader);
     char written[ENG_CKPT_PATH_MAX];
     rc = eng_ckpt_write(t->root, &hc.d, &t->cfg, &t->st, t->cfg.train.keep_checkpoints, written, e);
     host_clear(&hc);
     if (rc)
-        return eng_err_prefix(e, "checkpoint at step %" PRId64, t->st.step);
+        return tlm_err_prefix(e, "checkpoint at step %" PRId64, t->st.step);
     t->ckpt_step = t->st.step;
     snprintf(t->last_ckpt, sizeof t->last_ckpt, "%s", written);
     if (path)
@@ -235,17 +235,17 @@ static int eng_trainer_checkpoint(eng_trainer *t, char path[ENG_CKPT_PATH_MAX], 
 
 static void log_skip(void *ud, const char *msg) { logf_(ud, "%s", msg); }
 
-int eng_trainer_resume(eng_trainer *t, int64_t *from_step, eng_err *e)
+int eng_trainer_resume(eng_trainer *t, int64_t *from_step, tlm_err *e)
 {
     *from_step = -1;
     if (!t->root[0])
         return 0;
     char dir[ENG_CKPT_PATH_MAX];
-    phase(t, ENG_PHASE_SETUP);
+    phase(t, TLM_PHASE_SETUP);
     int rc = eng_ckpt_find(t->root, dir, log_skip, t, e);
     if (rc)
         return rc;
-    phase(t, ENG_PHASE_SETUP);
+    phase(t, TLM_PHASE_SETUP);
     if (!dir[0]) {
         logf_(t, "no usable checkpoint in %s: starting from step 0", t->root);
         return 0;
@@ -255,23 +255,23 @@ int eng_trainer_resume(eng_trainer *t, int64_t *from_step, eng_err *e)
         return rc;
     eng_train_state st;
     rc = eng_ckpt_load(dir, t->st.config_id, &hc.d, &st, e);
-    phase(t, ENG_PHASE_SETUP);
+    phase(t, TLM_PHASE_SETUP);
     if (!rc && strcmp(st.data_id, t->st.data_id))
-        rc = eng_errf(e, ENG_EDATA,
+        rc = tlm_errf(e, TLM_EDATA,
                       "%s was trained on other data (data id %.12s, the configured shards give %.12s): the "
                       "data order would not continue; restore the data or start a fresh --out folder",
                       dir, st.data_id, t->st.data_id);
     if (!rc && (st.train_windows != t->info.train_windows || st.seed != t->cfg.seed))
-        rc = eng_errf(e, ENG_EDATA, "%s: %" PRIu64 " training windows (seed %" PRId64 "), the data gives %" PRIu64,
+        rc = tlm_errf(e, TLM_EDATA, "%s: %" PRIu64 " training windows (seed %" PRId64 "), the data gives %" PRIu64,
                       dir, st.train_windows, st.seed, t->info.train_windows);
     if (!rc && (st.step > t->total_steps || st.tokens != st.step * t->cfg.train.batch_tokens ||
                 st.cursor != (uint64_t)st.step * (uint64_t)eng_train_seqs_per_step(&t->cfg.train)))
-        rc = eng_errf(e, ENG_EDATA, "%s: step %" PRId64 ", tokens %" PRId64 " and cursor %" PRIu64
+        rc = tlm_errf(e, TLM_EDATA, "%s: step %" PRId64 ", tokens %" PRId64 " and cursor %" PRIu64
                       " do not fit this config's batches", dir, st.step, st.tokens, st.cursor);
     if (!rc && ((rc = eng_model_set_params(t->model, hc.d.params)) ||
                 (rc = eng_model_set_optim(t->model, hc.d.exp_avg, hc.d.exp_avg_sq)) ||
                 (rc = eng_model_set_optim_extra(t->model, hc.d.extra))))
-        rc = eng_errf(e, rc, "%s: cannot copy the tensors into the model", dir);
+        rc = tlm_errf(e, rc, "%s: cannot copy the tensors into the model", dir);
     host_clear(&hc);
     if (rc)
         return rc;
@@ -293,7 +293,7 @@ static void report_eval(eng_trainer *t, const char *metric, double value, int64_
     t->h.eval(t->h.ud, &ev);
 }
 
-static int validate(eng_trainer *t, eng_err *e)
+static int validate(eng_trainer *t, tlm_err *e)
 {
     const uint64_t nseq = t->info.val_seqs;
     const int T = t->T;
@@ -306,7 +306,7 @@ static int validate(eng_trainer *t, eng_err *e)
         if (!rc)
             rc = eng_model_forward(t->model, t->tokens, t->targets, B, T, &l, t->nll, e);
         if (rc)
-            return eng_err_prefix(e, "validation");
+            return tlm_err_prefix(e, "validation");
         for (int b = 0; b < B; b++) {
             double s = 0;
             for (int i = 0; i < T; i++)
@@ -329,14 +329,14 @@ static int validate(eng_trainer *t, eng_err *e)
     return 0;
 }
 
-int eng_trainer_evaluate(eng_trainer *t, double *loss, eng_err *e)
+int eng_trainer_evaluate(eng_trainer *t, double *loss, tlm_err *e)
 {
-    phase(t, ENG_PHASE_EVAL);
+    phase(t, TLM_PHASE_EVAL);
     int rc = 0;
     if (t->run_val && (rc = validate(t, e)))
         return rc;
     if (t->suites.run && (rc = t->suites.run(t->suites.ud, t->model, &t->h, t->st.step, t->st.tokens, e)))
-        return eng_err_prefix(e, "evaluation at step %" PRId64, t->st.step);
+        return tlm_err_prefix(e, "evaluation at step %" PRId64, t->st.step);
     t->eval_step = t->st.step;
     if (loss)
         *loss = t->run_val ? t->st.val_loss : NAN;
@@ -407,27 +407,27 @@ static void emit_grad_norms(eng_trainer *t, int64_t s)
     t->h.layer(t->h.ud, s, tok, L - 1, "grad_norm_head", sqrt(acc[3 * L + 1]));
 }
 
-static int train_step(eng_trainer *t, eng_step_info *si, eng_err *e)
+static int train_step(eng_trainer *t, eng_step_info *si, tlm_err *e)
 {
     const int64_t s = t->st.step + 1;
-    const double t0 = eng_clock_mono();
+    const double t0 = tlm_clock_mono();
     eng_model_zero_grads(t->model);
     double loss_sum = 0;
     for (int a = 0; a < t->accum; a++) {
         double l;
         if (a)
-            phase(t, ENG_PHASE_TRAIN); /* progress within a step of many micro-batches (heartbeats) */
+            phase(t, TLM_PHASE_TRAIN); /* progress within a step of many micro-batches (heartbeats) */
         int rc = eng_loader_next(t->loader, t->micro, t->tokens, t->targets, e);
         if (!rc)
             rc = eng_model_forward(t->model, t->tokens, t->targets, t->micro, t->T, &l, NULL, e);
         if (rc)
-            return eng_err_prefix(e, "step %" PRId64, s);
+            return tlm_err_prefix(e, "step %" PRId64, s);
         char b1[32];
         if (!isfinite(l))
-            return eng_errf(e, ENG_EDIVERGED, "diverged at step %" PRId64 ": the loss is %s (lr %g)", s,
+            return tlm_errf(e, TLM_EDIVERGED, "diverged at step %" PRId64 ": the loss is %s (lr %g)", s,
                             fmt_num(l, b1), eng_lr_at(&t->cfg.train, s));
         if ((rc = eng_model_backward(t->model, 1.0f / (float)t->accum, e)))
-            return eng_err_prefix(e, "step %" PRId64, s);
+            return tlm_err_prefix(e, "step %" PRId64, s);
         loss_sum += l;
     }
     const double loss = loss_sum / t->accum;
@@ -435,7 +435,7 @@ static int train_step(eng_trainer *t, eng_step_info *si, eng_err *e)
     const double lr = eng_lr_at(&t->cfg.train, s);
     char b1[32], b2[32];
     if (!isfinite(norm))
-        return eng_errf(e, ENG_EDIVERGED, "diverged at step %" PRId64 ": the gradient norm is %s (loss %s, lr %g)", s,
+        return tlm_errf(e, TLM_EDIVERGED, "diverged at step %" PRId64 ": the gradient norm is %s (loss %s, lr %g)", s,
                         fmt_num(norm, b1), fmt_num(loss, b2), lr);
     const int every = t->cfg.train.grad_norms_every;
     if (every > 0 && t->h.layer && (s == 1 || s % every == 0 || s == t->total_steps))
@@ -445,8 +445,8 @@ static int train_step(eng_trainer *t, eng_step_info *si, eng_err *e)
                      clip > 0 && norm > clip ? clip / norm : 1.0};
     int rc = eng_model_step(t->model, &opt, e);
     if (rc)
-        return eng_err_prefix(e, "step %" PRId64, s);
-    const double dt = eng_clock_mono() - t0;
+        return tlm_err_prefix(e, "step %" PRId64, s);
+    const double dt = tlm_clock_mono() - t0;
     t->st.step = s;
     t->st.tokens = s * t->cfg.train.batch_tokens;
     t->st.cursor = eng_loader_cursor(t->loader);
@@ -457,21 +457,21 @@ static int train_step(eng_trainer *t, eng_step_info *si, eng_err *e)
     return 0;
 }
 
-int eng_trainer_run(eng_trainer *t, eng_err *e)
+int eng_trainer_run(eng_trainer *t, tlm_err *e)
 {
     const eng_train_cfg *tc = &t->cfg.train;
-    const double start = eng_clock_mono(), elapsed0 = t->st.elapsed_s;
+    const double start = tlm_clock_mono(), elapsed0 = t->st.elapsed_s;
     int rc = 0;
     while (t->st.step < t->total_steps) {
         if (t->h.stop_requested && t->h.stop_requested(t->h.ud)) {
-            rc = ENG_EINTERRUPTED;
+            rc = TLM_EINTERRUPTED;
             break;
         }
-        phase(t, ENG_PHASE_TRAIN);
+        phase(t, TLM_PHASE_TRAIN);
         eng_step_info si;
         if ((rc = train_step(t, &si, e)))
             return rc;
-        t->st.elapsed_s = elapsed0 + (eng_clock_mono() - start);
+        t->st.elapsed_s = elapsed0 + (tlm_clock_mono() - start);
         const int64_t s = t->st.step;
         if (t->h.step && (s == 1 || s % tc->log_every == 0 || s == t->total_steps))
             t->h.step(t->h.ud, &si);
@@ -483,14 +483,14 @@ int eng_trainer_run(eng_trainer *t, eng_err *e)
         if (eng_period_ends(tc->ckpt_every_tokens, tc->batch_tokens, s) && (rc = eng_trainer_checkpoint(t, NULL, e)))
             return rc;
     }
-    if (rc == ENG_EINTERRUPTED) {
-        t->st.elapsed_s = elapsed0 + (eng_clock_mono() - start);
+    if (rc == TLM_EINTERRUPTED) {
+        t->st.elapsed_s = elapsed0 + (tlm_clock_mono() - start);
         if (t->st.step > 0 && (rc = eng_trainer_checkpoint(t, NULL, e)))
             return rc;
-        return eng_errf(e, ENG_EINTERRUPTED, "stopped on request at step %" PRId64, t->st.step);
+        return tlm_errf(e, TLM_EINTERRUPTED, "stopped on request at step %" PRId64, t->st.step);
     }
     if (t->eval_step != t->st.step && (rc = eng_trainer_evaluate(t, NULL, e)))
         return rc;
-    t->st.elapsed_s = elapsed0 + (eng_clock_mono() - start);
+    t->st.elapsed_s = elapsed0 + (tlm_clock_mono() - start);
     return eng_trainer_checkpoint(t, NULL, e);
 }

@@ -12,7 +12,7 @@
  * passes count the same number of tokens).  The gradient's global L2 norm
  * is measured before clipping; clipping scales the update by
  * min(1, grad_clip / norm).  A loss or norm that is not finite ends the run
- * with ENG_EDIVERGED before any update is applied.
+ * with TLM_EDIVERGED before any update is applied.
  *
  * Evaluations run after the step that ends each eval.every_tokens period
  * and after the last step, suite by suite as eval.suites lists them:
@@ -86,33 +86,33 @@ typedef struct eng_train_hooks {
  * evaluator. */
 typedef struct eng_train_suites {
     void *ud;
-    int (*run)(void *ud, const eng_model *m, const eng_train_hooks *h, int64_t step, int64_t tokens, eng_err *e);
+    int (*run)(void *ud, const eng_model *m, const eng_train_hooks *h, int64_t step, int64_t tokens, tlm_err *e);
 } eng_train_suites;
 
 typedef struct eng_trainer eng_trainer;
 
-/* Open the data (ENG_EDATA on missing/mismatched shards), build the model
+/* Open the data (TLM_EDATA on missing/mismatched shards), build the model
  * for cfg on `backend` and initialise it from cfg->seed.  suites (NULL when
- * eval.suites lists only val; ENG_ECONFIG otherwise) is copied, and what it
+ * eval.suites lists only val; TLM_ECONFIG otherwise) is copied, and what it
  * points to, like the backend, is borrowed: free the trainer first.
  * ckpt_root (may be NULL: never checkpoint) is where checkpoints go.  Hooks
  * are copied; any may be NULL. */
 int eng_trainer_create(eng_trainer **out, const eng_config *cfg, const struct eng_backend *backend,
-                       const eng_train_suites *suites, const char *ckpt_root, const eng_train_hooks *hooks, eng_err *e);
+                       const eng_train_suites *suites, const char *ckpt_root, const eng_train_hooks *hooks, tlm_err *e);
 void eng_trainer_free(eng_trainer *t);
 
 /* Continue from the newest valid checkpoint under ckpt_root: *from_step is
  * its step, or -1 when there is none (the run starts fresh).  A checkpoint
- * of another config is ENG_ECONFIG, of other data ENG_EDATA. */
-int eng_trainer_resume(eng_trainer *t, int64_t *from_step, eng_err *e);
+ * of another config is TLM_ECONFIG, of other data TLM_EDATA. */
+int eng_trainer_resume(eng_trainer *t, int64_t *from_step, tlm_err *e);
 
-/* Train to the end: 0 when done; ENG_EINTERRUPTED after a stop request
- * (checkpoint written); ENG_EDIVERGED; or the failure of a step/checkpoint. */
-int eng_trainer_run(eng_trainer *t, eng_err *e);
+/* Train to the end: 0 when done; TLM_EINTERRUPTED after a stop request
+ * (checkpoint written); TLM_EDIVERGED; or the failure of a step/checkpoint. */
+int eng_trainer_run(eng_trainer *t, tlm_err *e);
 
 /* Every configured suite now, reported through the hooks; *loss receives
  * the validation loss (NaN when "val" is not among eval.suites). */
-int eng_trainer_evaluate(eng_trainer *t, double *loss, eng_err *e);
+int eng_trainer_evaluate(eng_trainer *t, double *loss, tlm_err *e);
 
 const eng_train_state *eng_trainer_state(const eng_trainer *t);
 const eng_model *eng_trainer_model(const eng_trainer *t);

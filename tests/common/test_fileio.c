@@ -1,4 +1,4 @@
-/* test_fileio.c: eng_rm_tree (common/fileio.c), the one rm -r of the
+/* test_fileio.c: tlm_rm_tree (common/fileio.c), the one rm -r of the
  * tree, with both of its callers' expectations: tlmd needs "gone" (a
  * missing folder is fine) told apart from a failure it reports with
  * errno; tlm-data removes its own staging folders and goes on when that
@@ -71,13 +71,13 @@ int main(void)
     put("t/a/g");
     put("t/a/b/h");
     TAP_OK(symlink(at("outside"), at("t/a/link")) == 0 && exists("t/a/link"), "set-up: a link in the tree");
-    TAP_OK(eng_rm_tree(at("t")) == 0 && !exists("t"), "a tree with nested folders is removed");
+    TAP_OK(tlm_rm_tree(at("t")) == 0 && !exists("t"), "a tree with nested folders is removed");
     TAP_OK(exists("outside"), "a link inside is removed, its target outside is not");
 
     errno = 0;
-    TAP_OK(eng_rm_tree(at("never-there")) == 0, "a missing path is gone already: 0");
+    TAP_OK(tlm_rm_tree(at("never-there")) == 0, "a missing path is gone already: 0");
     put("plain");
-    TAP_OK(eng_rm_tree(at("plain")) == 0 && !exists("plain"), "a plain file is removed");
+    TAP_OK(tlm_rm_tree(at("plain")) == 0 && !exists("plain"), "a plain file is removed");
 
     /* a folder whose entries cannot be removed (not writable) */
     dir("ro");
@@ -86,7 +86,7 @@ int main(void)
     chmod(at("ro/sub"), 0555);
     if (geteuid() != 0) {
         errno = 0;
-        int rc = eng_rm_tree(at("ro"));
+        int rc = tlm_rm_tree(at("ro"));
         int err = errno;
         TAP_OK(rc == -1 && err == EACCES, "a failure is -1 with errno (EACCES: %d)", err);
         TAP_OK(exists("ro/sub/keep") && exists("ro/sub"), "what could not be removed stays");
@@ -94,14 +94,14 @@ int main(void)
         /* root ignores the permissions; a file of /proc cannot be removed by anyone */
         struct stat st;
         errno = 0;
-        int rc = eng_rm_tree("/proc/self/comm");
+        int rc = tlm_rm_tree("/proc/self/comm");
         int err = errno;
         TAP_OK(rc == -1 && err == EPERM, "as root, a failure (a /proc file) is -1 with errno (EPERM: %d)", err);
         TAP_OK(stat("/proc/self/comm", &st) == 0, "what could not be removed stays");
     }
     chmod(at("ro/sub"), 0755);
-    TAP_OK(eng_rm_tree(at("ro")) == 0 && !exists("ro"), "once writable, the rest goes");
+    TAP_OK(tlm_rm_tree(at("ro")) == 0 && !exists("ro"), "once writable, the rest goes");
 
-    eng_rm_tree(root);
+    tlm_rm_tree(root);
     return tap_done();
 }

@@ -10,16 +10,16 @@
 #include "common/fmt.h"
 #include "tests/lib/tap.h"
 
-static const eng_fmt_step WORKER[] = {
+static const tlm_fmt_step WORKER[] = {
     {1e9, 1e9, "%.2fG", NULL}, {1e6, 1e6, "%.2fM", NULL}, {1e3, 1e3, "%.1fk", NULL}, {0, 1, "%.0f", NULL}};
-static const eng_fmt_step DATA[] = {{1e9, 1e9, "%.2f GB", NULL}, {1e6, 1e6, "%.1f MB", NULL}, {0, 1e3, "%.0f kB", NULL}};
-static const eng_fmt_step TOKENS[] = {
+static const tlm_fmt_step DATA[] = {{1e9, 1e9, "%.2f GB", NULL}, {1e6, 1e6, "%.1f MB", NULL}, {0, 1e3, "%.0f kB", NULL}};
+static const tlm_fmt_step TOKENS[] = {
     {1e12, 1e12, "%.3gT", "%.0fT"}, {1e9, 1e9, "%.3gB", "%.0fB"}, {1e6, 1e6, "%.3gM", "%.0fM"}, {1e3, 1e3, "%.3gK", "%.0fK"}};
 
-static int steps_are(const eng_fmt_step *s, size_t n, double v, const char *want)
+static int steps_are(const tlm_fmt_step *s, size_t n, double v, const char *want)
 {
     char b[64];
-    eng_fmt_steps(b, sizeof b, v, s, n);
+    tlm_fmt_steps(b, sizeof b, v, s, n);
     if (strcmp(b, want))
         TAP_DIAG("%.17g: got '%s', want '%s'", v, b, want);
     return !strcmp(b, want);
@@ -28,16 +28,16 @@ static int steps_are(const eng_fmt_step *s, size_t n, double v, const char *want
 static int si_is(double v, int max_unit, const char *scaled, const char *want)
 {
     char b[64];
-    eng_fmt_si(b, sizeof b, v, max_unit, scaled, "%.0f%s");
+    tlm_fmt_si(b, sizeof b, v, max_unit, scaled, "%.0f%s");
     if (strcmp(b, want))
         TAP_DIAG("%.17g: got '%s', want '%s'", v, b, want);
     return !strcmp(b, want);
 }
 
-static int dur_is(double s, eng_dur_round how, const char *want)
+static int dur_is(double s, tlm_dur_round how, const char *want)
 {
     char b[32];
-    eng_fmt_duration(b, sizeof b, s, how);
+    tlm_fmt_duration(b, sizeof b, s, how);
     if (strcmp(b, want))
         TAP_DIAG("%.17g s: got '%s', want '%s'", s, b, want);
     return !strcmp(b, want);
@@ -70,41 +70,41 @@ static void test_si(void)
 
 static void test_duration(void)
 {
-    TAP_OK(dur_is(119.6, ENG_DUR_NEAREST, "2m00s") && dur_is(59.7, ENG_DUR_NEAREST, "1m00s") &&
-               dur_is(7325, ENG_DUR_NEAREST, "2h02m") && dur_is(42.4, ENG_DUR_NEAREST, "42s") &&
-               dur_is(1e12, ENG_DUR_NEAREST, "277777h46m"),
+    TAP_OK(dur_is(119.6, TLM_DUR_NEAREST, "2m00s") && dur_is(59.7, TLM_DUR_NEAREST, "1m00s") &&
+               dur_is(7325, TLM_DUR_NEAREST, "2h02m") && dur_is(42.4, TLM_DUR_NEAREST, "42s") &&
+               dur_is(1e12, TLM_DUR_NEAREST, "277777h46m"),
            "tlmd: rounded to the second first, capped at 999999999 s");
-    TAP_OK(dur_is(119.6, ENG_DUR_DOWN, "1m59s") && dur_is(59.7, ENG_DUR_DOWN, "60s") &&
-               dur_is(7325, ENG_DUR_DOWN, "2h02m") && dur_is(3599.9, ENG_DUR_DOWN, "59m59s") &&
-               dur_is(2.5, ENG_DUR_DOWN, "2s") && dur_is(-0.0, ENG_DUR_DOWN, "-0s"),
+    TAP_OK(dur_is(119.6, TLM_DUR_DOWN, "1m59s") && dur_is(59.7, TLM_DUR_DOWN, "60s") &&
+               dur_is(7325, TLM_DUR_DOWN, "2h02m") && dur_is(3599.9, TLM_DUR_DOWN, "59m59s") &&
+               dur_is(2.5, TLM_DUR_DOWN, "2s") && dur_is(-0.0, TLM_DUR_DOWN, "-0s"),
            "tlm-worker: each unit cut down, seconds under a minute by %%.0f");
-    TAP_OK(dur_is(-1, ENG_DUR_NEAREST, "?") && dur_is(NAN, ENG_DUR_DOWN, "?") && dur_is(INFINITY, ENG_DUR_DOWN, "?"),
+    TAP_OK(dur_is(-1, TLM_DUR_NEAREST, "?") && dur_is(NAN, TLM_DUR_DOWN, "?") && dur_is(INFINITY, TLM_DUR_DOWN, "?"),
            "negative or not finite: ?");
 }
 
 static void test_exact(void)
 {
-    char b[ENG_NUMBER_TEXT];
+    char b[TLM_NUMBER_TEXT];
     double xs[] = {0.1, 1.0 / 3, 21.334199053798205, 1e-300, 30000000000.0, -2.5, 5e-324, 1.7976931348623157e308};
     int exact = 1;
     for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++) {
-        eng_fmt_exact(b, sizeof b, xs[i]);
+        tlm_fmt_exact(b, sizeof b, xs[i]);
         exact &= strtod(b, NULL) == xs[i];
     }
-    eng_fmt_exact(b, sizeof b, 30000000000.0);
+    tlm_fmt_exact(b, sizeof b, 30000000000.0);
     TAP_OK(exact && !strcmp(b, "30000000000"), "exact numbers read back bit for bit; integers as integers");
-    eng_fmt_exact(b, sizeof b, 0.1);
+    tlm_fmt_exact(b, sizeof b, 0.1);
     TAP_OK(!strcmp(b, "0.1"), "shortest form: %s", b);
-    eng_fmt_exact(b, sizeof b, 9007199254740994.0);
+    tlm_fmt_exact(b, sizeof b, 9007199254740994.0);
     TAP_OK(!strcmp(b, "9007199254740994"), "past 2^53, the shortest %%g that reads back: %s", b);
-    eng_fmt_exact(b, sizeof b, 1e17);
+    tlm_fmt_exact(b, sizeof b, 1e17);
     TAP_OK(!strcmp(b, "1e+17"), "1e17: %s", b);
     /* tlm-worker's event numbers: shortest, integers included */
-    eng_fmt_shortest(b, sizeof b, 30000000000.0);
+    tlm_fmt_shortest(b, sizeof b, 30000000000.0);
     TAP_OK(!strcmp(b, "3e+10"), "shortest: 3e10 is %s", b);
-    eng_fmt_shortest(b, sizeof b, 1e-05);
+    tlm_fmt_shortest(b, sizeof b, 1e-05);
     int tiny = !strcmp(b, "1e-05");
-    eng_fmt_shortest(b, sizeof b, 0.30000000000000004);
+    tlm_fmt_shortest(b, sizeof b, 0.30000000000000004);
     TAP_OK(tiny && !strcmp(b, "0.30000000000000004"), "shortest: 1e-05, and 17 digits when it takes them (%s)", b);
 }
 

@@ -12,26 +12,26 @@
 
 static void digest(const uint8_t *p, size_t n, size_t piece_seed, char hex[65])
 {
-    eng_sha256 s;
+    tlm_sha256 s;
     uint8_t d[32];
-    eng_sha256_init(&s);
+    tlm_sha256_init(&s);
     uint64_t r = piece_seed * 0x9e3779b97f4a7c15ull + 7;
     while (n) {
         r ^= r << 13, r ^= r >> 7, r ^= r << 17;
         size_t k = piece_seed ? 1 + (size_t)(r % 150) : n;
         if (k > n)
             k = n;
-        eng_sha256_update(&s, p, k);
+        tlm_sha256_update(&s, p, k);
         p += k;
         n -= k;
     }
-    eng_sha256_final(&s, d);
-    eng_hex(d, 32, hex);
+    tlm_sha256_final(&s, d);
+    tlm_hex(d, 32, hex);
 }
 
 static double rate(int accel, const uint8_t *p, size_t n)
 {
-    eng__sha256_accelerated(accel);
+    tlm__sha256_accelerated(accel);
     char hex[65];
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -54,13 +54,13 @@ int main(void)
          "nopqrstu",
          "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1"},
     };
-    int accel = eng__sha256_accelerated(1);
+    int accel = tlm__sha256_accelerated(1);
     TAP_DIAG("SHA extensions %s", accel ? "present: both paths are checked" : "absent: the plain path only");
     for (int a = accel; a >= 0; a--) {
-        eng__sha256_accelerated(a);
+        tlm__sha256_accelerated(a);
         for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
             char hex[65];
-            eng_sha256_hex(v[i].msg, strlen(v[i].msg), hex);
+            tlm_sha256_hex(v[i].msg, strlen(v[i].msg), hex);
             TAP_OK(!strcmp(hex, v[i].hex), "%s: the %zu-byte NIST vector", a ? "extensions" : "plain", strlen(v[i].msg));
         }
         size_t n = 1000000;
@@ -84,16 +84,16 @@ int main(void)
         for (size_t len = 0; len <= 300; len++)
             for (size_t off = 0; off < 3; off++, cases++) {
                 char h1[65], h2[65];
-                eng__sha256_accelerated(1);
+                tlm__sha256_accelerated(1);
                 digest(buf + off, len, len + off, h1);
-                eng__sha256_accelerated(0);
+                tlm__sha256_accelerated(0);
                 digest(buf + off, len, 0, h2);
                 same &= !strcmp(h1, h2);
             }
         char h1[65], h2[65];
-        eng__sha256_accelerated(1);
+        tlm__sha256_accelerated(1);
         digest(buf, n, 0, h1);
-        eng__sha256_accelerated(0);
+        tlm__sha256_accelerated(0);
         digest(buf, n, 5, h2);
         same &= !strcmp(h1, h2);
         TAP_OK(same, "extensions = plain on %d random inputs of 0..300 bytes (unaligned, in pieces) and 4 MiB", cases + 1);
@@ -101,6 +101,6 @@ int main(void)
         TAP_DIAG("speed on one core: extensions %.0f MB/s, plain %.0f MB/s (%.1fx)", fast, plain, fast / plain);
         free(buf);
     }
-    eng__sha256_accelerated(1);
+    tlm__sha256_accelerated(1);
     return tap_done();
 }

@@ -1,4 +1,4 @@
-/* test_vec.c: eng_grow / ENG_GROW (common/vec.c), which every growable
+/* test_vec.c: tlm_grow / TLM_GROW (common/vec.c), which every growable
  * array of the tree now uses: the capacities are the ones the hand-written
  * loops chose (first, then doubling; a jump doubles until it fits), the
  * elements survive, and a size that cannot be had changes nothing. */
@@ -21,7 +21,7 @@ int main(void)
     int ok = 1, caps_ok = 1;
     size_t want_cap = 1024;
     for (uint32_t i = 0; i < 5000; i++) {
-        if (ENG_GROW(ids, cap, n + 1, 1024)) {
+        if (TLM_GROW(ids, cap, n + 1, 1024)) {
             ok = 0;
             break;
         }
@@ -36,31 +36,31 @@ int main(void)
     TAP_OK(caps_ok && cap == 8192, "capacity 1024, then doubling (8192 for 5000: %zu)", cap);
 
     uint32_t *before = ids;
-    TAP_OK(ENG_GROW(ids, cap, 100, 1024) == 0 && ids == before && cap == 8192, "need <= cap: nothing moves");
+    TAP_OK(TLM_GROW(ids, cap, 100, 1024) == 0 && ids == before && cap == 8192, "need <= cap: nothing moves");
 
     char *text = NULL;
     size_t tcap = 0;
-    TAP_OK(ENG_GROW(text, tcap, 5000, 256) == 0 && tcap == 8192, "a jump from empty: 256 doubled to 8192");
-    TAP_OK(ENG_GROW(text, tcap, 8193, 256) == 0 && tcap == 16384, "one past: doubled once");
+    TAP_OK(TLM_GROW(text, tcap, 5000, 256) == 0 && tcap == 8192, "a jump from empty: 256 doubled to 8192");
+    TAP_OK(TLM_GROW(text, tcap, 8193, 256) == 0 && tcap == 16384, "one past: doubled once");
     free(text);
 
     item *v = NULL;
     size_t vcap = 0;
-    TAP_OK(ENG_GROW(v, vcap, 1, 16) == 0 && vcap == 16, "a struct array starts at first (16)");
+    TAP_OK(TLM_GROW(v, vcap, 1, 16) == 0 && vcap == 16, "a struct array starts at first (16)");
     strcpy(v[0].name, "kept");
     v[0].a = -5;
-    TAP_OK(ENG_GROW(v, vcap, 17, 16) == 0 && vcap == 32 && v[0].a == -5 && !strcmp(v[0].name, "kept"),
+    TAP_OK(TLM_GROW(v, vcap, 17, 16) == 0 && vcap == 32 && v[0].a == -5 && !strcmp(v[0].name, "kept"),
            "structs survive the move");
 
     item *keep = v;
     size_t keep_cap = vcap;
-    TAP_OK(ENG_GROW(v, vcap, SIZE_MAX / 8, 16) == -1 && v == keep && vcap == keep_cap,
+    TAP_OK(TLM_GROW(v, vcap, SIZE_MAX / 8, 16) == -1 && v == keep && vcap == keep_cap,
            "a size past SIZE_MAX: -1, array and capacity unchanged");
-    TAP_OK(eng_grow(&v, &vcap, (size_t)1 << 62, sizeof *v, 16) == -1 && v == keep && vcap == keep_cap,
+    TAP_OK(tlm_grow(&v, &vcap, (size_t)1 << 62, sizeof *v, 16) == -1 && v == keep && vcap == keep_cap,
            "an element count whose bytes overflow: -1, unchanged");
-    TAP_OK(eng_grow_size(0, 1, 1024) == 1024 && eng_grow_size(1024, 1025, 1024) == 2048 &&
-               eng_grow_size(256, 5000, 4096) == 8192 && eng_grow_size(SIZE_MAX / 2 + 2, SIZE_MAX, 1) == SIZE_MAX,
-           "eng_grow_size: the capacity asked for, SIZE_MAX past the top");
+    TAP_OK(tlm_grow_size(0, 1, 1024) == 1024 && tlm_grow_size(1024, 1025, 1024) == 2048 &&
+               tlm_grow_size(256, 5000, 4096) == 8192 && tlm_grow_size(SIZE_MAX / 2 + 2, SIZE_MAX, 1) == SIZE_MAX,
+           "tlm_grow_size: the capacity asked for, SIZE_MAX past the top");
     free(v);
     free(ids);
     return tap_done();

@@ -55,7 +55,7 @@ static void key_of(int i, char key[65])
     snprintf(key, 65, "%064x", i + 1);
 }
 
-static int put_job(db *d, const char *sweep, int i, eng_err *e)
+static int put_job(db *d, const char *sweep, int i, tlm_err *e)
 {
     char key[65], label[32];
     key_of(i, key);
@@ -71,7 +71,7 @@ static void test_open_and_values(void)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/a.db", dir);
-    eng_err e = {0};
+    tlm_err e = {0};
     db *d = NULL;
     TAP_OK(db_open(path, DB_READWRITE, &d, &e) == 0, "read-write open creates the file (%s)", e.msg);
     if (!d)
@@ -199,7 +199,7 @@ static void test_versions(void)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/v.db", dir);
-    eng_err e = {0};
+    tlm_err e = {0};
     sqlite3 *h;
     sqlite3_open(path, &h);
     sqlite3_exec(h, "PRAGMA user_version = 99; CREATE TABLE t(x)", NULL, NULL, NULL);
@@ -238,7 +238,7 @@ static void test_identity(void)
     char a[512], b[512], ida[DB_ID_LEN + 1] = "", idb[DB_ID_LEN + 1] = "", again[DB_ID_LEN + 1] = "";
     snprintf(a, sizeof a, "%s/id-a.db", dir);
     snprintf(b, sizeof b, "%s/id-b.db", dir);
-    eng_err e = {0};
+    tlm_err e = {0};
     db *d = NULL;
     int ok = db_open(a, DB_READWRITE, &d, &e) == 0 && db_database_id(d, ida, &e) == 0;
     db_close(d);
@@ -335,7 +335,7 @@ static void test_reconcile(void)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/r.db", dir);
-    eng_err e = {0};
+    tlm_err e = {0};
     db *d = NULL;
     if (db_open(path, DB_READWRITE, &d, &e)) {
         TAP_OK(0, "open: %s", e.msg);
@@ -388,14 +388,14 @@ static void test_results_at_scale(void)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/big.db", dir);
-    eng_err e = {0};
+    tlm_err e = {0};
     db *d = NULL;
     if (db_open(path, DB_READWRITE, &d, &e)) {
         TAP_OK(0, "open: %s", e.msg);
         return;
     }
     enum { JOBS = 10000, STEPS = 5 };
-    double t0 = eng_clock_mono();
+    double t0 = tlm_clock_mono();
     db_begin(d, &e);
     db_sweep_row sw = {.name = "big", .file = "big.yaml", .content_hash = "h", .source = "x"};
     db_sweep_put(d, &sw, NULL, &e);
@@ -421,7 +421,7 @@ static void test_results_at_scale(void)
             }
     }
     db_commit(d, &e);
-    double t_ins = eng_clock_mono() - t0;
+    double t_ins = tlm_clock_mono() - t0;
     TAP_OK(!bad, "10,000 jobs with steps and evals inserted (%.2f s, %.1f us per row)", t_ins,
            t_ins / (JOBS * (STEPS + 21.0)) * 1e6);
     /* every lookup of the view must be an index search */
@@ -440,7 +440,7 @@ static void test_results_at_scale(void)
     TAP_OK(scans == 0, "results reads steps and evals by index only");
     if (scans)
         TAP_DIAG("plan: %s", plan);
-    t0 = eng_clock_mono();
+    t0 = tlm_clock_mono();
     int rows = 0, right = 1;
     sqlite3_prepare_v2(db_handle(d), "SELECT key, val_ppl, piqa_acc, train_loss FROM results ORDER BY seed", -1, &s,
                        NULL);
@@ -450,7 +450,7 @@ static void test_results_at_scale(void)
         rows++;
     }
     sqlite3_finalize(s);
-    double t_q = eng_clock_mono() - t0;
+    double t_q = tlm_clock_mono() - t0;
     TAP_OK(rows == JOBS && right, "results: one row per job, latest eval and loss (%d rows)", rows);
     TAP_DIAG("SELECT * FROM results over 10,000 jobs in %.3f s (its speed: bench/bench_report_gen)", t_q);
     db_close(d);
@@ -470,7 +470,7 @@ int main(void)
     test_job_status_names();
     test_reconcile();
     test_results_at_scale();
-    if (eng_rm_tree(dir))
+    if (tlm_rm_tree(dir))
         TAP_DIAG("could not remove %s", dir);
     return tap_done();
 }

@@ -117,7 +117,7 @@ int main(void)
     sqlite3_free(err);
     sqlite3_close(h);
 
-    eng_err e = {0};
+    tlm_err e = {0};
     db *d = NULL;
     TAP_OK(db_open(old, DB_READWRITE, &d, &e) == 0, "the current code opens it (%s)", e.msg);
     if (!d)
@@ -250,7 +250,7 @@ int main(void)
     db_close(d);
     free(v4);
 
-    if (eng_rm_tree(dir))
+    if (tlm_rm_tree(dir))
         TAP_DIAG("could not remove %s", dir);
     free(v1);
     return tap_done();

@@ -16,13 +16,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    cfg_node *root;
-    eng_err e;
-    if (cfg_parse_buffer("fuzz.yaml", (const char *)data, size, &root, &e))
+    tlm_cfg_node *root;
+    tlm_err e;
+    if (tlm_cfg_parse_buffer("fuzz.yaml", (const char *)data, size, &root, &e))
         return 0;
     static eng_config cfg, back;
     int rc = eng_config_from_tree(root, &cfg, &e);
-    cfg_free(root);
+    tlm_cfg_free(root);
     if (rc)
         return 0;
     char id[65], id2[65];

@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     eng_manifest m;
-    eng_err e;
+    tlm_err e;
     if (eng_manifest_parse("manifest.json", (const char *)data, size, &m, &e))
         return 0;
     /* two headers as the loader would hold them: tokenizer and hash from the

@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!path)
         return 0;
     eng_st_file f;
-    eng_err e;
+    tlm_err e;
     if (eng_st_open(&f, path, &e))
         return 0;
     volatile uint8_t sink = 0;

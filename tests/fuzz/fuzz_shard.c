@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *path = fuzz_file(shard, sl);
     if (!path)
         return 0;
-    eng_err e;
+    tlm_err e;
     eng_shard s;
     if (eng_shard_open(&s, path, 1, &e) == 0) {
         int32_t buf[64];

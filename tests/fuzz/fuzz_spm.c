@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void check(eng_tok *t, const uint8_t *p, size_t n, int flags)
 {
     eng_tokvec v = {0};
-    eng_err e;
+    tlm_err e;
     if (eng_tok_encode(t, p, n, flags, &v, &e) == 0) {
         for (size_t i = 0; i < v.n; i++)
             if (v.ids[i] >= eng_tok_vocab(t))
@@ -36,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1)
         return 0;
     eng_tok *t;
-    eng_err e;
+    tlm_err e;
     const char *label = data[0] % 2 ? "fuzz.vocab" : "fuzz.model";
     if (eng_tok_open_text(&t, label, NULL, (const char *)data + 1, size - 1, &e))
         return 0;

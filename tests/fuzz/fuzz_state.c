@@ -15,7 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     eng_train_state st;
-    eng_err e;
+    tlm_err e;
     if (eng_ckpt_parse_state("trainer.json", (const char *)data, size, &st, &e) == 0) {
         if (st.step < 0 || st.tokens < 0 || strlen(st.config_id) != 64 || strlen(st.data_id) != 64)
             __builtin_trap();

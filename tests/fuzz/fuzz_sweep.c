@@ -12,20 +12,20 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static int count_job(void *ctx, const orc_sweep_job *j, eng_err *e)
+static int count_job(void *ctx, const orc_sweep_job *j, tlm_err *e)
 {
     size_t *n = ctx;
     volatile size_t sink = strlen(j->key) + strlen(j->axes);
     (void)sink;
     if (++*n >= 300)
-        return eng_errf(e, ENG_ECONFIG, "enough");
+        return tlm_errf(e, TLM_ECONFIG, "enough");
     return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     orc_sweep *s = NULL;
-    eng_err e;
+    tlm_err e;
     if (orc_sweep_parse("fuzz.yaml", (const char *)data, size, &s, &e) == 0) {
         size_t n = 0;
         orc_sweep_expand(s, count_job, &n, NULL, NULL, &e);

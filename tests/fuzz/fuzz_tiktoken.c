@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void round_trip(eng_tok *t, const uint8_t *p, size_t n)
 {
     eng_tokvec v = {0};
-    eng_err e;
+    tlm_err e;
     if (eng_tok_encode(t, p, n, ENG_TOK_RAW_BYTES, &v, &e) == 0) {
         size_t len = 0;
         for (size_t i = 0; i < v.n; i++) {
@@ -39,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const char *const names[] = {NULL, "fuzz", "bpe300", "bpe1000", "llama3"};
     const char *name = names[data[0] % 5];
     eng_tok *t;
-    eng_err e;
+    tlm_err e;
     if (eng_tok_open_text(&t, "fuzz.tiktoken", name, (const char *)data + 1, size - 1, &e))
         return 0;
     static const char text[] = "The quick brown fox, 1234 jumps!\n\t<|endoftext|> caf\xc3\xa9 \xff\xfe end";

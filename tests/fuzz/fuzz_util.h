@@ -1,6 +1,6 @@
 /* fuzz_util.h: what the file-reading fuzz targets share: the input as a
  * real regular file (a memfd, reached by its /proc path), so the readers
- * run exactly as in production (eng_open_input, fstat, mmap), without a
+ * run exactly as in production (tlm_open_input, fstat, mmap), without a
  * temp file per input.  Header-only; one file per process. */
 #ifndef TLM_TESTS_FUZZ_UTIL_H
 #define TLM_TESTS_FUZZ_UTIL_H

@@ -20,7 +20,7 @@ typedef struct hope_spec {
     double init_std;
 } hope_spec;
 
-static inline int hs_config(const hope_spec *s, int T, eng_config *c, eng_err *e)
+static inline int hs_config(const hope_spec *s, int T, eng_config *c, tlm_err *e)
 {
     char y[1024];
     snprintf(y, sizeof y,
@@ -32,12 +32,12 @@ static inline int hs_config(const hope_spec *s, int T, eng_config *c, eng_err *e
              "train: {seq_len: %d, tokens: 100000}\n",
              s->V, s->d, s->L, s->H, s->kv, s->dff, s->V, s->tied ? "true" : "false", s->init_std, s->levels,
              s->chunks, s->schedule, strcmp(s->schedule, "uniform") ? ", ratio: [1.5, 0.5]" : "", s->multiple, T);
-    cfg_node *root;
-    int rc = cfg_parse_buffer(s->name, y, strlen(y), &root, e);
+    tlm_cfg_node *root;
+    int rc = tlm_cfg_parse_buffer(s->name, y, strlen(y), &root, e);
     if (rc)
         return rc;
     rc = eng_config_from_tree(root, c, e);
-    cfg_free(root);
+    tlm_cfg_free(root);
     return rc;
 }
 

@@ -20,7 +20,7 @@ typedef struct tm_spec {
     double init_std;
 } tm_spec;
 
-static inline int tm_config(const tm_spec *s, int T, eng_config *c, eng_err *e)
+static inline int tm_config(const tm_spec *s, int T, eng_config *c, tlm_err *e)
 {
     char y[1024];
     int gated = !strcmp(s->arch, "gated_attn");
@@ -34,12 +34,12 @@ static inline int tm_config(const tm_spec *s, int T, eng_config *c, eng_err *e)
              s->arch, s->V, s->d, s->L, s->H, s->kv, s->dff, s->V, s->tied ? "true" : "false", s->init_std,
              gated ? ", gate: " : "", gated ? s->gate : "", s->schedule,
              strcmp(s->schedule, "uniform") ? ", ratio: [1.5, 0.5]" : "", T);
-    cfg_node *root;
-    int rc = cfg_parse_buffer(s->name, y, strlen(y), &root, e);
+    tlm_cfg_node *root;
+    int rc = tlm_cfg_parse_buffer(s->name, y, strlen(y), &root, e);
     if (rc)
         return rc;
     rc = eng_config_from_tree(root, c, e);
-    cfg_free(root);
+    tlm_cfg_free(root);
     return rc;
 }
 

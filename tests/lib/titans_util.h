@@ -19,7 +19,7 @@ typedef struct titans_spec {
     double max_lr, init_std;
 } titans_spec;
 
-static inline int ts_config(const titans_spec *s, int T, eng_config *c, eng_err *e)
+static inline int ts_config(const titans_spec *s, int T, eng_config *c, tlm_err *e)
 {
     char y[1024], hidden[64] = "";
     if (s->hidden)
@@ -35,12 +35,12 @@ static inline int ts_config(const titans_spec *s, int T, eng_config *c, eng_err 
              s->V, s->d, s->L, s->H, s->kv, s->dff, s->V, s->tied ? "true" : "false", s->init_std, s->variant,
              s->window, s->persistent, s->chunk, s->depth, s->max_lr, hidden, s->schedule,
              strcmp(s->schedule, "uniform") ? ", ratio: [1.5, 0.5]" : "", T);
-    cfg_node *root;
-    int rc = cfg_parse_buffer(s->name, y, strlen(y), &root, e);
+    tlm_cfg_node *root;
+    int rc = tlm_cfg_parse_buffer(s->name, y, strlen(y), &root, e);
     if (rc)
         return rc;
     rc = eng_config_from_tree(root, c, e);
-    cfg_free(root);
+    tlm_cfg_free(root);
     return rc;
 }
 

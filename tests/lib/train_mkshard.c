@@ -29,7 +29,7 @@ int main(int argc, char **argv)
         return 2;
     }
     eng_shard_writer *w;
-    eng_err e = {0};
+    tlm_err e = {0};
     uint8_t sha[32] = {0};
     if (eng_shard_writer_open(&w, argv[i], 0, (uint32_t)vocab, tok, sha, &e)) {
         fprintf(stderr, "train_mkshard: %s\n", e.msg);

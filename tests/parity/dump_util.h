@@ -55,7 +55,7 @@ static inline void pd_widths(eng_model *m, int L, char *buf, size_t cap)
 
 /* Writes every tensor of `m` from the host copy `p` (eng_model_get_params)
  * under `prefix` ("" for the weights file, "grad." ...). */
-static inline int pd_add_tensors(eng_st_writer *wr, eng_model *m, const char *prefix, const float *p, eng_err *e)
+static inline int pd_add_tensors(eng_st_writer *wr, eng_model *m, const char *prefix, const float *p, tlm_err *e)
 {
     char name[160];
     int rc = 0;
@@ -68,13 +68,13 @@ static inline int pd_add_tensors(eng_st_writer *wr, eng_model *m, const char *pr
 }
 
 /* DIR/<name>.model.safetensors: the model's current weights and `meta`. */
-static inline int pd_write_model(eng_model *m, const char *dir, const char *name, const char *meta, eng_err *e)
+static inline int pd_write_model(eng_model *m, const char *dir, const char *name, const char *meta, tlm_err *e)
 {
     float *p = malloc(eng_model_n_params(m) * sizeof *p);
     eng_st_writer *wr = NULL;
     char path[1024];
     snprintf(path, sizeof path, "%s/%s.model.safetensors", dir, name);
-    int rc = p ? eng_model_get_params(m, p) : eng_errf(e, ENG_ENOMEM, "out of memory");
+    int rc = p ? eng_model_get_params(m, p) : tlm_errf(e, TLM_ENOMEM, "out of memory");
     rc = rc || eng_st_writer_new(&wr, e) || pd_add_tensors(wr, m, "", p, e) ||
          eng_st_writer_meta(wr, "format", "pt", e) || eng_st_writer_meta(wr, "tlm_parity", meta, e) ||
          eng_st_writer_write(wr, path, NULL, e);
@@ -87,12 +87,12 @@ static inline int pd_write_model(eng_model *m, const char *dir, const char *name
  * tgt ((B, T); per_step: (STEPS, B, T), batch st at st x B x T), then
  * DIR/<name>.out.safetensors as the header says. */
 static inline int pd_train_and_write(eng_model *m, int V, const int32_t *tok, const int32_t *tgt, int per_step,
-                                     int with_final, const char *dir, const char *name, eng_err *e)
+                                     int with_final, const char *dir, const char *name, tlm_err *e)
 {
     const size_t n = eng_model_n_params(m), bt = (size_t)PD_B * PD_T;
     float *g = malloc(n * sizeof *g), *fin = with_final ? malloc(n * sizeof *fin) : NULL;
     float *logits = malloc(sizeof(float) * bt * V);
-    int rc = !g || !logits || (with_final && !fin) ? eng_errf(e, ENG_ENOMEM, "out of memory") : 0;
+    int rc = !g || !logits || (with_final && !fin) ? tlm_errf(e, TLM_ENOMEM, "out of memory") : 0;
     double loss0 = 0;
     float losses[PD_STEPS];
     for (int st = 0; !rc && st < PD_STEPS; st++) {
@@ -137,20 +137,20 @@ static inline int pd_train_and_write(eng_model *m, int V, const int32_t *tok, co
 /* main() of a dumper: dump(DIR, i, e) for each of n variants, printing
  * each name. */
 static inline int pd_main(int argc, char **argv, const char *prog, size_t n, const char *(*name_of)(size_t i),
-                          int (*dump)(const char *dir, size_t i, eng_err *e))
+                          int (*dump)(const char *dir, size_t i, tlm_err *e))
 {
     eng_runtime_init(argc, argv);
     if (argc != 2) {
         fprintf(stderr, "usage: %s DIR\n", prog);
         return 2;
     }
-    eng_err be = {0};
+    tlm_err be = {0};
     if (eng_backend_cpu_create(&pd_backend, 0, &be)) {
         fprintf(stderr, "%s: %s\n", prog, be.msg);
         return 1;
     }
     for (size_t i = 0; i < n; i++) {
-        eng_err e = {0};
+        tlm_err e = {0};
         if (dump(argv[1], i, &e)) {
             fprintf(stderr, "%s: %s: %s\n", prog, name_of(i), e.msg);
             eng_backend_free(pd_backend);

@@ -71,12 +71,12 @@ static void on_item(void *ud, const eng_eval_item *it)
 
 static void on_log(void *ud, const char *msg) { fprintf(stderr, "eval_run: %s\n", msg); }
 
-static int write_model(const eng_model *m, const eng_config *c, const char *path, eng_err *e)
+static int write_model(const eng_model *m, const eng_config *c, const char *path, tlm_err *e)
 {
     size_t n = eng_model_n_params(m);
     float *p = malloc(n * sizeof *p);
     if (!p)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     eng_model_get_params(m, p);
     const int *w = eng_model_widths(m);
     char widths[2048] = "", meta[4096];
@@ -105,13 +105,13 @@ static int write_model(const eng_model *m, const eng_config *c, const char *path
     return rc;
 }
 
-static int write_ckpt(const eng_model *m, const eng_config *c, const char *root, eng_err *e)
+static int write_ckpt(const eng_model *m, const eng_config *c, const char *root, tlm_err *e)
 {
     size_t n = eng_model_n_params(m);
     float *p = malloc(n * sizeof *p), *z = calloc(n, sizeof *z);
     if (!p || !z) {
         free(p), free(z);
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     }
     eng_model_get_params(m, p);
     const eng_ckpt_data d = {eng_model_tensor(m, 0), eng_model_n_tensors(m), n, p, z, z, NULL, 0, NULL};
@@ -152,7 +152,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    eng_err e = {0};
+    tlm_err e = {0};
     eng_eval_sink sink = {NULL, on_result, on_layer, on_item, on_log, NULL};
     eng_backend *be;
     if (eng_backend_cpu_create(&be, 0, &e)) {

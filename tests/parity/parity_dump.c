@@ -20,7 +20,7 @@ static const tm_spec specs[] = {
     {"gated_headwise_cosine_untied_gqa", "gated_attn", "headwise", "cosine", 32, 4, 4, 2, 64, 64, 0, 0.1},
 };
 
-static int dump(const char *dir, size_t i, eng_err *e)
+static int dump(const char *dir, size_t i, tlm_err *e)
 {
     const tm_spec *s = &specs[i];
     eng_config c;

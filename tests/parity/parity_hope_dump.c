@@ -25,7 +25,7 @@ static const hope_spec specs[] = {
     {"hope_cosine_untied_4levels_c2124", "cosine", 32, 3, 4, 4, 112, 64, 0, 4, "[2, 1, 2, 4]", 8, 0.1},
 };
 
-static int dump(const char *dir, size_t i, eng_err *e)
+static int dump(const char *dir, size_t i, tlm_err *e)
 {
     const hope_spec *s = &specs[i];
     eng_config c;

@@ -24,7 +24,7 @@ static const titans_spec specs[] = {
     {"mal_uniform_chunk3_window4", "mal", "uniform", 32, 2, 2, 2, 64, 64, 0, 4, 1, 3, 2, 0, 0.1, 0.1},
 };
 
-static int dump(const char *dir, size_t i, eng_err *e)
+static int dump(const char *dir, size_t i, tlm_err *e)
 {
     const titans_spec *s = &specs[i];
     eng_config c;

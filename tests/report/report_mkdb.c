@@ -80,7 +80,7 @@ static double u01(int job, int what)
     return (double)(z >> 11) / 9007199254740992.0;
 }
 
-static int check(int rc, const eng_err *e, const char *what)
+static int check(int rc, const tlm_err *e, const char *what)
 {
     if (rc)
         fprintf(stderr, "test_report_mkdb: %s: %s\n", what, e->msg);
@@ -94,7 +94,7 @@ static int check(int rc, const eng_err *e, const char *what)
     } while (0)
 
 static int put_eval(db *d, const char *key, int64_t step, const char *suite, const char *task, const char *metric,
-                    double v, eng_err *e)
+                    double v, tlm_err *e)
 {
     db_eval_row r = {key, 0, step, step * 100000, suite, task, metric, v, 1000, NAN};
     return db_eval_put(d, &r, e);
@@ -106,7 +106,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_report_mkdb OUT.db\n");
         return 2;
     }
-    eng_err e = {0};
+    tlm_err e = {0};
     db *d;
     remove(argv[1]);
     TRY(db_open(argv[1], DB_READWRITE, &d, &e), "open");

@@ -88,7 +88,7 @@ static char *render(const rpt_table *t, int fmt)
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    eng_err e;
+    tlm_err e;
     if (!f || rpt_render(t, fmt, f, &e)) {
         if (f)
             fclose(f);
@@ -327,7 +327,7 @@ static void test_format(void)
     TAP_OK(!strcmp(b, "16.3"), "one decimal: %s", b);
     rpt_fmt_num(b, sizeof b, INFINITY, 2, 0);
     TAP_OK(!strcmp(b, "inf"), "inf: %s", b);
-    /* the exact numbers of CSV and JSON (eng_fmt_exact): tests/common/test_fmt.c */
+    /* the exact numbers of CSV and JSON (tlm_fmt_exact): tests/common/test_fmt.c */
     TAP_OK(rpt_format_parse("latex") == RPT_FMT_LATEX && rpt_format_parse("tex") == RPT_FMT_LATEX &&
                rpt_format_parse("xls") < 0,
            "format names");

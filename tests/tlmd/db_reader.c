@@ -29,16 +29,16 @@ static void report(int rc, const char *what, const char *sql)
     errors++;
     busy += (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED;
     if (errors <= 200) {
-        printf("# error %d at %.3f: %s (%s)\n", rc, eng_clock_wall(), what, sql);
+        printf("# error %d at %.3f: %s (%s)\n", rc, tlm_clock_wall(), what, sql);
     }
 }
 
 static int run(sqlite3 *h, const char *sql)
 {
-    double t = eng_clock_mono();
+    double t = tlm_clock_mono();
     char *msg = NULL;
     int rc = sqlite3_exec(h, sql, NULL, NULL, &msg);
-    double dt = eng_clock_mono() - t;
+    double dt = tlm_clock_mono() - t;
     if (dt > slowest)
         slowest = dt;
     if (rc != SQLITE_OK)
@@ -58,7 +58,7 @@ int main(int argc, char **argv)
     /* the daemon creates the file: wait for its schema */
     for (;;) {
         db *d = NULL;
-        eng_err e;
+        tlm_err e;
         if (access(path, F_OK) == 0 && db_open(path, DB_READONLY, &d, &e) == 0) {
             db_close(d);
             break;
@@ -73,7 +73,7 @@ int main(int argc, char **argv)
     while (access(stop, F_OK) != 0) {
         db *d = NULL;
         sqlite3 *h = NULL;
-        eng_err e;
+        tlm_err e;
         if (api) {
             if (db_open(path, DB_READONLY, &d, &e)) {
                 report(SQLITE_CANTOPEN, e.msg, "open");

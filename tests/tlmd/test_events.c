@@ -41,8 +41,8 @@ static char *slurp_line(const char *path)
 static void test_real_lines(const char *src)
 {
     /* one real line of every event of the protocol (common/protocol.h) */
-    for (int i = 0; i < ENG_EV_COUNT; i++) {
-        const char *name = eng_event_name(i);
+    for (int i = 0; i < TLM_EV_COUNT; i++) {
+        const char *name = tlm_event_name(i);
         char path[1024], why[256] = "";
         snprintf(path, sizeof path, "%s/tests/fuzz/corpus/event/%s.json", src, name);
         char *line = slurp_line(path);
@@ -222,7 +222,7 @@ static void test_linebuf(void)
 
 /* ------------------------------------------------------------ failure table */
 /* The mapping as it was before common/failure.h held it (common/err.c
- * eng_status_kind, worker/run.c wrk_exit_status, orchestrator/classify.c,
+ * tlm_status_kind, worker/run.c wrk_exit_status, orchestrator/classify.c,
  * orchestrator/plan.c orc_reason_is_final, orchestrator/event.c's error
  * kinds), written out once more so that the table cannot drift from it. */
 static const struct {
@@ -235,23 +235,23 @@ static const struct {
     int in_error;  /* an `error` event may carry it */
     const char *message;
 } OLD_MAP[] = {
-    {ENG_ECONFIG, "config", 2, ORC_NEXT_FAIL, 0, 1, 1, "configuration or usage error (exit 2)"},
-    {ENG_EDATA, "data", 3, ORC_NEXT_FAIL, 0, 1, 1, "data error (exit 3)"},
-    {ENG_EIO, "io", 6, ORC_NEXT_RETRY, 1, 0, 1, "I/O error (exit 6)"},
-    {ENG_ENOMEM, "oom", 5, ORC_NEXT_RETRY, 0, 0, 1, "out of memory (exit 5)"},
-    {ENG_EDIVERGED, "diverged", 4, ORC_NEXT_FAIL, 0, 1, 1, "loss or gradients not finite (exit 4)"},
-    {ENG_EINTERNAL, "internal", 1, ORC_NEXT_RETRY, 0, 0, 1, "internal error (exit 1)"},
-    {ENG_EINTERRUPTED, "interrupted", 75, ORC_NEXT_RETRY, 0, 0, 0, "stopped by a signal from outside tlmd (exit 75)"},
+    {TLM_ECONFIG, "config", 2, ORC_NEXT_FAIL, 0, 1, 1, "configuration or usage error (exit 2)"},
+    {TLM_EDATA, "data", 3, ORC_NEXT_FAIL, 0, 1, 1, "data error (exit 3)"},
+    {TLM_EIO, "io", 6, ORC_NEXT_RETRY, 1, 0, 1, "I/O error (exit 6)"},
+    {TLM_ENOMEM, "oom", 5, ORC_NEXT_RETRY, 0, 0, 1, "out of memory (exit 5)"},
+    {TLM_EDIVERGED, "diverged", 4, ORC_NEXT_FAIL, 0, 1, 1, "loss or gradients not finite (exit 4)"},
+    {TLM_EINTERNAL, "internal", 1, ORC_NEXT_RETRY, 0, 0, 1, "internal error (exit 1)"},
+    {TLM_EINTERRUPTED, "interrupted", 75, ORC_NEXT_RETRY, 0, 0, 0, "stopped by a signal from outside tlmd (exit 75)"},
 };
 #define N_OLD (sizeof OLD_MAP / sizeof OLD_MAP[0])
 
 static void test_failure_table(void)
 {
-    TAP_OK(ENG_ECONFIG == -1 && ENG_EDATA == -2 && ENG_EIO == -3 && ENG_ENOMEM == -4 && ENG_EDIVERGED == -5 &&
-               ENG_EINTERNAL == -6 && ENG_EINTERRUPTED == -7,
-           "the eng_status values are as before");
+    TAP_OK(TLM_ECONFIG == -1 && TLM_EDATA == -2 && TLM_EIO == -3 && TLM_ENOMEM == -4 && TLM_EDIVERGED == -5 &&
+               TLM_EINTERNAL == -6 && TLM_EINTERRUPTED == -7,
+           "the tlm_status values are as before");
     size_t rows = 0;
-    for (const eng_failure *f; (f = eng_failure_at(rows)); rows++) {
+    for (const tlm_failure *f; (f = tlm_failure_at(rows)); rows++) {
         size_t i = 0;
         while (i < N_OLD && OLD_MAP[i].code != f->code)
             i++;
@@ -266,9 +266,9 @@ static void test_failure_table(void)
         snprintf(line, sizeof line, "{\"ev\":\"error\",\"v\":1,\"t\":1,\"kind\":\"%s\",\"message\":\"m\"}", f->kind);
         orc_event ev;
         int accepted = parse(line, &ev, why) == 0;
-        TAP_OK(!strcmp(f->kind, OLD_MAP[i].kind) && !strcmp(eng_status_kind(f->code), OLD_MAP[i].kind) &&
-                   f->exit == OLD_MAP[i].exit && eng_exit_status(f->code) == OLD_MAP[i].exit &&
-                   eng_failure_of_exit(f->exit) == f && eng_failure_of_kind(f->kind) == f &&
+        TAP_OK(!strcmp(f->kind, OLD_MAP[i].kind) && !strcmp(tlm_status_kind(f->code), OLD_MAP[i].kind) &&
+                   f->exit == OLD_MAP[i].exit && tlm_exit_status(f->code) == OLD_MAP[i].exit &&
+                   tlm_failure_of_exit(f->exit) == f && tlm_failure_of_kind(f->kind) == f &&
                    !strcmp(o.reason, OLD_MAP[i].kind) && o.next == OLD_MAP[i].next &&
                    o.machine == OLD_MAP[i].machine && !strcmp(o.message, OLD_MAP[i].message) &&
                    orc_reason_is_final(f->kind) == OLD_MAP[i].final && accepted == OLD_MAP[i].in_error,
@@ -288,9 +288,9 @@ static void test_failure_table(void)
     TAP_OK(!strcmp(o.reason, "internal") && o.next == ORC_NEXT_RETRY && o.machine &&
                !strcmp(o.message, "the worker could not be started (exit 127)"),
            "exit 127: internal, a machine fault (%s)", o.message);
-    TAP_OK(!strcmp(eng_status_kind(ENG_OK), "ok") && eng_exit_status(ENG_OK) == 0 &&
-               !strcmp(eng_status_kind(-99), "internal") && eng_exit_status(-99) == 1 &&
-               !eng_failure_of_exit(0) && !eng_failure_of_exit(127) && !eng_failure_of_kind("protocol") &&
+    TAP_OK(!strcmp(tlm_status_kind(TLM_OK), "ok") && tlm_exit_status(TLM_OK) == 0 &&
+               !strcmp(tlm_status_kind(-99), "internal") && tlm_exit_status(-99) == 1 &&
+               !tlm_failure_of_exit(0) && !tlm_failure_of_exit(127) && !tlm_failure_of_kind("protocol") &&
                !orc_reason_is_final("protocol") && !orc_reason_is_final(NULL),
            "ok is 0, an unknown code is internal (1), tlmd's own reasons are not kinds");
 }
@@ -312,8 +312,8 @@ static void test_failure_schema(const char *src)
     const char *end = check ? strchr(check, ')') : NULL;
     end = end ? strchr(end + 1, ')') : NULL; /* the IN list's, then the CHECK's */
     int bad = 0, tried = 0;
-    for (size_t i = 0; check && end && eng_failure_at(i); i++) {
-        snprintf(word, sizeof word, "'%s'", eng_failure_at(i)->kind);
+    for (size_t i = 0; check && end && tlm_failure_at(i); i++) {
+        snprintf(word, sizeof word, "'%s'", tlm_failure_at(i)->kind);
         const char *at = strstr(check, word);
         if (!at || at > end) {
             TAP_DIAG("db/schema.sql does not allow the reason %s", word);
@@ -375,10 +375,10 @@ static const char *next_words(const orc_outcome *o)
 /* What docs/protocol.md's "retried" column says of an exit status. */
 static const char *retried_words(int status)
 {
-    const eng_failure *k = eng_failure_of_exit(status);
+    const tlm_failure *k = tlm_failure_of_exit(status);
     if (!k)
-        return status == ENG_EXIT_OK ? "-" : "?";
-    return k->policy == ENG_POLICY_FINAL ? "no" : k->policy == ENG_POLICY_RESUME ? "resumed" : "yes";
+        return status == TLM_EXIT_OK ? "-" : "?";
+    return k->policy == TLM_POLICY_FINAL ? "no" : k->policy == TLM_POLICY_RESUME ? "resumed" : "yes";
 }
 
 /* docs/protocol.md "Exit statuses" and docs/tlmd.md's table of how an
@@ -429,16 +429,16 @@ static void test_failure_docs(const char *src)
                     TAP_DIAG("%s: exit %d says %s, %s; tlmd: %s, %s", docs[d], status, rn, want, o.reason, does);
                     bad++;
                 }
-                const eng_failure *k = eng_failure_of_exit(status);
-                for (size_t i = 0; k && eng_failure_at(i); i++)
-                    if (eng_failure_at(i) == k)
+                const tlm_failure *k = tlm_failure_of_exit(status);
+                for (size_t i = 0; k && tlm_failure_at(i); i++)
+                    if (tlm_failure_at(i) == k)
                         seen[i] = 1;
             }
         }
         fclose(f);
-        for (size_t i = 0; eng_failure_at(i); i++)
+        for (size_t i = 0; tlm_failure_at(i); i++)
             if (!seen[i]) {
-                TAP_DIAG("%s: no row for exit %d (%s)", docs[d], eng_failure_at(i)->exit, eng_failure_at(i)->kind);
+                TAP_DIAG("%s: no row for exit %d (%s)", docs[d], tlm_failure_at(i)->exit, tlm_failure_at(i)->kind);
                 bad++;
             }
         TAP_OK(rows > 0 && !bad, "%s: its %d exit statuses are classified as it says, every kind has one", docs[d],
@@ -456,8 +456,8 @@ static void test_failure_docs(const char *src)
         }
     if (f)
         fclose(f);
-    for (size_t i = 0; eng_failure_at(i); i++) {
-        const eng_failure *k = eng_failure_at(i);
+    for (size_t i = 0; tlm_failure_at(i); i++) {
+        const tlm_failure *k = tlm_failure_at(i);
         char ev[256], why[256];
         snprintf(ev, sizeof ev, "{\"ev\":\"error\",\"v\":1,\"t\":1,\"kind\":\"%s\",\"message\":\"m\"}", k->kind);
         orc_event e;

@@ -46,7 +46,7 @@ int main(void)
     static orc_daemon d;
     static orc_opts o = {.max_attempts = 3, .heartbeat_timeout = 120, .kill_grace = 10, .progress = 0};
     d.o = &o;
-    eng_err e = {0};
+    tlm_err e = {0};
     if (db_open(path, DB_READWRITE, &d.db, &e)) {
         printf("# %s\n", e.msg);
         return 1;
@@ -140,7 +140,7 @@ int main(void)
     free(r);
     db_close(d.db);
     orc_jobs_clear(&d.plan.jobs);
-    if (eng_rm_tree(dir))
+    if (tlm_rm_tree(dir))
         TAP_DIAG("could not remove %s", dir);
     return tap_done();
 }

@@ -11,7 +11,10 @@ slurm_need
 trap 'slurm_down; cleanup' EXIT
 slurm_up "$tmp/cluster" 1 0 || { echo "# the test cluster did not start"; exit 1; }
 
-STEPS=1000
+# 2500 steps: about 70 s on one thread of a 2024 server, longer than the
+# time limit's signal can be late (45 s before a 1-minute limit, up to 30 s
+# late); at 1000 the job could end before the signal came.
+STEPS=2500
 sweep one.yaml one $STEPS "resources: {time: '1'}"
 mkdir ref && cp one.yaml ref/
 (cd ref && exec "$T" --sweeps one.yaml --workers 1 --threads-per-worker 1 >run.out 2>&1) &

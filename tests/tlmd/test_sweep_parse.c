@@ -26,7 +26,7 @@ static const char *srcdir;
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-static int ignore_job(void *ctx, const orc_sweep_job *j, eng_err *e)
+static int ignore_job(void *ctx, const orc_sweep_job *j, tlm_err *e)
 {
     (void)j;
     (void)e;
@@ -35,7 +35,7 @@ static int ignore_job(void *ctx, const orc_sweep_job *j, eng_err *e)
 }
 
 /* Parse + expand; 0 if the sweep is valid, else the message in e. */
-static int load_and_expand(const char *path, eng_err *e)
+static int load_and_expand(const char *path, tlm_err *e)
 {
     orc_sweep *s;
     if (orc_sweep_load(path, &s, e))
@@ -74,7 +74,7 @@ static void test_catalogue(void)
         }
         first[strcspn(first, "\n")] = '\0';
         const char *expect = strncmp(first, "# expect: ", 10) == 0 ? first + 10 : NULL;
-        eng_err e = {0};
+        tlm_err e = {0};
         int rc = load_and_expand(path, &e);
         /* "LINE:COL: message" -> "<path>:LINE:COL: message"; "-: message" -> "<path>: message";
          * FILE in the message stands for the path too */
@@ -113,7 +113,7 @@ typedef struct {
     size_t n;
 } collected;
 
-static int collect(void *ctx, const orc_sweep_job *j, eng_err *e)
+static int collect(void *ctx, const orc_sweep_job *j, tlm_err *e)
 {
     (void)e;
     collected *c = ctx;
@@ -135,7 +135,7 @@ static void test_semantics(void)
     char path[1024];
     snprintf(path, sizeof path, "%s/tests/data/sweeps/ok_grid.yaml", srcdir);
     orc_sweep *s;
-    eng_err e = {0};
+    tlm_err e = {0};
     TAP_OK(orc_sweep_load(path, &s, &e) == 0, "ok_grid.yaml parses (%s)", e.msg);
     if (!s)
         return;
@@ -218,7 +218,7 @@ static void test_natural_grid(void)
                        "grid:\n  taper.schedule: [uniform, linear, cosine, sigmoid]\n"
                        "  taper.ratio: [[1.25, 0.75], [1.5, 0.5], [1.75, 0.25]]\nseeds: [0, 1]\n";
     orc_sweep *s;
-    eng_err e = {0};
+    tlm_err e = {0};
     TAP_OK(orc_sweep_parse("t1.yaml", yaml, strlen(yaml), &s, &e) == 0, "schedule x ratio parses (%s)", e.msg);
     if (!s)
         return;
@@ -269,7 +269,7 @@ static void test_natural_grid(void)
         rc = orc_sweep_expand(s, ignore_job, &n, NULL, NULL, &e);
         orc_sweep_free(s);
     }
-    TAP_OK(rc == ENG_ECONFIG && strstr(e.msg, "sc.yaml:3:43: taper.ratio: only used with"),
+    TAP_OK(rc == TLM_ECONFIG && strstr(e.msg, "sc.yaml:3:43: taper.ratio: only used with"),
            "a grid mapping {schedule: uniform, ratio: ...}: an error at the ratio (%s)", e.msg);
 
     /* a value that is wrong, not inapplicable, stays an error */
@@ -280,7 +280,7 @@ static void test_natural_grid(void)
         rc = orc_sweep_expand(s, ignore_job, &n, NULL, NULL, &e);
         orc_sweep_free(s);
     }
-    TAP_OK(rc == ENG_ECONFIG && strstr(e.msg, "the mean of start and end must be 1"), "a bad ratio: %s", e.msg);
+    TAP_OK(rc == TLM_ECONFIG && strstr(e.msg, "the mean of start and end must be 1"), "a bad ratio: %s", e.msg);
 
     /* --dry-run says so */
     char dir[256], file[300], dbp[300];
@@ -335,7 +335,7 @@ static void test_plan_names(void)
 
     const char *ab[] = {a, b}, *ac[] = {a, c};
     orc_opts o = {.db_path = dbp, .runs_dir = dir, .sweeps = ab, .n_sweeps = 2};
-    eng_err e = {0};
+    tlm_err e = {0};
     FILE *out = tmpfile();
     TAP_OK(orc_plan_dry_run(&o, out, &e) == 0, "two copies of one sweep: accepted (%s)", e.msg);
     char buf[8192] = "";
@@ -350,7 +350,7 @@ static void test_plan_names(void)
     fclose(out);
     char want[1000];
     snprintf(want, sizeof want, "%s:1:7: sweep name 'same' is already used by %s with different jobs", c, a);
-    TAP_OK(rc == ENG_ECONFIG && !strncmp(e.msg, want, strlen(want)), "same name, other jobs: %s", e.msg);
+    TAP_OK(rc == TLM_ECONFIG && !strncmp(e.msg, want, strlen(want)), "same name, other jobs: %s", e.msg);
 
     const char *missing[] = {"/nonexistent.yaml"};
     o.sweeps = missing;
@@ -376,14 +376,14 @@ static double expand_seeds(int seeds, char *msg, size_t cap)
     for (int i = 0; i < seeds; i++)
         at += (size_t)snprintf(yaml + at, ycap - at, "%s%d", i ? "," : "", i);
     at += (size_t)snprintf(yaml + at, ycap - at, "]\n");
-    double t0 = eng_clock_mono();
+    double t0 = tlm_clock_mono();
     orc_sweep *s;
-    eng_err e = {0};
+    tlm_err e = {0};
     size_t n = 0, counted = 0;
     int rc = orc_sweep_parse("<big>", yaml, at, &s, &e);
     if (!rc)
         rc = orc_sweep_expand(s, ignore_job, &counted, &n, NULL, &e);
-    double t = eng_clock_mono() - t0;
+    double t = tlm_clock_mono() - t0;
     snprintf(msg, cap, "%s", rc ? e.msg : n != (size_t)seeds * 4 || counted != n ? "wrong count" : "ok");
     if (!rc)
         orc_sweep_free(s);
@@ -397,14 +397,14 @@ static double expand_seeds(int seeds, char *msg, size_t cap)
  * or loaded machine and under the sanitizers). */
 static void test_scale(void)
 {
-    char m1[ENG_MSG_MAX], m2[ENG_MSG_MAX];
+    char m1[TLM_MSG_MAX], m2[TLM_MSG_MAX];
     double small = expand_seeds(2500, m1, sizeof m1), big = expand_seeds(25000, m2, sizeof m2);
     TAP_OK(small >= 0 && big >= 0, "10,000 and 100,000 jobs expanded and resolved (%s, %s)", m1, m2);
     TAP_OK(big <= 40 * (small > 0.01 ? small : 0.01), "100,000 jobs in %.2f s, 10,000 in %.2f s (%.1fx; at most 40x)",
            big, small, small > 0 ? big / small : 0.0);
 }
 
-static int keep_axes(void *ctx, const orc_sweep_job *j, eng_err *e)
+static int keep_axes(void *ctx, const orc_sweep_job *j, tlm_err *e)
 {
     (void)e;
     snprintf(ctx, 2048, "%s", j->axes);
@@ -419,7 +419,7 @@ static void test_long_axes(void)
     value[300] = '\0';
     snprintf(text, sizeof text, "name: long\nbase: {scale: 1m}\ngrid:\n  data.train: [/%s]\n", value);
     orc_sweep *s;
-    eng_err e;
+    tlm_err e;
     int rc = orc_sweep_parse("long.yaml", text, strlen(text), &s, &e);
     if (!rc) {
         rc = orc_sweep_expand(s, keep_axes, axes, NULL, NULL, &e);

@@ -47,16 +47,16 @@
 /* A backend that is built, and the largest relative error of a forward
  * output (tol_fwd) and of a backward output (tol_bwd) it may have against
  * the CPU backend's on the same inputs.  needs_device: the machine may
- * lack what it runs on (a GPU); then its create fails with ENG_ECONFIG and
+ * lack what it runs on (a GPU); then its create fails with TLM_ECONFIG and
  * the row is skipped (said, not counted), not failed. */
 typedef struct backend_row {
     const char *name;
-    int (*create)(eng_backend **out, eng_err *e);
+    int (*create)(eng_backend **out, tlm_err *e);
     double tol_fwd, tol_bwd;
     int needs_device;
 } backend_row;
 
-static int cpu_create(eng_backend **out, eng_err *e)
+static int cpu_create(eng_backend **out, tlm_err *e)
 {
     return eng_backend_cpu_create(out, 0, e);
 }
@@ -76,11 +76,11 @@ static void mirror_free(eng_backend *b)
     free(b);
 }
 
-static int mirror_create(eng_backend **out, eng_err *e)
+static int mirror_create(eng_backend **out, tlm_err *e)
 {
     mirror *m = calloc(1, sizeof *m);
     if (!m)
-        return eng_errf(e, ENG_ENOMEM, "out of memory");
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
     int rc = eng_backend_cpu_create(&m->cpu, 0, e);
     if (rc) {
         free(m);
@@ -98,7 +98,7 @@ static int mirror_create(eng_backend **out, eng_err *e)
 
 #ifdef TLM_HAVE_CUDA
 /* GPU 0 of those the runtime lists (CUDA_VISIBLE_DEVICES picks it) */
-static int cuda_create(eng_backend **out, eng_err *e)
+static int cuda_create(eng_backend **out, tlm_err *e)
 {
     return eng_backend_cuda_create(out, 0, e);
 }
@@ -266,7 +266,7 @@ static void test_expf(void)
 int main(int argc, char **argv)
 {
     eng_runtime_init(argc, argv);
-    eng_err e = {0};
+    tlm_err e = {0};
     eng_backend *ref;
     arena = aligned_alloc(64, T_ARENA);
     if (!arena || backends[0].create(&ref, &e)) {
@@ -294,7 +294,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < N_BACKENDS; i++) {
         eng_backend *b;
         if (backends[i].create(&b, &e)) {
-            if (backends[i].needs_device && e.code == ENG_ECONFIG)
+            if (backends[i].needs_device && e.code == TLM_ECONFIG)
                 TAP_DIAG("%s: every case skipped: %s", backends[i].name, e.msg);
             else
                 TAP_OK(0, "%s backend: %s", backends[i].name, e.msg);
@@ -302,7 +302,7 @@ int main(int argc, char **argv)
         }
         compare_backend(&backends[i], b, ref, starts);
 #ifdef TLM_HAVE_CUDA
-        eng_err ce = {0};
+        tlm_err ce = {0};
         if (eng_backend_cuda_status(b, &ce))
             TAP_OK(0, "%s: the backend's first error: %s", backends[i].name, ce.msg);
 #endif

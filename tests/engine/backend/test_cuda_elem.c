@@ -446,7 +446,7 @@ static void test_mem_scalars(void)
 
 int main(void)
 {
-    eng_err e = {0};
+    tlm_err e = {0};
     eng_backend *cpu;
     if (eng_backend_cpu_create(&cpu, 1, &e)) {
         printf("Bail out! cpu backend: %s\n", e.msg);

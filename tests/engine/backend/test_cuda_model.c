@@ -7,7 +7,7 @@
  *
  * Exits 77 (skip) in a build without CUDA and on a machine where the
  * backend cannot start (no driver, no GPU: eng_backend_cuda_create's
- * ENG_ECONFIG).  Titans runs in both variants (MAG, MAL: the spec's gate
+ * TLM_ECONFIG).  Titans runs in both variants (MAG, MAL: the spec's gate
  * field names the variant, as tm_config only reads it for gated_attn). */
 #include <math.h>
 #include <stdlib.h>
@@ -35,7 +35,7 @@ static const tm_spec specs[] = {
 #define NSPEC (int)(sizeof specs / sizeof specs[0])
 
 /* 10 steps; losses[] and the final weights out.  0, or the creation's code. */
-static int train(const tm_spec *s, const eng_backend *be, double *losses, float **params, size_t *np, eng_err *e)
+static int train(const tm_spec *s, const eng_backend *be, double *losses, float **params, size_t *np, tlm_err *e)
 {
     enum { Bm = 4, Tm = 64 };
     eng_config c;
@@ -62,11 +62,11 @@ static int train(const tm_spec *s, const eng_backend *be, double *losses, float 
     *np = eng_model_n_params(m);
     *params = malloc(*np * sizeof **params);
     if (!*params)
-        rc = eng_errf(e, ENG_ENOMEM, "out of memory");
+        rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
     else
         eng_model_get_params(m, *params);
     eng_model_free(m);
-    return rc ? (rc < 0 ? rc : ENG_EINTERNAL) : 0;
+    return rc ? (rc < 0 ? rc : TLM_EINTERNAL) : 0;
 }
 
 int main(int argc, char **argv)
@@ -76,11 +76,11 @@ int main(int argc, char **argv)
     return 77;
 #else
     eng_runtime_init(argc, argv);
-    eng_err e = {0};
+    tlm_err e = {0};
     eng_backend *gpu, *cpu;
     if (eng_backend_cuda_create(&gpu, 0, &e)) {
         printf("1..0 # SKIP %s\n", e.msg);
-        return e.code == ENG_ECONFIG ? 77 : 1;
+        return e.code == TLM_ECONFIG ? 77 : 1;
     }
     if (eng_backend_cpu_create(&cpu, 0, &e)) {
         printf("Bail out! cpu backend: %s\n", e.msg);
@@ -100,7 +100,7 @@ int main(int argc, char **argv)
             continue;
         }
         rc = train(s, gpu, lg, &pg, &ng, &e);
-        eng_err ce = {0};
+        tlm_err ce = {0};
         if (!rc && eng_backend_cuda_status(gpu, &ce))
             rc = ce.code, e = ce;
         if (rc) {

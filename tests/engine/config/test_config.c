@@ -10,21 +10,21 @@
 #include "engine/config/presets.h"
 #include "tests/lib/tap.h"
 
-static int parse(const char *name, const char *text, eng_config *c, eng_err *e)
+static int parse(const char *name, const char *text, eng_config *c, tlm_err *e)
 {
-    cfg_node *root;
-    int rc = cfg_parse_buffer(name, text, strlen(text), &root, e);
+    tlm_cfg_node *root;
+    int rc = tlm_cfg_parse_buffer(name, text, strlen(text), &root, e);
     if (rc)
         return rc;
     rc = eng_config_from_tree(root, c, e);
-    cfg_free(root);
+    tlm_cfg_free(root);
     return rc;
 }
 
 static void good(void)
 {
     eng_config c;
-    eng_err e = {0};
+    tlm_err e = {0};
     int rc = parse("paper.yaml",
                    "scale: 440m\n"
                    "arch: transformer\n"
@@ -237,9 +237,9 @@ static void bad(void)
 {
     for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
         eng_config c;
-        eng_err e = {0};
+        tlm_err e = {0};
         int rc = parse("bad.yaml", BAD[i].text, &c, &e);
-        int ok = rc == ENG_ECONFIG && strstr(e.msg, BAD[i].expect) != NULL;
+        int ok = rc == TLM_ECONFIG && strstr(e.msg, BAD[i].expect) != NULL;
         TAP_OK(ok, "bad config %zu: %s", i + 1, rc ? e.msg : "(accepted)");
         if (!ok)
             TAP_DIAG("expected: %s", BAD[i].expect);
@@ -251,13 +251,13 @@ static void bad(void)
 static void bad_input(void)
 {
     eng_config c;
-    eng_err e = {0};
+    tlm_err e = {0};
     static const char nul[] = "scale: 1m\nseed: 1\0002\n";
-    cfg_node *root = NULL;
-    int rc = cfg_parse_buffer("nul.yaml", nul, sizeof nul - 1, &root, &e);
-    TAP_OK(rc == ENG_ECONFIG && strstr(e.msg, "nul.yaml:2:8: invalid YAML/JSON: control characters are not allowed"),
+    tlm_cfg_node *root = NULL;
+    int rc = tlm_cfg_parse_buffer("nul.yaml", nul, sizeof nul - 1, &root, &e);
+    TAP_OK(rc == TLM_ECONFIG && strstr(e.msg, "nul.yaml:2:8: invalid YAML/JSON: control characters are not allowed"),
            "a NUL on line 2 is reported on line 2: %s", rc ? e.msg : "(accepted)");
-    cfg_free(root);
+    tlm_cfg_free(root);
 
     size_t n = 4 << 20;
     char *buf = malloc(n + 32);
@@ -267,7 +267,7 @@ static void bad_input(void)
     memset(buf + len, 'k', 100000);
     strcpy(buf + len + 100000, ": 1\n");
     rc = parse("long.yaml", buf, &c, &e);
-    TAP_OK(rc == ENG_ECONFIG && strstr(e.msg, "long.yaml:2:1: invalid YAML/JSON: a key without ':' after it (a plain "
+    TAP_OK(rc == TLM_ECONFIG && strstr(e.msg, "long.yaml:2:1: invalid YAML/JSON: a key without ':' after it (a plain "
                                               "key ends with ':' on its line, within 1024 characters)"),
            "a 100,000-character key is reported where it starts: %.120s", rc ? e.msg : "(accepted)");
 
@@ -278,22 +278,22 @@ static void bad_input(void)
     for (int i = 0; i < 200000 && at < n - 64; i++)
         at += (size_t)snprintf(buf + at, n - at, "k%d: 1\n", i);
     at += (size_t)snprintf(buf + at, n - at, "k12345: 2\n");
-    double t0 = eng_clock_mono();
-    rc = cfg_parse_buffer("many.yaml", buf, at, &root, &e);
-    double dt = eng_clock_mono() - t0;
-    TAP_OK(rc == ENG_ECONFIG && strstr(e.msg, "many.yaml:200002:1: duplicate key 'k12345' (first given at "
+    double t0 = tlm_clock_mono();
+    rc = tlm_cfg_parse_buffer("many.yaml", buf, at, &root, &e);
+    double dt = tlm_clock_mono() - t0;
+    TAP_OK(rc == TLM_ECONFIG && strstr(e.msg, "many.yaml:200002:1: duplicate key 'k12345' (first given at "
                                               "many.yaml:12347:1)"),
            "200,000 keys and a duplicate: found in %.2f s: %s", dt, rc ? e.msg : "(accepted)");
-    cfg_free(root);
+    tlm_cfg_free(root);
     root = NULL;
     buf[at - strlen("k12345: 2\n")] = '\0';
-    t0 = eng_clock_mono();
-    rc = cfg_parse_buffer("many.yaml", buf, strlen(buf), &root, &e);
-    int found = rc == 0 && cfg_map_get(root, "k199999") && cfg_map_get(root, "k0") && cfg_map_get(root, "scale") &&
-                !cfg_map_get(root, "k200000");
-    dt = eng_clock_mono() - t0;
+    t0 = tlm_clock_mono();
+    rc = tlm_cfg_parse_buffer("many.yaml", buf, strlen(buf), &root, &e);
+    int found = rc == 0 && tlm_cfg_map_get(root, "k199999") && tlm_cfg_map_get(root, "k0") && tlm_cfg_map_get(root, "scale") &&
+                !tlm_cfg_map_get(root, "k200000");
+    dt = tlm_clock_mono() - t0;
     TAP_OK(found, "200,000 distinct keys read and looked up in %.2f s", dt);
-    cfg_free(root);
+    tlm_cfg_free(root);
     free(buf);
 }
 
@@ -304,31 +304,31 @@ static void messages(void)
     while (strlen(path) < 1200)
         strcat(path, "/abcdefghijklmnopqrstuvwxyz");
     eng_config c;
-    eng_err e = {0};
+    tlm_err e = {0};
     int rc = eng_config_load(path, &c, &e);
     char want[1400];
     snprintf(want, sizeof want, "%s: cannot open: No such file or directory", path);
-    TAP_OK(rc == ENG_ECONFIG && !strcmp(e.msg, want), "a %zu-byte path is whole in its message (%zu bytes)",
+    TAP_OK(rc == TLM_ECONFIG && !strcmp(e.msg, want), "a %zu-byte path is whole in its message (%zu bytes)",
            strlen(path), strlen(e.msg));
-    static char big[3 * ENG_MSG_MAX];
+    static char big[3 * TLM_MSG_MAX];
     memset(big, 'x', sizeof big - 1);
-    eng_errf(&e, ENG_EIO, "%s", big);
+    tlm_errf(&e, TLM_EIO, "%s", big);
     size_t n = strlen(e.msg);
-    TAP_OK(n == ENG_MSG_MAX - 1 && !strcmp(e.msg + n - 3, "..."), "a message longer than its buffer ends in '...'");
-    eng_errf(&e, ENG_EIO, "tail");
-    eng_err_prefix(&e, "%s", big);
+    TAP_OK(n == TLM_MSG_MAX - 1 && !strcmp(e.msg + n - 3, "..."), "a message longer than its buffer ends in '...'");
+    tlm_errf(&e, TLM_EIO, "tail");
+    tlm_err_prefix(&e, "%s", big);
     n = strlen(e.msg);
     TAP_OK(n > 1000 && !strcmp(e.msg + n - 9, "...: tail"), "...also a prefix cut to make room for the message");
     /* a config path longer than its key holds: measured, never cut */
     char text[800];
     snprintf(text, sizeof text, "scale: 1m\ndata: {train: %.*s}\n", 600, path + 1);
     rc = parse("long.yaml", text, &c, &e);
-    TAP_OK(rc == ENG_ECONFIG && strstr(e.msg, "long.yaml:2:15: data.train: 600 bytes, longer than the 511 this key allows"),
+    TAP_OK(rc == TLM_ECONFIG && strstr(e.msg, "long.yaml:2:15: data.train: 600 bytes, longer than the 511 this key allows"),
            "a 600-byte data.train: %.80s", e.msg);
     char small[8];
-    TAP_OK(eng_msg_copy(small, sizeof small, "12345678") == 1 && !strcmp(small, "1234..."), "a field too small: %s",
+    TAP_OK(tlm_msg_copy(small, sizeof small, "12345678") == 1 && !strcmp(small, "1234..."), "a field too small: %s",
            small);
-    TAP_OK(eng_msg_copy(small, sizeof small, "1234567") == 0 && !strcmp(small, "1234567"), "...and one that fits");
+    TAP_OK(tlm_msg_copy(small, sizeof small, "1234567") == 0 && !strcmp(small, "1234567"), "...and one that fits");
 }
 
 static void files(void)
@@ -336,18 +336,18 @@ static void files(void)
     const char *src = getenv("TLM_SRCDIR");
     char path[1024];
     eng_config c;
-    eng_err e = {0};
+    tlm_err e = {0};
     snprintf(path, sizeof path, "%s/tests/data/config/tiny_cosine.yaml", src ? src : ".");
     int rc = eng_config_load(path, &c, &e);
     TAP_OK(rc == 0 && c.taper.schedule == ENG_TAPER_COSINE && c.model.vocab == 256, "%s loads: %s", path,
            rc ? e.msg : "ok");
     snprintf(path, sizeof path, "%s/tests/data/config/no-such-file.yaml", src ? src : ".");
     rc = eng_config_load(path, &c, &e);
-    TAP_OK(rc == ENG_ECONFIG && strstr(e.msg, "cannot open"), "missing file: %s", e.msg);
+    TAP_OK(rc == TLM_ECONFIG && strstr(e.msg, "cannot open"), "missing file: %s", e.msg);
     /* a folder where the file is expected: said so, not "read error" */
     snprintf(path, sizeof path, "%s/tests/data/config", src ? src : ".");
     rc = eng_config_load(path, &c, &e);
-    TAP_OK(rc == ENG_ECONFIG && strstr(e.msg, "config: is a directory (expected a YAML or JSON file)"),
+    TAP_OK(rc == TLM_ECONFIG && strstr(e.msg, "config: is a directory (expected a YAML or JSON file)"),
            "a folder: %s", e.msg);
 }
 
@@ -362,7 +362,7 @@ static void presets(void)
         const eng_preset *p = eng_preset_at(i);
         char text[256];
         eng_config c;
-        eng_err e = {0};
+        tlm_err e = {0};
         eng_account uni, acc;
         snprintf(text, sizeof text, "scale: %s\n", p->name);
         int ok = parse("preset.yaml", text, &c, &e) == 0 && eng_account_compute(&c, &uni, &e) == 0;
@@ -396,9 +396,9 @@ static void presets(void)
 
 /* A resolved value in the form --config-keys writes defaults: 0.002, "",
  * [1.5, 0.5], [val]. */
-static void value_text(const cfg_node *n, char *out, size_t cap)
+static void value_text(const tlm_cfg_node *n, char *out, size_t cap)
 {
-    if (n->kind == CFG_SCALAR) {
+    if (n->kind == TLM_CFG_SCALAR) {
         snprintf(out, cap, "%s", n->text[0] || !n->quoted ? n->text : "\"\"");
         return;
     }
@@ -430,11 +430,11 @@ static void keys_defaults(void)
                      "train: {tokens: 100000}\neval: {suites: [val, wikitext, lambada, commonsense, niah, alignment]}\n",
                      archs[a], sigmoid ? "sigmoid" : "uniform");
             eng_config c;
-            eng_err e = {0};
-            cfg_node *json = NULL;
+            tlm_err e = {0};
+            tlm_cfg_node *json = NULL;
             char *s = NULL;
             if (parse("keys.yaml", text, &c, &e) || !(s = eng_config_json(&c)) ||
-                cfg_parse_buffer("keys.json", s, strlen(s), &json, &e)) {
+                tlm_cfg_parse_buffer("keys.json", s, strlen(s), &json, &e)) {
                 TAP_DIAG("%s: %s", text, e.msg);
                 bad++;
                 free(s);
@@ -444,12 +444,12 @@ static void keys_defaults(void)
                 int skip = k.computed;
                 for (size_t g = 0; g < sizeof given / sizeof given[0]; g++)
                     skip |= !strcmp(k.key, given[g]);
-                const cfg_node *v = json;
+                const tlm_cfg_node *v = json;
                 char part[64];
                 for (const char *p = k.key; v && *p;) {
                     size_t len = strcspn(p, ".");
                     snprintf(part, sizeof part, "%.*s", (int)len, p);
-                    v = cfg_map_get(v, part);
+                    v = tlm_cfg_map_get(v, part);
                     p += len + (p[len] == '.');
                 }
                 if (skip || !v) /* not written: the key does not apply to this config */
@@ -464,7 +464,7 @@ static void keys_defaults(void)
                     bad++;
                 }
             }
-            cfg_free(json);
+            tlm_cfg_free(json);
             free(s);
         }
     for (size_t i = 0; eng_config_key_at(i, &k) == 0; i++) {

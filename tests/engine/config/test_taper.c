@@ -42,7 +42,7 @@ static void check_one(int sched, int L, int d_base, int m, int a_units, double k
     double rs = (double)a_units * m / d_base, re = 2.0 - rs;
     eng_taper_spec s = {.schedule = sched, .r_start = rs, .r_end = re, .k = k, .multiple = m};
     int w[ENG_MAX_LAYERS];
-    eng_err e;
+    tlm_err e;
     t->cases++;
     if (eng_taper_compute(L, d_base, &s, w, &e)) {
         TAP_OK(0, "L=%d d=%d m=%d %s [%g, %g] k=%g: %s", L, d_base, m, eng_schedule_name(sched), rs, re, k, e.msg);
@@ -118,7 +118,7 @@ static void paper_example(void)
     /* 440m: L=24, d_base=2816, cosine 1.5 -> 0.5 */
     eng_taper_spec s = {.schedule = ENG_TAPER_COSINE, .r_start = 1.5, .r_end = 0.5, .k = 10, .multiple = 16};
     int w[24];
-    eng_err e;
+    tlm_err e;
     TAP_OK(eng_taper_compute(24, 2816, &s, w, &e) == 0, "440m cosine 1.5 -> 0.5 computes");
     long sum = 0;
     for (int l = 0; l < 24; l++)
@@ -160,9 +160,9 @@ static void paper_example(void)
 static void expect_error(const char *what, int L, int d, eng_taper_spec s, const char *needle)
 {
     int w[ENG_MAX_LAYERS];
-    eng_err e = {0};
+    tlm_err e = {0};
     int rc = eng_taper_compute(L, d, &s, w, &e);
-    TAP_OK(rc == ENG_ECONFIG && strstr(e.msg, needle), "rejects %s: %s", what, rc ? e.msg : "(accepted)");
+    TAP_OK(rc == TLM_ECONFIG && strstr(e.msg, needle), "rejects %s: %s", what, rc ? e.msg : "(accepted)");
 }
 
 static void impossible(void)

@@ -93,7 +93,7 @@ int main(int argc, char **argv)
     TAP_OK(eng_runtime_blas()[0] && strcmp(eng_runtime_blas(), "unknown"), "blas: %s", eng_runtime_blas());
     TAP_OK(eng_runtime_kernel()[0], "kernel: %s", eng_runtime_kernel());
     eng_backend *b1 = NULL, *b2 = NULL;
-    eng_err e = {0};
+    tlm_err e = {0};
     int rc = eng_backend_cpu_create(&b1, 0, &e);
     TAP_OK(rc == 0 && eng_backend_cpu_threads(b1) >= 1, "threads: %d", rc ? -1 : eng_backend_cpu_threads(b1));
     TAP_OK(rc == 0 && eng_backend_cpu_set_threads(b1, 1) == 1 && eng_backend_cpu_threads(b1) == 1, "set_threads(1)");

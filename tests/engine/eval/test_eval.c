@@ -36,7 +36,7 @@ typedef struct mock {
 
 /* The oracle: the needle is the only "is: " in the prompt; after the final
  * "provided text is" it spells " " + value + ".\n". */
-static int mock_logits(void *impl, const int32_t *tok, int B, int T, const float **out, eng_err *e)
+static int mock_logits(void *impl, const int32_t *tok, int B, int T, const float **out, tlm_err *e)
 {
     mock *m = impl;
     m->calls++;
@@ -110,11 +110,11 @@ static const char *at(const char *name)
 
 /* Run a suite on a zero-logits model and expect an error holding `want`. */
 static float zero_logits[8 * 64 * V];
-static int zeros(void *impl, const int32_t *tok, int B, int T, const float **out, eng_err *e)
+static int zeros(void *impl, const int32_t *tok, int B, int T, const float **out, tlm_err *e)
 {
     (void)impl, (void)tok;
     if ((size_t)B * T * V > sizeof zero_logits / sizeof zero_logits[0])
-        return eng_errf(e, ENG_EINTERNAL, "mock too small");
+        return tlm_errf(e, TLM_EINTERNAL, "mock too small");
     *out = zero_logits;
     return 0;
 }
@@ -123,7 +123,7 @@ static void expect_error(const char *what, const char *suite, eng_tok *tok, cons
                          const char *want)
 {
     eng_eval_lm lm = {NULL, 8, 64, 64, V, zeros, NULL};
-    eng_err e = {0};
+    tlm_err e = {0};
     int rc = eng_eval_suite(suite, &lm, tok, cfg, NULL, &e);
     TAP_OK(rc != 0 && strstr(e.msg, want), "%s: %s", what, rc ? e.msg : "(no error)");
     if (rc == 0 || !strstr(e.msg, want))
@@ -132,7 +132,7 @@ static void expect_error(const char *what, const char *suite, eng_tok *tok, cons
 
 /* ---- the evaluator's set-up check: every input read in full before training */
 /* Create an evaluator for one suite and check it: 0, or the error in e. */
-static int check_suite(const char *suite, const eng_eval_cfg *ev, eng_err *e)
+static int check_suite(const char *suite, const eng_eval_cfg *ev, tlm_err *e)
 {
     eng_config c;
     memset(&c, 0, sizeof c);
@@ -155,7 +155,7 @@ static int check_suite(const char *suite, const eng_eval_cfg *ev, eng_err *e)
 static void check_cases(void)
 {
     eng_eval_cfg v;
-    eng_err e = {0};
+    tlm_err e = {0};
     char want[700];
     memset(&v, 0, sizeof v);
     snprintf(v.lambada, sizeof v.lambada, "%s", at("lam.jsonl"));
@@ -165,10 +165,10 @@ static void check_cases(void)
     write_file(at("lam.jsonl"), "{\"text\": \"one two three\"}\n{\"text\": \"four five\"}\n{\"text\": 7}\n");
     rc = check_suite("lambada", &v, &e);
     snprintf(want, sizeof want, "%s:3: field \"text\" must be a string", at("lam.jsonl"));
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, want), "check: a bad line 3 of LAMBADA is found (%s)", e.msg);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, want), "check: a bad line 3 of LAMBADA is found (%s)", e.msg);
     write_file(at("lam.jsonl"), "{\"text\": \"one xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"}\n");
     rc = check_suite("lambada", &v, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "longer than the context length 32"),
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "longer than the context length 32"),
            "check: a last word longer than train.seq_len is found (%s)", e.msg);
 
     memset(&v, 0, sizeof v);
@@ -179,13 +179,13 @@ static void check_cases(void)
                                      "{\"passage\": \"p\", \"question\": \"q\", \"answer\": 3}\n");
     rc = check_suite("commonsense", &v, &e);
     snprintf(want, sizeof want, "%s:2: field \"answer\" must be true or false", at("cs/boolq.jsonl"));
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, want), "check: a bad commonsense item is found (%s)", e.msg);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, want), "check: a bad commonsense item is found (%s)", e.msg);
 
     memset(&v, 0, sizeof v);
     snprintf(v.wikitext, sizeof v.wikitext, "%s", at("w.raw"));
     write_file(at("w.raw"), " \n \n\t\n");
     rc = check_suite("wikitext", &v, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "no WikiText document"), "check: a WikiText file without pages (%s)",
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "no WikiText document"), "check: a WikiText file without pages (%s)",
            e.msg);
     write_file(at("w.raw"), " = T = \n text of the page .\n");
     rc = check_suite("wikitext", &v, &e);
@@ -196,7 +196,7 @@ static void check_cases(void)
     write_file(at("al.ids"), "1 2 3\n4 300 5\n");
     rc = check_suite("alignment", &v, &e);
     snprintf(want, sizeof want, "%s:2: expected token ids below 256", at("al.ids"));
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, want), "check: an alignment id outside model.vocab (%s)", e.msg);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, want), "check: an alignment id outside model.vocab (%s)", e.msg);
 
     memset(&v, 0, sizeof v);
     snprintf(v.niah_haystack, sizeof v.niah_haystack, "%s", at("hay2.txt"));
@@ -207,10 +207,10 @@ static void check_cases(void)
     v.niah_lengths[0] = 32;
     v.niah_n = 3;
     rc = check_suite("niah", &v, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "holds no words"), "check: a haystack without words (%s)", e.msg);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "holds no words"), "check: a haystack without words (%s)", e.msg);
     write_file(at("hay2.txt"), "Some words. And more words here.\n");
     rc = check_suite("niah", &v, &e);
-    TAP_OK(rc == ENG_ECONFIG && strstr(e.msg, "too short"), "check: a NIAH length too short for its prompt (%s)",
+    TAP_OK(rc == TLM_ECONFIG && strstr(e.msg, "too short"), "check: a NIAH length too short for its prompt (%s)",
            e.msg);
 
     /* not a regular file: refused when the evaluator is made, without blocking */
@@ -218,11 +218,11 @@ static void check_cases(void)
     snprintf(v.lambada, sizeof v.lambada, "%s", at("fifo.jsonl"));
     alarm(20);
     rc = mkfifo(at("fifo.jsonl"), 0600) ? -1 : check_suite("lambada", &v, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "eval.lambada") && strstr(e.msg, "is not a regular file (a FIFO)"),
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "eval.lambada") && strstr(e.msg, "is not a regular file (a FIFO)"),
            "a FIFO as the LAMBADA file (%s)", e.msg);
     snprintf(v.lambada, sizeof v.lambada, "%s", at("cs"));
     rc = check_suite("lambada", &v, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "is a directory"), "a folder as the LAMBADA file (%s)", e.msg);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "is a directory"), "a folder as the LAMBADA file (%s)", e.msg);
     alarm(0);
     unlink(at("fifo.jsonl"));
 }
@@ -233,7 +233,7 @@ int main(void)
     if (!tap_tmpdir(dir, sizeof dir, "tlm-test-eval") || snprintf(csdir, sizeof csdir, "%s/cs", dir) >= (int)sizeof csdir ||
         mkdir(csdir, 0700))
         return 1;
-    eng_err e = {0};
+    tlm_err e = {0};
     if (eng_backend_cpu_create(&BE, 1, &e)) {
         printf("Bail out! %s\n", e.msg);
         return 1;
@@ -345,7 +345,7 @@ int main(void)
     {
         eng_eval_lm lm = {NULL, 8, 64, 64, V, zeros, NULL};
         lm.probe = NULL;
-        eng_err e2 = {0};
+        tlm_err e2 = {0};
         int rc = eng_eval_alignment(&lm, tok, &cfg, NULL, &e2);
         TAP_OK(rc != 0 && strstr(e2.msg, "exposes no per-layer"), "alignment: a model without a probe is refused");
     }
@@ -435,7 +435,7 @@ int main(void)
         mock m = {calloc((size_t)MAX_T * V, sizeof(float)), 0, 0};
         eng_eval_lm lm = {&m, 1, MAX_T, MAX_T, V, mock_logits, NULL};
         int rc = eng_eval_niah(&lm, tok, &cfg, NULL, &e);
-        TAP_OK(rc == ENG_ECONFIG && strstr(e.msg, "too short"), "niah: a length shorter than the prompt is refused: %s",
+        TAP_OK(rc == TLM_ECONFIG && strstr(e.msg, "too short"), "niah: a length shorter than the prompt is refused: %s",
                e.msg);
         free(m.logits);
     }
@@ -449,12 +449,12 @@ int main(void)
     eng_backend dev = {&device, BE->ctx};
     eng_gpt2 *g = NULL;
     int grc = eng_gpt2_load(&g, dir, &dev, 1, &e);
-    TAP_OK(grc == ENG_ECONFIG && !g && strstr(e.msg, "host memory") && strstr(e.msg, "device"),
+    TAP_OK(grc == TLM_ECONFIG && !g && strstr(e.msg, "host memory") && strstr(e.msg, "device"),
            "gpt2: a backend not on host memory is refused: %s", e.msg);
 
     eng_backend_free(BE);
     eng_tok_free(tok);
-    if (eng_rm_tree(dir))
+    if (tlm_rm_tree(dir))
         TAP_DIAG("could not remove %s", dir);
     return tap_done();
 }

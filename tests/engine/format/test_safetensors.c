@@ -20,7 +20,7 @@ int main(void)
     float a[6] = {1, 2, 3, 4, 5, 6}, b[3] = {-1.5f, 0.25f, 1e30f};
     int64_t sa[2] = {2, 3}, sb[1] = {3};
     eng_st_writer *w;
-    eng_err e = {0};
+    tlm_err e = {0};
     char sha[65];
     int rc = eng_st_writer_new(&w, &e) || eng_st_writer_add(w, "model.a.weight", "F32", 2, sa, a, &e) ||
              eng_st_writer_add(w, "model.b", "F32", 1, sb, b, &e) || eng_st_writer_meta(w, "format", "pt", &e) ||
@@ -45,22 +45,22 @@ int main(void)
     /* damaged copies */
     char *buf;
     size_t len;
-    eng_read_file(path, 1 << 20, &buf, &len, &e);
-    eng_write_file_atomic(bad, buf, len - 4, &e);
+    tlm_read_file(path, 1 << 20, &buf, &len, &e);
+    tlm_write_file_atomic(bad, buf, len - 4, &e);
     rc = eng_st_open(&f, bad, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "truncated"), "truncated file refused: %s", e.msg);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "truncated"), "truncated file refused: %s", e.msg);
     char orig[8];
     memcpy(orig, buf, 8);
     buf[0] = (char)0xff;
     buf[5] = 0x10;
-    eng_write_file_atomic(bad, buf, len, &e);
+    tlm_write_file_atomic(bad, buf, len, &e);
     rc = eng_st_open(&f, bad, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "header length"), "absurd header length refused: %s", e.msg);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "header length"), "absurd header length refused: %s", e.msg);
     memcpy(buf, orig, 8);
     memcpy(buf + 8, "{\"x\":", 5); /* the header's JSON, broken */
-    eng_write_file_atomic(bad, buf, len, &e);
+    tlm_write_file_atomic(bad, buf, len, &e);
     rc = eng_st_open(&f, bad, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "not valid JSON"), "garbled header refused: %s", e.msg);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "not valid JSON"), "garbled header refused: %s", e.msg);
     /* under a long run folder its message names the file whole (it kept 1,023 bytes of the name) */
     char deep[1400], deepfile[1450];
     snprintf(deep, sizeof deep, "%s", dir);
@@ -71,10 +71,10 @@ int main(void)
         deep[at + 240] = '\0';
     }
     snprintf(deepfile, sizeof deepfile, "%s/bad.safetensors", deep);
-    rc = eng_mkdir_p(deep, &e) || eng_write_file_atomic(deepfile, buf, len, &e);
+    rc = tlm_mkdir_p(deep, &e) || tlm_write_file_atomic(deepfile, buf, len, &e);
     TAP_OK(rc == 0, "a %zu-byte file name: %s", strlen(deepfile), rc ? e.msg : "written");
     rc = eng_st_open(&f, deepfile, &e);
-    TAP_OK(rc == ENG_EDATA && !strncmp(e.msg, deepfile, strlen(deepfile)) && strstr(e.msg, "not valid JSON"),
+    TAP_OK(rc == TLM_EDATA && !strncmp(e.msg, deepfile, strlen(deepfile)) && strstr(e.msg, "not valid JSON"),
            "...is whole in the message (%zu bytes)", strlen(e.msg));
     unlink(deepfile);
     for (int i = 0; i < 5; i++) {
@@ -108,12 +108,12 @@ int main(void)
         for (int k = 0; k < 8; k++)
             file[k] = (uint8_t)((uint64_t)hl >> (8 * k));
         memcpy(file + 8, H[i].hdr, hl);
-        eng_write_file_atomic(bad, file, 8 + hl + 16, &e);
+        tlm_write_file_atomic(bad, file, 8 + hl + 16, &e);
         rc = eng_st_open(&f, bad, &e);
         if (!H[i].want)
             TAP_OK(rc == 0, "%s is accepted%s%s", H[i].what, rc ? ": " : "", rc ? e.msg : "");
         else
-            TAP_OK(rc == ENG_EDATA && strstr(e.msg, H[i].want), "%s is refused (%s)", H[i].what, e.msg);
+            TAP_OK(rc == TLM_EDATA && strstr(e.msg, H[i].want), "%s is refused (%s)", H[i].what, e.msg);
         if (!rc)
             eng_st_close(&f);
     }
@@ -123,13 +123,13 @@ int main(void)
     snprintf(fifo, sizeof fifo, "%s/fifo.safetensors", dir);
     alarm(20);
     rc = mkfifo(fifo, 0600) ? -1 : eng_st_open(&f, fifo, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "is not a regular file (a FIFO)"), "a FIFO is refused at once (%s)", e.msg);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "is not a regular file (a FIFO)"), "a FIFO is refused at once (%s)", e.msg);
     rc = eng_st_open(&f, dir, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "is a directory"), "a folder: is a directory (%s)", e.msg);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "is a directory"), "a folder: is a directory (%s)", e.msg);
     alarm(0);
     unlink(fifo);
     rc = eng_st_open(&f, "/nonexistent/x.safetensors", &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "cannot open"), "missing file: %s", e.msg);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "cannot open"), "missing file: %s", e.msg);
     unlink(path);
     unlink(bad);
     rmdir(dir);

@@ -20,7 +20,7 @@
 static char dir[256];
 
 static int write_shard(const char *path, uint32_t vocab, const char *tokname, const uint8_t *sha, const uint32_t *t,
-                       size_t n, eng_err *e)
+                       size_t n, tlm_err *e)
 {
     eng_shard_writer *w;
     int rc = eng_shard_writer_open(&w, path, 0, vocab, tokname, sha, e);
@@ -49,17 +49,17 @@ static void copy(const char *from, const char *to)
 {
     char *d;
     size_t n;
-    eng_err e;
-    eng_read_file(from, 1 << 26, &d, &n, &e);
-    eng_write_file_atomic(to, d, n, &e);
+    tlm_err e;
+    tlm_read_file(from, 1 << 26, &d, &n, &e);
+    tlm_write_file_atomic(to, d, n, &e);
     free(d);
 }
 
 int main(void)
 {
     snprintf(dir, sizeof dir, "%s/tlm-test-shard.%ld", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
-    eng_err e;
-    eng_mkdir_p(dir, &e);
+    tlm_err e;
+    tlm_mkdir_p(dir, &e);
     char p1[400], p2[400], sub[300];
     eng_tok *bytes;
     eng_tok_open(&bytes, "bytes", NULL, &e);
@@ -69,7 +69,7 @@ int main(void)
     for (int i = 0; i < 100000; i++)
         toks[i] = (uint32_t)(i * 7919u % 256);
     snprintf(sub, sizeof sub, "%s/train", dir);
-    eng_mkdir_p(sub, &e);
+    tlm_mkdir_p(sub, &e);
     snprintf(p1, sizeof p1, "%s/000000.tlmtok", sub);
     int rc = write_shard(p1, 256, "bytes", eng_tok_sha256(bytes), toks, 100000, &e);
     TAP_OK(rc == 0, "write a bytes shard");
@@ -85,7 +85,7 @@ int main(void)
         same = back[i] == (int32_t)toks[i];
     TAP_OK(same, "every token reads back");
     rc = eng_shard_read(&s, 99990, 11, back, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "past the end"), "reading past the end is refused (%s)", e.msg);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "past the end"), "reading past the end is refused (%s)", e.msg);
     eng_shard_close(&s);
 
     /* 4-byte tokens, second shard in the folder */
@@ -100,7 +100,7 @@ int main(void)
     eng_shard_close(&s);
     eng_shardset set;
     rc = eng_shardset_open(&set, sub, 1, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "differs"), "a folder mixing tokenizers is refused (%s)", e.msg);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "differs"), "a folder mixing tokenizers is refused (%s)", e.msg);
     unlink(p2);
     for (int i = 0; i < 5000; i++)
         toks[i] = (uint32_t)i % 256;
@@ -113,16 +113,16 @@ int main(void)
     rc = eng_tok_check_shards("bytes", &set, sub, &e);
     TAP_OK(rc == 0, "bytes shards are accepted for tokenizer: bytes%s%s", rc ? ": " : "", rc ? e.msg : "");
     rc = eng_tok_check_shards("bpe4096", &set, sub, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "made with tokenizer 'bytes'") && strstr(e.msg, "'bpe4096'"),
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "made with tokenizer 'bytes'") && strstr(e.msg, "'bpe4096'"),
            "bytes shards are refused for tokenizer: bpe4096 (%s)", e.msg);
     rc = eng_tok_check_shards("llama3", &set, sub, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "made with tokenizer 'bytes'"), "and for llama3");
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "made with tokenizer 'bytes'"), "and for llama3");
     eng_shardset_close(&set);
 
     /* same name, other definition: a retrained bpe */
     char bdir[300], rankfile[400], sh[400];
     snprintf(bdir, sizeof bdir, "%s/bpeset", dir);
-    eng_mkdir_p(bdir, &e);
+    tlm_mkdir_p(bdir, &e);
     snprintf(rankfile, sizeof rankfile, "%s/bpe260.tiktoken", bdir);
     const char *texts[2] = {"aaaa bbbb aaaa bbbb abab abab cdcd", "xyxy zzzz xyxy zzzz wwww wwww vvvv"};
     uint8_t shas[2][32];
@@ -154,7 +154,7 @@ int main(void)
     TAP_OK(memcmp(shas[0], shas[1], 32) != 0, "retraining on other text changes the definition hash");
     rc = eng_shardset_open(&set, bdir, 1, &e);
     rc = rc ? rc : eng_tok_check_shards("bpe260", &set, bdir, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "different 'bpe260' tokenizer") && strstr(e.msg, "rebuild"),
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "different 'bpe260' tokenizer") && strstr(e.msg, "rebuild"),
            "shards of the old bpe260 are refused after retraining (%s)", e.msg);
     eng_shardset_close(&set);
 
@@ -165,11 +165,11 @@ int main(void)
     if (truncate(bad, 192 + 2 * 100000 - 10)) {
     }
     rc = eng_shard_open(&s, bad, 0, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "truncated or corrupt"), "a truncated shard is refused (%s)", e.msg);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "truncated or corrupt"), "a truncated shard is refused (%s)", e.msg);
     if (truncate(bad, 100)) {
     }
     rc = eng_shard_open(&s, bad, 0, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "shorter than a shard header"), "a shard cut inside its header (%s)",
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "shorter than a shard header"), "a shard cut inside its header (%s)",
            e.msg);
     copy(p1, bad);
     patch(bad, 192 + 777, 0x01);
@@ -177,12 +177,12 @@ int main(void)
     TAP_OK(rc == 0, "a flipped payload byte passes the cheap open (verify=0)");
     eng_shard_close(&s);
     rc = eng_shard_open(&s, bad, 1, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, bad) && strstr(e.msg, "payload's SHA-256") &&
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, bad) && strstr(e.msg, "payload's SHA-256") &&
                strstr(e.msg, "the header says"),
            "and is caught by the payload hash (verify=1), naming the file and both hashes: %s", e.msg);
     eng_shardset set1;
     rc = eng_shardset_open(&set1, bad, 1, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "payload's SHA-256"), "a set of that one shard is refused too (%s)", e.msg);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "payload's SHA-256"), "a set of that one shard is refused too (%s)", e.msg);
 
     /* header fields the payload hash does not cover */
     copy(p1, bad);
@@ -194,20 +194,20 @@ int main(void)
         close(fd);
     }
     rc = eng_shard_open(&s, bad, 0, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, bad) && strstr(e.msg, "all zeros"),
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, bad) && strstr(e.msg, "all zeros"),
            "an all-zero payload hash is an error even without verify (%s)", e.msg);
     copy(p1, bad);
     patch(bad, 170, 0x01);
     rc = eng_shard_open(&s, bad, 0, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "reserved"), "non-zero reserved header bytes are refused (%s)", e.msg);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "reserved"), "non-zero reserved header bytes are refused (%s)", e.msg);
     copy(p1, bad);
     patch(bad, 32 + 10, 'x');
     rc = eng_shard_open(&s, bad, 0, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "NUL-padded"), "junk after the tokenizer name is refused (%s)", e.msg);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "NUL-padded"), "junk after the tokenizer name is refused (%s)", e.msg);
     copy(p1, bad);
     patch(bad, 32, 0x80 ^ 'b');
     rc = eng_shard_open(&s, bad, 0, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "not printable"), "a non-printable tokenizer name is refused (%s)", e.msg);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "not printable"), "a non-printable tokenizer name is refused (%s)", e.msg);
     {   /* n_tokens 2^63 + 0: times 2 bytes wraps to 0, so the header "fits" a header-only file */
         copy(p1, bad);
         if (truncate(bad, ENG_SHARD_HEADER)) {
@@ -218,7 +218,7 @@ int main(void)
             TAP_DIAG("pwrite failed");
         close(fd);
         rc = eng_shard_open(&s, bad, 0, &e);
-        TAP_OK(rc == ENG_EDATA && strstr(e.msg, "9223372036854775808 tokens"),
+        TAP_OK(rc == TLM_EDATA && strstr(e.msg, "9223372036854775808 tokens"),
                "a token count whose byte size wraps around is refused (%s)", e.msg);
     }
     /* inputs that are not regular files are refused at once, never read */
@@ -228,40 +228,40 @@ int main(void)
     TAP_OK(mkfifo(fifo, 0600) == 0 && mkdir(sdir, 0700) == 0, "a FIFO and a folder named *.tlmtok");
     alarm(20); /* a blocking open would hang here: SIGALRM fails the test instead */
     rc = eng_shard_open(&s, fifo, 1, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, fifo) && strstr(e.msg, "is not a regular file (a FIFO)"),
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, fifo) && strstr(e.msg, "is not a regular file (a FIFO)"),
            "a FIFO shard is refused without blocking (%s)", e.msg);
     rc = eng_shardset_open(&set1, fifo, 1, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "is not a regular file (a FIFO)"), "and as a split (%s)", e.msg);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "is not a regular file (a FIFO)"), "and as a split (%s)", e.msg);
     rc = eng_shard_open(&s, sdir, 1, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "is a directory"), "a folder opened as a shard: is a directory (%s)",
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "is a directory"), "a folder opened as a shard: is a directory (%s)",
            e.msg);
     rc = eng_shard_open(&s, "/dev/zero", 1, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "(a character device)"), "a device is refused (%s)", e.msg);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "(a character device)"), "a device is refused (%s)", e.msg);
     char *txt = NULL;
     size_t tl = 0;
-    rc = eng_read_file(fifo, 100, &txt, &tl, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "(a FIFO)"), "eng_read_file refuses a FIFO too (%s)", e.msg);
-    rc = eng_read_file(sdir, 100, &txt, &tl, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "is a directory"), "and a folder (%s)", e.msg);
+    rc = tlm_read_file(fifo, 100, &txt, &tl, &e);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "(a FIFO)"), "tlm_read_file refuses a FIFO too (%s)", e.msg);
+    rc = tlm_read_file(sdir, 100, &txt, &tl, &e);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "is a directory"), "and a folder (%s)", e.msg);
     alarm(0);
     rmdir(sdir);
     unlink(fifo);
     copy(p1, bad);
     patch(bad, 0, 0x20);
     rc = eng_shard_open(&s, bad, 0, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "bad magic"), "bad magic is refused (%s)", e.msg);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "bad magic"), "bad magic is refused (%s)", e.msg);
     copy(p1, bad);
     patch(bad, 8, 0x02);
     rc = eng_shard_open(&s, bad, 0, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "version 3"), "another format version is refused (%s)", e.msg);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "version 3"), "another format version is refused (%s)", e.msg);
     rc = write_shard(bad, 256, "bytes", NULL, (const uint32_t[]){1, 256}, 2, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "outside the vocabulary"), "the writer refuses a token >= vocab (%s)",
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "outside the vocabulary"), "the writer refuses a token >= vocab (%s)",
            e.msg);
 
     free(toks);
     free(back);
     eng_tok_free(bytes);
-    if (eng_rm_tree(dir))
+    if (tlm_rm_tree(dir))
         TAP_DIAG("could not remove %s", dir);
     return tap_done();
 }

@@ -31,14 +31,14 @@
 
 static eng_backend *BE; /* the CPU backend every model here runs on */
 
-static int parse(const char *text, eng_config *c, eng_err *e)
+static int parse(const char *text, eng_config *c, tlm_err *e)
 {
-    cfg_node *root;
-    int rc = cfg_parse_buffer("hope.yaml", text, strlen(text), &root, e);
+    tlm_cfg_node *root;
+    int rc = tlm_cfg_parse_buffer("hope.yaml", text, strlen(text), &root, e);
     if (rc)
         return rc;
     rc = eng_config_from_tree(root, c, e);
-    cfg_free(root);
+    tlm_cfg_free(root);
     return rc;
 }
 
@@ -46,7 +46,7 @@ static int parse(const char *text, eng_config *c, eng_err *e)
 static void test_split(void)
 {
     int w[ENG_HOPE_MAX_LEVELS];
-    eng_err e = {0};
+    tlm_err e = {0};
     TAP_OK(!eng_hope_split(384, 3, 16, w, &e) && w[0] == 128 && w[1] == 128 && w[2] == 128, "384 / 3: 128 x 3");
     TAP_OK(!eng_hope_split(352, 3, 16, w, &e) && w[0] == 128 && w[1] == 112 && w[2] == 112,
            "352 / 3: 128, 112, 112 (the remainder to the fastest)");
@@ -54,17 +54,17 @@ static void test_split(void)
     TAP_OK(!eng_hope_split(4096, 3, 16, w, &e) && w[0] + w[1] + w[2] == 4096 && w[0] == 1376 && w[2] == 1360,
            "4096 / 3: %d, %d, %d", w[0], w[1], w[2]);
     TAP_OK(!eng_hope_split(64, 1, 16, w, &e) && w[0] == 64, "one level: the whole width");
-    TAP_OK(eng_hope_split(32, 3, 16, w, &e) == ENG_ECONFIG && strstr(e.msg, "cannot be split into 3 levels"),
+    TAP_OK(eng_hope_split(32, 3, 16, w, &e) == TLM_ECONFIG && strstr(e.msg, "cannot be split into 3 levels"),
            "32 / 3 levels of 16: %s", e.msg);
-    TAP_OK(eng_hope_split(100, 2, 16, w, &e) == ENG_ECONFIG && strstr(e.msg, "not a multiple"), "100: %s", e.msg);
-    TAP_OK(eng_hope_split(64, 9, 1, w, &e) == ENG_ECONFIG, "9 levels: %s", e.msg);
+    TAP_OK(eng_hope_split(100, 2, 16, w, &e) == TLM_ECONFIG && strstr(e.msg, "not a multiple"), "100: %s", e.msg);
+    TAP_OK(eng_hope_split(64, 9, 1, w, &e) == TLM_ECONFIG, "9 levels: %s", e.msg);
 }
 
 /* ------------------------------------------------------------ config */
 static void test_config(void)
 {
     eng_config c, t;
-    eng_err e = {0};
+    tlm_err e = {0};
     int rc = parse("scale: 1m\narch: hope_attn\ntaper: {schedule: cosine}\n", &c, &e);
     TAP_OK(rc == 0 && c.model.hope_levels == 3 && c.model.n_hope_chunks == 3 && c.model.hope_chunks[0] == 1 &&
                c.model.hope_chunks[1] == 4 && c.model.hope_chunks[2] == 16,
@@ -113,7 +113,7 @@ static void test_config(void)
         if (!bad[i].want)
             TAP_OK(rc == 0, "8 levels of the last layer's 128: %s", rc ? e.msg : "ok");
         else
-            TAP_OK(rc == ENG_ECONFIG && strstr(e.msg, bad[i].want), "refused: %s", e.msg);
+            TAP_OK(rc == TLM_ECONFIG && strstr(e.msg, bad[i].want), "refused: %s", e.msg);
     }
 }
 
@@ -127,7 +127,7 @@ static void test_layout(void)
     for (size_t si = 0; si < 2; si++) {
         const hope_spec *s = &specs[si];
         eng_config c;
-        eng_err e = {0};
+        tlm_err e = {0};
         eng_model *m;
         eng_account a;
         if (hs_config(s, 16, &c, &e) || eng_account_compute(&c, &a, &e) || eng_model_create(&m, &c, BE, 2, 16, &e)) {
@@ -206,7 +206,7 @@ static void test_transformer_equivalence(void)
     const tm_spec ts = {"transformer", "transformer", "", "cosine", 32, 3, 4, 2, 64, 40, 0, 0.05};
     const hope_spec hs = {"hope 1 level", "cosine", 32, 3, 4, 2, 64, 40, 0, 1, "[1]", 16, 0.05};
     eng_config tc, hc;
-    eng_err e = {0};
+    tlm_err e = {0};
     eng_model *tm, *hm;
     if (tm_config(&ts, T, &tc, &e) || hs_config(&hs, T, &hc, &e) || eng_model_create(&tm, &tc, BE, B, T, &e) ||
         eng_model_create(&hm, &hc, BE, B, T, &e)) {
@@ -280,14 +280,14 @@ static void test_transformer_equivalence(void)
 static double loss_at(eng_model *m, const int32_t *tok, const int32_t *tgt)
 {
     double loss;
-    eng_err e;
+    tlm_err e;
     return eng_model_forward(m, tok, tgt, FD_B, FD_T, &loss, NULL, &e) ? NAN : loss;
 }
 
 static void fd_check(const hope_spec *s)
 {
     eng_config c;
-    eng_err e = {0};
+    tlm_err e = {0};
     eng_model *m;
     if (hs_config(s, FD_T, &c, &e) || eng_model_create(&m, &c, BE, FD_B, FD_T, &e)) {
         TAP_OK(0, "%s: build: %s", s->name, e.msg);
@@ -386,7 +386,7 @@ static const hope_spec opt_spec = {"hope chunks 1, 2, 4", "cosine", 32, 2, 4, 4,
 
 /* One training step on a batch that depends on the step; returns the loss
  * and, when wanted, the gradients and clipping factor used. */
-static int train_step(eng_model *m, int64_t t, double *loss, float *grads, double *scale, eng_err *e)
+static int train_step(eng_model *m, int64_t t, double *loss, float *grads, double *scale, tlm_err *e)
 {
     int32_t tok[OB * OT], tgt[OB * OT];
     tm_batch(100 + (uint64_t)t, OB, OT, opt_spec.V, tok, tgt);
@@ -403,7 +403,7 @@ static int train_step(eng_model *m, int64_t t, double *loss, float *grads, doubl
     return eng_model_step(m, &opt, e);
 }
 
-static int create_opt_model(eng_model **m, eng_err *e)
+static int create_opt_model(eng_model **m, tlm_err *e)
 {
     eng_config c;
     int rc = hs_config(&opt_spec, OT, &c, e);
@@ -417,7 +417,7 @@ static int create_opt_model(eng_model **m, eng_err *e)
 static void test_schedule(void)
 {
     eng_model *m;
-    eng_err e = {0};
+    tlm_err e = {0};
     if (create_opt_model(&m, &e)) {
         TAP_OK(0, "schedule: build: %s", e.msg);
         return;
@@ -491,7 +491,7 @@ static void test_state_resume(void)
 {
     enum { K = 6, END = 12 };
     eng_model *a, *b, *c;
-    eng_err e = {0};
+    tlm_err e = {0};
     if (create_opt_model(&a, &e) || create_opt_model(&b, &e) || create_opt_model(&c, &e)) {
         TAP_OK(0, "resume: build: %s", e.msg);
         return;
@@ -542,7 +542,7 @@ static int run(const hope_spec *s, int steps, double *losses, int threads)
 {
     enum { Bm = 8, Tm = 32 };
     eng_config c;
-    eng_err e = {0};
+    tlm_err e = {0};
     eng_model *m;
     int th = eng_backend_cpu_threads(BE);
     if (hs_config(s, Tm, &c, &e) || eng_model_create(&m, &c, BE, Bm, Tm, &e))
@@ -588,7 +588,7 @@ static void test_determinism(void)
 int main(int argc, char **argv)
 {
     eng_runtime_init(argc, argv);
-    eng_err be_err = {0};
+    tlm_err be_err = {0};
     if (eng_backend_cpu_create(&BE, 0, &be_err)) {
         printf("Bail out! %s\n", be_err.msg);
         return 1;

@@ -36,7 +36,7 @@ static const tm_spec specs[] = {
 static void test_layout(const tm_spec *s)
 {
     eng_config c;
-    eng_err e = {0};
+    tlm_err e = {0};
     eng_model *m;
     eng_account a;
     if (tm_config(s, 16, &c, &e) || eng_account_compute(&c, &a, &e) || eng_model_create(&m, &c, BE, 2, 16, &e)) {
@@ -86,7 +86,7 @@ static int train(const tm_spec *s, uint64_t seed, int steps, double *losses, lon
 {
     enum { Bm = 8, Tm = 64 };
     eng_config c;
-    eng_err e = {0};
+    tlm_err e = {0};
     eng_model *m;
     if (tm_config(s, Tm, &c, &e) || eng_model_create(&m, &c, BE, Bm, Tm, &e)) {
         TAP_DIAG("%s", e.msg);
@@ -130,7 +130,7 @@ static void test_api(void)
     enum { Bq = 3, Tq = 12 };
     const tm_spec *s = &specs[2];
     eng_config c;
-    eng_err e = {0};
+    tlm_err e = {0};
     eng_model *m;
     if (tm_config(s, Tq, &c, &e) || eng_model_create(&m, &c, BE, Bq, Tq, &e)) {
         TAP_OK(0, "api: build: %s", e.msg);
@@ -175,19 +175,19 @@ static void test_api(void)
             same &= fabsf(nll2[b * 7 + t] - nll[b * Tq + t]) < 1e-5f;
     TAP_OK(rc == 0 && same, "a shorter batch (2 x 7 of 3 x 12): causal, the same per-position nll");
     tok2[3] = s->V;
-    TAP_OK(eng_model_forward(m, tok2, tgt2, 2, 7, &l2, NULL, &e) == ENG_EDATA, "a token outside the vocabulary: %s",
+    TAP_OK(eng_model_forward(m, tok2, tgt2, 2, 7, &l2, NULL, &e) == TLM_EDATA, "a token outside the vocabulary: %s",
            e.msg);
     TAP_OK(eng_model_forward(m, tok, tgt, Bq + 1, Tq, &l2, NULL, &e) != 0, "a batch over the plan is refused");
     eng_model_free(m);
 
     c.arch = ENG_ARCH_COUNT;
-    TAP_OK(eng_model_create(&m, &c, BE, 1, 8, &e) == ENG_ECONFIG, "an unknown architecture is refused: %s", e.msg);
+    TAP_OK(eng_model_create(&m, &c, BE, 1, 8, &e) == TLM_ECONFIG, "an unknown architecture is refused: %s", e.msg);
 }
 
 int main(int argc, char **argv)
 {
     eng_runtime_init(argc, argv);
-    eng_err be_err = {0};
+    tlm_err be_err = {0};
     if (eng_backend_cpu_create(&BE, 0, &be_err)) {
         printf("Bail out! %s\n", be_err.msg);
         return 1;

@@ -47,7 +47,7 @@ static int shape_is(const eng_tensor_info *t, int64_t d0, int64_t d1)
 static void test_layout(const titans_spec *s)
 {
     eng_config c;
-    eng_err e = {0};
+    tlm_err e = {0};
     eng_model *m;
     eng_account a;
     if (ts_config(s, 16, &c, &e) || eng_account_compute(&c, &a, &e) || eng_model_create(&m, &c, BE, 2, 16, &e)) {
@@ -118,7 +118,7 @@ static void test_layout(const titans_spec *s)
 static void test_config(void)
 {
     eng_config c;
-    eng_err e = {0};
+    tlm_err e = {0};
     titans_spec s = specs[0];
     int rc = ts_config(&s, 16, &c, &e);
     char *canon = rc ? NULL : eng_config_canonical(&c);
@@ -133,9 +133,9 @@ static void test_config(void)
     TAP_OK(canon && !strstr(canon, "titans"), "a transformer's canonical form has no titans keys");
     free(canon);
     const char *y = "arch: titans\nscale: 1m\n";
-    cfg_node *root;
-    rc = cfg_parse_buffer("t", y, strlen(y), &root, &e) || eng_config_from_tree(root, &c, &e);
-    cfg_free(root);
+    tlm_cfg_node *root;
+    rc = tlm_cfg_parse_buffer("t", y, strlen(y), &root, &e) || eng_config_from_tree(root, &c, &e);
+    tlm_cfg_free(root);
     const eng_model_cfg *mc = &c.model;
     TAP_OK(!rc && mc->titans_variant == ENG_TITANS_MAG && mc->titans_window == 512 && mc->titans_persistent == 4 &&
                mc->titans_chunk == 16 && mc->titans_mem_depth == 2 && mc->titans_mem_hidden == 64 &&
@@ -150,12 +150,12 @@ static void test_config(void)
         "arch: titans\nscale: 1m\nmodel: {titans: {windw: 3}}\n",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        rc = cfg_parse_buffer("t", bad[i], strlen(bad[i]), &root, &e);
+        rc = tlm_cfg_parse_buffer("t", bad[i], strlen(bad[i]), &root, &e);
         if (!rc) {
             rc = eng_config_from_tree(root, &c, &e);
-            cfg_free(root);
+            tlm_cfg_free(root);
         }
-        TAP_OK(rc == ENG_ECONFIG, "refused: %s", e.msg);
+        TAP_OK(rc == TLM_ECONFIG, "refused: %s", e.msg);
     }
 }
 
@@ -165,7 +165,7 @@ static int train(const titans_spec *s, uint64_t seed, int steps, double *losses,
 {
     enum { Bm = 8, Tm = 32 };
     eng_config c;
-    eng_err e = {0};
+    tlm_err e = {0};
     eng_model *m;
     if (ts_config(s, Tm, &c, &e) || eng_model_create(&m, &c, BE, Bm, Tm, &e)) {
         TAP_DIAG("%s", e.msg);
@@ -212,11 +212,11 @@ static void test_op_groups(void)
 #undef DROP
     eng_backend without = {&lack, BE->ctx};
     eng_config c;
-    eng_err e = {0};
+    tlm_err e = {0};
     eng_model *m = (eng_model *)&c; /* must come back NULL */
     int rc = ts_config(&specs[0], 16, &c, &e);
     rc = rc ? rc : eng_model_create(&m, &c, &without, 2, 16, &e);
-    TAP_OK(rc == ENG_ECONFIG && !m && strstr(e.msg, "titans") && strstr(e.msg, "Titans ops") &&
+    TAP_OK(rc == TLM_ECONFIG && !m && strstr(e.msg, "titans") && strstr(e.msg, "Titans ops") &&
                strstr(e.msg, "lacking"),
            "a backend without the Titans ops is refused for titans at creation: %s", e.msg);
     static const tm_spec tr = {"transformer", "transformer", "elementwise", "uniform", 32, 2, 4, 4, 64, 48, 1, 0.02};
@@ -239,7 +239,7 @@ static void test_op_groups(void)
     eng_backend broken = {&half, BE->ctx};
     m = NULL;
     rc = ts_config(&specs[0], 16, &c, &e) || eng_model_create(&m, &c, &broken, 2, 16, &e);
-    TAP_OK(rc && e.code == ENG_EINTERNAL && !m && strstr(e.msg, "swa_bwd"),
+    TAP_OK(rc && e.code == TLM_EINTERNAL && !m && strstr(e.msg, "swa_bwd"),
            "a backend that claims the Titans ops without swa_bwd is refused: %s", e.msg);
 }
 
@@ -248,7 +248,7 @@ static void test_api(const titans_spec *s)
 {
     enum { Bq = 3, Tq = 23 };
     eng_config c;
-    eng_err e = {0};
+    tlm_err e = {0};
     eng_model *m;
     if (ts_config(s, Tq, &c, &e) || eng_model_create(&m, &c, BE, Bq, Tq, &e)) {
         TAP_OK(0, "api: build: %s", e.msg);
@@ -295,7 +295,7 @@ static void test_api(const titans_spec *s)
 int main(int argc, char **argv)
 {
     eng_runtime_init(argc, argv);
-    eng_err be_err = {0};
+    tlm_err be_err = {0};
     if (eng_backend_cpu_create(&BE, 0, &be_err)) {
         printf("Bail out! %s\n", be_err.msg);
         return 1;

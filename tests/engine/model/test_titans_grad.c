@@ -36,7 +36,7 @@ static eng_backend *BE; /* the CPU backend every model here runs on */
 static double loss_at(eng_model *m, const int32_t *tok, const int32_t *tgt)
 {
     double loss;
-    eng_err e;
+    tlm_err e;
     if (eng_model_forward(m, tok, tgt, B, T, &loss, NULL, &e))
         return NAN;
     return loss;
@@ -45,7 +45,7 @@ static double loss_at(eng_model *m, const int32_t *tok, const int32_t *tgt)
 static void check(const titans_spec *s)
 {
     eng_config c;
-    eng_err e = {0};
+    tlm_err e = {0};
     eng_model *m;
     if (ts_config(s, T, &c, &e) || eng_model_create(&m, &c, BE, B, T, &e)) {
         TAP_OK(0, "%s: build: %s", s->name, e.msg);
@@ -140,7 +140,7 @@ static void check(const titans_spec *s)
 int main(int argc, char **argv)
 {
     eng_runtime_init(argc, argv);
-    eng_err be_err = {0};
+    tlm_err be_err = {0};
     if (eng_backend_cpu_create(&BE, 0, &be_err)) {
         printf("Bail out! %s\n", be_err.msg);
         return 1;

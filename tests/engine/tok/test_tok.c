@@ -49,7 +49,7 @@ static uint32_t rnd(uint32_t n)
 static int roundtrip(eng_tok *t, const char *s, size_t n, int flags, uint8_t **out, size_t *olen)
 {
     eng_tokvec v = {0};
-    eng_err e;
+    tlm_err e;
     size_t cap = 0;
     *out = NULL;
     *olen = 0;
@@ -63,7 +63,7 @@ static int roundtrip(eng_tok *t, const char *s, size_t n, int flags, uint8_t **o
 static void test_bytes(void)
 {
     eng_tok *t;
-    eng_err e;
+    tlm_err e;
     TAP_OK(eng_tok_open(&t, "bytes", NULL, &e) == 0, "bytes opens");
     TAP_OK(eng_tok_vocab(t) == 256 && eng_tok_eot(t) == -1 && !strcmp(eng_tok_name(t), "bytes"),
            "bytes: 256 ids, no end-of-text token");
@@ -131,7 +131,7 @@ static size_t naive_bpe(eng_tok *t, const uint8_t *p, size_t n, uint32_t *out)
     for (size_t i = 0; i <= n; i++)
         st[i] = i;
     eng_tokvec one = {0};
-    eng_err e;
+    tlm_err e;
     for (;;) {
         uint32_t best = UINT32_MAX;
         size_t bi = 0;
@@ -178,7 +178,7 @@ static void test_bpe_merge(void)
     snprintf(path, sizeof path, "%s/toy.tiktoken", dir);
     write_ranks(path, merges, 11);
     eng_tok *t;
-    eng_err e;
+    tlm_err e;
     int rc = eng_tok_open_file(&t, path, NULL, &e);
     TAP_OK(rc == 0, "toy rank file opens%s%s", rc ? ": " : "", rc ? e.msg : "");
     if (rc)
@@ -227,40 +227,40 @@ static void test_bpe_merge(void)
     fclose(f);
     eng_tok *bad;
     rc = eng_tok_open_file(&bad, path, NULL, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "toy.tiktoken:2:"), "bad base64 is an error at file:line (%s)", e.msg);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "toy.tiktoken:2:"), "bad base64 is an error at file:line (%s)", e.msg);
     f = fopen(path, "w");
     fprintf(f, "YQ== 0\nYg== 2\n");
     fclose(f);
     rc = eng_tok_open_file(&bad, path, NULL, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "missing rank 1"), "a gap in the ranks is an error (%s)", e.msg);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "missing rank 1"), "a gap in the ranks is an error (%s)", e.msg);
     write_ranks(path, merges, 0);
     f = fopen(path, "a");
     fprintf(f, "YWI= 256\nYWI= 257\n");
     fclose(f);
     rc = eng_tok_open_file(&bad, path, NULL, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "repeats"), "a repeated token is an error (%s)", e.msg);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "repeats"), "a repeated token is an error (%s)", e.msg);
     f = fopen(path, "w");
     fprintf(f, "YQ== 0\n");
     fclose(f);
     rc = eng_tok_open_file(&bad, path, NULL, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "byte 0x00 is not a token"), "a rank file must cover all 256 bytes (%s)",
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "byte 0x00 is not a token"), "a rank file must cover all 256 bytes (%s)",
            e.msg);
     rc = eng_tok_open(&bad, "bpe4096", dir, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "bpe4096.tiktoken"), "a missing named tokenizer says where it looked (%s)",
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "bpe4096.tiktoken"), "a missing named tokenizer says where it looked (%s)",
            e.msg);
     {   /* a rank file that is a FIFO or a folder: refused, never read */
         char fifo[600];
         snprintf(fifo, sizeof fifo, "%s/fifo.tiktoken", dir);
         alarm(20);
         rc = mkfifo(fifo, 0600) ? -1 : eng_tok_open_file(&bad, fifo, NULL, &e);
-        TAP_OK(rc == ENG_EDATA && strstr(e.msg, "fifo.tiktoken: is not a regular file (a FIFO)"),
+        TAP_OK(rc == TLM_EDATA && strstr(e.msg, "fifo.tiktoken: is not a regular file (a FIFO)"),
                "a FIFO rank file is refused without blocking (%s)", e.msg);
         rc = eng_tok_open_file(&bad, dir, "bpe300", &e);
-        TAP_OK(rc == ENG_EDATA && strstr(e.msg, "is a directory"), "a folder as the rank file (%s)", e.msg);
+        TAP_OK(rc == TLM_EDATA && strstr(e.msg, "is a directory"), "a folder as the rank file (%s)", e.msg);
         alarm(0);
         unlink(fifo);
         rc = eng_tok_open_text(&bad, "text.tiktoken", NULL, "YQ== 0\nYg== 1\n", 14, &e);
-        TAP_OK(rc == ENG_EDATA && strstr(e.msg, "text.tiktoken") && strstr(e.msg, "byte 0x00"),
+        TAP_OK(rc == TLM_EDATA && strstr(e.msg, "text.tiktoken") && strstr(e.msg, "byte 0x00"),
                "eng_tok_open_text reads rank-file text with the same checks (%s)", e.msg);
     }
     eng_tok_free(t);
@@ -350,7 +350,7 @@ static void test_trainer(void)
     snprintf(a, sizeof a, "%s/bpe360.tiktoken", dir);
     snprintf(b, sizeof b, "%s/again.tiktoken", dir);
     snprintf(c, sizeof c, "%s/other.tiktoken", dir);
-    eng_err e;
+    tlm_err e;
     int rc = 0;
     for (int k = 0; k < 3 && !rc; k++) {
         eng_bpe_trainer *tr;
@@ -365,9 +365,9 @@ static void test_trainer(void)
     TAP_OK(rc == 0, "trainer learns 360 ids%s%s", rc ? ": " : "", rc ? e.msg : "");
     char *fa = NULL, *fb = NULL, *fc = NULL;
     size_t la = 0, lb = 0, lc = 0;
-    eng_read_file(a, 1 << 24, &fa, &la, &e);
-    eng_read_file(b, 1 << 24, &fb, &lb, &e);
-    eng_read_file(c, 1 << 24, &fc, &lc, &e);
+    tlm_read_file(a, 1 << 24, &fa, &la, &e);
+    tlm_read_file(b, 1 << 24, &fb, &lb, &e);
+    tlm_read_file(c, 1 << 24, &fc, &lc, &e);
     TAP_OK(fa && fb && la == lb && !memcmp(fa, fb, la), "trainer is deterministic: same text, same rank file (%zu bytes)",
            la);
     TAP_OK(fc && (la != lc || memcmp(fa, fc, la)), "different text gives a different rank file");
@@ -421,7 +421,7 @@ static void test_trainer(void)
     eng_bpe_trainer_new(&tr, &e);
     eng_bpe_trainer_feed(tr, "abc abc", 7, &e);
     rc = eng_bpe_trainer_finish(tr, 4096, c, NULL, NULL, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "too small"), "a corpus too small for N ids is an error (%s)", e.msg);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "too small"), "a corpus too small for N ids is an error (%s)", e.msg);
     eng_bpe_trainer_free(tr);
     eng_tokvec_clear(&v);
     eng_tok_free(t);
@@ -519,7 +519,7 @@ static uint8_t *spm_model_bytes(size_t *len)
 static int ids_are(eng_tok *t, const char *text, size_t n, int flags, const uint32_t *want, size_t nw)
 {
     eng_tokvec v = {0};
-    eng_err e;
+    tlm_err e;
     int ok = eng_tok_encode(t, text, n, flags, &v, &e) == 0 && v.n == nw && (nw == 0 || !memcmp(v.ids, want, nw * 4));
     if (!ok) {
         printf("# got:");
@@ -534,7 +534,7 @@ static int ids_are(eng_tok *t, const char *text, size_t n, int flags, const uint
 static void test_spm(void)
 {
     eng_tok *t = NULL, *t2 = NULL;
-    eng_err e;
+    tlm_err e;
     char *vt = spm_vocab_text();
     int rc = eng_tok_open_text(&t, "tiny.vocab", NULL, vt, strlen(vt), &e);
     TAP_OK(rc == 0, "a SentencePiece vocabulary file opens (%s)", rc ? e.msg : "ok");
@@ -598,9 +598,9 @@ static void test_spm(void)
         memset(sp, ' ', big);
         sp[big] = 'a';
         eng_tokvec v = {0};
-        double t0 = eng_clock_mono();
+        double t0 = tlm_clock_mono();
         rc = eng_tok_encode(t, sp, big + 1, 0, &v, &e);
-        dt[r] = eng_clock_mono() - t0;
+        dt[r] = tlm_clock_mono() - t0;
         good &= rc == 0 && v.n == big / 2 + 1 && v.ids[0] == ID_MM && v.ids[v.n - 1] == ID_MA;
         got = v.n;
         free(sp);
@@ -630,31 +630,31 @@ static void test_spm(void)
         rc = eng_tok_open_text(&t2, "cut.model", NULL, (const char *)mb, cut, &e);
         if (rc == 0)
             eng_tok_free(t2);
-        all_refused &= rc == ENG_EDATA;
+        all_refused &= rc == TLM_EDATA;
     }
     TAP_OK(all_refused, "a truncated tokenizer.model is refused (%s)", e.msg);
     uint8_t huge[] = {0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f};
     rc = eng_tok_open_text(&t2, "huge.model", NULL, (const char *)huge, sizeof huge, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "huge.model: byte"), "a length past the end is refused (%s)", e.msg);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "huge.model: byte"), "a length past the end is refused (%s)", e.msg);
     mb[mlen - 3] = 1; /* remove_extra_whitespaces */
     rc = eng_tok_open_text(&t2, "ws.model", NULL, (const char *)mb, mlen, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "removes extra whitespace"),
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "removes extra whitespace"),
            "a normalizer TLM does not implement is refused (%s)", e.msg);
     free(mb);
     rc = eng_tok_open_text(&t2, "tiny.vocab", "llama2", vt, strlen(vt), &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "not Llama 2's tokenizer"), "name llama2 needs Llama 2's 32000 pieces "
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "not Llama 2's tokenizer"), "name llama2 needs Llama 2's 32000 pieces "
            "(%s)", e.msg);
     char *bad = strdup(vt);
     char *line = strstr(bad, "normal\t-2\ta");
     memcpy(line, "nurmal", 6);
     rc = eng_tok_open_text(&t2, "bad.vocab", NULL, bad, strlen(bad), &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "bad.vocab:265: type 'nurmal'"), "a bad line is named by file:line (%s)",
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "bad.vocab:265: type 'nurmal'"), "a bad line is named by file:line (%s)",
            e.msg);
     free(bad);
     bad = strdup(vt);
     memcpy(strstr(bad, "pieces "), "pieces 9", 8);
     rc = eng_tok_open_text(&t2, "count.vocab", NULL, bad, strlen(bad), &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "says pieces 9"), "the piece count is checked (%s)", e.msg);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "says pieces 9"), "the piece count is checked (%s)", e.msg);
     free(bad);
     /* a clone (another thread's tokenizer) encodes alike and outlives its source */
     rc = eng_tok_clone(&t2, t, &e);
@@ -664,7 +664,7 @@ static void test_spm(void)
     /* found by name in a folder */
     char found[1024];
     rc = eng_tok_find("llama2", dir, found, sizeof found, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "llama2.model") && strstr(e.msg, "llama2.vocab"),
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "llama2.model") && strstr(e.msg, "llama2.vocab"),
            "llama2 not found: both file names are in the message (%s)", e.msg);
     eng_tok_free(t);
     free(vt);
@@ -673,13 +673,13 @@ static void test_spm(void)
 int main(void)
 {
     snprintf(dir, sizeof dir, "%s/tlm-test-tok.%ld", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
-    eng_err e;
-    eng_mkdir_p(dir, &e);
+    tlm_err e;
+    tlm_mkdir_p(dir, &e);
     test_bytes();
     test_bpe_merge();
     test_trainer();
     test_spm();
-    if (eng_rm_tree(dir))
+    if (tlm_rm_tree(dir))
         TAP_DIAG("could not remove %s", dir);
     return tap_done();
 }

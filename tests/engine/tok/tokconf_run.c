@@ -30,12 +30,12 @@ int main(int argc, char **argv)
     }
     const char *name = argc == 5 ? argv[4] : "llama3";
     int flags = strcmp(name, "llama3") ? 0 : ENG_TOK_ALLOW_SPECIAL;
-    eng_err e = {0};
+    tlm_err e = {0};
     eng_tok *t = NULL;
     char *corpus = NULL, *ref = NULL;
     size_t clen = 0, rlen = 0;
-    if (eng_tok_open_file(&t, argv[1], name, &e) || eng_read_file(argv[2], 1u << 30, &corpus, &clen, &e) ||
-        eng_read_file(argv[3], 1u << 30, &ref, &rlen, &e)) {
+    if (eng_tok_open_file(&t, argv[1], name, &e) || tlm_read_file(argv[2], 1u << 30, &corpus, &clen, &e) ||
+        tlm_read_file(argv[3], 1u << 30, &ref, &rlen, &e)) {
         printf("not ok - setup: %s\n", e.msg);
         return 1;
     }

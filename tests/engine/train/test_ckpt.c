@@ -90,16 +90,16 @@ static void test_names(void)
     };
     int bad = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        if (eng_ckpt_step_of(cases[i].name) != cases[i].step) {
-            TAP_DIAG("%s: step %lld, expected %lld", cases[i].name, (long long)eng_ckpt_step_of(cases[i].name),
+        if (tlm_ckpt_step_of(cases[i].name) != cases[i].step) {
+            TAP_DIAG("%s: step %lld, expected %lld", cases[i].name, (long long)tlm_ckpt_step_of(cases[i].name),
                      (long long)cases[i].step);
             bad++;
         }
-    char name[ENG_CKPT_NAME_MAX];
-    eng_ckpt_name(120, name);
+    char name[TLM_CKPT_NAME_MAX];
+    tlm_ckpt_name(120, name);
     int ok = !strcmp(name, "step-00000120");
-    eng_ckpt_name(INT64_MAX, name);
-    ok &= eng_ckpt_step_of(name) == INT64_MAX;
+    tlm_ckpt_name(INT64_MAX, name);
+    ok &= tlm_ckpt_step_of(name) == INT64_MAX;
     TAP_OK(!bad && ok, "checkpoint names: step-00000120 and back, every step up to 2^63-1, nothing else");
 }
 
@@ -112,7 +112,7 @@ int main(void)
     snprintf(ckroot, sizeof ckroot, "%s/ckpt", root);
 
     eng_config cfg, other;
-    eng_err e = {0};
+    tlm_err e = {0};
     int rc = eng_config_from_json("{\"scale\": \"1m\", \"taper\": {\"schedule\": \"cosine\", \"ratio\": [1.5, 0.5]}}",
                                   &cfg, &e);
     TAP_OK(rc == 0, "a config (%s)", e.msg);
@@ -197,7 +197,7 @@ int main(void)
 
     /* ---- a different config is refused */
     rc = eng_ckpt_load(path, oid, &back, &st2, &e);
-    TAP_OK(rc == ENG_ECONFIG && strstr(e.msg, "refusing"), "another config's checkpoint: ENG_ECONFIG (%s)", e.msg);
+    TAP_OK(rc == TLM_ECONFIG && strstr(e.msg, "refusing"), "another config's checkpoint: TLM_ECONFIG (%s)", e.msg);
 
     /* ---- shapes that differ are refused */
     eng_tensor_info t2[3];
@@ -205,7 +205,7 @@ int main(void)
     t2[2].shape[0] = 24, t2[2].numel = 24 * 32;
     eng_ckpt_data narrow = {t2, 3, N, p2, m2, v2, NULL, 0, NULL};
     rc = eng_ckpt_load(path, cid, &narrow, &st2, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "up_proj"), "a tensor of another shape: ENG_EDATA (%s)", e.msg);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "up_proj"), "a tensor of another shape: TLM_EDATA (%s)", e.msg);
 
     /* ---- newest N kept, fallback past corrupt and truncated ones */
     for (int s = 20; s <= 40; s += 10) {
@@ -232,7 +232,7 @@ int main(void)
     fclose(f);
     char dir40[500];
     snprintf(dir40, sizeof dir40, "%s/step-00000040", ckroot);
-    TAP_OK(eng_ckpt_verify(dir40, &e) == ENG_EDATA, "a flipped byte is detected (%s)", e.msg);
+    TAP_OK(eng_ckpt_verify(dir40, &e) == TLM_EDATA, "a flipped byte is detected (%s)", e.msg);
     rc = eng_ckpt_find(ckroot, path, on_log, NULL, &e);
     TAP_OK(rc == 0 && strstr(path, "step-00000030") && n_logged == 1 && strstr(last_log, "step-00000040") &&
                strstr(last_log, "SHA-256"),
@@ -291,13 +291,13 @@ int main(void)
            "extra optimizer state: saved in optim.safetensors under its own name (%d tensors), loaded bit for bit",
            nopt);
     rc = eng_ckpt_load(path, cid, &back, &st2, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "7 tensors, the model has 6 (1 the model does not know)"),
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "7 tensors, the model has 6 (1 the model does not know)"),
            "a model without it refuses it: %s", e.msg);
     state_for(&st, cid, 8);
     rc = eng_ckpt_write(xroot, &d, &cfg, &st, 1, path, &e);
     if (!rc)
         rc = eng_ckpt_load(path, cid, &backx, &st2, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "optim.safetensors: no tensor model.layers.0.mlp.up_proj.weight.grad_acc"),
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "optim.safetensors: no tensor model.layers.0.mlp.up_proj.weight.grad_acc"),
            "a checkpoint without it cannot resume a model that needs it, and names it: %s", e.msg);
     free(x), free(x2);
 
@@ -325,14 +325,14 @@ int main(void)
         char text[1024];
         snprintf(text, sizeof text, S[i].text, hx, hx);
         rc = eng_ckpt_parse_state("trainer.json", text, strlen(text), &st2, &e);
-        TAP_OK(rc == ENG_EDATA && strstr(e.msg, "trainer.json") && strstr(e.msg, S[i].want),
+        TAP_OK(rc == TLM_EDATA && strstr(e.msg, "trainer.json") && strstr(e.msg, S[i].want),
                "trainer.json refused: %s (%s)", S[i].want, e.msg);
     }
     {
         char text[1024];
         snprintf(text, sizeof text, S[4].text, bad_hex);
         rc = eng_ckpt_parse_state("trainer.json", text, strlen(text), &st2, &e);
-        TAP_OK(rc == ENG_EDATA && strstr(e.msg, "not a SHA-256"), "a config_id that is not hex is refused (%s)",
+        TAP_OK(rc == TLM_EDATA && strstr(e.msg, "not a SHA-256"), "a config_id that is not hex is refused (%s)",
                e.msg);
     }
 
@@ -344,20 +344,20 @@ int main(void)
     alarm(20);
     rc = rc || mkfifo(fpath, 0600);
     int vrc = eng_ckpt_verify(path, &e);
-    TAP_OK(!rc && vrc == ENG_EDATA && strstr(e.msg, "trainer.json: is not a regular file (a FIFO)"),
+    TAP_OK(!rc && vrc == TLM_EDATA && strstr(e.msg, "trainer.json: is not a regular file (a FIFO)"),
            "a FIFO in a checkpoint fails verification at once (%s)", e.msg);
     rc = eng_ckpt_read_state(path, &st2, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "(a FIFO)"), "and reading its state (%s)", e.msg);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "(a FIFO)"), "and reading its state (%s)", e.msg);
     unlink(fpath);
     mkdir(fpath, 0700);
     rc = eng_ckpt_read_state(path, &st2, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "trainer.json: is a directory"), "a folder there: is a directory (%s)",
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "trainer.json: is a directory"), "a folder there: is a directory (%s)",
            e.msg);
     rmdir(fpath);
     alarm(0);
 
     free(p), free(m), free(v), free(p2), free(m2), free(v2);
-    if (eng_rm_tree(root))
+    if (tlm_rm_tree(root))
         TAP_DIAG("could not remove %s", root);
     return tap_done();
 }

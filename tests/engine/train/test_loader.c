@@ -24,7 +24,7 @@ static char tmpdir[256];
 static void make_shard(const char *path, uint32_t vocab, const char *tok, uint32_t base, uint32_t n)
 {
     eng_shard_writer *w;
-    eng_err e = {0};
+    tlm_err e = {0};
     uint8_t sha[32] = {0};
     sha[31] = 0xaa; /* the tokenizer hash the manifests below name */
     if (eng_shard_writer_open(&w, path, 0, vocab, tok, sha, &e)) {
@@ -76,12 +76,12 @@ static int check_contiguous(const int32_t *tok, const int32_t *tgt, int T)
 static void shard_fields(const char *path, char sha[65], unsigned long long *n)
 {
     eng_shard sh;
-    eng_err e;
+    tlm_err e;
     if (eng_shard_open(&sh, path, 0, &e)) {
         fprintf(stderr, "%s\n", e.msg);
         exit(99);
     }
-    eng_hex(sh.payload_sha256, 32, sha);
+    tlm_hex(sh.payload_sha256, 32, sha);
     *n = (unsigned long long)sh.n_tokens;
     eng_shard_close(&sh);
 }
@@ -116,8 +116,8 @@ static void write_manifest(const char *root, const char *s0, const char *s1, con
     if (!strcmp(edit, "json"))
         k = snprintf(text, sizeof text, "{\"format\": \"tlm-dataset\", \"version\": 1,\n  \"splits\": {\n");
     snprintf(path, sizeof path, "%s/manifest.json", root);
-    eng_err e;
-    if (eng_write_file_atomic(path, text, (size_t)k, &e)) {
+    tlm_err e;
+    if (tlm_write_file_atomic(path, text, (size_t)k, &e)) {
         fprintf(stderr, "%s\n", e.msg);
         exit(99);
     }
@@ -140,7 +140,7 @@ static void manifest_cases(const char *root, const char *dir, const char *valdir
         {"json", "manifest.json:3:", "a manifest that is not JSON (line and column)"},
     };
     eng_config c;
-    eng_err e;
+    tlm_err e;
     eng_loader *l;
     char out[400];
     for (size_t i = 0; i < sizeof C / sizeof C[0]; i++) {
@@ -153,7 +153,7 @@ static void manifest_cases(const char *root, const char *dir, const char *valdir
         if (!C[i].want)
             TAP_OK(rc == 0, "manifest: %s%s%s", C[i].what, rc ? ": " : "", rc ? e.msg : "");
         else
-            TAP_OK(rc == ENG_EDATA && strstr(e.msg, C[i].want) && strstr(e.msg, "manifest.json"),
+            TAP_OK(rc == TLM_EDATA && strstr(e.msg, C[i].want) && strstr(e.msg, "manifest.json"),
                    "manifest: %s is refused (%s)", C[i].what, e.msg);
     }
     /* a shard in the folder that the manifest does not list */
@@ -162,7 +162,7 @@ static void manifest_cases(const char *root, const char *dir, const char *valdir
     make_shard(out, 65536, "bpe65536", 0, 100);
     base_cfg(&c, dir, valdir, T, 7);
     int rc = eng_loader_open(&l, &c, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "z.tlmtok: not listed in"), "manifest: an unlisted shard is refused (%s)",
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "z.tlmtok: not listed in"), "manifest: an unlisted shard is refused (%s)",
            e.msg);
     if (!rc)
         eng_loader_free(l);
@@ -189,7 +189,7 @@ int main(void)
     make_shard(v0, 65536, "bpe65536", 0, 16 * 20 + 1);     /* 20 windows */
 
     eng_config c;
-    eng_err e = {0};
+    tlm_err e = {0};
     eng_loader *l, *l2;
     eng_loader_info info;
     int32_t tok[8 * 16], tgt[8 * 16];
@@ -293,7 +293,7 @@ int main(void)
             spread &= vt[0] == (int32_t)(16 * (i * 20 / 10));
         }
         TAP_OK(spread, "validation windows are evenly spaced (i * V / n)");
-        TAP_OK(eng_loader_val_batch(l, 5, 6, tok, tgt, &e) == ENG_EINTERNAL, "a batch past the set is refused");
+        TAP_OK(eng_loader_val_batch(l, 5, 6, tok, tgt, &e) == TLM_EINTERNAL, "a batch past the set is refused");
         eng_loader_free(l);
     }
 
@@ -302,28 +302,28 @@ int main(void)
     strcpy(c.tokenizer, "bytes");
     c.model.vocab = 256;
     rc = eng_loader_open(&l, &c, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "'bpe65536'") && strstr(e.msg, "'bytes'"),
-           "other tokenizer: ENG_EDATA naming both (%s)", e.msg);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "'bpe65536'") && strstr(e.msg, "'bytes'"),
+           "other tokenizer: TLM_EDATA naming both (%s)", e.msg);
     base_cfg(&c, dir, NULL, T, 7);
     c.model.vocab = 1000;
     rc = eng_loader_open(&l, &c, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "model.vocab 1000"), "vocabulary above model.vocab: ENG_EDATA (%s)",
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "model.vocab 1000"), "vocabulary above model.vocab: TLM_EDATA (%s)",
            e.msg);
     base_cfg(&c, "/nonexistent/tlm/shards", NULL, T, 7);
     rc = eng_loader_open(&l, &c, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "data.train") && strstr(e.msg, "/nonexistent/tlm/shards"),
-           "missing data: ENG_EDATA naming the key and path (%s)", e.msg);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "data.train") && strstr(e.msg, "/nonexistent/tlm/shards"),
+           "missing data: TLM_EDATA naming the key and path (%s)", e.msg);
     base_cfg(&c, "", NULL, T, 7);
     rc = eng_loader_open(&l, &c, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "data.train"), "no data.train: ENG_EDATA (%s)", e.msg);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "data.train"), "no data.train: TLM_EDATA (%s)", e.msg);
     base_cfg(&c, v0, NULL, 512, 7);
     rc = eng_loader_open(&l, &c, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "no training window"), "shards shorter than a window: ENG_EDATA (%s)",
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "no training window"), "shards shorter than a window: TLM_EDATA (%s)",
            e.msg);
     base_cfg(&c, v0, NULL, 16, 7);
     c.data.val_fraction = 0.01;
     rc = eng_loader_open(&l, &c, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "val_fraction"), "too few windows to hold out: ENG_EDATA (%s)", e.msg);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "val_fraction"), "too few windows to hold out: TLM_EDATA (%s)", e.msg);
 
     /* a token outside the vocabulary (a corrupt payload) is caught on read */
     char bad_path[400];
@@ -340,7 +340,7 @@ int main(void)
     strcpy(c.tokenizer, "bpe4096");
     c.model.vocab = 4096;
     rc = eng_loader_open(&l, &c, &e);
-    TAP_OK(rc == ENG_EDATA && strstr(e.msg, "data.train") && strstr(e.msg, bad_path) &&
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "data.train") && strstr(e.msg, bad_path) &&
                strstr(e.msg, "payload's SHA-256"),
            "a shard with a corrupt payload is refused at open, naming it (%s)", e.msg);
     if (!rc)
@@ -350,7 +350,7 @@ int main(void)
 
     free(seen);
     free(is_val);
-    if (eng_rm_tree(tmpdir))
+    if (tlm_rm_tree(tmpdir))
         TAP_DIAG("could not remove %s", tmpdir);
     return tap_done();
 }

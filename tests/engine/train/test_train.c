@@ -61,7 +61,7 @@ typedef struct mock_suites {
     const eng_model *model;
 } mock_suites;
 
-static int mock_run(void *ud, const eng_model *m, const eng_train_hooks *h, int64_t step, int64_t tokens, eng_err *e)
+static int mock_run(void *ud, const eng_model *m, const eng_train_hooks *h, int64_t step, int64_t tokens, tlm_err *e)
 {
     mock_suites *ms = ud;
     (void)e;
@@ -82,7 +82,7 @@ static int make_text(void)
     static const char *const words[] = {"the ", "model ", "tapers ", "its ", "width ", "across ", "depth ",
                                         "and ", "learns ", "text. ", "wider ", "early ", "layers "};
     eng_shard_writer *w;
-    eng_err e = {0};
+    tlm_err e = {0};
     uint8_t sha[32] = {0};
     if (eng_shard_writer_open(&w, shard, 0, 256, "bytes", sha, &e))
         return -1;
@@ -99,7 +99,7 @@ static int make_text(void)
     return eng_shard_writer_close(w, &e);
 }
 
-static int config(eng_config *c, int micro, double clip, int64_t eval_every, eng_err *e)
+static int config(eng_config *c, int micro, double clip, int64_t eval_every, tlm_err *e)
 {
     char json[1024];
     snprintf(json, sizeof json,
@@ -114,7 +114,7 @@ static int config(eng_config *c, int micro, double clip, int64_t eval_every, eng
     return eng_config_from_json(json, c, e);
 }
 
-static int train(record *r, int micro, double clip, eng_err *e)
+static int train(record *r, int micro, double clip, tlm_err *e)
 {
     memset(r, 0, sizeof *r);
     eng_config c;
@@ -134,7 +134,7 @@ int main(int argc, char **argv)
 {
     eng_runtime_init(argc, argv);
     eng_runtime_set_threads(1);
-    eng_err be_err = {0};
+    tlm_err be_err = {0};
     if (eng_backend_cpu_create(&BE, 1, &be_err)) {
         printf("Bail out! %s\n", be_err.msg);
         return 1;
@@ -147,7 +147,7 @@ int main(int argc, char **argv)
         printf("cannot write %s\n", shard);
         return 99;
     }
-    eng_err e = {0};
+    tlm_err e = {0};
     record whole, parts, clipped;
 
     int rc = train(&whole, 8, 1.0, &e);
@@ -219,7 +219,7 @@ int main(int argc, char **argv)
     c.eval.n_suites = 2;
     snprintf(c.eval.suites[1], ENG_NAME_MAX, "wikitext");
     rc = eng_trainer_create(&t, &c, BE, NULL, NULL, &h, &e);
-    TAP_OK(rc == ENG_ECONFIG, "eval.suites listing wikitext without the caller's suites is refused: %s", e.msg);
+    TAP_OK(rc == TLM_ECONFIG, "eval.suites listing wikitext without the caller's suites is refused: %s", e.msg);
     if (!rc)
         eng_trainer_free(t);
     eng_backend_free(BE);
