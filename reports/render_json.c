@@ -12,6 +12,9 @@
 #include <string.h>
 
 #include "common/fmt.h"
+#include "common/json.h"
+
+static void file_sink(void *f, const char *s, size_t n) { fwrite(s, 1, n, f); }
 
 void rpt_json_str(FILE *f, const char *s)
 {
@@ -19,24 +22,9 @@ void rpt_json_str(FILE *f, const char *s)
         fputs("null", f);
         return;
     }
-    fputc('"', f);
     /* runs of plain characters in one fwrite: the dashboard's jobs answer
      * is mostly strings, and a call per character was a tenth of its time */
-    const unsigned char *p = (const unsigned char *)s, *run = p;
-    for (; *p; p++) {
-        if (*p != '"' && *p != '\\' && *p >= 0x20)
-            continue;
-        fwrite(run, 1, (size_t)(p - run), f);
-        run = p + 1;
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p == '\n')
-            fputs("\\n", f);
-        else
-            fprintf(f, "\\u%04x", *p);
-    }
-    fwrite(run, 1, (size_t)(p - run), f);
-    fputc('"', f);
+    tlm_json_escape(s, TLM_JSON_QUOTE | TLM_JSON_NL, file_sink, f);
 }
 
 void rpt_json_num(FILE *f, double v)

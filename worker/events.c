@@ -12,7 +12,7 @@
 
 #include "common/clock.h"
 #include "common/fmt.h"
-#include "common/utf8.h"
+#include "common/json.h"
 
 void wrk_events_init(wrk_events *w, int fd, const char *job)
 {
@@ -49,35 +49,13 @@ static void put(wrk_ev *ev, const char *s, size_t n)
 
 static void puts_(wrk_ev *ev, const char *s) { put(ev, s, strlen(s)); }
 
+static void put_sink(void *ev, const char *s, size_t n) { put(ev, s, n); }
+
+/* \n and \t as such; bytes that are not UTF-8 as their Latin-1 code points,
+ * so that every event line is valid UTF-8 (docs/protocol.md) */
 static void put_string(wrk_ev *ev, const char *s)
 {
-    puts_(ev, "\"");
-    const unsigned char *end = (const unsigned char *)s + strlen(s);
-    for (const unsigned char *p = (const unsigned char *)s; *p;) {
-        char esc[8];
-        if (*p == '"' || *p == '\\') {
-            esc[0] = '\\', esc[1] = (char)*p;
-            put(ev, esc, 2);
-            p++;
-        } else if (*p == '\n') {
-            puts_(ev, "\\n"), p++;
-        } else if (*p == '\t') {
-            puts_(ev, "\\t"), p++;
-        } else if (*p < 0x20 || *p == 0x7f) {
-            snprintf(esc, sizeof esc, "\\u%04x", *p);
-            puts_(ev, esc), p++;
-        } else {
-            size_t bad, n = tlm_utf8_seq(p, (size_t)(end - p), &bad);
-            if (n) {
-                put(ev, (const char *)p, n);
-                p += n;
-            } else { /* not UTF-8: keep the byte as its Latin-1 code point */
-                snprintf(esc, sizeof esc, "\\u%04x", *p);
-                puts_(ev, esc), p++;
-            }
-        }
-    }
-    puts_(ev, "\"");
+    tlm_json_escape(s, TLM_JSON_QUOTE | TLM_JSON_NL | TLM_JSON_TAB | TLM_JSON_DEL | TLM_JSON_UTF8, put_sink, ev);
 }
 
 static void key(wrk_ev *ev, const char *k)
