@@ -133,6 +133,6 @@ ok $? "--max-connections 0: a usage error"
 "$D" --help >o 2>e && grep -q "^usage: tlm-dash" o && ! grep -q -- "--token" o
 ok $? "--help: the usage, without the scripts' --token"
 timeout 10 "$D" --db fx.db --lisen x >o 2>e
-[ $? = 2 ] && grep -q "unknown option" e
+[ $? = 2 ] && grep -q "unrecognized option '--lisen'" e
 ok $? "an unknown option: status 2"
 finish
