@@ -38,12 +38,6 @@ void rpt_json_num(FILE *f, double v)
     fputs(b, f);
 }
 
-static const char *role_name(int role)
-{
-    static const char *const n[] = {"ours", "paper", "ours-paper", "derived"};
-    return role >= 0 && role < 4 ? n[role] : "ours";
-}
-
 static void put_notes(FILE *f, const char *const *notes, int n)
 {
     fputc('[', f);
@@ -131,11 +125,11 @@ int rpt_render_json(const rpt_table *t, FILE *f)
             rpt_json_str(f, col->title);
             fprintf(f, ", \"kind\": \"%s\", \"better\": %s, \"source\": \"%s\", \"decimals\": %d, \"signed\": %s}",
                     kinds[col->kind], col->better < 0 ? "\"lower\"" : col->better > 0 ? "\"higher\"" : "null",
-                    role_name(col->role), col->decimals, col->sign ? "true" : "false");
+                    rpt_role_name(col->role), col->decimals, col->sign ? "true" : "false");
         }
         fputs("],\n   \"rows\": [", f);
         for (int r = 0; r < p->n_rows; r++) {
-            fprintf(f, "%s\n    {\"source\": \"%s\", \"cells\": {", r ? "," : "", role_name(p->rows[r].role));
+            fprintf(f, "%s\n    {\"source\": \"%s\", \"cells\": {", r ? "," : "", rpt_role_name(p->rows[r].role));
             for (int c = 0; c < p->n_cols; c++) {
                 if (c)
                     fputs(", ", f);
