@@ -13,32 +13,36 @@
 #include "common/cfgtree.h"
 
 /* ------------------------------------------------------------ numbers */
+/* "--workers 1.5: not an integer (expected an integer from 1 to 256)";
+ * rc is how the text read (TLM_CFG_NUM_*; OK: out of the range) */
+static int arg_refused(const char *flag, const char *s, int rc, double lo, double hi, int integer, tlm_err *e)
+{
+    char r[128];
+    tlm_cfg_range_text(lo, hi, 0, integer, r, sizeof r);
+    const char *why = rc == TLM_CFG_NUM_OK || rc == TLM_CFG_NUM_RANGE ? "out of range"
+                      : integer                                       ? "not an integer"
+                                                                      : "not a number";
+    return tlm_errf(e, TLM_ECONFIG, "%s %s: %s (expected %s)", flag, s, why, r);
+}
+
 int tlm_cli_arg_int(const char *flag, const char *s, int64_t lo, int64_t hi, int64_t *out, tlm_err *e)
 {
     int64_t v = 0;
     int rc = tlm_cfg_parse_int_text(s, &v);
-    if (rc == TLM_CFG_NUM_OK && v >= lo && v <= hi) {
-        *out = v;
-        return 0;
-    }
-    char r[128];
-    tlm_cfg_range_text((double)lo, (double)hi, 0, 1, r, sizeof r);
-    return tlm_errf(e, TLM_ECONFIG, "%s %s: %s (expected %s)", flag, s,
-                    rc == TLM_CFG_NUM_OK || rc == TLM_CFG_NUM_RANGE ? "out of range" : "not an integer", r);
+    if (rc != TLM_CFG_NUM_OK || v < lo || v > hi)
+        return arg_refused(flag, s, rc, (double)lo, (double)hi, 1, e);
+    *out = v;
+    return 0;
 }
 
 int tlm_cli_arg_number(const char *flag, const char *s, double lo, double hi, double *out, tlm_err *e)
 {
     double v = 0;
     int rc = tlm_cfg_parse_number_text(s, &v);
-    if (rc == TLM_CFG_NUM_OK && v >= lo && v <= hi) {
-        *out = v;
-        return 0;
-    }
-    char r[128];
-    tlm_cfg_range_text(lo, hi, 0, 0, r, sizeof r);
-    return tlm_errf(e, TLM_ECONFIG, "%s %s: %s (expected %s)", flag, s,
-                    rc == TLM_CFG_NUM_NOT_NUMBER ? "not a number" : "out of range", r);
+    if (rc != TLM_CFG_NUM_OK || v < lo || v > hi)
+        return arg_refused(flag, s, rc, lo, hi, 0, e);
+    *out = v;
+    return 0;
 }
 
 int tlm_cli_choice(const char *const *choices, const char *name)
@@ -194,6 +198,8 @@ int tlm_cli_parse(tlm_cli *c, int argc, char **argv, void *opts, tlm_err *e)
             return rc;
     }
     c->next = optind;
+    if (!c->operands && c->next < argc)
+        return tlm_errf(e, TLM_ECONFIG, "unexpected argument '%s' (try %s --help)", argv[c->next], c->cmd);
     return 0;
 }
 

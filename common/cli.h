@@ -80,7 +80,8 @@ typedef struct tlm_cli {
                             * "tlmd status", "tlm-data build" */
     const tlm_opt *opts;   /* the rows, ended by one whose name is NULL */
     int col;               /* --help: the column each option's help starts at */
-    const char *operands;  /* the synopsis's last word ("INPUT..."); NULL: none */
+    const char *operands;  /* what the command takes after its options, for the synopsis ("INPUT...");
+                            * NULL: nothing (an operand is refused) */
     unsigned hide;         /* rows with any of these marks are read but left out of --help (an option
                             * this command refuses by name, one of a sibling command's) */
     unsigned char given[TLM_CLI_MAX]; /* filled by tlm_cli_parse: per row, the times given (at most 255) */
@@ -102,6 +103,7 @@ enum { TLM_CLI_HELP = 1 };
  *     --workers 1.5: not an integer (expected an integer from 1 to 256)
  *     --kill-grace 0x10: not a number (expected a number from 0 to 1e6)
  *     --executor x: expected local or slurm
+ *     unexpected argument 'extra' (try tlmd --help)     (c->operands NULL)
  *
  * Operands may come between options (GNU getopt's order); they are moved
  * to argv[c->next, argc).  Options may be shortened to any unambiguous

@@ -63,10 +63,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "tlm-dash: %s\n", e.msg);
         return rc == TLM_ECONFIG ? 2 : 1;
     }
-    if (cli.next < argc) {
-        fprintf(stderr, "tlm-dash: unexpected argument '%s' (try --help)\n", argv[cli.next]);
-        return 2;
-    }
     if (tlm_path_check_len("--db", o.db_path, TLM_PATH_CAP - 1 - 16, &e) ||
         tlm_path_not_dir("--db", o.db_path, "an SQLite database file, such as results.db", &e)) {
         fprintf(stderr, "tlm-dash: %s\n", e.msg);

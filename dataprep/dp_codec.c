@@ -95,11 +95,6 @@ static int parse_common(int argc, char **argv, int decode, codec_opts *o)
     int rc = dp_cli_parse(&cli, argc, argv, o, about, NULL);
     if (rc >= 0)
         return rc == DP_EXIT_OK ? -1 : rc;
-    if (cli.next < argc) {
-        fprintf(stderr, "tlm-data: unexpected argument '%s' (text comes on stdin)\n", argv[cli.next]);
-        dp_cli_usage(stderr, &cli, about, NULL);
-        return DP_EXIT_USAGE;
-    }
     if (!o->tok) {
         fprintf(stderr, "tlm-data: --tokenizer is required\n");
         dp_cli_usage(stderr, &cli, about, NULL);
@@ -344,7 +339,7 @@ int dp_cmd_vocab(int argc, char **argv)
     if (rc >= 0)
         return rc;
     const char *in = vo.in, *out = vo.out;
-    if (!in || !out || cli.next < argc) {
+    if (!in || !out) {
         fprintf(stderr, "tlm-data: vocab needs --tokenizer and --out, and nothing else\n");
         dp_cli_usage(stderr, &cli, vocab_about, NULL);
         return DP_EXIT_USAGE;

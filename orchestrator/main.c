@@ -183,10 +183,6 @@ static int parse_args(tlm_cli *cli, const char *prog, int argc, char **argv, voi
         fprintf(stderr, "%s: %s\n", prog, e.msg);
         return rc == TLM_ECONFIG ? 2 : 3;
     }
-    if (cli->next < argc) {
-        fprintf(stderr, "%s: unexpected argument '%s' (try %s --help)\n", prog, argv[cli->next], cli->cmd);
-        return 2;
-    }
     return -1;
 }
 

@@ -169,10 +169,6 @@ static int parse_args(int argc, char **argv, tlm_cli *cli, cmdline *c)
         fprintf(stderr, "tlm-report: %s\n", e.msg);
         return rc == TLM_ECONFIG ? 2 : 1;
     }
-    if (cli->next < argc) {
-        fprintf(stderr, "tlm-report: unexpected argument '%s' (try --help)\n", argv[cli->next]);
-        return 2;
-    }
     return -1;
 }
 

@@ -164,6 +164,37 @@ int wrk_events_emit(wrk_events *w, wrk_ev *ev)
     return rc;
 }
 
+int wrk_emit_eval(wrk_events *w, int64_t step, int64_t tokens, const char *suite, const char *task,
+                  const char *metric, double value, int64_t n, double stderr_)
+{
+    wrk_ev ev;
+    wrk_ev_begin(&ev, w, TLM_EV_EVAL);
+    wrk_ev_int(&ev, "step", step);
+    wrk_ev_int(&ev, "tokens", tokens);
+    wrk_ev_str(&ev, "suite", suite);
+    wrk_ev_str(&ev, "task", task);
+    wrk_ev_str(&ev, "metric", metric);
+    wrk_ev_num(&ev, "value", value);
+    wrk_ev_int(&ev, "n", n);
+    if (isnan(stderr_))
+        wrk_ev_null(&ev, "stderr");
+    else
+        wrk_ev_num(&ev, "stderr", stderr_);
+    return wrk_events_emit(w, &ev);
+}
+
+int wrk_emit_layer(wrk_events *w, int64_t step, int64_t tokens, int layer, const char *name, double value)
+{
+    wrk_ev ev;
+    wrk_ev_begin(&ev, w, TLM_EV_LAYER);
+    wrk_ev_int(&ev, "step", step);
+    wrk_ev_int(&ev, "tokens", tokens);
+    wrk_ev_int(&ev, "layer", layer);
+    wrk_ev_str(&ev, "name", name);
+    wrk_ev_num(&ev, "value", value);
+    return wrk_events_emit(w, &ev);
+}
+
 double wrk_events_silence(wrk_events *w)
 {
     pthread_mutex_lock(&w->mu);

@@ -153,10 +153,6 @@ static int parse_args(int argc, char **argv, tlm_cli *cli, cmdline *c)
         fprintf(stderr, "tlm-worker: %s\n", err.msg);
         return rc == TLM_ECONFIG ? TLM_EXIT_CONFIG : TLM_EXIT_INTERNAL;
     }
-    if (cli->next < argc) {
-        fprintf(stderr, "tlm-worker: unexpected argument '%s' (try tlm-worker --help)\n", argv[cli->next]);
-        return TLM_EXIT_CONFIG;
-    }
     return -1;
 }
 

@@ -66,6 +66,7 @@ static int run(tlm_cli *c, opts *o, char *msg, const char *const *words)
     c->cmd = "prog";
     c->opts = ROWS;
     c->col = 16;
+    c->operands = "IN...";
     tlm_err e = {0};
     int rc = tlm_cli_parse(c, argc, argv, o, &e);
     strcpy(msg, rc < 0 ? e.msg : "");
@@ -153,6 +154,12 @@ static void test_messages(void)
            "a number out of range");
     TAP_OK(says(run(&c, &o, m, ARGS("--mode", "grid")), m, "--mode grid: expected local, slurm or cloud"),
            "a choice lists the values");
+    char *av[] = {(char *)"prog", (char *)"--db", (char *)"x", (char *)"extra", NULL};
+    tlm_cli none = {.cmd = "prog", .opts = ROWS};
+    tlm_err e = {0};
+    TAP_OK(tlm_cli_parse(&none, 4, av, &o, &e) == TLM_ECONFIG &&
+               !strcmp(e.msg, "unexpected argument 'extra' (try prog --help)"),
+           "a command without operands refuses one: %s", e.msg);
     TAP_OK(says(run(&c, &o, m, ARGS("--level", "mid")), m, "--level mid: low or high, please"),
            "a FUNC row's own message");
 }
