@@ -164,13 +164,19 @@ int wrk_events_emit(wrk_events *w, wrk_ev *ev)
     return rc;
 }
 
+/* an event about the model at step (after tokens) */
+static void begin_at(wrk_ev *ev, const wrk_events *w, int event, int64_t step, int64_t tokens)
+{
+    wrk_ev_begin(ev, w, event);
+    wrk_ev_int(ev, "step", step);
+    wrk_ev_int(ev, "tokens", tokens);
+}
+
 int wrk_emit_eval(wrk_events *w, int64_t step, int64_t tokens, const char *suite, const char *task,
                   const char *metric, double value, int64_t n, double stderr_)
 {
     wrk_ev ev;
-    wrk_ev_begin(&ev, w, TLM_EV_EVAL);
-    wrk_ev_int(&ev, "step", step);
-    wrk_ev_int(&ev, "tokens", tokens);
+    begin_at(&ev, w, TLM_EV_EVAL, step, tokens);
     wrk_ev_str(&ev, "suite", suite);
     wrk_ev_str(&ev, "task", task);
     wrk_ev_str(&ev, "metric", metric);
@@ -186,9 +192,7 @@ int wrk_emit_eval(wrk_events *w, int64_t step, int64_t tokens, const char *suite
 int wrk_emit_layer(wrk_events *w, int64_t step, int64_t tokens, int layer, const char *name, double value)
 {
     wrk_ev ev;
-    wrk_ev_begin(&ev, w, TLM_EV_LAYER);
-    wrk_ev_int(&ev, "step", step);
-    wrk_ev_int(&ev, "tokens", tokens);
+    begin_at(&ev, w, TLM_EV_LAYER, step, tokens);
     wrk_ev_int(&ev, "layer", layer);
     wrk_ev_str(&ev, "name", name);
     wrk_ev_num(&ev, "value", value);

@@ -61,15 +61,7 @@ ok $([ "$1" = 16 ] && [ "$2" -gt 0 ] && [ "$3" -gt 0 ]; echo $?) \
 
 # ---- SIGKILL at a random step, then --resume from the newest checkpoint
 k=$(rand_step 8 40)
-echo "# SIGKILL after step $k"
-spawn C
-wait_step "$tmp/C.ev" "$k" "$pid"
-kill -9 "$pid"
-wait "$pid"
-rc=$?
-ok $((rc == 137 ? 0 : 1)) "run C killed by SIGKILL after step $k (status $rc)"
-run C --resume
-ok $? "run C resumed to the end"
+kill_resume C "$k"
 from=$(start_field C resumed_from_step)
 echo "# resumed from step $from (chunk positions: $((from % 4)) of 4, $((from % 16)) of 16)"
 ok $([ "$from" != None ] && [ $((from % 16)) != 0 ]; echo $?) \

@@ -23,15 +23,7 @@ ok $? "two runs: byte-identical final model.safetensors and optim.safetensors"
 
 # ---- SIGKILL at a random step, then --resume
 k=$(rand_step 3 36)
-echo "# SIGKILL after step $k"
-spawn C
-wait_step "$tmp/C.ev" "$k" "$pid"
-kill -9 "$pid"
-wait "$pid"
-rc=$?
-ok $((rc == 137 ? 0 : 1)) "run C killed by SIGKILL after step $k (status $rc)"
-run C --resume
-ok $? "run C resumed to the end"
+kill_resume C "$k"
 from=$(start_field C resumed_from_step)
 echo "# resumed from step $from"
 ok $([ "$from" = None ] || [ "$from" -le "$k" ]; echo $?) "it resumed from the newest checkpoint at or before step $k ($from)"

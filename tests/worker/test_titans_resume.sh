@@ -74,15 +74,7 @@ same A B
 ok $? "the same job again: bit-identical losses and validation losses"
 
 k=$(rand_step 8 40)
-echo "# SIGKILL after step $k"
-spawn C
-wait_step "$tmp/C.ev" "$k" "$pid"
-kill -9 "$pid"
-wait "$pid"
-rc=$?
-ok $((rc == 137 ? 0 : 1)) "run C killed by SIGKILL after step $k (status $rc)"
-run C --resume
-ok $? "run C resumed to the end"
+kill_resume C "$k"
 same A C
 ok $? "killed + resumed: the uninterrupted run's losses and validation losses, bit for bit"
 same_files A C
