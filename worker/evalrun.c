@@ -25,20 +25,7 @@ typedef struct ejob {
 static void on_result(void *ud, const eng_eval_result *r)
 {
     ejob *j = ud;
-    wrk_ev ev;
-    wrk_ev_begin(&ev, &j->ev, TLM_EV_EVAL);
-    wrk_ev_int(&ev, "step", j->step);
-    wrk_ev_int(&ev, "tokens", j->tokens);
-    wrk_ev_str(&ev, "suite", r->suite);
-    wrk_ev_str(&ev, "task", r->task);
-    wrk_ev_str(&ev, "metric", r->metric);
-    wrk_ev_num(&ev, "value", r->value);
-    wrk_ev_int(&ev, "n", r->n);
-    if (isnan(r->stderr_))
-        wrk_ev_null(&ev, "stderr");
-    else
-        wrk_ev_num(&ev, "stderr", r->stderr_);
-    wrk_events_emit(&j->ev, &ev);
+    wrk_emit_eval(&j->ev, j->step, j->tokens, r->suite, r->task, r->metric, r->value, r->n, r->stderr_);
     fprintf(stderr, "tlm-worker: %s/%s %s = %.6g (n %lld)\n", r->suite, r->task, r->metric, r->value,
             (long long)r->n);
 }
@@ -47,14 +34,7 @@ static void on_layer(void *ud, const char *suite, int layer, const char *name, d
 {
     ejob *j = ud;
     (void)suite;
-    wrk_ev ev;
-    wrk_ev_begin(&ev, &j->ev, TLM_EV_LAYER);
-    wrk_ev_int(&ev, "step", j->step);
-    wrk_ev_int(&ev, "tokens", j->tokens);
-    wrk_ev_int(&ev, "layer", layer);
-    wrk_ev_str(&ev, "name", name);
-    wrk_ev_num(&ev, "value", value);
-    wrk_events_emit(&j->ev, &ev);
+    wrk_emit_layer(&j->ev, j->step, j->tokens, layer, name, value);
 }
 
 static void on_log(void *ud, const char *msg)

@@ -101,20 +101,7 @@ static void on_step(void *ud, const eng_step_info *s)
 static void on_eval(void *ud, const eng_eval_info *v)
 {
     job *j = ud;
-    wrk_ev ev;
-    wrk_ev_begin(&ev, &j->ev, TLM_EV_EVAL);
-    wrk_ev_int(&ev, "step", v->step);
-    wrk_ev_int(&ev, "tokens", v->tokens);
-    wrk_ev_str(&ev, "suite", v->suite);
-    wrk_ev_str(&ev, "task", v->task);
-    wrk_ev_str(&ev, "metric", v->metric);
-    wrk_ev_num(&ev, "value", v->value);
-    wrk_ev_int(&ev, "n", v->n);
-    if (isnan(v->stderr_))
-        wrk_ev_null(&ev, "stderr");
-    else
-        wrk_ev_num(&ev, "stderr", v->stderr_);
-    wrk_events_emit(&j->ev, &ev);
+    wrk_emit_eval(&j->ev, v->step, v->tokens, v->suite, v->task, v->metric, v->value, v->n, v->stderr_);
     if (!strcmp(v->suite, v->task))
         say("eval at step %" PRId64 ": %s %s = %.4f (n %" PRId64 ")", v->step, v->suite, v->metric, v->value, v->n);
     else
@@ -137,14 +124,7 @@ static void on_ckpt(void *ud, const char *path, int64_t step, int64_t tokens)
 static void on_layer(void *ud, int64_t step, int64_t tokens, int layer, const char *name, double value)
 {
     job *j = ud;
-    wrk_ev ev;
-    wrk_ev_begin(&ev, &j->ev, TLM_EV_LAYER);
-    wrk_ev_int(&ev, "step", step);
-    wrk_ev_int(&ev, "tokens", tokens);
-    wrk_ev_int(&ev, "layer", layer);
-    wrk_ev_str(&ev, "name", name);
-    wrk_ev_num(&ev, "value", value);
-    wrk_events_emit(&j->ev, &ev);
+    wrk_emit_layer(&j->ev, step, tokens, layer, name, value);
 }
 
 static void on_phase(void *ud, const char *phase, int64_t step, int64_t tokens)

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "engine/config/arch.h"
+#include "common/json.h"
 #include "common/sha256.h"
 #include "engine/config/presets.h"
 #include "engine/config/suites.h"
@@ -912,25 +913,11 @@ static void sb_put(sbuf *b, const char *s, size_t n)
 
 static void sb_str(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
 
-static void sb_json_string(sbuf *b, const char *s)
-{
-    sb_put(b, "\"", 1);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        char esc[8];
-        if (ch == '"' || ch == '\\') {
-            esc[0] = '\\';
-            esc[1] = (char)ch;
-            sb_put(b, esc, 2);
-        } else if (ch < 0x20) {
-            snprintf(esc, sizeof esc, "\\u%04x", ch);
-            sb_str(b, esc);
-        } else {
-            sb_put(b, (const char *)&ch, 1);
-        }
-    }
-    sb_put(b, "\"", 1);
-}
+static void sb_sink(void *b, const char *s, size_t n) { sb_put(b, s, n); }
+
+/* policy 0: the canonical form is hashed into the job's key, so its
+ * escape must never change (common/json.h) */
+static void sb_json_string(sbuf *b, const char *s) { tlm_json_escape(s, TLM_JSON_QUOTE, sb_sink, b); }
 
 static void sb_number(sbuf *b, double v)
 {
