@@ -1,10 +1,10 @@
 /* all.c: --all --out DIR: every table and figure the database supports,
- * as DIR/report.md (the tables in Markdown, the figures linked), the tables
- * again in CSV, LaTeX and JSON under DIR/tables/, the figures as SVG and
- * PNG under DIR/figures/.  report.md opens with a summary in words of
- * every comparison against uniform the tables make.  Tables or figures the
- * database cannot fill are listed with the reason instead of being drawn
- * empty.
+ * as DIR/report.md (the tables in Markdown, the figures shown with their
+ * captions), the tables again in CSV, LaTeX and JSON under DIR/tables/,
+ * the figures as SVG, PNG and PDF under DIR/figures/.  report.md opens
+ * with a summary in words of every comparison against uniform the tables
+ * make.  Tables and figures the database cannot fill are left out, named
+ * (with the reason for a figure) in one line of the header.
  * Must not: leave a half-written report.md (every file is written atomically). */
 #include "reports/all.h"
 
@@ -21,6 +21,8 @@ typedef struct {
     int *built; /* 1 built with panels, 0 empty */
     const char **figs; /* figure name -> file base, NULL when not drawn */
     const char **fig_notes;
+    const char **fig_captions;
+    int converted; /* PNG and PDF written besides SVG */
 } report;
 
 static int put_table(void *p, FILE *f, tlm_err *e)
@@ -71,27 +73,58 @@ static int write_md(void *p, FILE *f, tlm_err *e)
             c->o.sweep ? "`" : "");
     fprintf(f, "- jobs: %d (%d done, %d running, %d pending, %d interrupted, %d failed)\n", c->n_jobs, n[RPT_DONE],
             n[RPT_RUNNING], n[RPT_PENDING], n[RPT_INTERRUPTED], n[RPT_FAILED]);
+    if (c->n_left_out) {
+        rpt_arena a = {0};
+        const char *why = rpt_left_out_text(c, &a);
+        fprintf(f, "- %s\n", why ? why : "jobs left out");
+        rpt_arena_clear(&a);
+    }
+    /* a table without data is left out: its name here says it was looked for */
+    const char *sep = "- tables with nothing in this database, left out: ";
+    for (int i = 0; i < rpt_n_table_defs; i++)
+        if (!r->built[i]) {
+            fprintf(f, "%s%s", sep, rpt_table_defs[i].name);
+            sep = ", ";
+        }
+    if (sep[0] == ',')
+        fputc('\n', f);
+    sep = "- figures not drawn: ";
+    for (int i = 0; i < rpt_n_figure_defs; i++)
+        if (!r->figs[i]) {
+            const char *why = r->fig_notes[i] ? r->fig_notes[i] : "no data";
+            size_t len = strlen(rpt_figure_defs[i].name);
+            if (!strncmp(why, rpt_figure_defs[i].name, len) && !strncmp(why + len, ": ", 2))
+                why += len + 2; /* "rho: no job has..." under rho */
+            fprintf(f, "%s%s (%s)", sep, rpt_figure_defs[i].name, why);
+            sep = "; ";
+        }
+    if (sep[0] == ';')
+        fputc('\n', f);
+    if (!r->converted)
+        fputs("- figures as SVG only: PNG and PDF need rsvg-convert (the Debian package librsvg2-bin)\n", f);
     fprintf(f, "- written %s by tlm-report%s; tables also as CSV, LaTeX and JSON in `tables/`\n\n", when,
             c->o.paper ? " --paper" : "");
     write_summary(r, f);
     for (int i = 0; i < rpt_n_table_defs; i++) {
-        if (!r->built[i]) {
-            fprintf(f, "## %s\n\n_Nothing in the database for this table: %s._\n\n", rpt_table_defs[i].name,
-                    rpt_table_defs[i].what);
+        if (!r->built[i])
             continue;
-        }
         int rc = rpt_render_md(&r->tables[i], f);
         if (rc)
             return tlm_errf(e, TLM_EIO, "writing report.md");
     }
-    fputs("## Figures\n\n", f);
+    int any = 0;
     for (int i = 0; i < rpt_n_figure_defs; i++) {
         const rpt_figure_def *d = &rpt_figure_defs[i];
-        if (r->figs[i])
-            fprintf(f, "### %s\n\n%s.\n\n![%s](figures/%s.svg)\n\nPNG: [figures/%s.png](figures/%s.png)\n\n", d->name,
-                    d->what, d->name, r->figs[i], r->figs[i], r->figs[i]);
-        else
-            fprintf(f, "### %s\n\n_Not drawn: %s._\n\n", d->name, r->fig_notes[i] ? r->fig_notes[i] : "no data");
+        if (!r->figs[i])
+            continue;
+        if (!any++)
+            fputs("## Figures\n\n", f);
+        fprintf(f, "### %s\n\n![%s](figures/%s.svg)\n\n%s%s%s\n\n", d->name, d->name, r->figs[i],
+                r->fig_captions[i] ? "_" : "", r->fig_captions[i] ? r->fig_captions[i] : d->what,
+                r->fig_captions[i] ? "_" : ".");
+        if (r->converted)
+            fprintf(f, "PNG: [figures/%s.png](figures/%s.png), PDF: [figures/%s.pdf](figures/%s.pdf)\n\n", r->figs[i],
+                    r->figs[i], r->figs[i], r->figs[i]);
     }
     return 0;
 }
@@ -111,13 +144,16 @@ int rpt_write_all(rpt_ctx *c, const char *dir, tlm_err *e)
     snprintf(path, sizeof path, "%s/figures", dir);
     if ((rc = tlm_mkdir_p(path, e)))
         return rc;
-    report r = {c, NULL, NULL, NULL, NULL};
+    report r = {.c = c};
+    tlm_err ce;
+    r.converted = rpt_plot_device_check(RPT_IMG_PNG, &ce) == 0; /* PNG and PDF when rsvg-convert is here */
     r.tables = calloc((size_t)rpt_n_table_defs, sizeof *r.tables);
     r.built = calloc((size_t)rpt_n_table_defs, sizeof *r.built);
     r.figs = calloc((size_t)rpt_n_figure_defs, sizeof *r.figs);
     r.fig_notes = calloc((size_t)rpt_n_figure_defs, sizeof *r.fig_notes);
+    r.fig_captions = calloc((size_t)rpt_n_figure_defs, sizeof *r.fig_captions);
     rpt_arena notes = {0};
-    if (!r.tables || !r.built || !r.figs || !r.fig_notes) {
+    if (!r.tables || !r.built || !r.figs || !r.fig_notes || !r.fig_captions) {
         rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
         goto done;
     }
@@ -136,11 +172,14 @@ int rpt_write_all(rpt_ctx *c, const char *dir, tlm_err *e)
         rpt_figure_init(&fig);
         rc = rpt_figure_defs[i].build(c, &fig, e);
         if (!rc && rpt_figure_points(&fig) > 0) {
-            for (int kind = 0; kind < 2 && !rc; kind++) {
-                snprintf(path, sizeof path, "%s/figures/%s.%s", dir, rpt_figure_defs[i].name, kind ? "png" : "svg");
+            static const char *const EXT[] = {"svg", "png", "pdf"};
+            for (int kind = 0; kind < (r.converted ? 3 : 1) && !rc; kind++) {
+                snprintf(path, sizeof path, "%s/figures/%s.%s", dir, rpt_figure_defs[i].name, EXT[kind]);
                 rc = rpt_plot_write(&fig, path, e);
             }
             r.figs[i] = rpt_figure_defs[i].name;
+            if (fig.caption)
+                r.fig_captions[i] = rpt_strdup(&notes, fig.caption);
         } else if (!rc) {
             r.fig_notes[i] = rpt_strdup(&notes, fig.note ? fig.note : "no data");
         }
@@ -157,6 +196,7 @@ done:
     free(r.built);
     free(r.figs);
     free(r.fig_notes);
+    free(r.fig_captions);
     rpt_arena_clear(&notes);
     return rc;
 }

@@ -86,3 +86,11 @@ const char *rpt_panel_title(rpt_arena *a, const char *arch, const char *scale, i
         return rpt_printf(a, "%s, %s, %s tokens", rpt_arch_title(arch), scale, tok);
     return rpt_printf(a, "%s, %s tokens", scale, tok);
 }
+
+const char *rpt_variant(const rpt_ctx *c, const rpt_pgroup *pg)
+{
+    for (int i = 0; i < c->n_panels; i++)
+        if (c->panels[i].variant[0])
+            return pg ? pg->variant : "";
+    return NULL;
+}

@@ -12,19 +12,44 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/sha256.h"
 #include "common/vec.h"
 
-static const char SQL_ALL[] =
-    "SELECT key, sweep, label, arch, scale, schedule, ratio_start, ratio_end, groups, seed, status, attempts,"
-    " reason, message, tokens_total, tokens_done, final_loss, widths"
-    " FROM jobs WHERE (?1 IS NULL OR arch = ?1) AND (?2 IS NULL OR scale = ?2)"
-    " ORDER BY created_at, key";
+/* What a job is apart from its seed (cfg) and apart from its seed and its
+ * taper (setting), from the canonical config JSON tlmd stores (keys sorted,
+ * numbers normalised: equal settings are equal strings).  Seeds of one
+ * config form a group; configs of one setting form a panel, so a taper is
+ * compared with the uniform model that differs from it by the taper alone
+ * (a sweep whose grid also varies train.lr gets a panel per lr).  A config
+ * that is not JSON (a hand-made row) is grouped by its axis columns only. */
+#define JOB_COLS(j)                                                                                             \
+    j "key, " j "sweep, " j "label, " j "arch, " j "scale, " j "schedule, " j "ratio_start, " j "ratio_end, " j   \
+    "groups, " j "seed, " j "status, " j "attempts, " j "reason, " j "message, " j "tokens_total, " j            \
+    "tokens_done, " j "final_loss, " j "widths, "                                                               \
+    "CASE WHEN json_valid(" j "config) THEN json_remove(" j "config, '$.seed') END, "                           \
+    "CASE WHEN json_valid(" j "config) THEN json_remove(" j "config, '$.seed', '$.taper') END, "                \
+    "CASE WHEN json_valid(" j "config) THEN json_extract(" j "config, '$.tokenizer') END"
+/* The default scope: the latest definition of every sweep, i.e. jobs some
+ * sweep still lists (sweep_jobs.active = 1).  A job that no sweep lists any
+ * more (a sweep file corrected after a failed first run: its jobs got new
+ * keys) is left out and counted (SQL_LEFT_OUT); a job without any
+ * sweep_jobs row (written by hand) cannot be placed and stays in. */
+#define IN_SCOPE(j)                                                                                             \
+    "(EXISTS (SELECT 1 FROM sweep_jobs a WHERE a.job = " j "key AND a.active = 1)"                              \
+    " OR NOT EXISTS (SELECT 1 FROM sweep_jobs a WHERE a.job = " j "key))"
+static const char SQL_ALL[] = "SELECT " JOB_COLS("j.") " FROM jobs j"
+                              " WHERE (?1 IS NULL OR j.arch = ?1) AND (?2 IS NULL OR j.scale = ?2) AND " IN_SCOPE("j.")
+                              " ORDER BY j.created_at, j.key";
 static const char SQL_SWEEP[] =
-    "SELECT j.key, j.sweep, j.label, j.arch, j.scale, j.schedule, j.ratio_start, j.ratio_end, j.groups, j.seed,"
-    " j.status, j.attempts, j.reason, j.message, j.tokens_total, j.tokens_done, j.final_loss, j.widths"
-    " FROM sweep_jobs s JOIN jobs j ON j.key = s.job"
+    "SELECT " JOB_COLS("j.") " FROM sweep_jobs s JOIN jobs j ON j.key = s.job"
     " WHERE s.sweep = ?3 AND s.active = 1 AND (?1 IS NULL OR j.arch = ?1) AND (?2 IS NULL OR j.scale = ?2)"
     " ORDER BY s.ord";
+/* Jobs the scope leaves out: listed by an earlier definition of the sweep
+ * (of any sweep, without --sweep) and by no current one. */
+static const char SQL_LEFT_OUT[] =
+    "SELECT count(*) FROM jobs j WHERE (?1 IS NULL OR j.arch = ?1) AND (?2 IS NULL OR j.scale = ?2) AND"
+    " CASE WHEN ?3 IS NULL THEN NOT " IN_SCOPE("j.") " ELSE"
+    " EXISTS (SELECT 1 FROM sweep_jobs a WHERE a.job = j.key AND a.sweep = ?3 AND a.active = 0) END";
 
 /* NULL or a name the schema does not know: pending */
 static int status_of(const char *s)
@@ -47,6 +72,24 @@ static const char *col_str(rpt_arena *a, sqlite3_stmt *s, int i, int *oom)
     if (!p)
         *oom = 1;
     return p;
+}
+
+/* A text column as 64 bits of its SHA-256 (0 when NULL): configs are
+ * compared by identity, and a kilobyte of JSON per job need not be kept. */
+static uint64_t text_id(sqlite3_stmt *s, int i)
+{
+    const unsigned char *t = sqlite3_column_text(s, i);
+    if (!t)
+        return 0;
+    tlm_sha256 h;
+    uint8_t d[32];
+    tlm_sha256_init(&h);
+    tlm_sha256_update(&h, t, (size_t)sqlite3_column_bytes(s, i));
+    tlm_sha256_final(&h, d);
+    uint64_t v = 0;
+    for (int k = 0; k < 8; k++)
+        v = v << 8 | d[k];
+    return v | 1; /* never 0, which means "no config" */
 }
 
 /* "440m" -> 4.4e8, "1.3b" -> 1.3e9; names that are not sizes sort after. */
@@ -101,6 +144,8 @@ static int cmp_panel(const rpt_job *a, const rpt_job *b)
         r = strcmp(a->scale, b->scale);
     if (!r)
         r = (a->tokens_total > b->tokens_total) - (a->tokens_total < b->tokens_total);
+    if (!r)
+        r = (a->setting_id > b->setting_id) - (a->setting_id < b->setting_id);
     return r;
 }
 
@@ -115,6 +160,8 @@ static int cmp_group(const rpt_job *a, const rpt_job *b)
         r = cmp_num(a->ratio_end, b->ratio_end);
     if (!r)
         r = cmp_str(a->groups, b->groups);
+    if (!r)
+        r = (a->config_id > b->config_id) - (a->config_id < b->config_id);
     return r;
 }
 
@@ -156,6 +203,7 @@ static int group_jobs(rpt_ctx *c, tlm_err *e)
         g->ratio_start = j->ratio_start;
         g->ratio_end = j->ratio_end;
         g->tokens_total = j->tokens_total;
+        g->variant = "";
         g->jobs = order + i;
         g->n_jobs = k - i;
         for (int m = i; m < k; m++)
@@ -165,6 +213,7 @@ static int group_jobs(rpt_ctx *c, tlm_err *e)
             p->arch = j->arch;
             p->scale = j->scale;
             p->tokens_total = j->tokens_total;
+            p->variant = "";
             p->groups = gidx + c->n_groups;
         }
         rpt_pgroup *p = &c->panels[c->n_panels - 1];
@@ -174,6 +223,128 @@ static int group_jobs(rpt_ctx *c, tlm_err *e)
         c->n_groups++;
         i = k;
     }
+    return 0;
+}
+
+/* The leaves of one panel's setting (its first job's config without seed
+ * and taper), "path=value" in document order (canonical: sorted keys). */
+typedef struct {
+    const char **leaf;
+    int n;
+} leaves;
+
+static int read_leaves(rpt_ctx *c, sqlite3_stmt *s, const char *key, leaves *out, tlm_err *e)
+{
+    sqlite3_reset(s);
+    sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
+    int rc, cap = 0;
+    out->leaf = NULL;
+    out->n = 0;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        const char *path = (const char *)sqlite3_column_text(s, 0), *v = (const char *)sqlite3_column_text(s, 1);
+        if (out->n == cap) {
+            cap = cap ? 2 * cap : 64;
+            const char **nl = rpt_alloc(&c->a, sizeof *nl * (size_t)cap);
+            if (!nl)
+                return tlm_errf(e, TLM_ENOMEM, "out of memory");
+            if (out->n)
+                memcpy(nl, out->leaf, sizeof *nl * (size_t)out->n);
+            out->leaf = nl;
+        }
+        /* "$.train.lr" -> "train.lr=0.003" */
+        const char *leaf = rpt_printf(&c->a, "%s=%s", path && path[0] == '$' && path[1] == '.' ? path + 2 : path,
+                                      v ? v : "null");
+        if (!leaf)
+            return tlm_errf(e, TLM_ENOMEM, "out of memory");
+        out->leaf[out->n++] = leaf;
+    }
+    if (rc != SQLITE_DONE)
+        return tlm_errf(e, TLM_EIO, "%s: reading a job's config: %s", c->db_path, sqlite3_errmsg(c->h));
+    return 0;
+}
+
+static int has_leaf(const leaves *l, const char *leaf)
+{
+    for (int i = 0; i < l->n; i++)
+        if (!strcmp(l->leaf[i], leaf))
+            return 1;
+    return 0;
+}
+
+/* Panels of the same architecture, scale and token budget whose settings
+ * differ (a sweep that varies train.lr, two sweeps on different data) are
+ * named by what differs: each panel's variant lists its leaves that some
+ * other panel of the run lacks.  Costs a config read only where panels
+ * share their axes. */
+static int name_variants(rpt_ctx *c, tlm_err *e)
+{
+    sqlite3_stmt *s = NULL;
+    int rc = 0;
+    for (int a = 0; a < c->n_panels && !rc;) {
+        int b = a + 1;
+        while (b < c->n_panels && !strcmp(c->panels[b].arch, c->panels[a].arch) &&
+               !strcmp(c->panels[b].scale, c->panels[a].scale) &&
+               c->panels[b].tokens_total == c->panels[a].tokens_total)
+            b++;
+        if (b - a > 1) {
+            if (!s && sqlite3_prepare_v2(c->h,
+                                         "SELECT t.fullkey, t.atom FROM jobs j, json_tree(json_remove(j.config,"
+                                         " '$.seed', '$.taper')) t WHERE j.key = ?1 AND json_valid(j.config) AND"
+                                         " t.type NOT IN ('object', 'array')",
+                                         -1, &s, NULL) != SQLITE_OK)
+                return tlm_errf(e, TLM_EIO, "%s: reading configs: %s", c->db_path, sqlite3_errmsg(c->h));
+            leaves *l = rpt_alloc(&c->a, sizeof *l * (size_t)(b - a));
+            if (!l)
+                rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
+            for (int p = a; p < b && !rc; p++)
+                rc = read_leaves(c, s, c->jobs[c->groups[c->panels[p].groups[0]].jobs[0]].key, &l[p - a], e);
+            for (int p = a; p < b && !rc; p++) {
+                const char *v = "";
+                int shown = 0;
+                for (int i = 0; i < l[p - a].n && v; i++) {
+                    int everywhere = 1;
+                    for (int q = a; q < b && everywhere; q++)
+                        everywhere = has_leaf(&l[q - a], l[p - a].leaf[i]);
+                    if (everywhere)
+                        continue;
+                    if (++shown <= 3)
+                        v = rpt_printf(&c->a, "%s%s%s", v, *v ? ", " : "", l[p - a].leaf[i]);
+                    else if (shown == 4)
+                        v = rpt_printf(&c->a, "%s, ...", v);
+                }
+                if (!v)
+                    rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
+                else if (!*v) /* not JSON, or only what no leaf shows */
+                    v = rpt_printf(&c->a, "setting %d", p - a + 1);
+                c->panels[p].variant = v;
+                for (int g = 0; g < c->panels[p].n_groups; g++)
+                    c->groups[c->panels[p].groups[g]].variant = v;
+            }
+        }
+        a = b;
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+/* How many jobs the scope leaves out (SQL_LEFT_OUT). */
+static int count_left_out(rpt_ctx *c, tlm_err *e)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(c->h, SQL_LEFT_OUT, -1, &s, NULL) != SQLITE_OK)
+        return tlm_errf(e, TLM_EIO, "%s: reading jobs: %s", c->db_path, sqlite3_errmsg(c->h));
+    if (c->o.arch)
+        sqlite3_bind_text(s, 1, c->o.arch, -1, SQLITE_STATIC);
+    if (c->o.scale)
+        sqlite3_bind_text(s, 2, c->o.scale, -1, SQLITE_STATIC);
+    if (c->o.sweep)
+        sqlite3_bind_text(s, 3, c->o.sweep, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW)
+        c->n_left_out = sqlite3_column_int(s, 0);
+    sqlite3_finalize(s);
+    if (rc != SQLITE_ROW)
+        return tlm_errf(e, TLM_EIO, "%s: reading jobs: %s", c->db_path, sqlite3_errmsg(c->h));
     return 0;
 }
 
@@ -270,11 +441,11 @@ static int check_filters(rpt_ctx *c, const int *hits, tlm_err *e)
     const char *scope = o->sweep ? rpt_printf(&c->a, "sweep %s", o->sweep) : c->db_path;
     if (!scope)
         return tlm_errf(e, TLM_ENOMEM, "out of memory");
-    /* one query in both scopes: every job of the database, or the sweep's active ones */
+    /* one query in both scopes: the jobs some sweep lists, or the sweep's (load_jobs' scope) */
 #define SCOPED(cols, tail)                                                                                     \
     (o->sweep ? "SELECT DISTINCT " cols " FROM sweep_jobs s JOIN jobs j ON j.key = s.job"                    \
                 " WHERE s.sweep = ?1 AND s.active = 1" tail                                                    \
-              : "SELECT DISTINCT " cols " FROM jobs j WHERE ?1 IS NULL" tail)
+              : "SELECT DISTINCT " cols " FROM jobs j WHERE ?1 IS NULL AND " IN_SCOPE("j.") tail)
     const char *have;
     int n, rc;
     if (o->arch) {
@@ -391,6 +562,9 @@ static int load_jobs(rpt_ctx *c, int *hits, tlm_err *e)
         j->tokens_done = sqlite3_column_int64(s, 15);
         j->final_loss = col_num(s, 16);
         j->widths = col_str(&c->a, s, 17, &oom);
+        j->config_id = text_id(s, 18);
+        j->setting_id = text_id(s, 19);
+        j->tokenizer = col_str(&c->a, s, 20, &oom);
         if (!j->label)
             j->label = j->schedule;
         if (oom || !j->arch || !j->scale || !j->schedule)
@@ -495,7 +669,7 @@ int rpt_ctx_open(rpt_ctx *c, const char *db_path, const rpt_opts *o, tlm_err *e)
         goto fail;
     }
     if ((rc = load_jobs(c, hits, e)) || (rc = check_filters(c, hits, e)) || (rc = group_jobs(c, e)) ||
-        (rc = index_keys(c, e)))
+        (rc = name_variants(c, e)) || (rc = count_left_out(c, e)) || (rc = index_keys(c, e)))
         goto fail;
     return 0;
 fail:

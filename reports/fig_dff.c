@@ -1,7 +1,8 @@
 /* fig_dff.c: figure dff: the MLP width d_ff of every layer, one line per
- * schedule of one panel (architecture, scale, tokens): the shape of each
- * taper at a glance.  Widths come from jobs.widths (written by tlmd from
- * the resolved config), so pending jobs are drawn too.
+ * configuration of one setting (the one with the most configurations):
+ * the shape of each of the paper's schedules at a glance.  Widths come
+ * from jobs.widths (tlmd writes them from the resolved config), so
+ * pending jobs are drawn too; seeds have the same widths.
  * Must not: put models of different depth on one plot. */
 #include "reports/plot.h"
 
@@ -11,50 +12,80 @@
 
 #define MAX_LAYERS 512
 
-static int has_widths(const rpt_ctx *c, const rpt_group *g) { return c->jobs[g->jobs[0]].widths != NULL; }
+static int has_widths(const rpt_ctx *c, const rpt_group *g)
+{
+    return c->jobs[g->jobs[0]].widths != NULL;
+}
 
 int rpt_fig_dff(rpt_ctx *c, rpt_figure *f, tlm_err *e)
 {
-    f->xlabel = "layer";
-    f->ylabel = "MLP width d#dff#u";
-    f->ylo_hint = 0;
-    /* the panel with the most schedules */
-    int best = rpt_figure_best_panel(c, has_widths);
-    if (best < 0) {
-        f->title = "Per-layer MLP width";
+    f->title = "MLP width per layer";
+    int best;
+    if (!rpt_figure_panels(c, has_widths, 1, &best)) {
         f->note = "dff: no job has per-layer widths";
         return 0;
     }
     const rpt_pgroup *pg = &c->panels[best];
-    rpt_figure_panel_title(f, "Per-layer MLP width", pg);
-    double w[MAX_LAYERS];
-    int drawn = 0, left = 0;
-    for (int r = 0; r < 4; r++)
-        for (int i = 0; i < pg->n_groups; i++) {
-            const rpt_group *g = &c->groups[pg->groups[i]];
-            if (rpt_group_rank(c, g, 1) != r) /* uniform, the taper, blocks, the other tapers */
-                continue;
-            int n;
-            rpt_job_widths(&c->jobs[g->jobs[0]], w, MAX_LAYERS, &n);
-            if (n == 0)
-                continue;
-            if (drawn >= c->o.max_series) {
-                left++;
-                continue;
-            }
-            rpt_series *s = rpt_figure_series(f, g->label, n, 0);
-            if (!s)
-                return tlm_errf(e, TLM_ENOMEM, "out of memory");
-            for (int l = 0; l < n; l++) {
-                s->x[l] = l;
-                s->y[l] = w[l];
-            }
-            s->points = 1;
-            drawn++;
+    f->title = rpt_figure_panel_title(f, "MLP width per layer", pg);
+    rpt_axes *ax = rpt_figure_axes(f, NULL);
+    ax->xlabel = "layer";
+    ax->ylabel = "MLP width d" RPT_SUB("ff");
+    ax->ylo_hint = 0;
+    ax->xint = 1;
+    int *color, rc = rpt_config_colors(c, &color, e);
+    if (rc)
+        return rc;
+    double *w = malloc(sizeof *w * MAX_LAYERS);
+    if (!w) {
+        free(color);
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
+    }
+    int drawn = 0, left = 0, depth = -1, uniform = -1, *order = malloc(sizeof *order * (size_t)pg->n_groups);
+    if (!order) {
+        free(w);
+        free(color);
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
+    }
+    rpt_figure_order(pg, color, order);
+    for (int i = 0; i < pg->n_groups; i++) {
+        const rpt_group *g = &c->groups[order[i]];
+        int n;
+        rpt_job_widths(&c->jobs[g->jobs[0]], w, MAX_LAYERS, &n);
+        if (n == 0 || (depth >= 0 && n != depth))
+            continue;
+        if (drawn >= c->o.max_series) {
+            left++;
+            continue;
         }
+        depth = n;
+        rpt_series *s = rpt_figure_series(f, rpt_figure_label(f, g->label), 0, n, 0);
+        if (!s) {
+            rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
+            break;
+        }
+        for (int l = 0; l < n; l++) {
+            s->x[l] = l;
+            s->y[l] = w[l];
+        }
+        s->color = color[order[i]];
+        s->marker = RPT_MARK_CIRCLE;
+        if (!strcmp(g->schedule, "uniform")) {
+            s->dashed = 1;
+            uniform = (int)w[0];
+        }
+        drawn++;
+    }
+    free(order);
+    free(w);
+    free(color);
+    if (rc)
+        return rc;
+    f->caption = rpt_printf(&f->a,
+                            "d_ff of each layer (layer 0 next to the embedding) from the resolved config; every "
+                            "configuration has the same total, so the same parameters and FLOPs%s.",
+                            uniform > 0 ? rpt_printf(&f->a, " as uniform (dashed, %d per layer)", uniform) : "");
     if (c->n_panels > 1 || left)
-        f->note = rpt_printf(&f->a, "dff: drew %s (%d schedules%s); choose another with --arch/--scale/--sweep",
-                             rpt_panel_title(&f->a, pg->arch, pg->scale, pg->tokens_total), drawn,
-                             left ? ", more left out" : "");
+        f->note = rpt_printf(&f->a, "dff: drew %s (%d configurations%s); choose another with --arch/--scale/--sweep",
+                             rpt_figure_panel_title(f, NULL, pg), drawn, left ? ", more left out" : "");
     return 0;
 }

@@ -1,7 +1,11 @@
-/* fig_rho.c: figure rho: rho_MLP (solid) and rho_block (dashed) per
- * layer, one colour per schedule (seeds averaged), for the first panel
- * that has the statistics: uniform and the taper first, the same choice as
- * the alignment table.
+/* fig_rho.c: figure rho: the alignment of updates with the residual
+ * stream per layer (paper Section 5), rho_MLP and rho_block side by side,
+ * per configuration the mean over seeds with the seeds' min-max shaded,
+ * for the first setting that has the statistics: uniform and the taper
+ * first, as the alignment table, at most MAX_CONFIGS of them (bands of
+ * more overlap past reading; --job chooses others).  The caption gives each line's Pearson r
+ * with depth beside the paper's range (pretrained GPT-2: it has no
+ * per-layer values to draw).
  * Must not: mix models of different depth. */
 #include "reports/plot.h"
 
@@ -9,64 +13,161 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const char *const STAT[2] = {"rho_mlp", "rho_block"};
+#define MAX_CONFIGS 6
+
+/* One group's statistic k per layer: mean, min and max over seeds. */
+static int load(rpt_ctx *c, const rpt_group *g, int k, double **mean, double **lo, double **hi, int *layers, int *seeds,
+                tlm_err *e)
+{
+    *mean = *lo = *hi = NULL;
+    *layers = *seeds = 0;
+    int cap = 0, *cnt = NULL, rc = 0;
+    for (int j = 0; j < g->n_jobs && !rc; j++) {
+        double *v;
+        int n;
+        if ((rc = rpt_layer_stat(c, c->jobs[g->jobs[j]].key, STAT[k], &v, &n, e)))
+            break;
+        *seeds += n > 0;
+        if (n > cap) {
+            double *m = realloc(*mean, sizeof *m * (size_t)n);
+            if (m)
+                *mean = m;
+            double *a = m ? realloc(*lo, sizeof *a * (size_t)n) : NULL;
+            if (a)
+                *lo = a;
+            double *b = a ? realloc(*hi, sizeof *b * (size_t)n) : NULL;
+            if (b)
+                *hi = b;
+            int *nc = b ? realloc(cnt, sizeof *nc * (size_t)n) : NULL;
+            if (!nc) {
+                free(v);
+                rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
+                break;
+            }
+            cnt = nc;
+            for (int l = cap; l < n; l++) {
+                (*mean)[l] = 0;
+                (*lo)[l] = INFINITY;
+                (*hi)[l] = -INFINITY;
+                cnt[l] = 0;
+            }
+            cap = n;
+        }
+        for (int l = 0; l < n; l++)
+            if (isfinite(v[l])) {
+                (*mean)[l] += v[l];
+                (*lo)[l] = fmin((*lo)[l], v[l]);
+                (*hi)[l] = fmax((*hi)[l], v[l]);
+                cnt[l]++;
+            }
+        free(v);
+    }
+    for (int l = 0; l < cap && !rc; l++) {
+        (*mean)[l] = cnt[l] ? (*mean)[l] / cnt[l] : NAN;
+        if (cnt[l] < 2)
+            (*lo)[l] = (*hi)[l] = NAN;
+    }
+    free(cnt);
+    if (rc) {
+        free(*mean);
+        free(*lo);
+        free(*hi);
+        *mean = *lo = *hi = NULL;
+        return rc;
+    }
+    *layers = cap;
+    return 0;
+}
+
 int rpt_fig_rho(rpt_ctx *c, rpt_figure *f, tlm_err *e)
 {
     f->title = "Alignment with the residual stream";
-    f->xlabel = "layer";
-    f->ylabel = "cosine: #gr#dMLP#u (solid), #gr#dblock#u (dashed)";
-    int max_groups = c->o.max_series / 2 > 0 ? c->o.max_series / 2 : 1;
-    for (int pi = 0; pi < c->n_panels && f->n == 0; pi++) {
+    int *color, rc = rpt_config_colors(c, &color, e);
+    if (rc)
+        return rc;
+    const char *rs[2] = {"", ""}; /* "uniform 0.95, cosine 0.93" per statistic */
+    int depth = -1, seeds = 0, left = 0, most = c->o.max_series < MAX_CONFIGS ? c->o.max_series : MAX_CONFIGS;
+    for (int pi = 0; pi < c->n_panels && f->n == 0 && !rc; pi++) {
         const rpt_pgroup *pg = &c->panels[pi];
-        int drawn = 0, probed = 0;
-        for (int r = 0; r < 3 && drawn < max_groups; r++)
-            for (int i = 0; i < pg->n_groups && drawn < max_groups; i++) {
-                const rpt_group *g = &c->groups[pg->groups[i]];
-                if (rpt_group_rank(c, g, 0) != r)
-                    continue;
-                if (++probed > 200)
-                    break; /* a database of thousands of groups without rho: stop looking */
-                double *v[2];
-                int n[2], rc = rpt_group_layer_mean(c, g, "rho_mlp", &v[0], &n[0], e);
-                if (rc)
-                    return rc;
-                if (n[0] == 0) {
-                    free(v[0]);
-                    continue;
-                }
-                if ((rc = rpt_group_layer_mean(c, g, "rho_block", &v[1], &n[1], e))) {
-                    free(v[0]);
-                    return rc;
-                }
-                for (int k = 0; k < 2; k++) {
-                    char label[128];
-                    snprintf(label, sizeof label, "%s %s", g->label, k ? "block" : "MLP");
-                    rpt_series *s = n[k] ? rpt_figure_series(f, label, n[k], 0) : NULL;
-                    if (n[k] && !s) {
-                        free(v[0]);
-                        free(v[1]);
-                        return tlm_errf(e, TLM_ENOMEM, "out of memory");
-                    }
-                    if (!s)
-                        continue;
-                    for (int l = 0; l < n[k]; l++) {
-                        s->x[l] = l;
-                        s->y[l] = v[k][l];
-                    }
-                    s->color = drawn;
-                    s->dashed = k;
-                    s->points = 1;
-                }
-                free(v[0]);
-                free(v[1]);
-                drawn++;
-            }
-        if (drawn) {
-            char t[256];
-            rpt_pl_escape(t, sizeof t, rpt_panel_title(&f->a, pg->arch, pg->scale, pg->tokens_total));
-            f->title = rpt_printf(&f->a, "Alignment with the residual stream: %s", t);
+        int drawn = 0, probed = 0, *order = malloc(sizeof *order * (size_t)pg->n_groups);
+        if (!order) {
+            rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
+            break;
         }
+        rpt_figure_order(pg, color, order);
+        for (int i = 0; i < pg->n_groups && !rc; i++) {
+            const rpt_group *g = &c->groups[order[i]];
+            if (drawn >= most) {
+                left += drawn > 0 && pg->n_groups - i > 0;
+                break;
+            }
+            if (++probed > 200)
+                break; /* a database of thousands of groups without rho: stop looking */
+            double *m[2], *lo[2], *hi[2];
+            int n[2], had[2];
+            if ((rc = load(c, g, 0, &m[0], &lo[0], &hi[0], &n[0], &had[0], e)))
+                break;
+            if (n[0] == 0 || (depth >= 0 && n[0] != depth) ||
+                (rc = load(c, g, 1, &m[1], &lo[1], &hi[1], &n[1], &had[1], e))) {
+                free(m[0]);
+                free(lo[0]);
+                free(hi[0]);
+                continue;
+            }
+            if (f->n_axes == 0) {
+                rpt_axes *a0 = rpt_figure_axes(f, "MLP: \xcf\x81" RPT_SUB("MLP")),
+                         *a1 = rpt_figure_axes(f, "whole block: \xcf\x81" RPT_SUB("block"));
+                a0->ylabel = "cosine with the residual stream";
+                for (int k = 0; k < 2; k++) {
+                    f->ax[k].xlabel = "layer";
+                    f->ax[k].xint = 1;
+                    f->ax[k].yref = 0;
+                }
+                (void)a1;
+                f->title = rpt_figure_panel_title(f, "Alignment with the residual stream", pg);
+            }
+            depth = n[0];
+            for (int k = 0; k < 2 && !rc; k++) {
+                rpt_series *s = n[k] ? rpt_figure_series(f, rpt_figure_label(f, g->label), k, n[k], 1) : NULL;
+                if (n[k] && !s)
+                    rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
+                for (int l = 0; s && l < n[k]; l++) {
+                    s->x[l] = l;
+                    s->y[l] = m[k][l];
+                    s->lo[l] = lo[k][l];
+                    s->hi[l] = hi[k][l];
+                }
+                if (s) {
+                    s->color = color[order[i]];
+                    s->band = 1;
+                    s->marker = RPT_MARK_CIRCLE;
+                    double pr = rpt_pearson_depth(m[k], n[k]);
+                    if (!isnan(pr))
+                        rs[k] = rpt_printf(&f->a, "%s%s%s %.2f", rs[k], *rs[k] ? ", " : "", s->label, pr);
+                }
+                free(m[k]);
+                free(lo[k]);
+                free(hi[k]);
+            }
+            seeds = had[0] > seeds ? had[0] : seeds;
+            drawn++;
+        }
+        free(order);
     }
-    if (f->n == 0)
+    free(color);
+    if (rc)
+        return rc;
+    if (f->n == 0) {
         f->note = "rho: no job has rho_mlp layer statistics (the alignment evaluation suite)";
+        return 0;
+    }
+    if (left)
+        f->note = rpt_printf(&f->a, "rho: drew the first %d configurations; choose others with --job", most);
+    f->caption = rpt_printf(&f->a,
+                            "Line: the mean over a configuration's seeds (up to %d); shaded: their min-max. Pearson r "
+                            "with depth, MLP: %s; block: %s. The paper (pretrained GPT-2, 124M-1.5B, WikiText-2): "
+                            "0.49 to 0.71 (MLP), 0.27 to 0.71 (block), both near 0 early and rising late.",
+                            seeds, *rs[0] ? rs[0] : "-", *rs[1] ? rs[1] : "-");
     return 0;
 }

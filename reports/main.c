@@ -62,13 +62,13 @@ static const tlm_opt OPTS[] = {
      .help = "put the paper's figures beside ours, with the difference"},
     {"list", NULL, TLM_OPT_FLAG, O(list), .flags = ANY,
      .help = "the tables and figures this database can fill, with their cells"},
-    {"plot", "NAME", TLM_OPT_STR, O(plot), .flags = ANY, .help = "draw one figure into --out (.svg or .png)"},
+    {"plot", "NAME", TLM_OPT_STR, O(plot), .flags = ANY, .help = "draw one figure into --out (.svg, .png or .pdf)"},
     {"all", NULL, TLM_OPT_FLAG, O(all), .flags = ANY,
-     .help = "every table and figure into the folder --out (report.md, tables/, figures/)"},
+     .help = "every table and figure into the folder --out (report.md, tables/, figures/ as SVG, PNG and PDF)"},
     {"out", "PATH", TLM_OPT_STR, O(out), .flags = TABLE | PLOT | ALL,
      .help = "output file (tables: default stdout) or folder (--all)"},
     {"sweep", "NAME", TLM_OPT_STR, O(o.sweep), .flags = ANY,
-     .help = "only the jobs of this sweep (default: every job in the database)"},
+     .help = "only the jobs of this sweep (default: the latest definition of every sweep)"},
     {"arch", "A", TLM_OPT_STR, O(o.arch), .flags = ANY, .help = "only jobs of this architecture"},
     {"scale", "S", TLM_OPT_STR, O(o.scale), .flags = ANY, .help = "only jobs of this scale"},
     {"job", "KEY|LABEL", TLM_OPT_LIST, O(jobv), .count = O(n_jobv), .flags = ANY | TLM_OPT_REPEAT,
@@ -90,8 +90,8 @@ static void usage(FILE *f)
     fputs("usage: tlm-report [--db results.db] --table NAME [--format md|csv|latex|json]\n"
           "                  [--paper] [--out FILE]\n"
           "       tlm-report [--db results.db] --list\n"
-          "       tlm-report [--db results.db] --plot NAME --out FILE.svg|FILE.png\n"
-          "                  [--paper] [--max-series N]\n"
+          "       tlm-report [--db results.db] --plot NAME --out FILE.svg|FILE.png|FILE.pdf\n"
+          "                  [--max-series N]\n"
           "       tlm-report [--db results.db] --all --out DIR [--paper] [--max-series N]\n"
           "  each with the filters [--sweep NAME] [--arch A] [--scale S]\n"
           "  [--job KEY|LABEL]... [--taper S:START:END]\n"
@@ -108,7 +108,9 @@ static void usage(FILE *f)
     for (int i = 0; i < rpt_n_figure_defs; i++)
         fprintf(f, "  %-20s %s\n", rpt_figure_defs[i].name, rpt_figure_defs[i].what);
     fputs("\nSeeds aggregate as mean ± sample std (n); an empty cell says why (pending, running, failed,\n"
-          "not in sweep).  docs/report.md explains every table.\n",
+          "not in sweep).  The tables read the latest definition of each sweep (--sweep: one sweep's);\n"
+          "jobs only an earlier definition listed are left out and counted in a note.  Figures are SVG;\n"
+          "PNG and PDF need rsvg-convert (librsvg2-bin).  docs/report.md explains every table and figure.\n",
           f);
 }
 
@@ -198,9 +200,9 @@ static const char *check_usage(const tlm_cli *cli, cmdline *c, char *msg, size_t
         return msg;
     }
     if (c->plot && !c->out)
-        return "--plot needs --out FILE.svg or FILE.png";
+        return "--plot needs --out FILE.svg, FILE.png or FILE.pdf";
     if (c->plot && rpt_image_kind(c->out) < 0) {
-        tlm_msg_printf(msg, cap, "--out '%s': a figure is written as .svg or .png", c->out);
+        tlm_msg_printf(msg, cap, "--out '%s': a figure is written as .svg, .png or .pdf", c->out);
         return msg;
     }
     if (c->all && !c->out)

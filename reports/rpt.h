@@ -51,11 +51,16 @@ typedef struct rpt_job {
     int attempts, status;
     double final_loss; /* NaN when NULL */
     int group;         /* index into rpt_ctx.groups */
+    /* identities from the config JSON (0 when it is not JSON): the config
+     * apart from its seed, and apart from its seed and taper */
+    uint64_t config_id, setting_id;
+    const char *tokenizer; /* config's tokenizer, NULL when unknown */
 } rpt_job;
 
 /* Jobs that differ only by seed: one cell of a table. */
 typedef struct rpt_group {
     const char *arch, *scale, *schedule, *groups, *label;
+    const char *variant; /* the panel's (rpt_pgroup.variant) */
     double ratio_start, ratio_end;
     int64_t tokens_total;
     int *jobs; /* indices into rpt_ctx.jobs, seeds ascending */
@@ -63,9 +68,14 @@ typedef struct rpt_group {
     int panel; /* index into rpt_ctx.panels */
 } rpt_group;
 
-/* Groups of one architecture, scale and token budget: one panel of a table. */
+/* Groups of one setting (everything but the taper and the seed: the
+ * architecture, scale, token budget and any other key a sweep varies): one
+ * panel of a table. */
 typedef struct rpt_pgroup {
     const char *arch, *scale;
+    /* "" when the panel is the only setting of its architecture, scale and
+     * token budget; else what sets it apart: "train.lr=0.003" */
+    const char *variant;
     int64_t tokens_total;
     int *groups; /* indices into rpt_ctx.groups */
     int n_groups;
@@ -104,12 +114,18 @@ typedef struct rpt_ctx {
     rpt_pgroup *panels;
     int n_panels;
     rpt_metric_cache *cache;
+    int n_left_out; /* jobs no current sweep definition lists (or not --sweep's any more): left out */
     int *key_slots; /* open-addressing hash of job keys -> index (-1 empty) */
     int n_slots;    /* a power of two */
     rpt_arena a;
 } rpt_ctx;
 
+/* Loads the jobs in scope: --sweep's, or by default those of the latest
+ * definition of every sweep (jobs that only an earlier definition listed
+ * are left out and counted in n_left_out). */
 int rpt_ctx_open(rpt_ctx *c, const char *db_path, const rpt_opts *o, tlm_err *e);
+/* The note that says what the scope left out (arena a); for n_left_out > 0. */
+const char *rpt_left_out_text(const rpt_ctx *c, rpt_arena *a);
 /* --taper SCHEDULE:START:END; TLM_ECONFIG with the expected form.  main()
  * checks it with the other options (a usage error, status 2), before the
  * database is opened. */
@@ -262,6 +278,7 @@ typedef struct rpt_finding {
     rpt_paired d;               /* d.paired < 0: no difference, why says why */
     const char *why;
     double paper;               /* the paper's Δ for the same comparison, NaN when it has none */
+    int group;                  /* the compared group (rpt_ctx.groups), -1 when the table did not say */
 } rpt_finding;
 
 typedef struct rpt_table {
@@ -283,10 +300,15 @@ void rpt_table_clear(rpt_table *t);
 rpt_panel *rpt_panel_add(rpt_table *t, const char *title, const rpt_col *cols, int n_cols);
 void rpt_panel_key(rpt_table *t, rpt_panel *p, const char *name, const char *value);
 /* A panel of one setting: titled "Arch, scale, N tokens" (without arch
- * when it is NULL; "... (not in results.db)" unless in_db), with the keys
- * arch, scale and tokens. */
-rpt_panel *rpt_panel_add_setting(rpt_table *t, const char *arch, const char *scale, int64_t tokens, int in_db,
-                                 const rpt_col *cols, int n_cols);
+ * when it is NULL; then ", variant" when there is one; "... (not in
+ * results.db)" unless in_db), with the keys arch, scale, tokens and, when
+ * variant is not NULL, setting (rpt_variant gives it). */
+rpt_panel *rpt_panel_add_setting(rpt_table *t, const char *arch, const char *scale, int64_t tokens,
+                                 const char *variant, int in_db, const rpt_col *cols, int n_cols);
+/* What a table passes as a panel's variant: NULL when no panel of the
+ * context has one (the tables keep their three keys), else pg's ("" for
+ * pg NULL or a panel that is the only setting of its axes). */
+const char *rpt_variant(const rpt_ctx *c, const rpt_pgroup *pg);
 /* A new row; returns its index, -1 when out of memory (setters ignore -1). */
 int rpt_row_add(rpt_table *t, rpt_panel *p, int role);
 void rpt_set_text(rpt_table *t, rpt_panel *p, int row, int col, const char *fmt, ...)
@@ -342,10 +364,17 @@ typedef int (*rpt_panel_fn)(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, cons
  * and --paper is given, once with pg NULL (the paper's numbers alone). */
 int rpt_build_panels(rpt_ctx *c, rpt_table *t, int (*want)(const rpt_group *g), rpt_panel_fn build,
                      const rpt_values *v, tlm_err *e);
-/* With --paper, under a panel of another setting than the paper's
- * (440M Transformer++ at 30B tokens): compare Δ, not the perplexities. */
-void rpt_note_paper_setting(const rpt_ctx *c, rpt_table *t, rpt_panel *p, const char *arch, const char *scale,
-                            int64_t tokens);
+/* Whether a panel was trained as the paper's Figure 2 and Table 1 were:
+ * the 440M Transformer++ on 30B tokens of a Llama tokenizer (unknown
+ * counts as one).  Only then do the tables give ours − paper: a 1M
+ * byte-level perplexity minus a 440M token-level one means nothing, and
+ * the tables compare the two Δ instead.  pg NULL: no. */
+int rpt_paper_setting(const rpt_ctx *c, const rpt_pgroup *pg);
+/* Whether a job's tokenizer (NULL: unknown) counts as the paper's. */
+int rpt_paper_tokenizer(const char *tokenizer);
+/* With --paper, under a panel of another setting than the paper's: compare
+ * Δ, not the perplexities. */
+void rpt_note_paper_setting(const rpt_ctx *c, rpt_table *t, rpt_panel *p, const rpt_pgroup *pg);
 
 int rpt_build_wider(rpt_ctx *c, rpt_table *t, tlm_err *e);
 int rpt_build_ratio(rpt_ctx *c, rpt_table *t, tlm_err *e);

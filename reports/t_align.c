@@ -127,7 +127,7 @@ static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, tlm_err *e)
                                             rpt_printf(&t->a, "%s %s", label, TITLES[k]), RPT_COL_STAT, 0, 3, 0,
                                             RPT_OURS, 0};
         }
-    rpt_panel *p = rpt_panel_add_setting(t, pg->arch, pg->scale, pg->tokens_total, 1, cols, n_cols);
+    rpt_panel *p = rpt_panel_add_setting(t, pg->arch, pg->scale, pg->tokens_total, rpt_variant(c, pg), 1, cols, n_cols);
 
     double *means = malloc(sizeof *means * (size_t)(2 * nc * layers) + 1);
     unsigned char st[64];

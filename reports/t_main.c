@@ -46,6 +46,7 @@ static const mcol METRICS[] = {
 typedef struct {
     const char *scale;
     int64_t tokens;
+    const char *variant; /* the panels' (rpt_pgroup.variant) */
 } scale_key;
 
 static void make_cols(rpt_col *cols)
@@ -57,11 +58,12 @@ static void make_cols(rpt_col *cols)
     cols[C_AVG] = (rpt_col){"avg", "Avg.", RPT_COL_STAT, 1, 2, 0, RPT_OURS, 1};
 }
 
-static int find(const rpt_ctx *c, const char *arch, const char *scale, int64_t tokens, int tapered)
+static int find(const rpt_ctx *c, const char *arch, const scale_key *k, int tapered)
 {
     for (int i = 0; i < c->n_groups; i++) {
         const rpt_group *g = &c->groups[i];
-        if (strcmp(g->arch, arch) || strcmp(g->scale, scale) || g->tokens_total != tokens)
+        if (strcmp(g->arch, arch) || strcmp(g->scale, k->scale) || g->tokens_total != k->tokens ||
+            strcmp(g->variant, k->variant))
             continue;
         if (rpt_group_rank(c, g, 0) == (tapered ? 1 : 0))
             return i;
@@ -70,10 +72,11 @@ static int find(const rpt_ctx *c, const char *arch, const char *scale, int64_t t
 }
 
 /* One row of ours (and, with --paper, the paper's and the difference). */
-static void row(rpt_ctx *c, rpt_table *t, rpt_panel *p, const char *arch, const char *scale, int64_t tokens,
-               int tapered, const rpt_values *const *vals, const rpt_values *avg)
+static void row(rpt_ctx *c, rpt_table *t, rpt_panel *p, const char *arch, const scale_key *key, int tapered,
+                const rpt_values *const *vals, const rpt_values *avg)
 {
-    int g = find(c, arch, scale, tokens, tapered);
+    const char *scale = key->scale;
+    int g = find(c, arch, key, tapered);
     const rpt_group *grp = g >= 0 ? &c->groups[g] : NULL;
     int r = rpt_row_add(t, p, RPT_OURS);
     const char *name = tapered ? "+ tapered" : rpt_arch_title(arch);
@@ -103,7 +106,11 @@ static void row(rpt_ctx *c, rpt_table *t, rpt_panel *p, const char *arch, const 
         have |= !isnan(rpt_paper_table2(scale, arch, tapered, k == C_AVG ? "avg" : METRICS[k - 1].key));
     if (!have)
         return;
-    int pr = rpt_row_add(t, p, RPT_PAPER), dr = rpt_row_add(t, p, RPT_DIFF);
+    /* ours − paper only at the paper's token budget with a Llama tokenizer:
+     * elsewhere the values are of another quantity, and Δ is what compares */
+    int same = rpt_paper_table2_tokens(scale) == key->tokens &&
+               rpt_paper_tokenizer(grp ? c->jobs[grp->jobs[0]].tokenizer : NULL);
+    int pr = rpt_row_add(t, p, RPT_PAPER), dr = same ? rpt_row_add(t, p, RPT_DIFF) : -1;
     rpt_set_text(t, p, pr, C_MODEL, "%s", name);
     rpt_set_text(t, p, dr, C_MODEL, "%s", name);
     for (int k = 1; k < C_N; k++) {
@@ -118,10 +125,11 @@ static void row(rpt_ctx *c, rpt_table *t, rpt_panel *p, const char *arch, const 
 }
 
 /* Under an architecture's two rows: tapered - uniform per column, paired by seed. */
-static void delta_row(rpt_ctx *c, rpt_table *t, rpt_panel *p, const char *arch, const char *scale, int64_t tokens,
+static void delta_row(rpt_ctx *c, rpt_table *t, rpt_panel *p, const char *arch, const scale_key *key,
                       const rpt_values *const *vals, const rpt_values *avg)
 {
-    int gu = find(c, arch, scale, tokens, 0), gt = find(c, arch, scale, tokens, 1);
+    const char *scale = key->scale;
+    int gu = find(c, arch, key, 0), gt = find(c, arch, key, 1);
     int r = rpt_row_add(t, p, RPT_DERIVED);
     rpt_set_text(t, p, r, C_MODEL, "Δ tapered − uniform");
     for (int k = 1; k < C_N; k++) {
@@ -142,13 +150,34 @@ static void delta_row(rpt_ctx *c, rpt_table *t, rpt_panel *p, const char *arch, 
         rpt_set_delta(t, p, r, k, &d, &st, &su, "uniform");
         /* the summary speaks of the validation perplexity and the average accuracy */
         if ((k == 1 || (k == C_AVG && (su.n || st.n))) && gt >= 0 && gu >= 0) {
-            const char *key = k == C_AVG ? "avg" : METRICS[k - 1].key;
+            const char *mkey = k == C_AVG ? "avg" : METRICS[k - 1].key;
             rpt_finding_add(t, p, r, k,
                             rpt_printf(&t->a, "tapered %s (%s)", rpt_arch_title(arch),
                                        k == C_AVG ? "average accuracy" : "val ppl"),
                             "uniform", k == C_AVG ? "points" : "ppl", k == C_AVG ? 1 : METRICS[k - 1].better, &d,
-                            rpt_paper_round(rpt_paper_table2(scale, arch, 1, key) - rpt_paper_table2(scale, arch, 0, key)));
+                            rpt_paper_round(rpt_paper_table2(scale, arch, 1, mkey) -
+                                            rpt_paper_table2(scale, arch, 0, mkey)));
         }
+    }
+    if (!c->o.paper)
+        return;
+    /* the paper's own Δ under ours: the comparison that holds across settings */
+    double pd[C_N];
+    int have = 0;
+    for (int k = 1; k < C_N; k++) {
+        const char *mkey = k == C_AVG ? "avg" : METRICS[k - 1].key;
+        pd[k] = rpt_paper_round(rpt_paper_table2(scale, arch, 1, mkey) - rpt_paper_table2(scale, arch, 0, mkey));
+        have |= !isnan(pd[k]);
+    }
+    if (!have)
+        return;
+    int pr = rpt_row_add(t, p, RPT_PAPER);
+    rpt_set_text(t, p, pr, C_MODEL, "Δ tapered − uniform");
+    for (int k = 1; k < C_N; k++) {
+        if (isnan(pd[k]))
+            rpt_set_missing(t, p, pr, k, "not in paper");
+        else
+            rpt_set_num(p, pr, k, pd[k]);
     }
 }
 
@@ -173,6 +202,35 @@ static int avg_values(const rpt_ctx *c, const rpt_values *const *vals, rpt_value
         avg->v[j] = ok ? sum / N_ACC : NAN;
     }
     return 0;
+}
+
+/* The architectures of a panel's rows: the paper's four in its order, then
+ * any other found at this scale; at most cap. */
+static int key_archs(const rpt_ctx *c, const scale_key *key, const char **archs, int cap)
+{
+    int na = 0;
+    const char *arch;
+    for (size_t a = 0; (arch = rpt_paper_arch(a)) && na < cap; a++) {
+        int found = 0;
+        for (int i = 0; i < c->n_groups && !found; i++)
+            found = !strcmp(c->groups[i].arch, arch) && !strcmp(c->groups[i].scale, key->scale) &&
+                    c->groups[i].tokens_total == key->tokens && !strcmp(c->groups[i].variant, key->variant);
+        /* with --paper, the paper's rows even where we have none (unless --arch says otherwise) */
+        if (found || (c->o.paper && (!c->o.arch || !strcmp(c->o.arch, arch)) &&
+                      !isnan(rpt_paper_table2(key->scale, arch, 0, "avg"))))
+            archs[na++] = arch;
+    }
+    for (int i = 0; i < c->n_groups && na < cap; i++) {
+        const rpt_group *g = &c->groups[i];
+        if (strcmp(g->scale, key->scale) || g->tokens_total != key->tokens || strcmp(g->variant, key->variant))
+            continue;
+        int seen = 0;
+        for (int a = 0; a < na && !seen; a++)
+            seen = !strcmp(archs[a], g->arch);
+        if (!seen)
+            archs[na++] = g->arch;
+    }
+    return na;
 }
 
 int rpt_build_main(rpt_ctx *c, rpt_table *t, tlm_err *e)
@@ -201,51 +259,33 @@ int rpt_build_main(rpt_ctx *c, rpt_table *t, tlm_err *e)
     int nk = 0;
     for (int pi = 0; pi < c->n_panels; pi++) {
         const rpt_pgroup *pg = &c->panels[pi];
-        if (find(c, pg->arch, pg->scale, pg->tokens_total, 0) < 0 && find(c, pg->arch, pg->scale, pg->tokens_total, 1) < 0)
+        scale_key key = {pg->scale, pg->tokens_total, pg->variant};
+        if (find(c, pg->arch, &key, 0) < 0 && find(c, pg->arch, &key, 1) < 0)
             continue;
         int seen = 0;
         for (int k = 0; k < nk && !seen; k++)
-            seen = !strcmp(keys[k].scale, pg->scale) && keys[k].tokens == pg->tokens_total;
+            seen = !strcmp(keys[k].scale, pg->scale) && keys[k].tokens == pg->tokens_total &&
+                   !strcmp(keys[k].variant, pg->variant);
         if (!seen)
-            keys[nk++] = (scale_key){pg->scale, pg->tokens_total};
+            keys[nk++] = key;
     }
     if (nk == 0 && c->o.paper) {
-        keys[nk++] = (scale_key){"760m", rpt_paper_table2_tokens("760m")};
-        keys[nk++] = (scale_key){"1.3b", rpt_paper_table2_tokens("1.3b")};
+        keys[nk++] = (scale_key){"760m", rpt_paper_table2_tokens("760m"), ""};
+        keys[nk++] = (scale_key){"1.3b", rpt_paper_table2_tokens("1.3b"), ""};
     }
     for (int k = 0; k < nk; k++) {
         int have = 0;
         for (int i = 0; i < c->n_groups && !have; i++)
-            have = !strcmp(c->groups[i].scale, keys[k].scale) && c->groups[i].tokens_total == keys[k].tokens;
-        rpt_panel *p = rpt_panel_add_setting(t, NULL, keys[k].scale, keys[k].tokens, have, cols, C_N);
-        /* the paper's four architectures, then any other found at this scale */
+            have = !strcmp(c->groups[i].scale, keys[k].scale) && c->groups[i].tokens_total == keys[k].tokens &&
+                   !strcmp(c->groups[i].variant, keys[k].variant);
+        rpt_panel *p = rpt_panel_add_setting(t, NULL, keys[k].scale, keys[k].tokens,
+                                             rpt_variant(c, NULL) ? keys[k].variant : NULL, have, cols, C_N);
         const char *archs[64];
-        int na = 0;
-        const char *arch;
-        for (size_t a = 0; (arch = rpt_paper_arch(a)); a++) {
-            int found = 0;
-            for (int i = 0; i < c->n_groups && !found; i++)
-                found = !strcmp(c->groups[i].arch, arch) && !strcmp(c->groups[i].scale, keys[k].scale) &&
-                        c->groups[i].tokens_total == keys[k].tokens;
-            /* with --paper, the paper's rows even where we have none (unless --arch says otherwise) */
-            if (found || (c->o.paper && (!c->o.arch || !strcmp(c->o.arch, arch)) &&
-                          !isnan(rpt_paper_table2(keys[k].scale, arch, 0, "avg"))))
-                archs[na++] = arch;
-        }
-        for (int i = 0; i < c->n_groups && na < 64; i++) {
-            const rpt_group *g = &c->groups[i];
-            if (strcmp(g->scale, keys[k].scale) || g->tokens_total != keys[k].tokens)
-                continue;
-            int seen = 0;
-            for (int a = 0; a < na && !seen; a++)
-                seen = !strcmp(archs[a], g->arch);
-            if (!seen)
-                archs[na++] = g->arch;
-        }
+        int na = key_archs(c, &keys[k], archs, 64);
         for (int a = 0; a < na; a++) {
-            row(c, t, p, archs[a], keys[k].scale, keys[k].tokens, 0, vals, &avg);
-            row(c, t, p, archs[a], keys[k].scale, keys[k].tokens, 1, vals, &avg);
-            delta_row(c, t, p, archs[a], keys[k].scale, keys[k].tokens, vals, &avg);
+            row(c, t, p, archs[a], &keys[k], 0, vals, &avg);
+            row(c, t, p, archs[a], &keys[k], 1, vals, &avg);
+            delta_row(c, t, p, archs[a], &keys[k], vals, &avg);
         }
         int64_t ptok = rpt_paper_table2_tokens(keys[k].scale);
         if (c->o.paper && !ptok)

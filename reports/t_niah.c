@@ -95,7 +95,8 @@ static void niah_panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, const nia
                 any = n->vals[v]->state[c->groups[g[m]].jobs[x]] != RPT_V_ABSENT;
     if (!any)
         return;
-    rpt_panel *p = rpt_panel_add_setting(t, pg->arch, pg->scale, pg->tokens_total, 1, n->cols, n->n_cols);
+    rpt_panel *p =
+        rpt_panel_add_setting(t, pg->arch, pg->scale, pg->tokens_total, rpt_variant(c, pg), 1, n->cols, n->n_cols);
     for (int i = 0; i < n->nn; i++) {
         int r = rpt_row_add(t, p, RPT_OURS);
         rpt_set_text(t, p, r, 0, "%s", n->names[i].name);

@@ -1,8 +1,9 @@
 /* t_ratio.c: table schedule_ratio, the paper's Table 1: rows are start ->
  * end ratios, columns the cosine / linear / sigmoid schedules, each cell
  * the validation perplexity and its change against the uniform model of
- * the same panel.  --paper adds, under each row, the paper's row and the
- * difference (ours - paper).
+ * the same panel.  --paper adds, under each row, the paper's row, and the
+ * difference (ours - paper) when the panel is the paper's setting
+ * (rpt_paper_setting): elsewhere the Δ columns are what compares.
  * Must not: invent rows: a ratio appears when a job (or, with --paper,
  * the paper) has it. */
 #include "reports/rpt.h"
@@ -90,7 +91,7 @@ static int collect_ratios(const rpt_ctx *c, const rpt_pgroup *pg, ratio **rs_out
 
 /* uniform, the reference of every column: our row, and with --paper the
  * paper's and the difference */
-static void uniform_rows(const rpt_ctx *c, rpt_table *t, rpt_panel *p, const rpt_stat *uni, double pu)
+static void uniform_rows(const rpt_ctx *c, rpt_table *t, rpt_panel *p, const rpt_stat *uni, double pu, int same)
 {
     int r = rpt_row_add(t, p, RPT_OURS);
     rpt_set_text(t, p, r, C_RATIO, "uniform");
@@ -98,7 +99,7 @@ static void uniform_rows(const rpt_ctx *c, rpt_table *t, rpt_panel *p, const rpt
         rpt_set_stat(t, p, r, C_PPL(s), uni);
     if (!c->o.paper)
         return;
-    int pr = rpt_row_add(t, p, RPT_PAPER), dr = rpt_row_add(t, p, RPT_DIFF);
+    int pr = rpt_row_add(t, p, RPT_PAPER), dr = same ? rpt_row_add(t, p, RPT_DIFF) : -1;
     rpt_set_text(t, p, pr, C_RATIO, "uniform");
     rpt_set_text(t, p, dr, C_RATIO, "uniform");
     for (int s = 0; s < N_SCHED; s++) {
@@ -111,7 +112,7 @@ static void uniform_rows(const rpt_ctx *c, rpt_table *t, rpt_panel *p, const rpt
 /* One ratio: our row (each schedule's perplexity and Δ), and with --paper
  * the paper's and the difference. */
 static void ratio_rows(rpt_ctx *c, rpt_table *t, rpt_panel *p, const rpt_pgroup *pg, const rpt_values *ppl,
-                       const ratio *ra, int ug, const rpt_stat *uni, double pu)
+                       const ratio *ra, int ug, const rpt_stat *uni, double pu, int same)
 {
     char buf[64];
     int r = rpt_row_add(t, p, RPT_OURS);
@@ -131,13 +132,17 @@ static void ratio_rows(rpt_ctx *c, rpt_table *t, rpt_panel *p, const rpt_pgroup 
         if (g >= 0 && ug >= 0)
             rpt_paired_groups(c, &c->groups[g], &c->groups[ug], ppl, 1.0, &dl[s]);
         rpt_set_delta(t, p, r, C_DELTA(s), &dl[s], &st[s], uni, "uniform");
-        if (g >= 0) /* a ratio only the paper has is no finding */
+        if (g >= 0) { /* a ratio only the paper has is no finding */
+            int had = t->n_findings;
             rpt_finding_add(t, p, r, C_DELTA(s), rpt_printf(&t->a, "%s %s", sched, buf), "uniform", "ppl", -1, &dl[s],
                             rpt_paper_round(rpt_paper_table1(sched, ra->start, ra->end) - pu));
+            if (t->n_findings > had)
+                t->findings[had].group = g;
+        }
     }
     if (!c->o.paper)
         return;
-    int pr = rpt_row_add(t, p, RPT_PAPER), dr = rpt_row_add(t, p, RPT_DIFF);
+    int pr = rpt_row_add(t, p, RPT_PAPER), dr = same ? rpt_row_add(t, p, RPT_DIFF) : -1;
     rpt_set_text(t, p, pr, C_RATIO, "%s", buf);
     rpt_set_text(t, p, dr, C_RATIO, "%s", buf);
     for (int s = 0; s < N_SCHED; s++) {
@@ -159,7 +164,7 @@ static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, const rpt_value
 {
     const char *arch = pg ? pg->arch : RPT_PAPER_440M_ARCH, *scale = pg ? pg->scale : RPT_PAPER_440M_SCALE;
     int64_t tokens = pg ? pg->tokens_total : RPT_PAPER_440M_TOKENS;
-    rpt_panel *p = rpt_panel_add_setting(t, arch, scale, tokens, pg != NULL, COLS, C_N);
+    rpt_panel *p = rpt_panel_add_setting(t, arch, scale, tokens, rpt_variant(c, pg), pg != NULL, COLS, C_N);
 
     ratio *rs = NULL;
     int m, rc = collect_ratios(c, pg, &rs, &m, e);
@@ -171,11 +176,12 @@ static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, const rpt_value
     if (ug >= 0)
         rpt_stat_group(c, &c->groups[ug], ppl, 1.0, &uni);
     double pu = rpt_paper_table1_uniform();
-    uniform_rows(c, t, p, &uni, pu);
+    int same = rpt_paper_setting(c, pg);
+    uniform_rows(c, t, p, &uni, pu, same);
     for (int i = 0; i < m; i++)
-        ratio_rows(c, t, p, pg, ppl, &rs[i], ug, &uni, pu);
+        ratio_rows(c, t, p, pg, ppl, &rs[i], ug, &uni, pu, same);
     free(rs);
-    rpt_note_paper_setting(c, t, p, arch, scale, tokens);
+    rpt_note_paper_setting(c, t, p, pg);
     return 0;
 }
 

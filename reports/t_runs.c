@@ -1,6 +1,8 @@
 /* t_runs.c: table runs: every job with its state, attempts, tokens, last
- * training loss and failure reason, in sweep order (--sweep) or the order
- * tlmd created them.  The one table without seed aggregation.
+ * training loss, last validation perplexity and failure reason, in sweep
+ * order (--sweep) or the order tlmd created them.  The one table without
+ * seed aggregation.  Losses with three decimals, as everywhere in TLM's
+ * output, perplexities with two.
  * Must not: hide a job (failed and pending ones are the point). */
 #include "reports/rpt.h"
 
@@ -8,7 +10,7 @@
 #include <string.h>
 
 enum { C_JOB, C_SWEEP, C_LABEL, C_ARCH, C_SCALE, C_SEED, C_STATE, C_ATTEMPTS, C_TOKENS, C_TOTAL, C_DONE_PCT,
-       C_LOSS, C_REASON, C_N };
+       C_LOSS, C_PPL, C_REASON, C_N };
 
 static const rpt_col COLS[C_N] = {
     {"job", "job", RPT_COL_TEXT, 0, 0, 0, RPT_OURS, 0},
@@ -22,7 +24,8 @@ static const rpt_col COLS[C_N] = {
     {"tokens", "tokens", RPT_COL_NUM, 0, 0, 0, RPT_OURS, 0},
     {"tokens_total", "of", RPT_COL_NUM, 0, 0, 0, RPT_OURS, 0},
     {"done_pct", "%", RPT_COL_NUM, 0, 0, 0, RPT_OURS, 0},
-    {"last_loss", "last loss", RPT_COL_NUM, 0, 4, 0, RPT_OURS, 0},
+    {"last_loss", "last loss", RPT_COL_NUM, 0, 3, 0, RPT_OURS, 0},
+    {"val_ppl", "val ppl", RPT_COL_NUM, 0, 2, 0, RPT_OURS, 0},
     {"reason", "failure", RPT_COL_TEXT, 0, 0, 0, RPT_OURS, 0},
 };
 
@@ -30,6 +33,10 @@ static const char *state_name(int s) { return db_job_status_name(s); }
 
 int rpt_build_runs(rpt_ctx *c, rpt_table *t, tlm_err *e)
 {
+    const rpt_values *ppl;
+    int rc = rpt_metric(c, "val", NULL, "ppl", &ppl, e);
+    if (rc)
+        return rc;
     rpt_panel *p = rpt_panel_add(t, "", COLS, C_N);
     for (int i = 0; i < c->n_jobs; i++) {
         const rpt_job *j = &c->jobs[i];
@@ -49,7 +56,7 @@ int rpt_build_runs(rpt_ctx *c, rpt_table *t, tlm_err *e)
         if (j->tokens_total > 0)
             rpt_set_num(p, r, C_DONE_PCT, 100.0 * (double)j->tokens_done / (double)j->tokens_total);
         double loss;
-        int rc = rpt_last_loss(c, i, &loss, e);
+        rc = rpt_last_loss(c, i, &loss, e);
         if (rc < 0)
             return rc;
         if (rc == 0)
@@ -58,6 +65,13 @@ int rpt_build_runs(rpt_ctx *c, rpt_table *t, tlm_err *e)
             rpt_set_missing(t, p, r, C_LOSS, "NaN");
         else
             rpt_set_num(p, r, C_LOSS, loss);
+        /* the last evaluation, finished or not: this table shows where each job stands */
+        switch (ppl->state[i]) {
+        case RPT_V_OK: rpt_set_num(p, r, C_PPL, ppl->v[i]); break;
+        case RPT_V_NAN: rpt_set_missing(t, p, r, C_PPL, "NaN"); break;
+        case RPT_V_INF: rpt_set_missing(t, p, r, C_PPL, "inf"); break;
+        default: rpt_set_missing(t, p, r, C_PPL, j->status == RPT_PENDING ? "pending" : "no eval"); break;
+        }
         if (j->reason && j->reason[0])
             rpt_set_text(t, p, r, C_REASON, "%s%s%.200s", j->reason, j->message && j->message[0] ? ": " : "",
                          j->message ? j->message : "");

@@ -2,7 +2,8 @@
  * against blocks schedules that widen the early, middle or late third of
  * the layers, validation perplexity and its change against uniform.
  * A blocks job is placed by where its widest group sits (rpt_blocks_kind),
- * not by its label.
+ * not by its label.  --paper adds the paper's perplexity and Δ beside
+ * ours, and their differences only in the paper's own setting.
  * Must not: mix panels (a 440M uniform is no reference for a tiny model). */
 #include "reports/rpt.h"
 
@@ -76,9 +77,13 @@ static void fill_row(rpt_ctx *c, rpt_table *t, rpt_panel *p, const wrow *w, cons
         if (w->group >= 0 && uniform >= 0)
             rpt_paired_groups(c, &c->groups[w->group], &c->groups[uniform], ppl, 1.0, &d);
         rpt_set_delta(t, p, r, C_DELTA, &d, &s, uni, "uniform");
-        if (w->group >= 0) /* a row the sweep lacks is no finding */
+        if (w->group >= 0) { /* a row the sweep lacks is no finding */
+            int had = t->n_findings;
             rpt_finding_add(t, p, r, C_DELTA, w->kind, "uniform", "ppl", -1, &d,
                             rpt_paper_round(rpt_paper_fig2(w->kind) - rpt_paper_fig2("uniform")));
+            if (t->n_findings > had)
+                t->findings[had].group = w->group;
+        }
         delta = d.paired >= 0 ? d.mean : NAN;
     }
     if (!c->o.paper)
@@ -101,8 +106,9 @@ static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, const rpt_value
 {
     const char *arch = pg ? pg->arch : RPT_PAPER_440M_ARCH, *scale = pg ? pg->scale : RPT_PAPER_440M_SCALE;
     int64_t tokens = pg ? pg->tokens_total : RPT_PAPER_440M_TOKENS;
-    int n_cols = c->o.paper ? C_N : C_P_PPL;
-    rpt_panel *p = rpt_panel_add_setting(t, arch, scale, tokens, pg != NULL, COLS, n_cols);
+    /* ours − paper only where the setting is the paper's (rpt_paper_setting) */
+    int n_cols = !c->o.paper ? C_P_PPL : rpt_paper_setting(c, pg) ? C_N : C_D_PPL;
+    rpt_panel *p = rpt_panel_add_setting(t, arch, scale, tokens, rpt_variant(c, pg), pg != NULL, COLS, n_cols);
 
     /* rows: uniform, then each blocks group, with a placeholder for a third the sweep lacks */
     int cap = (pg ? pg->n_groups : 0) + 4, n = 0;
@@ -137,7 +143,7 @@ static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, const rpt_value
         fill_row(c, t, p, &rows[i], ppl, &uni, uniform);
     free(rows);
 
-    rpt_note_paper_setting(c, t, p, arch, scale, tokens);
+    rpt_note_paper_setting(c, t, p, pg);
     return 0;
 }
 

@@ -66,10 +66,12 @@ rpt_panel *rpt_panel_add(rpt_table *t, const char *title, const rpt_col *cols, i
     return p;
 }
 
-rpt_panel *rpt_panel_add_setting(rpt_table *t, const char *arch, const char *scale, int64_t tokens, int in_db,
-                                 const rpt_col *cols, int n_cols)
+rpt_panel *rpt_panel_add_setting(rpt_table *t, const char *arch, const char *scale, int64_t tokens,
+                                 const char *variant, int in_db, const rpt_col *cols, int n_cols)
 {
     const char *title = rpt_panel_title(&t->a, arch, scale, tokens);
+    if (variant && *variant)
+        title = rpt_printf(&t->a, "%s, %s", title, variant);
     rpt_panel *p = rpt_panel_add(t, in_db ? title : rpt_printf(&t->a, "%s (not in results.db)", title), cols, n_cols);
     char tok[32];
     rpt_fmt_tokens(tok, sizeof tok, tokens);
@@ -77,6 +79,8 @@ rpt_panel *rpt_panel_add_setting(rpt_table *t, const char *arch, const char *sca
         rpt_panel_key(t, p, "arch", arch);
     rpt_panel_key(t, p, "scale", scale);
     rpt_panel_key(t, p, "tokens", tok);
+    if (variant)
+        rpt_panel_key(t, p, "setting", variant);
     return p;
 }
 
@@ -215,7 +219,8 @@ void rpt_finding_add(rpt_table *t, const rpt_panel *p, int row, int col, const c
     t->findings = nf;
     rpt_finding *f = &nf[t->n_findings++];
     *f = (rpt_finding){rpt_strdup(&t->a, p->title), rpt_strdup(&t->a, what), rpt_strdup(&t->a, against),
-                       rpt_strdup(&t->a, unit), better, decimals, *d, why ? rpt_strdup(&t->a, why) : NULL, paper};
+                       rpt_strdup(&t->a, unit), better, decimals, *d, why ? rpt_strdup(&t->a, why) : NULL, paper,
+                       -1};
     if (!f->panel || !f->what || !f->against || !f->unit || (why && !f->why))
         t->oom = 1;
 }

@@ -38,6 +38,8 @@ int rpt_table_build(rpt_ctx *c, const rpt_table_def *def, rpt_table *t, tlm_err 
     int rc = def->build(c, t, e);
     if (rc)
         return rc;
+    if (c->n_left_out && t->n_panels)
+        rpt_note(t, NULL, "%s", rpt_left_out_text(c, &t->a));
     rpt_mark_best(t);
     return rpt_table_status(t, e);
 }
@@ -60,12 +62,38 @@ int rpt_build_panels(rpt_ctx *c, rpt_table *t, int (*want)(const rpt_group *g), 
     return !panels && c->o.paper ? build(c, t, NULL, v, e) : 0;
 }
 
-void rpt_note_paper_setting(const rpt_ctx *c, rpt_table *t, rpt_panel *p, const char *arch, const char *scale,
-                            int64_t tokens)
+int rpt_paper_tokenizer(const char *tokenizer)
 {
-    if (c->o.paper && (strcmp(arch, RPT_PAPER_440M_ARCH) || strcmp(scale, RPT_PAPER_440M_SCALE) ||
-                       tokens != RPT_PAPER_440M_TOKENS))
+    return !tokenizer || !strncmp(tokenizer, "llama", 5);
+}
+
+int rpt_paper_setting(const rpt_ctx *c, const rpt_pgroup *pg)
+{
+    if (!pg || strcmp(pg->arch, RPT_PAPER_440M_ARCH) || strcmp(pg->scale, RPT_PAPER_440M_SCALE) ||
+        pg->tokens_total != RPT_PAPER_440M_TOKENS || !pg->n_groups)
+        return 0;
+    return rpt_paper_tokenizer(c->jobs[c->groups[pg->groups[0]].jobs[0]].tokenizer);
+}
+
+void rpt_note_paper_setting(const rpt_ctx *c, rpt_table *t, rpt_panel *p, const rpt_pgroup *pg)
+{
+    if (c->o.paper && !rpt_paper_setting(c, pg))
         rpt_note(t, p,
-                 "The paper's figures are for the 440M Transformer++ at 30B tokens: in another setting compare "
-                 "the sign and size of Δ, not the perplexities.");
+                 "The paper's figures are for the 440M Transformer++ at 30B Llama 3 tokens: in another setting "
+                 "compare the sign and size of Δ with the paper's Δ, not the perplexities (ours − paper is not "
+                 "computed).");
+}
+
+const char *rpt_left_out_text(const rpt_ctx *c, rpt_arena *a)
+{
+    int n = c->n_left_out;
+    if (c->o.sweep)
+        return rpt_printf(a,
+                          "Left out: %d job%s that an earlier definition of sweep %s listed and the current one "
+                          "does not (sweep_jobs.active = 0 in results.db).",
+                          n, n == 1 ? "" : "s", c->o.sweep);
+    return rpt_printf(a,
+                      "Left out: %d job%s that an earlier definition of a sweep listed and no current one does "
+                      "(sweep_jobs.active = 0 in results.db): the tables read the latest definition of each sweep.",
+                      n, n == 1 ? "" : "s");
 }

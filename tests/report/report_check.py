@@ -7,11 +7,11 @@
 # quantile comes from integrating the density), missing cells must say why, and the four formats
 # must agree and parse: CSV with the csv module, JSON with json, Markdown
 # tables column by column, LaTeX for balanced environments, braces and
-# column counts.  Figures: SVG parses as XML, PNG has its signature and
-# the IHDR size.
+# column counts.  Figures: SVG parses as XML with text as text, PNG has its
+# signature and the IHDR size (figure_check.py checks their layout).
 #
 # usage: report_check.py RESULTS_DB OUT_DIR
-# OUT_DIR holds NAME[.paper][.SWEEP].{md,csv,tex,json}, figures/*.svg|png,
+# OUT_DIR holds NAME[.paper][.SWEEP].{md,csv,tex,json}, figures/*.svg|png|pdf,
 # all/ (--all) and list.txt (--list), as test_report.sh writes them.
 # Prints TAP; exits 1 when a check failed.
 import csv
@@ -20,6 +20,7 @@ import json
 import math
 import os
 import re
+import shutil
 import sqlite3
 import statistics
 import struct
@@ -687,16 +688,19 @@ doc = load_json("wider_early_vs_late.paper")
 cells = {r["cells"]["allocation"]: r["cells"] for r in doc["panels"][0]["rows"]}
 ok(cells["wider-early"]["paper_val_ppl"]["value"] == 15.96 and cells["wider-early"]["paper_delta"]["value"] == -0.32,
    "--paper: Figure 2's wider-early 15.96 (-0.32)")
-ok(close(cells["uniform"]["val_ppl_minus_paper"]["value"], cells["uniform"]["val_ppl"]["value"] - 16.28),
-   "--paper: ours - paper")
+# the fixture's 1m and 5m byte-free panels are not the paper's 440M setting: the paper's numbers and Δ beside
+# ours, never ours - paper (issue 26; test_report.sh checks the paper's own setting on another database)
+ok(all(k not in r["cells"] for p in doc["panels"] for r in p["rows"]
+       for k in ("val_ppl_minus_paper", "delta_minus_paper")) and
+   all(p["columns"][-1]["key"] == "paper_delta" for p in doc["panels"]),
+   "--paper outside the paper's setting: its val ppl and Δ beside ours, no ours - paper")
 doc = load_json("schedule_ratio.paper")
 rows = doc["panels"][0]["rows"]
 i = [k for k, r in enumerate(rows) if r["cells"]["ratio"] == "1.5 -> 0.5"][0]
 ok(rows[i + 1]["source"] == "paper" and rows[i + 1]["cells"]["cosine"]["value"] == 14.44
    and rows[i + 1]["cells"]["sigmoid"]["value"] == 16.12, "--paper: Table 1's 1.5 -> 0.5 row under ours")
-ok(rows[i + 2]["source"] == "ours-paper" and close(rows[i + 2]["cells"]["cosine"]["value"],
-                                                   rows[i]["cells"]["cosine"]["value"] - 14.44),
-   "--paper: the difference row")
+ok(not any(r["source"] == "ours-paper" for p in doc["panels"] for r in p["rows"]),
+   "--paper outside the paper's setting: no ours - paper row")
 ok(len([r for r in rows if r["source"] == "ours"]) == 6, "--paper: the paper's five ratios listed with uniform")
 
 # ---------------------------------------------------------------- figures
@@ -709,21 +713,25 @@ def png_size(path):
 
 
 figs = os.path.join(OUT, "figures")
-for name in ("loss", "dff", "rho", "ppl_ratio", "ppl_ratio.paper", "delta"):
+CONVERTER = shutil.which("rsvg-convert") is not None  # PNG and PDF need it (figure_check.py checks the layout)
+for name in ("loss", "dff", "rho", "wider", "ppl_ratio", "delta"):
     svg, png = os.path.join(figs, name + ".svg"), os.path.join(figs, name + ".png")
     try:
         root = ET.parse(svg).getroot()
         w, h = (float(re.match(r"[\d.]+", root.get(a)).group(0)) for a in ("width", "height"))
         paths = sum(1 for e in root.iter() if e.tag.endswith("path"))
-        good = root.tag.endswith("svg") and 400 <= w <= 3000 and 300 <= h <= 3000 and paths > 20
+        texts = sum(1 for e in root.iter() if e.tag.endswith("text"))
+        good = root.tag.endswith("svg") and 400 <= w <= 3000 and 300 <= h <= 3000 and paths > 10 and texts > 5
     except (ET.ParseError, OSError, AttributeError, TypeError) as exc:
         print(f"# {svg}: {exc}")
         good = False
     size = os.path.getsize(svg) if os.path.exists(svg) else 0
-    ok(good and 5000 < size < 5_000_000, f"{name}.svg: XML with an <svg> root of sensible size ({size} bytes)")
+    ok(good and 3000 < size < 200_000, f"{name}.svg: XML with an <svg> root, text as text, {size} bytes")
+    if not CONVERTER:
+        continue
     dims = png_size(png) if os.path.exists(png) else None
     size = os.path.getsize(png) if os.path.exists(png) else 0
-    ok(dims is not None and 400 <= dims[0] <= 3000 and 300 <= dims[1] <= 3000 and 5000 < size < 5_000_000,
+    ok(dims is not None and 800 <= dims[0] <= 3000 and 600 <= dims[1] <= 3000 and 5000 < size < 5_000_000,
        f"{name}.png: PNG signature, IHDR {dims}, {size} bytes")
 
 # ---------------------------------------------------------------- --all and --list
@@ -734,8 +742,9 @@ for t in ("wider_early_vs_late", "schedule_ratio", "main", "alignment", "niah", 
     ok(all(os.path.getsize(os.path.join(alldir, "tables", f"{t}.{e}")) > 0 for e in ("csv", "json", "tex")),
        f"--all: tables/{t}.csv, .json, .tex")
 links = re.findall(r"\]\(([^)]+)\)", report)
-ok(len(links) == 10 and all(os.path.exists(os.path.join(alldir, l)) for l in links),
-   f"--all: report.md links {len(links)} figure files, all present")
+want = 6 * (3 if CONVERTER else 1)  # every figure as SVG (and PNG and PDF)
+ok(len(links) == want and all(os.path.exists(os.path.join(alldir, l)) for l in links),
+   f"--all: report.md links {len(links)} figure files ({want}), all present")
 ok(report.count("\n## ") >= 6 and "Wider early vs late" in report, "--all: report.md holds the tables")
 
 with open(os.path.join(OUT, "list.txt")) as f:

@@ -8,13 +8,15 @@
  * for the paired differences and their intervals.
  * Not a test by itself: report_check.py computes what the tables must
  * say from this database with its own SQL.
- * usage: test_report_mkdb OUT.db */
+ * A second argument names another database instead (mkdb_profiles.c).
+ * usage: report_mkdb OUT.db [fixture|rerun|lrgrid|paper440|demo|arch4] */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "db/db.h"
+#include "tests/report/mkdb.h"
 
 typedef struct {
     const char *sweep, *arch, *scale, *schedule;
@@ -102,8 +104,8 @@ static int put_eval(db *d, const char *key, int64_t step, const char *suite, con
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: test_report_mkdb OUT.db\n");
+    if (argc != 2 && argc != 3) {
+        fprintf(stderr, "usage: report_mkdb OUT.db [fixture|rerun|lrgrid|paper440|demo|arch4]\n");
         return 2;
     }
     tlm_err e = {0};
@@ -111,6 +113,12 @@ int main(int argc, char **argv)
     remove(argv[1]);
     TRY(db_open(argv[1], DB_READWRITE, &d, &e), "open");
     TRY(db_begin(d, &e), "begin");
+    if (argc == 3 && strcmp(argv[2], "fixture")) {
+        TRY(mkdb_profile(d, argv[2], &e), argv[2]);
+        TRY(db_commit(d, &e), "commit");
+        db_close(d);
+        return 0;
+    }
     static const char *const SWEEPS[] = {"fx", "other"};
     for (int s = 0; s < 2; s++) {
         db_sweep_row r = {SWEEPS[s], "test fixture", "tests/fixture.yaml", "0", "name: fixture\n"};

@@ -64,22 +64,28 @@ done
 "$R" --db "$db" --table schedule_ratio >"$tmp/stdout.md" && cmp -s "$tmp/stdout.md" "$out/schedule_ratio.md" &&
     ok "stdout and --out give the same table" || no "stdout and --out give the same table"
 
-# figures
-for fig in loss dff rho ppl_ratio delta; do
-    for e in svg png; do
+# figures: SVG always; PNG and PDF through rsvg-convert (librsvg2-bin), without which they are skipped
+FIGS="loss dff rho wider ppl_ratio delta"
+KINDS="svg png pdf"
+if ! command -v rsvg-convert >/dev/null 2>&1; then
+    KINDS=svg
+    ok "# SKIP PNG and PDF figures: no rsvg-convert (the Debian package librsvg2-bin)"
+fi
+for fig in $FIGS; do
+    for e in $KINDS; do
         if "$R" --db "$db" --plot "$fig" --out "$out/figures/$fig.$e" 2>"$tmp/err"; then ok "--plot $fig ($e)"; else
             no "--plot $fig ($e)"
             sed 's/^/# /' "$tmp/err"
         fi
     done
 done
-for e in svg png; do
-    "$R" --db "$db" --plot ppl_ratio --paper --out "$out/figures/ppl_ratio.paper.$e" 2>/dev/null ||
-        no "--plot ppl_ratio --paper ($e)"
-done
-# the delta figure: one point per comparison of the 5m panel (4) and the paper's Δ beside each (4)
-"$R" --db "$db" --list --scale 5m 2>/dev/null | grep -q "^delta  *2  *8  " &&
-    ok "--list --scale 5m: delta draws 2 series, 8 points" || no "--list --scale 5m: delta draws 2 series, 8 points"
+# the paper's values are beside ours in every figure that has them: --paper changes nothing there, and says so
+"$R" --db "$db" --plot ppl_ratio --paper --out "$tmp/pr.svg" 2>"$tmp/err" && cmp -s "$tmp/pr.svg" "$out/figures/ppl_ratio.svg" &&
+    grep -q "warning: --paper does nothing with --plot ppl_ratio" "$tmp/err" &&
+    ok "--plot ppl_ratio --paper: the same figure, and a warning" || no "--plot ppl_ratio --paper"
+# the delta figure: one row per comparison of the 5m panel (4), the paper's Δ beside each (4), two legend keys
+"$R" --db "$db" --list --scale 5m 2>/dev/null | grep -q "^delta  *10  *8  " &&
+    ok "--list --scale 5m: delta draws 10 series, 8 points" || no "--list --scale 5m: delta draws 10 series, 8 points"
 "$R" --db "$db" --all --out "$out/all" >/dev/null 2>"$tmp/err" && ok "--all" || { no "--all"; sed 's/^/# /' "$tmp/err"; }
 # report.md opens with the summary in words, from the 5m panel's numbers
 for want in "wider-late is worse than uniform by 1.10 [0.85, 1.35] ppl, 3 seeds" \
@@ -126,6 +132,85 @@ sys.exit(0 if abs(late["lo"] - (1.1 - 0.2484138)) < 1e-6 and abs(late["hi"] - (1
          and late["n"] == 3 and late["significant"] is True and early["significant"] is False else 1)
 PY
 
+# issue 26: a sweep whose first run failed on a wrong data path, corrected and run again (report_mkdb
+# rerun): the failed jobs stay in results.db under other keys, and the sweep no longer lists them.  The
+# tables read the latest definition: both seeds paired on both sides, the failed jobs left out of the
+# cells and counted in a note (before: "-2.21 (n=1; no interval; seeds 0, 1 unpaired)", "(n=2; 2 failed)").
+mk() { "$build/tests/report/report_mkdb" "$tmp/$1.db" "$1" || no "report_mkdb $1"; }
+mk rerun
+for sweep in "" rr; do
+    "$R" --db "$tmp/rerun.db" --table schedule_ratio ${sweep:+--sweep $sweep} >"$tmp/rr.md" 2>"$tmp/err"
+    note="- Left out: 4 jobs that an earlier definition of a sweep listed and no current one does"
+    [ -n "$sweep" ] && note="- Left out: 4 jobs that an earlier definition of sweep rr listed and the current one does not"
+    for want in "| uniform | 14.20 ± 0.28 (n=2) |" "| 1.5 -> 0.5 | **12.04** ± 0.35 (n=2) | -2.16 [-2.80, -1.52] (n=2) † |" \
+        "$note"; do
+        grep -qF -- "$want" "$tmp/rr.md" && ok "a corrected sweep${sweep:+ (--sweep rr)}: $want" ||
+            { no "a corrected sweep${sweep:+ (--sweep rr)}: $want"; sed 's/^/# /' "$tmp/rr.md"; }
+    done
+done
+"$R" --db "$tmp/rerun.db" --table runs --format csv >"$tmp/rr.csv" 2>/dev/null
+[ "$(grep -c ',rr,' "$tmp/rr.csv")" = 4 ] && ! grep -q ',failed,' "$tmp/rr.csv" &&
+    ok "a corrected sweep: the runs table lists its 4 current jobs, not the 4 failed ones" ||
+    { no "a corrected sweep: runs"; sed 's/^/# /' "$tmp/rr.csv"; }
+# ... and a taper is paired with the uniform model that differs from it by the taper alone: a grid over
+# train.lr gives each lr its own panel (before: one panel, four uniform jobs, seeds paired across lrs)
+mk lrgrid
+"$R" --db "$tmp/lrgrid.db" --table schedule_ratio >"$tmp/lr.md" 2>/dev/null
+for want in "### Transformer++, 1m, 492K tokens, train.lr=0.001" "### Transformer++, 1m, 492K tokens, train.lr=0.003" \
+    "| 1.5 -> 0.5 | **12.85** ± 0.35 (n=2) | -0.35 [-0.99, +0.29] (n=2) |" "| 1.5 -> 0.5 | 12.65 ± 0.21 (n=2) | +0.55 [-0.09, +1.19] (n=2) |"; do
+    grep -qF -- "$want" "$tmp/lr.md" && ok "a grid over train.lr: $want" || { no "a grid over train.lr: $want"; sed 's/^/# /' "$tmp/lr.md"; }
+done
+"$R" --db "$tmp/lrgrid.db" --table schedule_ratio --format csv 2>/dev/null | head -1 | grep -q '^arch,scale,tokens,setting,ratio,' &&
+    ok "a grid over train.lr: CSV says the setting of each row" || no "a grid over train.lr: CSV setting column"
+# issue 26: --paper never subtracts the paper's 440M token-level perplexity from another setting's: the
+# paper's values and Δ beside ours; ours - paper only in the paper's own setting (440M, 30B Llama 3 tokens)
+mk paper440
+"$R" --db "$tmp/paper440.db" --table wider_early_vs_late --paper >"$tmp/p.md" 2>/dev/null
+sed -n '/^### Transformer++, 1m/,/^### /p' "$tmp/p.md" >"$tmp/p1m.md"
+sed -n '/^### Transformer++, 440m/,$p' "$tmp/p.md" >"$tmp/p440.md"
+grep -qF "| allocation | groups | val ppl | Δ vs uniform | paper val ppl | paper Δ |" "$tmp/p1m.md" && ! grep -q "| val ppl − paper" "$tmp/p1m.md" &&
+    ok "--paper, 1M byte-level: the paper's val ppl and Δ beside ours, no ours − paper" ||
+    { no "--paper, 1M byte-level: no ours − paper"; sed 's/^/# /' "$tmp/p1m.md"; }
+grep -qF "| val ppl − paper | Δ − paper Δ |" "$tmp/p440.md" &&
+    ok "--paper, the paper's setting: ours − paper and Δ − paper Δ" || { no "--paper, 440M: ours − paper"; sed 's/^/# /' "$tmp/p440.md"; }
+"$R" --db "$tmp/paper440.db" --table schedule_ratio --paper --format csv >"$tmp/p.csv" 2>/dev/null
+! grep -q '^transformer,1m,.*,ours-paper,' "$tmp/p.csv" && grep -q '^transformer,440m,.*,ours-paper,' "$tmp/p.csv" &&
+    ok "--paper, schedule_ratio: a difference row at 440M only" || { no "--paper, schedule_ratio"; sed 's/^/# /' "$tmp/p.csv"; }
+# issue 26: the runs table shows val ppl, and every loss with three decimals
+"$R" --db "$db" --table runs >"$tmp/runs.md" 2>/dev/null
+"$PY" - "$tmp/runs.md" <<'PY' && ok "runs: a val ppl column; losses with three decimals, perplexities with two" ||
+import re, sys
+rows = [l.strip().strip("|").split(" | ") for l in open(sys.argv[1]) if l.startswith("| ")]
+head, body = rows[0], rows[1:]
+loss, ppl = head.index("last loss"), head.index("val ppl")
+nums = lambda k, d: [r[k] for r in body if not r[k].startswith("_")]
+good = all(re.fullmatch(r"\d+\.\d{3}", v) for v in nums(loss, 3)) and all(re.fullmatch(r"\d+\.\d{2}", v) for v in nums(ppl, 2))
+sys.exit(0 if good and len(nums(loss, 3)) > 10 and len(nums(ppl, 2)) > 10 else 1)
+PY
+    { no "runs: val ppl and loss digits"; sed 's/^/# /' "$tmp/runs.md"; }
+# issue 26: report.md leaves out the tables that do not apply (no "Nothing in the database" sections)
+mk demo
+"$R" --db "$tmp/demo.db" --all --out "$tmp/demo" >/dev/null 2>"$tmp/err" || { no "--all on the demo's database"; sed 's/^/# /' "$tmp/err"; }
+grep -q "^- tables with nothing in this database, left out: alignment, niah$" "$tmp/demo/report.md" &&
+    ! grep -qi "nothing in the database for this table\|^## .*\(Alignment\|Needle\)" "$tmp/demo/report.md" &&
+    ok "report.md: alignment and niah left out, named once" || { no "report.md leaves out tables"; sed -n '1,12s/^/# /p' "$tmp/demo/report.md"; }
+
+# issue 27: every figure of --all, on the fixture, the demo's database (sweeps/demo.yaml's 15 jobs) and four
+# architectures x nine configurations x three seeds: marks inside their axes and off the frame, the legend
+# inside the canvas and over no plot, text as text, inside the canvas and overlapping nothing
+mk arch4
+"$R" --db "$tmp/arch4.db" --all --out "$tmp/arch4" >/dev/null 2>"$tmp/err" || { no "--all on 4 architectures"; sed 's/^/# /' "$tmp/err"; }
+figcheck() { # DIR FIGURE...
+    "$PY" "$src/tests/report/figure_check.py" "$@" >"$tmp/fc" 2>&1
+    st=$?
+    sed 's/^\(not \)\{0,1\}ok [0-9]* - /&figure: /' "$tmp/fc" | while IFS= read -r line; do echo "$line"; done
+    c=$(grep -c '^ok\|^not ok' "$tmp/fc")
+    [ "$st" = 0 ] && ok "figure_check.py $1: $c checks" || no "figure_check.py $1 ($st)"
+}
+figcheck "$out/figures" $FIGS
+figcheck "$tmp/demo/figures" loss dff wider ppl_ratio delta
+figcheck "$tmp/arch4/figures" $FIGS
+
 # errors: exit status and message
 expect() { # expect STATUS PATTERN DESCRIPTION -- command...
     st=$1 pat=$2 d=$3
@@ -144,7 +229,7 @@ expect 1 "no sweep named 'nope' (sweeps: fx, other)" "an unknown sweep lists the
     "$R" --db "$db" --table runs --sweep nope
 expect 2 "unknown figure" "an unknown figure" -- "$R" --db "$db" --plot frob --out "$tmp/x.svg"
 expect 2 "needs --out" "--plot without --out" -- "$R" --db "$db" --plot loss
-expect 2 "svg or .png" "--plot into a .jpg" -- "$R" --db "$db" --plot loss --out "$tmp/x.jpg"
+expect 2 ".svg, .png or .pdf" "--plot into a .jpg" -- "$R" --db "$db" --plot loss --out "$tmp/x.jpg"
 expect 2 "expected md, csv, latex or json" "an unknown format" -- "$R" --db "$db" --table runs --format xls
 expect 2 "nothing to do" "no mode" -- "$R" --db "$db"
 expect 2 "choose one of" "two modes" -- "$R" --db "$db" --list --table runs
