@@ -46,11 +46,11 @@ for t in wider_early_vs_late schedule_ratio main alignment niah runs; do
 done
 printf '%-22s %8s\n' "main --paper" "$(best "$R" --db "$db" --table main --paper)"
 printf '%-22s %8s\n' "--list" "$(best "$R" --db "$db" --list)"
-printf '%-22s %8s   (every table in 4 formats, 4 figures as SVG and PNG)\n' "--all" \
+printf '%-22s %8s   (every table in 4 formats, every figure as SVG, PNG and PDF)\n' "--all" \
     "$(best "$R" --db "$db" --all --out "$tmp/all")"
-for fig in loss dff rho ppl_ratio; do
-    printf '%-22s %8s %8s   (svg, png)\n' "--plot $fig" "$(best "$R" --db "$db" --plot "$fig" --out "$tmp/f.svg")" \
-        "$(best "$R" --db "$db" --plot "$fig" --out "$tmp/f.png")"
+for fig in loss dff rho wider ppl_ratio delta; do
+    printf '%-22s %8s %8s %8s   (svg, png, pdf)\n' "--plot $fig" "$(best "$R" --db "$db" --plot "$fig" --out "$tmp/f.svg")" \
+        "$(best "$R" --db "$db" --plot "$fig" --out "$tmp/f.png")" "$(best "$R" --db "$db" --plot "$fig" --out "$tmp/f.pdf")"
 done
 if command -v sqlite3 >/dev/null 2>&1; then
     printf '\npeer: the sqlite3 shell on the `results` view (one row per job, final numbers as columns)\n'

@@ -27,8 +27,7 @@
     "groups, " j "seed, " j "status, " j "attempts, " j "reason, " j "message, " j "tokens_total, " j            \
     "tokens_done, " j "final_loss, " j "widths, "                                                               \
     "CASE WHEN json_valid(" j "config) THEN json_remove(" j "config, '$.seed') END, "                           \
-    "CASE WHEN json_valid(" j "config) THEN json_remove(" j "config, '$.seed', '$.taper') END, "                \
-    "CASE WHEN json_valid(" j "config) THEN json_extract(" j "config, '$.tokenizer') END"
+    "CASE WHEN json_valid(" j "config) THEN json_remove(" j "config, '$.seed', '$.taper') END"
 /* The default scope: the latest definition of every sweep, i.e. jobs some
  * sweep still lists (sweep_jobs.active = 1).  A job that no sweep lists any
  * more (a sweep file corrected after a failed first run: its jobs got new
@@ -564,7 +563,6 @@ static int load_jobs(rpt_ctx *c, int *hits, tlm_err *e)
         j->widths = col_str(&c->a, s, 17, &oom);
         j->config_id = text_id(s, 18);
         j->setting_id = text_id(s, 19);
-        j->tokenizer = col_str(&c->a, s, 20, &oom);
         if (!j->label)
             j->label = j->schedule;
         if (oom || !j->arch || !j->scale || !j->schedule)

@@ -15,6 +15,12 @@ int rpt_list(rpt_ctx *c, FILE *f, tlm_err *e)
     fprintf(f, "%s%s%s: %d jobs (%d done, %d running, %d pending, %d interrupted, %d failed)\n\n", c->db_path,
             c->o.sweep ? ", sweep " : "", c->o.sweep ? c->o.sweep : "", c->n_jobs, n[RPT_DONE], n[RPT_RUNNING],
             n[RPT_PENDING], n[RPT_INTERRUPTED], n[RPT_FAILED]);
+    if (c->n_left_out) {
+        rpt_arena a = {0};
+        const char *why = rpt_left_out_text(c, &a);
+        fprintf(f, "%s\n\n", why ? why : "some jobs left out");
+        rpt_arena_clear(&a);
+    }
     fprintf(f, "%-20s %7s %13s  %s\n", "table", "panels", "cells filled", "what");
     for (int i = 0; i < rpt_n_table_defs; i++) {
         rpt_table t;

@@ -54,7 +54,6 @@ typedef struct rpt_job {
     /* identities from the config JSON (0 when it is not JSON): the config
      * apart from its seed, and apart from its seed and taper */
     uint64_t config_id, setting_id;
-    const char *tokenizer; /* config's tokenizer, NULL when unknown */
 } rpt_job;
 
 /* Jobs that differ only by seed: one cell of a table. */
@@ -370,8 +369,8 @@ int rpt_build_panels(rpt_ctx *c, rpt_table *t, int (*want)(const rpt_group *g), 
  * byte-level perplexity minus a 440M token-level one means nothing, and
  * the tables compare the two Δ instead.  pg NULL: no. */
 int rpt_paper_setting(const rpt_ctx *c, const rpt_pgroup *pg);
-/* Whether a job's tokenizer (NULL: unknown) counts as the paper's. */
-int rpt_paper_tokenizer(const char *tokenizer);
+/* Whether job's tokenizer (its config's; unknown counts) is the paper's. */
+int rpt_paper_tokenizer(const rpt_ctx *c, int job);
 /* With --paper, under a panel of another setting than the paper's: compare
  * Δ, not the perplexities. */
 void rpt_note_paper_setting(const rpt_ctx *c, rpt_table *t, rpt_panel *p, const rpt_pgroup *pg);

@@ -109,7 +109,7 @@ static void row(rpt_ctx *c, rpt_table *t, rpt_panel *p, const char *arch, const 
     /* ours − paper only at the paper's token budget with a Llama tokenizer:
      * elsewhere the values are of another quantity, and Δ is what compares */
     int same = rpt_paper_table2_tokens(scale) == key->tokens &&
-               rpt_paper_tokenizer(grp ? c->jobs[grp->jobs[0]].tokenizer : NULL);
+               (!grp || rpt_paper_tokenizer(c, grp->jobs[0]));
     int pr = rpt_row_add(t, p, RPT_PAPER), dr = same ? rpt_row_add(t, p, RPT_DIFF) : -1;
     rpt_set_text(t, p, pr, C_MODEL, "%s", name);
     rpt_set_text(t, p, dr, C_MODEL, "%s", name);

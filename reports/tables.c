@@ -62,9 +62,18 @@ int rpt_build_panels(rpt_ctx *c, rpt_table *t, int (*want)(const rpt_group *g), 
     return !panels && c->o.paper ? build(c, t, NULL, v, e) : 0;
 }
 
-int rpt_paper_tokenizer(const char *tokenizer)
+int rpt_paper_tokenizer(const rpt_ctx *c, int job)
 {
-    return !tokenizer || !strncmp(tokenizer, "llama", 5);
+    /* read here, for the few panels --paper asks about, not with every job */
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(c->h, "SELECT json_extract(config, '$.tokenizer') FROM jobs WHERE key = ?1 AND json_valid(config)",
+                           -1, &s, NULL) != SQLITE_OK)
+        return 1;
+    sqlite3_bind_text(s, 1, c->jobs[job].key, -1, SQLITE_STATIC);
+    const unsigned char *t = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_text(s, 0) : NULL;
+    int paper = !t || !strncmp((const char *)t, "llama", 5);
+    sqlite3_finalize(s);
+    return paper;
 }
 
 int rpt_paper_setting(const rpt_ctx *c, const rpt_pgroup *pg)
@@ -72,7 +81,7 @@ int rpt_paper_setting(const rpt_ctx *c, const rpt_pgroup *pg)
     if (!pg || strcmp(pg->arch, RPT_PAPER_440M_ARCH) || strcmp(pg->scale, RPT_PAPER_440M_SCALE) ||
         pg->tokens_total != RPT_PAPER_440M_TOKENS || !pg->n_groups)
         return 0;
-    return rpt_paper_tokenizer(c->jobs[c->groups[pg->groups[0]].jobs[0]].tokenizer);
+    return rpt_paper_tokenizer(c, c->groups[pg->groups[0]].jobs[0]);
 }
 
 void rpt_note_paper_setting(const rpt_ctx *c, rpt_table *t, rpt_panel *p, const rpt_pgroup *pg)

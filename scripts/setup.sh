@@ -41,8 +41,10 @@ say() { printf 'setup: %s\n' "$*" >&2; }
 pkgs="gcc make libc6-dev autoconf automake pkgconf ca-certificates git
       libuv1-dev libsqlite3-dev libyaml-dev libjansson-dev libopenblas-dev
       libpcre2-dev sqlite3 python3 procps"
-# Plots in tlm-report; the dashboard's HTTP server (tlm-dash).
-pkgs="$pkgs libplplot-dev plplot-driver-cairo libmicrohttpd-dev"
+# Plots in tlm-report: SVG written by tlm-report in DejaVu Sans, PNG and PDF of
+# it by rsvg-convert (librsvg2-bin); PLplot is still what configure checks for;
+# the dashboard's HTTP server (tlm-dash).
+pkgs="$pkgs libplplot-dev plplot-driver-cairo librsvg2-bin fonts-dejavu-core libmicrohttpd-dev"
 # The demonstration corpus (scripts/make-demo-data.sh, docs/data.md): the King
 # James Bible and the Jargon File.
 corpus_pkgs="bible-kjv bible-kjv-text jargon-text"

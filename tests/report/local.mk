@@ -13,6 +13,6 @@ TESTS += tests/report/test_unit
 TESTS += tests/report/test_report.sh
 dist_check_SCRIPTS += tests/report/test_report.sh
 
-EXTRA_DIST += tests/report/report_check.py
+EXTRA_DIST += tests/report/report_check.py tests/report/figure_check.py
 
 EXTRA_DIST += tests/report/test_report.lsan

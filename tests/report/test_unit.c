@@ -5,13 +5,17 @@
  * exact round trips for CSV/JSON), best-value marking (our rows only,
  * ties all marked), the exact output of each renderer on a small table
  * (escaping in Markdown, CSV quoting, LaTeX specials), the Pearson
- * correlation, and the paper's embedded numbers (each Table 2 average is
- * the mean of its eight accuracies, as the paper defines it). */
+ * correlation, the paper's embedded numbers (each Table 2 average is
+ * the mean of its eight accuracies, as the paper defines it), and the
+ * figures' pieces: axis ranges with a margin (a loss down to 2.2 is not
+ * cut off, widths start at 0), ticks, text measured and shortened, and SVG
+ * that stays well-formed whatever a label from results.db holds. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "reports/plot_internal.h"
 #include "reports/rpt.h"
 #include "tests/lib/tap.h"
 
@@ -442,6 +446,65 @@ static void test_paper(void)
     TAP_OK(rpt_paper_round(16.28 - 15.18) == 1.1, "paper differences without binary noise");
 }
 
+static void test_plot(void)
+{
+    rpt__scale sc;
+    /* the loss axis: the first steps near 5.5 stay inside, log ticks plain */
+    rpt__scale_fit(&sc, 2.2, 5.55, 1, NAN, 300, 40, 0);
+    int inside = pow(10, sc.lo) < 2.2 && pow(10, sc.hi) > 5.55;
+    for (int i = 0; i < sc.n_ticks; i++)
+        inside &= sc.tick[i] >= sc.lo && sc.tick[i] <= sc.hi;
+    TAP_OK(inside && sc.n_ticks >= 3,
+           "log axis 2.2..5.55: range [%.3f, %.3f] holds the data, %d ticks inside, first '%s'", pow(10, sc.lo),
+           pow(10, sc.hi), sc.n_ticks, sc.label[0]);
+    double p0 = rpt__scale_pos(&sc, 2.2), p1 = rpt__scale_pos(&sc, 5.55);
+    TAP_OK(p0 > 0.02 && p1 < 0.98, "no point on the frame: 2.2 at %.3f, 5.55 at %.3f of the axis", p0, p1);
+    rpt__scale_fit(&sc, 128, 384, 0, 0, 300, 40, 0);
+    TAP_OK(sc.lo == 0 && sc.hi > 384 && rpt__scale_pos(&sc, 384) < 0.97,
+           "widths from 0: range [%g, %g]", sc.lo, sc.hi);
+    rpt__scale_fit(&sc, -1.84, 1.03, 0, NAN, 350, 45, 0);
+    int nice = sc.n_ticks >= 4;
+    for (int i = 0; i < sc.n_ticks; i++)
+        nice &= fabs(sc.tick[i] * 2 - round(sc.tick[i] * 2)) < 1e-9;
+    TAP_OK(nice && !strcmp(sc.label[0], "\xe2\x88\x92" "1.5"), "ticks every 0.5 with a true minus: '%s' first",
+           sc.label[0]);
+    rpt__scale_fit(&sc, 0, 5, 0, NAN, 400, 45, 1);
+    int whole = 1;
+    for (int i = 0; i < sc.n_ticks; i++)
+        whole &= sc.tick[i] == floor(sc.tick[i]);
+    TAP_OK(whole, "layers: integer ticks only");
+
+    double w = rpt__text_width("validation perplexity", 12.5);
+    TAP_OK(fabs(w - 128.6) < 1.5, "text width from DejaVu Sans' advances: %.1f px (rsvg-convert draws 128)", w);
+    rpt_arena a = {0};
+    const char *fit = rpt__text_fit(&a, "cosine 1.75->0.25 with a label far too long", 11, 80);
+    TAP_OK(fit && rpt__text_width(fit, 11) <= 80 && strstr(fit, "\xe2\x80\xa6") && !strncmp(fit, "cosine", 6),
+           "a long label shortened to fit with an ellipsis: '%s'", fit ? fit : "(null)");
+    rpt_arena_clear(&a);
+
+    /* a hostile label: markup, control characters, invalid UTF-8 */
+    rpt_figure f;
+    rpt_figure_init(&f);
+    f.title = "t";
+    rpt_axes *ax = rpt_figure_axes(&f, "a<b>&\x01c\x02\x1b");
+    rpt_series *s = rpt_figure_series(&f, "x</text>\xff\xfe&y", 0, 2, 0);
+    TAP_OK(ax && s, "a figure with one series");
+    s->x[0] = 0;
+    s->x[1] = 1;
+    s->y[0] = 1;
+    s->y[1] = 2;
+    char *svg = NULL;
+    size_t len = 0;
+    tlm_err e = {0};
+    int rc = rpt_plot_svg(&f, &svg, &len, &e);
+    TAP_OK(rc == 0 && svg && strstr(svg, "x&lt;/text&gt;&amp;y") && strstr(svg, "a&lt;b&gt;&amp;") &&
+               !strchr(svg, '\x1b') && !strstr(svg, "\xff") && !strstr(svg, "</text>\xff") &&
+               strlen(svg) == len,
+           "labels escaped for XML, control bytes and invalid UTF-8 dropped");
+    free(svg);
+    rpt_figure_clear(&f);
+}
+
 int main(void)
 {
     test_stats();
@@ -451,5 +514,6 @@ int main(void)
     test_pearson();
     test_render();
     test_paper();
+    test_plot();
     return tap_done();
 }
