@@ -326,18 +326,26 @@ static int name_variants(rpt_ctx *c, tlm_err *e)
     return rc;
 }
 
+/* ?1 --arch, ?2 --scale, ?3 --sweep of the job queries (NULL when not given). */
+static int prepare_scoped(rpt_ctx *c, const char *sql, sqlite3_stmt **s, tlm_err *e)
+{
+    if (sqlite3_prepare_v2(c->h, sql, -1, s, NULL) != SQLITE_OK)
+        return tlm_errf(e, TLM_EIO, "%s: reading jobs: %s", c->db_path, sqlite3_errmsg(c->h));
+    if (c->o.arch)
+        sqlite3_bind_text(*s, 1, c->o.arch, -1, SQLITE_STATIC);
+    if (c->o.scale)
+        sqlite3_bind_text(*s, 2, c->o.scale, -1, SQLITE_STATIC);
+    if (c->o.sweep)
+        sqlite3_bind_text(*s, 3, c->o.sweep, -1, SQLITE_STATIC);
+    return 0;
+}
+
 /* How many jobs the scope leaves out (SQL_LEFT_OUT). */
 static int count_left_out(rpt_ctx *c, tlm_err *e)
 {
     sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(c->h, SQL_LEFT_OUT, -1, &s, NULL) != SQLITE_OK)
-        return tlm_errf(e, TLM_EIO, "%s: reading jobs: %s", c->db_path, sqlite3_errmsg(c->h));
-    if (c->o.arch)
-        sqlite3_bind_text(s, 1, c->o.arch, -1, SQLITE_STATIC);
-    if (c->o.scale)
-        sqlite3_bind_text(s, 2, c->o.scale, -1, SQLITE_STATIC);
-    if (c->o.sweep)
-        sqlite3_bind_text(s, 3, c->o.sweep, -1, SQLITE_STATIC);
+    if (prepare_scoped(c, SQL_LEFT_OUT, &s, e))
+        return TLM_EIO;
     int rc = sqlite3_step(s);
     if (rc == SQLITE_ROW)
         c->n_left_out = sqlite3_column_int(s, 0);
@@ -520,15 +528,8 @@ static int parse_taper(rpt_ctx *c, const char *spec, tlm_err *e)
 static int load_jobs(rpt_ctx *c, int *hits, tlm_err *e)
 {
     sqlite3_stmt *s;
-    const char *sql = c->o.sweep ? SQL_SWEEP : SQL_ALL;
-    if (sqlite3_prepare_v2(c->h, sql, -1, &s, NULL) != SQLITE_OK)
-        return tlm_errf(e, TLM_EIO, "%s: reading jobs: %s", c->db_path, sqlite3_errmsg(c->h));
-    if (c->o.arch)
-        sqlite3_bind_text(s, 1, c->o.arch, -1, SQLITE_STATIC);
-    if (c->o.scale)
-        sqlite3_bind_text(s, 2, c->o.scale, -1, SQLITE_STATIC);
-    if (c->o.sweep)
-        sqlite3_bind_text(s, 3, c->o.sweep, -1, SQLITE_STATIC);
+    if (prepare_scoped(c, c->o.sweep ? SQL_SWEEP : SQL_ALL, &s, e))
+        return TLM_EIO;
     size_t cap = 0;
     int rc, oom = 0;
     rpt_job *v = NULL;

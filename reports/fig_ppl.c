@@ -98,7 +98,14 @@ static int ours_axes(rpt_ctx *c, rpt_figure *f, const rpt_pgroup *pg, int a, con
             x1 = fmax(x1, g->ratio_start - g->ratio_end);
         }
     }
-    double dodge = 0.025 * (x1 > x0 ? x1 - x0 : 1);
+    int schedules = 0; /* set apart only when there are several */
+    for (int k = 0; k < N_SCHED; k++)
+        for (int i = 0; i < pg->n_groups; i++)
+            if (!strcmp(c->groups[pg->groups[i]].schedule, rpt_paper_table1_schedule((size_t)k))) {
+                schedules++;
+                break;
+            }
+    double dodge = schedules > 1 ? 0.025 * (x1 > x0 ? x1 - x0 : 1) : 0;
     /* uniform across the strengths of ours and of Table 1: both axes span the same x */
     double r0, r1, p0 = x0, p1 = x1;
     for (size_t i = 0; !rpt_paper_table1_ratio(i, &r0, &r1); i++) {
