@@ -119,9 +119,9 @@ static int write_md(void *p, FILE *f, tlm_err *e)
             continue;
         if (!any++)
             fputs("## Figures\n\n", f);
-        fprintf(f, "### %s\n\n![%s](figures/%s.svg)\n\n%s%s%s\n\n", d->name, d->name, r->figs[i],
-                r->fig_captions[i] ? "_" : "", r->fig_captions[i] ? r->fig_captions[i] : d->what,
-                r->fig_captions[i] ? "_" : ".");
+        /* the caption as plain text: it holds names such as d_ff that emphasis would mangle */
+        fprintf(f, "### %s\n\n![%s](figures/%s.svg)\n\n%s%s\n\n", d->name, d->name, r->figs[i],
+                r->fig_captions[i] ? r->fig_captions[i] : d->what, r->fig_captions[i] ? "" : ".");
         if (r->converted)
             fprintf(f, "PNG: [figures/%s.png](figures/%s.png), PDF: [figures/%s.pdf](figures/%s.pdf)\n\n", r->figs[i],
                     r->figs[i], r->figs[i], r->figs[i]);

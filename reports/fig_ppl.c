@@ -80,7 +80,7 @@ static int uniform_line(rpt_figure *f, int a, double x0, double x1, const pt *u)
  * strengths.  *drawn counts the schedules drawn, *seeds the most seeds of
  * a point, *uni_band whether uniform had two or more. */
 static int ours_axes(rpt_ctx *c, rpt_figure *f, const rpt_pgroup *pg, int a, const rpt_values *ppl, int *drawn,
-                     int *seeds, int *uni_band, tlm_err *e)
+                     int *seeds, int *uni_band, int *dodged, tlm_err *e)
 {
     rpt_axes *ax = rpt_figure_axes(f, rpt_figure_panel_title(f, "ours", pg));
     pt *pts = malloc(sizeof *pts * (size_t)(pg->n_groups + 1));
@@ -106,6 +106,7 @@ static int ours_axes(rpt_ctx *c, rpt_figure *f, const rpt_pgroup *pg, int a, con
                 break;
             }
     double dodge = schedules > 1 ? 0.025 * (x1 > x0 ? x1 - x0 : 1) : 0;
+    *dodged |= schedules > 1;
     /* uniform across the strengths of ours and of Table 1: both axes span the same x */
     double r0, r1, p0 = x0, p1 = x1;
     for (size_t i = 0; !rpt_paper_table1_ratio(i, &r0, &r1); i++) {
@@ -202,9 +203,9 @@ int rpt_fig_ppl_ratio(rpt_ctx *c, rpt_figure *f, tlm_err *e)
     }
     const rpt_values *ppl;
     int rc = rpt_metric(c, "val", NULL, "ppl", &ppl, e);
-    int drawn = 0, seeds = 0, uni_band = 0;
+    int drawn = 0, seeds = 0, uni_band = 0, dodged = 0;
     for (int a = 0; a < np && !rc; a++)
-        rc = ours_axes(c, f, &c->panels[panels[a]], a, ppl, &drawn, &seeds, &uni_band, e);
+        rc = ours_axes(c, f, &c->panels[panels[a]], a, ppl, &drawn, &seeds, &uni_band, &dodged, e);
     if (rc)
         return rc;
     if (!drawn) {
@@ -216,9 +217,9 @@ int rpt_fig_ppl_ratio(rpt_ctx *c, rpt_figure *f, tlm_err *e)
         return rc;
     f->caption = rpt_printf(&f->a,
                             "Dots: the mean validation perplexity over finished seeds (up to %d); bars: the lowest to "
-                            "the highest seed; schedules set slightly apart along x. Dashed: uniform%s. Open "
-                            "diamonds: the paper's Table 1 on its own scale (token-level perplexity of a 440M model): "
-                            "compare the shapes, not the values.",
-                            seeds, uni_band ? " (shaded: its lowest to highest seed)" : "");
+                            "the highest seed%s. Dashed: uniform%s. Open diamonds: the paper's Table 1 on its own "
+                            "scale (token-level perplexity of a 440M model): compare the shapes, not the values.",
+                            seeds, dodged ? "; schedules set slightly apart along x" : "",
+                            uni_band ? " (shaded: its lowest to highest seed)" : "");
     return 0;
 }
