@@ -384,7 +384,7 @@ static int load_job(void *ctx, const orc_sweep_job *j, tlm_err *e)
                 job->status = ORC_PENDING;
                 job->failures = 0;
                 if (db_job_clear_failures(c->d, j->key, e) ||
-                    db_job_set_status(c->d, j->key, "pending", st.reason, NULL, e))
+                    db_job_set_status(c->d, j->key, DB_JOB_PENDING, st.reason, NULL, e))
                     return TLM_EIO;
             }
             if (c->o->rerun) {

@@ -169,7 +169,7 @@ static void test_open_and_values(void)
     TAP_OK(db_attempt_finish(d, att, &end, &e) == 0, "attempt finished");
     end.reason = "exploded";
     TAP_OK(db_attempt_finish(d, att, &end, &e) != 0, "an unknown reason is refused by the schema");
-    TAP_OK(db_job_set_final(d, key, 2.75, NAN, 12.5, &e) == 0 && db_job_set_status(d, key, "done", NULL, NULL, &e) == 0,
+    TAP_OK(db_job_set_final(d, key, 2.75, NAN, 12.5, &e) == 0 && db_job_set_status(d, key, DB_JOB_DONE, NULL, NULL, &e) == 0,
            "job done");
     TAP_OK(q_num(d, "SELECT train_loss FROM results", -1) == 2.75, "results.train_loss is the done loss");
     TAP_OK(q_num(d, "SELECT val_ppl FROM results", -1) == INFINITY, "results.val_ppl: latest eval (inf)");

@@ -82,3 +82,13 @@ wait_for() {
     echo "# timed out waiting for: $1"
     return 1
 }
+
+# slurm_start_cluster [NODES] [GPUS]: the tests of the slurm executor: a
+# private cluster (tests/lib/slurm_cluster.sh; 77 without Slurm), stopped
+# on exit.  The SLURM_EXTRA_* settings of slurm_cluster.sh apply.
+slurm_start_cluster() {
+    . "$TLM_SRCDIR/tests/lib/slurm_cluster.sh"
+    slurm_need
+    trap 'slurm_down; cleanup' EXIT
+    slurm_up "$tmp/cluster" "$@" || { echo "# the test cluster did not start"; exit 1; }
+}

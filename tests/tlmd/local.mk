@@ -61,4 +61,7 @@ dist_check_SCRIPTS += tests/tlmd/test_slurm_time.sh
 TESTS += tests/tlmd/test_slurm_preempt.sh
 dist_check_SCRIPTS += tests/tlmd/test_slurm_preempt.sh
 
+TESTS += tests/tlmd/test_slurm_protocol.sh
+dist_check_SCRIPTS += tests/tlmd/test_slurm_protocol.sh
+
 EXTRA_DIST += tests/tlmd/lib.sh

@@ -46,6 +46,7 @@ int main(void)
     static orc_daemon d;
     static orc_opts o = {.max_attempts = 3, .heartbeat_timeout = 120, .kill_grace = 10, .progress = 0};
     d.o = &o;
+    orc_executor_local(&d.ex); /* stops go through the run's executor (no process here) */
     tlm_err e = {0};
     if (db_open(path, DB_READWRITE, &d.db, &e)) {
         printf("# %s\n", e.msg);
@@ -135,9 +136,7 @@ int main(void)
     TAP_OK(d.bad_lines == 36 && d.events == 43, "daemon counts: %llu lines refused of %llu",
            (unsigned long long)d.bad_lines, (unsigned long long)d.events);
 
-    orc_linebuf_clear(&r->lb);
-    free(r->parser);
-    free(r);
+    orc_attempt_free(r);
     db_close(d.db);
     orc_jobs_clear(&d.plan.jobs);
     if (tlm_rm_tree(dir))
