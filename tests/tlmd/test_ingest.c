@@ -13,20 +13,11 @@
 
 #include "common/fileio.h"
 #include "orchestrator/daemon.h"
+#include "tests/lib/db_util.h"
 #include "tests/lib/tap.h"
 
 static const char KEY[] = "44cdf1cc143347e134f1c6f6125967a13fa04d46a14cc4593f86ff425a45f2cd";
 static const char OTHER[] = "0000000000000000000000000000000000000000000000000000000000000000";
-
-static int64_t q_int(db *d, const char *sql)
-{
-    sqlite3_stmt *s;
-    int64_t v = -999;
-    if (sqlite3_prepare_v2(db_handle(d), sql, -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
-        v = sqlite3_column_int64(s, 0);
-    sqlite3_finalize(s);
-    return v;
-}
 
 static void feed(orc_run *r, const char *fmt, const char *arg)
 {
