@@ -252,7 +252,8 @@ void orc_attempt_kill(orc_run *r, int kill_reason)
 
 /* ------------------------------------------------------------ the way back */
 /* Where the executor's stream goes on, in the batch with the rows of the
- * line before it: 0 when recorded (or nothing to record). */
+ * line before it, and written before them: a commit inside the ingest (a
+ * checkpoint's) takes both.  0 when recorded (or nothing to record). */
 static int resume_at(orc_run *r, int64_t at)
 {
     orc_daemon *d = r->d;

@@ -186,38 +186,38 @@ static void test_open_and_values(void)
     TAP_OK(db_open("/nonexistent/dir/x.db", DB_READONLY, &ro, &e) != 0, "read-only open of a missing file fails");
 }
 
+/* SQL run on the file at path by SQLite itself, not through db.h. */
+static void raw_sql(const char *path, const char *sql)
+{
+    sqlite3 *h;
+    sqlite3_open(path, &h);
+    sqlite3_exec(h, sql, NULL, NULL, NULL);
+    sqlite3_close(h);
+}
+
 static void test_versions(void)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/v.db", dir);
     tlm_err e = {0};
-    sqlite3 *h;
-    sqlite3_open(path, &h);
-    sqlite3_exec(h, "PRAGMA user_version = 99; CREATE TABLE t(x)", NULL, NULL, NULL);
-    sqlite3_close(h);
+    raw_sql(path, "PRAGMA user_version = 99; CREATE TABLE t(x)");
     db *d = NULL;
     TAP_OK(db_open(path, DB_READWRITE, &d, &e) != 0 && strstr(e.msg, "newer"), "a newer schema is not written (%s)",
            e.msg);
     TAP_OK(db_open(path, DB_READONLY, &d, &e) != 0 && strstr(e.msg, "v.db: schema version 99 is newer than this "
                                                                      "program's") && strstr(e.msg, "no jobs table"),
            "a newer file without TLM's tables is not read as one (%s)", e.msg);
-    sqlite3_open(path, &h);
-    sqlite3_exec(h, "CREATE TABLE jobs(key TEXT)", NULL, NULL, NULL);
-    sqlite3_close(h);
+    raw_sql(path, "CREATE TABLE jobs(key TEXT)");
     TAP_OK(db_open(path, DB_READONLY, &d, &e) == 0, "a newer schema with TLM's tables can be read");
     db_close(d);
     d = NULL;
 
     snprintf(path, sizeof path, "%s/foreign.db", dir);
-    sqlite3_open(path, &h);
-    sqlite3_exec(h, "CREATE TABLE t(x)", NULL, NULL, NULL);
-    sqlite3_close(h);
+    raw_sql(path, "CREATE TABLE t(x)");
     TAP_OK(db_open(path, DB_READWRITE, &d, &e) != 0 && strstr(e.msg, "not a TLM"),
            "a database of something else is refused (%s)", e.msg);
     snprintf(path, sizeof path, "%s/old.db", dir);
-    sqlite3_open(path, &h);
-    sqlite3_exec(h, "PRAGMA user_version = 1; CREATE TABLE t(x)", NULL, NULL, NULL);
-    sqlite3_close(h);
+    raw_sql(path, "PRAGMA user_version = 1; CREATE TABLE t(x)");
     TAP_OK(db_open(path, DB_READONLY, &d, &e) != 0 && strstr(e.msg, "older"),
            "read-only refuses an older schema, asking for a migration (%s)", e.msg);
 }
