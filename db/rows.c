@@ -199,8 +199,6 @@ int db_job_state_get(db *d, const char *key, db_job_state *st, tlm_err *e)
 int db_job_set_status(db *d, const char *key, db_job_status status, const char *reason, const char *message,
                       tlm_err *e)
 {
-    if ((int)status < 0 || status >= DB_JOB_STATUS_COUNT)
-        return tlm_errf(e, TLM_EINTERNAL, "%s: job %.12s: no job status %d", d->path, key, (int)status);
     STMT(DB_ST_JOB_STATUS);
     sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 2, db_job_status_name(status), -1, SQLITE_STATIC);
