@@ -52,7 +52,8 @@ static int close_one(void *p, const db_open_attempt *a)
         c->killed++;
     }
     if (orc_attempt_close_open(c->d, a->id,
-                               "tlmd stopped (killed or crashed) while this attempt ran; closed at the next start", c->e))
+                               "tlmd stopped (killed or crashed) while this attempt ran; closed at the next start",
+                               c->e))
         return TLM_EIO;
     c->n++;
     return 0;
