@@ -131,8 +131,9 @@ int db_job_config(db *d, const char *key, char **json, tlm_err *e);
 int db_jobs_recover_running(db *d, int64_t *n, tlm_err *e);
 /* State of a job; 1 if found, 0 if absent, negative on error. */
 int db_job_state_get(db *d, const char *key, db_job_state *st, tlm_err *e);
-/* status, and reason/message (NULL clears them). */
-int db_job_set_status(db *d, const char *key, const char *status, const char *reason, const char *message,
+/* status (db_job_status: one outside the map is refused by the schema's
+ * CHECK), and reason/message (NULL clears them). */
+int db_job_set_status(db *d, const char *key, db_job_status status, const char *reason, const char *message,
                       tlm_err *e);
 /* attempts = attempts + 1 (returns the new count in *n), status running. */
 int db_job_start_attempt(db *d, const char *key, int *n, tlm_err *e);

@@ -196,12 +196,12 @@ int db_job_state_get(db *d, const char *key, db_job_state *st, tlm_err *e)
     return 1;
 }
 
-int db_job_set_status(db *d, const char *key, const char *status, const char *reason, const char *message,
+int db_job_set_status(db *d, const char *key, db_job_status status, const char *reason, const char *message,
                       tlm_err *e)
 {
     STMT(DB_ST_JOB_STATUS);
     sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 2, status, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, db_job_status_name(status), -1, SQLITE_STATIC);
     db__bind_text(s, 3, reason);
     db__bind_text(s, 4, message);
     sqlite3_bind_double(s, 5, tlm_clock_wall());

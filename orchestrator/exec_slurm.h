@@ -60,7 +60,6 @@ void orc__slurm_set_where(orc_run *r);
 void orc__slurm_update_state(orc_run *r, const orc_sq_job *q);
 /* runs/tlmd-slurm-job, the batch script whose interpreter is tlmd. */
 int orc__slurm_write_script(orc_slurm_ctx *c, const orc_opts *o, tlm_err *e);
-void orc__slurm_close(orc_run *r);
 /* slurm_adopt.c: the executor's recover (also its set-up that needs the
  * database and the runs folder). */
 int orc__slurm_recover(orc_daemon *d, tlm_err *e);

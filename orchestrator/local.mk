@@ -17,8 +17,8 @@ orchestrator_liborc_a_SOURCES = \
 	orchestrator/pairing.c orchestrator/pairing.h \
 	orchestrator/classify.c orchestrator/classify.h \
 	orchestrator/shim.c orchestrator/shim.h \
-	orchestrator/daemon.c orchestrator/daemon.h \
-	orchestrator/supervise.c \
+	orchestrator/daemon.c orchestrator/daemon.h orchestrator/exits.h \
+	orchestrator/attempt.c \
 	orchestrator/ingest.c \
 	orchestrator/recover.c \
 	orchestrator/progress.c \

@@ -221,7 +221,7 @@ static int status_main(int argc, char **argv)
     tlm_err e = {0};
     if (orc_status(db_path, sweep, jobs, stdout, &e)) {
         fprintf(stderr, "tlmd status: %s\n", e.msg);
-        return e.code == TLM_ECONFIG ? 2 : 3;
+        return orc_exit_error(e.code);
     }
     return 0;
 }
@@ -279,7 +279,7 @@ int main(int argc, char **argv)
     tlm_err e = {0};
     if (o.dry_run) {
         int rc = orc_plan_dry_run(&o, stdout, &e);
-        status = rc == 0 ? 0 : rc == TLM_ECONFIG ? 2 : 3;
+        status = orc_exit_of(rc);
     } else {
         status = orc_daemon_run(&o, &e);
     }

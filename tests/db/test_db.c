@@ -15,19 +15,10 @@
 #include "common/fileio.h"
 #include "common/clock.h"
 #include "db/db.h"
+#include "tests/lib/db_util.h"
 #include "tests/lib/tap.h"
 
 static char dir[256];
-
-static int64_t q_int(db *d, const char *sql)
-{
-    sqlite3_stmt *s;
-    int64_t v = -999;
-    if (sqlite3_prepare_v2(db_handle(d), sql, -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
-        v = sqlite3_column_int64(s, 0);
-    sqlite3_finalize(s);
-    return v;
-}
 
 static void q_text(db *d, const char *sql, char *out, size_t cap)
 {
@@ -169,7 +160,7 @@ static void test_open_and_values(void)
     TAP_OK(db_attempt_finish(d, att, &end, &e) == 0, "attempt finished");
     end.reason = "exploded";
     TAP_OK(db_attempt_finish(d, att, &end, &e) != 0, "an unknown reason is refused by the schema");
-    TAP_OK(db_job_set_final(d, key, 2.75, NAN, 12.5, &e) == 0 && db_job_set_status(d, key, "done", NULL, NULL, &e) == 0,
+    TAP_OK(db_job_set_final(d, key, 2.75, NAN, 12.5, &e) == 0 && db_job_set_status(d, key, DB_JOB_DONE, NULL, NULL, &e) == 0,
            "job done");
     TAP_OK(q_num(d, "SELECT train_loss FROM results", -1) == 2.75, "results.train_loss is the done loss");
     TAP_OK(q_num(d, "SELECT val_ppl FROM results", -1) == INFINITY, "results.val_ppl: latest eval (inf)");
@@ -195,38 +186,38 @@ static void test_open_and_values(void)
     TAP_OK(db_open("/nonexistent/dir/x.db", DB_READONLY, &ro, &e) != 0, "read-only open of a missing file fails");
 }
 
+/* SQL run on the file at path by SQLite itself, not through db.h. */
+static void raw_sql(const char *path, const char *sql)
+{
+    sqlite3 *h;
+    sqlite3_open(path, &h);
+    sqlite3_exec(h, sql, NULL, NULL, NULL);
+    sqlite3_close(h);
+}
+
 static void test_versions(void)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/v.db", dir);
     tlm_err e = {0};
-    sqlite3 *h;
-    sqlite3_open(path, &h);
-    sqlite3_exec(h, "PRAGMA user_version = 99; CREATE TABLE t(x)", NULL, NULL, NULL);
-    sqlite3_close(h);
+    raw_sql(path, "PRAGMA user_version = 99; CREATE TABLE t(x)");
     db *d = NULL;
     TAP_OK(db_open(path, DB_READWRITE, &d, &e) != 0 && strstr(e.msg, "newer"), "a newer schema is not written (%s)",
            e.msg);
     TAP_OK(db_open(path, DB_READONLY, &d, &e) != 0 && strstr(e.msg, "v.db: schema version 99 is newer than this "
                                                                      "program's") && strstr(e.msg, "no jobs table"),
            "a newer file without TLM's tables is not read as one (%s)", e.msg);
-    sqlite3_open(path, &h);
-    sqlite3_exec(h, "CREATE TABLE jobs(key TEXT)", NULL, NULL, NULL);
-    sqlite3_close(h);
+    raw_sql(path, "CREATE TABLE jobs(key TEXT)");
     TAP_OK(db_open(path, DB_READONLY, &d, &e) == 0, "a newer schema with TLM's tables can be read");
     db_close(d);
     d = NULL;
 
     snprintf(path, sizeof path, "%s/foreign.db", dir);
-    sqlite3_open(path, &h);
-    sqlite3_exec(h, "CREATE TABLE t(x)", NULL, NULL, NULL);
-    sqlite3_close(h);
+    raw_sql(path, "CREATE TABLE t(x)");
     TAP_OK(db_open(path, DB_READWRITE, &d, &e) != 0 && strstr(e.msg, "not a TLM"),
            "a database of something else is refused (%s)", e.msg);
     snprintf(path, sizeof path, "%s/old.db", dir);
-    sqlite3_open(path, &h);
-    sqlite3_exec(h, "PRAGMA user_version = 1; CREATE TABLE t(x)", NULL, NULL, NULL);
-    sqlite3_close(h);
+    raw_sql(path, "PRAGMA user_version = 1; CREATE TABLE t(x)");
     TAP_OK(db_open(path, DB_READONLY, &d, &e) != 0 && strstr(e.msg, "older"),
            "read-only refuses an older schema, asking for a migration (%s)", e.msg);
 }
@@ -260,16 +251,10 @@ static void test_identity(void)
  * as " a b ... " (each name between spaces); "" if the check is missing. */
 static void schema_check_names(const char *column, char *out, size_t cap)
 {
-    const char *src = getenv("TLM_SRCDIR") ? getenv("TLM_SRCDIR") : "..";
-    char path[1024], mark[64];
-    snprintf(path, sizeof path, "%s/db/schema.sql", src);
+    char mark[64];
     snprintf(mark, sizeof mark, "CHECK (%s IN (", column);
-    FILE *f = fopen(path, "rb");
     static char text[1 << 17];
-    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
-    if (f)
-        fclose(f);
-    text[n] = '\0';
+    src_text("db/schema.sql", text, sizeof text, NULL, 0);
     out[0] = '\0';
     const char *p = strstr(text, mark);
     if (!p)
@@ -307,16 +292,10 @@ static void test_job_status_names(void)
 /* docs/tlmd.md names the schema version the code writes */
 static void test_docs_version(void)
 {
-    const char *src = getenv("TLM_SRCDIR") ? getenv("TLM_SRCDIR") : "..";
     char path[1024], want[64];
-    snprintf(path, sizeof path, "%s/docs/tlmd.md", src);
     snprintf(want, sizeof want, "schema version %d", DB_SCHEMA_VERSION);
-    FILE *f = fopen(path, "rb");
     static char text[1 << 17];
-    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
-    if (f)
-        fclose(f);
-    text[n] = '\0';
+    size_t n = src_text("docs/tlmd.md", text, sizeof text, path, sizeof path);
     for (char *p = text; *p; p++)
         if (*p == '\n')
             *p = ' ';
@@ -331,16 +310,26 @@ static int count_sweeps(void *ctx, const db_sweep_summary *s)
     return 0;
 }
 
-static void test_reconcile(void)
+/* A new database of this test's folder, or NULL (a failed check). */
+static db *open_new(const char *name)
 {
     char path[512];
-    snprintf(path, sizeof path, "%s/r.db", dir);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
     tlm_err e = {0};
     db *d = NULL;
     if (db_open(path, DB_READWRITE, &d, &e)) {
         TAP_OK(0, "open: %s", e.msg);
-        return;
+        return NULL;
     }
+    return d;
+}
+
+static void test_reconcile(void)
+{
+    tlm_err e = {0};
+    db *d = open_new("r.db");
+    if (!d)
+        return;
     db_sweep_row sw = {.name = "rec", .file = "rec.yaml", .content_hash = "h1", .source = "x"};
     db_sweep_put(d, &sw, NULL, &e);
     char key[65];
@@ -386,14 +375,10 @@ static void test_reconcile(void)
 
 static void test_results_at_scale(void)
 {
-    char path[512];
-    snprintf(path, sizeof path, "%s/big.db", dir);
     tlm_err e = {0};
-    db *d = NULL;
-    if (db_open(path, DB_READWRITE, &d, &e)) {
-        TAP_OK(0, "open: %s", e.msg);
+    db *d = open_new("big.db");
+    if (!d)
         return;
-    }
     enum { JOBS = 10000, STEPS = 5 };
     double t0 = tlm_clock_mono();
     db_begin(d, &e);
