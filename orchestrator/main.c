@@ -181,7 +181,7 @@ static int parse_args(tlm_cli *cli, const char *prog, int argc, char **argv, voi
     }
     if (rc) {
         fprintf(stderr, "%s: %s\n", prog, e.msg);
-        return rc == TLM_ECONFIG ? 2 : 3;
+        return orc_exit_error(rc);
     }
     return -1;
 }
