@@ -185,6 +185,21 @@ static int stopped(job *j)
 static int done(job *j)
 {
     const eng_train_state *st = eng_trainer_state(j->tr);
+    /* a run whose final numbers are not finite has trained nothing worth
+     * keeping (weights that hold NaN or inf give a NaN loss every step):
+     * never a success */
+    int val_run = 0; /* then the last step's evaluation gave val_loss; NaN there is a NaN loss */
+    for (int i = 0; i < j->cfg.eval.n_suites; i++)
+        val_run |= !strcmp(j->cfg.eval.suites[i], "val");
+    if (!isfinite(st->loss) || (val_run && !isfinite(st->val_loss))) {
+        tlm_err e;
+        tlm_errf(&e, TLM_EDIVERGED,
+                 "training ended at step %" PRId64 " with a final loss of %g and a validation loss of %g: a result "
+                 "that is not finite is no result (are the weights finite? a checkpoint holding NaN or inf is "
+                 "refused at load)",
+                 st->step, st->loss, st->val_loss);
+        return fail(j, &e);
+    }
     wrk_ev ev;
     wrk_ev_begin(&ev, &j->ev, TLM_EV_DONE);
     wrk_ev_int(&ev, "step", st->step);
