@@ -22,7 +22,7 @@
 
 #include "engine/config/account.h"
 #include "engine/model/model.h"
-#include "engine/model/hope.h"
+#include "engine/config/arch.h"
 #include "engine/cpu/backend.h"
 #include "engine/cpu/runtime.h"
 #include "tests/lib/tap.h"
