@@ -254,18 +254,11 @@ static int hope_step(eng_model *m, const eng_adamw *opt, tlm_err *e)
 
 /* ------------------------------------------------------------ the row */
 
+/* in place of the SwiGLU MLP */
+static const eng_mlp hope_cms = {.layout = hope_layout, .fwd = hope_mlp_fwd, .bwd = hope_mlp_bwd};
+
 const eng_mixer eng__mixer_hope_attn = {
-    .arch = ENG_ARCH_HOPE_ATTN,
-    .groups = 0,
-    .create = hope_create,
-    .layout = eng__attn_layout,
-    .mlp_layout = hope_layout,
-    .plan = hope_plan,
-    .init = eng__mixer_no_init,
-    .fwd = eng__attn_fwd,
-    .bwd = eng__attn_bwd,
-    .mlp_fwd = hope_mlp_fwd,
-    .mlp_bwd = hope_mlp_bwd,
-    .step = hope_step,
-    .free = hope_free,
+    .arch = ENG_ARCH_HOPE_ATTN, .groups = 0, .mlp = &hope_cms,
+    .create = hope_create, .layout = eng__attn_layout, .plan = hope_plan, .init = eng__mixer_no_init,
+    .fwd = eng__attn_fwd, .bwd = eng__attn_bwd, .step = hope_step, .free = hope_free,
 };

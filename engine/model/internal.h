@@ -117,22 +117,38 @@ static inline float *eng__resid(const eng_model *m, int l, int N)
  * filled (rows share the functions they have in common: attn.c's
  * attention, mlp.c's SwiGLU MLP, model.c's AdamW step).
  *
- * Order of the calls: create, layout (twice: count, then fill), plan,
- * init, then per step fwd/mlp_fwd per layer, mlp_bwd/bwd per layer in
- * reverse, step; free last (also after a failed create or plan, so it
- * must cope with whatever create and plan left). */
+ * Order of the calls: create, layout and mlp->layout per layer (twice:
+ * count, then fill), plan, init, then per step fwd and mlp->fwd per
+ * layer, mlp->bwd and bwd per layer in reverse, step; free last (also
+ * after a failed create or plan, so it must cope with whatever they left).
+ *
+ * Activation memory goes through one planner (eng__plan_*, below) for
+ * the model and every row: what a buffer holds is said where it is
+ * requested, and how it is stored (its precision, its alignment) is
+ * decided in that one place. */
+
+/* The block's MLP: mlp.c's SwiGLU (eng__mlp_swiglu), or hope.c's levels */
+typedef struct eng_mlp {
+    /* Layer l's MLP tensors (after the token mixer's), through
+     * eng__model_add_tensor. */
+    void (*layout)(eng_model *m, int cap, int l);
+    /* resid[l+1] from resid_mid; backward: in m->dresid d/d resid[l+1],
+     * out d/d resid_mid. */
+    void (*fwd)(eng_model *m, int l, int N);
+    void (*bwd)(eng_model *m, int l, int N);
+} eng_mlp;
+
 struct eng_mixer {
-    int arch;        /* the eng_arch this row is */
-    unsigned groups; /* ENG_OPS_* groups its passes call (eng_model_create checks the backend) */
+    int arch;           /* the eng_arch this row is */
+    unsigned groups;    /* ENG_OPS_* groups its passes call (eng_model_create checks the backend) */
+    const eng_mlp *mlp; /* the MLP after the token mixer */
     /* After the taper widths, before the layout: model.c has set S to the
      * q, k, v columns and G to 0; the row adds its own columns to S, sets
      * G and makes its state (m->mixer_ctx). */
     int (*create)(eng_model *m, tlm_err *e);
     /* Layer l's token-mixer tensors, q_proj to o_proj (after
-     * input_layernorm), and its MLP's tensors (after them), through
-     * eng__model_add_tensor. */
+     * input_layernorm), through eng__model_add_tensor. */
     void (*layout)(eng_model *m, int cap, int l);
-    void (*mlp_layout)(eng_model *m, int cap, int l);
     /* After the model's own activations: the row's, through the shared
      * planner (eng__plan_*), and any extra optimizer state (m->xopt*). */
     int (*plan)(eng_model *m, tlm_err *e);
@@ -143,10 +159,6 @@ struct eng_mixer {
      * m->dresid d/d resid_mid, out d/d resid[l]. */
     void (*fwd)(eng_model *m, int l, int B, int T);
     void (*bwd)(eng_model *m, int l, int B, int T);
-    /* Layer l's MLP: resid[l+1] from resid_mid; backward: in m->dresid
-     * d/d resid[l+1], out d/d resid_mid. */
-    void (*mlp_fwd)(eng_model *m, int l, int N);
-    void (*mlp_bwd)(eng_model *m, int l, int N);
     /* eng_model_step (opt->t >= 1 checked) */
     int (*step)(eng_model *m, const eng_adamw *opt, tlm_err *e);
     /* The row's state and memory (m->mixer_ctx may be NULL). */
@@ -188,9 +200,9 @@ void eng__plan_want(eng_plan *p, void *ptr, size_t floats);
  * or the host is out of memory; *floats: its size.  Clears p. */
 void *eng__plan_alloc(eng_model *m, eng_plan *p, size_t *floats);
 
-/* attn.c: the attention mixer's tensors: q_proj, k_proj, v_proj [, g_proj
- * when m->G], o_proj; the first three and the last alone, for a row that
- * puts its own tensors between them (titans.c) */
+/* attn.c: the attention mixer's tensors: q_proj, k_proj, v_proj, o_proj;
+ * the first three and the last alone, for a row that puts its own tensors
+ * between them (gated_attn's g_proj, titans.c's memory) */
 void eng__attn_layout(eng_model *m, int cap, int l);
 void eng__attn_layout_qkv(eng_model *m, int cap, int l);
 void eng__attn_layout_o(eng_model *m, int cap, int l);
@@ -210,8 +222,6 @@ typedef struct eng_swiglu {
 void eng__swiglu_fwd(eng_model *m, const eng_swiglu *b, float *out, int N);
 void eng__swiglu_bwd(eng_model *m, const eng_swiglu *b, int N);
 /* mlp.c: the block's MLP, one such branch of the layer's tapered width */
-void eng__mlp_layout(eng_model *m, int cap, int l);
-void eng__mlp_fwd(eng_model *m, int l, int N);
-void eng__mlp_bwd(eng_model *m, int l, int N);
+extern const eng_mlp eng__mlp_swiglu;
 
 #endif

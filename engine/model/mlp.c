@@ -39,7 +39,7 @@ void eng__swiglu_bwd(eng_model *m, const eng_swiglu *b, int N)
 }
 
 /* post_attention_layernorm and mlp.* of layer l */
-void eng__mlp_layout(eng_model *m, int cap, int l)
+static void mlp_layout(eng_model *m, int cap, int l)
 {
     eng_layer_params *p = &m->lp[l];
     const int d = m->d, F = m->widths[l];
@@ -58,14 +58,16 @@ static eng_swiglu layer_branch(const eng_model *m, int l)
                         .ln = a->ln2, .rstd = a->rstd2, .gu = a->gu, .h = a->h};
 }
 
-void eng__mlp_fwd(eng_model *m, int l, int N)
+static void mlp_fwd(eng_model *m, int l, int N)
 {
     const eng_swiglu b = layer_branch(m, l);
     eng__swiglu_fwd(m, &b, eng__resid(m, l + 1, N), N);
 }
 
-void eng__mlp_bwd(eng_model *m, int l, int N)
+static void mlp_bwd(eng_model *m, int l, int N)
 {
     const eng_swiglu b = layer_branch(m, l);
     eng__swiglu_bwd(m, &b, N);
 }
+
+const eng_mlp eng__mlp_swiglu = {.layout = mlp_layout, .fwd = mlp_fwd, .bwd = mlp_bwd};

@@ -51,7 +51,7 @@ static void layout(eng_model *m, int cap)
     for (int l = 0; l < m->L; l++) {
         m->lp[l].ln1 = eng__model_add_tensor(m, cap, 1, d, 0, 0, "model.layers.%d.input_layernorm.weight", l);
         m->mixer->layout(m, cap, l);
-        m->mixer->mlp_layout(m, cap, l);
+        m->mixer->mlp->layout(m, cap, l);
     }
     m->off_norm = eng__model_add_tensor(m, cap, 1, d, 0, 0, "model.norm.weight", 0);
     m->off_head =

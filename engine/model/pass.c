@@ -21,7 +21,7 @@ static void eng__model_forward_stack(eng_model *m, int B, int T)
     o->embedding_fwd(ctx, m->resid, m->params + m->off_embed, m->tokens, N, d);
     for (int l = 0; l < m->L; l++) {
         m->mixer->fwd(m, l, B, T);
-        m->mixer->mlp_fwd(m, l, N);
+        m->mixer->mlp->fwd(m, l, N);
     }
     o->rmsnorm_fwd(ctx, m->lnf, m->rstdf, eng__resid(m, m->L, N), m->params + m->off_norm, N, d,
                    (float)m->cfg.model.norm_eps);
@@ -41,7 +41,7 @@ static void eng__model_backward_stack(eng_model *m, float dscale)
     o->rmsnorm_bwd(ctx, m->dresid, Gr + m->off_norm, m->dln, eng__resid(m, m->L, N), m->params + m->off_norm, m->rstdf, N,
                    d);
     for (int l = m->L - 1; l >= 0; l--) {
-        m->mixer->mlp_bwd(m, l, N);
+        m->mixer->mlp->bwd(m, l, N);
         m->mixer->bwd(m, l, B, T);
     }
     o->embedding_bwd(ctx, Gr + m->off_embed, m->dresid, m->tokens, N, d);

@@ -427,17 +427,7 @@ static void titans_bwd(eng_model *m, int l, int B, int T)
 /* ------------------------------------------------------------ the row */
 
 const eng_mixer eng__mixer_titans = {
-    .arch = ENG_ARCH_TITANS,
-    .groups = ENG_OPS_TITANS,
-    .create = titans_create,
-    .layout = titans_layout,
-    .mlp_layout = eng__mlp_layout,
-    .plan = titans_plan,
-    .init = titans_init,
-    .fwd = titans_fwd,
-    .bwd = titans_bwd,
-    .mlp_fwd = eng__mlp_fwd,
-    .mlp_bwd = eng__mlp_bwd,
-    .step = eng__model_adamw_step,
-    .free = titans_free,
+    .arch = ENG_ARCH_TITANS, .groups = ENG_OPS_TITANS, .mlp = &eng__mlp_swiglu,
+    .create = titans_create, .layout = titans_layout, .plan = titans_plan, .init = titans_init,
+    .fwd = titans_fwd, .bwd = titans_bwd, .step = eng__model_adamw_step, .free = titans_free,
 };
