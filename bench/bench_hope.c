@@ -22,7 +22,6 @@
 #include <time.h>
 
 #include "engine/config/account.h"
-#include "common/cfgtree.h"
 #include "common/clock.h"
 #include "engine/model/model.h"
 #include "engine/cpu/backend.h"
@@ -51,13 +50,7 @@ static int make_config(const bench_cfg *b, const char *arch, int levels, eng_con
              "model: {d_model: %d, layers: %d, heads: %d, d_ff: %d, vocab: %d, tied: false%s}\n"
              "taper: {schedule: uniform}\ntrain: {seq_len: %d, tokens: 1000000}\n",
              arch, b->V, b->d, b->L, b->H, b->dff, b->V, hope, b->T);
-    tlm_cfg_node *root;
-    int rc = tlm_cfg_parse_buffer("bench", y, strlen(y), &root, e);
-    if (rc)
-        return rc;
-    rc = eng_config_from_tree(root, c, e);
-    tlm_cfg_free(root);
-    return rc;
+    return eng_config_from_text("bench", y, strlen(y), c, e);
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/cfgtree.h"
 #include "engine/config/config.h"
 
 typedef struct tm_spec {
@@ -34,13 +33,7 @@ static inline int tm_config(const tm_spec *s, int T, eng_config *c, tlm_err *e)
              s->arch, s->V, s->d, s->L, s->H, s->kv, s->dff, s->V, s->tied ? "true" : "false", s->init_std,
              gated ? ", gate: " : "", gated ? s->gate : "", s->schedule,
              strcmp(s->schedule, "uniform") ? ", ratio: [1.5, 0.5]" : "", T);
-    tlm_cfg_node *root;
-    int rc = tlm_cfg_parse_buffer(s->name, y, strlen(y), &root, e);
-    if (rc)
-        return rc;
-    rc = eng_config_from_tree(root, c, e);
-    tlm_cfg_free(root);
-    return rc;
+    return eng_config_from_text(s->name, y, strlen(y), c, e);
 }
 
 /* tokens (B*T) in [0, V); targets = next token, the last position ignored (-1)

@@ -33,13 +33,7 @@ static eng_backend *BE; /* the CPU backend every model here runs on */
 
 static int parse(const char *text, eng_config *c, tlm_err *e)
 {
-    tlm_cfg_node *root;
-    int rc = tlm_cfg_parse_buffer("hope.yaml", text, strlen(text), &root, e);
-    if (rc)
-        return rc;
-    rc = eng_config_from_tree(root, c, e);
-    tlm_cfg_free(root);
-    return rc;
+    return eng_config_from_text("hope.yaml", text, strlen(text), c, e);
 }
 
 /* ------------------------------------------------------------ split */

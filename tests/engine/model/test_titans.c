@@ -133,9 +133,7 @@ static void test_config(void)
     TAP_OK(canon && !strstr(canon, "titans"), "a transformer's canonical form has no titans keys");
     free(canon);
     const char *y = "arch: titans\nscale: 1m\n";
-    tlm_cfg_node *root;
-    rc = tlm_cfg_parse_buffer("t", y, strlen(y), &root, &e) || eng_config_from_tree(root, &c, &e);
-    tlm_cfg_free(root);
+    rc = eng_config_from_text("t", y, strlen(y), &c, &e);
     const eng_model_cfg *mc = &c.model;
     TAP_OK(!rc && mc->titans_variant == ENG_TITANS_MAG && mc->titans_window == 512 && mc->titans_persistent == 4 &&
                mc->titans_chunk == 16 && mc->titans_mem_depth == 2 && mc->titans_mem_hidden == 64 &&
@@ -150,11 +148,7 @@ static void test_config(void)
         "arch: titans\nscale: 1m\nmodel: {titans: {windw: 3}}\n",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        rc = tlm_cfg_parse_buffer("t", bad[i], strlen(bad[i]), &root, &e);
-        if (!rc) {
-            rc = eng_config_from_tree(root, &c, &e);
-            tlm_cfg_free(root);
-        }
+        rc = eng_config_from_text("t", bad[i], strlen(bad[i]), &c, &e);
         TAP_OK(rc == TLM_ECONFIG, "refused: %s", e.msg);
     }
 }
