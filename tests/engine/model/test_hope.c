@@ -271,11 +271,9 @@ static void test_transformer_equivalence(void)
 #define TOL_GLOBAL 5e-3
 #define TOL_TENSOR 2e-2
 
-static double loss_at(eng_model *m, const int32_t *tok, const int32_t *tgt)
+static int level_tensor(const char *name)
 {
-    double loss;
-    tlm_err e;
-    return eng_model_forward(m, tok, tgt, FD_B, FD_T, &loss, NULL, &e) ? NAN : loss;
+    return strstr(name, ".levels.") != NULL;
 }
 
 static void fd_check(const hope_spec *s)
@@ -287,83 +285,14 @@ static void fd_check(const hope_spec *s)
         TAP_OK(0, "%s: build: %s", s->name, e.msg);
         return;
     }
-    eng_model_init_weights(m, 7);
-    int32_t tok[FD_B * FD_T], tgt[FD_B * FD_T];
-    tm_batch(3, FD_B, FD_T, s->V, tok, tgt);
-    size_t n = eng_model_n_params(m);
-    float *p = malloc(n * sizeof *p), *g = malloc(n * sizeof *g);
-    double loss;
-    eng_model_zero_grads(m);
-    int rc = eng_model_forward(m, tok, tgt, FD_B, FD_T, &loss, NULL, &e) || eng_model_backward(m, 1.0f, &e);
-    TAP_OK(rc == 0 && isfinite(loss), "%s: forward/backward, loss %.4f", s->name, loss);
-    eng_model_get_params(m, p);
-    eng_model_get_grads(m, g);
-    const float h = 2e-3f;
-    double num2 = 0, err2 = 0, worst = 0, lvl_worst = 0;
-    const char *worst_name = "";
-    int checked = 0;
-    uint64_t r = 777;
-    for (int i = 0; i < eng_model_n_tensors(m); i++) {
-        const eng_tensor_info *t = eng_model_tensor(m, i);
-        size_t idx[8];
-        int k = 0;
-        for (int j = 0; j < 4 && j < (int)t->numel; j++) { /* the 4 largest |grad| */
-            size_t best = 0;
-            double bv = -1;
-            for (size_t q = 0; q < t->numel; q++) {
-                int taken = 0;
-                for (int u = 0; u < k; u++)
-                    taken |= idx[u] == q;
-                if (!taken && fabs(g[t->offset + q]) > bv) {
-                    bv = fabs(g[t->offset + q]);
-                    best = q;
-                }
-            }
-            idx[k++] = best;
-        }
-        for (int j = 0; j < 4; j++) { /* and 4 random ones */
-            r ^= r << 13;
-            r ^= r >> 7;
-            r ^= r << 17;
-            idx[k++] = r % t->numel;
-        }
-        double tscale = 0, terr = 0;
-        for (size_t q = 0; q < t->numel; q++)
-            tscale = fmax(tscale, fabs(g[t->offset + q]));
-        for (int j = 0; j < k; j++) {
-            size_t o = t->offset + idx[j];
-            float x = p[o];
-            double f[4];
-            const float steps[4] = {-2 * h, -h, h, 2 * h};
-            for (int u = 0; u < 4; u++) {
-                p[o] = x + steps[u];
-                eng_model_set_params(m, p);
-                f[u] = loss_at(m, tok, tgt);
-            }
-            p[o] = x;
-            double fd = (8 * (f[2] - f[1]) - (f[3] - f[0])) / (12.0 * h);
-            double d = fd - g[o];
-            num2 += fd * fd;
-            err2 += d * d;
-            terr = fmax(terr, fabs(d));
-            checked++;
-        }
-        eng_model_set_params(m, p);
-        double rel = terr / fmax(tscale, 1e-8);
-        if (strstr(t->name, ".levels."))
-            lvl_worst = fmax(lvl_worst, rel);
-        if (rel > worst) {
-            worst = rel;
-            worst_name = t->name;
-        }
-    }
-    double glob = sqrt(err2 / fmax(num2, 1e-30));
-    TAP_OK(glob < TOL_GLOBAL, "%s: %d coordinates, norm-wise rel err %.2e (bound %.0e)", s->name, checked, glob,
+    static const float h[] = {2e-3f};
+    tm_fd_result r;
+    tm_fd_check(m, FD_B, FD_T, s->V, &(tm_fd){h, 1, 777, level_tensor}, &r);
+    TAP_OK(r.ran, "%s: forward/backward, loss %.4f", s->name, r.loss);
+    TAP_OK(r.glob < TOL_GLOBAL, "%s: %d coordinates, norm-wise rel err %.2e (bound %.0e)", s->name, r.checked, r.glob,
            TOL_GLOBAL);
-    TAP_OK(worst < TOL_TENSOR, "%s: worst tensor %s rel err %.2e, worst level tensor %.2e (bound %.0e)", s->name,
-           worst_name, worst, lvl_worst, TOL_TENSOR);
-    free(p);
-    free(g);
+    TAP_OK(r.worst < TOL_TENSOR, "%s: worst tensor %s rel err %.2e, worst level tensor %.2e (bound %.0e)", s->name,
+           r.worst_name, r.worst, r.worst_marked, TOL_TENSOR);
     eng_model_free(m);
 }
 
