@@ -282,17 +282,6 @@ def mean_stderr(x):
 
 
 # ------------------------------------------------------------ comparison
-class Check:
-    def __init__(self):
-        self.ok, self.n = True, 0
-
-    def report(self, what, good, detail=""):
-        self.n += 1
-        self.ok = self.ok and good
-        print("%s %d - %s%s" % ("ok" if good else "not ok", self.n, what, (" # " + detail) if detail else ""),
-              flush=True)
-
-
 def rel(a, b):
     return abs(a - b) / max(1.0, abs(b)) if math.isfinite(b) else (0.0 if a == b else float("inf"))
 
@@ -304,7 +293,7 @@ def main():
         print("1..0 # SKIP %s not built" % exe)
         return 77
     torch.set_num_threads(1)
-    chk = Check()
+    chk = pt.Check()
     with tempfile.TemporaryDirectory(prefix="tlm-parity-eval-") as d:
         write_files(d)
         model = os.path.join(d, "model.safetensors")
