@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "engine/config/config.h"
+#include "engine/cpu/backend.h"
+#include "engine/cpu/runtime.h"
 #include "engine/model/model.h"
 
 typedef struct tm_spec {
@@ -38,6 +40,20 @@ static inline int tm_config(const tm_spec *s, int T, eng_config *c, tlm_err *e)
              gated ? ", gate: " : "", gated ? s->gate : "", s->schedule,
              strcmp(s->schedule, "uniform") ? ", ratio: [1.5, 0.5]" : "", T);
     return eng_config_from_text(s->name, y, strlen(y), c, e);
+}
+
+/* A model test's start: the runtime, then the CPU backend every model of
+ * the test runs on (NULL after a TAP "Bail out!"). */
+static inline eng_backend *tm_cpu_backend(int argc, char **argv)
+{
+    eng_runtime_init(argc, argv);
+    eng_backend *be;
+    tlm_err e = {0};
+    if (eng_backend_cpu_create(&be, 0, &e)) {
+        printf("Bail out! %s\n", e.msg);
+        return NULL;
+    }
+    return be;
 }
 
 /* tokens (B*T) in [0, V); targets = next token, the last position ignored (-1)

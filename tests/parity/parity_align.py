@@ -168,12 +168,9 @@ def run(exe, args):
 
 
 def main():
-    build = os.environ.get("TLM_BUILDDIR", ".")
-    exe = os.path.join(build, "tests", "parity", "eval_run")
-    if not os.path.exists(exe):
-        print("1..0 # SKIP %s not built" % exe)
+    exe = pt.program("eval_run")
+    if not exe:
         return 77
-    torch.set_num_threads(1)
     chk = pt.Check()
     gen = torch.Generator().manual_seed(7)
     with tempfile.TemporaryDirectory(prefix="tlm-parity-align-") as d:

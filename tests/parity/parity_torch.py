@@ -184,22 +184,31 @@ def check_variant(d, name):
     return compare_model(name, W, O, cfg, forward)
 
 
-def run_dumps(program, prefix, check):
-    """Runs $TLM_BUILDDIR/tests/parity/<program> DIR (which dumps one model
-    per name it prints) and check(DIR, name) for each; the exit status."""
-    exe = os.path.join(os.environ.get("TLM_BUILDDIR", "."), "tests", "parity", program)
+def program(name):
+    """$TLM_BUILDDIR/tests/parity/<name>, torch on one thread; None (after
+    the TAP skip line) when it is not built."""
+    exe = os.path.join(os.environ.get("TLM_BUILDDIR", "."), "tests", "parity", name)
     if not os.path.exists(exe):
         print("1..0 # SKIP %s not built" % exe)
-        return 77
+        return None
     torch.set_num_threads(1)
+    return exe
+
+
+def run_dumps(name, prefix, check):
+    """Runs program(name) DIR (which dumps one model per name it prints)
+    and check(DIR, name) for each; the exit status."""
+    exe = program(name)
+    if not exe:
+        return 77
     with tempfile.TemporaryDirectory(prefix=prefix) as d:
         r = subprocess.run([exe, d], stdout=subprocess.PIPE, universal_newlines=True)
         if r.returncode != 0:
-            print("not ok - %s exited %d" % (program, r.returncode))
+            print("not ok - %s exited %d" % (name, r.returncode))
             return 1
         ok = True
-        for name in r.stdout.split():
-            ok = check(d, name) and ok
+        for variant in r.stdout.split():
+            ok = check(d, variant) and ok
     return 0 if ok else 1
 
 

@@ -47,12 +47,8 @@ static void check(const tm_spec *s)
 
 int main(int argc, char **argv)
 {
-    eng_runtime_init(argc, argv);
-    tlm_err be_err = {0};
-    if (eng_backend_cpu_create(&BE, 0, &be_err)) {
-        printf("Bail out! %s\n", be_err.msg);
+    if (!(BE = tm_cpu_backend(argc, argv)))
         return 1;
-    }
     static const tm_spec specs[] = {
         {"transformer cosine tied", "transformer", "", "cosine", 16, 4, 2, 2, 64, 32, 1, 0.3},
         {"transformer uniform untied gqa", "transformer", "", "uniform", 16, 2, 4, 2, 32, 32, 0, 0.3},

@@ -510,12 +510,8 @@ static void test_determinism(void)
 
 int main(int argc, char **argv)
 {
-    eng_runtime_init(argc, argv);
-    tlm_err be_err = {0};
-    if (eng_backend_cpu_create(&BE, 0, &be_err)) {
-        printf("Bail out! %s\n", be_err.msg);
+    if (!(BE = tm_cpu_backend(argc, argv)))
         return 1;
-    }
     test_split();
     test_config();
     test_layout();

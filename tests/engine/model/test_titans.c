@@ -263,12 +263,8 @@ static void test_api(const titans_spec *s)
 
 int main(int argc, char **argv)
 {
-    eng_runtime_init(argc, argv);
-    tlm_err be_err = {0};
-    if (eng_backend_cpu_create(&BE, 0, &be_err)) {
-        printf("Bail out! %s\n", be_err.msg);
+    if (!(BE = tm_cpu_backend(argc, argv)))
         return 1;
-    }
     for (int i = 0; i < NSPEC; i++)
         test_layout(&specs[i]);
     test_config();

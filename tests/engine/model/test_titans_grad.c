@@ -62,12 +62,8 @@ static void check(const titans_spec *s)
 
 int main(int argc, char **argv)
 {
-    eng_runtime_init(argc, argv);
-    tlm_err be_err = {0};
-    if (eng_backend_cpu_create(&BE, 0, &be_err)) {
-        printf("Bail out! %s\n", be_err.msg);
+    if (!(BE = tm_cpu_backend(argc, argv)))
         return 1;
-    }
     /* name, variant, schedule, d, L, H, kv, dff, V, tied, window, persistent, chunk, depth, hidden, max_lr, std */
     static const titans_spec specs[] = {
         {"mag cosine tied, chunk 3 | 9, window 4 < T, 2 persistent, depth 2", "mag", "cosine", 16, 4, 2, 2, 32, 32, 1,
