@@ -1,7 +1,8 @@
 /* model_util.h: helpers shared by the model tests (test_model,
  * test_grad_model, test_hope, test_titans*, parity_dump): a resolved config
- * for a tiny model from a few knobs, deterministic token batches, and the
- * whole-model finite-difference gradient check. */
+ * for a tiny model from a few knobs, deterministic token batches, the
+ * whole-model finite-difference gradient check, and the TAP checks of a
+ * model's layout and gradients that every architecture's test makes. */
 #ifndef TLM_TESTS_TEST_MODEL_UTIL_H
 #define TLM_TESTS_TEST_MODEL_UTIL_H
 
@@ -11,10 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/config/account.h"
 #include "engine/config/config.h"
 #include "engine/cpu/backend.h"
 #include "engine/cpu/runtime.h"
 #include "engine/model/model.h"
+#include "tests/lib/tap.h"
 
 typedef struct tm_spec {
     const char *name;     /* label for messages and files */
@@ -251,6 +254,62 @@ static inline void tm_fd_check(eng_model *m, int B, int T, int V, const tm_fd *f
     free(g);
     free(tok);
     free(tgt);
+}
+
+/* ------------------------------------------------------------ TAP checks */
+
+/* A model of config c (cfg_rc: what making c returned) built on be for
+ * (B, T), with its parameter account.  TAP: the build when it fails; else
+ * the parameter count against the account, the tensors tiling the slab
+ * and weight decay on the matrices only.  0 when *m was built (the caller
+ * frees it). */
+static inline int tm_tap_layout(const char *name, int cfg_rc, const eng_config *c, eng_backend *be, int B, int T,
+                                eng_model **m, eng_account *a, tlm_err *e)
+{
+    if (cfg_rc || eng_account_compute(c, a, e) || eng_model_create(m, c, be, B, T, e)) {
+        TAP_OK(0, "%s: build: %s", name, e->msg);
+        return -1;
+    }
+    TAP_OK((int64_t)eng_model_n_params(*m) == a->total, "%s: %zu parameters allocated, account says %lld", name,
+           eng_model_n_params(*m), (long long)a->total);
+    int tiles, decay_ok;
+    tm_slab_checks(*m, &tiles, &decay_ok);
+    TAP_OK(tiles, "%s: tensors tile the slab", name);
+    TAP_OK(decay_ok, "%s: weight decay on matrices only", name);
+    return 0;
+}
+
+/* The bounds of the finite-difference check: the norm-wise relative error
+ * over every checked coordinate, and per tensor the largest error relative
+ * to that tensor's gradient scale */
+#define TM_FD_TOL_GLOBAL 5e-3
+#define TM_FD_TOL_TENSOR 2e-2
+
+/* tm_fd_check of a model of config c (cfg_rc as above) on (B, T), as TAP:
+ * the build (when it fails), forward/backward, and the two bounds;
+ * `marked` names fd->marked's tensors in the messages. */
+static inline void tm_tap_fd(const char *name, int cfg_rc, const eng_config *c, eng_backend *be, int B, int T,
+                             const tm_fd *fd, const char *marked)
+{
+    tlm_err e = {0};
+    eng_model *m;
+    if (cfg_rc || eng_model_create(&m, c, be, B, T, &e)) {
+        TAP_OK(0, "%s: build: %s", name, e.msg);
+        return;
+    }
+    tm_fd_result r;
+    tm_fd_check(m, B, T, c->model.vocab, fd, &r);
+    TAP_OK(r.ran, "%s: forward/backward, loss %.4f", name, r.loss);
+    char of[96] = "", worst[96] = "";
+    if (marked) {
+        snprintf(of, sizeof of, " of %d tensors (%d %s)", eng_model_n_tensors(m), r.n_marked, marked);
+        snprintf(worst, sizeof worst, ", worst %s tensor %.2e", marked, r.worst_marked);
+    }
+    TAP_OK(r.glob < TM_FD_TOL_GLOBAL, "%s: %d coordinates%s, norm-wise rel err %.2e (bound %.0e)", name, r.checked, of,
+           r.glob, TM_FD_TOL_GLOBAL);
+    TAP_OK(r.worst < TM_FD_TOL_TENSOR, "%s: worst tensor %s rel err %.2e%s (bound %.0e)", name, r.worst_name, r.worst,
+           worst, TM_FD_TOL_TENSOR);
+    eng_model_free(m);
 }
 
 #endif

@@ -124,12 +124,8 @@ static void test_layout(void)
         tlm_err e = {0};
         eng_model *m;
         eng_account a;
-        if (hs_config(s, 16, &c, &e) || eng_account_compute(&c, &a, &e) || eng_model_create(&m, &c, BE, 2, 16, &e)) {
-            TAP_OK(0, "%s: build: %s", s->name, e.msg);
+        if (tm_tap_layout(s->name, hs_config(s, 16, &c, &e), &c, BE, 2, 16, &m, &a, &e))
             continue;
-        }
-        TAP_OK((int64_t)eng_model_n_params(m) == a.total, "%s: %zu parameters allocated, account says %lld", s->name,
-               eng_model_n_params(m), (long long)a.total);
         /* the Transformer of the same shape: the same MLP parameters, k-1 more norms per layer */
         eng_config tc = c;
         tc.arch = ENG_ARCH_TRANSFORMER;
@@ -145,11 +141,10 @@ static void test_layout(void)
         eng_account_compute(&uc, &ua, &e);
         TAP_OK(ua.total == a.total, "%s: uniform and tapered have the same parameter count", s->name);
         const int *w = eng_model_widths(m);
-        int ok = 1, decay_ok = 1;
+        int ok = 1;
         char name[96];
         for (int i = 0; i < eng_model_n_tensors(m); i++) {
             const eng_tensor_info *t = eng_model_tensor(m, i);
-            decay_ok &= t->decay == (t->ndim == 2);
             ok &= !strstr(t->name, "post_attention_layernorm") && !strstr(t->name, "mlp.up_proj");
         }
         for (int l = 0; l < s->L; l++) {
@@ -172,7 +167,6 @@ static void test_layout(void)
         }
         TAP_OK(ok, "%s: model.layers.N.mlp.levels.I.{norm,gate_proj,up_proj,down_proj}, widths sum to d_ff %d..%d",
                s->name, w[0], w[s->L - 1]);
-        TAP_OK(decay_ok, "%s: weight decay on matrices only", s->name);
         int slow = 0, xok = 1;
         size_t xf = 0;
         for (int i = 0; i < eng_model_n_optim_extra(m); i++) {
@@ -268,8 +262,6 @@ static void test_transformer_equivalence(void)
 /* ------------------------------------------------------------ finite differences */
 #define FD_B 2
 #define FD_T 9
-#define TOL_GLOBAL 5e-3
-#define TOL_TENSOR 2e-2
 
 static int level_tensor(const char *name)
 {
@@ -280,20 +272,8 @@ static void fd_check(const hope_spec *s)
 {
     eng_config c;
     tlm_err e = {0};
-    eng_model *m;
-    if (hs_config(s, FD_T, &c, &e) || eng_model_create(&m, &c, BE, FD_B, FD_T, &e)) {
-        TAP_OK(0, "%s: build: %s", s->name, e.msg);
-        return;
-    }
     static const float h[] = {2e-3f};
-    tm_fd_result r;
-    tm_fd_check(m, FD_B, FD_T, s->V, &(tm_fd){h, 1, 777, level_tensor}, &r);
-    TAP_OK(r.ran, "%s: forward/backward, loss %.4f", s->name, r.loss);
-    TAP_OK(r.glob < TOL_GLOBAL, "%s: %d coordinates, norm-wise rel err %.2e (bound %.0e)", s->name, r.checked, r.glob,
-           TOL_GLOBAL);
-    TAP_OK(r.worst < TOL_TENSOR, "%s: worst tensor %s rel err %.2e, worst level tensor %.2e (bound %.0e)", s->name,
-           r.worst_name, r.worst, r.worst_marked, TOL_TENSOR);
-    eng_model_free(m);
+    tm_tap_fd(s->name, hs_config(s, FD_T, &c, &e), &c, BE, FD_B, FD_T, &(tm_fd){h, 1, 777, level_tensor}, "level");
 }
 
 /* ------------------------------------------------------------ the multi-frequency optimizer */

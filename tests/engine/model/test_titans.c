@@ -50,16 +50,8 @@ static void test_layout(const titans_spec *s)
     tlm_err e = {0};
     eng_model *m;
     eng_account a;
-    if (ts_config(s, 16, &c, &e) || eng_account_compute(&c, &a, &e) || eng_model_create(&m, &c, BE, 2, 16, &e)) {
-        TAP_OK(0, "%s: build: %s", s->name, e.msg);
+    if (tm_tap_layout(s->name, ts_config(s, 16, &c, &e), &c, BE, 2, 16, &m, &a, &e))
         return;
-    }
-    TAP_OK((int64_t)eng_model_n_params(m) == a.total, "%s: %zu parameters allocated, account says %lld", s->name,
-           eng_model_n_params(m), (long long)a.total);
-    int ok, decay_ok;
-    tm_slab_checks(m, &ok, &decay_ok);
-    TAP_OK(ok, "%s: tensors tile the slab", s->name);
-    TAP_OK(decay_ok, "%s: weight decay on matrices only", s->name);
     const int d = s->d, H = s->H, hd = d / H, hm = s->depth == 2 ? (s->hidden ? s->hidden : 2 * hd) : 0;
     const int dkv = s->kv * hd, mag = !strcmp(s->variant, "mag");
     const int *w = eng_model_widths(m);
