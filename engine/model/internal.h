@@ -47,7 +47,7 @@ struct eng_model {
     const eng_ops *ops;       /* the backend's table */
     void *ctx;                /* and its context, the first argument of every op */
     const eng_mixer *mixer;   /* the architecture's row of the token-mixer table */
-    void *mixer_ctx;          /* and the row's own state (hope.c, titans.c; NULL for attn.c's rows) */
+    void *mixer_ctx;          /* and the row's own state (Hope's levels, Titans' memory, gated_attn's slab; NULL for transformer) */
     eng_config cfg;
     int d, L, H, Hkv, hd, V;
     int S;                 /* fused projection width: q, k, v, then the row's own columns */
