@@ -880,15 +880,20 @@ int eng_config_load(const char *path, eng_config *cfg, tlm_err *e)
     return rc;
 }
 
-int eng_config_from_json(const char *json, eng_config *cfg, tlm_err *e)
+int eng_config_from_text(const char *name, const char *text, size_t len, eng_config *cfg, tlm_err *e)
 {
     tlm_cfg_node *root;
-    int rc = tlm_cfg_parse_buffer("<stored config>", json, strlen(json), &root, e);
+    int rc = tlm_cfg_parse_buffer(name, text, len, &root, e);
     if (rc)
         return rc;
     rc = eng_config_from_tree(root, cfg, e);
     tlm_cfg_free(root);
     return rc;
+}
+
+int eng_config_from_json(const char *json, eng_config *cfg, tlm_err *e)
+{
+    return eng_config_from_text("<stored config>", json, strlen(json), cfg, e);
 }
 
 /* ------------------------------------------------------------ serialisation */

@@ -12,13 +12,7 @@
 
 static int parse(const char *name, const char *text, eng_config *c, tlm_err *e)
 {
-    tlm_cfg_node *root;
-    int rc = tlm_cfg_parse_buffer(name, text, strlen(text), &root, e);
-    if (rc)
-        return rc;
-    rc = eng_config_from_tree(root, c, e);
-    tlm_cfg_free(root);
-    return rc;
+    return eng_config_from_text(name, text, strlen(text), c, e);
 }
 
 static void good(void)
