@@ -4,7 +4,8 @@
 # missing data, a tokenizer or vocabulary mismatch, a corrupt shard, a FIFO
 # as data (3, at once), an unwritable run
 # folder (6), a bad config or usage (2), divergence to NaN (4, quickly), a
-# checkpoint of another config (2); and a corrupt newest checkpoint is
+# checkpoint of another config (2); and a corrupt newest checkpoint (a
+# hash that differs, or a tensor that holds NaN) is
 # skipped for the previous one with a log line.
 . "$TLM_SRCDIR/tests/lib/train_common.sh"
 
@@ -253,4 +254,40 @@ truncate -s 1000 "$tmp/run/ckpt/step-00000048/optim.safetensors"
 rc=$?
 grep -q "step-00000048 is not usable.*optim.safetensors: 1000 bytes" "$tmp/trunc.err"
 ok $((rc == 0 ? $? : 1)) "a truncated checkpoint is detected and skipped too"
+
+# a NaN in a tensor of a checkpoint whose manifest agrees (weights that had
+# gone bad when it was written): refused naming the tensor, and skipped as
+# a corrupt one is; --eval refuses it too
+python3 - "$tmp/run/ckpt/step-00000048" <<'P'
+import hashlib, json, struct, sys
+d = sys.argv[1]
+path = d + "/model.safetensors"
+raw = bytearray(open(path, "rb").read())
+n = struct.unpack("<Q", raw[:8])[0]
+head = json.loads(raw[8:8 + n])
+begin = head["model.norm.weight"]["data_offsets"][0]
+raw[8 + n + begin:8 + n + begin + 4] = struct.pack("<f", float("nan"))
+open(path, "wb").write(raw)
+man = json.load(open(d + "/MANIFEST.json"))
+man["files"]["model.safetensors"] = {"bytes": len(raw), "sha256": hashlib.sha256(raw).hexdigest()}
+json.dump(man, open(d + "/MANIFEST.json", "w"))
+P
+"$W" --eval --checkpoint "$tmp/run/ckpt/step-00000048" --suites alignment >"$tmp/evnan.ev" 2>"$tmp/evnan.err"
+rc=$?
+ok $([ $rc = 3 ] && grep -q "tensor model.norm.weight holds 1 value(s) that are not finite (element 0 is nan)" "$tmp/evnan.err" &&
+    echo 0 || echo 1) "--eval of a checkpoint holding NaN: refused, naming the tensor (exit $rc: $(tail -1 "$tmp/evnan.err"))"
+"$W" --config "$tmp/job.yaml" --out "$tmp/run" --threads 1 --resume >"$tmp/nanck.ev" 2>"$tmp/nanck.err"
+rc=$?
+grep -q "step-00000048 is not usable, skipping it: .*tensor model.norm.weight holds 1 value(s) that are not finite" "$tmp/nanck.err"
+ok $((rc == 0 ? $? : 1)) "a checkpoint holding NaN: skipped, the tensor named (status $rc: $(grep -m1 'not usable' "$tmp/nanck.err"))"
+python3 - "$tmp/run.ev" "$tmp/nanck.ev" <<'P'
+import json, sys
+ref = {e["step"]: e["loss"] for e in map(json.loads, open(sys.argv[1])) if e["ev"] == "step"}
+ev = [json.loads(l) for l in open(sys.argv[2])]
+assert ev[0]["ev"] == "start" and ev[0]["resumed_from_step"] == 40, ev[0]
+got = {e["step"]: e["loss"] for e in ev if e["ev"] == "step"}
+assert all(ref[k] == v for k, v in got.items()), "losses differ"
+assert ev[-1]["ev"] == "done", ev[-1]
+P
+ok $? "...the run resumed from step 40, to the same losses, and is done"
 finish
