@@ -123,13 +123,36 @@ expect eval-align-empty 3 data "eval.alignment.text: .*empty.txt: no tokens \\(t
     --config "$tmp/alempty.yaml" --out "$tmp/r14"
 ok $(grep -q '"ev":"st\(art\|ep\)"' "$tmp/eval-align-empty.ev"; echo $((1 - $?))) "...before the start event and any step"
 
+# ---- out of memory (a 1.6B-parameter model under a 2 GB address space):
+# said with what the model needs and what the machine has, and what to do
+printf 'model: {d_model: 2048, layers: 24, heads: 16, d_ff: 8192, vocab: 256}\ndata: {train: %s}\ntrain: {tokens: 8192, seq_len: 32, batch_tokens: 1024, micro_batch: 8, warmup_tokens: 1024}\n' \
+    "$tmp/text.tlmtok" >"$tmp/big.yaml"
+if (ulimit -v 2000000 && "$W" --help >/dev/null 2>&1); then
+    (ulimit -v 2000000 && "$W" --config "$tmp/big.yaml" --out "$tmp/rbig" --threads 1 >"$tmp/big.ev" 2>"$tmp/big.err")
+    rc=$?
+    ok $([ $rc = 5 ] && grep -q '"kind":"oom"' "$tmp/big.ev" &&
+        grep -q "the model needs about 2[0-9.]* GiB on the CPU (tlm-worker --describe: cpu_memory), [0-9.]* GiB is available (MemAvailable)" "$tmp/big.err" &&
+        echo 0 || echo 1) "out of memory: the need beside what is available (exit $rc: $(tail -1 "$tmp/big.err"))"
+else
+    ok 0 "# SKIP out of memory under ulimit -v (this build cannot start in 2 GB of address space: a sanitizer build)"
+fi
+
 # ---- config and usage
 printf 'scale: 1m\ntrain: {lrr: 1}\n' >"$tmp/bad.yaml"
 expect bad-config 2 config "bad.yaml:2:9: unknown key 'lrr'" --config "$tmp/bad.yaml" --out "$tmp/r4"
 # a GPU: refused by a CPU-only build, or (CUDA build) not there: no GPU on
 # this machine, or not that many
-expect device 2 config "CPU only|no GPU|no such GPU" --config "$tmp/job.yaml" --out "$tmp/r5" --device cuda:1023
+expect device 2 config "CPU only|no GPU|no such GPU|no NVIDIA driver or GPU found" --config "$tmp/job.yaml" --out "$tmp/r5" --device cuda:1023
 expect device-name 2 config "--device gpu0: expected cpu or cuda:K" --config "$tmp/job.yaml" --out "$tmp/r5b" --device gpu0
+# a CUDA build on a machine without an NVIDIA driver (the runtime then says
+# "driver version is insufficient"): said as no driver or GPU, with the way
+# to train on the CPU
+if grep -q '^#define TLM_HAVE_CUDA 1' "$TLM_BUILDDIR/config.h" && [ ! -e /proc/driver/nvidia/version ]; then
+    expect nodriver 2 config "--device cuda:0: no NVIDIA driver or GPU found on this machine .*; train on the CPU instead: tlm-worker --device cpu" \
+        --config "$tmp/job.yaml" --out "$tmp/r5c" --device cuda:0
+else
+    ok 0 "# SKIP --device cuda:0 without a driver (a build without CUDA, or a machine with an NVIDIA driver)"
+fi
 "$W" --config "$tmp/job.yaml" --out "$tmp/r6" --bogus >/dev/null 2>&1
 ok $(($? == 2 ? 0 : 1)) "unknown option: exit 2"
 "$W" --config "$tmp/job.yaml" --out "$tmp/r6" --events-fd 9 >/dev/null 2>"$tmp/fd.err"
@@ -162,7 +185,7 @@ usage "--threads 99999999999999999999: out of range (expected an integer from 0 
 usage "--heartbeat inf: not a number" "--heartbeat inf" --config "$tmp/job.yaml" --out "$tmp/r9" --heartbeat inf
 usage "--events-fd 0: read-only, not open for writing" "--events-fd of a descriptor open for reading only" \
     --config "$tmp/job.yaml" --out "$tmp/r9" --events-fd 0 </dev/null
-expect suites-empty 2 config "--suites: '' is empty \\(expected a comma-separated list of suites: wikitext, lambada" \
+expect suites-empty 2 config "--suites: '' is empty \\(expected a comma-separated list of suites: val, wikitext, lambada" \
     --eval --checkpoint "$tmp" --config "$tmp/job.yaml" --suites ''
 # --eval --checkpoint of what is not a checkpoint folder: data (3), by name
 "$W" --eval --checkpoint "$tmp/none/run" >/dev/null 2>"$tmp/u.err"
