@@ -88,6 +88,20 @@ static int old_db(const char *src, const char *dir, int version, const char *fil
     return rc;
 }
 
+/* PRAGMA user_version of the file at path, read by SQLite alone; -1 when it cannot. */
+static int user_version(const char *path)
+{
+    sqlite3 *h = NULL;
+    sqlite3_stmt *st = NULL;
+    int v = -1;
+    if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return v;
+}
+
 int main(void)
 {
     const char *src = getenv("TLM_SRCDIR") ? getenv("TLM_SRCDIR") : "..";
@@ -266,16 +280,7 @@ int main(void)
     char want_bak[1200];
     snprintf(want_bak, sizeof want_bak, "%s.v5.bak", old5);
     TAP_OK(!strcmp(backup, want_bak), "its backup is FILE.v5.bak (%s)", backup);
-    sqlite3 *bh = NULL;
-    int bv = -1;
-    if (sqlite3_open_v2(backup, &bh, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
-        sqlite3_stmt *st;
-        if (sqlite3_prepare_v2(bh, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
-            sqlite3_step(st) == SQLITE_ROW)
-            bv = sqlite3_column_int(st, 0);
-        sqlite3_finalize(st);
-    }
-    sqlite3_close(bh);
+    int bv = user_version(backup);
     TAP_OK(bv == 5, "the backup is the old file, version 5 (%d)", bv);
     d = NULL;
     TAP_OK(db_open(old5, DB_READONLY, &d, &e) == 0 && q_int(d, "SELECT rerun FROM jobs WHERE key = 'k5'") == 0 &&
@@ -298,16 +303,7 @@ int main(void)
                strstr(e.msg, "its tables are not those of schema version 4, the version the file says it has") &&
                strstr(e.msg, "nothing was changed") && strstr(e.msg, "duplicate column name"),
            "opening it says that its tables are not version 4's, not only SQLite's duplicate column (%s)", e.msg);
-    sqlite3 *sh = NULL;
-    int sv = -1;
-    if (sqlite3_open_v2(stamped, &sh, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
-        sqlite3_stmt *st;
-        if (sqlite3_prepare_v2(sh, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
-            sqlite3_step(st) == SQLITE_ROW)
-            sv = sqlite3_column_int(st, 0);
-        sqlite3_finalize(st);
-    }
-    sqlite3_close(sh);
+    int sv = user_version(stamped);
     TAP_OK(sv == 4, "...and leaves it as it was (version %d)", sv);
 
     if (tlm_rm_tree(dir))
