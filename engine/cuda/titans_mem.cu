@@ -18,6 +18,8 @@
 #include "engine/cuda/internal.h"
 #include "engine/cuda/plan.h"
 
+ENG__CU_BEGIN
+
 #define MEM_THREADS 256
 
 typedef struct mdims {
@@ -540,8 +542,8 @@ void eng__cu_titans_mem_fwd(void *ctx, float *y, int ldy, float *states, const f
     if (c->status || !mem_shape_ok(c, hd, hm, depth, chunk) || B * T * H <= 0)
         return;
     const mdims m = dims(hd, hm, depth, chunk, T);
-    k_mem_fwd<<<(unsigned)(B * H), MEM_THREADS, 0, c->stream>>>(y, ldy, states, q, k, v, ldqkv, gates, ldg, w0, T, H,
-                                                                m, max_lr, ws, slot_floats(&m));
+    ENG__CU_LAUNCH(k_mem_fwd, (unsigned)(B * H), MEM_THREADS, 0, c->stream, y, ldy, states, q, k, v, ldqkv, gates, ldg,
+                   w0, T, H, m, max_lr, ws, slot_floats(&m));
     ENG__CU_LAUNCHED(c, "titans_mem_fwd");
 }
 
@@ -555,13 +557,14 @@ void eng__cu_titans_mem_bwd(void *ctx, float *dq, float *dk, float *dv, int ldd,
         return;
     const mdims m = dims(hd, hm, depth, chunk, T);
     float *dslots = ws + (size_t)B * H * slot_floats(&m);
-    k_mem_bwd<<<(unsigned)(B * H), MEM_THREADS, 0, c->stream>>>(dq, dk, dv, ldd, dgates, lddg, dy, ldy, states, q, k,
-                                                                v, ldqkv, gates, ldg, T, H, m, max_lr, ws, slot_floats(&m),
-                                                                dslots);
+    ENG__CU_LAUNCH(k_mem_bwd, (unsigned)(B * H), MEM_THREADS, 0, c->stream, dq, dk, dv, ldd, dgates, lddg, dy, ldy,
+                   states, q, k, v, ldqkv, gates, ldg, T, H, m, max_lr, ws, slot_floats(&m), dslots);
     if (ENG__CU_LAUNCHED(c, "titans_mem_bwd"))
         return;
     const size_t n = (size_t)H * m.Pm;
-    k_mem_dw0<<<(unsigned)((n + ENG__CU_THREADS - 1) / ENG__CU_THREADS), ENG__CU_THREADS, 0, c->stream>>>(dw0, dslots,
-                                                                                                         B, H, m);
+    ENG__CU_LAUNCH(k_mem_dw0, (unsigned)((n + ENG__CU_THREADS - 1) / ENG__CU_THREADS), ENG__CU_THREADS, 0, c->stream,
+                   dw0, dslots, B, H, m);
     ENG__CU_LAUNCHED(c, "titans_mem_bwd (dw0)");
 }
+
+ENG__CU_END

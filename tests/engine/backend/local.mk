@@ -6,7 +6,7 @@ check_PROGRAMS += tests/engine/backend/test_backend_ops
 tests_engine_backend_test_backend_ops_SOURCES = tests/engine/backend/test_backend_ops.c tests/engine/backend/harness.h \
 	tests/engine/backend/cases_core.h tests/engine/backend/cases_titans.h tests/lib/tap.h
 tests_engine_backend_test_backend_ops_CPPFLAGS = $(TEST_CPPFLAGS)
-tests_engine_backend_test_backend_ops_LDADD = $(ENGINE_LIBS)
+tests_engine_backend_test_backend_ops_LDADD = $(CUDA_EMU_A) $(ENGINE_LIBS) $(CUDA_EMU_LIBS)
 TESTS += tests/engine/backend/test_backend_ops
 
 # the CUDA kernels' element arithmetic (engine/cuda/elem.h) against the
@@ -21,7 +21,7 @@ TESTS += tests/engine/backend/test_cuda_elem
 check_PROGRAMS += tests/engine/backend/test_cuda_model
 tests_engine_backend_test_cuda_model_SOURCES = tests/engine/backend/test_cuda_model.c tests/lib/model_util.h tests/lib/tap.h
 tests_engine_backend_test_cuda_model_CPPFLAGS = $(TEST_CPPFLAGS)
-tests_engine_backend_test_cuda_model_LDADD = $(ENGINE_LIBS)
+tests_engine_backend_test_cuda_model_LDADD = $(CUDA_EMU_A) $(ENGINE_LIBS) $(CUDA_EMU_LIBS)
 TESTS += tests/engine/backend/test_cuda_model
 
 # the CUDA build's spill check (scripts/ptxas-spills.sh)

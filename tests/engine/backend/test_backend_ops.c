@@ -34,7 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h" /* TLM_HAVE_CUDA: without it the cuda row is never built */
+#include "config.h" /* TLM_HAVE_CUDA, TLM_HAVE_CUDA_EMU: without them those rows are not built */
 #include "engine/cpu/backend.h"
 #include "engine/cpu/internal.h" /* eng__expf */
 #include "engine/cpu/runtime.h"
@@ -54,6 +54,8 @@ typedef struct backend_row {
     int (*create)(eng_backend **out, tlm_err *e);
     double tol_fwd, tol_bwd;
     int needs_device;
+    /* the backend's kept error (a device backend's ops return none), or NULL */
+    int (*status)(const eng_backend *b, tlm_err *e);
 } backend_row;
 
 static int cpu_create(eng_backend **out, tlm_err *e)
@@ -104,15 +106,26 @@ static int cuda_create(eng_backend **out, tlm_err *e)
 }
 #endif
 
+#ifdef TLM_HAVE_CUDA_EMU
+/* the same kernels on the CPU under the emulated execution model */
+static int cuda_emu_create(eng_backend **out, tlm_err *e)
+{
+    return eng_backend_cuda_emu_create(out, 0, e);
+}
+#endif
+
 /* The first row is the reference (checked against the double references;
  * its tolerances are not used).  A backend that is built adds its row.
  * cuda: fp32 kernels and cuBLASLt in fp32 (no TF32), so only the order of
  * sums differs from the CPU's. */
 static const backend_row backends[] = {
-    {"cpu", cpu_create, 0, 0, 0},
-    {"cpu-mirror", mirror_create, 0, 0, 0},
+    {"cpu", cpu_create, 0, 0, 0, NULL},
+    {"cpu-mirror", mirror_create, 0, 0, 0, NULL},
 #ifdef TLM_HAVE_CUDA
-    {"cuda", cuda_create, 1e-5, 5e-5, 1},
+    {"cuda", cuda_create, 1e-5, 5e-5, 1, eng_backend_cuda_status},
+#endif
+#ifdef TLM_HAVE_CUDA_EMU
+    {"cuda-emu", cuda_emu_create, 1e-5, 5e-5, 0, eng_backend_cuda_emu_status},
 #endif
 };
 #define N_BACKENDS (int)(sizeof backends / sizeof backends[0])
@@ -301,11 +314,11 @@ int main(int argc, char **argv)
             continue;
         }
         compare_backend(&backends[i], b, ref, starts);
-#ifdef TLM_HAVE_CUDA
-        tlm_err ce = {0};
-        if (eng_backend_cuda_status(b, &ce))
-            TAP_OK(0, "%s: the backend's first error: %s", backends[i].name, ce.msg);
-#endif
+        if (backends[i].status) {
+            tlm_err ce = {0};
+            TAP_OK(!backends[i].status(b, &ce), "%s: no error kept by the backend%s%s", backends[i].name,
+                   ce.msg[0] ? ": " : "", ce.msg);
+        }
         eng_backend_free(b);
     }
     eng_backend_free(ref);
