@@ -28,7 +28,11 @@ ENG__CU_BEGIN
 
 /* ------------------------------------------------------------ reductions */
 /* Sum over the block (blockDim.x a multiple of 32, at most 1024) in a fixed
- * tree; every thread gets the result.  sh: 32 floats of shared memory. */
+ * tree; every thread gets the result.  sh: 32 floats of shared memory.
+ * Only warp 0 reads the warps' partials: its lane 0 then overwrites sh[0]
+ * after the warp's shuffles, which order it after the other lanes' reads.
+ * (Every warp used to read them, and thread 0's write of sh[0] raced with
+ * the other warps' lane 0 reading it: the emulator's racecheck found it.) */
 __device__ static float block_sum(float x, float *sh)
 {
     for (int o = 16; o > 0; o >>= 1)
@@ -38,12 +42,13 @@ __device__ static float block_sum(float x, float *sh)
     if (lane == 0)
         sh[w] = x;
     __syncthreads();
-    x = lane < nw ? sh[lane] : 0.0f;
-    if (w == 0)
+    if (w == 0) {
+        x = lane < nw ? sh[lane] : 0.0f;
         for (int o = 16; o > 0; o >>= 1)
             x += __shfl_down_sync(0xffffffffu, x, o);
-    if (threadIdx.x == 0)
-        sh[0] = x;
+        if (lane == 0)
+            sh[0] = x;
+    }
     __syncthreads();
     return sh[0];
 }
