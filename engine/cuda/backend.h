@@ -69,7 +69,8 @@ int eng_backend_cuda_emu_status(const eng_backend *b, tlm_err *e);
 int eng_backend_cuda_emu_set_fast_matmul(eng_backend *b, int on);
 void eng_backend_cuda_emu_memory(const eng_backend *b, size_t *now, size_t *peak);
 /* The kernels the emulator has run in this process, one a line ("name
- * launches blocks"), into buf (cap bytes); returns how many. */
+ * launches blocks seconds", the last its time under emulation), into buf
+ * (cap bytes); returns how many. */
 int eng_cuda_emu_kernels_run(char *buf, size_t cap);
 
 #ifdef __cplusplus

@@ -366,8 +366,10 @@ void eng__cu_adamw(void *ctx, float *p, const float *grad, float *m, float *v, s
                             step, rbc2, grad_scale)));
 }
 
-/* A fixed grid of ENG__CU_SUMSQ_BLOCKS blocks, each summing its strided
- * elements in double in a fixed tree; then one block sums the partials. */
+/* A grid of min(ENG__CU_SUMSQ_BLOCKS, n / 256 rounded up) blocks (fixed
+ * for a given n), each summing its strided elements in double in a fixed
+ * tree; then one block sums the partials.  A small n (the per-tensor
+ * gradient norms) launches only the blocks it fills. */
 __device__ static double block_sum_d(double x, double *sh)
 {
     for (int o = 16; o > 0; o >>= 1)
@@ -412,11 +414,12 @@ double eng__cu_sumsq(void *ctx, const float *x, size_t n)
         return NAN;
     if (!n)
         return 0;
-    ENG__CU_LAUNCH(k_sumsq_part, ENG__CU_SUMSQ_BLOCKS, ENG__CU_THREADS, 0, c->stream, c->partials, x, n);
+    const unsigned nb = eng__cu_grid(n) < ENG__CU_SUMSQ_BLOCKS ? eng__cu_grid(n) : ENG__CU_SUMSQ_BLOCKS;
+    ENG__CU_LAUNCH(k_sumsq_part, nb, ENG__CU_THREADS, 0, c->stream, c->partials, x, n);
     if (ENG__CU_LAUNCHED(c, "sumsq"))
         return NAN;
     /* the pinned result is written by the kernel itself: no copy to order */
-    ENG__CU_LAUNCH(k_sumsq_total, 1, 1024, 0, c->stream, c->host_sum, c->partials, ENG__CU_SUMSQ_BLOCKS);
+    ENG__CU_LAUNCH(k_sumsq_total, 1, 1024, 0, c->stream, c->host_sum, c->partials, (int)nb);
     if (ENG__CU_LAUNCHED(c, "sumsq") || eng__cu_check(c, cudaStreamSynchronize(c->stream), "sumsq"))
         return NAN;
     return *c->host_sum;

@@ -36,7 +36,6 @@
 
 namespace eng_cu_emu {
 
-int launch_param(uintptr_t a);
 int launch_stack_owner(uintptr_t a);
 
 /* ------------------------------------------------------------ the program image */
@@ -186,7 +185,7 @@ static const char *kind_verb(int kind)
     return kind == ACC_WRITE ? "writes" : kind == ACC_ATOMIC ? "atomically updates" : "reads";
 }
 
-[[noreturn]] static void access_fail(const ethread *t, cudaError_t code, const char *check, const char *what,
+[[noreturn]] __attribute__((noinline, cold)) static void access_fail(const ethread *t, cudaError_t code, const char *check, const char *what,
                                      uintptr_t a, unsigned size, int kind, const region *r, const void *pc)
 {
     char where[600], in[600] = "?";
@@ -222,7 +221,7 @@ static int ordered(uint32_t tg, unsigned tid)
     return warp_synced(&g_launch.blk.warps[tid >> 5], other & 31, tg_gen(tg), tid & 31);
 }
 
-[[noreturn]] static void race_fail(const ethread *t, const region *r, uintptr_t a, unsigned size, int kind,
+[[noreturn]] __attribute__((noinline, cold)) static void race_fail(const ethread *t, const region *r, uintptr_t a, unsigned size, int kind,
                                    const void *pc, const char *other_kind, uint32_t other_block, uint32_t other_tg,
                                    uint32_t warps)
 {
@@ -329,35 +328,52 @@ static void region_access(const ethread *t, region *r, uintptr_t a, unsigned siz
         race_granule(t, r, &r->race[gi], a, size, kind, pc);
 }
 
-void check_access(ethread *t, uintptr_t a, unsigned size, int kind, const void *pc)
+/* the rarer places, after the common ones missed */
+__attribute__((noinline)) static void check_other(ethread *t, uintptr_t a, unsigned size, int kind, const void *pc)
 {
-    if (a - (uintptr_t)t->stack_lo < t->stack_bytes)
-        return;
-    region *r;
-    if (a - g_shared.base < g_shared.size) {
-        r = &g_shared;
-    } else if (a - g_dyn_shared.base < g_dyn_shared.size) {
-        r = &g_dyn_shared;
-    } else if (launch_param(a) || a - (uintptr_t)&g_builtins < sizeof g_builtins) {
+    if (a - g_param_lo < g_param_bytes || a - (uintptr_t)&g_builtins < sizeof g_builtins) {
         if (kind != ACC_READ)
             access_fail(t, cudaErrorIllegalAddress, "memcheck",
                         "the kernel's parameters and built-in variables are read-only", a, size, kind, NULL, pc);
         return;
-    } else if (!(r = region_find(a))) {
-        const int owner = launch_stack_owner(a);
-        char what[200];
-        if (owner >= 0) {
-            char who[64];
-            thread_name((unsigned)owner, who, sizeof who);
-            snprintf(what, sizeof what, "a local variable of %s (another thread's stack)", who);
-        } else if (kind == ACC_READ && image_readonly(a)) {
-            return; /* the program's constants */
-        } else {
-            snprintf(what, sizeof what, "not device memory (no allocation, shared memory or the thread's stack holds it)");
-        }
-        access_fail(t, cudaErrorIllegalAddress, "memcheck", what, a, size, kind, NULL, pc);
     }
-    region_access(t, r, a, size, kind, pc);
+    if (a - g_dyn_shared.base < g_dyn_shared.size) {
+        region_access(t, &g_dyn_shared, a, size, kind, pc);
+        return;
+    }
+    region *r = region_find(a);
+    if (r) {
+        region_access(t, r, a, size, kind, pc);
+        return;
+    }
+    const int owner = launch_stack_owner(a);
+    char what[200];
+    if (owner >= 0) {
+        char who[64];
+        thread_name((unsigned)owner, who, sizeof who);
+        snprintf(what, sizeof what, "a local variable of %s (another thread's stack)", who);
+    } else if (kind == ACC_READ && image_readonly(a)) {
+        return; /* the program's constants */
+    } else {
+        snprintf(what, sizeof what, "not device memory (no allocation, shared memory or the thread's stack holds it)");
+    }
+    access_fail(t, cudaErrorIllegalAddress, "memcheck", what, a, size, kind, NULL, pc);
+}
+
+void check_access(ethread *t, uintptr_t a, unsigned size, int kind, const void *pc)
+{
+    if (a - (uintptr_t)t->stack_lo < t->stack_bytes)
+        return;
+    if (a - g_shared.base < g_shared.size) {
+        region_access(t, &g_shared, a, size, kind, pc);
+        return;
+    }
+    region *h = g_region_hit;
+    if (h && a - (uintptr_t)h->map < h->map_bytes) {
+        region_access(t, h, a, size, kind, pc);
+        return;
+    }
+    check_other(t, a, size, kind, pc);
 }
 
 } /* namespace eng_cu_emu */

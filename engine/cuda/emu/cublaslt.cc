@@ -604,23 +604,39 @@ cublasStatus_t eng_lt_standin_cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulD
         rec->ptr_align[i] = low_bit(ptr[i]);
         rec->algo_align[i] = (unsigned)algo->data[1 + i];
     }
-    /* C first (D may be C), then the product */
+    /* op(A) and op(B) gathered (rounded as the compute type allows), the
+     * product with C and the epilogue, then D (which may be C) */
+    double *a = (double *)malloc((size_t)(m * k) * sizeof *a), *b = (double *)malloc((size_t)(k * n) * sizeof *b);
+    double *acc = (double *)malloc((size_t)(m * n) * sizeof *acc);
+    if (!a || !b || !acc) {
+        free(a), free(b), free(acc);
+        return refuse(CUBLAS_STATUS_ALLOC_FAILED, "%s: no host memory for a %llu x %llu x %llu product", w,
+                      (unsigned long long)m, (unsigned long long)n, (unsigned long long)k);
+    }
+    const size_t es = type_bytes(Ddesc->type);
     for (int bt = 0; bt < Adesc->batch; bt++) {
-        double *acc = (double *)calloc((size_t)(m * n), sizeof *acc);
-        if (!acc)
-            return refuse(CUBLAS_STATUS_ALLOC_FAILED, "%s: no host memory for a %llu x %llu product", w,
-                          (unsigned long long)m, (unsigned long long)n);
         for (uint64_t i = 0; i < m; i++)
+            for (uint64_t q = 0; q < k; q++)
+                a[i * k + q] = input_round(op->compute, load_elem(Adesc->type, (const char *)A,
+                                                                  op->transa ? elem_index(Adesc, q, i, bt)
+                                                                             : elem_index(Adesc, i, q, bt)));
+        for (uint64_t q = 0; q < k; q++)
+            for (uint64_t j = 0; j < n; j++)
+                b[q * n + j] = input_round(op->compute, load_elem(Bdesc->type, (const char *)B,
+                                                                  op->transb ? elem_index(Bdesc, j, q, bt)
+                                                                             : elem_index(Bdesc, q, j, bt)));
+        for (uint64_t i = 0; i < m; i++) {
+            double *row = acc + i * n;
+            for (uint64_t j = 0; j < n; j++)
+                row[j] = 0;
+            for (uint64_t q = 0; q < k; q++) {
+                const double x = a[i * k + q];
+                const double *bq = b + q * n;
+                for (uint64_t j = 0; j < n; j++)
+                    row[j] += x * bq[j];
+            }
             for (uint64_t j = 0; j < n; j++) {
-                double s = 0;
-                for (uint64_t q = 0; q < k; q++) {
-                    const double a = load_elem(Adesc->type, (const char *)A,
-                                               op->transa ? elem_index(Adesc, q, i, bt) : elem_index(Adesc, i, q, bt));
-                    const double b = load_elem(Bdesc->type, (const char *)B,
-                                               op->transb ? elem_index(Bdesc, j, q, bt) : elem_index(Bdesc, q, j, bt));
-                    s += input_round(op->compute, a) * input_round(op->compute, b);
-                }
-                double v = (double)al * s;
+                double v = (double)al * row[j];
                 if (be != 0.0f)
                     v += (double)be * load_elem(Cdesc->type, (const char *)C, elem_index(Cdesc, i, j, bt));
                 if (bias)
@@ -629,17 +645,17 @@ cublasStatus_t eng_lt_standin_cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulD
                     v = v > 0 ? v : 0;
                 if (op->epilogue & CUBLASLT_EPILOGUE_GELU)
                     v = gelu(v);
-                acc[i * n + j] = v;
+                row[j] = v;
             }
-        const size_t es = type_bytes(Ddesc->type);
+        }
         for (uint64_t i = 0; i < m; i++)
             for (uint64_t j = 0; j < n; j++) {
                 const size_t at = elem_index(Ddesc, i, j, bt);
                 store_elem(Ddesc->type, (char *)D, at, acc[i * n + j]);
                 memset(r[3]->init + ((uintptr_t)D - r[3]->base) + at * es, 1, es);
             }
-        free(acc);
     }
+    free(a), free(b), free(acc);
     (void)rbias;
     return CUBLAS_STATUS_SUCCESS;
 }

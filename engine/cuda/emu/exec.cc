@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <ucontext.h>
 
 #include "engine/cuda/emu/internal.h"
@@ -46,6 +47,8 @@ launch_state g_launch;
 __thread ethread *g_cur;
 region g_shared, g_dyn_shared;
 uintptr_t g_shared_dirty_lo = UINTPTR_MAX, g_shared_dirty_hi;
+uintptr_t g_param_lo;
+size_t g_param_bytes;
 
 /* ------------------------------------------------------------ fibers */
 enum { STACK_BYTES = 128 << 10, GUARD_BYTES = 4096 };
@@ -54,19 +57,19 @@ enum { STACK_BYTES = 128 << 10, GUARD_BYTES = 4096 };
 #define EMU_ASM_SWITCH 1
 extern "C" void eng_cu_emu_ctx_switch(void **save_sp, void *new_sp);
 extern "C" void eng_cu_emu_ctx_start(void);
-/* Saves the callee-saved registers and the SSE and x87 control words on
- * the current stack, stores the stack pointer, loads the other one and
- * restores the same from it.  A new fiber's stack is laid out as if it had
- * switched out, returning into eng_cu_emu_ctx_start, which calls r13(r12). */
+/* Saves the callee-saved registers on the current stack, stores the stack
+ * pointer, loads the other one and restores the same from it.  (The SSE
+ * and x87 control words are left alone: no emulated code changes them, and
+ * saving them made the switch cost twice as much.)  A new fiber's stack is
+ * laid out as if it had switched out, returning into eng_cu_emu_ctx_start,
+ * which calls r13(r12). */
 asm(".text\n"
     ".globl eng_cu_emu_ctx_switch\n"
     ".hidden eng_cu_emu_ctx_switch\n"
     ".type eng_cu_emu_ctx_switch,@function\n"
     "eng_cu_emu_ctx_switch:\n"
     "  pushq %rbp\n  pushq %rbx\n  pushq %r12\n  pushq %r13\n  pushq %r14\n  pushq %r15\n"
-    "  subq $16, %rsp\n  stmxcsr 8(%rsp)\n  fnstcw (%rsp)\n"
     "  movq %rsp, (%rdi)\n  movq %rsi, %rsp\n"
-    "  ldmxcsr 8(%rsp)\n  fldcw (%rsp)\n  addq $16, %rsp\n"
     "  popq %r15\n  popq %r14\n  popq %r13\n  popq %r12\n  popq %rbx\n  popq %rbp\n"
     "  ret\n"
     ".size eng_cu_emu_ctx_switch,.-eng_cu_emu_ctx_switch\n"
@@ -149,20 +152,19 @@ static void fiber_trampoline(void)
 static void fiber_prepare(ethread *t)
 {
 #ifdef EMU_ASM_SWITCH
-    uint64_t *top = (uint64_t *)((uintptr_t)(t->stack_lo + t->stack_bytes) & ~(uintptr_t)15);
-    uint64_t *sp = top - 11; /* (sp + 72) % 16 == 0 at eng_cu_emu_ctx_start's call */
-    uint32_t mxcsr = __builtin_ia32_stmxcsr();
-    uint16_t fcw;
-    __asm__ volatile("fnstcw %0" : "=m"(fcw));
-    sp[0] = fcw;
-    sp[1] = mxcsr;
-    sp[2] = 0;                        /* r15 */
-    sp[3] = 0;                        /* r14 */
-    sp[4] = (uint64_t)&fiber_main;    /* r13: the function */
-    sp[5] = (uint64_t)t;              /* r12: its argument */
-    sp[6] = 0;                        /* rbx */
-    sp[7] = 0;                        /* rbp */
-    sp[8] = (uint64_t)&eng_cu_emu_ctx_start;
+    /* Stacks an equal stride apart would put every thread's top frame in
+     * the same cache sets: each starts at its own offset (64 cache lines,
+     * 4 pages), which made switching three times as fast. */
+    const size_t color = (t->tid % 64) * 64 + (t->tid / 64 % 4) * 4096;
+    uint64_t *top = (uint64_t *)((uintptr_t)(t->stack_lo + t->stack_bytes - color) & ~(uintptr_t)15);
+    uint64_t *sp = top - 9; /* (sp + 56) % 16 == 0 at eng_cu_emu_ctx_start's call */
+    sp[0] = 0;                     /* r15 */
+    sp[1] = 0;                     /* r14 */
+    sp[2] = (uint64_t)&fiber_main; /* r13: the function */
+    sp[3] = (uint64_t)t;           /* r12: its argument */
+    sp[4] = 0;                     /* rbx */
+    sp[5] = 0;                     /* rbp */
+    sp[6] = (uint64_t)&eng_cu_emu_ctx_start;
     t->sp = sp;
 #else
     ucontext_t *uc = (ucontext_t *)t->uc;
@@ -202,11 +204,23 @@ static void switch_to(ethread *from, ethread *to, int dying)
     }
 }
 
-/* the next runnable thread of the block after t (round robin), or NULL */
+/* The next runnable thread: a lane of t's warp after t first, then the
+ * other warps from t's on (round robin).  Keeping to one warp while it can
+ * run keeps the working set to 32 stacks, which fit the CPU's cache (going
+ * round the whole block at every collective made each switch a miss). */
 static ethread *pick_next(const ethread *t)
 {
     block_state *b = &g_launch.blk;
     const int n = b->n;
+    if (t) {
+        const int w0 = (int)(t->tid & ~31u), lanes = n - w0 < 32 ? n - w0 : 32;
+        for (int k = 1, l = (int)(t->tid & 31) + 1; k < lanes; k++, l++) {
+            if (l == lanes)
+                l = 0;
+            if (b->th[w0 + l].state == TH_RUNNABLE)
+                return &b->th[w0 + l];
+        }
+    }
     int i = t ? (int)t->tid + 1 : 0;
     for (int k = 0; k < n; k++, i++) {
         if (i == n)
@@ -269,7 +283,7 @@ static void fail_prefix(char *buf, size_t cap)
              g_builtins.block_idx.y, g_builtins.block_idx.z);
 }
 
-[[noreturn]] static void fail_v(cudaError_t code, const char *fmt, va_list ap)
+[[noreturn]] __attribute__((noinline, cold)) static void fail_v(cudaError_t code, const char *fmt, va_list ap)
 {
     fail_prefix(g_fail_msg, sizeof g_fail_msg);
     const size_t at = strlen(g_fail_msg);
@@ -280,7 +294,7 @@ static void fail_prefix(char *buf, size_t cap)
     abort();                   /* unreachable */
 }
 
-void kernel_fail(cudaError_t code, const char *fmt, ...)
+__attribute__((noinline, cold)) void kernel_fail(cudaError_t code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -289,7 +303,7 @@ void kernel_fail(cudaError_t code, const char *fmt, ...)
 
 /* a failure of t's, its name first: "synccheck: thread (x,y,z) ..." */
 [[noreturn]] static void thread_fail(const ethread *t, const char *check, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4), noinline, cold));
 static void thread_fail(const ethread *t, const char *check, const char *fmt, ...)
 {
     char f[512];
@@ -432,8 +446,8 @@ static int shfl_source(int kind, int lane, int arg, int width)
     }
 }
 
-static void mma_complete(ethread *lanes);
-static void ldmatrix_complete(ethread *lanes, int n, int trans);
+__attribute__((noinline)) static void mma_complete(ethread *lanes);
+__attribute__((noinline)) static void ldmatrix_complete(ethread *lanes, int n, int trans);
 
 static void collective_complete(warp_state *w, wgroup *g, ethread *lanes)
 {
@@ -731,21 +745,31 @@ enum { MAX_KERNELS = 256 };
 static struct {
     const char *name;
     unsigned long launches, blocks;
+    double seconds; /* the emulation's time, for its cost per kernel */
 } g_kernels[MAX_KERNELS];
 static int g_n_kernels;
 
-static void count_kernel(const launch_info *li, unsigned long blocks)
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void count_kernel(const launch_info *li, unsigned long blocks, double seconds)
 {
     for (int i = 0; i < g_n_kernels; i++)
         if (!strcmp(g_kernels[i].name, li->kernel)) {
             g_kernels[i].launches++;
             g_kernels[i].blocks += blocks;
+            g_kernels[i].seconds += seconds;
             return;
         }
     if (g_n_kernels < MAX_KERNELS) {
         g_kernels[g_n_kernels].name = li->kernel;
         g_kernels[g_n_kernels].launches = 1;
-        g_kernels[g_n_kernels++].blocks = blocks;
+        g_kernels[g_n_kernels].blocks = blocks;
+        g_kernels[g_n_kernels++].seconds = seconds;
     }
 }
 
@@ -935,29 +959,27 @@ void run_launch(launch_info *li)
     }
     g_launch.li = li;
     g_launch.id++;
+    g_param_lo = (uintptr_t)li->pack;
+    g_param_bytes = li->pack_bytes;
     g_launch.failed = 0;
     g_builtins.grid_dim = li->grid;
     g_builtins.block_dim = li->block;
     unsigned long blocks = 0;
+    const double t0 = now_s();
     for (unsigned z = 0; z < li->grid.z && !g_launch.failed; z++)
         for (unsigned y = 0; y < li->grid.y && !g_launch.failed; y++)
             for (unsigned x = 0; x < li->grid.x && !g_launch.failed; x++, blocks++)
                 run_block(li, x, y, z);
-    count_kernel(li, blocks);
+    count_kernel(li, blocks, now_s() - t0);
     g_launch.li = NULL;
+    g_param_lo = 0, g_param_bytes = 0;
     const int failed = g_launch.failed;
     emu_unlock();
     if (failed)
         set_last_error(g_fail_code, g_fail_msg);
 }
 
-/* for check.cc: the kernel's parameter space and the stack pool */
-int launch_param(uintptr_t a)
-{
-    const launch_info *li = g_launch.li;
-    return li && a - (uintptr_t)li->pack < li->pack_bytes;
-}
-
+/* for check.cc: the stack pool */
 int launch_stack_owner(uintptr_t a)
 {
     return stack_owner(a);
@@ -965,8 +987,8 @@ int launch_stack_owner(uintptr_t a)
 
 } /* namespace eng_cu_emu */
 
-/* "name launches blocks" per kernel launched so far, one a line; the
- * number of kernels.  For the tests' account of what ran. */
+/* "name launches blocks seconds" per kernel launched so far, one a line;
+ * the number of kernels.  For the tests' account of what ran. */
 extern "C" int eng_cuda_emu_kernels_run(char *buf, size_t cap)
 {
     using namespace eng_cu_emu;
@@ -974,7 +996,7 @@ extern "C" int eng_cuda_emu_kernels_run(char *buf, size_t cap)
     if (cap)
         buf[0] = 0;
     for (int i = 0; i < g_n_kernels && at < cap; i++)
-        at += (size_t)snprintf(buf + at, cap - at, "%s %lu %lu\n", g_kernels[i].name, g_kernels[i].launches,
-                               g_kernels[i].blocks);
+        at += (size_t)snprintf(buf + at, cap - at, "%s %lu %lu %.2f\n", g_kernels[i].name, g_kernels[i].launches,
+                               g_kernels[i].blocks, g_kernels[i].seconds);
     return g_n_kernels;
 }

@@ -54,6 +54,7 @@ struct region {
 
 /* the device or pinned allocation whose mapping (red zones included) holds a */
 region *region_find(uintptr_t a);
+extern region *g_region_hit; /* the last one found: kernels touch a few at a time */
 /* the allocation whose bytes [p, p + n) lie inside, else NULL */
 region *region_span(const void *p, size_t n);
 /* shadows of n bytes at base: mapped, zero (nothing written) */
@@ -120,6 +121,8 @@ struct launch_state {
 extern launch_state g_launch;
 extern __thread ethread *g_cur; /* the thread running, NULL outside a kernel */
 extern region g_shared, g_dyn_shared;
+extern uintptr_t g_param_lo;  /* the running launch's parameters (read only) */
+extern size_t g_param_bytes;
 extern uintptr_t g_shared_dirty_lo, g_shared_dirty_hi;
 
 /* true when a collective of lane a's warp with both lanes in its mask

@@ -120,13 +120,13 @@ const char *cudaGetErrorString(cudaError_t e)
 /* ------------------------------------------------------------ regions */
 static region **g_regions; /* device and pinned allocations, by base */
 static int g_n_regions, g_cap_regions;
-static region *g_hit; /* the last one found: kernels touch a few at a time */
+region *g_region_hit;
 static size_t g_bytes_used;
 static unsigned g_next_id = 1;
 
 region *region_find(uintptr_t a)
 {
-    region *h = g_hit;
+    region *h = g_region_hit;
     if (h && a - (uintptr_t)h->map < h->map_bytes)
         return h;
     int lo = 0, hi = g_n_regions - 1;
@@ -138,7 +138,7 @@ region *region_find(uintptr_t a)
         else if (a - (uintptr_t)r->map >= r->map_bytes)
             lo = mid + 1;
         else
-            return g_hit = r;
+            return g_region_hit = r;
     }
     return NULL;
 }
@@ -232,8 +232,8 @@ static region *regions_remove(uintptr_t base, int kind)
             region *r = g_regions[i];
             memmove(g_regions + i, g_regions + i + 1, (size_t)(g_n_regions - i - 1) * sizeof *g_regions);
             g_n_regions--;
-            if (g_hit == r)
-                g_hit = NULL;
+            if (g_region_hit == r)
+                g_region_hit = NULL;
             return r;
         }
     return NULL;
