@@ -55,6 +55,7 @@ extern "C" {
 #include "engine/model/ops.h"
 }
 #include "engine/cuda/elem.h"
+#include "engine/cuda/mma.h"
 #include "engine/cuda/plan.h"
 
 ENG__CU_BEGIN

@@ -13,7 +13,8 @@
 SUFFIXES += .cu
 CUDA_SRCS = engine/cuda/backend.cu engine/cuda/matmul.cu engine/cuda/ops.cu engine/cuda/attention.cu \
 	engine/cuda/titans.cu engine/cuda/titans_mem.cu
-EXTRA_DIST += $(CUDA_SRCS) engine/cuda/internal.h engine/cuda/backend.h engine/cuda/elem.h engine/cuda/plan.h
+EXTRA_DIST += $(CUDA_SRCS) engine/cuda/internal.h engine/cuda/backend.h engine/cuda/elem.h engine/cuda/plan.h \
+	engine/cuda/mma.h
 PTXAS_SPILL_BUDGET = 0
 NVCC_FLAGS = -arch=$(CUDA_ARCH) -O3 -std=c++17 -Xptxas -v --expt-relaxed-constexpr \
 	-Xcompiler -Wall,-Wextra,-Wno-unused-parameter -D_GNU_SOURCE -I$(top_srcdir) -I$(top_builddir)
@@ -22,11 +23,13 @@ CLEANFILES += engine/cuda/*.o.ptxas engine/cuda/*.o
 if HAVE_CUDA
 CUDA_OBJS = $(CUDA_SRCS:.cu=.o)
 noinst_LIBRARIES += engine/libtlmcuda.a
-engine_libtlmcuda_a_SOURCES = engine/cuda/backend.h engine/cuda/elem.h engine/cuda/plan.h engine/cuda/internal.h
+engine_libtlmcuda_a_SOURCES = engine/cuda/backend.h engine/cuda/elem.h engine/cuda/plan.h engine/cuda/internal.h \
+	engine/cuda/mma.h
 engine_libtlmcuda_a_LIBADD = $(CUDA_OBJS)
 engine_libtlmcuda_a_DEPENDENCIES = $(CUDA_OBJS)
 CUDA_ENGINE_A = engine/libtlmcuda.a
-$(CUDA_OBJS): engine/cuda/internal.h engine/cuda/elem.h engine/cuda/plan.h engine/model/ops.h engine/cuda/backend.h common/err.h \
+$(CUDA_OBJS): engine/cuda/internal.h engine/cuda/elem.h engine/cuda/mma.h engine/cuda/plan.h engine/model/ops.h \
+	engine/cuda/backend.h common/err.h \
 	config.h $(top_srcdir)/scripts/ptxas-spills.sh
 else
 CUDA_ENGINE_A =
@@ -65,11 +68,12 @@ CLEANFILES += engine/cuda/emu/*.o
 if HAVE_CUDA_EMU
 noinst_LIBRARIES += engine/libtlmcuda_emu.a
 engine_libtlmcuda_emu_a_SOURCES = $(CUDA_EMU_HDRS) engine/cuda/backend.h engine/cuda/elem.h engine/cuda/plan.h \
-	engine/cuda/internal.h
+	engine/cuda/internal.h engine/cuda/mma.h
 engine_libtlmcuda_emu_a_LIBADD = $(CUDA_EMU_KOBJS) $(CUDA_EMU_RTOBJS)
 engine_libtlmcuda_emu_a_DEPENDENCIES = $(CUDA_EMU_KOBJS) $(CUDA_EMU_RTOBJS)
 CUDA_EMU_A = engine/libtlmcuda_emu.a
-$(CUDA_EMU_KOBJS) $(CUDA_EMU_RTOBJS): $(CUDA_EMU_HDRS) engine/cuda/internal.h engine/cuda/elem.h engine/cuda/plan.h \
+$(CUDA_EMU_KOBJS) $(CUDA_EMU_RTOBJS): $(CUDA_EMU_HDRS) engine/cuda/internal.h engine/cuda/elem.h engine/cuda/mma.h \
+	engine/cuda/plan.h \
 	engine/cuda/backend.h engine/model/ops.h common/err.h config.h
 $(CUDA_EMU_KOBJS): engine/cuda/emu/%.o: engine/cuda/%.cu
 	@$(MKDIR_P) $(@D)

@@ -59,6 +59,7 @@
 #define __host__
 #define __forceinline__ inline __attribute__((always_inline))
 #define __noinline__ __attribute__((noinline))
+#define __align__(n) __attribute__((aligned(n)))
 #define __launch_bounds__(...)
 /* no restrict: another fiber writes through its own copy of the pointer
  * between two of this thread's accesses, at a barrier the compiler sees as

@@ -56,6 +56,8 @@ typedef struct backend_row {
     int needs_device;
     /* the backend's kept error (a device backend's ops return none), or NULL */
     int (*status)(const eng_backend *b, tlm_err *e);
+    /* a row that must fail: only this op's cases run, and each must fail */
+    const char *must_fail;
 } backend_row;
 
 static int cpu_create(eng_backend **out, tlm_err *e)
@@ -112,6 +114,49 @@ static int cuda_emu_create(eng_backend **out, tlm_err *e)
 {
     return eng_backend_cuda_emu_create(out, 0, e);
 }
+
+/* "cuda-emu-broken": the emulated backend with rmsnorm_fwd replaced by a
+ * test-only kernel that reads the gain at a wrong index
+ * (tests/engine/backend/emu_kernels.cu): its rmsnorm cases must fail
+ * against the CPU, which shows the comparison catches a kernel's bug. */
+void tlm_emu_rmsnorm_fwd_wrong_index(void *ctx, float *out, float *rstd, const float *x, const float *w, int N, int C,
+                                     float eps);
+typedef struct broken {
+    eng_backend b;
+    eng_backend *emu;
+} broken;
+static eng_ops broken_ops;
+
+static void broken_free(eng_backend *b)
+{
+    eng_backend_free(((broken *)b)->emu);
+    free(b);
+}
+
+static int broken_create(eng_backend **out, tlm_err *e)
+{
+    broken *k = calloc(1, sizeof *k);
+    if (!k)
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
+    int rc = eng_backend_cuda_emu_create(&k->emu, 0, e);
+    if (rc) {
+        free(k);
+        return rc;
+    }
+    broken_ops = *k->emu->ops;
+    broken_ops.name = "cuda-emu-broken";
+    broken_ops.backend_free = broken_free;
+    broken_ops.rmsnorm_fwd = tlm_emu_rmsnorm_fwd_wrong_index;
+    k->b.ops = &broken_ops;
+    k->b.ctx = k->emu->ctx;
+    *out = &k->b;
+    return 0;
+}
+
+static int broken_status(const eng_backend *b, tlm_err *e)
+{
+    return eng_backend_cuda_emu_status(((const broken *)b)->emu, e);
+}
 #endif
 
 /* The first row is the reference (checked against the double references;
@@ -119,13 +164,14 @@ static int cuda_emu_create(eng_backend **out, tlm_err *e)
  * cuda: fp32 kernels and cuBLASLt in fp32 (no TF32), so only the order of
  * sums differs from the CPU's. */
 static const backend_row backends[] = {
-    {"cpu", cpu_create, 0, 0, 0, NULL},
-    {"cpu-mirror", mirror_create, 0, 0, 0, NULL},
+    {"cpu", cpu_create, 0, 0, 0, NULL, NULL},
+    {"cpu-mirror", mirror_create, 0, 0, 0, NULL, NULL},
 #ifdef TLM_HAVE_CUDA
-    {"cuda", cuda_create, 1e-5, 5e-5, 1, eng_backend_cuda_status},
+    {"cuda", cuda_create, 1e-5, 5e-5, 1, eng_backend_cuda_status, NULL},
 #endif
 #ifdef TLM_HAVE_CUDA_EMU
-    {"cuda-emu", cuda_emu_create, 1e-5, 5e-5, 0, eng_backend_cuda_emu_status},
+    {"cuda-emu", cuda_emu_create, 1e-5, 5e-5, 0, eng_backend_cuda_emu_status, NULL},
+    {"cuda-emu-broken", broken_create, 1e-5, 5e-5, 0, broken_status, "rmsnorm"},
 #endif
 };
 #define N_BACKENDS (int)(sizeof backends / sizeof backends[0])
@@ -163,6 +209,20 @@ static const op_case cases[] = {
     {"gate", 0, tb_case_gate, {3}, 0},
     {"xent", 0, tb_case_xent, {0}, 0},
     {"adamw, sumsq", 0, tb_case_adamw, {0}, 0},
+    /* shapes that reach every path of a device backend's kernels (the
+     * reference checks run on them too) */
+    {"matmul", 0, tb_case_matmul, {0, 0, 1, 2, 3, 0}, 0}, /* pointers 4, 8 and 4 bytes aligned */
+    {"matmul", 0, tb_case_matmul, {1, 0, 2, 1, 1, 3}, 0}, /* and padded row strides */
+    {"matmul", 0, tb_case_matmul, {0, 1, 1, 1, 2, 5}, 0},
+    {"matmul", 0, tb_case_matmul, {1, 1, 3, 2, 1, 1}, 0},
+    {"matmul", 0, tb_case_matmul_k0, {2}, 0}, /* K = 0: C = 0.5 C */
+    {"matmul", 0, tb_case_matmul_k0, {0}, 0}, /* and C = 0 */
+    {"embedding", 0, tb_case_embedding, {37, 9, 200}, 0}, /* channels over two blocks */
+    {"rmsnorm", 0, tb_case_rmsnorm, {3, 700}, 0},         /* a row longer than a block */
+    {"attention", 0, tb_case_attention, {1, 9, 4, 2, 64}, 0},  /* head size 64 */
+    {"attention", 0, tb_case_attention, {1, 5, 2, 1, 128}, 0}, /* head size 128 */
+    {"xent", 0, tb_case_xent, {5, 1100}, 0},                   /* a vocabulary over two blocks, no multiple */
+    {"adamw, sumsq", 0, tb_case_adamw, {300000}, 0},           /* several elements a thread */
     {"dconv", ENG_OPS_TITANS, tb_case_dconv, {2, 7, 5, 4}, 0},
     {"dconv", ENG_OPS_TITANS, tb_case_dconv, {3, 3, 9, 4}, 0}, /* T < K: the window reaches past the sequence start */
     {"dconv", ENG_OPS_TITANS, tb_case_dconv, {1, 6, 3, 1}, 0},
@@ -183,6 +243,8 @@ static const op_case cases[] = {
     {"titans_mem", ENG_OPS_TITANS, tb_case_mem, {1, 8, 2, 4, 5, 2, 4}, 0.9},
     {"titans_mem", ENG_OPS_TITANS, tb_case_mem, {2, 5, 1, 3, 4, 2, 1}, 0.7},
     {"titans_mem", ENG_OPS_TITANS, tb_case_mem, {1, 6, 2, 3, 4, 2, 16}, 0.5},
+    {"swa", ENG_OPS_TITANS, tb_case_swa, {1, 9, 2, 1, 64, 4, 2}, 0},           /* head size 64 */
+    {"titans_mem", ENG_OPS_TITANS, tb_case_mem, {1, 9, 2, 8, 12, 2, 4}, 0.6}, /* 3 chunks, the last short */
 };
 #define N_CASES (int)(sizeof cases / sizeof cases[0])
 
@@ -234,6 +296,8 @@ static void compare_backend(const backend_row *row, const eng_backend *b, const 
             TAP_DIAG("%s: %s skipped: the backend does not fill its op group", row->name, c->op);
             continue;
         }
+        if (row->must_fail && strcmp(c->op, row->must_fail))
+            continue;
         run_case(&r, ref, NULL, T_CAPTURE, c, starts[i]);
         memcpy(want, arena, r.used);
         run_case(&t, b, dev, T_COMPARE, c, starts[i]);
@@ -252,8 +316,13 @@ static void compare_backend(const backend_row *row, const eng_backend *b, const 
         }
         for (int k = 0; ok && k < t.n_value; k++)
             ok = fabs(t.value[k] - r.value[k]) <= row->tol_fwd * fabs(r.value[k]);
-        TAP_OK(ok, "%s: %s (%d %d %d %d %d %d %d) against the cpu: worst %s %.1e (tolerance %.0e)", row->name, c->op,
-               c->a[0], c->a[1], c->a[2], c->a[3], c->a[4], c->a[5], c->a[6], at, worst, tol_worst);
+        if (row->must_fail)
+            TAP_OK(!ok, "%s: %s (%d %d %d %d %d %d %d) fails against the cpu, as it must: worst %s %.1e (tolerance %.0e)",
+                   row->name, c->op, c->a[0], c->a[1], c->a[2], c->a[3], c->a[4], c->a[5], c->a[6], at, worst,
+                   tol_worst);
+        else
+            TAP_OK(ok, "%s: %s (%d %d %d %d %d %d %d) against the cpu: worst %s %.1e (tolerance %.0e)", row->name,
+                   c->op, c->a[0], c->a[1], c->a[2], c->a[3], c->a[4], c->a[5], c->a[6], at, worst, tol_worst);
     }
     if (dev)
         b->ops->free(b->ctx, dev);
@@ -321,6 +390,14 @@ int main(int argc, char **argv)
         }
         eng_backend_free(b);
     }
+#ifdef TLM_HAVE_CUDA_EMU
+    /* which kernels the emulated rows ran (docs/engine.md's table) */
+    static char run[16384];
+    TAP_DIAG("cuda-emu: %d kernels ran (name, launches, blocks, seconds emulated):",
+             eng_cuda_emu_kernels_run(run, sizeof run));
+    for (char *line = strtok(run, "\n"); line; line = strtok(NULL, "\n"))
+        TAP_DIAG("  %s", line);
+#endif
     eng_backend_free(ref);
     free(arena);
     return tap_done();
