@@ -2,7 +2,10 @@
  * (device, stream, cuBLASLt handle and workspace, sumsq's partials), its
  * memory ops, the sticky error, and the device queries.  fp32 throughout
  * (parity with the CPU); every op group, ENG_OPS_TITANS included
- * (titans.cu, titans_mem.cu), so all four architectures run on it. */
+ * (titans.cu, titans_mem.cu), so all four architectures run on it.  In the
+ * emulated build (internal.h) the same code is the cuda-emu backend: the
+ * runtime calls are the emulator's and the cuBLASLt table holds its
+ * stand-ins. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,8 @@
 # engine/cuda/local.mk: the CUDA backend (built when configure finds the
 # toolkit: HAVE_CUDA): its public header (backend.h), the per-element
-# arithmetic shared with the CPU tests (elem.h), and the kernels in .cu
-# files compiled by nvcc for $(CUDA_ARCH) into engine/libtlmcuda.a.  Uses
+# arithmetic shared with the CPU tests (elem.h), the tensor-core wrappers
+# (mma.h), and the kernels in .cu files compiled by nvcc for $(CUDA_ARCH)
+# into engine/libtlmcuda.a; and their emulated build (below).  Uses
 # model/ops.h, common/.
 #
 # The object's folder is made first (a build outside the source tree, as

@@ -32,13 +32,17 @@ ENG__CU_BEGIN
  * Only warp 0 reads the warps' partials: its lane 0 then overwrites sh[0]
  * after the warp's shuffles, which order it after the other lanes' reads.
  * (Every warp used to read them, and thread 0's write of sh[0] raced with
- * the other warps' lane 0 reading it: the emulator's racecheck found it.) */
+ * the other warps' lane 0 reading it: the emulator's racecheck found it.)
+ * A kernel that calls it twice on one sh needs a __syncthreads between
+ * the calls (the last reads of sh[0] against the next call's writes); no
+ * kernel does, so the barrier that opened it went (the mutation test,
+ * bench/cuda_mutants.sh, found it guarded nothing), and the racecheck
+ * would report the missing one. */
 __device__ static float block_sum(float x, float *sh)
 {
     for (int o = 16; o > 0; o >>= 1)
         x += __shfl_down_sync(0xffffffffu, x, o);
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
-    __syncthreads(); /* sh may still be read from a previous call */
     if (lane == 0)
         sh[w] = x;
     __syncthreads();
@@ -53,7 +57,8 @@ __device__ static float block_sum(float x, float *sh)
     return sh[0];
 }
 
-/* The (max, sum of exp) pair over the block, the same way. */
+/* The (max, sum of exp) pair over the block, the same way (and, as
+ * block_sum, once per kernel: a second call would need a barrier first). */
 __device__ static void block_lse(float *m, float *s, float *shm, float *shs)
 {
     for (int o = 16; o > 0; o >>= 1) {
@@ -61,7 +66,6 @@ __device__ static void block_lse(float *m, float *s, float *shm, float *shs)
         eng_cu_lse_merge(m, s, m2, s2);
     }
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
-    __syncthreads();
     if (lane == 0)
         shm[w] = *m, shs[w] = *s;
     __syncthreads();

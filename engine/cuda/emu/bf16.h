@@ -22,18 +22,15 @@
 
 namespace eng_cu_emu {
 
+/* (emu/cuda.h, which includes this file last, has __float_as_uint) */
 static inline uint32_t bf16_f32_bits(float f)
 {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
+    return __float_as_uint(f);
 }
 
 static inline float bf16_bits_f32(uint32_t u)
 {
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
+    return __uint_as_float(u);
 }
 
 /* round to nearest even on the 16 bits dropped */

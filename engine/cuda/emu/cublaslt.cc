@@ -531,6 +531,86 @@ static double gelu(double x)
     return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
 }
 
+/* what the matmul read, for tests of the wrapper's mapping */
+static void record_call(const lt_desc *op, lt_layout *const L[4], const void *const ptr[4],
+                        const cublasLtMatmulAlgo_t *algo)
+{
+    lt_call_record *rec = &g_last;
+    rec->compute = op->compute, rec->scale = op->scale, rec->transa = op->transa, rec->transb = op->transb;
+    rec->epilogue = op->epilogue;
+    rec->batch = L[0]->batch;
+    for (int i = 0; i < 4; i++) {
+        rec->type[i] = L[i]->type, rec->rows[i] = L[i]->rows, rec->cols[i] = L[i]->cols, rec->ld[i] = L[i]->ld;
+        rec->stride[i] = L[i]->stride;
+        rec->ptr_align[i] = low_bit(ptr[i]);
+        rec->algo_align[i] = (unsigned)algo->data[1 + i];
+    }
+}
+
+/* D = epilogue(alpha op(A) op(B) + beta C), batch after batch, on checked
+ * operands; rd: D's allocation (its bytes become written) */
+static cublasStatus_t product(const lt_desc *op, lt_layout *const L[4], const void *A, const void *B, const void *C,
+                              void *D, float al, float be, uint64_t m, uint64_t n, uint64_t k, region *rd)
+{
+    const char *w = "cublasLtMatmul";
+    const lt_layout *Adesc = L[0], *Bdesc = L[1], *Cdesc = L[2], *Ddesc = L[3];
+    const int bias = op->epilogue & CUBLASLT_EPILOGUE_BIAS;
+    const int bias_type = op->bias_type >= 0 ? op->bias_type : Ddesc->type;
+    /* op(A) and op(B) gathered (rounded as the compute type allows), the
+     * product with C and the epilogue, then D (which may be C) */
+    double *a = (double *)malloc((size_t)(m * k) * sizeof *a), *b = (double *)malloc((size_t)(k * n) * sizeof *b);
+    double *acc = (double *)malloc((size_t)(m * n) * sizeof *acc);
+    if (!a || !b || !acc) {
+        free(a), free(b), free(acc);
+        return refuse(CUBLAS_STATUS_ALLOC_FAILED, "%s: no host memory for a %llu x %llu x %llu product", w,
+                      (unsigned long long)m, (unsigned long long)n, (unsigned long long)k);
+    }
+    const size_t es = type_bytes(Ddesc->type);
+    for (int bt = 0; bt < Adesc->batch; bt++) {
+        for (uint64_t i = 0; i < m; i++)
+            for (uint64_t q = 0; q < k; q++)
+                a[i * k + q] = input_round(op->compute, load_elem(Adesc->type, (const char *)A,
+                                                                  op->transa ? elem_index(Adesc, q, i, bt)
+                                                                             : elem_index(Adesc, i, q, bt)));
+        for (uint64_t q = 0; q < k; q++)
+            for (uint64_t j = 0; j < n; j++)
+                b[q * n + j] = input_round(op->compute, load_elem(Bdesc->type, (const char *)B,
+                                                                  op->transb ? elem_index(Bdesc, j, q, bt)
+                                                                             : elem_index(Bdesc, q, j, bt)));
+        for (uint64_t i = 0; i < m; i++) {
+            double *row = acc + i * n;
+            for (uint64_t j = 0; j < n; j++)
+                row[j] = 0;
+            for (uint64_t q = 0; q < k; q++) {
+                const double x = a[i * k + q];
+                const double *bq = b + q * n;
+                for (uint64_t j = 0; j < n; j++)
+                    row[j] += x * bq[j];
+            }
+            for (uint64_t j = 0; j < n; j++) {
+                double v = (double)al * row[j];
+                if (be != 0.0f)
+                    v += (double)be * load_elem(Cdesc->type, (const char *)C, elem_index(Cdesc, i, j, bt));
+                if (bias)
+                    v += load_elem(bias_type, (const char *)op->bias, (size_t)(i + (uint64_t)(bt * op->bias_stride)));
+                if (op->epilogue & CUBLASLT_EPILOGUE_RELU)
+                    v = v > 0 ? v : 0;
+                if (op->epilogue & CUBLASLT_EPILOGUE_GELU)
+                    v = gelu(v);
+                row[j] = v;
+            }
+        }
+        for (uint64_t i = 0; i < m; i++)
+            for (uint64_t j = 0; j < n; j++) {
+                const size_t at = elem_index(Ddesc, i, j, bt);
+                store_elem(Ddesc->type, (char *)D, at, acc[i * n + j]);
+                memset(rd->init + ((uintptr_t)D - rd->base) + at * es, 1, es);
+            }
+    }
+    free(a), free(b), free(acc);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
 cublasStatus_t eng_lt_standin_cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t op, const void *alpha,
                                              const void *A, cublasLtMatrixLayout_t Adesc, const void *B,
                                              cublasLtMatrixLayout_t Bdesc, const void *beta, const void *C,
@@ -588,76 +668,15 @@ cublasStatus_t eng_lt_standin_cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulD
     }
     const int bias = op->epilogue & CUBLASLT_EPILOGUE_BIAS;
     const int bias_type = op->bias_type >= 0 ? op->bias_type : Ddesc->type;
-    region *rbias = NULL;
     if (bias) {
         lt_layout bl = {MAGIC_LAYOUT, bias_type, CUBLASLT_ORDER_COL, m, 1, (int64_t)m, Ddesc->batch, op->bias_stride};
-        if (!op->bias || !(rbias = matrix_span(w, 'b', op->bias, &bl, 1, &st)))
-            return op->bias ? st : refuse(CUBLAS_STATUS_INVALID_VALUE, "%s: a bias epilogue without a bias pointer", w);
+        if (!op->bias)
+            return refuse(CUBLAS_STATUS_INVALID_VALUE, "%s: a bias epilogue without a bias pointer", w);
+        if (!matrix_span(w, 'b', op->bias, &bl, 1, &st))
+            return st;
     }
-    lt_call_record *rec = &g_last;
-    rec->compute = op->compute, rec->scale = op->scale, rec->transa = op->transa, rec->transb = op->transb;
-    rec->epilogue = op->epilogue;
-    rec->batch = Adesc->batch;
-    for (int i = 0; i < 4; i++) {
-        rec->type[i] = L[i]->type, rec->rows[i] = L[i]->rows, rec->cols[i] = L[i]->cols, rec->ld[i] = L[i]->ld;
-        rec->stride[i] = L[i]->stride;
-        rec->ptr_align[i] = low_bit(ptr[i]);
-        rec->algo_align[i] = (unsigned)algo->data[1 + i];
-    }
-    /* op(A) and op(B) gathered (rounded as the compute type allows), the
-     * product with C and the epilogue, then D (which may be C) */
-    double *a = (double *)malloc((size_t)(m * k) * sizeof *a), *b = (double *)malloc((size_t)(k * n) * sizeof *b);
-    double *acc = (double *)malloc((size_t)(m * n) * sizeof *acc);
-    if (!a || !b || !acc) {
-        free(a), free(b), free(acc);
-        return refuse(CUBLAS_STATUS_ALLOC_FAILED, "%s: no host memory for a %llu x %llu x %llu product", w,
-                      (unsigned long long)m, (unsigned long long)n, (unsigned long long)k);
-    }
-    const size_t es = type_bytes(Ddesc->type);
-    for (int bt = 0; bt < Adesc->batch; bt++) {
-        for (uint64_t i = 0; i < m; i++)
-            for (uint64_t q = 0; q < k; q++)
-                a[i * k + q] = input_round(op->compute, load_elem(Adesc->type, (const char *)A,
-                                                                  op->transa ? elem_index(Adesc, q, i, bt)
-                                                                             : elem_index(Adesc, i, q, bt)));
-        for (uint64_t q = 0; q < k; q++)
-            for (uint64_t j = 0; j < n; j++)
-                b[q * n + j] = input_round(op->compute, load_elem(Bdesc->type, (const char *)B,
-                                                                  op->transb ? elem_index(Bdesc, j, q, bt)
-                                                                             : elem_index(Bdesc, q, j, bt)));
-        for (uint64_t i = 0; i < m; i++) {
-            double *row = acc + i * n;
-            for (uint64_t j = 0; j < n; j++)
-                row[j] = 0;
-            for (uint64_t q = 0; q < k; q++) {
-                const double x = a[i * k + q];
-                const double *bq = b + q * n;
-                for (uint64_t j = 0; j < n; j++)
-                    row[j] += x * bq[j];
-            }
-            for (uint64_t j = 0; j < n; j++) {
-                double v = (double)al * row[j];
-                if (be != 0.0f)
-                    v += (double)be * load_elem(Cdesc->type, (const char *)C, elem_index(Cdesc, i, j, bt));
-                if (bias)
-                    v += load_elem(bias_type, (const char *)op->bias, (size_t)(i + (uint64_t)(bt * op->bias_stride)));
-                if (op->epilogue & CUBLASLT_EPILOGUE_RELU)
-                    v = v > 0 ? v : 0;
-                if (op->epilogue & CUBLASLT_EPILOGUE_GELU)
-                    v = gelu(v);
-                row[j] = v;
-            }
-        }
-        for (uint64_t i = 0; i < m; i++)
-            for (uint64_t j = 0; j < n; j++) {
-                const size_t at = elem_index(Ddesc, i, j, bt);
-                store_elem(Ddesc->type, (char *)D, at, acc[i * n + j]);
-                memset(r[3]->init + ((uintptr_t)D - r[3]->base) + at * es, 1, es);
-            }
-    }
-    free(a), free(b), free(acc);
-    (void)rbias;
-    return CUBLAS_STATUS_SUCCESS;
+    record_call(op, L, ptr, algo);
+    return product(op, L, A, B, C, D, al, be, m, n, k, r[3]);
 }
 
 } /* namespace eng_cu_emu */

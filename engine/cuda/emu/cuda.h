@@ -332,50 +332,24 @@ int atomic_cas_i32(int *p, int compare, int v);
 unsigned atomic_cas_u32(unsigned *p, unsigned compare, unsigned v);
 unsigned long long atomic_cas_u64(unsigned long long *p, unsigned long long compare, unsigned long long v);
 
-static inline float atomicAdd(float *p, float v)
-{
-    return atomic_add_f32(p, v);
-}
-static inline double atomicAdd(double *p, double v)
-{
-    return atomic_add_f64(p, v);
-}
-static inline int atomicAdd(int *p, int v)
-{
-    return atomic_add_i32(p, v);
-}
-static inline unsigned atomicAdd(unsigned *p, unsigned v)
-{
-    return atomic_add_u32(p, v);
-}
-static inline unsigned long long atomicAdd(unsigned long long *p, unsigned long long v)
-{
-    return atomic_add_u64(p, v);
-}
-static inline int atomicMax(int *p, int v)
-{
-    return atomic_max_i32(p, v);
-}
-static inline unsigned atomicMax(unsigned *p, unsigned v)
-{
-    return atomic_max_u32(p, v);
-}
-static inline int atomicMin(int *p, int v)
-{
-    return atomic_min_i32(p, v);
-}
-static inline int atomicExch(int *p, int v)
-{
-    return atomic_exch_i32(p, v);
-}
-static inline unsigned atomicExch(unsigned *p, unsigned v)
-{
-    return atomic_exch_u32(p, v);
-}
-static inline float atomicExch(float *p, float v)
-{
-    return atomic_exch_f32(p, v);
-}
+/* CUDA's overloads, onto the functions above */
+#define ENG_CU_EMU_ATOMIC(name, T, impl)                                                                       \
+    static inline T name(T *p, T v)                                                                            \
+    {                                                                                                          \
+        return impl(p, v);                                                                                     \
+    }
+ENG_CU_EMU_ATOMIC(atomicAdd, float, atomic_add_f32)
+ENG_CU_EMU_ATOMIC(atomicAdd, double, atomic_add_f64)
+ENG_CU_EMU_ATOMIC(atomicAdd, int, atomic_add_i32)
+ENG_CU_EMU_ATOMIC(atomicAdd, unsigned, atomic_add_u32)
+ENG_CU_EMU_ATOMIC(atomicAdd, unsigned long long, atomic_add_u64)
+ENG_CU_EMU_ATOMIC(atomicMax, int, atomic_max_i32)
+ENG_CU_EMU_ATOMIC(atomicMax, unsigned, atomic_max_u32)
+ENG_CU_EMU_ATOMIC(atomicMin, int, atomic_min_i32)
+ENG_CU_EMU_ATOMIC(atomicExch, int, atomic_exch_i32)
+ENG_CU_EMU_ATOMIC(atomicExch, unsigned, atomic_exch_u32)
+ENG_CU_EMU_ATOMIC(atomicExch, float, atomic_exch_f32)
+#undef ENG_CU_EMU_ATOMIC
 static inline int atomicCAS(int *p, int compare, int v)
 {
     return atomic_cas_i32(p, compare, v);

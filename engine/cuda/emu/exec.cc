@@ -53,7 +53,7 @@ size_t g_param_bytes;
 /* ------------------------------------------------------------ fibers */
 enum { STACK_BYTES = 128 << 10, GUARD_BYTES = 4096 };
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !defined(ENG_CU_EMU_UCONTEXT) /* -DENG_CU_EMU_UCONTEXT tries the portable path */
 #define EMU_ASM_SWITCH 1
 extern "C" void eng_cu_emu_ctx_switch(void **save_sp, void *new_sp);
 extern "C" void eng_cu_emu_ctx_start(void);
@@ -81,11 +81,13 @@ asm(".text\n"
     ".size eng_cu_emu_ctx_start,.-eng_cu_emu_ctx_start\n");
 #endif
 
-static void *g_main_sp;            /* the launching thread's stack while a fiber runs */
-#ifndef EMU_ASM_SWITCH
+/* the launching thread's context while a fiber runs */
+#ifdef EMU_ASM_SWITCH
+static void *g_main_sp;
+#else
 static ucontext_t g_main_uc;
 #endif
-static const void *g_main_bottom;  /* and its bounds, for AddressSanitizer */
+static const void *g_main_bottom;  /* and its stack's bounds, for AddressSanitizer */
 static size_t g_main_size;
 static int g_from_main;            /* the switch now finishing came from the launching thread */
 static char *g_stacks;             /* the fibers' stacks, STACK_BYTES + a guard page each */

@@ -1,7 +1,7 @@
 /* cases_core.h: the cases of the core ops (every backend fills them) for
  * tests/engine/backend/test_backend_ops: matmul, embedding, rmsnorm, rope,
- * attention, swiglu, gate, cross-entropy, adamw and sumsq, each with its
- * double-precision reference.  Header-only, for test_backend_ops.c. */
+ * attention, swiglu, gate, cross-entropy, axpy, adamw and sumsq, each with
+ * its double-precision reference.  Header-only, for test_backend_ops.c. */
 #ifndef TLM_TESTS_ENGINE_BACKEND_CASES_CORE_H
 #define TLM_TESTS_ENGINE_BACKEND_CASES_CORE_H
 
@@ -479,6 +479,28 @@ static void tb_case_xent(tcase *t, const int *a, double unused)
     fd_grad(ref_xent, &c, l, N * V, dscale, N, g);
     TAP_OK(rel_err(d, g, (size_t)N * V) < TOL_BWD, "xent bwd (in place, scaled, N=%d V=%d): rel err %.2e", N, V,
            rel_err(d, g, (size_t)N * V));
+}
+
+/* ------------------------------------------------------------ axpy */
+/* y += alpha x; a: n */
+static void tb_case_axpy(tcase *t, const int *a, double unused)
+{
+    const size_t n = (size_t)a[0];
+    float *x = t_floats(t, n), *y = t_floats(t, n), *y0 = t_floats(t, n);
+    if (!t->fits)
+        return;
+    fill(x, n, 1);
+    fill(y0, n, 1);
+    for (size_t i = 0; i < n; i++)
+        y[i] = y0[i];
+    OP(t, axpy, D(t, y), D(t, x), n, -0.75f);
+    t_out(t, y, n, T_FWD, "y");
+    if (!REF(t))
+        return;
+    double e = 0;
+    for (size_t i = 0; i < n; i++)
+        e = fmax(e, fabs(y[i] - ((double)y0[i] - 0.75 * x[i])));
+    TAP_OK(e < 1e-6, "axpy (n=%zu): max abs err %.2e", n, e);
 }
 
 /* ------------------------------------------------------------ adamw, sumsq */

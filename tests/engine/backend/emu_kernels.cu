@@ -56,6 +56,39 @@ __global__ static void k_blocks_write(float *out, int same)
         out[same ? 0 : blockIdx.x] = (float)blockIdx.x;
 }
 
+/* ops.cu's block_sum pattern called twice on one shared array: without a
+ * barrier between the calls, the second call's partial writes race with
+ * the first call's reads of sh[0] (ops.cu relies on this being reported) */
+__device__ static float twice_sum(float x, float *sh)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        x += __shfl_down_sync(0xffffffffu, x, o);
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    if (lane == 0)
+        sh[w] = x;
+    __syncthreads();
+    if (w == 0) {
+        x = lane < nw ? sh[lane] : 0.0f;
+        for (int o = 16; o > 0; o >>= 1)
+            x += __shfl_down_sync(0xffffffffu, x, o);
+        if (lane == 0)
+            sh[0] = x;
+    }
+    __syncthreads();
+    return sh[0];
+}
+
+__global__ static void k_sum_twice(float *out, int barrier)
+{
+    __shared__ float sh[32];
+    const float a = twice_sum((float)threadIdx.x, sh);
+    if (barrier)
+        __syncthreads();
+    const float b = twice_sum(1.0f, sh);
+    if (threadIdx.x == 0)
+        out[0] = a, out[1] = b;
+}
+
 /* every thread adds 1 to out[0] */
 __global__ static void k_atomic_count(float *out)
 {
@@ -167,6 +200,13 @@ static int run_kernel_case(const char *name, char *report, size_t cap)
     } else if (!strcmp(name, "race_blocks_same_word") || !strcmp(name, "race_blocks_own_words")) {
         ENG__CU_LAUNCH(k_blocks_write, 4, 32, 0, (cudaStream_t)0, out, name[12] == 's');
         rc = finish(report, cap);
+    } else if (!strcmp(name, "race_reduction_twice") || !strcmp(name, "race_reduction_twice_barrier")) {
+        ENG__CU_LAUNCH(k_sum_twice, 1, 128, 0, (cudaStream_t)0, out, name[20] == '_');
+        rc = finish(report, cap);
+        float v[2] = {0, 0};
+        cudaMemcpy(v, out, sizeof v, cudaMemcpyDeviceToHost);
+        if (!rc && (v[0] != 8128.0f || v[1] != 128.0f))
+            rc = 1, snprintf(report, cap, "the sums are %g and %g, not 8128 and 128", v[0], v[1]);
     } else if (!strcmp(name, "atomic_count")) {
         ENG__CU_LAUNCH(k_atomic_count, 3, 64, 0, (cudaStream_t)0, out);
         rc = finish(report, cap);

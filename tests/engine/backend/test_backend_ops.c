@@ -16,8 +16,12 @@
  * Any other backend runs the same cases on the same inputs and is checked
  * against the CPU backend's outputs, within the tolerances its row of
  * `backends` gives; a case of an op group the backend does not fill is
- * skipped (said, not counted).  Until a second backend is built, a mirror
- * of the CPU behind copies stands in for one, so that path is tested too.
+ * skipped (said, not counted).  A mirror of the CPU behind copies checks
+ * that path itself; with clang++ the CUDA kernels run on the CPU under the
+ * emulated execution model (engine/cuda/emu/: cuda-emu, on every machine),
+ * and a copy of it with one deliberately wrong kernel (cuda-emu-broken)
+ * must fail its cases, which shows the comparison catches a kernel's bug;
+ * the real CUDA backend runs where there is a GPU.
  *
  * How a case reaches a device: every buffer it uses comes from one arena
  * (t_floats), mirrored in the backend's memory when the backend is not on
@@ -65,38 +69,51 @@ static int cpu_create(eng_backend **out, tlm_err *e)
     return eng_backend_cpu_create(out, 0, e);
 }
 
-/* "cpu-mirror": the CPU's ops on memory the harness must copy to and from,
- * as a device backend's (is_host 0); it checks this test's path for other
- * backends, and must agree with the CPU bit for bit. */
-typedef struct mirror {
+/* A backend wrapped under another table: a copy of the inner backend's,
+ * changed by the maker; freeing it frees the inner one. */
+typedef struct wrapped {
     eng_backend b;
-    eng_backend *cpu;
-} mirror;
-static eng_ops mirror_ops;
+    eng_backend *inner;
+    eng_ops ops;
+} wrapped;
 
-static void mirror_free(eng_backend *b)
+static void wrapped_free(eng_backend *b)
 {
-    eng_backend_free(((mirror *)b)->cpu);
+    eng_backend_free(((wrapped *)b)->inner);
     free(b);
 }
 
+/* inner made by make(&inner, 0, e); the copy named name; the caller
+ * changes the returned table */
+static eng_ops *wrap(eng_backend **out, int (*make)(eng_backend **, int, tlm_err *), const char *name, tlm_err *e)
+{
+    wrapped *w = calloc(1, sizeof *w);
+    if (!w) {
+        tlm_errf(e, TLM_ENOMEM, "out of memory");
+        return NULL;
+    }
+    if (make(&w->inner, 0, e)) {
+        free(w);
+        return NULL;
+    }
+    w->ops = *w->inner->ops;
+    w->ops.name = name;
+    w->ops.backend_free = wrapped_free;
+    w->b.ops = &w->ops;
+    w->b.ctx = w->inner->ctx;
+    *out = &w->b;
+    return &w->ops;
+}
+
+/* "cpu-mirror": the CPU's ops on memory the harness must copy to and from,
+ * as a device backend's (is_host 0); it checks this test's path for other
+ * backends, and must agree with the CPU bit for bit. */
 static int mirror_create(eng_backend **out, tlm_err *e)
 {
-    mirror *m = calloc(1, sizeof *m);
-    if (!m)
-        return tlm_errf(e, TLM_ENOMEM, "out of memory");
-    int rc = eng_backend_cpu_create(&m->cpu, 0, e);
-    if (rc) {
-        free(m);
-        return rc;
-    }
-    mirror_ops = *m->cpu->ops;
-    mirror_ops.name = "cpu-mirror";
-    mirror_ops.is_host = 0;
-    mirror_ops.backend_free = mirror_free;
-    m->b.ops = &mirror_ops;
-    m->b.ctx = m->cpu->ctx;
-    *out = &m->b;
+    eng_ops *o = wrap(out, eng_backend_cpu_create, "cpu-mirror", e);
+    if (!o)
+        return e->code ? e->code : TLM_EINTERNAL;
+    o->is_host = 0;
     return 0;
 }
 
@@ -121,41 +138,19 @@ static int cuda_emu_create(eng_backend **out, tlm_err *e)
  * against the CPU, which shows the comparison catches a kernel's bug. */
 void tlm_emu_rmsnorm_fwd_wrong_index(void *ctx, float *out, float *rstd, const float *x, const float *w, int N, int C,
                                      float eps);
-typedef struct broken {
-    eng_backend b;
-    eng_backend *emu;
-} broken;
-static eng_ops broken_ops;
-
-static void broken_free(eng_backend *b)
-{
-    eng_backend_free(((broken *)b)->emu);
-    free(b);
-}
 
 static int broken_create(eng_backend **out, tlm_err *e)
 {
-    broken *k = calloc(1, sizeof *k);
-    if (!k)
-        return tlm_errf(e, TLM_ENOMEM, "out of memory");
-    int rc = eng_backend_cuda_emu_create(&k->emu, 0, e);
-    if (rc) {
-        free(k);
-        return rc;
-    }
-    broken_ops = *k->emu->ops;
-    broken_ops.name = "cuda-emu-broken";
-    broken_ops.backend_free = broken_free;
-    broken_ops.rmsnorm_fwd = tlm_emu_rmsnorm_fwd_wrong_index;
-    k->b.ops = &broken_ops;
-    k->b.ctx = k->emu->ctx;
-    *out = &k->b;
+    eng_ops *o = wrap(out, eng_backend_cuda_emu_create, "cuda-emu-broken", e);
+    if (!o)
+        return e->code ? e->code : TLM_EINTERNAL;
+    o->rmsnorm_fwd = tlm_emu_rmsnorm_fwd_wrong_index;
     return 0;
 }
 
 static int broken_status(const eng_backend *b, tlm_err *e)
 {
-    return eng_backend_cuda_emu_status(((const broken *)b)->emu, e);
+    return eng_backend_cuda_emu_status(((const wrapped *)b)->inner, e);
 }
 #endif
 
@@ -223,6 +218,7 @@ static const op_case cases[] = {
     {"attention", 0, tb_case_attention, {1, 5, 2, 1, 128}, 0}, /* head size 128 */
     {"xent", 0, tb_case_xent, {5, 1100}, 0},                   /* a vocabulary over two blocks, no multiple */
     {"adamw, sumsq", 0, tb_case_adamw, {300000}, 0},           /* several elements a thread */
+    {"axpy", 0, tb_case_axpy, {1000}, 0},
     {"dconv", ENG_OPS_TITANS, tb_case_dconv, {2, 7, 5, 4}, 0},
     {"dconv", ENG_OPS_TITANS, tb_case_dconv, {3, 3, 9, 4}, 0}, /* T < K: the window reaches past the sequence start */
     {"dconv", ENG_OPS_TITANS, tb_case_dconv, {1, 6, 3, 1}, 0},

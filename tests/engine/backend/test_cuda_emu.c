@@ -6,7 +6,8 @@
  * stand-ins refuse what the library documents it refuses.
  *
  *   - racecheck: a missing __syncthreads, a missing __syncwarp between two
- *     lanes, two blocks writing one word; and their corrections;
+ *     lanes, two blocks writing one word, ops.cu's block reduction called
+ *     twice with no barrier between; and their corrections;
  *   - synccheck: a barrier some threads exited before, divergent barriers,
  *     a shuffle whose mask holds an exited lane, a mask without the
  *     caller, lanes with different masks;
@@ -63,6 +64,8 @@ static const struct {
     {"race_warp_synced", 0, {NULL}},
     {"race_blocks_same_word", 1, {"racecheck", "block (0,0,0)", "same launch"}},
     {"race_blocks_own_words", 0, {NULL}},
+    {"race_reduction_twice", 1, {"racecheck", "k_sum_twice", "twice_sum"}},
+    {"race_reduction_twice_barrier", 0, {NULL}},
     {"atomic_count", 0, {NULL}},
     {"sync_barrier_after_exit", 1, {"synccheck", "exited without reaching the __syncthreads", "k_barrier_after_exit"}},
     {"sync_divergent_barriers", 1, {"synccheck", "divergent", NULL}},
