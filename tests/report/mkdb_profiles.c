@@ -186,7 +186,7 @@ static int put_done(db *d, const char *key, const jspec *j, const int w[6], int 
     TRY(put_eval(d, key, steps, per * steps, "val", "val", "ppl", ppl, e));
     TRY(put_eval(d, key, steps, per * steps, "val", "val", "loss", log(ppl), e));
     TRY(db_job_set_final(d, key, lf + 0.01 * gauss(seed, 999), log(ppl), 75.0, e));
-    TRY(db_job_set_status(d, key, "done", NULL, NULL, e));
+    TRY(db_job_set_status(d, key, DB_JOB_DONE, NULL, NULL, e));
     return 0;
 }
 
@@ -235,7 +235,7 @@ static int mk_rerun(db *d, tlm_err *e)
                     continue;
                 }
                 TRY(db_job_start_attempt(d, key, &n, e));
-                TRY(db_job_set_status(d, key, "failed", "data",
+                TRY(db_job_set_status(d, key, DB_JOB_FAILED, "data",
                                       "data error (exit 3): data.train: data/dmeo/train: No such file or directory",
                                       e));
             }
