@@ -101,6 +101,7 @@ static int legend_caption(rpt_figure *f, int pairs, int single, tlm_err *e)
 int rpt_fig_delta(rpt_ctx *c, rpt_figure *f, tlm_err *e)
 {
     f->title = "Change against uniform, beside the paper's";
+    f->sharex = 1; /* one x for every panel: architectures' changes compared by eye */
     rpt_table t[N_TABLES];
     memset(t, 0, sizeof t);
     int *color = NULL, rc = 0;

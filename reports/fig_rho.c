@@ -3,7 +3,8 @@
  * per configuration the mean over seeds with the seeds' min-max shaded,
  * for the first setting that has the statistics: uniform and the taper
  * first, as the alignment table, at most MAX_CONFIGS of them (bands of
- * more overlap past reading; --job chooses others).  The caption gives each line's Pearson r
+ * more overlap past reading; --job chooses others), and says in the caption
+ * what it left out.  The caption gives each line's Pearson r
  * with depth beside the paper's range (pretrained GPT-2: it has no
  * per-layer values to draw).
  * Must not: mix models of different depth. */
@@ -88,7 +89,12 @@ int rpt_fig_rho(rpt_ctx *c, rpt_figure *f, tlm_err *e)
         return rc;
     const char *rs[2] = {"", ""}; /* "uniform 0.95, cosine 0.93" per statistic */
     int depth = -1, seeds = 0, left = 0, most = c->o.max_series < MAX_CONFIGS ? c->o.max_series : MAX_CONFIGS;
-    for (int pi = 0; pi < c->n_panels && f->n == 0 && !rc; pi++) {
+    int others = 0; /* settings after the one drawn: not looked at, so named in the caption */
+    for (int pi = 0; pi < c->n_panels && !rc; pi++) {
+        if (f->n) {
+            others = c->n_panels - pi;
+            break;
+        }
         const rpt_pgroup *pg = &c->panels[pi];
         int drawn = 0, probed = 0, *order = malloc(sizeof *order * (size_t)pg->n_groups);
         if (!order) {
@@ -162,12 +168,21 @@ int rpt_fig_rho(rpt_ctx *c, rpt_figure *f, tlm_err *e)
         f->note = "rho: no job has rho_mlp layer statistics (the alignment evaluation suite)";
         return 0;
     }
-    if (left)
-        f->note = rpt_printf(&f->a, "rho: drew the first %d configurations; choose others with --job", most);
+    /* a reader must not take the lines drawn for all there is: say what was left out, and how to choose */
+    const char *more = "";
+    if (left || others) {
+        const char *cfgs = "this setting", *sets = "";
+        if (left)
+            cfgs = rpt_printf(&f->a, "the first %d configurations of this setting", most);
+        if (others)
+            sets = rpt_printf(&f->a, "; %d other setting%s not drawn", others, others == 1 ? "" : "s");
+        more = rpt_printf(&f->a, " Drawn: %s%s (choose others with --arch, --scale or --job).", cfgs, sets);
+        f->note = rpt_printf(&f->a, "rho: drew %s%s; choose others with --arch, --scale or --job", cfgs, sets);
+    }
     f->caption = rpt_printf(&f->a,
                             "Line: the mean over a configuration's seeds (up to %d); shaded: their min-max. Pearson r "
                             "with depth, MLP: %s; block: %s. The paper (pretrained GPT-2, 124M-1.5B, WikiText-2): "
-                            "0.49 to 0.71 (MLP), 0.27 to 0.71 (block), both near 0 early and rising late.",
-                            seeds, *rs[0] ? rs[0] : "-", *rs[1] ? rs[1] : "-");
+                            "0.49 to 0.71 (MLP), 0.27 to 0.71 (block), both near 0 early and rising late.%s",
+                            seeds, *rs[0] ? rs[0] : "-", *rs[1] ? rs[1] : "-", more);
     return 0;
 }

@@ -262,6 +262,14 @@ static void layout_axes(page *pg, int k)
             rpt__scale_cats(&fr->x, ax->n_xcats, ax->xcats, 0);
         } else {
             extent(f, k, 0, ax->logx, &lo, &hi);
+            for (int j = 0; f->sharex && j < f->n_axes; j++) {
+                double l, h;
+                if (j == k || f->ax[j].n_xcats || f->ax[j].logx != ax->logx)
+                    continue;
+                extent(f, j, 0, ax->logx, &l, &h);
+                lo = isnan(lo) || l < lo ? l : lo; /* NaN (no data there) never wins a comparison */
+                hi = isnan(hi) || h > hi ? h : hi;
+            }
             /* ticks spaced for their labels: the widest plus room */
             double gap = 45;
             for (int t = 0; t < 3; t++) {

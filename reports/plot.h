@@ -56,6 +56,7 @@ typedef struct rpt_figure {
     rpt_axes ax[RPT_MAX_AXES];
     int n_axes;
     int cols; /* axes per row; 0: up to 2 (3 for three) */
+    int sharex; /* every axes spans the x range of all: panels of one quantity read against each other */
     rpt_series *s;
     int n, cap;
     const char *note; /* why it is empty, or what it leaves out (stderr) */

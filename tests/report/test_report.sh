@@ -200,6 +200,10 @@ grep -q "^- tables with nothing in this database, left out: alignment, niah$" "$
 # inside the canvas and over no plot, text as text, inside the canvas and overlapping nothing
 mk arch4
 "$R" --db "$tmp/arch4.db" --all --out "$tmp/arch4" >/dev/null 2>"$tmp/err" || { no "--all on 4 architectures"; sed 's/^/# /' "$tmp/err"; }
+# rho draws one setting, at most 6 configurations: its caption says what it left out, and how to choose
+grep -qF "Drawn: the first 6 configurations of this setting; 3 other settings not drawn (choose others with --arch" \
+    "$tmp/arch4/report.md" && ok "rho on 4 architectures: the caption says that 6 configurations of one setting are drawn, 3 settings not" ||
+    no "rho on 4 architectures: the caption says what it left out"
 figcheck() { # DIR FIGURE...
     "$PY" "$src/tests/report/figure_check.py" "$@" >"$tmp/fc" 2>&1
     st=$?

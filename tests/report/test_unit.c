@@ -503,6 +503,34 @@ static void test_plot(void)
            "labels escaped for XML, control bytes and invalid UTF-8 dropped");
     free(svg);
     rpt_figure_clear(&f);
+
+    /* sharex (the delta figure's panels): both axes span both series' x, so 0..1 and 5..10 give each a tick 10 */
+    int tens[2];
+    for (int share = 0; share < 2; share++) {
+        rpt_figure_init(&f);
+        f.title = "t";
+        f.sharex = share;
+        for (int k = 0; k < 2; k++) {
+            rpt_figure_axes(&f, k ? "b" : "a");
+            s = rpt_figure_series(&f, k ? "b" : "a", k, 2, 0);
+            if (!s)
+                break;
+            s->x[0] = k ? 5 : 0;
+            s->x[1] = k ? 10 : 1;
+            s->y[0] = s->y[1] = 1;
+        }
+        svg = NULL;
+        tens[share] = -1; /* not drawn */
+        if (s && rpt_plot_svg(&f, &svg, &len, &e) == 0) {
+            tens[share] = 0;
+            for (const char *p = svg, *t; (t = strstr(p, ">10</text>")); p = t + 1)
+                tens[share]++;
+        }
+        free(svg);
+        rpt_figure_clear(&f);
+    }
+    TAP_OK(tens[0] == 1 && tens[1] == 2, "sharex: a tick 10 on one axes alone, on both shared (%d, %d)", tens[0],
+           tens[1]);
 }
 
 int main(void)
