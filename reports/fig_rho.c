@@ -81,6 +81,28 @@ static int load(rpt_ctx *c, const rpt_group *g, int k, double **mean, double **l
     return 0;
 }
 
+/* What the lines, bands and r mean, and what was left out: the first
+ * `most` configurations (0: all of the setting) and `others` settings after it. */
+static void caption(rpt_figure *f, int seeds, const char *const rs[2], int most, int others)
+{
+    /* a reader must not take the lines drawn for all there is: say what was left out, and how to choose */
+    const char *more = "";
+    if (most || others) {
+        const char *cfgs = "this setting", *sets = "";
+        if (most)
+            cfgs = rpt_printf(&f->a, "the first %d configurations of this setting", most);
+        if (others)
+            sets = rpt_printf(&f->a, "; %d other setting%s not drawn", others, others == 1 ? "" : "s");
+        more = rpt_printf(&f->a, " Drawn: %s%s (choose others with --arch, --scale or --job).", cfgs, sets);
+        f->note = rpt_printf(&f->a, "rho: drew %s%s; choose others with --arch, --scale or --job", cfgs, sets);
+    }
+    f->caption = rpt_printf(&f->a,
+                            "Line: the mean over a configuration's seeds (up to %d); shaded: their min-max. Pearson r "
+                            "with depth, MLP: %s; block: %s. The paper (pretrained GPT-2, 124M-1.5B, WikiText-2): "
+                            "0.49 to 0.71 (MLP), 0.27 to 0.71 (block), both near 0 early and rising late.%s",
+                            seeds, *rs[0] ? rs[0] : "-", *rs[1] ? rs[1] : "-", more);
+}
+
 int rpt_fig_rho(rpt_ctx *c, rpt_figure *f, tlm_err *e)
 {
     f->title = "Alignment with the residual stream";
@@ -168,21 +190,6 @@ int rpt_fig_rho(rpt_ctx *c, rpt_figure *f, tlm_err *e)
         f->note = "rho: no job has rho_mlp layer statistics (the alignment evaluation suite)";
         return 0;
     }
-    /* a reader must not take the lines drawn for all there is: say what was left out, and how to choose */
-    const char *more = "";
-    if (left || others) {
-        const char *cfgs = "this setting", *sets = "";
-        if (left)
-            cfgs = rpt_printf(&f->a, "the first %d configurations of this setting", most);
-        if (others)
-            sets = rpt_printf(&f->a, "; %d other setting%s not drawn", others, others == 1 ? "" : "s");
-        more = rpt_printf(&f->a, " Drawn: %s%s (choose others with --arch, --scale or --job).", cfgs, sets);
-        f->note = rpt_printf(&f->a, "rho: drew %s%s; choose others with --arch, --scale or --job", cfgs, sets);
-    }
-    f->caption = rpt_printf(&f->a,
-                            "Line: the mean over a configuration's seeds (up to %d); shaded: their min-max. Pearson r "
-                            "with depth, MLP: %s; block: %s. The paper (pretrained GPT-2, 124M-1.5B, WikiText-2): "
-                            "0.49 to 0.71 (MLP), 0.27 to 0.71 (block), both near 0 early and rising late.%s",
-                            seeds, *rs[0] ? rs[0] : "-", *rs[1] ? rs[1] : "-", more);
+    caption(f, seeds, rs, left ? most : 0, others);
     return 0;
 }
