@@ -1,9 +1,10 @@
 /* test_flash.c: the tensor-core flash attention (engine/cuda/flash.cu) on
- * the emulated CUDA build, against a plain causal softmax attention
+ * the emulated CUDA build (and, in a CUDA build, on GPU 0 when there is
+ * one: skipped, said, where the backend finds none), against a plain causal softmax attention
  * computed here in double from the SAME bf16-rounded inputs, forward
  * (O, lse) and backward (dQ, dK, dV); the emulator's race, barrier and
  * memory checks run on every launch (a failed one is the backend's kept
- * error, and fails the case).
+ * error, and fails the case; on a GPU only the numbers are checked).
  *
  * Cases: head size 64 and 128; GQA (H 4 over Hkv 2) and MHA; T 1, 17 and
  * 77 (one row; one partial tile; a full tile and a partial one, so the
@@ -41,12 +42,40 @@
 #include "tests/lib/tap.h"
 
 #ifdef TLM_HAVE_CUDA_EMU
-size_t tlm_test_flash_ws_floats(int B, int T, int H);
-void tlm_test_flash_fwd(void *ctx, void *out, int ldo, float *lse, const void *q, int ldq, const void *k,
-                        const void *v, int ldkv, int B, int T, int H, int Hkv, int hd, float scale);
-void tlm_test_flash_bwd(void *ctx, void *dq, void *dk, void *dv, const float *lse, const void *dout, const void *out,
-                        int ldo, const void *q, int ldq, const void *k, const void *v, int ldkv, int B, int T, int H,
-                        int Hkv, int hd, float scale, float *ws);
+/* flash_entry.cu's C entries, per build */
+#define FL_DECLARE(P)                                                                                           \
+    size_t P##ws_floats(int B, int T, int H);                                                                  \
+    void P##fwd(void *ctx, void *out, int ldo, float *lse, const void *q, int ldq, const void *k, const void *v, \
+                int ldkv, int B, int T, int H, int Hkv, int hd, float scale);                                  \
+    void P##bwd(void *ctx, void *dq, void *dk, void *dv, const float *lse, const void *dout, const void *out,   \
+                int ldo, const void *q, int ldq, const void *k, const void *v, int ldkv, int B, int T, int H,   \
+                int Hkv, int hd, float scale, float *ws);
+FL_DECLARE(tlm_test_flash_emu_)
+#ifdef TLM_HAVE_CUDA
+FL_DECLARE(tlm_test_flash_gpu_)
+#endif
+
+/* a build of flash.cu: its backend, its kept error, its entries */
+typedef struct flash_row {
+    const char *name;
+    int (*create)(eng_backend **out, int device, tlm_err *e);
+    int (*status)(const eng_backend *b, tlm_err *e);
+    size_t (*ws_floats)(int B, int T, int H);
+    void (*fwd)(void *ctx, void *out, int ldo, float *lse, const void *q, int ldq, const void *k, const void *v,
+                int ldkv, int B, int T, int H, int Hkv, int hd, float scale);
+    void (*bwd)(void *ctx, void *dq, void *dk, void *dv, const float *lse, const void *dout, const void *out,
+                int ldo, const void *q, int ldq, const void *k, const void *v, int ldkv, int B, int T, int H,
+                int Hkv, int hd, float scale, float *ws);
+    int needs_device; /* may find no GPU: then skipped */
+} flash_row;
+static const flash_row rows[] = {
+    {"cuda-emu", eng_backend_cuda_emu_create, eng_backend_cuda_emu_status, tlm_test_flash_emu_ws_floats,
+     tlm_test_flash_emu_fwd, tlm_test_flash_emu_bwd, 0},
+#ifdef TLM_HAVE_CUDA
+    {"cuda", eng_backend_cuda_create, eng_backend_cuda_status, tlm_test_flash_gpu_ws_floats, tlm_test_flash_gpu_fwd,
+     tlm_test_flash_gpu_bwd, 1},
+#endif
+};
 
 #define BOUND_O 0.0078125   /* 2^-7 of max |v| */
 #define BOUND_LSE 1e-4      /* absolute */
@@ -152,12 +181,12 @@ static void reference(const double *qkv, int ld, const double *dout, int ldo, in
 }
 
 /* one case: 0 when it ran (its checks counted), -1 on a setup failure */
-static int run_case(eng_backend *be, int B, int T, int H, int Hkv, int hd)
+static int run_case(const flash_row *row, eng_backend *be, int B, int T, int H, int Hkv, int hd)
 {
     const int ld = (H + 2 * Hkv) * hd, ldo = H * hd + 8, N = B * T;
     const double scale = 1.0 / sqrt((double)hd);
     const size_t nqkv = (size_t)N * ld, no = (size_t)N * ldo, nl = (size_t)B * H * T;
-    const size_t nws = tlm_test_flash_ws_floats(B, T, H);
+    const size_t nws = row->ws_floats(B, T, H);
     uint16_t *hqkv = malloc(2 * nqkv), *hdo = malloc(2 * no), *ho = malloc(2 * no);
     uint16_t *hd1 = malloc(2 * nqkv), *hd2 = malloc(2 * nqkv);
     double *qkv = malloc(sizeof(double) * nqkv), *dout = malloc(sizeof(double) * no);
@@ -169,7 +198,7 @@ static int run_case(eng_backend *be, int B, int T, int H, int Hkv, int hd)
     void *dgrad = op->alloc(ctx, 2 * nqkv);
     float *dlse = op->alloc(ctx, sizeof(float) * nl), *dws = op->alloc(ctx, sizeof(float) * (nws ? nws : 1));
     char name[96];
-    snprintf(name, sizeof name, "hd %d, B %d, T %d, H %d over Hkv %d", hd, B, T, H, Hkv);
+    snprintf(name, sizeof name, "%s: hd %d, B %d, T %d, H %d over Hkv %d", row->name, hd, B, T, H, Hkv);
     if (!hqkv || !hdo || !ho || !hd1 || !hd2 || !qkv || !dout || !ro || !rl || !rd || !hl || !dqkv_in || !ddo ||
         !dout_o || !dgrad || !dlse || !dws) {
         TAP_OK(0, "%s: memory for the case", name);
@@ -192,9 +221,9 @@ static int run_case(eng_backend *be, int B, int T, int H, int Hkv, int hd)
     uint16_t *gq = dgrad, *gk = gq + (size_t)H * hd, *gv = gk + (size_t)Hkv * hd;
 
     tlm_err e = {0};
-    tlm_test_flash_fwd(ctx, dout_o, ldo, dlse, q, ld, k, v, ld, B, T, H, Hkv, hd, (float)scale);
-    int rc = eng_backend_cuda_emu_status(be, &e);
-    TAP_OK(!rc, "%s: forward ran under the emulator's checks%s%s", name, rc ? ": " : "", rc ? e.msg : "");
+    row->fwd(ctx, dout_o, ldo, dlse, q, ld, k, v, ld, B, T, H, Hkv, hd, (float)scale);
+    int rc = row->status(be, &e);
+    TAP_OK(!rc, "%s: forward ran, no kept error (on cuda-emu: its checks)%s%s", name, rc ? ": " : "", rc ? e.msg : "");
     if (rc)
         return -1;
     op->to_host(ctx, ho, dout_o, 2 * no);
@@ -215,10 +244,10 @@ static int run_case(eng_backend *be, int B, int T, int H, int Hkv, int hd)
 
     for (int pass = 0; pass < 2; pass++) {
         op->to_device(ctx, dgrad, hqkv, 2 * nqkv); /* stale values: the kernels must overwrite each one */
-        tlm_test_flash_bwd(ctx, gq, gk, gv, dlse, ddo, dout_o, ldo, q, ld, k, v, ld, B, T, H, Hkv, hd,
+        row->bwd(ctx, gq, gk, gv, dlse, ddo, dout_o, ldo, q, ld, k, v, ld, B, T, H, Hkv, hd,
                            (float)scale, dws);
-        rc = eng_backend_cuda_emu_status(be, &e);
-        TAP_OK(!rc, "%s: backward %d ran under the emulator's checks%s%s", name, pass + 1, rc ? ": " : "",
+        rc = row->status(be, &e);
+        TAP_OK(!rc, "%s: backward %d ran, no kept error%s%s", name, pass + 1, rc ? ": " : "",
                rc ? e.msg : "");
         if (rc)
             return -1;
@@ -245,16 +274,21 @@ static int run_case(eng_backend *be, int B, int T, int H, int Hkv, int hd)
 
 int main(void)
 {
-    eng_backend *be = NULL;
-    tlm_err e = {0};
-    if (eng_backend_cuda_emu_create(&be, 0, &e)) {
-        TAP_OK(0, "the emulated CUDA backend: %s", e.msg);
-        return tap_done();
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        eng_backend *be = NULL;
+        tlm_err e = {0};
+        if (rows[r].create(&be, 0, &e)) {
+            if (rows[r].needs_device && e.code == TLM_ECONFIG)
+                TAP_DIAG("%s: skipped: %s", rows[r].name, e.msg);
+            else
+                TAP_OK(0, "%s: the backend: %s", rows[r].name, e.msg);
+            continue;
+        }
+        for (int i = 0; i < NCASES; i++)
+            if (run_case(&rows[r], be, cases[i].B, cases[i].T, cases[i].H, cases[i].Hkv, cases[i].hd))
+                break; /* the backend keeps its first error: later cases cannot run */
+        eng_backend_free(be);
     }
-    for (int i = 0; i < NCASES; i++)
-        if (run_case(be, cases[i].B, cases[i].T, cases[i].H, cases[i].Hkv, cases[i].hd))
-            break; /* the backend keeps its first error: later cases cannot run */
-    eng_backend_free(be);
     return tap_done();
 }
 #else
