@@ -163,6 +163,21 @@ void eng__cu_attention_bwd(void *ctx, float *dq, float *dk, float *dv, const flo
                            const float *q, int ldq, const float *k, const float *v, int ldkv, int B, int T, int H,
                            int Hkv, int hd, float *ws);
 
+/* flash.cu: causal flash attention on the tensor cores, bf16 in and out
+ * (FlashAttention-2 style; the op's strides: q rows of ldq, k and v of ldkv,
+ * out and dout of ldo, elements; lse (B, H, T) fp32, natural log).  hd 64
+ * or 128, pointers 16-byte aligned, strides multiples of 8, else the
+ * context's TLM_ECONFIG.  The backward writes dq with ldq, dk and dv with
+ * ldkv, and uses eng__flash_workspace_floats floats of ws (D). */
+size_t eng__flash_workspace_floats(int B, int T, int H);
+void eng__flash_fwd(void *ctx, __nv_bfloat16 *out, int ldo, float *lse, const __nv_bfloat16 *q, int ldq,
+                    const __nv_bfloat16 *k, const __nv_bfloat16 *v, int ldkv, int B, int T, int H, int Hkv, int hd,
+                    float scale);
+void eng__flash_bwd(void *ctx, __nv_bfloat16 *dq, __nv_bfloat16 *dk, __nv_bfloat16 *dv, const float *lse,
+                    const __nv_bfloat16 *dout, const __nv_bfloat16 *out, int ldo, const __nv_bfloat16 *q, int ldq,
+                    const __nv_bfloat16 *k, const __nv_bfloat16 *v, int ldkv, int B, int T, int H, int Hkv, int hd,
+                    float scale, float *ws);
+
 /* titans.cu */
 void eng__cu_dconv_fwd(void *ctx, float *y, int ldy, const float *x, int ldx, const float *w, int N, int T, int C,
                        int K);

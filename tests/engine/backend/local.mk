@@ -41,9 +41,26 @@ tests_engine_backend_test_cuda_emu_LDADD = $(CUDA_EMU_TEST_OBJS) $(CUDA_FRAG_GPU
 	$(CUDA_EMU_LIBS)
 TESTS += tests/engine/backend/test_cuda_emu
 EXTRA_DIST += tests/engine/backend/emu_kernels.cu tests/engine/backend/cuda_frag.cu
+
+# the tensor-core flash attention (engine/cuda/flash.cu) on the emulator,
+# and on GPU 0 when one is lent, against a host reference from the same
+# bf16 inputs; 77 without the emulator.  flash_entry.cu: C entry points to
+# its C++ launchers, built by clang++ and (CUDA build) by nvcc.
+check_PROGRAMS += tests/engine/backend/test_flash
+tests_engine_backend_test_flash_SOURCES = tests/engine/backend/test_flash.c tests/lib/tap.h
+tests_engine_backend_test_flash_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_engine_backend_test_flash_LDADD = $(CUDA_FLASH_TEST_OBJ) $(CUDA_FLASH_GPU_OBJ) $(CUDA_EMU_A) $(ENGINE_LIBS) $(CUDA_EMU_LIBS)
+TESTS += tests/engine/backend/test_flash
+EXTRA_DIST += tests/engine/backend/flash_entry.cu
+CLEANFILES += tests/engine/backend/flash_entry_emu.o tests/engine/backend/flash_entry.o
 CLEANFILES += tests/engine/backend/emu_kernels.o tests/engine/backend/cuda_frag_emu.o tests/engine/backend/cuda_frag.o
 if HAVE_CUDA_EMU
 CUDA_EMU_TEST_OBJS = tests/engine/backend/emu_kernels.o tests/engine/backend/cuda_frag_emu.o
+CUDA_FLASH_TEST_OBJ = tests/engine/backend/flash_entry_emu.o
+tests/engine/backend/flash_entry_emu.o: tests/engine/backend/flash_entry.cu $(CUDA_EMU_HDRS) engine/cuda/internal.h \
+	engine/cuda/elem.h engine/cuda/mma.h engine/cuda/plan.h engine/model/ops.h common/err.h config.h
+	@$(MKDIR_P) $(@D)
+	$(AM_V_GEN)$(CLANGXX) $(CUDA_EMU_CXXFLAGS) -x c++ -c $< -o $@
 $(CUDA_EMU_TEST_OBJS): $(CUDA_EMU_HDRS) engine/cuda/internal.h engine/cuda/elem.h engine/cuda/mma.h engine/cuda/plan.h \
 	engine/cuda/backend.h engine/model/ops.h common/err.h config.h
 tests/engine/backend/emu_kernels.o: tests/engine/backend/emu_kernels.cu
@@ -55,10 +72,15 @@ tests/engine/backend/cuda_frag_emu.o: tests/engine/backend/cuda_frag.cu
 if HAVE_CUDA
 CUDA_FRAG_GPU_OBJ = tests/engine/backend/cuda_frag.o
 tests/engine/backend/cuda_frag.o: engine/cuda/internal.h engine/cuda/elem.h engine/cuda/mma.h engine/cuda/plan.h
+CUDA_FLASH_GPU_OBJ = tests/engine/backend/flash_entry.o
+tests/engine/backend/flash_entry.o: engine/cuda/internal.h engine/cuda/elem.h engine/cuda/mma.h engine/cuda/plan.h
 else
 CUDA_FRAG_GPU_OBJ =
+CUDA_FLASH_GPU_OBJ =
 endif
 else
 CUDA_EMU_TEST_OBJS =
+CUDA_FLASH_TEST_OBJ =
+CUDA_FLASH_GPU_OBJ =
 CUDA_FRAG_GPU_OBJ =
 endif
