@@ -33,6 +33,7 @@
 #define eng_backend_cuda_status eng_backend_cuda_emu_status
 #define eng_backend_cuda_set_fast_matmul eng_backend_cuda_emu_set_fast_matmul
 #define eng_backend_cuda_memory eng_backend_cuda_emu_memory
+#define eng_backend_cuda_set_dtype eng_backend_cuda_emu_set_dtype
 /* k<<<grid, block, smem, stream>>>(args): the emulator's launch, which
  * checks the pointer arguments and runs the grid before it returns */
 #define ENG__CU_LAUNCH(k, grid, block, smem, stream, ...)                                                      \
@@ -105,6 +106,7 @@ typedef struct eng__cu {
     eng__cu_plan plans[ENG__CU_PLANS];
     int n_plans;
     int fast_matmul; /* CUBLAS_COMPUTE_32F_FAST_16BF instead of CUBLAS_COMPUTE_32F */
+    eng_dtype act;   /* the activations' storage type (eng_backend_cuda_set_dtype) */
     eng__cu_alloc_rec *allocs;
     int n_allocs, cap_allocs;
     size_t bytes_now, bytes_peak;
