@@ -281,6 +281,8 @@ static void ctx_destroy(eng__cu *c)
         c->api.cublasLtDestroy(c->lt);
     cudaFree(c->lt_ws);
     cudaFree(c->partials);
+    cudaFree(c->seg_dev);
+    free(c->seg_host);
     cudaFreeHost(c->host_sum);
     free(c->allocs);
     if (c->stream)
