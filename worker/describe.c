@@ -243,6 +243,13 @@ int wrk_describe(const eng_config *cfg, FILE *out, tlm_err *e)
         json_decref(doc);
         return e->code ? e->code : tlm_errf(e, TLM_EINTERNAL, "describe: cannot build the memory estimates");
     }
+    /* train.precision as each device would run it (null: refused there) */
+    int pc, pg;
+    tlm_err pe;
+    json_t *prec = json_pack("{s:s?, s:s}", "cpu",
+                             eng_precision_resolve(cfg, 0, &pc, &pe) ? NULL : eng_precision_name(pc), "gpu",
+                             eng_precision_resolve(cfg, 1, &pg, &pe) ? "?" : eng_precision_name(pg));
+    json_object_set_new(doc, "precision", prec);
     json_object_set_new(doc, "cpu_memory", cm);
     json_object_set_new(doc, "gpu_memory", gm);
     int bad = json_dumpf(doc, out, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) || fputc('\n', out) == EOF;

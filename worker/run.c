@@ -37,6 +37,7 @@ typedef struct job {
     wrk_heartbeat hb;
     eng_config cfg;
     eng_backend *be;          /* what the evaluator and the trainer compute on */
+    int precision;            /* train.precision resolved for the device (ENG_PREC_FP32 or ENG_PREC_BF16) */
     eng_evaluator *evaluator; /* the suites besides val, handed to the trainer */
     eng_trainer *tr;
     char ckpt_root[ENG_CKPT_PATH_MAX];
@@ -296,6 +297,7 @@ static void emit_start(job *j, int64_t resumed_from)
     wrk_ev_int(&ev, "params", (int64_t)eng_model_n_params(eng_trainer_model(j->tr)));
     wrk_ev_num(&ev, "flops_per_token", flops);
     wrk_ev_str(&ev, "device", j->o->device);
+    wrk_ev_str(&ev, "precision", eng_precision_name(j->precision));
     wrk_ev_int(&ev, "threads", eng_backend_cpu_threads(j->be));
     wrk_ev_str(&ev, "blas", eng_runtime_blas());
     wrk_ev_str(&ev, "blas_kernel", eng_runtime_kernel());
@@ -342,9 +344,10 @@ static void emit_start(job *j, int64_t resumed_from)
  * config error, as tlmd refuses GPU slots on the same fact
  * (engine/config/build.h, ENG_GPU_BACKEND); so is a GPU the runtime does not
  * list ("no GPU": the job cannot run on this machine). */
-static int make_backend(eng_backend **be, const char *device, int threads, tlm_err *e)
+static int make_backend(eng_backend **be, const char *device, int threads, const eng_config *cfg, int *precision,
+                        tlm_err *e)
 {
-    if (!strcmp(device, "cpu"))
+    if (!strcmp(device, "cpu")) /* fp32 only: eng_precision_resolve refused bf16 already */
         return eng_backend_cpu_create(be, threads, e);
     const char *p = device;
     int k = -1;
@@ -358,8 +361,23 @@ static int make_backend(eng_backend **be, const char *device, int threads, tlm_e
         return tlm_errf(e, TLM_ECONFIG, "--device %s: expected cpu or cuda:K (K from 0 to 1023)", device);
 #ifdef TLM_HAVE_CUDA
     int rc = eng_backend_cuda_create(be, k, e);
-    return rc ? tlm_err_prefix(e, "--device %s", device) : 0;
+    if (rc)
+        return tlm_err_prefix(e, "--device %s", device);
+    eng_dtype t = *precision == ENG_PREC_BF16 ? ENG_BF16 : ENG_F32;
+    if (eng_backend_cuda_set_dtype(*be, t, e)) {
+        /* a backend without bf16 storage runs auto in fp32, and says so;
+         * a config that asked for bf16 in words fails */
+        if (cfg->train.precision != ENG_PREC_AUTO || eng_backend_cuda_set_dtype(*be, ENG_F32, e)) {
+            eng_backend_free(*be);
+            *be = NULL;
+            return tlm_err_prefix(e, "--device %s", device);
+        }
+        say("train.precision auto: this build's CUDA backend stores fp32 only; training in fp32");
+        *precision = ENG_PREC_FP32;
+    }
+    return 0;
 #else
+    (void)cfg, (void)precision;
     return tlm_errf(e, TLM_ECONFIG, "--device %s: this build trains on the CPU only (--device cpu)", device);
 #endif
 }
@@ -450,7 +468,10 @@ int wrk_run(const wrk_opts *o)
     }
     wrk_heartbeat_progress(&j.hb);
     eng_runtime_set_threads(o->threads);
-    if (make_backend(&j.be, o->device, o->threads, &e)) {
+    /* the precision before the backend: bf16 on the CPU is refused as a
+     * config error, with no device touched */
+    if (eng_precision_resolve(&j.cfg, strcmp(o->device, "cpu") != 0, &j.precision, &e) ||
+        make_backend(&j.be, o->device, o->threads, &j.cfg, &j.precision, &e)) {
         status = fail(&j, &e);
         goto out;
     }

@@ -18,6 +18,8 @@
 #include <omp.h>
 #endif
 
+#include "engine/model/ops.h"
+
 /* Vectorisation: the hot inner loops carry `#pragma omp simd`, which
  * vectorises them whatever the optimisation level (the build's CFLAGS, -O2
  * by default, come after the kernels' -O3 and would leave them scalar). */
@@ -191,8 +193,8 @@ void eng__cpu_xent_fwd(void *ctx, float *losses, const float *logits, const int3
 void eng__cpu_xent_bwd(void *ctx, float *logits, const int32_t *targets, int N, int V, float dscale);
 
 /* adamw.c */
-void eng__cpu_adamw(void *ctx, float *p, const float *grad, float *m, float *v, size_t n, float lr, float b1, float b2,
-                    float eps, float wd, float bc1, float bc2, float grad_scale);
+void eng__cpu_adamw(void *ctx, float *p, const float *grad, float *m, float *v, const eng_adamw_seg *seg, int nseg,
+                    float lr, float b1, float b2, float eps, float wd, float bc1, float bc2, float grad_scale);
 double eng__cpu_sumsq(void *ctx, const float *x, size_t n);
 /* accumulate.c */
 void eng__cpu_axpy(void *ctx, float *y, const float *x, size_t n, float alpha);

@@ -281,6 +281,8 @@ static void ctx_destroy(eng__cu *c)
         c->api.cublasLtDestroy(c->lt);
     cudaFree(c->lt_ws);
     cudaFree(c->partials);
+    cudaFree(c->seg_dev);
+    free(c->seg_host);
     cudaFreeHost(c->host_sum);
     free(c->allocs);
     if (c->stream)
@@ -372,6 +374,20 @@ extern "C" void eng_backend_cuda_memory(const eng_backend *b, size_t *now, size_
     const eng__cu *c = b->ops == &cuda_ops ? (const eng__cu *)b->ctx : NULL;
     *now = c ? c->bytes_now : 0;
     *peak = c ? c->bytes_peak : 0;
+}
+
+extern "C" int eng_backend_cuda_set_dtype(eng_backend *b, eng_dtype t, tlm_err *e)
+{
+    if (b->ops != &cuda_ops)
+        return tlm_errf(e, TLM_EINTERNAL, "eng_backend_cuda_set_dtype: not a CUDA backend");
+    eng__cu *c = (eng__cu *)b->ctx;
+    /* the kernels are fp32 until their bf16 instantiations land (issue 24) */
+    if (t != ENG_F32)
+        return tlm_errf(e, TLM_ECONFIG,
+                        "train.precision bf16: this build's CUDA backend stores activations in fp32 only "
+                        "(train.precision: fp32)");
+    c->act = t;
+    return 0;
 }
 
 extern "C" int eng_backend_cuda_set_fast_matmul(eng_backend *b, int on)

@@ -62,6 +62,8 @@ struct eng_model {
     size_t n_params;
     size_t off_embed, off_norm, off_head; /* off_head == off_embed when tied */
     eng_layer_params lp[ENG_MAX_LAYERS];
+    eng_adamw_seg *adamw_seg;  /* every tensor as AdamW segments (eng__model_adamw_table), host */
+    int n_adamw_seg;
 
     /* slabs (backend memory, n_params floats each) */
     float *params, *grads, *m, *v;
@@ -177,12 +179,16 @@ extern const eng_mixer eng__mixer_titans;      /* titans.c */
  * layer); returns its offset */
 size_t eng__model_add_tensor(eng_model *m, int cap, int ndim, int64_t d0, int64_t d1, int decay, const char *fmt,
                              int layer);
-/* model.c: AdamW on every tensor (the step of the rows without their own),
- * and on n floats at `off` of the slabs from grad (the gradient slab's, or
- * an accumulator) with the bias correction of step t */
+/* model.c: AdamW on every tensor in one op (the step of the rows without
+ * their own); on the segments seg of the slabs, the gradient read from
+ * grad at the same offsets (the gradient slab, or an accumulator's base),
+ * with the bias correction of step t; the tensors as a segment table
+ * (consecutive tensors of one decay flag merged; keep NULL or keep(m, i)
+ * 1 for the tensors wanted), seg of n_tensors entries: returns how many */
 int eng__model_adamw_step(eng_model *m, const eng_adamw *opt, tlm_err *e);
-void eng__model_adamw_range(eng_model *m, const eng_adamw *opt, size_t off, size_t n, int decay, const float *grad,
-                            double t, float grad_scale);
+void eng__model_adamw_segs(eng_model *m, const eng_adamw *opt, const eng_adamw_seg *seg, int nseg,
+                           const float *grad, double t, float grad_scale);
+int eng__model_adamw_table(const eng_model *m, eng_adamw_seg *seg, int (*keep)(const eng_model *m, int i));
 /* model.c: the init of the rows that start as the generic pass leaves them */
 void eng__mixer_no_init(eng_model *m, uint64_t seed);
 

@@ -253,6 +253,12 @@ int eng_model_create(eng_model **out, const eng_config *cfg, const eng_backend *
         goto fail;
     }
     layout(m, cap);
+    m->adamw_seg = malloc((size_t)cap * sizeof *m->adamw_seg);
+    if (!m->adamw_seg) {
+        rc = tlm_errf(e, TLM_ENOMEM, "model: out of memory");
+        goto fail;
+    }
+    m->n_adamw_seg = eng__model_adamw_table(m, m->adamw_seg, NULL);
 
     size_t bytes = m->n_params * sizeof(float);
     m->params = ops->alloc(m->ctx, bytes);
@@ -309,6 +315,7 @@ void eng_model_free(eng_model *m)
         free(m->logits_host);
     free(m->losses_host);
     free(m->tensors);
+    free(m->adamw_seg);
     free(m);
 }
 
@@ -507,26 +514,36 @@ void eng__mixer_no_init(eng_model *m, uint64_t seed)
     (void)seed;
 }
 
-void eng__model_adamw_range(eng_model *m, const eng_adamw *opt, size_t off, size_t n, int decay, const float *grad,
-                            double t, float grad_scale)
+void eng__model_adamw_segs(eng_model *m, const eng_adamw *opt, const eng_adamw_seg *seg, int nseg,
+                           const float *grad, double t, float grad_scale)
 {
-    m->ops->adamw(m->ctx, m->params + off, grad, m->m + off, m->v + off, n, (float)opt->lr, (float)opt->beta1,
-                  (float)opt->beta2, (float)opt->eps, decay ? (float)opt->weight_decay : 0.0f,
-                  (float)(1.0 - pow(opt->beta1, t)), (float)(1.0 - pow(opt->beta2, t)), grad_scale);
+    m->ops->adamw(m->ctx, m->params, grad, m->m, m->v, seg, nseg, (float)opt->lr, (float)opt->beta1,
+                  (float)opt->beta2, (float)opt->eps, (float)opt->weight_decay, (float)(1.0 - pow(opt->beta1, t)),
+                  (float)(1.0 - pow(opt->beta2, t)), grad_scale);
+}
+
+/* The tensors as AdamW segments into seg (cap n_tensors): consecutive
+ * tensors with the same decay flag are one segment; keep(i) 0 leaves
+ * tensor i out (NULL: every tensor).  Returns how many. */
+int eng__model_adamw_table(const eng_model *m, eng_adamw_seg *seg, int (*keep)(const eng_model *m, int i))
+{
+    int n = 0;
+    for (int i = 0; i < m->n_tensors; i++) {
+        if (keep && !keep(m, i))
+            continue;
+        const eng_tensor_info *t = &m->tensors[i];
+        if (n && seg[n - 1].decay == t->decay && seg[n - 1].off + seg[n - 1].n == t->offset)
+            seg[n - 1].n += t->numel;
+        else
+            seg[n++] = (eng_adamw_seg){t->offset, t->numel, t->decay};
+    }
+    return n;
 }
 
 int eng__model_adamw_step(eng_model *m, const eng_adamw *opt, tlm_err *e)
 {
     (void)e;
-    /* consecutive tensors with the same decay flag go in one call */
-    for (int i = 0; i < m->n_tensors;) {
-        int j = i + 1;
-        while (j < m->n_tensors && m->tensors[j].decay == m->tensors[i].decay)
-            j++;
-        size_t off = m->tensors[i].offset, n = m->tensors[j - 1].offset + m->tensors[j - 1].numel - off;
-        eng__model_adamw_range(m, opt, off, n, m->tensors[i].decay, m->grads + off, (double)opt->t,
-                               (float)opt->grad_scale);
-        i = j;
-    }
+    /* every tensor in one launch (the table is the same every step) */
+    eng__model_adamw_segs(m, opt, m->adamw_seg, m->n_adamw_seg, m->grads, (double)opt->t, (float)opt->grad_scale);
     return 0;
 }

@@ -72,6 +72,13 @@ typedef struct eng_act eng_act;
 
 typedef struct eng_backend eng_backend;
 
+/* One segment of an AdamW launch: n floats at `off` of the slabs the op
+ * is given (p, grad, m, v alike), weight decay on (1) or off (0). */
+typedef struct eng_adamw_seg {
+    size_t off, n;
+    int decay;
+} eng_adamw_seg;
+
 typedef struct eng_ops {
     /* ---- what the backend is */
     const char *name; /* for messages only ("cpu"): no code may choose by it */
@@ -195,13 +202,16 @@ typedef struct eng_ops {
     void (*xent_fwd)(void *ctx, float *losses, const float *logits, const int32_t *targets, int N, int V);
     void (*xent_bwd)(void *ctx, float *logits, const int32_t *targets, int N, int V, float dscale);
 
-    /* ---- optimizer (over a flat range of n floats)
+    /* ---- optimizer (over the nseg segments of a flat slab: one launch
+     * on a device, whatever the number of tensors)
      * AdamW (decoupled weight decay): g = grad_scale * grad;
      *   m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;
      *   p -= lr * (m / bc1 / (sqrt(v / bc2) + eps) + wd * p),
-     * bc1 = 1 - b1^t, bc2 = 1 - b2^t (passed in). */
-    void (*adamw)(void *ctx, float *p, const float *grad, float *m, float *v, size_t n, float lr, float b1, float b2,
-                  float eps, float wd, float bc1, float bc2, float grad_scale);
+     * wd on the segments with decay (0 on the others), bc1 = 1 - b1^t,
+     * bc2 = 1 - b2^t (passed in).  seg is host memory, sorted by off, not
+     * overlapping; the op does not keep it. */
+    void (*adamw)(void *ctx, float *p, const float *grad, float *m, float *v, const eng_adamw_seg *seg, int nseg,
+                  float lr, float b1, float b2, float eps, float wd, float bc1, float bc2, float grad_scale);
     /* sum of squares, accumulated in double (for the global gradient norm) */
     double (*sumsq)(void *ctx, const float *x, size_t n);
     /* y (n) += alpha * x (n): gradient accumulation across optimizer steps

@@ -528,7 +528,11 @@ static void tb_case_adamw(tcase *t, const int *a, double unused)
     const double lr = 1e-2, b1 = 0.9, b2 = 0.95, eps = 1e-8, wd = 0.1, gs = 0.5;
     const int st = 3;
     double bc1 = 1 - pow(b1, st), bc2 = 1 - pow(b2, st);
-    OP(t, adamw, D(t, p), D(t, g), D(t, m), D(t, v), n, (float)lr, (float)b1, (float)b2, (float)eps, (float)wd,
+    /* three segments in one op: decay on, off, a gap of 2 that no segment
+     * covers (left as it is), decay on */
+    const size_t a3 = n / 3, b3 = 2 * n / 3;
+    const eng_adamw_seg seg[3] = {{0, a3, 1}, {a3, b3 - a3, 0}, {b3 + 2, n - b3 - 2, 1}};
+    OP(t, adamw, D(t, p), D(t, g), D(t, m), D(t, v), seg, 3, (float)lr, (float)b1, (float)b2, (float)eps, (float)wd,
        (float)bc1, (float)bc2, (float)gs);
     t_out(t, p, n, T_FWD, "p");
     t_out(t, m, n, T_FWD, "m");
@@ -541,15 +545,22 @@ static void tb_case_adamw(tcase *t, const int *a, double unused)
         return;
     }
     double e = 0;
+    double gap = 0;
     for (size_t i = 0; i < n; i++) {
-        double gi = gs * g[i];
+        if (i >= b3 && i < b3 + 2) { /* in no segment: untouched */
+            gap = fmax(gap, fabs(P[i] - p[i]) + fabs(M[i] - m[i]) + fabs(Vv[i] - v[i]));
+            continue;
+        }
+        double gi = gs * g[i], wdi = i >= a3 && i < b3 ? 0 : wd;
         M[i] = b1 * M[i] + (1 - b1) * gi;
         Vv[i] = b2 * Vv[i] + (1 - b2) * gi * gi;
-        P[i] = P[i] * (1 - lr * wd) - lr / bc1 * M[i] / (sqrt(Vv[i] / bc2) + eps);
+        P[i] = P[i] * (1 - lr * wdi) - lr / bc1 * M[i] / (sqrt(Vv[i] / bc2) + eps);
         e = fmax(e, fabs(P[i] - p[i]) + fabs(M[i] - m[i]) + fabs(Vv[i] - v[i]));
     }
     free(P);
-    TAP_OK(e < 1e-6, "adamw step (decay, bias correction, grad scale; n=%zu): max abs err %.2e", n, e);
+    TAP_OK(e < 1e-6, "adamw step over 3 segments (decay on/off, bias correction, grad scale; n=%zu): max abs err %.2e",
+           n, e);
+    TAP_OK(gap == 0, "adamw leaves what no segment covers as it is (n=%zu)", n);
     double s = 0;
     for (size_t i = 0; i < n; i++)
         s += (double)g[i] * g[i];
