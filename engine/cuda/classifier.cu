@@ -15,27 +15,10 @@
 
 ENG__CU_BEGIN
 
-/* A chunk's logits at most this many floats (256 MiB on a GPU: 1334 rows
- * of a 50k vocabulary, a matmul as efficient as the whole).  The emulated
- * build takes 1024, so that the small shapes of the tests cross chunk
- * borders (the last one short). */
-#ifdef ENG_CUDA_EMU
-#define ENG__CU_CLS_FLOATS ((size_t)1024)
-#else
-#define ENG__CU_CLS_FLOATS ((size_t)1 << 26)
-#endif
-
-static int cls_rows(int N, int V)
-{
-    size_t r = ENG__CU_CLS_FLOATS / (size_t)(V > 0 ? V : 1);
-    if (r < 1)
-        r = 1;
-    return r < (size_t)N ? (int)r : (N > 0 ? N : 1);
-}
-
+/* the chunk's rows: engine/cuda/plan.h (tlm-worker --describe plans with it) */
 size_t eng__cu_classifier_workspace(void *ctx, int N, int V, int C)
 {
-    return (size_t)cls_rows(N, V) * (size_t)V;
+    return eng_cu_classifier_ws_floats(N, V);
 }
 
 /* One block: the counted losses summed in double (each thread strided,
@@ -78,7 +61,7 @@ void eng__cu_classifier_fwd(void *ctx, float *losses, double *loss_acc, const en
     const float *x = (const float *)xa; /* fp32 storage (the bf16 build casts here) */
     if (c->status || N <= 0)
         return;
-    const int R = cls_rows(N, V);
+    const int R = eng_cu_classifier_rows(N, V);
     for (int r0 = 0; r0 < N && !c->status; r0 += R) {
         const int r = N - r0 < R ? N - r0 : R;
         eng__cu_matmul(ctx, 0, 1, r, V, C, 1.0f, x + (size_t)r0 * C, C, w, C, 0.0f, ws, V);
@@ -98,7 +81,7 @@ void eng__cu_classifier_bwd(void *ctx, eng_act *dxa, float *dw, const eng_act *x
     const float *x = (const float *)xa;
     if (c->status || N <= 0)
         return;
-    const int R = cls_rows(N, V);
+    const int R = eng_cu_classifier_rows(N, V);
     for (int r0 = 0; r0 < N && !c->status; r0 += R) {
         const int r = N - r0 < R ? N - r0 : R;
         const float *xr = x + (size_t)r0 * C;
