@@ -83,6 +83,7 @@ struct eng_model {
     float *cls_ws;             /* the fused classifier's workspace (ops.h classifier_*) */
     float *losses;             /* (N) */
     double *stats;             /* ENG__STATS doubles: the device's scalars (ENG__STAT_*) */
+    double *tensor_sq;         /* (n_tensors): eng_model_grad_sumsq's sums, copied back at once */
     int32_t *emb_sort;         /* (3 max N + 1): order, ids, starts for embedding_bwd_sorted */
     float *logits;             /* (max N, V): eng_model_logits' own, made on its first call (NULL before) */
     /* backward scratch, shared by the layers */

@@ -129,6 +129,7 @@ static int plan_activations(eng_model *m, tlm_err *e)
     eng__plan_want(&p, &m->cls_ws, m->ops->classifier_workspace(m->ctx, (int)N, m->V, m->d));
     eng__plan_want(&p, &m->losses, N);
     eng__plan_want(&p, &m->stats, ENG__STATS * sizeof(double) / sizeof(float));
+    eng__plan_want(&p, &m->tensor_sq, (size_t)m->n_tensors * sizeof(double) / sizeof(float));
     eng__plan_want(&p, &m->emb_sort, 3 * N + 1);
     eng__plan_want(&p, &m->dresid, N * d);
     eng__plan_want(&p, &m->dqkvg, N * (size_t)m->S);
@@ -487,10 +488,13 @@ double eng_model_grad_norm(eng_model *m)
     return sqrt(m->ops->sumsq(m->ctx, m->grads, m->n_params));
 }
 
+/* every tensor's sum into backend memory, then one copy (a device
+ * backend no longer waits once per tensor) */
 void eng_model_grad_sumsq(eng_model *m, double *out)
 {
     for (int i = 0; i < m->n_tensors; i++)
-        out[i] = m->ops->sumsq(m->ctx, m->grads + m->tensors[i].offset, m->tensors[i].numel);
+        m->ops->sumsq_into(m->ctx, m->tensor_sq + i, m->grads + m->tensors[i].offset, m->tensors[i].numel);
+    m->ops->to_host(m->ctx, out, m->tensor_sq, (size_t)m->n_tensors * sizeof(double));
 }
 
 int eng_model_step(eng_model *m, const eng_adamw *opt, tlm_err *e)

@@ -104,6 +104,20 @@ static int train(const tm_spec *s, const eng_backend *be, const device_row *d, d
         rc = rc || eng_model_step(m, &opt, e);
         losses[st] = 0.5 * lsum;
     }
+    /* the per-tensor sums (train.grad_norms_every: sumsq_into each, one
+     * copy back) add up to the global norm's square */
+    const int nt = eng_model_n_tensors(m);
+    double *sq = rc ? NULL : malloc((size_t)nt * sizeof *sq), tot = 0;
+    if (sq) {
+        eng_model_grad_sumsq(m, sq);
+        for (int i = 0; i < nt; i++)
+            tot += sq[i];
+        const double gn = eng_model_grad_norm(m);
+        if (!(fabs(tot - gn * gn) <= 1e-9 * gn * gn))
+            rc = tlm_errf(e, TLM_EINTERNAL, "per-tensor gradient sums %.17g, the global norm's square %.17g", tot,
+                          gn * gn);
+        free(sq);
+    }
     *np = eng_model_n_params(m);
     *params = malloc(*np * sizeof **params);
     if (!*params)
