@@ -60,3 +60,8 @@ double eng__cpu_sumsq(void *ctx, const float *x, size_t n)
         s += part[c];
     return s;
 }
+
+void eng__cpu_sumsq_into(void *ctx, double *out, const float *x, size_t n)
+{
+    *out = eng__cpu_sumsq(ctx, x, n);
+}

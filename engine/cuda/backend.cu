@@ -168,6 +168,11 @@ static const eng_ops cuda_ops = {
     /* .adamw */ eng__cu_adamw,
     /* .sumsq */ eng__cu_sumsq,
     /* .axpy */ eng__cu_axpy,
+    /* .classifier_workspace */ eng__cu_classifier_workspace,
+    /* .classifier_fwd */ eng__cu_classifier_fwd,
+    /* .classifier_bwd */ eng__cu_classifier_bwd,
+    /* .embedding_bwd_sorted */ eng__cu_embedding_bwd_sorted,
+    /* .sumsq_into */ eng__cu_sumsq_into,
 };
 
 typedef struct cu_backend {

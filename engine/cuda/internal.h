@@ -167,6 +167,16 @@ void eng__cu_adamw(void *ctx, float *p, const float *grad, float *m, float *v, c
                    float lr, float b1, float b2, float eps, float wd, float bc1, float bc2, float grad_scale);
 double eng__cu_sumsq(void *ctx, const float *x, size_t n);
 void eng__cu_axpy(void *ctx, float *y, const float *x, size_t n, float alpha);
+void eng__cu_embedding_bwd_sorted(void *ctx, float *dwte, const eng_act *dout, const int32_t *order,
+                                  const int32_t *ids, const int32_t *starts, int U, int C);
+void eng__cu_sumsq_into(void *ctx, double *out, const float *x, size_t n);
+
+/* classifier.cu */
+size_t eng__cu_classifier_workspace(void *ctx, int N, int V, int C);
+void eng__cu_classifier_fwd(void *ctx, float *losses, double *loss_acc, const eng_act *x, const float *w,
+                            const int32_t *targets, int N, int V, int C, float *ws);
+void eng__cu_classifier_bwd(void *ctx, eng_act *dx, float *dw, const eng_act *x, const float *w,
+                            const int32_t *targets, int N, int V, int C, float dscale, float *ws);
 
 /* attention.cu */
 size_t eng__cu_attention_workspace(void *ctx, int B, int T, int H, int hd);

@@ -116,6 +116,34 @@ void eng__cu_embedding_bwd(void *ctx, float *dwte, const float *dout, const int3
         (ENG__CU_LAUNCH(k_embedding_bwd, (C + 127) / 128, 128, 0, S(ctx), dwte, dout, tok, N, C)));
 }
 
+/* By token (ops.h embedding_bwd_sorted): a block per distinct id, a
+ * thread per channel adding the id's rows in position order: every
+ * (id, channel) has one owner and the order of k_embedding_bwd, so the
+ * same bits, with U blocks at work instead of C / 128.  T: the storage of
+ * the activation gradient (fp32 now; the sums are fp32 whatever it is). */
+template <typename T>
+__global__ static void k_embedding_bwd_sorted(float *dwte, const T *dout, const int32_t *order, const int32_t *ids,
+                                              const int32_t *starts, int C)
+{
+    const int u = blockIdx.x, s0 = starts[u], s1 = starts[u + 1];
+    float *d = dwte + (size_t)ids[u] * C;
+    for (int c = threadIdx.x; c < C; c += blockDim.x) {
+        float acc = d[c];
+        for (int i = s0; i < s1; i++)
+            acc += (float)dout[(size_t)order[i] * C + c];
+        d[c] = acc;
+    }
+}
+
+void eng__cu_embedding_bwd_sorted(void *ctx, float *dwte, const eng_act *dout, const int32_t *order,
+                                  const int32_t *ids, const int32_t *starts, int U, int C)
+{
+    if (U > 0)
+        RUN(ctx, "embedding_bwd_sorted",
+            (ENG__CU_LAUNCH(k_embedding_bwd_sorted<float>, U, 128, 0, S(ctx), dwte, (const float *)dout, order, ids,
+                            starts, C)));
+}
+
 /* ------------------------------------------------------------ RMSNorm */
 __global__ static void k_rmsnorm_fwd(float *out, float *rstd, const float *x, const float *w, int C, float eps)
 {
@@ -488,6 +516,21 @@ double eng__cu_sumsq(void *ctx, const float *x, size_t n)
     if (ENG__CU_LAUNCHED(c, "sumsq") || eng__cu_check(c, cudaStreamSynchronize(c->stream), "sumsq"))
         return NAN;
     return *c->host_sum;
+}
+
+/* the same two kernels into device memory, and no wait: the trainer reads
+ * the norm with the step's loss in one copy */
+void eng__cu_sumsq_into(void *ctx, double *out, const float *x, size_t n)
+{
+    eng__cu *c = CTX(ctx);
+    if (c->status)
+        return;
+    const unsigned g = eng__cu_grid(n ? n : 1), nb = g < ENG__CU_SUMSQ_BLOCKS ? g : ENG__CU_SUMSQ_BLOCKS;
+    ENG__CU_LAUNCH(k_sumsq_part, nb, ENG__CU_THREADS, 0, c->stream, c->partials, x, n);
+    if (ENG__CU_LAUNCHED(c, "sumsq_into"))
+        return;
+    ENG__CU_LAUNCH(k_sumsq_total, 1, 1024, 0, c->stream, out, c->partials, (int)nb);
+    ENG__CU_LAUNCHED(c, "sumsq_into");
 }
 
 __global__ static void k_axpy(float *y, const float *x, size_t n, float alpha)

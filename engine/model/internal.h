@@ -82,8 +82,12 @@ struct eng_model {
     float *resid;              /* (L+1, N, d): resid[l] enters layer l, resid[L] leaves the stack */
     eng_layer_acts la[ENG_MAX_LAYERS];
     float *lnf, *rstdf;        /* (N, d), (N) */
-    float *logits;             /* (N, V); gradient in place after backward */
+    float *cls_ws;             /* the fused classifier's workspace (ops.h classifier_*) */
     float *losses;             /* (N) */
+    double *stats;             /* ENG__STATS doubles: the device's scalars (ENG__STAT_*) */
+    double *tensor_sq;         /* (n_tensors): eng_model_grad_sumsq's sums, copied back at once */
+    int32_t *emb_sort;         /* (3 max N + 1): order, ids, starts for embedding_bwd_sorted */
+    float *logits;             /* (max N, V): eng_model_logits' own, made on its first call (NULL before) */
     /* backward scratch, shared by the layers */
     float *dresid;             /* (N, d) gradient of the residual stream */
     float *dqkvg;              /* (N, S) */
@@ -98,10 +102,20 @@ struct eng_model {
     float *losses_host;        /* (max N) */
     float *logits_host;        /* (max N, V) when backend memory is not host memory; else == logits */
     int host_visible;
+    int32_t *sort_host;        /* (3 max N + 1): emb_sort's host side */
+    int32_t *sort_count;       /* (V): the counting sort's buckets */
+    int n_distinct;            /* distinct tokens of the last forward with targets */
     int cur_B, cur_T;          /* of the last forward */
     int64_t n_counted;         /* targets >= 0 in the last forward */
     int have_forward;
+    int have_logits;           /* logits_host holds the last forward's (eng_model_logits) */
 };
+
+/* The scalars kept on the device (model.stats): a forward's mean loss
+ * (eng_model_forward), the step's sum of its micro-batches' mean losses
+ * (eng_model_forward_train) and the gradient's sum of squares, read in
+ * one copy (eng_model_step_report). */
+enum { ENG__STAT_LOSS, ENG__STAT_STEP_LOSS, ENG__STAT_GRAD_SQ, ENG__STATS };
 
 /* resid[l] of the current call's N positions */
 static inline float *eng__resid(const eng_model *m, int l, int N)

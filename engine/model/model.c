@@ -126,8 +126,11 @@ static int plan_activations(eng_model *m, tlm_err *e)
     }
     eng__plan_want(&p, &m->lnf, N * d);
     eng__plan_want(&p, &m->rstdf, N);
-    eng__plan_want(&p, &m->logits, N * (size_t)m->V);
+    eng__plan_want(&p, &m->cls_ws, m->ops->classifier_workspace(m->ctx, (int)N, m->V, m->d));
     eng__plan_want(&p, &m->losses, N);
+    eng__plan_want(&p, &m->stats, ENG__STATS * sizeof(double) / sizeof(float));
+    eng__plan_want(&p, &m->tensor_sq, (size_t)m->n_tensors * sizeof(double) / sizeof(float));
+    eng__plan_want(&p, &m->emb_sort, 3 * N + 1);
     eng__plan_want(&p, &m->dresid, N * d);
     eng__plan_want(&p, &m->dqkvg, N * (size_t)m->S);
     eng__plan_want(&p, &m->datty, N * d);
@@ -266,7 +269,9 @@ int eng_model_create(eng_model **out, const eng_config *cfg, const eng_backend *
     m->m = ops->alloc(m->ctx, bytes);
     m->v = ops->alloc(m->ctx, bytes);
     m->losses_host = malloc((size_t)max_batch * seq_len * sizeof(float));
-    if (!m->params || !m->grads || !m->m || !m->v || !m->losses_host) {
+    m->sort_host = malloc((3 * (size_t)max_batch * seq_len + 1) * sizeof(int32_t));
+    m->sort_count = malloc((size_t)m->V * sizeof(int32_t));
+    if (!m->params || !m->grads || !m->m || !m->v || !m->losses_host || !m->sort_host || !m->sort_count) {
         rc = tlm_errf(e, TLM_ENOMEM, "model: cannot allocate 4 x %.1f MiB for %zu parameters",
                       (double)bytes / 1048576, m->n_params);
         goto fail;
@@ -274,15 +279,6 @@ int eng_model_create(eng_model **out, const eng_config *cfg, const eng_backend *
     if ((rc = plan_activations(m, e)) || (rc = mx->plan(m, e)))
         goto fail;
     m->host_visible = ops->is_host;
-    if (m->host_visible) {
-        m->logits_host = m->logits;
-    } else {
-        m->logits_host = malloc((size_t)max_batch * seq_len * m->V * sizeof(float));
-        if (!m->logits_host) {
-            rc = tlm_errf(e, TLM_ENOMEM, "model: cannot allocate the host copy of the logits");
-            goto fail;
-        }
-    }
     fill_rope(m);
     *out = m;
     return 0;
@@ -309,11 +305,15 @@ void eng_model_free(eng_model *m)
         o->free(ctx, m->act_slab);
     if (m->xopt_slab)
         o->free(ctx, m->xopt_slab);
+    if (m->logits)
+        o->free(ctx, m->logits);
     free(m->xopt);
     m->mixer->free(m);
     if (!m->host_visible)
         free(m->logits_host);
     free(m->losses_host);
+    free(m->sort_host);
+    free(m->sort_count);
     free(m->tensors);
     free(m->adamw_seg);
     free(m);
@@ -495,10 +495,13 @@ double eng_model_grad_norm(eng_model *m)
     return sqrt(m->ops->sumsq(m->ctx, m->grads, m->n_params));
 }
 
+/* every tensor's sum into backend memory, then one copy (a device
+ * backend no longer waits once per tensor) */
 void eng_model_grad_sumsq(eng_model *m, double *out)
 {
     for (int i = 0; i < m->n_tensors; i++)
-        out[i] = m->ops->sumsq(m->ctx, m->grads + m->tensors[i].offset, m->tensors[i].numel);
+        m->ops->sumsq_into(m->ctx, m->tensor_sq + i, m->grads + m->tensors[i].offset, m->tensors[i].numel);
+    m->ops->to_host(m->ctx, out, m->tensor_sq, (size_t)m->n_tensors * sizeof(double));
 }
 
 int eng_model_step(eng_model *m, const eng_adamw *opt, tlm_err *e)

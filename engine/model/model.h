@@ -83,9 +83,24 @@ int eng_model_set_optim_extra(eng_model *m, const float *src);
  * T <= seq_len. */
 int eng_model_forward(eng_model *m, const int32_t *tokens, const int32_t *targets, int B, int T, double *loss,
                       float *nll, tlm_err *e);
-/* Logits (B, T, vocab) of the last forward, host memory valid until the next
- * call (eng_model_backward turns them into their gradient in place). */
+/* Logits (B, T, vocab) of the last forward, host memory valid until the
+ * next forward.  Made on request (the forward's fused classifier never
+ * holds them whole): the first call allocates their buffers (max_batch x
+ * seq_len x vocab floats, on the backend and a host copy), each call after
+ * a forward runs the LM head once more.  NULL when that allocation fails
+ * or before any forward. */
 const float *eng_model_logits(eng_model *m);
+
+/* A training forward (targets required): as eng_model_forward, but nothing
+ * comes back to the host: the batch's mean loss over counted targets is
+ * added to the step's sum on the device.  Then eng_model_backward as
+ * after eng_model_forward. */
+int eng_model_forward_train(eng_model *m, const int32_t *tokens, const int32_t *targets, int B, int T, tlm_err *e);
+/* The step's scalars in one copy from the device: *loss_sum, the sum of
+ * the mean losses of the eng_model_forward_train calls since the last
+ * report (which starts the next sum at 0), and *grad_norm, the global L2
+ * norm of the gradient slab (as eng_model_grad_norm). */
+int eng_model_step_report(eng_model *m, double *loss_sum, double *grad_norm);
 
 /* Backward of the last forward: ADDS d(mean loss)/d(params) x scale into the
  * gradient slab (accumulation: scale = 1/micro_steps). */

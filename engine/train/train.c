@@ -434,28 +434,27 @@ static int train_step(eng_trainer *t, eng_step_info *si, tlm_err *e)
     const int64_t s = t->st.step + 1;
     const double t0 = tlm_clock_mono();
     eng_model_zero_grads(t->model);
-    double loss_sum = 0;
+    /* the micro-batches' losses stay on the device: the step reads them
+     * with the gradient norm in one copy (issue 24: no host round trip) */
     for (int a = 0; a < t->accum; a++) {
-        double l;
         if (a)
             phase(t, TLM_PHASE_TRAIN); /* progress within a step of many micro-batches (heartbeats) */
         int rc = eng_loader_next(t->loader, t->micro, t->tokens, t->targets, e);
         if (!rc)
-            rc = eng_model_forward(t->model, t->tokens, t->targets, t->micro, t->T, &l, NULL, e);
+            rc = eng_model_forward_train(t->model, t->tokens, t->targets, t->micro, t->T, e);
+        if (!rc)
+            rc = eng_model_backward(t->model, 1.0f / (float)t->accum, e);
         if (rc)
             return tlm_err_prefix(e, "step %" PRId64, s);
-        char b1[32];
-        if (!isfinite(l))
-            return tlm_errf(e, TLM_EDIVERGED, "diverged at step %" PRId64 ": the loss is %s (lr %g)", s,
-                            fmt_num(l, b1), eng_lr_at(&t->cfg.train, s));
-        if ((rc = eng_model_backward(t->model, 1.0f / (float)t->accum, e)))
-            return tlm_err_prefix(e, "step %" PRId64, s);
-        loss_sum += l;
     }
+    double loss_sum, norm;
+    eng_model_step_report(t->model, &loss_sum, &norm);
     const double loss = loss_sum / t->accum;
-    const double norm = eng_model_grad_norm(t->model);
     const double lr = eng_lr_at(&t->cfg.train, s);
     char b1[32], b2[32];
+    if (!isfinite(loss))
+        return tlm_errf(e, TLM_EDIVERGED, "diverged at step %" PRId64 ": the loss is %s (lr %g)", s,
+                        fmt_num(loss, b1), lr);
     if (!isfinite(norm))
         return tlm_errf(e, TLM_EDIVERGED, "diverged at step %" PRId64 ": the gradient norm is %s (loss %s, lr %g)", s,
                         fmt_num(norm, b1), fmt_num(loss, b2), lr);
