@@ -99,6 +99,8 @@ struct eng_model {
     int cur_B, cur_T;          /* of the last forward */
     int64_t n_counted;         /* targets >= 0 in the last forward */
     int have_forward;
+    eng_grad_ready_fn grad_hook; /* eng_model_set_grad_hook (NULL: none) */
+    void *grad_hook_ud;
 };
 
 /* resid[l] of the current call's N positions */

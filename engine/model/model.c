@@ -483,6 +483,17 @@ void eng_model_zero_grads(eng_model *m)
     m->ops->zero(m->ctx, m->grads, m->n_params);
 }
 
+float *eng_model_grad_slab(eng_model *m)
+{
+    return m->grads;
+}
+
+void eng_model_set_grad_hook(eng_model *m, eng_grad_ready_fn fn, void *ud)
+{
+    m->grad_hook = fn;
+    m->grad_hook_ud = ud;
+}
+
 double eng_model_grad_norm(eng_model *m)
 {
     return sqrt(m->ops->sumsq(m->ctx, m->grads, m->n_params));

@@ -28,6 +28,20 @@ static void eng__model_forward_stack(eng_model *m, int B, int T)
     o->matmul(ctx, 0, 1, N, m->V, d, 1.0f, m->lnf, d, m->params + m->off_head, d, 0.0f, m->logits, m->V);
 }
 
+/* The gradient floats [lo, hi) are final: hand them to the hook, after a
+ * device backend's queue has finished them (a one-float copy to the host
+ * returns only then: ops.h, to_host). */
+static void grads_ready(eng_model *m, size_t lo, size_t hi)
+{
+    if (!m->grad_hook || hi <= lo)
+        return;
+    if (!m->host_visible) {
+        float fence;
+        m->ops->to_host(m->ctx, &fence, m->grads + lo, sizeof fence);
+    }
+    m->grad_hook(m->grad_hook_ud, m->grads + lo, lo, hi - lo);
+}
+
 static void eng__model_backward_stack(eng_model *m, float dscale)
 {
     const eng_ops *o = m->ops;
@@ -40,11 +54,16 @@ static void eng__model_backward_stack(eng_model *m, float dscale)
     o->zero(ctx, m->dresid, (size_t)N * d);
     o->rmsnorm_bwd(ctx, m->dresid, Gr + m->off_norm, m->dln, eng__resid(m, m->L, N), m->params + m->off_norm, m->rstdf, N,
                    d);
+    /* the layout (model.c): embedding, the layers in order, final norm,
+     * head (a tied head is the embedding, final only at the end) */
+    grads_ready(m, m->off_norm, m->cfg.model.tied ? m->off_norm + (size_t)d : m->n_params);
     for (int l = m->L - 1; l >= 0; l--) {
         m->mixer->mlp->bwd(m, l, N);
         m->mixer->bwd(m, l, B, T);
+        grads_ready(m, m->lp[l].ln1, l + 1 < m->L ? m->lp[l + 1].ln1 : m->off_norm);
     }
     o->embedding_bwd(ctx, Gr + m->off_embed, m->dresid, m->tokens, N, d);
+    grads_ready(m, m->off_embed, m->lp[0].ln1);
 }
 
 int eng_model_forward(eng_model *m, const int32_t *tokens, const int32_t *targets, int B, int T, double *loss,

@@ -123,7 +123,7 @@ static int train(record *r, int micro, double clip, tlm_err *e)
         return rc;
     eng_train_hooks h = {r, NULL, on_step, on_eval, NULL, NULL, NULL, NULL};
     eng_trainer *t;
-    if ((rc = eng_trainer_create(&t, &c, BE, NULL, NULL, &h, e)))
+    if ((rc = eng_trainer_create(&t, &c, BE, NULL, NULL, NULL, &h, e)))
         return rc;
     rc = eng_trainer_run(t, e);
     eng_trainer_free(t);
@@ -188,7 +188,7 @@ int main(int argc, char **argv)
     memset(&r, 0, sizeof r);
     eng_train_hooks h = {&r, NULL, on_step, on_eval, NULL, NULL, NULL, NULL};
     eng_trainer *t;
-    if (!eng_trainer_create(&t, &c, BE, NULL, NULL, &h, &e)) {
+    if (!eng_trainer_create(&t, &c, BE, NULL, NULL, NULL, &h, &e)) {
         double a, b;
         eng_trainer_evaluate(t, &a, &e);
         eng_trainer_evaluate(t, &b, &e);
@@ -205,7 +205,7 @@ int main(int argc, char **argv)
     memset(&r, 0, sizeof r);
     mock_suites ms = {0};
     eng_train_suites suites = {&ms, mock_run};
-    rc = eng_trainer_create(&t, &c, BE, &suites, NULL, &h, &e);
+    rc = eng_trainer_create(&t, &c, BE, NULL, &suites, NULL, &h, &e);
     if (!rc) {
         ms.model = eng_trainer_model(t);
         rc = eng_trainer_run(t, &e);
@@ -218,7 +218,7 @@ int main(int argc, char **argv)
     config(&c, 4, 1.0, 0, &e);
     c.eval.n_suites = 2;
     snprintf(c.eval.suites[1], ENG_NAME_MAX, "wikitext");
-    rc = eng_trainer_create(&t, &c, BE, NULL, NULL, &h, &e);
+    rc = eng_trainer_create(&t, &c, BE, NULL, NULL, NULL, &h, &e);
     TAP_OK(rc == TLM_ECONFIG, "eval.suites listing wikitext without the caller's suites is refused: %s", e.msg);
     if (!rc)
         eng_trainer_free(t);
