@@ -240,11 +240,15 @@ static int hope_step(eng_model *m, const eng_adamw *opt, tlm_err *e)
         if (C == 1) {
             eng__model_adamw_range(m, opt, off, n, decay, m->grads + off, (double)opt->t, (float)opt->grad_scale);
         } else {
-            float *acc = m->xopt_slab + h->acc[i];
-            o->axpy(ctx, acc, m->grads + off, n, (float)opt->grad_scale);
-            if (opt->t % C == 0) {
-                eng__model_adamw_range(m, opt, off, n, decay, acc, (double)(opt->t / C), (float)(1.0 / C));
-                o->zero(ctx, acc, n);
+            /* eng_model_step_range: only the accumulator's part of the range */
+            size_t o2 = off, n2 = n, skip;
+            if (eng__step_clip(m, &o2, &n2, &skip)) {
+                float *acc = m->xopt_slab + h->acc[i] + skip;
+                o->axpy(ctx, acc, m->grads + o2, n2, (float)opt->grad_scale);
+                if (opt->t % C == 0) {
+                    eng__model_adamw_range(m, opt, o2, n2, decay, acc, (double)(opt->t / C), (float)(1.0 / C));
+                    o->zero(ctx, acc, n2);
+                }
             }
         }
         i = j;

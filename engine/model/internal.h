@@ -101,7 +101,23 @@ struct eng_model {
     int have_forward;
     eng_grad_ready_fn grad_hook; /* eng_model_set_grad_hook (NULL: none) */
     void *grad_hook_ud;
+    size_t step_lo, step_hi;   /* the slab range a step updates: [0, n_params) but in eng_model_step_range */
 };
+
+/* The part of the slab range [*off, *off + *n) that the current step
+ * updates (eng_model_step_range): 0 when none; else *off and *n narrowed
+ * and *skip the floats cut from the front (an array aligned with the
+ * range moves by as much). */
+static inline int eng__step_clip(const eng_model *m, size_t *off, size_t *n, size_t *skip)
+{
+    size_t lo = *off > m->step_lo ? *off : m->step_lo, hi = *off + *n < m->step_hi ? *off + *n : m->step_hi;
+    if (hi <= lo)
+        return 0;
+    *skip = lo - *off;
+    *off = lo;
+    *n = hi - lo;
+    return 1;
+}
 
 /* resid[l] of the current call's N positions */
 static inline float *eng__resid(const eng_model *m, int l, int N)

@@ -253,6 +253,7 @@ int eng_model_create(eng_model **out, const eng_config *cfg, const eng_backend *
         goto fail;
     }
     layout(m, cap);
+    m->step_hi = m->n_params;
 
     size_t bytes = m->n_params * sizeof(float);
     m->params = ops->alloc(m->ctx, bytes);
@@ -507,9 +508,32 @@ void eng_model_grad_sumsq(eng_model *m, double *out)
 
 int eng_model_step(eng_model *m, const eng_adamw *opt, tlm_err *e)
 {
+    return eng_model_step_range(m, opt, 0, m->n_params, e);
+}
+
+int eng_model_step_range(eng_model *m, const eng_adamw *opt, size_t lo, size_t hi, tlm_err *e)
+{
     if (opt->t < 1)
         return tlm_errf(e, TLM_EINTERNAL, "model: AdamW step number must be >= 1 (got %lld)", (long long)opt->t);
-    return m->mixer->step(m, opt, e);
+    if (lo > hi || hi > m->n_params)
+        return tlm_errf(e, TLM_EINTERNAL, "model: step range [%zu, %zu) outside the %zu parameters", lo, hi,
+                        m->n_params);
+    m->step_lo = lo;
+    m->step_hi = hi;
+    int rc = m->mixer->step(m, opt, e);
+    m->step_lo = 0;
+    m->step_hi = m->n_params;
+    return rc;
+}
+
+float *eng_model_param_slab(eng_model *m)
+{
+    return m->params;
+}
+
+double eng_model_grad_sumsq_range(eng_model *m, size_t off, size_t n)
+{
+    return n ? m->ops->sumsq(m->ctx, m->grads + off, n) : 0.0;
 }
 
 void eng__mixer_no_init(eng_model *m, uint64_t seed)
@@ -521,6 +545,10 @@ void eng__mixer_no_init(eng_model *m, uint64_t seed)
 void eng__model_adamw_range(eng_model *m, const eng_adamw *opt, size_t off, size_t n, int decay, const float *grad,
                             double t, float grad_scale)
 {
+    size_t skip;
+    if (!eng__step_clip(m, &off, &n, &skip))
+        return;
+    grad += skip;
     m->ops->adamw(m->ctx, m->params + off, grad, m->m + off, m->v + off, n, (float)opt->lr, (float)opt->beta1,
                   (float)opt->beta2, (float)opt->eps, decay ? (float)opt->weight_decay : 0.0f,
                   (float)(1.0 - pow(opt->beta1, t)), (float)(1.0 - pow(opt->beta2, t)), grad_scale);

@@ -92,6 +92,16 @@ const float *eng_model_logits(eng_model *m);
 int eng_model_backward(eng_model *m, float scale, tlm_err *e);
 void eng_model_zero_grads(eng_model *m);
 
+/* ZeRO-1 (a data-parallel trainer's optimizer shards): eng_model_step on
+ * the slab floats [lo, hi) only; parameters, moments and hope_attn's
+ * accumulators outside the range are left as they are. */
+int eng_model_step_range(eng_model *m, const eng_adamw *opt, size_t lo, size_t hi, tlm_err *e);
+/* The parameter slab itself (backend memory; what ZeRO-1 gathers after
+ * the sharded step), and the sum of squares of the gradient floats
+ * [off, off + n) (double accumulation). */
+float *eng_model_param_slab(eng_model *m);
+double eng_model_grad_sumsq_range(eng_model *m, size_t off, size_t n);
+
 /* The gradient slab itself (n_params floats of backend memory, in the
  * tensors' layout): what a data-parallel trainer sums over its ranks. */
 float *eng_model_grad_slab(eng_model *m);

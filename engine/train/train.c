@@ -36,6 +36,9 @@ struct eng_trainer {
     eng_train_suites suites;       /* the other suites; run NULL when none */
     int64_t ckpt_step;             /* step of the newest checkpoint written or loaded (-1: none) */
     int64_t eval_step;             /* step of the last evaluation (-1: none) */
+    int zero;                      /* ZeRO-1 (train.zero1 on several ranks): the optimizer state is sharded */
+    size_t shard;                  /* ZeRO-1: floats per rank's shard (n_params / ranks); the tail beyond
+                                      shard x ranks is every rank's */
     int hook_rc;                   /* the first failure of a collective the gradient hook started */
     tlm_err hook_err;
     char last_ckpt[ENG_CKPT_PATH_MAX];
@@ -94,6 +97,7 @@ int eng_trainer_create(eng_trainer **out, const eng_config *cfg, const struct en
         goto fail;
     t->micro = t->split.micro;
     t->accum = t->split.accum;
+    t->zero = cfg->train.zero1 && t->comm.size > 1;
     const char *other = NULL;
     for (int i = 0; i < cfg->eval.n_suites; i++) {
         t->run_val |= !strcmp(cfg->eval.suites[i], "val");
@@ -122,6 +126,7 @@ int eng_trainer_create(eng_trainer **out, const eng_config *cfg, const struct en
     }
     if ((rc = eng_model_create(&t->model, cfg, backend, t->micro, t->T, e)))
         goto fail;
+    t->shard = eng_model_n_params(t->model) / (size_t)t->comm.size;
     if (cfg->train.grad_norms_every > 0) {
         t->gn_tensor = malloc((size_t)eng_model_n_tensors(t->model) * sizeof *t->gn_tensor);
         t->gn_acc = malloc(((size_t)cfg->model.layers * 3 + 2) * sizeof *t->gn_acc);
@@ -252,22 +257,103 @@ static int host_alloc(eng_trainer *t, host_copy *hc, tlm_err *e)
     return 0;
 }
 
-/* The checkpoint files of the current state into `written` (rank 0's
- * part of a checkpoint). */
-static int write_checkpoint(eng_trainer *t, char written[ENG_CKPT_PATH_MAX], tlm_err *e)
+/* ZeRO-1: whether slab float i is this rank's to update (its shard, and
+ * the tail on rank 0: the tail is every rank's, counted once) */
+static int owns(const eng_trainer *t, size_t i)
 {
-    host_copy hc;
-    int rc = host_alloc(t, &hc, e);
+    const size_t lo = (size_t)t->comm.rank * t->shard, tail = t->shard * (size_t)t->comm.size;
+    return (i >= lo && i < lo + t->shard) || (i >= tail && t->comm.rank == 0);
+}
+
+/* The parameter tensor a tensor of extra optimizer state shadows: the one
+ * whose name its own extends ("<name>.grad_acc", hope_attn), of the same
+ * size.  Its slab offset, or (size_t)-1. */
+static size_t shadowed(const eng_model *m, const eng_tensor_info *x)
+{
+    for (int i = 0; i < eng_model_n_tensors(m); i++) {
+        const eng_tensor_info *p = eng_model_tensor(m, i);
+        size_t n = strlen(p->name);
+        if (p->numel == x->numel && !strncmp(x->name, p->name, n) && x->name[n] == '.')
+            return p->offset;
+    }
+    return (size_t)-1;
+}
+
+/* x (n floats, host) = the sum over the ranks of x, through doubles (a sum
+ * of one value and zeros is exact) */
+static int sum_floats(eng_trainer *t, float *x, size_t n, double *tmp, size_t cap, tlm_err *e)
+{
+    for (size_t at = 0; at < n; at += cap) {
+        size_t k = n - at < cap ? n - at : cap;
+        for (size_t i = 0; i < k; i++)
+            tmp[i] = x[at + i];
+        int rc = t->comm.ops->sum_f64(t->comm.ctx, tmp, (int)k, e);
+        if (rc)
+            return rc;
+        for (size_t i = 0; i < k; i++)
+            x[at + i] = (float)tmp[i];
+    }
+    return 0;
+}
+
+/* ZeRO-1: the whole optimizer state into hc on every rank: each rank's own
+ * part of the moments and of hope_attn's accumulators (zeros elsewhere),
+ * summed over the ranks.  Collective. */
+static int gather_optim(eng_trainer *t, host_copy *hc, tlm_err *e)
+{
+    const eng_model *m = t->model;
+    const size_t np = eng_model_n_params(m);
+    int rc = eng_model_get_optim(m, hc->d.exp_avg, hc->d.exp_avg_sq);
+    if (!rc)
+        rc = eng_model_get_optim_extra(m, hc->d.extra);
+    for (size_t i = 0; !rc && i < np; i++)
+        if (!owns(t, i))
+            hc->d.exp_avg[i] = hc->d.exp_avg_sq[i] = 0;
+    for (int k = 0; !rc && k < hc->d.n_extra; k++) {
+        const eng_tensor_info *x = &hc->d.extra_tensors[k];
+        size_t p = shadowed(m, x);
+        if (p == (size_t)-1) {
+            rc = tlm_errf(e, TLM_EINTERNAL, "ZeRO-1: the optimizer state %s shadows no parameter", x->name);
+            break;
+        }
+        for (size_t j = 0; j < x->numel; j++)
+            if (!owns(t, p + j))
+                hc->d.extra[x->offset + j] = 0;
+    }
+    const size_t cap = (size_t)1 << 20;
+    double *tmp = rc ? NULL : malloc(cap * sizeof *tmp);
+    if (!rc && !tmp)
+        rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
+    if ((rc = eng_comm_agree(&t->comm, rc, e))) {
+        free(tmp);
+        return rc;
+    }
+    rc = sum_floats(t, hc->d.exp_avg, 2 * np, tmp, cap, e); /* exp_avg_sq follows exp_avg */
+    if (!rc && hc->d.n_extra)
+        rc = sum_floats(t, hc->d.extra, eng_model_optim_extra_floats(m), tmp, cap, e);
+    free(tmp);
+    return rc;
+}
+
+/* The checkpoint files of the current state into `written` (rank 0's
+ * part of a checkpoint); hc: the optimizer state gathered already
+ * (ZeRO-1), or NULL. */
+static int write_checkpoint(eng_trainer *t, host_copy *gathered, char written[ENG_CKPT_PATH_MAX], tlm_err *e)
+{
+    host_copy own, *hc = gathered ? gathered : &own;
+    int rc = gathered ? 0 : host_alloc(t, &own, e);
     if (rc)
         return rc;
-    if ((rc = eng_model_get_params(t->model, hc.d.params)) ||
-        (rc = eng_model_get_optim(t->model, hc.d.exp_avg, hc.d.exp_avg_sq)) ||
-        (rc = eng_model_get_optim_extra(t->model, hc.d.extra))) {
-        host_clear(&hc);
+    if ((rc = eng_model_get_params(t->model, hc->d.params)) ||
+        (!gathered && ((rc = eng_model_get_optim(t->model, hc->d.exp_avg, hc->d.exp_avg_sq)) ||
+                       (rc = eng_model_get_optim_extra(t->model, hc->d.extra))))) {
+        if (!gathered)
+            host_clear(&own);
         return tlm_errf(e, rc, "checkpoint: cannot copy the model's tensors to the host");
     }
-    rc = eng_ckpt_write(t->root, &hc.d, &t->cfg, &t->st, t->cfg.train.keep_checkpoints, written, e);
-    host_clear(&hc);
+    rc = eng_ckpt_write(t->root, &hc->d, &t->cfg, &t->st, t->cfg.train.keep_checkpoints, written, e);
+    if (!gathered)
+        host_clear(&own);
     return rc ? tlm_err_prefix(e, "checkpoint at step %" PRId64, t->st.step) : 0;
 }
 
@@ -293,8 +379,21 @@ static int eng_trainer_checkpoint(eng_trainer *t, char path[ENG_CKPT_PATH_MAX], 
     int rc = weights_agree(t, e);
     if (rc)
         return rc;
+    /* ZeRO-1: the moments are gathered, so the checkpoint is the same file
+     * as one process writes (and resumes on any number of ranks) */
+    host_copy hc;
+    if (t->zero) {
+        if ((rc = agree(t, host_alloc(t, &hc, e), e)))
+            return rc;
+        if ((rc = gather_optim(t, &hc, e))) {
+            host_clear(&hc);
+            return rc;
+        }
+    }
     if (t->comm.rank == 0)
-        rc = write_checkpoint(t, written, e);
+        rc = write_checkpoint(t, t->zero ? &hc : NULL, written, e);
+    if (t->zero)
+        host_clear(&hc);
     if ((rc = agree(t, rc, e)) || (rc = t->comm.ops->broadcast(t->comm.ctx, written, sizeof written, 0, e)))
         return rc;
     t->ckpt_step = t->st.step;
@@ -519,11 +618,28 @@ static void on_grads_ready(void *ud, float *grad, size_t offset, size_t n)
 }
 
 /* The gradients and the loss summed over the ranks (after the last
- * backward of the step); *loss_sum in, the sum over ranks out. */
-static int reduce_step(eng_trainer *t, int overlap, double *loss_sum, tlm_err *e)
+ * backward of the step); *loss_sum in, the sum over ranks out.  ZeRO-1:
+ * each rank's shard only (reduce-scatter; the tail beyond the shards by an
+ * all-reduce), and *sumsq the gradient's global sum of squares; else
+ * *sumsq is left alone. */
+static int reduce_step(eng_trainer *t, int overlap, double *loss_sum, double *sumsq, tlm_err *e)
 {
     const eng_comm *c = &t->comm;
     int rc;
+    if (t->zero) {
+        float *g = eng_model_grad_slab(t->model);
+        const size_t np = eng_model_n_params(t->model), tail = t->shard * (size_t)c->size;
+        rc = c->ops->reduce_scatter_sum(c->ctx, g, t->shard, e);
+        if (!rc && tail < np)
+            rc = c->ops->allreduce_sum(c->ctx, g + tail, np - tail, e);
+        double v[2] = {*loss_sum, eng_model_grad_sumsq_range(t->model, (size_t)c->rank * t->shard, t->shard) +
+                                      (c->rank == 0 ? eng_model_grad_sumsq_range(t->model, tail, np - tail) : 0)};
+        if (!rc)
+            rc = c->ops->sum_f64(c->ctx, v, 2, e);
+        *loss_sum = v[0];
+        *sumsq = v[1];
+        return rc ? tlm_err_prefix(e, "the sum over %d ranks", c->size) : 0;
+    }
     if (overlap) {
         rc = c->ops->wait(c->ctx, e);
         if (!rc && t->hook_rc)
@@ -543,7 +659,7 @@ static int train_step(eng_trainer *t, eng_step_info *si, tlm_err *e)
     const int R = t->comm.size;
     /* overlap the reduction with the backward where the collectives have
      * their own queue (a GPU); on the CPU every core is in the backward */
-    const int overlap = R > 1 && t->comm.ops->device_buffers;
+    const int overlap = R > 1 && t->comm.ops->device_buffers && !t->zero;
     eng_model_zero_grads(t->model);
     /* this rank's contiguous share of the step's sequences: the global
      * cursor of the step, then the shares of the ranks before it */
@@ -585,24 +701,41 @@ static int train_step(eng_trainer *t, eng_step_info *si, tlm_err *e)
         tlm_err_prefix(e, "step %" PRId64, s);
     if ((rc = agree(t, rc, e)))
         return rc;
-    if (R > 1 && (rc = reduce_step(t, overlap, &loss_sum, e)))
+    double sumsq = NAN;
+    if (R > 1 && (rc = reduce_step(t, overlap, &loss_sum, &sumsq, e)))
         return tlm_err_prefix(e, "step %" PRId64, s);
     const double loss = loss_sum / (t->accum * R);
     if (!isfinite(loss))
         return tlm_errf(e, TLM_EDIVERGED, "diverged at step %" PRId64 ": the loss is %s (lr %g)", s,
                         fmt_num(loss, b1), eng_lr_at(&t->cfg.train, s));
-    const double norm = eng_model_grad_norm(t->model);
+    const double norm = t->zero ? sqrt(sumsq) : eng_model_grad_norm(t->model);
     const double lr = eng_lr_at(&t->cfg.train, s);
     if (!isfinite(norm))
         return tlm_errf(e, TLM_EDIVERGED, "diverged at step %" PRId64 ": the gradient norm is %s (loss %s, lr %g)", s,
                         fmt_num(norm, b1), fmt_num(loss, b2), lr);
     const int every = t->cfg.train.grad_norms_every;
-    if (every > 0 && t->h.layer && (s == 1 || s % every == 0 || s == t->total_steps))
-        emit_grad_norms(t, s);
+    if (every > 0 && (s == 1 || s % every == 0 || s == t->total_steps)) {
+        /* ZeRO-1: the per-layer norms need every shard's gradient */
+        if (t->zero && (rc = t->comm.ops->all_gather(t->comm.ctx, eng_model_grad_slab(t->model), t->shard, e)))
+            return tlm_err_prefix(e, "step %" PRId64 ": gathering the gradients", s);
+        if (t->h.layer)
+            emit_grad_norms(t, s);
+    }
     const double clip = t->cfg.train.grad_clip;
     eng_adamw opt = {lr, t->cfg.train.beta1, t->cfg.train.beta2, t->cfg.train.adam_eps, t->cfg.train.weight_decay, s,
                      clip > 0 && norm > clip ? clip / norm : 1.0};
-    rc = eng_model_step(t->model, &opt, e);
+    if (t->zero) {
+        /* this rank's shard and the tail, then every rank's shard to all */
+        const size_t np = eng_model_n_params(t->model), tail = t->shard * (size_t)R,
+                     lo = (size_t)t->comm.rank * t->shard;
+        rc = eng_model_step_range(t->model, &opt, lo, lo + t->shard, e);
+        if (!rc && tail < np)
+            rc = eng_model_step_range(t->model, &opt, tail, np, e);
+        if (!rc)
+            rc = t->comm.ops->all_gather(t->comm.ctx, eng_model_param_slab(t->model), t->shard, e);
+    } else {
+        rc = eng_model_step(t->model, &opt, e);
+    }
     if (rc)
         return tlm_err_prefix(e, "step %" PRId64, s);
     const double dt = tlm_clock_mono() - t0;

@@ -5,8 +5,12 @@
 # all-reduce sums in another order than one process accumulates), every
 # step once, rank 0 alone writing events; the trainer itself checks at
 # every checkpoint that both ranks hold the same weights (a run whose ranks
-# differ fails).  Also: a batch that does not divide among the ranks is
-# refused before training, naming what to change.
+# differ fails).  With ZeRO-1 (train.zero1: the AdamW state sharded, the
+# gradients reduce-scattered, the weights all-gathered) the losses are the
+# same again, and the final checkpoint's optimizer state, gathered from the
+# shards, is byte for byte the plain 2-rank run's.  Also: a batch that
+# does not divide among the ranks is refused before training, naming what
+# to change.
 . "$TLM_SRCDIR/tests/lib/train_common.sh"
 . "$TLM_SRCDIR/tests/parallel/dp_lib.sh"
 
@@ -28,6 +32,15 @@ assert len(starts) == 1 and starts[0]["ranks"] == 2 and starts[0]["comm"] == "mp
 assert sum(e["ev"] == "done" for e in ev) == 1
 P
     ok $? "$arch: one start event (ranks 2, comm mpi) and one done: rank 0 alone writes events"
+
+    sed 's/^train: {\(.*\)}$/train: {\1, zero1: true}/' "$tmp/$arch.yaml" >"$tmp/$arch-z.yaml"
+    ranks 2 "$arch-z" "$tmp/$arch-z.yaml"
+    rc=$?
+    ok $rc "$arch: two ranks with ZeRO-1 (status $rc)"
+    close "$arch-1" "$arch-z"
+    ok $? "$arch: ZeRO-1's losses equal one process's within 1e-6"
+    cmp -s "$tmp/$arch-2/ckpt/step-00000016/optim.safetensors" "$tmp/$arch-z/ckpt/step-00000016/optim.safetensors"
+    ok $? "$arch: ZeRO-1's checkpoint holds the whole optimizer state, byte for byte the plain run's"
 done
 
 # 32 sequences a step do not divide among 3 ranks

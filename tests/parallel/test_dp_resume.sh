@@ -5,8 +5,9 @@
 # so both stop after the same step and exit 75, and mpirun with them)
 # resumes on 1 process, and a 1-process run stopped the same way resumes
 # on 2 ranks; either way the losses go on as the uninterrupted run's, within
-# 1e-6 relative.  Transformer, and hope_attn (its slow levels' gradient
-# accumulators cross the change of rank count in the checkpoint).
+# 1e-6 relative.  Transformer, and hope_attn with ZeRO-1 (its moments and
+# slow levels' gradient accumulators, sharded over the ranks, gathered into
+# the checkpoint, cross the change of rank count).
 . "$TLM_SRCDIR/tests/lib/train_common.sh"
 . "$TLM_SRCDIR/tests/parallel/dp_lib.sh"
 
@@ -45,10 +46,15 @@ for arch in transformer hope_attn; do
     one "$arch-U" "$tmp/$arch.yaml"
     ok $? "$arch: uninterrupted, one process"
 
-    stop_ranks "$arch-A" "$tmp/$arch.yaml" 5
+    job=$tmp/$arch.yaml
+    if [ $arch = hope_attn ]; then
+        sed 's/^train: {\(.*\)}$/train: {\1, zero1: true}/' "$job" >"$tmp/$arch-z.yaml"
+        job=$tmp/$arch-z.yaml
+    fi
+    stop_ranks "$arch-A" "$job" 5
     rc=$?
     at=$(stopped "$arch-A")
-    ok $([ $rc = 75 ] && [ -n "$at" ]; echo $?) "$arch: 2 ranks, SIGTERM to rank 1 after step 5: stopped at step $at with a checkpoint, mpirun status $rc"
+    ok $([ $rc = 75 ] && [ -n "$at" ]; echo $?) "$arch: 2 ranks$([ $arch = hope_attn ] && echo ' (ZeRO-1)'), SIGTERM to rank 1 after step 5: stopped at step $at with a checkpoint, mpirun status $rc"
     one "$arch-A" "$tmp/$arch.yaml" --resume
     ok $? "$arch: resumed on one process"
     close "$arch-U" "$arch-A"
