@@ -67,6 +67,27 @@ ok $? "every step stored once, each loss within 1e-6 of one rank's ($(q "select 
 ok $([ "$(ranks_left)" = 0 ] && echo 0 || echo 1) "no rank left behind"
 ok $([ "$(q "select count(*) from evals where step = $STEPS")" -gt 0 ] && echo 0 || echo 1) "the final evaluation is recorded"
 
+# tlmd stopped with SIGTERM: it signals the ranks (not mpirun), they
+# checkpoint after the same step and exit 75, and mpirun with them; the
+# next tlmd resumes the job to the same losses
+mkdir stop && cd stop || exit 1
+cp ../dp.yaml . && mkdir ref && cp -r ../ref/results.db ref/
+start_tlmd run.out --sweeps dp.yaml --threads-per-worker 2
+wait_for "select count(*) from steps where step > 8"
+kill -TERM "$tp"
+wait "$tp"
+rc=$?
+ok $([ "$(q "select reason || ':' || exit_code from attempts where n = 1")" = "interrupted:75" ] &&
+    [ "$(q "select status from jobs")" = interrupted ] && echo 0 || echo 1) \
+    "tlmd stopped (exit $rc): the ranks checkpointed and exited 75 ($(q "select reason, exit_code, signal, message from attempts"))"
+"$T" --sweeps dp.yaml --threads-per-worker 2 >run2.out 2>&1
+rc=$?
+close
+same=$?
+ok $([ $rc = 0 ] && [ $same = 0 ] && [ "$(q "select reason from attempts where n = 2")" = done ] && [ "$(ranks_left)" = 0 ] && echo 0 || echo 1) \
+    "the next tlmd resumed it to the end (exit $rc), every step once within 1e-6, no rank left"
+cd ..
+
 # refusals, before results.db exists
 mkdir bad && cd bad || exit 1
 sweep three.yaml three $STEPS "resources: {ranks_per_node: 3}"
