@@ -179,6 +179,12 @@ static int scan_sweep(const orc_opts *o, const scan_ops *ops, void *ctx, const c
             needs->ranks = ranks;
             snprintf(needs->sweep, sizeof needs->sweep, "%s", s->name);
         }
+        const int rpn = res.ranks_per_node > 0 ? res.ranks_per_node : 1;
+        if (ranks > 1 && res.gpus > 0 && res.gpus != rpn && !needs->gpu_sweep[0]) {
+            snprintf(needs->gpu_sweep, sizeof needs->gpu_sweep, "%s", s->name);
+            needs->gpus = res.gpus;
+            needs->gpu_ranks_per_node = rpn;
+        }
     }
     const seen_sweep *before = NULL;
     for (size_t i = 0; i < *n_seen && !before; i++)
@@ -218,7 +224,7 @@ static int scan_sweep(const orc_opts *o, const scan_ops *ops, void *ctx, const c
 static int scan(const orc_opts *o, const scan_ops *ops, void *ctx, orc_plan_needs *needs, tlm_err *e)
 {
     if (needs)
-        *needs = (orc_plan_needs){1, 1, 1, ""};
+        *needs = (orc_plan_needs){.nodes = 1, .ranks_per_node = 1, .ranks = 1};
     char **files;
     size_t nf;
     if (orc_plan_files(o->sweeps, o->n_sweeps, &files, &nf, e))

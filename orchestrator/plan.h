@@ -47,6 +47,10 @@ int orc_plan_load(orc_plan *p, const orc_opts *o, db *d, FILE *log, tlm_err *e);
 typedef struct orc_plan_needs {
     int nodes, ranks_per_node, ranks;
     char sweep[128];
+    /* a sweep of several ranks whose GPUs per node are not one a rank
+     * ("" when none), and its numbers */
+    char gpu_sweep[128];
+    int gpus, gpu_ranks_per_node;
 } orc_plan_needs;
 
 /* Every sweep file read and expanded, every job config resolved, nothing

@@ -37,3 +37,6 @@ EXTRA_DIST += tests/tlmd/lib.sh
 
 TESTS += tests/tlmd/test_dp_local.sh
 dist_check_SCRIPTS += tests/tlmd/test_dp_local.sh
+
+TESTS += tests/tlmd/test_dp_slurm.sh
+dist_check_SCRIPTS += tests/tlmd/test_dp_slurm.sh
