@@ -19,3 +19,8 @@ EXTRA_DIST += bench/bench_cuda_torch.py
 EXTRA_DIST += bench/kernel_sensitivity.sh
 # the recipe candidates it was run on (docs/recipe-cpu.md, "The candidates")
 EXTRA_DIST += bench/recipe
+# Whether every __syncthreads and warp shuffle of engine/cuda/ is needed and
+# caught by the emulated tests (about half a minute a mutant on 2 cores):
+# from the repository root of a configured in-tree build,
+#   sh bench/cuda_mutants.sh [--out FILE]   (docs/engine.md, "The emulated CUDA build")
+EXTRA_DIST += bench/cuda_mutants.sh

@@ -138,7 +138,8 @@ int db_sweep_summaries(db *d, int (*cb)(void *ctx, const db_sweep_summary *s), v
         " count(CASE WHEN sj.active AND j.status = 'failed' THEN 1 END),"
         " count(CASE WHEN sj.active AND j.status = 'interrupted' THEN 1 END),"
         " count(CASE WHEN NOT sj.active THEN 1 END),"
-        " total(CASE WHEN sj.active THEN min(j.tokens_done, j.tokens_total) END),"
+        " total(CASE WHEN sj.active THEN (CASE WHEN j.status = 'done' THEN j.tokens_total"
+        "  ELSE min(j.tokens_done, j.tokens_total) END) END),"
         " total(CASE WHEN sj.active THEN j.tokens_total END)"
         " FROM sweeps s LEFT JOIN sweep_jobs sj ON sj.sweep = s.name LEFT JOIN jobs j ON j.key = sj.job"
         " GROUP BY s.name ORDER BY s.created_at, s.name";
@@ -176,6 +177,10 @@ static int job_row(sqlite3_stmt *s, void *ctx)
     copy_col(s, 14, r.slurm_job, sizeof r.slurm_job);
     copy_col(s, 15, r.slurm_state, sizeof r.slurm_state);
     copy_col(s, 16, r.node, sizeof r.node);
+    r.has_val_ppl = sqlite3_column_int(s, 19);
+    r.val_ppl = r.has_val_ppl ? db_column_number(s, 17, 18) : NAN;
+    copy_col(s, 20, r.last_reason, sizeof r.last_reason);
+    copy_col(s, 21, r.last_message, sizeof r.last_message);
     return c->cb(c->ctx, &r);
 }
 
@@ -183,9 +188,12 @@ int db_sweep_jobs(db *d, const char *sweep, int (*cb)(void *ctx, const db_job_su
 {
     static const char sql[] =
         "SELECT j.key, j.label, j.arch, j.scale, j.seed, j.status, j.attempts, j.reason, j.tokens_done,"
-        " j.tokens_total, l.loss, l.job IS NOT NULL, j.message, a.executor, a.slurm_job, a.slurm_state, a.node"
+        " j.tokens_total, l.loss, l.job IS NOT NULL, j.message, a.executor, a.slurm_job, a.slurm_state, a.node,"
+        " v.value, v.nonfinite, v.job IS NOT NULL, a.reason, a.message"
         " FROM sweep_jobs sj JOIN jobs j ON j.key = sj.job"
         " LEFT JOIN steps l ON l.job = j.key AND l.step = (SELECT max(step) FROM steps WHERE job = j.key)"
+        " LEFT JOIN evals v ON v.job = j.key AND v.suite = 'val' AND v.metric = 'ppl' AND v.step ="
+        "  (SELECT max(step) FROM evals WHERE job = j.key AND suite = 'val' AND metric = 'ppl')"
         " LEFT JOIN attempts a ON a.id = (SELECT max(id) FROM attempts WHERE job = j.key)"
         " WHERE sj.sweep = ?1 AND sj.active ORDER BY sj.ord";
     sqlite3_stmt *s;

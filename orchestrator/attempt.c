@@ -113,6 +113,7 @@ static orc_run *prepare(orc_daemon *d, size_t job, int slot, tlm_err *e)
 static void set_label(orc_run *r, const db_job_state *st)
 {
     const orc_plan *p = &r->d->plan;
+    r->seed = st->seed;
     if (p->arch_mask & (p->arch_mask - 1))
         snprintf(r->label, sizeof r->label, "%.11s %.50s", eng_arch_name(p->jobs.v[r->job].arch), st->label);
     else
@@ -345,7 +346,7 @@ int orc_attempt_requeued(orc_run *r, int64_t status, int signal, const char *mes
     r->n = n;
     r->exit_status = 0;
     r->term_signal = 0;
-    r->got_start = r->terminal = r->saw_done = r->protocol_errors = 0;
+    r->got_start = r->terminal = r->saw_done = r->done_nonfinite = r->protocol_errors = 0;
     r->error_kind[0] = r->message[0] = r->stall_note[0] = '\0';
     r->kill_reason = r->term_sent = r->kill_sent = 0;
     r->last_event = r->progress_at = tlm_clock_mono();
@@ -357,7 +358,7 @@ int orc_attempt_requeued(orc_run *r, int64_t status, int signal, const char *mes
 void orc_attempt_exit(const orc_run *r, orc_exit *x)
 {
     *x = (orc_exit){.exited = r->term_signal == 0, .status = (int)r->exit_status, .signal = r->term_signal,
-                    .kill_reason = r->kill_reason, .saw_done = r->saw_done,
+                    .kill_reason = r->kill_reason, .saw_done = r->saw_done, .done_nonfinite = r->done_nonfinite,
                     .error_kind = r->error_kind[0] ? r->error_kind : NULL};
 }
 

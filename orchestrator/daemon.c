@@ -574,6 +574,19 @@ static int run_loop(orc_daemon *d, tlm_err *e)
     return exit_status(d);
 }
 
+/* Every job of this run is settled: a --rerun that reset some of them has
+ * finished, and the next --rerun trains them again (db.h db_job_rerun_done). */
+static int end_reruns(orc_daemon *d, tlm_err *e)
+{
+    int rc = db_begin(d->db, e);
+    for (size_t i = 0; !rc && i < d->plan.jobs.n; i++)
+        rc = db_job_rerun_done(d->db, d->plan.jobs.v[i].key, e);
+    if (!rc)
+        return db_commit(d->db, e);
+    db_rollback(d->db);
+    return rc;
+}
+
 int orc_daemon_run(const orc_opts *o, tlm_err *e)
 {
     orc_daemon *d = calloc(1, sizeof *d);
@@ -589,6 +602,8 @@ int orc_daemon_run(const orc_opts *o, tlm_err *e)
     int status = set_up(d, e) ? ORC_EXIT_USAGE : open_all(d, &h, &discard, e);
     if (!status)
         status = run_loop(d, e);
+    if ((status == ORC_EXIT_OK || status == ORC_EXIT_FAILED) && end_reruns(d, e))
+        status = ORC_EXIT_ERROR;
     if (d->ex.shutdown)
         d->ex.shutdown(d);
     db_checkpointer_stop(d->ckpt);

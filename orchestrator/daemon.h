@@ -54,6 +54,7 @@ typedef struct orc_run {
     int term_signal;        /* 0: it exited with exit_status */
     orc_event_parser *parser;
     int got_start, terminal, saw_done;
+    int done_nonfinite;     /* the `done` event's loss or validation loss is NaN or infinite */
     char error_kind[16];
     char message[TLM_MSG_MAX]; /* from the worker's error event */
     int64_t step, tokens, total_tokens, resumed_from, db_tokens;
@@ -62,6 +63,7 @@ typedef struct orc_run {
     int has_loss;
     int protocol_errors;
     char label[64];
+    int64_t seed;           /* the job's, for names (a Slurm job's) */
     char run_dir[TLM_PATH_CAP];
     void *ex;               /* the executor's own part, or NULL */
     char where[48];         /* for log lines where there is no pid: "Slurm job 17" */

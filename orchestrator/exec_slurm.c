@@ -525,7 +525,7 @@ static void slurm_fill_row(const orc_run *r, db_attempt_row *row)
 /* sbatch's arguments, strings of their own (freed with it) */
 typedef struct sbatch_cmd {
     char *argv[64 + ORC_RES_EXTRA_MAX + ORC_WORKER_ARGC];
-    char *owned[16];
+    char *owned[20]; /* every push of sbatch_args, at most 14 */
     size_t k, n_owned;
     int oom;
 } sbatch_cmd;
@@ -546,6 +546,23 @@ static void sbatch_cmd_free(sbatch_cmd *b)
         free(b->owned[i]);
 }
 
+/* The Slurm job's name, as squeue shows it: "<sweep>:<label>:s<seed>"
+ * (demo:cosine_1.5->0.5:s0), anything but letters, digits and ._-+=>,@%
+ * as '_' (blanks and quotes read badly in squeue's columns and in the
+ * scripts that parse them). */
+static void job_name(const orc_run *r, char *out, size_t cap)
+{
+    const orc_daemon *d = r->d;
+    const char *sweep = d->plan.sweeps[d->plan.jobs.v[r->job].sweep].name;
+    int n = snprintf(out, cap, "%s:%s:s%lld", sweep, r->label, (long long)r->seed);
+    for (int i = 0; i < n && (size_t)i < cap - 1; i++) {
+        char ch = out[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              strchr("._-+=>,@%:", ch)))
+            out[i] = '_';
+    }
+}
+
 /* sbatch [options] SCRIPT RUN_DIR TOKEN WORKER ARGS... (docs/tlmd.md "What tlmd submits"); a job of
  * several ranks: ... TOKEN SRUN --mpi=pmix [its options] WORKER ARGS (docs/parallel.md) */
 static void sbatch_args(orc_run *r, const orc_resources *res, int threads, const char *run_abs,
@@ -555,11 +572,11 @@ static void sbatch_args(orc_run *r, const orc_resources *res, int threads, const
     orc_daemon *d = r->d;
     orc_slurm_ctx *c = orc__slurm_ctx(d);
     orc_slurm_run *s = r->ex;
-    char cpus[16], gres[24], sig[32], name[32], comment[80];
+    char cpus[16], gres[24], sig[32], name[128], comment[80];
     snprintf(cpus, sizeof cpus, "%d", threads);
     snprintf(gres, sizeof gres, "gpu:%d", res->gpus);
     snprintf(sig, sizeof sig, "B:USR1@%.0f", d->o->slurm_signal);
-    snprintf(name, sizeof name, "tlm-%.12s", d->plan.jobs.v[r->job].key);
+    job_name(r, name, sizeof name);
     snprintf(comment, sizeof comment, "tlmd:%s:%s", c->dbid, s->token);
     b->argv[b->k++] = "sbatch";
     b->argv[b->k++] = "--parsable";
@@ -569,7 +586,7 @@ static void sbatch_args(orc_run *r, const orc_resources *res, int threads, const
     push(b, "--signal=%s", sig);
     b->argv[b->k++] = "--open-mode=append";
     push(b, "--output=%s/worker.log", run_abs);
-    push(b, "--chdir=%s", run_abs);
+    push(b, "--chdir=%s", c->cwd);
     push(b, "--cpus-per-task=%s", cpus);
     if (ranks > 1) {
         /* one attempt, one job: nodes x ranks_per_node tasks, which srun
@@ -708,6 +725,11 @@ int orc_executor_slurm(orc_executor *x, const orc_opts *o, tlm_err *e)
         return tlm_errf(e, TLM_EIO, "/proc/self/exe: %s", strerror(errno));
     }
     c->tlmd[n] = '\0';
+    if (!getcwd(c->cwd, sizeof c->cwd)) {
+        free(c->buf);
+        free(c);
+        return tlm_errf(e, TLM_EIO, "the folder tlmd runs in: %s", strerror(errno));
+    }
     struct passwd *pw = getpwuid(getuid());
     if (pw && pw->pw_name)
         snprintf(c->user, sizeof c->user, "%s", pw->pw_name);

@@ -16,6 +16,8 @@ typedef struct orc_slurm_ctx {
     orc_daemon *d;
     char tlmd[PATH_MAX];      /* this program, run on the nodes */
     char abs_runs[PATH_MAX];  /* --runs, absolute: the nodes' working folder may differ */
+    char cwd[PATH_MAX];       /* the folder tlmd runs in: its batch jobs run there too (--chdir), so that a
+                               * sweep's relative paths mean on the nodes what they mean here */
     char script[PATH_MAX];    /* runs/tlmd-slurm-job: "#!<tlmd> --slurm-job" */
     char dbid[DB_ID_LEN + 1];
     char user[64];

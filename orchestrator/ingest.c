@@ -106,6 +106,13 @@ static void on_end(orc_run *r, const orc_event *ev)
         r->has_loss = 1;
         r->final_val_loss = ev->val_loss;
         r->elapsed_s = ev->elapsed_s;
+        /* a final number that is not finite is no result (docs/tlmd.md): the
+         * attempt ends as diverged, whatever the worker's exit status */
+        if (!isfinite(ev->loss) || (ev->has_val_loss && !isfinite(ev->val_loss))) {
+            r->done_nonfinite = 1;
+            tlm_msg_printf(r->message, sizeof r->message, "final loss %g, validation loss %g", ev->loss,
+                           ev->val_loss);
+        }
     }
     if (ev->kind == ORC_EV_ERROR) {
         tlm_msg_copy(r->error_kind, sizeof r->error_kind, ev->error_kind);

@@ -11,6 +11,7 @@ orchestrator_liborc_a_SOURCES = \
 	orchestrator/jobs.c orchestrator/jobs.h \
 	orchestrator/jobinfo.c orchestrator/jobinfo.h \
 	orchestrator/plan.c orchestrator/plan.h orchestrator/opts.h \
+	orchestrator/inputs.c orchestrator/inputs.h \
 	orchestrator/rundir.c orchestrator/rundir.h \
 	orchestrator/slots.c orchestrator/slots.h \
 	orchestrator/lock.c orchestrator/lock.h \

@@ -14,6 +14,7 @@
 #include "common/sha256.h"
 #include "common/vec.h"
 #include "engine/config/ranks.h"
+#include "orchestrator/inputs.h"
 #include "orchestrator/jobinfo.h"
 #include "orchestrator/rundir.h"
 #include "orchestrator/sweep.h"
@@ -241,11 +242,13 @@ static int scan(const orc_opts *o, const scan_ops *ops, void *ctx, orc_plan_need
 
 /* ------------------------------------------------------------ dry run */
 typedef struct {
-    FILE *out;
+    FILE *out, *err;
     db *d;
     const orc_opts *o;
     int ranks;          /* of the sweep being listed */
     int rerun, retry_failed;
+    const char *file;    /* the sweep file being listed */
+    orc_inputs inputs;   /* the files the jobs read */
     orc_jobs distinct;
     size_t n_new, n_done, n_other, n_failed;
     double flops;
@@ -260,6 +263,8 @@ static int dry_job(void *ctx, const orc_sweep_job *j, tlm_err *e)
     orc_jobinfo info;
     if (orc_jobinfo_compute(j->cfg, &info, e))
         return TLM_ECONFIG;
+    if (orc_inputs_check(&c->inputs, j->cfg, c->file, c->err, e))
+        return TLM_ENOMEM;
     const char *status = "new";
     db_job_state st;
     if (c->d) {
@@ -268,7 +273,7 @@ static int dry_job(void *ctx, const orc_sweep_job *j, tlm_err *e)
             return rc;
         if (rc == 1) {
             status = st.status;
-            if (c->rerun)
+            if (c->rerun && !st.rerun)
                 status = "rerun";
             else if (!strcmp(st.status, "failed") && (c->retry_failed || !orc_reason_is_final(st.reason)))
                 status = "retry";
@@ -306,6 +311,7 @@ static int dry_begin(void *ctx, const orc_sweep *s, const char *file, const char
 {
     (void)before, (void)e;
     dry_ctx *c = ctx;
+    c->file = file;
     fprintf(c->out, "sweep %s (%s)%s%s\n", s->name, file, *s->description ? ": " : "", s->description);
     orc_resources res;
     c->ranks = sweep_ranks(c->o, s, &res);
@@ -347,7 +353,8 @@ static int dry_end(void *ctx, const orc_sweep *s, const char *file, const char *
 int orc_plan_dry_run(const orc_opts *o, FILE *out, tlm_err *e)
 {
     static const scan_ops ops = {dry_begin, dry_job, dry_end};
-    dry_ctx c = {.out = out, .o = o, .rerun = o->rerun, .retry_failed = o->retry_failed};
+    dry_ctx c = {.out = out, .err = stderr, .o = o, .rerun = o->rerun, .retry_failed = o->retry_failed};
+    orc_inputs_init(&c.inputs);
     int rc = 0;
     if (access(o->db_path, F_OK) == 0 && (rc = db_open(o->db_path, DB_READONLY, &c.d, e)))
         goto done;
@@ -359,8 +366,14 @@ int orc_plan_dry_run(const orc_opts *o, FILE *out, tlm_err *e)
         human(c.flops, fl, sizeof fl);
         fprintf(out, "total: %zu distinct jobs: %zu new, %zu done, %zu to resume or retry, %zu failed; %s training FLOPs\n",
                 c.distinct.n, c.n_new, c.n_done, c.n_other, c.n_failed, fl);
+        if (c.inputs.bad)
+            rc = tlm_errf(e, TLM_ECONFIG,
+                          "%zu input path(s) of the jobs cannot be read (above): every job that names one would fail "
+                          "at its start; make them readable or fix the sweep",
+                          c.inputs.bad);
     }
 done:
+    orc_inputs_clear(&c.inputs);
     orc_jobs_clear(&c.distinct);
     db_close(c.d);
     return rc;
@@ -423,6 +436,10 @@ static int load_state(load_ctx *c, const orc_sweep_job *j, orc_job *job, tlm_err
         int rc = db_job_put(c->d, &r, NULL, e);
         free(json);
         job->status = ORC_PENDING;
+        /* new under --rerun: marked as rerun all the same, so that the same
+         * command after a Ctrl-C goes on from its checkpoints */
+        if (!rc && c->o->rerun)
+            rc = db_job_reset(c->d, j->key, e);
         return rc;
     }
     int s = orc_status_from_name(st.status);
@@ -439,12 +456,18 @@ static int load_state(load_ctx *c, const orc_sweep_job *j, orc_job *job, tlm_err
             db_job_set_status(c->d, j->key, DB_JOB_PENDING, st.reason, NULL, e))
             return TLM_EIO;
     }
-    if (c->o->rerun) {
+    if (c->o->rerun && st.rerun) {
+        /* --rerun applies once: an earlier --rerun reset it and its run has
+         * not finished (a Ctrl-C, then the same command again): it goes on
+         * from what that rerun trained */
+        c->p->n_rerun_kept++;
+    } else if (c->o->rerun) {
         /* its checkpoints are set aside once this is committed (orc_plan_load) */
         if (db_job_reset(c->d, j->key, e))
             return TLM_EIO;
         job->status = ORC_PENDING;
         job->failures = 0;
+        job->reset = 1;
     }
     return 0;
 }
@@ -544,7 +567,14 @@ int orc_plan_load(orc_plan *p, const orc_opts *o, db *d, FILE *log, tlm_err *e)
 
     /* --rerun trains from scratch: the old checkpoints go aside (after the
      * commit: a sweep that fails to load leaves the run folders as they were) */
+    if (p->n_rerun_kept)
+        fprintf(log,
+                "tlmd: --rerun: %zu job(s) were reset by an earlier --rerun whose run has not finished; they go on "
+                "from there (--rerun applies once; a finished run ends it)\n",
+                p->n_rerun_kept);
     for (size_t i = 0; o->rerun && i < p->jobs.n; i++) {
+        if (!p->jobs.v[i].reset)
+            continue;
         const char *key = p->jobs.v[i].key;
         char run_dir[TLM_PATH_CAP], aside[TLM_PATH_CAP], note[TLM_PATH_CAP + 512];
         if (orc_rundir_path(o->runs_dir, key, run_dir, sizeof run_dir, e))

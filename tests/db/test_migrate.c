@@ -1,8 +1,10 @@
 /* test_migrate.c: a version-1 results.db (db/history/v1.sql, with data)
  * opened by the current code is migrated in place: its step metrics move
  * into `steps` (NaN kept), and its tables, columns, indexes and views end
- * up exactly as db/schema.sql creates them on a new file.  Versions 2 and 3
- * migrate too (the LAMBADA columns of the results view; the database id). */
+ * up exactly as db/schema.sql creates them on a new file.  Versions 2 to 5
+ * migrate too (the LAMBADA columns of the results view; the database id;
+ * the executor; jobs.rerun); `tlmd migrate` (db_upgrade) keeps a backup
+ * first; a version stamped by hand is said as such, and nothing changes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +86,20 @@ static int old_db(const char *src, const char *dir, int version, const char *fil
     sqlite3_close(h);
     free(schema);
     return rc;
+}
+
+/* PRAGMA user_version of the file at path, read by SQLite alone; -1 when it cannot. */
+static int user_version(const char *path)
+{
+    sqlite3 *h = NULL;
+    sqlite3_stmt *st = NULL;
+    int v = -1;
+    if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return v;
 }
 
 int main(void)
@@ -236,6 +252,59 @@ int main(void)
            "version 4 migrates: its attempt is local, its running job recovers (%lld; %s)", (long long)recovered,
            e.msg);
     db_close(d);
+
+    /* version 5 -> 6: jobs say whether a --rerun reset them (none did) */
+    char old5[512];
+    rc = old_db(src, dir, 5,
+                "INSERT INTO sweeps VALUES ('s', '', 'f', 'h', 'src', 1, 1);"
+                "INSERT INTO jobs(key, sweep, config, arch, scale, schedule, seed, label, tokens_total, "
+                "params, flops_per_token, status, created_at, updated_at) VALUES ('k5', 's', '{}', "
+                "'transformer', 'tiny', 'uniform', 0, 'u', 1, 1, 1, 'done', 1, 1);"
+                "PRAGMA user_version = 5;",
+                old5, sizeof old5, &err);
+    TAP_OK(rc == SQLITE_OK, "a version-5 database (%s)", err ? err : "ok");
+    sqlite3_free(err);
+    err = NULL;
+    /* the read-only tools name the command that upgrades it */
+    d = NULL;
+    char want[1200];
+    snprintf(want, sizeof want, "older than this program's (%d); upgrade it with: tlmd migrate --db %s",
+             DB_SCHEMA_VERSION, old5);
+    TAP_OK(db_open(old5, DB_READONLY, &d, &e) != 0 && strstr(e.msg, want),
+           "a read-only open of an older file names `tlmd migrate --db FILE` (%s)", e.msg);
+    /* `tlmd migrate`: a backup first, then the migration */
+    int from = -1;
+    char backup[1200];
+    TAP_OK(db_upgrade(old5, &from, backup, sizeof backup, &e) == 0 && from == 5, "db_upgrade migrates it (%s)",
+           e.msg);
+    char want_bak[1200];
+    snprintf(want_bak, sizeof want_bak, "%s.v5.bak", old5);
+    TAP_OK(!strcmp(backup, want_bak), "its backup is FILE.v5.bak (%s)", backup);
+    int bv = user_version(backup);
+    TAP_OK(bv == 5, "the backup is the old file, version 5 (%d)", bv);
+    d = NULL;
+    TAP_OK(db_open(old5, DB_READONLY, &d, &e) == 0 && q_int(d, "SELECT rerun FROM jobs WHERE key = 'k5'") == 0 &&
+               q_int(d, "PRAGMA user_version") == DB_SCHEMA_VERSION,
+           "the file is at version %d, jobs.rerun 0 (%s)", DB_SCHEMA_VERSION, e.msg);
+    db_close(d);
+    TAP_OK(db_upgrade(old5, &from, backup, sizeof backup, &e) == 0 && from == DB_SCHEMA_VERSION && !backup[0],
+           "a second upgrade has nothing to do, and makes no backup");
+
+    /* a version stamped by hand: the step fails on columns that are there
+     * already; said as such, and nothing changes */
+    char stamped[512];
+    snprintf(stamped, sizeof stamped, "%s/stamped.db", dir);
+    db *sd = NULL;
+    TAP_OK(db_open(stamped, DB_READWRITE, &sd, &e) == 0 && db_exec(sd, "PRAGMA user_version = 4", &e) == 0,
+           "a current database stamped version 4 (%s)", e.msg);
+    db_close(sd);
+    sd = NULL;
+    TAP_OK(db_open(stamped, DB_READWRITE, &sd, &e) != 0 && e.code == TLM_ECONFIG &&
+               strstr(e.msg, "its tables are not those of schema version 4, the version the file says it has") &&
+               strstr(e.msg, "nothing was changed") && strstr(e.msg, "duplicate column name"),
+           "opening it says that its tables are not version 4's, not only SQLite's duplicate column (%s)", e.msg);
+    int sv = user_version(stamped);
+    TAP_OK(sv == 4, "...and leaves it as it was (version %d)", sv);
 
     if (tlm_rm_tree(dir))
         TAP_DIAG("could not remove %s", dir);

@@ -502,22 +502,24 @@ static void test_classify(void)
         const char *reason;
         int next;
     } cases[] = {
-        {{1, 0, 0, ORC_KILL_NONE, 1, NULL}, "done", ORC_NEXT_DONE},
-        {{1, 0, 0, ORC_KILL_NONE, 0, NULL}, "protocol", ORC_NEXT_RETRY},
-        {{1, 1, 0, ORC_KILL_NONE, 0, "internal"}, "internal", ORC_NEXT_RETRY},
-        {{1, 2, 0, ORC_KILL_NONE, 0, "config"}, "config", ORC_NEXT_FAIL},
-        {{1, 3, 0, ORC_KILL_NONE, 0, "data"}, "data", ORC_NEXT_FAIL},
-        {{1, 4, 0, ORC_KILL_NONE, 0, "diverged"}, "diverged", ORC_NEXT_FAIL},
-        {{1, 5, 0, ORC_KILL_NONE, 0, "oom"}, "oom", ORC_NEXT_RETRY},
-        {{1, 6, 0, ORC_KILL_NONE, 0, "io"}, "io", ORC_NEXT_RETRY},
-        {{1, 75, 0, ORC_KILL_SHUTDOWN, 0, NULL}, "interrupted", ORC_NEXT_INTERRUPTED},
-        {{1, 75, 0, ORC_KILL_NONE, 0, NULL}, "interrupted", ORC_NEXT_RETRY},
-        {{1, 75, 0, ORC_KILL_TIMEOUT, 0, NULL}, "timeout", ORC_NEXT_RETRY},
-        {{0, 0, SIGKILL, ORC_KILL_TIMEOUT, 0, NULL}, "timeout", ORC_NEXT_RETRY},
-        {{0, 0, SIGSEGV, ORC_KILL_NONE, 0, NULL}, "crash", ORC_NEXT_RETRY},
-        {{0, 0, SIGKILL, ORC_KILL_SHUTDOWN, 0, NULL}, "interrupted", ORC_NEXT_INTERRUPTED},
-        {{1, 0, 0, ORC_KILL_PROTOCOL, 1, NULL}, "protocol", ORC_NEXT_FAIL},
-        {{1, 42, 0, ORC_KILL_NONE, 0, NULL}, "internal", ORC_NEXT_RETRY},
+        {{1, 0, 0, ORC_KILL_NONE, 1, NULL, 0}, "done", ORC_NEXT_DONE},
+        {{1, 0, 0, ORC_KILL_NONE, 0, NULL, 0}, "protocol", ORC_NEXT_RETRY},
+        {{1, 1, 0, ORC_KILL_NONE, 0, "internal", 0}, "internal", ORC_NEXT_RETRY},
+        {{1, 2, 0, ORC_KILL_NONE, 0, "config", 0}, "config", ORC_NEXT_FAIL},
+        {{1, 3, 0, ORC_KILL_NONE, 0, "data", 0}, "data", ORC_NEXT_FAIL},
+        {{1, 4, 0, ORC_KILL_NONE, 0, "diverged", 0}, "diverged", ORC_NEXT_FAIL},
+        {{1, 5, 0, ORC_KILL_NONE, 0, "oom", 0}, "oom", ORC_NEXT_RETRY},
+        {{1, 6, 0, ORC_KILL_NONE, 0, "io", 0}, "io", ORC_NEXT_RETRY},
+        {{1, 75, 0, ORC_KILL_SHUTDOWN, 0, NULL, 0}, "interrupted", ORC_NEXT_INTERRUPTED},
+        {{1, 75, 0, ORC_KILL_NONE, 0, NULL, 0}, "interrupted", ORC_NEXT_RETRY},
+        {{1, 75, 0, ORC_KILL_TIMEOUT, 0, NULL, 0}, "timeout", ORC_NEXT_RETRY},
+        {{0, 0, SIGKILL, ORC_KILL_TIMEOUT, 0, NULL, 0}, "timeout", ORC_NEXT_RETRY},
+        {{0, 0, SIGSEGV, ORC_KILL_NONE, 0, NULL, 0}, "crash", ORC_NEXT_RETRY},
+        {{0, 0, SIGKILL, ORC_KILL_SHUTDOWN, 0, NULL, 0}, "interrupted", ORC_NEXT_INTERRUPTED},
+        {{1, 0, 0, ORC_KILL_PROTOCOL, 1, NULL, 0}, "protocol", ORC_NEXT_FAIL},
+        {{1, 42, 0, ORC_KILL_NONE, 0, NULL, 0}, "internal", ORC_NEXT_RETRY},
+        /* a done whose final loss is NaN or inf is no success, whatever the exit status */
+        {{1, 0, 0, ORC_KILL_NONE, 1, NULL, 1}, "diverged", ORC_NEXT_FAIL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         orc_outcome o;

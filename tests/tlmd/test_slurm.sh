@@ -4,7 +4,9 @@
 # models: a sweep completes with the local executor's results (losses
 # bit-identical on the CPU), one sbatch per attempt with its comment, the
 # events read from the run folder's file, the attempts' Slurm job id, state
-# and node recorded and shown by `tlmd status`.  Skips (77) without Slurm.
+# and node recorded and shown by `tlmd status`; relative data paths work
+# (the batch jobs run in tlmd's folder); a Slurm job is named for its
+# sweep, label and seed.  Skips (77) without Slurm.
 . "$TLM_SRCDIR/tests/tlmd/lib.sh"
 slurm_start_cluster
 echo "# cluster up in $SLURM_UP_S s"
@@ -42,6 +44,23 @@ ok $? "final losses equal the local executor's"
 "$T" status >status.out 2>&1
 grep -q 'slurm job [0-9]* ended on n[0-9]' status.out
 ok $? "tlmd status shows the executor, Slurm job id, state and node"
+
+# a sweep with a relative data path (issue 26): the batch jobs run in the
+# folder tlmd runs in, so it means there what it means locally; the job
+# keeps its identity (the path as written); its Slurm job is named for its
+# sweep, label and seed
+mkdir -p data && cp text.tlmtok data/text.tlmtok
+sed 's|train: '"$tmp"'/text.tlmtok|train: data/text.tlmtok|' three.yaml | sed 's/^name: three/name: rel/' |
+    sed 's/schedule: \[linear, cosine, sigmoid\]/schedule: [cosine]/' >rel.yaml
+"$T" --sweeps rel.yaml --executor slurm --slurm-poll 0.3 >rel.out 2>&1
+rc=$?
+rkey=$(q "select j.key from jobs j join sweep_jobs s on s.job = j.key where s.sweep = 'rel'")
+ok $([ $rc = 0 ] && [ "$(q "select status from jobs where key = '$rkey'")" = done ] &&
+    grep -q '"train":"data/text.tlmtok"' "runs/$(echo "$rkey" | cut -c1-12)/config.json" && echo 0 || echo 1) \
+    "a relative data path under --executor slurm: done (exit $rc; $(q "select status, reason, message from jobs where key = '$rkey'"))"
+sj=$(q "select slurm_job from attempts where job = '$rkey'")
+name=$(scontrol show job "$sj" 2>/dev/null | grep -o 'JobName=[^ ]*')
+ok $([ "$name" = "JobName=rel:cosine_1.5->0.5:s0" ] && echo 0 || echo 1) "its Slurm job is named for sweep, label and seed ($name)"
 
 # SIGINT: tlmd stops its Slurm jobs (SIGTERM through the batch job: they
 # checkpoint), exits 75, and the next run resumes them
