@@ -6,6 +6,8 @@ TESTS += tests/parallel/test_dp_losses.sh
 dist_check_SCRIPTS += tests/parallel/test_dp_losses.sh
 TESTS += tests/parallel/test_dp_resume.sh
 dist_check_SCRIPTS += tests/parallel/test_dp_resume.sh
+TESTS += tests/parallel/test_dp_refuse.sh
+dist_check_SCRIPTS += tests/parallel/test_dp_refuse.sh
 
 check_PROGRAMS += tests/parallel/test_comm
 tests_parallel_test_comm_SOURCES = tests/parallel/test_comm.c tests/lib/tap.h
