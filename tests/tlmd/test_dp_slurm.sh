@@ -7,7 +7,8 @@
 # are the local executor's one-rank run's within 1e-6 relative.  Then tlmd
 # stopped with SIGINT: the batch script passes SIGTERM on through srun to
 # both ranks, which checkpoint and exit 75, and the next tlmd resumes the
-# job.  Skips (77) without Slurm or mpirun.
+# job.  A sweep of 2 ranks a node with 1 GPU a node is refused before
+# anything is recorded.  Skips (77) without Slurm or mpirun.
 . "$TLM_SRCDIR/tests/tlmd/lib.sh"
 command -v mpirun >/dev/null 2>&1 || { echo "# Open MPI is missing (Debian: openmpi-bin; scripts/setup.sh --test): skip"; exit 77; }
 [ "$(id -u)" = 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -48,4 +49,12 @@ ok $([ $rc = 75 ] && [ "$(q "select a.reason || ':' || a.exit_code from attempts
                               where j.sweep = 'long'")" = "interrupted:75" ] && echo 0 || echo 1) \
     "SIGINT: tlmd stops (exit $rc), both ranks checkpointed, the attempt interrupted with 75 ($(q "select a.reason, a.exit_code, a.signal, a.message from attempts a join jobs j on j.key = a.job where j.sweep = 'long'"))"
 ok $([ -z "$(squeue -h -o %i)" ] && echo 0 || echo 1) "no Slurm job left"
+
+# refused before anything is recorded: GPUs per node that are not one a rank
+sweep gpu.yaml gpu 8 "seeds: [7]" "resources: {nodes: 2, ranks_per_node: 2, gpus: 1}"
+"$T" --sweeps gpu.yaml --executor slurm --db gpu.db --runs gpu-runs >gpu.out 2>&1
+rc=$?
+ok $([ $rc != 0 ] && grep -q 'sweep gpu: gpus 1 (per node) for 2 ranks per node: .*one rank per GPU; set resources.gpus equal to ranks_per_node' gpu.out &&
+    [ ! -e gpu.db ] && [ -z "$(squeue -h -o %i)" ] && echo 0 || echo 1) \
+    "2 ranks a node on 1 GPU a node: refused before anything is recorded or submitted (exit $rc: $(head -c 300 gpu.out))"
 finish
