@@ -120,6 +120,14 @@ static int run_worker(char **worker, int n, const char *events, orc_slurm_end *e
         end->exited = WIFEXITED(ws);
         end->status = end->exited ? WEXITSTATUS(ws) : -1;
         end->signal = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
+        /* srun says a rank killed by signal n as its own exit status
+         * 128 + n (as mpirun does locally: exec_local.c): a crash by that
+         * signal, not an unexpected status */
+        if (child_stop == SIGUSR2 && end->exited && end->status > 128 && end->status < 128 + 65) {
+            end->exited = 0;
+            end->signal = end->status - 128;
+            end->status = -1;
+        }
     }
     free(wargv);
     return 0;
