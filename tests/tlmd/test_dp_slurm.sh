@@ -8,7 +8,8 @@
 # stopped with SIGINT: the batch script passes SIGTERM on through srun to
 # both ranks, which checkpoint and exit 75, and the next tlmd resumes the
 # job.  Faults: Slurm's requeue, and rank 1 killed with -9 (a crash,
-# retried from the last checkpoint), every step once, no rank left.
+# retried from the last checkpoint), every step once, no rank left;
+# tlmd killed with -9 and the next one adopting the running job.
 # A sweep of 2 ranks a node with 1 GPU a node is refused before
 # anything is recorded.  Skips (77) without Slurm or mpirun.
 . "$TLM_SRCDIR/tests/tlmd/lib.sh"
@@ -111,6 +112,28 @@ d=$(q "attach 'ref2/results.db' as r;
 ok $([ "$d" = "$FS|$FS|0" ] && echo 0 || echo 1) "every step once, each loss within 1e-6 of the uninterrupted run's ($d)"
 ok $([ -z "$(rank_pids 0)$(rank_pids 1)" ] && [ -z "$(squeue -h -o %i)" ] && echo 0 || echo 1) \
     "no rank of the job left, no Slurm job left"
+
+# Adoption: tlmd killed with -9 leaves the 2-node job running; the next
+# tlmd adopts it (no sbatch) and records its end: one attempt, every step
+# once
+sweep ad.yaml ad $FS "seeds: [9]" "resources: {nodes: 2, ranks_per_node: 1, cpus: 1}"
+start_tlmd ad1.out --sweeps ad.yaml --executor slurm --slurm-poll 0.3
+wait_for "select count(*) from jobs where sweep = 'ad'"
+ak=$(q "select key from jobs where sweep = 'ad'")
+wait_for "select count(*) from checkpoints where job = '$ak' and step >= 16"
+kill -9 "$tp"
+wait "$tp" 2>/dev/null
+ok $([ "$(squeue -h -o %i | wc -l)" = 1 ] && echo 0 || echo 1) "kill -9 of tlmd leaves the 2-node job running"
+start_tlmd ad2.out --sweeps ad.yaml --executor slurm --slurm-poll 0.3
+wait "$tp"
+rc=$?
+ok $([ $rc = 0 ] && grep -q "1 Slurm job(s) of a previous daemon adopted" ad2.out && grep -q 'Slurm calls: 0 sbatch' ad2.out &&
+    echo 0 || echo 1) "the next tlmd adopts the job, submits nothing, and finishes (exit $rc)"
+[ $rc = 0 ] || sed 's/^/# /' ad2.out | tail -10
+d=$(q "select (select group_concat(reason) from attempts where job = '$ak'), count(*), count(distinct step)
+       from steps where job = '$ak'")
+ok $([ "$d" = "done|$FS|$FS" ] && echo 0 || echo 1) "one attempt, done, every step once ($d)"
+ok $([ -z "$(squeue -h -o %i)" ] && echo 0 || echo 1) "no Slurm job left"
 
 # refused before anything is recorded: GPUs per node that are not one a rank
 sweep gpu.yaml gpu 8 "seeds: [7]" "resources: {nodes: 2, ranks_per_node: 2, gpus: 1}"
