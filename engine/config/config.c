@@ -307,6 +307,9 @@ static const field FIELDS[] = {
      .derived = "preset, else train.tokens / 20", .help = "linear warm-up length in tokens"},
     {NUM("train.weight_decay", train.weight_decay, 0, 10), .def = 0.1,
      .help = "decoupled weight decay (not applied to norms and gains)"},
+    {BOOL("train.zero1", train.zero1), .def = 0, .flags = FLAG_EXEC,
+     .help = "a job of several ranks shards the AdamW state over them (ZeRO-1: reduce-scatter the gradients, "
+             "update each rank's shard, all-gather the weights; docs/parallel.md)"},
 };
 #define NFIELDS (sizeof FIELDS / sizeof FIELDS[0])
 

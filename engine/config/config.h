@@ -104,6 +104,7 @@ typedef struct eng_train_cfg {
     int log_every;             /* steps between step events */
     int grad_norms_every;      /* steps between per-layer gradient-norm layer events; 0 = off */
     int precision;             /* eng_precision, as written (auto until resolved for a device) */
+    int zero1;                 /* data parallel: optimizer state sharded over the ranks (ZeRO-1) */
 } eng_train_cfg;
 
 typedef struct eng_eval_cfg {

@@ -252,17 +252,21 @@ static int hope_step(eng_model *m, const eng_adamw *opt, tlm_err *e)
             j++;
         const size_t off = m->tensors[i].offset, n = m->tensors[j - 1].offset + m->tensors[j - 1].numel - off;
         if (C > 1) {
-            float *acc = m->xopt_slab + h->acc[i];
-            o->axpy(ctx, acc, m->grads + off, n, (float)opt->grad_scale);
-            if (opt->t % C == 0) {
-                /* the accumulator is indexed from the range's start: the
-                 * slabs are handed over from there too */
-                const eng_adamw_seg one = {0, n, decay};
-                const double t = (double)(opt->t / C);
-                o->adamw(ctx, m->params + off, acc, m->m + off, m->v + off, &one, 1, (float)opt->lr,
-                         (float)opt->beta1, (float)opt->beta2, (float)opt->eps, (float)opt->weight_decay,
-                         (float)(1.0 - pow(opt->beta1, t)), (float)(1.0 - pow(opt->beta2, t)), (float)(1.0 / C));
-                o->zero(ctx, acc, n);
+            /* eng_model_step_range: only the accumulator's part of the range */
+            size_t o2 = off, n2 = n, skip;
+            if (eng__step_clip(m, &o2, &n2, &skip)) {
+                float *acc = m->xopt_slab + h->acc[i] + skip;
+                o->axpy(ctx, acc, m->grads + o2, n2, (float)opt->grad_scale);
+                if (opt->t % C == 0) {
+                    /* the accumulator is indexed from the range's start: the
+                     * slabs are handed over from there too */
+                    const eng_adamw_seg one = {0, n2, decay};
+                    const double t = (double)(opt->t / C);
+                    o->adamw(ctx, m->params + o2, acc, m->m + o2, m->v + o2, &one, 1, (float)opt->lr,
+                             (float)opt->beta1, (float)opt->beta2, (float)opt->eps, (float)opt->weight_decay,
+                             (float)(1.0 - pow(opt->beta1, t)), (float)(1.0 - pow(opt->beta2, t)), (float)(1.0 / C));
+                    o->zero(ctx, acc, n2);
+                }
             }
         }
         i = j;

@@ -109,6 +109,9 @@ struct eng_model {
     int64_t n_counted;         /* targets >= 0 in the last forward */
     int have_forward;
     int have_logits;           /* logits_host holds the last forward's (eng_model_logits) */
+    eng_grad_ready_fn grad_hook; /* eng_model_set_grad_hook (NULL: none) */
+    void *grad_hook_ud;
+    size_t step_lo, step_hi;   /* the slab range a step updates: [0, n_params) but in eng_model_step_range */
 };
 
 /* The scalars kept on the device (model.stats): a forward's mean loss
@@ -116,6 +119,21 @@ struct eng_model {
  * (eng_model_forward_train) and the gradient's sum of squares, read in
  * one copy (eng_model_step_report). */
 enum { ENG__STAT_LOSS, ENG__STAT_STEP_LOSS, ENG__STAT_GRAD_SQ, ENG__STATS };
+
+/* The part of the slab range [*off, *off + *n) that the current step
+ * updates (eng_model_step_range): 0 when none; else *off and *n narrowed
+ * and *skip the floats cut from the front (an array aligned with the
+ * range moves by as much). */
+static inline int eng__step_clip(const eng_model *m, size_t *off, size_t *n, size_t *skip)
+{
+    size_t lo = *off > m->step_lo ? *off : m->step_lo, hi = *off + *n < m->step_hi ? *off + *n : m->step_hi;
+    if (hi <= lo)
+        return 0;
+    *skip = lo - *off;
+    *off = lo;
+    *n = hi - lo;
+    return 1;
+}
 
 /* resid[l] of the current call's N positions */
 static inline float *eng__resid(const eng_model *m, int l, int N)

@@ -262,6 +262,7 @@ int eng_model_create(eng_model **out, const eng_config *cfg, const eng_backend *
         goto fail;
     }
     m->n_adamw_seg = eng__model_adamw_table(m, m->adamw_seg, NULL);
+    m->step_hi = m->n_params;
 
     size_t bytes = m->n_params * sizeof(float);
     m->params = ops->alloc(m->ctx, bytes);
@@ -490,6 +491,17 @@ void eng_model_zero_grads(eng_model *m)
     m->ops->zero(m->ctx, m->grads, m->n_params);
 }
 
+float *eng_model_grad_slab(eng_model *m)
+{
+    return m->grads;
+}
+
+void eng_model_set_grad_hook(eng_model *m, eng_grad_ready_fn fn, void *ud)
+{
+    m->grad_hook = fn;
+    m->grad_hook_ud = ud;
+}
+
 double eng_model_grad_norm(eng_model *m)
 {
     return sqrt(m->ops->sumsq(m->ctx, m->grads, m->n_params));
@@ -506,9 +518,32 @@ void eng_model_grad_sumsq(eng_model *m, double *out)
 
 int eng_model_step(eng_model *m, const eng_adamw *opt, tlm_err *e)
 {
+    return eng_model_step_range(m, opt, 0, m->n_params, e);
+}
+
+int eng_model_step_range(eng_model *m, const eng_adamw *opt, size_t lo, size_t hi, tlm_err *e)
+{
     if (opt->t < 1)
         return tlm_errf(e, TLM_EINTERNAL, "model: AdamW step number must be >= 1 (got %lld)", (long long)opt->t);
-    return m->mixer->step(m, opt, e);
+    if (lo > hi || hi > m->n_params)
+        return tlm_errf(e, TLM_EINTERNAL, "model: step range [%zu, %zu) outside the %zu parameters", lo, hi,
+                        m->n_params);
+    m->step_lo = lo;
+    m->step_hi = hi;
+    int rc = m->mixer->step(m, opt, e);
+    m->step_lo = 0;
+    m->step_hi = m->n_params;
+    return rc;
+}
+
+float *eng_model_param_slab(eng_model *m)
+{
+    return m->params;
+}
+
+double eng_model_grad_sumsq_range(eng_model *m, size_t off, size_t n)
+{
+    return n ? m->ops->sumsq(m->ctx, m->grads + off, n) : 0.0;
 }
 
 void eng__mixer_no_init(eng_model *m, uint64_t seed)
@@ -520,9 +555,23 @@ void eng__mixer_no_init(eng_model *m, uint64_t seed)
 void eng__model_adamw_segs(eng_model *m, const eng_adamw *opt, const eng_adamw_seg *seg, int nseg,
                            const float *grad, double t, float grad_scale)
 {
-    m->ops->adamw(m->ctx, m->params, grad, m->m, m->v, seg, nseg, (float)opt->lr, (float)opt->beta1,
-                  (float)opt->beta2, (float)opt->eps, (float)opt->weight_decay, (float)(1.0 - pow(opt->beta1, t)),
-                  (float)(1.0 - pow(opt->beta2, t)), grad_scale);
+    const float lr = (float)opt->lr, b1 = (float)opt->beta1, b2 = (float)opt->beta2, eps = (float)opt->eps,
+                wd = (float)opt->weight_decay, bc1 = (float)(1.0 - pow(opt->beta1, t)),
+                bc2 = (float)(1.0 - pow(opt->beta2, t));
+    if (m->step_lo == 0 && m->step_hi == m->n_params) {
+        m->ops->adamw(m->ctx, m->params, grad, m->m, m->v, seg, nseg, lr, b1, b2, eps, wd, bc1, bc2, grad_scale);
+        return;
+    }
+    /* eng_model_step_range (ZeRO-1's shard): each segment's part of the
+     * range, one launch each */
+    for (int i = 0; i < nseg; i++) {
+        size_t off = seg[i].off, n = seg[i].n, skip;
+        if (!eng__step_clip(m, &off, &n, &skip))
+            continue;
+        const eng_adamw_seg one = {0, n, seg[i].decay};
+        m->ops->adamw(m->ctx, m->params + off, grad + off, m->m + off, m->v + off, &one, 1, lr, b1, b2, eps, wd, bc1,
+                      bc2, grad_scale);
+    }
 }
 
 /* The tensors as AdamW segments into seg (cap n_tensors): consecutive

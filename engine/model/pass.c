@@ -34,6 +34,20 @@ static void eng__model_forward_stack(eng_model *m, int B, int T)
                    (float)m->cfg.model.norm_eps);
 }
 
+/* The gradient floats [lo, hi) are final: hand them to the hook, after a
+ * device backend's queue has finished them (a one-float copy to the host
+ * returns only then: ops.h, to_host). */
+static void grads_ready(eng_model *m, size_t lo, size_t hi)
+{
+    if (!m->grad_hook || hi <= lo)
+        return;
+    if (!m->host_visible) {
+        float fence;
+        m->ops->to_host(m->ctx, &fence, m->grads + lo, sizeof fence);
+    }
+    m->grad_hook(m->grad_hook_ud, m->grads + lo, lo, hi - lo);
+}
+
 static void eng__model_backward_stack(eng_model *m, float dscale)
 {
     const eng_ops *o = m->ops;
@@ -45,13 +59,18 @@ static void eng__model_backward_stack(eng_model *m, float dscale)
     o->zero(ctx, m->dresid, (size_t)N * d);
     o->rmsnorm_bwd(ctx, m->dresid, Gr + m->off_norm, m->dln, eng__resid(m, m->L, N), m->params + m->off_norm, m->rstdf, N,
                    d);
+    /* the layout (model.c): embedding, the layers in order, final norm,
+     * head (a tied head is the embedding, final only at the end) */
+    grads_ready(m, m->off_norm, m->cfg.model.tied ? m->off_norm + (size_t)d : m->n_params);
     for (int l = m->L - 1; l >= 0; l--) {
         m->mixer->mlp->bwd(m, l, N);
         m->mixer->bwd(m, l, B, T);
+        grads_ready(m, m->lp[l].ln1, l + 1 < m->L ? m->lp[l + 1].ln1 : m->off_norm);
     }
     const int32_t *srt = m->emb_sort;
     o->embedding_bwd_sorted(ctx, Gr + m->off_embed, (const eng_act *)m->dresid, srt, srt + N, srt + 2 * (size_t)N,
                             m->n_distinct, d);
+    grads_ready(m, m->off_embed, m->lp[0].ln1);
 }
 
 /* The positions of tokens (N) grouped by id, stably (a counting sort):
@@ -152,11 +171,13 @@ int eng_model_step_report(eng_model *m, double *loss_sum, double *grad_norm)
 {
     const eng_ops *o = m->ops;
     double st[ENG__STATS];
-    o->sumsq_into(m->ctx, m->stats + ENG__STAT_GRAD_SQ, m->grads, m->n_params);
+    if (grad_norm)
+        o->sumsq_into(m->ctx, m->stats + ENG__STAT_GRAD_SQ, m->grads, m->n_params);
     o->to_host(m->ctx, st, m->stats, sizeof st);
     o->zero(m->ctx, (float *)(m->stats + ENG__STAT_STEP_LOSS), sizeof(double) / sizeof(float));
     *loss_sum = st[ENG__STAT_STEP_LOSS];
-    *grad_norm = sqrt(st[ENG__STAT_GRAD_SQ]);
+    if (grad_norm)
+        *grad_norm = sqrt(st[ENG__STAT_GRAD_SQ]);
     return 0;
 }
 

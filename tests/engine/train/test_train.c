@@ -138,7 +138,7 @@ static int train_on(const eng_backend *be, record *r, int micro, double clip, tl
         return rc;
     eng_train_hooks h = {r, NULL, on_step, on_eval, NULL, NULL, NULL, NULL};
     eng_trainer *t;
-    if ((rc = eng_trainer_create(&t, &c, be, NULL, NULL, &h, e)))
+    if ((rc = eng_trainer_create(&t, &c, be, NULL, NULL, NULL, &h, e)))
         return rc;
     rc = eng_trainer_run(t, e);
     eng_trainer_free(t);
@@ -237,7 +237,7 @@ int main(int argc, char **argv)
     memset(&r, 0, sizeof r);
     eng_train_hooks h = {&r, NULL, on_step, on_eval, NULL, NULL, NULL, NULL};
     eng_trainer *t;
-    if (!eng_trainer_create(&t, &c, BE, NULL, NULL, &h, &e)) {
+    if (!eng_trainer_create(&t, &c, BE, NULL, NULL, NULL, &h, &e)) {
         double a, b;
         eng_trainer_evaluate(t, &a, &e);
         eng_trainer_evaluate(t, &b, &e);
@@ -254,7 +254,7 @@ int main(int argc, char **argv)
     memset(&r, 0, sizeof r);
     mock_suites ms = {0};
     eng_train_suites suites = {&ms, mock_run};
-    rc = eng_trainer_create(&t, &c, BE, &suites, NULL, &h, &e);
+    rc = eng_trainer_create(&t, &c, BE, NULL, &suites, NULL, &h, &e);
     if (!rc) {
         ms.model = eng_trainer_model(t);
         rc = eng_trainer_run(t, &e);
@@ -267,7 +267,7 @@ int main(int argc, char **argv)
     config(&c, 4, 1.0, 0, &e);
     c.eval.n_suites = 2;
     snprintf(c.eval.suites[1], ENG_NAME_MAX, "wikitext");
-    rc = eng_trainer_create(&t, &c, BE, NULL, NULL, &h, &e);
+    rc = eng_trainer_create(&t, &c, BE, NULL, NULL, NULL, &h, &e);
     TAP_OK(rc == TLM_ECONFIG, "eval.suites listing wikitext without the caller's suites is refused: %s", e.msg);
     if (!rc)
         eng_trainer_free(t);
