@@ -1,7 +1,7 @@
 # bench/engine.mk: engine throughput against PyTorch.
 # Run: make bench/bench_engine && ./bench/bench_engine [--threads 2] [--steps 5]
 noinst_PROGRAMS += bench/bench_engine
-bench_bench_engine_SOURCES = bench/bench_engine.c
+bench_bench_engine_SOURCES = bench/bench_engine.c bench/bench_model.h
 bench_bench_engine_CPPFLAGS = $(AM_CPPFLAGS) $(YAML_CFLAGS) $(JANSSON_CFLAGS) $(BLAS_CFLAGS) \
 	-DTLM_TORCH_PYTHON='"$(TORCH_PYTHON)"' -DTLM_BENCH_TORCH_SCRIPT='"$(abs_top_srcdir)/bench/bench_engine_torch.py"'
 bench_bench_engine_LDADD = $(ENGINE_LIBS)

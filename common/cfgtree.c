@@ -761,7 +761,7 @@ static void cfg_format_bound(double v, char *out, size_t cap)
 /* Exact value of an integer written in decimal, possibly with a fraction
  * and an exponent ("30e9", "1.5e3", "2.0"): no detour through a double,
  * which would turn 9007199254740993 into ...992. */
-static int tlm_cfg_parse_int_text(const char *s, int64_t *out)
+int tlm_cfg_parse_int_text(const char *s, int64_t *out)
 {
     const char *p = s;
     int neg = *p == '-';
@@ -844,7 +844,7 @@ int tlm_cfg_parse_number_text(const char *s, double *out)
     return TLM_CFG_NUM_OK;
 }
 
-static void range_text(double lo, double hi, int lo_open, int integer, char *out, size_t cap)
+void tlm_cfg_range_text(double lo, double hi, int lo_open, int integer, char *out, size_t cap)
 {
     char a[48], b[48];
     cfg_format_bound(lo, a, sizeof a);
@@ -853,34 +853,6 @@ static void range_text(double lo, double hi, int lo_open, int integer, char *out
         snprintf(out, cap, "%s above %s and at most %s", integer ? "an integer" : "a number", a, b);
     else
         snprintf(out, cap, "%s from %s to %s", integer ? "an integer" : "a number", a, b);
-}
-
-int tlm_cfg_arg_int(const char *flag, const char *s, int64_t lo, int64_t hi, int64_t *out, tlm_err *e)
-{
-    int64_t v = 0;
-    int rc = tlm_cfg_parse_int_text(s, &v);
-    if (rc == TLM_CFG_NUM_OK && v >= lo && v <= hi) {
-        *out = v;
-        return 0;
-    }
-    char r[128];
-    range_text((double)lo, (double)hi, 0, 1, r, sizeof r);
-    return tlm_errf(e, TLM_ECONFIG, "%s %s: %s (expected %s)", flag, s,
-                    rc == TLM_CFG_NUM_OK || rc == TLM_CFG_NUM_RANGE ? "out of range" : "not an integer", r);
-}
-
-int tlm_cfg_arg_number(const char *flag, const char *s, double lo, double hi, double *out, tlm_err *e)
-{
-    double v = 0;
-    int rc = tlm_cfg_parse_number_text(s, &v);
-    if (rc == TLM_CFG_NUM_OK && v >= lo && v <= hi) {
-        *out = v;
-        return 0;
-    }
-    char r[128];
-    range_text(lo, hi, 0, 0, r, sizeof r);
-    return tlm_errf(e, TLM_ECONFIG, "%s %s: %s (expected %s)", flag, s,
-                    rc == TLM_CFG_NUM_NOT_NUMBER ? "not a number" : "out of range", r);
 }
 
 static int need_scalar(const tlm_cfg_node *n, const char *what, const char *expected, tlm_err *e)
@@ -918,7 +890,7 @@ int tlm_cfg_get_double_in(const tlm_cfg_node *n, const char *what, double lo, do
         return tlm_cfg_errf(e, n, "%s: expected a number, got '%s'", what, n->text);
     if (rc != TLM_CFG_NUM_OK || v < lo || v > hi || (lo_open && v <= lo)) {
         char r[128];
-        range_text(lo, hi, lo_open, 0, r, sizeof r);
+        tlm_cfg_range_text(lo, hi, lo_open, 0, r, sizeof r);
         return tlm_cfg_errf(e, n, "%s: %s is out of range (expected %s)", what, n->text, r);
     }
     *out = v;
@@ -935,7 +907,7 @@ int tlm_cfg_get_int_in(const tlm_cfg_node *n, const char *what, int64_t lo, int6
         return tlm_cfg_errf(e, n, "%s: expected an integer, got '%s'", what, n->text);
     if (rc != TLM_CFG_NUM_OK || v < lo || v > hi) {
         char r[128];
-        range_text((double)lo, (double)hi, 0, 1, r, sizeof r);
+        tlm_cfg_range_text((double)lo, (double)hi, 0, 1, r, sizeof r);
         return tlm_cfg_errf(e, n, "%s: %s is out of range (expected %s)", what, n->text, r);
     }
     *out = v;

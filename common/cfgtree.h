@@ -87,15 +87,16 @@ int tlm_cfg_get_int_in(const tlm_cfg_node *n, const char *what, int64_t lo, int6
 int tlm_cfg_get_bool(const tlm_cfg_node *n, const char *what, int *out, tlm_err *e);
 int tlm_cfg_get_string(const tlm_cfg_node *n, const char *what, char *out, size_t cap, tlm_err *e);
 
-/* The same rules on text (command-line values): TLM_CFG_NUM_OK, or why not.
- * tlm_cfg_parse_int_text reads integers exactly, without a detour through a
- * double; tlm_cfg_parse_number_text refuses nan, inf, hex and overflow. */
+/* The same rules on text (command-line values, common/cli.h): TLM_CFG_NUM_OK,
+ * or why not.  tlm_cfg_parse_int_text reads integers exactly, without a
+ * detour through a double; tlm_cfg_parse_number_text refuses nan, inf, hex
+ * and overflow. */
 enum { TLM_CFG_NUM_OK = 0, TLM_CFG_NUM_NOT_NUMBER, TLM_CFG_NUM_NOT_INTEGER, TLM_CFG_NUM_RANGE };
+int tlm_cfg_parse_int_text(const char *s, int64_t *out);
 int tlm_cfg_parse_number_text(const char *s, double *out);
-/* Command-line values, by the same rules: "--workers 1.5: not an integer
- * (expected an integer from 1 to 256)" in e (TLM_ECONFIG). */
-int tlm_cfg_arg_int(const char *flag, const char *s, int64_t lo, int64_t hi, int64_t *out, tlm_err *e);
-int tlm_cfg_arg_number(const char *flag, const char *s, double lo, double hi, double *out, tlm_err *e);
+/* What a range expects, as every message about one says it: "an integer
+ * from 1 to 256", "a number above 0 and at most 2^31-1" (lo_open). */
+void tlm_cfg_range_text(double lo, double hi, int lo_open, int integer, char *out, size_t cap);
 
 /* Is this node a scalar that means null ("null", "~", or empty plain)? */
 int tlm_cfg_is_null(const tlm_cfg_node *n);

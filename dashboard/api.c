@@ -298,38 +298,34 @@ int dash_api_job(db *d, const dash_query *q, FILE *f, tlm_err *e)
         rc = tlm_errf(e, TLM_EDATA, "no job %s in results.db", key);
         goto done;
     }
+    /* the answer's parts, one query each, ?1 the job's key */
+    static const struct {
+        const char *name, *sql;
+    } PARTS[] = {
+        {"job", "SELECT key, sweep, label, arch, scale, schedule, ratio_start, ratio_end, groups, seed, status,"
+                " attempts, failures, reason, message, tokens_total, tokens_done, params, flops_per_token, widths,"
+                " config, run_dir, created_at, updated_at, finished_at, final_loss, final_val_loss, train_seconds"
+                " FROM jobs WHERE key = ?1"},
+        {"attempts", "SELECT a.n, a.host, a.device, a.pid, a.started_at, a.ended_at, a.exit_code, a.signal,"
+                     " a.reason, a.message, a.step, a.tokens, a.resumed_from_step, a.protocol_errors,"
+                     " v.git_commit, v.tlm_version, v.compiler, v.blas, v.blas_kernel, v.threads, v.cuda,"
+                     " v.driver, v.os, v.cmdline"
+                     " FROM attempts a LEFT JOIN environment v ON v.attempt = a.id WHERE a.job = ?1 ORDER BY a.n"},
+        /* each statistic at the last step that measured it */
+        {"layers", "SELECT l.name, l.step, l.layer, l.value, l.nonfinite FROM layer_stats l"
+                   " WHERE l.job = ?1 AND l.step = (SELECT max(m.step) FROM layer_stats m"
+                   " WHERE m.job = ?1 AND m.name = l.name) ORDER BY l.name, l.layer"},
+        {"evals", "SELECT e.suite, e.task, e.metric, e.step, e.tokens, e.value, e.nonfinite, e.n, e.stderr"
+                  " FROM evals e WHERE e.job = ?1 AND e.step = (SELECT max(x.step) FROM evals x"
+                  " WHERE x.job = ?1 AND x.suite = e.suite AND x.task = e.task AND x.metric = e.metric)"
+                  " ORDER BY e.suite, e.task, e.metric"},
+    };
     fputc('{', f);
-    rc = put_query(f, h, "job",
-                   "SELECT key, sweep, label, arch, scale, schedule, ratio_start, ratio_end, groups, seed, status,"
-                   " attempts, failures, reason, message, tokens_total, tokens_done, params, flops_per_token, widths,"
-                   " config, run_dir, created_at, updated_at, finished_at, final_loss, final_val_loss, train_seconds"
-                   " FROM jobs WHERE key = ?1",
-                   key, NULL, e);
-    fputc(',', f);
-    if (!rc)
-        rc = put_query(f, h, "attempts",
-                       "SELECT a.n, a.host, a.device, a.pid, a.started_at, a.ended_at, a.exit_code, a.signal,"
-                       " a.reason, a.message, a.step, a.tokens, a.resumed_from_step, a.protocol_errors,"
-                       " v.git_commit, v.tlm_version, v.compiler, v.blas, v.blas_kernel, v.threads, v.cuda,"
-                       " v.driver, v.os, v.cmdline"
-                       " FROM attempts a LEFT JOIN environment v ON v.attempt = a.id WHERE a.job = ?1 ORDER BY a.n",
-                       key, NULL, e);
-    fputc(',', f);
-    /* each statistic at the last step that measured it */
-    if (!rc)
-        rc = put_query(f, h, "layers",
-                       "SELECT l.name, l.step, l.layer, l.value, l.nonfinite FROM layer_stats l"
-                       " WHERE l.job = ?1 AND l.step = (SELECT max(m.step) FROM layer_stats m"
-                       " WHERE m.job = ?1 AND m.name = l.name) ORDER BY l.name, l.layer",
-                       key, NULL, e);
-    fputc(',', f);
-    if (!rc)
-        rc = put_query(f, h, "evals",
-                       "SELECT e.suite, e.task, e.metric, e.step, e.tokens, e.value, e.nonfinite, e.n, e.stderr"
-                       " FROM evals e WHERE e.job = ?1 AND e.step = (SELECT max(x.step) FROM evals x"
-                       " WHERE x.job = ?1 AND x.suite = e.suite AND x.task = e.task AND x.metric = e.metric)"
-                       " ORDER BY e.suite, e.task, e.metric",
-                       key, NULL, e);
+    for (size_t i = 0; i < sizeof PARTS / sizeof PARTS[0] && !rc; i++) {
+        if (i)
+            fputc(',', f);
+        rc = put_query(f, h, PARTS[i].name, PARTS[i].sql, key, NULL, e);
+    }
     fputs("}\n", f);
 done:
     sqlite3_finalize(st);

@@ -8,7 +8,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
+#include "common/cli.h"
 #include "common/err.h"
 
 #define DP_VERSION "1"
@@ -24,6 +26,14 @@ enum { DP_EXIT_OK = 0, DP_EXIT_FAIL = 1, DP_EXIT_USAGE = 2 };
 
 /* Print "tlm-data: <kind> error: msg" on stderr; returns DP_EXIT_FAIL. */
 int dp_fail(const tlm_err *e);
+/* A sub-command's options (common/cli.h) into opts: -1 to go on, else the
+ * exit status: --help prints the usage (the synopsis, about, the options,
+ * then tail) and is DP_EXIT_OK; a usage error is said and DP_EXIT_USAGE. */
+int dp_cli_parse(tlm_cli *cli, int argc, char **argv, void *opts, const char *about, const char *tail);
+/* The usage of a sub-command, as dp_cli_parse prints it. */
+void dp_cli_usage(FILE *f, const tlm_cli *cli, const char *about, const char *tail);
+/* --format's values, in dp_format's order (a CHOICE row's choices). */
+extern const char *const dp_format_names[];
 /* Longest --tokenizer or --data path: the tokenizer lookup (eng_tok_find)
  * builds its candidates in 1,024-byte buffers. */
 #define DP_TOK_PATH_MAX 1000

@@ -26,7 +26,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
-#include <getopt.h>
 #include <libgen.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -81,11 +80,13 @@ typedef struct pending {
 #define MAX_THREADS 64
 
 typedef struct build {
-    /* options */
-    const char *tokname, *out, *field;
+    /* options (OPTS) */
+    const char *tokname, *out, *field, *format_name;
     uint64_t segment_bytes, shard_tokens, max_line;
     uint64_t val_ppm;
-    int flags, separator, train_bpe, threads;
+    int special, raw, separator, train_bpe, threads;
+    /* from the options */
+    int flags; /* ENG_TOK_* */
     dp_format format;
     /* state */
     eng_tok *tok;
@@ -598,37 +599,80 @@ static int write_manifest(build *b, const char *tokfile, tlm_err *e)
 }
 
 /* ------------------------------------------------------------ command */
-static const char build_help[] =
-    "usage: tlm-data build --tokenizer NAME|FILE --out DIR [options] INPUT...\n"
-    "\n"
+static const char build_about[] =
     "Reads text files, folders of them (recursively, in name order, hidden\n"
     "entries skipped) and JSONL files, and writes a dataset folder:\n"
     "DIR/manifest.json, DIR/train/*.tlmtok, DIR/val/*.tlmtok and the tokenizer\n"
-    "file, DIR/NAME.tiktoken (BPE) or DIR/llama2.model|vocab.  Point a job at it with\n"
-    "`data: {train: DIR/train, val: DIR/val}` and the same `tokenizer:`.\n"
-    "\n"
-    "  --tokenizer T        bytes, llama3, llama2, bpeN or a tokenizer file; a name\n"
-    "                       is looked up as T.tiktoken (llama2: llama2.model or\n"
-    "                       llama2.vocab) in DIR and $TLM_TOKENIZERS\n"
-    "  --train-bpe          (with bpeN) first learn bpeN on the training split of\n"
-    "                       the inputs and store it as DIR/bpeN.tiktoken\n"
-    "  --out DIR            the dataset folder (replaced as a whole when it is one)\n"
-    "  --val-fraction F     share of segments for validation (default 0.01)\n"
-    "  --segment-bytes N    split unit, e.g. 64k (default 65536)\n"
-    "  --shard-tokens N     tokens per shard file, 1M to 4G (default 32M = 33554432)\n"
-    "  --format F           auto (default: *.jsonl is JSONL, else text), text, jsonl\n"
-    "  --field NAME         JSONL field with the document text (default: text)\n"
-    "  --max-line N         longest JSONL line accepted (default 256M)\n"
-    "  --special            special-token text in documents becomes special ids\n"
-    "  --raw-bytes          keep invalid UTF-8 as byte tokens instead of U+FFFD\n"
-    "  --no-separator       no end-of-text token between documents\n"
-    "  --threads N          encode on N threads, 1 to 64 (default 1); the dataset\n"
-    "                       is the same for every N\n"
-    "\n"
-    "A progress bar is drawn when stderr is a terminal, plain lines otherwise.\n";
+    "file, DIR/NAME.tiktoken (BPE) or DIR/llama2.model|vocab.  Point a job at\n"
+    "it with `data: {train: DIR/train, val: DIR/val}` and the same `tokenizer:`.\n";
 
-enum { B_TOK = 2000, B_OUT, B_VAL, B_SEG, B_SHARD, B_FORMAT, B_FIELD, B_MAXLINE, B_SPECIAL, B_RAW, B_NOSEP,
-       B_TRAIN, B_THREADS, B_HELP };
+static const char build_tail[] = "A progress bar is drawn when stderr is a terminal, plain lines otherwise.\n";
+
+static int val_fraction_arg(const tlm_opt *row, const char *val, void *opts, tlm_err *e)
+{
+    double f = -1;
+    (void)row;
+    if (tlm_cfg_parse_number_text(val, &f) != TLM_CFG_NUM_OK || !(f >= 0 && f < 1))
+        return tlm_errf(e, TLM_ECONFIG, "--val-fraction must be a number in [0, 1)");
+    ((build *)opts)->val_ppm = (uint64_t)(f * 1e6 + 0.5);
+    return 0;
+}
+
+/* --segment-bytes, --max-line: bytes with an optional k, M or G, at least the row's lo */
+static int bytes_arg(const tlm_opt *row, const char *val, void *opts, tlm_err *e)
+{
+    uint64_t *v = (uint64_t *)((char *)opts + row->off);
+    if (dp_parse_size(val, v) || *v < (uint64_t)row->lo)
+        return tlm_errf(e, TLM_ECONFIG,
+                        "--%s %s: expected a whole number of bytes, at least %.0f, with an optional k, M or G "
+                        "(e.g. %s)",
+                        row->name, val, row->lo, row->def);
+    return 0;
+}
+
+static int shard_tokens_arg(const tlm_opt *row, const char *val, void *opts, tlm_err *e)
+{
+    uint64_t *v = (uint64_t *)((char *)opts + row->off);
+    (void)row;
+    if (dp_parse_size(val, v) || *v < SHARD_TOKENS_MIN || *v > SHARD_TOKENS_MAX)
+        return tlm_errf(e, TLM_ECONFIG,
+                        "--shard-tokens %s is out of range: give a count from 1M (%llu) to 4G (%llu) tokens, e.g. "
+                        "32M (every shard is one fsync'd file, a training window never crosses shards, and one "
+                        "thread hashes a whole shard when training opens it)",
+                        val, SHARD_TOKENS_MIN, SHARD_TOKENS_MAX);
+    return 0;
+}
+
+#define O(m) offsetof(build, m)
+static const tlm_opt OPTS[] = {
+    {"tokenizer", "T", TLM_OPT_STR, O(tokname), .flags = TLM_OPT_REQUIRED,
+     .help = "bytes, llama3, llama2, bpeN or a tokenizer file; a name is looked up as T.tiktoken (llama2: "
+             "llama2.model or llama2.vocab) in DIR and $TLM_TOKENIZERS"},
+    {"train-bpe", NULL, TLM_OPT_FLAG, O(train_bpe),
+     .help = "(with bpeN) first learn bpeN on the training split of the inputs and store it as DIR/bpeN.tiktoken"},
+    {"out", "DIR", TLM_OPT_STR, O(out), .flags = TLM_OPT_REQUIRED,
+     .help = "the dataset folder (replaced as a whole when it is one)"},
+    {"val-fraction", "F", TLM_OPT_FUNC, O(val_ppm), .parse = val_fraction_arg, .def = "0.01",
+     .help = "share of segments for validation, in [0, 1)"},
+    {"segment-bytes", "N", TLM_OPT_FUNC, O(segment_bytes), .parse = bytes_arg, .lo = 64, .def = "64k",
+     .help = "split unit, at least 64 bytes"},
+    {"shard-tokens", "N", TLM_OPT_FUNC, O(shard_tokens), .parse = shard_tokens_arg, .def = "32M",
+     .help = "tokens per shard file, 1M to 4G"},
+    {"format", NULL, TLM_OPT_CHOICE, O(format_name), .choices = dp_format_names, .def = "auto",
+     .help = "auto: *.jsonl is JSONL, else text"},
+    {"field", "NAME", TLM_OPT_STR, O(field), .def = "text", .help = "JSONL field with the document text"},
+    {"max-line", "N", TLM_OPT_FUNC, O(max_line), .parse = bytes_arg, .lo = 1, .def = "256M",
+     .help = "longest JSONL line accepted"},
+    {"special", NULL, TLM_OPT_FLAG, O(special), .help = "special-token text in documents becomes special ids"},
+    {"raw-bytes", NULL, TLM_OPT_FLAG, O(raw), .help = "keep invalid UTF-8 as byte tokens instead of U+FFFD"},
+    {"no-separator", NULL, TLM_OPT_OFF, O(separator), .def = "1",
+     .help = "no end-of-text token between documents"},
+    {"threads", "N", TLM_OPT_INT, O(threads), .lo = 1, .hi = MAX_THREADS, .def = "1",
+     .help = "encode on N threads; the dataset is the same for every N"},
+    {"help", NULL, TLM_OPT_HELP, .letter = 'h', .help = "this text"},
+    {0},
+};
+#undef O
 
 /* The absolute path `path` names, links resolved as far as it exists (the
  * rest, not yet made, appended as written); 0 when it cannot be worked out. */
@@ -681,104 +725,16 @@ static int out_inside(const char *out, const char *input)
     return !strncmp(o, in, n) && (o[n] == '\0' || o[n] == '/');
 }
 
-static int parse(build *b, int argc, char **argv)
+/* What the options say together, the paths, the inputs: 0 to go on,
+ * else the exit status (said on stderr). */
+static int check_usage(build *b, const tlm_cli *cli, int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"tokenizer", required_argument, 0, B_TOK},   {"out", required_argument, 0, B_OUT},
-        {"val-fraction", required_argument, 0, B_VAL}, {"segment-bytes", required_argument, 0, B_SEG},
-        {"shard-tokens", required_argument, 0, B_SHARD}, {"format", required_argument, 0, B_FORMAT},
-        {"field", required_argument, 0, B_FIELD},     {"max-line", required_argument, 0, B_MAXLINE},
-        {"special", no_argument, 0, B_SPECIAL},       {"raw-bytes", no_argument, 0, B_RAW},
-        {"no-separator", no_argument, 0, B_NOSEP},    {"train-bpe", no_argument, 0, B_TRAIN},
-        {"threads", required_argument, 0, B_THREADS}, {"help", no_argument, 0, B_HELP},
-        {0, 0, 0, 0}};
-    int c, li = -1, field_given = 0;
-    unsigned char given[sizeof opts / sizeof opts[0]] = {0};
-    optind = 1;
-    opterr = 0;
-    for (; (c = getopt_long(argc, argv, "h", opts, &li)) != -1; li = -1) {
-        /* a second value would silently replace the first */
-        if (li >= 0 && given[li]++ && opts[li].has_arg) {
-            fprintf(stderr, "tlm-data: --%s is given twice; give it once\n", opts[li].name);
-            return DP_EXIT_USAGE;
-        }
-        field_given |= c == B_FIELD;
-        switch (c) {
-        case B_TOK: b->tokname = optarg; break;
-        case B_OUT: b->out = optarg; break;
-        case B_VAL: {
-            double f = -1;
-            if (tlm_cfg_parse_number_text(optarg, &f) != TLM_CFG_NUM_OK || !(f >= 0 && f < 1)) {
-                fprintf(stderr, "tlm-data: --val-fraction must be a number in [0, 1)\n");
-                return DP_EXIT_USAGE;
-            }
-            b->val_ppm = (uint64_t)(f * 1e6 + 0.5);
-            break;
-        }
-        case B_SEG:
-            if (dp_parse_size(optarg, &b->segment_bytes) || b->segment_bytes < 64) {
-                fprintf(stderr, "tlm-data: --segment-bytes %s: expected a whole number of bytes, at least 64, with an "
-                        "optional k, M or G (e.g. 64k)\n", optarg);
-                return DP_EXIT_USAGE;
-            }
-            break;
-        case B_SHARD:
-            if (dp_parse_size(optarg, &b->shard_tokens) || b->shard_tokens < SHARD_TOKENS_MIN ||
-                b->shard_tokens > SHARD_TOKENS_MAX) {
-                fprintf(stderr,
-                        "tlm-data: --shard-tokens %s is out of range: give a count from 1M (%llu) to 4G (%llu) "
-                        "tokens, e.g. 32M (every shard is one fsync'd file, a training window never crosses "
-                        "shards, and one thread hashes a whole shard when training opens it)\n",
-                        optarg, SHARD_TOKENS_MIN, SHARD_TOKENS_MAX);
-                return DP_EXIT_USAGE;
-            }
-            break;
-        case B_MAXLINE:
-            if (dp_parse_size(optarg, &b->max_line) || b->max_line < 1) {
-                fprintf(stderr, "tlm-data: --max-line %s: expected a whole number of bytes, at least 1, with an "
-                        "optional k, M or G (e.g. 256M)\n", optarg);
-                return DP_EXIT_USAGE;
-            }
-            break;
-        case B_FORMAT:
-            if (!strcmp(optarg, "auto"))
-                b->format = DP_AUTO;
-            else if (!strcmp(optarg, "text"))
-                b->format = DP_TEXT;
-            else if (!strcmp(optarg, "jsonl"))
-                b->format = DP_JSONL;
-            else {
-                fprintf(stderr, "tlm-data: --format must be auto, text or jsonl\n");
-                return DP_EXIT_USAGE;
-            }
-            break;
-        case B_FIELD: b->field = optarg; break;
-        case B_SPECIAL: b->flags |= ENG_TOK_ALLOW_SPECIAL; break;
-        case B_RAW: b->flags |= ENG_TOK_RAW_BYTES; break;
-        case B_NOSEP: b->separator = 0; break;
-        case B_TRAIN: b->train_bpe = 1; break;
-        case B_THREADS: {
-            int64_t v;
-            tlm_err ae;
-            if (tlm_cfg_arg_int("--threads", optarg, 1, MAX_THREADS, &v, &ae)) {
-                fprintf(stderr, "tlm-data: %s\n", ae.msg);
-                return DP_EXIT_USAGE;
-            }
-            b->threads = (int)v;
-            break;
-        }
-        case 'h':
-        case B_HELP: fputs(build_help, stdout); return -1;
-        default:
-            fprintf(stderr, "tlm-data: unknown or incomplete option '%s'\n%s", argv[optind - 1], build_help);
-            return DP_EXIT_USAGE;
-        }
-    }
     if (!b->tokname || !b->out) {
-        fprintf(stderr, "tlm-data: --tokenizer and --out are required\n%s", build_help);
+        fprintf(stderr, "tlm-data: --tokenizer and --out are required\n");
+        dp_cli_usage(stderr, cli, build_about, build_tail);
         return DP_EXIT_USAGE;
     }
-    if (field_given && b->format == DP_TEXT) {
+    if (tlm_cli_given(cli, "field") && b->format == DP_TEXT) {
         fprintf(stderr, "tlm-data: --field does nothing with --format text (it names the JSONL field); leave it out\n");
         return DP_EXIT_USAGE;
     }
@@ -790,11 +746,12 @@ static int parse(build *b, int argc, char **argv)
     }
     if (dp_check_tokenizer_arg(b->tokname))
         return DP_EXIT_USAGE;
-    if (optind >= argc) {
-        fprintf(stderr, "tlm-data: no inputs (text files, folders or JSONL files)\n%s", build_help);
+    if (cli->next >= argc) {
+        fprintf(stderr, "tlm-data: no inputs (text files, folders or JSONL files)\n");
+        dp_cli_usage(stderr, cli, build_about, build_tail);
         return DP_EXIT_USAGE;
     }
-    for (int i = optind; i < argc; i++)
+    for (int i = cli->next; i < argc; i++)
         if (out_inside(b->out, argv[i])) {
             fprintf(stderr, "tlm-data: --out %s lies inside the input folder %s: a rebuild would read the dataset "
                     "(shards, manifest, rank file) as text; put --out outside the inputs\n", b->out, argv[i]);
@@ -803,11 +760,98 @@ static int parse(build *b, int argc, char **argv)
     return 0;
 }
 
-static int run(build *b, int argc, char **argv, tlm_err *e)
+/* -1: --help was printed; 0 to go on; else the exit status */
+static int parse(build *b, tlm_cli *cli, int argc, char **argv)
+{
+    int rc = dp_cli_parse(cli, argc, argv, b, build_about, build_tail);
+    if (rc >= 0)
+        return rc == DP_EXIT_OK ? -1 : rc;
+    b->format = (dp_format)tlm_cli_choice(dp_format_names, b->format_name);
+    b->flags = (b->special ? ENG_TOK_ALLOW_SPECIAL : 0) | (b->raw ? ENG_TOK_RAW_BYTES : 0);
+    return check_usage(b, cli, argc, argv);
+}
+
+/* --train-bpe: learns bpeN on the training split into tokpath (the stage's
+ * tokfile), then opens it as the tokenizer; the split counters start
+ * again for the encoding pass. */
+static int train_tokenizer(build *b, char *tokpath, size_t cap, char *tokfile, size_t fcap, tlm_err *e)
+{
+    /* the config's own rule for bpeN names (no atoi: "bpe99999999999" overflowed it) */
+    int v = strncmp(b->tokname, "bpe", 3) ? 0 : eng_tokenizer_vocab(b->tokname);
+    if (v < 257)
+        return tlm_errf(e, TLM_ECONFIG, "--train-bpe needs --tokenizer bpeN (N from 257 to %d), not '%s'", 1 << 20,
+                        b->tokname);
+    snprintf(tokfile, fcap, "%s.tiktoken", b->tokname);
+    snprintf(tokpath, cap, "%s/%s", b->stage, tokfile);
+    int rc = eng_bpe_trainer_new(&b->trainer, e);
+    if (rc)
+        return rc;
+    dp_progress_start(&b->prog, "training tokenizer: reading", b->src.total_bytes);
+    rc = dp_sources_walk(&b->src, b->field, b->max_line, &b->prog, on_doc, b, e);
+    dp_progress_end(&b->prog, NULL);
+    if (!rc) {
+        dp_progress_start(&b->prog, "training tokenizer: merging", (uint64_t)v - 257);
+        rc = eng_bpe_trainer_finish(b->trainer, (uint32_t)v, tokpath, NULL, NULL, e);
+        char msg[1500];
+        snprintf(msg, sizeof msg, "trained %s on %.1f MB of training text", tokfile, (double)b->split[0].bytes / 1e6);
+        dp_progress_end(&b->prog, rc ? NULL : msg);
+    }
+    eng_bpe_trainer_free(b->trainer);
+    b->trainer = NULL;
+    if (!rc)
+        rc = stopped(e); /* merging does not look at signals: stop once it is done */
+    b->seg_index = 0;
+    for (int k = 0; k < 2; k++)
+        b->split[k].tokens = b->split[k].segments = b->split[k].bytes = b->split[k].documents = 0;
+    return rc ? rc : eng_tok_open_file(&b->tok, tokpath, b->tokname, e);
+}
+
+/* The tokenizer by name; its file (if it has one) copied into the stage as
+ * tokfile, under its name with the extension of its format: a job finds
+ * it there by name. */
+static int open_tokenizer(build *b, char *tokpath, size_t cap, char *tokfile, size_t fcap, tlm_err *e)
+{
+    int rc = eng_tok_open(&b->tok, b->tokname, b->out, e);
+    if (rc || eng_tok_kind_of(b->tok) == ENG_TOK_BYTES)
+        return rc;
+    char found[1300];
+    if ((rc = eng_tok_find(b->tokname, b->out, found, sizeof found, e)))
+        return rc;
+    snprintf(tokfile, fcap, "%s%s", eng_tok_name(b->tok), tok_file_ext(found, b->tok));
+    snprintf(tokpath, cap, "%s/%s", b->stage, tokfile);
+    return copy_file(found, tokpath, e);
+}
+
+/* The complete dataset in place of --out: the old one (if any) aside, the
+ * new one in, the old one gone.  Two renames: a stop asked for meanwhile
+ * waits for them. */
+static int publish(build *b, tlm_err *e)
+{
+    char old[1300];
+    snprintf(old, sizeof old, "%s.old.%ld", b->out, (long)getpid());
+    int had_old = access(b->out, F_OK) == 0;
+    if (had_old && rename(b->out, old))
+        return tlm_errf(e, TLM_EIO, "cannot move the old %s aside: %s", b->out, strerror(errno));
+    if (rename(b->stage, b->out)) {
+        int rc = tlm_errf(e, TLM_EIO, "cannot rename %s to %s: %s", b->stage, b->out, strerror(errno));
+        if (had_old)
+            rename(old, b->out);
+        return rc;
+    }
+    b->stage[0] = '\0';
+    tlm_fsync_dir(b->out);
+    char parent[1300];
+    snprintf(parent, sizeof parent, "%s", b->out);
+    tlm_fsync_dir(dirname(parent));
+    if (had_old)
+        (void)tlm_rm_tree(old);
+    return 0;
+}
+
+static int run(build *b, char **inputs, int n_inputs, tlm_err *e)
 {
     int rc;
-    if ((rc = dp_sources_collect(&b->src, argv + optind, argc - optind, b->format, e)) ||
-        (rc = check_out(b->out, e)))
+    if ((rc = dp_sources_collect(&b->src, inputs, n_inputs, b->format, e)) || (rc = check_out(b->out, e)))
         return rc;
     remove_stale_stages(b->out);
     snprintf(b->stage, sizeof b->stage, "%s.tmp.%ld", b->out, (long)getpid());
@@ -818,52 +862,9 @@ static int run(build *b, int argc, char **argv, tlm_err *e)
         snprintf(b->split[k].dir, sizeof b->split[k].dir, "%s/%s", b->stage, b->split[k].name);
 
     char tokpath[1300] = "", tokfile[128] = "";
-    if (b->train_bpe) {
-        /* the config's own rule for bpeN names (no atoi: "bpe99999999999" overflowed it) */
-        int v = strncmp(b->tokname, "bpe", 3) ? 0 : eng_tokenizer_vocab(b->tokname);
-        if (v < 257)
-            return tlm_errf(e, TLM_ECONFIG, "--train-bpe needs --tokenizer bpeN (N from 257 to %d), not '%s'", 1 << 20,
-                            b->tokname);
-        snprintf(tokfile, sizeof tokfile, "%s.tiktoken", b->tokname);
-        snprintf(tokpath, sizeof tokpath, "%s/%s", b->stage, tokfile);
-        if ((rc = eng_bpe_trainer_new(&b->trainer, e)))
-            return rc;
-        dp_progress_start(&b->prog, "training tokenizer: reading", b->src.total_bytes);
-        rc = dp_sources_walk(&b->src, b->field, b->max_line, &b->prog, on_doc, b, e);
-        dp_progress_end(&b->prog, NULL);
-        if (!rc) {
-            dp_progress_start(&b->prog, "training tokenizer: merging", (uint64_t)v - 257);
-            rc = eng_bpe_trainer_finish(b->trainer, (uint32_t)v, tokpath, NULL, NULL, e);
-            char msg[1500];
-            snprintf(msg, sizeof msg, "trained %s on %.1f MB of training text", tokfile,
-                     (double)b->split[0].bytes / 1e6);
-            dp_progress_end(&b->prog, rc ? NULL : msg);
-        }
-        eng_bpe_trainer_free(b->trainer);
-        b->trainer = NULL;
-        if (!rc)
-            rc = stopped(e); /* merging does not look at signals: stop once it is done */
-        b->seg_index = 0;
-        for (int k = 0; k < 2; k++)
-            b->split[k].tokens = b->split[k].segments = b->split[k].bytes = b->split[k].documents = 0;
-        if (rc || (rc = eng_tok_open_file(&b->tok, tokpath, b->tokname, e)))
-            return rc;
-    } else {
-        if ((rc = eng_tok_open(&b->tok, b->tokname, b->out, e)))
-            return rc;
-        if (eng_tok_kind_of(b->tok) != ENG_TOK_BYTES) {
-            char found[1300];
-            if ((rc = eng_tok_find(b->tokname, b->out, found, sizeof found, e)))
-                return rc;
-            /* under its name with the extension of its format: a job finds it there by name */
-            snprintf(tokfile, sizeof tokfile, "%s%s", eng_tok_name(b->tok), tok_file_ext(found, b->tok));
-            snprintf(tokpath, sizeof tokpath, "%s/%s", b->stage, tokfile);
-            if ((rc = copy_file(found, tokpath, e)))
-                return rc;
-        }
-    }
-
-    if (b->threads > 1 && (rc = open_thread_toks(b, e)))
+    rc = b->train_bpe ? train_tokenizer(b, tokpath, sizeof tokpath, tokfile, sizeof tokfile, e)
+                      : open_tokenizer(b, tokpath, sizeof tokpath, tokfile, sizeof tokfile, e);
+    if (rc || (b->threads > 1 && (rc = open_thread_toks(b, e))))
         return rc;
     dp_progress_start(&b->prog, "encoding", b->src.total_bytes);
     rc = dp_sources_walk(&b->src, b->field, b->max_line, &b->prog, on_doc, b, e);
@@ -879,55 +880,37 @@ static int run(build *b, int argc, char **argv, tlm_err *e)
              (unsigned long long)b->split[0].tokens, (unsigned long long)b->split[1].tokens, eng_tok_name(b->tok),
              b->src.n, (double)b->src.total_bytes / 1e6);
     dp_progress_end(&b->prog, rc ? NULL : msg);
+    /* said now, when the dataset is made, not when a job that names
+     * DIR/val fails at its start */
+    if (!rc && b->split[1].tokens == 0 && b->val_ppm > 0) /* --val-fraction 0 asks for none */
+        fprintf(stderr,
+                "tlm-data: warning: %s/val is empty: %llu segment(s) of at most %llu bytes, and --val-fraction %g "
+                "makes one in %.0f a validation segment; a job with data.val %s/val will fail. Give more text, a "
+                "smaller --segment-bytes (4k), a larger --val-fraction, or leave data.val empty (a job then holds "
+                "out data.val_fraction of the training shards)\n",
+                b->out, (unsigned long long)b->seg_index, (unsigned long long)b->segment_bytes,
+                (double)b->val_ppm / 1e6, 1e6 / (double)b->val_ppm, b->out);
     if (!rc)
         rc = stopped(e);
-    if (rc)
+    if (rc || (rc = write_manifest(b, tokfile[0] ? tokfile : NULL, e)) || (rc = stopped(e)))
         return rc;
-    if ((rc = write_manifest(b, tokfile[0] ? tokfile : NULL, e)) || (rc = stopped(e)))
-        return rc;
-    /* from here on the dataset is complete: publishing is two renames, and a
-     * stop asked for meanwhile waits for them */
-    /* publish: the old dataset (if any) aside, the new one in, the old one gone */
-    char old[1300];
-    snprintf(old, sizeof old, "%s.old.%ld", b->out, (long)getpid());
-    int had_old = access(b->out, F_OK) == 0;
-    if (had_old && rename(b->out, old))
-        return tlm_errf(e, TLM_EIO, "cannot move the old %s aside: %s", b->out, strerror(errno));
-    if (rename(b->stage, b->out)) {
-        rc = tlm_errf(e, TLM_EIO, "cannot rename %s to %s: %s", b->stage, b->out, strerror(errno));
-        if (had_old)
-            rename(old, b->out);
-        return rc;
-    }
-    b->stage[0] = '\0';
-    tlm_fsync_dir(b->out);
-    char parent[1300];
-    snprintf(parent, sizeof parent, "%s", b->out);
-    tlm_fsync_dir(dirname(parent));
-    if (had_old)
-        (void)tlm_rm_tree(old);
-    return 0;
+    /* from here on the dataset is complete */
+    return publish(b, e);
 }
 
 int dp_cmd_build(int argc, char **argv)
 {
     build b;
     memset(&b, 0, sizeof b);
-    b.field = "text";
-    b.segment_bytes = 65536;
-    b.shard_tokens = 1ull << 25;
-    b.max_line = 256ull << 20;
-    b.val_ppm = 10000;
-    b.separator = 1;
-    b.threads = 1;
     b.split[0].name = "train";
     b.split[1].name = "val";
-    int rc = parse(&b, argc, argv);
+    tlm_cli cli = {.cmd = "tlm-data build", .opts = OPTS, .col = 23, .operands = "INPUT..."};
+    int rc = parse(&b, &cli, argc, argv);
     if (rc)
         return rc < 0 ? DP_EXIT_OK : rc;
     tlm_err e = {0};
     install_stop();
-    rc = run(&b, argc, argv, &e);
+    rc = run(&b, argv + cli.next, argc - cli.next, &e);
     for (int k = 0; k < 2; k++) {
         eng_shard_writer_abort(b.split[k].w);
         free(b.split[k].shards);

@@ -3,7 +3,6 @@
  * Scripts rely on the encode/decode formats: ids in decimal, separated by
  * single spaces, one line ending in a newline. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,80 +51,65 @@ static int read_stdin(uint8_t **out, size_t *len, uint64_t max, tlm_err *e)
     return 0;
 }
 
-static const char encode_help[] =
-    "usage: tlm-data encode --tokenizer NAME|FILE [--data DIR] [--special] [--raw-bytes]\n"
-    "\n"
+static const char encode_about[] =
     "Reads text on stdin and prints its token ids on stdout: decimal, separated\n"
-    "by single spaces, on one line.\n"
-    "\n"
-    "  --tokenizer T  bytes, llama3, llama2, bpeN (found as T.tiktoken, llama2 as\n"
-    "                 llama2.model or llama2.vocab, in --data DIR, its parent, or\n"
-    "                 the folders in $TLM_TOKENIZERS), or a tokenizer file path\n"
-    "  --data DIR     a dataset folder (or split folder) to find the tokenizer in\n"
-    "  --special      text such as <|end_of_text|> becomes its special id\n"
-    "                 (by default it is encoded as ordinary text)\n"
-    "  --raw-bytes    keep invalid UTF-8 bytes as byte tokens (lossless) instead\n"
-    "                 of replacing them with U+FFFD as reference tokenizers do\n";
+    "by single spaces, on one line.\n";
 
-static const char decode_help[] =
-    "usage: tlm-data decode --tokenizer NAME|FILE [--data DIR]\n"
-    "\n"
+static const char decode_about[] =
     "Reads token ids (decimal, separated by any white space) on stdin and\n"
     "writes the bytes they stand for on stdout.  Special tokens decode to\n"
     "their text (<|end_of_text|>).\n";
 
-enum { OPT_TOK = 1000, OPT_DATA, OPT_SPECIAL, OPT_RAW, OPT_HELP, OPT_VOCAB, OPT_OUT, OPT_FORMAT, OPT_FIELD };
+typedef struct codec_opts {
+    const char *tok, *data;
+    int special, raw;
+} codec_opts;
 
-static int parse_common(int argc, char **argv, const char *help, const char **tok, const char **data, int *flags)
+/* Options of encode only: decode refuses them by name (decoding has no
+ * text to read special tokens or invalid bytes from). */
+#define ENCODE_ONLY TLM_OPT_MARK(0)
+
+#define O(m) offsetof(codec_opts, m)
+static const tlm_opt CODEC_OPTS[] = {
+    {"tokenizer", "T", TLM_OPT_STR, O(tok), .flags = TLM_OPT_REQUIRED,
+     .help = "bytes, llama3, llama2, bpeN (found as T.tiktoken, llama2 as llama2.model or llama2.vocab, in "
+             "--data DIR, its parent, or the folders in $TLM_TOKENIZERS), or a tokenizer file path"},
+    {"data", "DIR", TLM_OPT_STR, O(data), .help = "a dataset folder (or split folder) to find the tokenizer in"},
+    {"special", NULL, TLM_OPT_FLAG, O(special), .flags = ENCODE_ONLY,
+     .help = "text such as <|end_of_text|> becomes its special id (by default it is encoded as ordinary text)"},
+    {"raw-bytes", NULL, TLM_OPT_FLAG, O(raw), .flags = ENCODE_ONLY,
+     .help = "keep invalid UTF-8 bytes as byte tokens (lossless) instead of replacing them with U+FFFD as "
+             "reference tokenizers do"},
+    {"help", NULL, TLM_OPT_HELP, .letter = 'h', .help = "this text"},
+    {0},
+};
+#undef O
+
+/* encode's and decode's options: -1 when --help was printed, 0 to go on,
+ * else the exit status */
+static int parse_common(int argc, char **argv, int decode, codec_opts *o)
 {
-    static const struct option opts[] = {{"tokenizer", required_argument, 0, OPT_TOK},
-                                         {"data", required_argument, 0, OPT_DATA},
-                                         {"special", no_argument, 0, OPT_SPECIAL},
-                                         {"raw-bytes", no_argument, 0, OPT_RAW},
-                                         {"help", no_argument, 0, OPT_HELP},
-                                         {0, 0, 0, 0}};
-    int c, li = -1, special = 0, raw = 0;
-    unsigned char given[sizeof opts / sizeof opts[0]] = {0};
-    optind = 1;
-    opterr = 0;
-    for (; (c = getopt_long(argc, argv, "h", opts, &li)) != -1; li = -1) {
-        if (li >= 0 && given[li]++ && opts[li].has_arg) {
-            fprintf(stderr, "tlm-data: --%s is given twice; give it once\n", opts[li].name);
-            return DP_EXIT_USAGE;
-        }
-        special |= c == OPT_SPECIAL;
-        raw |= c == OPT_RAW;
-        switch (c) {
-        case OPT_TOK: *tok = optarg; break;
-        case OPT_DATA: *data = optarg; break;
-        case OPT_SPECIAL: *flags |= ENG_TOK_ALLOW_SPECIAL; break;
-        case OPT_RAW: *flags |= ENG_TOK_RAW_BYTES; break;
-        case 'h':
-        case OPT_HELP: fputs(help, stdout); return -1;
-        default:
-            fprintf(stderr, "tlm-data: unknown or incomplete option '%s'\n%s", argv[optind - 1], help);
-            return DP_EXIT_USAGE;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "tlm-data: unexpected argument '%s' (text comes on stdin)\n%s", argv[optind], help);
+    tlm_cli cli = {.cmd = decode ? "tlm-data decode" : "tlm-data encode", .opts = CODEC_OPTS, .col = 17,
+                   .hide = decode ? ENCODE_ONLY : 0};
+    const char *about = decode ? decode_about : encode_about;
+    int rc = dp_cli_parse(&cli, argc, argv, o, about, NULL);
+    if (rc >= 0)
+        return rc == DP_EXIT_OK ? -1 : rc;
+    if (!o->tok) {
+        fprintf(stderr, "tlm-data: --tokenizer is required\n");
+        dp_cli_usage(stderr, &cli, about, NULL);
         return DP_EXIT_USAGE;
     }
-    if (!*tok) {
-        fprintf(stderr, "tlm-data: --tokenizer is required\n%s", help);
-        return DP_EXIT_USAGE;
-    }
-    /* decoding has no text to read special tokens or invalid bytes from */
-    if (help == decode_help && (special || raw)) {
+    if (decode && (o->special || o->raw)) {
         fprintf(stderr, "tlm-data: decode: --%s does nothing when decoding (it applies to encode); leave it out\n",
-                special ? "special" : "raw-bytes");
+                o->special ? "special" : "raw-bytes");
         return DP_EXIT_USAGE;
     }
-    if (dp_check_tokenizer_arg(*tok))
+    if (dp_check_tokenizer_arg(o->tok))
         return DP_EXIT_USAGE;
     tlm_err e;
-    if (*data && (tlm_path_check_len("--data", *data, DP_TOK_PATH_MAX, &e) ||
-                  tlm_path_not_file("--data", *data, "a dataset folder", &e))) {
+    if (o->data && (tlm_path_check_len("--data", o->data, DP_TOK_PATH_MAX, &e) ||
+                    tlm_path_not_file("--data", o->data, "a dataset folder", &e))) {
         fprintf(stderr, "tlm-data: %s\n", e.msg);
         return DP_EXIT_USAGE;
     }
@@ -134,11 +118,12 @@ static int parse_common(int argc, char **argv, const char *help, const char **to
 
 int dp_cmd_encode(int argc, char **argv)
 {
-    const char *tokname = NULL, *data = NULL;
-    int flags = 0;
-    int rc = parse_common(argc, argv, encode_help, &tokname, &data, &flags);
+    codec_opts co = {0};
+    int rc = parse_common(argc, argv, 0, &co);
     if (rc)
         return rc < 0 ? DP_EXIT_OK : rc;
+    const char *tokname = co.tok, *data = co.data;
+    int flags = (co.special ? ENG_TOK_ALLOW_SPECIAL : 0) | (co.raw ? ENG_TOK_RAW_BYTES : 0);
     tlm_err e = {0};
     eng_tok *t = NULL;
     uint8_t *text = NULL;
@@ -175,11 +160,11 @@ int dp_cmd_encode(int argc, char **argv)
 
 int dp_cmd_decode(int argc, char **argv)
 {
-    const char *tokname = NULL, *data = NULL;
-    int flags = 0;
-    int rc = parse_common(argc, argv, decode_help, &tokname, &data, &flags);
+    codec_opts co = {0};
+    int rc = parse_common(argc, argv, 1, &co);
     if (rc)
         return rc < 0 ? DP_EXIT_OK : rc;
+    const char *tokname = co.tok, *data = co.data;
     tlm_err e = {0};
     eng_tok *t = NULL;
     uint8_t *text = NULL, *out = NULL;
@@ -194,17 +179,29 @@ int dp_cmd_decode(int argc, char **argv)
             break;
         size_t s = i;
         uint64_t v = 0;
-        while (i < len && text[i] >= '0' && text[i] <= '9' && v <= UINT32_MAX)
-            v = v * 10 + (uint64_t)(text[i++] - '0');
-        if (i == s || (i < len && !(text[i] == ' ' || text[i] == '\n' || text[i] == '\t' || text[i] == '\r')) ||
-            v > UINT32_MAX) {
-            size_t w = s;
-            while (w < len && w - s < 20 && !(text[w] == ' ' || text[w] == '\n'))
-                w++;
-            rc = tlm_errf(&e, TLM_EDATA, "stdin: item %zu ('%.*s') is not a token id (a whole number)", ids.n + 1,
-                          (int)(w - s), (const char *)text + s);
-            break;
+        int neg = text[i] == '-';
+        i += (size_t)neg;
+        while (i < len && text[i] >= '0' && text[i] <= '9') {
+            v = v <= UINT32_MAX ? v * 10 + (uint64_t)(text[i] - '0') : v; /* past UINT32_MAX: out of range */
+            i++;
         }
+        int digits = i > s + (size_t)neg, ends = i == len || text[i] == ' ' || text[i] == '\n' || text[i] == '\t' ||
+                                                   text[i] == '\r';
+        size_t w = s;
+        while (w < len && w - s < 24 && !(text[w] == ' ' || text[w] == '\n' || text[w] == '\t' || text[w] == '\r'))
+            w++;
+        /* a whole number is told from a token id the tokenizer has: a
+         * number out of its range is not "not a whole number" */
+        uint32_t vocab = eng_tok_vocab(t);
+        if (!digits || !ends)
+            rc = tlm_errf(&e, TLM_EDATA, "stdin: item %zu ('%.*s') is not a token id (a whole number from 0 to %u)",
+                          ids.n + 1, (int)(w - s), (const char *)text + s, vocab - 1);
+        else if (neg || v >= vocab)
+            rc = tlm_errf(&e, TLM_EDATA,
+                          "stdin: item %zu (%.*s) is out of range: tokenizer %s has ids 0 to %u", ids.n + 1,
+                          (int)(w - s), (const char *)text + s, tokname, vocab - 1);
+        if (rc)
+            break;
         rc = eng_tokvec_push(&ids, (uint32_t)v, &e);
     }
     if (!rc)
@@ -220,20 +217,31 @@ done:
 }
 
 /* ------------------------------------------------------------ train-bpe */
-static const char train_help[] =
-    "usage: tlm-data train-bpe --vocab N [--out FILE] [--format auto|text|jsonl] [--field NAME] INPUT...\n"
-    "\n"
+static const char train_about[] =
     "Learns a byte-level BPE of N ids (ids 0..255 are the bytes, N-1 is\n"
     "<|endoftext|>) from text files, folders of them, or JSONL, and writes its\n"
     "N-1 ranks as a tiktoken rank file (default: bpeN.tiktoken).  A job with\n"
     "`tokenizer: bpeN` finds that file in its dataset folder: `tlm-data build\n"
     "--tokenizer bpeN --train-bpe` trains it on the training split and puts it\n"
-    "there (docs/tokenizers.md).  Deterministic: the same inputs give the same file.\n"
-    "\n"
-    "  --vocab N      ids in all (257 .. 1048576), e.g. 4096\n"
-    "  --out FILE     where to write the rank file\n"
-    "  --format F     auto (default: *.jsonl is JSONL), text or jsonl\n"
-    "  --field NAME   the JSONL field holding the text (default: text)\n";
+    "there (docs/tokenizers.md).  Deterministic: the same inputs give the same file.\n";
+
+typedef struct train_opts {
+    int vocab;
+    const char *out, *field, *format;
+} train_opts;
+
+#define O(m) offsetof(train_opts, m)
+static const tlm_opt TRAIN_OPTS[] = {
+    {"vocab", "N", TLM_OPT_INT, O(vocab), .lo = 257, .hi = 1 << 20, .flags = TLM_OPT_REQUIRED,
+     .help = "ids in all, e.g. 4096"},
+    {"out", "FILE", TLM_OPT_STR, O(out), .help = "where to write the rank file (default: bpeN.tiktoken)"},
+    {"format", NULL, TLM_OPT_CHOICE, O(format), .choices = dp_format_names, .def = "auto",
+     .help = "auto: *.jsonl is JSONL, else text"},
+    {"field", "NAME", TLM_OPT_STR, O(field), .def = "text", .help = "the JSONL field holding the text"},
+    {"help", NULL, TLM_OPT_HELP, .letter = 'h', .help = "this text"},
+    {0},
+};
+#undef O
 
 typedef struct train_ctx {
     eng_bpe_trainer *tr;
@@ -254,68 +262,28 @@ static void merge_progress(void *arg, uint64_t done, uint64_t total)
 
 int dp_cmd_train_bpe(int argc, char **argv)
 {
-    static const struct option opts[] = {{"vocab", required_argument, 0, OPT_VOCAB},
-                                         {"out", required_argument, 0, OPT_OUT},
-                                         {"format", required_argument, 0, OPT_FORMAT},
-                                         {"field", required_argument, 0, OPT_FIELD},
-                                         {"help", no_argument, 0, OPT_HELP},
-                                         {0, 0, 0, 0}};
-    long vocab = 0;
-    const char *out = NULL, *field = "text";
-    dp_format fmt = DP_AUTO;
-    int c, li = -1, field_given = 0;
-    unsigned char given[sizeof opts / sizeof opts[0]] = {0};
+    train_opts to = {0};
+    tlm_cli cli = {.cmd = "tlm-data train-bpe", .opts = TRAIN_OPTS, .col = 17, .operands = "INPUT..."};
+    int rc = dp_cli_parse(&cli, argc, argv, &to, train_about, NULL);
+    if (rc >= 0)
+        return rc;
+    long vocab = to.vocab;
+    const char *out = to.out, *field = to.field;
+    dp_format fmt = (dp_format)tlm_cli_choice(dp_format_names, to.format);
     tlm_err e = {0};
-    optind = 1;
-    opterr = 0;
-    for (; (c = getopt_long(argc, argv, "h", opts, &li)) != -1; li = -1) {
-        if (li >= 0 && given[li]++ && opts[li].has_arg) {
-            fprintf(stderr, "tlm-data: --%s is given twice; give it once\n", opts[li].name);
-            return DP_EXIT_USAGE;
-        }
-        field_given |= c == OPT_FIELD;
-        switch (c) {
-        case OPT_VOCAB: {
-            int64_t v;
-            if (tlm_cfg_arg_int("--vocab", optarg, 257, 1 << 20, &v, &e)) {
-                fprintf(stderr, "tlm-data: %s\n", e.msg);
-                return DP_EXIT_USAGE;
-            }
-            vocab = (long)v;
-            break;
-        }
-        case OPT_OUT: out = optarg; break;
-        case OPT_FIELD: field = optarg; break;
-        case OPT_FORMAT:
-            if (!strcmp(optarg, "auto"))
-                fmt = DP_AUTO;
-            else if (!strcmp(optarg, "text"))
-                fmt = DP_TEXT;
-            else if (!strcmp(optarg, "jsonl"))
-                fmt = DP_JSONL;
-            else {
-                fprintf(stderr, "tlm-data: --format must be auto, text or jsonl\n");
-                return DP_EXIT_USAGE;
-            }
-            break;
-        case 'h':
-        case OPT_HELP: fputs(train_help, stdout); return DP_EXIT_OK;
-        default:
-            fprintf(stderr, "tlm-data: unknown or incomplete option '%s'\n%s", argv[optind - 1], train_help);
-            return DP_EXIT_USAGE;
-        }
-    }
     if (!vocab) {
-        fprintf(stderr, "tlm-data: --vocab is required\n%s", train_help);
+        fprintf(stderr, "tlm-data: --vocab is required\n");
+        dp_cli_usage(stderr, &cli, train_about, NULL);
         return DP_EXIT_USAGE;
     }
-    if (field_given && fmt == DP_TEXT) {
+    if (tlm_cli_given(&cli, "field") && fmt == DP_TEXT) {
         fprintf(stderr, "tlm-data: --field does nothing with --format text (it names the JSONL field); leave it out\n");
         return DP_EXIT_USAGE;
     }
-    if (optind >= argc) { /* a usage error, as for build (docs/data.md: exit 2) */
+    if (cli.next >= argc) { /* a usage error, as for build (docs/data.md: exit 2) */
         fprintf(stderr, "tlm-data: no input files or folders given (text files, folders or JSONL files to learn "
-                        "the merges from)\n%s", train_help);
+                        "the merges from)\n");
+        dp_cli_usage(stderr, &cli, train_about, NULL);
         return DP_EXIT_USAGE;
     }
     char def[64];
@@ -330,7 +298,7 @@ int dp_cmd_train_bpe(int argc, char **argv)
     }
     dp_sources src;
     eng_bpe_trainer *tr = NULL;
-    int rc = dp_sources_collect(&src, argv + optind, argc - optind, fmt, &e);
+    rc = dp_sources_collect(&src, argv + cli.next, argc - cli.next, fmt, &e);
     if (!rc)
         rc = eng_bpe_trainer_new(&tr, &e);
     dp_progress pg;
@@ -354,43 +322,38 @@ int dp_cmd_train_bpe(int argc, char **argv)
 }
 
 /* ------------------------------------------------------------ vocab */
-static const char vocab_help[] =
-    "usage: tlm-data vocab --tokenizer FILE.model --out FILE.vocab\n"
-    "\n"
+static const char vocab_about[] =
     "Writes a SentencePiece model (a tokenizer.model, such as Llama 2's) as a\n"
     "plain vocabulary file: one piece per line with its type and score\n"
     "(docs/data.md, \"SentencePiece vocabulary files\").  Both encode alike\n"
     "and have the same definition hash; `tokenizer: llama2` finds either as\n"
     "llama2.model or llama2.vocab in the dataset folder.\n";
 
+typedef struct vocab_opts {
+    const char *in, *out;
+} vocab_opts;
+
+#define O(m) offsetof(vocab_opts, m)
+static const tlm_opt VOCAB_OPTS[] = {
+    {"tokenizer", "FILE.model", TLM_OPT_STR, O(in), .flags = TLM_OPT_REQUIRED,
+     .help = "the SentencePiece model to read"},
+    {"out", "FILE.vocab", TLM_OPT_STR, O(out), .flags = TLM_OPT_REQUIRED, .help = "the vocabulary file to write"},
+    {"help", NULL, TLM_OPT_HELP, .letter = 'h', .help = "this text"},
+    {0},
+};
+#undef O
+
 int dp_cmd_vocab(int argc, char **argv)
 {
-    static const struct option opts[] = {{"tokenizer", required_argument, 0, 't'},
-                                         {"out", required_argument, 0, 'o'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    const char *in = NULL, *out = NULL;
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 't':
-        case 'o':
-            if (c == 't' ? in != NULL : out != NULL) {
-                fprintf(stderr, "tlm-data: --%s is given twice; give it once\n", c == 't' ? "tokenizer" : "out");
-                return DP_EXIT_USAGE;
-            }
-            *(c == 't' ? &in : &out) = optarg;
-            break;
-        case 'h': fputs(vocab_help, stdout); return DP_EXIT_OK;
-        default:
-            fprintf(stderr, "tlm-data: unknown or incomplete option '%s'\n%s", argv[optind - 1], vocab_help);
-            return DP_EXIT_USAGE;
-        }
-    }
-    if (!in || !out || optind < argc) {
-        fprintf(stderr, "tlm-data: vocab needs --tokenizer and --out, and nothing else\n%s", vocab_help);
+    vocab_opts vo = {0};
+    tlm_cli cli = {.cmd = "tlm-data vocab", .opts = VOCAB_OPTS, .col = 23};
+    int rc = dp_cli_parse(&cli, argc, argv, &vo, vocab_about, NULL);
+    if (rc >= 0)
+        return rc;
+    const char *in = vo.in, *out = vo.out;
+    if (!in || !out) {
+        fprintf(stderr, "tlm-data: vocab needs --tokenizer and --out, and nothing else\n");
+        dp_cli_usage(stderr, &cli, vocab_about, NULL);
         return DP_EXIT_USAGE;
     }
     tlm_err e = {0};
@@ -401,7 +364,7 @@ int dp_cmd_vocab(int argc, char **argv)
         return DP_EXIT_USAGE;
     }
     eng_tok *t = NULL;
-    int rc = eng_tok_open_file(&t, in, NULL, &e);
+    rc = eng_tok_open_file(&t, in, NULL, &e);
     if (!rc)
         rc = eng_tok_write_vocab(t, out, &e);
     if (!rc)

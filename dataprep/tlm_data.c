@@ -29,6 +29,32 @@ int dp_fail(const tlm_err *e)
     return DP_EXIT_FAIL;
 }
 
+const char *const dp_format_names[] = {"auto", "text", "jsonl", NULL};
+
+void dp_cli_usage(FILE *f, const tlm_cli *cli, const char *about, const char *tail)
+{
+    tlm_cli_synopsis(f, cli, "usage: ");
+    fprintf(f, "\n%s\n", about);
+    tlm_cli_options(f, cli);
+    if (tail)
+        fprintf(f, "\n%s", tail);
+}
+
+int dp_cli_parse(tlm_cli *cli, int argc, char **argv, void *opts, const char *about, const char *tail)
+{
+    tlm_err e = {0};
+    int rc = tlm_cli_parse(cli, argc, argv, opts, &e);
+    if (rc == TLM_CLI_HELP) {
+        dp_cli_usage(stdout, cli, about, tail);
+        return DP_EXIT_OK;
+    }
+    if (rc) {
+        fprintf(stderr, "tlm-data: %s\n", e.msg);
+        return rc == TLM_ECONFIG ? DP_EXIT_USAGE : DP_EXIT_FAIL;
+    }
+    return -1;
+}
+
 int dp_check_tokenizer_arg(const char *tok)
 {
     tlm_err e;

@@ -6,7 +6,8 @@
 
 #include "orchestrator/resources.h"
 
-/* The defaults are orchestrator/main.c's DEFAULTS (what --help shows). */
+/* Every field is an option of orchestrator/main.c's OPTS table, its default
+ * and range there too (common/cli.h). */
 typedef struct orc_opts {
     const char **sweeps;       /* --sweeps FILE|DIR, in order */
     size_t n_sweeps;

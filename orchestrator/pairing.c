@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "common/fileio.h"
+#include "common/json.h"
 #include "orchestrator/jsonline.h"
 
 #define MARKER_MAX 65536
@@ -79,34 +80,12 @@ static int read_marker(const char *path, marker *m, tlm_err *e)
     return rc;
 }
 
-/* JSON string body; bytes outside ASCII as \u00XX, so the file is valid
- * UTF-8 whatever the path holds (the path is for people: the id decides). */
-static size_t json_escape(const char *s, char *out, size_t cap)
-{
-    size_t n = 0;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        char esc[8];
-        size_t k;
-        if (*p == '"' || *p == '\\') {
-            esc[0] = '\\', esc[1] = (char)*p, k = 2;
-        } else if (*p < 0x20 || *p >= 0x7f) {
-            k = (size_t)snprintf(esc, sizeof esc, "\\u%04x", *p);
-        } else {
-            esc[0] = (char)*p, k = 1;
-        }
-        if (n + k < cap)
-            memcpy(out + n, esc, k);
-        n += k;
-    }
-    if (n < cap)
-        out[n] = '\0';
-    return n;
-}
-
 static int write_marker(const char *path, const char *id, const char *database, tlm_err *e)
 {
     char esc[6 * PATH_MAX + 1];
-    if (json_escape(database, esc, sizeof esc) >= sizeof esc)
+    /* bytes outside ASCII as \u00XX, so the file is valid UTF-8 whatever the
+     * path holds (the path is for people: the id decides) */
+    if (tlm_json_escape_buf(database, TLM_JSON_DEL | TLM_JSON_ASCII, esc, sizeof esc) >= sizeof esc)
         return tlm_errf(e, TLM_ECONFIG, "%s: the database path is too long to record", path);
     char *text = NULL;
     int n = asprintf(&text, "{\"version\": 1, \"database_id\": \"%s\", \"database\": \"%s\"}\n", id, esc);

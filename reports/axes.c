@@ -1,6 +1,7 @@
 /* axes.c: reading the axis columns the way the paper names things:
  * which third of the network a blocks schedule widens, which schedules
- * have ratios, titles of panels, token counts.
+ * have ratios, which group is uniform or the taper, titles of panels,
+ * token counts.
  * Must not: touch the database. */
 #include "reports/rpt.h"
 
@@ -9,6 +10,16 @@
 #include <string.h>
 
 #include "common/fmt.h"
+
+int rpt_group_rank(const rpt_ctx *c, const rpt_group *g, int blocks_apart)
+{
+    if (!strcmp(g->schedule, "uniform"))
+        return 0;
+    if (!strcmp(g->schedule, c->taper_schedule) && fabs(g->ratio_start - c->taper_start) < 1e-9 &&
+        fabs(g->ratio_end - c->taper_end) < 1e-9)
+        return 1;
+    return blocks_apart && strcmp(g->schedule, "blocks") ? 3 : 2;
+}
 
 const char *rpt_blocks_kind(const char *groups)
 {

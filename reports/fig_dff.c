@@ -11,18 +11,7 @@
 
 #define MAX_LAYERS 512
 
-/* uniform first, then the paper's taper, blocks, the other tapers */
-static int rank(const rpt_ctx *c, const rpt_group *g)
-{
-    if (!strcmp(g->schedule, "uniform"))
-        return 0;
-    if (!strcmp(g->schedule, c->taper_schedule) && fabs(g->ratio_start - c->taper_start) < 1e-9 &&
-        fabs(g->ratio_end - c->taper_end) < 1e-9)
-        return 1;
-    if (!strcmp(g->schedule, "blocks"))
-        return 2;
-    return 3;
-}
+static int has_widths(const rpt_ctx *c, const rpt_group *g) { return c->jobs[g->jobs[0]].widths != NULL; }
 
 int rpt_fig_dff(rpt_ctx *c, rpt_figure *f, tlm_err *e)
 {
@@ -30,31 +19,20 @@ int rpt_fig_dff(rpt_ctx *c, rpt_figure *f, tlm_err *e)
     f->ylabel = "MLP width d#dff#u";
     f->ylo_hint = 0;
     /* the panel with the most schedules */
-    int best = -1, most = 0;
-    for (int pi = 0; pi < c->n_panels; pi++) {
-        int n = 0;
-        for (int i = 0; i < c->panels[pi].n_groups; i++)
-            n += c->jobs[c->groups[c->panels[pi].groups[i]].jobs[0]].widths != NULL;
-        if (n > most) {
-            most = n;
-            best = pi;
-        }
-    }
+    int best = rpt_figure_best_panel(c, has_widths);
     if (best < 0) {
         f->title = "Per-layer MLP width";
         f->note = "dff: no job has per-layer widths";
         return 0;
     }
     const rpt_pgroup *pg = &c->panels[best];
-    char t[256];
-    rpt_pl_escape(t, sizeof t, rpt_panel_title(&f->a, pg->arch, pg->scale, pg->tokens_total));
-    f->title = rpt_printf(&f->a, "Per-layer MLP width: %s", t);
+    rpt_figure_panel_title(f, "Per-layer MLP width", pg);
     double w[MAX_LAYERS];
     int drawn = 0, left = 0;
     for (int r = 0; r < 4; r++)
         for (int i = 0; i < pg->n_groups; i++) {
             const rpt_group *g = &c->groups[pg->groups[i]];
-            if (rank(c, g) != r)
+            if (rpt_group_rank(c, g, 1) != r) /* uniform, the taper, blocks, the other tapers */
                 continue;
             int n;
             rpt_job_widths(&c->jobs[g->jobs[0]], w, MAX_LAYERS, &n);

@@ -20,6 +20,12 @@ static int cmp_pt(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static int has_ratio(const rpt_ctx *c, const rpt_group *g)
+{
+    (void)c;
+    return rpt_is_ratio_schedule(g->schedule);
+}
+
 int rpt_fig_ppl_ratio(rpt_ctx *c, rpt_figure *f, tlm_err *e)
 {
     f->title = "Validation perplexity against taper strength";
@@ -29,24 +35,13 @@ int rpt_fig_ppl_ratio(rpt_ctx *c, rpt_figure *f, tlm_err *e)
     int rc = rpt_metric(c, "val", NULL, "ppl", &ppl, e);
     if (rc)
         return rc;
-    int best = -1, most = 0;
-    for (int pi = 0; pi < c->n_panels; pi++) {
-        int n = 0;
-        for (int i = 0; i < c->panels[pi].n_groups; i++)
-            n += rpt_is_ratio_schedule(c->groups[c->panels[pi].groups[i]].schedule);
-        if (n > most) {
-            most = n;
-            best = pi;
-        }
-    }
+    int best = rpt_figure_best_panel(c, has_ratio);
     if (best < 0) {
         f->note = "ppl_ratio: no linear, cosine or sigmoid jobs";
         return 0;
     }
     const rpt_pgroup *pg = &c->panels[best];
-    char t[256];
-    rpt_pl_escape(t, sizeof t, rpt_panel_title(&f->a, pg->arch, pg->scale, pg->tokens_total));
-    f->title = rpt_printf(&f->a, "Validation perplexity against taper strength: %s", t);
+    rpt_figure_panel_title(f, "Validation perplexity against taper strength", pg);
     rpt_stat uni;
     memset(&uni, 0, sizeof uni);
     for (int i = 0; i < pg->n_groups; i++)

@@ -9,16 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int rank(const rpt_ctx *c, const rpt_group *g)
-{
-    if (!strcmp(g->schedule, "uniform"))
-        return 0;
-    if (!strcmp(g->schedule, c->taper_schedule) && fabs(g->ratio_start - c->taper_start) < 1e-9 &&
-        fabs(g->ratio_end - c->taper_end) < 1e-9)
-        return 1;
-    return 2;
-}
-
 int rpt_fig_rho(rpt_ctx *c, rpt_figure *f, tlm_err *e)
 {
     f->title = "Alignment with the residual stream";
@@ -31,7 +21,7 @@ int rpt_fig_rho(rpt_ctx *c, rpt_figure *f, tlm_err *e)
         for (int r = 0; r < 3 && drawn < max_groups; r++)
             for (int i = 0; i < pg->n_groups && drawn < max_groups; i++) {
                 const rpt_group *g = &c->groups[pg->groups[i]];
-                if (rank(c, g) != r)
+                if (rpt_group_rank(c, g, 0) != r)
                     continue;
                 if (++probed > 200)
                     break; /* a database of thousands of groups without rho: stop looking */

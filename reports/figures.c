@@ -1,4 +1,5 @@
-/* figures.c: the registry of figures (--plot NAME).
+/* figures.c: the registry of figures (--plot NAME), and how a figure of
+ * one panel chooses and titles it.
  * Must not: draw (plot.c does). */
 #include "reports/plot.h"
 
@@ -22,4 +23,26 @@ const rpt_figure_def *rpt_figure_find(const char *name)
         if (!strcmp(rpt_figure_defs[i].name, name))
             return &rpt_figure_defs[i];
     return NULL;
+}
+
+int rpt_figure_best_panel(const rpt_ctx *c, int (*counts)(const rpt_ctx *c, const rpt_group *g))
+{
+    int best = -1, most = 0;
+    for (int pi = 0; pi < c->n_panels; pi++) {
+        int n = 0;
+        for (int i = 0; i < c->panels[pi].n_groups; i++)
+            n += counts(c, &c->groups[c->panels[pi].groups[i]]) != 0;
+        if (n > most) {
+            most = n;
+            best = pi;
+        }
+    }
+    return best;
+}
+
+void rpt_figure_panel_title(rpt_figure *f, const char *what, const rpt_pgroup *pg)
+{
+    char t[256];
+    rpt_pl_escape(t, sizeof t, rpt_panel_title(&f->a, pg->arch, pg->scale, pg->tokens_total));
+    f->title = rpt_printf(&f->a, "%s: %s", what, t);
 }

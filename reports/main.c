@@ -3,46 +3,105 @@
  * a table (--table), a figure (--plot), the overview (--list) or the whole
  * report (--all).  The only place that prints errors and exits:
  * 0 done, 1 failed, 2 usage. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/cfgtree.h"
+#include "common/cli.h"
 #include "common/fileio.h"
 #include "reports/all.h"
 #include "reports/plot.h"
 #include "reports/rpt.h"
 
+/* What the command line asks for. */
+typedef struct cmdline {
+    const char *dbpath, *table, *plot, *out;
+    int list, all, fmt;
+    const rpt_table_def *tdef;
+    const rpt_figure_def *fdef;
+    const char **jobv; /* --job's values (o.jobs is its read-only view) */
+    size_t n_jobv;
+    rpt_opts o;
+} cmdline;
+
+static int format_arg(const tlm_opt *row, const char *val, void *c, tlm_err *e)
+{
+    (void)row;
+    if ((((cmdline *)c)->fmt = rpt_format_parse(val)) < 0)
+        return tlm_errf(e, TLM_ECONFIG, "--format '%s': expected md, csv, latex or json", val);
+    return 0;
+}
+
+static int taper_arg(const tlm_opt *row, const char *val, void *c, tlm_err *e)
+{
+    char sched[16];
+    double a, b;
+    (void)row;
+    ((cmdline *)c)->o.taper = val;
+    return rpt_taper_parse(val, sched, &a, &b, e);
+}
+
+/* The modes an option goes with (given with another, it is refused), and
+ * what a table or figure must use for the option to matter (RPT_USES_*:
+ * else a warning). */
+#define TABLE TLM_OPT_MARK(0)
+#define PLOT TLM_OPT_MARK(1)
+#define LIST TLM_OPT_MARK(2)
+#define ALL TLM_OPT_MARK(3)
+#define ANY (TABLE | PLOT | LIST | ALL)
+#define NEEDS_SHIFT 12
+#define NEEDS(u) ((unsigned)(u) << NEEDS_SHIFT)
+
+#define O(m) offsetof(cmdline, m)
+static const tlm_opt OPTS[] = {
+    {"db", "PATH", TLM_OPT_STR, O(dbpath), .def = DB_DEFAULT_PATH, .flags = ANY, .help = "the results database"},
+    {"table", "NAME", TLM_OPT_STR, O(table), .flags = ANY, .help = "print one table (see below)"},
+    {"format", "F", TLM_OPT_FUNC, O(fmt), .parse = format_arg, .def = "md", .flags = TABLE,
+     .help = "with --table: md, csv, latex or json"},
+    {"paper", NULL, TLM_OPT_FLAG, O(o.paper), .flags = ANY | NEEDS(RPT_USES_PAPER),
+     .help = "put the paper's figures beside ours, with the difference"},
+    {"list", NULL, TLM_OPT_FLAG, O(list), .flags = ANY,
+     .help = "the tables and figures this database can fill, with their cells"},
+    {"plot", "NAME", TLM_OPT_STR, O(plot), .flags = ANY, .help = "draw one figure into --out (.svg or .png)"},
+    {"all", NULL, TLM_OPT_FLAG, O(all), .flags = ANY,
+     .help = "every table and figure into the folder --out (report.md, tables/, figures/)"},
+    {"out", "PATH", TLM_OPT_STR, O(out), .flags = TABLE | PLOT | ALL,
+     .help = "output file (tables: default stdout) or folder (--all)"},
+    {"sweep", "NAME", TLM_OPT_STR, O(o.sweep), .flags = ANY,
+     .help = "only the jobs of this sweep (default: every job in the database)"},
+    {"arch", "A", TLM_OPT_STR, O(o.arch), .flags = ANY, .help = "only jobs of this architecture"},
+    {"scale", "S", TLM_OPT_STR, O(o.scale), .flags = ANY, .help = "only jobs of this scale"},
+    {"job", "KEY|LABEL", TLM_OPT_LIST, O(jobv), .count = O(n_jobv), .flags = ANY | TLM_OPT_REPEAT,
+     .help = "only these jobs (key prefix of 6+ characters, or label); repeatable (a filter that matches no job "
+             "is an error naming what there is)"},
+    {"taper", "S:START:END", TLM_OPT_FUNC, O(o.taper), .parse = taper_arg, .flags = ANY | NEEDS(RPT_USES_TAPER),
+     .help = "what \"tapered\" means in main, niah, alignment and the dff and rho figures (default "
+             "cosine:1.5:0.5)"},
+    {"max-series", "N", TLM_OPT_INT, O(o.max_series), .lo = 1, .hi = 1000, .def = "12",
+     .flags = PLOT | ALL | NEEDS(RPT_USES_SERIES), .help = "lines per figure at most (--plot and --all)"},
+    {"help", NULL, TLM_OPT_HELP, .help = "this text"},
+    {0},
+};
+#undef O
+
 static void usage(FILE *f)
 {
-    fputs("usage: tlm-report [--db results.db] --table NAME [--format md|csv|latex|json] [--paper] [--out FILE]\n"
+    /* the modes, by hand: which options go with which is the point here */
+    fputs("usage: tlm-report [--db results.db] --table NAME [--format md|csv|latex|json]\n"
+          "                  [--paper] [--out FILE]\n"
           "       tlm-report [--db results.db] --list\n"
-          "       tlm-report [--db results.db] --plot NAME --out FILE.svg|FILE.png [--paper] [--max-series N]\n"
+          "       tlm-report [--db results.db] --plot NAME --out FILE.svg|FILE.png\n"
+          "                  [--paper] [--max-series N]\n"
           "       tlm-report [--db results.db] --all --out DIR [--paper] [--max-series N]\n"
-          "  each with the filters [--sweep NAME] [--arch A] [--scale S] [--job KEY|LABEL]... [--taper S:START:END]\n"
+          "  each with the filters [--sweep NAME] [--arch A] [--scale S]\n"
+          "  [--job KEY|LABEL]... [--taper S:START:END]\n"
           "\n"
           "Turns results.db (written by tlmd) into the paper's tables and figures.\n"
-          "\n"
-          "  --db PATH         the results database (default " DB_DEFAULT_PATH ")\n"
-          "  --table NAME      print one table (see below)\n"
-          "  --format F        with --table: md (default), csv, latex or json\n"
-          "  --paper           put the paper's figures beside ours, with the difference\n"
-          "  --list            the tables and figures this database can fill, with their cells\n"
-          "  --plot NAME       draw one figure into --out (.svg or .png)\n"
-          "  --all             every table and figure into the folder --out (report.md, tables/, figures/)\n"
-          "  --out PATH        output file (tables: default stdout) or folder (--all)\n"
-          "  --sweep NAME      only the jobs of this sweep (default: every job in the database)\n"
-          "  --arch A, --scale S   only jobs of this architecture / scale\n"
-          "  --job KEY|LABEL   only these jobs (key prefix of 6+ characters, or label); repeatable\n"
-          "                    (a filter that matches no job is an error naming what there is)\n"
-          "  --taper S:START:END   what \"tapered\" means in main, niah, alignment and the dff and rho\n"
-          "                    figures (default cosine:1.5:0.5)\n"
-          "  --max-series N    lines per figure at most (default 12; --plot and --all)\n"
-          "  --help            this text\n"
-          "\n"
-          "Tables:\n",
+          "\n",
           f);
+    tlm_cli cli = {.cmd = "tlm-report", .opts = OPTS, .col = 20};
+    tlm_cli_options(f, &cli);
+    fputs("\nTables:\n", f);
     for (int i = 0; i < rpt_n_table_defs; i++)
         fprintf(f, "  %-20s %s\n", rpt_table_defs[i].name, rpt_table_defs[i].what);
     fputs("\nFigures:\n", f);
@@ -61,36 +120,23 @@ static void append(char *msg, size_t cap, const char *a, const char *b)
 
 /* An option the chosen mode would ignore: NULL, or the message (in msg).
  * One the chosen table or figure ignores is warned about on stderr. */
-static const char *unused_option(const unsigned char *given, const struct option *opts, unsigned uses,
-                                 const char *table, const char *plot, int list, char *msg, size_t cap)
+static const char *unused_option(const tlm_cli *cli, const cmdline *c, unsigned uses, char *msg, size_t cap)
 {
-    static const struct {
-        const char *name;
-        unsigned needs;       /* RPT_USES_* the table or figure must have */
-        int table, plot, list, all; /* the modes it goes with */
-    } rules[] = {
-        {"format", 0, 1, 0, 0, 0},
-        {"out", 0, 1, 1, 0, 1},
-        {"paper", RPT_USES_PAPER, 1, 1, 1, 1},
-        {"taper", RPT_USES_TAPER, 1, 1, 1, 1},
-        {"max-series", RPT_USES_SERIES, 0, 1, 0, 1},
-    };
-    const char *mode = table ? "--table" : plot ? "--plot" : list ? "--list" : "--all";
-    const char *name = table ? table : plot ? plot : "";
-    for (size_t r = 0; r < sizeof rules / sizeof rules[0]; r++) {
-        int k = 0;
-        while (opts[k].name && strcmp(opts[k].name, rules[r].name))
-            k++;
-        if (!opts[k].name || !given[k])
+    unsigned mode = c->table ? TABLE : c->plot ? PLOT : c->list ? LIST : ALL;
+    const char *mode_name = c->table ? "--table" : c->plot ? "--plot" : c->list ? "--list" : "--all";
+    const char *name = c->table ? c->table : c->plot ? c->plot : "";
+    for (size_t k = 0; OPTS[k].name; k++) {
+        unsigned needs = OPTS[k].flags >> NEEDS_SHIFT;
+        if (!cli->given[k] || OPTS[k].type == TLM_OPT_HELP)
             continue;
-        int mode_ok = table ? rules[r].table : plot ? rules[r].plot : list ? rules[r].list : rules[r].all;
-        if (!mode_ok) {
-            tlm_msg_printf(msg, cap, "--%s does nothing with %s; leave it out", rules[r].name, mode);
+        if (!(OPTS[k].flags & mode)) {
+            tlm_msg_printf(msg, cap, "--%s does nothing with %s; leave it out", OPTS[k].name, mode_name);
             return msg;
         }
         /* only a warning: one command line looped over every table (--paper on each) is a fair use */
-        if ((table || plot) && rules[r].needs && !(uses & rules[r].needs))
-            fprintf(stderr, "tlm-report: warning: --%s does nothing with %s %s; ignored\n", rules[r].name, mode, name);
+        if ((c->table || c->plot) && needs && !(uses & needs))
+            fprintf(stderr, "tlm-report: warning: --%s does nothing with %s %s; ignored\n", OPTS[k].name, mode_name,
+                    name);
     }
     return NULL;
 }
@@ -107,102 +153,36 @@ static int fail(const tlm_err *e)
     return 1;
 }
 
-enum { O_DB = 256, O_TABLE, O_SWEEP, O_FORMAT, O_PAPER, O_LIST, O_PLOT, O_OUT, O_ALL, O_ARCH, O_SCALE, O_JOB,
-       O_TAPER, O_MAXS, O_HELP };
-static const struct option OPTS[] = {
-    {"db", required_argument, NULL, O_DB},         {"table", required_argument, NULL, O_TABLE},
-    {"sweep", required_argument, NULL, O_SWEEP},   {"format", required_argument, NULL, O_FORMAT},
-    {"paper", no_argument, NULL, O_PAPER},         {"list", no_argument, NULL, O_LIST},
-    {"plot", required_argument, NULL, O_PLOT},     {"out", required_argument, NULL, O_OUT},
-    {"all", no_argument, NULL, O_ALL},             {"arch", required_argument, NULL, O_ARCH},
-    {"scale", required_argument, NULL, O_SCALE},   {"job", required_argument, NULL, O_JOB},
-    {"taper", required_argument, NULL, O_TAPER},   {"max-series", required_argument, NULL, O_MAXS},
-    {"help", no_argument, NULL, O_HELP},           {NULL, 0, NULL, 0},
-};
-#define N_OPTS (sizeof OPTS / sizeof OPTS[0])
-
-/* What the command line asks for. */
-typedef struct {
-    const char *dbpath, *table, *plot, *out, *format;
-    int list, all, fmt;
-    const rpt_table_def *tdef;
-    const rpt_figure_def *fdef;
-    unsigned char given[N_OPTS]; /* per option: how often it was given */
-    const char **jobv;           /* --job's values (o.jobs is its read-only view) */
-    rpt_opts o;
-} cli;
-
 /* The options into c: -1 to go on, else the exit status (--help: 0,
  * usage errors: 2, said on stderr). */
-static int parse_args(int argc, char **argv, cli *c)
+static int parse_args(int argc, char **argv, tlm_cli *cli, cmdline *c)
 {
-    int ch, li = -1;
-    opterr = 0;
-    for (; (ch = getopt_long(argc, argv, "", OPTS, &li)) != -1; li = -1) {
-        /* a second value would silently replace the first (--job adds up) */
-        if (li >= 0 && c->given[li]++ && OPTS[li].has_arg && ch != O_JOB) {
-            fprintf(stderr, "tlm-report: --%s is given twice; give it once\n", OPTS[li].name);
-            return 2;
-        }
-        switch (ch) {
-        case O_DB: c->dbpath = optarg; break;
-        case O_TABLE: c->table = optarg; break;
-        case O_SWEEP: c->o.sweep = optarg; break;
-        case O_FORMAT: c->format = optarg; break;
-        case O_PAPER: c->o.paper = 1; break;
-        case O_LIST: c->list = 1; break;
-        case O_PLOT: c->plot = optarg; break;
-        case O_OUT: c->out = optarg; break;
-        case O_ALL: c->all = 1; break;
-        case O_ARCH: c->o.arch = optarg; break;
-        case O_SCALE: c->o.scale = optarg; break;
-        case O_JOB: c->jobv[c->o.n_jobs++] = optarg; break;
-        case O_TAPER: c->o.taper = optarg; break;
-        case O_MAXS: {
-            int64_t v;
-            tlm_err e;
-            if (tlm_cfg_arg_int("--max-series", optarg, 1, 1000, &v, &e)) {
-                fprintf(stderr, "tlm-report: %s\n", e.msg);
-                return 2;
-            }
-            c->o.max_series = (int)v;
-            break;
-        }
-        case O_HELP:
-            usage(stdout);
-            return 0;
-        default:
-            fprintf(stderr, "tlm-report: %s: %s\n", argv[optind - 1],
-                    optopt ? "needs a value" : "unknown option");
-            fputs("try: tlm-report --help\n", stderr);
-            return 2;
-        }
+    tlm_err e = {0};
+    int rc = tlm_cli_parse(cli, argc, argv, c, &e);
+    c->o.jobs = c->jobv;
+    c->o.n_jobs = (int)c->n_jobv;
+    if (rc == TLM_CLI_HELP) {
+        usage(stdout);
+        return 0;
     }
-    if (optind < argc) {
-        fprintf(stderr, "tlm-report: unexpected argument '%s' (try --help)\n", argv[optind]);
-        return 2;
+    if (rc) {
+        fprintf(stderr, "tlm-report: %s\n", e.msg);
+        return rc == TLM_ECONFIG ? 2 : 1;
     }
     return -1;
 }
 
 /* The combination asked for, checked before the database is opened:
  * NULL, or what is wrong (in msg). */
-static const char *check_usage(cli *c, char *msg, size_t cap)
+static const char *check_usage(const tlm_cli *cli, cmdline *c, char *msg, size_t cap)
 {
     int modes = !!c->table + !!c->plot + c->list + c->all;
     if (modes != 1)
         return modes ? "choose one of --table, --plot, --list, --all"
                      : "nothing to do: give --table NAME, --plot NAME, --list or --all (try --help)";
-    c->fmt = rpt_format_parse(c->format);
     c->tdef = c->table ? rpt_table_find(c->table) : NULL;
     c->fdef = c->plot ? rpt_figure_find(c->plot) : NULL;
     tlm_err pe;
-    char taper_sched[16];
-    double taper_a, taper_b;
-    if (c->fmt < 0) {
-        tlm_msg_printf(msg, cap, "--format '%s': expected md, csv, latex or json", c->format);
-        return msg;
-    }
     if (c->table && !c->tdef) {
         tlm_msg_printf(msg, cap, "unknown table '%s' (tables:", c->table);
         for (int i = 0; i < rpt_n_table_defs; i++)
@@ -230,17 +210,15 @@ static const char *check_usage(cli *c, char *msg, size_t cap)
         tlm_path_not_dir("--db", c->dbpath, "an SQLite database file, such as results.db", &pe) ||
         (out && tlm_path_check_len("--out", out, TLM_PATH_CAP - 1 - 64, &pe)) ||
         (out && !c->all && tlm_path_not_dir("--out", out, "a file (only --all writes a folder)", &pe)) ||
-        (out && c->all && tlm_path_not_file("--out", out, "the folder --all writes into", &pe)) ||
-        (c->o.taper && rpt_taper_parse(c->o.taper, taper_sched, &taper_a, &taper_b, &pe))) {
+        (out && c->all && tlm_path_not_file("--out", out, "the folder --all writes into", &pe))) {
         /* --out leaves room for the temporary name beside it, and for tables/NAME.EXT under --all's folder */
         tlm_msg_copy(msg, cap, pe.msg);
         return msg;
     }
-    return unused_option(c->given, OPTS, c->table ? c->tdef->uses : c->plot ? c->fdef->uses : ~0u, c->table,
-                         c->plot, c->list, msg, cap);
+    return unused_option(cli, c, c->table ? c->tdef->uses : c->plot ? c->fdef->uses : ~0u, msg, cap);
 }
 
-static int run_table(rpt_ctx *ctx, const cli *c, tlm_err *e)
+static int run_table(rpt_ctx *ctx, const cmdline *c, tlm_err *e)
 {
     rpt_table t;
     int rc = rpt_table_build(ctx, c->tdef, &t, e);
@@ -255,7 +233,7 @@ static int run_table(rpt_ctx *ctx, const cli *c, tlm_err *e)
     return rc;
 }
 
-static int run_plot(rpt_ctx *ctx, const cli *c, tlm_err *e)
+static int run_plot(rpt_ctx *ctx, const cmdline *c, tlm_err *e)
 {
     rpt_figure fig;
     rpt_figure_init(&fig);
@@ -272,7 +250,7 @@ static int run_plot(rpt_ctx *ctx, const cli *c, tlm_err *e)
 }
 
 /* The chosen mode on the open database. */
-static int run(rpt_ctx *ctx, const cli *c, tlm_err *e)
+static int run(rpt_ctx *ctx, const cmdline *c, tlm_err *e)
 {
     if (c->table)
         return run_table(ctx, c, e);
@@ -288,36 +266,28 @@ static int run(rpt_ctx *ctx, const cli *c, tlm_err *e)
 
 int main(int argc, char **argv)
 {
-    cli c;
+    cmdline c;
     memset(&c, 0, sizeof c);
-    c.dbpath = DB_DEFAULT_PATH;
-    c.format = "md";
-    const char **jobs = calloc((size_t)argc + 1, sizeof *jobs);
-    if (!jobs) {
-        fputs("tlm-report: out of memory\n", stderr);
-        return 1;
-    }
-    c.jobv = jobs;
-    c.o.jobs = jobs;
-    int rc = parse_args(argc, argv, &c);
+    tlm_cli cli = {.cmd = "tlm-report", .opts = OPTS};
+    int rc = parse_args(argc, argv, &cli, &c);
     char msg[TLM_MSG_MAX];
-    const char *usage_err = rc < 0 ? check_usage(&c, msg, sizeof msg) : NULL;
+    const char *usage_err = rc < 0 ? check_usage(&cli, &c, msg, sizeof msg) : NULL;
     if (usage_err) {
         fprintf(stderr, "tlm-report: %s\n", usage_err);
         rc = 2;
     }
     if (rc >= 0) {
-        free(jobs);
+        free(c.jobv);
         return rc;
     }
     tlm_err e = {0};
     rpt_ctx ctx;
     if ((c.plot && rpt_plot_device_check(rpt_image_kind(c.out), &e)) || rpt_ctx_open(&ctx, c.dbpath, &c.o, &e)) {
-        free(jobs);
+        free(c.jobv);
         return fail(&e);
     }
     rc = run(&ctx, &c, &e);
     rpt_ctx_close(&ctx);
-    free(jobs);
+    free(c.jobv);
     return rc ? fail(&e) : 0;
 }

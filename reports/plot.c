@@ -221,6 +221,51 @@ static double log10_or_nan(double v)
     return v > 0 ? log10(v) : NAN;
 }
 
+/* The legend: one entry per series, in the top right corner of the page,
+ * beside the plot. */
+static void draw_legend(const rpt_figure *f)
+{
+    int n = f->n;
+    PLINT *opt = calloc((size_t)n, sizeof *opt), *tcol = calloc((size_t)n, sizeof *tcol),
+          *lcol = calloc((size_t)n, sizeof *lcol), *lsty = calloc((size_t)n, sizeof *lsty),
+          *scol = calloc((size_t)n, sizeof *scol), *snum = calloc((size_t)n, sizeof *snum);
+    PLFLT *lw = calloc((size_t)n, sizeof *lw), *ss = calloc((size_t)n, sizeof *ss);
+    const char **text = calloc((size_t)n, sizeof *text), **sym = calloc((size_t)n, sizeof *sym);
+    char (*labels)[48] = calloc((size_t)n, sizeof *labels);
+    if (opt && tcol && lcol && lsty && scol && snum && lw && ss && text && sym && labels) {
+        for (int i = 0; i < n; i++) {
+            const rpt_series *s = &f->s[i];
+            opt[i] = (s->no_line ? 0 : PL_LEGEND_LINE) | (s->points || s->no_line ? PL_LEGEND_SYMBOL : 0);
+            tcol[i] = 1;
+            lcol[i] = scol[i] = 2 + s->color % N_SERIES_COLORS;
+            lsty[i] = s->dashed ? 3 : 1;
+            lw[i] = 2.0;
+            ss[i] = 0.6;
+            snum[i] = 1;
+            sym[i] = "#(840)";
+            rpt_pl_escape(labels[i], sizeof labels[i], s->label);
+            text[i] = labels[i];
+        }
+        /* in the top right corner of the page, beside the plot */
+        PLFLT w, h;
+        pllegend(&w, &h, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX,
+                 PL_POSITION_SUBPAGE | PL_POSITION_INSIDE | PL_POSITION_RIGHT | PL_POSITION_TOP, 0.01, 0.10, 0.05,
+                 0, 1, 1, 0, 0, n, opt, 0.6, 0.65, 1.9, 0.0, tcol, text, NULL, NULL, NULL, NULL, lcol, lsty, lw,
+                 scol, ss, snum, sym);
+    }
+    free(opt);
+    free(tcol);
+    free(lcol);
+    free(lsty);
+    free(scol);
+    free(snum);
+    free(lw);
+    free(ss);
+    free(text);
+    free(sym);
+    free(labels);
+}
+
 static int draw(const rpt_figure *f, int kind, const char *file)
 {
     plsdev(device_of(kind));
@@ -274,47 +319,8 @@ static int draw(const rpt_figure *f, int kind, const char *file)
     }
     pllsty(1);
     plwidth(1);
-    if (legend) {
-        int n = f->n;
-        PLINT *opt = calloc((size_t)n, sizeof *opt), *tcol = calloc((size_t)n, sizeof *tcol),
-              *lcol = calloc((size_t)n, sizeof *lcol), *lsty = calloc((size_t)n, sizeof *lsty),
-              *scol = calloc((size_t)n, sizeof *scol), *snum = calloc((size_t)n, sizeof *snum);
-        PLFLT *lw = calloc((size_t)n, sizeof *lw), *ss = calloc((size_t)n, sizeof *ss);
-        const char **text = calloc((size_t)n, sizeof *text), **sym = calloc((size_t)n, sizeof *sym);
-        char (*labels)[48] = calloc((size_t)n, sizeof *labels);
-        if (opt && tcol && lcol && lsty && scol && snum && lw && ss && text && sym && labels) {
-            for (int i = 0; i < n; i++) {
-                const rpt_series *s = &f->s[i];
-                opt[i] = (s->no_line ? 0 : PL_LEGEND_LINE) | (s->points || s->no_line ? PL_LEGEND_SYMBOL : 0);
-                tcol[i] = 1;
-                lcol[i] = scol[i] = 2 + s->color % N_SERIES_COLORS;
-                lsty[i] = s->dashed ? 3 : 1;
-                lw[i] = 2.0;
-                ss[i] = 0.6;
-                snum[i] = 1;
-                sym[i] = "#(840)";
-                rpt_pl_escape(labels[i], sizeof labels[i], s->label);
-                text[i] = labels[i];
-            }
-            /* in the top right corner of the page, beside the plot */
-            PLFLT w, h;
-            pllegend(&w, &h, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX,
-                     PL_POSITION_SUBPAGE | PL_POSITION_INSIDE | PL_POSITION_RIGHT | PL_POSITION_TOP, 0.01, 0.10, 0.05,
-                     0, 1, 1, 0, 0, n, opt, 0.6, 0.65, 1.9, 0.0, tcol, text, NULL, NULL, NULL, NULL, lcol, lsty, lw,
-                     scol, ss, snum, sym);
-        }
-        free(opt);
-        free(tcol);
-        free(lcol);
-        free(lsty);
-        free(scol);
-        free(snum);
-        free(lw);
-        free(ss);
-        free(text);
-        free(sym);
-        free(labels);
-    }
+    if (legend)
+        draw_legend(f);
     /* the title centred on the page, not on the narrower plot */
     plvpor(0.02, 0.98, 0.13, 0.90);
     plwind(0, 1, 0, 1);

@@ -61,6 +61,12 @@ extern const rpt_figure_def rpt_figure_defs[];
 extern const int rpt_n_figure_defs;
 const rpt_figure_def *rpt_figure_find(const char *name);
 
+/* The panel with the most groups that counts accepts (the first of equals),
+ * or -1 when no panel has one: a figure of one panel draws that one. */
+int rpt_figure_best_panel(const rpt_ctx *c, int (*counts)(const rpt_ctx *c, const rpt_group *g));
+/* f->title as "what: Arch, scale, N tokens" of the panel, escaped for PLplot. */
+void rpt_figure_panel_title(rpt_figure *f, const char *what, const rpt_pgroup *pg);
+
 int rpt_fig_loss(rpt_ctx *c, rpt_figure *f, tlm_err *e);
 int rpt_fig_dff(rpt_ctx *c, rpt_figure *f, tlm_err *e);
 int rpt_fig_rho(rpt_ctx *c, rpt_figure *f, tlm_err *e);

@@ -48,6 +48,12 @@ const char *rpt_role_label(int role)
     return role == RPT_PAPER ? "paper" : role == RPT_DIFF ? "ours − paper" : NULL;
 }
 
+const char *rpt_role_name(int role)
+{
+    static const char *const n[] = {"ours", "paper", "ours-paper", "derived"};
+    return role >= 0 && role < 4 ? n[role] : "ours";
+}
+
 void rpt_fmt_num(char *out, size_t cap, double v, int decimals, int sign)
 {
     if (isnan(v)) {

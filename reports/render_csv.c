@@ -49,12 +49,6 @@ static void put_num(FILE *f, double v)
     fputs(b, f);
 }
 
-static const char *role_name(int role)
-{
-    static const char *const n[] = {"ours", "paper", "ours-paper", "derived"};
-    return role >= 0 && role < 4 ? n[role] : "ours";
-}
-
 /* The fields a column spreads over after X (and before X_note). */
 static int spread(const rpt_col *col, const char *const **sfx)
 {
@@ -99,43 +93,43 @@ static int find_col(const rpt_panel *p, const char *key)
     return -1;
 }
 
-int rpt_render_csv(const rpt_table *t, FILE *f)
+/* One cell's fields: X, its spread (X_std, X_lo, ...) and X_note; x NULL
+ * when the panel lacks the column. */
+static void put_cell(FILE *f, const rpt_col *col, const rpt_cell *x)
 {
-    /* the union of columns and keys, in order of first appearance */
-    int cap = 0, n = 0, roles = 0;
-    for (int pi = 0; pi < t->n_panels; pi++) {
-        cap += t->panels[pi].n_cols;
-        for (int r = 0; r < t->panels[pi].n_rows; r++)
-            roles |= t->panels[pi].rows[r].role != RPT_OURS;
+    int kind = x ? x->kind : RPT_CELL_NONE;
+    if (kind == RPT_CELL_TEXT)
+        put_field(f, x->text);
+    else if (kind == RPT_CELL_NUM || kind == RPT_CELL_STAT || kind == RPT_CELL_DELTA)
+        put_num(f, x->v);
+    const char *const *sfx = NULL;
+    int n_sfx = spread(col, &sfx);
+    for (int k = 0; k < n_sfx; k++) {
+        fputc(',', f);
+        put_part(f, x, kind, sfx[k]);
     }
-    ucol *u = calloc(cap ? (size_t)cap : 1, sizeof *u);
-    if (!u)
-        return -1;
-    for (int pi = 0; pi < t->n_panels; pi++)
-        for (int c = 0; c < t->panels[pi].n_cols; c++) {
-            const rpt_col *col = &t->panels[pi].cols[c];
-            int seen = 0;
-            for (int i = 0; i < n && !seen; i++)
-                seen = !strcmp(u[i].col->key, col->key);
-            if (!seen)
-                u[n++].col = col;
-        }
-    const rpt_panel *p0 = t->n_panels ? &t->panels[0] : NULL;
-    int n_keys = p0 ? p0->n_keys : 0;
+    if (col->kind != RPT_COL_TEXT) {
+        fputc(',', f);
+        if (kind == RPT_CELL_MISSING || kind == RPT_CELL_STAT || kind == RPT_CELL_DELTA)
+            put_field(f, x->text);
+    }
+}
 
-    int first = 1;
-#define SEP() (first ? (void)(first = 0) : (void)fputc(',', f))
+/* The header: the first panel's keys, source (when a row is not ours),
+ * then each column with its spread and note. */
+static void put_header(FILE *f, const rpt_panel *p0, int n_keys, int roles, const ucol *u, int n)
+{
     for (int k = 0; k < n_keys; k++) {
-        SEP();
+        if (k)
+            fputc(',', f);
         put_field(f, p0->key_names[k]);
     }
-    if (roles) {
-        SEP();
-        fputs("source", f);
-    }
+    if (roles)
+        fputs(n_keys ? ",source" : "source", f);
     for (int i = 0; i < n; i++) {
         const rpt_col *col = u[i].col;
-        SEP();
+        if (i || n_keys || roles)
+            fputc(',', f);
         put_field(f, col->key);
         const char *const *sfx = NULL;
         int n_sfx = spread(col, &sfx);
@@ -151,52 +145,56 @@ int rpt_render_csv(const rpt_table *t, FILE *f)
         }
     }
     fputs("\r\n", f);
+}
 
-    int *map = calloc(n ? (size_t)n : 1, sizeof *map); /* union column -> the panel's, -1 absent */
-    if (!map) {
+int rpt_render_csv(const rpt_table *t, FILE *f)
+{
+    /* the union of columns and keys, in order of first appearance */
+    int cap = 0, n = 0, roles = 0;
+    for (int pi = 0; pi < t->n_panels; pi++) {
+        cap += t->panels[pi].n_cols;
+        for (int r = 0; r < t->panels[pi].n_rows; r++)
+            roles |= t->panels[pi].rows[r].role != RPT_OURS;
+    }
+    ucol *u = calloc(cap ? (size_t)cap : 1, sizeof *u);
+    int *map = calloc(cap ? (size_t)cap : 1, sizeof *map); /* union column -> the panel's, -1 absent */
+    if (!u || !map) {
         free(u);
+        free(map);
         return -1;
     }
+    for (int pi = 0; pi < t->n_panels; pi++)
+        for (int c = 0; c < t->panels[pi].n_cols; c++) {
+            const rpt_col *col = &t->panels[pi].cols[c];
+            int seen = 0;
+            for (int i = 0; i < n && !seen; i++)
+                seen = !strcmp(u[i].col->key, col->key);
+            if (!seen)
+                u[n++].col = col;
+        }
+    const rpt_panel *p0 = t->n_panels ? &t->panels[0] : NULL;
+    int n_keys = p0 ? p0->n_keys : 0;
+    put_header(f, p0, n_keys, roles, u, n);
     for (int pi = 0; pi < t->n_panels; pi++) {
         const rpt_panel *p = &t->panels[pi];
         for (int i = 0; i < n; i++)
             map[i] = find_col(p, u[i].col->key);
         for (int r = 0; r < p->n_rows; r++) {
-            first = 1;
             for (int k = 0; k < n_keys; k++) {
-                SEP();
+                if (k)
+                    fputc(',', f);
                 put_field(f, k < p->n_keys ? p->key_vals[k] : "");
             }
-            if (roles) {
-                SEP();
-                fputs(role_name(p->rows[r].role), f);
-            }
+            if (roles)
+                fprintf(f, "%s%s", n_keys ? "," : "", rpt_role_name(p->rows[r].role));
             for (int i = 0; i < n; i++) {
-                const rpt_col *col = u[i].col;
-                int c = map[i];
-                const rpt_cell *x = c >= 0 ? &p->rows[r].cells[c] : NULL;
-                int kind = x ? x->kind : RPT_CELL_NONE;
-                SEP();
-                if (kind == RPT_CELL_TEXT)
-                    put_field(f, x->text);
-                else if (kind == RPT_CELL_NUM || kind == RPT_CELL_STAT || kind == RPT_CELL_DELTA)
-                    put_num(f, x->v);
-                const char *const *sfx = NULL;
-                int n_sfx = spread(col, &sfx);
-                for (int k = 0; k < n_sfx; k++) {
+                if (i || n_keys || roles)
                     fputc(',', f);
-                    put_part(f, x, kind, sfx[k]);
-                }
-                if (col->kind != RPT_COL_TEXT) {
-                    fputc(',', f);
-                    if (kind == RPT_CELL_MISSING || kind == RPT_CELL_STAT || kind == RPT_CELL_DELTA)
-                        put_field(f, x->text);
-                }
+                put_cell(f, u[i].col, map[i] >= 0 ? &p->rows[r].cells[map[i]] : NULL);
             }
             fputs("\r\n", f);
         }
     }
-#undef SEP
     free(map);
     free(u);
     return 0;

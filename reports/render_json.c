@@ -12,6 +12,9 @@
 #include <string.h>
 
 #include "common/fmt.h"
+#include "common/json.h"
+
+static void file_sink(void *f, const char *s, size_t n) { fwrite(s, 1, n, f); }
 
 void rpt_json_str(FILE *f, const char *s)
 {
@@ -19,24 +22,9 @@ void rpt_json_str(FILE *f, const char *s)
         fputs("null", f);
         return;
     }
-    fputc('"', f);
     /* runs of plain characters in one fwrite: the dashboard's jobs answer
      * is mostly strings, and a call per character was a tenth of its time */
-    const unsigned char *p = (const unsigned char *)s, *run = p;
-    for (; *p; p++) {
-        if (*p != '"' && *p != '\\' && *p >= 0x20)
-            continue;
-        fwrite(run, 1, (size_t)(p - run), f);
-        run = p + 1;
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p == '\n')
-            fputs("\\n", f);
-        else
-            fprintf(f, "\\u%04x", *p);
-    }
-    fwrite(run, 1, (size_t)(p - run), f);
-    fputc('"', f);
+    tlm_json_escape(s, TLM_JSON_QUOTE | TLM_JSON_NL, file_sink, f);
 }
 
 void rpt_json_num(FILE *f, double v)
@@ -48,12 +36,6 @@ void rpt_json_num(FILE *f, double v)
     }
     tlm_fmt_exact(b, sizeof b, v);
     fputs(b, f);
-}
-
-static const char *role_name(int role)
-{
-    static const char *const n[] = {"ours", "paper", "ours-paper", "derived"};
-    return role >= 0 && role < 4 ? n[role] : "ours";
 }
 
 static void put_notes(FILE *f, const char *const *notes, int n)
@@ -143,11 +125,11 @@ int rpt_render_json(const rpt_table *t, FILE *f)
             rpt_json_str(f, col->title);
             fprintf(f, ", \"kind\": \"%s\", \"better\": %s, \"source\": \"%s\", \"decimals\": %d, \"signed\": %s}",
                     kinds[col->kind], col->better < 0 ? "\"lower\"" : col->better > 0 ? "\"higher\"" : "null",
-                    role_name(col->role), col->decimals, col->sign ? "true" : "false");
+                    rpt_role_name(col->role), col->decimals, col->sign ? "true" : "false");
         }
         fputs("],\n   \"rows\": [", f);
         for (int r = 0; r < p->n_rows; r++) {
-            fprintf(f, "%s\n    {\"source\": \"%s\", \"cells\": {", r ? "," : "", role_name(p->rows[r].role));
+            fprintf(f, "%s\n    {\"source\": \"%s\", \"cells\": {", r ? "," : "", rpt_role_name(p->rows[r].role));
             for (int c = 0; c < p->n_cols; c++) {
                 if (c)
                     fputs(", ", f);

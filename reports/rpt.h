@@ -143,6 +143,10 @@ int rpt_job_find(const rpt_ctx *c, const char *key);
 const char *rpt_blocks_kind(const char *groups);
 /* Schedules with start/end ratios. */
 int rpt_is_ratio_schedule(const char *schedule);
+/* Where a group comes in the tables and figures that pick a few: 0 for
+ * uniform, 1 for the taper (--taper), then 2 for blocks and 3 for any
+ * other taper when blocks_apart, else 2 for both. */
+int rpt_group_rank(const rpt_ctx *c, const rpt_group *g, int blocks_apart);
 /* "440m" and 30e9 -> "440m, 30B tokens" (arena). */
 const char *rpt_panel_title(rpt_arena *a, const char *arch, const char *scale, int64_t tokens);
 /* Human token counts: 30000000000 -> "30B". */
@@ -278,6 +282,11 @@ void rpt_table_clear(rpt_table *t);
 /* A new panel with these columns (copied); NULL when out of memory. */
 rpt_panel *rpt_panel_add(rpt_table *t, const char *title, const rpt_col *cols, int n_cols);
 void rpt_panel_key(rpt_table *t, rpt_panel *p, const char *name, const char *value);
+/* A panel of one setting: titled "Arch, scale, N tokens" (without arch
+ * when it is NULL; "... (not in results.db)" unless in_db), with the keys
+ * arch, scale and tokens. */
+rpt_panel *rpt_panel_add_setting(rpt_table *t, const char *arch, const char *scale, int64_t tokens, int in_db,
+                                 const rpt_col *cols, int n_cols);
 /* A new row; returns its index, -1 when out of memory (setters ignore -1). */
 int rpt_row_add(rpt_table *t, rpt_panel *p, int role);
 void rpt_set_text(rpt_table *t, rpt_panel *p, int row, int col, const char *fmt, ...)
@@ -326,6 +335,18 @@ const rpt_table_def *rpt_table_find(const char *name);
 /* Builds a table (fills t, which the caller frees with rpt_table_clear). */
 int rpt_table_build(rpt_ctx *c, const rpt_table_def *def, rpt_table *t, tlm_err *e);
 
+/* One panel of a table for pg (NULL: the paper's own setting, which
+ * results.db lacks) from the values v. */
+typedef int (*rpt_panel_fn)(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, const rpt_values *v, tlm_err *e);
+/* build for every panel that holds a group want accepts; when none does
+ * and --paper is given, once with pg NULL (the paper's numbers alone). */
+int rpt_build_panels(rpt_ctx *c, rpt_table *t, int (*want)(const rpt_group *g), rpt_panel_fn build,
+                     const rpt_values *v, tlm_err *e);
+/* With --paper, under a panel of another setting than the paper's
+ * (440M Transformer++ at 30B tokens): compare Δ, not the perplexities. */
+void rpt_note_paper_setting(const rpt_ctx *c, rpt_table *t, rpt_panel *p, const char *arch, const char *scale,
+                            int64_t tokens);
+
 int rpt_build_wider(rpt_ctx *c, rpt_table *t, tlm_err *e);
 int rpt_build_ratio(rpt_ctx *c, rpt_table *t, tlm_err *e);
 int rpt_build_main(rpt_ctx *c, rpt_table *t, tlm_err *e);
@@ -353,6 +374,9 @@ void rpt_json_num(FILE *f, double v);
  * difference row (the row above says which cell it belongs to); NULL for
  * rows of our results. */
 const char *rpt_role_label(int role);
+/* A row's or column's source as the machine formats (CSV, JSON) name it:
+ * "ours", "paper", "ours-paper", "derived". */
+const char *rpt_role_name(int role);
 /* Shared number formatting for the human formats: fixed decimals, '+' on
  * positive values when sign, "nan"/"inf" spelled out. */
 void rpt_fmt_num(char *out, size_t cap, double v, int decimals, int sign);

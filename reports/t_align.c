@@ -24,16 +24,6 @@ typedef struct {
     unsigned char has[2][64]; /* per name and job: the job has this statistic at all */
 } agroup;
 
-static int rank(const rpt_ctx *c, const rpt_group *g)
-{
-    if (!strcmp(g->schedule, "uniform"))
-        return 0;
-    if (!strcmp(g->schedule, c->taper_schedule) && fabs(g->ratio_start - c->taper_start) < 1e-9 &&
-        fabs(g->ratio_end - c->taper_end) < 1e-9)
-        return 1;
-    return 2;
-}
-
 /* Reads a group's statistics; *has = 1 when any job has rho_mlp. */
 static int load(rpt_ctx *c, agroup *a, int *has, tlm_err *e)
 {
@@ -92,7 +82,7 @@ static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, tlm_err *e)
     int n = 0;
     for (int r = 0; r < 3; r++)
         for (int i = 0; i < pg->n_groups; i++)
-            if (rank(c, &c->groups[pg->groups[i]]) == r)
+            if (rpt_group_rank(c, &c->groups[pg->groups[i]], 0) == r)
                 order[n++] = pg->groups[i];
     agroup chosen[RPT_ALIGN_MAX];
     int nc = 0, more = 0, rc = 0;
@@ -137,12 +127,7 @@ static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, tlm_err *e)
                                             rpt_printf(&t->a, "%s %s", label, TITLES[k]), RPT_COL_STAT, 0, 3, 0,
                                             RPT_OURS, 0};
         }
-    rpt_panel *p = rpt_panel_add(t, rpt_panel_title(&t->a, pg->arch, pg->scale, pg->tokens_total), cols, n_cols);
-    char tok[32];
-    rpt_fmt_tokens(tok, sizeof tok, pg->tokens_total);
-    rpt_panel_key(t, p, "arch", pg->arch);
-    rpt_panel_key(t, p, "scale", pg->scale);
-    rpt_panel_key(t, p, "tokens", tok);
+    rpt_panel *p = rpt_panel_add_setting(t, pg->arch, pg->scale, pg->tokens_total, 1, cols, n_cols);
 
     double *means = malloc(sizeof *means * (size_t)(2 * nc * layers) + 1);
     unsigned char st[64];

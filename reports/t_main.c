@@ -63,10 +63,7 @@ static int find(const rpt_ctx *c, const char *arch, const char *scale, int64_t t
         const rpt_group *g = &c->groups[i];
         if (strcmp(g->arch, arch) || strcmp(g->scale, scale) || g->tokens_total != tokens)
             continue;
-        if (!tapered && !strcmp(g->schedule, "uniform"))
-            return i;
-        if (tapered && !strcmp(g->schedule, c->taper_schedule) && fabs(g->ratio_start - c->taper_start) < 1e-9 &&
-            fabs(g->ratio_end - c->taper_end) < 1e-9)
+        if (rpt_group_rank(c, g, 0) == (tapered ? 1 : 0))
             return i;
     }
     return -1;
@@ -220,12 +217,7 @@ int rpt_build_main(rpt_ctx *c, rpt_table *t, tlm_err *e)
         int have = 0;
         for (int i = 0; i < c->n_groups && !have; i++)
             have = !strcmp(c->groups[i].scale, keys[k].scale) && c->groups[i].tokens_total == keys[k].tokens;
-        const char *title = rpt_panel_title(&t->a, NULL, keys[k].scale, keys[k].tokens);
-        rpt_panel *p = rpt_panel_add(t, have ? title : rpt_printf(&t->a, "%s (not in results.db)", title), cols, C_N);
-        char tok[32];
-        rpt_fmt_tokens(tok, sizeof tok, keys[k].tokens);
-        rpt_panel_key(t, p, "scale", keys[k].scale);
-        rpt_panel_key(t, p, "tokens", tok);
+        rpt_panel *p = rpt_panel_add_setting(t, NULL, keys[k].scale, keys[k].tokens, have, cols, C_N);
         /* the paper's four architectures, then any other found at this scale */
         const char *archs[64];
         int na = 0;
@@ -258,10 +250,13 @@ int rpt_build_main(rpt_ctx *c, rpt_table *t, tlm_err *e)
         int64_t ptok = rpt_paper_table2_tokens(keys[k].scale);
         if (c->o.paper && !ptok)
             rpt_note(t, p, "The paper reports Table 2 at 760m (50B tokens) and 1.3b (100B tokens) only.");
-        else if (c->o.paper && ptok != keys[k].tokens)
+        else if (c->o.paper && ptok != keys[k].tokens) {
+            char tok[32];
+            rpt_fmt_tokens(tok, sizeof tok, keys[k].tokens);
             rpt_note(t, p, "The paper's %s figures are at %s tokens, these runs at %s: compare the change from "
                            "uniform to tapered, not the values.",
                      keys[k].scale, ptok == 50000000000LL ? "50B" : "100B", tok);
+        }
     }
     free(keys);
     free(avg.v);

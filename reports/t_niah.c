@@ -37,24 +37,16 @@ static int find(const rpt_ctx *c, const rpt_pgroup *pg, int tapered)
 {
     for (int i = 0; i < pg->n_groups; i++) {
         const rpt_group *g = &c->groups[pg->groups[i]];
-        if (!tapered && !strcmp(g->schedule, "uniform"))
-            return pg->groups[i];
-        if (tapered && !strcmp(g->schedule, c->taper_schedule) && fabs(g->ratio_start - c->taper_start) < 1e-9 &&
-            fabs(g->ratio_end - c->taper_end) < 1e-9)
+        if (rpt_group_rank(c, g, 0) == (tapered ? 1 : 0))
             return pg->groups[i];
     }
     return -1;
 }
 
-int rpt_build_niah(rpt_ctx *c, rpt_table *t, tlm_err *e)
+/* "<task>@<context>" into the rows' task names and the columns' contexts
+ * (sorted), each once */
+static void split_tasks(const char **tasks, int n_tasks, task_name *names, int *nn_out, long *ctxs, int *nc_out)
 {
-    const char **tasks;
-    int n_tasks, rc = rpt_suite_tasks(c, "niah", NIAH_METRIC, &tasks, &n_tasks, e);
-    if (rc)
-        return rc;
-    /* split "<task>@<context>" into rows and columns */
-    task_name names[MAX_TASKS];
-    long ctxs[MAX_CTX];
     int nn = 0, nc = 0;
     for (int i = 0; i < n_tasks; i++) {
         const char *at = strrchr(tasks[i], '@');
@@ -76,6 +68,69 @@ int rpt_build_niah(rpt_ctx *c, rpt_table *t, tlm_err *e)
             ctxs[nc++] = ctx;
     }
     qsort(ctxs, (size_t)nc, sizeof *ctxs, cmp_long);
+    *nn_out = nn;
+    *nc_out = nc;
+}
+
+/* The values of task i at context k are vals[i * nc + k]. */
+typedef struct niah_grid {
+    const task_name *names;
+    int nn;
+    const long *ctxs;
+    int nc;
+    const rpt_values **vals;
+    const rpt_col *cols;
+    int n_cols;
+} niah_grid;
+
+/* One panel: a row per task, uniform, tapered and Δ per context; none
+ * when neither model of the panel has a NIAH result. */
+static void niah_panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, const niah_grid *n)
+{
+    int g[2] = {find(c, pg, 0), find(c, pg, 1)};
+    int any = 0;
+    for (int m = 0; m < 2 && !any; m++)
+        for (int x = 0; g[m] >= 0 && x < c->groups[g[m]].n_jobs && !any; x++)
+            for (int v = 0; v < n->nn * n->nc && !any; v++)
+                any = n->vals[v]->state[c->groups[g[m]].jobs[x]] != RPT_V_ABSENT;
+    if (!any)
+        return;
+    rpt_panel *p = rpt_panel_add_setting(t, pg->arch, pg->scale, pg->tokens_total, 1, n->cols, n->n_cols);
+    for (int i = 0; i < n->nn; i++) {
+        int r = rpt_row_add(t, p, RPT_OURS);
+        rpt_set_text(t, p, r, 0, "%s", n->names[i].name);
+        for (int k = 0; k < n->nc; k++) {
+            rpt_stat s[2];
+            for (int m = 0; m < 2; m++) {
+                memset(&s[m], 0, sizeof s[m]);
+                if (g[m] >= 0)
+                    rpt_stat_group(c, &c->groups[g[m]], n->vals[i * n->nc + k], 100, &s[m]);
+                rpt_set_stat(t, p, r, 1 + 3 * k + m, &s[m]);
+            }
+            if (s[0].n && s[1].n)
+                rpt_set_num(p, r, 3 + 3 * k, s[1].mean - s[0].mean);
+            else
+                rpt_set_missing(t, p, r, 3 + 3 * k, s[0].n ? "tapered missing" : "uniform missing");
+        }
+    }
+    if (c->o.paper) {
+        double u = rpt_paper_niah16k(pg->arch, 0), tp = rpt_paper_niah16k(pg->arch, 1);
+        if (!isnan(u))
+            rpt_note(t, p, "Paper, 16K context (the task is not named by our sources): %s %.1f -> %.1f tapered.",
+                     rpt_arch_title(pg->arch), u, tp);
+    }
+}
+
+int rpt_build_niah(rpt_ctx *c, rpt_table *t, tlm_err *e)
+{
+    const char **tasks;
+    int n_tasks, rc = rpt_suite_tasks(c, "niah", NIAH_METRIC, &tasks, &n_tasks, e);
+    if (rc)
+        return rc;
+    task_name names[MAX_TASKS];
+    long ctxs[MAX_CTX];
+    int nn, nc;
+    split_tasks(tasks, n_tasks, names, &nn, ctxs, &nc);
 
     int n_cols = 1 + 3 * nc;
     rpt_col *cols = calloc((size_t)n_cols, sizeof *cols);
@@ -102,48 +157,9 @@ int rpt_build_niah(rpt_ctx *c, rpt_table *t, tlm_err *e)
             snprintf(task, sizeof task, "%s@%ld", names[i].name, ctxs[k]);
             rc = rpt_metric(c, "niah", task, NIAH_METRIC, &vals[i * nc + k], e);
         }
-
-    for (int pi = 0; pi < c->n_panels && !rc && nn; pi++) {
-        const rpt_pgroup *pg = &c->panels[pi];
-        int g[2] = {find(c, pg, 0), find(c, pg, 1)};
-        /* a panel appears when its uniform or tapered model has any NIAH result */
-        int any = 0;
-        for (int m = 0; m < 2 && !any; m++)
-            for (int x = 0; g[m] >= 0 && x < c->groups[g[m]].n_jobs && !any; x++)
-                for (int v = 0; v < nn * nc && !any; v++)
-                    any = vals[v]->state[c->groups[g[m]].jobs[x]] != RPT_V_ABSENT;
-        if (!any)
-            continue;
-        rpt_panel *p = rpt_panel_add(t, rpt_panel_title(&t->a, pg->arch, pg->scale, pg->tokens_total), cols, n_cols);
-        char tok[32];
-        rpt_fmt_tokens(tok, sizeof tok, pg->tokens_total);
-        rpt_panel_key(t, p, "arch", pg->arch);
-        rpt_panel_key(t, p, "scale", pg->scale);
-        rpt_panel_key(t, p, "tokens", tok);
-        for (int i = 0; i < nn; i++) {
-            int r = rpt_row_add(t, p, RPT_OURS);
-            rpt_set_text(t, p, r, 0, "%s", names[i].name);
-            for (int k = 0; k < nc; k++) {
-                rpt_stat s[2];
-                for (int m = 0; m < 2; m++) {
-                    memset(&s[m], 0, sizeof s[m]);
-                    if (g[m] >= 0)
-                        rpt_stat_group(c, &c->groups[g[m]], vals[i * nc + k], 100, &s[m]);
-                    rpt_set_stat(t, p, r, 1 + 3 * k + m, &s[m]);
-                }
-                if (s[0].n && s[1].n)
-                    rpt_set_num(p, r, 3 + 3 * k, s[1].mean - s[0].mean);
-                else
-                    rpt_set_missing(t, p, r, 3 + 3 * k, s[0].n ? "tapered missing" : "uniform missing");
-            }
-        }
-        if (c->o.paper) {
-            double u = rpt_paper_niah16k(pg->arch, 0), tp = rpt_paper_niah16k(pg->arch, 1);
-            if (!isnan(u))
-                rpt_note(t, p, "Paper, 16K context (the task is not named by our sources): %s %.1f -> %.1f tapered.",
-                         rpt_arch_title(pg->arch), u, tp);
-        }
-    }
+    niah_grid grid = {names, nn, ctxs, nc, vals, cols, n_cols};
+    for (int pi = 0; pi < c->n_panels && !rc && nn; pi++)
+        niah_panel(c, t, &c->panels[pi], &grid);
     free(cols);
     free(vals);
     if (rc)

@@ -102,13 +102,7 @@ static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, const rpt_value
     const char *arch = pg ? pg->arch : RPT_PAPER_440M_ARCH, *scale = pg ? pg->scale : RPT_PAPER_440M_SCALE;
     int64_t tokens = pg ? pg->tokens_total : RPT_PAPER_440M_TOKENS;
     int n_cols = c->o.paper ? C_N : C_P_PPL;
-    const char *title = rpt_panel_title(&t->a, arch, scale, tokens);
-    rpt_panel *p = rpt_panel_add(t, pg ? title : rpt_printf(&t->a, "%s (not in results.db)", title), COLS, n_cols);
-    char tok[32];
-    rpt_fmt_tokens(tok, sizeof tok, tokens);
-    rpt_panel_key(t, p, "arch", arch);
-    rpt_panel_key(t, p, "scale", scale);
-    rpt_panel_key(t, p, "tokens", tok);
+    rpt_panel *p = rpt_panel_add_setting(t, arch, scale, tokens, pg != NULL, COLS, n_cols);
 
     /* rows: uniform, then each blocks group, with a placeholder for a third the sweep lacks */
     int cap = (pg ? pg->n_groups : 0) + 4, n = 0;
@@ -143,33 +137,17 @@ static int panel(rpt_ctx *c, rpt_table *t, const rpt_pgroup *pg, const rpt_value
         fill_row(c, t, p, &rows[i], ppl, &uni, uniform);
     free(rows);
 
-    if (c->o.paper && (strcmp(arch, RPT_PAPER_440M_ARCH) || strcmp(scale, RPT_PAPER_440M_SCALE) ||
-                       tokens != RPT_PAPER_440M_TOKENS))
-        rpt_note(t, p,
-                 "The paper's figures are for the 440M Transformer++ at 30B tokens: in another setting compare "
-                 "the sign and size of Δ, not the perplexities.");
+    rpt_note_paper_setting(c, t, p, arch, scale, tokens);
     return 0;
 }
+
+static int is_blocks(const rpt_group *g) { return !strcmp(g->schedule, "blocks"); }
 
 int rpt_build_wider(rpt_ctx *c, rpt_table *t, tlm_err *e)
 {
     const rpt_values *ppl;
     int rc = rpt_metric(c, "val", NULL, "ppl", &ppl, e);
-    if (rc)
-        return rc;
-    int panels = 0;
-    for (int pi = 0; pi < c->n_panels; pi++) {
-        const rpt_pgroup *pg = &c->panels[pi];
-        int blocks = 0;
-        for (int i = 0; i < pg->n_groups && !blocks; i++)
-            blocks = !strcmp(c->groups[pg->groups[i]].schedule, "blocks");
-        if (!blocks)
-            continue;
-        if ((rc = panel(c, t, pg, ppl, e)))
-            return rc;
-        panels++;
-    }
-    if (!panels && c->o.paper && (rc = panel(c, t, NULL, ppl, e)))
+    if (rc || (rc = rpt_build_panels(c, t, is_blocks, panel, ppl, e)))
         return rc;
     rpt_note(t, NULL, "val ppl: validation perplexity at each job's last evaluation; seeds as mean ± sample std (n).");
     rpt_note(t, NULL, "%s", RPT_DELTA_NOTE);

@@ -66,6 +66,20 @@ rpt_panel *rpt_panel_add(rpt_table *t, const char *title, const rpt_col *cols, i
     return p;
 }
 
+rpt_panel *rpt_panel_add_setting(rpt_table *t, const char *arch, const char *scale, int64_t tokens, int in_db,
+                                 const rpt_col *cols, int n_cols)
+{
+    const char *title = rpt_panel_title(&t->a, arch, scale, tokens);
+    rpt_panel *p = rpt_panel_add(t, in_db ? title : rpt_printf(&t->a, "%s (not in results.db)", title), cols, n_cols);
+    char tok[32];
+    rpt_fmt_tokens(tok, sizeof tok, tokens);
+    if (arch)
+        rpt_panel_key(t, p, "arch", arch);
+    rpt_panel_key(t, p, "scale", scale);
+    rpt_panel_key(t, p, "tokens", tok);
+    return p;
+}
+
 void rpt_panel_key(rpt_table *t, rpt_panel *p, const char *name, const char *value)
 {
     if (!p || p->n_keys == RPT_MAX_KEYS)

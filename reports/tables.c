@@ -1,5 +1,6 @@
 /* tables.c: the registry of tables (names as the design contract spells
- * them) and the one entry point that builds any of them.
+ * them), the one entry point that builds any of them, and what the tables
+ * that compare with the paper do alike (their panels, the setting note).
  * Must not: render. */
 #include "reports/rpt.h"
 
@@ -39,4 +40,32 @@ int rpt_table_build(rpt_ctx *c, const rpt_table_def *def, rpt_table *t, tlm_err 
         return rc;
     rpt_mark_best(t);
     return rpt_table_status(t, e);
+}
+
+int rpt_build_panels(rpt_ctx *c, rpt_table *t, int (*want)(const rpt_group *g), rpt_panel_fn build,
+                     const rpt_values *v, tlm_err *e)
+{
+    int panels = 0, rc;
+    for (int pi = 0; pi < c->n_panels; pi++) {
+        const rpt_pgroup *pg = &c->panels[pi];
+        int wanted = 0;
+        for (int i = 0; i < pg->n_groups && !wanted; i++)
+            wanted = want(&c->groups[pg->groups[i]]);
+        if (!wanted)
+            continue;
+        if ((rc = build(c, t, pg, v, e)))
+            return rc;
+        panels++;
+    }
+    return !panels && c->o.paper ? build(c, t, NULL, v, e) : 0;
+}
+
+void rpt_note_paper_setting(const rpt_ctx *c, rpt_table *t, rpt_panel *p, const char *arch, const char *scale,
+                            int64_t tokens)
+{
+    if (c->o.paper && (strcmp(arch, RPT_PAPER_440M_ARCH) || strcmp(scale, RPT_PAPER_440M_SCALE) ||
+                       tokens != RPT_PAPER_440M_TOKENS))
+        rpt_note(t, p,
+                 "The paper's figures are for the 440M Transformer++ at 30B tokens: in another setting compare "
+                 "the sign and size of Δ, not the perplexities.");
 }

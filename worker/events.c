@@ -12,7 +12,7 @@
 
 #include "common/clock.h"
 #include "common/fmt.h"
-#include "common/utf8.h"
+#include "common/json.h"
 
 void wrk_events_init(wrk_events *w, int fd, const char *job)
 {
@@ -49,35 +49,13 @@ static void put(wrk_ev *ev, const char *s, size_t n)
 
 static void puts_(wrk_ev *ev, const char *s) { put(ev, s, strlen(s)); }
 
+static void put_sink(void *ev, const char *s, size_t n) { put(ev, s, n); }
+
+/* \n and \t as such; bytes that are not UTF-8 as their Latin-1 code points,
+ * so that every event line is valid UTF-8 (docs/protocol.md) */
 static void put_string(wrk_ev *ev, const char *s)
 {
-    puts_(ev, "\"");
-    const unsigned char *end = (const unsigned char *)s + strlen(s);
-    for (const unsigned char *p = (const unsigned char *)s; *p;) {
-        char esc[8];
-        if (*p == '"' || *p == '\\') {
-            esc[0] = '\\', esc[1] = (char)*p;
-            put(ev, esc, 2);
-            p++;
-        } else if (*p == '\n') {
-            puts_(ev, "\\n"), p++;
-        } else if (*p == '\t') {
-            puts_(ev, "\\t"), p++;
-        } else if (*p < 0x20 || *p == 0x7f) {
-            snprintf(esc, sizeof esc, "\\u%04x", *p);
-            puts_(ev, esc), p++;
-        } else {
-            size_t bad, n = tlm_utf8_seq(p, (size_t)(end - p), &bad);
-            if (n) {
-                put(ev, (const char *)p, n);
-                p += n;
-            } else { /* not UTF-8: keep the byte as its Latin-1 code point */
-                snprintf(esc, sizeof esc, "\\u%04x", *p);
-                puts_(ev, esc), p++;
-            }
-        }
-    }
-    puts_(ev, "\"");
+    tlm_json_escape(s, TLM_JSON_QUOTE | TLM_JSON_NL | TLM_JSON_TAB | TLM_JSON_DEL | TLM_JSON_UTF8, put_sink, ev);
 }
 
 static void key(wrk_ev *ev, const char *k)
@@ -184,6 +162,41 @@ int wrk_events_emit(wrk_events *w, wrk_ev *ev)
     w->last_emit = tlm_clock_mono();
     pthread_mutex_unlock(&w->mu);
     return rc;
+}
+
+/* an event about the model at step (after tokens) */
+static void begin_at(wrk_ev *ev, const wrk_events *w, int event, int64_t step, int64_t tokens)
+{
+    wrk_ev_begin(ev, w, event);
+    wrk_ev_int(ev, "step", step);
+    wrk_ev_int(ev, "tokens", tokens);
+}
+
+int wrk_emit_eval(wrk_events *w, int64_t step, int64_t tokens, const char *suite, const char *task,
+                  const char *metric, double value, int64_t n, double stderr_)
+{
+    wrk_ev ev;
+    begin_at(&ev, w, TLM_EV_EVAL, step, tokens);
+    wrk_ev_str(&ev, "suite", suite);
+    wrk_ev_str(&ev, "task", task);
+    wrk_ev_str(&ev, "metric", metric);
+    wrk_ev_num(&ev, "value", value);
+    wrk_ev_int(&ev, "n", n);
+    if (isnan(stderr_))
+        wrk_ev_null(&ev, "stderr");
+    else
+        wrk_ev_num(&ev, "stderr", stderr_);
+    return wrk_events_emit(w, &ev);
+}
+
+int wrk_emit_layer(wrk_events *w, int64_t step, int64_t tokens, int layer, const char *name, double value)
+{
+    wrk_ev ev;
+    begin_at(&ev, w, TLM_EV_LAYER, step, tokens);
+    wrk_ev_int(&ev, "layer", layer);
+    wrk_ev_str(&ev, "name", name);
+    wrk_ev_num(&ev, "value", value);
+    return wrk_events_emit(w, &ev);
 }
 
 double wrk_events_silence(wrk_events *w)

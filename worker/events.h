@@ -51,6 +51,13 @@ void wrk_ev_strv(wrk_ev *ev, const char *key, int n, char *const *values); /* ar
  * not fit WRK_EVENT_MAX or the write failed. */
 int wrk_events_emit(wrk_events *w, wrk_ev *ev);
 
+/* The two events a training run and an evaluation of a checkpoint both
+ * write (docs/protocol.md): an evaluation's result (stderr NaN: null) and
+ * one layer's statistic. */
+int wrk_emit_eval(wrk_events *w, int64_t step, int64_t tokens, const char *suite, const char *task,
+                  const char *metric, double value, int64_t n, double stderr_);
+int wrk_emit_layer(wrk_events *w, int64_t step, int64_t tokens, int layer, const char *name, double value);
+
 /* Seconds since the last event (for heartbeats). */
 double wrk_events_silence(wrk_events *w);
 

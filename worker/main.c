@@ -3,7 +3,6 @@
  * training lives in worker/run.c and the engine. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -11,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/cfgtree.h"
+#include "common/cli.h"
 #include "engine/config/config.h"
 #include "engine/config/suites.h"
 #include "common/fileio.h"
@@ -21,6 +20,56 @@
 #include "worker/evalrun.h"
 #include "worker/run.h"
 #include "worker/signals.h"
+
+/* The command line: the training options (wrk_opts) and the mode. */
+typedef struct cmdline {
+    wrk_opts o;
+    int describe, die_with_parent, eval, keys;
+    const char *checkpoint, *suites, *events_file;
+} cmdline;
+
+/* The modes an option goes with: given in another, it is refused by name. */
+#define TRAIN TLM_OPT_MARK(0)
+#define EVAL TLM_OPT_MARK(1)
+#define DESCRIBE TLM_OPT_MARK(2)
+#define KEYS TLM_OPT_MARK(3)
+
+#define O(m) offsetof(cmdline, m)
+static const tlm_opt OPTS[] = {
+    {"config", "FILE", TLM_OPT_STR, O(o.config), .flags = TRAIN | EVAL | DESCRIBE,
+     .help = "job configuration (YAML or JSON); see docs/config.md"},
+    {"out", "DIR", TLM_OPT_STR, O(o.out), .flags = TRAIN,
+     .help = "run folder: config.json and ckpt/ (created if missing)"},
+    {"resume", NULL, TLM_OPT_FLAG, O(o.resume), .flags = TRAIN,
+     .help = "continue from the newest valid checkpoint in DIR/ckpt (none: start fresh)"},
+    {"threads", "N", TLM_OPT_INT, O(o.threads), .lo = 0, .hi = 4096, .def = "0", .flags = TRAIN | EVAL,
+     .help = "compute threads (0: all cores)"},
+    {"device", "D", TLM_OPT_STR, O(o.device), .def = "cpu", .flags = TRAIN,
+     .help = "where to train: cpu, or cuda:K in a build with CUDA"},
+    {"events-fd", "N", TLM_OPT_INT, O(o.events_fd), .lo = 0, .hi = INT_MAX, .def = "1", .flags = TRAIN | EVAL,
+     .help = "write events to file descriptor N (1: stdout)"},
+    {"events-file", "PATH", TLM_OPT_STR, O(events_file), .flags = TRAIN | EVAL,
+     .help = "append events to PATH, on disk (fsync) at every checkpoint and at the end (tlmd's slurm executor "
+             "reads it)"},
+    {"job", "KEY", TLM_OPT_STR, O(o.job), .flags = TRAIN | EVAL, .help = "echo KEY as \"job\" in every event"},
+    {"heartbeat", "S", TLM_OPT_NUM, O(o.heartbeat), .lo = 0.05, .hi = 86400, .def = "10", .flags = TRAIN | EVAL,
+     .help = "emit a heartbeat after S seconds without events"},
+    {"die-with-parent", NULL, TLM_OPT_FLAG, O(die_with_parent), .flags = TRAIN,
+     .help = "stop (checkpoint, exit 75) when the parent process exits"},
+    {"eval", NULL, TLM_OPT_FLAG, O(eval), .flags = EVAL,
+     .help = "evaluate a checkpoint instead of training: DIR is a step folder, a run folder (its newest valid "
+             "checkpoint) or a Hugging Face GPT-2 folder (then --config is needed)"},
+    {"checkpoint", "DIR", TLM_OPT_STR, O(checkpoint), .flags = EVAL, .help = "with --eval: the checkpoint"},
+    {"suites", "LIST", TLM_OPT_STR, O(suites), .flags = EVAL,
+     .help = "with --eval: the suites to run, separated by commas (listed below; default: the config's "
+             "eval.suites)"},
+    {"describe", NULL, TLM_OPT_FLAG, O(describe), .flags = DESCRIBE,
+     .help = "print the resolved config, per-layer d_ff, parameter and FLOP account as JSON, and exit"},
+    {"config-keys", NULL, TLM_OPT_FLAG, O(keys), .flags = KEYS, .help = "list every configuration key with its meaning"},
+    {"help", NULL, TLM_OPT_HELP, .letter = 'h', .help = "this text"},
+    {0},
+};
+#undef O
 
 /* "Exit status: 0 done, 1 internal error, ..." from the failure table,
  * wrapped before 80 columns. */
@@ -46,68 +95,36 @@ static void exit_statuses(FILE *f)
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: tlm-worker --config FILE --out DIR [--resume] [--threads N] [--device D]\n"
-            "                  [--events-fd N | --events-file PATH] [--job KEY] [--heartbeat S]\n"
-            "                  [--die-with-parent]\n"
-            "       tlm-worker --eval --checkpoint DIR [--suites LIST] [--config FILE] [--threads N]\n"
-            "                  [--events-fd N] [--job KEY] [--heartbeat S]\n"
-            "       tlm-worker --describe --config FILE\n"
-            "       tlm-worker --config-keys\n"
-            "\n"
-            "Trains one job and writes its events as JSON lines (docs/protocol.md).\n"
-            "\n"
-            "  --config FILE      job configuration (YAML or JSON); see docs/config.md\n"
-            "  --out DIR          run folder: config.json and ckpt/ (created if missing)\n"
-            "  --resume           continue from the newest valid checkpoint in DIR/ckpt\n"
-            "                     (none: start fresh)\n"
-            "  --threads N        compute threads (default 0: all cores)\n"
-            "  --device D         where to train: cpu, or cuda:K in a build with CUDA\n"
-            "  --events-fd N      write events to file descriptor N (default 1, stdout)\n"
-            "  --events-file PATH append events to PATH, on disk (fsync) at every checkpoint\n"
-            "                     and at the end (tlmd's slurm executor reads it)\n"
-            "  --job KEY          echo KEY as \"job\" in every event\n"
-            "  --heartbeat S      emit a heartbeat after S seconds without events (default 10)\n"
-            "  --die-with-parent  stop (checkpoint, exit 75) when the parent process exits\n"
-            "  --eval             evaluate a checkpoint instead of training: DIR is a step\n"
-            "                     folder, a run folder (its newest valid checkpoint) or a\n"
-            "                     Hugging Face GPT-2 folder (then --config is needed)\n"
-            "  --suites LIST      with --eval: ");
+    /* the modes, by hand: which options go with which is the point here */
+    fputs("usage: tlm-worker --config FILE --out DIR [--resume] [--threads N] [--device D]\n"
+          "                  [--events-fd N | --events-file PATH] [--job KEY]\n"
+          "                  [--heartbeat S] [--die-with-parent]\n"
+          "       tlm-worker --eval --checkpoint DIR [--suites LIST] [--config FILE]\n"
+          "                  [--threads N] [--events-fd N] [--job KEY] [--heartbeat S]\n"
+          "       tlm-worker --describe --config FILE\n"
+          "       tlm-worker --config-keys\n"
+          "\n"
+          "Trains one job and writes its events as JSON lines (docs/protocol.md).\n"
+          "\n",
+          f);
+    tlm_cli cli = {.cmd = "tlm-worker", .opts = OPTS, .col = 21};
+    tlm_cli_options(f, &cli);
+    fputs("\nSuites of --eval --suites:", f);
     for (int i = ENG_SUITE_VAL + 1; i < ENG_SUITE_COUNT; i++) /* val is the trainer's */
-        fprintf(f, "%s%s", i > ENG_SUITE_VAL + 1 ? "," : "", eng_suite_names[i]);
-    fprintf(f,
-            "\n"
-            "                     (default: the config's eval.suites)\n"
-            "  --describe         print the resolved config, per-layer d_ff, parameter and FLOP\n"
-            "                     account as JSON, and exit\n"
-            "  --config-keys      list every configuration key with its meaning\n"
-            "  -h, --help         this text\n"
-            "\n");
+        fprintf(f, "%s%s", i > ENG_SUITE_VAL + 1 ? ", " : " ", eng_suite_names[i]);
+    fputs(".\n", f);
     exit_statuses(f);
 }
 
-/* An option's value as an integer in [lo, hi]; prints the reason and returns -1 if not. */
-static int int_arg(const char *flag, const char *s, long lo, long hi, long *out)
+/* Refuses, by name, the first option given that the mode (its mark) does
+ * not use. */
+static int refuse_unused(const tlm_cli *cli, unsigned mode, const char *why)
 {
-    int64_t v;
-    tlm_err e;
-    if (tlm_cfg_arg_int(flag, s, lo, hi, &v, &e)) {
-        fprintf(stderr, "tlm-worker: %s\n", e.msg);
-        return -1;
-    }
-    *out = (long)v;
-    return 0;
-}
-
-/* Refuses, by name, the options given that the chosen mode does not use. */
-static int refuse_unused(const struct option *opts, const unsigned char *given, const int *unused, const char *why)
-{
-    for (int i = 0; unused[i]; i++)
-        for (int k = 0; opts[k].name; k++)
-            if (opts[k].val == unused[i] && given[k]) {
-                fprintf(stderr, "tlm-worker: --%s does nothing %s; leave it out\n", opts[k].name, why);
-                return -1;
-            }
+    for (size_t k = 0; OPTS[k].name; k++)
+        if (cli->given[k] && !(OPTS[k].flags & mode) && OPTS[k].type != TLM_OPT_HELP) {
+            fprintf(stderr, "tlm-worker: --%s does nothing %s; leave it out\n", OPTS[k].name, why);
+            return -1;
+        }
     return 0;
 }
 
@@ -123,87 +140,25 @@ static int events_fd_writable(int fd)
     return 1;
 }
 
-enum {
-    O_CONFIG = 256, O_DESCRIBE, O_KEYS, O_OUT, O_RESUME, O_THREADS, O_DEVICE, O_FD, O_JOB, O_HB, O_DWP,
-    O_EVAL, O_CKPT, O_SUITES, O_EFILE
-};
-static const struct option OPTS[] = {
-    {"config", required_argument, 0, O_CONFIG},   {"describe", no_argument, 0, O_DESCRIBE},
-    {"config-keys", no_argument, 0, O_KEYS},      {"out", required_argument, 0, O_OUT},
-    {"resume", no_argument, 0, O_RESUME},         {"threads", required_argument, 0, O_THREADS},
-    {"device", required_argument, 0, O_DEVICE},   {"events-fd", required_argument, 0, O_FD},
-    {"job", required_argument, 0, O_JOB},         {"heartbeat", required_argument, 0, O_HB},
-    {"die-with-parent", no_argument, 0, O_DWP},   {"help", no_argument, 0, 'h'},
-    {"eval", no_argument, 0, O_EVAL},             {"checkpoint", required_argument, 0, O_CKPT},
-    {"suites", required_argument, 0, O_SUITES},   {"events-file", required_argument, 0, O_EFILE},
-    {0, 0, 0, 0},
-};
-#define N_OPTS (sizeof OPTS / sizeof OPTS[0])
-
-/* The command line: the training options (wrk_opts) and the mode. */
-typedef struct {
-    wrk_opts o;
-    int describe, die_with_parent, eval, keys;
-    const char *checkpoint, *suites, *events_file;
-    unsigned char given[N_OPTS]; /* per option: how often it was given */
-} cli;
-
 /* The options into c: -1 to go on, else the exit status (--help: 0). */
-static int parse_args(int argc, char **argv, cli *c)
+static int parse_args(int argc, char **argv, tlm_cli *cli, cmdline *c)
 {
-    wrk_opts *o = &c->o;
-    long v;
     tlm_err err = {0};
-    for (int ch, li = -1; (ch = getopt_long(argc, argv, "h", OPTS, &li)) != -1; li = -1) {
-        /* a second value would silently replace the first */
-        if (li >= 0 && c->given[li]++ && OPTS[li].has_arg) {
-            fprintf(stderr, "tlm-worker: --%s is given twice; give it once\n", OPTS[li].name);
-            return TLM_EXIT_CONFIG;
-        }
-        switch (ch) {
-        case O_CONFIG: o->config = optarg; break;
-        case O_DESCRIBE: c->describe = 1; break;
-        case O_KEYS: c->keys = 1; break;
-        case O_OUT: o->out = optarg; break;
-        case O_RESUME: o->resume = 1; break;
-        case O_THREADS:
-            if (int_arg("--threads", optarg, 0, 4096, &v))
-                return TLM_EXIT_CONFIG;
-            o->threads = (int)v;
-            break;
-        case O_DEVICE: o->device = optarg; break;
-        case O_FD:
-            if (int_arg("--events-fd", optarg, 0, INT_MAX, &v))
-                return TLM_EXIT_CONFIG;
-            o->events_fd = (int)v;
-            break;
-        case O_JOB: o->job = optarg; break;
-        case O_HB:
-            if (tlm_cfg_arg_number("--heartbeat", optarg, 0.05, 86400, &o->heartbeat, &err)) {
-                fprintf(stderr, "tlm-worker: %s\n", err.msg);
-                return TLM_EXIT_CONFIG;
-            }
-            break;
-        case O_DWP: c->die_with_parent = 1; break;
-        case O_EVAL: c->eval = 1; break;
-        case O_CKPT: c->checkpoint = optarg; break;
-        case O_SUITES: c->suites = optarg; break;
-        case O_EFILE: c->events_file = optarg; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return TLM_EXIT_CONFIG;
-        }
+    int rc = tlm_cli_parse(cli, argc, argv, c, &err);
+    if (rc == TLM_CLI_HELP) {
+        usage(stdout);
+        return 0;
     }
-    if (optind < argc) {
-        fprintf(stderr, "tlm-worker: unexpected argument '%s'\n", argv[optind]);
-        usage(stderr);
-        return TLM_EXIT_CONFIG;
+    if (rc) {
+        fprintf(stderr, "tlm-worker: %s\n", err.msg);
+        return rc == TLM_ECONFIG ? TLM_EXIT_CONFIG : TLM_EXIT_INTERNAL;
     }
     return -1;
 }
 
 /* Paths are measured here, never cut later; a run folder leaves room for
  * what is written under it.  -1 to go on, else the exit status. */
-static int check_lengths(const cli *c)
+static int check_lengths(const cmdline *c)
 {
     tlm_err err = {0};
     const wrk_opts *o = &c->o;
@@ -224,7 +179,7 @@ static int check_lengths(const cli *c)
 
 /* --events-file: opened for appending in place of --events-fd (not for
  * --describe, which writes no events).  -1 to go on, else the exit status. */
-static int open_events_file(cli *c)
+static int open_events_file(cmdline *c)
 {
     tlm_err err = {0};
     if (c->o.events_fd != 1) {
@@ -248,15 +203,14 @@ static int open_events_file(cli *c)
     return -1;
 }
 
-static int run_eval(cli *c)
+static int run_eval(const tlm_cli *cli, cmdline *c)
 {
     wrk_opts *o = &c->o;
     if (!c->checkpoint || c->describe || o->out || o->resume) {
         fprintf(stderr, "tlm-worker: --eval needs --checkpoint DIR (and takes no --out, --resume, --describe)\n");
         return TLM_EXIT_CONFIG;
     }
-    static const int unused[] = {O_DWP, O_DEVICE, 0};
-    if (refuse_unused(OPTS, c->given, unused, "with --eval"))
+    if (refuse_unused(cli, EVAL, "with --eval"))
         return TLM_EXIT_CONFIG;
     if (fcntl(o->events_fd, F_GETFD) < 0 || o->events_fd == 2) {
         fprintf(stderr, "tlm-worker: --events-fd %d: not an open descriptor other than 2\n", o->events_fd);
@@ -268,10 +222,9 @@ static int run_eval(cli *c)
     return wrk_eval_run(&eo);
 }
 
-static int run_describe(const cli *c)
+static int run_describe(const tlm_cli *cli, const cmdline *c)
 {
-    static const int unused[] = {O_OUT, O_RESUME, O_THREADS, O_DEVICE, O_FD, O_JOB, O_HB, O_DWP, O_EFILE, 0};
-    if (refuse_unused(OPTS, c->given, unused, "with --describe (it prints the resolved config and exits)"))
+    if (refuse_unused(cli, DESCRIBE, "with --describe (it prints the resolved config and exits)"))
         return TLM_EXIT_CONFIG;
     eng_config cfg;
     tlm_err err = {0};
@@ -286,7 +239,7 @@ static int run_describe(const cli *c)
     return 0;
 }
 
-static int run_train(cli *c, int ppid0)
+static int run_train(cmdline *c, int ppid0)
 {
     wrk_opts *o = &c->o;
     if (!o->out) {
@@ -321,21 +274,17 @@ int main(int argc, char **argv)
 {
     const int ppid0 = (int)getppid();
     eng_runtime_init(argc, argv);
-    static cli c; /* static: zeroed */
-    c.o.device = "cpu";
-    c.o.events_fd = 1;
-    c.o.heartbeat = 10;
+    static cmdline c; /* static: zeroed */
     c.o.argc = argc;
     c.o.argv = argv;
-    int rc = parse_args(argc, argv, &c);
+    tlm_cli cli = {.cmd = "tlm-worker", .opts = OPTS};
+    int rc = parse_args(argc, argv, &cli, &c);
     if (rc < 0)
         rc = check_lengths(&c);
     if (rc >= 0)
         return rc;
     if (c.keys) {
-        static const int all[] = {O_CONFIG, O_DESCRIBE, O_OUT, O_RESUME, O_THREADS, O_DEVICE, O_FD, O_JOB, O_HB,
-                                  O_DWP, O_EVAL, O_CKPT, O_SUITES, O_EFILE, 0};
-        if (refuse_unused(OPTS, c.given, all, "with --config-keys (it lists the keys and exits)"))
+        if (refuse_unused(&cli, KEYS, "with --config-keys (it lists the keys and exits)"))
             return TLM_EXIT_CONFIG;
         eng_config_print_keys(stdout);
         return 0;
@@ -347,11 +296,11 @@ int main(int argc, char **argv)
         return TLM_EXIT_CONFIG;
     }
     if (c.eval)
-        return run_eval(&c);
+        return run_eval(&cli, &c);
     if (!c.o.config) {
         fprintf(stderr, "tlm-worker: --config FILE is required\n");
         usage(stderr);
         return TLM_EXIT_CONFIG;
     }
-    return c.describe ? run_describe(&c) : run_train(&c, ppid0);
+    return c.describe ? run_describe(&cli, &c) : run_train(&c, ppid0);
 }

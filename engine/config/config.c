@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "engine/config/arch.h"
+#include "common/json.h"
 #include "common/sha256.h"
 #include "engine/config/presets.h"
 #include "engine/config/suites.h"
@@ -608,6 +609,14 @@ static int resolve_model(parse_ctx *px, tlm_err *e)
                             "tokenizer: '%s' is out of range: bpeN names a trained BPE of N ids, N from 257 (the 256 "
                             "bytes and one merge) to 2^20; or give model.vocab",
                             c->tokenizer);
+        /* a slip of a name ("byte") is not a tokenizer file */
+        static const char *const names[] = {"bytes", "llama3", "llama2"};
+        for (size_t i = 0; !tv && i < sizeof names / sizeof *names; i++)
+            if (tlm_cfg_edit_distance(c->tokenizer, names[i]) == 1)
+                return tlm_cfg_errf(e, NODE(px, "tokenizer"),
+                                    "tokenizer: unknown name '%s'; did you mean '%s'? (names: bytes, llama3, llama2, "
+                                    "bpeN; else a tokenizer file, with model.vocab)",
+                                    c->tokenizer, names[i]);
         if (!tv)
             return tlm_cfg_errf(e, NODE(px, "tokenizer"),
                             "model.vocab is required with tokenizer '%s' (its size is not known from the name)",
@@ -783,6 +792,14 @@ static int resolve_train(parse_ctx *px, const eng_preset *p, tlm_err *e)
     if (t->tokens < t->batch_tokens)
         return tlm_cfg_errf(e, NODE(px, "train.tokens") ? NODE(px, "train.tokens") : root,
                         "train.tokens: %" PRId64 " is less than one batch (%" PRId64 ")", t->tokens, t->batch_tokens);
+    /* a warm-up the preset gave: said at the budget the user wrote, with the
+     * key to set, not at a line of the preset the user never wrote */
+    if (t->warmup_tokens > t->tokens && !GIVEN(px, "train.warmup_tokens") && p)
+        return tlm_cfg_errf(e, NODE(px, "train.tokens") ? NODE(px, "train.tokens") : root,
+                            "train.tokens: %" PRId64 " is less than the warm-up of preset '%s' (%" PRId64
+                            " tokens, its train.warmup_tokens); set train.warmup_tokens too (say %" PRId64
+                            ", a twentieth of train.tokens), or train more tokens",
+                            t->tokens, p->name, t->warmup_tokens, t->tokens / 20);
     if (t->warmup_tokens > t->tokens)
         return tlm_cfg_errf(e, NODE(px, "train.warmup_tokens") ? NODE(px, "train.warmup_tokens") : root,
                         "train.warmup_tokens: %" PRId64 " exceeds train.tokens %" PRId64, t->warmup_tokens, t->tokens);
@@ -879,15 +896,20 @@ int eng_config_load(const char *path, eng_config *cfg, tlm_err *e)
     return rc;
 }
 
-int eng_config_from_json(const char *json, eng_config *cfg, tlm_err *e)
+int eng_config_from_text(const char *name, const char *text, size_t len, eng_config *cfg, tlm_err *e)
 {
     tlm_cfg_node *root;
-    int rc = tlm_cfg_parse_buffer("<stored config>", json, strlen(json), &root, e);
+    int rc = tlm_cfg_parse_buffer(name, text, len, &root, e);
     if (rc)
         return rc;
     rc = eng_config_from_tree(root, cfg, e);
     tlm_cfg_free(root);
     return rc;
+}
+
+int eng_config_from_json(const char *json, eng_config *cfg, tlm_err *e)
+{
+    return eng_config_from_text("<stored config>", json, strlen(json), cfg, e);
 }
 
 /* ------------------------------------------------------------ serialisation */
@@ -912,25 +934,11 @@ static void sb_put(sbuf *b, const char *s, size_t n)
 
 static void sb_str(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
 
-static void sb_json_string(sbuf *b, const char *s)
-{
-    sb_put(b, "\"", 1);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        char esc[8];
-        if (ch == '"' || ch == '\\') {
-            esc[0] = '\\';
-            esc[1] = (char)ch;
-            sb_put(b, esc, 2);
-        } else if (ch < 0x20) {
-            snprintf(esc, sizeof esc, "\\u%04x", ch);
-            sb_str(b, esc);
-        } else {
-            sb_put(b, (const char *)&ch, 1);
-        }
-    }
-    sb_put(b, "\"", 1);
-}
+static void sb_sink(void *b, const char *s, size_t n) { sb_put(b, s, n); }
+
+/* policy 0: the canonical form is hashed into the job's key, so its
+ * escape must never change (common/json.h) */
+static void sb_json_string(sbuf *b, const char *s) { tlm_json_escape(s, TLM_JSON_QUOTE, sb_sink, b); }
 
 static void sb_number(sbuf *b, double v)
 {

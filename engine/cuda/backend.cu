@@ -176,11 +176,34 @@ typedef struct cu_backend {
 } cu_backend;
 
 /* ------------------------------------------------------------ devices */
+/* The runtime says "CUDA driver version is insufficient for CUDA runtime
+ * version" also when there is no driver at all (no GPU, a container
+ * without the driver's libraries): the driver's /proc file tells the two
+ * apart, and the message says what to do either way. */
 static int no_gpu(tlm_err *e, cudaError_t rc)
 {
     (void)cudaGetLastError();
-    return tlm_errf(e, TLM_ECONFIG, "no GPU: the CUDA runtime says %s (%s)", cudaGetErrorString(rc),
-                    cudaGetErrorName(rc));
+    const char *cpu = "train on the CPU instead: tlm-worker --device cpu, tlmd --devices cpu";
+    if (rc == cudaErrorInsufficientDriver || rc == cudaErrorNoDevice) {
+        char version[160] = "";
+        FILE *f = fopen("/proc/driver/nvidia/version", "r");
+        if (f) {
+            if (!fgets(version, sizeof version, f))
+                version[0] = '\0';
+            fclose(f);
+            version[strcspn(version, "\n")] = '\0';
+        }
+        if (rc == cudaErrorInsufficientDriver && version[0])
+            return tlm_errf(e, TLM_ECONFIG,
+                            "no usable GPU: the NVIDIA driver (%s) is older than this build's CUDA runtime needs "
+                            "(%s); update the driver, or %s",
+                            version, cudaGetErrorName(rc), cpu);
+        return tlm_errf(e, TLM_ECONFIG,
+                        "no NVIDIA driver or GPU found on this machine (the CUDA runtime says %s: %s); %s",
+                        cudaGetErrorName(rc), cudaGetErrorString(rc), cpu);
+    }
+    return tlm_errf(e, TLM_ECONFIG, "no GPU: the CUDA runtime says %s (%s); %s", cudaGetErrorString(rc),
+                    cudaGetErrorName(rc), cpu);
 }
 
 extern "C" int eng_cuda_device_count(int *n, tlm_err *e)
@@ -274,7 +297,8 @@ extern "C" int eng_backend_cuda_create(eng_backend **out, int device, tlm_err *e
     if (rc)
         return rc;
     if (n == 0)
-        return tlm_errf(e, TLM_ECONFIG, "no GPU: the CUDA runtime lists no device");
+        return tlm_errf(e, TLM_ECONFIG, "no GPU: the CUDA runtime lists no device; train on the CPU instead: "
+                                        "tlm-worker --device cpu, tlmd --devices cpu");
     if (device < 0 || device >= n)
         return tlm_errf(e, TLM_ECONFIG, "cuda:%d: no such GPU (the CUDA runtime lists %d: cuda:0 to cuda:%d)", device,
                         n, n - 1);

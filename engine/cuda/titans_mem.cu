@@ -26,27 +26,18 @@ ENG__CU_BEGIN
 
 #define MEM_THREADS 256
 
-typedef struct mdims {
-    int D, Hm, depth, b;
-    size_t Pm, nH, nD;
-} mdims;
+/* the unit's sizes and its scratch's shape, shared with the CPU */
+#include "engine/model/titans_mem.h"
+typedef eng_tmem_dims mdims;
 
 static mdims dims(int hd, int hm, int depth, int chunk, int T)
 {
-    mdims m;
-    m.D = hd;
-    m.Hm = depth == 2 ? hm : hd;
-    m.depth = depth;
-    m.b = chunk < T ? chunk : T;
-    m.Pm = depth == 2 ? (size_t)2 * hd * hm : (size_t)hd * hd;
-    m.nH = (size_t)m.b * (m.Hm > hd ? m.Hm : hd);
-    m.nD = (size_t)m.b * hd;
-    return m;
+    return eng_tmem_dims_of(hd, hm, depth, chunk, T);
 }
 
 /* the CPU's scratch, plus the per-token arrays it keeps on its stack
  * (plan.h sizes it) */
-enum { N_H = 14, N_D = 6, N_SCAL = 19 };
+enum { N_H = ENG_TMEM_N_H, N_D = ENG_TMEM_N_D, N_SCAL = 19 };
 
 static size_t slot_floats(const mdims *m)
 {

@@ -23,7 +23,7 @@ du data.build-noargs "build with no options" 2 "--tokenizer and --out are requir
 du data.build-notok "build without --tokenizer" 2 "--tokenizer and --out are required" build --out x "$IN"
 du data.build-noout "build without --out" 2 "--tokenizer and --out are required" build --tokenizer bytes "$IN"
 du data.build-noinput "build without inputs" 2 "no inputs \(text files, folders or JSONL files\)" "${B[@]}"
-du data.build-unknown "build --bogus" 2 "unknown or incomplete option '--bogus'" "${B[@]}" --bogus "$IN"
+du data.build-unknown "build --bogus" 2 "unrecognized option '--bogus'" "${B[@]}" --bogus "$IN"
 du data.build-out-twice "build --out twice" 2 "--out is given twice; give it once" build --tokenizer bytes --out x --out y "$IN"
 du data.build-vf-twice "build --val-fraction twice" 2 "--val-fraction is given twice; give it once" "${B[@]}" --val-fraction 0.5 --val-fraction 0.1 "$IN"
 du data.build-vf-neg "--val-fraction -0.1" 2 "--val-fraction.*(\[0, 1\)|range)" "${B[@]}" --val-fraction -0.1 "$IN"
@@ -41,7 +41,7 @@ du issue.shard-tokens-1 "--shard-tokens 1" 2 "--shard-tokens 1 is out of range: 
 du data.build-shard-0 "--shard-tokens 0" 2 "--shard-tokens 0 is out of range: give a count from 1M" "${B[@]}" --shard-tokens 0 "$IN"
 du data.build-shard-8g "--shard-tokens 8G" 2 "--shard-tokens 8G is out of range" "${B[@]}" --shard-tokens 8G "$IN"
 du data.build-shard-neg "--shard-tokens -1M" 2 "--shard-tokens -1M.*(out of range|whole number)" "${B[@]}" --shard-tokens -1M "$IN"
-du data.build-format "--format bogus" 2 "--format must be auto, text or jsonl" "${B[@]}" --format bogus "$IN"
+du data.build-format "--format bogus" 2 "--format bogus: expected auto, text or jsonl" "${B[@]}" --format bogus "$IN"
 du data.build-field-text "--field with --format text" 2 "--field does nothing with --format text" "${B[@]}" --format text --field body "$IN"
 du data.build-maxline-0 "--max-line 0" 2 "--max-line 0: expected a whole number of bytes, at least 1" "${B[@]}" --max-line 0 "$IN"
 du data.build-maxline-frac "--max-line 1.5" 2 "--max-line 1.5: expected a whole number of bytes" "${B[@]}" --max-line 1.5 "$IN"
@@ -115,13 +115,20 @@ dcode() { # dcode ID WHAT STATUS PATTERN STDIN-TEXT ARGS...
 dcode data.encode-notok "encode without --tokenizer" 2 "--tokenizer is required" "hi" encode
 dcode data.encode-twice "encode --tokenizer twice" 2 "--tokenizer is given twice" "hi" encode --tokenizer bytes --tokenizer bytes
 dcode data.encode-unknown-tok "encode --tokenizer foo" 1 "tokenizer 'foo': no foo\.tiktoken rank file" "hi" encode --tokenizer foo
-dcode data.encode-bogus "encode --bogus" 2 "unknown or incomplete option '--bogus'" "hi" encode --tokenizer bytes --bogus
+dcode data.encode-bogus "encode --bogus" 2 "unrecognized option '--bogus'" "hi" encode --tokenizer bytes --bogus
 dcode data.encode-data-file "encode --data of a file" 2 "--data .*: is not a directory \(expected a dataset folder\)" "hi" encode --tokenizer bytes --data "$SHARD"
 dcode data.encode-ok "encode (handled)" 0 "^104 105$" "hi" encode --tokenizer bytes
-dcode data.decode-range "decode id 300 with bytes (256 ids)" 1 "token id 300 \(position 0\) is outside tokenizer bytes's 256 ids" "300 1" decode --tokenizer bytes
-dcode data.decode-neg "decode -1" 1 "stdin: item 1 \('-1'\) is not a token id \(a whole number\)" "-1" decode --tokenizer bytes
+dcode data.decode-range "decode id 300 with bytes (256 ids)" 1 "stdin: item 1 \(300\) is out of range: tokenizer bytes has ids 0 to 255" "300 1" decode --tokenizer bytes
+dcode data.decode-neg "decode -1 (out of range, not 'not a whole number')" 1 "stdin: item 1 \(-1\) is out of range: tokenizer bytes has ids 0 to 255" "-1" decode --tokenizer bytes
 dcode data.decode-word "decode abc" 1 "stdin: item 1 \('abc'\) is not a token id" "abc" decode --tokenizer bytes
-dcode data.decode-huge "decode 99999999999999999999" 1 "item 1 \('99999999999999999999'\) is not a token id|outside" "99999999999999999999" decode --tokenizer bytes
+dcode data.decode-huge "decode 99999999999999999999" 1 "stdin: item 1 \(99999999999999999999\) is out of range: tokenizer bytes has ids 0 to 255" "99999999999999999999" decode --tokenizer bytes
+dcode issue26.decode-word-range "decode x1 (a word: not a token id, with the range)" 1 "stdin: item 2 \('x1'\) is not a token id \(a whole number from 0 to 255\)" "1 x1" decode --tokenizer bytes
+dcode issue26.tokenizer-byte "encode --tokenizer byte (a slip of bytes)" 1 "tokenizer 'byte': not a tokenizer name, .*did you mean 'bytes'\?" "hi" encode --tokenizer byte
+du issue26.build-tokenizer-byte "build --tokenizer byte" 1 "tokenizer 'byte': .*did you mean 'bytes'\?" build --tokenizer byte --out x "$IN"
+selected issue26.build-empty-val && { in_case issue26.build-empty-val; printf 'a few words\n' >t.txt
+    AFTER='[ -f x/manifest.json ]' AFTER_MSG="the dataset was not made" \
+        tc issue26.build-empty-val "build of 12 bytes: its validation split is empty (warned when written)" 0 "warning: x/val is empty: 1 segment\(s\) of at most 65536 bytes, and --val-fraction 0\.01 makes one in 100 a validation segment; a job with data\.val x/val will fail" \
+        "$D" build --tokenizer bytes --out x t.txt; }
 dcode data.decode-item3 "decode '1 2 x' (the third item)" 1 "stdin: item 3 \('x'\) is not a token id" "1 2 x" decode --tokenizer bytes
 dcode data.decode-special "decode --special" 2 "decode: --special does nothing when decoding" "1" decode --tokenizer bytes --special
 dcode data.decode-raw "decode --raw-bytes" 2 "decode: --raw-bytes does nothing when decoding" "1" decode --tokenizer bytes --raw-bytes

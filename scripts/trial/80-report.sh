@@ -55,8 +55,8 @@ selected report.db-busy && { in_case report.db-busy; cp "$DB" r.db
 # ---- options
 rp report.nomode "no mode" 2 "nothing to do" --db "$DB"
 rp report.two-modes "--list with --table" 2 "choose one of" --db "$DB" --list --table runs
-rp report.unknown "an unknown option" 2 "unknown option" --db "$DB" --tabel runs
-rp report.table-novalue "--table without its value" 2 "--table: needs a value" --db "$DB" --table
+rp report.unknown "an unknown option" 2 "unrecognized option '--tabel'" --db "$DB" --tabel runs
+rp report.table-novalue "--table without its value" 2 "option '--table' requires an argument" --db "$DB" --table
 rp report.table-unknown "--table frob" 2 "unknown table 'frob' \(tables: wider_early_vs_late" --db "$DB" --table frob
 rp report.table-twice "--table twice" 2 "--table is given twice; give it once" --db "$DB" --table runs --table main
 rp report.db-twice "--db twice" 2 "--db is given twice; give it once" --db "$DB" --db "$DB" --list

@@ -35,3 +35,15 @@ tests_common_test_vec_SOURCES = tests/common/test_vec.c tests/lib/tap.h
 tests_common_test_vec_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_common_test_vec_LDADD = $(COMMON_LIBS)
 TESTS += tests/common/test_vec
+
+check_PROGRAMS += tests/common/test_cli
+tests_common_test_cli_SOURCES = tests/common/test_cli.c tests/lib/tap.h
+tests_common_test_cli_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_common_test_cli_LDADD = $(COMMON_LIBS)
+TESTS += tests/common/test_cli
+
+check_PROGRAMS += tests/common/test_json
+tests_common_test_json_SOURCES = tests/common/test_json.c tests/lib/tap.h
+tests_common_test_json_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_common_test_json_LDADD = $(COMMON_LIBS)
+TESTS += tests/common/test_json

@@ -49,17 +49,22 @@ need_browser() {
     export CHROMIUM SHOTS
 }
 
-# browser MODE: runs browser.mjs, numbering its checks into this test's TAP
-browser() {
-    NODE_MODULES=$NM URL=$url PROFILE=$(mktemp -d "$tmp/profile.XXXXXX") MODE=$1 \
-        timeout 150 node "$TLM_SRCDIR/tests/dashboard/browser.mjs" >"$tmp/browser.$1" 2>&1
-    st=$?
+# relay FILE STATUS WHAT: the checks of a helper's TAP output FILE, numbered
+# into this test's; a helper that failed (STATUS) without a failed check is one
+relay() {
     while IFS= read -r line; do
         case $line in
         "ok - "*) ok 0 "${line#ok - }" ;;
         "not ok - "*) ok 1 "${line#not ok - }" ;;
         *) echo "$line" ;;
         esac
-    done <"$tmp/browser.$1"
-    [ $st = 0 ] || grep -q "^not ok" "$tmp/browser.$1" || ok 1 "browser.mjs $1 exited $st"
+    done <"$1"
+    [ "$2" = 0 ] || grep -q "^not ok" "$1" || ok 1 "$3 exited $2"
+}
+
+# browser MODE: runs browser.mjs, numbering its checks into this test's TAP
+browser() {
+    NODE_MODULES=$NM URL=$url PROFILE=$(mktemp -d "$tmp/profile.XXXXXX") MODE=$1 \
+        timeout 150 node "$TLM_SRCDIR/tests/dashboard/browser.mjs" >"$tmp/browser.$1" 2>&1
+    relay "$tmp/browser.$1" $? "browser.mjs $1"
 }

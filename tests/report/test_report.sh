@@ -148,7 +148,7 @@ expect 2 "svg or .png" "--plot into a .jpg" -- "$R" --db "$db" --plot loss --out
 expect 2 "expected md, csv, latex or json" "an unknown format" -- "$R" --db "$db" --table runs --format xls
 expect 2 "nothing to do" "no mode" -- "$R" --db "$db"
 expect 2 "choose one of" "two modes" -- "$R" --db "$db" --list --table runs
-expect 2 "unknown option" "an unknown option" -- "$R" --db "$db" --tabel runs
+expect 2 "unrecognized option '--tabel'" "an unknown option" -- "$R" --db "$db" --tabel runs
 # a malformed --taper is a usage error (docs/report.md: status 2), found before the database is read
 expect 2 "--taper 'cosine': expected SCHEDULE:START:END" "a bad --taper: status 2" -- "$R" --db "$db" --table main --taper cosine
 expect 2 "--taper 'bogus:1.5:0.5': expected SCHEDULE:START:END" "an unknown --taper schedule: status 2" -- \

@@ -1,4 +1,5 @@
 # tests/worker/local.mk: tlm-worker end to end: events, errors, resume, --describe.
+EXTRA_DIST += tests/worker/resume_lib.sh
 TESTS += tests/worker/test_describe.sh
 dist_check_SCRIPTS += tests/worker/test_describe.sh
 

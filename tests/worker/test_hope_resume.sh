@@ -10,6 +10,7 @@
 # as the uninterrupted run; the checkpoint resumed from holds the
 # accumulators (<name>.grad_acc) and they are not empty.
 . "$TLM_SRCDIR/tests/lib/train_common.sh"
+. "$TLM_SRCDIR/tests/worker/resume_lib.sh"
 
 small_job "$tmp/job.yaml" "arch: hope_attn"
 sed -i -e 's/^model: {\(.*\)}$/model: {\1, hope: {levels: 3, chunks: [1, 4, 16]}}/' \
@@ -17,63 +18,6 @@ sed -i -e 's/^model: {\(.*\)}$/model: {\1, hope: {levels: 3, chunks: [1, 4, 16]}
 grep -q 'hope: {levels: 3' "$tmp/job.yaml" && grep -q 'ckpt_every_tokens: 6144' "$tmp/job.yaml" ||
     { echo "not ok - cannot write the hope job"; exit 1; }
 
-run() {
-    name=$1
-    shift
-    "$W" --config "$tmp/job.yaml" --out "$tmp/$name" --threads 1 "$@" >>"$tmp/$name.ev" 2>>"$tmp/$name.err"
-}
-spawn() {
-    name=$1
-    shift
-    "$W" --config "$tmp/job.yaml" --out "$tmp/$name" --threads 1 "$@" >>"$tmp/$name.ev" 2>>"$tmp/$name.err" &
-    pid=$!
-    kids="$kids $pid"
-}
-# same REF RUN: every step loss and evaluation of RUN equals REF's, RUN
-# covers every step, the final events agree
-same() {
-    python3 - "$tmp/$1.ev" "$tmp/$2.ev" <<'P'
-import json, sys
-def load(path):
-    steps, evals, ends = {}, {}, []
-    for line in open(path):
-        e = json.loads(line)
-        if e["ev"] == "step":
-            if e["step"] in steps and steps[e["step"]] != e["loss"]:
-                sys.exit("step %d trained twice with different losses" % e["step"])
-            steps[e["step"]] = e["loss"]
-        elif e["ev"] == "eval":
-            evals[(e["step"], e["metric"])] = e["value"]
-        elif e["ev"] in ("done", "stopped", "error"):
-            ends.append(e)
-    return steps, evals, ends
-rs, re_, rend = load(sys.argv[1])
-s, ev, end = load(sys.argv[2])
-bad = [k for k in s if s[k] != rs.get(k)]
-if bad:
-    sys.exit("losses differ at steps %s: %r vs %r" % (bad[:5], [s[k] for k in bad[:3]], [rs.get(k) for k in bad[:3]]))
-if sorted(s) != sorted(rs) or len(s) != 48:
-    sys.exit("steps %s missing" % sorted(set(range(1, 49)) - set(s))[:10])
-bad = [k for k in ev if ev[k] != re_.get(k)]
-if bad or not ev:
-    sys.exit("evaluations differ at %s" % bad[:5])
-a, b = rend[-1], end[-1]
-if a["ev"] != "done" or b["ev"] != "done" or a["loss"] != b["loss"] or a["val_loss"] != b["val_loss"]:
-    sys.exit("final events differ: %r vs %r" % (a, b))
-print("# %d steps, final loss %r, val loss %r: identical" % (len(s), b["loss"], b["val_loss"]))
-P
-}
-same_files() {
-    cmp -s "$tmp/$1/ckpt/step-00000048/model.safetensors" "$tmp/$2/ckpt/step-00000048/model.safetensors" &&
-        cmp -s "$tmp/$1/ckpt/step-00000048/optim.safetensors" "$tmp/$2/ckpt/step-00000048/optim.safetensors"
-}
-start_field() {
-    python3 -c 'import json,sys; print([json.loads(l) for l in open(sys.argv[1]) if "\"ev\":\"start\"" in l][-1][sys.argv[2]])' "$tmp/$1.ev" "$2"
-}
-rand_step() {
-    r=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')
-    echo $(($1 + r % ($2 - $1 + 1)))
-}
 # accumulators CKPT_DIR: the grad_acc tensors of optim.safetensors, and how
 # many are not all zero ("N M")
 accumulators() {
@@ -117,15 +61,7 @@ ok $([ "$1" = 16 ] && [ "$2" -gt 0 ] && [ "$3" -gt 0 ]; echo $?) \
 
 # ---- SIGKILL at a random step, then --resume from the newest checkpoint
 k=$(rand_step 8 40)
-echo "# SIGKILL after step $k"
-spawn C
-wait_step "$tmp/C.ev" "$k" "$pid"
-kill -9 "$pid"
-wait "$pid"
-rc=$?
-ok $((rc == 137 ? 0 : 1)) "run C killed by SIGKILL after step $k (status $rc)"
-run C --resume
-ok $? "run C resumed to the end"
+kill_resume C "$k"
 from=$(start_field C resumed_from_step)
 echo "# resumed from step $from (chunk positions: $((from % 4)) of 4, $((from % 16)) of 16)"
 ok $([ "$from" != None ] && [ $((from % 16)) != 0 ]; echo $?) \

@@ -6,67 +6,9 @@
 # under --die-with-parent, then continued with --resume, gives exactly the
 # losses, validation losses and final weights of the uninterrupted run.
 . "$TLM_SRCDIR/tests/lib/train_common.sh"
+. "$TLM_SRCDIR/tests/worker/resume_lib.sh"
 
 small_job "$tmp/job.yaml"
-# run NAME [args...]: train into $tmp/NAME, events appended to $tmp/NAME.ev
-run() {
-    name=$1
-    shift
-    "$W" --config "$tmp/job.yaml" --out "$tmp/$name" --threads 1 "$@" >>"$tmp/$name.ev" 2>>"$tmp/$name.err"
-}
-# same REF RUN: every step loss and eval of RUN's events (all attempts)
-# equals REF's, RUN covers every step, and both end with the same numbers
-same() {
-    python3 - "$tmp/$1.ev" "$tmp/$2.ev" <<'P'
-import json, sys
-def load(path):
-    steps, evals, ends = {}, {}, []
-    for line in open(path):
-        e = json.loads(line)
-        if e["ev"] == "step":
-            if e["step"] in steps and steps[e["step"]] != e["loss"]:
-                sys.exit("step %d trained twice with different losses" % e["step"])
-            steps[e["step"]] = e["loss"]
-        elif e["ev"] == "eval":
-            evals[(e["step"], e["metric"])] = e["value"]
-        elif e["ev"] in ("done", "stopped", "error"):
-            ends.append(e)
-    return steps, evals, ends
-rs, re_, rend = load(sys.argv[1])
-s, ev, end = load(sys.argv[2])
-bad = [k for k in s if s[k] != rs.get(k)]
-if bad:
-    sys.exit("losses differ at steps %s: %r vs %r" % (bad[:5], [s[k] for k in bad[:3]], [rs.get(k) for k in bad[:3]]))
-if sorted(s) != sorted(rs):
-    sys.exit("steps %s missing" % sorted(set(rs) - set(s))[:10])
-bad = [k for k in ev if ev[k] != re_.get(k)]
-if bad:
-    sys.exit("evaluations differ at %s" % bad[:5])
-a, b = rend[-1], end[-1]
-if a["ev"] != "done" or b["ev"] != "done" or a["loss"] != b["loss"] or a["val_loss"] != b["val_loss"]:
-    sys.exit("final events differ: %r vs %r" % (a, b))
-print("# %d steps, final loss %r, val loss %r: identical" % (len(s), b["loss"], b["val_loss"]))
-P
-}
-# spawn NAME [args...]: the same in the background; $pid is the worker's
-spawn() {
-    name=$1
-    shift
-    "$W" --config "$tmp/job.yaml" --out "$tmp/$name" --threads 1 "$@" >>"$tmp/$name.ev" 2>>"$tmp/$name.err" &
-    pid=$!
-    kids="$kids $pid"
-}
-same_files() {
-    cmp -s "$tmp/$1/ckpt/step-00000048/model.safetensors" "$tmp/$2/ckpt/step-00000048/model.safetensors" &&
-        cmp -s "$tmp/$1/ckpt/step-00000048/optim.safetensors" "$tmp/$2/ckpt/step-00000048/optim.safetensors"
-}
-start_field() { # start_field NAME FIELD: FIELD of the last start event
-    python3 -c 'import json,sys; print([json.loads(l) for l in open(sys.argv[1]) if "\"ev\":\"start\"" in l][-1][sys.argv[2]])' "$tmp/$1.ev" "$2"
-}
-rand_step() { # a step in [lo, hi]
-    r=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')
-    echo $(($1 + r % ($2 - $1 + 1)))
-}
 
 run A
 ok $? "uninterrupted run A"
@@ -81,15 +23,7 @@ ok $? "two runs: byte-identical final model.safetensors and optim.safetensors"
 
 # ---- SIGKILL at a random step, then --resume
 k=$(rand_step 3 36)
-echo "# SIGKILL after step $k"
-spawn C
-wait_step "$tmp/C.ev" "$k" "$pid"
-kill -9 "$pid"
-wait "$pid"
-rc=$?
-ok $((rc == 137 ? 0 : 1)) "run C killed by SIGKILL after step $k (status $rc)"
-run C --resume
-ok $? "run C resumed to the end"
+kill_resume C "$k"
 from=$(start_field C resumed_from_step)
 echo "# resumed from step $from"
 ok $([ "$from" = None ] || [ "$from" -le "$k" ]; echo $?) "it resumed from the newest checkpoint at or before step $k ($from)"

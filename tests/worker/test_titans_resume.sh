@@ -11,63 +11,11 @@
 # Also `tlm-worker --describe` of a tapered 1m titans job: the Titans parts
 # of each layer.
 . "$TLM_SRCDIR/tests/lib/train_common.sh"
+. "$TLM_SRCDIR/tests/worker/resume_lib.sh"
 
 small_job "$tmp/job.yaml" "arch: titans"
 sed -i -e 's/^model: {\(.*\)}$/model: {\1, titans: {window: 8, chunk: 5, persistent: 2}}/' "$tmp/job.yaml"
 grep -q 'titans: {window: 8' "$tmp/job.yaml" || { echo "not ok - cannot write the titans job"; exit 1; }
-
-run() {
-    name=$1
-    shift
-    "$W" --config "$tmp/job.yaml" --out "$tmp/$name" --threads 1 "$@" >>"$tmp/$name.ev" 2>>"$tmp/$name.err"
-}
-spawn() {
-    name=$1
-    shift
-    "$W" --config "$tmp/job.yaml" --out "$tmp/$name" --threads 1 "$@" >>"$tmp/$name.ev" 2>>"$tmp/$name.err" &
-    pid=$!
-    kids="$kids $pid"
-}
-rand_step() {
-    r=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')
-    echo $(($1 + r % ($2 - $1 + 1)))
-}
-same() {
-    python3 - "$tmp/$1.ev" "$tmp/$2.ev" <<'P'
-import json, sys
-def load(path):
-    steps, evals, ends = {}, {}, []
-    for line in open(path):
-        e = json.loads(line)
-        if e["ev"] == "step":
-            if e["step"] in steps and steps[e["step"]] != e["loss"]:
-                sys.exit("step %d trained twice with different losses" % e["step"])
-            steps[e["step"]] = e["loss"]
-        elif e["ev"] == "eval":
-            evals[(e["step"], e["metric"])] = e["value"]
-        elif e["ev"] in ("done", "stopped", "error"):
-            ends.append(e)
-    return steps, evals, ends
-rs, re_, rend = load(sys.argv[1])
-s, ev, end = load(sys.argv[2])
-bad = [k for k in s if s[k] != rs.get(k)]
-if bad:
-    sys.exit("losses differ at steps %s" % bad[:5])
-if sorted(s) != sorted(rs) or len(s) != 48:
-    sys.exit("steps %s missing" % sorted(set(range(1, 49)) - set(s))[:10])
-bad = [k for k in ev if ev[k] != re_.get(k)]
-if bad or not ev:
-    sys.exit("evaluations differ at %s" % bad[:5])
-a, b = rend[-1], end[-1]
-if a["ev"] != "done" or b["ev"] != "done" or a["loss"] != b["loss"] or a["val_loss"] != b["val_loss"]:
-    sys.exit("final events differ: %r vs %r" % (a, b))
-print("# %d steps, loss %r -> %r, val loss %r: identical" % (len(s), s[1], b["loss"], b["val_loss"]))
-P
-}
-same_files() {
-    cmp -s "$tmp/$1/ckpt/step-00000048/model.safetensors" "$tmp/$2/ckpt/step-00000048/model.safetensors" &&
-        cmp -s "$tmp/$1/ckpt/step-00000048/optim.safetensors" "$tmp/$2/ckpt/step-00000048/optim.safetensors"
-}
 
 # --describe: the Titans parts of every layer, the taper on the MLP only
 printf 'scale: 1m\narch: titans\ntaper: {schedule: cosine, ratio: [1.5, 0.5]}\n' >"$tmp/d.yaml"
@@ -126,15 +74,7 @@ same A B
 ok $? "the same job again: bit-identical losses and validation losses"
 
 k=$(rand_step 8 40)
-echo "# SIGKILL after step $k"
-spawn C
-wait_step "$tmp/C.ev" "$k" "$pid"
-kill -9 "$pid"
-wait "$pid"
-rc=$?
-ok $((rc == 137 ? 0 : 1)) "run C killed by SIGKILL after step $k (status $rc)"
-run C --resume
-ok $? "run C resumed to the end"
+kill_resume C "$k"
 same A C
 ok $? "killed + resumed: the uninterrupted run's losses and validation losses, bit for bit"
 same_files A C
