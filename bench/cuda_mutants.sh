@@ -117,6 +117,12 @@ tests="tests/engine/backend/test_backend_ops tests/engine/backend/test_cuda_mode
 (cd "$tmp/build" && "$tmp/src/configure" --with-cuda=no --enable-cuda-emu --disable-native >configure.log 2>&1 &&
     make -j2 $tests >make.log 2>&1) || { echo "cuda_mutants.sh: the build in $tmp/build failed" >&2; keep=1; exit 2; }
 
+# the unmutated code must pass, or every mutant would read as caught
+for t in $tests; do
+    (cd "$tmp/build" && TLM_SRCDIR="$tmp/src" timeout 900 "./$t" >"$tmp/out" 2>&1) ||
+        { echo "cuda_mutants.sh: $t fails without a mutant (kept: $tmp/out)" >&2; keep=1; exit 2; }
+done
+
 table="| call | mutant | caught by | first failure |
 |---|---|---|---|"
 survived=0
