@@ -67,8 +67,9 @@ async function staticChecks() {
   r = await page.goto(url);
   check(r.status() === 200, "the printed URL opens the dashboard", r.status());
   await waitFor(() => document.querySelector("#sweeps table"));
+  // a sweep's name is its cell's link (its description under it)
   const sweepRows = await page.$$eval("#sweeps tbody tr", (trs) => trs.map((tr) =>
-    Object.fromEntries([...tr.children].map((td) => [td.dataset.col, td.textContent]))));
+    Object.fromEntries([...tr.children].map((td) => [td.dataset.col, td.dataset.col === "name" ? td.querySelector("a").textContent : td.textContent]))));
   check(sweepRows.length === want.sweeps.length && want.sweeps.every((s) => {
     const row = sweepRows.find((x) => x.name === s.name);
     return row && +row.jobs === s.jobs && +row.done === s.done && +row.failed === s.failed && +row.pending === s.pending;
