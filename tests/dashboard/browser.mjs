@@ -98,17 +98,21 @@ async function staticChecks() {
     `jobs table: ${rows.length} rows, each cell as SELECT ... FROM results gives it`, bad.join("\n"));
   // sorting by a column and filtering by a word
   await page.click("#jobs-table th[data-col=seed]");
+  await waitFor(() => document.querySelector("#jobs-table th[data-col=seed].asc"));
   await page.click("#jobs-table th[data-col=seed]");
+  await waitFor(() => document.querySelector("#jobs-table th[data-col=seed].desc")); // sorted by the server
   const seeds = await page.$$eval("#jobs-table tbody td[data-col=seed]", (tds) => tds.map((t) => +t.textContent));
   check(seeds.length === want.jobs.length && seeds.every((s, i) => i === 0 || seeds[i - 1] >= s),
     "jobs table: a second click on a header sorts descending", seeds.join(","));
   const one = want.jobs[0];
   await page.fill("#filter", "seed=" + one.seed + " " + one.schedule);
-  const filtered = await page.$$eval("#jobs-table tbody tr", (trs) => trs.map((t) => t.dataset.key));
   const expect = want.jobs.filter((j) => j.seed === one.seed && j.schedule === one.schedule).map((j) => j.key);
+  await waitFor((n) => document.querySelectorAll("#jobs-table tbody tr").length === n, expect.length); // filtered by the server
+  const filtered = await page.$$eval("#jobs-table tbody tr", (trs) => trs.map((t) => t.dataset.key));
   check(filtered.length === expect.length && expect.every((k) => filtered.includes(k)),
     `jobs table: filter "seed=${one.seed} ${one.schedule}" keeps the ${expect.length} matching jobs`, filtered.join(","));
   await page.fill("#filter", "");
+  await waitFor((n) => document.querySelectorAll("#jobs-table tbody tr").length === n, want.jobs.length);
   await shot("jobs.png");
 
   // a job: one loss point per step event
@@ -155,9 +159,11 @@ async function staticChecks() {
   check(after.distr === 3 && after.d.length === before.length && after.d.some((v, i) => v !== null && before[i] !== null && Math.abs(v - before[i]) > 1e-9),
     "compare: smoothing changes the curves, log y makes the axis logarithmic", JSON.stringify({ distr: after.distr }));
   await page.selectOption("#metric", "val_ppl");
+  await waitFor(() => window.tlm.compare && window.tlm.compare.title === "validation perplexity"); // asked of the server again
   const val = await page.evaluate(() => window.tlm.charts.compare.u.data.slice(1).map((d) => d.filter((v) => v !== null).length));
   check(val.every((c, i) => c === want.vals[two[i]]), "compare: validation perplexity, one point per evaluation", JSON.stringify(val));
   await page.selectOption("#metric", "loss");
+  await waitFor(() => window.tlm.compare.title.startsWith("training loss"));
   await page.fill("#smooth", "0");
   await page.dispatchEvent("#smooth", "input");
   await page.uncheck("#logy");
