@@ -14,6 +14,7 @@
  * chosen and ordered), keep a read transaction open (the context that
  * built a table is closed at once: the table owns its strings), or draw
  * two figures at once (PLplot is not thread-safe). */
+#include <malloc.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +92,9 @@ static int table_for(const char *db_path, const char *version, const rpt_table_d
     if (!rc) {
         rc = rpt_table_build(&c, def, &kept.t, e);
         rpt_ctx_close(&c);
+        /* the context of 100,000 jobs is a few hundred MB, freed into this thread's malloc arena: give it
+         * back to the system rather than keep it for the next build */
+        malloc_trim(0);
     }
     if (rc) {
         rpt_table_clear(&kept.t);
