@@ -1,58 +1,17 @@
 // browser.mjs: drives Debian's Chromium through playwright-core against a
 // running tlm-dash, for tests/dashboard/test_browser.sh and test_live.sh.
 // Prints one TAP-like line per check ("ok - ..." / "not ok - ..."; the shell
-// numbers them).  Environment: NODE_MODULES (where playwright-core is),
-// CHROMIUM, URL (with the token), SHOTS (screenshot folder), PROFILE (a fresh
-// --user-data-dir), MODE (static | live), EXPECT (static: JSON of what
-// results.db holds, written by the shell with sqlite3), KEY (live: the job).
-import { createRequire } from "module";
+// numbers them).  Environment: as session.mjs, and URL (with the token),
+// SHOTS (screenshot folder), MODE (static | live), EXPECT (static: JSON of
+// what results.db holds, written by the shell with sqlite3), KEY (live: the job).
 import { readFileSync } from "fs";
-
-const require = createRequire(process.env.NODE_MODULES + "/");
-const { chromium } = require("playwright-core");
-
-let failed = 0;
-function check(cond, what, detail) {
-  console.log((cond ? "ok - " : "not ok - ") + what);
-  if (!cond) {
-    failed++;
-    if (detail !== undefined) console.log("# " + String(detail).split("\n").join("\n# "));
-  }
-}
+import { check, failed, fixed, launch, tokens, waitFor as waitIn } from "./session.mjs";
 
 const url = process.env.URL;
 const base = url.slice(0, url.indexOf("/?"));
-const ctx = await chromium.launchPersistentContext(process.env.PROFILE, {
-  executablePath: process.env.CHROMIUM,
-  headless: true,
-  viewport: { width: 1400, height: 900 },
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync"],
-});
-const page = ctx.pages()[0] || (await ctx.newPage());
-const errors = [];
-page.on("pageerror", (e) => errors.push(e.message));
-// the 403 pages of the token checks make Chromium ask for /favicon.ico, also 403: not the dashboard's
-page.on("console", (m) => {
-  if (m.type() === "error" && !(m.location().url || "").endsWith("/favicon.ico")) errors.push(m.text() + " " + m.location().url);
-});
+const { ctx, page, errors } = await launch({ width: 1400, height: 900 });
 const shot = (name) => page.screenshot({ path: process.env.SHOTS + "/" + name, fullPage: true });
-
-// the same formatting the page promises: rows compare as the user reads them
-const tokens = (v) => {
-  for (const [s, p] of [[1e12, "T"], [1e9, "B"], [1e6, "M"], [1e3, "K"]]) if (v >= s) return +(v / s).toFixed(2) + p;
-  return String(v);
-};
-const fixed = (v, d) => (v === null || v === undefined ? "" : Number(v).toFixed(d));
-
-async function waitFor(fn, arg, ms) {
-  try {
-    await page.waitForFunction(fn, arg, { timeout: ms || 15000, polling: 100 });
-    return true;
-  } catch (e) {
-    return false;
-  }
-}
+const waitFor = (fn, arg, ms) => waitIn(page, fn, arg, ms);
 
 async function staticChecks() {
   const want = JSON.parse(readFileSync(process.env.EXPECT, "utf8"));
@@ -243,4 +202,4 @@ try {
   check(false, "the browser session ran to the end", e.stack);
 }
 await ctx.close();
-process.exit(failed ? 1 : 0);
+process.exit(failed() ? 1 : 0);

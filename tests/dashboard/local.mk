@@ -8,6 +8,6 @@ TESTS += tests/dashboard/test_http.sh tests/dashboard/test_browser.sh tests/dash
 dist_check_SCRIPTS += tests/dashboard/test_http.sh tests/dashboard/test_browser.sh tests/dashboard/test_live.sh \
 	tests/dashboard/test_views.sh
 EXTRA_DIST += tests/dashboard/lib.sh tests/dashboard/browser.mjs tests/dashboard/http_check.py tests/dashboard/views.mjs \
-	tests/dashboard/shots
+	tests/dashboard/session.mjs tests/dashboard/shots
 # the screenshots the browser tests save (their folder, empty, may stay)
 CLEANFILES += tests/dashboard/screenshots/*.png tests/dashboard/screenshots/*.jpg

@@ -7,53 +7,22 @@
 // within a tolerance: TOLERANCE of the pixels may differ by more than
 // DELTA in a channel).
 // Prints one TAP-like line per check; the shell numbers them.
-// Environment: NODE_MODULES, CHROMIUM, URL (with the token), PROFILE,
-// MODE (views | nouplot), EXPECT, SHOTS (where this run's screenshots and
-// differences go), REF (the reviewed screenshots), UPDATE (1: write this
-// run's screenshots as the references, after looking at each).
-import { createRequire } from "module";
+// Environment: as session.mjs, and URL (with the token), MODE (views |
+// nouplot), EXPECT, SHOTS (where this run's screenshots and differences
+// go), REF (the reviewed screenshots), UPDATE (1: write this run's
+// screenshots as the references, after looking at each).
 import { existsSync, readFileSync, writeFileSync } from "fs";
-
-const require = createRequire(process.env.NODE_MODULES + "/");
-const { chromium } = require("playwright-core");
+import { check, failed, fixed, launch, tokens, waitFor as waitIn } from "./session.mjs";
 
 const TOLERANCE = 0.004; // fraction of the pixels
 const DELTA = 48; // of 255, the largest difference in a channel that is not counted
 const QUALITY = 0.85; // the JPEG encoder's (Chromium's, the same at every run: an unchanged page encodes the same)
 
-let failed = 0;
-function check(cond, what, detail) {
-  console.log((cond ? "ok - " : "not ok - ") + what);
-  if (!cond) {
-    failed++;
-    if (detail !== undefined) console.log("# " + String(detail).split("\n").join("\n# "));
-  }
-}
-
 const url = process.env.URL;
 const want = JSON.parse(readFileSync(process.env.EXPECT, "utf8"));
-const ctx = await chromium.launchPersistentContext(process.env.PROFILE, {
-  executablePath: process.env.CHROMIUM,
-  headless: true,
-  viewport: { width: 1280, height: 800 },
-  deviceScaleFactor: 1,
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--font-render-hinting=none"],
-});
-const page = ctx.pages()[0] || (await ctx.newPage());
+const { ctx, page, errors } = await launch({ width: 1280, height: 800 }, ["--font-render-hinting=none"]);
 const tool = await ctx.newPage(); // a blank page that decodes, shrinks and compares screenshots
-const errors = [];
-page.on("pageerror", (e) => errors.push(e.message));
-page.on("console", (m) => { if (m.type() === "error") errors.push(m.text() + " " + (m.location().url || "")); });
-
-async function waitFor(fn, arg, ms) {
-  try {
-    await page.waitForFunction(fn, arg, { timeout: ms || 15000, polling: 100 });
-    return true;
-  } catch (e) {
-    return false;
-  }
-}
+const waitFor = (fn, arg, ms) => waitIn(page, fn, arg, ms);
 async function open(hash, ready) {
   await page.goto(url + hash);
   const ok = await waitFor(ready);
@@ -64,6 +33,8 @@ const near = (a, b, rel) => a === b || (a !== null && b !== null && Math.abs(a -
 
 /* The page's screenshot, halved, against the reviewed one. */
 async function shot(name, mask) {
+  await page.mouse.move(0, 0); // nothing hovered (a row's highlight, a chart's cursor)
+  await page.waitForTimeout(100);
   const buf = await page.screenshot({ fullPage: true, mask: mask ? [page.locator(mask)] : [], maskColor: "#bdbdbd" });
   const refPath = process.env.REF + "/" + name + ".jpg";
   const ref = existsSync(refPath) ? readFileSync(refPath).toString("base64") : null;
@@ -122,11 +93,6 @@ async function shot(name, mask) {
 }
 
 // the jobs table's cells as the page shows them, against the results view
-const tokens = (v) => {
-  for (const [s, p] of [[1e12, "T"], [1e9, "B"], [1e6, "M"], [1e3, "K"]]) if (v >= s) return +(v / s).toFixed(2) + p;
-  return String(+v.toFixed(2));
-};
-const fixed = (v, d) => (v === null || v === undefined ? "" : Number(v).toFixed(d));
 function expectRow(j) {
   return { label: j.label, arch: j.arch, scale: j.scale, schedule: j.schedule, ratio: j.ratio, seed: String(j.seed), status: j.status,
     attempts: String(j.attempts), tokens_done: tokens(j.tokens_done) + " / " + tokens(j.tokens_total),
@@ -489,4 +455,4 @@ try {
 }
 check(errors.length === 0, `${process.env.MODE}: no script or console errors on any page`, errors.join("\n"));
 await ctx.close();
-process.exit(failed ? 1 : 0);
+process.exit(failed() ? 1 : 0);
