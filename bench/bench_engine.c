@@ -26,23 +26,13 @@
 #endif
 
 #include "engine/config/account.h"
-#include "common/cfgtree.h"
 #include "common/clock.h"
 #include "engine/model/model.h"
-#include "engine/cpu/backend.h"
-#include "engine/cpu/runtime.h"
+#include "bench/bench_model.h"
 
 static eng_backend *BE; /* the CPU backend every run computes on */
 
-typedef struct bench_cfg {
-    const char *name;
-    int d, L, H, dff, V, T, B;
-} bench_cfg;
-
-static const bench_cfg configs[] = {
-    {"small", 256, 4, 4, 768, 4096, 256, 8},
-    {"large", 512, 8, 8, 1536, 4096, 256, 8},
-};
+static const bench_shape configs[] = {BENCH_SMALL, BENCH_LARGE};
 
 /* 1024^3 sgemm, best of 6: the BLAS's own threads (blas = 1), or the
  * engine's matmul op (blas = 0: OpenMP blocks, single-threaded BLAS) */
@@ -72,40 +62,18 @@ static double sgemm_gflops(int blas, int threads)
     return 2.0 * S * S * S / best * 1e-9;
 }
 
-static int make_config(const bench_cfg *b, eng_config *c, tlm_err *e)
-{
-    char y[512];
-    snprintf(y, sizeof y,
-             "arch: transformer\ntokenizer: bpe%d\n"
-             "model: {d_model: %d, layers: %d, heads: %d, d_ff: %d, vocab: %d, tied: false}\n"
-             "taper: {schedule: uniform}\ntrain: {seq_len: %d, tokens: 1000000}\n",
-             b->V, b->d, b->L, b->H, b->dff, b->V, b->T);
-    tlm_cfg_node *root;
-    int rc = tlm_cfg_parse_buffer("bench", y, strlen(y), &root, e);
-    if (rc)
-        return rc;
-    rc = eng_config_from_tree(root, c, e);
-    tlm_cfg_free(root);
-    return rc;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* tokens/s of the engine from the median of `steps` timed steps (after one
  * warm-up): the machine is shared, and the median shrugs off a step that
  * another process slowed down.  ms_fwd/bwd/opt: medians of the phases. */
-static double run_engine(const bench_cfg *b, int steps, double *flops_tok, double *first_loss, double *last_loss,
+static double run_engine(const bench_shape *b, int steps, double *flops_tok, double *first_loss, double *last_loss,
                          double ms[3])
 {
     eng_config c;
     tlm_err e = {0};
     eng_account a;
     eng_model *m;
-    if (make_config(b, &c, &e) || eng_account_compute(&c, &a, &e) || eng_model_create(&m, &c, BE, b->B, b->T, &e)) {
+    if (bench_config(b, "transformer", "", &c, &e) || eng_account_compute(&c, &a, &e) ||
+        eng_model_create(&m, &c, BE, b->B, b->T, &e)) {
         fprintf(stderr, "bench_engine: %s\n", e.msg);
         return -1;
     }
@@ -118,11 +86,7 @@ static double run_engine(const bench_cfg *b, int steps, double *flops_tok, doubl
         t_ph[i] = calloc((size_t)steps + 1, sizeof(double));
     uint64_t s = 42;
     for (int st = 0; st <= steps; st++) {
-        for (int i = 0; i < N; i++) {
-            s = s * 6364136223846793005ull + 1442695040888963407ull;
-            tok[i] = (int32_t)((s >> 33) % (uint64_t)b->V);
-            tgt[i] = (int32_t)((s >> 13) % (uint64_t)b->V);
-        }
+        bench_batch(&s, N, b->V, tok, tgt);
         double loss, t0 = tlm_clock_mono();
         eng_model_zero_grads(m);
         if (eng_model_forward(m, tok, tgt, b->B, b->T, &loss, NULL, &e)) {
@@ -149,13 +113,11 @@ static double run_engine(const bench_cfg *b, int steps, double *flops_tok, doubl
             *first_loss = loss;
         *last_loss = loss;
     }
-    qsort(t_step, (size_t)steps, sizeof(double), cmp_double);
     for (int i = 0; i < 3; i++) {
-        qsort(t_ph[i], (size_t)steps, sizeof(double), cmp_double);
-        ms[i] = 1e3 * t_ph[i][steps / 2];
+        ms[i] = 1e3 * bench_median(t_ph[i], steps);
         free(t_ph[i]);
     }
-    double med = t_step[steps / 2];
+    double med = bench_median(t_step, steps);
     free(t_step);
     free(tok);
     free(tgt);
@@ -167,7 +129,7 @@ static double run_engine(const bench_cfg *b, int steps, double *flops_tok, doubl
  * runs OpenMP beside a pthreads OpenBLAS and, like the engine did, loses
  * much of a 2-core machine to spinning threads under the default (active)
  * policy; passive is its best setting.  Both are reported. */
-static double run_torch(const bench_cfg *b, int steps, int threads, const char *policy)
+static double run_torch(const bench_shape *b, int steps, int threads, const char *policy)
 {
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "OMP_WAIT_POLICY=%s '%s' '%s' --d %d --layers %d --heads %d --dff %d --vocab %d --seq %d --batch %d "
@@ -209,12 +171,8 @@ int main(int argc, char **argv)
             return ch == 'h' ? 0 : 2;
         }
     }
-    tlm_err e = {0};
-    eng_runtime_set_threads(threads);
-    if (eng_backend_cpu_create(&BE, threads, &e)) {
-        fprintf(stderr, "bench_engine: %s\n", e.msg);
+    if (!(BE = bench_backend("bench_engine", threads)))
         return 1;
-    }
     threads = eng_backend_cpu_threads(BE);
     if (!strcmp(TLM_TORCH_PYTHON, ""))
         torch = 0;
@@ -224,7 +182,7 @@ int main(int argc, char **argv)
     printf("blas %s, kernel %s, %d threads; sgemm 1024^3: %.1f GFLOP/s (BLAS threads), %.1f (engine's matmul op)\n",
            eng_runtime_blas(), eng_runtime_kernel(), threads, blas, mine);
     for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
-        const bench_cfg *b = &configs[i];
+        const bench_shape *b = &configs[i];
         if (strcmp(which, "all") && strcmp(which, b->name))
             continue;
         /* --repeat R: engine and PyTorch alternate R times and each keeps

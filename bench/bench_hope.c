@@ -22,48 +22,24 @@
 #include <time.h>
 
 #include "engine/config/account.h"
-#include "common/cfgtree.h"
 #include "common/clock.h"
 #include "engine/model/model.h"
-#include "engine/cpu/backend.h"
-#include "engine/cpu/runtime.h"
+#include "bench/bench_model.h"
 
 static eng_backend *BE; /* the CPU backend every run computes on */
 
-typedef struct bench_cfg {
-    const char *name;
-    int d, L, H, dff, V, T, B;
-} bench_cfg;
-
-static const bench_cfg configs[] = {
-    {"1m", 128, 6, 4, 256, 256, 256, 64}, /* the 1m preset as the CPU sweeps train it */
-    {"small", 256, 4, 4, 768, 4096, 256, 8},
-    {"large", 512, 8, 8, 1536, 4096, 256, 8},
+static const bench_shape configs[] = {
+    {"1m", NULL, 128, 6, 4, 256, 256, 256, 64}, /* the 1m preset as the CPU sweeps train it */
+    BENCH_SMALL,
+    BENCH_LARGE,
 };
 
-static int make_config(const bench_cfg *b, const char *arch, int levels, eng_config *c, tlm_err *e)
+static int make_config(const bench_shape *b, const char *arch, int levels, eng_config *c, tlm_err *e)
 {
-    char y[640], hope[96] = "";
+    char hope[96] = "";
     if (!strcmp(arch, "hope_attn"))
         snprintf(hope, sizeof hope, ", hope: {levels: %d}", levels);
-    snprintf(y, sizeof y,
-             "arch: %s\ntokenizer: bpe%d\n"
-             "model: {d_model: %d, layers: %d, heads: %d, d_ff: %d, vocab: %d, tied: false%s}\n"
-             "taper: {schedule: uniform}\ntrain: {seq_len: %d, tokens: 1000000}\n",
-             arch, b->V, b->d, b->L, b->H, b->dff, b->V, hope, b->T);
-    tlm_cfg_node *root;
-    int rc = tlm_cfg_parse_buffer("bench", y, strlen(y), &root, e);
-    if (rc)
-        return rc;
-    rc = eng_config_from_tree(root, c, e);
-    tlm_cfg_free(root);
-    return rc;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    return bench_config(b, arch, hope, c, e);
 }
 
 typedef struct result {
@@ -72,7 +48,7 @@ typedef struct result {
     int64_t params;
 } result;
 
-static int run(const bench_cfg *b, const char *arch, int levels, int steps, result *r)
+static int run(const bench_shape *b, const char *arch, int levels, int steps, result *r)
 {
     eng_config c;
     tlm_err e = {0};
@@ -91,11 +67,7 @@ static int run(const bench_cfg *b, const char *arch, int levels, int steps, resu
     uint64_t s = 42;
     int rc = 0;
     for (int st = 0; st <= steps && !rc; st++) {
-        for (int i = 0; i < N; i++) {
-            s = s * 6364136223846793005ull + 1442695040888963407ull;
-            tok[i] = (int32_t)((s >> 33) % (uint64_t)b->V);
-            tgt[i] = (int32_t)((s >> 13) % (uint64_t)b->V);
-        }
+        bench_batch(&s, N, b->V, tok, tgt);
         double loss, t0 = tlm_clock_mono();
         eng_model_zero_grads(m);
         rc = eng_model_forward(m, tok, tgt, b->B, b->T, &loss, NULL, &e) || eng_model_backward(m, 1.0f, &e);
@@ -110,10 +82,8 @@ static int run(const bench_cfg *b, const char *arch, int levels, int steps, resu
     }
     if (rc)
         fprintf(stderr, "bench_hope: %s: %s\n", arch, e.msg);
-    qsort(t_step, (size_t)steps, sizeof(double), cmp_double);
-    qsort(t_opt, (size_t)steps, sizeof(double), cmp_double);
-    r->tps = (double)N / t_step[steps / 2];
-    r->ms_opt = 1e3 * t_opt[steps / 2];
+    r->tps = (double)N / bench_median(t_step, steps);
+    r->ms_opt = 1e3 * bench_median(t_opt, steps);
     free(t_step);
     free(t_opt);
     free(tok);
@@ -150,17 +120,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_hope: bad --steps, --repeat or --levels\n");
         return 2;
     }
-    tlm_err e = {0};
-    eng_runtime_set_threads(threads);
-    if (eng_backend_cpu_create(&BE, threads, &e)) {
-        fprintf(stderr, "bench_hope: %s\n", e.msg);
+    if (!(BE = bench_backend("bench_hope", threads)))
         return 1;
-    }
     printf("bench_hope: %d threads, %s, %d timed steps, best of %d\n", eng_backend_cpu_threads(BE), eng_runtime_blas(),
            steps, repeat);
     printf("%-6s %-12s %12s %12s %12s %10s\n", "config", "arch", "params", "tokens/s", "opt ms/step", "vs transf.");
     for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
-        const bench_cfg *b = &configs[i];
+        const bench_shape *b = &configs[i];
         if (strcmp(which, "all") && strcmp(which, b->name))
             continue;
         result best[2] = {{0, 0, 0}, {0, 0, 0}};

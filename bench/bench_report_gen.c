@@ -150,10 +150,10 @@ int main(int argc, char **argv)
                         }
                         if (!done) {
                             if (!strcmp(status, "failed"))
-                                TRY(db_job_set_status(d, key, "failed", u01() < 0.5 ? "diverged" : "oom",
+                                TRY(db_job_set_status(d, key, DB_JOB_FAILED, u01() < 0.5 ? "diverged" : "oom",
                                                       "synthetic failure", &e));
                             else
-                                TRY(db_job_set_status(d, key, status, NULL, NULL, &e));
+                                TRY(db_job_set_status(d, key, db_job_status_find(status), NULL, NULL, &e));
                             continue;
                         }
                         for (int m = 0; m < 10; m++) {
@@ -180,7 +180,7 @@ int main(int argc, char **argv)
                             }
                         }
                         TRY(db_job_set_final(d, key, floor_loss, log(ppl), 3600, &e));
-                        TRY(db_job_set_status(d, key, "done", NULL, NULL, &e));
+                        TRY(db_job_set_status(d, key, DB_JOB_DONE, NULL, NULL, &e));
                         if (made % 1000 == 0) { /* bounded transactions */
                             TRY(db_commit(d, &e));
                             TRY(db_begin(d, &e));

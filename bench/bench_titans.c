@@ -23,24 +23,16 @@
 #include <time.h>
 
 #include "engine/config/account.h"
-#include "common/cfgtree.h"
 #include "common/clock.h"
 #include "engine/model/model.h"
-#include "engine/cpu/backend.h"
-#include "engine/cpu/runtime.h"
+#include "bench/bench_model.h"
 
 static eng_backend *BE; /* the CPU backend every run computes on */
 
-typedef struct bench_cfg {
-    const char *name;
-    const char *preset; /* or NULL: the shape below */
-    int d, L, H, dff, V, T, B;
-} bench_cfg;
-
-static const bench_cfg configs[] = {
+static const bench_shape configs[] = {
     {"1m", "1m", 128, 6, 4, 256, 256, 256, 64},
-    {"small", NULL, 256, 4, 4, 768, 4096, 256, 8},
-    {"large", NULL, 512, 8, 8, 1536, 4096, 256, 8},
+    BENCH_SMALL,
+    BENCH_LARGE,
 };
 
 typedef struct titans_opts {
@@ -48,36 +40,23 @@ typedef struct titans_opts {
     const char *variant;
 } titans_opts;
 
-static int make_config(const bench_cfg *b, const char *arch, const titans_opts *to, eng_config *c, tlm_err *e)
+static int make_config(const bench_shape *b, const char *arch, const titans_opts *to, eng_config *c, tlm_err *e)
 {
-    char y[768], model[256], titans[256] = "";
+    char y[768], titans[256] = "";
     if (!strcmp(arch, "titans"))
-        snprintf(titans, sizeof titans, "titans: {variant: %s, window: %d, chunk: %d, mem_depth: %d}", to->variant,
+        snprintf(titans, sizeof titans, ", titans: {variant: %s, window: %d, chunk: %d, mem_depth: %d}", to->variant,
                  to->window, to->chunk, to->depth);
-    if (b->preset)
-        snprintf(model, sizeof model, "scale: %s\nmodel: {%s}\n", b->preset, titans);
-    else
-        snprintf(model, sizeof model, "model: {d_model: %d, layers: %d, heads: %d, d_ff: %d, vocab: %d, tied: false%s%s}\n",
-                 b->d, b->L, b->H, b->dff, b->V, *titans ? ", " : "", titans);
-    snprintf(y, sizeof y, "arch: %s\ntokenizer: %s\n%staper: {schedule: uniform}\ntrain: {seq_len: %d, tokens: 1000000}\n",
-             arch, b->preset ? "bytes" : "bpe4096", model, b->T);
-    tlm_cfg_node *root;
-    int rc = tlm_cfg_parse_buffer("bench", y, strlen(y), &root, e);
-    if (rc)
-        return rc;
-    rc = eng_config_from_tree(root, c, e);
-    tlm_cfg_free(root);
-    return rc;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    if (!b->preset)
+        return bench_config(b, arch, titans, c, e);
+    snprintf(y, sizeof y,
+             "arch: %s\ntokenizer: bytes\nscale: %s\nmodel: {%s}\ntaper: {schedule: uniform}\n"
+             "train: {seq_len: %d, tokens: 1000000}\n",
+             arch, b->preset, *titans ? titans + 2 : "", b->T);
+    return eng_config_from_text("bench", y, strlen(y), c, e);
 }
 
 /* tokens/s of the median timed step; -1 on error */
-static double run(const bench_cfg *b, const char *arch, const titans_opts *to, int steps, double *flops_tok)
+static double run(const bench_shape *b, const char *arch, const titans_opts *to, int steps, double *flops_tok)
 {
     eng_config c;
     tlm_err e = {0};
@@ -112,8 +91,7 @@ static double run(const bench_cfg *b, const char *arch, const titans_opts *to, i
     }
     double med = -1;
     if (!rc) {
-        qsort(dt + 1, (size_t)steps, sizeof *dt, cmp_d);
-        med = N / dt[1 + steps / 2];
+        med = N / bench_median(dt + 1, steps);
     } else {
         fprintf(stderr, "bench_titans: %s %s: %s\n", b->name, arch, e.msg[0] ? e.msg : "non-finite loss");
     }
@@ -154,17 +132,13 @@ int main(int argc, char **argv)
     }
     if (steps < 1 || repeat < 1)
         return 2;
-    tlm_err e = {0};
-    eng_runtime_set_threads(threads);
-    if (eng_backend_cpu_create(&BE, threads, &e)) {
-        fprintf(stderr, "bench_titans: %s\n", e.msg);
+    if (!(BE = bench_backend("bench_titans", threads)))
         return 1;
-    }
     printf("bench_titans: %d threads, %s, %d timed steps, best of %d; titans window %d, chunk %d, depth %d\n",
            eng_backend_cpu_threads(BE), eng_runtime_blas(), steps, repeat, to.window, to.chunk, to.depth);
     printf("%-6s %-16s %10s %8s %12s %10s\n", "config", "model", "tokens/s", "ratio", "FLOPs/token", "GFLOP/s");
     for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
-        const bench_cfg *b = &configs[i];
+        const bench_shape *b = &configs[i];
         if (strcmp(which, "all") && strcmp(which, b->name))
             continue;
         const char *names[3] = {"transformer", "titans mag", "titans mal"};

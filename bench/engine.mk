@@ -1,7 +1,7 @@
 # bench/engine.mk: engine throughput against PyTorch.
 # Run: make bench/bench_engine && ./bench/bench_engine [--threads 2] [--steps 5]
 noinst_PROGRAMS += bench/bench_engine
-bench_bench_engine_SOURCES = bench/bench_engine.c
+bench_bench_engine_SOURCES = bench/bench_engine.c bench/bench_model.h
 bench_bench_engine_CPPFLAGS = $(AM_CPPFLAGS) $(YAML_CFLAGS) $(JANSSON_CFLAGS) $(BLAS_CFLAGS) \
 	-DTLM_TORCH_PYTHON='"$(TORCH_PYTHON)"' -DTLM_BENCH_TORCH_SCRIPT='"$(abs_top_srcdir)/bench/bench_engine_torch.py"'
 bench_bench_engine_LDADD = $(ENGINE_LIBS)
@@ -19,3 +19,8 @@ EXTRA_DIST += bench/bench_cuda_torch.py
 EXTRA_DIST += bench/kernel_sensitivity.sh
 # the recipe candidates it was run on (docs/recipe-cpu.md, "The candidates")
 EXTRA_DIST += bench/recipe
+# Whether every __syncthreads and warp shuffle of engine/cuda/ is needed and
+# caught by the emulated tests (about half a minute a mutant on 2 cores):
+# from the repository root of a configured in-tree build,
+#   sh bench/cuda_mutants.sh [--out FILE]   (docs/engine.md, "The emulated CUDA build")
+EXTRA_DIST += bench/cuda_mutants.sh

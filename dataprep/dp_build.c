@@ -880,6 +880,16 @@ static int run(build *b, char **inputs, int n_inputs, tlm_err *e)
              (unsigned long long)b->split[0].tokens, (unsigned long long)b->split[1].tokens, eng_tok_name(b->tok),
              b->src.n, (double)b->src.total_bytes / 1e6);
     dp_progress_end(&b->prog, rc ? NULL : msg);
+    /* said now, when the dataset is made, not when a job that names
+     * DIR/val fails at its start */
+    if (!rc && b->split[1].tokens == 0 && b->val_ppm > 0) /* --val-fraction 0 asks for none */
+        fprintf(stderr,
+                "tlm-data: warning: %s/val is empty: %llu segment(s) of at most %llu bytes, and --val-fraction %g "
+                "makes one in %.0f a validation segment; a job with data.val %s/val will fail. Give more text, a "
+                "smaller --segment-bytes (4k), a larger --val-fraction, or leave data.val empty (a job then holds "
+                "out data.val_fraction of the training shards)\n",
+                b->out, (unsigned long long)b->seg_index, (unsigned long long)b->segment_bytes,
+                (double)b->val_ppm / 1e6, 1e6 / (double)b->val_ppm, b->out);
     if (!rc)
         rc = stopped(e);
     if (rc || (rc = write_manifest(b, tokfile[0] ? tokfile : NULL, e)) || (rc = stopped(e)))

@@ -179,17 +179,29 @@ int dp_cmd_decode(int argc, char **argv)
             break;
         size_t s = i;
         uint64_t v = 0;
-        while (i < len && text[i] >= '0' && text[i] <= '9' && v <= UINT32_MAX)
-            v = v * 10 + (uint64_t)(text[i++] - '0');
-        if (i == s || (i < len && !(text[i] == ' ' || text[i] == '\n' || text[i] == '\t' || text[i] == '\r')) ||
-            v > UINT32_MAX) {
-            size_t w = s;
-            while (w < len && w - s < 20 && !(text[w] == ' ' || text[w] == '\n'))
-                w++;
-            rc = tlm_errf(&e, TLM_EDATA, "stdin: item %zu ('%.*s') is not a token id (a whole number)", ids.n + 1,
-                          (int)(w - s), (const char *)text + s);
-            break;
+        int neg = text[i] == '-';
+        i += (size_t)neg;
+        while (i < len && text[i] >= '0' && text[i] <= '9') {
+            v = v <= UINT32_MAX ? v * 10 + (uint64_t)(text[i] - '0') : v; /* past UINT32_MAX: out of range */
+            i++;
         }
+        int digits = i > s + (size_t)neg, ends = i == len || text[i] == ' ' || text[i] == '\n' || text[i] == '\t' ||
+                                                   text[i] == '\r';
+        size_t w = s;
+        while (w < len && w - s < 24 && !(text[w] == ' ' || text[w] == '\n' || text[w] == '\t' || text[w] == '\r'))
+            w++;
+        /* a whole number is told from a token id the tokenizer has: a
+         * number out of its range is not "not a whole number" */
+        uint32_t vocab = eng_tok_vocab(t);
+        if (!digits || !ends)
+            rc = tlm_errf(&e, TLM_EDATA, "stdin: item %zu ('%.*s') is not a token id (a whole number from 0 to %u)",
+                          ids.n + 1, (int)(w - s), (const char *)text + s, vocab - 1);
+        else if (neg || v >= vocab)
+            rc = tlm_errf(&e, TLM_EDATA,
+                          "stdin: item %zu (%.*s) is out of range: tokenizer %s has ids 0 to %u", ids.n + 1,
+                          (int)(w - s), (const char *)text + s, tokname, vocab - 1);
+        if (rc)
+            break;
         rc = eng_tokvec_push(&ids, (uint32_t)v, &e);
     }
     if (!rc)

@@ -111,6 +111,57 @@ static int set_wal(db *d, tlm_err *e)
     return 0;
 }
 
+/* SQLite's quick_check (every page, every b-tree, every record; not the
+ * indexes' contents, which integrity_check would compare at many times the
+ * cost) on h: 0 when it answers "ok"; 1 with what it found in `found`
+ * (one line); -1 when it could not run (`found`: SQLite's message). */
+int db__quick_check(sqlite3 *h, char *found, size_t cap)
+{
+    sqlite3_stmt *s;
+    size_t at = 0;
+    found[0] = '\0';
+    int rc = sqlite3_prepare_v2(h, "PRAGMA quick_check(3)", -1, &s, NULL);
+    if (rc == SQLITE_OK) {
+        while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+            const char *line = (const char *)sqlite3_column_text(s, 0);
+            if (line && !strncmp(line, "*** in database", 15)) /* "*** in database main ***\nPage 15: ..." */
+                line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "";
+            if (!line || !*line || !strcmp(line, "ok"))
+                continue;
+            if (at < cap)
+                at += (size_t)snprintf(found + at, cap - at, "%s%s", at ? "; " : "", line);
+        }
+        sqlite3_finalize(s);
+    }
+    for (char *p = found; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+    if (at)
+        return 1;
+    if (rc == SQLITE_DONE)
+        return 0;
+    snprintf(found, cap, "%s", sqlite3_errmsg(h));
+    /* a file SQLite finds malformed as it reads it is damaged too */
+    return (sqlite3_errcode(h) & 0xff) == SQLITE_CORRUPT ? 1 : -1;
+}
+
+/* A writer never adds rows to a damaged file: the damage would spread, and
+ * the study's numbers with it. */
+int db_quick_check(db *d, tlm_err *e)
+{
+    char found[400];
+    int rc = db__quick_check(d->h, found, sizeof found);
+    if (rc == 0)
+        return 0;
+    if (rc < 0)
+        return tlm_errf(e, TLM_EIO, "%s: cannot check the database: %s", d->path, found);
+    return tlm_errf(e, TLM_EIO,
+                    "%s: the database is damaged (SQLite's quick_check: %s); nothing was written to it. Restore a "
+                    "backup (tlmd backup makes one), or recover what it holds: sqlite3 %s .recover | sqlite3 "
+                    "recovered.db, then run tlmd with --db recovered.db (jobs whose rows were lost train again)",
+                    d->path, found, d->path);
+}
+
 /* Brings a read-write database to DB_SCHEMA_VERSION (db_open does it). */
 static int db_migrate(db *d, tlm_err *e)
 {
@@ -149,14 +200,74 @@ static int db_migrate(db *d, tlm_err *e)
     return db_commit(d, e);
 }
 
+/* The folder of path ("." for a bare name), in out. */
+static void parent_dir(const char *path, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s", path);
+    char *slash = strrchr(out, '/');
+    if (!slash)
+        snprintf(out, cap, ".");
+    else if (slash == out)
+        slash[1] = '\0';
+    else
+        *slash = '\0';
+}
+
+/* 1 when path begins with SQLite's header ("SQLite format 3"), 0 when it
+ * does not, -1 when it cannot be read (errno set). */
+static int has_sqlite_header(const char *path)
+{
+    static const char magic[16] = "SQLite format 3";
+    char head[16];
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, head, sizeof head);
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    if (n < 0)
+        return -1;
+    return n == (ssize_t)sizeof head && !memcmp(head, magic, sizeof magic);
+}
+
+/* A writer of a WAL database makes its -wal and -shm files beside it: in a
+ * folder it cannot write, SQLite says "unable to open database file" or
+ * "attempt to write a readonly database", which names neither the folder
+ * nor the reason.  Both files there and writable: SQLite needs nothing more. */
+static int check_folder_writable(const char *path, tlm_err *e)
+{
+    char dir[TLM_PATH_CAP], side[TLM_PATH_CAP + 8];
+    parent_dir(path, dir, sizeof dir);
+    if (access(dir, W_OK | X_OK) == 0)
+        return 0;
+    int saved = errno;
+    int sides_ok = 1;
+    static const char *const ext[] = {"-wal", "-shm"};
+    for (int i = 0; i < 2 && sides_ok; i++) {
+        snprintf(side, sizeof side, "%s%s", path, ext[i]);
+        sides_ok = access(side, R_OK | W_OK) == 0;
+    }
+    if (sides_ok)
+        return 0;
+    return tlm_errf(e, TLM_EIO,
+                    "%s: its folder %s is not writable (%s): SQLite keeps the database's -wal and -shm files beside "
+                    "it, so tlmd cannot write there; make the folder writable, or copy the database into a folder "
+                    "you can write (tlmd backup --db %s --out DIR/results.db) and use that",
+                    path, dir, strerror(saved), path);
+}
+
 /* What SQLite would otherwise meet: a FIFO it blocks on for ever, a device
- * it replaces (as root, /dev/null), a file it cannot read or a folder that
- * is missing, each of which it reports as "unable to open database file".
- * 0 when path is a regular file the mode may use, or absent (for writing:
- * in a folder that exists). */
-static int check_path(const char *path, int mode, tlm_err *e)
+ * it replaces (as root, /dev/null), a file it cannot read, a folder that
+ * is missing or that it cannot write, a file that is not a database at
+ * all, each of which it reports as "unable to open database file" or
+ * "file is not a database" at best.
+ * 0 when path is a regular SQLite file the mode may use (or empty), or
+ * absent (for writing: in a folder that exists and is writable). */
+int db__check_path(const char *path, int mode, tlm_err *e)
 {
     struct stat st;
+    char dir[TLM_PATH_CAP];
     if (stat(path, &st) == 0) {
         if (S_ISDIR(st.st_mode))
             return tlm_errf(e, TLM_ECONFIG, "%s: is a directory (expected an SQLite database file)", path);
@@ -165,28 +276,34 @@ static int check_path(const char *path, int mode, tlm_err *e)
             tlm_stat_input(path, TLM_ECONFIG, &st, &why); /* "PATH: is not a regular file (a FIFO)" */
             return tlm_errf(e, TLM_ECONFIG, "%s (expected an SQLite database file)", why.msg);
         }
-        if (access(path, mode == DB_READWRITE ? R_OK | W_OK : R_OK) != 0)
-            return tlm_errf(e, TLM_EIO, "%s: cannot open%s: %s", path, mode == DB_READWRITE ? " for writing" : "",
-                            strerror(errno));
-        return 0;
+        if (access(path, R_OK) != 0)
+            return tlm_errf(e, TLM_EIO, "%s: cannot read it: %s", path, strerror(errno));
+        if (st.st_size > 0 && has_sqlite_header(path) == 0)
+            return tlm_errf(e, TLM_ECONFIG,
+                            "%s: not an SQLite database (the file does not begin with SQLite's header); give --db "
+                            "the results database tlmd made, or a new file name",
+                            path);
+        if (mode != DB_READWRITE)
+            return 0;
+        if (access(path, W_OK) != 0)
+            return tlm_errf(e, TLM_EIO,
+                            "%s: not writable by this user (%s); tlmd writes its results into it (tlm-report and "
+                            "tlmd status only read it)",
+                            path, strerror(errno));
+        return check_folder_writable(path, e);
     }
     if (errno != ENOENT)
         return tlm_errf(e, TLM_EIO, "%s: cannot open: %s", path, strerror(errno));
     if (mode != DB_READWRITE)
         return tlm_errf(e, TLM_ECONFIG, "%s: does not exist", path);
-    char dir[TLM_PATH_CAP];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        return 0;
-    if (slash == dir)
-        slash[1] = '\0';
-    else
-        *slash = '\0';
+    parent_dir(path, dir, sizeof dir);
     if (stat(dir, &st) != 0)
         return tlm_errf(e, TLM_EIO, "%s: cannot create: its folder %s: %s", path, dir, strerror(errno));
     if (!S_ISDIR(st.st_mode))
         return tlm_errf(e, TLM_EIO, "%s: cannot create: %s is not a folder", path, dir);
+    if (access(dir, W_OK | X_OK) != 0)
+        return tlm_errf(e, TLM_EIO, "%s: cannot create: its folder %s is not writable by this user (%s)", path, dir,
+                        strerror(errno));
     return 0;
 }
 
@@ -198,7 +315,7 @@ int db_create(const char *path, int *created, tlm_err *e)
     struct stat st;
     if (created)
         *created = 0;
-    int rc = check_path(path, DB_READWRITE, e);
+    int rc = db__check_path(path, DB_READWRITE, e);
     if (rc)
         return rc;
     int absent = stat(path, &st) != 0 && errno == ENOENT;
@@ -258,7 +375,7 @@ int db_open(const char *path, int mode, db **out, tlm_err *e)
         free(d);
         return tlm_errf(e, TLM_ENOMEM, "out of memory");
     }
-    int rc = mode == DB_READWRITE ? db_create(path, NULL, e) : check_path(path, mode, e);
+    int rc = mode == DB_READWRITE ? db_create(path, NULL, e) : db__check_path(path, mode, e);
     if (rc) {
         db_close(d);
         return rc;
@@ -286,7 +403,7 @@ int db_open(const char *path, int mode, db **out, tlm_err *e)
         goto fail;
     }
     if (mode == DB_READWRITE) {
-        if ((rc = set_wal(d, e)))
+        if ((rc = db_quick_check(d, e)) || (rc = set_wal(d, e)))
             goto fail;
         /* NORMAL in WAL mode: a crash of the process loses nothing committed;
          * only a power cut can lose the last transactions, never corrupt. */
@@ -307,8 +424,9 @@ int db_open(const char *path, int mode, db **out, tlm_err *e)
         }
         if (d->opened_version < DB_SCHEMA_VERSION) {
             rc = tlm_errf(e, TLM_ECONFIG,
-                          "%s: schema version %d is older than this program's (%d); run tlmd once on it to migrate",
-                          path, d->opened_version, DB_SCHEMA_VERSION);
+                          "%s: schema version %d is older than this program's (%d); upgrade it with: tlmd migrate "
+                          "--db %s (it keeps a backup of the old file)",
+                          path, d->opened_version, DB_SCHEMA_VERSION, path);
             goto fail;
         }
         /* a newer TLM database is read as far as its tables allow; one

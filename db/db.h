@@ -4,9 +4,10 @@
  * read-write open creates the file if needed, sets busy_timeout before it
  * switches to WAL (and checks that WAL took), turns foreign keys on and
  * brings the schema to DB_SCHEMA_VERSION (db/schema.sql for a new file, the
- * steps of db/migrations.c for an older one).  A read-only open never
- * writes and refuses a database older than this code (run tlmd once to
- * migrate it); a newer one is readable, since names only grow.
+ * steps of db/migrations.c for an older one), after SQLite's quick_check
+ * (a damaged file is refused).  A read-only open never writes and refuses
+ * a database older than this code (`tlmd migrate` upgrades it); a newer one
+ * is readable, since names only grow.
  *
  * Writers batch: db_begin opens a transaction that many inserts share, and
  * db_commit ends it; an insert outside a transaction is its own one.
@@ -26,7 +27,7 @@
 #include "common/err.h"
 #include "common/fileio.h"
 
-#define DB_SCHEMA_VERSION 5
+#define DB_SCHEMA_VERSION 6
 #define DB_BUSY_TIMEOUT_MS 10000
 #define DB_DEFAULT_PATH "results.db" /* --db of tlmd and tlm-report when not given */
 
@@ -67,6 +68,20 @@ void db_close(db *d);
 sqlite3 *db_handle(db *d);
 /* user_version found when the file was opened (before any migration). */
 int db_opened_version(const db *d);
+/* SQLite's quick_check: 0 when the file is whole, else TLM_EIO with what it
+ * found and how to recover (db_open runs it on every read-write open). */
+int db_quick_check(db *d, tlm_err *e);
+
+/* ------------------------------------------------------------ backup and upgrade (backup.c) */
+/* A copy of the database at src, consistent as of one moment, written to
+ * out with SQLite's online backup API: readers and the daemon go on
+ * meanwhile (WAL).  Built beside out and renamed into place (fsync'd), so
+ * out is either absent or whole; out must not exist. */
+int db_backup(const char *src, const char *out, tlm_err *e);
+/* `tlmd migrate`: an older database brought to DB_SCHEMA_VERSION after a
+ * backup of it (its path in backup, "" when nothing was to be done); *from
+ * the version it had.  The caller holds tlmd's lock on the file. */
+int db_upgrade(const char *path, int *from, char *backup, size_t cap, tlm_err *e);
 
 int db_begin(db *d, tlm_err *e);  /* BEGIN IMMEDIATE; no-op if one is open */
 int db_commit(db *d, tlm_err *e); /* no-op if none is open */
@@ -114,6 +129,8 @@ typedef struct db_job_state {
     char reason[16];     /* "" when none */
     int64_t tokens_done, tokens_total;
     char label[64];
+    int64_t seed;
+    int rerun;           /* reset by --rerun, and no run of it has finished since */
 } db_job_state;
 
 /* Inserts or updates the sweep row.  *changed (may be NULL): 0 same
@@ -131,8 +148,9 @@ int db_job_config(db *d, const char *key, char **json, tlm_err *e);
 int db_jobs_recover_running(db *d, int64_t *n, tlm_err *e);
 /* State of a job; 1 if found, 0 if absent, negative on error. */
 int db_job_state_get(db *d, const char *key, db_job_state *st, tlm_err *e);
-/* status, and reason/message (NULL clears them). */
-int db_job_set_status(db *d, const char *key, const char *status, const char *reason, const char *message,
+/* status (db_job_status: one outside the map is refused by the schema's
+ * CHECK), and reason/message (NULL clears them). */
+int db_job_set_status(db *d, const char *key, db_job_status status, const char *reason, const char *message,
                       tlm_err *e);
 /* attempts = attempts + 1 (returns the new count in *n), status running. */
 int db_job_start_attempt(db *d, const char *key, int *n, tlm_err *e);
@@ -141,8 +159,12 @@ int db_job_set_tokens(db *d, const char *key, int64_t tokens_done, tlm_err *e);
 /* From the `done` event: training loss, validation loss (NaN: none), elapsed seconds (NaN: none). */
 int db_job_set_final(db *d, const char *key, double loss, double val_loss, double seconds, tlm_err *e);
 /* --rerun: forget the job's results (steps, evals, layer stats,
- * checkpoints) and counters, keep its attempt history, status pending. */
+ * checkpoints) and counters, keep its attempt history, status pending;
+ * marks it as rerun (db_job_state.rerun) until db_job_rerun_done. */
 int db_job_reset(db *d, const char *key, tlm_err *e);
+/* A run of the job has finished (every job of tlmd's run settled): the
+ * next --rerun trains it again. */
+int db_job_rerun_done(db *d, const char *key, tlm_err *e);
 /* Failures counter back to 0 (a new tlmd run retries retriable failures). */
 int db_job_clear_failures(db *d, const char *key, tlm_err *e);
 
@@ -282,7 +304,11 @@ typedef struct db_job_summary {
     int64_t tokens_done, tokens_total;
     double last_loss; /* NaN when none (or NaN) */
     int has_loss;
+    double val_ppl;   /* the latest validation perplexity (NaN: none, or NaN) */
+    int has_val_ppl;
     char message[TLM_MSG_MAX];
+    /* its latest attempt's end: reason and message ("" when none or still open) */
+    char last_reason[16], last_message[TLM_MSG_MAX];
     /* its latest attempt: executor ("" without attempts); Slurm job id, state, node ("" if none) */
     char executor[16], slurm_job[32], slurm_state[24], node[64];
 } db_job_summary;

@@ -17,6 +17,7 @@ typedef enum db_stmt_id {
     DB_ST_JOB_TOKENS,
     DB_ST_JOB_FINAL,
     DB_ST_JOB_CLEAR_FAILURES,
+    DB_ST_JOB_RERUN_DONE,
     DB_ST_SJ_MARK,
     DB_ST_SJ_LINK,
     DB_ST_SJ_COUNT_ADDED,
@@ -52,6 +53,15 @@ struct db {
 int db__fail(db *d, tlm_err *e, const char *what);
 /* Step a statement that returns no rows (SQLITE_DONE), then reset it. */
 int db__run(db *d, sqlite3_stmt *s, tlm_err *e, const char *what);
+
+/* The path's refusals before SQLite meets it (db.c): a folder, a FIFO or
+ * device, a file it cannot read or that is no SQLite file, and for
+ * DB_READWRITE a file or folder it cannot write. */
+int db__check_path(const char *path, int mode, tlm_err *e);
+
+/* SQLite's quick_check on a connection: 0 whole, 1 damaged (what it found
+ * in `found`, one line), -1 it could not run (SQLite's message there). */
+int db__quick_check(sqlite3 *h, char *found, size_t cap);
 
 /* Binding helpers: NULL pointers bind NULL. */
 void db__bind_text(sqlite3_stmt *s, int i, const char *v);

@@ -7,6 +7,7 @@ db_libtlmdb_a_SOURCES = \
 	db/rows.c \
 	db/query.c \
 	db/migrations.c \
+	db/backup.c \
 	db/checkpoint.c
 nodist_db_libtlmdb_a_SOURCES = db/schema_sql.c
 EXTRA_DIST += db/schema.sql db/embed.awk db/history

@@ -7,6 +7,7 @@
 #include "db/internal.h"
 
 #include <stddef.h>
+#include <string.h>
 
 /* 1 -> 2: step events move from one row per metric (`metrics` table) into
  * one row per step (`steps`), `metrics` becomes a view of them; counters
@@ -59,11 +60,17 @@ static const char STEP_4_TO_5[] = "ALTER TABLE attempts ADD COLUMN executor TEXT
                                   "ALTER TABLE attempts ADD COLUMN node TEXT;\n"
                                   "ALTER TABLE attempts ADD COLUMN events_offset INTEGER NOT NULL DEFAULT 0;\n";
 
+/* 5 -> 6: a job reset by `tlmd --rerun` says so until a run of it has
+ * finished, so that the same command after a Ctrl-C resumes it instead of
+ * setting aside what the interrupted rerun trained (orchestrator/plan.c). */
+static const char STEP_5_TO_6[] = "ALTER TABLE jobs ADD COLUMN rerun INTEGER NOT NULL DEFAULT 0;\n";
+
 static const char *const STEPS[DB_SCHEMA_VERSION] = {
     [1] = STEP_1_TO_2,
     [2] = STEP_2_TO_3,
     [3] = STEP_3_TO_4,
     [4] = STEP_4_TO_5,
+    [5] = STEP_5_TO_6,
 };
 
 int db__migrate_from(db *d, int from, tlm_err *e)
@@ -71,8 +78,20 @@ int db__migrate_from(db *d, int from, tlm_err *e)
     for (int v = from; v < DB_SCHEMA_VERSION; v++) {
         if (v < 1 || !STEPS[v])
             return tlm_errf(e, TLM_EINTERNAL, "%s: no migration from schema version %d", d->path, v);
-        if (db_exec(d, STEPS[v], e))
-            return tlm_err_prefix(e, "migrating %s from version %d to %d", d->path, v, v + 1);
+        tlm_err why = {0};
+        if (db_exec(d, STEPS[v], &why)) {
+            /* a step fails on a file whose tables are not those of the
+             * version it says it has: "duplicate column name" is SQLite's
+             * way to say so, which names neither the cause nor the way out */
+            const char *sqlite_says = strncmp(why.msg, d->path, strlen(d->path)) ? why.msg
+                                                                                  : why.msg + strlen(d->path) + 2;
+            return tlm_errf(e, TLM_ECONFIG,
+                            "%s: its tables are not those of schema version %d, the version the file says it has "
+                            "(PRAGMA user_version), so it cannot be migrated from it (step %d to %d: %s); nothing "
+                            "was changed. Was user_version set by hand? Set it back to the file's own version, or "
+                            "use a backup",
+                            d->path, from, v, v + 1, sqlite_says);
+        }
     }
     /* Views and indexes are re-created from the current schema: every
      * statement there is IF NOT EXISTS, so tables that exist stay as they are. */

@@ -40,40 +40,65 @@ static int each_row(db *d, sqlite3_stmt *s, int (*row)(sqlite3_stmt *, void *), 
     return 0;
 }
 
-/* ------------------------------------------------------------ open attempts */
+/* ------------------------------------------------------------ collected rows */
+/* Rows of `size` bytes, each zeroed and filled from a row of the query. */
 typedef struct {
-    db_open_attempt *v;
-    size_t n, cap;
-} attempt_list;
+    void *v;
+    size_t n, cap, size;
+    void (*fill)(sqlite3_stmt *s, void *row);
+} row_list;
 
-static int collect_attempt(sqlite3_stmt *s, void *ctx)
+static int collect_row(sqlite3_stmt *s, void *ctx)
 {
-    attempt_list *l = ctx;
-    if (TLM_GROW(l->v, l->cap, l->n + 1, 16))
+    row_list *l = ctx;
+    if (tlm_grow(&l->v, &l->cap, l->n + 1, l->size, 16))
         return TLM_ENOMEM;
-    db_open_attempt *a = &l->v[l->n++];
+    void *row = (char *)l->v + l->n++ * l->size;
+    memset(row, 0, l->size);
+    l->fill(s, row);
+    return 0;
+}
+
+/* Every row of sql, collected before the caller hands them on, so that its
+ * callback may write to the same connection: *rows (malloc'd), *n. */
+static int collect(db *d, const char *sql, size_t size, void (*fill)(sqlite3_stmt *, void *), void **rows,
+                   size_t *n, tlm_err *e, const char *what)
+{
+    sqlite3_stmt *s;
+    *rows = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(d->h, sql, -1, &s, NULL) != SQLITE_OK)
+        return db__fail(d, e, what);
+    row_list l = {.size = size, .fill = fill};
+    int rc = each_row(d, s, collect_row, &l, e, what);
+    if (rc == TLM_ENOMEM)
+        tlm_errf(e, rc, "out of memory");
+    *rows = l.v;
+    *n = l.n;
+    return rc;
+}
+
+/* ------------------------------------------------------------ open attempts */
+static void fill_attempt(sqlite3_stmt *s, void *row)
+{
+    db_open_attempt *a = row;
     a->id = sqlite3_column_int64(s, 0);
     copy_col(s, 1, a->job, sizeof a->job);
     a->pid = sqlite3_column_type(s, 2) == SQLITE_NULL ? 0 : sqlite3_column_int64(s, 2);
     copy_col(s, 3, a->device, sizeof a->device);
     copy_col(s, 4, a->executor, sizeof a->executor);
-    return 0;
 }
 
 int db_open_attempts(db *d, int (*cb)(void *ctx, const db_open_attempt *a), void *ctx, tlm_err *e)
 {
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(d->h, "SELECT id, job, pid, device, executor FROM attempts WHERE ended_at IS NULL ORDER BY id", -1,
-                           &s, NULL) != SQLITE_OK)
-        return db__fail(d, e, "reading open attempts");
-    /* collected first, so that cb may write to the same connection */
-    attempt_list l = {0};
-    int rc = each_row(d, s, collect_attempt, &l, e, "reading open attempts");
-    if (rc == TLM_ENOMEM)
-        tlm_errf(e, rc, "out of memory");
-    for (size_t i = 0; !rc && i < l.n; i++)
-        rc = cb(ctx, &l.v[i]);
-    free(l.v);
+    void *rows;
+    size_t n;
+    int rc = collect(d, "SELECT id, job, pid, device, executor FROM attempts WHERE ended_at IS NULL ORDER BY id",
+                     sizeof(db_open_attempt), fill_attempt, &rows, &n, e, "reading open attempts");
+    const db_open_attempt *v = rows;
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = cb(ctx, &v[i]);
+    free(rows);
     return rc;
 }
 
@@ -113,7 +138,8 @@ int db_sweep_summaries(db *d, int (*cb)(void *ctx, const db_sweep_summary *s), v
         " count(CASE WHEN sj.active AND j.status = 'failed' THEN 1 END),"
         " count(CASE WHEN sj.active AND j.status = 'interrupted' THEN 1 END),"
         " count(CASE WHEN NOT sj.active THEN 1 END),"
-        " total(CASE WHEN sj.active THEN min(j.tokens_done, j.tokens_total) END),"
+        " total(CASE WHEN sj.active THEN (CASE WHEN j.status = 'done' THEN j.tokens_total"
+        "  ELSE min(j.tokens_done, j.tokens_total) END) END),"
         " total(CASE WHEN sj.active THEN j.tokens_total END)"
         " FROM sweeps s LEFT JOIN sweep_jobs sj ON sj.sweep = s.name LEFT JOIN jobs j ON j.key = sj.job"
         " GROUP BY s.name ORDER BY s.created_at, s.name";
@@ -151,6 +177,10 @@ static int job_row(sqlite3_stmt *s, void *ctx)
     copy_col(s, 14, r.slurm_job, sizeof r.slurm_job);
     copy_col(s, 15, r.slurm_state, sizeof r.slurm_state);
     copy_col(s, 16, r.node, sizeof r.node);
+    r.has_val_ppl = sqlite3_column_int(s, 19);
+    r.val_ppl = r.has_val_ppl ? db_column_number(s, 17, 18) : NAN;
+    copy_col(s, 20, r.last_reason, sizeof r.last_reason);
+    copy_col(s, 21, r.last_message, sizeof r.last_message);
     return c->cb(c->ctx, &r);
 }
 
@@ -158,9 +188,12 @@ int db_sweep_jobs(db *d, const char *sweep, int (*cb)(void *ctx, const db_job_su
 {
     static const char sql[] =
         "SELECT j.key, j.label, j.arch, j.scale, j.seed, j.status, j.attempts, j.reason, j.tokens_done,"
-        " j.tokens_total, l.loss, l.job IS NOT NULL, j.message, a.executor, a.slurm_job, a.slurm_state, a.node"
+        " j.tokens_total, l.loss, l.job IS NOT NULL, j.message, a.executor, a.slurm_job, a.slurm_state, a.node,"
+        " v.value, v.nonfinite, v.job IS NOT NULL, a.reason, a.message"
         " FROM sweep_jobs sj JOIN jobs j ON j.key = sj.job"
         " LEFT JOIN steps l ON l.job = j.key AND l.step = (SELECT max(step) FROM steps WHERE job = j.key)"
+        " LEFT JOIN evals v ON v.job = j.key AND v.suite = 'val' AND v.metric = 'ppl' AND v.step ="
+        "  (SELECT max(step) FROM evals WHERE job = j.key AND suite = 'val' AND metric = 'ppl')"
         " LEFT JOIN attempts a ON a.id = (SELECT max(id) FROM attempts WHERE job = j.key)"
         " WHERE sj.sweep = ?1 AND sj.active ORDER BY sj.ord";
     sqlite3_stmt *s;
@@ -216,18 +249,9 @@ int db_job_prefix_known(db *d, const char *prefix, tlm_err *e)
 }
 
 /* ------------------------------------------------------------ open slurm attempts */
-typedef struct {
-    db_slurm_attempt *v;
-    size_t n, cap;
-} slurm_list;
-
-static int collect_slurm(sqlite3_stmt *s, void *ctx)
+static void fill_slurm(sqlite3_stmt *s, void *row)
 {
-    slurm_list *l = ctx;
-    if (TLM_GROW(l->v, l->cap, l->n + 1, 16))
-        return TLM_ENOMEM;
-    db_slurm_attempt *a = &l->v[l->n++];
-    memset(a, 0, sizeof *a);
+    db_slurm_attempt *a = row;
     a->id = sqlite3_column_int64(s, 0);
     copy_col(s, 1, a->job, sizeof a->job);
     a->n = sqlite3_column_int(s, 2);
@@ -238,24 +262,20 @@ static int collect_slurm(sqlite3_stmt *s, void *ctx)
     copy_col(s, 7, a->node, sizeof a->node);
     a->events_offset = sqlite3_column_int64(s, 8);
     a->started_at = sqlite3_column_double(s, 9);
-    return 0;
 }
 
 int db_open_slurm_attempts(db *d, int (*cb)(void *ctx, const db_slurm_attempt *a), void *ctx, tlm_err *e)
 {
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(d->h,
-                           "SELECT id, job, n, token, slurm_job, slurm_restart, slurm_state, node, events_offset, "
-                           "started_at FROM attempts WHERE ended_at IS NULL AND executor = 'slurm' ORDER BY id",
-                           -1, &s, NULL) != SQLITE_OK)
-        return db__fail(d, e, "reading open Slurm attempts");
-    slurm_list l = {0};
-    int rc = each_row(d, s, collect_slurm, &l, e, "reading open Slurm attempts");
-    if (rc == TLM_ENOMEM)
-        tlm_errf(e, rc, "out of memory");
-    for (size_t i = 0; !rc && i < l.n; i++)
-        rc = cb(ctx, &l.v[i]);
-    free(l.v);
+    void *rows;
+    size_t n;
+    int rc = collect(d,
+                     "SELECT id, job, n, token, slurm_job, slurm_restart, slurm_state, node, events_offset, "
+                     "started_at FROM attempts WHERE ended_at IS NULL AND executor = 'slurm' ORDER BY id",
+                     sizeof(db_slurm_attempt), fill_slurm, &rows, &n, e, "reading open Slurm attempts");
+    const db_slurm_attempt *v = rows;
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = cb(ctx, &v[i]);
+    free(rows);
     return rc;
 }
 

@@ -25,7 +25,8 @@ static const char *const SQL[DB_ST_COUNT] = {
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?17) "
         "ON CONFLICT(key) DO NOTHING",
     [DB_ST_JOB_STATE] =
-        "SELECT status, attempts, failures, reason, tokens_done, tokens_total, label FROM jobs WHERE key = ?1",
+        "SELECT status, attempts, failures, reason, tokens_done, tokens_total, label, seed, rerun FROM jobs "
+        "WHERE key = ?1",
     [DB_ST_JOB_STATUS] =
         "UPDATE jobs SET status = ?2, reason = ?3, message = ?4, updated_at = ?5, "
         "finished_at = CASE WHEN ?2 IN ('done', 'failed') THEN ?5 ELSE NULL END WHERE key = ?1",
@@ -34,6 +35,7 @@ static const char *const SQL[DB_ST_COUNT] = {
     [DB_ST_JOB_TOKENS] = "UPDATE jobs SET tokens_done = ?2 WHERE key = ?1",
     [DB_ST_JOB_FINAL] = "UPDATE jobs SET final_loss = ?2, final_val_loss = ?3, train_seconds = ?4 WHERE key = ?1",
     [DB_ST_JOB_CLEAR_FAILURES] = "UPDATE jobs SET failures = 0 WHERE key = ?1 AND failures <> 0",
+    [DB_ST_JOB_RERUN_DONE] = "UPDATE jobs SET rerun = 0 WHERE key = ?1 AND rerun <> 0",
     /* Reconciliation states: 0/1 inactive/active at rest; during a pass
      * 2 = was inactive, 3 = was active (not listed yet), 1 = still listed,
      * 4 = newly listed. */
@@ -192,16 +194,18 @@ int db_job_state_get(db *d, const char *key, db_job_state *st, tlm_err *e)
     st->tokens_done = sqlite3_column_int64(s, 4);
     st->tokens_total = sqlite3_column_int64(s, 5);
     tlm_msg_copy(st->label, sizeof st->label, (const char *)sqlite3_column_text(s, 6));
+    st->seed = sqlite3_column_int64(s, 7);
+    st->rerun = sqlite3_column_int(s, 8);
     sqlite3_reset(s);
     return 1;
 }
 
-int db_job_set_status(db *d, const char *key, const char *status, const char *reason, const char *message,
+int db_job_set_status(db *d, const char *key, db_job_status status, const char *reason, const char *message,
                       tlm_err *e)
 {
     STMT(DB_ST_JOB_STATUS);
     sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 2, status, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, db_job_status_name(status), -1, SQLITE_STATIC);
     db__bind_text(s, 3, reason);
     db__bind_text(s, 4, message);
     sqlite3_bind_double(s, 5, tlm_clock_wall());
@@ -232,6 +236,11 @@ static int job_key_only(db *d, db_stmt_id id, const char *key, tlm_err *e, const
     STMT(id);
     sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
     return db__run(d, s, e, what);
+}
+
+int db_job_rerun_done(db *d, const char *key, tlm_err *e)
+{
+    return job_key_only(d, DB_ST_JOB_RERUN_DONE, key, e, "ending a job's rerun");
 }
 
 int db_job_add_failure(db *d, const char *key, tlm_err *e)
@@ -270,7 +279,8 @@ int db_job_reset(db *d, const char *key, tlm_err *e)
         "DELETE FROM layer_stats WHERE job = ?1",
         "DELETE FROM checkpoints WHERE job = ?1",
         "UPDATE jobs SET status = 'pending', failures = 0, tokens_done = 0, reason = NULL, message = NULL, "
-        "finished_at = NULL, final_loss = NULL, final_val_loss = NULL, train_seconds = NULL WHERE key = ?1",
+        "finished_at = NULL, final_loss = NULL, final_val_loss = NULL, train_seconds = NULL, rerun = 1 "
+        "WHERE key = ?1",
     };
     for (size_t i = 0; i < sizeof sql / sizeof sql[0]; i++) {
         sqlite3_stmt *s;

@@ -1,9 +1,9 @@
--- schema.sql: results.db, the current schema (version 5, PRAGMA user_version).
+-- schema.sql: results.db, the current schema (version 6, PRAGMA user_version).
 --
 -- db/db.c runs this file on a new database and sets user_version; an older
 -- database is brought forward by the steps in db/migrations.c instead, and
 -- must end up identical to what this file creates (tests/db/test_migrate
--- checks it).  Names may grow, never change.  Versions 1 to 4 are kept in
+-- checks it).  Names may grow, never change.  Versions 1 to 5 are kept in
 -- db/history/.
 --
 -- tlmd is the only writer.  Readers (tlm-report, tlmd status, sqlite3 by
@@ -71,7 +71,10 @@ CREATE TABLE IF NOT EXISTS jobs (
     finished_at  REAL,                     -- when it became done (or failed for good)
     final_loss   REAL,                     -- the `done` event's training loss (NULL: not done, or NaN)
     final_val_loss REAL,                   -- the `done` event's validation loss, if it reported one
-    train_seconds REAL                     -- the `done` event's elapsed_s (training time, resumes summed by the worker)
+    train_seconds REAL,                    -- the `done` event's elapsed_s (training time, resumes summed by the worker)
+    -- version 6
+    rerun        INTEGER NOT NULL DEFAULT 0 -- 1: `tlmd --rerun` reset it and no run of it has finished since; a
+                                           -- --rerun then resumes it (it applies once), a finished run clears it
 );
 CREATE INDEX IF NOT EXISTS jobs_status ON jobs(status);
 CREATE INDEX IF NOT EXISTS jobs_axes ON jobs(arch, scale, schedule, ratio_start, ratio_end);

@@ -47,6 +47,11 @@ void orc_classify(const orc_exit *x, orc_outcome *o)
         snprintf(o->message, sizeof o->message, "killed by signal %d (%s)", x->signal, strsignal(x->signal));
         return;
     }
+    if (x->saw_done && x->done_nonfinite) {
+        set(o, tlm_status_kind(TLM_EDIVERGED), ORC_NEXT_FAIL,
+            "the worker reported done with a final number that is not finite: no success");
+        return;
+    }
     if (x->status == TLM_EXIT_OK) {
         if (x->saw_done)
             set(o, "done", ORC_NEXT_DONE, "");

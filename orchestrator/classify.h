@@ -36,6 +36,7 @@ typedef struct orc_exit {
     int kill_reason;     /* orc_kill_reason: why tlmd signalled it, if it did */
     int saw_done;        /* a valid `done` event arrived */
     const char *error_kind; /* from an `error` event, or NULL */
+    int done_nonfinite;  /* the `done` event's loss or validation loss is NaN or infinite */
 } orc_exit;
 
 typedef struct orc_outcome {

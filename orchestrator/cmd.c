@@ -21,10 +21,10 @@ void orc_cmd_result_free(orc_cmd_result *r)
     r->out = NULL;
 }
 
-int orc_cmd_run(char *const argv[], double timeout, size_t out_max, orc_cmd_result *r, tlm_err *e)
+/* The command with stdin /dev/null, stdout and stderr into two pipes
+ * (their read ends in fds), default signal dispositions: 0 or an error. */
+static int spawn(char *const argv[], pid_t *pid, int fds[2], tlm_err *e)
 {
-    memset(r, 0, sizeof *r);
-    r->status = -1;
     int po[2] = {-1, -1}, pe[2] = {-1, -1};
     if (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC)) {
         int err = errno;
@@ -50,8 +50,7 @@ int orc_cmd_run(char *const argv[], double timeout, size_t out_max, orc_cmd_resu
     posix_spawnattr_setsigmask(&at, &none);
     posix_spawnattr_setsigdefault(&at, &all);
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    pid_t pid;
-    int rc = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
+    int rc = posix_spawnp(pid, argv[0], &fa, &at, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     close(po[1]);
@@ -61,11 +60,56 @@ int orc_cmd_run(char *const argv[], double timeout, size_t out_max, orc_cmd_resu
         close(pe[0]);
         return tlm_errf(e, TLM_EIO, "cannot run %s: %s", argv[0], strerror(rc));
     }
-    size_t cap = 4096, n = 0, en = 0;
-    char *out = malloc(cap);
-    int too_long = 0, oom = !out;
+    fds[0] = po[0];
+    fds[1] = pe[0];
+    return 0;
+}
+
+/* What the command printed so far: stdout up to its bound, the start of stderr. */
+typedef struct output {
+    char *out;
+    size_t n, cap, max, en;
+    int too_long, oom;
+} output;
+
+static void keep_out(output *o, const char *buf, size_t got)
+{
+    if (!o->out || o->too_long)
+        return;
+    if (o->n + got + 1 > o->max) {
+        o->too_long = 1;
+        return;
+    }
+    if (o->n + got + 1 > o->cap) {
+        size_t cap = o->cap;
+        while (o->n + got + 1 > cap)
+            cap *= 2;
+        char *t = realloc(o->out, cap);
+        if (!t) {
+            o->oom = o->too_long = 1;
+            return;
+        }
+        o->out = t;
+        o->cap = cap;
+    }
+    memcpy(o->out + o->n, buf, got);
+    o->n += got;
+}
+
+static void keep_err(output *o, orc_cmd_result *r, const char *buf, size_t got)
+{
+    for (size_t c = 0; c < got && o->en + 1 < sizeof r->err; c++) {
+        unsigned char ch = (unsigned char)buf[c];
+        r->err[o->en++] = ch == '\n' ? ' ' : (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;
+    }
+    r->err[o->en] = '\0';
+}
+
+/* Both pipes until they close or the time is up (r->timed_out). */
+static void read_all(int fd[2], double timeout, output *o, orc_cmd_result *r)
+{
     double end = tlm_clock_mono() + timeout;
-    struct pollfd fds[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
+    struct pollfd fds[2] = {{fd[0], POLLIN, 0}, {fd[1], POLLIN, 0}};
     int open_fds = 2;
     while (open_fds > 0) {
         double left = end - tlm_clock_mono();
@@ -89,54 +133,46 @@ int orc_cmd_run(char *const argv[], double timeout, size_t out_max, orc_cmd_resu
                 close(fds[i].fd);
                 fds[i].fd = -1;
                 open_fds--;
-                continue;
-            }
-            if (i == 0 && out && !too_long) {
-                if (n + (size_t)got + 1 > out_max) {
-                    too_long = 1;
-                } else {
-                    if (n + (size_t)got + 1 > cap) {
-                        while (n + (size_t)got + 1 > cap)
-                            cap *= 2;
-                        char *t = realloc(out, cap);
-                        if (!t) {
-                            oom = 1;
-                            too_long = 1;
-                            continue;
-                        }
-                        out = t;
-                    }
-                    memcpy(out + n, buf, (size_t)got);
-                    n += (size_t)got;
-                }
-            } else if (i == 1) {
-                for (ssize_t c = 0; c < got && en + 1 < sizeof r->err; c++) {
-                    unsigned char ch = (unsigned char)buf[c];
-                    r->err[en++] = ch == '\n' ? ' ' : (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;
-                }
-                r->err[en] = '\0';
+            } else if (i == 0) {
+                keep_out(o, buf, (size_t)got);
+            } else {
+                keep_err(o, r, buf, (size_t)got);
             }
         }
     }
     for (int i = 0; i < 2; i++)
         if (fds[i].fd >= 0)
             close(fds[i].fd);
+}
+
+int orc_cmd_run(char *const argv[], double timeout, size_t out_max, orc_cmd_result *r, tlm_err *e)
+{
+    memset(r, 0, sizeof *r);
+    r->status = -1;
+    pid_t pid;
+    int fd[2];
+    int rc = spawn(argv, &pid, fd, e);
+    if (rc)
+        return rc;
+    output o = {.out = malloc(4096), .cap = 4096, .max = out_max};
+    o.oom = !o.out;
+    read_all(fd, timeout, &o, r);
     if (r->timed_out)
         kill(pid, SIGKILL);
     int ws;
     while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
     }
-    while (en > 0 && r->err[en - 1] == ' ')
-        r->err[--en] = '\0';
+    while (o.en > 0 && r->err[o.en - 1] == ' ')
+        r->err[--o.en] = '\0';
     if (!r->timed_out && WIFEXITED(ws))
         r->status = WEXITSTATUS(ws);
-    if (oom || too_long) {
-        free(out);
-        return oom ? tlm_errf(e, TLM_ENOMEM, "out of memory reading %s's output", argv[0])
-                   : tlm_errf(e, TLM_EIO, "%s printed more than %zu bytes", argv[0], out_max);
+    if (o.oom || o.too_long) {
+        free(o.out);
+        return o.oom ? tlm_errf(e, TLM_ENOMEM, "out of memory reading %s's output", argv[0])
+                     : tlm_errf(e, TLM_EIO, "%s printed more than %zu bytes", argv[0], out_max);
     }
-    out[n] = '\0';
-    r->out = out;
-    r->out_len = n;
+    o.out[o.n] = '\0';
+    r->out = o.out;
+    r->out_len = o.n;
     return 0;
 }

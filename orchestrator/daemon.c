@@ -1,13 +1,15 @@
 /* daemon.c: tlmd's event loop.  Opens results.db (the only writer: a lock
  * on the database file keeps a second daemon out), checks that --runs
  * belongs to it (pairing.h), recovers from a predecessor that died, loads
- * the sweeps, then starts jobs on free slots in order, batches event rows
- * into transactions committed every 100 ms (and at once for events
- * something relies on), retries what failed retriably after a delay that
- * doubles with each failure in a row, and stops cleanly on SIGINT/SIGTERM
- * (a second signal forces).  Exits 0 only when every job of the given
- * sweeps is done.
- * Must not: act on an event or an exit before it is committed. */
+ * the sweeps, then starts jobs on free slots in order (attempt.c starts
+ * each through the executor), batches event rows into transactions
+ * committed every 100 ms (and at once for events something relies on),
+ * decides what each attempt's end means for its job, retries what failed
+ * retriably after a delay that doubles with each failure in a row, and
+ * stops cleanly on SIGINT/SIGTERM (a second signal forces).  Exits 0 only
+ * when every job of the given sweeps is done.
+ * Must not: act on an event or an exit before it is committed; keep an
+ * attempt's row or talk to a process itself (attempt.c, the executors). */
 #include "orchestrator/daemon.h"
 
 #include <errno.h>
@@ -59,7 +61,7 @@ static void stop_all(orc_daemon *d, int kill_reason)
 {
     for (int s = 0; s < d->n_slots; s++)
         if (d->slots[s].run)
-            d->ex.stop(d->slots[s].run, kill_reason);
+            orc_attempt_stop(d->slots[s].run, kill_reason);
 }
 
 void orc_fatal(orc_daemon *d, const tlm_err *e)
@@ -164,15 +166,15 @@ static void machine_note(const orc_daemon *d, const orc_job *j, int final, char 
                  j->machine_faults, d->o->max_machine_faults);
 }
 
-/* A job whose worker could not even be started (run folder, log, spawn):
- * an attempt without a process.  Nothing of the job was tried, so it is a
- * fault of the machine (or of tlmd), never counted against the job. */
-static void start_failed(orc_daemon *d, size_t job, const tlm_err *why)
+/* A job whose worker could not even be started (run folder, log, spawn,
+ * sbatch): an attempt without a process (`row`: the one the executor's
+ * record opened, else 0).  Nothing of the job was tried, so it is a fault
+ * of the machine (or of tlmd), never counted against the job. */
+static void start_failed(orc_daemon *d, size_t job, int64_t row, const tlm_err *why)
 {
     orc_job *j = &d->plan.jobs.v[job];
     tlm_err e;
     int n = 0;
-    int64_t id = 0;
     j->streak++;
     j->machine_faults++;
     int final = j->machine_faults >= d->o->max_machine_faults;
@@ -180,21 +182,9 @@ static void start_failed(orc_daemon *d, size_t job, const tlm_err *why)
     machine_note(d, j, final, note, sizeof note);
     tlm_msg_printf(message, sizeof message, "cannot start: %s; %s", why->msg, note);
     orc_batch(d);
-    db_attempt_row ar = {.job = j->key, .host = d->host, .device = "-", .started_at = tlm_clock_wall()};
     const char *reason = tlm_status_kind(TLM_EIO); /* a fault of the machine (common/failure.h) */
-    db_attempt_end end = {.ended_at = tlm_clock_wall(), .exit_code = -1, .reason = reason, .message = message,
-                          .step = -1, .tokens = -1};
-    /* the slurm executor records its attempt before sbatch: that one ends here */
-    if (d->start_attempt > 0) {
-        id = d->start_attempt;
-        n = j->attempts;
-        d->start_attempt = 0;
-    } else if (db_job_start_attempt(d->db, j->key, &n, &e) || ((ar.n = n), db_attempt_begin(d->db, &ar, &id, &e))) {
-        orc_fatal(d, &e);
-        return;
-    }
-    if (db_attempt_finish(d->db, id, &end, &e) ||
-        db_job_set_status(d->db, j->key, final ? "failed" : "pending", reason, message, &e)) {
+    if (orc_attempt_record_unstarted(d, job, row, reason, message, &n, &e) ||
+        db_job_set_status(d->db, j->key, final ? DB_JOB_FAILED : DB_JOB_PENDING, reason, message, &e)) {
         orc_fatal(d, &e);
         return;
     }
@@ -212,13 +202,30 @@ static void start_failed(orc_daemon *d, size_t job, const tlm_err *why)
     orc_commit(d);
 }
 
+int orc_slot_find(orc_daemon *d, int grow)
+{
+    for (int s = 0; s < d->n_slots; s++)
+        if (!d->slots[s].run)
+            return s;
+    if (!grow || d->n_slots == 0 || d->n_slots == ORC_MAX_SLOTS)
+        return -1;
+    d->slots[d->n_slots].spec = d->slots[0].spec;
+    return d->n_slots++;
+}
+
+void orc_run_placed(orc_daemon *d, orc_run *r, int started)
+{
+    d->plan.jobs.v[r->job].status = ORC_RUNNING;
+    d->slots[r->slot].run = r;
+    d->n_running++;
+    if (started)
+        d->attempts_started++;
+}
+
 static void orc_dispatch(orc_daemon *d)
 {
     while (!d->stopping) {
-        int slot = -1;
-        for (int s = 0; s < d->n_slots && slot < 0; s++)
-            if (!d->slots[s].run)
-                slot = s;
+        int slot = orc_slot_find(d, 0);
         if (slot < 0)
             break;
         long job = next_job(d);
@@ -226,11 +233,11 @@ static void orc_dispatch(orc_daemon *d)
             break;
         double t = tlm_clock_mono();
         tlm_err e;
-        d->start_attempt = 0;
-        if (d->ex.start(d, (size_t)job, slot, &e)) {
+        int64_t row = 0;
+        if (orc_attempt_start(d, (size_t)job, slot, &row, &e)) {
             if (d->fatal)
                 break;
-            start_failed(d, (size_t)job, &e);
+            start_failed(d, (size_t)job, row, &e);
             continue;
         }
         double ms = (tlm_clock_mono() - t) * 1e3;
@@ -249,170 +256,118 @@ static void orc_dispatch(orc_daemon *d)
 }
 
 /* ------------------------------------------------------------ attempt end */
-/* Last non-empty line of the worker's stderr, for failures it did not explain. */
-static void stderr_tail(const char *run_dir, char *out, size_t cap)
+/* What an attempt's end means for its job: one verdict per outcome. */
+typedef struct verdict {
+    int status;          /* orc_job_status: the job's state here and in results.db */
+    const char *reason;  /* jobs.reason, with the message (NULL: both cleared) */
+    int failure;         /* a failure of the job's own making: counted against --max-attempts */
+    int final_losses;    /* the `done` event's losses go into the job's row */
+    double retry_in;     /* >= 0: started again after this many seconds, unless tlmd is stopping */
+    uint64_t *count;     /* the summary's counter it adds to, or NULL */
+    char say[TLM_MSG_MAX + 256]; /* the log line */
+} verdict;
+
+/* The one switch over the outcome (message may gain the machine's note). */
+static void judge(orc_daemon *d, const orc_run *r, const orc_outcome *out, char *message, size_t cap, verdict *v)
 {
-    out[0] = '\0';
-    char path[TLM_PATH_CAP];
-    if ((size_t)snprintf(path, sizeof path, "%s/worker.log", run_dir) >= sizeof path)
-        return; /* cannot happen: run folders leave room for their files (TLM_RUN_DIR_MAX) */
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return;
-    char buf[2048];
-    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : 0;
-    long from = size > (long)sizeof buf - 1 ? size - (long)sizeof buf + 1 : 0;
-    fseek(f, from, SEEK_SET);
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
-        buf[--n] = '\0';
-    char *line = strrchr(buf, '\n');
-    line = line ? line + 1 : buf;
-    if (!strncmp(line, "=== tlmd: attempt ", 18)) /* supervise.c's header: the worker said nothing */
-        return;
-    size_t k = 0;
-    for (; *line && k + 1 < cap; line++)
-        out[k++] = ((unsigned char)*line >= 0x20 && (unsigned char)*line < 0x7f) ? *line : '?';
-    out[k] = '\0';
+    orc_job *j = &d->plan.jobs.v[r->job];
+    const char *resumes = "it resumes on the next start";
+    *v = (verdict){.status = ORC_PENDING, .reason = out->reason, .retry_in = -1};
+    switch (out->next) {
+    case ORC_NEXT_DONE:
+        *v = (verdict){.status = ORC_DONE, .final_losses = 1, .retry_in = -1, .count = &d->done_now};
+        snprintf(v->say, sizeof v->say, "job %.12s (%s) done in %.1f s, loss %.4g", j->key, r->label,
+                 tlm_clock_mono() - r->started, r->final_loss);
+        break;
+    case ORC_NEXT_INTERRUPTED:
+        *v = (verdict){.status = ORC_INTERRUPTED, .retry_in = -1, .count = &d->interrupted_now};
+        snprintf(v->say, sizeof v->say, "job %.12s (%s) interrupted at step %lld; %s", j->key, r->label,
+                 (long long)r->step, resumes);
+        break;
+    case ORC_NEXT_FAIL:
+        v->status = ORC_FAILED;
+        v->count = &d->failed_now;
+        snprintf(v->say, sizeof v->say, "job %.12s (%s) failed (%s, not retried): %s", j->key, r->label,
+                 out->reason, message);
+        break;
+    case ORC_NEXT_REQUEUE:
+        v->retry_in = 0;
+        snprintf(v->say, sizeof v->say, "job %.12s (%s) attempt %d reached its time limit at step %lld: %s", j->key,
+                 r->label, r->n, (long long)r->step, d->stopping ? resumes : "submitted again");
+        break;
+    case ORC_NEXT_RETRY: {
+        int machine = out->machine;
+        j->streak++;
+        j->machine_faults = machine ? j->machine_faults + 1 : 0;
+        v->failure = !machine;
+        int final = machine ? j->machine_faults >= d->o->max_machine_faults : j->failures + 1 >= d->o->max_attempts;
+        if (machine) {
+            char note[320];
+            machine_note(d, j, final, note, sizeof note);
+            size_t n = strlen(message);
+            snprintf(message + n, cap - n, "%s%s", n ? "; " : "", note);
+        }
+        if (final) {
+            v->status = ORC_FAILED;
+            v->count = &d->failed_now;
+            snprintf(v->say, sizeof v->say, "job %.12s (%s) failed (%s) after %d attempt(s): %s", j->key, r->label,
+                     out->reason, machine ? j->machine_faults : j->failures + 1, message);
+        } else {
+            v->retry_in = retry_delay(d->o, j->streak);
+            char when[48];
+            fmt_retry(v->retry_in, when, sizeof when);
+            snprintf(v->say, sizeof v->say, "job %.12s (%s) attempt %d ended: %s: %s; %s", j->key, r->label, r->n,
+                     out->reason, message, d->stopping ? resumes : when);
+        }
+        break;
+    }
+    }
+}
+
+/* The attempt's end and its job's new state: one commit, before anything acts on it. */
+static void record(orc_daemon *d, orc_run *r, const orc_outcome *out, const char *message, const verdict *v)
+{
+    const char *key = d->plan.jobs.v[r->job].key;
+    tlm_err e;
+    orc_batch(d); /* with the attempt's last events */
+    int rc = orc_attempt_record_end(r, out->reason, message, &e);
+    if (!rc && v->final_losses)
+        rc = db_job_set_final(d->db, key, r->final_loss, r->final_val_loss, r->elapsed_s, &e);
+    if (!rc && v->failure)
+        rc = db_job_add_failure(d->db, key, &e);
+    if (!rc)
+        rc = db_job_set_status(d->db, key, v->status, v->reason, v->reason ? message : NULL, &e);
+    if (rc)
+        orc_fatal(d, &e);
+    else
+        orc_commit(d);
 }
 
 void orc_run_finished(orc_daemon *d, orc_run *r)
 {
     orc_job *j = &d->plan.jobs.v[r->job];
-    orc_exit x = {.exited = r->term_signal == 0, .status = (int)r->exit_status, .signal = r->term_signal,
-                  .kill_reason = r->kill_reason, .saw_done = r->saw_done,
-                  .error_kind = r->error_kind[0] ? r->error_kind : NULL};
+    orc_exit x;
     orc_outcome out;
+    orc_attempt_exit(r, &x);
     orc_classify(&x, &out);
     char message[TLM_MSG_MAX];
-    if (r->stall_note[0])
-        tlm_msg_printf(message, sizeof message, "%s (%s)", out.message, r->stall_note);
-    else
-        tlm_msg_copy(message, sizeof message, out.message);
-    if (r->message[0]) {
-        size_t n = strlen(message);
-        tlm_msg_printf(message + n, sizeof message - n, "%s%s", n ? ": " : "", r->message);
-    } else if (out.next != ORC_NEXT_DONE && out.next != ORC_NEXT_INTERRUPTED && out.next != ORC_NEXT_REQUEUE) {
-        char tail[300];
-        stderr_tail(r->run_dir, tail, sizeof tail);
-        size_t n = strlen(message);
-        if (tail[0])
-            tlm_msg_printf(message + n, sizeof message - n, "%slast stderr line: %s", n ? "; " : "", tail);
-    }
-    if (r->protocol_errors) {
-        size_t n = strlen(message);
-        tlm_msg_printf(message + n, sizeof message - n, "%s%d invalid event line(s)", n ? "; " : "",
-                       r->protocol_errors);
-    }
-
-    int machine = out.next == ORC_NEXT_RETRY && out.machine;
-    if (out.next == ORC_NEXT_RETRY) {
-        j->streak++;
-        j->machine_faults = machine ? j->machine_faults + 1 : 0;
-    }
-    int final_failure = out.next == ORC_NEXT_FAIL ||
-                        (out.next == ORC_NEXT_RETRY && (machine ? j->machine_faults >= d->o->max_machine_faults
-                                                                : j->failures + 1 >= d->o->max_attempts));
-    if (machine) {
-        char note[320];
-        machine_note(d, j, final_failure, note, sizeof note);
-        size_t n = strlen(message);
-        snprintf(message + n, sizeof message - n, "%s%s", n ? "; " : "", note);
-    }
-    if (!d->fatal) {
-        orc_batch(d); /* the attempt's last events and its end: one commit, before anything acts on it */
-        tlm_err e;
-        db_attempt_end end = {.ended_at = tlm_clock_wall(), .exit_code = x.exited ? x.status : -1, .signal = x.signal,
-                              .reason = out.reason, .message = message[0] ? message : NULL, .step = r->step,
-                              .tokens = r->tokens, .protocol_errors = r->protocol_errors};
-        int rc = db_attempt_finish(d->db, r->attempt, &end, &e);
-        if (!rc && r->got_start) /* an attempt that never started knows nothing of the progress */
-            rc = db_job_set_tokens(d->db, j->key, r->tokens, &e);
-        if (!rc) {
-            switch (out.next) {
-            case ORC_NEXT_DONE:
-                rc = db_job_set_final(d->db, j->key, r->final_loss, r->final_val_loss, r->elapsed_s, &e);
-                if (!rc)
-                    rc = db_job_set_status(d->db, j->key, "done", NULL, NULL, &e);
-                break;
-            case ORC_NEXT_RETRY:
-                if (!machine)
-                    rc = db_job_add_failure(d->db, j->key, &e);
-                if (!rc)
-                    rc = db_job_set_status(d->db, j->key, final_failure ? "failed" : "pending", out.reason, message,
-                                           &e);
-                break;
-            case ORC_NEXT_FAIL:
-                rc = db_job_set_status(d->db, j->key, "failed", out.reason, message, &e);
-                break;
-            case ORC_NEXT_INTERRUPTED:
-                rc = db_job_set_status(d->db, j->key, "interrupted", NULL, NULL, &e);
-                break;
-            case ORC_NEXT_REQUEUE:
-                rc = db_job_set_status(d->db, j->key, "pending", out.reason, message, &e);
-                break;
-            }
-        }
-        if (rc)
-            orc_fatal(d, &e);
-        else
-            orc_commit(d);
-    }
-
-    double secs = tlm_clock_mono() - r->started;
-    switch (out.next) {
-    case ORC_NEXT_DONE:
-        j->status = ORC_DONE;
-        d->done_now++;
-        orc_say(d, "job %.12s (%s) done in %.1f s, loss %.4g", j->key, r->label, secs, r->final_loss);
-        break;
-    case ORC_NEXT_INTERRUPTED:
-        j->status = ORC_INTERRUPTED;
-        d->interrupted_now++;
-        orc_say(d, "job %.12s (%s) interrupted at step %lld; it resumes on the next start", j->key, r->label,
-                (long long)r->step);
-        break;
-    case ORC_NEXT_RETRY:
-        if (!machine)
-            j->failures++;
-        if (final_failure) {
-            j->status = ORC_FAILED;
-            d->failed_now++;
-            orc_say(d, "job %.12s (%s) failed (%s) after %d attempt(s): %s", j->key, r->label, out.reason,
-                    machine ? j->machine_faults : j->failures, message);
-        } else {
-            j->status = ORC_PENDING;
-            double delay = retry_delay(d->o, j->streak);
-            char when[48];
-            fmt_retry(delay, when, sizeof when);
-            orc_say(d, "job %.12s (%s) attempt %d ended: %s: %s; %s", j->key, r->label, r->n, out.reason, message,
-                    d->stopping ? "it resumes on the next start" : when);
-            if (!d->stopping) {
-                orc_retry_later(d, r->job, delay);
-                d->retried_now++;
-            }
-        }
-        break;
-    case ORC_NEXT_FAIL:
-        j->status = ORC_FAILED;
-        d->failed_now++;
-        orc_say(d, "job %.12s (%s) failed (%s, not retried): %s", j->key, r->label, out.reason, message);
-        break;
-    case ORC_NEXT_REQUEUE:
-        j->status = ORC_PENDING;
-        orc_say(d, "job %.12s (%s) attempt %d reached its time limit at step %lld: %s", j->key, r->label, r->n,
-                (long long)r->step, d->stopping ? "it resumes on the next start" : "submitted again");
-        if (!d->stopping) {
-            orc_retry_later(d, r->job, 0);
-            d->retried_now++;
-        }
-        break;
+    orc_attempt_message(r, &out, message, sizeof message);
+    verdict v;
+    judge(d, r, &out, message, sizeof message, &v);
+    if (!d->fatal)
+        record(d, r, &out, message, &v);
+    j->status = (uint8_t)v.status;
+    j->failures += v.failure;
+    if (v.count)
+        (*v.count)++;
+    orc_say(d, "%s", v.say);
+    if (v.retry_in >= 0 && !d->stopping) {
+        orc_retry_later(d, r->job, v.retry_in);
+        d->retried_now++;
     }
     d->slots[r->slot].run = NULL;
     d->n_running--;
-    d->ex.close(r);
+    orc_attempt_free(r);
     orc_dispatch(d);
 }
 
@@ -459,12 +414,8 @@ static void on_signal(uv_signal_t *h, int signum)
         d->forced = 1;
         orc_say(d, "%s again: killing %d worker(s) now", strsignal(signum), d->n_running);
         for (int s = 0; s < d->n_slots; s++)
-            if (d->slots[s].run) {
-                d->slots[s].run->kill_sent = 1;
-                if (!d->slots[s].run->kill_reason)
-                    d->slots[s].run->kill_reason = ORC_KILL_SHUTDOWN;
-                d->ex.signal(d->slots[s].run, SIGKILL);
-            }
+            if (d->slots[s].run)
+                orc_attempt_kill(d->slots[s].run, ORC_KILL_SHUTDOWN);
     }
 }
 
@@ -502,29 +453,19 @@ static int find_worker(const orc_opts *o, char *out, size_t cap, tlm_err *e)
 static int exit_status(orc_daemon *d)
 {
     if (d->fatal)
-        return 3;
+        return ORC_EXIT_ERROR;
     size_t done = 0;
-    for (size_t i = 0; i < d->plan.jobs.n; i++) {
+    for (size_t i = 0; i < d->plan.jobs.n; i++)
         done += d->plan.jobs.v[i].status == ORC_DONE;
-    }
     if (done == d->plan.jobs.n)
-        return 0;
-    if (d->stopping)
-        return 75;
-    return 1;
+        return ORC_EXIT_OK;
+    return d->stopping ? ORC_EXIT_STOPPED : ORC_EXIT_FAILED;
 }
 
-int orc_daemon_run(const orc_opts *o, tlm_err *e)
+/* The executor, its slots, the worker and this host's name. */
+static int set_up(orc_daemon *d, tlm_err *e)
 {
-    orc_daemon *d = calloc(1, sizeof *d);
-    if (!d) {
-        tlm_errf(e, TLM_ENOMEM, "out of memory");
-        return 3;
-    }
-    d->o = o;
-    d->t0 = tlm_clock_mono();
-    d->tty = o->progress < 0 ? isatty(STDOUT_FILENO) : o->progress;
-    int lock_fd = -1, runs_fd = -1, status = 2, loop_ok = 0, created = 0, discard = 0;
+    const orc_opts *o = d->o;
     orc_slot_spec specs[ORC_MAX_SLOTS];
     int slurm = o->executor && !strcmp(o->executor, "slurm");
     if (slurm) {
@@ -539,73 +480,75 @@ int orc_daemon_run(const orc_opts *o, tlm_err *e)
     if (find_worker(o, d->worker, sizeof d->worker, e) || (slurm && orc_executor_slurm(&d->ex, o, e)) ||
         (!slurm &&
          orc_slots_plan(o->devices, o->workers, o->threads_per_worker, specs, &d->n_slots, &d->threads, e)))
-        goto out;
+        return e->code ? e->code : TLM_EINTERNAL;
     for (int i = 0; i < d->n_slots; i++)
         d->slots[i].spec = specs[i];
     if (gethostname(d->host, sizeof d->host) != 0)
         snprintf(d->host, sizeof d->host, "?");
     d->host[sizeof d->host - 1] = '\0';
+    return 0;
+}
 
+typedef struct held {
+    int lock_fd, runs_fd;
+    int created;  /* results.db was made by this very command */
+} held;
+
+/* results.db (created, locked, opened), the runs folder (made, locked,
+ * claimed), a dead predecessor's attempts closed, the plan loaded, the
+ * executor's own recovery: 0, or the exit status. */
+static int open_all(orc_daemon *d, held *h, int *discard, tlm_err *e)
+{
+    const orc_opts *o = d->o;
     /* the sweeps first: a bad or missing one is refused before results.db
      * or the runs folder exist (orc_plan_load reads them again, under the
      * lock, and records them) */
     int rc = orc_plan_check(o, e);
-    if (rc) {
-        status = rc == TLM_ECONFIG ? 2 : 3;
-        goto out;
-    }
-    status = 3;
+    if (rc)
+        return orc_exit_error(rc);
     /* the lock is on the database file itself (whatever path names it), so
      * the file exists first; then the runs folder, locked too: a copy of the
-     * database (the same id) must not share it with the original's daemon */
-    if (db_create(o->db_path, &created, e)) {
-        status = e->code == TLM_ECONFIG ? 2 : 3; /* a FIFO, a device, a folder */
-        goto out;
-    }
-    if ((lock_fd = orc_lock_acquire(o->db_path, e)) < 0) {
-        status = e->code == TLM_ECONFIG ? 2 : 3;
-        goto out;
-    }
-    if (db_open(o->db_path, DB_READWRITE, &d->db, e)) {
-        status = e->code == TLM_ECONFIG ? 2 : 3; /* not a TLM database, or a newer one */
-        goto out;
-    }
+     * database (the same id) must not share it with the original's daemon.
+     * The database's refusals (a FIFO, a device, a folder; not a TLM
+     * database, or a newer one) are the user's. */
+    if (db_create(o->db_path, &h->created, e) || (h->lock_fd = orc_lock_acquire(o->db_path, e)) < 0 ||
+        db_open(o->db_path, DB_READWRITE, &d->db, e))
+        return orc_exit_error(e->code);
     if (tlm_mkdir_p(o->runs_dir, e)) {
         tlm_err_prefix(e, "--runs");
-        goto out;
+        return ORC_EXIT_ERROR;
     }
-    if ((runs_fd = orc_lock_runs(o->runs_dir, e)) < 0 ||
+    if ((h->runs_fd = orc_lock_runs(o->runs_dir, e)) < 0 ||
         orc_pairing_claim(o->runs_dir, o->db_path, d->db, o->adopt_runs, stdout, e)) {
-        status = e->code == TLM_ECONFIG ? 2 : 3;
         /* a database made by this very command (a mistyped --db) goes again:
          * the refusal changes nothing */
-        discard = created && status == 2;
-        goto out;
+        *discard = h->created && orc_exit_error(e->code) == ORC_EXIT_USAGE;
+        return orc_exit_error(e->code);
     }
     if (orc_recover(d->db, stdout, e))
-        goto out;
+        return ORC_EXIT_ERROR;
     rc = orc_plan_load(&d->plan, o, d->db, stdout, e);
-    if (rc) {
-        status = rc == TLM_ECONFIG ? 2 : 3;
-        goto out;
-    }
-    if (d->ex.recover && d->ex.recover(d, e))
-        goto out;
-    if (db_checkpointer_start(d->db, o->db_path, 1000, &d->ckpt, e))
-        goto out;
-    if (slurm)
+    if (rc)
+        return orc_exit_error(rc);
+    if ((d->ex.recover && d->ex.recover(d, e)) || db_checkpointer_start(d->db, o->db_path, 1000, &d->ckpt, e))
+        return ORC_EXIT_ERROR;
+    if (!strcmp(d->ex.name, "slurm"))
         printf("tlmd: %zu jobs, %zu to run as Slurm jobs (at most %d at a time, %d thread(s) each); worker %s\n",
                d->plan.jobs.n, d->plan.n_queue - (size_t)d->n_running, d->n_slots, d->threads, d->worker);
     else
         printf("tlmd: %zu jobs, %zu to run on %d slot(s) (%s, %d thread(s) each); worker %s\n", d->plan.jobs.n,
                d->plan.n_queue, d->n_slots, d->slots[0].spec.name, d->threads, d->worker);
     fflush(stdout);
+    return 0;
+}
 
+/* The loop, until every job is settled or tlmd is stopped: tlmd's exit status. */
+static int run_loop(orc_daemon *d, tlm_err *e)
+{
     if (uv_loop_init(&d->loop)) {
         tlm_errf(e, TLM_EINTERNAL, "cannot start the event loop");
-        goto out;
+        return ORC_EXIT_ERROR;
     }
-    loop_ok = 1;
     uv_timer_init(&d->loop, &d->tick);
     d->tick.data = d;
     uv_timer_start(&d->tick, on_tick, TICK_MS, TICK_MS);
@@ -619,14 +562,43 @@ int orc_daemon_run(const orc_opts *o, tlm_err *e)
     uv_run(&d->loop, UV_RUN_DEFAULT);
     orc_commit(d);
     orc_summary(d, stdout);
-    status = exit_status(d);
     if (d->fatal)
         *e = d->fatal_err;
-out:
-    if (loop_ok) {
-        uv_run(&d->loop, UV_RUN_NOWAIT); /* close callbacks */
-        uv_loop_close(&d->loop);
+    uv_run(&d->loop, UV_RUN_NOWAIT); /* close callbacks */
+    uv_loop_close(&d->loop);
+    return exit_status(d);
+}
+
+/* Every job of this run is settled: a --rerun that reset some of them has
+ * finished, and the next --rerun trains them again (db.h db_job_rerun_done). */
+static int end_reruns(orc_daemon *d, tlm_err *e)
+{
+    int rc = db_begin(d->db, e);
+    for (size_t i = 0; !rc && i < d->plan.jobs.n; i++)
+        rc = db_job_rerun_done(d->db, d->plan.jobs.v[i].key, e);
+    if (!rc)
+        return db_commit(d->db, e);
+    db_rollback(d->db);
+    return rc;
+}
+
+int orc_daemon_run(const orc_opts *o, tlm_err *e)
+{
+    orc_daemon *d = calloc(1, sizeof *d);
+    if (!d) {
+        tlm_errf(e, TLM_ENOMEM, "out of memory");
+        return ORC_EXIT_ERROR;
     }
+    d->o = o;
+    d->t0 = tlm_clock_mono();
+    d->tty = o->progress < 0 ? isatty(STDOUT_FILENO) : o->progress;
+    held h = {.lock_fd = -1, .runs_fd = -1};
+    int discard = 0;
+    int status = set_up(d, e) ? ORC_EXIT_USAGE : open_all(d, &h, &discard, e);
+    if (!status)
+        status = run_loop(d, e);
+    if ((status == ORC_EXIT_OK || status == ORC_EXIT_FAILED) && end_reruns(d, e))
+        status = ORC_EXIT_ERROR;
     if (d->ex.shutdown)
         d->ex.shutdown(d);
     db_checkpointer_stop(d->ckpt);
@@ -643,10 +615,10 @@ out:
     free(d->retry);
     /* only now: closing a descriptor of the database file drops this
      * process's POSIX locks on it, SQLite's included (lock.h) */
-    if (lock_fd >= 0)
-        close(lock_fd);
-    if (runs_fd >= 0)
-        close(runs_fd);
+    if (h.lock_fd >= 0)
+        close(h.lock_fd);
+    if (h.runs_fd >= 0)
+        close(h.runs_fd);
     free(d);
     return status;
 }

@@ -219,11 +219,14 @@ static int parse_kind(ctx *c, orc_event *ev)
         ev->signal = (int)sig;
         return 0;
     }
-    case ORC_EV_DONE:
+    case ORC_EV_DONE: {
+        const orc_json_member *vl = orc_json_get(c->o, "val_loss");
+        ev->has_val_loss = vl && vl->type != ORC_JSON_NULL;
         return num(c, "loss", REQ, &ev->loss) || num_or_null(c, "val_loss", OPT, &ev->val_loss) ||
                        num(c, "elapsed_s", OPT, &ev->elapsed_s)
                    ? -1
                    : 0;
+    }
     case ORC_EV_ERROR:
         if (str(c, "kind", REQ, &ev->error_kind) || str(c, "message", REQ, &ev->message))
             return -1;

@@ -58,6 +58,7 @@ typedef struct orc_event {
     int64_t progress;  /* the worker's progress counter; -1 when absent (older workers) */
     /* done: loss (above), val_loss (NaN when null), elapsed_s */
     double val_loss, elapsed_s;
+    int has_val_loss;  /* done: val_loss given and not null (then "nan" is a NaN loss, not none) */
     /* error */
     const char *error_kind, *message;
 } orc_event;

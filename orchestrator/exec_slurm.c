@@ -11,7 +11,8 @@
  * seconds, one scancel for all the jobs a tick stops.
  *
  * Recording: an attempt row (state 'submitting', its token in the job's
- * --comment) is committed before sbatch runs, the job id after; a new tlmd
+ * --comment) is committed before sbatch runs, the job id after (both
+ * through attempt.c, which writes every row); a new tlmd
  * asks squeue once and adopts every open attempt (finding by comment the
  * jobs whose id it never recorded; slurm_adopt.c).  A failed squeue means "unknown":
  * nothing is taken for gone until squeue answers and no longer lists it.
@@ -22,9 +23,9 @@
  * begins, which resumes from the checkpoint.  The signal before the time
  * limit (--signal=B:USR1@S) makes the worker checkpoint; tlmd submits the
  * job again at once (ORC_NEXT_REQUEUE, not a failure).  Everything else
- * goes through orc_run_finished as for a local worker.
+ * is handed back to attempt.c as for a local worker.
  * Must not: take a job for gone on a failed squeue, or submit a job whose
- * attempt row is not committed. */
+ * attempt row is not committed (record_first: attempt.c commits it). */
 #include "orchestrator/exec_slurm.h"
 
 #include <errno.h>
@@ -170,10 +171,9 @@ const orc_sq_job *orc__sq_find(const orc_sq_job *v, size_t n, const char *token)
 }
 
 /* ------------------------------------------------------------ events */
-/* The complete lines after the offset; each line's new offset goes into the
- * batch with its rows (the update first: a commit inside the ingest, for a
- * checkpoint, takes both).  final: the end file is there, so a last line
- * without its newline will never be completed. */
+/* The complete lines after the offset, each handed back with the offset
+ * after it (recorded in the batch with its rows).  final: the end file is
+ * there, so a last line without its newline will never be completed. */
 static void read_events(orc_run *r, int final)
 {
     orc_daemon *d = r->d;
@@ -190,53 +190,32 @@ static void read_events(orc_run *r, int final)
             break;
         size_t used = 0;
         char *p = c->buf;
-        tlm_err e;
         while (used < (size_t)n && !d->fatal) {
             char *nl = memchr(p + used, '\n', (size_t)n - used);
             if (!nl)
                 break;
             size_t len = (size_t)(nl - (p + used));
-            int64_t next = s->offset + (int64_t)(used + len + 1);
-            orc_batch(d);
-            if (db_attempt_set_offset(d->db, r->attempt, next, &e)) {
-                orc_fatal(d, &e);
-                break;
-            }
-            if (len > ORC_EVENT_MAX) {
-                char why[64];
-                snprintf(why, sizeof why, "line longer than %d bytes", ORC_EVENT_MAX);
-                orc_ingest_protocol_error(r, why, NULL, 0);
-            } else {
-                orc_ingest_line(r, p + used, len);
-            }
+            orc_attempt_line(r, p + used, len, s->offset + (int64_t)(used + len + 1));
             used += len + 1;
         }
         if (d->fatal)
             break;
-        if (!used && (size_t)n == READ_CHUNK) {
-            /* a chunk without a newline: far past any valid line; skip it */
-            orc_batch(d);
-            if (db_attempt_set_offset(d->db, r->attempt, s->offset + n, &e)) {
-                orc_fatal(d, &e);
+        if (!used && ((size_t)n == READ_CHUNK || final)) {
+            /* a chunk without a newline is far past any valid line: skipped;
+             * after the end a partial line will never be completed */
+            const char *why = (size_t)n == READ_CHUNK ? "a line longer than the read buffer"
+                                                      : "the last line has no newline (the worker stopped mid-write)";
+            orc_attempt_bad_line(r, why, s->offset + n);
+            if (d->fatal)
                 break;
-            }
-            orc_ingest_protocol_error(r, "a line longer than the read buffer", NULL, 0);
             used = (size_t)n;
+            s->offset += n;
+            if ((size_t)n < READ_CHUNK)
+                break;
+            continue;
         }
         s->offset += (int64_t)used;
-        if (!used) {
-            if (final) {
-                orc_batch(d);
-                if (db_attempt_set_offset(d->db, r->attempt, s->offset + n, &e)) {
-                    orc_fatal(d, &e);
-                    break;
-                }
-                s->offset += n;
-                orc_ingest_protocol_error(r, "the last line has no newline (the worker stopped mid-write)", NULL, 0);
-            }
-            break;
-        }
-        if ((size_t)n < READ_CHUNK && used == (size_t)n)
+        if (!used || ((size_t)n < READ_CHUNK && used == (size_t)n))
             break;
     }
     close(fd);
@@ -246,65 +225,33 @@ static void read_events(orc_run *r, int final)
 static void finish(orc_run *r, int exited, int status, int sig)
 {
     orc_slurm_run *s = r->ex;
-    orc_daemon *d = r->d;
-    if (!d->fatal) {
-        tlm_err e;
-        orc_batch(d);
-        if (db_attempt_slurm_set(d->db, r->attempt, NULL, "ended", s->node[0] ? s->node : NULL, &e))
-            orc_fatal(d, &e);
-    }
-    r->exited = r->eof = r->finished = 1;
-    r->exit_status = exited ? status : 0;
-    r->term_signal = exited ? 0 : (sig > 0 ? sig : SIGKILL);
-    orc_run_finished(d, r);
+    orc_attempt_sched(r, NULL, "ended", s->node[0] ? s->node : NULL);
+    orc_attempt_stream_end(r);
+    orc_attempt_exited(r, exited ? status : 0, exited ? 0 : (sig > 0 ? sig : SIGKILL));
 }
 
 /* Slurm ran the batch job again (requeue): this attempt ends, not as a
  * failure, and the next one of the same Slurm job begins. */
 static void next_restart(orc_run *r)
 {
-    orc_daemon *d = r->d;
     orc_slurm_run *s = r->ex;
-    orc_job *j = &d->plan.jobs.v[r->job];
     char message[TLM_MSG_MAX];
     tlm_msg_printf(message, sizeof message,
                    "Slurm requeued job %s (preemption or scontrol requeue) at step %lld; it runs again under the same "
                    "id, restart %lld, from its last checkpoint; not a failure",
                    s->job, (long long)r->step, (long long)(s->restart + 1));
-    tlm_err e;
-    orc_batch(d);
-    db_attempt_end end = {.ended_at = tlm_clock_wall(), .exit_code = s->endinfo.exited ? s->endinfo.status : -1,
-                          .signal = s->endinfo.exited ? 0 : s->endinfo.signal,
-                          .reason = tlm_status_kind(TLM_EINTERRUPTED), .message = message, .step = r->step,
-                          .tokens = r->tokens, .protocol_errors = r->protocol_errors};
-    int n = 0;
-    int64_t id = 0;
-    db_attempt_row ar = {.job = j->key, .host = d->host, .device = "slurm", .started_at = tlm_clock_wall(),
-                         .executor = "slurm", .token = s->token, .slurm_job = s->job, .slurm_state = "PENDING",
-                         .slurm_restart = s->restart + 1};
-    if (db_attempt_slurm_set(d->db, r->attempt, NULL, "requeued", NULL, &e) ||
-        db_attempt_finish(d->db, r->attempt, &end, &e) ||
-        (r->got_start && db_job_set_tokens(d->db, j->key, r->tokens, &e)) ||
-        db_job_start_attempt(d->db, j->key, &n, &e) || ((ar.n = n), db_attempt_begin(d->db, &ar, &id, &e))) {
-        orc_fatal(d, &e);
-        return;
-    }
-    orc_commit(d);
-    orc_say(d, "job %.12s (%s) attempt %d: %s; attempt %d follows", j->key, r->label, r->n, message, n);
-    j->attempts = n;
-    r->attempt = id;
-    r->n = n;
+    orc_attempt_sched(r, NULL, "requeued", NULL);
+    const orc_slurm_end *x = &s->endinfo;
+    int64_t status = x->exited ? x->status : -1;
+    int sig = x->exited ? 0 : x->signal;
+    /* the next attempt's part, which its row describes */
     s->restart++;
     s->offset = 0;
     s->have_end = 0;
     s->gone_polls = 0;
     snprintf(s->state, sizeof s->state, "PENDING");
     orc__slurm_set_paths(r);
-    r->got_start = r->terminal = r->saw_done = r->protocol_errors = 0;
-    r->error_kind[0] = r->message[0] = r->stall_note[0] = '\0';
-    r->kill_reason = r->term_sent = r->kill_sent = 0;
-    r->last_event = r->progress_at = tlm_clock_mono();
-    r->progress = -1;
+    orc_attempt_requeued(r, status, sig, message);
 }
 
 /* What the end file (or its absence once Slurm no longer lists the job) says. */
@@ -451,12 +398,8 @@ void orc__slurm_update_state(orc_run *r, const orc_sq_job *q)
         snprintf(s->node, sizeof s->node, "%s", q->node);
     if (!strcmp(q->state, "RUNNING"))
         s->ever_running = 1;
-    if (changed && !d->fatal) {
-        tlm_err e;
-        orc_batch(d);
-        if (db_attempt_slurm_set(d->db, r->attempt, s->job, s->state, s->node[0] ? s->node : NULL, &e))
-            orc_fatal(d, &e);
-    }
+    if (changed)
+        orc_attempt_sched(r, s->job, s->state, s->node[0] ? s->node : NULL);
 }
 
 static void poll_squeue(orc_daemon *d)
@@ -500,19 +443,6 @@ static void slurm_signal(orc_run *r, int sig)
         s->want_term = 1;
 }
 
-static void slurm_stop(orc_run *r, int kill_reason)
-{
-    if (r->finished)
-        return;
-    if (!r->kill_reason)
-        r->kill_reason = kill_reason;
-    if (!r->term_sent) {
-        r->term_sent = 1;
-        r->term_at = tlm_clock_mono();
-        slurm_signal(r, SIGTERM);
-    }
-}
-
 static void slurm_tick_run(orc_run *r, double now)
 {
     orc_slurm_run *s = r->ex;
@@ -523,10 +453,9 @@ static void slurm_tick_run(orc_run *r, double now)
     if (!r->term_sent && s->ever_running && r->got_start && now - r->last_event > o->heartbeat_timeout) {
         orc_say(r->d, "job %.12s (%s): silent for %.0f s; stopping Slurm job %s", r->d->plan.jobs.v[r->job].key,
                 r->label, now - r->last_event, s->job);
-        slurm_stop(r, ORC_KILL_TIMEOUT);
+        orc_attempt_stop(r, ORC_KILL_TIMEOUT);
     } else if (r->term_sent && !r->kill_sent && now - r->term_at > o->kill_grace) {
-        r->kill_sent = 1;
-        s->want_kill = 1;
+        orc_attempt_kill(r, ORC_KILL_NONE);
     }
 }
 
@@ -549,12 +478,10 @@ static void slurm_poll(orc_daemon *d, double now)
     }
 }
 
-void orc__slurm_close(orc_run *r)
+static void slurm_release(orc_run *r)
 {
     free(r->ex);
-    orc_linebuf_clear(&r->lb);
-    free(r->parser);
-    free(r);
+    r->ex = NULL;
 }
 
 static void slurm_shutdown(orc_daemon *d)
@@ -570,129 +497,122 @@ static void slurm_shutdown(orc_daemon *d)
 }
 
 /* ------------------------------------------------------------ start */
-static void push_arg(char **argv, size_t *k, char *owned[], size_t *n_owned, const char *fmt, const char *v)
+static int slurm_prepare(orc_run *r, tlm_err *e)
+{
+    orc_slurm_run *s = calloc(1, sizeof *s);
+    if (!s)
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
+    r->ex = s;
+    int rc = random_token(s->token, e);
+    if (rc)
+        return rc;
+    snprintf(s->state, sizeof s->state, "submitting");
+    orc__slurm_set_paths(r);
+    return 0;
+}
+
+static void slurm_fill_row(const orc_run *r, db_attempt_row *row)
+{
+    const orc_slurm_run *s = r->ex;
+    row->device = "slurm";
+    row->executor = "slurm";
+    row->token = s->token;
+    row->slurm_job = s->job[0] ? s->job : NULL;
+    row->slurm_state = s->state;
+    row->slurm_restart = s->restart;
+}
+
+/* sbatch's arguments, strings of their own (freed with it) */
+typedef struct sbatch_cmd {
+    char *argv[64 + ORC_RES_EXTRA_MAX + ORC_WORKER_ARGC];
+    char *owned[16];
+    size_t k, n_owned;
+    int oom;
+} sbatch_cmd;
+
+static void push(sbatch_cmd *b, const char *fmt, const char *v)
 {
     char *s = NULL;
     if (asprintf(&s, fmt, v) < 0)
         s = NULL;
-    owned[(*n_owned)++] = s;
-    argv[(*k)++] = s;
+    b->oom |= !s;
+    b->owned[b->n_owned++] = s;
+    b->argv[b->k++] = s;
 }
 
-static int slurm_start(orc_daemon *d, size_t job, int slot, tlm_err *e)
+static void sbatch_cmd_free(sbatch_cmd *b)
 {
+    for (size_t i = 0; i < b->n_owned; i++)
+        free(b->owned[i]);
+}
+
+/* The Slurm job's name, as squeue shows it: "<sweep>:<label>:s<seed>"
+ * (demo:cosine_1.5->0.5:s0), anything but letters, digits and ._-+=>,@%
+ * as '_' (blanks and quotes read badly in squeue's columns and in the
+ * scripts that parse them). */
+static void job_name(const orc_run *r, char *out, size_t cap)
+{
+    const orc_daemon *d = r->d;
+    const char *sweep = d->plan.sweeps[d->plan.jobs.v[r->job].sweep].name;
+    int n = snprintf(out, cap, "%s:%s:s%lld", sweep, r->label, (long long)r->seed);
+    for (int i = 0; i < n && (size_t)i < cap - 1; i++) {
+        char ch = out[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              strchr("._-+=>,@%:", ch)))
+            out[i] = '_';
+    }
+}
+
+/* sbatch [options] SCRIPT RUN_DIR TOKEN WORKER ARGS... (docs/tlmd.md "What tlmd submits") */
+static void sbatch_args(orc_run *r, const orc_resources *res, int threads, const char *run_abs,
+                        const orc_worker_cmd *w, sbatch_cmd *b)
+{
+    orc_daemon *d = r->d;
     orc_slurm_ctx *c = orc__slurm_ctx(d);
-    orc_job *j = &d->plan.jobs.v[job];
-    orc_run *r = orc_run_prepare(d, job, slot, e);
-    if (!r)
-        return e->code ? e->code : TLM_EIO;
-    orc_slurm_run *s = calloc(1, sizeof *s);
-    if (!s) {
-        orc_run_free_prepared(r);
-        return tlm_errf(e, TLM_ENOMEM, "out of memory");
-    }
-    r->ex = s;
-    int rc = random_token(s->token, e);
-    if (rc) {
-        orc__slurm_close(r);
-        return rc;
-    }
-    snprintf(s->state, sizeof s->state, "submitting");
-    orc__slurm_set_paths(r);
-    orc_resources res;
-    orc_resources_merge(&res, &d->o->res, &d->plan.sweeps[j->sweep].res);
-
-    /* the attempt is on disk, with its token, before sbatch can run anything */
-    int n = 0;
-    db_job_state st;
-    orc_batch(d);
-    rc = db_job_start_attempt(d->db, j->key, &n, e);
-    if (!rc && db_job_state_get(d->db, j->key, &st, e) < 0)
-        rc = TLM_EIO;
-    if (!rc) {
-        db_attempt_row ar = {.job = j->key, .n = n, .host = d->host, .device = "slurm",
-                             .started_at = tlm_clock_wall(), .executor = "slurm", .token = s->token,
-                             .slurm_state = "submitting", .slurm_restart = 0};
-        rc = db_attempt_begin(d->db, &ar, &r->attempt, e);
-    }
-    if (rc || orc_commit(d)) {
-        if (!d->fatal)
-            orc_fatal(d, e);
-        orc__slurm_close(r);
-        return TLM_EIO;
-    }
-    r->n = n;
-    j->attempts = n;
-    if (d->plan.arch_mask & (d->plan.arch_mask - 1))
-        snprintf(r->label, sizeof r->label, "%.11s %.50s", eng_arch_name(j->arch), st.label);
-    else
-        snprintf(r->label, sizeof r->label, "%s", st.label);
-
-    char run_abs[PATH_MAX + 32], cfg[PATH_MAX + 64], threads[16], hb[16], cpus[16], gres[24], sig[32];
-    const char *base = strrchr(r->run_dir, '/');
-    if ((size_t)snprintf(run_abs, sizeof run_abs, "%s/%s", c->abs_runs, base ? base + 1 : r->run_dir) >=
-            sizeof run_abs ||
-        (size_t)snprintf(cfg, sizeof cfg, "%s/config.json", run_abs) >= sizeof cfg) {
-        d->start_attempt = r->attempt;
-        orc__slurm_close(r);
-        return tlm_errf(e, TLM_ECONFIG, "--runs %s: path too long for the nodes", c->abs_runs);
-    }
-    int nthreads = res.cpus > 0 ? res.cpus : d->threads;
-    snprintf(threads, sizeof threads, "%d", nthreads);
-    snprintf(cpus, sizeof cpus, "%d", nthreads);
-    double hbs = d->o->heartbeat_timeout / 4;
-    snprintf(hb, sizeof hb, "%.0f", hbs < 1 ? 1 : hbs);
-    snprintf(gres, sizeof gres, "gpu:%d", res.gpus);
+    orc_slurm_run *s = r->ex;
+    char cpus[16], gres[24], sig[32], name[128], comment[80];
+    snprintf(cpus, sizeof cpus, "%d", threads);
+    snprintf(gres, sizeof gres, "gpu:%d", res->gpus);
     snprintf(sig, sizeof sig, "B:USR1@%.0f", d->o->slurm_signal);
-    char name[32], comment[80];
-    snprintf(name, sizeof name, "tlm-%.12s", j->key);
+    job_name(r, name, sizeof name);
     snprintf(comment, sizeof comment, "tlmd:%s:%s", c->dbid, s->token);
+    b->argv[b->k++] = "sbatch";
+    b->argv[b->k++] = "--parsable";
+    push(b, "--job-name=%s", name);
+    push(b, "--comment=%s", comment);
+    b->argv[b->k++] = "--requeue";
+    push(b, "--signal=%s", sig);
+    b->argv[b->k++] = "--open-mode=append";
+    push(b, "--output=%s/worker.log", run_abs);
+    push(b, "--chdir=%s", c->cwd);
+    push(b, "--cpus-per-task=%s", cpus);
+    if (res->gpus > 0)
+        push(b, "--gres=%s", gres);
+    const char *const opt[][2] = {{"--time=%s", res->time},
+                                  {"--partition=%s", res->partition},
+                                  {"--account=%s", res->account},
+                                  {"--qos=%s", res->qos}};
+    for (size_t i = 0; i < sizeof opt / sizeof *opt; i++)
+        if (opt[i][1][0])
+            push(b, opt[i][0], opt[i][1]);
+    for (int i = 0; i < res->n_extra; i++)
+        b->argv[b->k++] = (char *)res->extra[i];
+    b->argv[b->k++] = c->script;
+    b->argv[b->k++] = (char *)run_abs;
+    b->argv[b->k++] = s->token;
+    for (size_t i = 0; w->argv[i]; i++)
+        b->argv[b->k++] = w->argv[i];
+    b->argv[b->k] = NULL;
+}
 
-    char *argv[64 + ORC_RES_EXTRA_MAX];
-    char *owned[16];
-    size_t k = 0, n_owned = 0;
-    argv[k++] = "sbatch";
-    argv[k++] = "--parsable";
-    push_arg(argv, &k, owned, &n_owned, "--job-name=%s", name);
-    push_arg(argv, &k, owned, &n_owned, "--comment=%s", comment);
-    argv[k++] = "--requeue";
-    push_arg(argv, &k, owned, &n_owned, "--signal=%s", sig);
-    argv[k++] = "--open-mode=append";
-    push_arg(argv, &k, owned, &n_owned, "--output=%s/worker.log", run_abs);
-    push_arg(argv, &k, owned, &n_owned, "--chdir=%s", run_abs);
-    push_arg(argv, &k, owned, &n_owned, "--cpus-per-task=%s", cpus);
-    if (res.gpus > 0)
-        push_arg(argv, &k, owned, &n_owned, "--gres=%s", gres);
-    if (res.time[0])
-        push_arg(argv, &k, owned, &n_owned, "--time=%s", res.time);
-    if (res.partition[0])
-        push_arg(argv, &k, owned, &n_owned, "--partition=%s", res.partition);
-    if (res.account[0])
-        push_arg(argv, &k, owned, &n_owned, "--account=%s", res.account);
-    if (res.qos[0])
-        push_arg(argv, &k, owned, &n_owned, "--qos=%s", res.qos);
-    for (int i = 0; i < res.n_extra; i++)
-        argv[k++] = res.extra[i];
-    argv[k++] = c->script;
-    argv[k++] = run_abs;
-    argv[k++] = s->token;
-    argv[k++] = d->worker;
-    char *wargs[] = {"--config", cfg, "--out", run_abs, "--job", j->key, "--threads", threads,
-                     "--device", "cpu", "--heartbeat", hb, "--resume", NULL};
-    for (size_t i = 0; wargs[i]; i++)
-        argv[k++] = wargs[i];
-    argv[k] = NULL;
-    int oom = 0;
-    for (size_t i = 0; i < n_owned; i++)
-        oom |= !owned[i];
-
+/* sbatch, and the job id it prints */
+static int submit(orc_slurm_ctx *c, sbatch_cmd *b, orc_slurm_run *s, tlm_err *e)
+{
     orc_cmd_result out = {0};
-    rc = oom ? tlm_errf(e, TLM_ENOMEM, "out of memory") : 0;
+    int rc = b->oom ? tlm_errf(e, TLM_ENOMEM, "out of memory") : 0;
     c->sbatch_calls++;
     if (!rc)
-        rc = orc_cmd_run(argv, CMD_TIMEOUT_S, 1 << 16, &out, e);
-    for (size_t i = 0; i < n_owned; i++)
-        free(owned[i]);
+        rc = orc_cmd_run(b->argv, CMD_TIMEOUT_S, 1 << 16, &out, e);
     if (!rc && out.status != 0)
         rc = tlm_errf(e, TLM_EIO, "sbatch %s: %s", out.timed_out ? "timed out" : "failed",
                       out.err[0] ? out.err : "no message");
@@ -702,28 +622,40 @@ static int slurm_start(orc_daemon *d, size_t job, int slot, tlm_err *e)
     if (!rc)
         memcpy(s->job, out.out, idlen);
     orc_cmd_result_free(&out);
-    if (rc) {
-        /* the attempt row exists: start_failed (daemon.c) closes that one */
-        d->start_attempt = r->attempt;
-        orc__slurm_close(r);
+    return rc;
+}
+
+/* The attempt's row is committed (record_first); a failure here leaves it
+ * to the daemon to close. */
+static int slurm_launch(orc_run *r, tlm_err *e)
+{
+    orc_daemon *d = r->d;
+    orc_slurm_ctx *c = orc__slurm_ctx(d);
+    orc_slurm_run *s = r->ex;
+    orc_resources res;
+    orc_resources_merge(&res, &d->o->res, &d->plan.sweeps[d->plan.jobs.v[r->job].sweep].res);
+    char run_abs[PATH_MAX + 32];
+    const char *base = strrchr(r->run_dir, '/');
+    int threads = res.cpus > 0 ? res.cpus : d->threads;
+    orc_worker_cmd w;
+    orc_worker_place at = {.run_dir = run_abs, .device = "cpu", .threads = threads};
+    if ((size_t)snprintf(run_abs, sizeof run_abs, "%s/%s", c->abs_runs, base ? base + 1 : r->run_dir) >=
+            sizeof run_abs ||
+        orc_attempt_worker_cmd(r, &at, &w, e))
+        return tlm_errf(e, TLM_ECONFIG, "--runs %s: path too long for the nodes", c->abs_runs);
+    sbatch_cmd b = {.k = 0};
+    sbatch_args(r, &res, threads, run_abs, &w, &b);
+    int rc = submit(c, &b, s, e);
+    sbatch_cmd_free(&b);
+    if (rc)
         return rc;
-    }
     snprintf(s->state, sizeof s->state, "PENDING");
     orc__slurm_set_where(r);
-    orc_batch(d);
-    if (db_attempt_slurm_set(d->db, r->attempt, s->job, s->state, NULL, e))
-        orc_fatal(d, e);
-    r->resumed_from = -1;
-    r->step = r->tokens = -1;
-    r->started = r->last_event = r->progress_at = tlm_clock_mono();
-    r->progress = -1;
-    j->status = ORC_RUNNING;
-    d->slots[slot].run = r;
-    d->n_running++;
-    d->attempts_started++;
-    if (c->next_poll < r->started + 1)
-        c->next_poll = r->started + 1; /* the first look at a new job: soon, but one call for a burst */
-    return d->fatal ? TLM_EIO : 0;
+    orc_attempt_sched(r, s->job, s->state, NULL);
+    double now = tlm_clock_mono();
+    if (c->next_poll < now + 1)
+        c->next_poll = now + 1; /* the first look at a new job: soon, but one call for a burst */
+    return 0;
 }
 
 int orc_executor_slurm(orc_executor *x, const orc_opts *o, tlm_err *e)
@@ -741,6 +673,11 @@ int orc_executor_slurm(orc_executor *x, const orc_opts *o, tlm_err *e)
         return tlm_errf(e, TLM_EIO, "/proc/self/exe: %s", strerror(errno));
     }
     c->tlmd[n] = '\0';
+    if (!getcwd(c->cwd, sizeof c->cwd)) {
+        free(c->buf);
+        free(c);
+        return tlm_errf(e, TLM_EIO, "the folder tlmd runs in: %s", strerror(errno));
+    }
     struct passwd *pw = getpwuid(getuid());
     if (pw && pw->pw_name)
         snprintf(c->user, sizeof c->user, "%s", pw->pw_name);
@@ -749,13 +686,15 @@ int orc_executor_slurm(orc_executor *x, const orc_opts *o, tlm_err *e)
     *x = (orc_executor){
         .name = "slurm",
         .ctx = c,
+        .record_first = 1,
         .recover = orc__slurm_recover,
-        .start = slurm_start,
+        .prepare = slurm_prepare,
+        .fill_row = slurm_fill_row,
+        .launch = slurm_launch,
         .signal = slurm_signal,
-        .stop = slurm_stop,
         .tick_run = slurm_tick_run,
         .poll = slurm_poll,
-        .close = orc__slurm_close,
+        .release = slurm_release,
         .shutdown = slurm_shutdown,
     };
     return 0;

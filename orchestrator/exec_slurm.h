@@ -16,6 +16,8 @@ typedef struct orc_slurm_ctx {
     orc_daemon *d;
     char tlmd[PATH_MAX];      /* this program, run on the nodes */
     char abs_runs[PATH_MAX];  /* --runs, absolute: the nodes' working folder may differ */
+    char cwd[PATH_MAX];       /* the folder tlmd runs in: its batch jobs run there too (--chdir), so that a
+                               * sweep's relative paths mean on the nodes what they mean here */
     char script[PATH_MAX];    /* runs/tlmd-slurm-job: "#!<tlmd> --slurm-job" */
     char dbid[DB_ID_LEN + 1];
     char user[64];
@@ -60,7 +62,6 @@ void orc__slurm_set_where(orc_run *r);
 void orc__slurm_update_state(orc_run *r, const orc_sq_job *q);
 /* runs/tlmd-slurm-job, the batch script whose interpreter is tlmd. */
 int orc__slurm_write_script(orc_slurm_ctx *c, const orc_opts *o, tlm_err *e);
-void orc__slurm_close(orc_run *r);
 /* slurm_adopt.c: the executor's recover (also its set-up that needs the
  * database and the runs folder). */
 int orc__slurm_recover(orc_daemon *d, tlm_err *e);

@@ -60,7 +60,7 @@ static void on_start(orc_run *r, const orc_event *ev, const char *key, tlm_err *
         orc_ingest_protocol_error(r, why, NULL, 0);
         orc_say(d, "job %.12s: the worker trains another config (config_id %.12s); stopping it", key,
                 ev->config_id);
-        orc_run_stop(r, ORC_KILL_PROTOCOL);
+        orc_attempt_stop(r, ORC_KILL_PROTOCOL); /* through the run's own executor */
         return;
     }
     r->got_start = 1;
@@ -79,6 +79,92 @@ static void on_start(orc_run *r, const orc_event *ev, const char *key, tlm_err *
         orc_say(d, "job %.12s (%s): resumed from step %lld", key, r->label, (long long)ev->resumed_from_step);
 }
 
+/* Why a parsed event cannot be taken from this run now, or NULL. */
+static const char *refused(const orc_run *r, const orc_event *ev, const char *key)
+{
+    if (ev->job && strcmp(ev->job, key) != 0)
+        return "the event names another job";
+    if (r->terminal)
+        return "an event after the run's end (done, stopped or error)";
+    /* set-up (data, model, a checkpoint to load) may take long: heartbeats
+     * of phase "setup" keep the worker alive before its start event */
+    int setup_beat = ev->kind == ORC_EV_HEARTBEAT && tlm_phase_find(ev->phase) == TLM_PHASE_SETUP;
+    if (!r->got_start && ev->kind != ORC_EV_START && ev->kind != ORC_EV_ERROR && !setup_beat)
+        return "an event before the start event (only heartbeats of phase setup may come first)";
+    if (r->got_start && ev->kind == ORC_EV_START)
+        return "a second start event";
+    return NULL;
+}
+
+/* done, stopped or error: the run's last event, committed at once */
+static void on_end(orc_run *r, const orc_event *ev)
+{
+    r->terminal = 1;
+    if (ev->kind == ORC_EV_DONE) {
+        r->saw_done = 1;
+        r->loss = r->final_loss = ev->loss;
+        r->has_loss = 1;
+        r->final_val_loss = ev->val_loss;
+        r->elapsed_s = ev->elapsed_s;
+        /* a final number that is not finite is no result (docs/tlmd.md): the
+         * attempt ends as diverged, whatever the worker's exit status */
+        if (!isfinite(ev->loss) || (ev->has_val_loss && !isfinite(ev->val_loss))) {
+            r->done_nonfinite = 1;
+            tlm_msg_printf(r->message, sizeof r->message, "final loss %g, validation loss %g", ev->loss,
+                           ev->val_loss);
+        }
+    }
+    if (ev->kind == ORC_EV_ERROR) {
+        tlm_msg_copy(r->error_kind, sizeof r->error_kind, ev->error_kind);
+        tlm_msg_copy(r->message, sizeof r->message, ev->message);
+    }
+    if (ev->step >= 0) {
+        r->step = ev->step;
+        r->tokens = ev->tokens;
+    }
+    orc_commit(r->d);
+}
+
+/* step, eval, layer, ckpt: their rows */
+static void on_row(orc_run *r, const orc_event *ev, const char *key, tlm_err *e)
+{
+    orc_daemon *d = r->d;
+    switch (ev->kind) {
+    case ORC_EV_STEP: {
+        db_step_row s = {.job = key, .attempt = r->attempt, .step = ev->step, .tokens = ev->tokens, .loss = ev->loss,
+                         .lr = ev->lr, .grad_norm = ev->grad_norm, .tokens_per_s = ev->tokens_per_s,
+                         .step_ms = ev->step_ms};
+        db_ok(r, db_step_put(d->db, &s, e), e);
+        r->step = ev->step;
+        r->tokens = ev->tokens;
+        r->loss = ev->loss;
+        r->has_loss = 1;
+        r->tokens_per_s = ev->tokens_per_s;
+        break;
+    }
+    case ORC_EV_EVAL: {
+        db_eval_row v = {.job = key, .attempt = r->attempt, .step = ev->step, .tokens = ev->tokens,
+                         .suite = ev->suite, .task = ev->task, .metric = ev->metric, .value = ev->value, .n = ev->n,
+                         .stderr_ = ev->stderr_};
+        db_ok(r, db_eval_put(d->db, &v, e), e);
+        break;
+    }
+    case ORC_EV_LAYER:
+        /* d_ff is the model's shape, announced after every start (fresh or
+         * resumed): one row per layer, at step 0, however often it is told */
+        db_ok(r, db_layer_put(d->db, key, strcmp(ev->name, "d_ff") ? ev->step : 0, ev->layer, ev->name, ev->value, e),
+              e);
+        break;
+    case ORC_EV_CKPT:
+        /* the worker may resume from this checkpoint: it must be on disk in the database too */
+        if (db_ok(r, db_ckpt_put(d->db, key, ev->step, ev->tokens, ev->path, ev->t, e), e))
+            orc_commit(d);
+        break;
+    default:
+        break;
+    }
+}
+
 void orc_ingest_line(orc_run *r, const char *line, size_t len)
 {
     orc_daemon *d = r->d;
@@ -92,24 +178,9 @@ void orc_ingest_line(orc_run *r, const char *line, size_t len)
         return;
     }
     const char *key = d->plan.jobs.v[r->job].key;
-    if (ev.job && strcmp(ev.job, key) != 0) {
-        orc_ingest_protocol_error(r, "the event names another job", line, len);
-        return;
-    }
-    if (r->terminal) {
-        orc_ingest_protocol_error(r, "an event after the run's end (done, stopped or error)", line, len);
-        return;
-    }
-    /* set-up (data, model, a checkpoint to load) may take long: heartbeats
-     * of phase "setup" keep the worker alive before its start event */
-    int setup_beat = ev.kind == ORC_EV_HEARTBEAT && tlm_phase_find(ev.phase) == TLM_PHASE_SETUP;
-    if (!r->got_start && ev.kind != ORC_EV_START && ev.kind != ORC_EV_ERROR && !setup_beat) {
-        orc_ingest_protocol_error(r, "an event before the start event (only heartbeats of phase setup may come first)",
-                                  line, len);
-        return;
-    }
-    if (r->got_start && ev.kind == ORC_EV_START) {
-        orc_ingest_protocol_error(r, "a second start event", line, len);
+    const char *no = refused(r, &ev, key);
+    if (no) {
+        orc_ingest_protocol_error(r, no, line, len);
         return;
     }
     r->last_event = tlm_clock_mono();
@@ -125,36 +196,6 @@ void orc_ingest_line(orc_run *r, const char *line, size_t len)
     case ORC_EV_START:
         on_start(r, &ev, key, &e);
         break;
-    case ORC_EV_STEP: {
-        db_step_row s = {.job = key, .attempt = r->attempt, .step = ev.step, .tokens = ev.tokens, .loss = ev.loss,
-                         .lr = ev.lr, .grad_norm = ev.grad_norm, .tokens_per_s = ev.tokens_per_s,
-                         .step_ms = ev.step_ms};
-        db_ok(r, db_step_put(d->db, &s, &e), &e);
-        r->step = ev.step;
-        r->tokens = ev.tokens;
-        r->loss = ev.loss;
-        r->has_loss = 1;
-        r->tokens_per_s = ev.tokens_per_s;
-        break;
-    }
-    case ORC_EV_EVAL: {
-        db_eval_row v = {.job = key, .attempt = r->attempt, .step = ev.step, .tokens = ev.tokens, .suite = ev.suite,
-                         .task = ev.task, .metric = ev.metric, .value = ev.value, .n = ev.n, .stderr_ = ev.stderr_};
-        db_ok(r, db_eval_put(d->db, &v, &e), &e);
-        break;
-    }
-    case ORC_EV_LAYER:
-        /* d_ff is the model's shape, announced after every start (fresh or
-         * resumed): one row per layer, at step 0, however often it is told */
-        db_ok(r, db_layer_put(d->db, key, strcmp(ev.name, "d_ff") ? ev.step : 0, ev.layer, ev.name, ev.value, &e),
-              &e);
-        break;
-    case ORC_EV_CKPT: {
-        /* the worker may resume from this checkpoint: it must be on disk in the database too */
-        if (db_ok(r, db_ckpt_put(d->db, key, ev.step, ev.tokens, ev.path, ev.t, &e), &e))
-            orc_commit(d);
-        break;
-    }
     case ORC_EV_HEARTBEAT:
         d->batch_rows--; /* nothing written */
         if (ev.step >= 0 && r->got_start)
@@ -165,23 +206,10 @@ void orc_ingest_line(orc_run *r, const char *line, size_t len)
     case ORC_EV_STOPPED:
     case ORC_EV_DONE:
     case ORC_EV_ERROR:
-        r->terminal = 1;
-        if (ev.kind == ORC_EV_DONE) {
-            r->saw_done = 1;
-            r->loss = r->final_loss = ev.loss;
-            r->has_loss = 1;
-            r->final_val_loss = ev.val_loss;
-            r->elapsed_s = ev.elapsed_s;
-        }
-        if (ev.kind == ORC_EV_ERROR) {
-            tlm_msg_copy(r->error_kind, sizeof r->error_kind, ev.error_kind);
-            tlm_msg_copy(r->message, sizeof r->message, ev.message);
-        }
-        if (ev.step >= 0) {
-            r->step = ev.step;
-            r->tokens = ev.tokens;
-        }
-        orc_commit(d);
+        on_end(r, &ev);
+        break;
+    default:
+        on_row(r, &ev, key, &e);
         break;
     }
 }

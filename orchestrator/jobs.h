@@ -24,6 +24,7 @@ typedef struct orc_job {
     char key[65];
     uint8_t status;      /* orc_job_status */
     uint8_t queued;      /* in the run queue */
+    uint8_t reset;       /* --rerun reset it in this run (its checkpoints go aside) */
     uint16_t sweep;      /* the first sweep of this run that lists it */
     uint8_t arch;        /* eng_arch */
     int32_t attempts;    /* all attempts so far (results.db jobs.attempts) */

@@ -11,14 +11,15 @@ orchestrator_liborc_a_SOURCES = \
 	orchestrator/jobs.c orchestrator/jobs.h \
 	orchestrator/jobinfo.c orchestrator/jobinfo.h \
 	orchestrator/plan.c orchestrator/plan.h orchestrator/opts.h \
+	orchestrator/inputs.c orchestrator/inputs.h \
 	orchestrator/rundir.c orchestrator/rundir.h \
 	orchestrator/slots.c orchestrator/slots.h \
 	orchestrator/lock.c orchestrator/lock.h \
 	orchestrator/pairing.c orchestrator/pairing.h \
 	orchestrator/classify.c orchestrator/classify.h \
 	orchestrator/shim.c orchestrator/shim.h \
-	orchestrator/daemon.c orchestrator/daemon.h \
-	orchestrator/supervise.c \
+	orchestrator/daemon.c orchestrator/daemon.h orchestrator/exits.h \
+	orchestrator/attempt.c \
 	orchestrator/ingest.c \
 	orchestrator/recover.c \
 	orchestrator/progress.c \

@@ -1,5 +1,6 @@
 /* main.c: tlmd's command line (its contract: docs/tlmd.md).
- * Parses options, then runs the daemon, a dry run, or `tlmd status`;
+ * Parses options, then runs the daemon, a dry run, `tlmd status`, `tlmd
+ * migrate` or `tlmd backup`;
  * the only place that decides tlmd's exit status.  Also the entry of the
  * exec shim (shim.h) when tlmd re-executes itself to start a worker.
  * Every option is one row of OPTS (or STATUS_OPTS): its field in orc_opts,
@@ -8,10 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/cli.h"
 #include "common/fileio.h"
 #include "orchestrator/daemon.h"
+#include "orchestrator/lock.h"
 #include "orchestrator/plan.h"
 #include "orchestrator/rundir.h"
 #include "orchestrator/shim.h"
@@ -136,6 +139,25 @@ static const tlm_opt STATUS_OPTS[] = {
 };
 #undef O
 
+/* `tlmd migrate`'s and `tlmd backup`'s options */
+typedef struct db_cmd_opts {
+    const char *db_path, *out;
+} db_cmd_opts;
+
+#define O(m) offsetof(db_cmd_opts, m)
+static const tlm_opt MIGRATE_OPTS[] = {
+    {"db", "FILE", TLM_OPT_STR, O(db_path), .flags = TLM_OPT_REQUIRED, .help = "the database to upgrade"},
+    {"help", NULL, TLM_OPT_HELP, .letter = 'h', .help = "this text"},
+    {0},
+};
+static const tlm_opt BACKUP_OPTS[] = {
+    {"db", "FILE", TLM_OPT_STR, O(db_path), .flags = TLM_OPT_REQUIRED, .help = "the database to copy"},
+    {"out", "FILE", TLM_OPT_STR, O(out), .flags = TLM_OPT_REQUIRED, .help = "the backup, a new file"},
+    {"help", NULL, TLM_OPT_HELP, .letter = 'h', .help = "this text"},
+    {0},
+};
+#undef O
+
 #define HELP_COL 27
 
 /* "config, data, diverged": the failures that no retry can cure (common/failure.h) */
@@ -151,8 +173,12 @@ static void usage(FILE *f)
 {
     tlm_cli run = {.cmd = "tlmd", .opts = OPTS, .col = HELP_COL};
     tlm_cli status = {.cmd = "tlmd status", .opts = STATUS_OPTS, .col = HELP_COL};
+    tlm_cli migrate = {.cmd = "tlmd migrate", .opts = MIGRATE_OPTS, .col = HELP_COL};
+    tlm_cli backup = {.cmd = "tlmd backup", .opts = BACKUP_OPTS, .col = HELP_COL};
     tlm_cli_synopsis(f, &run, "usage: ");
     tlm_cli_synopsis(f, &status, "       ");
+    tlm_cli_synopsis(f, &migrate, "       ");
+    tlm_cli_synopsis(f, &backup, "       ");
     fputs("\n"
           "Trains every job of the sweeps (docs/sweeps.md) with tlm-worker, records\n"
           "everything in the database, and exits 0 once every job is done.\n"
@@ -161,6 +187,14 @@ static void usage(FILE *f)
     tlm_cli_options(f, &run);
     fputs("\n`tlmd status` prints the state of every sweep and job in the database:\n", f);
     tlm_cli_options(f, &status);
+    fputs("\n`tlmd migrate` upgrades a database of an older schema: a backup of it first\n"
+          "(FILE.vN.bak), then the migration in one transaction:\n",
+          f);
+    tlm_cli_options(f, &migrate);
+    fputs("\n`tlmd backup` copies a database with SQLite's online backup, safe while tlmd\n"
+          "runs on it; the copy is written aside and renamed into place:\n",
+          f);
+    tlm_cli_options(f, &backup);
     fputs("\nFailures that no retry cures (--retry-failed tries them again):\n  ", f);
     final_kinds(f);
     fputs(".\n"
@@ -181,7 +215,7 @@ static int parse_args(tlm_cli *cli, const char *prog, int argc, char **argv, voi
     }
     if (rc) {
         fprintf(stderr, "%s: %s\n", prog, e.msg);
-        return rc == TLM_ECONFIG ? 2 : 3;
+        return orc_exit_error(rc);
     }
     return -1;
 }
@@ -221,9 +255,74 @@ static int status_main(int argc, char **argv)
     tlm_err e = {0};
     if (orc_status(db_path, sweep, jobs, stdout, &e)) {
         fprintf(stderr, "tlmd status: %s\n", e.msg);
-        return e.code == TLM_ECONFIG ? 2 : 3;
+        return orc_exit_error(e.code);
     }
     return 0;
+}
+
+/* `tlmd migrate --db FILE`: under tlmd's lock (no daemon may write
+ * meanwhile), a backup, then the one-transaction migration. */
+static int migrate_main(int argc, char **argv)
+{
+    db_cmd_opts mo = {0};
+    tlm_cli cli = {.cmd = "tlmd migrate", .opts = MIGRATE_OPTS};
+    int rc = parse_args(&cli, "tlmd migrate", argc, argv, &mo);
+    if (rc >= 0)
+        return rc;
+    if (!mo.db_path) {
+        fprintf(stderr, "tlmd migrate: --db FILE is required (the database to upgrade)\n");
+        return ORC_EXIT_USAGE;
+    }
+    if (check_db_path("tlmd migrate", mo.db_path))
+        return ORC_EXIT_USAGE;
+    tlm_err e = {0};
+    if (access(mo.db_path, F_OK) != 0) {
+        fprintf(stderr, "tlmd migrate: %s does not exist\n", mo.db_path);
+        return ORC_EXIT_USAGE;
+    }
+    int lock = orc_lock_acquire(mo.db_path, &e);
+    int from = 0;
+    char backup[TLM_PATH_CAP + 32];
+    rc = lock < 0 ? lock : db_upgrade(mo.db_path, &from, backup, sizeof backup, &e);
+    if (lock >= 0)
+        close(lock);
+    if (rc) {
+        fprintf(stderr, "tlmd migrate: %s\n", e.msg);
+        return orc_exit_error(rc);
+    }
+    if (!backup[0])
+        printf("tlmd migrate: %s is at schema version %d already; nothing to do\n", mo.db_path, from);
+    else
+        printf("tlmd migrate: %s migrated from schema version %d to %d; the old file is kept as %s\n", mo.db_path,
+               from, DB_SCHEMA_VERSION, backup);
+    return ORC_EXIT_OK;
+}
+
+/* `tlmd backup --db FILE --out FILE` */
+static int backup_main(int argc, char **argv)
+{
+    db_cmd_opts bo = {0};
+    tlm_cli cli = {.cmd = "tlmd backup", .opts = BACKUP_OPTS};
+    int rc = parse_args(&cli, "tlmd backup", argc, argv, &bo);
+    if (rc >= 0)
+        return rc;
+    if (!bo.db_path || !bo.out) {
+        fprintf(stderr, "tlmd backup: --db FILE and --out FILE are required (the database, and its copy: a new file)\n");
+        return ORC_EXIT_USAGE;
+    }
+    tlm_err e = {0};
+    if (check_db_path("tlmd backup", bo.db_path))
+        return ORC_EXIT_USAGE;
+    if (tlm_path_check_len("--out", bo.out, DB_PATH_MAX, &e)) {
+        fprintf(stderr, "tlmd backup: %s\n", e.msg);
+        return ORC_EXIT_USAGE;
+    }
+    if ((rc = db_backup(bo.db_path, bo.out, &e))) {
+        fprintf(stderr, "tlmd backup: %s\n", e.msg);
+        return orc_exit_error(rc);
+    }
+    printf("tlmd backup: %s copied to %s\n", bo.db_path, bo.out);
+    return ORC_EXIT_OK;
 }
 
 /* What the options say together, and every path measured before it is
@@ -267,6 +366,10 @@ int main(int argc, char **argv)
         return orc_slurm_job_main(argc, argv);
     if (argc > 1 && !strcmp(argv[1], "status"))
         return status_main(argc - 1, argv + 1);
+    if (argc > 1 && !strcmp(argv[1], "migrate"))
+        return migrate_main(argc - 1, argv + 1);
+    if (argc > 1 && !strcmp(argv[1], "backup"))
+        return backup_main(argc - 1, argv + 1);
 
     orc_opts o = {0};
     orc_resources_init(&o.res);
@@ -279,7 +382,7 @@ int main(int argc, char **argv)
     tlm_err e = {0};
     if (o.dry_run) {
         int rc = orc_plan_dry_run(&o, stdout, &e);
-        status = rc == 0 ? 0 : rc == TLM_ECONFIG ? 2 : 3;
+        status = orc_exit_of(rc);
     } else {
         status = orc_daemon_run(&o, &e);
     }

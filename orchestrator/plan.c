@@ -13,6 +13,7 @@
 #include "common/fmt.h"
 #include "common/sha256.h"
 #include "common/vec.h"
+#include "orchestrator/inputs.h"
 #include "orchestrator/jobinfo.h"
 #include "orchestrator/rundir.h"
 #include "orchestrator/sweep.h"
@@ -106,6 +107,7 @@ static void orc_plan_files_free(char **files, size_t n)
     free(files);
 }
 
+/* ------------------------------------------------------------ the scan */
 /* Sweeps of this run by name: the same name twice must mean the same jobs. */
 typedef struct {
     char name[128];
@@ -113,31 +115,102 @@ typedef struct {
     const char *file;
 } seen_sweep;
 
-static int check_duplicate(seen_sweep *seen, size_t n, const orc_sweep *s, const char *hash, int *skip, tlm_err *e)
+/* What each use of the scan (dry run, check, load) does with it. */
+typedef struct scan_ops {
+    /* Before a sweep's expansion; `before` is the file of an earlier sweep
+     * of the same name (else NULL).  1: its jobs go to `job`; 0: only
+     * hashed (the same sweep listed again); negative: an error. */
+    int (*begin)(void *ctx, const orc_sweep *s, const char *file, const char *before, tlm_err *e);
+    orc_sweep_job_fn job;
+    /* After it (also after a failure: rc), hash = the sweep's content
+     * hash (its job keys in order); the same name with other jobs has been
+     * refused already.  Returns the sweep's result. */
+    int (*end)(void *ctx, const orc_sweep *s, const char *file, const char *before, const char *hash,
+               const orc_sweep_stats *st, int rc, tlm_err *e);
+} scan_ops;
+
+typedef struct {
+    const scan_ops *ops;
+    void *ctx;
+    int jobs;
+    tlm_sha256 sha;
+} scan_job_ctx;
+
+static int scan_job(void *ctx, const orc_sweep_job *j, tlm_err *e)
 {
-    *skip = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (strcmp(seen[i].name, s->name) != 0)
-            continue;
-        if (strcmp(seen[i].hash, hash) != 0) {
-            const tlm_cfg_node *at = tlm_cfg_map_get(s->root, "name");
-            return tlm_cfg_errf(e, at,
-                            "sweep name '%s' is already used by %s with different jobs; give each sweep its own "
-                            "name",
-                            s->name, seen[i].file);
-        }
-        *skip = 1;
+    scan_job_ctx *c = ctx;
+    tlm_sha256_update(&c->sha, j->key, 64);
+    tlm_sha256_update(&c->sha, "\n", 1);
+    return c->jobs ? c->ops->job(c->ctx, j, e) : 0;
+}
+
+/* One sweep: loaded, expanded, hashed, checked against the sweeps before. */
+static int scan_sweep(const scan_ops *ops, void *ctx, const char *file, seen_sweep *seen, size_t *n_seen,
+                      tlm_err *e)
+{
+    orc_sweep *s;
+    int rc = orc_sweep_load(file, &s, e);
+    if (rc)
+        return rc;
+    const seen_sweep *before = NULL;
+    for (size_t i = 0; i < *n_seen && !before; i++)
+        if (!strcmp(seen[i].name, s->name))
+            before = &seen[i];
+    scan_job_ctx c = {.ops = ops, .ctx = ctx, .jobs = 1};
+    if (ops->begin)
+        rc = c.jobs = ops->begin(ctx, s, file, before ? before->file : NULL, e);
+    orc_sweep_stats st = {0};
+    char hex[65] = "";
+    if (rc >= 0) {
+        tlm_sha256_init(&c.sha);
+        rc = orc_sweep_expand_stats(s, scan_job, &c, &st, e);
     }
-    return 0;
+    if (!rc) {
+        uint8_t h[32];
+        tlm_sha256_final(&c.sha, h);
+        tlm_hex(h, 32, hex);
+        if (before && strcmp(before->hash, hex) != 0)
+            rc = tlm_cfg_errf(e, tlm_cfg_map_get(s->root, "name"),
+                              "sweep name '%s' is already used by %s with different jobs; give each sweep its own "
+                              "name",
+                              s->name, before->file);
+    }
+    if (!rc && !before) {
+        snprintf(seen[*n_seen].name, sizeof seen[*n_seen].name, "%s", s->name);
+        memcpy(seen[*n_seen].hash, hex, 65);
+        seen[(*n_seen)++].file = file;
+    }
+    if (ops->end)
+        rc = ops->end(ctx, s, file, before ? before->file : NULL, hex, &st, rc, e);
+    orc_sweep_free(s);
+    return rc;
+}
+
+/* Every sweep file of --sweeps, in order. */
+static int scan(const orc_opts *o, const scan_ops *ops, void *ctx, tlm_err *e)
+{
+    char **files;
+    size_t nf;
+    if (orc_plan_files(o->sweeps, o->n_sweeps, &files, &nf, e))
+        return TLM_ECONFIG;
+    seen_sweep *seen = calloc(nf ? nf : 1, sizeof *seen);
+    size_t n_seen = 0;
+    int rc = seen ? 0 : tlm_errf(e, TLM_ENOMEM, "out of memory");
+    for (size_t i = 0; i < nf && !rc; i++)
+        rc = scan_sweep(ops, ctx, files[i], seen, &n_seen, e);
+    free(seen);
+    orc_plan_files_free(files, nf);
+    return rc;
 }
 
 /* ------------------------------------------------------------ dry run */
 typedef struct {
-    FILE *out;
+    FILE *out, *err;
     db *d;
     int rerun, retry_failed;
+    const char *file;    /* the sweep file being listed */
+    orc_inputs inputs;   /* the files the jobs read */
     orc_jobs distinct;
-    tlm_sha256 sha;
     size_t n_new, n_done, n_other, n_failed;
     double flops;
 } dry_ctx;
@@ -148,11 +221,11 @@ static void human(double v, char *out, size_t cap) { tlm_fmt_si(out, cap, v, 8, 
 static int dry_job(void *ctx, const orc_sweep_job *j, tlm_err *e)
 {
     dry_ctx *c = ctx;
-    tlm_sha256_update(&c->sha, j->key, 64);
-    tlm_sha256_update(&c->sha, "\n", 1);
     orc_jobinfo info;
     if (orc_jobinfo_compute(j->cfg, &info, e))
         return TLM_ECONFIG;
+    if (orc_inputs_check(&c->inputs, j->cfg, c->file, c->err, e))
+        return TLM_ENOMEM;
     const char *status = "new";
     db_job_state st;
     if (c->d) {
@@ -161,7 +234,7 @@ static int dry_job(void *ctx, const orc_sweep_job *j, tlm_err *e)
             return rc;
         if (rc == 1) {
             status = st.status;
-            if (c->rerun)
+            if (c->rerun && !st.rerun)
                 status = "rerun";
             else if (!strcmp(st.status, "failed") && (c->retry_failed || !orc_reason_is_final(st.reason)))
                 status = "retry";
@@ -191,129 +264,83 @@ static int dry_job(void *ctx, const orc_sweep_job *j, tlm_err *e)
     return 0;
 }
 
+static int dry_begin(void *ctx, const orc_sweep *s, const char *file, const char *before, tlm_err *e)
+{
+    (void)before, (void)e;
+    dry_ctx *c = ctx;
+    c->file = file;
+    fprintf(c->out, "sweep %s (%s)%s%s\n", s->name, file, *s->description ? ": " : "", s->description);
+    fprintf(c->out, "  %-12s  %-11s %-20s %7s %9s %9s  %-22s %s\n", "id", "status", "label", "params", "FLOPs/tok",
+            "FLOPs", "d_ff", "axes");
+    return 1;
+}
+
+static int dry_end(void *ctx, const orc_sweep *s, const char *file, const char *before, const char *hash,
+                   const orc_sweep_stats *st, int rc, tlm_err *e)
+{
+    (void)file, (void)before;
+    dry_ctx *c = ctx;
+    char stored[65];
+    int found = 0;
+    if (!rc && c->d && (found = db_sweep_hash(c->d, s->name, stored, e)) < 0)
+        rc = found;
+    if (rc)
+        return rc;
+    fprintf(c->out, "  %zu jobs%s", st->n_jobs, st->n_dups ? "" : "\n");
+    if (st->n_dups)
+        fprintf(c->out, " (%zu duplicates merged: they resolve to the same config)\n", st->n_dups);
+    /* grid keys dropped where they do not apply (docs/sweeps.md) */
+    for (size_t k = 0; k < st->n_drops; k++)
+        fprintf(c->out, "  %s: %zu grid point%s, %zu job%s\n", st->drops[k].what, st->drops[k].points,
+                st->drops[k].points == 1 ? "" : "s", st->drops[k].jobs, st->drops[k].jobs == 1 ? "" : "s");
+    if (st->more_drops)
+        fprintf(c->out, "  (%zu more kinds of dropped grid keys)\n", st->more_drops);
+    if (found && strcmp(stored, hash) != 0)
+        fprintf(c->out, "  the database holds another version of sweep %s: it will be reconciled\n", s->name);
+    return 0;
+}
+
 int orc_plan_dry_run(const orc_opts *o, FILE *out, tlm_err *e)
 {
-    char **files;
-    size_t nf;
-    if (orc_plan_files(o->sweeps, o->n_sweeps, &files, &nf, e))
-        return TLM_ECONFIG;
-    dry_ctx c = {.out = out, .rerun = o->rerun, .retry_failed = o->retry_failed};
+    static const scan_ops ops = {dry_begin, dry_job, dry_end};
+    dry_ctx c = {.out = out, .err = stderr, .rerun = o->rerun, .retry_failed = o->retry_failed};
+    orc_inputs_init(&c.inputs);
     int rc = 0;
     if (access(o->db_path, F_OK) == 0 && (rc = db_open(o->db_path, DB_READONLY, &c.d, e)))
         goto done;
     if (!c.d)
         fprintf(out, "(%s does not exist yet: every job is new)\n", o->db_path);
-    seen_sweep *seen = calloc(nf ? nf : 1, sizeof *seen);
-    size_t n_seen = 0;
-    if (!seen) {
-        rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
-        goto done;
-    }
-    size_t total = 0;
-    for (size_t i = 0; i < nf && !rc; i++) {
-        orc_sweep *s;
-        if ((rc = orc_sweep_load(files[i], &s, e)))
-            break;
-        fprintf(out, "sweep %s (%s)%s%s\n", s->name, files[i], *s->description ? ": " : "", s->description);
-        fprintf(out, "  %-12s  %-11s %-20s %7s %9s %9s  %-22s %s\n", "id", "status", "label", "params",
-                "FLOPs/tok", "FLOPs", "d_ff", "axes");
-        tlm_sha256_init(&c.sha);
-        orc_sweep_stats st;
-        rc = orc_sweep_expand_stats(s, dry_job, &c, &st, e);
-        size_t n = st.n_jobs, dups = st.n_dups;
-        if (!rc) {
-            uint8_t h[32];
-            char hex[65];
-            tlm_sha256_final(&c.sha, h);
-            tlm_hex(h, 32, hex);
-            int skip;
-            rc = check_duplicate(seen, n_seen, s, hex, &skip, e);
-            if (!rc && !skip) {
-                snprintf(seen[n_seen].name, sizeof seen[n_seen].name, "%s", s->name);
-                memcpy(seen[n_seen].hash, hex, 65);
-                seen[n_seen++].file = files[i];
-            }
-            char stored[65];
-            int found = 0;
-            if (!rc && c.d && (found = db_sweep_hash(c.d, s->name, stored, e)) < 0)
-                rc = found;
-            if (!rc) {
-                fprintf(out, "  %zu jobs%s", n, dups ? "" : "\n");
-                if (dups)
-                    fprintf(out, " (%zu duplicates merged: they resolve to the same config)\n", dups);
-                /* grid keys dropped where they do not apply (docs/sweeps.md) */
-                for (size_t k = 0; k < st.n_drops; k++)
-                    fprintf(out, "  %s: %zu grid point%s, %zu job%s\n", st.drops[k].what, st.drops[k].points,
-                            st.drops[k].points == 1 ? "" : "s", st.drops[k].jobs, st.drops[k].jobs == 1 ? "" : "s");
-                if (st.more_drops)
-                    fprintf(out, "  (%zu more kinds of dropped grid keys)\n", st.more_drops);
-                if (found && strcmp(stored, hex) != 0)
-                    fprintf(out, "  the database holds another version of sweep %s: it will be reconciled\n",
-                            s->name);
-            }
-            total += n;
-        }
-        orc_sweep_free(s);
-    }
-    free(seen);
+    rc = scan(o, &ops, &c, e);
     if (!rc) {
         char fl[16];
         human(c.flops, fl, sizeof fl);
         fprintf(out, "total: %zu distinct jobs: %zu new, %zu done, %zu to resume or retry, %zu failed; %s training FLOPs\n",
                 c.distinct.n, c.n_new, c.n_done, c.n_other, c.n_failed, fl);
-        (void)total;
+        if (c.inputs.bad)
+            rc = tlm_errf(e, TLM_ECONFIG,
+                          "%zu input path(s) of the jobs cannot be read (above): every job that names one would fail "
+                          "at its start; make them readable or fix the sweep",
+                          c.inputs.bad);
     }
 done:
+    orc_inputs_clear(&c.inputs);
     orc_jobs_clear(&c.distinct);
     db_close(c.d);
-    orc_plan_files_free(files, nf);
     return rc;
 }
 
 /* ------------------------------------------------------------ check */
 static int check_job(void *ctx, const orc_sweep_job *j, tlm_err *e)
 {
-    tlm_sha256 *sha = ctx;
-    tlm_sha256_update(sha, j->key, 64);
-    tlm_sha256_update(sha, "\n", 1);
+    (void)ctx;
     orc_jobinfo info;
     return orc_jobinfo_compute(j->cfg, &info, e) ? TLM_ECONFIG : 0;
 }
 
 int orc_plan_check(const orc_opts *o, tlm_err *e)
 {
-    char **files;
-    size_t nf;
-    if (orc_plan_files(o->sweeps, o->n_sweeps, &files, &nf, e))
-        return TLM_ECONFIG;
-    seen_sweep *seen = calloc(nf ? nf : 1, sizeof *seen);
-    size_t n_seen = 0;
-    int rc = seen ? 0 : tlm_errf(e, TLM_ENOMEM, "out of memory");
-    for (size_t i = 0; i < nf && !rc; i++) {
-        orc_sweep *s;
-        if ((rc = orc_sweep_load(files[i], &s, e)))
-            break;
-        tlm_sha256 sha;
-        tlm_sha256_init(&sha);
-        rc = orc_sweep_expand(s, check_job, &sha, NULL, NULL, e);
-        if (!rc) {
-            uint8_t h[32];
-            char hex[65];
-            tlm_sha256_final(&sha, h);
-            tlm_hex(h, 32, hex);
-            int skip;
-            rc = check_duplicate(seen, n_seen, s, hex, &skip, e);
-            if (!rc && !skip) {
-                snprintf(seen[n_seen].name, sizeof seen[n_seen].name, "%s", s->name);
-                memcpy(seen[n_seen].hash, hex, 65);
-                seen[n_seen++].file = files[i];
-            }
-        }
-        orc_sweep_free(s);
-    }
-    free(seen);
-    orc_plan_files_free(files, nf);
-    return rc;
+    static const scan_ops ops = {NULL, check_job, NULL};
+    return scan(o, &ops, NULL, e);
 }
 
 /* ------------------------------------------------------------ run mode */
@@ -321,17 +348,83 @@ typedef struct {
     orc_plan *p;
     const orc_opts *o;
     db *d;
-    orc_plan_sweep *ps;
-    uint16_t sweep_index;
-    size_t cap;
-    tlm_sha256 sha;
+    FILE *log;
+    orc_plan_sweep *ps;   /* the sweep being loaded */
+    size_t cap;           /* of ps->jobs */
+    size_t sweeps_cap;    /* of p->sweeps */
 } load_ctx;
+
+/* A new job's row, or a known job's state (a retriable failure made
+ * pending again; --rerun: reset). */
+static int load_state(load_ctx *c, const orc_sweep_job *j, orc_job *job, tlm_err *e)
+{
+    db_job_state st;
+    int found = db_job_state_get(c->d, j->key, &st, e);
+    if (found < 0)
+        return found;
+    if (!found) {
+        orc_jobinfo info;
+        if (orc_jobinfo_compute(j->cfg, &info, e))
+            return TLM_ECONFIG;
+        char *json = eng_config_json(j->cfg);
+        if (!json)
+            return tlm_errf(e, TLM_ENOMEM, "out of memory");
+        char run_dir[TLM_PATH_CAP];
+        if (orc_rundir_path(c->o->runs_dir, j->key, run_dir, sizeof run_dir, e)) {
+            free(json);
+            return TLM_ECONFIG;
+        }
+        db_job_row r = {
+            .key = j->key, .sweep = c->ps->name, .config = json,
+            .arch = eng_arch_name(j->cfg->arch), .scale = j->cfg->scale,
+            .schedule = eng_schedule_name(j->cfg->taper.schedule),
+            .ratio_start = info.ratio_start, .ratio_end = info.ratio_end,
+            .groups = info.groups[0] ? info.groups : NULL, .seed = j->cfg->seed, .label = info.label,
+            .tokens_total = j->cfg->train.tokens, .params = info.params,
+            .flops_per_token = info.flops_per_token, .widths = info.widths, .run_dir = run_dir,
+        };
+        int rc = db_job_put(c->d, &r, NULL, e);
+        free(json);
+        job->status = ORC_PENDING;
+        /* new under --rerun: marked as rerun all the same, so that the same
+         * command after a Ctrl-C goes on from its checkpoints */
+        if (!rc && c->o->rerun)
+            rc = db_job_reset(c->d, j->key, e);
+        return rc;
+    }
+    int s = orc_status_from_name(st.status);
+    job->status = (uint8_t)(s < 0 ? ORC_PENDING : s);
+    job->attempts = st.attempts;
+    job->failures = st.failures;
+    /* a failure that can pass (crash, timeout, oom, io...) is tried
+     * again by a new run; one that cannot (config, data, diverged)
+     * after a fix, when asked (--retry-failed: done jobs stay done) */
+    if (job->status == ORC_FAILED && (c->o->retry_failed || !orc_reason_is_final(st.reason))) {
+        job->status = ORC_PENDING;
+        job->failures = 0;
+        if (db_job_clear_failures(c->d, j->key, e) ||
+            db_job_set_status(c->d, j->key, DB_JOB_PENDING, st.reason, NULL, e))
+            return TLM_EIO;
+    }
+    if (c->o->rerun && st.rerun) {
+        /* --rerun applies once: an earlier --rerun reset it and its run has
+         * not finished (a Ctrl-C, then the same command again): it goes on
+         * from what that rerun trained */
+        c->p->n_rerun_kept++;
+    } else if (c->o->rerun) {
+        /* its checkpoints are set aside once this is committed (orc_plan_load) */
+        if (db_job_reset(c->d, j->key, e))
+            return TLM_EIO;
+        job->status = ORC_PENDING;
+        job->failures = 0;
+        job->reset = 1;
+    }
+    return 0;
+}
 
 static int load_job(void *ctx, const orc_sweep_job *j, tlm_err *e)
 {
     load_ctx *c = ctx;
-    tlm_sha256_update(&c->sha, j->key, 64);
-    tlm_sha256_update(&c->sha, "\n", 1);
     size_t idx;
     int added;
     if (orc_jobs_add(&c->p->jobs, j->key, &idx, &added))
@@ -340,61 +433,11 @@ static int load_job(void *ctx, const orc_sweep_job *j, tlm_err *e)
     c->p->arch_mask |= 1u << j->cfg->arch;
     if (added) {
         job->arch = (uint8_t)j->cfg->arch;
-        job->sweep = c->sweep_index;
+        job->sweep = (uint16_t)c->p->n_sweeps;
         job->tokens_total = j->cfg->train.tokens;
-        db_job_state st;
-        int found = db_job_state_get(c->d, j->key, &st, e);
-        if (found < 0)
-            return found;
-        if (!found) {
-            orc_jobinfo info;
-            if (orc_jobinfo_compute(j->cfg, &info, e))
-                return TLM_ECONFIG;
-            char *json = eng_config_json(j->cfg);
-            if (!json)
-                return tlm_errf(e, TLM_ENOMEM, "out of memory");
-            char run_dir[TLM_PATH_CAP];
-            if (orc_rundir_path(c->o->runs_dir, j->key, run_dir, sizeof run_dir, e)) {
-                free(json);
-                return TLM_ECONFIG;
-            }
-            db_job_row r = {
-                .key = j->key, .sweep = c->ps->name, .config = json,
-                .arch = eng_arch_name(j->cfg->arch), .scale = j->cfg->scale,
-                .schedule = eng_schedule_name(j->cfg->taper.schedule),
-                .ratio_start = info.ratio_start, .ratio_end = info.ratio_end,
-                .groups = info.groups[0] ? info.groups : NULL, .seed = j->cfg->seed, .label = info.label,
-                .tokens_total = j->cfg->train.tokens, .params = info.params,
-                .flops_per_token = info.flops_per_token, .widths = info.widths, .run_dir = run_dir,
-            };
-            int rc = db_job_put(c->d, &r, NULL, e);
-            free(json);
-            if (rc)
-                return rc;
-            job->status = ORC_PENDING;
-        } else {
-            int s = orc_status_from_name(st.status);
-            job->status = (uint8_t)(s < 0 ? ORC_PENDING : s);
-            job->attempts = st.attempts;
-            job->failures = st.failures;
-            /* a failure that can pass (crash, timeout, oom, io...) is tried
-             * again by a new run; one that cannot (config, data, diverged)
-             * after a fix, when asked (--retry-failed: done jobs stay done) */
-            if (job->status == ORC_FAILED && (c->o->retry_failed || !orc_reason_is_final(st.reason))) {
-                job->status = ORC_PENDING;
-                job->failures = 0;
-                if (db_job_clear_failures(c->d, j->key, e) ||
-                    db_job_set_status(c->d, j->key, "pending", st.reason, NULL, e))
-                    return TLM_EIO;
-            }
-            if (c->o->rerun) {
-                /* its checkpoints are set aside once this is committed (orc_plan_load) */
-                if (db_job_reset(c->d, j->key, e))
-                    return TLM_EIO;
-                job->status = ORC_PENDING;
-                job->failures = 0;
-            }
-        }
+        int rc = load_state(c, j, job, e);
+        if (rc)
+            return rc;
     }
     if (TLM_GROW(c->ps->jobs, c->cap, c->ps->n_jobs + 1, 64))
         return tlm_errf(e, TLM_ENOMEM, "out of memory");
@@ -402,95 +445,60 @@ static int load_job(void *ctx, const orc_sweep_job *j, tlm_err *e)
     return db_sweep_job_link(c->d, c->ps->name, j->key, (int64_t)j->index, e);
 }
 
-typedef struct {
-    tlm_sha256 sha;
-} hash_ctx;
-
-static int hash_job(void *ctx, const orc_sweep_job *j, tlm_err *e)
+/* A sweep listed again (the same name, the same jobs: a copy of the file)
+ * is listed once; a new one is recorded with its jobs. */
+static int load_begin(void *ctx, const orc_sweep *s, const char *file, const char *before, tlm_err *e)
 {
-    (void)e;
-    hash_ctx *h = ctx;
-    tlm_sha256_update(&h->sha, j->key, 64);
-    tlm_sha256_update(&h->sha, "\n", 1);
-    return 0;
-}
-
-static int load_sweep(orc_plan *p, const orc_opts *o, db *d, const char *file, seen_sweep *seen, size_t *n_seen,
-                      FILE *log, tlm_err *e)
-{
-    orc_sweep *s;
-    if (orc_sweep_load(file, &s, e))
-        return TLM_ECONFIG;
-    for (size_t i = 0; i < *n_seen; i++)
-        if (!strcmp(seen[i].name, s->name)) {
-            /* the same name again: the same jobs (a copy of the file) are
-             * listed once; different jobs are an error */
-            hash_ctx h;
-            tlm_sha256_init(&h.sha);
-            int rc = orc_sweep_expand(s, hash_job, &h, NULL, NULL, e);
-            if (!rc) {
-                char hex[65];
-                uint8_t b[32];
-                tlm_sha256_final(&h.sha, b);
-                tlm_hex(b, 32, hex);
-                int skip;
-                rc = check_duplicate(seen, *n_seen, s, hex, &skip, e);
-                if (!rc)
-                    fprintf(log, "tlmd: sweep %s in %s is the same as in %s; listed once\n", s->name, file,
-                            seen[i].file);
-            }
-            orc_sweep_free(s);
-            return rc;
-        }
-    orc_plan_sweep *ps = &p->sweeps[p->n_sweeps];
+    load_ctx *c = ctx;
+    if (before)
+        return 0;
+    if (TLM_GROW(c->p->sweeps, c->sweeps_cap, c->p->n_sweeps + 1, 8))
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
+    orc_plan_sweep *ps = c->ps = &c->p->sweeps[c->p->n_sweeps];
     memset(ps, 0, sizeof *ps);
+    c->cap = 0;
     snprintf(ps->name, sizeof ps->name, "%s", s->name);
     ps->res = s->res;
-    ps->file = strdup(file);
-    load_ctx c = {.p = p, .o = o, .d = d, .ps = ps, .sweep_index = (uint16_t)p->n_sweeps};
-    tlm_sha256_init(&c.sha);
-    int rc = ps->file ? 0 : tlm_errf(e, TLM_ENOMEM, "out of memory");
-    if (!rc)
-        rc = db_sweep_jobs_mark(d, s->name, e);
-    if (!rc)
-        rc = orc_sweep_expand(s, load_job, &c, &ps->n_jobs, &ps->n_dups, e);
-    char hex[65] = "";
-    if (!rc) {
-        uint8_t h[32];
-        tlm_sha256_final(&c.sha, h);
-        tlm_hex(h, 32, hex);
+    if (!(ps->file = strdup(file)))
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
+    int rc = db_sweep_jobs_mark(c->d, s->name, e);
+    return rc ? rc : 1;
+}
+
+static int load_end(void *ctx, const orc_sweep *s, const char *file, const char *before, const char *hash,
+                    const orc_sweep_stats *st, int rc, tlm_err *e)
+{
+    load_ctx *c = ctx;
+    if (before) {
+        if (!rc)
+            fprintf(c->log, "tlmd: sweep %s in %s is the same as in %s; listed once\n", s->name, file, before);
+        return rc;
     }
+    orc_plan_sweep *ps = c->ps;
+    ps->n_jobs = st->n_jobs;
+    ps->n_dups = st->n_dups;
     if (!rc) {
-        db_sweep_row r = {.name = s->name, .description = s->description, .file = file, .content_hash = hex,
+        db_sweep_row r = {.name = s->name, .description = s->description, .file = file, .content_hash = hash,
                           .source = s->source};
-        rc = db_sweep_put(d, &r, &ps->changed, e);
+        rc = db_sweep_put(c->d, &r, &ps->changed, e);
     }
     if (!rc)
-        rc = db_sweep_jobs_settle(d, s->name, &ps->added, &ps->removed, e);
+        rc = db_sweep_jobs_settle(c->d, s->name, &ps->added, &ps->removed, e);
     if (!rc) {
-        snprintf(seen[*n_seen].name, sizeof seen[*n_seen].name, "%s", s->name);
-        memcpy(seen[*n_seen].hash, hex, 65);
-        seen[(*n_seen)++].file = ps->file;
-        p->n_sweeps++;
+        c->p->n_sweeps++;
     } else {
         free(ps->file);
         free(ps->jobs);
     }
-    orc_sweep_free(s);
     return rc;
 }
 
 int orc_plan_load(orc_plan *p, const orc_opts *o, db *d, FILE *log, tlm_err *e)
 {
+    static const scan_ops ops = {load_begin, load_job, load_end};
     memset(p, 0, sizeof *p);
-    char **files;
-    size_t nf;
-    if (orc_plan_files(o->sweeps, o->n_sweeps, &files, &nf, e))
-        return TLM_ECONFIG;
-    p->sweeps = calloc(nf ? nf : 1, sizeof *p->sweeps);
-    seen_sweep *seen = calloc(nf ? nf : 1, sizeof *seen);
-    size_t n_seen = 0;
-    int rc = (!p->sweeps || !seen) ? tlm_errf(e, TLM_ENOMEM, "out of memory") : 0;
+    load_ctx c = {.p = p, .o = o, .d = d, .log = log};
+    int rc = 0;
     /* one transaction: a bad sweep leaves the database as it was; foreign
      * keys are checked at commit since jobs name their sweep before the
      * sweep row (whose hash needs the whole expansion) is written */
@@ -498,20 +506,25 @@ int orc_plan_load(orc_plan *p, const orc_opts *o, db *d, FILE *log, tlm_err *e)
         rc = db_begin(d, e);
     if (!rc)
         rc = db_exec(d, "PRAGMA defer_foreign_keys = ON", e);
-    for (size_t i = 0; i < nf && !rc; i++)
-        rc = load_sweep(p, o, d, files[i], seen, &n_seen, log, e);
+    if (!rc)
+        rc = scan(o, &ops, &c, e);
     if (!rc)
         rc = db_commit(d, e);
     else
         db_rollback(d);
-    free(seen);
-    orc_plan_files_free(files, nf);
     if (rc)
         return rc;
 
     /* --rerun trains from scratch: the old checkpoints go aside (after the
      * commit: a sweep that fails to load leaves the run folders as they were) */
+    if (p->n_rerun_kept)
+        fprintf(log,
+                "tlmd: --rerun: %zu job(s) were reset by an earlier --rerun whose run has not finished; they go on "
+                "from there (--rerun applies once; a finished run ends it)\n",
+                p->n_rerun_kept);
     for (size_t i = 0; o->rerun && i < p->jobs.n; i++) {
+        if (!p->jobs.v[i].reset)
+            continue;
         const char *key = p->jobs.v[i].key;
         char run_dir[TLM_PATH_CAP], aside[TLM_PATH_CAP], note[TLM_PATH_CAP + 512];
         if (orc_rundir_path(o->runs_dir, key, run_dir, sizeof run_dir, e))

@@ -33,6 +33,7 @@ typedef struct orc_plan {
     uint32_t *queue;    /* jobs to run, in order */
     size_t n_queue;
     size_t n_done, n_failed; /* settled before this run started */
+    size_t n_rerun_kept;     /* --rerun: jobs an unfinished earlier --rerun reset, which go on */
     unsigned arch_mask;      /* bit a: some job of this run has arch a (log lines name
                               * the architecture when there are several) */
 } orc_plan;

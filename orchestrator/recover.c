@@ -13,7 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/clock.h"
 
 /* Is pid a process whose command line mentions this job key? */
 static int runs_job(int64_t pid, const char *key)
@@ -52,15 +51,9 @@ static int close_one(void *p, const db_open_attempt *a)
             usleep(10000);
         c->killed++;
     }
-    db_attempt_end end = {
-        .ended_at = tlm_clock_wall(),
-        .exit_code = -1,
-        .reason = tlm_status_kind(TLM_EINTERRUPTED),
-        .message = "tlmd stopped (killed or crashed) while this attempt ran; closed at the next start",
-        .step = -1,
-        .tokens = -1,
-    };
-    if (db_attempt_finish(c->d, a->id, &end, c->e))
+    if (orc_attempt_close_open(c->d, a->id,
+                               "tlmd stopped (killed or crashed) while this attempt ran; closed at the next start",
+                               c->e))
         return TLM_EIO;
     c->n++;
     return 0;

@@ -26,6 +26,19 @@ typedef struct {
     tlm_err *e;
 } adopt_ctx;
 
+/* An attempt that never reached Slurm (tlmd died between the record and
+ * sbatch, or sbatch failed): squeue does not know its token and no worker
+ * wrote its events file.  1 when a is one, 0 when not, negative on error. */
+static int never_submitted(adopt_ctx *ac, const db_slurm_attempt *a, const char *run_dir)
+{
+    char ev[TLM_PATH_CAP + 64];
+    if (a->slurm_job[0] || !ac->squeue_ok || orc__sq_find(ac->jobs, ac->n_jobs, a->token))
+        return 0;
+    if (orc_slurm_file(ev, sizeof ev, run_dir, a->token, a->restart, ".events", ac->e))
+        return TLM_ECONFIG;
+    return access(ev, F_OK) != 0;
+}
+
 static int adopt_one(void *p, const db_slurm_attempt *a)
 {
     adopt_ctx *ac = p;
@@ -43,53 +56,35 @@ static int adopt_one(void *p, const db_slurm_attempt *a)
         return 0;
     }
     orc_job *j = &d->plan.jobs.v[idx];
-    const orc_sq_job *q = ac->squeue_ok ? orc__sq_find(ac->jobs, ac->n_jobs, a->token) : NULL;
     char run_dir[TLM_PATH_CAP];
     if (orc_rundir_path(d->o->runs_dir, j->key, run_dir, sizeof run_dir, ac->e))
         return TLM_ECONFIG;
-    if (!a->slurm_job[0] && !q && ac->squeue_ok) {
-        char ev[TLM_PATH_CAP + 64];
-        if (orc_slurm_file(ev, sizeof ev, run_dir, a->token, a->restart, ".events", ac->e))
-            return TLM_ECONFIG;
-        if (access(ev, F_OK) != 0) {
-            /* tlmd died between the record and sbatch (or sbatch failed):
-             * squeue does not know the token, no worker wrote anything */
-            db_attempt_end end = {.ended_at = tlm_clock_wall(), .exit_code = -1,
-                                  .reason = tlm_status_kind(TLM_EINTERRUPTED),
-                                  .message = "tlmd stopped while submitting it; squeue does not know it and it wrote "
-                                             "nothing: submitted again",
-                                  .step = -1, .tokens = -1};
-            if (db_attempt_finish(d->db, a->id, &end, ac->e) ||
-                db_job_set_status(d->db, j->key, "pending", NULL, NULL, ac->e))
-                return TLM_EIO;
-            ac->closed++;
-            return 0;
-        }
+    int rc = never_submitted(ac, a, run_dir);
+    if (rc < 0)
+        return rc;
+    if (rc) {
+        if (orc_attempt_close_open(d->db, a->id,
+                                   "tlmd stopped while submitting it; squeue does not know it and it wrote nothing: "
+                                   "submitted again",
+                                   ac->e) ||
+            db_job_set_status(d->db, j->key, DB_JOB_PENDING, NULL, NULL, ac->e))
+            return TLM_EIO;
+        ac->closed++;
+        return 0;
     }
-    int slot = -1;
-    for (int s = 0; s < d->n_slots && slot < 0; s++)
-        if (!d->slots[s].run)
-            slot = s;
-    if (slot < 0) {
-        if (d->n_slots == ORC_MAX_SLOTS)
-            return tlm_errf(ac->e, TLM_ECONFIG, "more than %d open Slurm attempts to adopt", ORC_MAX_SLOTS);
-        slot = d->n_slots++;
-        d->slots[slot].spec = (orc_slot_spec){.name = "slurm", .gpu = -1};
-    }
-    orc_run *r = calloc(1, sizeof *r);
+    int slot = orc_slot_find(d, 1);
+    if (slot < 0)
+        return tlm_errf(ac->e, TLM_ECONFIG, "more than %d open Slurm attempts to adopt", ORC_MAX_SLOTS);
+    orc_run *r = orc_attempt_adopt(d, idx, slot, a->id, a->n, ac->e);
+    if (!r)
+        return ac->e->code ? ac->e->code : TLM_EIO;
     orc_slurm_run *s = calloc(1, sizeof *s);
-    if (!r || !s || !(r->parser = malloc(sizeof *r->parser))) {
-        free(r);
-        free(s);
+    if (!s) {
+        orc_attempt_free(r);
         return tlm_errf(ac->e, TLM_ENOMEM, "out of memory");
     }
     r->ex = s;
-    r->d = d;
-    r->job = idx;
-    r->slot = slot;
-    r->attempt = a->id;
-    r->n = a->n;
-    snprintf(r->run_dir, sizeof r->run_dir, "%s", run_dir);
+    const orc_sq_job *q = ac->squeue_ok ? orc__sq_find(ac->jobs, ac->n_jobs, a->token) : NULL;
     snprintf(s->token, sizeof s->token, "%s", a->token);
     snprintf(s->job, sizeof s->job, "%s", a->slurm_job);
     snprintf(s->state, sizeof s->state, "%s", ac->squeue_ok ? (q ? q->state : "gone") : "unknown");
@@ -98,24 +93,8 @@ static int adopt_one(void *p, const db_slurm_attempt *a)
     s->offset = a->events_offset;
     s->ever_running = !strcmp(a->state, "RUNNING") || !strcmp(a->state, "ended");
     orc__slurm_set_paths(r);
-    int has_env = db_attempt_has_env(d->db, a->id, ac->e);
-    db_job_state st;
-    if (has_env < 0 || db_job_state_get(d->db, j->key, &st, ac->e) < 0) {
-        orc__slurm_close(r);
-        return TLM_EIO;
-    }
-    r->got_start = has_env;
-    r->resumed_from = -1;
-    r->step = -1;
-    r->tokens = has_env ? st.tokens_done : -1;
-    r->db_tokens = st.tokens_done;
-    snprintf(r->label, sizeof r->label, "%s", st.label);
-    r->started = r->last_event = r->progress_at = tlm_clock_mono();
-    r->progress = -1;
     orc__slurm_set_where(r);
-    j->status = ORC_RUNNING;
-    d->slots[slot].run = r;
-    d->n_running++;
+    orc_run_placed(d, r, 0);
     ac->adopted++;
     if (q) {
         s->gone_polls = 0;

@@ -47,6 +47,76 @@ static const char *sig_word(int sig)
     return sig == SIGUSR1 ? "USR1" : sig == SIGTERM ? "TERM" : sig == SIGINT ? "INT" : "";
 }
 
+/* SLURM_RESTART_COUNT (0 when unset) and a token of hex digits: 0, else
+ * -1 (said on stderr). */
+static int check_args(const char *token, int64_t *restart)
+{
+    *restart = 0;
+    const char *rc_env = getenv("SLURM_RESTART_COUNT");
+    if (rc_env && *rc_env) {
+        char *end;
+        long long v = strtoll(rc_env, &end, 10);
+        if (*end || v < 0 || v > 1000000) {
+            fprintf(stderr, "tlmd --slurm-job: SLURM_RESTART_COUNT '%.40s': expected a count\n", rc_env);
+            return -1;
+        }
+        *restart = v;
+    }
+    for (const char *p = token; *p; p++)
+        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'))) {
+            fprintf(stderr, "tlmd --slurm-job: token '%.40s': expected hex digits\n", token);
+            return -1;
+        }
+    return 0;
+}
+
+/* WORKER ARGS... --events-file EVENTS, its stop signals passed on as
+ * SIGTERM; how it ended goes into *end.  -1 out of memory (said). */
+static int run_worker(char **worker, int n, const char *events, orc_slurm_end *end)
+{
+    char **wargv = calloc((size_t)n + 3, sizeof *wargv);
+    if (!wargv) {
+        fprintf(stderr, "tlmd --slurm-job: out of memory\n");
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        wargv[i] = worker[i];
+    wargv[n] = "--events-file";
+    wargv[n + 1] = (char *)events;
+    wargv[n + 2] = NULL;
+    posix_spawnattr_t at;
+    posix_spawnattr_init(&at);
+    sigset_t none, def;
+    sigemptyset(&none);
+    sigemptyset(&def);
+    sigaddset(&def, SIGTERM);
+    sigaddset(&def, SIGINT);
+    sigaddset(&def, SIGUSR1);
+    posix_spawnattr_setsigmask(&at, &none);
+    posix_spawnattr_setsigdefault(&at, &def);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    pid_t pid;
+    int src = posix_spawn(&pid, wargv[0], NULL, &at, wargv, environ);
+    posix_spawnattr_destroy(&at);
+    if (src) {
+        fprintf(stderr, "tlmd --slurm-job: cannot run the worker %s: %s\n", wargv[0], strerror(src));
+        end->exited = 1;
+        end->status = 127;
+    } else {
+        child_pid = pid;
+        if (got_signal) /* it came before the worker existed */
+            kill(pid, SIGTERM);
+        int ws;
+        while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
+        }
+        end->exited = WIFEXITED(ws);
+        end->status = end->exited ? WEXITSTATUS(ws) : -1;
+        end->signal = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
+    }
+    free(wargv);
+    return 0;
+}
+
 int orc_slurm_job_main(int argc, char **argv)
 {
     if (argc < 6 || strcmp(argv[1], ORC_SLURM_JOB_ARG) != 0) {
@@ -57,22 +127,9 @@ int orc_slurm_job_main(int argc, char **argv)
     }
     const char *run_dir = argv[3], *token = argv[4];
     tlm_err e;
-    int64_t restart = 0;
-    const char *rc_env = getenv("SLURM_RESTART_COUNT");
-    if (rc_env && *rc_env) {
-        char *end;
-        long long v = strtoll(rc_env, &end, 10);
-        if (*end || v < 0 || v > 1000000) {
-            fprintf(stderr, "tlmd --slurm-job: SLURM_RESTART_COUNT '%.40s': expected a count\n", rc_env);
-            return 127;
-        }
-        restart = v;
-    }
-    for (const char *p = token; *p; p++)
-        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'))) {
-            fprintf(stderr, "tlmd --slurm-job: token '%.40s': expected hex digits\n", token);
-            return 127;
-        }
+    int64_t restart;
+    if (check_args(token, &restart))
+        return 127;
     char dir[4200], events[4200], endp[4200];
     snprintf(dir, sizeof dir, "%s/slurm", run_dir);
     if (tlm_mkdir_p(dir, &e) || orc_slurm_file(events, sizeof events, run_dir, token, restart, ".events", &e) ||
@@ -89,50 +146,9 @@ int orc_slurm_job_main(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGUSR1, &sa, NULL);
 
-    /* WORKER ARGS... --events-file EVENTS */
-    int n = argc - 5;
-    char **wargv = calloc((size_t)n + 3, sizeof *wargv);
-    if (!wargv) {
-        fprintf(stderr, "tlmd --slurm-job: out of memory\n");
-        return 127;
-    }
-    for (int i = 0; i < n; i++)
-        wargv[i] = argv[5 + i];
-    wargv[n] = "--events-file";
-    wargv[n + 1] = events;
-    wargv[n + 2] = NULL;
-
-    posix_spawnattr_t at;
-    posix_spawnattr_init(&at);
-    sigset_t none, def;
-    sigemptyset(&none);
-    sigemptyset(&def);
-    sigaddset(&def, SIGTERM);
-    sigaddset(&def, SIGINT);
-    sigaddset(&def, SIGUSR1);
-    posix_spawnattr_setsigmask(&at, &none);
-    posix_spawnattr_setsigdefault(&at, &def);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    pid_t pid;
-    int src = posix_spawn(&pid, wargv[0], NULL, &at, wargv, environ);
-    posix_spawnattr_destroy(&at);
     orc_slurm_end end = {.restart = restart};
-    if (src) {
-        fprintf(stderr, "tlmd --slurm-job: cannot run the worker %s: %s\n", wargv[0], strerror(src));
-        end.exited = 1;
-        end.status = 127;
-    } else {
-        child_pid = pid;
-        if (got_signal) /* it came before the worker existed */
-            kill(pid, SIGTERM);
-        int ws;
-        while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
-        }
-        end.exited = WIFEXITED(ws);
-        end.status = end.exited ? WEXITSTATUS(ws) : -1;
-        end.signal = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
-    }
-    free(wargv);
+    if (run_worker(argv + 5, argc - 5, events, &end))
+        return 127;
     snprintf(end.slurm_signal, sizeof end.slurm_signal, "%s", sig_word(got_signal));
     env_word("SLURMD_NODENAME", end.node, sizeof end.node);
     env_word("SLURM_JOB_ID", end.job, sizeof end.job);

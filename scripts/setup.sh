@@ -7,8 +7,9 @@
 #   scripts/setup.sh            packages to build and run TLM, then build, then
 #                               the demonstration shards (data/demo/)
 #   scripts/setup.sh --test     also what `make check` needs (torch for the
-#                               parity tests, clang for the fuzz targets,
-#                               chromium and playwright-core for the dashboard)
+#                               parity tests, clang for the fuzz targets and
+#                               the emulated CUDA build, chromium and
+#                               playwright-core for the dashboard)
 #   scripts/setup.sh --no-build packages only (Debian's, and uPlot for the dashboard)
 #
 # Runs apt-get as root (or through sudo when not root).
@@ -47,7 +48,9 @@ pkgs="$pkgs libplplot-dev plplot-driver-cairo libmicrohttpd-dev"
 # James Bible and the Jargon File.
 corpus_pkgs="bible-kjv bible-kjv-text jargon-text"
 pkgs="$pkgs $corpus_pkgs"
-# Tests: PyTorch parity, fuzz targets (clang's libFuzzer), the dashboard in a
+# Tests: PyTorch parity, fuzz targets (clang's libFuzzer), the emulated CUDA
+# build whose kernels run in make check (clang++ instruments their loads and
+# stores; it needs nothing beyond the clang package), the dashboard in a
 # real browser (tests/dashboard: Debian's Chromium, curl), a private Slurm
 # cluster for tlmd's slurm executor (tests/lib/slurm_cluster.sh; the daemons
 # are only started by the tests, as the calling user).

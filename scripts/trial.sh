@@ -40,7 +40,8 @@
 # copies, never the system's (as root, `tlmd --db /dev/null` replaces it).
 # The cases are in scripts/trial/*.sh, one file per area, sourced in name
 # order: 00-issue (issue 10's cases that need a scenario; the rest carry
-# ids issue.* in the other files), 10-config, 20-sweep, 30-worker-cli,
+# ids issue.* in the other files; issue 26's carry ids issue26.* in the
+# files of their areas), 10-config, 20-sweep, 30-worker-cli,
 # 40-tlmd-cli, 50-data, 60-paths, 70-corrupt, 80-report, 90-crash;
 # scripts/trial/tools.py makes files corrupt in exactly one way.  Run as root,
 # permission cases run as the user nobody (setpriv) and the full-disk

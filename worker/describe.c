@@ -1,5 +1,6 @@
-/* describe.c: builds the --describe document with Jansson, with the GPU
- * memory estimate of the job's micro-batch. */
+/* describe.c: builds the --describe document with Jansson, with the
+ * memory estimates of the job's micro-batch on the CPU and on a GPU (the
+ * worker's out-of-memory message uses them too). */
 #include "worker/describe.h"
 
 #include <jansson.h>
@@ -21,29 +22,34 @@ static json_t *account_json(const eng_account *a)
                      (json_int_t)a->extra, "mlp_share", a->mlp_share);
 }
 
-/* ---- the GPU memory estimate.  The model is planned (eng_model_create)
- * on a counting table: the CPU's ops with the memory ops replaced by ones
- * that only add up what would be allocated (rounded to cudaMalloc's
- * granule) and the workspace queries replaced by the CUDA backend's
- * (engine/cuda/plan.h).  No op runs and model creation reaches the slabs
- * only through the table, so the estimate costs no memory and needs no
- * GPU.  is_host stays 1: a device model's host copy of the logits is host
- * memory, not GPU memory, and would be a real allocation here. */
+/* ---- the memory estimates.  The model is planned (eng_model_create) on a
+ * counting table: the CPU's ops with the memory ops replaced by ones that
+ * only add up what would be allocated (for the GPU rounded to cudaMalloc's
+ * granule, with the CUDA backend's workspace queries: engine/cuda/plan.h;
+ * for the CPU the CPU backend's own queries, each block 64-byte aligned).
+ * No op runs and model creation reaches the slabs only through the table,
+ * so an estimate costs no memory and needs no GPU.  is_host stays 1: a
+ * device model's host copy of the logits is host memory, not GPU memory,
+ * and would be a real allocation here. */
 typedef struct count_ctx {
-    size_t bytes;
+    size_t bytes, granule;
     int overflow;
+    const eng_ops *cpu;  /* the CPU backend's queries, asked with its own context */
+    void *cpu_ctx;
 } count_ctx;
 
 static _Alignas(64) char count_fake[64];
 
+static size_t round_up(size_t n, size_t g) { return (n + g - 1) / g * g; }
+
 static void *count_alloc(void *ctx, size_t bytes)
 {
     count_ctx *c = ctx;
-    size_t r = bytes + ENG_CU_ALLOC_GRANULE - 1;
+    size_t r = bytes + c->granule - 1;
     if (r < bytes || SIZE_MAX - c->bytes < r)
         c->overflow = 1;
     else
-        c->bytes += r / ENG_CU_ALLOC_GRANULE * ENG_CU_ALLOC_GRANULE;
+        c->bytes += r / c->granule * c->granule;
     return count_fake;
 }
 static void count_free(void *ctx, void *p)
@@ -78,6 +84,22 @@ static size_t count_mem_ws(void *ctx, int B, int T, int H, int hd, int hm, int d
     return eng_cu_mem_ws_floats(B, T, H, hd, hm, depth, chunk);
 }
 
+static size_t cpu_att_ws(void *ctx, int B, int T, int H, int hd)
+{
+    count_ctx *c = ctx;
+    return c->cpu->attention_workspace(c->cpu_ctx, B, T, H, hd);
+}
+static size_t cpu_swa_ws(void *ctx, int B, int T, int Hkv, int hd, int window, int Np)
+{
+    count_ctx *c = ctx;
+    return c->cpu->swa_workspace(c->cpu_ctx, B, T, Hkv, hd, window, Np);
+}
+static size_t cpu_mem_ws(void *ctx, int B, int T, int H, int hd, int hm, int depth, int chunk)
+{
+    count_ctx *c = ctx;
+    return c->cpu->titans_mem_workspace(c->cpu_ctx, B, T, H, hd, hm, depth, chunk);
+}
+
 /* The job's micro-batch in sequences (micro_batch, or the whole batch). */
 static int micro_batch_of(const eng_config *cfg)
 {
@@ -87,21 +109,32 @@ static int micro_batch_of(const eng_config *cfg)
     return b < 1 ? 1 : b > INT32_MAX ? INT32_MAX : (int)b;
 }
 
-/* {micro_batch, seq_len, weights, grads, adamw, activations, workspace,
- * total} in bytes, or NULL with *e set. */
-static json_t *gpu_memory_json(const eng_config *cfg, tlm_err *e)
+/* One estimate, in bytes. */
+typedef struct mem_est {
+    int micro_batch, seq_len;
+    size_t weights, grads, adamw, activations, workspace, total;
+} mem_est;
+
+static int estimate(const eng_config *cfg, int gpu, mem_est *out, tlm_err *e)
 {
     eng_backend *cpu;
     if (eng_backend_cpu_create(&cpu, 1, e))
-        return NULL;
+        return e->code;
     eng_ops ops = *cpu->ops;
-    ops.name = "cuda (estimate)";
-    ops.groups = ENG_OPS_TITANS;
     ops.alloc = count_alloc, ops.free = count_free, ops.to_device = count_copy_in, ops.to_host = count_copy_in;
     ops.zero = count_zero, ops.copy = count_copy;
-    ops.attention_workspace = count_att_ws, ops.swa_workspace = count_swa_ws;
-    ops.titans_mem_workspace = count_mem_ws;
-    count_ctx cc = {0, 0};
+    if (gpu) {
+        ops.name = "cuda (estimate)";
+        ops.groups = ENG_OPS_TITANS;
+        ops.attention_workspace = count_att_ws, ops.swa_workspace = count_swa_ws;
+        ops.titans_mem_workspace = count_mem_ws;
+    } else {
+        ops.name = "cpu (estimate)";
+        ops.attention_workspace = cpu_att_ws, ops.swa_workspace = cpu_swa_ws;
+        ops.titans_mem_workspace = cpu_mem_ws;
+    }
+    const size_t g = gpu ? ENG_CU_ALLOC_GRANULE : 64;
+    count_ctx cc = {0, g, 0, cpu->ops, cpu->ctx};
     eng_backend counting = *cpu;
     counting.ops = &ops;
     counting.ctx = &cc;
@@ -110,24 +143,39 @@ static json_t *gpu_memory_json(const eng_config *cfg, tlm_err *e)
     int rc = eng_model_create(&m, cfg, &counting, mb, T, e);
     if (rc) {
         eng_backend_free(cpu);
-        return NULL;
+        return rc;
     }
     const size_t np = eng_model_n_params(m), extra = eng_model_optim_extra_floats(m);
     eng_model_free(m);
     eng_backend_free(cpu);
-    const size_t slab = (np * sizeof(float) + ENG_CU_ALLOC_GRANULE - 1) / ENG_CU_ALLOC_GRANULE * ENG_CU_ALLOC_GRANULE;
-    const size_t xslab = extra ? (extra * sizeof(float) + ENG_CU_ALLOC_GRANULE - 1) / ENG_CU_ALLOC_GRANULE *
-                                     ENG_CU_ALLOC_GRANULE
-                               : 0;
-    if (cc.overflow || cc.bytes < 4 * slab + xslab) {
-        tlm_errf(e, TLM_EINTERNAL, "describe: the GPU memory estimate overflows or misses the parameter slabs");
+    const size_t slab = round_up(np * sizeof(float), g), xslab = extra ? round_up(extra * sizeof(float), g) : 0;
+    if (cc.overflow || cc.bytes < 4 * slab + xslab)
+        return tlm_errf(e, TLM_EINTERNAL, "describe: the memory estimate overflows or misses the parameter slabs");
+    const size_t ws = gpu ? ENG_CU_BACKEND_BYTES : 0;
+    *out = (mem_est){mb, T, slab, slab, 2 * slab + xslab, cc.bytes - 4 * slab - xslab, ws, cc.bytes + ws};
+    return 0;
+}
+
+/* {micro_batch, seq_len, weights, grads, adamw, activations, workspace,
+ * total} in bytes, or NULL with *e set. */
+static json_t *memory_json(const eng_config *cfg, int gpu, tlm_err *e)
+{
+    mem_est m;
+    if (estimate(cfg, gpu, &m, e))
         return NULL;
-    }
-    const size_t act = cc.bytes - 4 * slab - xslab, ws = ENG_CU_BACKEND_BYTES;
-    return json_pack("{s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I}", "micro_batch", mb, "seq_len", T, "weights",
-                     (json_int_t)slab, "grads", (json_int_t)slab, "adamw", (json_int_t)(2 * slab + xslab),
-                     "activations", (json_int_t)act, "workspace", (json_int_t)ws, "total",
-                     (json_int_t)(cc.bytes + ws));
+    return json_pack("{s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I}", "micro_batch", m.micro_batch, "seq_len", m.seq_len,
+                     "weights", (json_int_t)m.weights, "grads", (json_int_t)m.grads, "adamw", (json_int_t)m.adamw,
+                     "activations", (json_int_t)m.activations, "workspace", (json_int_t)m.workspace, "total",
+                     (json_int_t)m.total);
+}
+
+int wrk_memory_need(const eng_config *cfg, int gpu, size_t *total, size_t *state, tlm_err *e)
+{
+    mem_est m;
+    int rc = estimate(cfg, gpu, &m, e);
+    *total = rc ? 0 : m.total;
+    *state = rc ? 0 : m.weights + m.grads + m.adamw;
+    return rc;
 }
 
 int wrk_describe(const eng_config *cfg, FILE *out, tlm_err *e)
@@ -189,11 +237,13 @@ int wrk_describe(const eng_config *cfg, FILE *out, tlm_err *e)
         acc.flops_attention, "layers", layers);
     if (!doc)
         return tlm_errf(e, TLM_EINTERNAL, "describe: cannot build the JSON document");
-    json_t *gm = gpu_memory_json(cfg, e);
+    json_t *cm = memory_json(cfg, 0, e), *gm = cm ? memory_json(cfg, 1, e) : NULL;
     if (!gm) {
+        json_decref(cm);
         json_decref(doc);
-        return e->code ? e->code : tlm_errf(e, TLM_EINTERNAL, "describe: cannot build the GPU memory estimate");
+        return e->code ? e->code : tlm_errf(e, TLM_EINTERNAL, "describe: cannot build the memory estimates");
     }
+    json_object_set_new(doc, "cpu_memory", cm);
     json_object_set_new(doc, "gpu_memory", gm);
     int bad = json_dumpf(doc, out, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) || fputc('\n', out) == EOF;
     json_decref(doc);

@@ -26,6 +26,7 @@
 #include "engine/train/train.h"
 #include "engine/train/lr.h"
 #include "worker/buildinfo.h"
+#include "worker/describe.h"
 #include "worker/events.h"
 #include "worker/heartbeat.h"
 #include "worker/signals.h"
@@ -185,6 +186,21 @@ static int stopped(job *j)
 static int done(job *j)
 {
     const eng_train_state *st = eng_trainer_state(j->tr);
+    /* a run whose final numbers are not finite has trained nothing worth
+     * keeping (weights that hold NaN or inf give a NaN loss every step):
+     * never a success */
+    int val_run = 0; /* then the last step's evaluation gave val_loss; NaN there is a NaN loss */
+    for (int i = 0; i < j->cfg.eval.n_suites; i++)
+        val_run |= !strcmp(j->cfg.eval.suites[i], "val");
+    if (!isfinite(st->loss) || (val_run && !isfinite(st->val_loss))) {
+        tlm_err e;
+        tlm_errf(&e, TLM_EDIVERGED,
+                 "training ended at step %" PRId64 " with a final loss of %g and a validation loss of %g: a result "
+                 "that is not finite is no result (are the weights finite? a checkpoint holding NaN or inf is "
+                 "refused at load)",
+                 st->step, st->loss, st->val_loss);
+        return fail(j, &e);
+    }
     wrk_ev ev;
     wrk_ev_begin(&ev, &j->ev, TLM_EV_DONE);
     wrk_ev_int(&ev, "step", st->step);
@@ -362,6 +378,59 @@ static void device_cause(const eng_backend *be, tlm_err *e)
 #endif
 }
 
+/* MemAvailable of /proc/meminfo in bytes, 0 when unknown. */
+static uint64_t mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[128];
+    unsigned long long kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return (uint64_t)kb * 1024;
+}
+
+/* An out-of-memory failure says what the job needs (--describe's
+ * estimate) beside what the machine has, and what makes it smaller. */
+static void oom_note(const job *j, tlm_err *e)
+{
+    if (e->code != TLM_ENOMEM)
+        return;
+    int gpu = strcmp(j->o->device, "cpu") != 0;
+    size_t need = 0, state = 0;
+    tlm_err ne;
+    if (wrk_memory_need(&j->cfg, gpu, &need, &state, &ne))
+        need = state = 0;
+    uint64_t have = 0;
+    if (!gpu)
+        have = mem_available();
+#ifdef TLM_HAVE_CUDA
+    eng_cuda_device_info info;
+    if (gpu && !eng_cuda_device_info_get(0, &info, &ne)) /* the worker's GPU is cuda:K; K is 0 under tlmd */
+        have = info.free_bytes;
+#endif
+    const double gib = 1073741824.0;
+    char what[400];
+    int n = need ? snprintf(what, sizeof what, "the model needs about %.2f GiB on the %s (tlm-worker --describe: %s)",
+                            (double)need / gib, gpu ? "GPU" : "CPU", gpu ? "gpu_memory" : "cpu_memory")
+                 : snprintf(what, sizeof what, "the model's need is unknown");
+    if (have && n > 0 && (size_t)n < sizeof what)
+        n += snprintf(what + n, sizeof what - (size_t)n, ", %.2f GiB is available%s", (double)have / gib,
+                      gpu ? " on the GPU" : " (MemAvailable)");
+    /* what makes it fit: the micro-batch shrinks the activations only */
+    const char *fix = have && state >= have
+                          ? "its weights, gradients and AdamW state alone take %.2f GiB: a smaller model, or a machine "
+                            "with more memory"
+                          : "a smaller train.micro_batch (gradients accumulate to the same batch) or seq_len needs "
+                            "less";
+    char how[200];
+    snprintf(how, sizeof how, fix, (double)state / gib);
+    size_t len = strlen(e->msg);
+    tlm_msg_printf(e->msg + len, sizeof e->msg - len, "; %s; %s", what, how);
+}
+
 int wrk_run(const wrk_opts *o)
 {
     job j;
@@ -410,6 +479,7 @@ int wrk_run(const wrk_opts *o)
     eng_train_hooks hooks = {&j, on_log, on_step, on_eval, on_ckpt, on_phase, on_stop_requested, on_layer};
     if (eng_trainer_create(&j.tr, &j.cfg, j.be, eng_evaluator_n_suites(j.evaluator) ? &suites : NULL, j.ckpt_root,
                            &hooks, &e)) {
+        oom_note(&j, &e);
         status = fail(&j, &e);
         goto out;
     }
@@ -431,8 +501,10 @@ int wrk_run(const wrk_opts *o)
         status = done(&j);
     else if (rc == TLM_EINTERRUPTED)
         status = stopped(&j);
-    else
+    else {
+        oom_note(&j, &e);
         status = fail(&j, &e);
+    }
 out:
     wrk_heartbeat_stop(&j.hb);
     eng_trainer_free(j.tr);

@@ -609,6 +609,14 @@ static int resolve_model(parse_ctx *px, tlm_err *e)
                             "tokenizer: '%s' is out of range: bpeN names a trained BPE of N ids, N from 257 (the 256 "
                             "bytes and one merge) to 2^20; or give model.vocab",
                             c->tokenizer);
+        /* a slip of a name ("byte") is not a tokenizer file */
+        static const char *const names[] = {"bytes", "llama3", "llama2"};
+        for (size_t i = 0; !tv && i < sizeof names / sizeof *names; i++)
+            if (tlm_cfg_edit_distance(c->tokenizer, names[i]) == 1)
+                return tlm_cfg_errf(e, NODE(px, "tokenizer"),
+                                    "tokenizer: unknown name '%s'; did you mean '%s'? (names: bytes, llama3, llama2, "
+                                    "bpeN; else a tokenizer file, with model.vocab)",
+                                    c->tokenizer, names[i]);
         if (!tv)
             return tlm_cfg_errf(e, NODE(px, "tokenizer"),
                             "model.vocab is required with tokenizer '%s' (its size is not known from the name)",
@@ -784,6 +792,14 @@ static int resolve_train(parse_ctx *px, const eng_preset *p, tlm_err *e)
     if (t->tokens < t->batch_tokens)
         return tlm_cfg_errf(e, NODE(px, "train.tokens") ? NODE(px, "train.tokens") : root,
                         "train.tokens: %" PRId64 " is less than one batch (%" PRId64 ")", t->tokens, t->batch_tokens);
+    /* a warm-up the preset gave: said at the budget the user wrote, with the
+     * key to set, not at a line of the preset the user never wrote */
+    if (t->warmup_tokens > t->tokens && !GIVEN(px, "train.warmup_tokens") && p)
+        return tlm_cfg_errf(e, NODE(px, "train.tokens") ? NODE(px, "train.tokens") : root,
+                            "train.tokens: %" PRId64 " is less than the warm-up of preset '%s' (%" PRId64
+                            " tokens, its train.warmup_tokens); set train.warmup_tokens too (say %" PRId64
+                            ", a twentieth of train.tokens), or train more tokens",
+                            t->tokens, p->name, t->warmup_tokens, t->tokens / 20);
     if (t->warmup_tokens > t->tokens)
         return tlm_cfg_errf(e, NODE(px, "train.warmup_tokens") ? NODE(px, "train.warmup_tokens") : root,
                         "train.warmup_tokens: %" PRId64 " exceeds train.tokens %" PRId64, t->warmup_tokens, t->tokens);
@@ -880,15 +896,20 @@ int eng_config_load(const char *path, eng_config *cfg, tlm_err *e)
     return rc;
 }
 
-int eng_config_from_json(const char *json, eng_config *cfg, tlm_err *e)
+int eng_config_from_text(const char *name, const char *text, size_t len, eng_config *cfg, tlm_err *e)
 {
     tlm_cfg_node *root;
-    int rc = tlm_cfg_parse_buffer("<stored config>", json, strlen(json), &root, e);
+    int rc = tlm_cfg_parse_buffer(name, text, len, &root, e);
     if (rc)
         return rc;
     rc = eng_config_from_tree(root, cfg, e);
     tlm_cfg_free(root);
     return rc;
+}
+
+int eng_config_from_json(const char *json, eng_config *cfg, tlm_err *e)
+{
+    return eng_config_from_text("<stored config>", json, strlen(json), cfg, e);
 }
 
 /* ------------------------------------------------------------ serialisation */

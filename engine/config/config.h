@@ -148,6 +148,9 @@ typedef struct eng_config {
 int eng_config_load(const char *path, eng_config *cfg, tlm_err *e);
 /* Resolve from a parsed tree (errors point into the tree's file). */
 int eng_config_from_tree(const tlm_cfg_node *root, eng_config *cfg, tlm_err *e);
+/* Resolve from YAML or JSON text of len bytes; `name` stands for the file
+ * in messages ("job.yaml:3:7: ..."). */
+int eng_config_from_text(const char *name, const char *text, size_t len, eng_config *cfg, tlm_err *e);
 /* Resolve from a canonical JSON string (as stored in results.db). */
 int eng_config_from_json(const char *json, eng_config *cfg, tlm_err *e);
 

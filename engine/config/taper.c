@@ -102,6 +102,88 @@ static int exact_multiple(double x, int m, long *units)
     return 1;
 }
 
+/* blocks: each group's width (an exact multiple of m) for its L / n_groups
+ * layers; the groups must sum to the budget S (in units of m) */
+static int blocks_widths(int L, int d_base, const eng_taper_spec *s, long S, int *widths, tlm_err *e)
+{
+    const int m = s->multiple, per = L / s->n_groups;
+    long sum = 0;
+    for (int j = 0; j < s->n_groups; j++) {
+        long u;
+        if (!exact_multiple(s->groups[j] * d_base, m, &u))
+            return tlm_errf(e, TLM_ECONFIG,
+                            "taper.groups: group %d width %g x %d = %g is not a multiple of taper.multiple %d",
+                            j + 1, s->groups[j], d_base, s->groups[j] * d_base, m);
+        for (int l = j * per; l < (j + 1) * per; l++)
+            widths[l] = (int)(u * m);
+        sum += u * per;
+    }
+    if (sum != S)
+        return tlm_errf(e, TLM_ECONFIG, "taper.groups: widths sum to %ld, not the budget %ld", sum * m,
+                        (long)L * d_base);
+    return 0;
+}
+
+/* The n interior layers' widths (widths[0..n-1]) from their ideal widths,
+ * summing to exactly T units of m: targets shifted by the (float-sized)
+ * gap so their sum is T; floor, then hand out the remaining units to the
+ * largest remainders.  Ties go to the layer nearer the wide end, which
+ * keeps the result monotone. */
+static int round_interior(const double *ideal, int n, long T, int m, int decreasing, int *widths, tlm_err *e)
+{
+    double y[ENG_MAX_LAYERS], sumx = 0;
+    for (int i = 0; i < n; i++)
+        sumx += ideal[i] / m;
+    double shift = ((double)T - sumx) / n;
+    long f[ENG_MAX_LAYERS], R = T;
+    double frac[ENG_MAX_LAYERS];
+    for (int i = 0; i < n; i++) {
+        y[i] = ideal[i] / m + shift;
+        f[i] = (long)floor(y[i] + 1e-9);
+        frac[i] = y[i] - (double)f[i];
+        if (frac[i] < 0)
+            frac[i] = 0;
+        R -= f[i];
+    }
+    if (R < 0 || R > n)
+        return tlm_errf(e, TLM_ECONFIG, "taper: cannot round %d interior layers to the budget (remainder %ld)", n,
+                        R);
+    unsigned char chosen[ENG_MAX_LAYERS] = {0};
+    for (long r = 0; r < R; r++) {
+        int best = -1;
+        for (int i = 0; i < n; i++) {
+            int idx = decreasing ? i : n - 1 - i; /* scan from the wide end */
+            if (chosen[idx])
+                continue;
+            if (best < 0 || frac[idx] > frac[best] + 1e-12)
+                best = idx;
+        }
+        chosen[best] = 1;
+    }
+    for (int i = 0; i < n; i++)
+        widths[i] = (int)((f[i] + chosen[i]) * m);
+    return 0;
+}
+
+/* The promises: every width positive, monotone, summing to the budget; a
+ * failure here is a request we cannot honour */
+static int verify_widths(int L, const int *widths, int decreasing, long budget, tlm_err *e)
+{
+    long total = 0;
+    for (int l = 0; l < L; l++) {
+        if (widths[l] <= 0)
+            return tlm_errf(e, TLM_ECONFIG, "taper: layer %d width %d is at or below zero after rounding", l,
+                            widths[l]);
+        total += widths[l];
+        if (l > 0 && (decreasing ? widths[l] > widths[l - 1] : widths[l] < widths[l - 1]))
+            return tlm_errf(e, TLM_ECONFIG, "taper: rounding cannot keep layer %d (%d) and %d (%d) monotone", l - 1,
+                            widths[l - 1], l, widths[l]);
+    }
+    if (total != budget)
+        return tlm_errf(e, TLM_EINTERNAL, "taper: widths sum to %ld, not %ld", total, budget);
+    return 0;
+}
+
 int eng_taper_compute(int L, int d_base, const eng_taper_spec *s, int *widths, tlm_err *e)
 {
     double ideal[ENG_MAX_LAYERS];
@@ -121,25 +203,8 @@ int eng_taper_compute(int L, int d_base, const eng_taper_spec *s, int *widths, t
                         "rounding can keep it exactly",
                         L, d_base, budget, m);
     const long S = budget / m;
-
-    if (s->schedule == ENG_TAPER_BLOCKS) {
-        int per = L / s->n_groups;
-        long sum = 0;
-        for (int j = 0; j < s->n_groups; j++) {
-            long u;
-            if (!exact_multiple(s->groups[j] * d_base, m, &u))
-                return tlm_errf(e, TLM_ECONFIG,
-                                "taper.groups: group %d width %g x %d = %g is not a multiple of taper.multiple %d",
-                                j + 1, s->groups[j], d_base, s->groups[j] * d_base, m);
-            for (int l = j * per; l < (j + 1) * per; l++)
-                widths[l] = (int)(u * m);
-            sum += u * per;
-        }
-        if (sum != S)
-            return tlm_errf(e, TLM_ECONFIG, "taper.groups: widths sum to %ld, not the budget %ld", sum * m,
-                            budget);
-        return 0;
-    }
+    if (s->schedule == ENG_TAPER_BLOCKS)
+        return blocks_widths(L, d_base, s, S, widths, e);
 
     /* linear / cosine / sigmoid: pinned ends */
     long a, b;
@@ -166,57 +231,10 @@ int eng_taper_compute(int L, int d_base, const eng_taper_spec *s, int *widths, t
                             b * m, budget);
         return 0;
     }
-    /* Interior targets in units of m, shifted by the (float-sized) gap so
-     * their sum is exactly T; floor, then hand out the remaining units to
-     * the largest remainders.  Ties go to the layer nearer the wide end,
-     * which keeps the result monotone. */
-    double y[ENG_MAX_LAYERS], sumx = 0;
-    for (int i = 0; i < n; i++)
-        sumx += ideal[i + 1] / m;
-    double shift = ((double)T - sumx) / n;
-    long f[ENG_MAX_LAYERS], R = T;
-    double frac[ENG_MAX_LAYERS];
-    for (int i = 0; i < n; i++) {
-        y[i] = ideal[i + 1] / m + shift;
-        f[i] = (long)floor(y[i] + 1e-9);
-        frac[i] = y[i] - (double)f[i];
-        if (frac[i] < 0)
-            frac[i] = 0;
-        R -= f[i];
-    }
-    if (R < 0 || R > n)
-        return tlm_errf(e, TLM_ECONFIG, "taper: cannot round %d interior layers to the budget (remainder %ld)", n,
-                        R);
     const int decreasing = a >= b;
-    unsigned char chosen[ENG_MAX_LAYERS] = {0};
-    for (long r = 0; r < R; r++) {
-        int best = -1;
-        for (int i = 0; i < n; i++) {
-            int idx = decreasing ? i : n - 1 - i; /* scan from the wide end */
-            if (chosen[idx])
-                continue;
-            if (best < 0 || frac[idx] > frac[best] + 1e-12)
-                best = idx;
-        }
-        chosen[best] = 1;
-    }
-    for (int i = 0; i < n; i++)
-        widths[i + 1] = (int)((f[i] + chosen[i]) * m);
-
-    /* verify the promises; a failure here is a request we cannot honour */
-    long total = 0;
-    for (int l = 0; l < L; l++) {
-        if (widths[l] <= 0)
-            return tlm_errf(e, TLM_ECONFIG, "taper: layer %d width %d is at or below zero after rounding", l,
-                            widths[l]);
-        total += widths[l];
-        if (l > 0 && (decreasing ? widths[l] > widths[l - 1] : widths[l] < widths[l - 1]))
-            return tlm_errf(e, TLM_ECONFIG, "taper: rounding cannot keep layer %d (%d) and %d (%d) monotone", l - 1,
-                            widths[l - 1], l, widths[l]);
-    }
-    if (total != budget)
-        return tlm_errf(e, TLM_EINTERNAL, "taper: widths sum to %ld, not %ld", total, budget);
-    return 0;
+    if ((rc = round_interior(ideal + 1, n, T, m, decreasing, widths + 1, e)))
+        return rc;
+    return verify_widths(L, widths, decreasing, budget, e);
 }
 
 int eng_taper_widths(const eng_config *c, int *widths, tlm_err *e)

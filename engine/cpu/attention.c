@@ -25,6 +25,22 @@
 
 #define ATT_BLOCK 64
 
+/* Both passes' set-up: the scale, the query heads per key/value head, and
+ * the team the workspace was sized for, with the BLAS on one thread inside
+ * it (blas: its thread count before, restored at the end) */
+typedef struct att_run {
+    float scale;
+    int grp, team, blas;
+} att_run;
+
+static att_run run_begin(void *ctx, int H, int Hkv, int hd)
+{
+    att_run r = {1.0f / sqrtf((float)hd), H / Hkv, eng__cpu_ws_team(ctx, ENG__CPU_WS_ATTENTION),
+                 eng__blas_threads()};
+    eng__blas_set_threads(1);
+    return r;
+}
+
 /* one thread's slot: the score and probability blocks */
 static size_t slot_floats(int T)
 {
@@ -72,20 +88,16 @@ void eng__cpu_attention_fwd(void *ctx, float *out /* (B, T, ldo): H x hd */, int
                             const float *v /* (B, T, ldkv) */, int ldkv, int B, int T, int H, int Hkv, int hd,
                             float *ws)
 {
-    const float scale = 1.0f / sqrtf((float)hd);
-    const int grp = H / Hkv;
-    const int blas = eng__blas_threads();
-    const int team = eng__cpu_ws_team(ctx, ENG__CPU_WS_ATTENTION);
-    eng__blas_set_threads(1);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(team) if ((double)B * H * T * T * hd >= ENG_PAR_MIN)
+    const att_run r = run_begin(ctx, H, Hkv, hd);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(r.team) if ((double)B * H * T * T * hd >= ENG_PAR_MIN)
     for (int bh = 0; bh < B * H; bh++) {
         int b = bh / H, h = bh % H;
         size_t row0 = (size_t)b * T;
         head_fwd(ctx, out + row0 * ldo + (size_t)h * hd, ldo, lse + (size_t)bh * T, q + row0 * ldq + (size_t)h * hd,
-                 ldq, k + row0 * ldkv + (size_t)(h / grp) * hd, v + row0 * ldkv + (size_t)(h / grp) * hd, ldkv, T, hd,
-                 scale, eng__cpu_ws_slot(ws, slot_floats(T)));
+                 ldq, k + row0 * ldkv + (size_t)(h / r.grp) * hd, v + row0 * ldkv + (size_t)(h / r.grp) * hd, ldkv, T,
+                 hd, r.scale, eng__cpu_ws_slot(ws, slot_floats(T)));
     }
-    eng__blas_set_threads(blas);
+    eng__blas_set_threads(r.blas);
 }
 
 /* One query head's contribution; dk, dv accumulate (+=), dq is written. */
@@ -132,12 +144,8 @@ void eng__cpu_attention_bwd(void *ctx, float *dq /* (B, T, ldq) = */, float *dk 
                             const float *dout /* (B, T, ldo) */, int ldo, const float *q, int ldq, const float *k,
                             const float *v, int ldkv, int B, int T, int H, int Hkv, int hd, float *ws)
 {
-    const float scale = 1.0f / sqrtf((float)hd);
-    const int grp = H / Hkv;
-    const int blas = eng__blas_threads();
-    const int team = eng__cpu_ws_team(ctx, ENG__CPU_WS_ATTENTION);
-    eng__blas_set_threads(1);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(team) if ((double)B * H * T * T * hd >= ENG_PAR_MIN)
+    const att_run r = run_begin(ctx, H, Hkv, hd);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(r.team) if ((double)B * H * T * T * hd >= ENG_PAR_MIN)
     for (int bg = 0; bg < B * Hkv; bg++) {
         int b = bg / Hkv, g = bg % Hkv;
         size_t row0 = (size_t)b * T;
@@ -147,10 +155,10 @@ void eng__cpu_attention_bwd(void *ctx, float *dq /* (B, T, ldq) = */, float *dk 
             memset(dvg + (size_t)t * ldkv, 0, (size_t)hd * sizeof *dv);
         }
         float *P = eng__cpu_ws_slot(ws, slot_floats(T)), *dP = P + (size_t)ATT_BLOCK * T;
-        for (int h = g * grp; h < (g + 1) * grp; h++)
+        for (int h = g * r.grp; h < (g + 1) * r.grp; h++)
             head_bwd(ctx, dq + row0 * ldq + (size_t)h * hd, dkg, dvg, lse + ((size_t)b * H + h) * T,
                      dout + row0 * ldo + (size_t)h * hd, ldo, q + row0 * ldq + (size_t)h * hd, ldq,
-                     k + row0 * ldkv + (size_t)g * hd, v + row0 * ldkv + (size_t)g * hd, ldkv, T, hd, scale, P, dP);
+                     k + row0 * ldkv + (size_t)g * hd, v + row0 * ldkv + (size_t)g * hd, ldkv, T, hd, r.scale, P, dP);
     }
-    eng__blas_set_threads(blas);
+    eng__blas_set_threads(r.blas);
 }

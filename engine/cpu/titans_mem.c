@@ -41,39 +41,22 @@
 #include <string.h>
 
 #include "engine/cpu/internal.h"
+#include "engine/model/titans_mem.h"
 
-typedef struct mdims {
-    int D, Hm, depth, b; /* head size, hidden width, depth, chunk */
-    size_t Pm;           /* floats of one head's state */
-    size_t nH;           /* rows x max(Hm, D) */
-    size_t nD;           /* rows x D */
-} mdims;
-
-static mdims dims(int hd, int hm, int depth, int chunk, int T)
-{
-    mdims m;
-    m.D = hd;
-    m.Hm = depth == 2 ? hm : hd;
-    m.depth = depth;
-    m.b = chunk < T ? chunk : T;
-    m.Pm = depth == 2 ? (size_t)2 * hd * hm : (size_t)hd * hd;
-    m.nH = (size_t)m.b * (m.Hm > hd ? m.Hm : hd);
-    m.nD = (size_t)m.b * hd;
-    return m;
-}
-
-enum { N_H = 14, N_D = 6, N_SCAL = 10 };
+/* the unit's sizes and its scratch's shape: engine/model/titans_mem.h */
+typedef eng_tmem_dims mdims;
+enum { N_H = ENG_TMEM_N_H, N_D = ENG_TMEM_N_D, N_SCAL = 10 };
 
 static size_t slot_floats(const mdims *m)
 {
-    return (size_t)N_SCAL * 2 * m->b + N_H * m->nH + N_D * m->nD + 3 * m->Pm + 16;
+    return eng_tmem_slot_floats(m, N_SCAL);
 }
 
 /* the thread slots, then the initial weights' gradient of every
  * (sequence, head) unit */
 size_t eng__cpu_titans_mem_workspace(void *ctx, int B, int T, int H, int hd, int hm, int depth, int chunk)
 {
-    mdims m = dims(hd, hm, depth, chunk, T);
+    mdims m = eng_tmem_dims_of(hd, hm, depth, chunk, T);
     return eng__cpu_ws_size(ctx, ENG__CPU_WS_TITANS_MEM, slot_floats(&m)) + (size_t)B * H * m.Pm;
 }
 
@@ -264,8 +247,8 @@ void eng__cpu_titans_mem_fwd(void *ctx, float *y /* (N, ldy): H x hd = */, int l
                              const float *w0 /* depth 2: W1 (H, hm, hd), W2 (H, hd, hm); 1: (H, hd, hd) */, int B,
                              int T, int H, int hd, int hm, int depth, int chunk, float max_lr, float *ws)
 {
-    const mdims m = dims(hd, hm, depth, chunk, T);
-    const int nc = (T + m.b - 1) / m.b;
+    const mdims m = eng_tmem_dims_of(hd, hm, depth, chunk, T);
+    const int nc = m.nc;
     const int blas = eng__blas_threads();
     const int team = eng__cpu_ws_team(ctx, ENG__CPU_WS_TITANS_MEM);
     eng__blas_set_threads(1);
@@ -274,7 +257,7 @@ void eng__cpu_titans_mem_fwd(void *ctx, float *y /* (N, ldy): H x hd = */, int l
         const int b = bh / H, h = bh % H;
         scratch s;
         scratch_carve(&s, eng__cpu_ws_slot(ws, slot_floats(&m)), &m);
-        float *st = states + (size_t)bh * nc * 2 * m.Pm;
+        float *st = states + eng_tmem_states_offset(&m, bh);
         load_w0(&m, st, w0, H, h);
         memset(st + m.Pm, 0, m.Pm * sizeof *st);
         for (int c = 0; c < nc; c++) {
@@ -546,8 +529,8 @@ void eng__cpu_titans_mem_bwd(void *ctx, float *dq /* (N, ldd) = */, float *dk, f
                              const float *k, const float *v, int ldqkv, const float *gates, int ldg, int B, int T,
                              int H, int hd, int hm, int depth, int chunk, float max_lr, float *ws)
 {
-    const mdims m = dims(hd, hm, depth, chunk, T);
-    const int nc = (T + m.b - 1) / m.b;
+    const mdims m = eng_tmem_dims_of(hd, hm, depth, chunk, T);
+    const int nc = m.nc;
     const int nt = eng__cpu_ws_team(ctx, ENG__CPU_WS_TITANS_MEM);
     float *dslots = ws + (size_t)nt * slot_floats(&m); /* (B, H, Pm) */
     const int blas = eng__blas_threads();
@@ -557,7 +540,7 @@ void eng__cpu_titans_mem_bwd(void *ctx, float *dq /* (N, ldd) = */, float *dk, f
         const int b = bh / H, h = bh % H;
         scratch s;
         scratch_carve(&s, eng__cpu_ws_slot(ws, slot_floats(&m)), &m);
-        const float *st = states + (size_t)bh * nc * 2 * m.Pm;
+        const float *st = states + eng_tmem_states_offset(&m, bh);
         for (int c = nc - 1; c >= 0; c--) {
             const int t0 = c * m.b, n = t0 + m.b < T ? m.b : T - t0;
             const size_t r0 = (size_t)b * T + t0, col = (size_t)h * hd;

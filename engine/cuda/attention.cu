@@ -20,6 +20,8 @@
 
 #include "engine/cuda/internal.h"
 
+ENG__CU_BEGIN
+
 #define ATT_PER_LANE 8 /* hd <= 32 * 8 */
 
 /* sum over the warp; every lane gets the same bits (x + y == y + x) */
@@ -201,9 +203,8 @@ void eng__cu_attention_fwd(void *ctx, float *out, int ldo, float *lse, const flo
     eng__cu *c = (eng__cu *)ctx;
     if (c->status || !shape_ok(c, hd, H, Hkv) || B * T <= 0)
         return;
-    k_attn_fwd<<<warps_grid((size_t)B * H * T), ENG__CU_THREADS, 0, c->stream>>>(out, ldo, lse, q, ldq, k, v, ldkv, B,
-                                                                                 T, H, Hkv, hd,
-                                                                                 1.0f / sqrtf((float)hd));
+    ENG__CU_LAUNCH(k_attn_fwd, warps_grid((size_t)B * H * T), ENG__CU_THREADS, 0, c->stream, out, ldo, lse, q, ldq, k,
+                   v, ldkv, B, T, H, Hkv, hd, 1.0f / sqrtf((float)hd));
     ENG__CU_LAUNCHED(c, "attention_fwd");
 }
 
@@ -215,11 +216,13 @@ void eng__cu_attention_bwd(void *ctx, float *dq, float *dk, float *dv, const flo
     if (c->status || !shape_ok(c, hd, H, Hkv) || B * T <= 0)
         return;
     const float scale = 1.0f / sqrtf((float)hd);
-    k_attn_bwd_q<<<warps_grid((size_t)B * H * T), ENG__CU_THREADS, 0, c->stream>>>(dq, ws, lse, dout, ldo, q, ldq, k,
-                                                                                   v, ldkv, B, T, H, Hkv, hd, scale);
+    ENG__CU_LAUNCH(k_attn_bwd_q, warps_grid((size_t)B * H * T), ENG__CU_THREADS, 0, c->stream, dq, ws, lse, dout, ldo,
+                   q, ldq, k, v, ldkv, B, T, H, Hkv, hd, scale);
     if (ENG__CU_LAUNCHED(c, "attention_bwd (dq)"))
         return;
-    k_attn_bwd_kv<<<warps_grid((size_t)B * Hkv * T), ENG__CU_THREADS, 0, c->stream>>>(
-        dk, dv, ws, lse, dout, ldo, q, ldq, k, v, ldkv, B, T, H, Hkv, hd, scale);
+    ENG__CU_LAUNCH(k_attn_bwd_kv, warps_grid((size_t)B * Hkv * T), ENG__CU_THREADS, 0, c->stream, dk, dv, ws, lse, dout,
+                   ldo, q, ldq, k, v, ldkv, B, T, H, Hkv, hd, scale);
     ENG__CU_LAUNCHED(c, "attention_bwd (dk, dv)");
 }
+
+ENG__CU_END

@@ -2,7 +2,10 @@
  * (device, stream, cuBLASLt handle and workspace, sumsq's partials), its
  * memory ops, the sticky error, and the device queries.  fp32 throughout
  * (parity with the CPU); every op group, ENG_OPS_TITANS included
- * (titans.cu, titans_mem.cu), so all four architectures run on it. */
+ * (titans.cu, titans_mem.cu), so all four architectures run on it.  In the
+ * emulated build (internal.h) the same code is the cuda-emu backend: the
+ * runtime calls are the emulator's and the cuBLASLt table holds its
+ * stand-ins. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +16,8 @@
 extern "C" {
 #include "engine/cuda/backend.h"
 }
+
+ENG__CU_BEGIN
 
 /* cuBLASLt's workspace: 32 MiB (plan.h) */
 #define LT_WS_BYTES ENG_CU_LT_WS_BYTES
@@ -120,7 +125,11 @@ static void cu_copy(void *ctx, float *dst, const float *src, size_t n)
 static void cu_backend_free(eng_backend *b);
 
 static const eng_ops cuda_ops = {
+#ifdef ENG_CUDA_EMU
+    /* .name */ "cuda-emu",
+#else
     /* .name */ "cuda",
+#endif
     /* .is_host */ 0,
     /* .groups */ ENG_OPS_TITANS,
     /* .backend_free */ cu_backend_free,
@@ -167,11 +176,34 @@ typedef struct cu_backend {
 } cu_backend;
 
 /* ------------------------------------------------------------ devices */
+/* The runtime says "CUDA driver version is insufficient for CUDA runtime
+ * version" also when there is no driver at all (no GPU, a container
+ * without the driver's libraries): the driver's /proc file tells the two
+ * apart, and the message says what to do either way. */
 static int no_gpu(tlm_err *e, cudaError_t rc)
 {
     (void)cudaGetLastError();
-    return tlm_errf(e, TLM_ECONFIG, "no GPU: the CUDA runtime says %s (%s)", cudaGetErrorString(rc),
-                    cudaGetErrorName(rc));
+    const char *cpu = "train on the CPU instead: tlm-worker --device cpu, tlmd --devices cpu";
+    if (rc == cudaErrorInsufficientDriver || rc == cudaErrorNoDevice) {
+        char version[160] = "";
+        FILE *f = fopen("/proc/driver/nvidia/version", "r");
+        if (f) {
+            if (!fgets(version, sizeof version, f))
+                version[0] = '\0';
+            fclose(f);
+            version[strcspn(version, "\n")] = '\0';
+        }
+        if (rc == cudaErrorInsufficientDriver && version[0])
+            return tlm_errf(e, TLM_ECONFIG,
+                            "no usable GPU: the NVIDIA driver (%s) is older than this build's CUDA runtime needs "
+                            "(%s); update the driver, or %s",
+                            version, cudaGetErrorName(rc), cpu);
+        return tlm_errf(e, TLM_ECONFIG,
+                        "no NVIDIA driver or GPU found on this machine (the CUDA runtime says %s: %s); %s",
+                        cudaGetErrorName(rc), cudaGetErrorString(rc), cpu);
+    }
+    return tlm_errf(e, TLM_ECONFIG, "no GPU: the CUDA runtime says %s (%s); %s", cudaGetErrorString(rc),
+                    cudaGetErrorName(rc), cpu);
 }
 
 extern "C" int eng_cuda_device_count(int *n, tlm_err *e)
@@ -208,6 +240,17 @@ extern "C" int eng_cuda_device_info_get(int k, eng_cuda_device_info *out, tlm_er
     return 0;
 }
 
+#ifdef ENG_CUDA_EMU
+/* the emulated build: the stand-ins (emu/cublaslt.h), nothing loaded */
+static int load_lt(eng__lt_api *a, int device, tlm_err *e)
+{
+    a->dl = NULL;
+#define ENG__LT_SYM(f) a->f = ENG__LT_QUAL(f);
+    ENG__LT_FUNCS(ENG__LT_SYM)
+#undef ENG__LT_SYM
+    return 0;
+}
+#else
 /* cuBLASLt of the major version the backend was compiled against
  * (CUBLAS_VER_MAJOR), found where the dynamic loader looks: LD_LIBRARY_PATH
  * (the device check points it at PyTorch's wheels), then the toolkit's
@@ -227,6 +270,7 @@ static int load_lt(eng__lt_api *a, int device, tlm_err *e)
 #undef ENG__LT_SYM
     return 0;
 }
+#endif
 
 static void ctx_destroy(eng__cu *c)
 {
@@ -253,7 +297,8 @@ extern "C" int eng_backend_cuda_create(eng_backend **out, int device, tlm_err *e
     if (rc)
         return rc;
     if (n == 0)
-        return tlm_errf(e, TLM_ECONFIG, "no GPU: the CUDA runtime lists no device");
+        return tlm_errf(e, TLM_ECONFIG, "no GPU: the CUDA runtime lists no device; train on the CPU instead: "
+                                        "tlm-worker --device cpu, tlmd --devices cpu");
     if (device < 0 || device >= n)
         return tlm_errf(e, TLM_ECONFIG, "cuda:%d: no such GPU (the CUDA runtime lists %d: cuda:0 to cuda:%d)", device,
                         n, n - 1);
@@ -336,3 +381,5 @@ extern "C" int eng_backend_cuda_set_fast_matmul(eng_backend *b, int on)
     ((eng__cu *)b->ctx)->fast_matmul = on != 0;
     return 0;
 }
+
+ENG__CU_END

@@ -7,7 +7,14 @@
  * libcuda is never linked), so a binary built with CUDA runs on a machine
  * without a GPU: these functions then say so with TLM_ECONFIG ("no GPU")
  * and the caller falls back or skips.  Declared in every build; defined
- * only in a CUDA build (callers test TLM_HAVE_CUDA). */
+ * only in a CUDA build (callers test TLM_HAVE_CUDA).
+ *
+ * The emulated build of the same sources (engine/libtlmcuda_emu.a, built
+ * when configure finds clang++: TLM_HAVE_CUDA_EMU; docs/engine.md, "The
+ * emulated CUDA build") defines the same functions with an _emu_ infix
+ * (eng_backend_cuda_emu_create ...): a backend whose kernels run on the
+ * CPU under an emulated CUDA execution model, with memory, race and
+ * barrier checks.  It is for tests; it is not a GPU and never says so. */
 #ifndef TLM_ENGINE_CUDA_BACKEND_H
 #define TLM_ENGINE_CUDA_BACKEND_H
 
@@ -51,6 +58,20 @@ int eng_backend_cuda_set_fast_matmul(eng_backend *b, int on);
 
 /* Bytes the backend's allocations hold now and at most so far. */
 void eng_backend_cuda_memory(const eng_backend *b, size_t *now, size_t *peak);
+
+/* The emulated build's same functions (TLM_HAVE_CUDA_EMU).  Its one
+ * device is the emulator; a failed check in a kernel is the backend's
+ * sticky error (eng_backend_cuda_emu_status), with the emulator's report. */
+int eng_cuda_emu_device_count(int *n, tlm_err *e);
+int eng_cuda_emu_device_info_get(int k, eng_cuda_device_info *out, tlm_err *e);
+int eng_backend_cuda_emu_create(eng_backend **out, int device, tlm_err *e);
+int eng_backend_cuda_emu_status(const eng_backend *b, tlm_err *e);
+int eng_backend_cuda_emu_set_fast_matmul(eng_backend *b, int on);
+void eng_backend_cuda_emu_memory(const eng_backend *b, size_t *now, size_t *peak);
+/* The kernels the emulator has run in this process, one a line ("name
+ * launches blocks seconds", the last its time under emulation), into buf
+ * (cap bytes); returns how many. */
+int eng_cuda_emu_kernels_run(char *buf, size_t cap);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,15 @@
 /* internal.h: internals of the CUDA backend (the .cu files of engine/cuda/): its
- * context, the sticky error every op leaves instead of returning one, and
- * the ops each file defines for backend.cu's table.  C++ (nvcc) only.
+ * context, the sticky error every op leaves instead of returning one, the
+ * launch every kernel goes through, and the ops each file defines for
+ * backend.cu's table.  C++ only, in two builds of the same sources:
+ *   - nvcc (engine/libtlmcuda.a): the CUDA toolkit's headers, <<<>>>
+ *     launches, cuBLASLt loaded with dlopen;
+ *   - the emulated build (engine/libtlmcuda_emu.a, clang++ -DENG_CUDA_EMU):
+ *     engine/cuda/emu/cuda.h instead of those headers, launches run on the
+ *     CPU under its checks, cuBLASLt's stand-ins in the function table.
+ *     Every .cu file's body sits between ENG__CU_BEGIN and ENG__CU_END
+ *     (namespace eng_cu_emu there), and the public names of backend.h get
+ *     an _emu_ infix, so both builds link into one program.
  *
  * Errors: ops return nothing (engine/model/ops.h), so the first failed
  * launch, copy or cuBLASLt call is kept in the context (ENG__CU_CHECK) and
@@ -10,21 +19,51 @@
 #ifndef TLM_ENGINE_CUDA_INTERNAL_H
 #define TLM_ENGINE_CUDA_INTERNAL_H
 
-#include <cublasLt.h>
-#include <cuda_runtime.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#ifdef ENG_CUDA_EMU
+#include "engine/cuda/emu/cuda.h"
+#define ENG__CU_BEGIN namespace eng_cu_emu {
+#define ENG__CU_END }
+/* backend.h's names in this build (it declares both) */
+#define eng_cuda_device_count eng_cuda_emu_device_count
+#define eng_cuda_device_info_get eng_cuda_emu_device_info_get
+#define eng_backend_cuda_create eng_backend_cuda_emu_create
+#define eng_backend_cuda_status eng_backend_cuda_emu_status
+#define eng_backend_cuda_set_fast_matmul eng_backend_cuda_emu_set_fast_matmul
+#define eng_backend_cuda_memory eng_backend_cuda_emu_memory
+/* k<<<grid, block, smem, stream>>>(args): the emulator's launch, which
+ * checks the pointer arguments and runs the grid before it returns */
+#define ENG__CU_LAUNCH(k, grid, block, smem, stream, ...)                                                      \
+    ::eng_cu_emu::launch(#k, #__VA_ARGS__, ENG_CU_EMU_SITE, k, (grid), (block), (smem), (stream), __VA_ARGS__)
+/* the table's entries are the stand-ins (emu/cublaslt.h) */
+#define ENG__LT_QUAL(f) ::eng_cu_emu::eng_lt_standin_##f
+#else
+#include <cublasLt.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#define ENG__CU_BEGIN
+#define ENG__CU_END
+/* the one launch both builds spell the same way */
+#define ENG__CU_LAUNCH(k, grid, block, smem, stream, ...) k<<<(grid), (block), (smem), (stream)>>>(__VA_ARGS__)
+#define ENG__LT_QUAL(f) ::f
+#endif
 
 extern "C" {
 #include "common/err.h"
 #include "engine/model/ops.h"
 }
 #include "engine/cuda/elem.h"
+#include "engine/cuda/mma.h"
 #include "engine/cuda/plan.h"
+
+ENG__CU_BEGIN
 
 /* cuBLASLt, loaded at run time (dlopen at backend creation, not linked):
  * the library is 540 MB, and every tlm-worker start, GPU or not, would
- * map and relocate it.  The functions the backend calls, by name. */
+ * map and relocate it.  The functions the backend calls, by name (the
+ * emulated build fills the table with their stand-ins). */
 #define ENG__LT_FUNCS(X)                                                                                        \
     X(cublasLtCreate) X(cublasLtDestroy) X(cublasLtGetStatusString) X(cublasLtMatmulDescCreate)                \
     X(cublasLtMatmulDescDestroy) X(cublasLtMatmulDescSetAttribute) X(cublasLtMatrixLayoutCreate)               \
@@ -32,7 +71,7 @@ extern "C" {
     X(cublasLtMatmulPreferenceSetAttribute) X(cublasLtMatmulAlgoGetHeuristic) X(cublasLtMatmul)
 typedef struct eng__lt_api {
     void *dl;
-#define ENG__LT_PTR(f) decltype(&::f) f;
+#define ENG__LT_PTR(f) decltype(&ENG__LT_QUAL(f)) f;
     ENG__LT_FUNCS(ENG__LT_PTR)
 #undef ENG__LT_PTR
 } eng__lt_api;
@@ -70,7 +109,7 @@ typedef struct eng__cu {
     int n_allocs, cap_allocs;
     size_t bytes_now, bytes_peak;
     int status; /* first error: tlm_status, 0 none */
-    char msg[256];
+    char msg[512];
 } eng__cu;
 
 #define ENG__CU_SUMSQ_BLOCKS ENG_CU_SUMSQ_BLOCKS
@@ -156,5 +195,7 @@ void eng__cu_titans_mem_bwd(void *ctx, float *dq, float *dk, float *dv, int ldd,
 void eng__cu_matmul(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
                     const float *B, int ldb, float beta, float *C, int ldc);
 void eng__cu_plans_clear(eng__cu *c);
+
+ENG__CU_END
 
 #endif

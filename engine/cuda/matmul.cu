@@ -18,6 +18,8 @@
 
 #include "engine/cuda/internal.h"
 
+ENG__CU_BEGIN
+
 void eng__cu_plans_clear(eng__cu *c)
 {
     for (int i = 0; i < c->n_plans; i++) {
@@ -120,7 +122,7 @@ void eng__cu_matmul(void *ctx, int ta, int tb, int M, int N, int K, float alpha,
         return;
     if (K <= 0) { /* C = beta C: cuBLASLt refuses k = 0 */
         if (beta != 1.0f) {
-            k_scale<<<eng__cu_grid((size_t)M * N), ENG__CU_THREADS, 0, c->stream>>>(C, ldc, M, N, beta);
+            ENG__CU_LAUNCH(k_scale, eng__cu_grid((size_t)M * N), ENG__CU_THREADS, 0, c->stream, C, ldc, M, N, beta);
             ENG__CU_LAUNCHED(c, "matmul (k = 0)");
         }
         return;
@@ -142,3 +144,5 @@ void eng__cu_matmul(void *ctx, int ta, int tb, int M, int N, int K, float alpha,
         c->api.cublasLtMatmulDescDestroy(p->op);
     }
 }
+
+ENG__CU_END

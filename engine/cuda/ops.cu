@@ -12,6 +12,8 @@
 
 #include "engine/cuda/internal.h"
 
+ENG__CU_BEGIN
+
 #define CTX(ctx) ((eng__cu *)(ctx))
 /* skip the op when the context already failed; the launch's error kept after */
 #define RUN(ctx, what, launch)                                                                                 \
@@ -26,27 +28,37 @@
 
 /* ------------------------------------------------------------ reductions */
 /* Sum over the block (blockDim.x a multiple of 32, at most 1024) in a fixed
- * tree; every thread gets the result.  sh: 32 floats of shared memory. */
+ * tree; every thread gets the result.  sh: 32 floats of shared memory.
+ * Only warp 0 reads the warps' partials: its lane 0 then overwrites sh[0]
+ * after the warp's shuffles, which order it after the other lanes' reads.
+ * (Every warp used to read them, and thread 0's write of sh[0] raced with
+ * the other warps' lane 0 reading it: the emulator's racecheck found it.)
+ * A kernel that calls it twice on one sh needs a __syncthreads between
+ * the calls (the last reads of sh[0] against the next call's writes); no
+ * kernel does, so the barrier that opened it went (the mutation test,
+ * bench/cuda_mutants.sh, found it guarded nothing), and the racecheck
+ * would report the missing one. */
 __device__ static float block_sum(float x, float *sh)
 {
     for (int o = 16; o > 0; o >>= 1)
         x += __shfl_down_sync(0xffffffffu, x, o);
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
-    __syncthreads(); /* sh may still be read from a previous call */
     if (lane == 0)
         sh[w] = x;
     __syncthreads();
-    x = lane < nw ? sh[lane] : 0.0f;
-    if (w == 0)
+    if (w == 0) {
+        x = lane < nw ? sh[lane] : 0.0f;
         for (int o = 16; o > 0; o >>= 1)
             x += __shfl_down_sync(0xffffffffu, x, o);
-    if (threadIdx.x == 0)
-        sh[0] = x;
+        if (lane == 0)
+            sh[0] = x;
+    }
     __syncthreads();
     return sh[0];
 }
 
-/* The (max, sum of exp) pair over the block, the same way. */
+/* The (max, sum of exp) pair over the block, the same way (and, as
+ * block_sum, once per kernel: a second call would need a barrier first). */
 __device__ static void block_lse(float *m, float *s, float *shm, float *shs)
 {
     for (int o = 16; o > 0; o >>= 1) {
@@ -54,7 +66,6 @@ __device__ static void block_lse(float *m, float *s, float *shm, float *shs)
         eng_cu_lse_merge(m, s, m2, s2);
     }
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
-    __syncthreads();
     if (lane == 0)
         shm[w] = *m, shs[w] = *s;
     __syncthreads();
@@ -95,13 +106,14 @@ __global__ static void k_embedding_bwd(float *dwte, const float *dout, const int
 void eng__cu_embedding_fwd(void *ctx, float *out, const float *wte, const int32_t *tok, int N, int C)
 {
     RUN(ctx, "embedding_fwd",
-        (k_embedding_fwd<<<eng__cu_grid((size_t)N * C), ENG__CU_THREADS, 0, S(ctx)>>>(out, wte, tok, N, C)));
+        (ENG__CU_LAUNCH(k_embedding_fwd, eng__cu_grid((size_t)N * C), ENG__CU_THREADS, 0, S(ctx), out, wte, tok, N,
+                        C)));
 }
 
 void eng__cu_embedding_bwd(void *ctx, float *dwte, const float *dout, const int32_t *tok, int N, int C)
 {
     RUN(ctx, "embedding_bwd",
-        (k_embedding_bwd<<<(C + 127) / 128, 128, 0, S(ctx)>>>(dwte, dout, tok, N, C)));
+        (ENG__CU_LAUNCH(k_embedding_bwd, (C + 127) / 128, 128, 0, S(ctx), dwte, dout, tok, N, C)));
 }
 
 /* ------------------------------------------------------------ RMSNorm */
@@ -157,7 +169,8 @@ __global__ static void k_rmsnorm_bwd_dw(float *dw, const float *dout, const floa
 void eng__cu_rmsnorm_fwd(void *ctx, float *out, float *rstd, const float *x, const float *w, int N, int C, float eps)
 {
     if (N > 0)
-        RUN(ctx, "rmsnorm_fwd", (k_rmsnorm_fwd<<<N, ENG__CU_THREADS, 0, S(ctx)>>>(out, rstd, x, w, C, eps)));
+        RUN(ctx, "rmsnorm_fwd",
+            (ENG__CU_LAUNCH(k_rmsnorm_fwd, N, ENG__CU_THREADS, 0, S(ctx), out, rstd, x, w, C, eps)));
 }
 
 void eng__cu_rmsnorm_bwd(void *ctx, float *dx, float *dw, const float *dout, const float *x, const float *w,
@@ -165,9 +178,9 @@ void eng__cu_rmsnorm_bwd(void *ctx, float *dx, float *dw, const float *dout, con
 {
     if (N <= 0)
         return;
-    RUN(ctx, "rmsnorm_bwd", (k_rmsnorm_bwd_dx<<<N, ENG__CU_THREADS, 0, S(ctx)>>>(dx, dout, x, w, rstd, C)));
+    RUN(ctx, "rmsnorm_bwd", (ENG__CU_LAUNCH(k_rmsnorm_bwd_dx, N, ENG__CU_THREADS, 0, S(ctx), dx, dout, x, w, rstd, C)));
     RUN(ctx, "rmsnorm_bwd (gain)",
-        (k_rmsnorm_bwd_dw<<<(C + 31) / 32, 256, 0, S(ctx)>>>(dw, dout, x, rstd, N, C)));
+        (ENG__CU_LAUNCH(k_rmsnorm_bwd_dw, (C + 31) / 32, 256, 0, S(ctx), dw, dout, x, rstd, N, C)));
 }
 
 /* ------------------------------------------------------------ RoPE */
@@ -189,14 +202,15 @@ __global__ static void k_rope(float *x, int ld, int N, int T, int H, int hd, con
 void eng__cu_rope_fwd(void *ctx, float *x, int ld, int N, int T, int H, int hd, const float *cs)
 {
     RUN(ctx, "rope_fwd",
-        (k_rope<<<eng__cu_grid((size_t)N * H * (hd / 2)), ENG__CU_THREADS, 0, S(ctx)>>>(x, ld, N, T, H, hd, cs, 1.0f)));
+        (ENG__CU_LAUNCH(k_rope, eng__cu_grid((size_t)N * H * (hd / 2)), ENG__CU_THREADS, 0, S(ctx), x, ld, N, T, H, hd,
+                        cs, 1.0f)));
 }
 
 void eng__cu_rope_bwd(void *ctx, float *dx, int ld, int N, int T, int H, int hd, const float *cs)
 {
     RUN(ctx, "rope_bwd",
-        (k_rope<<<eng__cu_grid((size_t)N * H * (hd / 2)), ENG__CU_THREADS, 0, S(ctx)>>>(dx, ld, N, T, H, hd, cs,
-                                                                                           -1.0f)));
+        (ENG__CU_LAUNCH(k_rope, eng__cu_grid((size_t)N * H * (hd / 2)), ENG__CU_THREADS, 0, S(ctx), dx, ld, N, T, H, hd,
+                        cs, -1.0f)));
 }
 
 /* ------------------------------------------------------------ SwiGLU */
@@ -225,14 +239,15 @@ __global__ static void k_swiglu_bwd(float *dg, float *du, const float *dout, con
 void eng__cu_swiglu_fwd(void *ctx, float *out, const float *g, const float *u, int ldgu, int N, int F)
 {
     RUN(ctx, "swiglu_fwd",
-        (k_swiglu_fwd<<<eng__cu_grid((size_t)N * F), ENG__CU_THREADS, 0, S(ctx)>>>(out, g, u, ldgu, N, F)));
+        (ENG__CU_LAUNCH(k_swiglu_fwd, eng__cu_grid((size_t)N * F), ENG__CU_THREADS, 0, S(ctx), out, g, u, ldgu, N, F)));
 }
 
 void eng__cu_swiglu_bwd(void *ctx, float *dg, float *du, const float *dout, const float *g, const float *u, int ldgu,
                         int N, int F)
 {
     RUN(ctx, "swiglu_bwd",
-        (k_swiglu_bwd<<<eng__cu_grid((size_t)N * F), ENG__CU_THREADS, 0, S(ctx)>>>(dg, du, dout, g, u, ldgu, N, F)));
+        (ENG__CU_LAUNCH(k_swiglu_bwd, eng__cu_grid((size_t)N * F), ENG__CU_THREADS, 0, S(ctx), dg, du, dout, g, u, ldgu,
+                        N, F)));
 }
 
 /* ------------------------------------------------------------ gate */
@@ -270,14 +285,15 @@ __global__ static void k_gate_bwd(float *da, float *dz, const float *dout, const
 void eng__cu_gate_fwd(void *ctx, float *out, const float *a, const float *z, int ldz, int N, int D, int G)
 {
     RUN(ctx, "gate_fwd",
-        (k_gate_fwd<<<eng__cu_grid((size_t)N * D), ENG__CU_THREADS, 0, S(ctx)>>>(out, a, z, ldz, N, D, G)));
+        (ENG__CU_LAUNCH(k_gate_fwd, eng__cu_grid((size_t)N * D), ENG__CU_THREADS, 0, S(ctx), out, a, z, ldz, N, D, G)));
 }
 
 void eng__cu_gate_bwd(void *ctx, float *da, float *dz, const float *dout, const float *a, const float *z, int ldz,
                       int N, int D, int G)
 {
     RUN(ctx, "gate_bwd",
-        (k_gate_bwd<<<eng__cu_grid((size_t)N * G), ENG__CU_THREADS, 0, S(ctx)>>>(da, dz, dout, a, z, ldz, N, D, G)));
+        (ENG__CU_LAUNCH(k_gate_bwd, eng__cu_grid((size_t)N * G), ENG__CU_THREADS, 0, S(ctx), da, dz, dout, a, z, ldz, N,
+                        D, G)));
 }
 
 /* ------------------------------------------------------------ cross-entropy */
@@ -327,13 +343,13 @@ __global__ static void k_xent_bwd(float *logits, const int32_t *targets, int V, 
 void eng__cu_xent_fwd(void *ctx, float *losses, const float *logits, const int32_t *targets, int N, int V)
 {
     if (N > 0)
-        RUN(ctx, "xent_fwd", (k_xent_fwd<<<N, 512, 0, S(ctx)>>>(losses, logits, targets, V)));
+        RUN(ctx, "xent_fwd", (ENG__CU_LAUNCH(k_xent_fwd, N, 512, 0, S(ctx), losses, logits, targets, V)));
 }
 
 void eng__cu_xent_bwd(void *ctx, float *logits, const int32_t *targets, int N, int V, float dscale)
 {
     if (N > 0)
-        RUN(ctx, "xent_bwd", (k_xent_bwd<<<N, 512, 0, S(ctx)>>>(logits, targets, V, dscale)));
+        RUN(ctx, "xent_bwd", (ENG__CU_LAUNCH(k_xent_bwd, N, 512, 0, S(ctx), logits, targets, V, dscale)));
 }
 
 /* ------------------------------------------------------------ optimizer */
@@ -350,12 +366,14 @@ void eng__cu_adamw(void *ctx, float *p, const float *grad, float *m, float *v, s
     const float decay = 1.0f - lr * wd, step = lr / bc1, rbc2 = 1.0f / sqrtf(bc2);
     if (n)
         RUN(ctx, "adamw",
-            (k_adamw<<<eng__cu_grid(n), ENG__CU_THREADS, 0, S(ctx)>>>(p, grad, m, v, n, b1, b2, eps, decay, step, rbc2,
-                                                                    grad_scale)));
+            (ENG__CU_LAUNCH(k_adamw, eng__cu_grid(n), ENG__CU_THREADS, 0, S(ctx), p, grad, m, v, n, b1, b2, eps, decay,
+                            step, rbc2, grad_scale)));
 }
 
-/* A fixed grid of ENG__CU_SUMSQ_BLOCKS blocks, each summing its strided
- * elements in double in a fixed tree; then one block sums the partials. */
+/* A grid of min(ENG__CU_SUMSQ_BLOCKS, n / 256 rounded up) blocks (fixed
+ * for a given n), each summing its strided elements in double in a fixed
+ * tree; then one block sums the partials.  A small n (the per-tensor
+ * gradient norms) launches only the blocks it fills. */
 __device__ static double block_sum_d(double x, double *sh)
 {
     for (int o = 16; o > 0; o >>= 1)
@@ -400,11 +418,12 @@ double eng__cu_sumsq(void *ctx, const float *x, size_t n)
         return NAN;
     if (!n)
         return 0;
-    k_sumsq_part<<<ENG__CU_SUMSQ_BLOCKS, ENG__CU_THREADS, 0, c->stream>>>(c->partials, x, n);
+    const unsigned nb = eng__cu_grid(n) < ENG__CU_SUMSQ_BLOCKS ? eng__cu_grid(n) : ENG__CU_SUMSQ_BLOCKS;
+    ENG__CU_LAUNCH(k_sumsq_part, nb, ENG__CU_THREADS, 0, c->stream, c->partials, x, n);
     if (ENG__CU_LAUNCHED(c, "sumsq"))
         return NAN;
     /* the pinned result is written by the kernel itself: no copy to order */
-    k_sumsq_total<<<1, 1024, 0, c->stream>>>(c->host_sum, c->partials, ENG__CU_SUMSQ_BLOCKS);
+    ENG__CU_LAUNCH(k_sumsq_total, 1, 1024, 0, c->stream, c->host_sum, c->partials, (int)nb);
     if (ENG__CU_LAUNCHED(c, "sumsq") || eng__cu_check(c, cudaStreamSynchronize(c->stream), "sumsq"))
         return NAN;
     return *c->host_sum;
@@ -419,5 +438,7 @@ __global__ static void k_axpy(float *y, const float *x, size_t n, float alpha)
 void eng__cu_axpy(void *ctx, float *y, const float *x, size_t n, float alpha)
 {
     if (n)
-        RUN(ctx, "axpy", (k_axpy<<<eng__cu_grid(n), ENG__CU_THREADS, 0, S(ctx)>>>(y, x, n, alpha)));
+        RUN(ctx, "axpy", (ENG__CU_LAUNCH(k_axpy, eng__cu_grid(n), ENG__CU_THREADS, 0, S(ctx), y, x, n, alpha)));
 }
+
+ENG__CU_END

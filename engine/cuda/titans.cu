@@ -17,6 +17,8 @@
 
 #include "engine/cuda/internal.h"
 
+ENG__CU_BEGIN
+
 #define SWA_PER_LANE 8 /* hd <= 32 * 8 */
 
 __device__ static float warp_sum(float x)
@@ -83,7 +85,8 @@ void eng__cu_dconv_fwd(void *ctx, float *y, int ldy, const float *x, int ldx, co
     eng__cu *c = (eng__cu *)ctx;
     if (c->status || N <= 0 || C <= 0)
         return;
-    k_dconv_fwd<<<eng__cu_grid((size_t)N * C), ENG__CU_THREADS, 0, c->stream>>>(y, ldy, x, ldx, w, N, T, C, K);
+    ENG__CU_LAUNCH(k_dconv_fwd, eng__cu_grid((size_t)N * C), ENG__CU_THREADS, 0, c->stream, y, ldy, x, ldx, w, N, T, C,
+                   K);
     ENG__CU_LAUNCHED(c, "dconv_fwd");
 }
 
@@ -93,12 +96,13 @@ void eng__cu_dconv_bwd(void *ctx, float *dx, int lddx, float *dw, const float *d
     eng__cu *c = (eng__cu *)ctx;
     if (c->status || N <= 0 || C <= 0)
         return;
-    k_dconv_bwd_x<<<eng__cu_grid((size_t)N * C), ENG__CU_THREADS, 0, c->stream>>>(dx, lddx, dy, lddy, w, N, T, C, K);
+    ENG__CU_LAUNCH(k_dconv_bwd_x, eng__cu_grid((size_t)N * C), ENG__CU_THREADS, 0, c->stream, dx, lddx, dy, lddy, w, N,
+                   T, C, K);
     if (ENG__CU_LAUNCHED(c, "dconv_bwd (dx)"))
         return;
     const size_t ck = (size_t)C * K;
-    k_dconv_bwd_w<<<(unsigned)((ck + ENG__CU_THREADS - 1) / ENG__CU_THREADS), ENG__CU_THREADS, 0, c->stream>>>(
-        dw, dy, lddy, x, ldx, N, T, C, K);
+    ENG__CU_LAUNCH(k_dconv_bwd_w, (unsigned)((ck + ENG__CU_THREADS - 1) / ENG__CU_THREADS), ENG__CU_THREADS, 0,
+                   c->stream, dw, dy, lddy, x, ldx, N, T, C, K);
     ENG__CU_LAUNCHED(c, "dconv_bwd (dw)");
 }
 
@@ -171,8 +175,8 @@ void eng__cu_silu_norm_fwd(void *ctx, float *y, int ldy, float *rn, const float 
     eng__cu *c = (eng__cu *)ctx;
     if (c->status || N <= 0)
         return;
-    k_silu_norm_fwd<<<warps_grid((size_t)N * (G + 1)), ENG__CU_THREADS, 0, c->stream>>>(y, ldy, rn, x, ldx, N, C, G,
-                                                                                        gw, eps);
+    ENG__CU_LAUNCH(k_silu_norm_fwd, warps_grid((size_t)N * (G + 1)), ENG__CU_THREADS, 0, c->stream, y, ldy, rn, x, ldx,
+                   N, C, G, gw, eps);
     ENG__CU_LAUNCHED(c, "silu_norm_fwd");
 }
 
@@ -182,8 +186,8 @@ void eng__cu_silu_norm_bwd(void *ctx, float *dx, int lddx, const float *dy, int 
     eng__cu *c = (eng__cu *)ctx;
     if (c->status || N <= 0)
         return;
-    k_silu_norm_bwd<<<warps_grid((size_t)N * (G + 1)), ENG__CU_THREADS, 0, c->stream>>>(dx, lddx, dy, lddy, y, ldy,
-                                                                                        rn, x, ldx, N, C, G, gw);
+    ENG__CU_LAUNCH(k_silu_norm_bwd, warps_grid((size_t)N * (G + 1)), ENG__CU_THREADS, 0, c->stream, dx, lddx, dy, lddy,
+                   y, ldy, rn, x, ldx, N, C, G, gw);
     ENG__CU_LAUNCHED(c, "silu_norm_bwd");
 }
 
@@ -445,8 +449,8 @@ void eng__cu_swa_fwd(void *ctx, float *out, int ldo, float *lse, const float *q,
     eng__cu *c = (eng__cu *)ctx;
     if (c->status || !swa_shape_ok(c, hd, H, Hkv, window) || B * T <= 0)
         return;
-    k_swa_fwd<<<warps_grid((size_t)B * H * T), ENG__CU_THREADS, 0, c->stream>>>(
-        out, ldo, lse, q, ldq, k, v, ldkv, kp, vp, ldp, Np, B, T, H, Hkv, hd, window, 1.0f / sqrtf((float)hd));
+    ENG__CU_LAUNCH(k_swa_fwd, warps_grid((size_t)B * H * T), ENG__CU_THREADS, 0, c->stream, out, ldo, lse, q, ldq, k, v,
+                   ldkv, kp, vp, ldp, Np, B, T, H, Hkv, hd, window, 1.0f / sqrtf((float)hd));
     ENG__CU_LAUNCHED(c, "swa_fwd");
 }
 
@@ -460,21 +464,23 @@ void eng__cu_swa_bwd(void *ctx, float *dq, float *dk, float *dv, float *dkp, flo
         return;
     const float scale = 1.0f / sqrtf((float)hd);
     const unsigned gq = warps_grid((size_t)B * H * T);
-    k_swa_bwd_q<<<gq, ENG__CU_THREADS, 0, c->stream>>>(dq, 0, lse, dout, ldo, q, ldq, k, v, ldkv, kp, vp, ldp, Np, B,
-                                                       T, H, Hkv, hd, window, scale);
+    ENG__CU_LAUNCH(k_swa_bwd_q, gq, ENG__CU_THREADS, 0, c->stream, dq, 0, lse, dout, ldo, q, ldq, k, v, ldkv, kp, vp,
+                   ldp, Np, B, T, H, Hkv, hd, window, scale);
     if (ENG__CU_LAUNCHED(c, "swa_bwd (D)"))
         return;
-    k_swa_bwd_kv<<<warps_grid((size_t)B * Hkv * T), ENG__CU_THREADS, 0, c->stream>>>(
-        dk, dv, dq, lse, dout, ldo, q, ldq, k, v, ldkv, B, T, H, Hkv, hd, window, scale);
+    ENG__CU_LAUNCH(k_swa_bwd_kv, warps_grid((size_t)B * Hkv * T), ENG__CU_THREADS, 0, c->stream, dk, dv, dq, lse, dout,
+                   ldo, q, ldq, k, v, ldkv, B, T, H, Hkv, hd, window, scale);
     if (ENG__CU_LAUNCHED(c, "swa_bwd (dk, dv)"))
         return;
     if (Np > 0) {
-        k_swa_bwd_p<<<warps_grid((size_t)Np * Hkv), ENG__CU_THREADS, 0, c->stream>>>(
-            dkp, dvp, dq, lse, dout, ldo, q, ldq, kp, vp, ldp, Np, B, T, H, Hkv, hd, scale);
+        ENG__CU_LAUNCH(k_swa_bwd_p, warps_grid((size_t)Np * Hkv), ENG__CU_THREADS, 0, c->stream, dkp, dvp, dq, lse,
+                       dout, ldo, q, ldq, kp, vp, ldp, Np, B, T, H, Hkv, hd, scale);
         if (ENG__CU_LAUNCHED(c, "swa_bwd (dkp, dvp)"))
             return;
     }
-    k_swa_bwd_q<<<gq, ENG__CU_THREADS, 0, c->stream>>>(dq, 1, lse, dout, ldo, q, ldq, k, v, ldkv, kp, vp, ldp, Np, B,
-                                                       T, H, Hkv, hd, window, scale);
+    ENG__CU_LAUNCH(k_swa_bwd_q, gq, ENG__CU_THREADS, 0, c->stream, dq, 1, lse, dout, ldo, q, ldq, k, v, ldkv, kp, vp,
+                   ldp, Np, B, T, H, Hkv, hd, window, scale);
     ENG__CU_LAUNCHED(c, "swa_bwd (dq)");
 }
+
+ENG__CU_END

@@ -8,7 +8,11 @@
  * chunks in order, as the CPU's OpenMP thread does; the chunk's products
  * are block-wide loops (bmm below: a thread per output element, K summed
  * in order), the scalar recursions over the chunk's tokens run on thread
- * 0, and every step ends at a barrier.  The per-chunk products are small
+ * 0, and a step ends at a barrier when a later step reads across threads
+ * what it wrote (a product, a dot, a row-wise step: always).  The steps
+ * that need none say why: the emulated build's racecheck reports a
+ * missing one, and bench/cuda_mutants.sh checks that every barrier left
+ * is needed.  The per-chunk products are small
  * (chunk x head x hidden); batching them across units through cuBLASLt is
  * the measured replacement (docs/engine.md, "CUDA").  The initial
  * weights' gradient of every unit goes to its own workspace slot, added
@@ -18,29 +22,22 @@
 #include "engine/cuda/internal.h"
 #include "engine/cuda/plan.h"
 
+ENG__CU_BEGIN
+
 #define MEM_THREADS 256
 
-typedef struct mdims {
-    int D, Hm, depth, b;
-    size_t Pm, nH, nD;
-} mdims;
+/* the unit's sizes and its scratch's shape, shared with the CPU */
+#include "engine/model/titans_mem.h"
+typedef eng_tmem_dims mdims;
 
 static mdims dims(int hd, int hm, int depth, int chunk, int T)
 {
-    mdims m;
-    m.D = hd;
-    m.Hm = depth == 2 ? hm : hd;
-    m.depth = depth;
-    m.b = chunk < T ? chunk : T;
-    m.Pm = depth == 2 ? (size_t)2 * hd * hm : (size_t)hd * hd;
-    m.nH = (size_t)m.b * (m.Hm > hd ? m.Hm : hd);
-    m.nD = (size_t)m.b * hd;
-    return m;
+    return eng_tmem_dims_of(hd, hm, depth, chunk, T);
 }
 
 /* the CPU's scratch, plus the per-token arrays it keeps on its stack
  * (plan.h sizes it) */
-enum { N_H = 14, N_D = 6, N_SCAL = 19 };
+enum { N_H = ENG_TMEM_N_H, N_D = ENG_TMEM_N_D, N_SCAL = 19 };
 
 static size_t slot_floats(const mdims *m)
 {
@@ -118,14 +115,14 @@ __device__ static void bcopy(float *dst, const float *src, size_t n)
 {
     for (size_t i = threadIdx.x; i < n; i += blockDim.x)
         dst[i] = src[i];
-    __syncthreads();
+    /* no barrier: its one use ends the kernel (the next kernel reads dst) */
 }
 
 __device__ static void bzero(float *dst, size_t n)
 {
     for (size_t i = threadIdx.x; i < n; i += blockDim.x)
         dst[i] = 0;
-    __syncthreads();
+    /* no barrier: its one use (the first chunk's S) is read by the same threads, or after later barriers */
 }
 
 /* rows of a (rows, D) block at stride ld set to 0 */
@@ -133,7 +130,7 @@ __device__ static void bzero_rows(float *dst, int ld, int rows, int D)
 {
     for (int i = threadIdx.x; i < rows * D; i += blockDim.x)
         dst[(size_t)(i / D) * ld + i % D] = 0;
-    __syncthreads();
+    /* no barrier: the rows are outputs nothing in the kernel reads again */
 }
 
 __device__ static void silu_rows(float *a, float *sz, const float *z, size_t n)
@@ -198,7 +195,7 @@ __device__ static void inner(const mdims *m, const float *W, const float *K, con
         bmm(0, 0, n, Hm, D, 1.0f, E2, D, W + (size_t)Hm * D, Hm, 0.0f, G, Hm);
         for (int i = threadIdx.x; i < n * Hm; i += blockDim.x)
             Dl[i] = eng_cu_dsilu(Z[i], SZ[i]) * G[i];
-        __syncthreads();
+        /* no barrier: Dl is read after the later steps' barriers */
     }
 }
 
@@ -222,7 +219,7 @@ __device__ static void update(const mdims *m, float *Wout, const float *W, doubl
     const int D = m->D, Hm = m->Hm;
     for (size_t i = threadIdx.x; i < m->Pm; i += blockDim.x)
         Wout[i] = (float)(cw * W[i] + cs * S[i]);
-    __syncthreads();
+    /* no barrier: Wout is read next by bmm, after scale_rows' barrier */
     scale_rows(tmpD, E2, c, n, D);
     if (m->depth == 2) {
         scale_rows(tmpH, Dl, c, n, Hm);
@@ -293,7 +290,7 @@ __device__ static void gate_adjoints(const scratch *s, int n, double sP, double 
             s->c1[t] = -s->th[t] * s->ps[t];
             s->c2[t] = -s->th[t] * s->qs[t];
         }
-    __syncthreads();
+    /* no barrier: its results are read after the products that follow */
 }
 
 typedef struct chunk_acts {
@@ -325,7 +322,7 @@ __device__ static void update_bwd_deep(const mdims *m, scratch *s, const chunk_a
         if (threadIdx.x == 0)
             s->pg[t] = pg, s->qg[t] = qg;
     }
-    __syncthreads();
+    /* no barrier: thread 0 wrote pg, qg and thread 0 reads them (gate_adjoints) */
     const double sP = bdot(P, S, Pm), sQ = bdot(Q, S, Pm), wP = bdot(P, W, Pm);
     gate_adjoints(s, n, sP, sQ, wP);
     bmm(0, 0, n, Hm, D, 1.0f, E2, D, P2, Hm, 0.0f, TP2, Hm);
@@ -349,7 +346,7 @@ __device__ static void update_bwd_deep(const mdims *m, scratch *s, const chunk_a
     bmm(0, 1, n, D, Hm, 1.0f, GS, Hm, W2, Hm, 1.0f, RP2, D);
     for (int i = threadIdx.x; i < n * D; i += blockDim.x)
         Pb[i] = 2.0f * RP2[i];
-    __syncthreads();
+    /* no barrier: Pb is read by the second product below, after the first one's barrier */
     bmm(1, 0, D, Hm, n, 1.0f, E2, D, GS, Hm, 1.0f, Pn2, Hm);
     bmm(1, 0, D, Hm, n, 1.0f, Pb, D, A, Hm, 1.0f, Pn2, Hm);
     bmm(0, 0, n, Hm, D, 1.0f, Pb, D, W2, Hm, 1.0f, TP2, Hm);
@@ -363,7 +360,7 @@ __device__ static void update_bwd_deep(const mdims *m, scratch *s, const chunk_a
         dk[at] = UP1[i];
         dv[at] = -Pb[i];
     }
-    __syncthreads();
+    /* no barrier: dk, dv are outputs */
 }
 
 __device__ static void update_bwd_linear(const mdims *m, scratch *s, const chunk_acts *c, const float *W,
@@ -383,7 +380,7 @@ __device__ static void update_bwd_linear(const mdims *m, scratch *s, const chunk
         if (threadIdx.x == 0)
             s->pg[t] = pg, s->qg[t] = qg;
     }
-    __syncthreads();
+    /* no barrier: thread 0 wrote pg, qg and thread 0 reads them (gate_adjoints) */
     const double sP = bdot(P, S, Pm), sQ = bdot(Q, S, Pm), wP = bdot(P, W, Pm);
     gate_adjoints(s, n, sP, sQ, wP);
     bmm(0, 0, n, D, D, 1.0f, E2, D, P, D, 0.0f, UP, D);
@@ -402,7 +399,7 @@ __device__ static void update_bwd_linear(const mdims *m, scratch *s, const chunk
         dk[at] = UP[i];
         dv[at] = -Pb[i];
     }
-    __syncthreads();
+    /* no barrier: dk, dv are outputs */
 }
 
 __device__ static void gates_bwd(const scratch *s, float *dgates, int lddg, int H, int h, int n, float max_lr)
@@ -414,7 +411,7 @@ __device__ static void gates_bwd(const scratch *s, float *dgates, int lddg, int 
         dg[H + h] = (float)(s->det[t] * s1 * (1 - s1));
         dg[2 * H + h] = (float)(-s->da[t] * s2 * (1 - s2));
     }
-    __syncthreads();
+    /* no barrier: dgates are outputs */
 }
 
 __device__ static void reads_bwd(const mdims *m, scratch *s, const chunk_acts *c, const float *W, const float *Qc,
@@ -474,7 +471,7 @@ __device__ static void chunk_bwd(const mdims *m, scratch *s, int have_pq, const 
     reads_bwd(m, s, &acts, W, Qc, ldqkv, dY, ldy, dq, ldd, n);
     for (size_t i = threadIdx.x; i < Pm; i += blockDim.x)
         Q[i] = have_pq ? (float)(aS * P[i] + eS * Q[i]) : 0.0f;
-    __syncthreads();
+    /* no barrier: Q is read after the next chunk's first barriers */
     s->P = Pn;
     s->Pn = P;
 }
@@ -540,8 +537,8 @@ void eng__cu_titans_mem_fwd(void *ctx, float *y, int ldy, float *states, const f
     if (c->status || !mem_shape_ok(c, hd, hm, depth, chunk) || B * T * H <= 0)
         return;
     const mdims m = dims(hd, hm, depth, chunk, T);
-    k_mem_fwd<<<(unsigned)(B * H), MEM_THREADS, 0, c->stream>>>(y, ldy, states, q, k, v, ldqkv, gates, ldg, w0, T, H,
-                                                                m, max_lr, ws, slot_floats(&m));
+    ENG__CU_LAUNCH(k_mem_fwd, (unsigned)(B * H), MEM_THREADS, 0, c->stream, y, ldy, states, q, k, v, ldqkv, gates, ldg,
+                   w0, T, H, m, max_lr, ws, slot_floats(&m));
     ENG__CU_LAUNCHED(c, "titans_mem_fwd");
 }
 
@@ -555,13 +552,14 @@ void eng__cu_titans_mem_bwd(void *ctx, float *dq, float *dk, float *dv, int ldd,
         return;
     const mdims m = dims(hd, hm, depth, chunk, T);
     float *dslots = ws + (size_t)B * H * slot_floats(&m);
-    k_mem_bwd<<<(unsigned)(B * H), MEM_THREADS, 0, c->stream>>>(dq, dk, dv, ldd, dgates, lddg, dy, ldy, states, q, k,
-                                                                v, ldqkv, gates, ldg, T, H, m, max_lr, ws, slot_floats(&m),
-                                                                dslots);
+    ENG__CU_LAUNCH(k_mem_bwd, (unsigned)(B * H), MEM_THREADS, 0, c->stream, dq, dk, dv, ldd, dgates, lddg, dy, ldy,
+                   states, q, k, v, ldqkv, gates, ldg, T, H, m, max_lr, ws, slot_floats(&m), dslots);
     if (ENG__CU_LAUNCHED(c, "titans_mem_bwd"))
         return;
     const size_t n = (size_t)H * m.Pm;
-    k_mem_dw0<<<(unsigned)((n + ENG__CU_THREADS - 1) / ENG__CU_THREADS), ENG__CU_THREADS, 0, c->stream>>>(dw0, dslots,
-                                                                                                         B, H, m);
+    ENG__CU_LAUNCH(k_mem_dw0, (unsigned)((n + ENG__CU_THREADS - 1) / ENG__CU_THREADS), ENG__CU_THREADS, 0, c->stream,
+                   dw0, dslots, B, H, m);
     ENG__CU_LAUNCHED(c, "titans_mem_bwd (dw0)");
 }
+
+ENG__CU_END

@@ -282,6 +282,61 @@ static int32_t ev_prefix_token(eng_tok *tok)
     return id;
 }
 
+/* arr = [prefix] + the tokens of the detokenized page (n of them): every
+ * window is a slice of it */
+static int doc_tokens(eng_tok *tok, const char *page, size_t len, int32_t prefix, int32_t **arr, size_t *n,
+                      tlm_err *e)
+{
+    ev_buf det = {0};
+    int rc = detokenize(page, len, &det, e);
+    if (rc)
+        return rc;
+    int32_t *ids = NULL;
+    rc = ev_encode(tok, det.p, det.n, &ids, n, e);
+    ev_buf_clear(&det);
+    if (rc)
+        return rc;
+    *arr = malloc((*n + 1) * sizeof **arr);
+    if (!*arr) {
+        free(ids);
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
+    }
+    (*arr)[0] = prefix;
+    memcpy(*arr + 1, ids, *n * sizeof *ids);
+    free(ids);
+    return 0;
+}
+
+/* The rolling windows of at most L predicted tokens over arr (n tokens
+ * after the prefix), appended to reqs: the first predicts from the
+ * prefix, each next one from the L tokens before what it predicts. */
+static int push_windows(ev_req **reqs, size_t *nreq, size_t *capreq, int32_t *arr, size_t n, int L,
+                        tlm_err *e)
+{
+    size_t predicted = 0;
+    while (predicted < n) {
+        if (TLM_GROW(*reqs, *capreq, *nreq + 1, 256))
+            return tlm_errf(e, TLM_ENOMEM, "out of memory");
+        ev_req *r = &(*reqs)[(*nreq)++];
+        memset(r, 0, sizeof *r);
+        if (predicted == 0) {
+            size_t first = n < (size_t)L ? n : (size_t)L;
+            r->full = arr;
+            r->n_ctx = 1;
+            r->n_cont = first;
+            predicted = first;
+        } else {
+            size_t wp = n - predicted < (size_t)L ? n - predicted : (size_t)L;
+            size_t wend = predicted + wp; /* in token_list indices; arr index = +1 */
+            r->full = arr + (wend - (size_t)L);
+            r->n_ctx = (size_t)L + 1 - wp;
+            r->n_cont = wp;
+            predicted = wend;
+        }
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------ the suite */
 int eng_eval_wikitext(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *cfg, const eng_eval_sink *s,
                       tlm_err *e)
@@ -310,50 +365,9 @@ int eng_eval_wikitext(const eng_eval_lm *lm, eng_tok *tok, const eng_eval_cfg *c
         goto out1;
     }
     for (size_t d = 0; d < nd && !rc; d++) {
-        ev_buf det = {0};
-        if ((rc = detokenize(text + docs[d].begin, docs[d].end - docs[d].begin, &det, e)))
-            break;
-        int32_t *ids = NULL;
-        size_t n = 0;
-        rc = ev_encode(tok, det.p, det.n, &ids, &n, e);
-        ev_buf_clear(&det);
-        if (rc)
-            break;
-        /* arr = [prefix] + tokens: every window is a slice of it */
-        arr[d] = malloc((n + 1) * sizeof *arr[d]);
-        if (!arr[d]) {
-            free(ids);
-            rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
-            break;
-        }
-        arr[d][0] = prefix;
-        memcpy(arr[d] + 1, ids, n * sizeof *ids);
-        free(ids);
-        ntok[d] = n;
         first_req[d] = nreq;
-        size_t predicted = 0;
-        while (predicted < n) {
-            if (TLM_GROW(reqs, capreq, nreq + 1, 256)) {
-                rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
-                break;
-            }
-            ev_req *r = &reqs[nreq++];
-            memset(r, 0, sizeof *r);
-            if (predicted == 0) {
-                size_t first = n < (size_t)L ? n : (size_t)L;
-                r->full = arr[d];
-                r->n_ctx = 1;
-                r->n_cont = first;
-                predicted = first;
-            } else {
-                size_t wp = n - predicted < (size_t)L ? n - predicted : (size_t)L;
-                size_t wend = predicted + wp; /* in token_list indices; arr index = +1 */
-                r->full = arr[d] + (wend - (size_t)L);
-                r->n_ctx = (size_t)L + 1 - wp;
-                r->n_cont = wp;
-                predicted = wend;
-            }
-        }
+        if (!(rc = doc_tokens(tok, text + docs[d].begin, docs[d].end - docs[d].begin, prefix, &arr[d], &ntok[d], e)))
+            rc = push_windows(&reqs, &nreq, &capreq, arr[d], ntok[d], L, e);
     }
     first_req[nd] = nreq;
     if (rc || ev_checking(lm))

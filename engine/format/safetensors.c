@@ -128,9 +128,21 @@ static int parse_tensor(eng_st_file *f, const char *key, json_t *val, eng_st_ten
     strcpy(t->name, key);
     json_t *dt = json_object_get(val, "dtype"), *sh = json_object_get(val, "shape"),
            *off = json_object_get(val, "data_offsets");
-    if (!json_is_string(dt) || !json_is_array(sh) || !json_is_array(off) || json_array_size(off) != 2 ||
-        json_array_size(sh) > ENG_ST_MAX_DIMS)
-        return tlm_errf(e, TLM_EDATA, "%s: tensor '%s' lacks dtype/shape/data_offsets", f->path, key);
+    /* each field by name: which one is missing, or what is wrong with it */
+    const char *missing = !dt ? "dtype" : !sh ? "shape" : !off ? "data_offsets" : NULL;
+    if (missing)
+        return tlm_errf(e, TLM_EDATA, "%s: tensor '%s' has no %s (each tensor needs dtype, shape and data_offsets)",
+                        f->path, key, missing);
+    if (!json_is_string(dt))
+        return tlm_errf(e, TLM_EDATA, "%s: tensor '%s': dtype must be a string such as \"F32\"", f->path, key);
+    if (!json_is_array(sh))
+        return tlm_errf(e, TLM_EDATA, "%s: tensor '%s': shape must be a list of dimensions", f->path, key);
+    if (json_array_size(sh) > ENG_ST_MAX_DIMS)
+        return tlm_errf(e, TLM_EDATA, "%s: tensor '%s' has %zu dimensions; this reader takes at most %d", f->path,
+                        key, json_array_size(sh), ENG_ST_MAX_DIMS);
+    if (!json_is_array(off) || json_array_size(off) != 2)
+        return tlm_errf(e, TLM_EDATA, "%s: tensor '%s': data_offsets must be a list of two byte offsets [begin, end]",
+                        f->path, key);
     int esize = eng_st_dtype_size(json_string_value(dt));
     if (!esize)
         return tlm_errf(e, TLM_EDATA, "%s: tensor '%s' has unknown dtype %s", f->path, key, json_string_value(dt));
@@ -142,9 +154,12 @@ static int parse_tensor(eng_st_file *f, const char *key, json_t *val, eng_st_ten
     if (tlm_mul_u64(numel, (uint64_t)esize, &nbytes))
         return tlm_errf(e, TLM_EDATA, "%s: tensor '%s' is too large", f->path, key);
     json_t *b = json_array_get(off, 0), *en = json_array_get(off, 1);
-    if (!json_is_integer(b) || !json_is_integer(en) || json_integer_value(b) < 0 ||
-        json_integer_value(en) < json_integer_value(b))
-        return tlm_errf(e, TLM_EDATA, "%s: tensor '%s' has bad data_offsets", f->path, key);
+    if (!json_is_integer(b) || !json_is_integer(en) || json_integer_value(b) < 0 || json_integer_value(en) < 0)
+        return tlm_errf(e, TLM_EDATA, "%s: tensor '%s': data_offsets must be two whole numbers of bytes, not negative",
+                        f->path, key);
+    if (json_integer_value(en) < json_integer_value(b))
+        return tlm_errf(e, TLM_EDATA, "%s: tensor '%s': data_offsets [%lld, %lld] end before they begin", f->path,
+                        key, (long long)json_integer_value(b), (long long)json_integer_value(en));
     t->begin = (uint64_t)json_integer_value(b);
     t->end = (uint64_t)json_integer_value(en);
     uint64_t data_len = f->map_len - f->data_off;

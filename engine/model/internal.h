@@ -1,18 +1,18 @@
 /* internal.h: the inside of an eng_model, shared by model.c (planning,
- * tensors, init, optimizer), pass.c (forward/backward over the stack) and
- * the token mixers (attn.c; the Hope and Titans mixers beside it in hope.c
- * and titans.c, each a case in pass.c).
+ * tensors, init, optimizer), pass.c (forward/backward over the stack),
+ * mlp.c (the block's SwiGLU MLP) and the token mixers (attn.c, hope.c,
+ * titans.c), each of which fills rows of the token-mixer table below.
  *
  * Every pointer below is backend memory planned once in eng_model_create;
  * shapes use N = B*T positions of the current call (<= max_batch*seq_len),
  * d = d_model, F = the layer's d_ff, S = the fused input projection's
- * width (H*hd q + 2*Hkv*hd k,v [+ G gate]). */
+ * width (H*hd q + 2*Hkv*hd k,v [+ the mixer's own columns]).
+ *
+ * Must not: be included outside engine/model/ (tests excepted). */
 #ifndef TLM_ENGINE_MODEL_IMPL_H
 #define TLM_ENGINE_MODEL_IMPL_H
 
 #include "engine/model/model.h"
-#include "engine/model/hope.h"
-#include "engine/model/titans.h"
 #include "engine/model/ops.h"
 
 /* Offsets (floats) of one layer's parameters in the parameter slab; the
@@ -33,7 +33,7 @@ typedef struct eng_layer_acts {
     float *qkvg;      /* (N, S) q, k after RoPE; v; gate pre-activation */
     float *lse;       /* (B, H, T) attention rows' log-sum-exp */
     float *atty;      /* (N, d) attention output, heads concatenated */
-    float *gated;     /* (N, d) gated_attn: atty * sigmoid(gate); else NULL */
+    float *gated;     /* (N, d) gated_attn: atty * sigmoid(gate) (planned by its row); else NULL */
     float *resid_mid; /* (N, d) block input + attention branch */
     float *ln2;       /* (N, d) */
     float *rstd2;     /* (N) */
@@ -41,14 +41,17 @@ typedef struct eng_layer_acts {
     float *h;         /* (N, F) SwiGLU output */
 } eng_layer_acts;
 
+typedef struct eng_mixer eng_mixer;
+
 struct eng_model {
-    const eng_ops *ops; /* the backend's table */
-    void *ctx;          /* and its context, the first argument of every op */
+    const eng_ops *ops;       /* the backend's table */
+    void *ctx;                /* and its context, the first argument of every op */
+    const eng_mixer *mixer;   /* the architecture's row of the token-mixer table */
+    void *mixer_ctx;          /* and the row's own state (Hope's levels, Titans' memory, gated_attn's slab; NULL for transformer) */
     eng_config cfg;
-    int arch;              /* eng_arch */
     int d, L, H, Hkv, hd, V;
-    int S;                 /* fused q/k/v/gate projection width */
-    int G;                 /* gate width: d (elementwise), H (headwise), 0 (no gate) */
+    int S;                 /* fused projection width: q, k, v, then the row's own columns */
+    int G;                 /* gate width: d (elementwise), H (headwise), 0 (no gate; set by the row) */
     int max_B, max_T;
     int widths[ENG_MAX_LAYERS];
     int max_F;
@@ -63,15 +66,13 @@ struct eng_model {
     /* slabs (backend memory, n_params floats each) */
     float *params, *grads, *m, *v;
     /* extra optimizer state (eng_model_optim_extra): tensors indexing one
-     * backend slab of xopt_floats; filled by the architecture that needs it */
+     * backend slab of xopt_floats; filled by the row that needs it */
     eng_tensor_info *xopt;
     int n_xopt;
     size_t xopt_floats;
     float *xopt_slab;
-    struct eng_hope *hope;     /* hope_attn: the CMS levels (hope.c); NULL otherwise */
-    struct eng_titans *titans; /* titans: the memory mixer (titans.c); NULL otherwise */
 
-    /* activations (one slab) */
+    /* activations every row uses (one slab; a row plans its own beside it) */
     void *act_slab;
     size_t act_floats;
     int32_t *tokens, *targets; /* (N) */
@@ -100,15 +101,127 @@ struct eng_model {
     int have_forward;
 };
 
+/* resid[l] of the current call's N positions */
+static inline float *eng__resid(const eng_model *m, int l, int N)
+{
+    return m->resid + (size_t)l * N * m->d;
+}
+
+/* ------------------------------------------------------------ the token-mixer table
+ *
+ * One row per architecture (eng_arch), as eng_ops is one table per
+ * backend: what the architecture adds to or changes in the block.  The
+ * model's code (model.c, pass.c) calls the row's entries and never asks
+ * which architecture it runs; a new token mixer is a new row beside its
+ * code and an entry in model.c's eng_arch -> row index.  Every entry is
+ * filled (rows share the functions they have in common: attn.c's
+ * attention, mlp.c's SwiGLU MLP, model.c's AdamW step).
+ *
+ * Order of the calls: create, layout and mlp->layout per layer (twice:
+ * count, then fill), plan, init, then per step fwd and mlp->fwd per
+ * layer, mlp->bwd and bwd per layer in reverse, step; free last (also
+ * after a failed create or plan, so it must cope with whatever they left).
+ *
+ * Activation memory goes through one planner (eng__plan_*, below) for
+ * the model and every row: what a buffer holds is said where it is
+ * requested, and how it is stored (its precision, its alignment) is
+ * decided in that one place. */
+
+/* The block's MLP: mlp.c's SwiGLU (eng__mlp_swiglu), or hope.c's levels */
+typedef struct eng_mlp {
+    /* Layer l's MLP tensors (after the token mixer's), through
+     * eng__model_add_tensor. */
+    void (*layout)(eng_model *m, int cap, int l);
+    /* resid[l+1] from resid_mid; backward: in m->dresid d/d resid[l+1],
+     * out d/d resid_mid. */
+    void (*fwd)(eng_model *m, int l, int N);
+    void (*bwd)(eng_model *m, int l, int N);
+} eng_mlp;
+
+struct eng_mixer {
+    int arch;           /* the eng_arch this row is */
+    unsigned groups;    /* ENG_OPS_* groups its passes call (eng_model_create checks the backend) */
+    const eng_mlp *mlp; /* the MLP after the token mixer */
+    /* After the taper widths, before the layout: model.c has set S to the
+     * q, k, v columns and G to 0; the row adds its own columns to S, sets
+     * G and makes its state (m->mixer_ctx). */
+    int (*create)(eng_model *m, tlm_err *e);
+    /* Layer l's token-mixer tensors, q_proj to o_proj (after
+     * input_layernorm), through eng__model_add_tensor. */
+    void (*layout)(eng_model *m, int cap, int l);
+    /* After the model's own activations: the row's, through the shared
+     * planner (eng__plan_*), and any extra optimizer state (m->xopt*). */
+    int (*plan)(eng_model *m, tlm_err *e);
+    /* After the generic initialisation (eng_model_init_weights): the
+     * tensors that start otherwise. */
+    void (*init)(eng_model *m, uint64_t seed);
+    /* Layer l's token mixer: resid_mid from resid[l]; backward: in
+     * m->dresid d/d resid_mid, out d/d resid[l]. */
+    void (*fwd)(eng_model *m, int l, int B, int T);
+    void (*bwd)(eng_model *m, int l, int B, int T);
+    /* eng_model_step (opt->t >= 1 checked) */
+    int (*step)(eng_model *m, const eng_adamw *opt, tlm_err *e);
+    /* The row's state and memory (m->mixer_ctx may be NULL). */
+    void (*free)(eng_model *m);
+};
+
+/* The rows, each beside its mixer */
+extern const eng_mixer eng__mixer_transformer; /* attn.c */
+extern const eng_mixer eng__mixer_gated_attn;  /* attn.c */
+extern const eng_mixer eng__mixer_hope_attn;   /* hope.c */
+extern const eng_mixer eng__mixer_titans;      /* titans.c */
+
+/* ------------------------------------------------------------ shared by the rows */
+
 /* model.c: appends one tensor to the table in layout() (fmt has one %d, the
- * layer), for an architecture's own tensors; returns its offset */
+ * layer); returns its offset */
 size_t eng__model_add_tensor(eng_model *m, int cap, int ndim, int64_t d0, int64_t d1, int decay, const char *fmt,
                              int layer);
+/* model.c: AdamW on every tensor (the step of the rows without their own),
+ * and on n floats at `off` of the slabs from grad (the gradient slab's, or
+ * an accumulator) with the bias correction of step t */
+int eng__model_adamw_step(eng_model *m, const eng_adamw *opt, tlm_err *e);
+void eng__model_adamw_range(eng_model *m, const eng_adamw *opt, size_t off, size_t n, int decay, const float *grad,
+                            double t, float grad_scale);
+/* model.c: the init of the rows that start as the generic pass leaves them */
+void eng__mixer_no_init(eng_model *m, uint64_t seed);
 
-/* pass.c */
+/* The activation planner (model.c), one for the model and every row:
+ * requests of `floats` each (counted in floats, each start 64-byte
+ * aligned), then one backend slab for all of them, each *ptr pointed
+ * into it in request order. */
+typedef struct eng_plan {
+    struct eng_plan_req *req;
+    int n, cap;
+    int oom; /* a request could not be recorded (host memory) */
+} eng_plan;
+void eng__plan_want(eng_plan *p, void *ptr, size_t floats);
+/* The slab (ops->alloc; free it with ops->free), or NULL when the backend
+ * or the host is out of memory; *floats: its size.  Clears p. */
+void *eng__plan_alloc(eng_model *m, eng_plan *p, size_t *floats);
 
-/* attn.c: the attention token mixer (transformer, gated_attn) */
+/* attn.c: the attention mixer's tensors: q_proj, k_proj, v_proj, o_proj;
+ * the first three and the last alone, for a row that puts its own tensors
+ * between them (gated_attn's g_proj, titans.c's memory) */
+void eng__attn_layout(eng_model *m, int cap, int l);
+void eng__attn_layout_qkv(eng_model *m, int cap, int l);
+void eng__attn_layout_o(eng_model *m, int cap, int l);
 void eng__attn_fwd(eng_model *m, int l, int B, int T);
 void eng__attn_bwd(eng_model *m, int l, int B, int T);
+
+/* mlp.c: one pre-norm SwiGLU branch, out = x + down(silu(gate(n)) * up(n)),
+ * n = rmsnorm(x): its parameters' offsets and its activations (N rows) */
+typedef struct eng_swiglu {
+    int F;                   /* width */
+    size_t norm, wgu, wdown; /* (d), (2F, d) gate_proj then up_proj, (d, F) */
+    float *x, *ln, *rstd;    /* (N, d) input, (N, d) normed input, (N) */
+    float *gu, *h;           /* (N, 2F) gate | up outputs, (N, F) SwiGLU output */
+} eng_swiglu;
+/* forward into out (N, d); backward: in m->dresid d/d out, out d/d x
+ * (the branch's share added onto the skip path's) */
+void eng__swiglu_fwd(eng_model *m, const eng_swiglu *b, float *out, int N);
+void eng__swiglu_bwd(eng_model *m, const eng_swiglu *b, int N);
+/* mlp.c: the block's MLP, one such branch of the layer's tapered width */
+extern const eng_mlp eng__mlp_swiglu;
 
 #endif

@@ -20,7 +20,8 @@
 
 /* ------------------------------------------------------------ tensor table */
 
-static size_t add_tensor(eng_model *m, int cap, int ndim, int64_t d0, int64_t d1, int decay, const char *fmt, int layer)
+size_t eng__model_add_tensor(eng_model *m, int cap, int ndim, int64_t d0, int64_t d1, int decay, const char *fmt,
+                             int layer)
 {
     if (m->tensors && m->n_tensors < cap) {
         eng_tensor_info *t = &m->tensors[m->n_tensors];
@@ -39,116 +40,106 @@ static size_t add_tensor(eng_model *m, int cap, int ndim, int64_t d0, int64_t d1
     return off;
 }
 
-size_t eng__model_add_tensor(eng_model *m, int cap, int ndim, int64_t d0, int64_t d1, int decay, const char *fmt,
-                             int layer)
-{
-    return add_tensor(m, cap, ndim, d0, d1, decay, fmt, layer);
-}
-
-/* Lays the parameters out (called twice: count, then fill). */
+/* Lays the parameters out (called twice: count, then fill): per layer the
+ * input norm, then the row's token mixer and MLP. */
 static void layout(eng_model *m, int cap)
 {
-    const int d = m->d, dkv = m->Hkv * m->hd;
+    const int d = m->d;
     m->n_params = 0;
     m->n_tensors = 0;
-    m->off_embed = add_tensor(m, cap, 2, m->V, d, 1, "model.embed_tokens.weight", 0);
+    m->off_embed = eng__model_add_tensor(m, cap, 2, m->V, d, 1, "model.embed_tokens.weight", 0);
     for (int l = 0; l < m->L; l++) {
-        eng_layer_params *p = &m->lp[l];
-        const int F = m->widths[l];
-        p->ln1 = add_tensor(m, cap, 1, d, 0, 0, "model.layers.%d.input_layernorm.weight", l);
-        /* q, k, v (and the gate) are adjacent: the block multiplies them as one */
-        p->wqkvg = add_tensor(m, cap, 2, d, d, 1, "model.layers.%d.self_attn.q_proj.weight", l);
-        add_tensor(m, cap, 2, dkv, d, 1, "model.layers.%d.self_attn.k_proj.weight", l);
-        add_tensor(m, cap, 2, dkv, d, 1, "model.layers.%d.self_attn.v_proj.weight", l);
-        if (m->titans) /* the memory's projections continue the fused matrix */
-            eng__titans_layout(m, cap, l);
-        if (m->G)
-            add_tensor(m, cap, 2, m->G, d, 1, "model.layers.%d.self_attn.g_proj.weight", l);
-        p->wo = add_tensor(m, cap, 2, d, d, 1, "model.layers.%d.self_attn.o_proj.weight", l);
-        if (m->hope) { /* the CMS levels replace post_attention_layernorm and mlp.* */
-            eng__hope_layout(m, cap, l);
-            continue;
-        }
-        p->ln2 = add_tensor(m, cap, 1, d, 0, 0, "model.layers.%d.post_attention_layernorm.weight", l);
-        p->wgu = add_tensor(m, cap, 2, F, d, 1, "model.layers.%d.mlp.gate_proj.weight", l);
-        add_tensor(m, cap, 2, F, d, 1, "model.layers.%d.mlp.up_proj.weight", l);
-        p->wdown = add_tensor(m, cap, 2, d, F, 1, "model.layers.%d.mlp.down_proj.weight", l);
+        m->lp[l].ln1 = eng__model_add_tensor(m, cap, 1, d, 0, 0, "model.layers.%d.input_layernorm.weight", l);
+        m->mixer->layout(m, cap, l);
+        m->mixer->mlp->layout(m, cap, l);
     }
-    m->off_norm = add_tensor(m, cap, 1, d, 0, 0, "model.norm.weight", 0);
-    m->off_head = m->cfg.model.tied ? m->off_embed : add_tensor(m, cap, 2, m->V, d, 1, "lm_head.weight", 0);
+    m->off_norm = eng__model_add_tensor(m, cap, 1, d, 0, 0, "model.norm.weight", 0);
+    m->off_head =
+        m->cfg.model.tied ? m->off_embed : eng__model_add_tensor(m, cap, 2, m->V, d, 1, "lm_head.weight", 0);
 }
 
 /* ------------------------------------------------------------ activation plan */
 
-typedef struct plan_req {
+struct eng_plan_req {
     void **ptr;
     size_t floats;
-} plan_req;
+};
 
-typedef struct planner {
-    plan_req req[64 + 16 * ENG_MAX_LAYERS];
-    int n;
-} planner;
-
-static void want(planner *p, void *ptr, size_t floats)
+void eng__plan_want(eng_plan *p, void *ptr, size_t floats)
 {
+    if (p->n == p->cap) {
+        int cap = p->cap ? 2 * p->cap : 64;
+        struct eng_plan_req *r = realloc(p->req, (size_t)cap * sizeof *r);
+        if (!r) {
+            p->oom = 1;
+            return;
+        }
+        p->req = r;
+        p->cap = cap;
+    }
     p->req[p->n].ptr = (void **)ptr;
     p->req[p->n].floats = (floats + 15) & ~(size_t)15; /* 64-byte aligned starts */
     p->n++;
 }
 
-static int plan_activations(eng_model *m, tlm_err *e)
+void *eng__plan_alloc(eng_model *m, eng_plan *p, size_t *floats)
 {
-    planner *p = calloc(1, sizeof *p); /* large: not on the stack */
-    if (!p)
-        return tlm_errf(e, TLM_ENOMEM, "model: out of memory");
-    const size_t N = (size_t)m->max_B * m->max_T, d = (size_t)m->d;
-    want(p, &m->tokens, N);
-    want(p, &m->targets, N);
-    want(p, &m->rope_cs, (size_t)m->max_T * m->hd);
-    want(p, &m->resid, (size_t)(m->L + 1) * N * d);
-    for (int l = 0; l < m->L; l++) {
-        eng_layer_acts *a = &m->la[l];
-        const size_t F = (size_t)m->widths[l];
-        want(p, &a->ln1, N * d);
-        want(p, &a->rstd1, N);
-        want(p, &a->qkvg, N * (size_t)m->S);
-        want(p, &a->lse, (size_t)m->max_B * m->H * m->max_T);
-        want(p, &a->atty, N * d);
-        if (m->G)
-            want(p, &a->gated, N * d);
-        want(p, &a->resid_mid, N * d);
-        want(p, &a->ln2, N * d);
-        want(p, &a->rstd2, N);
-        want(p, &a->gu, N * 2 * F);
-        want(p, &a->h, N * F);
-    }
-    want(p, &m->lnf, N * d);
-    want(p, &m->rstdf, N);
-    want(p, &m->logits, N * (size_t)m->V);
-    want(p, &m->losses, N);
-    want(p, &m->dresid, N * d);
-    want(p, &m->dqkvg, N * (size_t)m->S);
-    want(p, &m->datty, N * d);
-    want(p, &m->dgated, N * d);
-    want(p, &m->dln, N * d);
-    want(p, &m->dgu, N * 2 * (size_t)m->max_F);
-    want(p, &m->dh, N * (size_t)m->max_F);
-    want(p, &m->att_ws, m->ops->attention_workspace(m->ctx, m->max_B, m->max_T, m->H, m->hd));
     size_t total = 0;
     for (int i = 0; i < p->n; i++)
         total += p->req[i].floats;
-    m->act_floats = total;
-    m->act_slab = m->ops->alloc(m->ctx, total * sizeof(float));
-    float *at = m->act_slab;
-    for (int i = 0; m->act_slab && i < p->n; i++) {
+    *floats = total;
+    float *slab = p->oom ? NULL : m->ops->alloc(m->ctx, total * sizeof(float));
+    float *at = slab;
+    for (int i = 0; slab && i < p->n; i++) {
         *p->req[i].ptr = at;
         at += p->req[i].floats;
     }
-    free(p);
+    free(p->req);
+    memset(p, 0, sizeof *p);
+    return slab;
+}
+
+/* What every row uses: the stack's buffers, each layer's norms, fused
+ * projection, attention output and MLP activations, the backward's
+ * scratch.  A row plans what only it needs (its plan entry). */
+static int plan_activations(eng_model *m, tlm_err *e)
+{
+    eng_plan p = {0};
+    const size_t N = (size_t)m->max_B * m->max_T, d = (size_t)m->d;
+    eng__plan_want(&p, &m->tokens, N);
+    eng__plan_want(&p, &m->targets, N);
+    eng__plan_want(&p, &m->rope_cs, (size_t)m->max_T * m->hd);
+    eng__plan_want(&p, &m->resid, (size_t)(m->L + 1) * N * d);
+    for (int l = 0; l < m->L; l++) {
+        eng_layer_acts *a = &m->la[l];
+        const size_t F = (size_t)m->widths[l];
+        eng__plan_want(&p, &a->ln1, N * d);
+        eng__plan_want(&p, &a->rstd1, N);
+        eng__plan_want(&p, &a->qkvg, N * (size_t)m->S);
+        eng__plan_want(&p, &a->lse, (size_t)m->max_B * m->H * m->max_T);
+        eng__plan_want(&p, &a->atty, N * d);
+        eng__plan_want(&p, &a->resid_mid, N * d);
+        eng__plan_want(&p, &a->ln2, N * d);
+        eng__plan_want(&p, &a->rstd2, N);
+        eng__plan_want(&p, &a->gu, N * 2 * F);
+        eng__plan_want(&p, &a->h, N * F);
+    }
+    eng__plan_want(&p, &m->lnf, N * d);
+    eng__plan_want(&p, &m->rstdf, N);
+    eng__plan_want(&p, &m->logits, N * (size_t)m->V);
+    eng__plan_want(&p, &m->losses, N);
+    eng__plan_want(&p, &m->dresid, N * d);
+    eng__plan_want(&p, &m->dqkvg, N * (size_t)m->S);
+    eng__plan_want(&p, &m->datty, N * d);
+    eng__plan_want(&p, &m->dgated, N * d);
+    eng__plan_want(&p, &m->dln, N * d);
+    eng__plan_want(&p, &m->dgu, N * 2 * (size_t)m->max_F);
+    eng__plan_want(&p, &m->dh, N * (size_t)m->max_F);
+    eng__plan_want(&p, &m->att_ws, m->ops->attention_workspace(m->ctx, m->max_B, m->max_T, m->H, m->hd));
+    m->act_slab = eng__plan_alloc(m, &p, &m->act_floats);
     if (!m->act_slab)
         return tlm_errf(e, TLM_ENOMEM, "model: cannot allocate %.1f MiB of activations (batch %d x %d)",
-                        (double)total * 4 / 1048576, m->max_B, m->max_T);
+                        (double)m->act_floats * 4 / 1048576, m->max_B, m->max_T);
     return 0;
 }
 
@@ -170,23 +161,32 @@ static void fill_rope(eng_model *m)
 
 /* ------------------------------------------------------------ create / free */
 
-/* The optional op groups (engine/model/ops.h) an architecture runs on. */
-static unsigned groups_needed(int arch)
-{
-    return arch == ENG_ARCH_TITANS ? ENG_OPS_TITANS : 0;
-}
+/* The rows of the token-mixer table by eng_arch (each defined beside its
+ * mixer). */
+static const eng_mixer *const MIXERS[ENG_ARCH_COUNT] = {
+    [ENG_ARCH_TRANSFORMER] = &eng__mixer_transformer,
+    [ENG_ARCH_GATED_ATTN] = &eng__mixer_gated_attn,
+    [ENG_ARCH_HOPE_ATTN] = &eng__mixer_hope_attn,
+    [ENG_ARCH_TITANS] = &eng__mixer_titans,
+};
 
-/* Once, at creation: the backend fills every group the architecture
- * needs, so no pass meets a missing op. */
-static int check_backend(const eng_backend *b, int arch, tlm_err *e)
+/* The optional op groups (engine/model/ops.h), for the message. */
+static const struct {
+    unsigned group;
+    const char *what;
+} GROUPS[] = {
+    {ENG_OPS_TITANS, "the Titans ops (dconv, silu_norm, swa, titans_mem)"},
+};
+
+/* Once, at creation: the backend fills every group the row's passes call,
+ * so no pass meets a missing op. */
+static int check_backend(const eng_backend *b, const eng_mixer *mx, tlm_err *e)
 {
     const eng_ops *o = b->ops;
-    const unsigned need = groups_needed(arch);
-    if ((need & ENG_OPS_TITANS) && !(o->groups & ENG_OPS_TITANS))
-        return tlm_errf(e, TLM_ECONFIG,
-                        "model: architecture %s needs the Titans ops (dconv, silu_norm, swa, titans_mem), which the "
-                        "%s backend does not have",
-                        eng_arch_name(arch), o->name);
+    for (size_t i = 0; i < sizeof GROUPS / sizeof GROUPS[0]; i++)
+        if ((mx->groups & GROUPS[i].group) && !(o->groups & GROUPS[i].group))
+            return tlm_errf(e, TLM_ECONFIG, "model: architecture %s needs %s, which the %s backend does not have",
+                            eng_arch_name(mx->arch), GROUPS[i].what, o->name);
     /* a table that claims a group must fill all of it */
     const char *missing = NULL;
 #define ENG_CHECK_OP(op) missing = missing ? missing : o->op ? NULL : #op;
@@ -206,10 +206,11 @@ int eng_model_create(eng_model **out, const eng_config *cfg, const eng_backend *
     *out = NULL;
     const eng_model_cfg *mc = &cfg->model;
     const eng_ops *ops = backend->ops;
+    const eng_mixer *mx = (unsigned)cfg->arch < ENG_ARCH_COUNT ? MIXERS[cfg->arch] : NULL;
     int rc;
-    if ((unsigned)cfg->arch >= ENG_ARCH_COUNT)
+    if (!mx)
         return tlm_errf(e, TLM_ECONFIG, "model: unknown architecture %d", (int)cfg->arch);
-    if ((rc = check_backend(backend, cfg->arch, e)))
+    if ((rc = check_backend(backend, mx, e)))
         return rc;
     if (mc->d_model <= 0 || mc->heads <= 0 || mc->d_model % mc->heads || mc->layers <= 0 ||
         mc->layers > ENG_MAX_LAYERS || mc->vocab <= 0)
@@ -228,40 +229,28 @@ int eng_model_create(eng_model **out, const eng_config *cfg, const eng_backend *
         return tlm_errf(e, TLM_ENOMEM, "model: out of memory");
     m->ops = ops;
     m->ctx = backend->ctx;
+    m->mixer = mx;
     m->cfg = *cfg;
-    m->arch = cfg->arch;
     m->d = mc->d_model;
     m->L = mc->layers;
     m->H = mc->heads;
     m->Hkv = kvh;
     m->hd = hd;
     m->V = mc->vocab;
-    m->G = cfg->arch == ENG_ARCH_GATED_ATTN ? (mc->gate == ENG_GATE_HEADWISE ? m->H : m->d) : 0;
-    m->S = m->H * hd + 2 * kvh * hd + m->G;
+    m->S = m->H * hd + 2 * kvh * hd; /* q, k, v; the row adds its columns */
     m->max_B = max_batch;
     m->max_T = seq_len;
-    rc = eng_taper_widths(cfg, m->widths, e);
-    if (rc) {
-        free(m);
-        return rc;
-    }
+    if ((rc = eng_taper_widths(cfg, m->widths, e)) || (rc = mx->create(m, e)))
+        goto fail;
     for (int l = 0; l < m->L; l++)
         m->max_F = m->widths[l] > m->max_F ? m->widths[l] : m->max_F;
-    if (cfg->arch == ENG_ARCH_HOPE_ATTN && (rc = eng__hope_create(m, e))) {
-        free(m);
-        return rc;
-    }
-    if (cfg->arch == ENG_ARCH_TITANS && (rc = eng__titans_create(m, e))) {
-        free(m);
-        return rc;
-    }
 
     layout(m, 0);
     int cap = m->n_tensors;
     m->tensors = calloc((size_t)cap, sizeof *m->tensors);
     if (!m->tensors) {
-        eng_model_free(m);
-        return tlm_errf(e, TLM_ENOMEM, "model: out of memory");
+        rc = tlm_errf(e, TLM_ENOMEM, "model: out of memory");
+        goto fail;
     }
     layout(m, cap);
 
@@ -272,32 +261,28 @@ int eng_model_create(eng_model **out, const eng_config *cfg, const eng_backend *
     m->v = ops->alloc(m->ctx, bytes);
     m->losses_host = malloc((size_t)max_batch * seq_len * sizeof(float));
     if (!m->params || !m->grads || !m->m || !m->v || !m->losses_host) {
-        eng_model_free(m);
-        return tlm_errf(e, TLM_ENOMEM, "model: cannot allocate 4 x %.1f MiB for %zu parameters",
-                        (double)bytes / 1048576, m->n_params);
+        rc = tlm_errf(e, TLM_ENOMEM, "model: cannot allocate 4 x %.1f MiB for %zu parameters",
+                      (double)bytes / 1048576, m->n_params);
+        goto fail;
     }
-    rc = plan_activations(m, e);
-    if (!rc && m->hope)
-        rc = eng__hope_plan(m, e);
-    if (!rc && m->titans)
-        rc = eng__titans_plan(m, e);
-    if (rc) {
-        eng_model_free(m);
-        return rc;
-    }
+    if ((rc = plan_activations(m, e)) || (rc = mx->plan(m, e)))
+        goto fail;
     m->host_visible = ops->is_host;
     if (m->host_visible) {
         m->logits_host = m->logits;
     } else {
         m->logits_host = malloc((size_t)max_batch * seq_len * m->V * sizeof(float));
         if (!m->logits_host) {
-            eng_model_free(m);
-            return tlm_errf(e, TLM_ENOMEM, "model: cannot allocate the host copy of the logits");
+            rc = tlm_errf(e, TLM_ENOMEM, "model: cannot allocate the host copy of the logits");
+            goto fail;
         }
     }
     fill_rope(m);
     *out = m;
     return 0;
+fail:
+    eng_model_free(m);
+    return rc;
 }
 
 void eng_model_free(eng_model *m)
@@ -319,8 +304,7 @@ void eng_model_free(eng_model *m)
     if (m->xopt_slab)
         o->free(ctx, m->xopt_slab);
     free(m->xopt);
-    eng__hope_free(m);
-    eng__titans_free(m);
+    m->mixer->free(m);
     if (!m->host_visible)
         free(m->logits_host);
     free(m->losses_host);
@@ -395,8 +379,7 @@ void eng_model_init_weights(eng_model *m, uint64_t seed)
             done += n;
         }
     }
-    if (m->titans)
-        eng__titans_init(m, seed);
+    m->mixer->init(m, seed);
     m->ops->zero(m->ctx, m->grads, m->n_params);
     m->ops->zero(m->ctx, m->m, m->n_params);
     m->ops->zero(m->ctx, m->v, m->n_params);
@@ -515,19 +498,34 @@ int eng_model_step(eng_model *m, const eng_adamw *opt, tlm_err *e)
 {
     if (opt->t < 1)
         return tlm_errf(e, TLM_EINTERNAL, "model: AdamW step number must be >= 1 (got %lld)", (long long)opt->t);
-    if (m->hope)
-        return eng__hope_step(m, opt, e);
-    const float bc1 = (float)(1.0 - pow(opt->beta1, (double)opt->t));
-    const float bc2 = (float)(1.0 - pow(opt->beta2, (double)opt->t));
+    return m->mixer->step(m, opt, e);
+}
+
+void eng__mixer_no_init(eng_model *m, uint64_t seed)
+{
+    (void)m;
+    (void)seed;
+}
+
+void eng__model_adamw_range(eng_model *m, const eng_adamw *opt, size_t off, size_t n, int decay, const float *grad,
+                            double t, float grad_scale)
+{
+    m->ops->adamw(m->ctx, m->params + off, grad, m->m + off, m->v + off, n, (float)opt->lr, (float)opt->beta1,
+                  (float)opt->beta2, (float)opt->eps, decay ? (float)opt->weight_decay : 0.0f,
+                  (float)(1.0 - pow(opt->beta1, t)), (float)(1.0 - pow(opt->beta2, t)), grad_scale);
+}
+
+int eng__model_adamw_step(eng_model *m, const eng_adamw *opt, tlm_err *e)
+{
+    (void)e;
     /* consecutive tensors with the same decay flag go in one call */
     for (int i = 0; i < m->n_tensors;) {
         int j = i + 1;
         while (j < m->n_tensors && m->tensors[j].decay == m->tensors[i].decay)
             j++;
         size_t off = m->tensors[i].offset, n = m->tensors[j - 1].offset + m->tensors[j - 1].numel - off;
-        m->ops->adamw(m->ctx, m->params + off, m->grads + off, m->m + off, m->v + off, n, (float)opt->lr,
-                      (float)opt->beta1, (float)opt->beta2, (float)opt->eps,
-                      m->tensors[i].decay ? (float)opt->weight_decay : 0.0f, bc1, bc2, (float)opt->grad_scale);
+        eng__model_adamw_range(m, opt, off, n, m->tensors[i].decay, m->grads + off, (double)opt->t,
+                               (float)opt->grad_scale);
         i = j;
     }
     return 0;

@@ -53,6 +53,23 @@ enum {
     X(dconv_fwd) X(dconv_bwd) X(silu_norm_fwd) X(silu_norm_bwd) X(swa_workspace) X(swa_fwd) X(swa_bwd)     \
     X(titans_mem_workspace) X(titans_mem_fwd) X(titans_mem_bwd)
 
+/* Storage types (train.precision; docs/engine.md "Precision").  Master
+ * weights, their gradients, the optimizer's moments and every per-row
+ * statistic (rstd, lse, losses) are fp32 always; activations, activation
+ * gradients and the matmul weights' low-precision copy are in the run's
+ * activation dtype.  The CPU backend stores fp32 only. */
+typedef enum eng_dtype { ENG_F32 = 0, ENG_BF16 = 1 } eng_dtype;
+
+static inline size_t eng_dtype_size(eng_dtype t)
+{
+    return t == ENG_BF16 ? 2 : 4;
+}
+
+/* An activation tensor, stored in the backend's activation dtype.  Opaque
+ * so that a float * cannot be passed where bf16 may be stored: a backend
+ * casts it to its element type, the model only plans and passes it. */
+typedef struct eng_act eng_act;
+
 typedef struct eng_backend eng_backend;
 
 typedef struct eng_ops {

@@ -2,84 +2,16 @@
  * (embedding, blocks, final norm, LM head, cross-entropy) and the public
  * eng_model_forward/backward around them.
  *
- * A block is pre-norm: h += mixer(norm1(h)); h += mlp(norm2(h)), the
- * mixer chosen by the architecture (attn.c for transformer and
- * gated_attn; a new token mixer adds its file and a case in mixer_fwd/bwd),
- * the MLP a SwiGLU of the layer's tapered width.  Every number moves through
- * m->ops; nothing here allocates. */
+ * A block is pre-norm: h += mixer(norm1(h)); h += mlp(norm2(h)), both
+ * the architecture's row of the token-mixer table (internal.h): attn.c's
+ * attention or titans.c's mixer, then mlp.c's SwiGLU of the layer's
+ * tapered width or hope.c's levels.  Nothing here knows which
+ * architecture runs.  Every number moves through m->ops; nothing here
+ * allocates. */
 #include <math.h>
 #include <string.h>
 
 #include "engine/model/internal.h"
-
-#define RESID(m, l, N) ((m)->resid + (size_t)(l) * (N) * (m)->d)
-
-static void mixer_fwd(eng_model *m, int l, int B, int T)
-{
-    switch (m->arch) {
-    case ENG_ARCH_TRANSFORMER:
-    case ENG_ARCH_GATED_ATTN:
-    case ENG_ARCH_HOPE_ATTN: eng__attn_fwd(m, l, B, T); break;
-    case ENG_ARCH_TITANS: eng__titans_fwd(m, l, B, T); break;
-    default: break; /* refused by eng_model_create */
-    }
-}
-
-static void mixer_bwd(eng_model *m, int l, int B, int T)
-{
-    switch (m->arch) {
-    case ENG_ARCH_TRANSFORMER:
-    case ENG_ARCH_GATED_ATTN:
-    case ENG_ARCH_HOPE_ATTN: eng__attn_bwd(m, l, B, T); break;
-    case ENG_ARCH_TITANS: eng__titans_bwd(m, l, B, T); break;
-    default: break;
-    }
-}
-
-/* The MLP branch of layer l: resid[l+1] = resid_mid + down(swiglu(gate, up)(norm2(resid_mid))). */
-static void mlp_fwd(eng_model *m, int l, int N)
-{
-    const eng_ops *o = m->ops;
-    void *ctx = m->ctx;
-    if (m->hope) { /* hope_attn: the Continuum Memory System's levels */
-        eng__hope_mlp_fwd(m, l, N);
-        return;
-    }
-    const eng_layer_params *p = &m->lp[l];
-    eng_layer_acts *a = &m->la[l];
-    const int d = m->d, F = m->widths[l];
-    const float *P = m->params;
-    float *out = RESID(m, l + 1, N);
-    o->rmsnorm_fwd(ctx, a->ln2, a->rstd2, a->resid_mid, P + p->ln2, N, d, (float)m->cfg.model.norm_eps);
-    o->matmul(ctx, 0, 1, N, 2 * F, d, 1.0f, a->ln2, d, P + p->wgu, d, 0.0f, a->gu, 2 * F);
-    o->swiglu_fwd(ctx, a->h, a->gu, a->gu + F, 2 * F, N, F);
-    o->copy(ctx, out, a->resid_mid, (size_t)N * d);
-    o->matmul(ctx, 0, 1, N, d, F, 1.0f, a->h, F, P + p->wdown, F, 1.0f, out, d);
-}
-
-/* In: m->dresid = d loss / d resid[l+1].  Out: m->dresid = d loss / d resid_mid. */
-static void mlp_bwd(eng_model *m, int l, int N)
-{
-    const eng_ops *o = m->ops;
-    void *ctx = m->ctx;
-    const eng_layer_params *p = &m->lp[l];
-    eng_layer_acts *a = &m->la[l];
-    const int d = m->d, F = m->widths[l];
-    if (m->hope) {
-        eng__hope_mlp_bwd(m, l, N);
-        return;
-    }
-    const float *P = m->params;
-    float *Gr = m->grads;
-    /* down_proj */
-    o->matmul(ctx, 0, 0, N, F, d, 1.0f, m->dresid, d, P + p->wdown, F, 0.0f, m->dh, F);
-    o->matmul(ctx, 1, 0, d, F, N, 1.0f, m->dresid, d, a->h, F, 1.0f, Gr + p->wdown, F);
-    o->swiglu_bwd(ctx, m->dgu, m->dgu + F, m->dh, a->gu, a->gu + F, 2 * F, N, F);
-    /* gate_proj | up_proj */
-    o->matmul(ctx, 0, 0, N, d, 2 * F, 1.0f, m->dgu, 2 * F, P + p->wgu, d, 0.0f, m->dln, d);
-    o->matmul(ctx, 1, 0, 2 * F, d, N, 1.0f, m->dgu, 2 * F, a->ln2, d, 1.0f, Gr + p->wgu, d);
-    o->rmsnorm_bwd(ctx, m->dresid, Gr + p->ln2, m->dln, a->resid_mid, P + p->ln2, a->rstd2, N, d);
-}
 
 static void eng__model_forward_stack(eng_model *m, int B, int T)
 {
@@ -88,10 +20,10 @@ static void eng__model_forward_stack(eng_model *m, int B, int T)
     const int N = B * T, d = m->d;
     o->embedding_fwd(ctx, m->resid, m->params + m->off_embed, m->tokens, N, d);
     for (int l = 0; l < m->L; l++) {
-        mixer_fwd(m, l, B, T);
-        mlp_fwd(m, l, N);
+        m->mixer->fwd(m, l, B, T);
+        m->mixer->mlp->fwd(m, l, N);
     }
-    o->rmsnorm_fwd(ctx, m->lnf, m->rstdf, RESID(m, m->L, N), m->params + m->off_norm, N, d,
+    o->rmsnorm_fwd(ctx, m->lnf, m->rstdf, eng__resid(m, m->L, N), m->params + m->off_norm, N, d,
                    (float)m->cfg.model.norm_eps);
     o->matmul(ctx, 0, 1, N, m->V, d, 1.0f, m->lnf, d, m->params + m->off_head, d, 0.0f, m->logits, m->V);
 }
@@ -106,11 +38,11 @@ static void eng__model_backward_stack(eng_model *m, float dscale)
     o->matmul(ctx, 0, 0, N, d, V, 1.0f, m->logits, V, m->params + m->off_head, d, 0.0f, m->dln, d);
     o->matmul(ctx, 1, 0, V, d, N, 1.0f, m->logits, V, m->lnf, d, 1.0f, Gr + m->off_head, d);
     o->zero(ctx, m->dresid, (size_t)N * d);
-    o->rmsnorm_bwd(ctx, m->dresid, Gr + m->off_norm, m->dln, RESID(m, m->L, N), m->params + m->off_norm, m->rstdf, N,
+    o->rmsnorm_bwd(ctx, m->dresid, Gr + m->off_norm, m->dln, eng__resid(m, m->L, N), m->params + m->off_norm, m->rstdf, N,
                    d);
     for (int l = m->L - 1; l >= 0; l--) {
-        mlp_bwd(m, l, N);
-        mixer_bwd(m, l, B, T);
+        m->mixer->mlp->bwd(m, l, N);
+        m->mixer->bwd(m, l, B, T);
     }
     o->embedding_bwd(ctx, Gr + m->off_embed, m->dresid, m->tokens, N, d);
 }

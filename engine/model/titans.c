@@ -18,15 +18,19 @@
  * planned here.  The memory's activations inside a chunk are recomputed by
  * the backward from the states (titans_mem), and c from u.
  *
- * Must not: allocate after eng__titans_plan; be reached for another arch. */
-#include "engine/model/titans.h"
-
+ * The row of titans in the token-mixer table (internal.h) is at the end:
+ * this mixer, mlp.c's MLP, the plain AdamW step; it needs the backend's
+ * Titans op group.
+ *
+ * Must not: allocate after the row's plan; be reached for another arch. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/config/arch.h"
 #include "engine/model/internal.h"
+#include "engine/model/titans_mem.h"
 
 #define NORM_EPS_QK 1e-6f /* inside the L2 norm of the memory's q and k */
 
@@ -52,8 +56,8 @@ typedef struct titans_acts {
     float *states; /* (B, H, nc, 2, Pm) the memory at every chunk start */
 } titans_acts;
 
-struct eng_titans {
-    int variant, window, Np, chunk, depth, hm, nc;
+typedef struct eng_titans {
+    int variant, window, Np, chunk, depth, hm;
     float max_lr;
     int Sa;   /* attention columns of the fused projection: H hd + 2 Hkv hd */
     int Cm;   /* memory feature columns: 3d */
@@ -67,14 +71,16 @@ struct eng_titans {
     float *dnm;    /* (N, d) */
     float *dna;    /* (N, d) MAG */
     float *swa_ws, *mem_ws;
-};
+} eng_titans;
 
 /* ------------------------------------------------------------ create / layout */
 
-int eng__titans_create(eng_model *m, tlm_err *e)
+/* After the widths are known, before the layout: dimensions, the
+ * memory's and the gates' columns of the fused projection. */
+static int titans_create(eng_model *m, tlm_err *e)
 {
     const eng_model_cfg *mc = &m->cfg.model;
-    struct eng_titans *t = calloc(1, sizeof *t);
+    eng_titans *t = calloc(1, sizeof *t);
     if (!t)
         return tlm_errf(e, TLM_ENOMEM, "titans: out of memory");
     t->variant = mc->titans_variant;
@@ -93,20 +99,21 @@ int eng__titans_create(eng_model *m, tlm_err *e)
                         mc->titans_window, mc->titans_chunk, mc->titans_persistent, mc->titans_mem_depth,
                         mc->titans_mem_hidden, mc->titans_max_lr);
     }
-    int b = t->chunk < m->max_T ? t->chunk : m->max_T;
-    t->nc = (m->max_T + b - 1) / b;
-    t->Sa = m->H * m->hd + 2 * m->Hkv * m->hd;
+    t->Sa = m->S; /* q, k, v */
     t->Cm = 3 * m->d;
-    m->S = t->Sa + t->Cm + 3 * m->H;
-    m->titans = t;
+    m->S += t->Cm + 3 * m->H;
+    m->mixer_ctx = t;
     return 0;
 }
 
-void eng__titans_layout(eng_model *m, int cap, int l)
+/* q, k, v, then the memory's tensors (its projections first, so that q, k,
+ * v and they form one matrix), then o_proj */
+static void titans_layout(eng_model *m, int cap, int l)
 {
-    struct eng_titans *t = m->titans;
+    eng_titans *t = m->mixer_ctx;
     titans_params *p = &t->p[l];
     const int d = m->d, H = m->H, hd = m->hd, dkv = m->Hkv * hd;
+    eng__attn_layout_qkv(m, cap, l);
     p->wmem = eng__model_add_tensor(m, cap, 2, d, d, 1, "model.layers.%d.memory.q_proj.weight", l);
     eng__model_add_tensor(m, cap, 2, d, d, 1, "model.layers.%d.memory.k_proj.weight", l);
     eng__model_add_tensor(m, cap, 2, d, d, 1, "model.layers.%d.memory.v_proj.weight", l);
@@ -126,61 +133,50 @@ void eng__titans_layout(eng_model *m, int cap, int l)
         p->pk = eng__model_add_tensor(m, cap, 2, t->Np, dkv, 1, "model.layers.%d.self_attn.persistent_k", l);
         p->pv = eng__model_add_tensor(m, cap, 2, t->Np, dkv, 1, "model.layers.%d.self_attn.persistent_v", l);
     }
+    eng__attn_layout_o(m, cap, l);
 }
 
 /* ------------------------------------------------------------ plan */
 
-typedef struct treq {
-    float **ptr;
-    size_t floats;
-} treq;
-
-int eng__titans_plan(eng_model *m, tlm_err *e)
+/* After the model's activations: the mixer's own, its scratch and the
+ * ops' workspaces, one slab. */
+static int titans_plan(eng_model *m, tlm_err *e)
 {
-    struct eng_titans *t = m->titans;
+    eng_titans *t = m->mixer_ctx;
     const eng_ops *o = m->ops;
     void *ctx = m->ctx;
     const size_t N = (size_t)m->max_B * m->max_T, d = (size_t)m->d, H = (size_t)m->H;
-    const size_t Pm = t->depth == 2 ? (size_t)2 * m->hd * t->hm : (size_t)m->hd * m->hd;
-    treq req[16 * ENG_MAX_LAYERS + 16];
-    int n = 0;
-#define WANT(p, fl) (req[n].ptr = (p), req[n].floats = ((fl) + 15) & ~(size_t)15, n++)
+    const eng_tmem_dims md = eng_tmem_dims_of(m->hd, t->hm, t->depth, t->chunk, m->max_T);
+    eng_plan p = {0};
     for (int l = 0; l < m->L; l++) {
         titans_acts *a = &t->a[l];
-        WANT(&a->f, N * t->Cm);
-        WANT(&a->rn, N * 2 * H);
-        WANT(&a->ym, N * d);
-        WANT(&a->rstd_m, N);
-        WANT(&a->nm, N * d);
+        eng__plan_want(&p, &a->f, N * t->Cm);
+        eng__plan_want(&p, &a->rn, N * 2 * H);
+        eng__plan_want(&p, &a->ym, N * d);
+        eng__plan_want(&p, &a->rstd_m, N);
+        eng__plan_want(&p, &a->nm, N * d);
         if (t->variant == ENG_TITANS_MAG) {
-            WANT(&a->na, N * d);
-            WANT(&a->rstd_a, N);
+            eng__plan_want(&p, &a->na, N * d);
+            eng__plan_want(&p, &a->rstd_a, N);
         }
-        WANT(&a->o, N * d);
-        WANT(&a->states, (size_t)m->max_B * H * t->nc * 2 * Pm);
+        eng__plan_want(&p, &a->o, N * d);
+        eng__plan_want(&p, &a->states, eng_tmem_states_floats(&md, m->max_B, m->H));
     }
-    WANT(&t->ones, N);
-    WANT(&t->c, N * t->Cm);
-    WANT(&t->df, N * t->Cm);
-    WANT(&t->dym, N * d);
-    WANT(&t->dnm, N * d);
+    eng__plan_want(&p, &t->ones, N);
+    eng__plan_want(&p, &t->c, N * t->Cm);
+    eng__plan_want(&p, &t->df, N * t->Cm);
+    eng__plan_want(&p, &t->dym, N * d);
+    eng__plan_want(&p, &t->dnm, N * d);
     if (t->variant == ENG_TITANS_MAG)
-        WANT(&t->dna, N * d);
-    WANT(&t->swa_ws, o->swa_workspace(ctx, m->max_B, m->max_T, m->Hkv, m->hd, t->window, t->Np));
-    WANT(&t->mem_ws, o->titans_mem_workspace(ctx, m->max_B, m->max_T, m->H, m->hd, t->hm, t->depth, t->chunk));
-#undef WANT
-    size_t total = 0;
-    for (int i = 0; i < n; i++)
-        total += req[i].floats;
-    t->slab = o->alloc(ctx, total * sizeof(float));
+        eng__plan_want(&p, &t->dna, N * d);
+    eng__plan_want(&p, &t->swa_ws, o->swa_workspace(ctx, m->max_B, m->max_T, m->Hkv, m->hd, t->window, t->Np));
+    eng__plan_want(&p, &t->mem_ws,
+                   o->titans_mem_workspace(ctx, m->max_B, m->max_T, m->H, m->hd, t->hm, t->depth, t->chunk));
+    size_t total;
+    t->slab = eng__plan_alloc(m, &p, &total);
     if (!t->slab)
         return tlm_errf(e, TLM_ENOMEM, "titans: cannot allocate %.1f MiB of memory activations (batch %d x %d)",
                         (double)total * 4 / 1048576, m->max_B, m->max_T);
-    float *at = t->slab;
-    for (int i = 0; i < n; i++) {
-        *req[i].ptr = at;
-        at += req[i].floats;
-    }
     float buf[1024];
     for (int i = 0; i < 1024; i++)
         buf[i] = 1.0f;
@@ -189,14 +185,15 @@ int eng__titans_plan(eng_model *m, tlm_err *e)
     return 0;
 }
 
-void eng__titans_free(eng_model *m)
+static void titans_free(eng_model *m)
 {
-    if (!m->titans)
+    eng_titans *t = m->mixer_ctx;
+    if (!t)
         return;
-    if (m->titans->slab)
-        m->ops->free(m->ctx, m->titans->slab);
-    free(m->titans);
-    m->titans = NULL;
+    if (t->slab)
+        m->ops->free(m->ctx, t->slab);
+    free(t);
+    m->mixer_ctx = NULL;
 }
 
 /* ------------------------------------------------------------ init */
@@ -220,10 +217,12 @@ static void scale_tensor(eng_model *m, size_t off, size_t n, float s)
     }
 }
 
-void eng__titans_init(eng_model *m, uint64_t seed)
+/* After the generic initialisation: the gate biases, the convolutions and
+ * the memory's initial weights. */
+static void titans_init(eng_model *m, uint64_t seed)
 {
     (void)seed; /* the generic pass drew every tensor from its own stream; this only rescales or sets */
-    struct eng_titans *t = m->titans;
+    const eng_titans *t = m->mixer_ctx;
     const int d = m->d, H = m->H, hd = m->hd;
     const float std = (float)m->cfg.model.init_std;
     for (int l = 0; l < m->L; l++) {
@@ -254,139 +253,149 @@ void eng__titans_init(eng_model *m, uint64_t seed)
 
 /* ------------------------------------------------------------ passes */
 
-/* The memory branch from the projection's memory columns: ym (forward). */
-static void memory_fwd(eng_model *m, int l, int B, int T)
+/* What a pass over layer l reads, gathered once */
+typedef struct tlayer {
+    const eng_ops *o;
+    void *ctx;
+    const eng_titans *t;
+    const titans_params *p;     /* the layer's Titans parameters */
+    const eng_layer_params *lp; /* and its attention's and norm's */
+    titans_acts *ta;
+    eng_layer_acts *a;
+    const float *P; /* parameters */
+    float *Gr;      /* gradients */
+    const float *x; /* resid[l] */
+    int B, T, N, d, S, H, Hkv, hd;
+    float eps;
+} tlayer;
+
+static tlayer layer_of(eng_model *m, int l, int B, int T)
 {
-    const eng_ops *o = m->ops;
-    void *ctx = m->ctx;
-    struct eng_titans *t = m->titans;
-    const titans_params *p = &t->p[l];
-    titans_acts *ta = &t->a[l];
-    const int N = B * T, d = m->d, S = m->S, H = m->H, hd = m->hd;
-    const float *P = m->params;
-    float *u = m->la[l].qkvg + t->Sa, *z = u + t->Cm;
+    eng_titans *t = m->mixer_ctx;
+    return (tlayer){.o = m->ops, .ctx = m->ctx, .t = t, .p = &t->p[l], .lp = &m->lp[l], .ta = &t->a[l],
+                    .a = &m->la[l], .P = m->params, .Gr = m->grads, .x = eng__resid(m, l, B * T), .B = B, .T = T,
+                    .N = B * T, .d = m->d, .S = m->S, .H = m->H, .Hkv = m->Hkv, .hd = m->hd,
+                    .eps = (float)m->cfg.model.norm_eps};
+}
+
+/* The memory branch from the projection's memory columns: ym (forward). */
+static void memory_fwd(const tlayer *v)
+{
+    const eng_ops *o = v->o;
+    const eng_titans *t = v->t;
+    const titans_params *p = v->p;
+    titans_acts *ta = v->ta;
+    const int N = v->N, d = v->d, S = v->S, H = v->H;
+    float *u = v->a->qkvg + t->Sa, *z = u + t->Cm;
     /* gates: z += 1 b^T */
-    o->matmul(ctx, 0, 0, N, 3 * H, 1, 1.0f, t->ones, 1, P + p->bgate, 3 * H, 1.0f, z, S);
-    o->dconv_fwd(ctx, t->c, t->Cm, u, S, P + p->conv, N, T, t->Cm, ENG_TITANS_CONV);
-    o->silu_norm_fwd(ctx, ta->f, t->Cm, ta->rn, t->c, t->Cm, N, t->Cm, 2 * H, hd, NORM_EPS_QK);
-    o->titans_mem_fwd(ctx, ta->ym, d, ta->states, ta->f, ta->f + d, ta->f + 2 * d, t->Cm, z, S, P + p->w0, B, T, H, hd,
-                      t->hm, t->depth, t->chunk, t->max_lr, t->mem_ws);
-    o->rmsnorm_fwd(ctx, ta->nm, ta->rstd_m, ta->ym, P + p->norm_m, N, d, (float)m->cfg.model.norm_eps);
+    o->matmul(v->ctx, 0, 0, N, 3 * H, 1, 1.0f, t->ones, 1, v->P + p->bgate, 3 * H, 1.0f, z, S);
+    o->dconv_fwd(v->ctx, t->c, t->Cm, u, S, v->P + p->conv, N, v->T, t->Cm, ENG_TITANS_CONV);
+    o->silu_norm_fwd(v->ctx, ta->f, t->Cm, ta->rn, t->c, t->Cm, N, t->Cm, 2 * H, v->hd, NORM_EPS_QK);
+    o->titans_mem_fwd(v->ctx, ta->ym, d, ta->states, ta->f, ta->f + d, ta->f + 2 * d, t->Cm, z, S, v->P + p->w0, v->B,
+                      v->T, H, v->hd, t->hm, t->depth, t->chunk, t->max_lr, t->mem_ws);
+    o->rmsnorm_fwd(v->ctx, ta->nm, ta->rstd_m, ta->ym, v->P + p->norm_m, N, d, v->eps);
 }
 
 /* In: t->dnm = d/d nm.  Out: the memory columns of m->dqkvg (=), the
  * memory's parameter gradients (+=). */
-static void memory_bwd(eng_model *m, int l, int B, int T)
+static void memory_bwd(eng_model *m, const tlayer *v)
 {
-    const eng_ops *o = m->ops;
-    void *ctx = m->ctx;
-    struct eng_titans *t = m->titans;
-    const titans_params *p = &t->p[l];
-    titans_acts *ta = &t->a[l];
-    const int N = B * T, d = m->d, S = m->S, H = m->H, hd = m->hd;
-    const float *P = m->params;
-    float *Gr = m->grads;
-    const float *u = m->la[l].qkvg + t->Sa, *z = u + t->Cm;
+    const eng_ops *o = v->o;
+    const eng_titans *t = v->t;
+    const titans_params *p = v->p;
+    const titans_acts *ta = v->ta;
+    const int N = v->N, d = v->d, S = v->S, H = v->H;
+    const float *u = v->a->qkvg + t->Sa, *z = u + t->Cm;
     float *du = m->dqkvg + t->Sa, *dz = du + t->Cm;
-    o->zero(ctx, t->dym, (size_t)N * d);
-    o->rmsnorm_bwd(ctx, t->dym, Gr + p->norm_m, t->dnm, ta->ym, P + p->norm_m, ta->rstd_m, N, d);
-    o->titans_mem_bwd(ctx, t->df, t->df + d, t->df + 2 * d, t->Cm, dz, S, Gr + p->w0, t->dym, d, ta->states, ta->f,
-                      ta->f + d, ta->f + 2 * d, t->Cm, z, S, B, T, H, hd, t->hm, t->depth, t->chunk, t->max_lr,
-                      t->mem_ws);
+    o->zero(v->ctx, t->dym, (size_t)N * d);
+    o->rmsnorm_bwd(v->ctx, t->dym, v->Gr + p->norm_m, t->dnm, ta->ym, v->P + p->norm_m, ta->rstd_m, N, d);
+    o->titans_mem_bwd(v->ctx, t->df, t->df + d, t->df + 2 * d, t->Cm, dz, S, v->Gr + p->w0, t->dym, d, ta->states,
+                      ta->f, ta->f + d, ta->f + 2 * d, t->Cm, z, S, v->B, v->T, H, v->hd, t->hm, t->depth, t->chunk,
+                      t->max_lr, t->mem_ws);
     /* the gate bias: column sums of dz */
-    o->matmul(ctx, 1, 0, 3 * H, 1, N, 1.0f, dz, S, t->ones, 1, 1.0f, Gr + p->bgate, 1);
-    o->dconv_fwd(ctx, t->c, t->Cm, u, S, P + p->conv, N, T, t->Cm, ENG_TITANS_CONV); /* recomputed */
-    o->silu_norm_bwd(ctx, t->df, t->Cm, t->df, t->Cm, ta->f, t->Cm, ta->rn, t->c, t->Cm, N, t->Cm, 2 * H, hd);
-    o->dconv_bwd(ctx, du, S, Gr + p->conv, t->df, t->Cm, u, S, P + p->conv, N, T, t->Cm, ENG_TITANS_CONV);
+    o->matmul(v->ctx, 1, 0, 3 * H, 1, N, 1.0f, dz, S, t->ones, 1, 1.0f, v->Gr + p->bgate, 1);
+    o->dconv_fwd(v->ctx, t->c, t->Cm, u, S, v->P + p->conv, N, v->T, t->Cm, ENG_TITANS_CONV); /* recomputed */
+    o->silu_norm_bwd(v->ctx, t->df, t->Cm, t->df, t->Cm, ta->f, t->Cm, ta->rn, t->c, t->Cm, N, t->Cm, 2 * H, v->hd);
+    o->dconv_bwd(v->ctx, du, S, v->Gr + p->conv, t->df, t->Cm, u, S, v->P + p->conv, N, v->T, t->Cm,
+                 ENG_TITANS_CONV);
 }
 
 /* q, k (RoPE), v in the projection's attention columns -> atty, lse */
-static void attention_fwd(eng_model *m, int l, int B, int T)
+static void attention_fwd(eng_model *m, const tlayer *v)
 {
-    const eng_ops *o = m->ops;
-    void *ctx = m->ctx;
-    struct eng_titans *t = m->titans;
-    const titans_params *p = &t->p[l];
-    eng_layer_acts *a = &m->la[l];
-    const int N = B * T, S = m->S, H = m->H, Hkv = m->Hkv, hd = m->hd;
-    const float *P = m->params;
-    float *q = a->qkvg, *k = q + H * hd, *v = k + Hkv * hd;
-    o->rope_fwd(ctx, q, S, N, T, H, hd, m->rope_cs);
-    o->rope_fwd(ctx, k, S, N, T, Hkv, hd, m->rope_cs);
-    o->swa_fwd(ctx, a->atty, m->d, a->lse, q, S, k, v, S, t->Np ? P + p->pk : NULL, t->Np ? P + p->pv : NULL, Hkv * hd,
-               t->Np, B, T, H, Hkv, hd, t->window, t->swa_ws);
+    const eng_ops *o = v->o;
+    const int S = v->S, H = v->H, Hkv = v->Hkv, hd = v->hd;
+    const int Np = v->t->Np;
+    float *q = v->a->qkvg, *k = q + H * hd, *val = k + Hkv * hd;
+    const float *kp = Np ? v->P + v->p->pk : NULL, *vp = Np ? v->P + v->p->pv : NULL;
+    o->rope_fwd(v->ctx, q, S, v->N, v->T, H, hd, m->rope_cs);
+    o->rope_fwd(v->ctx, k, S, v->N, v->T, Hkv, hd, m->rope_cs);
+    o->swa_fwd(v->ctx, v->a->atty, v->d, v->a->lse, q, S, k, val, S, kp, vp, Hkv * hd, Np, v->B, v->T, H, Hkv, hd,
+               v->t->window, v->t->swa_ws);
 }
 
 /* In: m->datty.  Out: the attention columns of m->dqkvg (=). */
-static void attention_bwd(eng_model *m, int l, int B, int T)
+static void attention_bwd(eng_model *m, const tlayer *v)
 {
-    const eng_ops *o = m->ops;
-    void *ctx = m->ctx;
-    struct eng_titans *t = m->titans;
-    const titans_params *p = &t->p[l];
-    eng_layer_acts *a = &m->la[l];
-    const int N = B * T, S = m->S, H = m->H, Hkv = m->Hkv, hd = m->hd;
-    const float *P = m->params;
-    float *Gr = m->grads;
-    const float *q = a->qkvg, *k = q + H * hd, *v = k + Hkv * hd;
+    const eng_ops *o = v->o;
+    const int S = v->S, H = v->H, Hkv = v->Hkv, hd = v->hd;
+    const int Np = v->t->Np;
+    const float *q = v->a->qkvg, *k = q + H * hd, *val = k + Hkv * hd;
+    const float *kp = Np ? v->P + v->p->pk : NULL, *vp = Np ? v->P + v->p->pv : NULL;
     float *dq = m->dqkvg, *dk = dq + H * hd, *dv = dk + Hkv * hd;
-    o->swa_bwd(ctx, dq, dk, dv, t->Np ? Gr + p->pk : NULL, t->Np ? Gr + p->pv : NULL, a->lse, m->datty, m->d, q, S, k,
-               v, S, t->Np ? P + p->pk : NULL, t->Np ? P + p->pv : NULL, Hkv * hd, t->Np, B, T, H, Hkv, hd, t->window,
-               t->swa_ws);
-    o->rope_bwd(ctx, dq, S, N, T, H, hd, m->rope_cs);
-    o->rope_bwd(ctx, dk, S, N, T, Hkv, hd, m->rope_cs);
+    float *dkp = Np ? v->Gr + v->p->pk : NULL, *dvp = Np ? v->Gr + v->p->pv : NULL;
+    o->swa_bwd(v->ctx, dq, dk, dv, dkp, dvp, v->a->lse, m->datty, v->d, q, S, k, val, S, kp, vp, Hkv * hd, Np, v->B,
+               v->T, H, Hkv, hd, v->t->window, v->t->swa_ws);
+    o->rope_bwd(v->ctx, dq, S, v->N, v->T, H, hd, m->rope_cs);
+    o->rope_bwd(v->ctx, dk, S, v->N, v->T, Hkv, hd, m->rope_cs);
 }
 
-void eng__titans_fwd(eng_model *m, int l, int B, int T)
+static void titans_fwd(eng_model *m, int l, int B, int T)
 {
-    const eng_ops *o = m->ops;
-    void *ctx = m->ctx;
-    struct eng_titans *t = m->titans;
-    const titans_params *p = &t->p[l];
-    titans_acts *ta = &t->a[l];
-    eng_layer_acts *a = &m->la[l];
-    const eng_layer_params *lp = &m->lp[l];
-    const int N = B * T, d = m->d, S = m->S;
-    const float *P = m->params;
-    const float eps = (float)m->cfg.model.norm_eps;
-    const float *x = m->resid + (size_t)l * N * d;
-    o->rmsnorm_fwd(ctx, a->ln1, a->rstd1, x, P + lp->ln1, N, d, eps);
+    const tlayer v = layer_of(m, l, B, T);
+    const eng_ops *o = v.o;
+    void *ctx = v.ctx;
+    const eng_titans *t = v.t;
+    titans_acts *ta = v.ta;
+    eng_layer_acts *a = v.a;
+    const int N = v.N, d = v.d, S = v.S;
+    o->rmsnorm_fwd(ctx, a->ln1, a->rstd1, v.x, v.P + v.lp->ln1, N, d, v.eps);
     if (t->variant == ENG_TITANS_MAG) {
         /* every projection at once: attention q, k, v, memory q, k, v, gates */
-        o->matmul(ctx, 0, 1, N, S, d, 1.0f, a->ln1, d, P + lp->wqkvg, d, 0.0f, a->qkvg, S);
-        attention_fwd(m, l, B, T);
-        memory_fwd(m, l, B, T);
-        o->rmsnorm_fwd(ctx, ta->na, ta->rstd_a, a->atty, P + p->norm_a, N, d, eps);
+        o->matmul(ctx, 0, 1, N, S, d, 1.0f, a->ln1, d, v.P + v.lp->wqkvg, d, 0.0f, a->qkvg, S);
+        attention_fwd(m, &v);
+        memory_fwd(&v);
+        o->rmsnorm_fwd(ctx, ta->na, ta->rstd_a, a->atty, v.P + v.p->norm_a, N, d, v.eps);
         o->gate_fwd(ctx, ta->o, ta->na, ta->nm, d, N, d, d);
-        o->copy(ctx, a->resid_mid, x, (size_t)N * d);
-        o->matmul(ctx, 0, 1, N, d, d, 1.0f, ta->o, d, P + lp->wo, d, 1.0f, a->resid_mid, d);
+        o->copy(ctx, a->resid_mid, v.x, (size_t)N * d);
+        o->matmul(ctx, 0, 1, N, d, d, 1.0f, ta->o, d, v.P + v.lp->wo, d, 1.0f, a->resid_mid, d);
     } else {
         /* the memory layer first, its output added to its input (x2), then
          * attention on x2 */
-        o->matmul(ctx, 0, 1, N, S - t->Sa, d, 1.0f, a->ln1, d, P + p->wmem, d, 0.0f, a->qkvg + t->Sa, S);
-        memory_fwd(m, l, B, T);
+        o->matmul(ctx, 0, 1, N, S - t->Sa, d, 1.0f, a->ln1, d, v.P + v.p->wmem, d, 0.0f, a->qkvg + t->Sa, S);
+        memory_fwd(&v);
         o->copy(ctx, ta->o, a->ln1, (size_t)N * d);
         o->axpy(ctx, ta->o, ta->nm, (size_t)N * d, 1.0f);
-        o->matmul(ctx, 0, 1, N, t->Sa, d, 1.0f, ta->o, d, P + lp->wqkvg, d, 0.0f, a->qkvg, S);
-        attention_fwd(m, l, B, T);
-        o->copy(ctx, a->resid_mid, x, (size_t)N * d);
-        o->matmul(ctx, 0, 1, N, d, d, 1.0f, a->atty, d, P + lp->wo, d, 1.0f, a->resid_mid, d);
+        o->matmul(ctx, 0, 1, N, t->Sa, d, 1.0f, ta->o, d, v.P + v.lp->wqkvg, d, 0.0f, a->qkvg, S);
+        attention_fwd(m, &v);
+        o->copy(ctx, a->resid_mid, v.x, (size_t)N * d);
+        o->matmul(ctx, 0, 1, N, d, d, 1.0f, a->atty, d, v.P + v.lp->wo, d, 1.0f, a->resid_mid, d);
     }
 }
 
-void eng__titans_bwd(eng_model *m, int l, int B, int T)
+static void titans_bwd(eng_model *m, int l, int B, int T)
 {
-    const eng_ops *o = m->ops;
-    void *ctx = m->ctx;
-    struct eng_titans *t = m->titans;
-    const titans_params *p = &t->p[l];
-    titans_acts *ta = &t->a[l];
-    eng_layer_acts *a = &m->la[l];
-    const eng_layer_params *lp = &m->lp[l];
-    const int N = B * T, d = m->d, S = m->S;
-    const float *P = m->params;
-    float *Gr = m->grads;
-    const float *x = m->resid + (size_t)l * N * d;
+    const tlayer v = layer_of(m, l, B, T);
+    const eng_ops *o = v.o;
+    void *ctx = v.ctx;
+    const eng_titans *t = v.t;
+    const titans_params *p = v.p;
+    const eng_layer_params *lp = v.lp;
+    const titans_acts *ta = v.ta;
+    const eng_layer_acts *a = v.a;
+    const int N = v.N, d = v.d, S = v.S;
+    const float *P = v.P;
+    float *Gr = v.Gr;
     if (t->variant == ENG_TITANS_MAG) {
         /* o_proj, the gate, the two norms */
         o->matmul(ctx, 0, 0, N, d, d, 1.0f, m->dresid, d, P + lp->wo, d, 0.0f, m->dgated, d);
@@ -394,23 +403,31 @@ void eng__titans_bwd(eng_model *m, int l, int B, int T)
         o->gate_bwd(ctx, t->dna, t->dnm, m->dgated, ta->na, ta->nm, d, N, d, d);
         o->zero(ctx, m->datty, (size_t)N * d);
         o->rmsnorm_bwd(ctx, m->datty, Gr + p->norm_a, t->dna, a->atty, P + p->norm_a, ta->rstd_a, N, d);
-        attention_bwd(m, l, B, T);
-        memory_bwd(m, l, B, T);
+        attention_bwd(m, &v);
+        memory_bwd(m, &v);
         /* the fused projection */
         o->matmul(ctx, 0, 0, N, d, S, 1.0f, m->dqkvg, S, P + lp->wqkvg, d, 0.0f, m->dln, d);
         o->matmul(ctx, 1, 0, S, d, N, 1.0f, m->dqkvg, S, a->ln1, d, 1.0f, Gr + lp->wqkvg, d);
     } else {
         o->matmul(ctx, 0, 0, N, d, d, 1.0f, m->dresid, d, P + lp->wo, d, 0.0f, m->datty, d);
         o->matmul(ctx, 1, 0, d, d, N, 1.0f, m->dresid, d, a->atty, d, 1.0f, Gr + lp->wo, d);
-        attention_bwd(m, l, B, T);
+        attention_bwd(m, &v);
         /* q, k, v from x2: dnm = d/d x2 */
         o->matmul(ctx, 0, 0, N, d, t->Sa, 1.0f, m->dqkvg, S, P + lp->wqkvg, d, 0.0f, t->dnm, d);
         o->matmul(ctx, 1, 0, t->Sa, d, N, 1.0f, m->dqkvg, S, ta->o, d, 1.0f, Gr + lp->wqkvg, d);
-        memory_bwd(m, l, B, T);
+        memory_bwd(m, &v);
         /* x feeds x2 directly and the memory projection */
         o->copy(ctx, m->dln, t->dnm, (size_t)N * d);
         o->matmul(ctx, 0, 0, N, d, S - t->Sa, 1.0f, m->dqkvg + t->Sa, S, P + p->wmem, d, 1.0f, m->dln, d);
         o->matmul(ctx, 1, 0, S - t->Sa, d, N, 1.0f, m->dqkvg + t->Sa, S, a->ln1, d, 1.0f, Gr + p->wmem, d);
     }
-    o->rmsnorm_bwd(ctx, m->dresid, Gr + lp->ln1, m->dln, x, P + lp->ln1, a->rstd1, N, d);
+    o->rmsnorm_bwd(ctx, m->dresid, Gr + lp->ln1, m->dln, v.x, P + lp->ln1, a->rstd1, N, d);
 }
+
+/* ------------------------------------------------------------ the row */
+
+const eng_mixer eng__mixer_titans = {
+    .arch = ENG_ARCH_TITANS, .groups = ENG_OPS_TITANS, .mlp = &eng__mlp_swiglu,
+    .create = titans_create, .layout = titans_layout, .plan = titans_plan, .init = titans_init,
+    .fwd = titans_fwd, .bwd = titans_bwd, .step = eng__model_adamw_step, .free = titans_free,
+};

@@ -33,6 +33,33 @@ static int cmp_rank(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* One line "<base64 token> <rank>" (line[0, n), not blank): the token's
+ * bytes into dst (cap bytes), their count and the rank. */
+static int parse_rank_line(const char *path, size_t lineno, const char *line, size_t n, uint8_t *dst, size_t cap,
+                           size_t *tl, uint32_t *rank_out, tlm_err *e)
+{
+    const char *sp = memchr(line, ' ', n), *end = line + n;
+    if (!sp)
+        return tlm_errf(e, TLM_EDATA, "%s:%zu: expected \"<base64 token> <rank>\"", path, lineno);
+    size_t b64len = (size_t)(sp - line);
+    if (b64len > (MAX_TOKEN_BYTES / 3 + 1) * 4 || tok_base64_decode(line, b64len, dst, cap, tl) || *tl == 0)
+        return tlm_errf(e, TLM_EDATA, "%s:%zu: the token is not valid base64 (of 1 to %d bytes)", path, lineno,
+                        MAX_TOKEN_BYTES);
+    const char *r = sp + 1;
+    uint64_t rank = 0;
+    if (r >= end)
+        return tlm_errf(e, TLM_EDATA, "%s:%zu: missing rank after the token", path, lineno);
+    for (; r < end; r++) {
+        if (*r < '0' || *r > '9' || rank >= MAX_RANKS)
+            return tlm_errf(e, TLM_EDATA, "%s:%zu: rank must be a whole number below %u", path, lineno, MAX_RANKS);
+        rank = rank * 10 + (uint64_t)(*r - '0');
+    }
+    if (rank >= MAX_RANKS)
+        return tlm_errf(e, TLM_EDATA, "%s:%zu: rank must be below %u", path, lineno, MAX_RANKS);
+    *rank_out = (uint32_t)rank;
+    return 0;
+}
+
 int tok_load_ranks_text(eng_tok *t, const char *path, const char *text, size_t len, tlm_err *e)
 {
     int rc = 0;
@@ -62,38 +89,11 @@ int tok_load_ranks_text(eng_tok *t, const char *path, const char *text, size_t l
             i = next;
             continue;
         }
-        const char *sp = memchr(text + i, ' ', end - i);
-        if (!sp) {
-            rc = tlm_errf(e, TLM_EDATA, "%s:%zu: expected \"<base64 token> <rank>\"", path, lineno);
-            goto out;
-        }
-        size_t b64len = (size_t)(sp - (text + i));
         size_t tl;
-        if (b64len > (MAX_TOKEN_BYTES / 3 + 1) * 4 ||
-            tok_base64_decode(text + i, b64len, tmp + used, len + 1 - used, &tl) || tl == 0) {
-            rc = tlm_errf(e, TLM_EDATA, "%s:%zu: the token is not valid base64 (of 1 to %d bytes)", path, lineno,
-                          MAX_TOKEN_BYTES);
+        uint32_t rank = 0;
+        if ((rc = parse_rank_line(path, lineno, text + i, end - i, tmp + used, len + 1 - used, &tl, &rank, e)))
             goto out;
-        }
-        const char *r = sp + 1;
-        uint64_t rank = 0;
-        if (r >= text + end) {
-            rc = tlm_errf(e, TLM_EDATA, "%s:%zu: missing rank after the token", path, lineno);
-            goto out;
-        }
-        for (; r < text + end; r++) {
-            if (*r < '0' || *r > '9' || rank >= MAX_RANKS) {
-                rc = tlm_errf(e, TLM_EDATA, "%s:%zu: rank must be a whole number below %u", path, lineno,
-                              MAX_RANKS);
-                goto out;
-            }
-            rank = rank * 10 + (uint64_t)(*r - '0');
-        }
-        if (rank >= MAX_RANKS) {
-            rc = tlm_errf(e, TLM_EDATA, "%s:%zu: rank must be below %u", path, lineno, MAX_RANKS);
-            goto out;
-        }
-        ent[n].rank = (uint32_t)rank;
+        ent[n].rank = rank;
         ent[n].off = (uint32_t)used;
         ent[n].len = (uint32_t)tl;
         used += tl;

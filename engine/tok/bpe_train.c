@@ -381,24 +381,19 @@ static int write_ranks(trainer_state *s, const char *path, tlm_err *e)
     return rc;
 }
 
-int eng_bpe_trainer_finish(eng_bpe_trainer *tr, uint32_t vocab, const char *out_path,
-                           void (*progress)(void *arg, uint64_t done, uint64_t total), void *arg, tlm_err *e)
+/* The tables for `ranks` ids, the 256 byte tokens, every word as byte
+ * symbols and every initial pair on the heap. */
+static int trainer_setup(trainer_state *s, uint32_t ranks)
 {
-    if (vocab < 257 || vocab > (1u << 20))
-        return tlm_errf(e, TLM_ECONFIG, "vocabulary %u: a trained BPE has 257 to %u ids (256 bytes, merges, "
-                        "<|endoftext|>)", vocab, 1u << 20);
-    uint32_t ranks = vocab - 1, merges = ranks - 256;
-    trainer_state st = {.tr = tr, .e = e};
-    trainer_state *s = &st;
+    eng_bpe_trainer *tr = s->tr;
+    tlm_err *e = s->e;
     int rc = 0;
     uint64_t total_sym = 0;
     for (uint32_t w = 0; w < tr->nwords; w++)
         total_sym += tr->words[w].nbytes;
-    if (total_sym >= UINT32_MAX) {
-        rc = tlm_errf(e, TLM_EDATA, "training text has too many distinct pieces (%llu bytes)",
-                      (unsigned long long)total_sym);
-        goto out;
-    }
+    if (total_sym >= UINT32_MAX)
+        return tlm_errf(e, TLM_EDATA, "training text has too many distinct pieces (%llu bytes)",
+                        (unsigned long long)total_sym);
     s->syms = malloc((total_sym ? total_sym : 1) * sizeof *s->syms);
     s->pmask = (1u << 16) - 1;
     s->pslots = calloc(s->pmask + 1, sizeof *s->pslots);
@@ -408,10 +403,8 @@ int eng_bpe_trainer_finish(eng_bpe_trainer *tr, uint32_t vocab, const char *out_
     s->tmask = tsize - 1;
     s->tslots = calloc(tsize, sizeof *s->tslots);
     s->toff = calloc(ranks + 1, sizeof *s->toff);
-    if (!s->syms || !s->pslots || !s->tslots || !s->toff) {
-        rc = tlm_errf(e, TLM_ENOMEM, "out of memory (trainer)");
-        goto out;
-    }
+    if (!s->syms || !s->pslots || !s->tslots || !s->toff)
+        return tlm_errf(e, TLM_ENOMEM, "out of memory (trainer)");
     for (int b = 0; b < 256 && !rc; b++) {
         uint8_t c = (uint8_t)b;
         rc = tok_add(s, &c, 1);
@@ -431,6 +424,92 @@ int eng_bpe_trainer_finish(eng_bpe_trainer *tr, uint32_t vocab, const char *out_
     for (uint32_t k = 0; k < s->npairs && !rc; k++)
         rc = heap_push(s, (heap_ent){s->pairs[k].count, s->pairs[k].a, s->pairs[k].b});
     s->nchanged = 0;
+    return rc;
+}
+
+/* The token of a's bytes then b's (made when new) into *z; *cat, *catcap:
+ * the caller's scratch for the bytes. */
+static int merged_token(trainer_state *s, uint32_t a, uint32_t b, uint8_t **cat, size_t *catcap, int64_t *z)
+{
+    size_t la = s->toff[a + 1] - s->toff[a], lb = s->toff[b + 1] - s->toff[b];
+    if (la + lb > *catcap) {
+        size_t cap = 2 * (la + lb);
+        uint8_t *q = realloc(*cat, cap);
+        if (!q)
+            return tlm_errf(s->e, TLM_ENOMEM, "out of memory");
+        *cat = q;
+        *catcap = cap;
+    }
+    memcpy(*cat, s->tb + s->toff[a], la);
+    memcpy(*cat + la, s->tb + s->toff[b], lb);
+    *z = tok_lookup(s, *cat, la + lb);
+    if (*z >= 0)
+        return 0;
+    *z = s->ntok;
+    return tok_add(s, *cat, la + lb);
+}
+
+/* Rewrites each word that holds the pair (a, b) with z in its place,
+ * moves the counts of the pairs around it, and pushes every pair whose
+ * count changed. */
+static int merge_words(trainer_state *s, pair *p, uint32_t a, uint32_t b, uint32_t z, uint32_t stamp)
+{
+    int rc = 0;
+    s->nchanged = 0;
+    /* p may move as pairs grow, so take its list */
+    uint32_t nwhere = p->nwhere, *where = p->where;
+    p->where = NULL;
+    p->nwhere = p->capwhere = 0;
+    for (uint32_t j = 0; j < nwhere && !rc; j++) {
+        uint32_t w = where[j];
+        word *wd = &s->tr->words[w];
+        if (wd->stamp == stamp)
+            continue;
+        wd->stamp = stamp;
+        uint32_t *sy = s->syms + wd->sym, n = wd->nsym;
+        int found = 0;
+        for (uint32_t i = 0; i + 1 < n; i++)
+            if (sy[i] == a && sy[i + 1] == b) {
+                found = 1;
+                break;
+            }
+        if (!found)
+            continue;
+        int64_t c = (int64_t)wd->count;
+        for (uint32_t i = 0; i + 1 < n && !rc; i++)
+            rc = bump(s, sy[i], sy[i + 1], -c, w, stamp, z);
+        uint32_t m = 0;
+        for (uint32_t i = 0; i < n;) {
+            if (i + 1 < n && sy[i] == a && sy[i + 1] == b) {
+                sy[m++] = z;
+                i += 2;
+            } else {
+                sy[m++] = sy[i++];
+            }
+        }
+        wd->nsym = m;
+        for (uint32_t i = 0; i + 1 < m && !rc; i++)
+            rc = bump(s, sy[i], sy[i + 1], c, w, stamp, z);
+    }
+    free(where);
+    for (size_t q = 0; q < s->nchanged && !rc; q++) {
+        pair *c = &s->pairs[s->changed[q]];
+        if (c->count > 0)
+            rc = heap_push(s, (heap_ent){c->count, c->a, c->b});
+    }
+    return rc;
+}
+
+int eng_bpe_trainer_finish(eng_bpe_trainer *tr, uint32_t vocab, const char *out_path,
+                           void (*progress)(void *arg, uint64_t done, uint64_t total), void *arg, tlm_err *e)
+{
+    if (vocab < 257 || vocab > (1u << 20))
+        return tlm_errf(e, TLM_ECONFIG, "vocabulary %u: a trained BPE has 257 to %u ids (256 bytes, merges, "
+                        "<|endoftext|>)", vocab, 1u << 20);
+    uint32_t ranks = vocab - 1, merges = ranks - 256;
+    trainer_state st = {.tr = tr, .e = e};
+    trainer_state *s = &st;
+    int rc = trainer_setup(s, ranks);
     uint32_t stamp = 0;
     uint8_t *cat = NULL;
     size_t catcap = 0;
@@ -445,76 +524,17 @@ int eng_bpe_trainer_finish(eng_bpe_trainer *tr, uint32_t vocab, const char *out_
         if (k < 0 || s->pairs[k].count != top.count || top.count <= 0)
             continue; /* stale entry: the count moved and was pushed again */
         pair *p = &s->pairs[k];
-        uint32_t a = p->a, b = p->b;
-        /* the new token's bytes */
-        size_t la = s->toff[a + 1] - s->toff[a], lb = s->toff[b + 1] - s->toff[b];
-        if (la + lb > catcap) {
-            catcap = 2 * (la + lb);
-            uint8_t *q = realloc(cat, catcap);
-            if (!q) {
-                rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
-                break;
-            }
-            cat = q;
-        }
-        memcpy(cat, s->tb + s->toff[a], la);
-        memcpy(cat + la, s->tb + s->toff[b], lb);
-        int64_t z = tok_lookup(s, cat, la + lb);
-        if (z < 0) {
-            z = s->ntok;
-            if ((rc = tok_add(s, cat, la + lb)))
-                break;
-        }
+        int64_t z = 0;
+        if ((rc = merged_token(s, p->a, p->b, &cat, &catcap, &z)))
+            break;
         stamp++;
-        s->nchanged = 0;
-        /* rewrite each word that holds (a, b); p may move as pairs grow, so copy its list */
-        uint32_t nwhere = p->nwhere, *where = p->where;
-        p->where = NULL;
-        p->nwhere = p->capwhere = 0;
-        for (uint32_t j = 0; j < nwhere && !rc; j++) {
-            uint32_t w = where[j];
-            word *wd = &tr->words[w];
-            if (wd->stamp == stamp)
-                continue;
-            wd->stamp = stamp;
-            uint32_t *sy = s->syms + wd->sym, n = wd->nsym;
-            int found = 0;
-            for (uint32_t i = 0; i + 1 < n; i++)
-                if (sy[i] == a && sy[i + 1] == b) {
-                    found = 1;
-                    break;
-                }
-            if (!found)
-                continue;
-            int64_t c = (int64_t)wd->count;
-            for (uint32_t i = 0; i + 1 < n && !rc; i++)
-                rc = bump(s, sy[i], sy[i + 1], -c, w, stamp, (uint32_t)z);
-            uint32_t m = 0;
-            for (uint32_t i = 0; i < n;) {
-                if (i + 1 < n && sy[i] == a && sy[i + 1] == b) {
-                    sy[m++] = (uint32_t)z;
-                    i += 2;
-                } else {
-                    sy[m++] = sy[i++];
-                }
-            }
-            wd->nsym = m;
-            for (uint32_t i = 0; i + 1 < m && !rc; i++)
-                rc = bump(s, sy[i], sy[i + 1], c, w, stamp, (uint32_t)z);
-        }
-        free(where);
-        for (size_t q = 0; q < s->nchanged && !rc; q++) {
-            pair *c = &s->pairs[s->changed[q]];
-            if (c->count > 0)
-                rc = heap_push(s, (heap_ent){c->count, c->a, c->b});
-        }
+        rc = merge_words(s, p, p->a, p->b, (uint32_t)z, stamp);
         if (progress && (s->ntok % 64 == 0 || s->ntok == ranks))
             progress(arg, s->ntok - 256, merges);
     }
     free(cat);
     if (!rc)
         rc = write_ranks(s, out_path, e);
-out:
     state_clear(s);
     return rc;
 }

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "engine/config/config.h"
+#include "common/cfgtree.h"
 #include "common/fileio.h"
 #include "common/sha256.h"
 #include "common/vec.h"
@@ -148,6 +149,14 @@ int eng_tok_find(const char *spec, const char *search, char *out, size_t cap, tl
     tried tr = {.len = 0};
     if (try_list(search, spec, out, cap, &tr) || try_list(getenv("TLM_TOKENIZERS"), spec, out, cap, &tr))
         return 0;
+    /* a slip of a built-in name ("byte") is more likely than a file of that name */
+    static const char *const builtin[] = {"bytes", "llama3", "llama2"};
+    for (size_t i = 0; i < sizeof builtin / sizeof *builtin; i++)
+        if (strcmp(spec, builtin[i]) != 0 && tlm_cfg_edit_distance(spec, builtin[i]) <= 1)
+            return tlm_errf(e, TLM_ECONFIG,
+                            "tokenizer '%s': not a tokenizer name, and no %s.tiktoken file where tokenizer files are "
+                            "looked for; did you mean '%s'?",
+                            spec, spec, builtin[i]);
     int l2 = !strcmp(spec, "llama2");
     return tlm_errf(e, TLM_EDATA,
                     "tokenizer '%s': no %s%s file (looked in: %s); give the dataset folder that holds it, or a "

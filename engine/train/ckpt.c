@@ -333,6 +333,61 @@ static int load_json(const char *path, size_t max, json_t **out, tlm_err *e)
     return rc;
 }
 
+/* The first value of an F32 array that is NaN or infinite: its index, or
+ * n when there is none (*count: how many there are). */
+static size_t first_nonfinite(const void *data, size_t n, size_t *count)
+{
+    size_t first = n;
+    *count = 0;
+    for (size_t i = 0; i < n; i++) {
+        float v;
+        memcpy(&v, (const char *)data + i * sizeof v, sizeof v); /* the data section need not be aligned */
+        if (!isfinite(v)) {
+            if (first == n)
+                first = i;
+            (*count)++;
+        }
+    }
+    return first;
+}
+
+/* A tensor that holds NaN or inf: named, with where and what (TLM_EDATA).
+ * A checkpoint written from weights that had gone bad hashes as well as a
+ * good one; resuming from it would train on NaN. */
+static int nonfinite_error(const char *path, const char *name, const void *data, size_t n, tlm_err *e)
+{
+    size_t count;
+    size_t first = first_nonfinite(data, n, &count);
+    if (first == n)
+        return 0;
+    float v;
+    memcpy(&v, (const char *)data + first * sizeof v, sizeof v);
+    return tlm_errf(e, TLM_EDATA,
+                    "%s: tensor %s holds %zu value(s) that are not finite (element %zu is %s): not a usable "
+                    "checkpoint",
+                    path, name, count, first, isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+}
+
+/* Every F32 tensor of the two safetensors files is finite. */
+static int verify_finite(const char *dir, tlm_err *e)
+{
+    for (int which = 0; which < 2; which++) {
+        char path[ENG_CKPT_PATH_MAX + 32];
+        eng_st_file f;
+        int rc = join(path, sizeof path, dir, FILES[which], e);
+        if (rc || (rc = eng_st_open(&f, path, e)))
+            return rc;
+        for (int i = 0; !rc && i < f.n; i++)
+            if (!strcmp(f.tensors[i].dtype, "F32"))
+                rc = nonfinite_error(path, f.tensors[i].name, eng_st_data(&f, &f.tensors[i]),
+                                     (size_t)((f.tensors[i].end - f.tensors[i].begin) / 4), e);
+        eng_st_close(&f);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 int eng_ckpt_verify(const char *dir, tlm_err *e)
 {
     char mpath[ENG_CKPT_PATH_MAX + 32];
@@ -375,7 +430,7 @@ int eng_ckpt_verify(const char *dir, tlm_err *e)
                           hex, json_string_value(sha));
     }
     json_decref(man);
-    return rc;
+    return rc ? rc : verify_finite(dir, e);
 }
 
 int eng_ckpt_find(const char *root, char path[ENG_CKPT_PATH_MAX], eng_log_fn log, void *ud, tlm_err *e)
@@ -532,7 +587,7 @@ static int load_tensor(const eng_st_file *f, const char *name, const eng_tensor_
                         have, want);
     }
     memcpy(dst, eng_st_data(f, s), t->numel * sizeof *dst);
-    return 0;
+    return nonfinite_error(f->path, name, dst, t->numel, e);
 }
 
 static int check_step_meta(const eng_st_file *f, int64_t step, tlm_err *e)

@@ -11,8 +11,10 @@
  * Writing goes to <root>/.tmp-step-N/ (each file written atomically and
  * fsync'ed), then the folder is renamed to step-N and <root> fsync'ed, so a
  * crash leaves either no step-N or a whole one.  Finding a checkpoint to
- * resume from verifies the MANIFEST (every size and hash) of the newest
- * step-* and falls back to older ones, reporting each one skipped.
+ * resume from verifies the MANIFEST (every size and hash) and that every
+ * value is finite, newest step-* first, and falls back to older ones,
+ * reporting each one skipped (a NaN or inf named by its tensor); loading
+ * refuses a tensor that is not finite too.
  *
  * This module works on host arrays and tensor descriptions only; the
  * trainer copies them from and to the model.  Must not: print (messages go

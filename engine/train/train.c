@@ -284,6 +284,28 @@ int eng_trainer_resume(eng_trainer *t, int64_t *from_step, tlm_err *e)
     return 0;
 }
 
+int eng_trainer_load(eng_trainer *t, const char *dir, tlm_err *e)
+{
+    eng_train_state st;
+    int rc = eng_ckpt_read_state(dir, &st, e);
+    if (rc)
+        return rc;
+    host_copy hc;
+    if ((rc = host_alloc(t, &hc, e)))
+        return rc;
+    /* the checkpoint's own config id: another config of the same shapes
+     * may evaluate it (other data); the tensors' shapes are checked */
+    rc = eng_ckpt_load(dir, st.config_id, &hc.d, &st, e);
+    if (!rc && (rc = eng_model_set_params(t->model, hc.d.params)))
+        rc = tlm_errf(e, rc, "%s: cannot copy the tensors into the model", dir);
+    host_clear(&hc);
+    if (rc)
+        return rc;
+    t->st.step = st.step;
+    t->st.tokens = st.tokens;
+    return 0;
+}
+
 /* ------------------------------------------------------------ evaluation */
 static void report_eval(eng_trainer *t, const char *metric, double value, int64_t n, double se)
 {

@@ -106,6 +106,11 @@ void eng_trainer_free(eng_trainer *t);
  * of another config is TLM_ECONFIG, of other data TLM_EDATA. */
 int eng_trainer_resume(eng_trainer *t, int64_t *from_step, tlm_err *e);
 
+/* The weights, step and tokens of the checkpoint folder dir, for an
+ * evaluation (tlm-worker --eval): no optimizer state, no data position;
+ * its config may differ from the trainer's where the shapes agree. */
+int eng_trainer_load(eng_trainer *t, const char *dir, tlm_err *e);
+
 /* Train to the end: 0 when done; TLM_EINTERRUPTED after a stop request
  * (checkpoint written); TLM_EDIVERGED; or the failure of a step/checkpoint. */
 int eng_trainer_run(eng_trainer *t, tlm_err *e);

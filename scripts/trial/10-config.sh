@@ -362,3 +362,9 @@ selected cfg.long-key && { in_case cfg.long-key; { echo "scale: 1m"; printf '%s:
     tc cfg.long-key "a 100,000-character key (YAML allows 1024 for a plain key)" 2 "c\.yaml:2:1: .*(key|1024)" "$W" --describe --config c.yaml; }
 selected cfg.long-key-1000 && { in_case cfg.long-key-1000; { echo "scale: 1m"; printf '%s: 1\n' "$(head -c 1000 /dev/zero | tr '\0' k)"; } >c.yaml
     tc cfg.long-key-1000 "an unknown key of 1,000 characters" 2 "c\.yaml:2:1: (unknown )?key 'k+' is too long|c\.yaml:2:1: unknown key 'kkkk" "$W" --describe --config c.yaml; }
+
+# ---- issue 26: a slip of a tokenizer name; a preset's warm-up past a small budget
+cfg issue26.config-tokenizer-byte "tokenizer: byte (a slip of bytes)" "c\.yaml:2:12: tokenizer: unknown name 'byte'; did you mean 'bytes'\?" "scale: 1m
+tokenizer: byte"
+cfg issue26.config-warmup-preset "scale 1m with train.tokens 20000 (the preset's warm-up is 1M tokens)" "c\.yaml:2:17: train\.tokens: 20000 is less than the warm-up of preset '1m' \(1000000 tokens, its train\.warmup_tokens\); set train\.warmup_tokens too" "scale: 1m
+train: {tokens: 20000}"

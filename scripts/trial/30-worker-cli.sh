@@ -84,11 +84,30 @@ we() {
         AFTER_MSG="${AFTER_MSG:+$AFTER_MSG, or }the events do not end with an error of kind $kind" tc "$id" "$what" "$st" "$pat" "$W" "$@"
 }
 we worker.device-gpu "--device gpu" 2 config "--device gpu: (this build trains on the CPU only \(--device cpu\)|expected cpu or cuda:K)" --config "$J" --out r --device gpu
-we worker.device-cuda "--device cuda:0 on a build without CUDA or a machine without a GPU" 2 config "--device cuda:0: (this build trains on the CPU only|no GPU)" --config "$J" --out r --device cuda:0
+we worker.device-cuda "--device cuda:0 on a build without CUDA or a machine without a GPU" 2 config "--device cuda:0: (this build trains on the CPU only|no NVIDIA driver or GPU found on this machine .*; train on the CPU instead: tlm-worker --device cpu|no GPU)" --config "$J" --out r --device cuda:0
 we worker.device-cuda-neg "--device cuda:-1" 2 config "--device cuda:-1: (this build trains on the CPU only|expected cpu or cuda:K)" --config "$J" --out r --device cuda:-1
-we worker.suites-val "--eval --suites val (measured in training)" 2 config "--suites: val is measured while training" --eval --checkpoint "$FX/run" --suites val
-we worker.suites-bogus "--eval --suites bogus" 2 config "--suites: unknown suite 'bogus' \(wikitext, lambada, commonsense, niah, alignment\)" --eval --checkpoint "$FX/run" --suites bogus
-we worker.suites-empty "--eval --suites ''" 2 config "--suites: .*(wikitext, lambada, commonsense, niah, alignment|expected)" --eval --checkpoint "$FX/run" --suites ""
+# --eval --suites val scores the validation split again: the run's own numbers at its step 16
+selected issue26.eval-val && { in_case issue26.eval-val
+    AFTER='[ "$(grep "\"suite\":\"val\"" "$OUT/$id.out" | sed "s/.*\"t\":[^,]*,//")" = "$(grep "\"suite\":\"val\"" "$FX/run.ev" | grep "\"step\":16," | sed "s/.*\"t\":[^,]*,//")" ]' \
+        AFTER_MSG="the val events are not the run's at step 16" \
+        tc issue26.eval-val "--eval --suites val of the finished run" 0 '"ev":"done".*"val_loss":[0-9]' "$W" --eval --checkpoint "$FX/run" --suites val --threads 1; }
+# with --config, the events still carry the checkpoint's own step and tokens
+selected issue26.eval-config-step && { in_case issue26.eval-config-step
+    AFTER='! grep -v "\"ev\":\"heartbeat\"" "$OUT/$id.out" | grep -v -q "\"step\":8,\"tokens\":8192,"' AFTER_MSG="an event does not carry step 8, tokens 8192" \
+        tc issue26.eval-config-step "--eval --checkpoint step-00000008 --config job.yaml: step 8, not 0" 0 '"ev":"done","v":1,"t":[0-9.]+,"step":8,"tokens":8192' \
+        "$W" --eval --checkpoint "$FX/run/ckpt/step-00000008" --config "$J" --suites val --threads 1; }
+we worker.suites-bogus "--eval --suites bogus" 2 config "--suites: unknown suite 'bogus' \(val, wikitext, lambada, commonsense, niah, alignment\)" --eval --checkpoint "$FX/run" --suites bogus
+we worker.suites-empty "--eval --suites ''" 2 config "--suites: .*(val, wikitext, lambada, commonsense, niah, alignment|expected)" --eval --checkpoint "$FX/run" --suites ""
+# memory: --describe estimates it on the CPU too; running out of it says what is needed and what is there
+selected issue26.describe-cpu-memory && { in_case issue26.describe-cpu-memory
+    tc issue26.describe-cpu-memory "--describe estimates the CPU's memory too" 0 '"cpu_memory": \{' "$W" --describe --config "$J"; }
+selected issue26.oom && { in_case issue26.oom
+    printf 'model: {d_model: 2048, layers: 24, heads: 16, d_ff: 8192, vocab: 256}\ndata: {train: %s}\ntrain: {tokens: 8192, seq_len: 32, batch_tokens: 1024, micro_batch: 8, warmup_tokens: 1024}\n' "$FX/ds/train" >big.yaml
+    if (ulimit -v 2000000 && "$W" --help >/dev/null 2>&1); then
+        AFTER="tail -1 \"\$OUT/\$id.out\" | grep -q '\"ev\":\"error\",.*\"kind\":\"oom\"'" AFTER_MSG="the events do not end with an error of kind oom" \
+            tc issue26.oom "a 1.6B-parameter model in 2 GB of address space (ulimit -v)" 5 "the model needs about [0-9.]+ GiB on the CPU \(tlm-worker --describe: cpu_memory\), [0-9.]+ GiB is available \(MemAvailable\); its weights, gradients and AdamW state alone take" \
+            sh -c 'ulimit -v 2000000 && exec "$0" "$@"' "$W" --config big.yaml --out r --threads 1
+    else notried issue26.oom "out of memory under ulimit -v" "this build cannot start in 2 GB of address space (a sanitizer build)"; fi; }
 we worker.suites-nofile "--eval --suites wikitext without eval.wikitext" 2 config "eval.wikitext: no file given \(the suite needs it" --eval --checkpoint "$FX/run" --suites wikitext
 we worker.eval-missing "--eval --checkpoint of a folder that does not exist" 3 data "$tmp/none/run: (No such file|does not exist)" --eval --checkpoint "$tmp/none/run"
 selected worker.eval-ok && { in_case worker.eval-ok

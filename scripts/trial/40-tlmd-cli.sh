@@ -101,9 +101,84 @@ EOF
     chmod +x w.sh
     AFTER='[ "$(q results.db "select status from jobs")" = failed ]' AFTER_MSG="a job whose worker reported another config is not failed" \
         tc tlmd.liar-worker "a worker reporting another job's config_id" 1 "config_id" "$T" "${S[@]}" --worker "$PWD/w.sh" --retry-delay 0 --no-progress; }
+# issue 26: a done whose final loss is not finite is no success (the real worker, its done's loss made "nan")
+selected issue26.nonfinite-done && { in_case issue26.nonfinite-done; sweep s.yaml t
+    printf '#!/bin/sh\n"%s" "$@" 3>&1 >&2 | sed -u '"'"'/"ev":"done"/s/"loss":[-0-9.e+]*/"loss":"nan"/'"'"' >&3\n' "$W" >w.sh; chmod +x w.sh
+    AFTER='[ "$(q results.db "select status || \":\" || reason from jobs")" = failed:diverged ]' AFTER_MSG="a done with a NaN loss is not failed as diverged" \
+        tc issue26.nonfinite-done "a worker whose done event reports a NaN loss (exit 0)" 1 "failed \(diverged, not retried\): the worker reported done with a final number that is not finite" \
+        "$T" "${S[@]}" --worker "$PWD/w.sh" --retry-delay 0 --no-progress --threads-per-worker 1; }
 selected tlmd.flood-worker && { in_case tlmd.flood-worker; sweep s.yaml t
     # a worker that writes 10 MB of junk on the events pipe, then exits 0
     printf '#!/bin/sh\nhead -c 10000000 /dev/urandom >&3\nexit 0\n' >w.sh; chmod +x w.sh
     TO=40 AFTER='[ "$(q results.db "select count(*) from logs")" -le 200 ] && [ "$(q results.db "select status from jobs")" = failed ]' \
         AFTER_MSG="the junk was not bounded, or the job not failed" \
         tc tlmd.flood-worker "a worker writing 10 MB of random bytes as events" 1 "protocol" "$T" "${S[@]}" --worker "$PWD/w.sh" --retry-delay 0 --max-attempts 2 --no-progress; }
+
+# ---- issue 26: tlmd migrate and tlmd backup; what tlmd makes of a database
+# that is damaged, stamped with the wrong version or older; a dry run whose
+# data cannot be read; tlmd status's columns
+tu issue26.migrate-nodb "tlmd migrate without --db" "tlmd migrate: --db FILE is required" migrate
+tu issue26.migrate-missing "tlmd migrate --db of a file that does not exist" "nope\.db does not exist" migrate --db nope.db
+tu issue26.migrate-unknown "tlmd migrate --bogus" "unrecognized option '--bogus' \(try tlmd migrate --help\)" migrate --db x.db --bogus
+tu issue26.backup-noout "tlmd backup without --out" "--db FILE and --out FILE are required" backup --db x.db
+selected issue26.backup-exists && { need_db; in_case issue26.backup-exists; : >b.db
+    tc issue26.backup-exists "tlmd backup onto a file that exists" 2 "--out b\.db: exists; a backup never replaces a file" "$T" backup --db "$FX/db/results.db" --out b.db; }
+selected issue26.backup-ok && { need_db; in_case issue26.backup-ok
+    AFTER='[ "$(q b.db "select count(*) from jobs where status = \"done\"")" = 2 ] && [ ! -e b.db-wal ]' AFTER_MSG="the backup does not hold the 2 done jobs in one file" \
+        tc issue26.backup-ok "tlmd backup of the finished sweep's database" 0 "results\.db copied to b\.db" "$T" backup --db "$FX/db/results.db" --out b.db; }
+selected issue26.migrate-current && { need_db; in_case issue26.migrate-current; cp "$FX/db/results.db" r.db
+    AFTER='cmp -s r.db "$FX/db/results.db" && [ ! -e r.db.v5.bak ]' AFTER_MSG="a current database was changed, or backed up for nothing" \
+        tc issue26.migrate-current "tlmd migrate of a current database" 0 "r\.db is at schema version [0-9]+ already; nothing to do" "$T" migrate --db r.db; }
+# an older database (version 5, as db/history keeps it): the read-only commands name tlmd migrate
+old5() { sqlite3 old.db <"$SRC/db/history/v5.sql" && sqlite3 old.db "pragma user_version = 5"; }
+selected issue26.status-older && { in_case issue26.status-older; old5
+    tc issue26.status-older "tlmd status of an older database" 2 "old\.db: schema version 5 is older than this program's \([0-9]+\); upgrade it with: tlmd migrate --db old\.db" "$T" status --db old.db; }
+selected issue26.dry-older && { in_case issue26.dry-older; old5; sweep s.yaml t
+    tc issue26.dry-older "tlmd --dry-run on an older database" 2 "upgrade it with: tlmd migrate --db old\.db" "$T" --dry-run --sweeps s.yaml --db old.db; }
+selected issue26.report-older && { in_case issue26.report-older; old5
+    tc issue26.report-older "tlm-report of an older database" 1\|2 "upgrade it with: tlmd migrate --db old\.db" "$R" --db old.db --list; }
+selected issue26.migrate-older && { in_case issue26.migrate-older; old5
+    AFTER='[ "$(q old.db.v5.bak "pragma user_version")" = 5 ] && [ "$(q old.db "pragma user_version")" -gt 5 ]' AFTER_MSG="no version-5 backup beside a migrated file" \
+        tc issue26.migrate-older "tlmd migrate of a version-5 database" 0 "old\.db migrated from schema version 5 to [0-9]+; the old file is kept as old\.db\.v5\.bak" "$T" migrate --db old.db; }
+selected issue26.migrate-locked && { in_case issue26.migrate-locked; old5
+    bg python3 -c 'import fcntl, time; f = open("old.db"); fcntl.flock(f, fcntl.LOCK_EX); open("locked", "w"); time.sleep(60)'
+    i=0; while [ ! -e locked ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+    AFTER='[ "$(q old.db "pragma user_version")" = 5 ]' AFTER_MSG="the database was migrated under a running daemon" \
+        tc issue26.migrate-locked "tlmd migrate of a database a daemon holds" 2 "another tlmd \(pid [0-9]+\) is running on the database old\.db" "$T" migrate --db old.db
+    { kill -9 -- "-$bgp"; wait "$bgp"; } 2>/dev/null; }
+selected issue26.db-stamped && { need_db; in_case issue26.db-stamped; cp "$FX/db/results.db" r.db; sqlite3 r.db "pragma user_version = 4"; sweep s.yaml t
+    AFTER='[ "$(q r.db "pragma user_version")" = 4 ]' AFTER_MSG="the stamped file was changed" \
+        tc issue26.db-stamped "tlmd on a database whose version was set back to 4 by hand" 2 "r\.db: its tables are not those of schema version 4, the version the file says it has \(PRAGMA user_version\).*nothing was changed" \
+        "$T" --sweeps s.yaml --db r.db --no-progress; }
+selected issue26.db-damaged && { need_db; in_case issue26.db-damaged; cp "$FX/db/results.db" r.db; sweep s.yaml t
+    python3 -c '
+import sqlite3, sys
+c = sqlite3.connect("r.db"); root = c.execute("select rootpage from sqlite_master where name = \"steps\"").fetchone()[0]
+size = c.execute("pragma page_size").fetchone()[0]; c.close()
+f = open("r.db", "r+b"); f.seek((root - 1) * size); f.write(b"\x0d" + b"\xff" * 11); f.close()'
+    cp r.db r.orig
+    AFTER='cmp -s r.db r.orig' AFTER_MSG="the damaged database was written to" \
+        tc issue26.db-damaged "tlmd on a database with a damaged table" 3 "r\.db: the database is damaged \(SQLite's quick_check: .*sqlite3 r\.db \.recover \| sqlite3 recovered\.db" \
+        "$T" --sweeps s.yaml --db r.db --no-progress; }
+selected issue26.backup-damaged && { need_db; in_case issue26.backup-damaged; cp "$FX/db/results.db" r.db
+    python3 -c '
+import sqlite3
+c = sqlite3.connect("r.db"); root = c.execute("select rootpage from sqlite_master where name = \"jobs\"").fetchone()[0]
+size = c.execute("pragma page_size").fetchone()[0]; c.close()
+f = open("r.db", "r+b"); f.seek((root - 1) * size); f.write(b"\x0d" + b"\xff" * 11); f.close()'
+    AFTER='[ ! -e b.db ]' AFTER_MSG="a backup of the damaged database was written" \
+        tc issue26.backup-damaged "tlmd backup of a damaged database" 3 "r\.db: the database is damaged .*no backup written" "$T" backup --db r.db --out b.db; }
+# relative data paths: a dry run checks that they can be read, from the folder tlmd runs in
+selected issue26.dry-data-missing && { in_case issue26.dry-data-missing; sweep s.yaml t; sed -i "s|train: $FX/ds/train, val: $FX/ds/val|train: data/train|" s.yaml
+    AFTER='grep -q "total: 1 distinct jobs" "$OUT/$id.out"' AFTER_MSG="the jobs were not listed" \
+        tc issue26.dry-data-missing "tlmd --dry-run of a sweep whose (relative) data is missing" 2 "s\.yaml: data\.train data/train: No such file or directory \(a relative path is read from $PWD, the folder tlmd runs in\)" \
+        "$T" --dry-run --sweeps s.yaml; }
+selected issue26.rel-data-run && { in_case issue26.rel-data-run; sweep s.yaml t; mkdir data; cp -a "$FX/ds/train" "$FX/ds/val" data/
+    sed -i "s|train: $FX/ds/train, val: $FX/ds/val|train: data/train, val: data/val|" s.yaml
+    AFTER='[ "$(q results.db "select status from jobs")" = done ]' AFTER_MSG="the job with relative data paths is not done" \
+        tc issue26.rel-data-run "a sweep with relative data paths, run from their folder" 0 "" "$T" --sweeps s.yaml --no-progress --threads-per-worker 1; }
+selected issue26.status-columns && { need_db; in_case issue26.status-columns
+    AFTER='[ "$(grep -c " done .* 100% .*[0-9]\.[0-9][0-9]$" "$OUT/$id.out")" = 2 ]' AFTER_MSG="not two done rows at 100% with a val ppl" \
+        tc issue26.status-columns "tlmd status: a header row, 100% and val ppl per done job" 0 "^  id  +status  +arch  +scale  +label  +seed +trained +attempts  +loss  +val ppl" "$T" status --db "$FX/db/results.db"; }
+notried issue26.slurm-rel-data "relative data paths and job names under --executor slurm" \
+    "needs a Slurm cluster; tests/tlmd/test_slurm.sh runs both on a private one"

@@ -118,10 +118,17 @@ dcode data.encode-unknown-tok "encode --tokenizer foo" 1 "tokenizer 'foo': no fo
 dcode data.encode-bogus "encode --bogus" 2 "unrecognized option '--bogus'" "hi" encode --tokenizer bytes --bogus
 dcode data.encode-data-file "encode --data of a file" 2 "--data .*: is not a directory \(expected a dataset folder\)" "hi" encode --tokenizer bytes --data "$SHARD"
 dcode data.encode-ok "encode (handled)" 0 "^104 105$" "hi" encode --tokenizer bytes
-dcode data.decode-range "decode id 300 with bytes (256 ids)" 1 "token id 300 \(position 0\) is outside tokenizer bytes's 256 ids" "300 1" decode --tokenizer bytes
-dcode data.decode-neg "decode -1" 1 "stdin: item 1 \('-1'\) is not a token id \(a whole number\)" "-1" decode --tokenizer bytes
+dcode data.decode-range "decode id 300 with bytes (256 ids)" 1 "stdin: item 1 \(300\) is out of range: tokenizer bytes has ids 0 to 255" "300 1" decode --tokenizer bytes
+dcode data.decode-neg "decode -1 (out of range, not 'not a whole number')" 1 "stdin: item 1 \(-1\) is out of range: tokenizer bytes has ids 0 to 255" "-1" decode --tokenizer bytes
 dcode data.decode-word "decode abc" 1 "stdin: item 1 \('abc'\) is not a token id" "abc" decode --tokenizer bytes
-dcode data.decode-huge "decode 99999999999999999999" 1 "item 1 \('99999999999999999999'\) is not a token id|outside" "99999999999999999999" decode --tokenizer bytes
+dcode data.decode-huge "decode 99999999999999999999" 1 "stdin: item 1 \(99999999999999999999\) is out of range: tokenizer bytes has ids 0 to 255" "99999999999999999999" decode --tokenizer bytes
+dcode issue26.decode-word-range "decode x1 (a word: not a token id, with the range)" 1 "stdin: item 2 \('x1'\) is not a token id \(a whole number from 0 to 255\)" "1 x1" decode --tokenizer bytes
+dcode issue26.tokenizer-byte "encode --tokenizer byte (a slip of bytes)" 1 "tokenizer 'byte': not a tokenizer name, .*did you mean 'bytes'\?" "hi" encode --tokenizer byte
+du issue26.build-tokenizer-byte "build --tokenizer byte" 1 "tokenizer 'byte': .*did you mean 'bytes'\?" build --tokenizer byte --out x "$IN"
+selected issue26.build-empty-val && { in_case issue26.build-empty-val; printf 'a few words\n' >t.txt
+    AFTER='[ -f x/manifest.json ]' AFTER_MSG="the dataset was not made" \
+        tc issue26.build-empty-val "build of 12 bytes: its validation split is empty (warned when written)" 0 "warning: x/val is empty: 1 segment\(s\) of at most 65536 bytes, and --val-fraction 0\.01 makes one in 100 a validation segment; a job with data\.val x/val will fail" \
+        "$D" build --tokenizer bytes --out x t.txt; }
 dcode data.decode-item3 "decode '1 2 x' (the third item)" 1 "stdin: item 3 \('x'\) is not a token id" "1 2 x" decode --tokenizer bytes
 dcode data.decode-special "decode --special" 2 "decode: --special does nothing when decoding" "1" decode --tokenizer bytes --special
 dcode data.decode-raw "decode --raw-bytes" 2 "decode: --raw-bytes does nothing when decoding" "1" decode --tokenizer bytes --raw-bytes

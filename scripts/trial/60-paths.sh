@@ -110,7 +110,9 @@ selected path.db-dangling && { in_case path.db-dangling; ln -s nowhere.db r.db
     tc path.db-dangling "tlmd --db of a dangling symlink (handled: creates the target, or refuses)" 0\|2 "tlmd: .*(done|r\.db.*(dangling|symbolic link|does not exist))" "$T" --sweeps "$FX/t.yaml" --db r.db --no-progress --threads-per-worker 1; }
 selected path.db-text && { in_case path.db-text; echo "my notes, not a database" >r.db
     AFTER='[ "$(cat r.db)" = "my notes, not a database" ]' AFTER_MSG="the text file given as --db was changed" \
-        tc path.db-text "tlmd --db of a text file" 2\|3 "r\.db: .*not a database" "$T" --sweeps "$FX/t.yaml" --db r.db --no-progress; }
+        tc path.db-text "tlmd --db of a text file" 2 "r\.db: not an SQLite database \(the file does not begin with SQLite's header\)" "$T" --sweeps "$FX/t.yaml" --db r.db --no-progress; }
+selected issue26.status-db-text && { in_case issue26.status-db-text; echo "my notes, not a database" >r.db
+    tc issue26.status-db-text "tlmd status --db of a text file" 2 "r\.db: not an SQLite database" "$T" status --db r.db; }
 selected issue.db-named && { in_case issue.db-named; sqlite3 r.db "create table t(x); insert into t values (42)"
     AFTER='[ "$(sqlite3 r.db "select x from t")" = 42 ]' AFTER_MSG="another program's database was changed" \
         tc issue.db-named "tlmd --db of another program's SQLite database" 2 "^tlmd: r\.db: the file holds tables but no TLM schema version" "$T" --sweeps "$FX/t.yaml" --db r.db --no-progress; }
@@ -186,6 +188,18 @@ if [ $PERM_OK = 1 ]; then
     selected perm.db && { in_case perm.db; chmod 777 .; cp "$DB" r.db; chmod 444 r.db
         AFTER='cmp -s r.db "$DB"' AFTER_MSG="the read-only database was changed" \
             pu perm.db "tlmd --db that cannot be written" 2\|3 "r\.db: .*(Permission denied|read-only|readonly|cannot be written)" "$T" --sweeps "$FX/t.yaml" --db r.db --no-progress; }
+    # issue 26: the folder of the database, which SQLite writes its -wal and -shm into
+    selected issue26.perm-db-folder && { in_case issue26.perm-db-folder; mkdir ro; cp "$DB" ro/r.db; chmod 666 ro/r.db; chmod 555 ro
+        AFTER='cmp -s ro/r.db "$DB"' AFTER_MSG="the database was changed" \
+            pu issue26.perm-db-folder "tlmd --db in a folder that cannot be written (the file itself can)" 3 "ro/r\.db: its folder ro is not writable \(Permission denied\): SQLite keeps the database's -wal and -shm files beside it" \
+            "$T" --sweeps "$FX/t.yaml" --db ro/r.db --no-progress; }
+    selected issue26.perm-db-new && { in_case issue26.perm-db-new; mkdir -m 555 ro
+        pu issue26.perm-db-new "tlmd --db of a new file in a folder that cannot be written" 3 "ro/r\.db: cannot create: its folder ro is not writable by this user \(Permission denied\)" \
+            "$T" --sweeps "$FX/t.yaml" --db ro/r.db --no-progress; }
+    selected issue26.perm-dry-data && { in_case issue26.perm-dry-data; chmod 755 .; cp "$SHARD" s.tlmtok; chmod 000 s.tlmtok
+        sweep s.yaml s; sed -i "s|train: $FX/ds/train, val: $FX/ds/val|train: s.tlmtok|" s.yaml; chmod 644 s.yaml
+        pu issue26.perm-dry-data "tlmd --dry-run of a sweep whose data cannot be read" 2 "s\.yaml: data\.train s\.tlmtok: Permission denied \(a relative path is read from .*, the folder tlmd runs in\)" \
+            "$T" --dry-run --sweeps s.yaml --db none.db; }
     selected perm.runs && { in_case perm.runs; chmod 777 .; mkdir -m 555 runs
         pu perm.runs "tlmd --runs that cannot be written" 1\|2\|3 "runs.*Permission denied" "$T" --sweeps "$FX/t.yaml" --runs runs --no-progress --retry-delay 0 --max-machine-faults 2 --threads-per-worker 1; }
     selected perm.status && { in_case perm.status; cp "$DB" r.db; chmod 000 r.db
@@ -199,7 +213,8 @@ if [ $PERM_OK = 1 ]; then
     selected perm.data-out && { in_case perm.data-out; mkdir -m 555 ro
         pu perm.data-out "tlm-data build --out in a folder that cannot be written" 1 "ro/x.*Permission denied" "$D" build --tokenizer bytes --out ro/x "$FX/corpus"; }
 else
-    for c in perm.config perm.out perm.data perm.eval-file perm.resume-ckpt perm.db perm.runs perm.status perm.report-db perm.report-out perm.data-input perm.data-out; do
+    for c in perm.config perm.out perm.data perm.eval-file perm.resume-ckpt perm.db perm.runs perm.status perm.report-db perm.report-out perm.data-input perm.data-out \
+        issue26.perm-db-folder issue26.perm-db-new issue26.perm-dry-data; do
         notried "$c" "a permission case" "running as root without setpriv: root reads and writes everything"
     done
 fi

@@ -166,6 +166,28 @@ ck_case ckpt.st-missing "a tensor missing" 0\|3 "model\.safetensors: [^\"]*model
     "$TOOLS st $M16 drop:model.norm.weight; $TOOLS manifest $S16" "$FROM8" "$FROM8_MSG"
 ck_case ckpt.st-shape "a tensor of another shape (the same bytes)" 0\|3 "tensor model\.layers\.0\.mlp\.up_proj\.weight is F32 \(64, 128\), the model.s is F32 \(128, 64\)" \
     "$TOOLS st $M16 'shape:model.layers.0.mlp.up_proj.weight=[64,128]'; $TOOLS manifest $S16" "$FROM8" "$FROM8_MSG"
+# issue 26: a tensor holding NaN or inf (its manifest agrees: weights that had
+# gone bad when it was written) is refused by name and skipped for step 8;
+# the reader says which field of a tensor's entry is wrong
+NAN16="python3 -c 'import json, struct, sys
+p = sys.argv[1]; raw = bytearray(open(p, \"rb\").read()); n = struct.unpack(\"<Q\", raw[:8])[0]
+o = 8 + n + json.loads(raw[8:8 + n])[sys.argv[2]][\"data_offsets\"][0]
+raw[o:o + 4] = struct.pack(\"<f\", float(sys.argv[3])); open(p, \"wb\").write(raw)' "
+FROM8=$'grep -q "\\"resumed_from_step\\":8" "$OUT/$id.out" && [ "$(grep "\\"ev\\":\\"done\\"" "$OUT/$id.out" | sed "s/.*\\"loss\\":\\([^,]*\\).*/\\1/")" = "$(grep "\\"ev\\":\\"done\\"" "$FX/run.ev" | sed "s/.*\\"loss\\":\\([^,]*\\).*/\\1/")" ]'
+FROM8_MSG="did not resume from step 8 with the uninterrupted run's losses"
+ck_case issue26.ckpt-nan "a NaN in the newest checkpoint's model.norm.weight (manifest recomputed)" 0 \
+    "step-00000016 is not usable, skipping it: .*model\.safetensors: tensor model\.norm\.weight holds 1 value\(s\) that are not finite \(element 0 is nan\)" \
+    "$NAN16 $M16 model.norm.weight nan; $TOOLS manifest $S16" "$FROM8" "$FROM8_MSG"
+ck_case issue26.ckpt-inf-optim "an inf in the newest checkpoint's AdamW state (manifest recomputed)" 0 \
+    "step-00000016 is not usable, skipping it: .*optim\.safetensors: tensor model\.norm\.weight\.exp_avg_sq holds 1 value\(s\) that are not finite \(element 0 is inf\)" \
+    "$NAN16 $S16/optim.safetensors model.norm.weight.exp_avg_sq inf; $TOOLS manifest $S16" "$FROM8" "$FROM8_MSG"
+ck_case issue26.st-dims "a tensor of 9 dimensions (dtype, shape and offsets all there)" 0\|3 \
+    "model\.safetensors: tensor 'model\.norm\.weight' has 9 dimensions; this reader takes at most 8" \
+    "$TOOLS st $M16 'shape:model.norm.weight=[1,1,1,1,1,1,1,1,64]'; $TOOLS manifest $S16" "$FROM8" "$FROM8_MSG"
+ck_case issue26.st-offsets-reversed "a tensor's data_offsets that end before they begin" 0\|3 \
+    "model\.safetensors: tensor 'model\.norm\.weight': data_offsets \[[0-9]+, 0\] end before they begin" \
+    "$TOOLS st $M16 'offsets:model.norm.weight=[256,0]'; $TOOLS manifest $S16" "$FROM8" "$FROM8_MSG"
+
 # --eval of one corrupt step folder: refused (3) naming the file
 ev_case() {
     selected "$1" || return 0
@@ -179,6 +201,8 @@ ev_case ckpt.eval-flip "--eval of a step folder with a flipped byte" "model\.saf
 ev_case issue.safetensors-wrap "--eval of a tensor of shape [2^40, 2^40]" "model\.safetensors: tensor 'model\.norm\.weight' has more than 2\^40 elements" \
     "$TOOLS st $M16 'shape:model.norm.weight=[1099511627776,1099511627776]'; $TOOLS manifest $S16"
 ev_case ckpt.eval-no-manifest "--eval of a step folder without MANIFEST.json" "MANIFEST" 'rm $S16/MANIFEST.json'
+ev_case issue26.eval-nan "--eval of a step folder holding NaN (manifest recomputed)" "tensor model\.norm\.weight holds 1 value\(s\) that are not finite \(element 0 is nan\): not a usable checkpoint" \
+    "$NAN16 $M16 model.norm.weight nan; $TOOLS manifest $S16"
 
 # ---- evaluation files: checked in set-up, before any step (exit 3)
 # ef ID WHAT PATTERN EVAL-KEYS [SHELL]: a job with these eval keys fails in set-up

@@ -267,6 +267,30 @@ selected issue.runs-new-db && { need_ref; in_case issue.runs-new-db; three s.yam
         tc conc.rerun "--rerun of a finished sweep: checkpoints set aside, retrained to the same numbers" 0 "set aside in runs/" \
         "$T" --sweeps s.yaml "${RUN3[@]}" --db typo3.db --rerun; }
 
+# ---- issue 26: --rerun applies once: --rerun, Ctrl-C, the same command again
+# goes on from what the interrupted rerun trained (nothing more set aside)
+selected issue26.rerun-once && { need_ref; in_case issue26.rerun-once; three s.yaml
+    timeout 120 "$T" --sweeps s.yaml "${RUN3[@]}" >run1.out 2>&1
+    bg "$T" --sweeps s.yaml "${RUN3[@]}" --rerun >run2.out 2>&1
+    if ! wait_sql results.db "select count(*) >= 2 from checkpoints" 60; then
+        kill -9 "$bgp" 2>/dev/null; wait "$bgp" 2>/dev/null
+        verdict issue26.rerun-once "--rerun, SIGINT, the same command again" wrong - "$(tail -1 run2.out)" "the rerun wrote no checkpoint"
+    else
+        kill -INT "$bgp"; wait "$bgp"; rc2=$?
+        aside1=$(ls -d runs/*/set-aside/*-rerun 2>/dev/null | wc -l)
+        timeout 120 "$T" --sweeps s.yaml "${RUN3[@]}" --rerun >run3.out 2>&1; rc3=$?
+        aside2=$(ls -d runs/*/set-aside/*-rerun 2>/dev/null | wc -l)
+        why=$(same_as_ref results.db 0)
+        msg=$(grep -m1 "reset by an earlier --rerun whose run has not finished" run3.out)
+        if [ "$rc2" = 75 ] && [ "$rc3" = 0 ] && [ "$aside2" = "$aside1" ] && [ -n "$msg" ] && [ -z "$why" ] &&
+            [ "$(q results.db "select count(*) from attempts where resumed_from_step > 0")" -ge 1 ]; then
+            verdict issue26.rerun-once "--rerun, SIGINT, the same command again: it goes on, nothing more set aside, the same numbers" clear 0 "$msg"
+        else
+            verdict issue26.rerun-once "--rerun, SIGINT, the same command again" wrong "$rc3" "$(tail -1 run3.out)" \
+                "exit $rc2 then $rc3, set-aside folders $aside1 then $aside2, '$msg', $why"
+        fi
+    fi; }
+
 # ---- a checkpoint the database never recorded (tlmd died between the write and its commit)
 selected conc.unrecorded && { need_ref; in_case conc.unrecorded; three s.yaml
     timeout 120 "$T" --sweeps s.yaml "${RUN3[@]}" >run1.out 2>&1

@@ -6,7 +6,9 @@
 # round trips; rebuilding replaces a dataset but never a foreign folder;
 # --shard-tokens is bounded; a FIFO input is refused; SIGTERM/SIGINT stop a
 # build and remove its temp folder; a later build removes the temp folder of
-# a SIGKILLed one (and nothing else).
+# a SIGKILLed one (and nothing else); token ids out of range are said as
+# such; an empty validation split is warned about when written; a slip of
+# a tokenizer name gets a did-you-mean.
 set -u
 src=${TLM_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 build=${TLM_BUILDDIR:-$src}
@@ -129,6 +131,30 @@ cmp -s "$tmp/rand.bin" "$tmp/back.bin" && ok "bpe300 --raw-bytes: lossless on ra
 check "rebuilding over a dataset replaces it" "$T" build --tokenizer bytes --out "$tmp/ds" --val-fraction 0 "$tmp/in/a"
 grep -q '"tokens": 0' "$tmp/ds/manifest.json" && [ ! -d "$tmp/ds/val" ] && [ ! -e "$tmp/ds/train/000001.tlmtok" ] &&
     ok "no stale shards or val folder after the rebuild" || no "stale files after rebuild"
+# token ids: what is not a number is told from a number out of range
+echo "72 105 999999" | "$T" decode --tokenizer bytes >"$tmp/out" 2>&1
+grep -q "stdin: item 3 (999999) is out of range: tokenizer bytes has ids 0 to 255" "$tmp/out" &&
+    ok "an id past the vocabulary: out of range, with the range" || { no "an id past the vocabulary"; cat "$tmp/out"; }
+echo "72 -5" | "$T" decode --tokenizer bytes >"$tmp/out" 2>&1
+grep -q "item 2 (-5) is out of range" "$tmp/out" && ok "a negative id: out of range" || { no "a negative id"; cat "$tmp/out"; }
+echo "72 99999999999999999999" | "$T" decode --tokenizer bytes >"$tmp/out" 2>&1
+grep -q "item 2 (99999999999999999999) is out of range" "$tmp/out" && ok "an id past 2^32: out of range" ||
+    { no "an id past 2^32"; cat "$tmp/out"; }
+echo "72 x1" | "$T" decode --tokenizer bytes >"$tmp/out" 2>&1
+grep -q "item 2 ('x1') is not a token id (a whole number from 0 to 255)" "$tmp/out" && ok "a word: not a token id" ||
+    { no "a word"; cat "$tmp/out"; }
+# --tokenizer byte: a slip of a name, said as such
+"$T" build --tokenizer byte --out "$tmp/slip" "$tmp/in/a" >"$tmp/out" 2>&1
+grep -q "tokenizer 'byte': .*did you mean 'bytes'?" "$tmp/out" && [ ! -e "$tmp/slip" ] && ok "--tokenizer byte: did you mean 'bytes'?" ||
+    { no "--tokenizer byte"; cat "$tmp/out"; }
+# a validation split that comes out empty is said when the dataset is made
+printf 'a few words\n' >"$tmp/tiny.txt"
+"$T" build --tokenizer bytes --out "$tmp/tinyds" "$tmp/tiny.txt" >"$tmp/out" 2>&1
+grep -q "warning: $tmp/tinyds/val is empty: 1 segment(s) of at most 65536 bytes, and --val-fraction 0.01" "$tmp/out" &&
+    ok "an empty validation split: a warning at build time" || { no "an empty validation split"; cat "$tmp/out"; }
+"$T" build --tokenizer bytes --out "$tmp/tinyds" --val-fraction 0 "$tmp/tiny.txt" >"$tmp/out" 2>&1
+grep -q "warning" "$tmp/out" && { no "--val-fraction 0 asks for no split: no warning"; cat "$tmp/out"; } ||
+    ok "--val-fraction 0 asks for no split: no warning"
 mkdir -p "$tmp/precious" && echo keep >"$tmp/precious/file"
 "$T" build --tokenizer bytes --out "$tmp/precious" "$tmp/in" >"$tmp/out" 2>&1
 grep -q "not a tlm-data dataset" "$tmp/out" && [ -f "$tmp/precious/file" ] && ok "a foreign folder is never replaced" || no "foreign folder"

@@ -10,24 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/fileio.h"
 #include "common/clock.h"
 #include "db/db.h"
+#include "tests/lib/db_util.h"
 #include "tests/lib/tap.h"
 
 static char dir[256];
-
-static int64_t q_int(db *d, const char *sql)
-{
-    sqlite3_stmt *s;
-    int64_t v = -999;
-    if (sqlite3_prepare_v2(db_handle(d), sql, -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
-        v = sqlite3_column_int64(s, 0);
-    sqlite3_finalize(s);
-    return v;
-}
 
 static void q_text(db *d, const char *sql, char *out, size_t cap)
 {
@@ -67,6 +59,19 @@ static int put_job(db *d, const char *sweep, int i, tlm_err *e)
     return db_job_put(d, &r, NULL, e);
 }
 
+typedef struct {
+    int n;
+    db_job_summary j;
+} job_seen;
+
+static int see_job(void *ctx, const db_job_summary *j)
+{
+    job_seen *s = ctx;
+    s->n++;
+    s->j = *j;
+    return 0;
+}
+
 static void test_open_and_values(void)
 {
     char path[512];
@@ -92,7 +97,7 @@ static void test_open_and_values(void)
     char key[65];
     key_of(0, key);
     db_job_row r = {.key = key, .sweep = "s1", .config = "{}", .arch = "transformer", .scale = "1m",
-                    .schedule = "uniform", .ratio_start = NAN, .ratio_end = NAN, .seed = 0, .label = "uniform",
+                    .schedule = "uniform", .ratio_start = NAN, .ratio_end = NAN, .seed = 7, .label = "uniform",
                     .tokens_total = 1000, .params = 10, .flops_per_token = 1, .widths = "[1]"};
     TAP_OK(db_job_put(d, &r, &inserted, &e) == 0 && inserted == 1, "a job is inserted");
     TAP_OK(db_job_put(d, &r, &inserted, &e) == 0 && inserted == 0, "the same key again is not");
@@ -169,19 +174,32 @@ static void test_open_and_values(void)
     TAP_OK(db_attempt_finish(d, att, &end, &e) == 0, "attempt finished");
     end.reason = "exploded";
     TAP_OK(db_attempt_finish(d, att, &end, &e) != 0, "an unknown reason is refused by the schema");
-    TAP_OK(db_job_set_final(d, key, 2.75, NAN, 12.5, &e) == 0 && db_job_set_status(d, key, "done", NULL, NULL, &e) == 0,
+    TAP_OK(db_job_set_final(d, key, 2.75, NAN, 12.5, &e) == 0 && db_job_set_status(d, key, DB_JOB_DONE, NULL, NULL, &e) == 0,
            "job done");
     TAP_OK(q_num(d, "SELECT train_loss FROM results", -1) == 2.75, "results.train_loss is the done loss");
     TAP_OK(q_num(d, "SELECT val_ppl FROM results", -1) == INFINITY, "results.val_ppl: latest eval (inf)");
     TAP_OK(q_int(d, "SELECT finished_at IS NOT NULL FROM jobs") == 1, "finished_at set");
 
+    /* `tlmd status`'s row of it: the latest val ppl, its last attempt's end */
+    job_seen seen = {0};
+    TAP_OK(db_sweep_jobs_mark(d, "s1", &e) == 0 && db_sweep_job_link(d, "s1", key, 0, &e) == 0 &&
+               db_sweep_jobs_settle(d, "s1", NULL, NULL, &e) == 0 && db_sweep_jobs(d, "s1", see_job, &seen, &e) == 0 &&
+               seen.n == 1,
+           "the job is listed in its sweep (%s)", e.msg);
+    TAP_OK(seen.j.has_val_ppl && seen.j.val_ppl == INFINITY && !strcmp(seen.j.last_reason, "done"),
+           "...with its latest validation perplexity (inf) and its last attempt's end (%s)", seen.j.last_reason);
+
     db_job_state js;
-    TAP_OK(db_job_state_get(d, key, &js, &e) == 1 && !strcmp(js.status, "done") && js.attempts == 1,
-           "job state reads back (%s, %d)", js.status, js.attempts);
+    TAP_OK(db_job_state_get(d, key, &js, &e) == 1 && !strcmp(js.status, "done") && js.attempts == 1 && !js.rerun &&
+               js.seed == 7,
+           "job state reads back (%s, %d, rerun %d)", js.status, js.attempts, js.rerun);
     TAP_OK(db_job_reset(d, key, &e) == 0 && q_int(d, "SELECT count(*) FROM steps") == 0 &&
                q_int(d, "SELECT count(*) FROM evals") == 0 && q_int(d, "SELECT count(*) FROM attempts") == 1,
            "reset forgets results, keeps the attempt history");
-    TAP_OK(db_job_state_get(d, key, &js, &e) == 1 && !strcmp(js.status, "pending"), "reset job is pending");
+    TAP_OK(db_job_state_get(d, key, &js, &e) == 1 && !strcmp(js.status, "pending") && js.rerun == 1,
+           "reset job is pending, and marked as rerun (%d)", js.rerun);
+    TAP_OK(db_job_rerun_done(d, key, &e) == 0 && db_job_state_get(d, key, &js, &e) == 1 && js.rerun == 0,
+           "a finished run ends the rerun mark");
 
     /* one daemon writes, a reader reads: a read-only handle cannot write */
     db *ro = NULL;
@@ -195,40 +213,139 @@ static void test_open_and_values(void)
     TAP_OK(db_open("/nonexistent/dir/x.db", DB_READONLY, &ro, &e) != 0, "read-only open of a missing file fails");
 }
 
+/* SQL run on the file at path by SQLite itself, not through db.h. */
+static void raw_sql(const char *path, const char *sql)
+{
+    sqlite3 *h;
+    sqlite3_open(path, &h);
+    sqlite3_exec(h, sql, NULL, NULL, NULL);
+    sqlite3_close(h);
+}
+
 static void test_versions(void)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/v.db", dir);
     tlm_err e = {0};
-    sqlite3 *h;
-    sqlite3_open(path, &h);
-    sqlite3_exec(h, "PRAGMA user_version = 99; CREATE TABLE t(x)", NULL, NULL, NULL);
-    sqlite3_close(h);
+    raw_sql(path, "PRAGMA user_version = 99; CREATE TABLE t(x)");
     db *d = NULL;
     TAP_OK(db_open(path, DB_READWRITE, &d, &e) != 0 && strstr(e.msg, "newer"), "a newer schema is not written (%s)",
            e.msg);
     TAP_OK(db_open(path, DB_READONLY, &d, &e) != 0 && strstr(e.msg, "v.db: schema version 99 is newer than this "
                                                                      "program's") && strstr(e.msg, "no jobs table"),
            "a newer file without TLM's tables is not read as one (%s)", e.msg);
-    sqlite3_open(path, &h);
-    sqlite3_exec(h, "CREATE TABLE jobs(key TEXT)", NULL, NULL, NULL);
-    sqlite3_close(h);
+    raw_sql(path, "CREATE TABLE jobs(key TEXT)");
     TAP_OK(db_open(path, DB_READONLY, &d, &e) == 0, "a newer schema with TLM's tables can be read");
     db_close(d);
     d = NULL;
 
     snprintf(path, sizeof path, "%s/foreign.db", dir);
-    sqlite3_open(path, &h);
-    sqlite3_exec(h, "CREATE TABLE t(x)", NULL, NULL, NULL);
-    sqlite3_close(h);
+    raw_sql(path, "CREATE TABLE t(x)");
     TAP_OK(db_open(path, DB_READWRITE, &d, &e) != 0 && strstr(e.msg, "not a TLM"),
            "a database of something else is refused (%s)", e.msg);
     snprintf(path, sizeof path, "%s/old.db", dir);
-    sqlite3_open(path, &h);
-    sqlite3_exec(h, "PRAGMA user_version = 1; CREATE TABLE t(x)", NULL, NULL, NULL);
-    sqlite3_close(h);
+    raw_sql(path, "PRAGMA user_version = 1; CREATE TABLE t(x)");
     TAP_OK(db_open(path, DB_READONLY, &d, &e) != 0 && strstr(e.msg, "older"),
            "read-only refuses an older schema, asking for a migration (%s)", e.msg);
+}
+
+/* A file that is no SQLite database is named as such, by either mode. */
+static void test_not_sqlite(void)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/notes.txt", dir);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs("my notes, not a database\n", f);
+        fclose(f);
+    }
+    tlm_err e = {0};
+    db *d = NULL;
+    TAP_OK(db_open(path, DB_READWRITE, &d, &e) != 0 && strstr(e.msg, "notes.txt: not an SQLite database") &&
+               e.code == TLM_ECONFIG,
+           "a text file as a read-write database: not an SQLite database (%s)", e.msg);
+    TAP_OK(db_open(path, DB_READONLY, &d, &e) != 0 && strstr(e.msg, "notes.txt: not an SQLite database"),
+           "...and as a read-only one (%s)", e.msg);
+}
+
+/* The page of a table's root b-tree made garbage: SQLite opens the file
+ * and reads its header happily. */
+static void damage_table(const char *path, const char *table)
+{
+    sqlite3 *h;
+    sqlite3_stmt *s;
+    int root = 0, size = 0;
+    sqlite3_open(path, &h);
+    if (sqlite3_prepare_v2(h, "SELECT rootpage, (SELECT page_size FROM pragma_page_size) FROM sqlite_master "
+                              "WHERE name = ?1", -1, &s, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(s, 1, table, -1, SQLITE_STATIC);
+        if (sqlite3_step(s) == SQLITE_ROW) {
+            root = sqlite3_column_int(s, 0);
+            size = sqlite3_column_int(s, 1);
+        }
+        sqlite3_finalize(s);
+    }
+    sqlite3_close(h);
+    FILE *f = fopen(path, "r+b");
+    if (!f || root < 2)
+        return;
+    static const unsigned char junk[12] = {0x0d, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    fseek(f, (long)(root - 1) * size, SEEK_SET);
+    fwrite(junk, 1, sizeof junk, f);
+    fclose(f);
+}
+
+/* tlmd backup (SQLite's online backup) and the damaged-file check every
+ * read-write open runs (quick_check). */
+static void test_backup_and_damage(void)
+{
+    char path[512], out[512], bad[512], bad_out[512];
+    snprintf(path, sizeof path, "%s/bk-src.db", dir);
+    snprintf(out, sizeof out, "%s/bk-out.db", dir);
+    tlm_err e = {0};
+    db *d = NULL;
+    TAP_OK(db_open(path, DB_READWRITE, &d, &e) == 0, "a database to back up (%s)", e.msg);
+    if (!d)
+        return;
+    db_sweep_row sw = {.name = "bk", .file = "bk.yaml", .content_hash = "h", .source = "x"};
+    int ok = db_sweep_put(d, &sw, NULL, &e) == 0;
+    for (int i = 0; ok && i < 50; i++)
+        ok = put_job(d, "bk", i, &e) == 0;
+    /* the writer holds a transaction with more rows, not yet committed:
+     * the backup is the committed snapshot, and does not wait for it */
+    ok = ok && db_begin(d, &e) == 0 && put_job(d, "bk", 50, &e) == 0;
+    TAP_OK(ok, "50 jobs committed, a 51st in an open transaction (%s)", e.msg);
+    TAP_OK(db_backup(path, out, &e) == 0, "db_backup copies it while the writer's transaction is open (%s)", e.msg);
+    db_commit(d, &e);
+    db_close(d);
+    db *b = NULL;
+    TAP_OK(db_open(out, DB_READONLY, &b, &e) == 0 && q_int(b, "SELECT count(*) FROM jobs") == 50,
+           "the backup opens and holds the 50 committed jobs (%s)", e.msg);
+    db_close(b);
+    char side[600];
+    snprintf(side, sizeof side, "%s-wal", out);
+    struct stat st;
+    TAP_OK(stat(side, &st) != 0, "the backup is one file (no -wal beside it)");
+    TAP_OK(db_backup(path, out, &e) != 0 && strstr(e.msg, "exists; a backup never replaces a file"),
+           "a second backup to the same name is refused (%s)", e.msg);
+
+    /* a damaged table: refused for writing, named, with what to do */
+    snprintf(bad, sizeof bad, "%s/damaged.db", dir);
+    snprintf(bad_out, sizeof bad_out, "%s/damaged-copy.db", dir);
+    d = NULL;
+    TAP_OK(db_open(bad, DB_READWRITE, &d, &e) == 0 && db_sweep_put(d, &sw, NULL, &e) == 0 &&
+               put_job(d, "bk", 1, &e) == 0,
+           "a database with a job (%s)", e.msg);
+    db_close(d);
+    damage_table(bad, "jobs");
+    d = NULL;
+    TAP_OK(db_open(bad, DB_READWRITE, &d, &e) != 0 && e.code == TLM_EIO &&
+               strstr(e.msg, "damaged.db: the database is damaged (SQLite's quick_check: ") &&
+               strstr(e.msg, ".recover") && strstr(e.msg, "backup"),
+           "a read-write open refuses the damaged file, saying how to recover (%s)", e.msg);
+    db_close(d);
+    TAP_OK(db_backup(bad, bad_out, &e) != 0 && strstr(e.msg, "damaged") && stat(bad_out, &st) != 0,
+           "no backup of a damaged file is written (%s)", e.msg);
 }
 
 /* Every database has its own identity (a runs folder records it), kept
@@ -260,16 +377,10 @@ static void test_identity(void)
  * as " a b ... " (each name between spaces); "" if the check is missing. */
 static void schema_check_names(const char *column, char *out, size_t cap)
 {
-    const char *src = getenv("TLM_SRCDIR") ? getenv("TLM_SRCDIR") : "..";
-    char path[1024], mark[64];
-    snprintf(path, sizeof path, "%s/db/schema.sql", src);
+    char mark[64];
     snprintf(mark, sizeof mark, "CHECK (%s IN (", column);
-    FILE *f = fopen(path, "rb");
     static char text[1 << 17];
-    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
-    if (f)
-        fclose(f);
-    text[n] = '\0';
+    src_text("db/schema.sql", text, sizeof text, NULL, 0);
     out[0] = '\0';
     const char *p = strstr(text, mark);
     if (!p)
@@ -307,16 +418,10 @@ static void test_job_status_names(void)
 /* docs/tlmd.md names the schema version the code writes */
 static void test_docs_version(void)
 {
-    const char *src = getenv("TLM_SRCDIR") ? getenv("TLM_SRCDIR") : "..";
     char path[1024], want[64];
-    snprintf(path, sizeof path, "%s/docs/tlmd.md", src);
     snprintf(want, sizeof want, "schema version %d", DB_SCHEMA_VERSION);
-    FILE *f = fopen(path, "rb");
     static char text[1 << 17];
-    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
-    if (f)
-        fclose(f);
-    text[n] = '\0';
+    size_t n = src_text("docs/tlmd.md", text, sizeof text, path, sizeof path);
     for (char *p = text; *p; p++)
         if (*p == '\n')
             *p = ' ';
@@ -331,16 +436,26 @@ static int count_sweeps(void *ctx, const db_sweep_summary *s)
     return 0;
 }
 
-static void test_reconcile(void)
+/* A new database of this test's folder, or NULL (a failed check). */
+static db *open_new(const char *name)
 {
     char path[512];
-    snprintf(path, sizeof path, "%s/r.db", dir);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
     tlm_err e = {0};
     db *d = NULL;
     if (db_open(path, DB_READWRITE, &d, &e)) {
         TAP_OK(0, "open: %s", e.msg);
-        return;
+        return NULL;
     }
+    return d;
+}
+
+static void test_reconcile(void)
+{
+    tlm_err e = {0};
+    db *d = open_new("r.db");
+    if (!d)
+        return;
     db_sweep_row sw = {.name = "rec", .file = "rec.yaml", .content_hash = "h1", .source = "x"};
     db_sweep_put(d, &sw, NULL, &e);
     char key[65];
@@ -386,14 +501,10 @@ static void test_reconcile(void)
 
 static void test_results_at_scale(void)
 {
-    char path[512];
-    snprintf(path, sizeof path, "%s/big.db", dir);
     tlm_err e = {0};
-    db *d = NULL;
-    if (db_open(path, DB_READWRITE, &d, &e)) {
-        TAP_OK(0, "open: %s", e.msg);
+    db *d = open_new("big.db");
+    if (!d)
         return;
-    }
     enum { JOBS = 10000, STEPS = 5 };
     double t0 = tlm_clock_mono();
     db_begin(d, &e);
@@ -465,6 +576,8 @@ int main(void)
     }
     test_open_and_values();
     test_versions();
+    test_not_sqlite();
+    test_backup_and_damage();
     test_identity();
     test_docs_version();
     test_job_status_names();

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/cfgtree.h"
 #include "engine/config/config.h"
 
 typedef struct hope_spec {
@@ -32,13 +31,7 @@ static inline int hs_config(const hope_spec *s, int T, eng_config *c, tlm_err *e
              "train: {seq_len: %d, tokens: 100000}\n",
              s->V, s->d, s->L, s->H, s->kv, s->dff, s->V, s->tied ? "true" : "false", s->init_std, s->levels,
              s->chunks, s->schedule, strcmp(s->schedule, "uniform") ? ", ratio: [1.5, 0.5]" : "", s->multiple, T);
-    tlm_cfg_node *root;
-    int rc = tlm_cfg_parse_buffer(s->name, y, strlen(y), &root, e);
-    if (rc)
-        return rc;
-    rc = eng_config_from_tree(root, c, e);
-    tlm_cfg_free(root);
-    return rc;
+    return eng_config_from_text(s->name, y, strlen(y), c, e);
 }
 
 #endif

@@ -12,7 +12,8 @@
 #                                 the daemons by pid (slurmstepd outlives slurmd)
 #
 # Everything is local: auth/none and cred/none (no munge), every daemon bound
-# to 127.0.0.1 on free ports (a port taken meanwhile makes slurmctld exit with
+# to the loopback address the machine's name resolves to (slurm_host) on
+# free ports (a port taken meanwhile makes slurmctld exit with
 # "Address already in use": then the whole start is tried again on others),
 # SlurmUser and SlurmdUser the calling user, no accounting (sacct fails, as on
 # the clusters that disable it), GPUs that are symlinks to the null device
@@ -30,14 +31,43 @@ slurm_need() {
     done
 }
 
-# free_ports N: N TCP ports free on 127.0.0.1 now (bound, then released)
+# slurm_host: where the controller lives: SLURM_HOST, the machine's own
+# name (slurmctld runs as the primary controller only on the host that
+# SlurmctldHost names, and binds to the address that name resolves to),
+# and SLURM_ADDR, that loopback address (127.0.0.1 on most machines,
+# 127.0.1.1 where /etc/hosts is as Debian's installer writes it).  Skips
+# (77), naming the reason, where slurmd cannot start at all: a name that
+# does not resolve, one that resolves to no loopback address (a cluster
+# without authentication listens on loopback only), no cgroup file system
+# (Slurm 22.05's slurmd needs /sys/fs/cgroup).
+slurm_host() {
+    SLURM_HOST=$(hostname -s 2>/dev/null || hostname)
+    SLURM_ADDR=$(getent ahostsv4 "$SLURM_HOST" 2>/dev/null | awk '{ print $1; exit }')
+    if [ -z "$SLURM_ADDR" ]; then
+        echo "# this machine's name '$SLURM_HOST' does not resolve (slurmctld and slurmd need it; add it to /etc/hosts): skip"
+        exit 77
+    fi
+    case $SLURM_ADDR in
+    127.*) ;;
+    *)
+        echo "# this machine's name '$SLURM_HOST' resolves to $SLURM_ADDR, not a loopback address; the test cluster (no authentication) listens on loopback only: skip"
+        exit 77
+        ;;
+    esac
+    if [ -z "$(ls /sys/fs/cgroup 2>/dev/null)" ]; then
+        echo "# no cgroup file system at /sys/fs/cgroup (Slurm's slurmd needs one; in a chroot, mount /sys): skip"
+        exit 77
+    fi
+}
+
+# free_ports N: N TCP ports free on $SLURM_ADDR now (bound, then released)
 slurm_free_ports() {
-    python3 - "$1" <<'EOF'
+    python3 - "$1" "$SLURM_ADDR" <<'EOF'
 import socket, sys
 socks = []
 for _ in range(int(sys.argv[1])):
     s = socket.socket()
-    s.bind(("127.0.0.1", 0))
+    s.bind((sys.argv[2], 0))
     socks.append(s)
 print(" ".join(str(s.getsockname()[1]) for s in socks))
 EOF
@@ -51,7 +81,7 @@ slurm_write_conf() {
     shift
     cat >"$d/slurm.conf" <<EOF
 ClusterName=tlmtest
-SlurmctldHost=localhost(127.0.0.1)
+SlurmctldHost=$SLURM_HOST($SLURM_ADDR)
 SlurmctldPort=$ctld_port
 SlurmUser=$user
 SlurmdUser=$user
@@ -99,7 +129,7 @@ EOF
             g=$((g + 1))
         done
         for f in $files; do echo "NodeName=$name Name=gpu File=$f" >>"$d/gres.conf"; done
-        echo "NodeName=$name NodeAddr=127.0.0.1 Port=$1 CPUs=2 RealMemory=1000 Gres=gpu:$SLURM_GPUS State=UNKNOWN" \
+        echo "NodeName=$name NodeAddr=$SLURM_ADDR Port=$1 CPUs=2 RealMemory=1000 Gres=gpu:$SLURM_GPUS State=UNKNOWN" \
             >>"$d/slurm.conf"
         shift
         mkdir -p "$d/spool/$name"
@@ -163,6 +193,7 @@ slurm_stop_daemons() {
 
 slurm_up() {
     slurm_need
+    slurm_host
     SLURM_DIR=$1
     SLURM_N=${2:-3}
     SLURM_GPUS=${3:-2}

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/cfgtree.h"
 #include "engine/config/config.h"
 
 typedef struct titans_spec {
@@ -35,13 +34,7 @@ static inline int ts_config(const titans_spec *s, int T, eng_config *c, tlm_err 
              s->V, s->d, s->L, s->H, s->kv, s->dff, s->V, s->tied ? "true" : "false", s->init_std, s->variant,
              s->window, s->persistent, s->chunk, s->depth, s->max_lr, hidden, s->schedule,
              strcmp(s->schedule, "uniform") ? ", ratio: [1.5, 0.5]" : "", T);
-    tlm_cfg_node *root;
-    int rc = tlm_cfg_parse_buffer(s->name, y, strlen(y), &root, e);
-    if (rc)
-        return rc;
-    rc = eng_config_from_tree(root, c, e);
-    tlm_cfg_free(root);
-    return rc;
+    return eng_config_from_text(s->name, y, strlen(y), c, e);
 }
 
 #endif

@@ -138,17 +138,6 @@ def pearson(y):
     return sxy / math.sqrt(sxx * syy)
 
 
-class Check:
-    def __init__(self):
-        self.ok, self.n = True, 0
-
-    def report(self, what, good, detail=""):
-        self.n += 1
-        self.ok = self.ok and good
-        print("%s %d - %s%s" % ("ok" if good else "not ok", self.n, what, (" # " + detail) if detail else ""),
-              flush=True)
-
-
 def compare(chk, name, lines, mlp, block):
     got = {(x["layer"], x["name"]): x["value"] for x in lines if x["ev"] == "layer"}
     res = {x["metric"]: x for x in lines if x["ev"] == "eval"}
@@ -179,13 +168,10 @@ def run(exe, args):
 
 
 def main():
-    build = os.environ.get("TLM_BUILDDIR", ".")
-    exe = os.path.join(build, "tests", "parity", "eval_run")
-    if not os.path.exists(exe):
-        print("1..0 # SKIP %s not built" % exe)
+    exe = pt.program("eval_run")
+    if not exe:
         return 77
-    torch.set_num_threads(1)
-    chk = Check()
+    chk = pt.Check()
     gen = torch.Generator().manual_seed(7)
     with tempfile.TemporaryDirectory(prefix="tlm-parity-align-") as d:
         ids = torch.randint(0, 256, (N_TOK,), generator=gen).tolist()

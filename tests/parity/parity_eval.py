@@ -282,29 +282,15 @@ def mean_stderr(x):
 
 
 # ------------------------------------------------------------ comparison
-class Check:
-    def __init__(self):
-        self.ok, self.n = True, 0
-
-    def report(self, what, good, detail=""):
-        self.n += 1
-        self.ok = self.ok and good
-        print("%s %d - %s%s" % ("ok" if good else "not ok", self.n, what, (" # " + detail) if detail else ""),
-              flush=True)
-
-
 def rel(a, b):
     return abs(a - b) / max(1.0, abs(b)) if math.isfinite(b) else (0.0 if a == b else float("inf"))
 
 
 def main():
-    build = os.environ.get("TLM_BUILDDIR", ".")
-    exe = os.path.join(build, "tests", "parity", "eval_run")
-    if not os.path.exists(exe):
-        print("1..0 # SKIP %s not built" % exe)
+    exe = pt.program("eval_run")
+    if not exe:
         return 77
-    torch.set_num_threads(1)
-    chk = Check()
+    chk = pt.Check()
     with tempfile.TemporaryDirectory(prefix="tlm-parity-eval-") as d:
         write_files(d)
         model = os.path.join(d, "model.safetensors")

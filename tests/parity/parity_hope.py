@@ -41,35 +41,17 @@ engine's rounding):
                       blind to a constant scale of the gradient, so no
                       weight measure sees a wrong accumulator divisor.)
 Exit 0 pass, 1 fail (77: skip)."""
-import json
 import math
 import os
-import struct
-import subprocess
 import sys
-import tempfile
 
 import torch
 import torch.nn.functional as F
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from parity_torch import load_variant, run_dumps  # noqa: E402
+
 TOL_LOSS, TOL_LOGITS, TOL_GRAD, TOL_STEPS, TOL_MOVED, TOL_TENSOR = 1e-5, 1e-4, 2e-3, 1e-5, 1e-3, 1e-2
-
-
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        raw = f.read()
-    (hlen,) = struct.unpack("<Q", raw[:8])
-    header = json.loads(raw[8:8 + hlen].decode("utf-8"))
-    meta = header.pop("__metadata__", {})
-    body = raw[8 + hlen:]
-    kinds = {"F32": torch.float32, "I32": torch.int32}
-    tensors = {}
-    for name, t in header.items():
-        lo, hi = t["data_offsets"]
-        buf = bytearray(body[lo:hi])
-        x = torch.frombuffer(buf, dtype=kinds[t["dtype"]]) if buf else torch.zeros(0, dtype=kinds[t["dtype"]])
-        tensors[name] = x.reshape(t["shape"]).clone()
-    return tensors, meta
 
 
 def rms(x, g, eps):
@@ -132,9 +114,7 @@ def chunk_of(name, chunks):
 
 
 def check(dirname, variant):
-    W0, meta = read_safetensors(os.path.join(dirname, variant + ".model.safetensors"))
-    E, _ = read_safetensors(os.path.join(dirname, variant + ".out.safetensors"))
-    cfg = json.loads(meta["tlm_parity"])
+    W0, E, cfg = load_variant(dirname, variant)
     chunks = cfg["chunks"]
     good = True
 
@@ -214,20 +194,7 @@ def check(dirname, variant):
 
 
 def main():
-    exe = os.path.join(os.environ.get("TLM_BUILDDIR", "."), "tests", "parity", "parity_hope_dump")
-    if not os.path.exists(exe):
-        print("1..0 # SKIP %s not built" % exe)
-        return 77
-    torch.set_num_threads(1)
-    with tempfile.TemporaryDirectory(prefix="tlm-parity-hope-") as d:
-        r = subprocess.run([exe, d], stdout=subprocess.PIPE, universal_newlines=True)
-        if r.returncode != 0:
-            print("not ok - parity_hope_dump exited %d" % r.returncode)
-            return 1
-        ok = True
-        for variant in r.stdout.split():
-            ok = check(d, variant) and ok
-    return 0 if ok else 1
+    return run_dumps("parity_hope_dump", "tlm-parity-hope-", check)
 
 
 if __name__ == "__main__":

@@ -27,51 +27,18 @@ engine's rounding):
   10 AdamW losses     max |d| <= 1e-5 * max(1, |loss|)  (torch.optim.AdamW,
                       decay on matrices only, clip_grad_norm_ at 1.0)
 Exit 0 pass, 1 fail (77: skip)."""
-import json
 import math
 import os
-import struct
-import subprocess
 import sys
-import tempfile
 
 import torch
 import torch.nn.functional as F
 
-TOL_LOSS, TOL_LOGITS, TOL_GRAD, TOL_STEPS = 1e-5, 1e-4, 2e-3, 1e-5
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from parity_torch import compare_model, load_variant, rmsnorm, rope, run_dumps  # noqa: E402
+
 CONV = 4
 QK_EPS = 1e-6
-
-
-def load_safetensors(path):
-    with open(path, "rb") as f:
-        raw = f.read()
-    (n,) = struct.unpack("<Q", raw[:8])
-    header = json.loads(raw[8:8 + n].decode("utf-8"))
-    meta = header.pop("__metadata__", {})
-    data = raw[8 + n:]
-    dtypes = {"F32": torch.float32, "I32": torch.int32}
-    out = {}
-    for name, t in header.items():
-        b, e = t["data_offsets"]
-        buf = bytearray(data[b:e])
-        x = torch.frombuffer(buf, dtype=dtypes[t["dtype"]]) if buf else torch.zeros(0, dtype=dtypes[t["dtype"]])
-        out[name] = x.reshape(t["shape"]).clone()
-    return out, meta
-
-
-def rmsnorm(x, w, eps):
-    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
-
-
-def rope(x, theta):
-    # x (B, heads, T, hd); rotate-half, angle t * theta^(-2i/hd)
-    T, hd = x.shape[-2], x.shape[-1]
-    inv = theta ** (-torch.arange(0, hd // 2, dtype=torch.float64) * 2.0 / hd)
-    ang = torch.arange(T, dtype=torch.float64)[:, None] * inv[None, :]
-    cos, sin = ang.cos(), ang.sin()
-    x1, x2 = x[..., : hd // 2], x[..., hd // 2:]
-    return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
 
 
 def swa(q, k, v, kp, vp, window):
@@ -184,79 +151,21 @@ def forward(P, cfg, tok, tgt):
     return loss, logits
 
 
-def rel(a, b):
-    return (a - b).abs().max().item() / max(b.abs().max().item(), 1e-30)
+def titans_only(name):
+    return "memory." in name or "persistent" in name or "self_attn.norm" in name
 
 
 def check_variant(d, name):
-    W, meta = load_safetensors(os.path.join(d, name + ".model.safetensors"))
-    O, _ = load_safetensors(os.path.join(d, name + ".out.safetensors"))
-    cfg = json.loads(meta["tlm_parity"])
+    W, O, cfg = load_variant(d, name)
     if cfg["mem_depth"] == 1:
         cfg["mem_hidden"] = cfg["d"] // cfg["heads"]
     widths = [W["model.layers.%d.mlp.up_proj.weight" % l].shape[0] for l in range(cfg["layers"])]
     assert widths == cfg["widths"], (widths, cfg["widths"])
-    ok = True
-
-    def report(what, err, tol):
-        nonlocal ok
-        good = err <= tol
-        ok = ok and good
-        print("%s - %s %s: %.3e (tol %.0e)" % ("ok" if good else "not ok", name, what, err, tol), flush=True)
-
-    P = {k: v.double().requires_grad_(True) for k, v in W.items()}
-    tok, tgt = O["tokens"], O["targets"]
-    loss, logits = forward(P, cfg, tok, tgt)
-    loss.backward()
-    report("loss (%.6f)" % loss.item(), abs(loss.item() - O["loss"].item()) / max(1.0, abs(loss.item())), TOL_LOSS)
-    report("logits", rel(O["logits"].double(), logits.detach()), TOL_LOGITS)
-    worst, worst_name, worst_mem, worst_mem_name = 0.0, "", 0.0, ""
-    for k, p in P.items():
-        e = (O["grad." + k].double() - p.grad).abs().max().item() / (p.grad.abs().max().item() + 1e-9)
-        if e > worst:
-            worst, worst_name = e, k
-        if ("memory." in k or "persistent" in k or "self_attn.norm" in k) and e > worst_mem:
-            worst_mem, worst_mem_name = e, k
-    report("%d gradients, worst %s" % (len(P), worst_name), worst, TOL_GRAD)
-    report("Titans-only gradients, worst %s" % worst_mem_name, worst_mem, TOL_GRAD)
-
-    # 10 AdamW steps from the same weights, same batch
-    P = {k: v.double().requires_grad_(True) for k, v in W.items()}
-    decay = [p for k, p in P.items() if p.dim() >= 2]
-    nodecay = [p for k, p in P.items() if p.dim() < 2]
-    opt = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": cfg["weight_decay"]}, {"params": nodecay, "weight_decay": 0.0}],
-        lr=cfg["lr"], betas=(cfg["beta1"], cfg["beta2"]), eps=cfg["eps"])
-    losses = []
-    for _ in range(cfg["steps"]):
-        opt.zero_grad()
-        loss, _ = forward(P, cfg, tok, tgt)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(list(P.values()), cfg["clip"])
-        opt.step()
-        losses.append(loss.item())
-    eng = O["losses"].double()
-    err = max(abs(a - b) for a, b in zip(losses, eng.tolist())) / max(1.0, max(abs(x) for x in losses))
-    report("%d AdamW losses (%.4f -> %.4f)" % (len(losses), losses[0], losses[-1]), err, TOL_STEPS)
-    return ok
+    return compare_model(name, W, O, cfg, forward, ("Titans-only", titans_only))
 
 
 def main():
-    build = os.environ.get("TLM_BUILDDIR", ".")
-    exe = os.path.join(build, "tests", "parity", "parity_titans_dump")
-    if not os.path.exists(exe):
-        print("1..0 # SKIP %s not built" % exe)
-        return 77
-    torch.set_num_threads(1)
-    with tempfile.TemporaryDirectory(prefix="tlm-parity-titans-") as d:
-        r = subprocess.run([exe, d], stdout=subprocess.PIPE, universal_newlines=True)
-        if r.returncode != 0:
-            print("not ok - parity_titans_dump exited %d" % r.returncode)
-            return 1
-        ok = True
-        for name in r.stdout.split():
-            ok = check_variant(d, name) and ok
-    return 0 if ok else 1
+    return run_dumps("parity_titans_dump", "tlm-parity-titans-", check_variant)
 
 
 if __name__ == "__main__":

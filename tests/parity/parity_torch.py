@@ -17,7 +17,10 @@ errors are the engine's rounding.  The AdamW run uses
 lr 5e-3 (the loss falls from ~4.3 to ~1.1): at 1e-2 one variant reached an
 unstable step (gradient norm jumping from 0.8 to 1.4) where fp32 rounding
 grows to ~1e-3 within two steps, which tests the dynamics, not the code.
-Exit 0 pass, 1 fail (77: skip)."""
+Exit 0 pass, 1 fail (77: skip).
+
+Also the library of the other parity scripts (the safetensors reader, the
+common layers, the comparison of a dumped model, the dump runner)."""
 import json
 import math
 import os
@@ -101,12 +104,25 @@ def rel(a, b):
     return (a - b).abs().max().item() / max(b.abs().max().item(), 1e-30)
 
 
-def check_variant(d, name):
-    W, meta = load_safetensors(os.path.join(d, name + ".model.safetensors"))
-    O, _ = load_safetensors(os.path.join(d, name + ".out.safetensors"))
-    cfg = json.loads(meta["tlm_parity"])
-    widths = [W["model.layers.%d.mlp.up_proj.weight" % l].shape[0] for l in range(cfg["layers"])]
-    assert widths == cfg["widths"], (widths, cfg["widths"])
+class Check:
+    """Numbered TAP lines (parity_eval, parity_align)."""
+
+    def __init__(self):
+        self.ok, self.n = True, 0
+
+    def report(self, what, good, detail=""):
+        self.n += 1
+        self.ok = self.ok and good
+        print("%s %d - %s%s" % ("ok" if good else "not ok", self.n, what, (" # " + detail) if detail else ""),
+              flush=True)
+
+
+def compare_model(name, W, O, cfg, forward, marked=None):
+    """The engine's dump O of a model with initial weights W against
+    forward(P, cfg, tok, tgt) -> (loss, logits) in float64: the step-0
+    loss, logits and every gradient (and, with marked = (label,
+    predicate), the worst of the tensors whose name the predicate takes),
+    then 10 AdamW steps from W on the same batch.  True when all pass."""
     ok = True
 
     def report(what, err, tol):
@@ -121,12 +137,16 @@ def check_variant(d, name):
     loss.backward()
     report("loss (%.6f)" % loss.item(), abs(loss.item() - O["loss"].item()) / max(1.0, abs(loss.item())), TOL_LOSS)
     report("logits", rel(O["logits"].double(), logits.detach()), TOL_LOGITS)
-    worst, worst_name = 0.0, ""
+    worst, worst_name, worst_m, worst_m_name = 0.0, "", 0.0, ""
     for k, p in P.items():
         e = (O["grad." + k].double() - p.grad).abs().max().item() / (p.grad.abs().max().item() + 1e-9)
         if e > worst:
             worst, worst_name = e, k
+        if marked and marked[1](k) and e > worst_m:
+            worst_m, worst_m_name = e, k
     report("%d gradients, worst %s" % (len(P), worst_name), worst, TOL_GRAD)
+    if marked:
+        report("%s gradients, worst %s" % (marked[0], worst_m_name), worst_m, TOL_GRAD)
 
     # 10 AdamW steps from the same weights, same batch
     P = {k: v.double().requires_grad_(True) for k, v in W.items()}
@@ -149,22 +169,51 @@ def check_variant(d, name):
     return ok
 
 
-def main():
-    build = os.environ.get("TLM_BUILDDIR", ".")
-    exe = os.path.join(build, "tests", "parity", "parity_dump")
+def load_variant(d, name):
+    """W (initial weights), O (the engine's outputs) and the config of one
+    dumped model."""
+    W, meta = load_safetensors(os.path.join(d, name + ".model.safetensors"))
+    O, _ = load_safetensors(os.path.join(d, name + ".out.safetensors"))
+    return W, O, json.loads(meta["tlm_parity"])
+
+
+def check_variant(d, name):
+    W, O, cfg = load_variant(d, name)
+    widths = [W["model.layers.%d.mlp.up_proj.weight" % l].shape[0] for l in range(cfg["layers"])]
+    assert widths == cfg["widths"], (widths, cfg["widths"])
+    return compare_model(name, W, O, cfg, forward)
+
+
+def program(name):
+    """$TLM_BUILDDIR/tests/parity/<name>, torch on one thread; None (after
+    the TAP skip line) when it is not built."""
+    exe = os.path.join(os.environ.get("TLM_BUILDDIR", "."), "tests", "parity", name)
     if not os.path.exists(exe):
         print("1..0 # SKIP %s not built" % exe)
-        return 77
+        return None
     torch.set_num_threads(1)
-    with tempfile.TemporaryDirectory(prefix="tlm-parity-") as d:
+    return exe
+
+
+def run_dumps(name, prefix, check):
+    """Runs program(name) DIR (which dumps one model per name it prints)
+    and check(DIR, name) for each; the exit status."""
+    exe = program(name)
+    if not exe:
+        return 77
+    with tempfile.TemporaryDirectory(prefix=prefix) as d:
         r = subprocess.run([exe, d], stdout=subprocess.PIPE, universal_newlines=True)
         if r.returncode != 0:
-            print("not ok - parity_dump exited %d" % r.returncode)
+            print("not ok - %s exited %d" % (name, r.returncode))
             return 1
         ok = True
-        for name in r.stdout.split():
-            ok = check_variant(d, name) and ok
+        for variant in r.stdout.split():
+            ok = check(d, variant) and ok
     return 0 if ok else 1
+
+
+def main():
+    return run_dumps("parity_dump", "tlm-parity-", check_variant)
 
 
 if __name__ == "__main__":

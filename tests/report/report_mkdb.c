@@ -168,13 +168,13 @@ int main(int argc, char **argv)
         /* an early evaluation (step 50) that a table must not take for the final one (step 100) */
         double ppl = j->ppl ? j->ppl : 20 + 4 * u01(i, 1);
         if (!strcmp(j->status, "failed")) {
-            TRY(db_job_set_status(d, key, "failed", j->reason, "loss became NaN at step 40", &e), "status");
+            TRY(db_job_set_status(d, key, DB_JOB_FAILED, j->reason, "loss became NaN at step 40", &e), "status");
             continue;
         }
         TRY(put_eval(d, key, 50, "val", "val", "ppl", ppl + 7, &e), "eval");
         TRY(put_eval(d, key, 50, "val", "val", "loss", log(ppl + 7), &e), "eval");
         if (strcmp(j->status, "done")) {
-            TRY(db_job_set_status(d, key, j->status, NULL, NULL, &e), "status");
+            TRY(db_job_set_status(d, key, db_job_status_find(j->status), NULL, NULL, &e), "status");
             continue;
         }
         TRY(put_eval(d, key, 100, "val", "val", "ppl", j->nan_ppl ? NAN : ppl, &e), "eval");
@@ -201,7 +201,7 @@ int main(int argc, char **argv)
             TRY(db_layer_put(d, key, 100, l, "rho_block", blk, &e), "layer");
         }
         TRY(db_job_set_final(d, key, 1.0 + u01(i, 99), j->nan_ppl ? NAN : log(ppl), 12.5, &e), "final");
-        TRY(db_job_set_status(d, key, "done", NULL, NULL, &e), "status");
+        TRY(db_job_set_status(d, key, DB_JOB_DONE, NULL, NULL, &e), "status");
     }
     for (int s = 0; s < 2; s++)
         TRY(db_sweep_jobs_settle(d, SWEEPS[s], NULL, NULL, &e), "settle");

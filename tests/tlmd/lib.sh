@@ -82,3 +82,76 @@ wait_for() {
     echo "# timed out waiting for: $1"
     return 1
 }
+
+# reference [-b] FILE ARGS...: the sweep FILE trained by the local executor
+# in ref/ (ref/results.db: what a test compares its results with), one
+# thread a worker; its exit status.  -b: alongside the test ($refp is its
+# pid).
+reference() {
+    bg=0
+    [ "$1" = -b ] && { bg=1; shift; }
+    f=$1
+    shift
+    mkdir -p ref && cp "$f" ref/ || return 1
+    if [ $bg = 1 ]; then
+        (cd ref && exec "$T" --sweeps "$f" "$@" --threads-per-worker 1 >run.out 2>&1) &
+        refp=$!
+        kids="$kids $refp"
+        return 0
+    fi
+    (cd ref && exec "$T" --sweeps "$f" "$@" --threads-per-worker 1 >run.out 2>&1)
+}
+
+# same TABLE COLUMNS WHERE: TABLE has as many rows as the reference's, and
+# none of those matched by COLUMNS differs by WHERE (a. this run, b. the
+# reference's)
+same() {
+    d=$(q "attach 'ref/results.db' as r;
+           select (select count(*) from $1) = (select count(*) from r.$1),
+                  (select count(*) from $1 a join r.$1 b using ($2) where $3)")
+    [ "$d" = "1|0" ]
+}
+
+# same_rows WHOSE: four checks: steps (rows and losses as WHOSE's),
+# evaluations, checkpoints and layer statistics are the reference's
+same_rows() {
+    same steps "job, step" "a.loss is not b.loss or a.tokens <> b.tokens"
+    ok $? "steps: same rows and losses as $1"
+    same evals "job, step, suite, task, metric" "a.value is not b.value"
+    ok $? "evals: same rows and values"
+    same checkpoints "job, step" "a.tokens <> b.tokens"
+    ok $? "checkpoints: same rows"
+    same layer_stats "job, step, layer, name" "a.value is not b.value"
+    ok $? "layer_stats: same rows"
+}
+
+# same_final N: N jobs end with the reference's training and validation losses
+same_final() {
+    [ "$(q "attach 'ref/results.db' as r; select count(*) from results a join r.results b using (key)
+            where a.train_loss = b.train_loss and a.val_loss = b.val_loss")" = "$1" ]
+}
+
+# steps_once N STEPS: N jobs hold steps 1..STEPS, each once
+steps_once() {
+    [ "$(q "select count(*) from (select job from steps group by job
+            having count(*) = $2 and min(step) = 1 and max(step) = $2)")" = "$1" ]
+}
+
+# slurm_start_cluster [NODES] [GPUS]: for the tests of the slurm executor, a
+# private cluster (tests/lib/slurm_cluster.sh; 77 without Slurm), stopped
+# on exit.  The SLURM_EXTRA_* settings of slurm_cluster.sh apply.
+slurm_start_cluster() {
+    . "$TLM_SRCDIR/tests/lib/slurm_cluster.sh"
+    slurm_need
+    trap 'slurm_down; cleanup' EXIT
+    slurm_up "$tmp/cluster" "$@" || { echo "# the test cluster did not start"; exit 1; }
+}
+
+# events_read_to_end: every Slurm attempt's events file was read to its end
+# (the committed offset is the file's size)
+events_read_to_end() {
+    for f in runs/*/slurm/*.events; do
+        off=$(q "select events_offset from attempts where token = '$(basename "$f" | cut -d. -f1)'")
+        [ "$off" = "$(stat -c %s "$f")" ] || return 1
+    done
+}

@@ -192,6 +192,106 @@ ok $([ $? = 0 ] && grep -qF "$long/long.yaml" status.out && echo 0 || echo 1) \
     "tlmd status names the ${#long}-byte sweep file whole"
 "$T" status --db long.db --sweep nope >e9.out 2>&1
 ok $([ $? = 2 ] && grep -q "no sweep named 'nope'" e9.out && echo 0 || echo 1) "status of an unknown sweep: exit 2"
+
+# ---- results.db's upkeep (issue 26): tlmd backup, tlmd migrate, a damaged
+# file, a file stamped with the wrong version, paths that cannot work
+"$T" backup --db long.db --out long-copy.db >bk.out 2>&1
+ok $([ $? = 0 ] && grep -q "long.db copied to long-copy.db" bk.out &&
+    [ "$(sqlite3 -batch long-copy.db "select count(*) from jobs where status = 'done'")" = 1 ] && echo 0 || echo 1) \
+    "tlmd backup copies the database: $(cat bk.out)"
+expect2 "--out long-copy.db: exists; a backup never replaces a file" "tlmd backup onto an existing file" \
+    backup --db long.db --out long-copy.db
+expect2 "--db FILE and --out FILE are required" "tlmd backup without --out" backup --db long.db
+"$T" migrate --db long.db >mig.out 2>&1
+ok $([ $? = 0 ] && grep -q "long.db is at schema version [0-9]* already; nothing to do" mig.out && [ ! -e long.db.v5.bak ] &&
+    echo 0 || echo 1) "tlmd migrate of a current database: nothing to do, no backup: $(cat mig.out)"
+# an older file (version 5, as db/history keeps it): the read-only tools
+# name `tlmd migrate`, which keeps a backup and migrates
+sqlite3 old.db <"$TLM_SRCDIR/db/history/v5.sql" && sqlite3 old.db "pragma user_version = 5"
+"$T" status --db old.db >e.out 2>&1
+ok $([ $? = 2 ] && grep -q "old.db: schema version 5 is older than this program's ([0-9]*); upgrade it with: tlmd migrate --db old.db" e.out &&
+    echo 0 || echo 1) "tlmd status of an older file names tlmd migrate: $(tail -1 e.out)"
+"$T" --dry-run --sweeps sw --db old.db >e.out 2>&1
+ok $([ $? = 2 ] && grep -q "upgrade it with: tlmd migrate --db old.db" e.out && echo 0 || echo 1) "so does --dry-run: $(tail -1 e.out)"
+python3 -c 'import fcntl, time; f = open("old.db"); fcntl.flock(f, fcntl.LOCK_EX); open("locked", "w"); time.sleep(30)' &
+fl=$!
+kids="$kids $fl"
+i=0
+while [ ! -e locked ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+"$T" migrate --db old.db >e.out 2>&1
+ok $([ $? = 2 ] && grep -q "another tlmd (pid $fl) is running" e.out && [ "$(sqlite3 old.db "pragma user_version")" = 5 ] &&
+    echo 0 || echo 1) "tlmd migrate of a database a daemon holds: refused, nothing changed: $(cat e.out)"
+kill "$fl" 2>/dev/null
+wait "$fl" 2>/dev/null
+"$T" migrate --db old.db >mig.out 2>&1
+ok $([ $? = 0 ] && grep -q "old.db migrated from schema version 5 to [0-9]*; the old file is kept as old.db.v5.bak" mig.out &&
+    [ "$(sqlite3 old.db.v5.bak "pragma user_version")" = 5 ] && [ "$(sqlite3 old.db "pragma user_version")" -gt 5 ] &&
+    "$T" status --db old.db >/dev/null 2>&1 && echo 0 || echo 1) "tlmd migrate: a backup, then the migration: $(cat mig.out)"
+# a version changed by hand: the cause, not only SQLite's "duplicate column name"
+cp long-copy.db stamped.db && sqlite3 stamped.db "pragma user_version = 4"
+"$T" --sweeps long.yaml --db stamped.db --runs stamped-runs --no-progress >e.out 2>&1
+ok $([ $? = 2 ] && grep -q "stamped.db: its tables are not those of schema version 4, the version the file says it has" e.out &&
+    [ "$(sqlite3 stamped.db "pragma user_version")" = 4 ] && echo 0 || echo 1) "a hand-stamped version: $(cat e.out)"
+# a damaged table: tlmd refuses to write to it, and says how to recover
+cp long-copy.db damaged.db
+python3 - damaged.db <<'P'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+root = c.execute("select rootpage from sqlite_master where name = 'steps'").fetchone()[0]
+size = c.execute("pragma page_size").fetchone()[0]
+c.close()
+with open(sys.argv[1], "r+b") as f:
+    f.seek((root - 1) * size)
+    f.write(b"\x0d" + b"\xff" * 11)
+P
+cp damaged.db damaged.orig
+"$T" --sweeps long.yaml --db damaged.db --runs damaged-runs --no-progress >e.out 2>&1
+ok $([ $? = 3 ] && grep -q "damaged.db: the database is damaged (SQLite's quick_check: " e.out && grep -q "\.recover" e.out &&
+    cmp -s damaged.db damaged.orig && echo 0 || echo 1) "a damaged database: exit 3, how to recover, nothing written: $(cat e.out)"
+"$T" backup --db damaged.db --out damaged-copy.db >e.out 2>&1
+ok $([ $? = 3 ] && [ ! -e damaged-copy.db ] && echo 0 || echo 1) "no backup of a damaged database: $(cat e.out)"
+# not a database at all, a folder tlmd cannot write
+printf 'my notes\n' >notes.txt
+"$T" --sweeps sw --db notes.txt --no-progress >e.out 2>&1
+ok $([ $? = 2 ] && grep -q "notes.txt: not an SQLite database (the file does not begin with SQLite's header)" e.out &&
+    [ "$(cat notes.txt)" = "my notes" ] && echo 0 || echo 1) "--db over a text file: $(cat e.out)"
+mkdir rodir && cp long-copy.db rodir/r.db && chmod 666 rodir/r.db && chmod 555 rodir
+as_user=""
+if [ "$(id -u)" = 0 ]; then
+    command -v setpriv >/dev/null 2>&1 && as_user="setpriv --reuid=nobody --regid=nogroup --clear-groups"
+    chmod 711 "$tmp"
+fi
+if [ "$(id -u)" != 0 ] || [ -n "$as_user" ]; then
+    $as_user "$T" --sweeps "$tmp/long.yaml" --db rodir/r.db --no-progress >e.out 2>&1
+    ok $([ $? = 3 ] && grep -q "rodir/r.db: its folder rodir is not writable (Permission denied): SQLite keeps the database's -wal and -shm files beside it" e.out &&
+        echo 0 || echo 1) "--db in a folder that cannot be written: $(cat e.out)"
+    $as_user "$T" --sweeps "$tmp/long.yaml" --db rodir/new.db --no-progress >e.out 2>&1
+    ok $([ $? = 3 ] && grep -q "rodir/new.db: cannot create: its folder rodir is not writable by this user" e.out && echo 0 || echo 1) \
+        "a new --db there: $(cat e.out)"
+    chmod 755 rodir && chmod 644 rodir/r.db
+    $as_user "$T" --sweeps "$tmp/long.yaml" --db rodir/r.db --no-progress >e.out 2>&1
+    ok $([ $? = 3 ] && grep -q "rodir/r.db: not writable by this user (Permission denied)" e.out && echo 0 || echo 1) \
+        "a --db that cannot be written: $(cat e.out)"
+else
+    ok 0 "# SKIP --db in a folder that cannot be written (root without setpriv)"
+fi
+chmod 755 rodir
+
+# ---- relative data paths: read from the folder tlmd runs in, the same
+# for a dry run (which checks that they can be read) and a run
+mkdir rel && cd rel || exit 1
+printf 'name: rel\nbase:\n  model: {d_model: 64, layers: 4, heads: 2, d_ff: 128, vocab: 256}\n  data: {train: data/train.tlmtok}\n  train: {tokens: 8192, seq_len: 32, batch_tokens: 1024, micro_batch: 8, lr: 3e-3, warmup_tokens: 1024}\n' >rel.yaml
+"$T" --dry-run --sweeps rel.yaml >dry.out 2>dry.err
+ok $([ $? = 2 ] && grep -q "^tlmd: rel.yaml: data.train data/train.tlmtok: No such file or directory (a relative path is read from $PWD, the folder tlmd runs in)" dry.err &&
+    grep -q "total: 1 distinct jobs: 1 new" dry.out && echo 0 || echo 1) "--dry-run of a sweep whose data is missing: exit 2, the path named: $(tr '\n' ' ' <dry.err)"
+mkdir data && cp "$tmp/text.tlmtok" data/train.tlmtok
+"$T" --dry-run --sweeps rel.yaml >dry.out 2>dry.err
+ok $([ $? = 0 ] && [ ! -s dry.err ] && echo 0 || echo 1) "...and clean once it is there"
+"$T" --sweeps rel.yaml --threads-per-worker 1 --no-progress >run.out 2>&1
+ok $([ $? = 0 ] && [ "$(sqlite3 results.db "select status from jobs")" = done ] &&
+    grep -q '"train":"data/train.tlmtok"' runs/*/config.json && echo 0 || echo 1) \
+    "a run reads it from there too, its config (and identity) as written"
+cd ..
 # a --runs the worker's files could not fit under is refused before anything starts
 toolong=$long
 while [ ${#toolong} -lt 3900 ]; do toolong=$toolong/$(printf "r%.0s" $(seq 200)); done

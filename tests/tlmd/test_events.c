@@ -14,7 +14,9 @@
 #include "orchestrator/classify.h"
 #include "orchestrator/event.h"
 #include "orchestrator/linebuf.h"
+#include "orchestrator/exits.h"
 #include "orchestrator/plan.h"
+#include "tests/lib/db_util.h"
 #include "tests/lib/tap.h"
 
 static orc_event_parser P;
@@ -298,16 +300,11 @@ static void test_failure_table(void)
 /* Every reason tlmd records is one attempts.reason allows (db/schema.sql):
  * each kind of the failure table, and whatever orc_classify gives for any
  * exit status or signal, whatever tlmd did to the worker. */
-static void test_failure_schema(const char *src)
+static void test_failure_schema(void)
 {
     char path[1024], word[64];
-    snprintf(path, sizeof path, "%.900s/db/schema.sql", src);
-    FILE *f = fopen(path, "rb");
     static char text[1 << 17];
-    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
-    if (f)
-        fclose(f);
-    text[n] = '\0';
+    src_text("db/schema.sql", text, sizeof text, path, sizeof path);
     const char *check = strstr(text, "CHECK (reason IN (");
     const char *end = check ? strchr(check, ')') : NULL;
     end = end ? strchr(end + 1, ')') : NULL; /* the IN list's, then the CHECK's */
@@ -379,6 +376,31 @@ static const char *retried_words(int status)
     if (!k)
         return status == TLM_EXIT_OK ? "-" : "?";
     return k->policy == TLM_POLICY_FINAL ? "no" : k->policy == TLM_POLICY_RESUME ? "resumed" : "yes";
+}
+
+/* docs/tlmd.md's "Exit status" says every status of tlmd's table
+ * (orchestrator/exits.h), in the table's words. */
+static void test_exit_docs(void)
+{
+    char path[1024], want[512];
+    static char text[1 << 17];
+    size_t n = src_text("docs/tlmd.md", text, sizeof text, path, sizeof path);
+    for (char *p = text; *p; p++)
+        if (*p == '\n')
+            *p = ' ';
+    int bad = 0, rows = 0;
+#define XX(id, status, when)                                                                                     \
+    snprintf(want, sizeof want, "**%d** %s", status, when);                                                     \
+    rows++;                                                                                                      \
+    if (!strstr(text, want)) {                                                                                   \
+        TAP_DIAG("%s does not say \"%s\"", path, want);                                                          \
+        bad++;                                                                                                   \
+    }
+    ORC_EXIT_MAP(XX)
+#undef XX
+    TAP_OK(n > 0 && rows > 0 && !bad && orc_exit_of(TLM_ECONFIG) == ORC_EXIT_USAGE &&
+               orc_exit_of(TLM_EIO) == ORC_EXIT_ERROR && orc_exit_of(0) == ORC_EXIT_OK,
+           "%s: tlmd's %d exit statuses in exits.h's words; a usage error exits 2, others 3", path, rows);
 }
 
 /* docs/protocol.md "Exit statuses" and docs/tlmd.md's table of how an
@@ -480,22 +502,24 @@ static void test_classify(void)
         const char *reason;
         int next;
     } cases[] = {
-        {{1, 0, 0, ORC_KILL_NONE, 1, NULL}, "done", ORC_NEXT_DONE},
-        {{1, 0, 0, ORC_KILL_NONE, 0, NULL}, "protocol", ORC_NEXT_RETRY},
-        {{1, 1, 0, ORC_KILL_NONE, 0, "internal"}, "internal", ORC_NEXT_RETRY},
-        {{1, 2, 0, ORC_KILL_NONE, 0, "config"}, "config", ORC_NEXT_FAIL},
-        {{1, 3, 0, ORC_KILL_NONE, 0, "data"}, "data", ORC_NEXT_FAIL},
-        {{1, 4, 0, ORC_KILL_NONE, 0, "diverged"}, "diverged", ORC_NEXT_FAIL},
-        {{1, 5, 0, ORC_KILL_NONE, 0, "oom"}, "oom", ORC_NEXT_RETRY},
-        {{1, 6, 0, ORC_KILL_NONE, 0, "io"}, "io", ORC_NEXT_RETRY},
-        {{1, 75, 0, ORC_KILL_SHUTDOWN, 0, NULL}, "interrupted", ORC_NEXT_INTERRUPTED},
-        {{1, 75, 0, ORC_KILL_NONE, 0, NULL}, "interrupted", ORC_NEXT_RETRY},
-        {{1, 75, 0, ORC_KILL_TIMEOUT, 0, NULL}, "timeout", ORC_NEXT_RETRY},
-        {{0, 0, SIGKILL, ORC_KILL_TIMEOUT, 0, NULL}, "timeout", ORC_NEXT_RETRY},
-        {{0, 0, SIGSEGV, ORC_KILL_NONE, 0, NULL}, "crash", ORC_NEXT_RETRY},
-        {{0, 0, SIGKILL, ORC_KILL_SHUTDOWN, 0, NULL}, "interrupted", ORC_NEXT_INTERRUPTED},
-        {{1, 0, 0, ORC_KILL_PROTOCOL, 1, NULL}, "protocol", ORC_NEXT_FAIL},
-        {{1, 42, 0, ORC_KILL_NONE, 0, NULL}, "internal", ORC_NEXT_RETRY},
+        {{1, 0, 0, ORC_KILL_NONE, 1, NULL, 0}, "done", ORC_NEXT_DONE},
+        {{1, 0, 0, ORC_KILL_NONE, 0, NULL, 0}, "protocol", ORC_NEXT_RETRY},
+        {{1, 1, 0, ORC_KILL_NONE, 0, "internal", 0}, "internal", ORC_NEXT_RETRY},
+        {{1, 2, 0, ORC_KILL_NONE, 0, "config", 0}, "config", ORC_NEXT_FAIL},
+        {{1, 3, 0, ORC_KILL_NONE, 0, "data", 0}, "data", ORC_NEXT_FAIL},
+        {{1, 4, 0, ORC_KILL_NONE, 0, "diverged", 0}, "diverged", ORC_NEXT_FAIL},
+        {{1, 5, 0, ORC_KILL_NONE, 0, "oom", 0}, "oom", ORC_NEXT_RETRY},
+        {{1, 6, 0, ORC_KILL_NONE, 0, "io", 0}, "io", ORC_NEXT_RETRY},
+        {{1, 75, 0, ORC_KILL_SHUTDOWN, 0, NULL, 0}, "interrupted", ORC_NEXT_INTERRUPTED},
+        {{1, 75, 0, ORC_KILL_NONE, 0, NULL, 0}, "interrupted", ORC_NEXT_RETRY},
+        {{1, 75, 0, ORC_KILL_TIMEOUT, 0, NULL, 0}, "timeout", ORC_NEXT_RETRY},
+        {{0, 0, SIGKILL, ORC_KILL_TIMEOUT, 0, NULL, 0}, "timeout", ORC_NEXT_RETRY},
+        {{0, 0, SIGSEGV, ORC_KILL_NONE, 0, NULL, 0}, "crash", ORC_NEXT_RETRY},
+        {{0, 0, SIGKILL, ORC_KILL_SHUTDOWN, 0, NULL, 0}, "interrupted", ORC_NEXT_INTERRUPTED},
+        {{1, 0, 0, ORC_KILL_PROTOCOL, 1, NULL, 0}, "protocol", ORC_NEXT_FAIL},
+        {{1, 42, 0, ORC_KILL_NONE, 0, NULL, 0}, "internal", ORC_NEXT_RETRY},
+        /* a done whose final loss is NaN or inf is no success, whatever the exit status */
+        {{1, 0, 0, ORC_KILL_NONE, 1, NULL, 1}, "diverged", ORC_NEXT_FAIL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         orc_outcome o;
@@ -515,6 +539,7 @@ int main(void)
     test_classify();
     test_failure_table();
     test_failure_docs(src);
-    test_failure_schema(src);
+    test_failure_schema();
+    test_exit_docs();
     return tap_done();
 }

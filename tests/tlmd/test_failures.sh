@@ -58,6 +58,22 @@ ok $? "the worker's message is kept: $(q "select message from jobs")"
 ok $([ $? = 1 ] && [ "$(q "select count(*) from attempts")" = 1 ] && echo 0 || echo 1) "a new run does not retry it either"
 cd ..
 
+# ---- a `done` whose final loss is not finite is no success, even with exit 0
+# (a worker that says so: the real one's events, its done's loss made "nan")
+mkdir nandone && cd nandone || exit 1
+sweep nd.yaml nd 16
+cat >nandone.sh <<S
+#!/bin/sh
+"$W" "\$@" 3>&1 >&2 | sed -u '/"ev":"done"/s/"loss":[-0-9.e+]*/"loss":"nan"/' >&3
+S
+chmod +x nandone.sh
+"$T" --sweeps nd.yaml --threads-per-worker 1 --worker "$PWD/nandone.sh" >nd.out 2>&1
+rc=$?
+ok $([ $rc = 1 ] && [ "$(q "select status || ':' || reason || ':' || attempts from jobs")" = "failed:diverged:1" ] &&
+    [ "$(q "select exit_code from attempts")" = 0 ] && q "select message from jobs" | grep -q "final loss nan" && echo 0 || echo 1) \
+    "done with a NaN loss, exit 0: failed as diverged ($rc: $(q "select j.status, j.reason, a.exit_code, j.message from jobs j join attempts a on a.job = j.key"))"
+cd ..
+
 # ---- --retry-failed: a job that failed for good (its data was missing) is
 # tried again once fixed; a done job is not retrained
 mkdir fixed && cd fixed || exit 1

@@ -13,20 +13,11 @@
 
 #include "common/fileio.h"
 #include "orchestrator/daemon.h"
+#include "tests/lib/db_util.h"
 #include "tests/lib/tap.h"
 
 static const char KEY[] = "44cdf1cc143347e134f1c6f6125967a13fa04d46a14cc4593f86ff425a45f2cd";
 static const char OTHER[] = "0000000000000000000000000000000000000000000000000000000000000000";
-
-static int64_t q_int(db *d, const char *sql)
-{
-    sqlite3_stmt *s;
-    int64_t v = -999;
-    if (sqlite3_prepare_v2(db_handle(d), sql, -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
-        v = sqlite3_column_int64(s, 0);
-    sqlite3_finalize(s);
-    return v;
-}
 
 static void feed(orc_run *r, const char *fmt, const char *arg)
 {
@@ -46,6 +37,7 @@ int main(void)
     static orc_daemon d;
     static orc_opts o = {.max_attempts = 3, .heartbeat_timeout = 120, .kill_grace = 10, .progress = 0};
     d.o = &o;
+    orc_executor_local(&d.ex); /* stops go through the run's executor (no process here) */
     tlm_err e = {0};
     if (db_open(path, DB_READWRITE, &d.db, &e)) {
         printf("# %s\n", e.msg);
@@ -135,9 +127,7 @@ int main(void)
     TAP_OK(d.bad_lines == 36 && d.events == 43, "daemon counts: %llu lines refused of %llu",
            (unsigned long long)d.bad_lines, (unsigned long long)d.events);
 
-    orc_linebuf_clear(&r->lb);
-    free(r->parser);
-    free(r);
+    orc_attempt_free(r);
     db_close(d.db);
     orc_jobs_clear(&d.plan.jobs);
     if (tlm_rm_tree(dir))

@@ -9,8 +9,7 @@
 
 STEPS=96
 sweep three.yaml three $STEPS "grid:" "  taper.schedule: [linear, cosine, sigmoid]" "  taper.ratio: [[1.5, 0.5]]"
-mkdir ref && cp three.yaml ref/
-(cd ref && "$T" --sweeps three.yaml --workers 2 --threads-per-worker 1 >run.out 2>&1)
+reference three.yaml --workers 2
 ok $? "uninterrupted reference run"
 
 # dead PID: gone, or a zombie nobody reaped yet (it runs no more code)
@@ -55,23 +54,9 @@ ok $([ "$(q "select count(*) from attempts where reason = 'interrupted' and mess
     echo 0 || echo 1) "the killed daemons' attempts closed as interrupted"
 ok $([ "$(q "select count(*) from attempts where resumed_from_step > 0")" -ge 2 ] && echo 0 || echo 1) \
     "resumed attempts started from checkpoints ($(q "select group_concat(resumed_from_step) from attempts"))"
-ok $([ "$(q "select count(*) from (select job from steps group by job having count(*) = $STEPS and min(step) = 1 and max(step) = $STEPS)")" = 3 ] &&
-    echo 0 || echo 1) "every step of every job present once ($(q "select count(*) from steps") rows)"
-same() {
-    d=$(q "attach 'ref/results.db' as r;
-           select (select count(*) from $1) = (select count(*) from r.$1),
-                  (select count(*) from $1 a join r.$1 b using ($2) where $3)")
-    [ "$d" = "1|0" ]
-}
-same steps "job, step" "a.loss is not b.loss or a.tokens <> b.tokens"
-ok $? "steps: same rows and losses as the uninterrupted run"
-same evals "job, step, suite, task, metric" "a.value is not b.value"
-ok $? "evals: same rows and values"
-same checkpoints "job, step" "a.tokens <> b.tokens"
-ok $? "checkpoints: same rows"
-same layer_stats "job, step, layer, name" "a.value is not b.value"
-ok $? "layer_stats: same rows"
-ok $([ "$(q "attach 'ref/results.db' as r; select count(*) from results a join r.results b using (key)
-             where a.train_loss = b.train_loss and a.val_loss = b.val_loss")" = 3 ] && echo 0 || echo 1) \
-    "final losses equal the uninterrupted run's"
+steps_once 3 $STEPS
+ok $? "every step of every job present once ($(q "select count(*) from steps") rows)"
+same_rows "the uninterrupted run"
+same_final 3
+ok $? "final losses equal the uninterrupted run's"
 finish

@@ -7,8 +7,7 @@
 
 STEPS=128
 sweep one.yaml one $STEPS "seeds: [5]"
-mkdir ref && cp one.yaml ref/
-(cd ref && "$T" --sweeps one.yaml --threads-per-worker 1 >run.out 2>&1)
+reference one.yaml
 ok $? "uninterrupted reference run"
 
 start_tlmd run.out --sweeps one.yaml --threads-per-worker 1 --retry-delay 0.2

@@ -8,7 +8,8 @@
 # newer than the database recorded (tlmd died between a worker's
 # checkpoint and its commit) is set aside, not deleted, and the job replays
 # the same steps bit for bit; so are the checkpoints of --adopt-runs and
-# --rerun, each with a README.txt saying why.
+# --rerun, each with a README.txt saying why.  --rerun applies once: after
+# a Ctrl-C the same command goes on from the rerun's own checkpoints.
 . "$TLM_SRCDIR/tests/tlmd/lib.sh"
 
 # name and inode of every checkpoint folder: a retrained one has a new inode
@@ -78,4 +79,28 @@ ok $([ $? = 2 ] && grep -q "belongs to another database" back.out && echo 0 || e
 ok $([ $? = 0 ] && [ "$(ls -d runs/*/set-aside/*-rerun/step-* | wc -l)" = 4 ] && grep -q "set aside in runs/" rerun.out &&
     echo 0 || echo 1) "--rerun: the 4 old checkpoints are set aside, and the jobs trained again"
 ok $([ "$(ls -d runs/*/ckpt/step-* | wc -l)" = 4 ] && echo 0 || echo 1) "with 4 new ones in ckpt/"
+
+# ---- --rerun applies once: --rerun, Ctrl-C, the same command again goes on
+# from what the interrupted rerun trained (issue 26); a finished run ends it
+mkdir once && cd once || exit 1
+sweep long.yaml long 160
+start_tlmd once1.out --sweeps long.yaml --threads-per-worker 1 --rerun --no-progress
+wait_for "select count(*) from checkpoints" 120
+kill -INT "$tp"
+wait "$tp"
+rc=$?
+k12=$(q "select substr(key, 1, 12) from jobs")
+ck=$(ls -d runs/$k12/ckpt/step-* 2>/dev/null | tr '\n' ' ')
+ok $([ $rc = 75 ] && [ -n "$ck" ] && [ "$(q "select rerun || status from jobs")" = 1interrupted ] && echo 0 || echo 1) \
+    "--rerun stopped by SIGINT after a checkpoint: exit $rc, $ck, job $(q "select rerun || ' ' || status from jobs")"
+"$T" --sweeps long.yaml --threads-per-worker 1 --rerun --no-progress >once2.out 2>&1
+rc=$?
+ok $([ $rc = 0 ] && [ ! -d runs/$k12/set-aside ] && grep -q "reset by an earlier --rerun whose run has not finished" once2.out &&
+    [ "$(q "select resumed_from_step > 0 from attempts where n = 2")" = 1 ] && echo 0 || echo 1) \
+    "the same command again resumes from step $(q "select resumed_from_step from attempts where n = 2"), nothing set aside (exit $rc: $(grep -m1 -- "--rerun" once2.out))"
+ok $([ "$(q "select rerun || status from jobs")" = 0done ] && echo 0 || echo 1) "the finished run ends the rerun"
+"$T" --sweeps long.yaml --threads-per-worker 1 --rerun --no-progress >once3.out 2>&1
+ok $([ $? = 0 ] && [ "$(ls -d runs/$k12/set-aside/*-rerun/step-* | wc -l)" -ge 1 ] && [ "$(q "select count(*) from attempts")" = 3 ] &&
+    echo 0 || echo 1) "a --rerun after that trains it again, its checkpoints set aside"
+cd ..
 finish

@@ -30,6 +30,10 @@ ok $([ "$(q "select count(*) from attempts where reason = 'interrupted' and exit
 stopped_at=$(q "select group_concat(step) from (select step from attempts order by job)")
 ck=$(q "select group_concat(s) from (select (select max(step) from checkpoints c where c.job = a.job) s from attempts a order by job)")
 ok $([ "$stopped_at" = "$ck" ] && echo 0 || echo 1) "each stopped at its last checkpoint (steps $stopped_at, checkpoints $ck)"
+# tlmd status says why an interrupted job stopped (its last attempt's end)
+"$T" status >status2.out 2>&1
+ok $([ "$(grep -c ' interrupted .* interrupted: stopped by tlmd after a checkpoint' status2.out)" = 2 ] && echo 0 || echo 1) \
+    "tlmd status shows each interrupted job's reason: $(grep -m1 ' interrupted ' status2.out)"
 
 "$T" --sweeps two.yaml --workers 2 --threads-per-worker 1 >run2.out 2>&1
 ok $? "the next start finishes the sweep"

@@ -4,19 +4,17 @@
 # models: a sweep completes with the local executor's results (losses
 # bit-identical on the CPU), one sbatch per attempt with its comment, the
 # events read from the run folder's file, the attempts' Slurm job id, state
-# and node recorded and shown by `tlmd status`.  Skips (77) without Slurm.
+# and node recorded and shown by `tlmd status`; relative data paths work
+# (the batch jobs run in tlmd's folder); a Slurm job is named for its
+# sweep, label and seed.  Skips (77) without Slurm.
 . "$TLM_SRCDIR/tests/tlmd/lib.sh"
-. "$TLM_SRCDIR/tests/lib/slurm_cluster.sh"
-slurm_need
-trap 'slurm_down; cleanup' EXIT
-slurm_up "$tmp/cluster" || { echo "# the test cluster did not start"; exit 1; }
+slurm_start_cluster
 echo "# cluster up in $SLURM_UP_S s"
 
 STEPS=32
 sweep three.yaml three $STEPS "grid:" "  taper.schedule: [linear, cosine, sigmoid]" "  taper.ratio: [[1.5, 0.5]]" \
     "resources: {gpus: 1, cpus: 1}"
-mkdir ref && cp three.yaml ref/
-(cd ref && "$T" --sweeps three.yaml --workers 3 --threads-per-worker 1 >run.out 2>&1)
+reference three.yaml --workers 3
 ok $? "the local executor's run (the reference)"
 
 t0=$(date +%s.%N)
@@ -32,31 +30,37 @@ ok $([ "$(q "select count(*) from attempts where executor = 'slurm' and reason =
     "each attempt records executor slurm, its job id, restart 0 and node ($(q "select group_concat(slurm_job || '@' || node) from attempts"))"
 ok $([ "$(q "select count(*) from attempts a join environment e on e.attempt = a.id")" = 3 ] && echo 0 || echo 1) \
     "the start events reached results.db"
-size_ok=1
-for f in runs/*/slurm/*.events; do
-    off=$(q "select events_offset from attempts where token = '$(basename "$f" | cut -d. -f1)'")
-    [ "$off" = "$(stat -c %s "$f")" ] || size_ok=0
-done
-ok $([ $size_ok = 1 ] && echo 0 || echo 1) "every events file read to its end (committed offset = file size)"
+events_read_to_end
+ok $? "every events file read to its end (committed offset = file size)"
 
-same() {
-    d=$(q "attach 'ref/results.db' as r;
-           select (select count(*) from $1) = (select count(*) from r.$1),
-                  (select count(*) from $1 a join r.$1 b using ($2) where $3)")
-    [ "$d" = "1|0" ]
-}
 same steps "job, step" "a.loss is not b.loss or a.tokens <> b.tokens or a.grad_norm is not b.grad_norm"
 ok $? "steps: the local executor's rows, losses bit-identical"
 same evals "job, step, suite, task, metric" "a.value is not b.value"
 ok $? "evals: the same values"
 same checkpoints "job, step" "a.tokens <> b.tokens"
 ok $? "checkpoints: the same rows"
-ok $([ "$(q "attach 'ref/results.db' as r; select count(*) from results a join r.results b using (key)
-             where a.train_loss = b.train_loss and a.val_loss = b.val_loss")" = 3 ] && echo 0 || echo 1) \
-    "final losses equal the local executor's"
+same_final 3
+ok $? "final losses equal the local executor's"
 "$T" status >status.out 2>&1
 grep -q 'slurm job [0-9]* ended on n[0-9]' status.out
 ok $? "tlmd status shows the executor, Slurm job id, state and node"
+
+# a sweep with a relative data path (issue 26): the batch jobs run in the
+# folder tlmd runs in, so it means there what it means locally; the job
+# keeps its identity (the path as written); its Slurm job is named for its
+# sweep, label and seed
+mkdir -p data && cp text.tlmtok data/text.tlmtok
+sed 's|train: '"$tmp"'/text.tlmtok|train: data/text.tlmtok|' three.yaml | sed 's/^name: three/name: rel/' |
+    sed 's/schedule: \[linear, cosine, sigmoid\]/schedule: [cosine]/' >rel.yaml
+"$T" --sweeps rel.yaml --executor slurm --slurm-poll 0.3 >rel.out 2>&1
+rc=$?
+rkey=$(q "select j.key from jobs j join sweep_jobs s on s.job = j.key where s.sweep = 'rel'")
+ok $([ $rc = 0 ] && [ "$(q "select status from jobs where key = '$rkey'")" = done ] &&
+    grep -q '"train":"data/text.tlmtok"' "runs/$(echo "$rkey" | cut -c1-12)/config.json" && echo 0 || echo 1) \
+    "a relative data path under --executor slurm: done (exit $rc; $(q "select status, reason, message from jobs where key = '$rkey'"))"
+sj=$(q "select slurm_job from attempts where job = '$rkey'")
+name=$(scontrol show job "$sj" 2>/dev/null | grep -o 'JobName=[^ ]*')
+ok $([ "$name" = "JobName=rel:cosine_1.5->0.5:s0" ] && echo 0 || echo 1) "its Slurm job is named for sweep, label and seed ($name)"
 
 # SIGINT: tlmd stops its Slurm jobs (SIGTERM through the batch job: they
 # checkpoint), exits 75, and the next run resumes them

@@ -7,15 +7,11 @@
 # a crash, retried in a new Slurm job.  Both end with the losses of an
 # uninterrupted local run.  Skips (77) without Slurm.
 . "$TLM_SRCDIR/tests/tlmd/lib.sh"
-. "$TLM_SRCDIR/tests/lib/slurm_cluster.sh"
-slurm_need
-trap 'slurm_down; cleanup' EXIT
-slurm_up "$tmp/cluster" || { echo "# the test cluster did not start"; exit 1; }
+slurm_start_cluster
 
 STEPS=96
 sweep two.yaml two $STEPS "grid:" "  taper.schedule: [linear, cosine]" "  taper.ratio: [[1.5, 0.5]]"
-mkdir ref && cp two.yaml ref/
-(cd ref && "$T" --sweeps two.yaml --workers 2 --threads-per-worker 1 >run.out 2>&1)
+reference two.yaml --workers 2
 ok $? "the local executor's run (the reference)"
 
 start_tlmd run.out --sweeps two.yaml --executor slurm --slurm-poll 0.3 --cpus-per-job 1 --retry-delay 0
@@ -48,15 +44,8 @@ ok $([ "$(q "select count(*) from attempts where job = '$b' and n = 1 and reason
     [ "$(q "select count(*) from attempts where job = '$b' and n = 2 and reason = 'done'
              and slurm_job <> (select slurm_job from attempts where job = '$b' and n = 1)")" = 1 ] && echo 0 || echo 1) \
     "SIGKILL of the worker: a crash (signal 9), retried in a new Slurm job, done"
-same() {
-    d=$(q "attach 'ref/results.db' as r;
-           select (select count(*) from $1) = (select count(*) from r.$1),
-                  (select count(*) from $1 a join r.$1 b using ($2) where $3)")
-    [ "$d" = "1|0" ]
-}
 same steps "job, step" "a.loss is not b.loss or a.tokens <> b.tokens"
 ok $? "steps: the uninterrupted run's rows and losses"
-ok $([ "$(q "attach 'ref/results.db' as r; select count(*) from results a join r.results b using (key)
-             where a.train_loss = b.train_loss and a.val_loss = b.val_loss")" = 2 ] && echo 0 || echo 1) \
-    "final losses equal the uninterrupted run's"
+same_final 2
+ok $? "final losses equal the uninterrupted run's"
 finish

@@ -8,15 +8,11 @@
 # every step, evaluation and checkpoint row of an uninterrupted local run
 # present once with the same numbers.  Skips (77) without Slurm.
 . "$TLM_SRCDIR/tests/tlmd/lib.sh"
-. "$TLM_SRCDIR/tests/lib/slurm_cluster.sh"
-slurm_need
-trap 'slurm_down; cleanup' EXIT
-slurm_up "$tmp/cluster" || { echo "# the test cluster did not start"; exit 1; }
+slurm_start_cluster
 
 STEPS=96
 sweep three.yaml three $STEPS "grid:" "  taper.schedule: [linear, cosine, sigmoid]" "  taper.ratio: [[1.5, 0.5]]"
-mkdir ref && cp three.yaml ref/
-(cd ref && "$T" --sweeps three.yaml --workers 3 --threads-per-worker 1 >run.out 2>&1)
+reference three.yaml --workers 3
 ok $? "the local executor's run (the reference)"
 
 SL="--executor slurm --slurm-poll 0.3 --cpus-per-job 1"
@@ -54,26 +50,9 @@ ok $([ "$(q "select count(*) from attempts")" = 3 ] &&
     "each job done exactly once, in one attempt"
 ok $([ "$(q "select sum(protocol_errors) from attempts")" = 0 ] &&
     [ "$(q "select count(*) from logs where level = 'error'")" = 0 ] && echo 0 || echo 1) "no protocol error"
-ok $([ "$(q "select count(*) from (select job from steps group by job having count(*) = $STEPS and min(step) = 1 and max(step) = $STEPS)")" = 3 ] &&
-    echo 0 || echo 1) "every step of every job present once ($(q "select count(*) from steps") rows)"
-same() {
-    d=$(q "attach 'ref/results.db' as r;
-           select (select count(*) from $1) = (select count(*) from r.$1),
-                  (select count(*) from $1 a join r.$1 b using ($2) where $3)")
-    [ "$d" = "1|0" ]
-}
-same steps "job, step" "a.loss is not b.loss or a.tokens <> b.tokens"
-ok $? "steps: same rows and losses as the uninterrupted local run"
-same evals "job, step, suite, task, metric" "a.value is not b.value"
-ok $? "evals: same rows and values"
-same checkpoints "job, step" "a.tokens <> b.tokens"
-ok $? "checkpoints: same rows"
-same layer_stats "job, step, layer, name" "a.value is not b.value"
-ok $? "layer_stats: same rows"
-size_ok=1
-for f in runs/*/slurm/*.events; do
-    off=$(q "select events_offset from attempts where token = '$(basename "$f" | cut -d. -f1)'")
-    [ "$off" = "$(stat -c %s "$f")" ] || size_ok=0
-done
-ok $([ $size_ok = 1 ] && echo 0 || echo 1) "every events file read exactly to its end"
+steps_once 3 $STEPS
+ok $? "every step of every job present once ($(q "select count(*) from steps") rows)"
+same_rows "the uninterrupted local run"
+events_read_to_end
+ok $? "every events file read exactly to its end"
 finish

@@ -7,21 +7,15 @@
 # resumes once the node is free.  Not counted as a failure; the losses are
 # an uninterrupted local run's.  Skips (77) without Slurm.
 . "$TLM_SRCDIR/tests/tlmd/lib.sh"
-. "$TLM_SRCDIR/tests/lib/slurm_cluster.sh"
-slurm_need
-trap 'slurm_down; cleanup' EXIT
 SLURM_EXTRA_CONF="PreemptType=preempt/partition_prio
 PreemptMode=REQUEUE"
 SLURM_PART_EXTRA="PriorityTier=1"
 SLURM_EXTRA_PARTS="PartitionName=high Nodes=@NODES@ MaxTime=INFINITE State=UP PriorityTier=2"
-slurm_up "$tmp/cluster" 1 0 || { echo "# the test cluster did not start"; exit 1; }
+slurm_start_cluster 1 0
 
 STEPS=160
 sweep one.yaml one $STEPS "resources: {partition: debug}"
-mkdir ref && cp one.yaml ref/
-(cd ref && exec "$T" --sweeps one.yaml --workers 1 --threads-per-worker 1 >run.out 2>&1) &
-refp=$!
-kids="$kids $refp"
+reference -b one.yaml --workers 1
 start_tlmd run.out --sweeps one.yaml --executor slurm --slurm-poll 0.3 --cpus-per-job 1
 wait_for "select count(*) from checkpoints where step >= 16"
 printf '#!/bin/sh\nsleep 3\n' >hog.sh

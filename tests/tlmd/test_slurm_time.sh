@@ -6,20 +6,14 @@
 # failure, and it resumes and finishes with the losses of an uninterrupted
 # local run.  Skips (77) without Slurm.
 . "$TLM_SRCDIR/tests/tlmd/lib.sh"
-. "$TLM_SRCDIR/tests/lib/slurm_cluster.sh"
-slurm_need
-trap 'slurm_down; cleanup' EXIT
-slurm_up "$tmp/cluster" 1 0 || { echo "# the test cluster did not start"; exit 1; }
+slurm_start_cluster 1 0
 
 # 2500 steps: about 70 s on one thread of a 2024 server, longer than the
 # time limit's signal can be late (45 s before a 1-minute limit, up to 30 s
 # late); at 1000 the job could end before the signal came.
 STEPS=2500
 sweep one.yaml one $STEPS "resources: {time: '1'}"
-mkdir ref && cp one.yaml ref/
-(cd ref && exec "$T" --sweeps one.yaml --workers 1 --threads-per-worker 1 >run.out 2>&1) &
-refp=$!
-kids="$kids $refp"
+reference -b one.yaml --workers 1
 "$T" --sweeps one.yaml --executor slurm --slurm-poll 0.5 --cpus-per-job 1 --slurm-signal-before 45 >run.out 2>&1
 rc=$?
 ok $rc "the sweep completes (exit $rc)"

@@ -57,6 +57,17 @@ ok $([ "$(wc -l <all.out)" = 4 ] && echo 0 || echo 1) "sqlite3 results.db 'selec
 "$T" status >status.out 2>&1
 grep -q "sweep four (four.yaml): 4 jobs: 4 done" status.out && [ "$(grep -c ' done ' status.out)" = 4 ]
 ok $? "tlmd status lists the sweep and its 4 jobs"
+grep -q "^  id  *status  *arch  *scale  *label  *seed  *trained  *attempts  *loss  *val ppl  *note" status.out
+ok $? "...under a header row: $(grep -m1 '^  id ' status.out)"
+want=$(q "select group_concat(printf('%.2f', val_ppl), ' ') from (select val_ppl from results r join sweep_jobs s on s.job = r.key order by s.ord)")
+got=$(awk '$2 == "done" { print $(NF) }' status.out | tr '\n' ' ' | sed 's/ $//')
+ok $([ -n "$want" ] && [ "$got" = "$want" ] && echo 0 || echo 1) "each job's validation perplexity ($got; results: $want)"
+# a done job whose last batch was partial trained fewer tokens than asked: still 100%
+q "update jobs set tokens_done = tokens_total - 512"
+"$T" status >status3.out 2>&1
+ok $([ "$(grep -c ' done .* 100% ' status3.out)" = 4 ] && grep -q "; 100.0% of its tokens trained" status3.out && echo 0 || echo 1) \
+    "a finished job counts as 100%, however many tokens its last batch had: $(grep -m1 ' done ' status3.out)"
+q "update jobs set tokens_done = tokens_total"
 
 "$T" --sweeps four.yaml --workers 2 >run2.out 2>&1
 rc=$?

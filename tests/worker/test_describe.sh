@@ -86,5 +86,23 @@ assert t["gpu_memory"]["micro_batch"] == 4, t["gpu_memory"]
 print("# 440m seq 4096: micro-batch 2 %.2f GB, 4 %.2f GB (activations x%.3f)" % (ga["total"] / 1e9, gb["total"] / 1e9, r))
 P
 ok $? "gpu_memory: parts add up to the total, weights from the parameter count, activations x2 with the micro-batch"
+# the CPU estimate too (issue 26): the same parts, the CPU backend's own workspaces
+python3 - "$tmp/mb2.json" "$tmp/mb4.json" "$tmp/tmal.json" <<'P'
+import json, sys
+a, b, t = (json.load(open(f)) for f in sys.argv[1:4])
+for d in (a, b, t):
+    c = d["cpu_memory"]
+    parts = c["weights"] + c["grads"] + c["adamw"] + c["activations"] + c["workspace"]
+    assert parts == c["total"] and c["workspace"] == 0, c
+    n = d["params"]["total"]
+    assert 4 * n <= c["weights"] < 4 * n + 64, (n, c)
+    assert c["grads"] == c["weights"] and c["adamw"] >= 2 * c["weights"], c
+    assert 0 < c["activations"] < 4 * d["gpu_memory"]["activations"], (c, d["gpu_memory"])
+ca, cb = a["cpu_memory"], b["cpu_memory"]
+r = cb["activations"] / ca["activations"]
+assert 1.9 < r <= 2.0, r
+print("# 440m seq 4096 on the CPU: micro-batch 2 %.2f GB, 4 %.2f GB" % (ca["total"] / 1e9, cb["total"] / 1e9))
+P
+ok $? "cpu_memory: parts add up to the total, no GPU workspace, activations x2 with the micro-batch"
 echo "1..$n"
 exit $fail

@@ -4,7 +4,8 @@
 # missing data, a tokenizer or vocabulary mismatch, a corrupt shard, a FIFO
 # as data (3, at once), an unwritable run
 # folder (6), a bad config or usage (2), divergence to NaN (4, quickly), a
-# checkpoint of another config (2); and a corrupt newest checkpoint is
+# checkpoint of another config (2); and a corrupt newest checkpoint (a
+# hash that differs, or a tensor that holds NaN) is
 # skipped for the previous one with a log line.
 . "$TLM_SRCDIR/tests/lib/train_common.sh"
 
@@ -122,13 +123,36 @@ expect eval-align-empty 3 data "eval.alignment.text: .*empty.txt: no tokens \\(t
     --config "$tmp/alempty.yaml" --out "$tmp/r14"
 ok $(grep -q '"ev":"st\(art\|ep\)"' "$tmp/eval-align-empty.ev"; echo $((1 - $?))) "...before the start event and any step"
 
+# ---- out of memory (a 1.6B-parameter model under a 2 GB address space):
+# said with what the model needs and what the machine has, and what to do
+printf 'model: {d_model: 2048, layers: 24, heads: 16, d_ff: 8192, vocab: 256}\ndata: {train: %s}\ntrain: {tokens: 8192, seq_len: 32, batch_tokens: 1024, micro_batch: 8, warmup_tokens: 1024}\n' \
+    "$tmp/text.tlmtok" >"$tmp/big.yaml"
+if (ulimit -v 2000000 && "$W" --help >/dev/null 2>&1); then
+    (ulimit -v 2000000 && "$W" --config "$tmp/big.yaml" --out "$tmp/rbig" --threads 1 >"$tmp/big.ev" 2>"$tmp/big.err")
+    rc=$?
+    ok $([ $rc = 5 ] && grep -q '"kind":"oom"' "$tmp/big.ev" &&
+        grep -q "the model needs about 2[0-9.]* GiB on the CPU (tlm-worker --describe: cpu_memory), [0-9.]* GiB is available (MemAvailable)" "$tmp/big.err" &&
+        echo 0 || echo 1) "out of memory: the need beside what is available (exit $rc: $(tail -1 "$tmp/big.err"))"
+else
+    ok 0 "# SKIP out of memory under ulimit -v (this build cannot start in 2 GB of address space: a sanitizer build)"
+fi
+
 # ---- config and usage
 printf 'scale: 1m\ntrain: {lrr: 1}\n' >"$tmp/bad.yaml"
 expect bad-config 2 config "bad.yaml:2:9: unknown key 'lrr'" --config "$tmp/bad.yaml" --out "$tmp/r4"
 # a GPU: refused by a CPU-only build, or (CUDA build) not there: no GPU on
 # this machine, or not that many
-expect device 2 config "CPU only|no GPU|no such GPU" --config "$tmp/job.yaml" --out "$tmp/r5" --device cuda:1023
+expect device 2 config "CPU only|no GPU|no such GPU|no NVIDIA driver or GPU found" --config "$tmp/job.yaml" --out "$tmp/r5" --device cuda:1023
 expect device-name 2 config "--device gpu0: expected cpu or cuda:K" --config "$tmp/job.yaml" --out "$tmp/r5b" --device gpu0
+# a CUDA build on a machine without an NVIDIA driver (the runtime then says
+# "driver version is insufficient"): said as no driver or GPU, with the way
+# to train on the CPU
+if grep -q '^#define TLM_HAVE_CUDA 1' "$TLM_BUILDDIR/config.h" && [ ! -e /proc/driver/nvidia/version ]; then
+    expect nodriver 2 config "--device cuda:0: no NVIDIA driver or GPU found on this machine .*; train on the CPU instead: tlm-worker --device cpu" \
+        --config "$tmp/job.yaml" --out "$tmp/r5c" --device cuda:0
+else
+    ok 0 "# SKIP --device cuda:0 without a driver (a build without CUDA, or a machine with an NVIDIA driver)"
+fi
 "$W" --config "$tmp/job.yaml" --out "$tmp/r6" --bogus >/dev/null 2>&1
 ok $(($? == 2 ? 0 : 1)) "unknown option: exit 2"
 "$W" --config "$tmp/job.yaml" --out "$tmp/r6" --events-fd 9 >/dev/null 2>"$tmp/fd.err"
@@ -161,7 +185,7 @@ usage "--threads 99999999999999999999: out of range (expected an integer from 0 
 usage "--heartbeat inf: not a number" "--heartbeat inf" --config "$tmp/job.yaml" --out "$tmp/r9" --heartbeat inf
 usage "--events-fd 0: read-only, not open for writing" "--events-fd of a descriptor open for reading only" \
     --config "$tmp/job.yaml" --out "$tmp/r9" --events-fd 0 </dev/null
-expect suites-empty 2 config "--suites: '' is empty \\(expected a comma-separated list of suites: wikitext, lambada" \
+expect suites-empty 2 config "--suites: '' is empty \\(expected a comma-separated list of suites: val, wikitext, lambada" \
     --eval --checkpoint "$tmp" --config "$tmp/job.yaml" --suites ''
 # --eval --checkpoint of what is not a checkpoint folder: data (3), by name
 "$W" --eval --checkpoint "$tmp/none/run" >/dev/null 2>"$tmp/u.err"
@@ -253,4 +277,40 @@ truncate -s 1000 "$tmp/run/ckpt/step-00000048/optim.safetensors"
 rc=$?
 grep -q "step-00000048 is not usable.*optim.safetensors: 1000 bytes" "$tmp/trunc.err"
 ok $((rc == 0 ? $? : 1)) "a truncated checkpoint is detected and skipped too"
+
+# a NaN in a tensor of a checkpoint whose manifest agrees (weights that had
+# gone bad when it was written): refused naming the tensor, and skipped as
+# a corrupt one is; --eval refuses it too
+python3 - "$tmp/run/ckpt/step-00000048" <<'P'
+import hashlib, json, struct, sys
+d = sys.argv[1]
+path = d + "/model.safetensors"
+raw = bytearray(open(path, "rb").read())
+n = struct.unpack("<Q", raw[:8])[0]
+head = json.loads(raw[8:8 + n])
+begin = head["model.norm.weight"]["data_offsets"][0]
+raw[8 + n + begin:8 + n + begin + 4] = struct.pack("<f", float("nan"))
+open(path, "wb").write(raw)
+man = json.load(open(d + "/MANIFEST.json"))
+man["files"]["model.safetensors"] = {"bytes": len(raw), "sha256": hashlib.sha256(raw).hexdigest()}
+json.dump(man, open(d + "/MANIFEST.json", "w"))
+P
+"$W" --eval --checkpoint "$tmp/run/ckpt/step-00000048" --suites alignment >"$tmp/evnan.ev" 2>"$tmp/evnan.err"
+rc=$?
+ok $([ $rc = 3 ] && grep -q "tensor model.norm.weight holds 1 value(s) that are not finite (element 0 is nan)" "$tmp/evnan.err" &&
+    echo 0 || echo 1) "--eval of a checkpoint holding NaN: refused, naming the tensor (exit $rc: $(tail -1 "$tmp/evnan.err"))"
+"$W" --config "$tmp/job.yaml" --out "$tmp/run" --threads 1 --resume >"$tmp/nanck.ev" 2>"$tmp/nanck.err"
+rc=$?
+grep -q "step-00000048 is not usable, skipping it: .*tensor model.norm.weight holds 1 value(s) that are not finite" "$tmp/nanck.err"
+ok $((rc == 0 ? $? : 1)) "a checkpoint holding NaN: skipped, the tensor named (status $rc: $(grep -m1 'not usable' "$tmp/nanck.err"))"
+python3 - "$tmp/run.ev" "$tmp/nanck.ev" <<'P'
+import json, sys
+ref = {e["step"]: e["loss"] for e in map(json.loads, open(sys.argv[1])) if e["ev"] == "step"}
+ev = [json.loads(l) for l in open(sys.argv[2])]
+assert ev[0]["ev"] == "start" and ev[0]["resumed_from_step"] == 40, ev[0]
+got = {e["step"]: e["loss"] for e in ev if e["ev"] == "step"}
+assert all(ref[k] == v for k, v in got.items()), "losses differ"
+assert ev[-1]["ev"] == "done", ev[-1]
+P
+ok $? "...the run resumed from step 40, to the same losses, and is done"
 finish

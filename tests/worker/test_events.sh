@@ -145,10 +145,34 @@ assert all(e["step"] == 48 and e["tokens"] == 49152 for e in ev if e["ev"] != "h
 assert ev[-1]["loss"] is None and ev[-1]["val_loss"] is None
 P
 ok $? "the newest checkpoint (step 48) scores exactly what training reported at step 48"
-"$W" --eval --checkpoint "$tmp/align" --suites val >"$tmp/vev" 2>/dev/null
-rc=$?
-grep -q '"kind":"config"' "$tmp/vev"
-ok $((rc == 2 ? $? : 1)) "--eval --suites val: a config error (val is measured while training)"
+# val: the job's validation split scored again on the checkpoint, as training scored it
+"$W" --eval --checkpoint "$tmp/align" --suites val,alignment --threads 1 >"$tmp/vev" 2>"$tmp/verr"
+ok $? "--eval --suites val,alignment"
+python3 - "$tmp/aev" "$tmp/vev" <<'P'
+import json, sys
+run = [json.loads(l) for l in open(sys.argv[1])]
+ev = [json.loads(l) for l in open(sys.argv[2])]
+key = lambda e: (e["ev"], e.get("layer"), e["name"] if e["ev"] == "layer" else e["suite"] + "/" + e["metric"])
+want = {key(e): e["value"] for e in run if e["step"] == 48 and e["ev"] in ("eval", "layer")}
+got = {key(e): e["value"] for e in ev if e["ev"] in ("eval", "layer")}
+assert got == want, (got, want)
+assert ("eval", None, "val/ppl") in got, got
+assert all(e["step"] == 48 and e["tokens"] == 49152 for e in ev if e["ev"] != "heartbeat"), "step/tokens of the checkpoint"
+assert ev[-1]["ev"] == "done" and ev[-1]["val_loss"] == want[("eval", None, "val/loss")], ev[-1]
+print("# val ppl at step 48: %.6g, again: %.6g" % (want[("eval", None, "val/ppl")], got[("eval", None, "val/ppl")]))
+P
+ok $? "val loss and ppl are the run's at step 48 exactly, and done carries the val loss"
+# --config given: the events still carry the checkpoint's own step and tokens (docs/protocol.md)
+"$W" --eval --checkpoint "$tmp/align/ckpt/step-00000040" --config "$tmp/align.yaml" --suites val --threads 1 >"$tmp/cev" 2>/dev/null
+ok $? "--eval --checkpoint STEP --config FILE"
+python3 - "$tmp/cev" <<'P'
+import json, math, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+got = {e["metric"]: e["value"] for e in ev if e["ev"] == "eval"}
+assert sorted(got) == ["loss", "ppl"] and all(math.isfinite(v) for v in got.values()), got
+assert all(e["step"] == 40 and e["tokens"] == 40960 for e in ev if e["ev"] != "heartbeat"), [(e["ev"], e["step"]) for e in ev]
+P
+ok $? "...reports that checkpoint's own step 40 and its tokens, with its val numbers"
 
 # ---- a user's OPENBLAS_CORETYPE slower than a kernel this CPU runs: said
 # once on stderr and in the start event, with the measured rates

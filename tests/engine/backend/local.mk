@@ -6,7 +6,7 @@ check_PROGRAMS += tests/engine/backend/test_backend_ops
 tests_engine_backend_test_backend_ops_SOURCES = tests/engine/backend/test_backend_ops.c tests/engine/backend/harness.h \
 	tests/engine/backend/cases_core.h tests/engine/backend/cases_titans.h tests/lib/tap.h
 tests_engine_backend_test_backend_ops_CPPFLAGS = $(TEST_CPPFLAGS)
-tests_engine_backend_test_backend_ops_LDADD = $(ENGINE_LIBS)
+tests_engine_backend_test_backend_ops_LDADD = $(CUDA_EMU_TEST_OBJS) $(CUDA_EMU_A) $(ENGINE_LIBS) $(CUDA_EMU_LIBS)
 TESTS += tests/engine/backend/test_backend_ops
 
 # the CUDA kernels' element arithmetic (engine/cuda/elem.h) against the
@@ -21,9 +21,44 @@ TESTS += tests/engine/backend/test_cuda_elem
 check_PROGRAMS += tests/engine/backend/test_cuda_model
 tests_engine_backend_test_cuda_model_SOURCES = tests/engine/backend/test_cuda_model.c tests/lib/model_util.h tests/lib/tap.h
 tests_engine_backend_test_cuda_model_CPPFLAGS = $(TEST_CPPFLAGS)
-tests_engine_backend_test_cuda_model_LDADD = $(ENGINE_LIBS)
+tests_engine_backend_test_cuda_model_LDADD = $(CUDA_EMU_A) $(ENGINE_LIBS) $(CUDA_EMU_LIBS)
 TESTS += tests/engine/backend/test_cuda_model
 
 # the CUDA build's spill check (scripts/ptxas-spills.sh)
 TESTS += tests/engine/backend/test_ptxas_spills.sh
 dist_check_SCRIPTS += tests/engine/backend/test_ptxas_spills.sh
+
+# the CUDA emulator itself (engine/cuda/emu/): its checks on test-only
+# kernels (emu_kernels.cu), bf16, the tensor-core fragments (cuda_frag.cu,
+# also built by nvcc and run on a GPU when there is one), the cuBLASLt
+# stand-ins; 77 without the emulator.  The test kernels compile as the
+# emulated engine does; emu_kernels.o also gives test_backend_ops its
+# deliberately broken op.
+check_PROGRAMS += tests/engine/backend/test_cuda_emu
+tests_engine_backend_test_cuda_emu_SOURCES = tests/engine/backend/test_cuda_emu.c tests/lib/tap.h
+tests_engine_backend_test_cuda_emu_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_engine_backend_test_cuda_emu_LDADD = $(CUDA_EMU_TEST_OBJS) $(CUDA_FRAG_GPU_OBJ) $(CUDA_EMU_A) $(ENGINE_LIBS) \
+	$(CUDA_EMU_LIBS)
+TESTS += tests/engine/backend/test_cuda_emu
+EXTRA_DIST += tests/engine/backend/emu_kernels.cu tests/engine/backend/cuda_frag.cu
+CLEANFILES += tests/engine/backend/emu_kernels.o tests/engine/backend/cuda_frag_emu.o tests/engine/backend/cuda_frag.o
+if HAVE_CUDA_EMU
+CUDA_EMU_TEST_OBJS = tests/engine/backend/emu_kernels.o tests/engine/backend/cuda_frag_emu.o
+$(CUDA_EMU_TEST_OBJS): $(CUDA_EMU_HDRS) engine/cuda/internal.h engine/cuda/elem.h engine/cuda/mma.h engine/cuda/plan.h \
+	engine/cuda/backend.h engine/model/ops.h common/err.h config.h
+tests/engine/backend/emu_kernels.o: tests/engine/backend/emu_kernels.cu
+	@$(MKDIR_P) $(@D)
+	$(AM_V_GEN)$(CLANGXX) $(CUDA_EMU_CXXFLAGS) $(CUDA_EMU_INSTR) -x c++ -c $< -o $@
+tests/engine/backend/cuda_frag_emu.o: tests/engine/backend/cuda_frag.cu
+	@$(MKDIR_P) $(@D)
+	$(AM_V_GEN)$(CLANGXX) $(CUDA_EMU_CXXFLAGS) $(CUDA_EMU_INSTR) -x c++ -c $< -o $@
+if HAVE_CUDA
+CUDA_FRAG_GPU_OBJ = tests/engine/backend/cuda_frag.o
+tests/engine/backend/cuda_frag.o: engine/cuda/internal.h engine/cuda/elem.h engine/cuda/mma.h engine/cuda/plan.h
+else
+CUDA_FRAG_GPU_OBJ =
+endif
+else
+CUDA_EMU_TEST_OBJS =
+CUDA_FRAG_GPU_OBJ =
+endif

@@ -16,8 +16,12 @@
  * Any other backend runs the same cases on the same inputs and is checked
  * against the CPU backend's outputs, within the tolerances its row of
  * `backends` gives; a case of an op group the backend does not fill is
- * skipped (said, not counted).  Until a second backend is built, a mirror
- * of the CPU behind copies stands in for one, so that path is tested too.
+ * skipped (said, not counted).  A mirror of the CPU behind copies checks
+ * that path itself; with clang++ the CUDA kernels run on the CPU under the
+ * emulated execution model (engine/cuda/emu/: cuda-emu, on every machine),
+ * and a copy of it with one deliberately wrong kernel (cuda-emu-broken)
+ * must fail its cases, which shows the comparison catches a kernel's bug;
+ * the real CUDA backend runs where there is a GPU.
  *
  * How a case reaches a device: every buffer it uses comes from one arena
  * (t_floats), mirrored in the backend's memory when the backend is not on
@@ -34,7 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h" /* TLM_HAVE_CUDA: without it the cuda row is never built */
+#include "config.h" /* TLM_HAVE_CUDA, TLM_HAVE_CUDA_EMU: without them those rows are not built */
 #include "engine/cpu/backend.h"
 #include "engine/cpu/internal.h" /* eng__expf */
 #include "engine/cpu/runtime.h"
@@ -54,6 +58,10 @@ typedef struct backend_row {
     int (*create)(eng_backend **out, tlm_err *e);
     double tol_fwd, tol_bwd;
     int needs_device;
+    /* the backend's kept error (a device backend's ops return none), or NULL */
+    int (*status)(const eng_backend *b, tlm_err *e);
+    /* a row that must fail: only this op's cases run, and each must fail */
+    const char *must_fail;
 } backend_row;
 
 static int cpu_create(eng_backend **out, tlm_err *e)
@@ -61,38 +69,51 @@ static int cpu_create(eng_backend **out, tlm_err *e)
     return eng_backend_cpu_create(out, 0, e);
 }
 
-/* "cpu-mirror": the CPU's ops on memory the harness must copy to and from,
- * as a device backend's (is_host 0); it checks this test's path for other
- * backends, and must agree with the CPU bit for bit. */
-typedef struct mirror {
+/* A backend wrapped under another table: a copy of the inner backend's,
+ * changed by the maker; freeing it frees the inner one. */
+typedef struct wrapped {
     eng_backend b;
-    eng_backend *cpu;
-} mirror;
-static eng_ops mirror_ops;
+    eng_backend *inner;
+    eng_ops ops;
+} wrapped;
 
-static void mirror_free(eng_backend *b)
+static void wrapped_free(eng_backend *b)
 {
-    eng_backend_free(((mirror *)b)->cpu);
+    eng_backend_free(((wrapped *)b)->inner);
     free(b);
 }
 
+/* inner made by make(&inner, 0, e); the copy named name; the caller
+ * changes the returned table */
+static eng_ops *wrap(eng_backend **out, int (*make)(eng_backend **, int, tlm_err *), const char *name, tlm_err *e)
+{
+    wrapped *w = calloc(1, sizeof *w);
+    if (!w) {
+        tlm_errf(e, TLM_ENOMEM, "out of memory");
+        return NULL;
+    }
+    if (make(&w->inner, 0, e)) {
+        free(w);
+        return NULL;
+    }
+    w->ops = *w->inner->ops;
+    w->ops.name = name;
+    w->ops.backend_free = wrapped_free;
+    w->b.ops = &w->ops;
+    w->b.ctx = w->inner->ctx;
+    *out = &w->b;
+    return &w->ops;
+}
+
+/* "cpu-mirror": the CPU's ops on memory the harness must copy to and from,
+ * as a device backend's (is_host 0); it checks this test's path for other
+ * backends, and must agree with the CPU bit for bit. */
 static int mirror_create(eng_backend **out, tlm_err *e)
 {
-    mirror *m = calloc(1, sizeof *m);
-    if (!m)
-        return tlm_errf(e, TLM_ENOMEM, "out of memory");
-    int rc = eng_backend_cpu_create(&m->cpu, 0, e);
-    if (rc) {
-        free(m);
-        return rc;
-    }
-    mirror_ops = *m->cpu->ops;
-    mirror_ops.name = "cpu-mirror";
-    mirror_ops.is_host = 0;
-    mirror_ops.backend_free = mirror_free;
-    m->b.ops = &mirror_ops;
-    m->b.ctx = m->cpu->ctx;
-    *out = &m->b;
+    eng_ops *o = wrap(out, eng_backend_cpu_create, "cpu-mirror", e);
+    if (!o)
+        return e->code ? e->code : TLM_EINTERNAL;
+    o->is_host = 0;
     return 0;
 }
 
@@ -104,15 +125,48 @@ static int cuda_create(eng_backend **out, tlm_err *e)
 }
 #endif
 
+#ifdef TLM_HAVE_CUDA_EMU
+/* the same kernels on the CPU under the emulated execution model */
+static int cuda_emu_create(eng_backend **out, tlm_err *e)
+{
+    return eng_backend_cuda_emu_create(out, 0, e);
+}
+
+/* "cuda-emu-broken": the emulated backend with rmsnorm_fwd replaced by a
+ * test-only kernel that reads the gain at a wrong index
+ * (tests/engine/backend/emu_kernels.cu): its rmsnorm cases must fail
+ * against the CPU, which shows the comparison catches a kernel's bug. */
+void tlm_emu_rmsnorm_fwd_wrong_index(void *ctx, float *out, float *rstd, const float *x, const float *w, int N, int C,
+                                     float eps);
+
+static int broken_create(eng_backend **out, tlm_err *e)
+{
+    eng_ops *o = wrap(out, eng_backend_cuda_emu_create, "cuda-emu-broken", e);
+    if (!o)
+        return e->code ? e->code : TLM_EINTERNAL;
+    o->rmsnorm_fwd = tlm_emu_rmsnorm_fwd_wrong_index;
+    return 0;
+}
+
+static int broken_status(const eng_backend *b, tlm_err *e)
+{
+    return eng_backend_cuda_emu_status(((const wrapped *)b)->inner, e);
+}
+#endif
+
 /* The first row is the reference (checked against the double references;
  * its tolerances are not used).  A backend that is built adds its row.
  * cuda: fp32 kernels and cuBLASLt in fp32 (no TF32), so only the order of
  * sums differs from the CPU's. */
 static const backend_row backends[] = {
-    {"cpu", cpu_create, 0, 0, 0},
-    {"cpu-mirror", mirror_create, 0, 0, 0},
+    {"cpu", cpu_create, 0, 0, 0, NULL, NULL},
+    {"cpu-mirror", mirror_create, 0, 0, 0, NULL, NULL},
 #ifdef TLM_HAVE_CUDA
-    {"cuda", cuda_create, 1e-5, 5e-5, 1},
+    {"cuda", cuda_create, 1e-5, 5e-5, 1, eng_backend_cuda_status, NULL},
+#endif
+#ifdef TLM_HAVE_CUDA_EMU
+    {"cuda-emu", cuda_emu_create, 1e-5, 5e-5, 0, eng_backend_cuda_emu_status, NULL},
+    {"cuda-emu-broken", broken_create, 1e-5, 5e-5, 0, broken_status, "rmsnorm"},
 #endif
 };
 #define N_BACKENDS (int)(sizeof backends / sizeof backends[0])
@@ -150,6 +204,21 @@ static const op_case cases[] = {
     {"gate", 0, tb_case_gate, {3}, 0},
     {"xent", 0, tb_case_xent, {0}, 0},
     {"adamw, sumsq", 0, tb_case_adamw, {0}, 0},
+    /* shapes that reach every path of a device backend's kernels (the
+     * reference checks run on them too) */
+    {"matmul", 0, tb_case_matmul, {0, 0, 1, 2, 3, 0}, 0}, /* pointers 4, 8 and 4 bytes aligned */
+    {"matmul", 0, tb_case_matmul, {1, 0, 2, 1, 1, 3}, 0}, /* and padded row strides */
+    {"matmul", 0, tb_case_matmul, {0, 1, 1, 1, 2, 5}, 0},
+    {"matmul", 0, tb_case_matmul, {1, 1, 3, 2, 1, 1}, 0},
+    {"matmul", 0, tb_case_matmul_k0, {2}, 0}, /* K = 0: C = 0.5 C */
+    {"matmul", 0, tb_case_matmul_k0, {0}, 0}, /* and C = 0 */
+    {"embedding", 0, tb_case_embedding, {37, 9, 200}, 0}, /* channels over two blocks */
+    {"rmsnorm", 0, tb_case_rmsnorm, {3, 700}, 0},         /* a row longer than a block */
+    {"attention", 0, tb_case_attention, {1, 9, 4, 2, 64}, 0},  /* head size 64 */
+    {"attention", 0, tb_case_attention, {1, 5, 2, 1, 128}, 0}, /* head size 128 */
+    {"xent", 0, tb_case_xent, {5, 1100}, 0},                   /* a vocabulary over two blocks, no multiple */
+    {"adamw, sumsq", 0, tb_case_adamw, {300000}, 0},           /* several elements a thread */
+    {"axpy", 0, tb_case_axpy, {1000}, 0},
     {"dconv", ENG_OPS_TITANS, tb_case_dconv, {2, 7, 5, 4}, 0},
     {"dconv", ENG_OPS_TITANS, tb_case_dconv, {3, 3, 9, 4}, 0}, /* T < K: the window reaches past the sequence start */
     {"dconv", ENG_OPS_TITANS, tb_case_dconv, {1, 6, 3, 1}, 0},
@@ -170,6 +239,8 @@ static const op_case cases[] = {
     {"titans_mem", ENG_OPS_TITANS, tb_case_mem, {1, 8, 2, 4, 5, 2, 4}, 0.9},
     {"titans_mem", ENG_OPS_TITANS, tb_case_mem, {2, 5, 1, 3, 4, 2, 1}, 0.7},
     {"titans_mem", ENG_OPS_TITANS, tb_case_mem, {1, 6, 2, 3, 4, 2, 16}, 0.5},
+    {"swa", ENG_OPS_TITANS, tb_case_swa, {1, 9, 2, 1, 64, 4, 2}, 0},           /* head size 64 */
+    {"titans_mem", ENG_OPS_TITANS, tb_case_mem, {1, 9, 2, 8, 12, 2, 4}, 0.6}, /* 3 chunks, the last short */
 };
 #define N_CASES (int)(sizeof cases / sizeof cases[0])
 
@@ -221,6 +292,8 @@ static void compare_backend(const backend_row *row, const eng_backend *b, const 
             TAP_DIAG("%s: %s skipped: the backend does not fill its op group", row->name, c->op);
             continue;
         }
+        if (row->must_fail && strcmp(c->op, row->must_fail))
+            continue;
         run_case(&r, ref, NULL, T_CAPTURE, c, starts[i]);
         memcpy(want, arena, r.used);
         run_case(&t, b, dev, T_COMPARE, c, starts[i]);
@@ -239,8 +312,13 @@ static void compare_backend(const backend_row *row, const eng_backend *b, const 
         }
         for (int k = 0; ok && k < t.n_value; k++)
             ok = fabs(t.value[k] - r.value[k]) <= row->tol_fwd * fabs(r.value[k]);
-        TAP_OK(ok, "%s: %s (%d %d %d %d %d %d %d) against the cpu: worst %s %.1e (tolerance %.0e)", row->name, c->op,
-               c->a[0], c->a[1], c->a[2], c->a[3], c->a[4], c->a[5], c->a[6], at, worst, tol_worst);
+        if (row->must_fail)
+            TAP_OK(!ok, "%s: %s (%d %d %d %d %d %d %d) fails against the cpu, as it must: worst %s %.1e (tolerance %.0e)",
+                   row->name, c->op, c->a[0], c->a[1], c->a[2], c->a[3], c->a[4], c->a[5], c->a[6], at, worst,
+                   tol_worst);
+        else
+            TAP_OK(ok, "%s: %s (%d %d %d %d %d %d %d) against the cpu: worst %s %.1e (tolerance %.0e)", row->name,
+                   c->op, c->a[0], c->a[1], c->a[2], c->a[3], c->a[4], c->a[5], c->a[6], at, worst, tol_worst);
     }
     if (dev)
         b->ops->free(b->ctx, dev);
@@ -301,13 +379,21 @@ int main(int argc, char **argv)
             continue;
         }
         compare_backend(&backends[i], b, ref, starts);
-#ifdef TLM_HAVE_CUDA
-        tlm_err ce = {0};
-        if (eng_backend_cuda_status(b, &ce))
-            TAP_OK(0, "%s: the backend's first error: %s", backends[i].name, ce.msg);
-#endif
+        if (backends[i].status) {
+            tlm_err ce = {0};
+            TAP_OK(!backends[i].status(b, &ce), "%s: no error kept by the backend%s%s", backends[i].name,
+                   ce.msg[0] ? ": " : "", ce.msg);
+        }
         eng_backend_free(b);
     }
+#ifdef TLM_HAVE_CUDA_EMU
+    /* which kernels the emulated rows ran (docs/engine.md's table) */
+    static char run[16384];
+    TAP_DIAG("cuda-emu: %d kernels ran (name, launches, blocks, seconds emulated):",
+             eng_cuda_emu_kernels_run(run, sizeof run));
+    for (char *line = strtok(run, "\n"); line; line = strtok(NULL, "\n"))
+        TAP_DIAG("  %s", line);
+#endif
     eng_backend_free(ref);
     free(arena);
     return tap_done();

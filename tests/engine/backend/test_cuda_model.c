@@ -5,10 +5,19 @@
  * weights after them within 1e-3 (norm-wise: AdamW moves every weight by
  * about lr whatever its gradient, docs/engine.md).  fp32 on both sides.
  *
- * Exits 77 (skip) in a build without CUDA and on a machine where the
- * backend cannot start (no driver, no GPU: eng_backend_cuda_create's
- * TLM_ECONFIG).  Titans runs in both variants (MAG, MAL: the spec's gate
- * field names the variant, as tm_config only reads it for gated_attn). */
+ * Two CUDA backends, each when built:
+ *   - cuda-emu (TLM_HAVE_CUDA_EMU): the same kernels on the CPU under the
+ *     emulated execution model, with its memory, race and barrier checks
+ *     (a failed check is the backend's kept error, and fails the model);
+ *     sequences of 13 tokens (odd) and Titans chunks of 8 (two chunks, the
+ *     second short) keep the emulation within seconds per model (its cost
+ *     is the threads, barriers and warp shuffles it runs one by one);
+ *   - cuda (TLM_HAVE_CUDA), on GPU 0, 64 tokens: skipped (said, not
+ *     counted) where the backend cannot start (no driver, no GPU:
+ *     eng_backend_cuda_create's TLM_ECONFIG).
+ * Exits 77 (skip) when neither ran.  Titans runs in both variants (MAG,
+ * MAL: the spec's gate field names the variant, as tm_config only reads it
+ * for gated_attn). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,19 +43,51 @@ static const tm_spec specs[] = {
 };
 #define NSPEC (int)(sizeof specs / sizeof specs[0])
 
+/* A CUDA backend that is built: how to make one, read its kept error and
+ * its memory counters; needs_device: it may find no GPU (then skipped);
+ * T: the sequence length its models train on. */
+typedef struct device_row {
+    const char *name;
+    int (*create)(eng_backend **out, int device, tlm_err *e);
+    int (*status)(const eng_backend *b, tlm_err *e);
+    void (*memory)(const eng_backend *b, size_t *now, size_t *peak);
+    int (*info)(int k, eng_cuda_device_info *out, tlm_err *e);
+    int needs_device, T;
+    int titans_chunk; /* 0: the config's default */
+} device_row;
+
+static const device_row devices[] = {
+#ifdef TLM_HAVE_CUDA_EMU
+    {"cuda-emu", eng_backend_cuda_emu_create, eng_backend_cuda_emu_status, eng_backend_cuda_emu_memory,
+     eng_cuda_emu_device_info_get, 0, 13, 8},
+#endif
+#ifdef TLM_HAVE_CUDA
+    {"cuda", eng_backend_cuda_create, eng_backend_cuda_status, eng_backend_cuda_memory, eng_cuda_device_info_get, 1,
+     64, 0},
+#endif
+    {NULL, NULL, NULL, NULL, NULL, 0, 0, 0},
+};
+
 /* 10 steps; losses[] and the final weights out.  0, or the creation's code. */
-static int train(const tm_spec *s, const eng_backend *be, double *losses, float **params, size_t *np, tlm_err *e)
+static int train(const tm_spec *s, const eng_backend *be, const device_row *d, double *losses, float **params,
+                 size_t *np, tlm_err *e)
 {
-    enum { Bm = 4, Tm = 64 };
+    enum { Bm = 4, MAX_T = 64 };
+    const int Tm = d->T;
     eng_config c;
     eng_model *m;
     int rc = tm_config(s, Tm, &c, e);
-    if (!rc && !strcmp(s->arch, "titans"))
+    if (!rc && !strcmp(s->arch, "titans")) {
         c.model.titans_variant = strcmp(s->gate, "mal") ? ENG_TITANS_MAG : ENG_TITANS_MAL;
+        if (d->titans_chunk)
+            c.model.titans_chunk = d->titans_chunk;
+    }
     if (rc || (rc = eng_model_create(&m, &c, be, Bm, Tm, e)))
         return rc;
     eng_model_init_weights(m, 1234);
-    static int32_t tok[Bm * Tm], tgt[Bm * Tm];
+    static int32_t tok[Bm * MAX_T], tgt[Bm * MAX_T];
+    if (Tm > MAX_T)
+        return tlm_errf(e, TLM_EINTERNAL, "sequences of %d tokens (the test has room for %d)", Tm, MAX_T);
     for (int st = 0; st < STEPS && !rc; st++) {
         tm_batch((uint64_t)st + 1, Bm, Tm, s->V, tok, tgt);
         eng_model_zero_grads(m);
@@ -69,42 +110,31 @@ static int train(const tm_spec *s, const eng_backend *be, double *losses, float 
     return rc ? (rc < 0 ? rc : TLM_EINTERNAL) : 0;
 }
 
-int main(int argc, char **argv)
+/* every spec on one CUDA backend against the CPU */
+static void run_device(const device_row *d, eng_backend *gpu, const eng_backend *cpu)
 {
-#ifndef TLM_HAVE_CUDA
-    printf("1..0 # SKIP built without CUDA\n");
-    return 77;
-#else
-    eng_runtime_init(argc, argv);
-    tlm_err e = {0};
-    eng_backend *gpu, *cpu;
-    if (eng_backend_cuda_create(&gpu, 0, &e)) {
-        printf("1..0 # SKIP %s\n", e.msg);
-        return e.code == TLM_ECONFIG ? 77 : 1;
-    }
-    if (eng_backend_cpu_create(&cpu, 0, &e)) {
-        printf("Bail out! cpu backend: %s\n", e.msg);
-        return 1;
-    }
     eng_cuda_device_info info;
-    if (!eng_cuda_device_info_get(0, &info, &e))
-        TAP_DIAG("cuda:0 %s, sm_%d%d, %zu MiB", info.name, info.cc_major, info.cc_minor, info.total_bytes >> 20);
+    tlm_err ie = {0};
+    if (!d->info(0, &info, &ie))
+        TAP_DIAG("%s: device 0: %s, sm_%d%d, %zu MiB", d->name, info.name, info.cc_major, info.cc_minor,
+                 info.total_bytes >> 20);
     for (int i = 0; i < NSPEC; i++) {
         const tm_spec *s = &specs[i];
         double lc[STEPS], lg[STEPS];
         float *pc = NULL, *pg = NULL;
         size_t nc = 0, ng = 0;
-        int rc = train(s, cpu, lc, &pc, &nc, &e);
+        tlm_err e = {0};
+        int rc = train(s, cpu, d, lc, &pc, &nc, &e);
         if (rc) {
             TAP_OK(0, "%s: on the cpu: %s", s->name, e.msg);
             continue;
         }
-        rc = train(s, gpu, lg, &pg, &ng, &e);
+        rc = train(s, gpu, d, lg, &pg, &ng, &e);
         tlm_err ce = {0};
-        if (!rc && eng_backend_cuda_status(gpu, &ce))
+        if (!rc && d->status(gpu, &ce))
             rc = ce.code, e = ce;
         if (rc) {
-            TAP_OK(0, "%s: on cuda: %s", s->name, e.msg);
+            TAP_OK(0, "%s: %s: %s", d->name, s->name, e.msg);
             free(pc);
             free(pg);
             continue;
@@ -112,27 +142,64 @@ int main(int argc, char **argv)
         double worst = 0;
         int at = 0;
         for (int st = 0; st < STEPS; st++) {
-            double d = fabs(lg[st] - lc[st]) / fmax(1e-30, fabs(lc[st]));
-            if (d > worst || !isfinite(d))
-                worst = d, at = st;
+            double dl = fabs(lg[st] - lc[st]) / fmax(1e-30, fabs(lc[st]));
+            if (dl > worst || !isfinite(dl))
+                worst = dl, at = st;
         }
-        TAP_OK(worst <= 1e-4, "%s: %d steps, cuda losses within %.1e of the cpu's (worst at step %d: %.6f vs %.6f)",
-               s->name, STEPS, worst, at, lg[at], lc[at]);
+        TAP_OK(worst <= 1e-4, "%s: %s: %d steps of T=%d, losses within %.1e of the cpu's (worst at step %d: %.6f vs %.6f)",
+               d->name, s->name, STEPS, d->T, worst, at, lg[at], lc[at]);
         double dn = 0, wn = 1e-30;
         for (size_t k = 0; k < nc && nc == ng; k++) {
             dn += ((double)pg[k] - pc[k]) * ((double)pg[k] - pc[k]);
             wn += (double)pc[k] * pc[k];
         }
         const double wrel = nc == ng ? sqrt(dn / wn) : INFINITY;
-        TAP_OK(wrel <= 1e-3, "%s: weights after %d steps within %.1e (norm-wise) of the cpu's", s->name, STEPS, wrel);
+        TAP_OK(wrel <= 1e-3, "%s: %s: weights after %d steps within %.1e (norm-wise) of the cpu's", d->name, s->name,
+               STEPS, wrel);
         free(pc);
         free(pg);
     }
     size_t now, peak;
-    eng_backend_cuda_memory(gpu, &now, &peak);
-    TAP_OK(now == 0, "every allocation of the models returned (%zu bytes held; peak %zu MiB)", now, peak >> 20);
-    eng_backend_free(cpu);
-    eng_backend_free(gpu);
-    return tap_done();
+    d->memory(gpu, &now, &peak);
+    TAP_OK(now == 0, "%s: every allocation of the models returned (%zu bytes held; peak %zu MiB)", d->name, now,
+           peak >> 20);
+}
+
+int main(int argc, char **argv)
+{
+    eng_runtime_init(argc, argv);
+    tlm_err e = {0};
+    eng_backend *cpu;
+    if (eng_backend_cpu_create(&cpu, 0, &e)) {
+        printf("Bail out! cpu backend: %s\n", e.msg);
+        return 1;
+    }
+    int ran = 0;
+    for (const device_row *d = devices; d->name; d++) {
+        eng_backend *gpu;
+        if (d->create(&gpu, 0, &e)) {
+            if (d->needs_device && e.code == TLM_ECONFIG) {
+                TAP_DIAG("%s: skipped: %s", d->name, e.msg);
+                continue;
+            }
+            TAP_OK(0, "%s backend: %s", d->name, e.msg);
+            continue;
+        }
+        ran++;
+        run_device(d, gpu, cpu);
+        eng_backend_free(gpu);
+    }
+#ifdef TLM_HAVE_CUDA_EMU
+    static char run[16384];
+    const int nk = eng_cuda_emu_kernels_run(run, sizeof run);
+    TAP_DIAG("cuda-emu: %d kernels ran (name, launches, blocks, seconds emulated):", nk);
+    for (char *line = strtok(run, "\n"); line; line = strtok(NULL, "\n"))
+        TAP_DIAG("  %s", line);
 #endif
+    eng_backend_free(cpu);
+    if (!ran && !tap_n) {
+        printf("1..0 # SKIP no CUDA backend could run (built without CUDA and its emulation, or no GPU)\n");
+        return 77;
+    }
+    return tap_done();
 }

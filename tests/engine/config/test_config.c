@@ -12,13 +12,7 @@
 
 static int parse(const char *name, const char *text, eng_config *c, tlm_err *e)
 {
-    tlm_cfg_node *root;
-    int rc = tlm_cfg_parse_buffer(name, text, strlen(text), &root, e);
-    if (rc)
-        return rc;
-    rc = eng_config_from_tree(root, c, e);
-    tlm_cfg_free(root);
-    return rc;
+    return eng_config_from_text(name, text, strlen(text), c, e);
 }
 
 static void good(void)
@@ -216,6 +210,11 @@ static const struct {
     {"scale: 1m\ntaper: {schedule: cosine, ratio: [1.99, 0.01]}\n", "not a multiple of taper.multiple 16"},
     {"tokenizer: mytok.json\nmodel: {d_model: 64, layers: 2, heads: 2, d_ff: 128}\ntrain: {tokens: 1e5}\n",
      "bad.yaml:1:12: model.vocab is required with tokenizer 'mytok.json'"},
+    /* issue 26: a slip of a tokenizer name; a preset's warm-up past a small budget */
+    {"scale: 1m\ntokenizer: byte\n", "bad.yaml:2:12: tokenizer: unknown name 'byte'; did you mean 'bytes'?"},
+    {"scale: 1m\ntrain: {tokens: 20000}\n",
+     "bad.yaml:2:17: train.tokens: 20000 is less than the warm-up of preset '1m' (1000000 tokens, its "
+     "train.warmup_tokens); set train.warmup_tokens too (say 1000"},
     /* the trial's findings (issue 10): libyaml's errors at their place, in words */
     {"model:\n\td_model: 64\n", "bad.yaml:2:1: invalid YAML/JSON: a tab; tabs cannot indent YAML, use spaces"},
     {"scale: 1m\ndata: {train: \"caf\351\"}\n", "bad.yaml:2:20: invalid YAML/JSON: invalid trailing UTF-8 octet (the "

@@ -101,6 +101,17 @@ int main(void)
          "\"b\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[4,4]},"
          "\"c\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[8,12]}}",
          "overlap", "overlapping tensors with an empty one between them"},
+        /* each field said by name: which is missing, what is wrong with it */
+        {"{\"t\":{\"dtype\":\"F32\",\"shape\":[1,1,1,1,1,1,1,1,1],\"data_offsets\":[0,4]}}",
+         "tensor 't' has 9 dimensions; this reader takes at most 8", "9 dimensions (dtype, shape, offsets all there)"},
+        {"{\"t\":{\"dtype\":\"F32\",\"data_offsets\":[0,4]}}",
+         "tensor 't' has no shape (each tensor needs dtype, shape and data_offsets)", "no shape"},
+        {"{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,0]}}",
+         "tensor 't': data_offsets [4, 0] end before they begin", "offsets that end before they begin"},
+        {"{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[-4,0]}}",
+         "tensor 't': data_offsets must be two whole numbers of bytes, not negative", "a negative offset"},
+        {"{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0]}}",
+         "tensor 't': data_offsets must be a list of two byte offsets [begin, end]", "one offset"},
     };
     for (size_t i = 0; i < sizeof H / sizeof H[0]; i++) {
         size_t hl = strlen(H[i].hdr);

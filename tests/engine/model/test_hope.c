@@ -22,7 +22,7 @@
 
 #include "engine/config/account.h"
 #include "engine/model/model.h"
-#include "engine/model/hope.h"
+#include "engine/config/arch.h"
 #include "engine/cpu/backend.h"
 #include "engine/cpu/runtime.h"
 #include "tests/lib/tap.h"
@@ -33,13 +33,7 @@ static eng_backend *BE; /* the CPU backend every model here runs on */
 
 static int parse(const char *text, eng_config *c, tlm_err *e)
 {
-    tlm_cfg_node *root;
-    int rc = tlm_cfg_parse_buffer("hope.yaml", text, strlen(text), &root, e);
-    if (rc)
-        return rc;
-    rc = eng_config_from_tree(root, c, e);
-    tlm_cfg_free(root);
-    return rc;
+    return eng_config_from_text("hope.yaml", text, strlen(text), c, e);
 }
 
 /* ------------------------------------------------------------ split */
@@ -130,12 +124,8 @@ static void test_layout(void)
         tlm_err e = {0};
         eng_model *m;
         eng_account a;
-        if (hs_config(s, 16, &c, &e) || eng_account_compute(&c, &a, &e) || eng_model_create(&m, &c, BE, 2, 16, &e)) {
-            TAP_OK(0, "%s: build: %s", s->name, e.msg);
+        if (tm_tap_layout(s->name, hs_config(s, 16, &c, &e), &c, BE, 2, 16, &m, &a, &e))
             continue;
-        }
-        TAP_OK((int64_t)eng_model_n_params(m) == a.total, "%s: %zu parameters allocated, account says %lld", s->name,
-               eng_model_n_params(m), (long long)a.total);
         /* the Transformer of the same shape: the same MLP parameters, k-1 more norms per layer */
         eng_config tc = c;
         tc.arch = ENG_ARCH_TRANSFORMER;
@@ -151,11 +141,10 @@ static void test_layout(void)
         eng_account_compute(&uc, &ua, &e);
         TAP_OK(ua.total == a.total, "%s: uniform and tapered have the same parameter count", s->name);
         const int *w = eng_model_widths(m);
-        int ok = 1, decay_ok = 1;
+        int ok = 1;
         char name[96];
         for (int i = 0; i < eng_model_n_tensors(m); i++) {
             const eng_tensor_info *t = eng_model_tensor(m, i);
-            decay_ok &= t->decay == (t->ndim == 2);
             ok &= !strstr(t->name, "post_attention_layernorm") && !strstr(t->name, "mlp.up_proj");
         }
         for (int l = 0; l < s->L; l++) {
@@ -178,7 +167,6 @@ static void test_layout(void)
         }
         TAP_OK(ok, "%s: model.layers.N.mlp.levels.I.{norm,gate_proj,up_proj,down_proj}, widths sum to d_ff %d..%d",
                s->name, w[0], w[s->L - 1]);
-        TAP_OK(decay_ok, "%s: weight decay on matrices only", s->name);
         int slow = 0, xok = 1;
         size_t xf = 0;
         for (int i = 0; i < eng_model_n_optim_extra(m); i++) {
@@ -274,103 +262,18 @@ static void test_transformer_equivalence(void)
 /* ------------------------------------------------------------ finite differences */
 #define FD_B 2
 #define FD_T 9
-#define TOL_GLOBAL 5e-3
-#define TOL_TENSOR 2e-2
 
-static double loss_at(eng_model *m, const int32_t *tok, const int32_t *tgt)
+static int level_tensor(const char *name)
 {
-    double loss;
-    tlm_err e;
-    return eng_model_forward(m, tok, tgt, FD_B, FD_T, &loss, NULL, &e) ? NAN : loss;
+    return strstr(name, ".levels.") != NULL;
 }
 
 static void fd_check(const hope_spec *s)
 {
     eng_config c;
     tlm_err e = {0};
-    eng_model *m;
-    if (hs_config(s, FD_T, &c, &e) || eng_model_create(&m, &c, BE, FD_B, FD_T, &e)) {
-        TAP_OK(0, "%s: build: %s", s->name, e.msg);
-        return;
-    }
-    eng_model_init_weights(m, 7);
-    int32_t tok[FD_B * FD_T], tgt[FD_B * FD_T];
-    tm_batch(3, FD_B, FD_T, s->V, tok, tgt);
-    size_t n = eng_model_n_params(m);
-    float *p = malloc(n * sizeof *p), *g = malloc(n * sizeof *g);
-    double loss;
-    eng_model_zero_grads(m);
-    int rc = eng_model_forward(m, tok, tgt, FD_B, FD_T, &loss, NULL, &e) || eng_model_backward(m, 1.0f, &e);
-    TAP_OK(rc == 0 && isfinite(loss), "%s: forward/backward, loss %.4f", s->name, loss);
-    eng_model_get_params(m, p);
-    eng_model_get_grads(m, g);
-    const float h = 2e-3f;
-    double num2 = 0, err2 = 0, worst = 0, lvl_worst = 0;
-    const char *worst_name = "";
-    int checked = 0;
-    uint64_t r = 777;
-    for (int i = 0; i < eng_model_n_tensors(m); i++) {
-        const eng_tensor_info *t = eng_model_tensor(m, i);
-        size_t idx[8];
-        int k = 0;
-        for (int j = 0; j < 4 && j < (int)t->numel; j++) { /* the 4 largest |grad| */
-            size_t best = 0;
-            double bv = -1;
-            for (size_t q = 0; q < t->numel; q++) {
-                int taken = 0;
-                for (int u = 0; u < k; u++)
-                    taken |= idx[u] == q;
-                if (!taken && fabs(g[t->offset + q]) > bv) {
-                    bv = fabs(g[t->offset + q]);
-                    best = q;
-                }
-            }
-            idx[k++] = best;
-        }
-        for (int j = 0; j < 4; j++) { /* and 4 random ones */
-            r ^= r << 13;
-            r ^= r >> 7;
-            r ^= r << 17;
-            idx[k++] = r % t->numel;
-        }
-        double tscale = 0, terr = 0;
-        for (size_t q = 0; q < t->numel; q++)
-            tscale = fmax(tscale, fabs(g[t->offset + q]));
-        for (int j = 0; j < k; j++) {
-            size_t o = t->offset + idx[j];
-            float x = p[o];
-            double f[4];
-            const float steps[4] = {-2 * h, -h, h, 2 * h};
-            for (int u = 0; u < 4; u++) {
-                p[o] = x + steps[u];
-                eng_model_set_params(m, p);
-                f[u] = loss_at(m, tok, tgt);
-            }
-            p[o] = x;
-            double fd = (8 * (f[2] - f[1]) - (f[3] - f[0])) / (12.0 * h);
-            double d = fd - g[o];
-            num2 += fd * fd;
-            err2 += d * d;
-            terr = fmax(terr, fabs(d));
-            checked++;
-        }
-        eng_model_set_params(m, p);
-        double rel = terr / fmax(tscale, 1e-8);
-        if (strstr(t->name, ".levels."))
-            lvl_worst = fmax(lvl_worst, rel);
-        if (rel > worst) {
-            worst = rel;
-            worst_name = t->name;
-        }
-    }
-    double glob = sqrt(err2 / fmax(num2, 1e-30));
-    TAP_OK(glob < TOL_GLOBAL, "%s: %d coordinates, norm-wise rel err %.2e (bound %.0e)", s->name, checked, glob,
-           TOL_GLOBAL);
-    TAP_OK(worst < TOL_TENSOR, "%s: worst tensor %s rel err %.2e, worst level tensor %.2e (bound %.0e)", s->name,
-           worst_name, worst, lvl_worst, TOL_TENSOR);
-    free(p);
-    free(g);
-    eng_model_free(m);
+    static const float h[] = {2e-3f};
+    tm_tap_fd(s->name, hs_config(s, FD_T, &c, &e), &c, BE, FD_B, FD_T, &(tm_fd){h, 1, 777, level_tensor}, "level");
 }
 
 /* ------------------------------------------------------------ the multi-frequency optimizer */
@@ -587,12 +490,8 @@ static void test_determinism(void)
 
 int main(int argc, char **argv)
 {
-    eng_runtime_init(argc, argv);
-    tlm_err be_err = {0};
-    if (eng_backend_cpu_create(&BE, 0, &be_err)) {
-        printf("Bail out! %s\n", be_err.msg);
+    if (!(BE = tm_cpu_backend(argc, argv)))
         return 1;
-    }
     test_split();
     test_config();
     test_layout();

@@ -39,22 +39,8 @@ static void test_layout(const tm_spec *s)
     tlm_err e = {0};
     eng_model *m;
     eng_account a;
-    if (tm_config(s, 16, &c, &e) || eng_account_compute(&c, &a, &e) || eng_model_create(&m, &c, BE, 2, 16, &e)) {
-        TAP_OK(0, "%s: build: %s", s->name, e.msg);
+    if (tm_tap_layout(s->name, tm_config(s, 16, &c, &e), &c, BE, 2, 16, &m, &a, &e))
         return;
-    }
-    TAP_OK((int64_t)eng_model_n_params(m) == a.total, "%s: %zu parameters allocated, account says %lld", s->name,
-           eng_model_n_params(m), (long long)a.total);
-    size_t off = 0;
-    int ok = 1, decay_ok = 1;
-    for (int i = 0; i < eng_model_n_tensors(m); i++) {
-        const eng_tensor_info *t = eng_model_tensor(m, i);
-        ok &= t->offset == off && t->numel == (size_t)t->shape[0] * (t->ndim > 1 ? (size_t)t->shape[1] : 1);
-        decay_ok &= t->decay == (t->ndim == 2);
-        off += t->numel;
-    }
-    TAP_OK(ok && off == eng_model_n_params(m), "%s: tensors tile the slab", s->name);
-    TAP_OK(decay_ok, "%s: weight decay on matrices only", s->name);
     const int *w = eng_model_widths(m);
     int wok = 1;
     char name[96];
@@ -97,28 +83,7 @@ static int train(const tm_spec *s, uint64_t seed, int steps, double *losses, lon
         eng_model_get_params(m, params_out);
     static int32_t tok[Bm * Tm], tgt[Bm * Tm];
     long before = n_allocs;
-    int rc = 0;
-    for (int st = 0; st < steps && !rc; st++) {
-        /* a learnable stream: token t+1 = (3 token t + 1) mod V */
-        for (int i = 0; i < Bm * Tm; i++) {
-            int b = i / Tm, t = i % Tm;
-            int x = (7 * b + 5 * st + 1) % s->V;
-            for (int u = 0; u < t; u++)
-                x = (3 * x + 1) % s->V;
-            tok[i] = x;
-            tgt[i] = (3 * x + 1) % s->V;
-        }
-        eng_model_zero_grads(m);
-        /* two micro batches: accumulation */
-        double l0, l1;
-        rc = eng_model_forward(m, tok, tgt, Bm / 2, Tm, &l0, NULL, &e) || eng_model_backward(m, 0.5f, &e) ||
-             eng_model_forward(m, tok + Bm / 2 * Tm, tgt + Bm / 2 * Tm, Bm / 2, Tm, &l1, NULL, &e) ||
-             eng_model_backward(m, 0.5f, &e);
-        double gn = eng_model_grad_norm(m);
-        eng_adamw opt = {3e-3, 0.9, 0.95, 1e-8, 0.1, st + 1, gn > 1.0 ? 1.0 / gn : 1.0};
-        rc = rc || eng_model_step(m, &opt, &e);
-        losses[st] = 0.5 * (l0 + l1);
-    }
+    int rc = tm_train_stream(m, Bm, Tm, s->V, steps, tok, tgt, losses, &e);
     *allocs = n_allocs - before;
     eng_model_free(m);
     return rc;
@@ -186,12 +151,8 @@ static void test_api(void)
 
 int main(int argc, char **argv)
 {
-    eng_runtime_init(argc, argv);
-    tlm_err be_err = {0};
-    if (eng_backend_cpu_create(&BE, 0, &be_err)) {
-        printf("Bail out! %s\n", be_err.msg);
+    if (!(BE = tm_cpu_backend(argc, argv)))
         return 1;
-    }
     for (int i = 0; i < NSPEC; i++)
         test_layout(&specs[i]);
     test_api();

@@ -50,22 +50,8 @@ static void test_layout(const titans_spec *s)
     tlm_err e = {0};
     eng_model *m;
     eng_account a;
-    if (ts_config(s, 16, &c, &e) || eng_account_compute(&c, &a, &e) || eng_model_create(&m, &c, BE, 2, 16, &e)) {
-        TAP_OK(0, "%s: build: %s", s->name, e.msg);
+    if (tm_tap_layout(s->name, ts_config(s, 16, &c, &e), &c, BE, 2, 16, &m, &a, &e))
         return;
-    }
-    TAP_OK((int64_t)eng_model_n_params(m) == a.total, "%s: %zu parameters allocated, account says %lld", s->name,
-           eng_model_n_params(m), (long long)a.total);
-    size_t off = 0;
-    int ok = 1, decay_ok = 1;
-    for (int i = 0; i < eng_model_n_tensors(m); i++) {
-        const eng_tensor_info *t = eng_model_tensor(m, i);
-        ok &= t->offset == off && t->numel == (size_t)t->shape[0] * (t->ndim > 1 ? (size_t)t->shape[1] : 1);
-        decay_ok &= t->decay == (t->ndim == 2);
-        off += t->numel;
-    }
-    TAP_OK(ok && off == eng_model_n_params(m), "%s: tensors tile the slab", s->name);
-    TAP_OK(decay_ok, "%s: weight decay on matrices only", s->name);
     const int d = s->d, H = s->H, hd = d / H, hm = s->depth == 2 ? (s->hidden ? s->hidden : 2 * hd) : 0;
     const int dkv = s->kv * hd, mag = !strcmp(s->variant, "mag");
     const int *w = eng_model_widths(m);
@@ -133,9 +119,7 @@ static void test_config(void)
     TAP_OK(canon && !strstr(canon, "titans"), "a transformer's canonical form has no titans keys");
     free(canon);
     const char *y = "arch: titans\nscale: 1m\n";
-    tlm_cfg_node *root;
-    rc = tlm_cfg_parse_buffer("t", y, strlen(y), &root, &e) || eng_config_from_tree(root, &c, &e);
-    tlm_cfg_free(root);
+    rc = eng_config_from_text("t", y, strlen(y), &c, &e);
     const eng_model_cfg *mc = &c.model;
     TAP_OK(!rc && mc->titans_variant == ENG_TITANS_MAG && mc->titans_window == 512 && mc->titans_persistent == 4 &&
                mc->titans_chunk == 16 && mc->titans_mem_depth == 2 && mc->titans_mem_hidden == 64 &&
@@ -150,11 +134,7 @@ static void test_config(void)
         "arch: titans\nscale: 1m\nmodel: {titans: {windw: 3}}\n",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        rc = tlm_cfg_parse_buffer("t", bad[i], strlen(bad[i]), &root, &e);
-        if (!rc) {
-            rc = eng_config_from_tree(root, &c, &e);
-            tlm_cfg_free(root);
-        }
+        rc = eng_config_from_text("t", bad[i], strlen(bad[i]), &c, &e);
         TAP_OK(rc == TLM_ECONFIG, "refused: %s", e.msg);
     }
 }
@@ -174,26 +154,7 @@ static int train(const titans_spec *s, uint64_t seed, int steps, double *losses,
     eng_model_init_weights(m, seed);
     static int32_t tok[Bm * Tm], tgt[Bm * Tm];
     long before = n_allocs;
-    int rc = 0;
-    for (int st = 0; st < steps && !rc; st++) {
-        for (int i = 0; i < Bm * Tm; i++) {
-            int b = i / Tm, t = i % Tm;
-            int x = (7 * b + 5 * st + 1) % s->V;
-            for (int u = 0; u < t; u++)
-                x = (3 * x + 1) % s->V;
-            tok[i] = x;
-            tgt[i] = (3 * x + 1) % s->V;
-        }
-        eng_model_zero_grads(m);
-        double l0, l1;
-        rc = eng_model_forward(m, tok, tgt, Bm / 2, Tm, &l0, NULL, &e) || eng_model_backward(m, 0.5f, &e) ||
-             eng_model_forward(m, tok + Bm / 2 * Tm, tgt + Bm / 2 * Tm, Bm / 2, Tm, &l1, NULL, &e) ||
-             eng_model_backward(m, 0.5f, &e);
-        double gn = eng_model_grad_norm(m);
-        eng_adamw opt = {3e-3, 0.9, 0.95, 1e-8, 0.1, st + 1, gn > 1.0 ? 1.0 / gn : 1.0};
-        rc = rc || eng_model_step(m, &opt, &e);
-        losses[st] = 0.5 * (l0 + l1);
-    }
+    int rc = tm_train_stream(m, Bm, Tm, s->V, steps, tok, tgt, losses, &e);
     *allocs = n_allocs - before;
     eng_model_free(m);
     return rc;
@@ -294,12 +255,8 @@ static void test_api(const titans_spec *s)
 
 int main(int argc, char **argv)
 {
-    eng_runtime_init(argc, argv);
-    tlm_err be_err = {0};
-    if (eng_backend_cpu_create(&BE, 0, &be_err)) {
-        printf("Bail out! %s\n", be_err.msg);
+    if (!(BE = tm_cpu_backend(argc, argv)))
         return 1;
-    }
     for (int i = 0; i < NSPEC; i++)
         test_layout(&specs[i]);
     test_config();

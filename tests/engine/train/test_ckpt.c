@@ -4,6 +4,7 @@
  * another config is refused; trainer.json is parsed as untrusted text; a
  * FIFO or a folder in a checkpoint is refused without blocking. */
 #include <dirent.h>
+#include <float.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdint.h>
@@ -137,7 +138,9 @@ int main(void)
 
     /* ---- write one and read it back */
     fill(p, N, 1), fill(m, N, 2), fill(v, N, 3);
-    p[7] = NAN; /* non-finite values travel bit for bit too */
+    /* the values at the edges of float travel bit for bit (a value that is
+     * not finite is refused: below) */
+    p[7] = -0.0f, p[8] = 1e-45f, p[9] = FLT_MAX, p[10] = -FLT_MIN;
     eng_train_state st, st2;
     state_for(&st, cid, 10);
     char path[ENG_CKPT_PATH_MAX];
@@ -206,6 +209,30 @@ int main(void)
     eng_ckpt_data narrow = {t2, 3, N, p2, m2, v2, NULL, 0, NULL};
     rc = eng_ckpt_load(path, cid, &narrow, &st2, &e);
     TAP_OK(rc == TLM_EDATA && strstr(e.msg, "up_proj"), "a tensor of another shape: TLM_EDATA (%s)", e.msg);
+
+    /* ---- a value that is not finite: refused at verification (so that
+     * find falls back past it) and at load, the tensor named */
+    char nanroot[420];
+    snprintf(nanroot, sizeof nanroot, "%s/cknan", root);
+    state_for(&st, cid, 10);
+    rc = eng_ckpt_write(nanroot, &d, &cfg, &st, 3, path, &e);
+    v[N - 1] = INFINITY; /* the last exp_avg_sq element, of the last tensor */
+    state_for(&st, cid, 11);
+    rc = rc || eng_ckpt_write(nanroot, &d, &cfg, &st, 3, path, &e);
+    v[N - 1] = 1;
+    TAP_OK(rc == 0 && eng_ckpt_verify(path, &e) == TLM_EDATA &&
+               strstr(e.msg, "optim.safetensors: tensor model.layers.0.mlp.up_proj.weight.exp_avg_sq holds 1 value(s) "
+                             "that are not finite (element 1535 is inf)"),
+           "a checkpoint holding inf fails verification, naming the tensor and element (%s)", e.msg);
+    rc = eng_ckpt_load(path, cid, &back, &st2, &e);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "up_proj.weight.exp_avg_sq holds 1 value(s) that are not finite"),
+           "...and loading it (%s)", e.msg);
+    int logged = n_logged;
+    rc = eng_ckpt_find(nanroot, path, on_log, NULL, &e);
+    TAP_OK(rc == 0 && strstr(path, "step-00000010") && n_logged == logged + 1 && strstr(last_log, "step-00000011") &&
+               strstr(last_log, "not finite"),
+           "find skips it with a log line, as a corrupt one, for step 10 (%s)", last_log);
+    n_logged = logged;
 
     /* ---- newest N kept, fallback past corrupt and truncated ones */
     for (int s = 20; s <= 40; s += 10) {

@@ -1,0 +1,73 @@
+/* mlp.c: the block's MLP of the transformer, gated_attn and titans rows:
+ * a pre-norm SwiGLU of the layer's tapered width,
+ *   resid[l+1] = resid_mid + down(silu(gate(n)) * up(n)),  n = rmsnorm_2(resid_mid)
+ * with gate_proj and up_proj stacked into one (2F, d) matmul; and that
+ * branch itself (eng__swiglu_*), which hope_attn's levels (hope.c) chain
+ * in its place.
+ *
+ * Must not: allocate (its buffers are the model's planned ones). */
+#include "engine/model/internal.h"
+
+void eng__swiglu_fwd(eng_model *m, const eng_swiglu *b, float *out, int N)
+{
+    const eng_ops *o = m->ops;
+    void *ctx = m->ctx;
+    const int d = m->d, F = b->F;
+    const float *P = m->params;
+    o->rmsnorm_fwd(ctx, b->ln, b->rstd, b->x, P + b->norm, N, d, (float)m->cfg.model.norm_eps);
+    o->matmul(ctx, 0, 1, N, 2 * F, d, 1.0f, b->ln, d, P + b->wgu, d, 0.0f, b->gu, 2 * F);
+    o->swiglu_fwd(ctx, b->h, b->gu, b->gu + F, 2 * F, N, F);
+    o->copy(ctx, out, b->x, (size_t)N * d);
+    o->matmul(ctx, 0, 1, N, d, F, 1.0f, b->h, F, P + b->wdown, F, 1.0f, out, d);
+}
+
+void eng__swiglu_bwd(eng_model *m, const eng_swiglu *b, int N)
+{
+    const eng_ops *o = m->ops;
+    void *ctx = m->ctx;
+    const int d = m->d, F = b->F;
+    const float *P = m->params;
+    float *Gr = m->grads;
+    /* down_proj */
+    o->matmul(ctx, 0, 0, N, F, d, 1.0f, m->dresid, d, P + b->wdown, F, 0.0f, m->dh, F);
+    o->matmul(ctx, 1, 0, d, F, N, 1.0f, m->dresid, d, b->h, F, 1.0f, Gr + b->wdown, F);
+    o->swiglu_bwd(ctx, m->dgu, m->dgu + F, m->dh, b->gu, b->gu + F, 2 * F, N, F);
+    /* gate_proj | up_proj */
+    o->matmul(ctx, 0, 0, N, d, 2 * F, 1.0f, m->dgu, 2 * F, P + b->wgu, d, 0.0f, m->dln, d);
+    o->matmul(ctx, 1, 0, 2 * F, d, N, 1.0f, m->dgu, 2 * F, b->ln, d, 1.0f, Gr + b->wgu, d);
+    o->rmsnorm_bwd(ctx, m->dresid, Gr + b->norm, m->dln, b->x, P + b->norm, b->rstd, N, d);
+}
+
+/* post_attention_layernorm and mlp.* of layer l */
+static void mlp_layout(eng_model *m, int cap, int l)
+{
+    eng_layer_params *p = &m->lp[l];
+    const int d = m->d, F = m->widths[l];
+    p->ln2 = eng__model_add_tensor(m, cap, 1, d, 0, 0, "model.layers.%d.post_attention_layernorm.weight", l);
+    p->wgu = eng__model_add_tensor(m, cap, 2, F, d, 1, "model.layers.%d.mlp.gate_proj.weight", l);
+    eng__model_add_tensor(m, cap, 2, F, d, 1, "model.layers.%d.mlp.up_proj.weight", l);
+    p->wdown = eng__model_add_tensor(m, cap, 2, d, F, 1, "model.layers.%d.mlp.down_proj.weight", l);
+}
+
+/* The layer's branch: its parameters and its planned activations */
+static eng_swiglu layer_branch(const eng_model *m, int l)
+{
+    const eng_layer_params *p = &m->lp[l];
+    const eng_layer_acts *a = &m->la[l];
+    return (eng_swiglu){.F = m->widths[l], .norm = p->ln2, .wgu = p->wgu, .wdown = p->wdown, .x = a->resid_mid,
+                        .ln = a->ln2, .rstd = a->rstd2, .gu = a->gu, .h = a->h};
+}
+
+static void mlp_fwd(eng_model *m, int l, int N)
+{
+    const eng_swiglu b = layer_branch(m, l);
+    eng__swiglu_fwd(m, &b, eng__resid(m, l + 1, N), N);
+}
+
+static void mlp_bwd(eng_model *m, int l, int N)
+{
+    const eng_swiglu b = layer_branch(m, l);
+    eng__swiglu_bwd(m, &b, N);
+}
+
+const eng_mlp eng__mlp_swiglu = {.layout = mlp_layout, .fwd = mlp_fwd, .bwd = mlp_bwd};
