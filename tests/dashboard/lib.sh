@@ -16,8 +16,7 @@ SHOTS="$TLM_BUILDDIR/tests/dashboard/screenshots"
 start_dash() {
     dlog=$1
     shift
-    # its scratch folder for figures in $tmp: removed with it when the server is killed
-    TMPDIR=$tmp "$D" "$@" >"$dlog" 2>"$dlog.err" &
+    "$D" "$@" >"$dlog" 2>"$dlog.err" &
     dp=$!
     kids="$kids $dp"
     url=
