@@ -23,9 +23,9 @@ const want = JSON.parse(readFileSync(process.env.EXPECT, "utf8"));
 const { ctx, page, errors } = await launch({ width: 1280, height: 800 }, ["--font-render-hinting=none"]);
 const tool = await ctx.newPage(); // a blank page that decodes, shrinks and compares screenshots
 const waitFor = (fn, arg, ms) => waitIn(page, fn, arg, ms);
-async function open(hash, ready) {
+async function open(hash, ready, ms) {
   await page.goto(url + hash);
-  const ok = await waitFor(ready);
+  const ok = await waitFor(ready, undefined, ms);
   await page.waitForTimeout(300); // fonts and the last paint
   return ok;
 }
@@ -380,7 +380,8 @@ const mdRows = (md) => md.split("\n").filter((l) => l.startsWith("|") && !/^\|(-
 
 async function tablesView() {
   // the figures of a sweep without rho: a placeholder that says why, never a broken image
-  let ok = await open("#/tables?sweep=arch", () => document.querySelectorAll(".figure-box[data-state]").length === document.querySelectorAll(".figure-box").length);
+  // each figure is drawn by PLplot one at a time on the server: seconds each on a loaded machine
+  let ok = await open("#/tables?sweep=arch", () => document.querySelectorAll(".figure-box[data-state]").length === document.querySelectorAll(".figure-box").length, 90000);
   const figs = await page.$$eval(".figure-box", (bs) => bs.map((b) => ({ name: b.dataset.figure, state: b.dataset.state,
     text: b.textContent, img: b.querySelector("img") ? b.querySelector("img").complete && b.querySelector("img").naturalWidth > 0 : null })));
   const rho = figs.find((f) => f.name === "rho");
