@@ -8,7 +8,8 @@
 # build and remove its temp folder; a later build removes the temp folder of
 # a SIGKILLed one (and nothing else); token ids out of range are said as
 # such; an empty validation split is warned about when written; a slip of
-# a tokenizer name gets a did-you-mean.
+# a tokenizer name gets a did-you-mean; an option missing its value is
+# named.
 set -u
 src=${TLM_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 build=${TLM_BUILDDIR:-$src}
@@ -194,6 +195,12 @@ usage() { # usage PATTERN DESCRIPTION ARGS...: exit 2 saying PATTERN
 }
 usage "--out is given twice; give it once" "build --out twice" build --tokenizer bytes --out "$tmp/x" --out "$tmp/y" "$tmp/in"
 usage "--tokenizer is given twice" "encode --tokenizer twice" encode --tokenizer bytes --tokenizer bytes
+# an option whose value is missing is said as such, naming the option
+# (issue 26: it read "unknown or incomplete option")
+usage "option '--out' requires an argument (try tlm-data build --help)" "build --out without its value" \
+    build --tokenizer bytes --out
+usage "option '--tokenizer' requires an argument (try tlm-data decode --help)" "decode --tokenizer without its value" \
+    decode --tokenizer
 usage "--field does nothing with --format text" "build --field with --format text" \
     build --tokenizer bytes --out "$tmp/x" --format text --field body "$tmp/in"
 usage "--field does nothing with --format text" "train-bpe --field with --format text" \
