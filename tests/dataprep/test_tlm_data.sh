@@ -148,6 +148,10 @@ grep -q "item 2 ('x1') is not a token id (a whole number from 0 to 255)" "$tmp/o
 "$T" build --tokenizer byte --out "$tmp/slip" "$tmp/in/a" >"$tmp/out" 2>&1
 grep -q "tokenizer 'byte': .*did you mean 'bytes'?" "$tmp/out" && [ ! -e "$tmp/slip" ] && ok "--tokenizer byte: did you mean 'bytes'?" ||
     { no "--tokenizer byte"; cat "$tmp/out"; }
+# a built-in name whose rank file is missing is no slip of another name
+"$T" build --tokenizer llama3 --out "$tmp/slip" "$tmp/in/a" >"$tmp/out" 2>&1
+grep -q "tokenizer 'llama3': no llama3.tiktoken rank file" "$tmp/out" && ! grep -q "did you mean" "$tmp/out" &&
+    ok "--tokenizer llama3 without its rank file: the missing file, no did-you-mean" || { no "--tokenizer llama3"; cat "$tmp/out"; }
 # a validation split that comes out empty is said when the dataset is made
 printf 'a few words\n' >"$tmp/tiny.txt"
 "$T" build --tokenizer bytes --out "$tmp/tinyds" "$tmp/tiny.txt" >"$tmp/out" 2>&1
