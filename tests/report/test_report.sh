@@ -216,7 +216,7 @@ expect 1 "out.fifo: is not a regular file (a FIFO)" "--out a FIFO: refused, not 
     timeout 10 "$R" --db "$db" --table runs --out "$tmp/out.fifo"
 [ -p "$tmp/out.fifo" ] && ok "...the FIFO is still there" || no "the FIFO given as --out was replaced"
 echo "not a database, just text" >"$tmp/text.db"
-expect 1 "not a database" "a file that is not a database" -- "$R" --db "$tmp/text.db" --table runs
+expect 1 "text.db: not an SQLite database" "a file that is not a database" -- "$R" --db "$tmp/text.db" --table runs
 "$R" --db "$db" --table wider_early_vs_late --sweep other >"$tmp/o" 2>"$tmp/e"
 [ $? = 0 ] && grep -q "nothing in" "$tmp/e" && grep -q "Nothing in results.db" "$tmp/o" &&
     ok "a table the sweep cannot fill: status 0, says so" || no "a table the sweep cannot fill"
