@@ -66,7 +66,7 @@ kill "$dp"; wait "$dp"
 
 echo "not a database, just text" >text.db
 start_dash dash3.out --db text.db
-[ "$(fetch "/api/jobs?t=$token")" = 503 ] && grep -q "not an SQLite database" body
+[ "$(fetch "/api/jobs?t=$token")" = 503 ] && grep -q "text.db: not an SQLite database" body
 ok $? "a file that is not a database: 503 saying so ($(cat body))"
 kill -0 "$dp"
 ok $? "...and the server lives on"
