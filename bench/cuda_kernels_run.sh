@@ -11,8 +11,8 @@
 # Run from the build folder of a configured tree with the emulated build
 # (an in-tree build: the repository root):
 #   sh bench/cuda_kernels_run.sh [TEST ...]
-# TEST: make check's test names (default: the three emulated tests,
-# tests/engine/backend/test_backend_ops, test_cuda_model, test_cuda_emu).
+# TEST: make check's test names (default: the four emulated tests,
+# tests/engine/backend/test_backend_ops, test_cuda_model, test_cuda_emu, test_flash).
 # Exit status: 0 every __global__ ran, 1 some did not, 2 usage or a
 # failed run.
 set -eu
@@ -24,7 +24,7 @@ grep -q '^#define TLM_HAVE_CUDA_EMU 1' config.h 2>/dev/null ||
     { echo "cuda_kernels_run.sh: this build has no emulated CUDA (configure found no clang++)" >&2; exit 2; }
 command -v python3 >/dev/null || { echo "cuda_kernels_run.sh: needs python3" >&2; exit 2; }
 srcdir=$(sed -n 's/^abs_top_srcdir = //p' Makefile)
-tests=${*:-tests/engine/backend/test_backend_ops tests/engine/backend/test_cuda_model tests/engine/backend/test_cuda_emu}
+tests=${*:-tests/engine/backend/test_backend_ops tests/engine/backend/test_cuda_model tests/engine/backend/test_cuda_emu tests/engine/backend/test_flash}
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuda-kernels-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
