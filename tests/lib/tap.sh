@@ -6,7 +6,8 @@
 #   tap_setup NAME [wait]   makes $tmp (tlm-NAME-test-XXXXXX) and the exit
 #     trap; with "wait" the trap also waits for every background job
 #   text_shard OUT LICENCE...   OUT from /usr/share/common-licenses/LICENCE...
-#     with tests/lib/train_mkshard ($MK); skips (77) when none is there
+#     with tests/lib/train_mkshard ($MK); skips (77) when none is there;
+#     $LICENSES: the files it read (some tests build their own data too)
 set -u
 n=0
 fail=0
@@ -35,11 +36,11 @@ tap_cleanup() {
 text_shard() {
     out=$1
     shift
-    files=""
+    LICENSES=""
     for f in "$@"; do
-        [ -f "/usr/share/common-licenses/$f" ] && files="$files /usr/share/common-licenses/$f"
+        [ -f "/usr/share/common-licenses/$f" ] && LICENSES="$LICENSES /usr/share/common-licenses/$f"
     done
-    if [ -z "$files" ]; then echo "# /usr/share/common-licenses is missing: skip"; exit 77; fi
+    if [ -z "$LICENSES" ]; then echo "# /usr/share/common-licenses is missing: skip"; exit 77; fi
     # shellcheck disable=SC2086
-    "$MK" "$out" $files >/dev/null || { echo "# cannot make the text shard"; exit 1; }
+    "$MK" "$out" $LICENSES >/dev/null || { echo "# cannot make the text shard"; exit 1; }
 }
