@@ -68,7 +68,7 @@ int eng__sdpa_cudnn_test_fault = 0;
     X(cudnnBackendSetAttribute) X(cudnnBackendGetAttribute) X(cudnnBackendExecute)
 
 #define SD_PLANS 32
-#define SD_DESCS 64 /* descriptors one graph is made of */
+#define SD_DESCS 128 /* descriptors one graph is made of */
 typedef struct sd_plan {
     int bwd, B, T, H, Hkv, hd, ldo, ldq, ldkv, fault;
     cudnnBackendDescriptor_t plan;
