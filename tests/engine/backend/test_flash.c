@@ -1,6 +1,9 @@
-/* test_flash.c: the tensor-core flash attention (engine/cuda/flash.cu) on
- * the emulated CUDA build (and, in a CUDA build, on GPU 0 when there is
- * one: skipped, said, where the backend finds none), against a plain causal softmax attention
+/* test_flash.c: issue 24's two attention candidates, the tensor-core flash
+ * attention (engine/cuda/flash.cu) and cuDNN's graph (engine/cuda/
+ * sdpa_cudnn.cu, through the emulated build's cuDNN stand-ins, which
+ * compute the graph its descriptors describe), on the emulated CUDA build
+ * (and, in a CUDA build, on GPU 0 when there is one: skipped, said, where
+ * the backend finds none), against a plain causal softmax attention
  * computed here in double from the SAME bf16-rounded inputs, forward
  * (O, lse) and backward (dQ, dK, dV); the emulator's race, barrier and
  * memory checks run on every launch (a failed one is the backend's kept
@@ -28,6 +31,14 @@
  *     (dO . O with O = v, a warp's fp32 order) are one sum rounded two
  *     ways, apart by up to hd 2^-24 max|dO v| (128 * 2^-24 * 2 < 2e-5);
  *   - the backward twice: the same bits (no atomics: the project's rule).
+ * The cuDNN candidate: the same cases and bounds; the two candidates'
+ * results against each other with the same bounds; its forward and
+ * backward plans at the 440m, 760m and 1.3b presets' head shapes on a
+ * tiny batch (descriptor construction only: graphs finalized, none
+ * executed); and two deliberate mapping mistakes (eng__sdpa_cudnn_test_
+ * fault): K's row stride taken as hd must put O outside its bound, Q
+ * declared fp32 must be refused (NOT_SUPPORTED_DATA_TYPE).  On a GPU
+ * without cuDNN its row is skipped, said.
  * Exits 77 in a build without the emulator.
  *
  * Must not: compare the kernel with anything computed from unrounded
