@@ -188,7 +188,8 @@ void eng__flash_bwd(void *ctx, __nv_bfloat16 *dq, __nv_bfloat16 *dk, __nv_bfloat
  * a shape without running it: descriptor construction only.  release
  * frees the plans and unloads cuDNN (backend.cu's context teardown).
  * test_fault: test_flash's deliberate mapping mistakes (1: K's row stride
- * taken as hd; 2: Q declared fp32), 0 in every real use. */
+ * taken as hd; 2: Q declared fp32; 3: O's tensor without its unique id),
+ * 0 in every real use. */
 int eng__sdpa_cudnn_available(void *ctx, char *why, size_t cap);
 int eng__sdpa_cudnn_prepare(void *ctx, int bwd, int B, int T, int H, int Hkv, int hd, int ldo, int ldq, int ldkv);
 void eng__sdpa_cudnn_fwd(void *ctx, __nv_bfloat16 *out, int ldo, float *lse, const __nv_bfloat16 *q, int ldq,

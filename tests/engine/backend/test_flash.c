@@ -35,9 +35,10 @@
  * results against each other with the same bounds; its forward and
  * backward plans at the 440m, 760m and 1.3b presets' head shapes on a
  * tiny batch (descriptor construction only: graphs finalized, none
- * executed); and two deliberate mapping mistakes (eng__sdpa_cudnn_test_
+ * executed); and three deliberate mapping mistakes (eng__sdpa_cudnn_test_
  * fault): K's row stride taken as hd must put O outside its bound, Q
- * declared fp32 must be refused (NOT_SUPPORTED_DATA_TYPE).  On a GPU
+ * declared fp32 must be refused (NOT_SUPPORTED_DATA_TYPE), and so must
+ * O's tensor without its unique id (BAD_PARAM at finalize).  On a GPU
  * without cuDNN its row is skipped, said.
  * Exits 77 in a build without the emulator.
  *
@@ -429,19 +430,27 @@ int main(void)
             run_case(row, be, 1, 77, 4, 2, 64, 1, NULL);
         }
         eng_backend_free(be);
-        if (emu && row->available) {
-            /* Q declared fp32: the stand-in refuses the graph, as cuDNN's
-             * fused path would (a fresh backend: the error is kept) */
+        /* mistakes the stand-in refuses, as cuDNN would (a fresh backend
+         * each: the error is kept): Q declared fp32 (the fused path takes
+         * bf16 or fp16), O's tensor finalized without its unique id */
+        static const struct {
+            int fault, code;
+            const char *status, *what;
+        } refused[] = {{2, TLM_ECONFIG, "NOT_SUPPORTED_DATA_TYPE", "Q declared fp32"},
+                       {3, TLM_EINTERNAL, "CUDNN_STATUS_BAD_PARAM", "O's tensor without its unique id"}};
+        for (int i = 0; emu && row->available && i < 2; i++) {
             eng_backend *b2 = NULL;
-            if (!row->create(&b2, 0, &e)) {
-                row->fault(2);
-                const int rc = row->prepare(b2->ctx, 0, 1, 8, 4, 2, 64, 4 * 64, 8 * 64, 8 * 64);
-                row->fault(0);
-                const int st = row->status(b2, &e);
-                TAP_OK(rc && st == TLM_ECONFIG && strstr(e.msg, "NOT_SUPPORTED_DATA_TYPE"),
-                       "%s: Q declared fp32 is refused: %s", row->name, st ? e.msg : "(no error)");
-                eng_backend_free(b2);
+            if (row->create(&b2, 0, &e)) {
+                TAP_OK(0, "%s: the backend: %s", row->name, e.msg);
+                continue;
             }
+            row->fault(refused[i].fault);
+            const int rc = row->prepare(b2->ctx, 0, 1, 8, 4, 2, 64, 4 * 64, 8 * 64, 8 * 64);
+            row->fault(0);
+            const int st = row->status(b2, &e);
+            TAP_OK(rc && st == refused[i].code && strstr(e.msg, refused[i].status), "%s: %s is refused: %s",
+                   row->name, refused[i].what, st ? e.msg : "(no error)");
+            eng_backend_free(b2);
         }
     }
     for (int i = 0; i < NCASES; i++)
