@@ -5,3 +5,4 @@ include bench/data.mk
 include bench/report.mk
 include bench/dash.mk
 include bench/arch.mk
+include bench/parallel.mk

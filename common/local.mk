@@ -2,8 +2,8 @@
 # (db, orchestrator, reports, dataprep, the engine): the error contract,
 # durable file I/O and path checks, SHA-256, the YAML/JSON config tree,
 # checked arithmetic, UTF-8, number and duration text, clocks, growable
-# arrays, the JSON string escape, the command-line parser (cli).  It links
-# nothing of TLM's own.
+# arrays, the JSON string escape, the command-line parser (cli), starting a
+# helper program (spawn).  It links nothing of TLM's own.
 noinst_LIBRARIES += common/libtlmcommon.a
 common_libtlmcommon_a_CPPFLAGS = $(AM_CPPFLAGS) $(YAML_CFLAGS)
 # -O3 like the kernels: SHA-256 verifies every shard at each job start
@@ -21,5 +21,6 @@ common_libtlmcommon_a_SOURCES = \
 	common/vec.c common/vec.h \
 	common/json.c common/json.h \
 	common/cli.c common/cli.h \
+	common/spawn.c common/spawn.h \
 	common/checked.h
 COMMON_LIBS = common/libtlmcommon.a $(YAML_LIBS) -lm

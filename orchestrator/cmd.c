@@ -5,15 +5,14 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/spawn.h"
 
-extern char **environ;
 
 void orc_cmd_result_free(orc_cmd_result *r)
 {
@@ -36,23 +35,7 @@ static int spawn(char *const argv[], pid_t *pid, int fds[2], tlm_err *e)
         }
         return tlm_errf(e, TLM_EIO, "%s: cannot make a pipe: %s", argv[0], strerror(err));
     }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, po[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
-    posix_spawnattr_t at;
-    posix_spawnattr_init(&at);
-    /* the loop's signal handlers must not reach the command: default dispositions, nothing blocked */
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    posix_spawnattr_setsigmask(&at, &none);
-    posix_spawnattr_setsigdefault(&at, &all);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    int rc = posix_spawnp(pid, argv[0], &fa, &at, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&at);
+    int rc = tlm_spawn(pid, argv[0], 1, argv, po[1], pe[1]);
     close(po[1]);
     close(pe[1]);
     if (rc) {

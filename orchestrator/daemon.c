@@ -503,7 +503,12 @@ static int open_all(orc_daemon *d, held *h, int *discard, tlm_err *e)
     /* the sweeps first: a bad or missing one is refused before results.db
      * or the runs folder exist (orc_plan_load reads them again, under the
      * lock, and records them) */
-    int rc = orc_plan_check(o, e);
+    orc_plan_needs needs;
+    int rc = orc_plan_check(o, &needs, e);
+    if (!rc && needs.ranks > 1)
+        rc = d->ex.check_needs ? d->ex.check_needs(d, &needs, e)
+                               : tlm_errf(e, TLM_ECONFIG, "sweep %s asks for %d ranks a job; the %s executor runs one",
+                                          needs.sweep, needs.ranks, d->ex.name);
     if (rc)
         return orc_exit_error(rc);
     /* the lock is on the database file itself (whatever path names it), so

@@ -206,7 +206,12 @@ static int parse_kind(ctx *c, orc_event *ev)
         int64_t sig = 0;
         const orc_json_member *m = orc_json_get(c->o, "signal");
         if (m && m->type == ORC_JSON_STRING) {
-            sig = !strcmp(m->str, "SIGTERM") ? 15 : !strcmp(m->str, "SIGINT") ? 2 : !strcmp(m->str, "SIGHUP") ? 1 : 0;
+            /* SIGUSR2: the ranks of a Slurm job are stopped with it (srun forwards it; orchestrator/slurm_job.c) */
+            sig = !strcmp(m->str, "SIGTERM")   ? 15
+                  : !strcmp(m->str, "SIGINT")  ? 2
+                  : !strcmp(m->str, "SIGHUP")  ? 1
+                  : !strcmp(m->str, "SIGUSR2") ? 12
+                                               : 0;
             if (!sig)
                 return bad(c, "'signal' names an unknown signal '%.20s'", m->str);
         } else if (count(c, "signal", OPT, &sig)) {

@@ -1,5 +1,6 @@
 /* exec_local.c: the local executor (--executor local, the default): one
- * worker process per attempt on this machine.  Launches the worker
+ * worker process per attempt on this machine (a job of several ranks: one
+ * mpirun, which starts the ranks; docs/parallel.md).  Launches the worker
  * attempt.c describes through the exec shim (own session and process
  * group, killed with the daemon), on its slot's device and threads, its
  * stdout and stderr appended to the run folder's worker.log, its events
@@ -11,8 +12,11 @@
  * before the worker's group has been killed. */
 #include "orchestrator/daemon.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,7 +26,9 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "engine/config/ranks.h"
 #include "orchestrator/linebuf.h"
+#include "orchestrator/plan.h"
 #include "orchestrator/shim.h"
 
 extern char **environ;
@@ -38,12 +44,65 @@ typedef struct local_run {
     int open_handles;       /* freed when both handles are closed */
     orc_linebuf lb;
     double exited_at;       /* monotonic seconds */
+    int ranks;              /* >1: r->pid is mpirun, the ranks its children */
 } local_run;
+
+/* mpirun, found on PATH by check_needs (a job of several ranks) */
+static char g_mpirun[PATH_MAX];
+
+/* Signals every process of session `sid` (the attempt's: the shim made
+ * its leader with setsid), but its leader when `leader` is 0.  The ranks
+ * mpirun starts lead process groups of their own, so the group of the
+ * leader does not reach them; the session does. */
+static void signal_session(pid_t sid, int sig, int leader)
+{
+    DIR *dir = opendir("/proc");
+    if (!dir)
+        return;
+    struct dirent *de;
+    while ((de = readdir(dir))) {
+        if (!isdigit((unsigned char)de->d_name[0]))
+            continue;
+        char path[300], buf[512];
+        snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n <= 0)
+            continue;
+        buf[n] = '\0';
+        /* pid (comm) state ppid pgrp session: comm may hold anything */
+        const char *p = strrchr(buf, ')');
+        long ppid, pgrp, session;
+        char state;
+        if (!p || sscanf(p + 1, " %c %ld %ld %ld", &state, &ppid, &pgrp, &session) != 4 || session != (long)sid)
+            continue;
+        pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
+        if (pid != sid || leader)
+            kill(pid, sig);
+    }
+    closedir(dir);
+}
 
 static void local_signal(orc_run *r, int sig)
 {
     if (r->pid <= 0)
         return;
+    local_run *l = r->ex;
+    if (l && l->ranks > 1) {
+        /* the ranks themselves: mpirun would end them SIGTERM then SIGKILL
+         * a second later, before a large model has checkpointed, and exit
+         * 1; the ranks, stopped, checkpoint together and exit 75, and so
+         * does mpirun (docs/parallel.md) */
+        if (sig == SIGKILL)
+            kill(-r->pid, sig);
+        signal_session(r->pid, sig, sig == SIGKILL);
+        if (sig == SIGTERM)
+            signal_session(r->pid, SIGCONT, 0);
+        return;
+    }
     kill(-r->pid, sig); /* the whole group: the worker is its leader (setsid) */
     if (sig == SIGTERM)
         kill(-r->pid, SIGCONT); /* a stopped worker must run to see SIGTERM */
@@ -77,9 +136,18 @@ static void on_exit_cb(uv_process_t *p, int64_t status, int term_signal)
 {
     local_run *l = p->data;
     l->exited_at = tlm_clock_mono();
-    /* anything the worker left in its group goes with it */
-    if (l->r->pid > 0)
+    /* anything the worker left in its group goes with it (mpirun's ranks:
+     * in its session) */
+    if (l->r->pid > 0) {
         kill(-l->r->pid, SIGKILL);
+        if (l->ranks > 1)
+            signal_session(l->r->pid, SIGKILL, 1);
+    }
+    /* mpirun says a rank killed by signal n as its own exit status 128 + n */
+    if (l->ranks > 1 && !term_signal && status > 128 && status < 128 + 65) {
+        term_signal = (int)status - 128;
+        status = 0;
+    }
     orc_attempt_exited(l->r, status, term_signal);
 }
 
@@ -230,24 +298,28 @@ static int open_log(const char *dir, int n)
     return fd;
 }
 
-/* The worker through the shim, stdout and stderr to log_fd, events on fd 3. */
+/* The worker through the shim, stdout and stderr to log_fd, events on fd 3;
+ * mpirun (several ranks): events on its stdout, which carries rank 0's
+ * (mpirun forwards the ranks' stdout and writes its own words to stderr). */
 static int spawn(orc_run *r, local_run *l, char **argv, char **env, int log_fd)
 {
     uv_stdio_container_t stdio[4];
+    const int ev = l->ranks > 1 ? 1 : 3;
     stdio[0].flags = UV_IGNORE;
     stdio[1].flags = UV_INHERIT_FD;
     stdio[1].data.fd = log_fd;
     stdio[2].flags = UV_INHERIT_FD;
     stdio[2].data.fd = log_fd;
-    stdio[3].flags = (uv_stdio_flags)(UV_CREATE_PIPE | UV_WRITABLE_PIPE);
-    stdio[3].data.stream = (uv_stream_t *)&l->pipe;
+    stdio[3].flags = UV_IGNORE;
+    stdio[ev].flags = (uv_stdio_flags)(UV_CREATE_PIPE | UV_WRITABLE_PIPE);
+    stdio[ev].data.stream = (uv_stream_t *)&l->pipe;
     uv_process_options_t po;
     memset(&po, 0, sizeof po);
     po.file = "/proc/self/exe";
     po.args = argv;
     po.env = env;
     po.flags = UV_PROCESS_DETACHED; /* setsid: its own session and process group */
-    po.stdio_count = 4;
+    po.stdio_count = ev + 1;
     po.stdio = stdio;
     po.exit_cb = on_exit_cb;
     uv_pipe_init(&r->d->loop, &l->pipe, 0);
@@ -263,6 +335,58 @@ static void local_fill_row(const orc_run *r, db_attempt_row *row)
     row->device = r->d->slots[r->slot].spec.name;
 }
 
+/* The sweeps' ranks against this machine: one node, mpirun on PATH and
+ * willing to run (as root only when Open MPI's own switch says so), the
+ * CPU (a GPU slot is one GPU: one rank). */
+static int local_check_needs(const orc_daemon *d, const orc_plan_needs *n, tlm_err *e)
+{
+    if (n->nodes > 1)
+        return tlm_errf(e, TLM_ECONFIG,
+                        "sweep %s: resources.nodes %d: the local executor runs on this machine only; run it with "
+                        "--executor slurm, or set nodes: 1",
+                        n->sweep, n->nodes);
+    if (d->slots[0].spec.gpu >= 0)
+        return tlm_errf(e, TLM_ECONFIG,
+                        "sweep %s: %d ranks a job on GPU slots: the local executor gives a job one GPU (its slot), "
+                        "and a job of several ranks needs one GPU a rank; run it with --executor slurm (one rank "
+                        "per GPU of --gres), or on the CPU (--devices cpu), or with ranks_per_node: 1",
+                        n->sweep, n->ranks);
+    const char *path = getenv("PATH");
+    g_mpirun[0] = '\0';
+    for (const char *p = path ? path : ""; *p && !g_mpirun[0];) {
+        size_t k = strcspn(p, ":");
+        char cand[PATH_MAX];
+        if (k && k + sizeof "/mpirun" < sizeof cand) {
+            snprintf(cand, sizeof cand, "%.*s/mpirun", (int)k, p);
+            if (access(cand, X_OK) == 0)
+                snprintf(g_mpirun, sizeof g_mpirun, "%s", cand);
+        }
+        p += k + (p[k] == ':');
+    }
+    if (!g_mpirun[0])
+        return tlm_errf(e, TLM_ECONFIG,
+                        "sweep %s asks for %d ranks a job, which the local executor starts with Open MPI's mpirun: "
+                        "mpirun is not on PATH (Debian: apt-get install openmpi-bin libopenmpi-dev; "
+                        "scripts/setup.sh does)",
+                        n->sweep, n->ranks);
+    if (geteuid() == 0 && !(getenv("OMPI_ALLOW_RUN_AS_ROOT") && getenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM")))
+        return tlm_errf(e, TLM_ECONFIG,
+                        "sweep %s asks for %d ranks a job, and mpirun refuses to run as root unless told: set "
+                        "OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 (Open MPI's own switch), or "
+                        "run tlmd as another user",
+                        n->sweep, n->ranks);
+    return 0;
+}
+
+/* The ranks of r's job (its sweep's resources over the command line's) */
+static int run_ranks(const orc_run *r)
+{
+    const orc_daemon *d = r->d;
+    orc_resources res;
+    orc_resources_merge(&res, &d->o->res, &d->plan.sweeps[d->plan.jobs.v[r->job].sweep].res);
+    return orc_resources_ranks(&res);
+}
+
 static int local_launch(orc_run *r, tlm_err *e)
 {
     orc_daemon *d = r->d;
@@ -272,16 +396,32 @@ static int local_launch(orc_run *r, tlm_err *e)
         return tlm_errf(e, TLM_ENOMEM, "out of memory");
     l->r = r;
     r->ex = l;
+    l->ranks = run_ranks(r);
     orc_worker_cmd w;
-    orc_worker_place at = {.run_dir = r->run_dir, .events_fd = "3", .device = spec->gpu >= 0 ? "cuda:0" : "cpu",
-                           .threads = d->threads};
+    /* several ranks share the slot's threads */
+    int threads = l->ranks > 1 ? (d->threads / l->ranks > 0 ? d->threads / l->ranks : 1) : d->threads;
+    orc_worker_place at = {.run_dir = r->run_dir, .events_fd = l->ranks > 1 ? "1" : "3",
+                           .device = spec->gpu >= 0 ? "cuda:0" : "cpu", .threads = threads};
     if (orc_attempt_worker_cmd(r, &at, &w, e))
         return e->code;
-    /* tlmd-shim --exec-shim PID WORKER ARGV...: argv[0] of the worker is the worker */
-    char pid[24], *argv[4 + ORC_WORKER_ARGC] = {"tlmd-shim", ORC_SHIM_ARG, pid, w.argv[0]};
+    /* tlmd-shim --exec-shim PID WORKER ARGV...: argv[0] of the worker is the
+     * worker; several ranks: mpirun -np N [its options] WORKER ARGV, the
+     * ranks stopping (checkpoint, exit 75) if mpirun dies */
+    char pid[24], np[16], *argv[16 + ORC_WORKER_ARGC] = {"tlmd-shim", ORC_SHIM_ARG, pid, w.argv[0]};
     snprintf(pid, sizeof pid, "%ld", (long)getpid());
-    for (size_t i = 0; i == 0 || w.argv[i - 1]; i++)
-        argv[4 + i] = w.argv[i];
+    size_t k = 4;
+    if (l->ranks > 1) {
+        snprintf(np, sizeof np, "%d", l->ranks);
+        char *mpi[] = {g_mpirun, "mpirun", "-np", np, "--oversubscribe", "--bind-to", "none"};
+        k = 3;
+        for (size_t i = 0; i < sizeof mpi / sizeof *mpi; i++)
+            argv[k++] = mpi[i];
+    }
+    for (size_t i = 0; w.argv[i]; i++)
+        argv[k++] = w.argv[i];
+    if (l->ranks > 1)
+        argv[k++] = "--die-with-parent";
+    argv[k] = NULL;
     char *owned[8] = {0};
     int n_owned = 0, rc = 0;
     char **env = child_env(d, spec, owned, 8, &n_owned);
@@ -310,6 +450,7 @@ void orc_executor_local(orc_executor *x)
         .name = "local",
         .record_first = 0,
         .fill_row = local_fill_row,
+        .check_needs = local_check_needs,
         .launch = local_launch,
         .signal = local_signal,
         .tick_run = local_tick_run,

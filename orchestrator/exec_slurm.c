@@ -525,7 +525,7 @@ static void slurm_fill_row(const orc_run *r, db_attempt_row *row)
 /* sbatch's arguments, strings of their own (freed with it) */
 typedef struct sbatch_cmd {
     char *argv[64 + ORC_RES_EXTRA_MAX + ORC_WORKER_ARGC];
-    char *owned[16];
+    char *owned[20]; /* every push of sbatch_args, at most 14 */
     size_t k, n_owned;
     int oom;
 } sbatch_cmd;
@@ -563,10 +563,12 @@ static void job_name(const orc_run *r, char *out, size_t cap)
     }
 }
 
-/* sbatch [options] SCRIPT RUN_DIR TOKEN WORKER ARGS... (docs/tlmd.md "What tlmd submits") */
+/* sbatch [options] SCRIPT RUN_DIR TOKEN WORKER ARGS... (docs/tlmd.md "What tlmd submits"); a job of
+ * several ranks: ... TOKEN SRUN --mpi=pmix [its options] WORKER ARGS (docs/parallel.md) */
 static void sbatch_args(orc_run *r, const orc_resources *res, int threads, const char *run_abs,
                         const orc_worker_cmd *w, sbatch_cmd *b)
 {
+    const int ranks = orc_resources_ranks(res);
     orc_daemon *d = r->d;
     orc_slurm_ctx *c = orc__slurm_ctx(d);
     orc_slurm_run *s = r->ex;
@@ -586,8 +588,17 @@ static void sbatch_args(orc_run *r, const orc_resources *res, int threads, const
     push(b, "--output=%s/worker.log", run_abs);
     push(b, "--chdir=%s", c->cwd);
     push(b, "--cpus-per-task=%s", cpus);
+    if (ranks > 1) {
+        /* one attempt, one job: nodes x ranks_per_node tasks, which srun
+         * inside the batch script starts */
+        char nodes[16], per[16];
+        snprintf(nodes, sizeof nodes, "%d", res->nodes > 0 ? res->nodes : 1);
+        snprintf(per, sizeof per, "%d", res->ranks_per_node > 0 ? res->ranks_per_node : 1);
+        push(b, "--nodes=%s", nodes);
+        push(b, "--ntasks-per-node=%s", per);
+    }
     if (res->gpus > 0)
-        push(b, "--gres=%s", gres);
+        push(b, "--gres=%s", gres); /* per node: one GPU a rank (check_needs) */
     const char *const opt[][2] = {{"--time=%s", res->time},
                                   {"--partition=%s", res->partition},
                                   {"--account=%s", res->account},
@@ -600,6 +611,16 @@ static void sbatch_args(orc_run *r, const orc_resources *res, int threads, const
     b->argv[b->k++] = c->script;
     b->argv[b->k++] = (char *)run_abs;
     b->argv[b->k++] = s->token;
+    if (ranks > 1) {
+        /* the ranks are srun's tasks, wired by PMIx; a rank that dies ends
+         * the step (and so the attempt); srun passes the batch script's
+         * SIGTERM on to them (Slurm 22.05's srun no longer takes
+         * --cpus-per-task from the job: given again) */
+        b->argv[b->k++] = c->srun;
+        b->argv[b->k++] = "--mpi=pmix";
+        b->argv[b->k++] = "--kill-on-bad-exit=1";
+        push(b, "--cpus-per-task=%s", cpus);
+    }
     for (size_t i = 0; w->argv[i]; i++)
         b->argv[b->k++] = w->argv[i];
     b->argv[b->k] = NULL;
@@ -658,6 +679,37 @@ static int slurm_launch(orc_run *r, tlm_err *e)
     return 0;
 }
 
+/* A job of several ranks on Slurm: srun on PATH (it runs in the batch
+ * script, on the job's first node: the same install is assumed), and one
+ * rank per GPU when the jobs ask for GPUs. */
+static int slurm_check_needs(const orc_daemon *d, const orc_plan_needs *n, tlm_err *e)
+{
+    orc_slurm_ctx *c = d->ex.ctx;
+    const char *path = getenv("PATH");
+    c->srun[0] = '\0';
+    for (const char *p = path ? path : ""; *p && !c->srun[0];) {
+        size_t k = strcspn(p, ":");
+        char cand[PATH_MAX];
+        if (k && k + sizeof "/srun" < sizeof cand) {
+            snprintf(cand, sizeof cand, "%.*s/srun", (int)k, p);
+            if (access(cand, X_OK) == 0)
+                snprintf(c->srun, sizeof c->srun, "%s", cand);
+        }
+        p += k + (p[k] == ':');
+    }
+    if (!c->srun[0])
+        return tlm_errf(e, TLM_ECONFIG,
+                        "sweep %s asks for %d ranks a job, which run as the tasks of srun --mpi=pmix: srun is not "
+                        "on PATH (Debian: slurm-client)",
+                        n->sweep, n->ranks);
+    if (n->gpu_sweep[0])
+        return tlm_errf(e, TLM_ECONFIG,
+                        "sweep %s: gpus %d (per node) for %d ranks per node: a job of several ranks runs one rank "
+                        "per GPU; set resources.gpus equal to ranks_per_node",
+                        n->gpu_sweep, n->gpus, n->gpu_ranks_per_node);
+    return 0;
+}
+
 int orc_executor_slurm(orc_executor *x, const orc_opts *o, tlm_err *e)
 {
     (void)o;
@@ -690,6 +742,7 @@ int orc_executor_slurm(orc_executor *x, const orc_opts *o, tlm_err *e)
         .recover = orc__slurm_recover,
         .prepare = slurm_prepare,
         .fill_row = slurm_fill_row,
+        .check_needs = slurm_check_needs,
         .launch = slurm_launch,
         .signal = slurm_signal,
         .tick_run = slurm_tick_run,

@@ -21,6 +21,7 @@ typedef struct orc_slurm_ctx {
     char script[PATH_MAX];    /* runs/tlmd-slurm-job: "#!<tlmd> --slurm-job" */
     char dbid[DB_ID_LEN + 1];
     char user[64];
+    char srun[PATH_MAX];      /* srun, for a job of several ranks (check_needs finds it) */
     double next_poll;         /* monotonic */
     uint64_t polls_ok;        /* squeue answers so far */
     int squeue_failing;       /* failures in a row */

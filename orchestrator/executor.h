@@ -33,6 +33,7 @@
 struct orc_daemon;
 struct orc_run;
 struct orc_opts;
+struct orc_plan_needs;
 
 typedef struct orc_executor {
     const char *name;  /* "local" | "slurm": attempts.executor */
@@ -42,6 +43,10 @@ typedef struct orc_executor {
      * 0: it is recorded right after the launch, with the process id, and
      * committed with the worker's first events (local). */
     int record_first;
+    /* Before results.db is opened: refuse, saying what to change, what the
+     * sweeps ask for that this executor cannot run (data parallel: nodes,
+     * ranks per node, the launcher, GPUs per rank); NULL: one rank a job. */
+    int (*check_needs)(const struct orc_daemon *d, const struct orc_plan_needs *n, tlm_err *e);
     /* After the plan is loaded, before the first start: adopt what a
      * previous daemon left running (NULL: nothing to adopt; orc_recover has
      * closed the local attempts already). */

@@ -13,6 +13,7 @@
 #include "common/fmt.h"
 #include "common/sha256.h"
 #include "common/vec.h"
+#include "engine/config/ranks.h"
 #include "orchestrator/inputs.h"
 #include "orchestrator/jobinfo.h"
 #include "orchestrator/rundir.h"
@@ -134,29 +135,63 @@ typedef struct {
     void *ctx;
     int jobs;
     tlm_sha256 sha;
+    const orc_sweep *s;
+    int ranks;        /* the sweep's (its resources over the command line's) */
 } scan_job_ctx;
+
+/* The ranks a sweep's jobs run on: its resources over the command line's */
+static int sweep_ranks(const orc_opts *o, const orc_sweep *s, orc_resources *res)
+{
+    orc_resources_merge(res, &o->res, &s->res);
+    return orc_resources_ranks(res);
+}
 
 static int scan_job(void *ctx, const orc_sweep_job *j, tlm_err *e)
 {
     scan_job_ctx *c = ctx;
     tlm_sha256_update(&c->sha, j->key, 64);
     tlm_sha256_update(&c->sha, "\n", 1);
+    eng_rank_split sp;
+    if (c->ranks > 1 && eng_rank_split_of(&j->cfg->train, c->ranks, &sp, e)) {
+        const tlm_cfg_node *at = tlm_cfg_map_get(c->s->root, "resources");
+        char where[64] = "";
+        if (at)
+            snprintf(where, sizeof where, ":%d", at->line);
+        return tlm_err_prefix(e, "%s%s: sweep %s, job %.12s (%s) on %d ranks (resources)", c->s->file, where,
+                              c->s->name, j->key, j->axes, c->ranks);
+    }
     return c->jobs ? c->ops->job(c->ctx, j, e) : 0;
 }
 
 /* One sweep: loaded, expanded, hashed, checked against the sweeps before. */
-static int scan_sweep(const scan_ops *ops, void *ctx, const char *file, seen_sweep *seen, size_t *n_seen,
-                      tlm_err *e)
+static int scan_sweep(const orc_opts *o, const scan_ops *ops, void *ctx, const char *file, seen_sweep *seen,
+                      size_t *n_seen, orc_plan_needs *needs, tlm_err *e)
 {
     orc_sweep *s;
     int rc = orc_sweep_load(file, &s, e);
     if (rc)
         return rc;
+    orc_resources res;
+    const int ranks = sweep_ranks(o, s, &res);
+    if (needs) {
+        needs->nodes = res.nodes > needs->nodes ? res.nodes : needs->nodes;
+        needs->ranks_per_node = res.ranks_per_node > needs->ranks_per_node ? res.ranks_per_node : needs->ranks_per_node;
+        if (ranks > needs->ranks) {
+            needs->ranks = ranks;
+            snprintf(needs->sweep, sizeof needs->sweep, "%s", s->name);
+        }
+        const int rpn = res.ranks_per_node > 0 ? res.ranks_per_node : 1;
+        if (ranks > 1 && res.gpus > 0 && res.gpus != rpn && !needs->gpu_sweep[0]) {
+            snprintf(needs->gpu_sweep, sizeof needs->gpu_sweep, "%s", s->name);
+            needs->gpus = res.gpus;
+            needs->gpu_ranks_per_node = rpn;
+        }
+    }
     const seen_sweep *before = NULL;
     for (size_t i = 0; i < *n_seen && !before; i++)
         if (!strcmp(seen[i].name, s->name))
             before = &seen[i];
-    scan_job_ctx c = {.ops = ops, .ctx = ctx, .jobs = 1};
+    scan_job_ctx c = {.ops = ops, .ctx = ctx, .jobs = 1, .s = s, .ranks = ranks};
     if (ops->begin)
         rc = c.jobs = ops->begin(ctx, s, file, before ? before->file : NULL, e);
     orc_sweep_stats st = {0};
@@ -187,8 +222,10 @@ static int scan_sweep(const scan_ops *ops, void *ctx, const char *file, seen_swe
 }
 
 /* Every sweep file of --sweeps, in order. */
-static int scan(const orc_opts *o, const scan_ops *ops, void *ctx, tlm_err *e)
+static int scan(const orc_opts *o, const scan_ops *ops, void *ctx, orc_plan_needs *needs, tlm_err *e)
 {
+    if (needs)
+        *needs = (orc_plan_needs){.nodes = 1, .ranks_per_node = 1, .ranks = 1};
     char **files;
     size_t nf;
     if (orc_plan_files(o->sweeps, o->n_sweeps, &files, &nf, e))
@@ -197,7 +234,7 @@ static int scan(const orc_opts *o, const scan_ops *ops, void *ctx, tlm_err *e)
     size_t n_seen = 0;
     int rc = seen ? 0 : tlm_errf(e, TLM_ENOMEM, "out of memory");
     for (size_t i = 0; i < nf && !rc; i++)
-        rc = scan_sweep(ops, ctx, files[i], seen, &n_seen, e);
+        rc = scan_sweep(o, ops, ctx, files[i], seen, &n_seen, needs, e);
     free(seen);
     orc_plan_files_free(files, nf);
     return rc;
@@ -207,6 +244,8 @@ static int scan(const orc_opts *o, const scan_ops *ops, void *ctx, tlm_err *e)
 typedef struct {
     FILE *out, *err;
     db *d;
+    const orc_opts *o;
+    int ranks;          /* of the sweep being listed */
     int rerun, retry_failed;
     const char *file;    /* the sweep file being listed */
     orc_inputs inputs;   /* the files the jobs read */
@@ -261,6 +300,10 @@ static int dry_job(void *ctx, const orc_sweep_job *j, tlm_err *e)
     human(info.flops_per_token * (double)j->cfg->train.tokens, ft, sizeof ft);
     fprintf(c->out, "  %.12s  %-11s %-20s %7s %9s %9s  %-22s %s\n", j->key, status, info.label, p, f, ft, info.dff,
             j->axes);
+    eng_rank_split sp;
+    if (c->ranks > 1 && !eng_rank_split_of(&j->cfg->train, c->ranks, &sp, e))
+        fprintf(c->out, "  %12s  on %d ranks: %d of the %d sequences of a step each, micro-batch %d (%d pass%s)\n", "",
+                sp.ranks, sp.share, sp.seqs, sp.micro, sp.accum, sp.accum == 1 ? "" : "es");
     return 0;
 }
 
@@ -270,6 +313,13 @@ static int dry_begin(void *ctx, const orc_sweep *s, const char *file, const char
     dry_ctx *c = ctx;
     c->file = file;
     fprintf(c->out, "sweep %s (%s)%s%s\n", s->name, file, *s->description ? ": " : "", s->description);
+    orc_resources res;
+    c->ranks = sweep_ranks(c->o, s, &res);
+    if (c->ranks > 1)
+        fprintf(c->out, "  each job: one attempt of %d ranks (%d node%s x %d), launched by mpirun (local) or srun "
+                        "--mpi=pmix (slurm)\n",
+                c->ranks, res.nodes > 0 ? res.nodes : 1, res.nodes > 1 ? "s" : "",
+                res.ranks_per_node > 0 ? res.ranks_per_node : 1);
     fprintf(c->out, "  %-12s  %-11s %-20s %7s %9s %9s  %-22s %s\n", "id", "status", "label", "params", "FLOPs/tok",
             "FLOPs", "d_ff", "axes");
     return 1;
@@ -303,14 +353,14 @@ static int dry_end(void *ctx, const orc_sweep *s, const char *file, const char *
 int orc_plan_dry_run(const orc_opts *o, FILE *out, tlm_err *e)
 {
     static const scan_ops ops = {dry_begin, dry_job, dry_end};
-    dry_ctx c = {.out = out, .err = stderr, .rerun = o->rerun, .retry_failed = o->retry_failed};
+    dry_ctx c = {.out = out, .err = stderr, .o = o, .rerun = o->rerun, .retry_failed = o->retry_failed};
     orc_inputs_init(&c.inputs);
     int rc = 0;
     if (access(o->db_path, F_OK) == 0 && (rc = db_open(o->db_path, DB_READONLY, &c.d, e)))
         goto done;
     if (!c.d)
         fprintf(out, "(%s does not exist yet: every job is new)\n", o->db_path);
-    rc = scan(o, &ops, &c, e);
+    rc = scan(o, &ops, &c, NULL, e);
     if (!rc) {
         char fl[16];
         human(c.flops, fl, sizeof fl);
@@ -337,10 +387,10 @@ static int check_job(void *ctx, const orc_sweep_job *j, tlm_err *e)
     return orc_jobinfo_compute(j->cfg, &info, e) ? TLM_ECONFIG : 0;
 }
 
-int orc_plan_check(const orc_opts *o, tlm_err *e)
+int orc_plan_check(const orc_opts *o, orc_plan_needs *needs, tlm_err *e)
 {
     static const scan_ops ops = {NULL, check_job, NULL};
-    return scan(o, &ops, NULL, e);
+    return scan(o, &ops, NULL, needs, e);
 }
 
 /* ------------------------------------------------------------ run mode */
@@ -507,7 +557,7 @@ int orc_plan_load(orc_plan *p, const orc_opts *o, db *d, FILE *log, tlm_err *e)
     if (!rc)
         rc = db_exec(d, "PRAGMA defer_foreign_keys = ON", e);
     if (!rc)
-        rc = scan(o, &ops, &c, e);
+        rc = scan(o, &ops, &c, NULL, e);
     if (!rc)
         rc = db_commit(d, e);
     else

@@ -41,10 +41,26 @@ typedef struct orc_plan {
 
 /* Run mode.  `log` receives one line per sweep. */
 int orc_plan_load(orc_plan *p, const orc_opts *o, db *d, FILE *log, tlm_err *e);
+/* What the sweeps ask of the executor beyond one process per job (data
+ * parallel: resources nodes and ranks_per_node, over --gpus & co.): the
+ * most nodes and ranks per node any sweep asks for, and a sweep that asks
+ * for the most ranks (for messages). */
+typedef struct orc_plan_needs {
+    int nodes, ranks_per_node, ranks;
+    char sweep[128];
+    /* a sweep of several ranks whose GPUs per node are not one a rank
+     * ("" when none), and its numbers */
+    char gpu_sweep[128];
+    int gpus, gpu_ranks_per_node;
+} orc_plan_needs;
+
 /* Every sweep file read and expanded, every job config resolved, nothing
  * written: run mode calls it before it creates results.db or the runs
- * folder, so that a mistyped or bad sweep leaves neither behind. */
-int orc_plan_check(const orc_opts *o, tlm_err *e);
+ * folder, so that a mistyped or bad sweep leaves neither behind.  A job
+ * whose batch does not divide among its sweep's ranks is refused here
+ * (and in the dry run).  needs (may be NULL) receives what the sweeps ask
+ * for. */
+int orc_plan_check(const orc_opts *o, orc_plan_needs *needs, tlm_err *e);
 /* --dry-run: the listing on `out`; reads o->db_path if it exists. */
 int orc_plan_dry_run(const orc_opts *o, FILE *out, tlm_err *e);
 void orc_plan_clear(orc_plan *p);

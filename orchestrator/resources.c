@@ -4,7 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const KEYS[] = {"gpus", "cpus", "time", "partition", "account", "qos", "sbatch"};
+static const char *const KEYS[] = {"gpus", "cpus", "time", "partition", "account", "qos", "sbatch", "nodes",
+                                   "ranks_per_node"};
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])
 
 /* sbatch options tlmd sets itself: another value would break the events
@@ -12,12 +13,17 @@ static const char *const KEYS[] = {"gpus", "cpus", "time", "partition", "account
 static const char *const OURS[] = {"--parsable", "--job-name", "--comment", "--output", "--error", "--open-mode",
                                    "--signal", "--requeue", "--no-requeue", "--wrap", "--array", "--export",
                                    "--chdir", "--gres", "--cpus-per-task", "--time", "--partition", "--account",
-                                   "--qos", "--wait", "--test-only"};
+                                   "--qos", "--wait", "--test-only", "--nodes", "--ntasks-per-node", "--ntasks"};
 
 void orc_resources_init(orc_resources *r)
 {
     memset(r, 0, sizeof *r);
-    r->gpus = r->cpus = r->n_extra = -1;
+    r->gpus = r->cpus = r->n_extra = r->nodes = r->ranks_per_node = -1;
+}
+
+int orc_resources_ranks(const orc_resources *r)
+{
+    return (r->nodes > 0 ? r->nodes : 1) * (r->ranks_per_node > 0 ? r->ranks_per_node : 1);
 }
 
 int orc_res_check_name(const char *what, const char *v, tlm_err *e)
@@ -79,7 +85,9 @@ int orc_res_check_extra(const char *what, const char *v, tlm_err *e)
     for (size_t i = 0; i < sizeof OURS / sizeof OURS[0]; i++)
         if (strlen(OURS[i]) == name && !strncmp(v, OURS[i], name))
             return tlm_errf(e, TLM_ECONFIG, "%s '%.80s': tlmd sets %s itself%s", what, v, OURS[i],
-                            i >= 13 ? " (use resources: gpus, cpus, time, partition, account, qos)" : "");
+                            i >= 13 ? " (use resources: gpus, cpus, time, partition, account, qos, nodes, "
+                                      "ranks_per_node)"
+                                    : "");
     return 0;
 }
 
@@ -97,8 +105,8 @@ int orc_resources_parse(const tlm_cfg_node *b, orc_resources *r, tlm_err *e)
 {
     orc_resources_init(r);
     if (b->kind != TLM_CFG_MAP)
-        return tlm_cfg_errf(e, b, "resources: expected a mapping (gpus, cpus, time, partition, account, qos, sbatch), "
-                              "got %s",
+        return tlm_cfg_errf(e, b, "resources: expected a mapping (gpus, cpus, time, partition, account, qos, sbatch, "
+                              "nodes, ranks_per_node), got %s",
                         tlm_cfg_describe(b));
     for (size_t i = 0; i < b->n; i++) {
         const char *k = b->keys[i]->text;
@@ -109,7 +117,7 @@ int orc_resources_parse(const tlm_cfg_node *b, orc_resources *r, tlm_err *e)
         if (j == N_KEYS)
             return tlm_cfg_errf(e, b->keys[i],
                             "unknown key '%s' in resources (expected gpus, cpus, time, partition, account, qos, "
-                            "sbatch)",
+                            "sbatch, nodes, ranks_per_node)",
                             k);
         int64_t x;
         tlm_err sub;
@@ -158,6 +166,16 @@ int orc_resources_parse(const tlm_cfg_node *b, orc_resources *r, tlm_err *e)
                 r->n_extra++;
             }
             break;
+        case 7:
+            if (tlm_cfg_get_int_in(v, "resources.nodes", 1, 4096, &x, e))
+                return TLM_ECONFIG;
+            r->nodes = (int)x;
+            break;
+        case 8:
+            if (tlm_cfg_get_int_in(v, "resources.ranks_per_node", 1, 1024, &x, e))
+                return TLM_ECONFIG;
+            r->ranks_per_node = (int)x;
+            break;
         }
     }
     return 0;
@@ -178,6 +196,10 @@ void orc_resources_merge(orc_resources *out, const orc_resources *base, const or
         memcpy(out->account, over->account, sizeof out->account);
     if (over->qos[0])
         memcpy(out->qos, over->qos, sizeof out->qos);
+    if (over->nodes >= 0)
+        out->nodes = over->nodes;
+    if (over->ranks_per_node >= 0)
+        out->ranks_per_node = over->ranks_per_node;
     if (over->n_extra >= 0) {
         out->n_extra = over->n_extra;
         memcpy(out->extra, over->extra, sizeof out->extra);

@@ -1,4 +1,4 @@
-/* resources.h: what a Slurm job of a sweep asks for (the sweep's
+/* resources.h: what a job of a sweep asks for (the sweep's
  * `resources:` block, docs/sweeps.md; tlmd's --gpus, --time, --partition,
  * --account, --qos, --cpus-per-job and --sbatch-arg give the defaults).
  * Every value reaches sbatch as one argv element, never through a shell,
@@ -21,7 +21,15 @@ typedef struct orc_resources {
     char partition[64], account[64], qos[64];
     int n_extra;               /* -1: not given (0: given, empty) */
     char extra[ORC_RES_EXTRA_MAX][ORC_RES_ARG_MAX];
+    /* data parallel (docs/parallel.md): one attempt is one job of nodes x
+     * ranks_per_node ranks (GPUs: one rank per GPU), under mpirun (local)
+     * or srun --mpi=pmix (slurm); -1: not given (1) */
+    int nodes, ranks_per_node;
 } orc_resources;
+
+/* The ranks a job of these resources runs on (nodes x ranks_per_node, 1
+ * when neither is given). */
+int orc_resources_ranks(const orc_resources *r);
 
 void orc_resources_init(orc_resources *r); /* nothing given */
 /* The sweep's block (a mapping; unknown keys are errors at their line). */

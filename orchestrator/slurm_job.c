@@ -15,13 +15,18 @@
 extern char **environ;
 
 static volatile sig_atomic_t child_pid = 0, got_signal = 0;
+/* what the child is stopped with: SIGTERM for the worker itself; SIGUSR2
+ * for srun, the ranks of a job of several (exec_slurm.c), since srun
+ * answers SIGTERM by killing its tasks ("forcing job termination") but
+ * forwards SIGUSR2 to them, which tlm-worker takes as a stop */
+static int child_stop = SIGTERM;
 
 static void on_stop(int sig)
 {
     if (!got_signal)
         got_signal = sig;
     if (child_pid > 0)
-        kill((pid_t)child_pid, SIGTERM);
+        kill((pid_t)child_pid, child_stop);
 }
 
 int orc_slurm_file(char *out, size_t cap, const char *run_dir, const char *token, int64_t restart,
@@ -95,6 +100,9 @@ static int run_worker(char **worker, int n, const char *events, orc_slurm_end *e
     posix_spawnattr_setsigmask(&at, &none);
     posix_spawnattr_setsigdefault(&at, &def);
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    const char *base = strrchr(wargv[0], '/');
+    if (!strcmp(base ? base + 1 : wargv[0], "srun"))
+        child_stop = SIGUSR2;
     pid_t pid;
     int src = posix_spawn(&pid, wargv[0], NULL, &at, wargv, environ);
     posix_spawnattr_destroy(&at);
@@ -105,13 +113,21 @@ static int run_worker(char **worker, int n, const char *events, orc_slurm_end *e
     } else {
         child_pid = pid;
         if (got_signal) /* it came before the worker existed */
-            kill(pid, SIGTERM);
+            kill(pid, child_stop);
         int ws;
         while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
         }
         end->exited = WIFEXITED(ws);
         end->status = end->exited ? WEXITSTATUS(ws) : -1;
         end->signal = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
+        /* srun says a rank killed by signal n as its own exit status
+         * 128 + n (as mpirun does locally: exec_local.c): a crash by that
+         * signal, not an unexpected status */
+        if (child_stop == SIGUSR2 && end->exited && end->status > 128 && end->status < 128 + 65) {
+            end->exited = 0;
+            end->signal = end->status - 128;
+            end->status = -1;
+        }
     }
     free(wargv);
     return 0;

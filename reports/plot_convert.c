@@ -11,7 +11,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,9 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/spawn.h"
 #include "reports/plot_internal.h"
 
-extern char **environ;
 
 #define CONVERTER "rsvg-convert"
 #define TIMEOUT_MS 60000
@@ -68,23 +67,8 @@ int rpt__convert(const char *svg_path, const char *out_path, int kind, tlm_err *
         close(out);
         return tlm_errf(e, TLM_EIO, "cannot make a pipe for %s: %s", CONVERTER, strerror(err));
     }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, out, 1);
-    posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
-    posix_spawnattr_t at;
-    posix_spawnattr_init(&at);
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    posix_spawnattr_setsigmask(&at, &none);
-    posix_spawnattr_setsigdefault(&at, &all);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
     pid_t pid;
-    int rc = posix_spawn(&pid, exe, &fa, &at, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&at);
+    int rc = tlm_spawn(&pid, exe, 0, argv, out, pe[1]);
     close(out);
     close(pe[1]);
     if (rc) {

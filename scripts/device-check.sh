@@ -45,6 +45,10 @@ row:
              architectures (each one's time per token against the
              transformer's: target within 1.5x), then PyTorch eager and
              compiled on the same model
+  nccl       test_nccl: the NCCL communicator as one rank (libnccl from
+             PyTorch's wheel, its id through MPI as a singleton: Open MPI's
+             components travel in the pack), every collective, and the
+             all-reduce of 440m's fp32 gradients timed (docs/parallel.md)
 
 Without a GPU every stage still starts its binaries (so a missing library
 shows) and reports "no GPU".  Output: one table on stdout, and under $OUT
@@ -90,6 +94,8 @@ if [ "${1:-}" = "--pack" ]; then
     ./configure -q --disable-native --with-cuda=yes >configure.log
     progs="tests/engine/backend/test_backend_ops tests/engine/backend/test_cuda_elem
            tests/engine/backend/test_cuda_model bench/bench_cuda worker/tlm-worker"
+    # the NCCL communicator's test, where configure found MPI (HAVE_NCCL)
+    grep -q '^#define TLM_HAVE_NCCL 1' config.h && progs="$progs tests/parallel/test_nccl"
     make -j"${JOBS:-2}" $progs >make.log 2>&1 || {
         tail -40 make.log >&2
         exit 1
@@ -101,6 +107,16 @@ if [ "${1:-}" = "--pack" ]; then
         strip --strip-debug "$pack/bin/$(basename "$p")"
     done
     pack_libs "$pack/lib" "$pack/lib/fallback" "$pack"/bin/*
+    # Open MPI's and PMIx's components (dlopen'd at MPI_Init, from the
+    # folders Debian built in: the run points Open MPI at these copies)
+    if [ -x "$pack/bin/test_nccl" ]; then
+        ompi=$(ompi_info --path pkglibdir --parsable 2>/dev/null | sed -n 's/^path:pkglibdir://p')
+        pmixd=$(ls -d /usr/lib/*/pmix2/lib/pmix 2>/dev/null | head -1)
+        mkdir -p "$pack/ompi/ompi" "$pack/ompi/pmix"
+        [ -d "$ompi" ] && cp -L "$ompi"/*.so "$pack/ompi/ompi/"
+        [ -n "$pmixd" ] && cp -L "$pmixd"/*.so "$pack/ompi/pmix/"
+        pack_libs "$pack/lib" "$pack/lib/fallback" "$pack"/ompi/*/*.so 2>/dev/null || true
+    fi
     cp bench/bench_cuda_torch.py scripts/device-check.sh "$pack/"
     cat engine/cuda/*.o.ptxas >"$pack/ptxas.txt"
     sh scripts/ptxas-spills.sh "$pack/ptxas.txt" 0 -v >"$pack/ptxas-kernels.txt"
@@ -144,11 +160,11 @@ if [ "${1:-}" = "--try-chroot" ]; then
     # every row of a GPU stage skips, saying why (no GPU; no python3 for
     # PyTorch; no compute-sanitizer); env's library row and the CPU-only
     # elem stage pass
-    awk '/^(env|bench440|ops|model|memcheck|racecheck|bench20) / && !/^env +(libraries|python3) / &&
+    awk '/^(env|bench440|ops|model|memcheck|racecheck|bench20|nccl) / && !/^env +(libraries|python3) / &&
          !/ skip +(no GPU|no python3|no compute-sanitizer)/ { print "   FAIL: " $0; bad = 1 }
          /^(env +libraries|elem) / && !/ pass / { print "   FAIL: " $0; bad = 1 } END { exit bad }' \
         "$root/out/device-check.txt" || ok=1
-    for s in env bench440 ops model elem memcheck racecheck bench20; do
+    for s in env bench440 ops model elem memcheck racecheck bench20 nccl; do
         grep -q "^$s " "$root/out/device-check.txt" || { echo "   FAIL: no row for stage $s"; ok=1; }
     done
     [ $ok = 0 ] && echo "device-check: the pack runs on a bare Debian: every library resolves, every stage says no GPU"
@@ -417,8 +433,28 @@ stage_bench20() {
     done
 }
 
+# the NCCL communicator as one rank: its id goes through MPI, here a
+# singleton (no mpirun: isolated, so no orted is needed either)
+stage_nccl() {
+    if [ ! -x "$bin/test_nccl" ]; then
+        row nccl test_nccl skip "not in the pack (built without MPI: Debian libopenmpi-dev)"
+        return
+    fi
+    local ms
+    [ -d "$pack/ompi/ompi" ] && export OMPI_MCA_mca_base_component_path="$pack/ompi/ompi"
+    [ -d "$pack/ompi/pmix" ] && export PMIX_MCA_mca_base_component_path="$pack/ompi/pmix"
+    export OMPI_MCA_ess_singleton_isolated=1 OMPI_MCA_btl=self OMPI_MCA_pml=ob1
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    run nccl 90 "$bin/test_nccl"
+    tap_rows nccl "$logs/nccl.log"
+    rc_row nccl test_nccl "$logs/nccl.log"
+    ms=$(grep -oE "^ok [0-9]+ - all-reduce of 440m's .*: [0-9.]+ ms" "$logs/nccl.log" | grep -oE '[0-9.]+ ms$')
+    [ -n "$ms" ] && row nccl "440m gradients all-reduce, 1 rank (fp32)" pass "$ms"
+    return 0
+}
+
 gpu=""
-for s in env bench440 ops model elem memcheck racecheck bench20; do
+for s in env bench440 ops model elem memcheck racecheck bench20 nccl; do
     [ "$s" = env ] || printf %s "$s" | grep -qE -- "$only" || continue
     "stage_$s"
 done

@@ -26,6 +26,7 @@ include tests/parity/local.mk
 include tests/db/local.mk
 include tests/tlmd/local.mk
 include tests/worker/local.mk
+include tests/parallel/local.mk
 include tests/report/local.mk
 include tests/dashboard/local.mk
 include tests/dataprep/local.mk

@@ -28,9 +28,11 @@ static json_t *account_json(const eng_account *a)
  * granule, with the CUDA backend's workspace queries: engine/cuda/plan.h;
  * for the CPU the CPU backend's own queries, each block 64-byte aligned).
  * No op runs and model creation reaches the slabs only through the table,
- * so an estimate costs no memory and needs no GPU.  is_host stays 1: a
- * device model's host copy of the logits is host memory, not GPU memory,
- * and would be a real allocation here. */
+ * so an estimate costs no memory and needs no GPU.  is_host stays 1: the
+ * host copies a device model keeps are host memory, not GPU memory, and
+ * would be real allocations here.  The logits are not planned (a
+ * training step never makes them whole: the classifier's workspace is a
+ * chunk of rows on the GPU, engine/cuda/plan.h). */
 typedef struct count_ctx {
     size_t bytes, granule;
     int overflow;
@@ -84,6 +86,12 @@ static size_t count_mem_ws(void *ctx, int B, int T, int H, int hd, int hm, int d
     return eng_cu_mem_ws_floats(B, T, H, hd, hm, depth, chunk);
 }
 
+static size_t count_cls_ws(void *ctx, int N, int V, int C)
+{
+    (void)ctx, (void)C;
+    return eng_cu_classifier_ws_floats(N, V);
+}
+
 static size_t cpu_att_ws(void *ctx, int B, int T, int H, int hd)
 {
     count_ctx *c = ctx;
@@ -127,7 +135,7 @@ static int estimate(const eng_config *cfg, int gpu, mem_est *out, tlm_err *e)
         ops.name = "cuda (estimate)";
         ops.groups = ENG_OPS_TITANS;
         ops.attention_workspace = count_att_ws, ops.swa_workspace = count_swa_ws;
-        ops.titans_mem_workspace = count_mem_ws;
+        ops.titans_mem_workspace = count_mem_ws, ops.classifier_workspace = count_cls_ws;
     } else {
         ops.name = "cpu (estimate)";
         ops.attention_workspace = cpu_att_ws, ops.swa_workspace = cpu_swa_ws;
@@ -243,6 +251,13 @@ int wrk_describe(const eng_config *cfg, FILE *out, tlm_err *e)
         json_decref(doc);
         return e->code ? e->code : tlm_errf(e, TLM_EINTERNAL, "describe: cannot build the memory estimates");
     }
+    /* train.precision as each device would run it (null: refused there) */
+    int pc, pg;
+    tlm_err pe;
+    json_t *prec = json_pack("{s:s?, s:s}", "cpu",
+                             eng_precision_resolve(cfg, 0, &pc, &pe) ? NULL : eng_precision_name(pc), "gpu",
+                             eng_precision_resolve(cfg, 1, &pg, &pe) ? "?" : eng_precision_name(pg));
+    json_object_set_new(doc, "precision", prec);
     json_object_set_new(doc, "cpu_memory", cm);
     json_object_set_new(doc, "gpu_memory", gm);
     int bad = json_dumpf(doc, out, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) || fputc('\n', out) == EOF;

@@ -190,7 +190,7 @@ static int eval_with_val(ejob *j, const eng_config *cfg, const char *path, eng_b
     eng_evaluator_suites(ev, &suites);
     eng_train_hooks hooks = {.ud = j, .log = on_log, .eval = tr_eval, .phase = tr_phase, .layer = tr_layer};
     eng_trainer *tr = NULL;
-    int rc = eng_trainer_create(&tr, cfg, be, eng_evaluator_n_suites(ev) ? &suites : NULL, NULL, &hooks, e);
+    int rc = eng_trainer_create(&tr, cfg, be, NULL, eng_evaluator_n_suites(ev) ? &suites : NULL, NULL, &hooks, e);
     if (!rc)
         rc = eng_trainer_load(tr, path, e);
     if (!rc)

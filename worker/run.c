@@ -1,8 +1,13 @@
-/* run.c: a training job from set-up to exit status (run.h). */
+/* run.c: a training job from set-up to exit status (run.h), as one
+ * process or as one rank of a data-parallel job (docs/parallel.md): the
+ * rank comes from the launcher's environment (engine/comm/comm.h); rank 0
+ * writes the events, heartbeats, config.json and checkpoints, the others
+ * only train and, on failure, say why on stderr. */
 #include "worker/run.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -16,7 +21,9 @@
 #include "engine/config/account.h"
 #include "common/fileio.h"
 #include "common/fmt.h"
+#include "engine/comm/comm.h"
 #include "engine/config/build.h"
+#include "engine/config/ranks.h"
 #include "engine/model/ops.h"
 #include "engine/cpu/backend.h"
 #include "engine/cpu/runtime.h"
@@ -37,12 +44,19 @@ typedef struct job {
     wrk_heartbeat hb;
     eng_config cfg;
     eng_backend *be;          /* what the evaluator and the trainer compute on */
+    int precision;            /* train.precision resolved for the device (ENG_PREC_FP32 or ENG_PREC_BF16) */
     eng_evaluator *evaluator; /* the suites besides val, handed to the trainer */
     eng_trainer *tr;
     char ckpt_root[ENG_CKPT_PATH_MAX];
     double t_start;        /* monotonic, this attempt */
     int64_t first_step;    /* step this attempt started from */
+    eng_comm_env env;      /* who this process is among the job's ranks */
+    eng_comm *comm;        /* and its collectives (one process: the single one) */
+    int null_fd;           /* a rank other than 0: its events go here (/dev/null); -1 */
 } job;
+
+/* this process's rank, for the log's prefix (0 writes plain lines) */
+static int g_rank;
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
@@ -52,7 +66,10 @@ static void say(const char *fmt, ...)
     va_start(ap, fmt);
     tlm_msg_vprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "tlm-worker: %s\n", line);
+    if (g_rank)
+        fprintf(stderr, "tlm-worker rank %d: %s\n", g_rank, line);
+    else
+        fprintf(stderr, "tlm-worker: %s\n", line);
     fflush(stderr);
 }
 
@@ -296,6 +313,10 @@ static void emit_start(job *j, int64_t resumed_from)
     wrk_ev_int(&ev, "params", (int64_t)eng_model_n_params(eng_trainer_model(j->tr)));
     wrk_ev_num(&ev, "flops_per_token", flops);
     wrk_ev_str(&ev, "device", j->o->device);
+    wrk_ev_str(&ev, "precision", eng_precision_name(j->precision));
+    wrk_ev_int(&ev, "ranks", j->comm->size);
+    wrk_ev_str(&ev, "launcher", j->env.launcher);
+    wrk_ev_str(&ev, "comm", j->comm->ops->name);
     wrk_ev_int(&ev, "threads", eng_backend_cpu_threads(j->be));
     wrk_ev_str(&ev, "blas", eng_runtime_blas());
     wrk_ev_str(&ev, "blas_kernel", eng_runtime_kernel());
@@ -326,14 +347,21 @@ static void emit_start(job *j, int64_t resumed_from)
         wrk_events_emit(&j->ev, &ev);
     }
 
-    char params[32], tok[32];
+    char params[32], tok[32], ranks[96] = "";
     human_count((double)eng_model_n_params(eng_trainer_model(j->tr)), params);
     human_count((double)j->cfg.train.batch_tokens, tok);
-    say("job %.12s: %s %s, %s parameters; %" PRId64 " steps of %s tokens (%d x %d sequences of %d); %s (%s), %d "
+    eng_rank_split sp;
+    tlm_err se;
+    if (eng_rank_split_of(&j->cfg.train, j->comm->size, &sp, &se))
+        sp = (eng_rank_split){1, 0, 0, j->cfg.train.micro_batch, eng_train_accum_steps(&j->cfg.train)};
+    if (j->comm->size > 1)
+        snprintf(ranks, sizeof ranks, " on each of %d ranks (%s, %s)", j->comm->size, j->env.launcher,
+                 j->comm->ops->name);
+    say("job %.12s: %s %s, %s parameters; %" PRId64 " steps of %s tokens (%d x %d sequences of %d%s); %s (%s), %d "
         "threads; from step %" PRId64,
-        st->config_id, j->cfg.scale, eng_arch_name(j->cfg.arch), params, total, tok,
-        eng_train_accum_steps(&j->cfg.train), j->cfg.train.micro_batch, j->cfg.train.seq_len, eng_runtime_blas(),
-        eng_runtime_kernel(), eng_backend_cpu_threads(j->be), st->step);
+        st->config_id, j->cfg.scale, eng_arch_name(j->cfg.arch), params, total, tok, sp.accum, sp.micro,
+        j->cfg.train.seq_len, ranks, eng_runtime_blas(), eng_runtime_kernel(), eng_backend_cpu_threads(j->be),
+        st->step);
 }
 
 /* The backend --device names: "cpu", or "cuda:K" (K the index the CUDA
@@ -342,26 +370,83 @@ static void emit_start(job *j, int64_t resumed_from)
  * config error, as tlmd refuses GPU slots on the same fact
  * (engine/config/build.h, ENG_GPU_BACKEND); so is a GPU the runtime does not
  * list ("no GPU": the job cannot run on this machine). */
-static int make_backend(eng_backend **be, const char *device, int threads, tlm_err *e)
+/* The GPU index --device names (cuda:K: K; cpu: -1); TLM_ECONFIG for
+ * anything else. */
+static int device_index(const char *device, int *k, tlm_err *e)
 {
+    *k = -1;
     if (!strcmp(device, "cpu"))
-        return eng_backend_cpu_create(be, threads, e);
-    const char *p = device;
-    int k = -1;
-    if (!strncmp(p, "cuda:", 5) && p[5] >= '0' && p[5] <= '9') {
+        return 0;
+    if (!strncmp(device, "cuda:", 5) && device[5] >= '0' && device[5] <= '9') {
         char *end;
-        long v = strtol(p + 5, &end, 10);
+        long v = strtol(device + 5, &end, 10);
         if (!*end && v <= 1023)
-            k = (int)v;
+            *k = (int)v;
     }
-    if (k < 0)
+    if (*k < 0)
         return tlm_errf(e, TLM_ECONFIG, "--device %s: expected cpu or cuda:K (K from 0 to 1023)", device);
 #ifdef TLM_HAVE_CUDA
-    int rc = eng_backend_cuda_create(be, k, e);
-    return rc ? tlm_err_prefix(e, "--device %s", device) : 0;
+    return 0;
 #else
     return tlm_errf(e, TLM_ECONFIG, "--device %s: this build trains on the CPU only (--device cpu)", device);
 #endif
+}
+
+/* The backend of this rank: the CPU, or GPU k (one rank per GPU: the rank's
+ * GPU is --device's K plus its local rank; make_comm has checked it). */
+static int make_backend(eng_backend **be, const char *device, int k, int threads, const eng_config *cfg,
+                        int *precision, tlm_err *e)
+{
+    if (k < 0) /* fp32 only: eng_precision_resolve refused bf16 already */
+        return eng_backend_cpu_create(be, threads, e);
+#ifdef TLM_HAVE_CUDA
+    int rc = eng_backend_cuda_create(be, k, e);
+    if (rc)
+        return tlm_err_prefix(e, "--device %s", device);
+    eng_dtype t = *precision == ENG_PREC_BF16 ? ENG_BF16 : ENG_F32;
+    if (eng_backend_cuda_set_dtype(*be, t, e)) {
+        /* a backend without bf16 storage runs auto in fp32, and says so;
+         * a config that asked for bf16 in words fails */
+        if (cfg->train.precision != ENG_PREC_AUTO || eng_backend_cuda_set_dtype(*be, ENG_F32, e)) {
+            eng_backend_free(*be);
+            *be = NULL;
+            return tlm_err_prefix(e, "--device %s", device);
+        }
+        say("train.precision auto: this build's CUDA backend stores fp32 only; training in fp32");
+        *precision = ENG_PREC_FP32;
+    }
+    return 0;
+#else
+    (void)be, (void)threads, (void)cfg, (void)precision;
+    return tlm_errf(e, TLM_ECONFIG, "--device %s: this build trains on the CPU only (--device cpu)", device);
+#endif
+}
+
+/* Who this process is, and its communicator: one process, or a rank of
+ * the job mpirun or srun launched (MPI on the CPU, NCCL on GPUs).  *k: the
+ * GPU of this rank (-1: the CPU). */
+static int make_comm(job *j, int *k, tlm_err *e)
+{
+    int rc = device_index(j->o->device, k, e);
+    if (rc)
+        return rc;
+    if (*k >= 0 && j->env.size > 1) {
+        *k += j->env.local_rank;
+#ifdef TLM_HAVE_CUDA
+        int n = 0;
+        if ((rc = eng_cuda_device_count(&n, e)))
+            return tlm_err_prefix(e, "rank %d of %d (--device %s)", j->env.rank, j->env.size, j->o->device);
+        if (*k >= n) {
+            char host[256];
+            wrk_host(host, sizeof host);
+            return tlm_errf(e, TLM_ECONFIG,
+                            "rank %d of %d (local rank %d on %s) has no GPU: --device %s plus its local rank is GPU %d, "
+                            "and this node shows %d; run one rank per GPU (resources.ranks_per_node at most %d)",
+                            j->env.rank, j->env.size, j->env.local_rank, host, j->o->device, *k, n, n);
+        }
+#endif
+    }
+    return eng_comm_create(&j->comm, &j->env, *k >= 0 ? ENG_COMM_CUDA : ENG_COMM_HOST, *k, e);
 }
 
 /* A failure of the trainer on the CUDA backend: the backend's own first
@@ -431,76 +516,110 @@ static void oom_note(const job *j, tlm_err *e)
     tlm_msg_printf(e->msg + len, sizeof e->msg - len, "; %s; %s", what, how);
 }
 
+/* The set-up that involves no other rank: config, backend, run folder,
+ * evaluator, trainer.  0, or the failure (in e). */
+static int set_up(job *j, int k, tlm_err *e)
+{
+    const wrk_opts *o = j->o;
+    int rc;
+    if ((rc = eng_config_load(o->config, &j->cfg, e)))
+        return rc;
+    wrk_heartbeat_progress(&j->hb);
+    eng_runtime_set_threads(o->threads);
+    /* the precision before the backend: bf16 on the CPU is refused as a
+     * config error, with no device touched */
+    if ((rc = eng_precision_resolve(&j->cfg, k >= 0, &j->precision, e)) ||
+        (rc = make_backend(&j->be, o->device, k, o->threads, &j->cfg, &j->precision, e)))
+        return rc;
+    /* the run folder is rank 0's; the others only read checkpoints in it */
+    if (j->env.rank == 0 && (rc = prepare_out(j, e)))
+        return rc;
+    if (j->env.rank != 0 &&
+        (size_t)snprintf(j->ckpt_root, sizeof j->ckpt_root, "%s/" TLM_RUN_CKPT, o->out) >= sizeof j->ckpt_root)
+        return tlm_errf(e, TLM_EIO, "--out %s: path too long", o->out);
+    wrk_heartbeat_progress(&j->hb);
+    if (j->env.rank == 0 && !o->resume && has_checkpoints(j->ckpt_root))
+        return tlm_errf(e, TLM_ECONFIG,
+                        "%s already holds checkpoints of an earlier run: pass --resume to continue it, or use a fresh "
+                        "--out folder",
+                        j->ckpt_root);
+    /* the evaluation inputs, read in full now: a missing or corrupt file
+     * fails the job before training time is spent (rank 0 runs the suites) */
+    eng_train_suites suites;
+    int have_suites = 0;
+    if (j->env.rank == 0) {
+        if ((rc = eng_evaluator_create(&j->evaluator, &j->cfg, j->be, e)) ||
+            (rc = eng_evaluator_check(j->evaluator, e)))
+            return rc;
+        eng_evaluator_suites(j->evaluator, &suites);
+        have_suites = eng_evaluator_n_suites(j->evaluator) > 0;
+    }
+    wrk_heartbeat_progress(&j->hb);
+    eng_train_hooks hooks = {j, on_log, on_step, on_eval, on_ckpt, on_phase, on_stop_requested, on_layer};
+    if (j->env.rank != 0) /* the others report nothing but their failure, which wrk_run says */
+        hooks = (eng_train_hooks){.ud = j, .stop_requested = on_stop_requested};
+    if ((rc = eng_trainer_create(&j->tr, &j->cfg, j->be, j->comm, have_suites ? &suites : NULL, j->ckpt_root, &hooks,
+                                 e)))
+        oom_note(j, e);
+    return rc;
+}
+
 int wrk_run(const wrk_opts *o)
 {
     job j;
     memset(&j, 0, sizeof j);
     j.o = o;
+    j.null_fd = -1;
     tlm_err e = {0};
-    wrk_events_init(&j.ev, o->events_fd, o->job);
-    j.ev.sync = o->events_sync;
     wrk_signals_install();
-    int status;
-    if (wrk_heartbeat_start(&j.hb, &j.ev, o->heartbeat))
+    int status, rc = eng_comm_env_read(&j.env, &e), k = -1;
+    if (rc)
+        j.env = (eng_comm_env){0, 1, 0, 1, "none"};
+    g_rank = j.env.rank;
+    /* events are rank 0's alone: the others write theirs nowhere */
+    int evfd = o->events_fd;
+    if (j.env.rank != 0 && (evfd = j.null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC)) < 0)
+        evfd = o->events_fd;
+    wrk_events_init(&j.ev, evfd, o->job);
+    j.ev.sync = o->events_sync && j.env.rank == 0;
+    if (rc) {
+        status = fail(&j, &e);
+        goto out;
+    }
+    if (j.env.rank == 0 && wrk_heartbeat_start(&j.hb, &j.ev, o->heartbeat))
         say("cannot start the heartbeat thread; continuing without heartbeats");
-
-    if (eng_config_load(o->config, &j.cfg, &e)) {
+    if (make_comm(&j, &k, &e)) {
         status = fail(&j, &e);
         goto out;
     }
-    wrk_heartbeat_progress(&j.hb);
-    eng_runtime_set_threads(o->threads);
-    if (make_backend(&j.be, o->device, o->threads, &e)) {
-        status = fail(&j, &e);
-        goto out;
-    }
-    if (prepare_out(&j, &e)) {
-        status = fail(&j, &e);
-        goto out;
-    }
-    wrk_heartbeat_progress(&j.hb);
-    if (!o->resume && has_checkpoints(j.ckpt_root)) {
-        tlm_errf(&e, TLM_ECONFIG,
-                 "%s already holds checkpoints of an earlier run: pass --resume to continue it, or use a fresh --out "
-                 "folder",
-                 j.ckpt_root);
-        status = fail(&j, &e);
-        goto out;
-    }
-    /* the evaluation inputs, read in full now: a missing or corrupt file
-     * fails the job before training time is spent */
-    if (eng_evaluator_create(&j.evaluator, &j.cfg, j.be, &e) || eng_evaluator_check(j.evaluator, &e)) {
-        status = fail(&j, &e);
-        goto out;
-    }
-    wrk_heartbeat_progress(&j.hb);
-    eng_train_suites suites;
-    eng_evaluator_suites(j.evaluator, &suites);
-    eng_train_hooks hooks = {&j, on_log, on_step, on_eval, on_ckpt, on_phase, on_stop_requested, on_layer};
-    if (eng_trainer_create(&j.tr, &j.cfg, j.be, eng_evaluator_n_suites(j.evaluator) ? &suites : NULL, j.ckpt_root,
-                           &hooks, &e)) {
-        oom_note(&j, &e);
-        status = fail(&j, &e);
-        goto out;
-    }
+    /* from here on every rank fails together (engine/comm/comm.h,
+     * eng_comm_agree): none waits for one that has given up */
+    rc = eng_comm_agree(j.comm, set_up(&j, k, &e), &e);
     int64_t from = -1;
-    if (o->resume && eng_trainer_resume(j.tr, &from, &e)) {
+    if (!rc && o->resume)
+        rc = eng_trainer_resume(j.tr, &from, &e);
+    if (rc) {
         status = fail(&j, &e);
         goto out;
     }
     j.first_step = eng_trainer_state(j.tr)->step;
     j.t_start = tlm_clock_mono();
-    emit_start(&j, from);
+    if (j.env.rank == 0)
+        emit_start(&j, from);
 
-    int rc = eng_trainer_run(j.tr, &e);
+    rc = eng_trainer_run(j.tr, &e);
     if (rc != 0 && rc != TLM_EINTERRUPTED) {
         device_cause(j.be, &e);
         rc = e.code;
     }
     if (rc == 0)
-        status = done(&j);
+        status = j.env.rank == 0 ? done(&j) : 0;
     else if (rc == TLM_EINTERRUPTED)
-        status = stopped(&j);
+        /* the attempt's status is rank 0's: the others, whose checkpoint
+         * share is written, exit 0, since both launchers end a job as soon
+         * as one rank exits non-zero (srun --kill-on-bad-exit, mpirun) and
+         * would kill rank 0 while it still reports the stop */
+        status = j.env.rank == 0 ? stopped(&j) : 0;
     else {
         oom_note(&j, &e);
         status = fail(&j, &e);
@@ -510,6 +629,9 @@ out:
     eng_trainer_free(j.tr);
     eng_evaluator_free(j.evaluator);
     eng_backend_free(j.be);
+    eng_comm_free(j.comm);
     wrk_events_clear(&j.ev);
+    if (j.null_fd >= 0)
+        close(j.null_fd);
     return status;
 }

@@ -26,6 +26,9 @@ void wrk_signals_install(void)
     sa.sa_flags = SA_RESTART;
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
+    /* a rank under srun is stopped with SIGUSR2: srun forwards it to the
+     * tasks as it is, where its own SIGTERM kills them (slurm_job.c) */
+    sigaction(SIGUSR2, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 }
 
@@ -38,6 +41,8 @@ const char *wrk_signal_name(int sig)
         return "SIGTERM";
     if (sig == SIGINT)
         return "SIGINT";
+    if (sig == SIGUSR2)
+        return "SIGUSR2";
     snprintf(buf, sizeof buf, "SIG%d", sig);
     return buf;
 }

@@ -30,11 +30,30 @@ static const char *const ARCH_NAMES[] = {"transformer", "gated_attn", "hope_attn
 static const char *const SCHEDULE_NAMES[] = {"uniform", "linear", "cosine", "sigmoid", "blocks"};
 static const char *const GATE_NAMES[] = {"elementwise", "headwise"};
 static const char *const TITANS_VARIANTS[] = {"mag", "mal"};
+static const char *const PRECISION_NAMES[] = {"auto", "fp32", "bf16"};
 #define NAMES(a) a, (int)(sizeof a / sizeof a[0])
 
 const char *eng_arch_name(int arch)
 {
     return arch >= 0 && arch < ENG_ARCH_COUNT ? ARCH_NAMES[arch] : "?";
+}
+
+const char *eng_precision_name(int p)
+{
+    return p >= 0 && p < (int)(sizeof PRECISION_NAMES / sizeof PRECISION_NAMES[0]) ? PRECISION_NAMES[p] : "?";
+}
+
+int eng_precision_resolve(const eng_config *cfg, int gpu, int *out, tlm_err *e)
+{
+    int p = cfg->train.precision;
+    if (p == ENG_PREC_AUTO)
+        p = gpu ? ENG_PREC_BF16 : ENG_PREC_FP32;
+    if (p == ENG_PREC_BF16 && !gpu)
+        return tlm_errf(e, TLM_ECONFIG,
+                        "train.precision: bf16 needs a CUDA device (--device cuda:K); the CPU backend stores fp32 "
+                        "only (train.precision: fp32 or auto)");
+    *out = p;
+    return 0;
 }
 
 const char *eng_schedule_name(int s)
@@ -61,7 +80,11 @@ int eng_tokenizer_vocab(const char *t)
 
 /* ------------------------------------------------------------ field table */
 enum ftype { F_INT, F_I64, F_DOUBLE, F_BOOL, F_STR, F_ENUM, F_DLIST, F_SLIST, F_PAIR };
-enum { FLAG_EXEC = 1 }; /* execution setting: not part of the job's identity */
+enum {
+    FLAG_EXEC = 1,  /* execution setting: not part of the job's identity */
+    FLAG_LATER = 2, /* added after identities were stored: left out of the identity while it holds its
+                     * default (F_ENUM rows), so configs that do not set it keep their id */
+};
 
 /* One accepted key, after redis's standardConfig: where it goes, what it
  * accepts, its default and its help.  Defaults: a key not given takes the
@@ -275,6 +298,8 @@ static const field FIELDS[] = {
      .help = "sequences per forward pass (0: automatic); gradients accumulate to batch_tokens"},
     {NUM("train.min_lr_ratio", train.min_lr_ratio, 0, 1), .def = 0.1,
      .help = "cosine schedule floor as a fraction of lr"},
+    {ENUM("train.precision", train.precision, PRECISION_NAMES), .def = ENG_PREC_AUTO, .flags = FLAG_LATER,
+     .help = "storage precision: auto (bf16 on a CUDA device, fp32 on the CPU), fp32 or bf16 (GPU only)"},
     {INT("train.seq_len", train.seq_len, 2, 1 << 20), .def = 256, PRESET(seq_len), .help = "sequence length"},
     {I64("train.tokens", train.tokens, 1, BIG), PRESET(tokens), .derived = "preset; required without scale",
      .help = "training tokens"},
@@ -282,6 +307,9 @@ static const field FIELDS[] = {
      .derived = "preset, else train.tokens / 20", .help = "linear warm-up length in tokens"},
     {NUM("train.weight_decay", train.weight_decay, 0, 10), .def = 0.1,
      .help = "decoupled weight decay (not applied to norms and gains)"},
+    {BOOL("train.zero1", train.zero1), .def = 0, .flags = FLAG_EXEC,
+     .help = "a job of several ranks shards the AdamW state over them (ZeRO-1: reduce-scatter the gradients, "
+             "update each rank's shard, all-gather the weights; docs/parallel.md)"},
 };
 #define NFIELDS (sizeof FIELDS / sizeof FIELDS[0])
 
@@ -1012,6 +1040,10 @@ static char *serialise(const eng_config *c, int identity)
     for (size_t i = 0; i < NFIELDS; i++) {
         const field *f = &FIELDS[i];
         if (identity && (f->flags & FLAG_EXEC))
+            continue;
+        /* train.precision: auto hashes as configs written before the key;
+         * fp32 or bf16 in words is another job (the numbers differ) */
+        if (identity && (f->flags & FLAG_LATER) && *(const int *)((const char *)c + f->off) == (int)f->def)
             continue;
         if (f->relevant && !f->relevant(c))
             continue;

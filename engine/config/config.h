@@ -49,6 +49,10 @@ typedef enum eng_schedule {
 
 typedef enum eng_gate_mode { ENG_GATE_ELEMENTWISE = 0, ENG_GATE_HEADWISE } eng_gate_mode;
 typedef enum eng_titans_variant { ENG_TITANS_MAG = 0, ENG_TITANS_MAL } eng_titans_variant;
+/* train.precision (docs/engine.md "Precision"): auto is bf16 on a CUDA
+ * device and fp32 on the CPU, resolved by eng_precision_resolve once the
+ * device is known. */
+typedef enum eng_precision { ENG_PREC_AUTO = 0, ENG_PREC_FP32, ENG_PREC_BF16 } eng_precision;
 
 typedef struct eng_model_cfg {
     int d_model;      /* residual width */
@@ -99,6 +103,8 @@ typedef struct eng_train_cfg {
     int keep_checkpoints;      /* newest N kept */
     int log_every;             /* steps between step events */
     int grad_norms_every;      /* steps between per-layer gradient-norm layer events; 0 = off */
+    int precision;             /* eng_precision, as written (auto until resolved for a device) */
+    int zero1;                 /* data parallel: optimizer state sharded over the ranks (ZeRO-1) */
 } eng_train_cfg;
 
 typedef struct eng_eval_cfg {
@@ -164,6 +170,11 @@ void eng_config_id(const eng_config *cfg, char hex[65]);
 
 /* Names. */
 const char *eng_arch_name(int arch);
+const char *eng_precision_name(int precision); /* "auto", "fp32", "bf16" */
+/* The storage precision of a run of cfg on a GPU (gpu 1) or the CPU:
+ * ENG_PREC_FP32 or ENG_PREC_BF16 in *out.  TLM_ECONFIG for bf16 on the
+ * CPU, whose backend stores fp32 only. */
+int eng_precision_resolve(const eng_config *cfg, int gpu, int *out, tlm_err *e);
 const char *eng_schedule_name(int schedule);
 
 /* Vocabulary size implied by a tokenizer name (bytes 256, llama3 128256,

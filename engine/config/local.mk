@@ -11,5 +11,6 @@ engine_config_libtlmconfig_a_SOURCES = \
 	engine/config/arch.c engine/config/arch.h \
 	engine/config/account.c engine/config/account.h \
 	engine/config/suites.c engine/config/suites.h \
+	engine/config/ranks.c engine/config/ranks.h \
 	engine/config/build.h
 CONFIG_LIBS = engine/config/libtlmconfig.a $(COMMON_LIBS) $(JANSSON_LIBS)

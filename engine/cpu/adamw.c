@@ -8,8 +8,8 @@
 
 #include "engine/cpu/internal.h"
 
-void eng__cpu_adamw(void *ctx, float *p, const float *grad, float *m, float *v, size_t n, float lr, float b1, float b2,
-                    float eps, float wd, float bc1, float bc2, float grad_scale)
+static void adamw_range(void *ctx, float *p, const float *grad, float *m, float *v, size_t n, float lr, float b1,
+                        float b2, float eps, float wd, float bc1, float bc2, float grad_scale)
 {
     const float decay = 1.0f - lr * wd, step = lr / bc1, rbc2 = 1.0f / sqrtf(bc2);
 #pragma omp parallel for simd num_threads(eng__cpu_nt(ctx)) schedule(static) if (n >= ENG_PAR_MIN)
@@ -20,6 +20,17 @@ void eng__cpu_adamw(void *ctx, float *p, const float *grad, float *m, float *v, 
         m[i] = mi;
         v[i] = vi;
         p[i] = p[i] * decay - step * mi / (sqrtf(vi) * rbc2 + eps);
+    }
+}
+
+/* segment by segment: the same numbers per element as one range each */
+void eng__cpu_adamw(void *ctx, float *p, const float *grad, float *m, float *v, const eng_adamw_seg *seg, int nseg,
+                    float lr, float b1, float b2, float eps, float wd, float bc1, float bc2, float grad_scale)
+{
+    for (int k = 0; k < nseg; k++) {
+        const size_t o = seg[k].off;
+        adamw_range(ctx, p + o, grad + o, m + o, v + o, seg[k].n, lr, b1, b2, eps, seg[k].decay ? wd : 0.0f, bc1, bc2,
+                    grad_scale);
     }
 }
 
@@ -48,4 +59,9 @@ double eng__cpu_sumsq(void *ctx, const float *x, size_t n)
     for (long c = 0; c < nc; c++)
         s += part[c];
     return s;
+}
+
+void eng__cpu_sumsq_into(void *ctx, double *out, const float *x, size_t n)
+{
+    *out = eng__cpu_sumsq(ctx, x, n);
 }

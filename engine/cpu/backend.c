@@ -50,6 +50,11 @@ static const eng_ops cpu_ops = {
     .adamw = eng__cpu_adamw,
     .sumsq = eng__cpu_sumsq,
     .axpy = eng__cpu_axpy,
+    .classifier_workspace = eng__cpu_classifier_workspace,
+    .classifier_fwd = eng__cpu_classifier_fwd,
+    .classifier_bwd = eng__cpu_classifier_bwd,
+    .embedding_bwd_sorted = eng__cpu_embedding_bwd_sorted,
+    .sumsq_into = eng__cpu_sumsq_into,
 };
 
 /* The backend and its context in one allocation. */

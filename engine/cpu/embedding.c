@@ -30,3 +30,22 @@ void eng__cpu_embedding_bwd(void *ctx, float *dwte /* (V, C) */, const float *do
         }
     }
 }
+
+void eng__cpu_embedding_bwd_sorted(void *ctx, float *dwte /* (V, C) */, const eng_act *dout_a /* (N, C) */,
+                                   const int32_t *order /* (N) */, const int32_t *ids /* (U) */,
+                                   const int32_t *starts /* (U + 1) */, int U, int C)
+{
+    const float *dout = (const float *)dout_a;
+    /* a thread per id: each row of dwte has one owner, and adds its rows in
+     * position order, as eng__cpu_embedding_bwd does channel by channel */
+#pragma omp parallel for num_threads(eng__cpu_nt(ctx)) schedule(static) if ((long)starts[U] * C >= ENG_PAR_MIN)
+    for (int u = 0; u < U; u++) {
+        float *d = dwte + (size_t)ids[u] * C;
+        for (int i = starts[u]; i < starts[u + 1]; i++) {
+            const float *s = dout + (size_t)order[i] * C;
+#pragma omp simd
+            for (int c = 0; c < C; c++)
+                d[c] += s[c];
+        }
+    }
+}

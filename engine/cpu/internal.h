@@ -14,9 +14,13 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "engine/model/ops.h" /* eng_act */
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+
+#include "engine/model/ops.h"
 
 /* Vectorisation: the hot inner loops carry `#pragma omp simd`, which
  * vectorises them whatever the optimisation level (the build's CFLAGS, -O2
@@ -132,6 +136,8 @@ void eng__cpu_copy(void *ctx, float *dst, const float *src, size_t n);
 /* embedding.c */
 void eng__cpu_embedding_fwd(void *ctx, float *out, const float *wte, const int32_t *tok, int N, int C);
 void eng__cpu_embedding_bwd(void *ctx, float *dwte, const float *dout, const int32_t *tok, int N, int C);
+void eng__cpu_embedding_bwd_sorted(void *ctx, float *dwte, const eng_act *dout, const int32_t *order,
+                                   const int32_t *ids, const int32_t *starts, int U, int C);
 
 /* rmsnorm.c */
 void eng__cpu_rmsnorm_fwd(void *ctx, float *out, float *rstd, const float *x, const float *w, int N, int C, float eps);
@@ -191,10 +197,18 @@ void eng__cpu_xent_fwd(void *ctx, float *losses, const float *logits, const int3
 void eng__cpu_xent_bwd(void *ctx, float *logits, const int32_t *targets, int N, int V, float dscale);
 
 /* adamw.c */
-void eng__cpu_adamw(void *ctx, float *p, const float *grad, float *m, float *v, size_t n, float lr, float b1, float b2,
-                    float eps, float wd, float bc1, float bc2, float grad_scale);
+void eng__cpu_adamw(void *ctx, float *p, const float *grad, float *m, float *v, const eng_adamw_seg *seg, int nseg,
+                    float lr, float b1, float b2, float eps, float wd, float bc1, float bc2, float grad_scale);
 double eng__cpu_sumsq(void *ctx, const float *x, size_t n);
+void eng__cpu_sumsq_into(void *ctx, double *out, const float *x, size_t n);
 /* accumulate.c */
 void eng__cpu_axpy(void *ctx, float *y, const float *x, size_t n, float alpha);
+
+/* classifier.c */
+size_t eng__cpu_classifier_workspace(void *ctx, int N, int V, int C);
+void eng__cpu_classifier_fwd(void *ctx, float *losses, double *loss_acc, const eng_act *x, const float *w,
+                             const int32_t *targets, int N, int V, int C, float *ws);
+void eng__cpu_classifier_bwd(void *ctx, eng_act *dx, float *dw, const eng_act *x, const float *w,
+                             const int32_t *targets, int N, int V, int C, float dscale, float *ws);
 
 #endif

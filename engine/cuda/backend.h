@@ -44,6 +44,11 @@ int eng_cuda_device_info_get(int k, eng_cuda_device_info *out, tlm_err *e);
  * does not fit. */
 int eng_backend_cuda_create(eng_backend **out, int device, tlm_err *e);
 
+/* The storage type of b's activations (engine/model/ops.h, eng_dtype;
+ * train.precision), set before a model is made on b.  ENG_F32 is the
+ * default; TLM_ECONFIG with the reason when b cannot store t. */
+int eng_backend_cuda_set_dtype(eng_backend *b, eng_dtype t, tlm_err *e);
+
 /* The first CUDA error an op met since the backend was made (ops return
  * nothing: a failed launch or copy is kept here, and the ops after it do
  * nothing); 0 when none.  TLM_ENOMEM for out-of-memory, TLM_EINTERNAL
@@ -67,6 +72,7 @@ int eng_cuda_emu_device_info_get(int k, eng_cuda_device_info *out, tlm_err *e);
 int eng_backend_cuda_emu_create(eng_backend **out, int device, tlm_err *e);
 int eng_backend_cuda_emu_status(const eng_backend *b, tlm_err *e);
 int eng_backend_cuda_emu_set_fast_matmul(eng_backend *b, int on);
+int eng_backend_cuda_emu_set_dtype(eng_backend *b, eng_dtype t, tlm_err *e);
 void eng_backend_cuda_emu_memory(const eng_backend *b, size_t *now, size_t *peak);
 /* The kernels the emulator has run in this process, one a line ("name
  * launches blocks seconds", the last its time under emulation), into buf

@@ -33,6 +33,7 @@
 #define eng_backend_cuda_status eng_backend_cuda_emu_status
 #define eng_backend_cuda_set_fast_matmul eng_backend_cuda_emu_set_fast_matmul
 #define eng_backend_cuda_memory eng_backend_cuda_emu_memory
+#define eng_backend_cuda_set_dtype eng_backend_cuda_emu_set_dtype
 /* k<<<grid, block, smem, stream>>>(args): the emulator's launch, which
  * checks the pointer arguments and runs the grid before it returns */
 #define ENG__CU_LAUNCH(k, grid, block, smem, stream, ...)                                                      \
@@ -94,6 +95,14 @@ typedef struct eng__cu_alloc_rec {
 } eng__cu_alloc_rec;
 
 struct eng__dnn; /* sdpa_cudnn.cu's cuDNN state */
+
+/* One AdamW segment as the kernel reads it: start = the elements of the
+ * segments before it (the launch's index space is their concatenation). */
+typedef struct eng__cu_seg {
+    size_t off, n, start;
+    int decay;
+} eng__cu_seg;
+
 typedef struct eng__cu {
     int device;
     cudaStream_t stream;
@@ -106,6 +115,11 @@ typedef struct eng__cu {
     eng__cu_plan plans[ENG__CU_PLANS];
     int n_plans;
     int fast_matmul; /* CUBLAS_COMPUTE_32F_FAST_16BF instead of CUBLAS_COMPUTE_32F */
+    eng_dtype act;   /* the activations' storage type (eng_backend_cuda_set_dtype) */
+    /* AdamW's segment table: the last one uploaded (host copy, to skip
+     * the upload when the next step's is the same) and its device copy */
+    eng__cu_seg *seg_host, *seg_dev;
+    int seg_n, seg_cap;
     eng__cu_alloc_rec *allocs;
     int n_allocs, cap_allocs;
     size_t bytes_now, bytes_peak;
@@ -152,10 +166,20 @@ void eng__cu_gate_bwd(void *ctx, float *da, float *dz, const float *dout, const 
                       int N, int D, int G);
 void eng__cu_xent_fwd(void *ctx, float *losses, const float *logits, const int32_t *targets, int N, int V);
 void eng__cu_xent_bwd(void *ctx, float *logits, const int32_t *targets, int N, int V, float dscale);
-void eng__cu_adamw(void *ctx, float *p, const float *grad, float *m, float *v, size_t n, float lr, float b1, float b2,
-                   float eps, float wd, float bc1, float bc2, float grad_scale);
+void eng__cu_adamw(void *ctx, float *p, const float *grad, float *m, float *v, const eng_adamw_seg *seg, int nseg,
+                   float lr, float b1, float b2, float eps, float wd, float bc1, float bc2, float grad_scale);
 double eng__cu_sumsq(void *ctx, const float *x, size_t n);
 void eng__cu_axpy(void *ctx, float *y, const float *x, size_t n, float alpha);
+void eng__cu_embedding_bwd_sorted(void *ctx, float *dwte, const eng_act *dout, const int32_t *order,
+                                  const int32_t *ids, const int32_t *starts, int U, int C);
+void eng__cu_sumsq_into(void *ctx, double *out, const float *x, size_t n);
+
+/* classifier.cu */
+size_t eng__cu_classifier_workspace(void *ctx, int N, int V, int C);
+void eng__cu_classifier_fwd(void *ctx, float *losses, double *loss_acc, const eng_act *x, const float *w,
+                            const int32_t *targets, int N, int V, int C, float *ws);
+void eng__cu_classifier_bwd(void *ctx, eng_act *dx, float *dw, const eng_act *x, const float *w,
+                            const int32_t *targets, int N, int V, int C, float dscale, float *ws);
 
 /* attention.cu */
 size_t eng__cu_attention_workspace(void *ctx, int B, int T, int H, int hd);

@@ -116,6 +116,34 @@ void eng__cu_embedding_bwd(void *ctx, float *dwte, const float *dout, const int3
         (ENG__CU_LAUNCH(k_embedding_bwd, (C + 127) / 128, 128, 0, S(ctx), dwte, dout, tok, N, C)));
 }
 
+/* By token (ops.h embedding_bwd_sorted): a block per distinct id, a
+ * thread per channel adding the id's rows in position order: every
+ * (id, channel) has one owner and the order of k_embedding_bwd, so the
+ * same bits, with U blocks at work instead of C / 128.  T: the storage of
+ * the activation gradient (fp32 now; the sums are fp32 whatever it is). */
+template <typename T>
+__global__ static void k_embedding_bwd_sorted(float *dwte, const T *dout, const int32_t *order, const int32_t *ids,
+                                              const int32_t *starts, int C)
+{
+    const int u = blockIdx.x, s0 = starts[u], s1 = starts[u + 1];
+    float *d = dwte + (size_t)ids[u] * C;
+    for (int c = threadIdx.x; c < C; c += blockDim.x) {
+        float acc = d[c];
+        for (int i = s0; i < s1; i++)
+            acc += (float)dout[(size_t)order[i] * C + c];
+        d[c] = acc;
+    }
+}
+
+void eng__cu_embedding_bwd_sorted(void *ctx, float *dwte, const eng_act *dout, const int32_t *order,
+                                  const int32_t *ids, const int32_t *starts, int U, int C)
+{
+    if (U > 0)
+        RUN(ctx, "embedding_bwd_sorted",
+            (ENG__CU_LAUNCH(k_embedding_bwd_sorted<float>, U, 128, 0, S(ctx), dwte, (const float *)dout, order, ids,
+                            starts, C)));
+}
+
 /* ------------------------------------------------------------ RMSNorm */
 __global__ static void k_rmsnorm_fwd(float *out, float *rstd, const float *x, const float *w, int C, float eps)
 {
@@ -353,21 +381,82 @@ void eng__cu_xent_bwd(void *ctx, float *logits, const int32_t *targets, int N, i
 }
 
 /* ------------------------------------------------------------ optimizer */
-__global__ static void k_adamw(float *p, const float *grad, float *m, float *v, size_t n, float b1, float b2, float eps,
-                               float decay, float step, float rbc2, float grad_scale)
+/* One launch over every segment: index j of the concatenation is in the
+ * last segment whose start is <= j (binary search: the table is sorted). */
+__global__ static void k_adamw(float *p, const float *grad, float *m, float *v, const eng__cu_seg *seg, int nseg,
+                               size_t total, float b1, float b2, float eps, float decay_on, float step, float rbc2,
+                               float grad_scale)
 {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        eng_cu_adamw(p + i, grad[i], m + i, v + i, b1, b2, eps, decay, step, rbc2, grad_scale);
+    for (size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x; j < total; j += (size_t)gridDim.x * blockDim.x) {
+        int lo = 0, hi = nseg - 1;
+        while (lo < hi) {
+            int mid = (lo + hi + 1) / 2;
+            if (seg[mid].start <= j)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        const size_t i = seg[lo].off + (j - seg[lo].start);
+        eng_cu_adamw(p + i, grad[i], m + i, v + i, b1, b2, eps, seg[lo].decay ? decay_on : 1.0f, step, rbc2,
+                     grad_scale);
+    }
 }
 
-void eng__cu_adamw(void *ctx, float *p, const float *grad, float *m, float *v, size_t n, float lr, float b1, float b2,
-                   float eps, float wd, float bc1, float bc2, float grad_scale)
+/* The table on the device: uploaded only when it differs from the last
+ * one (the model's full table is the same every step).  The staging copy
+ * is the context's, so the asynchronous copy never reads freed memory. */
+static int upload_segs(eng__cu *c, const eng_adamw_seg *seg, int nseg, size_t *total)
+{
+    size_t start = 0;
+    int same = nseg == c->seg_n;
+    for (int k = 0; k < nseg; k++) {
+        same = same && c->seg_host[k].off == seg[k].off && c->seg_host[k].n == seg[k].n &&
+               c->seg_host[k].decay == (seg[k].decay != 0);
+        start += seg[k].n;
+    }
+    *total = start;
+    if (same)
+        return 0;
+    if (nseg > c->seg_cap) {
+        int cap = nseg < 64 ? 64 : nseg;
+        eng__cu_seg *h = (eng__cu_seg *)malloc((size_t)cap * sizeof *h), *d = NULL;
+        if (!h)
+            return eng__cu_fail(c, TLM_ENOMEM, "adamw", "out of host memory for the segment table");
+        /* the old device table may still be read by a launch in flight */
+        if (eng__cu_check(c, cudaStreamSynchronize(c->stream), "adamw (segment table)") ||
+            eng__cu_check(c, cudaMalloc((void **)&d, (size_t)cap * sizeof *d), "adamw (segment table)")) {
+            free(h);
+            return 1;
+        }
+        free(c->seg_host);
+        cudaFree(c->seg_dev);
+        c->seg_host = h, c->seg_dev = d, c->seg_cap = cap;
+    } else if (eng__cu_check(c, cudaStreamSynchronize(c->stream), "adamw (segment table)")) {
+        return 1; /* the staging copy is about to change under a copy in flight */
+    }
+    start = 0;
+    for (int k = 0; k < nseg; k++) {
+        c->seg_host[k] = eng__cu_seg{seg[k].off, seg[k].n, start, seg[k].decay != 0};
+        start += seg[k].n;
+    }
+    c->seg_n = nseg;
+    return eng__cu_check(c,
+                         cudaMemcpyAsync(c->seg_dev, c->seg_host, (size_t)nseg * sizeof *c->seg_dev,
+                                         cudaMemcpyHostToDevice, c->stream),
+                         "adamw (segment table)");
+}
+
+void eng__cu_adamw(void *ctx, float *p, const float *grad, float *m, float *v, const eng_adamw_seg *seg, int nseg,
+                   float lr, float b1, float b2, float eps, float wd, float bc1, float bc2, float grad_scale)
 {
     const float decay = 1.0f - lr * wd, step = lr / bc1, rbc2 = 1.0f / sqrtf(bc2);
-    if (n)
-        RUN(ctx, "adamw",
-            (ENG__CU_LAUNCH(k_adamw, eng__cu_grid(n), ENG__CU_THREADS, 0, S(ctx), p, grad, m, v, n, b1, b2, eps, decay,
-                            step, rbc2, grad_scale)));
+    eng__cu *c = CTX(ctx);
+    size_t total = 0;
+    if (c->status || nseg <= 0 || upload_segs(c, seg, nseg, &total) || !total)
+        return;
+    RUN(ctx, "adamw",
+        (ENG__CU_LAUNCH(k_adamw, eng__cu_grid(total), ENG__CU_THREADS, 0, S(ctx), p, grad, m, v, c->seg_dev, nseg,
+                        total, b1, b2, eps, decay, step, rbc2, grad_scale)));
 }
 
 /* A grid of min(ENG__CU_SUMSQ_BLOCKS, n / 256 rounded up) blocks (fixed
@@ -427,6 +516,21 @@ double eng__cu_sumsq(void *ctx, const float *x, size_t n)
     if (ENG__CU_LAUNCHED(c, "sumsq") || eng__cu_check(c, cudaStreamSynchronize(c->stream), "sumsq"))
         return NAN;
     return *c->host_sum;
+}
+
+/* the same two kernels into device memory, and no wait: the trainer reads
+ * the norm with the step's loss in one copy */
+void eng__cu_sumsq_into(void *ctx, double *out, const float *x, size_t n)
+{
+    eng__cu *c = CTX(ctx);
+    if (c->status)
+        return;
+    const unsigned g = eng__cu_grid(n ? n : 1), nb = g < ENG__CU_SUMSQ_BLOCKS ? g : ENG__CU_SUMSQ_BLOCKS;
+    ENG__CU_LAUNCH(k_sumsq_part, nb, ENG__CU_THREADS, 0, c->stream, c->partials, x, n);
+    if (ENG__CU_LAUNCHED(c, "sumsq_into"))
+        return;
+    ENG__CU_LAUNCH(k_sumsq_total, 1, 1024, 0, c->stream, out, c->partials, (int)nb);
+    ENG__CU_LAUNCHED(c, "sumsq_into");
 }
 
 __global__ static void k_axpy(float *y, const float *x, size_t n, float alpha)

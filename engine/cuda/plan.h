@@ -32,6 +32,28 @@ ENG_CU_PLAN_FN size_t eng_cu_attention_ws_floats(int B, int T, int H)
     return (size_t)B * H * T;
 }
 
+/* the fused classifier (classifier.cu): a chunk's logits at most this
+ * many floats (256 MiB on a GPU: 523 rows of Llama 3's 128256-token
+ * vocabulary, a matmul as efficient as the whole).  The emulated build
+ * takes 1024, so that the small shapes of its tests cross chunk borders
+ * (the last one short). */
+#ifdef ENG_CUDA_EMU
+#define ENG_CU_CLS_FLOATS ((size_t)1024)
+#else
+#define ENG_CU_CLS_FLOATS ((size_t)1 << 26)
+#endif
+/* rows a chunk: as many as the budget holds, at least 1, at most N */
+ENG_CU_PLAN_FN int eng_cu_classifier_rows(int N, int V)
+{
+    size_t r = ENG_CU_CLS_FLOATS / (size_t)(V > 0 ? V : 1);
+    r = r < 1 ? 1 : r;
+    return r < (size_t)N ? (int)r : (N > 0 ? N : 1);
+}
+ENG_CU_PLAN_FN size_t eng_cu_classifier_ws_floats(int N, int V)
+{
+    return (size_t)eng_cu_classifier_rows(N, V) * (size_t)V;
+}
+
 /* titans_mem: one unit's (sequence, head) scratch: the per-token scalars
  * (19 double arrays of chunk length), 14 hidden-width and 6 head-width
  * matrices of chunk rows, three states; kept even so every slot's doubles

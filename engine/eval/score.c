@@ -25,7 +25,8 @@ static int model_logits(void *impl, const int32_t *tokens, int B, int T, const f
     int rc = eng_model_forward(m, tokens, NULL, B, T, &loss, NULL, e);
     if (rc)
         return rc;
-    *out = eng_model_logits(m);
+    if (!(*out = eng_model_logits(m)))
+        return tlm_errf(e, TLM_ENOMEM, "model: no memory for the logits of %d x %d tokens", B, T);
     return 0;
 }
 

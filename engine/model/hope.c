@@ -44,6 +44,8 @@ typedef struct eng_hope {
     hope_level lv[ENG_MAX_LAYERS][ENG_HOPE_MAX_LEVELS];
     int *period;     /* (n_tensors) update period of each tensor (1 outside the slow levels) */
     size_t *acc;     /* (n_tensors) offset of the tensor's accumulator in m->xopt_slab (period > 1) */
+    eng_adamw_seg *fast; /* the period-1 tensors as AdamW segments (one launch a step) */
+    int n_fast;
     float *act_slab; /* levels 1..k-1: x, ln, rstd */
 } eng_hope;
 
@@ -102,6 +104,11 @@ static void hope_layout(eng_model *m, int cap, int l)
     }
 }
 
+static int fast_tensor(const eng_model *m, int i)
+{
+    return ((const eng_hope *)m->mixer_ctx)->period[i] == 1;
+}
+
 /* The slow levels' gradient accumulators (the model's extra optimizer
  * state), then the levels' own activations. */
 static int hope_plan(eng_model *m, tlm_err *e)
@@ -148,6 +155,11 @@ static int hope_plan(eng_model *m, tlm_err *e)
         }
         m->xopt_floats = acc;
     }
+    /* the period-1 tensors' AdamW table: the same every step, made here
+     * so that a step allocates nothing */
+    if (!(h->fast = malloc((size_t)m->n_tensors * sizeof *h->fast)))
+        return tlm_errf(e, TLM_ENOMEM, "model: out of memory");
+    h->n_fast = eng__model_adamw_table(m, h->fast, fast_tensor);
 
     /* activations of levels 1..k-1; level 0 runs on the layer's planned
      * buffers, and every level's gate|up and SwiGLU outputs are blocks of
@@ -194,6 +206,7 @@ static void hope_free(eng_model *m)
         m->ops->free(m->ctx, h->act_slab);
     free(h->period);
     free(h->acc);
+    free(h->fast);
     free(h);
     m->mixer_ctx = NULL;
 }
@@ -227,24 +240,33 @@ static void hope_mlp_bwd(eng_model *m, int l, int N)
  * as they are (weight decay included). */
 static int hope_step(eng_model *m, const eng_adamw *opt, tlm_err *e)
 {
-    (void)e;
     const eng_ops *o = m->ops;
     void *ctx = m->ctx;
-    const eng_hope *h = m->mixer_ctx;
+    eng_hope *h = m->mixer_ctx;
+    (void)e;
+    eng__model_adamw_segs(m, opt, h->fast, h->n_fast, m->grads, (double)opt->t, (float)opt->grad_scale);
     for (int i = 0; i < m->n_tensors;) {
         const int C = h->period[i], decay = m->tensors[i].decay;
         int j = i + 1;
         while (j < m->n_tensors && m->tensors[j].decay == decay && h->period[j] == C)
             j++;
         const size_t off = m->tensors[i].offset, n = m->tensors[j - 1].offset + m->tensors[j - 1].numel - off;
-        if (C == 1) {
-            eng__model_adamw_range(m, opt, off, n, decay, m->grads + off, (double)opt->t, (float)opt->grad_scale);
-        } else {
-            float *acc = m->xopt_slab + h->acc[i];
-            o->axpy(ctx, acc, m->grads + off, n, (float)opt->grad_scale);
-            if (opt->t % C == 0) {
-                eng__model_adamw_range(m, opt, off, n, decay, acc, (double)(opt->t / C), (float)(1.0 / C));
-                o->zero(ctx, acc, n);
+        if (C > 1) {
+            /* eng_model_step_range: only the accumulator's part of the range */
+            size_t o2 = off, n2 = n, skip;
+            if (eng__step_clip(m, &o2, &n2, &skip)) {
+                float *acc = m->xopt_slab + h->acc[i] + skip;
+                o->axpy(ctx, acc, m->grads + o2, n2, (float)opt->grad_scale);
+                if (opt->t % C == 0) {
+                    /* the accumulator is indexed from the range's start: the
+                     * slabs are handed over from there too */
+                    const eng_adamw_seg one = {0, n2, decay};
+                    const double t = (double)(opt->t / C);
+                    o->adamw(ctx, m->params + o2, acc, m->m + o2, m->v + o2, &one, 1, (float)opt->lr,
+                             (float)opt->beta1, (float)opt->beta2, (float)opt->eps, (float)opt->weight_decay,
+                             (float)(1.0 - pow(opt->beta1, t)), (float)(1.0 - pow(opt->beta2, t)), (float)(1.0 / C));
+                    o->zero(ctx, acc, n2);
+                }
             }
         }
         i = j;

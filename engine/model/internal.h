@@ -62,6 +62,8 @@ struct eng_model {
     size_t n_params;
     size_t off_embed, off_norm, off_head; /* off_head == off_embed when tied */
     eng_layer_params lp[ENG_MAX_LAYERS];
+    eng_adamw_seg *adamw_seg;  /* every tensor as AdamW segments (eng__model_adamw_table), host */
+    int n_adamw_seg;
 
     /* slabs (backend memory, n_params floats each) */
     float *params, *grads, *m, *v;
@@ -80,8 +82,12 @@ struct eng_model {
     float *resid;              /* (L+1, N, d): resid[l] enters layer l, resid[L] leaves the stack */
     eng_layer_acts la[ENG_MAX_LAYERS];
     float *lnf, *rstdf;        /* (N, d), (N) */
-    float *logits;             /* (N, V); gradient in place after backward */
+    float *cls_ws;             /* the fused classifier's workspace (ops.h classifier_*) */
     float *losses;             /* (N) */
+    double *stats;             /* ENG__STATS doubles: the device's scalars (ENG__STAT_*) */
+    double *tensor_sq;         /* (n_tensors): eng_model_grad_sumsq's sums, copied back at once */
+    int32_t *emb_sort;         /* (3 max N + 1): order, ids, starts for embedding_bwd_sorted */
+    float *logits;             /* (max N, V): eng_model_logits' own, made on its first call (NULL before) */
     /* backward scratch, shared by the layers */
     float *dresid;             /* (N, d) gradient of the residual stream */
     float *dqkvg;              /* (N, S) */
@@ -96,10 +102,38 @@ struct eng_model {
     float *losses_host;        /* (max N) */
     float *logits_host;        /* (max N, V) when backend memory is not host memory; else == logits */
     int host_visible;
+    int32_t *sort_host;        /* (3 max N + 1): emb_sort's host side */
+    int32_t *sort_count;       /* (V): the counting sort's buckets */
+    int n_distinct;            /* distinct tokens of the last forward with targets */
     int cur_B, cur_T;          /* of the last forward */
     int64_t n_counted;         /* targets >= 0 in the last forward */
     int have_forward;
+    int have_logits;           /* logits_host holds the last forward's (eng_model_logits) */
+    eng_grad_ready_fn grad_hook; /* eng_model_set_grad_hook (NULL: none) */
+    void *grad_hook_ud;
+    size_t step_lo, step_hi;   /* the slab range a step updates: [0, n_params) but in eng_model_step_range */
 };
+
+/* The scalars kept on the device (model.stats): a forward's mean loss
+ * (eng_model_forward), the step's sum of its micro-batches' mean losses
+ * (eng_model_forward_train) and the gradient's sum of squares, read in
+ * one copy (eng_model_step_report). */
+enum { ENG__STAT_LOSS, ENG__STAT_STEP_LOSS, ENG__STAT_GRAD_SQ, ENG__STATS };
+
+/* The part of the slab range [*off, *off + *n) that the current step
+ * updates (eng_model_step_range): 0 when none; else *off and *n narrowed
+ * and *skip the floats cut from the front (an array aligned with the
+ * range moves by as much). */
+static inline int eng__step_clip(const eng_model *m, size_t *off, size_t *n, size_t *skip)
+{
+    size_t lo = *off > m->step_lo ? *off : m->step_lo, hi = *off + *n < m->step_hi ? *off + *n : m->step_hi;
+    if (hi <= lo)
+        return 0;
+    *skip = lo - *off;
+    *off = lo;
+    *n = hi - lo;
+    return 1;
+}
 
 /* resid[l] of the current call's N positions */
 static inline float *eng__resid(const eng_model *m, int l, int N)
@@ -177,12 +211,16 @@ extern const eng_mixer eng__mixer_titans;      /* titans.c */
  * layer); returns its offset */
 size_t eng__model_add_tensor(eng_model *m, int cap, int ndim, int64_t d0, int64_t d1, int decay, const char *fmt,
                              int layer);
-/* model.c: AdamW on every tensor (the step of the rows without their own),
- * and on n floats at `off` of the slabs from grad (the gradient slab's, or
- * an accumulator) with the bias correction of step t */
+/* model.c: AdamW on every tensor in one op (the step of the rows without
+ * their own); on the segments seg of the slabs, the gradient read from
+ * grad at the same offsets (the gradient slab, or an accumulator's base),
+ * with the bias correction of step t; the tensors as a segment table
+ * (consecutive tensors of one decay flag merged; keep NULL or keep(m, i)
+ * 1 for the tensors wanted), seg of n_tensors entries: returns how many */
 int eng__model_adamw_step(eng_model *m, const eng_adamw *opt, tlm_err *e);
-void eng__model_adamw_range(eng_model *m, const eng_adamw *opt, size_t off, size_t n, int decay, const float *grad,
-                            double t, float grad_scale);
+void eng__model_adamw_segs(eng_model *m, const eng_adamw *opt, const eng_adamw_seg *seg, int nseg,
+                           const float *grad, double t, float grad_scale);
+int eng__model_adamw_table(const eng_model *m, eng_adamw_seg *seg, int (*keep)(const eng_model *m, int i));
 /* model.c: the init of the rows that start as the generic pass leaves them */
 void eng__mixer_no_init(eng_model *m, uint64_t seed);
 

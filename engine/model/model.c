@@ -126,8 +126,11 @@ static int plan_activations(eng_model *m, tlm_err *e)
     }
     eng__plan_want(&p, &m->lnf, N * d);
     eng__plan_want(&p, &m->rstdf, N);
-    eng__plan_want(&p, &m->logits, N * (size_t)m->V);
+    eng__plan_want(&p, &m->cls_ws, m->ops->classifier_workspace(m->ctx, (int)N, m->V, m->d));
     eng__plan_want(&p, &m->losses, N);
+    eng__plan_want(&p, &m->stats, ENG__STATS * sizeof(double) / sizeof(float));
+    eng__plan_want(&p, &m->tensor_sq, (size_t)m->n_tensors * sizeof(double) / sizeof(float));
+    eng__plan_want(&p, &m->emb_sort, 3 * N + 1);
     eng__plan_want(&p, &m->dresid, N * d);
     eng__plan_want(&p, &m->dqkvg, N * (size_t)m->S);
     eng__plan_want(&p, &m->datty, N * d);
@@ -253,6 +256,13 @@ int eng_model_create(eng_model **out, const eng_config *cfg, const eng_backend *
         goto fail;
     }
     layout(m, cap);
+    m->adamw_seg = malloc((size_t)cap * sizeof *m->adamw_seg);
+    if (!m->adamw_seg) {
+        rc = tlm_errf(e, TLM_ENOMEM, "model: out of memory");
+        goto fail;
+    }
+    m->n_adamw_seg = eng__model_adamw_table(m, m->adamw_seg, NULL);
+    m->step_hi = m->n_params;
 
     size_t bytes = m->n_params * sizeof(float);
     m->params = ops->alloc(m->ctx, bytes);
@@ -260,7 +270,9 @@ int eng_model_create(eng_model **out, const eng_config *cfg, const eng_backend *
     m->m = ops->alloc(m->ctx, bytes);
     m->v = ops->alloc(m->ctx, bytes);
     m->losses_host = malloc((size_t)max_batch * seq_len * sizeof(float));
-    if (!m->params || !m->grads || !m->m || !m->v || !m->losses_host) {
+    m->sort_host = malloc((3 * (size_t)max_batch * seq_len + 1) * sizeof(int32_t));
+    m->sort_count = malloc((size_t)m->V * sizeof(int32_t));
+    if (!m->params || !m->grads || !m->m || !m->v || !m->losses_host || !m->sort_host || !m->sort_count) {
         rc = tlm_errf(e, TLM_ENOMEM, "model: cannot allocate 4 x %.1f MiB for %zu parameters",
                       (double)bytes / 1048576, m->n_params);
         goto fail;
@@ -268,15 +280,6 @@ int eng_model_create(eng_model **out, const eng_config *cfg, const eng_backend *
     if ((rc = plan_activations(m, e)) || (rc = mx->plan(m, e)))
         goto fail;
     m->host_visible = ops->is_host;
-    if (m->host_visible) {
-        m->logits_host = m->logits;
-    } else {
-        m->logits_host = malloc((size_t)max_batch * seq_len * m->V * sizeof(float));
-        if (!m->logits_host) {
-            rc = tlm_errf(e, TLM_ENOMEM, "model: cannot allocate the host copy of the logits");
-            goto fail;
-        }
-    }
     fill_rope(m);
     *out = m;
     return 0;
@@ -303,12 +306,17 @@ void eng_model_free(eng_model *m)
         o->free(ctx, m->act_slab);
     if (m->xopt_slab)
         o->free(ctx, m->xopt_slab);
+    if (m->logits)
+        o->free(ctx, m->logits);
     free(m->xopt);
     m->mixer->free(m);
     if (!m->host_visible)
         free(m->logits_host);
     free(m->losses_host);
+    free(m->sort_host);
+    free(m->sort_count);
     free(m->tensors);
+    free(m->adamw_seg);
     free(m);
 }
 
@@ -483,22 +491,59 @@ void eng_model_zero_grads(eng_model *m)
     m->ops->zero(m->ctx, m->grads, m->n_params);
 }
 
+float *eng_model_grad_slab(eng_model *m)
+{
+    return m->grads;
+}
+
+void eng_model_set_grad_hook(eng_model *m, eng_grad_ready_fn fn, void *ud)
+{
+    m->grad_hook = fn;
+    m->grad_hook_ud = ud;
+}
+
 double eng_model_grad_norm(eng_model *m)
 {
     return sqrt(m->ops->sumsq(m->ctx, m->grads, m->n_params));
 }
 
+/* every tensor's sum into backend memory, then one copy (a device
+ * backend no longer waits once per tensor) */
 void eng_model_grad_sumsq(eng_model *m, double *out)
 {
     for (int i = 0; i < m->n_tensors; i++)
-        out[i] = m->ops->sumsq(m->ctx, m->grads + m->tensors[i].offset, m->tensors[i].numel);
+        m->ops->sumsq_into(m->ctx, m->tensor_sq + i, m->grads + m->tensors[i].offset, m->tensors[i].numel);
+    m->ops->to_host(m->ctx, out, m->tensor_sq, (size_t)m->n_tensors * sizeof(double));
 }
 
 int eng_model_step(eng_model *m, const eng_adamw *opt, tlm_err *e)
 {
+    return eng_model_step_range(m, opt, 0, m->n_params, e);
+}
+
+int eng_model_step_range(eng_model *m, const eng_adamw *opt, size_t lo, size_t hi, tlm_err *e)
+{
     if (opt->t < 1)
         return tlm_errf(e, TLM_EINTERNAL, "model: AdamW step number must be >= 1 (got %lld)", (long long)opt->t);
-    return m->mixer->step(m, opt, e);
+    if (lo > hi || hi > m->n_params)
+        return tlm_errf(e, TLM_EINTERNAL, "model: step range [%zu, %zu) outside the %zu parameters", lo, hi,
+                        m->n_params);
+    m->step_lo = lo;
+    m->step_hi = hi;
+    int rc = m->mixer->step(m, opt, e);
+    m->step_lo = 0;
+    m->step_hi = m->n_params;
+    return rc;
+}
+
+float *eng_model_param_slab(eng_model *m)
+{
+    return m->params;
+}
+
+double eng_model_grad_sumsq_range(eng_model *m, size_t off, size_t n)
+{
+    return n ? m->ops->sumsq(m->ctx, m->grads + off, n) : 0.0;
 }
 
 void eng__mixer_no_init(eng_model *m, uint64_t seed)
@@ -507,26 +552,50 @@ void eng__mixer_no_init(eng_model *m, uint64_t seed)
     (void)seed;
 }
 
-void eng__model_adamw_range(eng_model *m, const eng_adamw *opt, size_t off, size_t n, int decay, const float *grad,
-                            double t, float grad_scale)
+void eng__model_adamw_segs(eng_model *m, const eng_adamw *opt, const eng_adamw_seg *seg, int nseg,
+                           const float *grad, double t, float grad_scale)
 {
-    m->ops->adamw(m->ctx, m->params + off, grad, m->m + off, m->v + off, n, (float)opt->lr, (float)opt->beta1,
-                  (float)opt->beta2, (float)opt->eps, decay ? (float)opt->weight_decay : 0.0f,
-                  (float)(1.0 - pow(opt->beta1, t)), (float)(1.0 - pow(opt->beta2, t)), grad_scale);
+    const float lr = (float)opt->lr, b1 = (float)opt->beta1, b2 = (float)opt->beta2, eps = (float)opt->eps,
+                wd = (float)opt->weight_decay, bc1 = (float)(1.0 - pow(opt->beta1, t)),
+                bc2 = (float)(1.0 - pow(opt->beta2, t));
+    if (m->step_lo == 0 && m->step_hi == m->n_params) {
+        m->ops->adamw(m->ctx, m->params, grad, m->m, m->v, seg, nseg, lr, b1, b2, eps, wd, bc1, bc2, grad_scale);
+        return;
+    }
+    /* eng_model_step_range (ZeRO-1's shard): each segment's part of the
+     * range, one launch each */
+    for (int i = 0; i < nseg; i++) {
+        size_t off = seg[i].off, n = seg[i].n, skip;
+        if (!eng__step_clip(m, &off, &n, &skip))
+            continue;
+        const eng_adamw_seg one = {0, n, seg[i].decay};
+        m->ops->adamw(m->ctx, m->params + off, grad + off, m->m + off, m->v + off, &one, 1, lr, b1, b2, eps, wd, bc1,
+                      bc2, grad_scale);
+    }
+}
+
+/* The tensors as AdamW segments into seg (cap n_tensors): consecutive
+ * tensors with the same decay flag are one segment; keep(i) 0 leaves
+ * tensor i out (NULL: every tensor).  Returns how many. */
+int eng__model_adamw_table(const eng_model *m, eng_adamw_seg *seg, int (*keep)(const eng_model *m, int i))
+{
+    int n = 0;
+    for (int i = 0; i < m->n_tensors; i++) {
+        if (keep && !keep(m, i))
+            continue;
+        const eng_tensor_info *t = &m->tensors[i];
+        if (n && seg[n - 1].decay == t->decay && seg[n - 1].off + seg[n - 1].n == t->offset)
+            seg[n - 1].n += t->numel;
+        else
+            seg[n++] = (eng_adamw_seg){t->offset, t->numel, t->decay};
+    }
+    return n;
 }
 
 int eng__model_adamw_step(eng_model *m, const eng_adamw *opt, tlm_err *e)
 {
     (void)e;
-    /* consecutive tensors with the same decay flag go in one call */
-    for (int i = 0; i < m->n_tensors;) {
-        int j = i + 1;
-        while (j < m->n_tensors && m->tensors[j].decay == m->tensors[i].decay)
-            j++;
-        size_t off = m->tensors[i].offset, n = m->tensors[j - 1].offset + m->tensors[j - 1].numel - off;
-        eng__model_adamw_range(m, opt, off, n, m->tensors[i].decay, m->grads + off, (double)opt->t,
-                               (float)opt->grad_scale);
-        i = j;
-    }
+    /* every tensor in one launch (the table is the same every step) */
+    eng__model_adamw_segs(m, opt, m->adamw_seg, m->n_adamw_seg, m->grads, (double)opt->t, (float)opt->grad_scale);
     return 0;
 }

@@ -83,14 +83,54 @@ int eng_model_set_optim_extra(eng_model *m, const float *src);
  * T <= seq_len. */
 int eng_model_forward(eng_model *m, const int32_t *tokens, const int32_t *targets, int B, int T, double *loss,
                       float *nll, tlm_err *e);
-/* Logits (B, T, vocab) of the last forward, host memory valid until the next
- * call (eng_model_backward turns them into their gradient in place). */
+/* Logits (B, T, vocab) of the last forward, host memory valid until the
+ * next forward.  Made on request (the forward's fused classifier never
+ * holds them whole): the first call allocates their buffers (max_batch x
+ * seq_len x vocab floats, on the backend and a host copy), each call after
+ * a forward runs the LM head once more.  NULL when that allocation fails
+ * or before any forward. */
 const float *eng_model_logits(eng_model *m);
+
+/* A training forward (targets required): as eng_model_forward, but nothing
+ * comes back to the host: the batch's mean loss over counted targets is
+ * added to the step's sum on the device.  Then eng_model_backward as
+ * after eng_model_forward. */
+int eng_model_forward_train(eng_model *m, const int32_t *tokens, const int32_t *targets, int B, int T, tlm_err *e);
+/* The step's scalars in one copy from the device: *loss_sum, the sum of
+ * the mean losses of the eng_model_forward_train calls since the last
+ * report (which starts the next sum at 0), and *grad_norm, the global L2
+ * norm of the gradient slab (as eng_model_grad_norm). */
+int eng_model_step_report(eng_model *m, double *loss_sum, double *grad_norm);
 
 /* Backward of the last forward: ADDS d(mean loss)/d(params) x scale into the
  * gradient slab (accumulation: scale = 1/micro_steps). */
 int eng_model_backward(eng_model *m, float scale, tlm_err *e);
 void eng_model_zero_grads(eng_model *m);
+
+/* ZeRO-1 (a data-parallel trainer's optimizer shards): eng_model_step on
+ * the slab floats [lo, hi) only; parameters, moments and hope_attn's
+ * accumulators outside the range are left as they are. */
+int eng_model_step_range(eng_model *m, const eng_adamw *opt, size_t lo, size_t hi, tlm_err *e);
+/* The parameter slab itself (backend memory; what ZeRO-1 gathers after
+ * the sharded step), and the sum of squares of the gradient floats
+ * [off, off + n) (double accumulation). */
+float *eng_model_param_slab(eng_model *m);
+double eng_model_grad_sumsq_range(eng_model *m, size_t off, size_t n);
+
+/* The gradient slab itself (n_params floats of backend memory, in the
+ * tensors' layout): what a data-parallel trainer sums over its ranks. */
+float *eng_model_grad_slab(eng_model *m);
+
+/* Data parallel, overlap: with a hook set, eng_model_backward calls it
+ * each time a range of the gradient slab, floats [offset, offset + n),
+ * holds its final value for this backward (the output head and final norm
+ * first, then each layer's tensors, last layer first, the embedding last),
+ * so its reduction over the ranks can start while the earlier layers'
+ * backward runs.  grad points at the range in backend memory, complete
+ * (a device backend's queue has finished it) when the hook is called.  The
+ * ranges tile the slab.  fn NULL: no hook (the default). */
+typedef void (*eng_grad_ready_fn)(void *ud, float *grad, size_t offset, size_t n);
+void eng_model_set_grad_hook(eng_model *m, eng_grad_ready_fn fn, void *ud);
 
 /* Global L2 norm of the gradient slab (double accumulation). */
 double eng_model_grad_norm(eng_model *m);

@@ -72,6 +72,13 @@ typedef struct eng_act eng_act;
 
 typedef struct eng_backend eng_backend;
 
+/* One segment of an AdamW launch: n floats at `off` of the slabs the op
+ * is given (p, grad, m, v alike), weight decay on (1) or off (0). */
+typedef struct eng_adamw_seg {
+    size_t off, n;
+    int decay;
+} eng_adamw_seg;
+
 typedef struct eng_ops {
     /* ---- what the backend is */
     const char *name; /* for messages only ("cpu"): no code may choose by it */
@@ -195,18 +202,56 @@ typedef struct eng_ops {
     void (*xent_fwd)(void *ctx, float *losses, const float *logits, const int32_t *targets, int N, int V);
     void (*xent_bwd)(void *ctx, float *logits, const int32_t *targets, int N, int V, float dscale);
 
-    /* ---- optimizer (over a flat range of n floats)
+    /* ---- optimizer (over the nseg segments of a flat slab: one launch
+     * on a device, whatever the number of tensors)
      * AdamW (decoupled weight decay): g = grad_scale * grad;
      *   m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;
      *   p -= lr * (m / bc1 / (sqrt(v / bc2) + eps) + wd * p),
-     * bc1 = 1 - b1^t, bc2 = 1 - b2^t (passed in). */
-    void (*adamw)(void *ctx, float *p, const float *grad, float *m, float *v, size_t n, float lr, float b1, float b2,
-                  float eps, float wd, float bc1, float bc2, float grad_scale);
+     * wd on the segments with decay (0 on the others), bc1 = 1 - b1^t,
+     * bc2 = 1 - b2^t (passed in).  seg is host memory, sorted by off, not
+     * overlapping; the op does not keep it. */
+    void (*adamw)(void *ctx, float *p, const float *grad, float *m, float *v, const eng_adamw_seg *seg, int nseg,
+                  float lr, float b1, float b2, float eps, float wd, float bc1, float bc2, float grad_scale);
     /* sum of squares, accumulated in double (for the global gradient norm) */
     double (*sumsq)(void *ctx, const float *x, size_t n);
     /* y (n) += alpha * x (n): gradient accumulation across optimizer steps
      * (hope_attn's slow levels) */
     void (*axpy)(void *ctx, float *y, const float *x, size_t n, float alpha);
+
+    /* ---- issue 24: a step with no host round trip but its scalars.
+     * (Added after the ops above, which keep their signatures; activations
+     * are eng_act, per-row statistics, losses and weight gradients fp32.)
+     *
+     * Fused classifier: the LM head, logits = x W^T with x (N, C) and
+     * W (V, C), and softmax cross-entropy over targets (N) (< 0: not
+     * counted), in chunks of rows, so that the (N, V) logits never exist
+     * whole on a device backend.  ws: classifier_workspace(N, V, C) floats
+     * (a chunk's logits); pass the backward the same ws, untouched since
+     * its forward: a backend whose one chunk is every row (the CPU) reuses
+     * the forward's logits instead of recomputing them.
+     * fwd: losses (N) = -log softmax(x_n W^T)[target_n] (0 where not
+     *   counted); *loss_acc (one double, backend memory) += the mean of the
+     *   counted losses (summed in double in a fixed order, then divided by
+     *   their count; + 0 when none counts).  Nothing comes to the host.
+     * bwd: with dl = dscale (softmax - onehot(target)) (rows not counted:
+     *   0), dx (N, C) = dl W (written), dw (V, C) += dl^T x. */
+    size_t (*classifier_workspace)(void *ctx, int N, int V, int C);
+    void (*classifier_fwd)(void *ctx, float *losses, double *loss_acc, const eng_act *x, const float *w,
+                           const int32_t *targets, int N, int V, int C, float *ws);
+    void (*classifier_bwd)(void *ctx, eng_act *dx, float *dw, const eng_act *x, const float *w, const int32_t *targets,
+                           int N, int V, int C, float dscale, float *ws);
+    /* Embedding backward by token: dwte (V, C) += the rows of dout (N, C),
+     * its positions grouped by token id (a stable counting sort the model
+     * does on the host, where the tokens come from): ids (U) the distinct
+     * ids, starts (U + 1) where each id's positions begin in order (N,
+     * ascending within an id).  One owner per (id, channel) sums its rows
+     * in position order: parallel over ids, and the order of
+     * embedding_bwd's sums (deterministic, the same bits). */
+    void (*embedding_bwd_sorted)(void *ctx, float *dwte, const eng_act *dout, const int32_t *order,
+                                 const int32_t *ids, const int32_t *starts, int U, int C);
+    /* sumsq into *out (one double, backend memory) without waiting: the
+     * gradient norm travels with the step's other scalars in one copy */
+    void (*sumsq_into)(void *ctx, double *out, const float *x, size_t n);
 } eng_ops;
 
 /* A backend: its op table and the context every op receives.  Made by a

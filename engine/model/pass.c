@@ -1,6 +1,12 @@
 /* pass.c: the forward and backward passes over the whole stack
- * (embedding, blocks, final norm, LM head, cross-entropy) and the public
+ * (embedding, blocks, final norm, then the LM head and cross-entropy as
+ * the backend's one fused classifier op) and the public
  * eng_model_forward/backward around them.
+ *
+ * Host round trips (issue 24): a training forward copies nothing back;
+ * its loss stays on the device until eng_model_step_report reads it with
+ * the gradient norm in one copy.  The (N, V) logits are made only when
+ * eng_model_logits asks for them.
  *
  * A block is pre-norm: h += mixer(norm1(h)); h += mlp(norm2(h)), both
  * the architecture's row of the token-mixer table (internal.h): attn.c's
@@ -9,6 +15,7 @@
  * architecture runs.  Every number moves through m->ops; nothing here
  * allocates. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine/model/internal.h"
@@ -25,7 +32,20 @@ static void eng__model_forward_stack(eng_model *m, int B, int T)
     }
     o->rmsnorm_fwd(ctx, m->lnf, m->rstdf, eng__resid(m, m->L, N), m->params + m->off_norm, N, d,
                    (float)m->cfg.model.norm_eps);
-    o->matmul(ctx, 0, 1, N, m->V, d, 1.0f, m->lnf, d, m->params + m->off_head, d, 0.0f, m->logits, m->V);
+}
+
+/* The gradient floats [lo, hi) are final: hand them to the hook, after a
+ * device backend's queue has finished them (a one-float copy to the host
+ * returns only then: ops.h, to_host). */
+static void grads_ready(eng_model *m, size_t lo, size_t hi)
+{
+    if (!m->grad_hook || hi <= lo)
+        return;
+    if (!m->host_visible) {
+        float fence;
+        m->ops->to_host(m->ctx, &fence, m->grads + lo, sizeof fence);
+    }
+    m->grad_hook(m->grad_hook_ud, m->grads + lo, lo, hi - lo);
 }
 
 static void eng__model_backward_stack(eng_model *m, float dscale)
@@ -34,21 +54,55 @@ static void eng__model_backward_stack(eng_model *m, float dscale)
     void *ctx = m->ctx;
     const int B = m->cur_B, T = m->cur_T, N = B * T, d = m->d, V = m->V;
     float *Gr = m->grads;
-    o->xent_bwd(ctx, m->logits, m->targets, N, V, dscale);
-    o->matmul(ctx, 0, 0, N, d, V, 1.0f, m->logits, V, m->params + m->off_head, d, 0.0f, m->dln, d);
-    o->matmul(ctx, 1, 0, V, d, N, 1.0f, m->logits, V, m->lnf, d, 1.0f, Gr + m->off_head, d);
+    o->classifier_bwd(ctx, (eng_act *)m->dln, Gr + m->off_head, (const eng_act *)m->lnf, m->params + m->off_head,
+                      m->targets, N, V, d, dscale, m->cls_ws);
     o->zero(ctx, m->dresid, (size_t)N * d);
     o->rmsnorm_bwd(ctx, m->dresid, Gr + m->off_norm, m->dln, eng__resid(m, m->L, N), m->params + m->off_norm, m->rstdf, N,
                    d);
+    /* the layout (model.c): embedding, the layers in order, final norm,
+     * head (a tied head is the embedding, final only at the end) */
+    grads_ready(m, m->off_norm, m->cfg.model.tied ? m->off_norm + (size_t)d : m->n_params);
     for (int l = m->L - 1; l >= 0; l--) {
         m->mixer->mlp->bwd(m, l, N);
         m->mixer->bwd(m, l, B, T);
+        grads_ready(m, m->lp[l].ln1, l + 1 < m->L ? m->lp[l + 1].ln1 : m->off_norm);
     }
-    o->embedding_bwd(ctx, Gr + m->off_embed, m->dresid, m->tokens, N, d);
+    const int32_t *srt = m->emb_sort;
+    o->embedding_bwd_sorted(ctx, Gr + m->off_embed, (const eng_act *)m->dresid, srt, srt + N, srt + 2 * (size_t)N,
+                            m->n_distinct, d);
+    grads_ready(m, m->off_embed, m->lp[0].ln1);
 }
 
-int eng_model_forward(eng_model *m, const int32_t *tokens, const int32_t *targets, int B, int T, double *loss,
-                      float *nll, tlm_err *e)
+/* The positions of tokens (N) grouped by id, stably (a counting sort):
+ * order (N), the distinct ids (U) ascending, starts (U + 1), laid out as
+ * emb_sort (order at 0, ids at N, starts at 2N), and sent with one copy.
+ * O(N + V) on the host, where the tokens are, against a device sort's
+ * several launches. */
+static void sort_tokens(eng_model *m, const int32_t *tokens, int N)
+{
+    int32_t *order = m->sort_host, *ids = order + N, *starts = order + 2 * (size_t)N, *cnt = m->sort_count;
+    memset(cnt, 0, (size_t)m->V * sizeof *cnt);
+    for (int n = 0; n < N; n++)
+        cnt[tokens[n]]++;
+    int U = 0, at = 0;
+    for (int v = 0; v < m->V; v++)
+        if (cnt[v]) {
+            ids[U] = v;
+            starts[U++] = at;
+            const int c = cnt[v];
+            cnt[v] = at; /* the bucket's next free slot */
+            at += c;
+        }
+    starts[U] = at;
+    for (int n = 0; n < N; n++)
+        order[cnt[tokens[n]]++] = n;
+    m->n_distinct = U;
+    m->ops->to_device(m->ctx, m->emb_sort, m->sort_host, (2 * (size_t)N + (size_t)U + 1) * sizeof(int32_t));
+}
+
+/* Checks the batch, sends tokens and targets, runs the stack; the loss
+ * (classifier_fwd) is the caller's. */
+static int forward_common(eng_model *m, const int32_t *tokens, const int32_t *targets, int B, int T, tlm_err *e)
 {
     if (B < 1 || B > m->max_B || T < 1 || T > m->max_T)
         return tlm_errf(e, TLM_EINTERNAL, "model: batch %d x %d exceeds the planned %d x %d", B, T, m->max_B,
@@ -62,38 +116,90 @@ int eng_model_forward(eng_model *m, const int32_t *tokens, const int32_t *target
     m->cur_B = B;
     m->cur_T = T;
     m->have_forward = 0;
+    m->have_logits = 0;
     eng__model_forward_stack(m, B, T);
-    if (!targets) {
-        /* inference: logits only; backward is refused */
-        if (loss)
-            *loss = NAN;
-        if (!m->host_visible)
-            m->ops->to_host(m->ctx, m->logits_host, m->logits, (size_t)N * m->V * sizeof(float));
+    if (!targets)
         return 0;
-    }
     m->ops->to_device(m->ctx, m->targets, targets, (size_t)N * sizeof(int32_t));
-    m->ops->xent_fwd(m->ctx, m->losses, m->logits, m->targets, N, m->V);
-    if (!m->host_visible)
-        m->ops->to_host(m->ctx, m->logits_host, m->logits, (size_t)N * m->V * sizeof(float));
-    m->ops->to_host(m->ctx, m->losses_host, m->losses, (size_t)N * sizeof(float));
-    double sum = 0;
+    sort_tokens(m, tokens, N);
     int64_t cnt = 0;
     for (int n = 0; n < N; n++)
-        if (targets[n] >= 0) {
-            sum += m->losses_host[n];
-            cnt++;
-        }
-    if (nll)
-        memcpy(nll, m->losses_host, (size_t)N * sizeof(float));
+        cnt += targets[n] >= 0;
     m->n_counted = cnt;
     m->have_forward = 1;
+    return 0;
+}
+
+int eng_model_forward(eng_model *m, const int32_t *tokens, const int32_t *targets, int B, int T, double *loss,
+                      float *nll, tlm_err *e)
+{
+    int rc = forward_common(m, tokens, targets, B, T, e);
+    if (rc)
+        return rc;
+    const int N = B * T;
+    if (!targets) {
+        /* inference: the stack only (eng_model_logits makes the logits on
+         * request); backward is refused */
+        if (loss)
+            *loss = NAN;
+        return 0;
+    }
+    double *acc = m->stats + ENG__STAT_LOSS;
+    m->ops->zero(m->ctx, (float *)acc, sizeof(double) / sizeof(float));
+    m->ops->classifier_fwd(m->ctx, m->losses, acc, (const eng_act *)m->lnf, m->params + m->off_head, m->targets, N,
+                           m->V, m->d, m->cls_ws);
+    if (nll)
+        m->ops->to_host(m->ctx, nll, m->losses, (size_t)N * sizeof(float));
     if (loss)
-        *loss = cnt ? sum / (double)cnt : 0.0;
+        m->ops->to_host(m->ctx, loss, acc, sizeof(double));
+    return 0;
+}
+
+int eng_model_forward_train(eng_model *m, const int32_t *tokens, const int32_t *targets, int B, int T, tlm_err *e)
+{
+    if (!targets)
+        return tlm_errf(e, TLM_EINTERNAL, "model: a training forward needs targets");
+    int rc = forward_common(m, tokens, targets, B, T, e);
+    if (rc)
+        return rc;
+    m->ops->classifier_fwd(m->ctx, m->losses, m->stats + ENG__STAT_STEP_LOSS, (const eng_act *)m->lnf,
+                           m->params + m->off_head, m->targets, B * T, m->V, m->d, m->cls_ws);
+    return 0;
+}
+
+int eng_model_step_report(eng_model *m, double *loss_sum, double *grad_norm)
+{
+    const eng_ops *o = m->ops;
+    double st[ENG__STATS];
+    if (grad_norm)
+        o->sumsq_into(m->ctx, m->stats + ENG__STAT_GRAD_SQ, m->grads, m->n_params);
+    o->to_host(m->ctx, st, m->stats, sizeof st);
+    o->zero(m->ctx, (float *)(m->stats + ENG__STAT_STEP_LOSS), sizeof(double) / sizeof(float));
+    *loss_sum = st[ENG__STAT_STEP_LOSS];
+    if (grad_norm)
+        *grad_norm = sqrt(st[ENG__STAT_GRAD_SQ]);
     return 0;
 }
 
 const float *eng_model_logits(eng_model *m)
 {
+    const int N = m->cur_B * m->cur_T;
+    if (N < 1)
+        return NULL;
+    if (m->have_logits)
+        return m->logits_host;
+    const size_t n = (size_t)m->max_B * m->max_T * m->V;
+    if (!m->logits && !(m->logits = m->ops->alloc(m->ctx, n * sizeof(float))))
+        return NULL;
+    if (m->host_visible)
+        m->logits_host = m->logits;
+    else if (!m->logits_host && !(m->logits_host = malloc(n * sizeof(float))))
+        return NULL;
+    m->ops->matmul(m->ctx, 0, 1, N, m->V, m->d, 1.0f, m->lnf, m->d, m->params + m->off_head, m->d, 0.0f, m->logits,
+                   m->V);
+    if (!m->host_visible)
+        m->ops->to_host(m->ctx, m->logits_host, m->logits, (size_t)N * m->V * sizeof(float));
+    m->have_logits = 1;
     return m->logits_host;
 }
 

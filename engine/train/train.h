@@ -26,6 +26,23 @@
  * Checkpoints follow train.ckpt_every_tokens the same way and are always
  * written after the last step and on a stop request.
  *
+ * Data parallel (docs/parallel.md): given a communicator of N ranks
+ * (engine/comm/comm.h), every rank runs this same loop on its own model.
+ * Rank r trains the r-th contiguous share of each step's sequences
+ * (engine/config/ranks.h), in its own micro-batches, with backward weight
+ * 1 / (passes x N); the gradients are then summed over the ranks (MPI's
+ * blocking all-reduce after the backward on the CPU; NCCL's, started
+ * layer by layer from the model's gradient hook, on a GPU), so clipping,
+ * the norm and the update see the one-process batch's mean gradient and
+ * every rank ends the step with the same weights (checked at every
+ * checkpoint).  The step's loss is the sum of the ranks' losses over all
+ * passes.  Rank 0 alone writes checkpoints and runs the suites besides
+ * val (validation is shared out); a checkpoint's data cursor is global
+ * (step x sequences per step), so a job resumes on any number of ranks.
+ * The stop request is any rank's, so every rank stops after the same step.
+ * A failure on one rank reaches every rank at the next point where they
+ * agree (each step, checkpoint and evaluation), as that rank's error.
+ *
  * Memory: everything the step needs is allocated by eng_trainer_create; the
  * step loop allocates nothing (checkpoint writing allocates host copies of
  * the tensors, between steps). */
@@ -92,13 +109,18 @@ typedef struct eng_train_suites {
 typedef struct eng_trainer eng_trainer;
 
 /* Open the data (TLM_EDATA on missing/mismatched shards), build the model
- * for cfg on `backend` and initialise it from cfg->seed.  suites (NULL when
+ * for cfg on `backend` and initialise it from cfg->seed.  comm: the ranks
+ * of a data-parallel job, copied (what it points to is borrowed); NULL is
+ * one process.  TLM_ECONFIG when the batch does not divide among the
+ * ranks.  suites (NULL when
  * eval.suites lists only val; TLM_ECONFIG otherwise) is copied, and what it
  * points to, like the backend, is borrowed: free the trainer first.
  * ckpt_root (may be NULL: never checkpoint) is where checkpoints go.  Hooks
  * are copied; any may be NULL. */
+struct eng_comm;
 int eng_trainer_create(eng_trainer **out, const eng_config *cfg, const struct eng_backend *backend,
-                       const eng_train_suites *suites, const char *ckpt_root, const eng_train_hooks *hooks, tlm_err *e);
+                       const struct eng_comm *comm, const eng_train_suites *suites, const char *ckpt_root,
+                       const eng_train_hooks *hooks, tlm_err *e);
 void eng_trainer_free(eng_trainer *t);
 
 /* Continue from the newest valid checkpoint under ckpt_root: *from_step is

@@ -182,3 +182,18 @@ selected issue26.status-columns && { need_db; in_case issue26.status-columns
         tc issue26.status-columns "tlmd status: a header row, 100% and val ppl per done job" 0 "^  id  +status  +arch  +scale  +label  +seed +trained +attempts  +loss  +val ppl" "$T" status --db "$FX/db/results.db"; }
 notried issue26.slurm-rel-data "relative data paths and job names under --executor slurm" \
     "needs a Slurm cluster; tests/tlmd/test_slurm.sh runs both on a private one"
+# issue 25: a job of several ranks refused before anything is recorded
+# (as root, mpirun's own refusal would come first: told to allow it)
+[ "$(id -u)" = 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+selected issue25.ranks-batch && { in_case issue25.ranks-batch; sweep s.yaml t "resources: {ranks_per_node: 3}"
+    tu issue25.ranks-batch "3 ranks for a batch of 32 sequences" "s\.yaml:[0-9]+: sweep t, job [0-9a-f]+ .* on 3 ranks \(resources\): train\.batch_tokens 1024 is 32 sequences of 32 tokens, which do not divide among 3 ranks: make it a multiple of 3 sequences \(batch_tokens 960 or 1056\)" \
+        --sweeps s.yaml; }
+selected issue25.ranks-nodes && { in_case issue25.ranks-nodes; sweep s.yaml t "resources: {nodes: 2, ranks_per_node: 1}"
+    tu issue25.ranks-nodes "nodes: 2 on the local executor" "sweep t: resources\.nodes 2: the local executor runs on this machine only; run it with --executor slurm, or set nodes: 1" \
+        --sweeps s.yaml; }
+selected issue25.ranks-no-mpirun && { in_case issue25.ranks-no-mpirun; sweep s.yaml t "resources: {ranks_per_node: 2}"
+    AFTER='[ ! -e results.db ] && [ ! -e runs ]' AFTER_MSG="a refused command made results.db or runs/" \
+        tc issue25.ranks-no-mpirun "2 ranks with no mpirun on PATH" 2 "sweep t asks for 2 ranks a job, which the local executor starts with Open MPI's mpirun: mpirun is not on PATH \(Debian: apt-get install openmpi-bin" \
+        env PATH=/nonexistent "$T" --sweeps s.yaml; }
+notried issue25.ranks-no-gpu "2 ranks on --device cuda:0 where the ranks have no GPU each" \
+    "tests/parallel/test_dp_refuse.sh runs it under mpirun (the worker's refusal, per rank); tlmd's GPU slots need a driver"

@@ -18,7 +18,8 @@
 # SlurmUser and SlurmdUser the calling user, no accounting (sacct fails, as on
 # the clusters that disable it), GPUs that are symlinks to the null device
 # (Slurm refuses regular files) so that Slurm sets CUDA_VISIBLE_DEVICES per
-# job.  Needs: slurmctld, slurmd, sbatch, squeue, scancel, scontrol (Debian:
+# job, a TmpFS per node (srun --mpi=pmix makes its steps' folders there:
+# nodes sharing /tmp would collide).  Needs: slurmctld, slurmd, sbatch, squeue, scancel, scontrol (Debian:
 # slurmctld slurmd slurm-client; scripts/setup.sh --test installs them) and
 # python3 to find free ports.
 
@@ -91,6 +92,7 @@ AuthInfo=cred_expire=10
 CommunicationParameters=NoInAddrAny,NoCtldInAddrAny
 StateSaveLocation=$d/state
 SlurmdSpoolDir=$d/spool/%n
+TmpFS=$d/tmp/%n
 SlurmctldPidFile=$d/slurmctld.pid
 SlurmdPidFile=$d/slurmd-%n.pid
 SlurmctldLogFile=$d/slurmctld.log
@@ -132,7 +134,7 @@ EOF
         echo "NodeName=$name NodeAddr=$SLURM_ADDR Port=$1 CPUs=2 RealMemory=1000 Gres=gpu:$SLURM_GPUS State=UNKNOWN" \
             >>"$d/slurm.conf"
         shift
-        mkdir -p "$d/spool/$name"
+        mkdir -p "$d/spool/$name" "$d/tmp/$name"
         nodes="$nodes${nodes:+,}$name"
         i=$((i + 1))
     done

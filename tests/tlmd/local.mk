@@ -34,3 +34,9 @@ TESTS += $(TLMD_SH_TESTS)
 dist_check_SCRIPTS += $(TLMD_SH_TESTS)
 
 EXTRA_DIST += tests/tlmd/lib.sh
+
+TESTS += tests/tlmd/test_dp_local.sh
+dist_check_SCRIPTS += tests/tlmd/test_dp_local.sh
+
+TESTS += tests/tlmd/test_dp_slurm.sh
+dist_check_SCRIPTS += tests/tlmd/test_dp_slurm.sh

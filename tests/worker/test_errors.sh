@@ -140,6 +140,10 @@ fi
 # ---- config and usage
 printf 'scale: 1m\ntrain: {lrr: 1}\n' >"$tmp/bad.yaml"
 expect bad-config 2 config "bad.yaml:2:9: unknown key 'lrr'" --config "$tmp/bad.yaml" --out "$tmp/r4"
+# bf16 storage needs a GPU: the CPU backend stores fp32 only
+sed 's/^train: {/train: {precision: bf16, /' "$tmp/job.yaml" >"$tmp/bf16.yaml"
+grep -q 'precision: bf16' "$tmp/bf16.yaml" || echo "bf16.yaml: no train mapping to add the key to" >&2
+expect bf16-cpu 2 config "train.precision: bf16 needs a CUDA device .*the CPU backend stores fp32 only" --config "$tmp/bf16.yaml" --out "$tmp/r4b" --device cpu
 # a GPU: refused by a CPU-only build, or (CUDA build) not there: no GPU on
 # this machine, or not that many
 expect device 2 config "CPU only|no GPU|no such GPU|no NVIDIA driver or GPU found" --config "$tmp/job.yaml" --out "$tmp/r5" --device cuda:1023

@@ -528,7 +528,11 @@ static void tb_case_adamw(tcase *t, const int *a, double unused)
     const double lr = 1e-2, b1 = 0.9, b2 = 0.95, eps = 1e-8, wd = 0.1, gs = 0.5;
     const int st = 3;
     double bc1 = 1 - pow(b1, st), bc2 = 1 - pow(b2, st);
-    OP(t, adamw, D(t, p), D(t, g), D(t, m), D(t, v), n, (float)lr, (float)b1, (float)b2, (float)eps, (float)wd,
+    /* three segments in one op: decay on, off, a gap of 2 that no segment
+     * covers (left as it is), decay on */
+    const size_t a3 = n / 3, b3 = 2 * n / 3;
+    const eng_adamw_seg seg[3] = {{0, a3, 1}, {a3, b3 - a3, 0}, {b3 + 2, n - b3 - 2, 1}};
+    OP(t, adamw, D(t, p), D(t, g), D(t, m), D(t, v), seg, 3, (float)lr, (float)b1, (float)b2, (float)eps, (float)wd,
        (float)bc1, (float)bc2, (float)gs);
     t_out(t, p, n, T_FWD, "p");
     t_out(t, m, n, T_FWD, "m");
@@ -541,19 +545,171 @@ static void tb_case_adamw(tcase *t, const int *a, double unused)
         return;
     }
     double e = 0;
+    double gap = 0;
     for (size_t i = 0; i < n; i++) {
-        double gi = gs * g[i];
+        if (i >= b3 && i < b3 + 2) { /* in no segment: untouched */
+            gap = fmax(gap, fabs(P[i] - p[i]) + fabs(M[i] - m[i]) + fabs(Vv[i] - v[i]));
+            continue;
+        }
+        double gi = gs * g[i], wdi = i >= a3 && i < b3 ? 0 : wd;
         M[i] = b1 * M[i] + (1 - b1) * gi;
         Vv[i] = b2 * Vv[i] + (1 - b2) * gi * gi;
-        P[i] = P[i] * (1 - lr * wd) - lr / bc1 * M[i] / (sqrt(Vv[i] / bc2) + eps);
+        P[i] = P[i] * (1 - lr * wdi) - lr / bc1 * M[i] / (sqrt(Vv[i] / bc2) + eps);
         e = fmax(e, fabs(P[i] - p[i]) + fabs(M[i] - m[i]) + fabs(Vv[i] - v[i]));
     }
     free(P);
-    TAP_OK(e < 1e-6, "adamw step (decay, bias correction, grad scale; n=%zu): max abs err %.2e", n, e);
+    TAP_OK(e < 1e-6, "adamw step over 3 segments (decay on/off, bias correction, grad scale; n=%zu): max abs err %.2e",
+           n, e);
+    TAP_OK(gap == 0, "adamw leaves what no segment covers as it is (n=%zu)", n);
     double s = 0;
     for (size_t i = 0; i < n; i++)
         s += (double)g[i] * g[i];
     TAP_OK(fabs(sumsq - s) < 1e-12 * s, "sumsq in double (n=%zu)", n);
+}
+
+/* ------------------------------------------------------------ fused classifier */
+/* losses (N) of softmax(x W^T) against targets; in: x (N, C), then W (V, C) */
+typedef struct cls_ctx {
+    const int32_t *t;
+    int N, V, C;
+} cls_ctx;
+static void ref_cls(const double *in, double *out, void *vc)
+{
+    cls_ctx *c = vc;
+    static double lg[MAXIN];
+    const double *x = in, *w = in + c->N * c->C;
+    for (int n = 0; n < c->N; n++)
+        for (int v = 0; v < c->V; v++) {
+            double s = 0;
+            for (int k = 0; k < c->C; k++)
+                s += x[n * c->C + k] * w[v * c->C + k];
+            lg[n * c->V + v] = s;
+        }
+    xe_ctx xc = {c->t, c->N, c->V};
+    ref_xent(lg, out, &xc);
+}
+/* a: N, V, C (0 0 0: 6, 29, 5).  The emulated CUDA build's chunks are
+ * 1024 floats of logits: V = 300 makes chunks of 3 rows (N = 10: 3, 3, 3,
+ * 1), V = 1100 a chunk a row and a row over two blocks of the kernel. */
+static void tb_case_classifier(tcase *t, const int *a, double unused)
+{
+    const int N = a[0] ? a[0] : 6, V = a[1] ? a[1] : 29, C = a[2] ? a[2] : 5;
+    int32_t tg[64];
+    for (int n = 0; n < N && n < 64; n++)
+        tg[n] = n % 4 == 1 ? -1 : (int32_t)((n * 389 + 7) % V); /* ignored targets */
+    if (N > 2)
+        tg[N - 1] = V - 1;
+    int32_t *tgt = N <= 64 ? t_ints(t, tg, (size_t)N) : NULL;
+    float *in = t_floats(t, (size_t)(N + V) * C), *loss = t_floats(t, (size_t)N), *acc = t_floats(t, 2),
+          *dx = t_floats(t, (size_t)N * C), *dw = t_floats(t, (size_t)V * C), *dw0 = t_floats(t, (size_t)V * C),
+          *ws = t_floats(t, t->o->classifier_workspace(t->ctx, N, V, C));
+    static double g[MAXIN];
+    float dsc[64];
+    if (!t->fits || !tgt || (N + V) * C > MAXIN) {
+        TAP_OK(0, "classifier N=%d V=%d C=%d fits the test", N, V, C);
+        return;
+    }
+    const float *x = in, *w = in + (size_t)N * C;
+    cls_ctx c = {tgt, N, V, C};
+    fill(in, (size_t)(N + V) * C, 1.5);
+    fill(dw0, (size_t)V * C, 1);
+    memcpy(dw, dw0, (size_t)V * C * sizeof *dw);
+    double *accd = (double *)acc;
+    *accd = 0.25; /* the forward adds to it */
+    OP(t, classifier_fwd, D(t, loss), D(t, acc), D(t, x), D(t, w), D(t, tgt), N, V, C, D(t, ws));
+    t_out(t, loss, (size_t)N, T_FWD, "losses");
+    t_value(t, *accd);
+    OP(t, classifier_bwd, D(t, dx), D(t, dw), D(t, x), D(t, w), D(t, tgt), N, V, C, 0.37f, D(t, ws));
+    for (size_t i = 0; i < (size_t)V * C; i++)
+        dw[i] -= dw0[i]; /* what the backward added */
+    t_out(t, dx, (size_t)N * C, T_BWD, "dx");
+    t_out(t, dw, (size_t)V * C, T_BWD, "dW (added)");
+    if (!REF(t))
+        return;
+    double sum = 0;
+    int cnt = 0;
+    for (int n = 0; n < N; n++)
+        if (tg[n] >= 0)
+            sum += loss[n], cnt++;
+    TAP_OK(fwd_err(ref_cls, &c, in, (N + V) * C, loss, N) < TOL_FWD && loss[1] == 0 &&
+               *accd == 0.25 + sum / cnt,
+           "classifier fwd (N=%d V=%d C=%d; ignored targets 0; the accumulator += the mean of %d counted)", N, V, C,
+           cnt);
+    for (int n = 0; n < N; n++)
+        dsc[n] = 0.37f;
+    fd_grad(ref_cls, &c, in, (N + V) * C, dsc, N, g);
+    double e = fmax(rel_err(dx, g, (size_t)N * C), rel_err(dw, g + (size_t)N * C, (size_t)V * C));
+    TAP_OK(e < TOL_BWD, "classifier bwd (dx written, dW added; N=%d V=%d C=%d): rel err %.2e", N, V, C, e);
+}
+
+/* embedding_bwd_sorted: the positions grouped by id on the host, as the
+ * model does; it must add what embedding_bwd adds, bit for bit (the same
+ * order of sums).  a: V, N, C */
+static void tb_case_embedding_sorted(tcase *t, const int *a, double unused)
+{
+    const int V = a[0], N = a[1], C = a[2];
+    int32_t toks[64], srt[3 * 64 + 1], cnt[64] = {0};
+    for (int n = 0; n < N && n < 64; n++)
+        toks[n] = (int32_t)((n * 7 + 3) % V) % (V / 2 + 1); /* repeats; half the ids unused */
+    int U = 0, at = 0;
+    for (int n = 0; n < N && n < 64 && V <= 64; n++)
+        cnt[toks[n]]++;
+    for (int v = 0; v < V && V <= 64; v++)
+        if (cnt[v]) {
+            srt[N + U] = v;
+            srt[2 * N + U++] = at;
+            at += cnt[v];
+            cnt[v] = at - cnt[v];
+        }
+    srt[2 * N + U] = at;
+    for (int n = 0; n < N && n < 64 && V <= 64; n++)
+        srt[cnt[toks[n]]++] = n;
+    int32_t *tok = N <= 64 && V <= 64 ? t_ints(t, toks, (size_t)N) : NULL,
+            *sorted = tok ? t_ints(t, srt, 3 * (size_t)N + 1) : NULL;
+    float *dout = t_floats(t, (size_t)N * C), *dw = t_floats(t, (size_t)V * C), *dw1 = t_floats(t, (size_t)V * C),
+          *dw0 = t_floats(t, (size_t)V * C);
+    static double g[MAXIN];
+    if (!t->fits || !sorted || V * C > MAXIN || N * C > MAXOUT) {
+        TAP_OK(0, "embedding_bwd_sorted V=%d N=%d C=%d fits the test", V, N, C);
+        return;
+    }
+    fill(dout, (size_t)N * C, 1);
+    fill(dw0, (size_t)V * C, 1);
+    memcpy(dw, dw0, (size_t)V * C * sizeof *dw);
+    memcpy(dw1, dw0, (size_t)V * C * sizeof *dw);
+    OP(t, embedding_bwd_sorted, D(t, dw), D(t, dout), D(t, sorted), D(t, sorted + N), D(t, sorted + 2 * N), U, C);
+    OP(t, embedding_bwd, D(t, dw1), D(t, dout), D(t, tok), N, C);
+    const int same = !memcmp(dw, dw1, (size_t)V * C * sizeof *dw);
+    for (size_t i = 0; i < (size_t)V * C; i++)
+        dw[i] -= dw0[i];
+    t_out(t, dw, (size_t)V * C, T_BWD, "dwte (added)");
+    /* on every backend: its own scatter's bits (not again in the CPU's capture passes) */
+    if (t->mode != T_CAPTURE)
+        TAP_OK(same, "%s: embedding_bwd_sorted adds what embedding_bwd adds, bit for bit (%d ids of %d, N=%d C=%d)",
+               t->o->name, U, V, N, C);
+    if (!REF(t))
+        return;
+    emb_ctx c = {tok, N, C};
+    fd_grad(ref_emb, &c, dw0, V * C, dout, N * C, g);
+    TAP_OK(rel_err(dw, g, (size_t)V * C) < TOL_BWD, "embedding_bwd_sorted (V=%d N=%d C=%d): rel err %.2e", V, N, C,
+           rel_err(dw, g, (size_t)V * C));
+}
+
+/* sumsq_into: sumsq's number, into backend memory; a: n */
+static void tb_case_sumsq_into(tcase *t, const int *a, double unused)
+{
+    const size_t n = (size_t)a[0];
+    float *x = t_floats(t, n), *out = t_floats(t, 2);
+    if (!t->fits)
+        return;
+    fill(x, n, 1);
+    OP(t, sumsq_into, D(t, out), D(t, x), n);
+    const double got = *(double *)out;
+    t_value(t, got);
+    t_push(t);
+    const double want = t->o->sumsq(t->ctx, D(t, x), n);
+    if (t->mode != T_CAPTURE)
+        TAP_OK(got == want, "%s: sumsq_into gives sumsq's number bit for bit (n=%zu): %.17g", t->o->name, n, got);
 }
 
 #endif

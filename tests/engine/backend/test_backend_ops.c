@@ -219,6 +219,15 @@ static const op_case cases[] = {
     {"xent", 0, tb_case_xent, {5, 1100}, 0},                   /* a vocabulary over two blocks, no multiple */
     {"adamw, sumsq", 0, tb_case_adamw, {300000}, 0},           /* several elements a thread */
     {"axpy", 0, tb_case_axpy, {1000}, 0},
+    /* issue 24's ops: the fused classifier (one chunk; chunks of 3 rows,
+     * the last short; a chunk a row over two kernel blocks), the sorted
+     * embedding backward, the norm into backend memory */
+    {"classifier", 0, tb_case_classifier, {0}, 0},
+    {"classifier", 0, tb_case_classifier, {10, 300, 6}, 0},
+    {"classifier", 0, tb_case_classifier, {4, 1100, 3}, 0},
+    {"embedding_bwd_sorted", 0, tb_case_embedding_sorted, {9, 40, 5}, 0},
+    {"embedding_bwd_sorted", 0, tb_case_embedding_sorted, {37, 23, 200}, 0}, /* channels over two blocks */
+    {"sumsq_into", 0, tb_case_sumsq_into, {300000}, 0},
     {"dconv", ENG_OPS_TITANS, tb_case_dconv, {2, 7, 5, 4}, 0},
     {"dconv", ENG_OPS_TITANS, tb_case_dconv, {3, 3, 9, 4}, 0}, /* T < K: the window reaches past the sequence start */
     {"dconv", ENG_OPS_TITANS, tb_case_dconv, {1, 6, 3, 1}, 0},

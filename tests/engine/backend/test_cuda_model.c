@@ -4,6 +4,9 @@
  * CUDA losses within 1e-4 relative of the CPU's at every step, and the
  * weights after them within 1e-3 (norm-wise: AdamW moves every weight by
  * about lr whatever its gradient, docs/engine.md).  fp32 on both sides.
+ * The steps take the trainer's path (eng_model_forward_train, the fused
+ * classifier, eng_model_step_report); the first model trains twice on
+ * each CUDA backend, which must repeat itself bit for bit.
  *
  * Two CUDA backends, each when built:
  *   - cuda-emu (TLM_HAVE_CUDA_EMU): the same kernels on the CPU under the
@@ -91,14 +94,29 @@ static int train(const tm_spec *s, const eng_backend *be, const device_row *d, d
     for (int st = 0; st < STEPS && !rc; st++) {
         tm_batch((uint64_t)st + 1, Bm, Tm, s->V, tok, tgt);
         eng_model_zero_grads(m);
-        double l0, l1;
-        rc = eng_model_forward(m, tok, tgt, Bm / 2, Tm, &l0, NULL, e) || eng_model_backward(m, 0.5f, e) ||
-             eng_model_forward(m, tok + Bm / 2 * Tm, tgt + Bm / 2 * Tm, Bm / 2, Tm, &l1, NULL, e) ||
-             eng_model_backward(m, 0.5f, e);
-        double gn = eng_model_grad_norm(m);
+        /* the trainer's path: losses kept on the device, read with the
+         * gradient norm once a step */
+        double lsum = NAN, gn = NAN;
+        rc = eng_model_forward_train(m, tok, tgt, Bm / 2, Tm, e) || eng_model_backward(m, 0.5f, e) ||
+             eng_model_forward_train(m, tok + Bm / 2 * Tm, tgt + Bm / 2 * Tm, Bm / 2, Tm, e) ||
+             eng_model_backward(m, 0.5f, e) || eng_model_step_report(m, &lsum, &gn);
         eng_adamw opt = {3e-3, 0.9, 0.95, 1e-8, 0.1, st + 1, gn > 1.0 ? 1.0 / gn : 1.0};
         rc = rc || eng_model_step(m, &opt, e);
-        losses[st] = 0.5 * (l0 + l1);
+        losses[st] = 0.5 * lsum;
+    }
+    /* the per-tensor sums (train.grad_norms_every: sumsq_into each, one
+     * copy back) add up to the global norm's square */
+    const int nt = eng_model_n_tensors(m);
+    double *sq = rc ? NULL : malloc((size_t)nt * sizeof *sq), tot = 0;
+    if (sq) {
+        eng_model_grad_sumsq(m, sq);
+        for (int i = 0; i < nt; i++)
+            tot += sq[i];
+        const double gn = eng_model_grad_norm(m);
+        if (!(fabs(tot - gn * gn) <= 1e-9 * gn * gn))
+            rc = tlm_errf(e, TLM_EINTERNAL, "per-tensor gradient sums %.17g, the global norm's square %.17g", tot,
+                          gn * gn);
+        free(sq);
     }
     *np = eng_model_n_params(m);
     *params = malloc(*np * sizeof **params);
@@ -156,6 +174,16 @@ static void run_device(const device_row *d, eng_backend *gpu, const eng_backend 
         const double wrel = nc == ng ? sqrt(dn / wn) : INFINITY;
         TAP_OK(wrel <= 1e-3, "%s: %s: weights after %d steps within %.1e (norm-wise) of the cpu's", d->name, s->name,
                STEPS, wrel);
+        if (i == 0) {
+            /* determinism: no atomics, fixed chunks and trees (issue 24) */
+            double l2[STEPS];
+            float *p2 = NULL;
+            size_t n2 = 0;
+            rc = train(s, gpu, d, l2, &p2, &n2, &e);
+            TAP_OK(!rc && n2 == ng && !memcmp(l2, lg, sizeof l2) && !memcmp(p2, pg, ng * sizeof *pg),
+                   "%s: %s: a second run repeats the first bit for bit (losses, weights)", d->name, s->name);
+            free(p2);
+        }
         free(pc);
         free(pg);
     }

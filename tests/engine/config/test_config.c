@@ -59,6 +59,32 @@ static void good(void)
     eng_config_id(&d, id2);
     TAP_OK(!strcmp(id1, id2), "same job, different spelling and execution settings: same id %.12s", id1);
 
+    /* train.precision: auto (the default) is left out of the identity, so
+     * configs written before the key keep their id; fp32 or bf16 in words
+     * is another job; bf16 is refused on the CPU, auto follows the device */
+    rc = parse("prec.yaml", "scale: 440m\ntaper: {schedule: cosine}\ntrain: {tokens: 30e9, precision: auto}\n", &d,
+               &e);
+    eng_config_id(&d, id2);
+    TAP_OK(rc == 0 && d.train.precision == ENG_PREC_AUTO && !strcmp(id1, id2) && !strstr(canon, "precision"),
+           "train.precision auto hashes as a config without the key: %s", rc ? e.msg : id2);
+    int prec = -1;
+    TAP_OK(!eng_precision_resolve(&d, 0, &prec, &e) && prec == ENG_PREC_FP32, "auto is fp32 on the CPU");
+    TAP_OK(!eng_precision_resolve(&d, 1, &prec, &e) && prec == ENG_PREC_BF16, "auto is bf16 on a GPU");
+    rc = parse("prec.yaml", "scale: 440m\ntaper: {schedule: cosine}\ntrain: {tokens: 30e9, precision: bf16}\n", &d,
+               &e);
+    eng_config_id(&d, id2);
+    char *pcanon = rc ? NULL : eng_config_canonical(&d);
+    TAP_OK(rc == 0 && strcmp(id1, id2) && pcanon && strstr(pcanon, "\"precision\":\"bf16\""),
+           "train.precision bf16 is part of the identity: %s", rc ? e.msg : pcanon);
+    free(pcanon);
+    tlm_err pe = {0};
+    rc = eng_precision_resolve(&d, 0, &prec, &pe);
+    TAP_OK(rc == TLM_ECONFIG && strstr(pe.msg, "bf16 needs a CUDA device") && strstr(pe.msg, "fp32 only"),
+           "bf16 on the CPU is refused: %s", pe.msg);
+    TAP_OK(!eng_precision_resolve(&d, 1, &prec, &e) && prec == ENG_PREC_BF16, "bf16 on a GPU");
+    rc = parse("prec.yaml", "scale: 1m\ntrain: {precision: fp16}\n", &d, &e);
+    TAP_OK(rc != 0 && strstr(e.msg, "auto") && strstr(e.msg, "bf16"), "fp16 is not a precision: %s", e.msg);
+
     /* a different job has a different identity */
     rc = parse("seed.yaml", "scale: 440m\ntaper: {schedule: cosine}\nseed: 1\ntrain: {tokens: 30e9}\n", &d, &e);
     eng_config_id(&d, id2);

@@ -6,7 +6,9 @@
  * update; the validation set is fixed; the hooks see every step with the
  * schedule's learning rate; and the suites besides val come from the
  * caller (run after val at every evaluation, at the trainer's step; a
- * config that lists one needs them). */
+ * config that lists one needs them); a step copies one thing from the
+ * device to the host, its scalars (issue 24), counted on a backend whose
+ * memory is not the host's; and two runs give the same bits. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,11 +25,23 @@
 
 static eng_backend *BE; /* the CPU backend, on 1 thread */
 
+/* "counting": the CPU's ops behind the table of a device backend (is_host
+ * 0: the model keeps host copies and must copy), counting the copies from
+ * the backend to the host */
+static long n_d2h;
+static eng_ops counting_ops;
+static eng_backend counting_be;
+static void counting_to_host(void *ctx, void *dst, const void *src, size_t bytes)
+{
+    n_d2h++;
+    BE->ops->to_host(ctx, dst, src, bytes);
+}
+
 #define MAX_STEPS 64
 typedef struct record {
     int n_steps;
     double loss[MAX_STEPS + 1], lr[MAX_STEPS + 1], norm[MAX_STEPS + 1];
-    long allocs_at[MAX_STEPS + 1];
+    long allocs_at[MAX_STEPS + 1], d2h_at[MAX_STEPS + 1];
     int n_evals;
     double eval_loss;
 } record;
@@ -40,6 +54,7 @@ static void on_step(void *ud, const eng_step_info *s)
         r->lr[s->step] = s->lr;
         r->norm[s->step] = s->grad_norm;
         r->allocs_at[s->step] = n_allocs;
+        r->d2h_at[s->step] = n_d2h;
     }
     r->n_steps++;
 }
@@ -114,7 +129,7 @@ static int config(eng_config *c, int micro, double clip, int64_t eval_every, tlm
     return eng_config_from_json(json, c, e);
 }
 
-static int train(record *r, int micro, double clip, tlm_err *e)
+static int train_on(const eng_backend *be, record *r, int micro, double clip, tlm_err *e)
 {
     memset(r, 0, sizeof *r);
     eng_config c;
@@ -123,11 +138,16 @@ static int train(record *r, int micro, double clip, tlm_err *e)
         return rc;
     eng_train_hooks h = {r, NULL, on_step, on_eval, NULL, NULL, NULL, NULL};
     eng_trainer *t;
-    if ((rc = eng_trainer_create(&t, &c, BE, NULL, NULL, &h, e)))
+    if ((rc = eng_trainer_create(&t, &c, be, NULL, NULL, NULL, &h, e)))
         return rc;
     rc = eng_trainer_run(t, e);
     eng_trainer_free(t);
     return rc;
+}
+
+static int train(record *r, int micro, double clip, tlm_err *e)
+{
+    return train_on(BE, r, micro, clip, e);
 }
 
 int main(int argc, char **argv)
@@ -175,6 +195,35 @@ int main(int argc, char **argv)
     TAP_OK(fabs(parts.norm[1] - whole.norm[1]) < 1e-4 * whole.norm[1], "and step 1's gradient norm to %.2e",
            fabs(parts.norm[1] - whole.norm[1]) / whole.norm[1]);
 
+    /* issue 24: a step copies its scalars to the host, once, and nothing
+     * else (no losses, no logits), micro-batches accumulated or not; the
+     * numbers are the host backend's, bit for bit */
+    counting_ops = *BE->ops;
+    counting_ops.name = "counting";
+    counting_ops.is_host = 0;
+    counting_ops.to_host = counting_to_host;
+    counting_be = (eng_backend){&counting_ops, BE->ctx};
+    for (int micro = 8; micro >= 2; micro /= 4) {
+        record cnt;
+        rc = train_on(&counting_be, &cnt, micro, 1.0, &e);
+        int one_each = rc == 0 && cnt.n_steps == 32, most = 0;
+        for (int s = 2; s <= 32; s++) {
+            const int k = (int)(cnt.d2h_at[s] - cnt.d2h_at[s - 1]);
+            one_each &= k == 1;
+            most = k > most ? k : most;
+        }
+        TAP_OK(one_each, "micro_batch %d (%d passes a step): one copy to the host a step (at most %d)", micro,
+               8 / micro, most);
+        if (micro == 8)
+            TAP_OK(!memcmp(cnt.loss, whole.loss, sizeof cnt.loss) && !memcmp(cnt.norm, whole.norm, sizeof cnt.norm),
+                   "and the same losses and gradient norms, bit for bit, as on the host");
+    }
+    record again;
+    rc = train(&again, 8, 1.0, &e);
+    TAP_OK(rc == 0 && !memcmp(again.loss, whole.loss, sizeof again.loss) &&
+               !memcmp(again.norm, whole.norm, sizeof again.norm),
+           "a second run repeats the first bit for bit (losses and gradient norms of 32 steps)");
+
     /* clipping to a tiny norm shrinks every update below Adam's epsilon */
     rc = train(&clipped, 8, 1e-12, &e);
     TAP_OK(rc == 0 && clipped.norm[1] == whole.norm[1], "clipped run: same first gradient (norm before clipping)");
@@ -188,7 +237,7 @@ int main(int argc, char **argv)
     memset(&r, 0, sizeof r);
     eng_train_hooks h = {&r, NULL, on_step, on_eval, NULL, NULL, NULL, NULL};
     eng_trainer *t;
-    if (!eng_trainer_create(&t, &c, BE, NULL, NULL, &h, &e)) {
+    if (!eng_trainer_create(&t, &c, BE, NULL, NULL, NULL, &h, &e)) {
         double a, b;
         eng_trainer_evaluate(t, &a, &e);
         eng_trainer_evaluate(t, &b, &e);
@@ -205,7 +254,7 @@ int main(int argc, char **argv)
     memset(&r, 0, sizeof r);
     mock_suites ms = {0};
     eng_train_suites suites = {&ms, mock_run};
-    rc = eng_trainer_create(&t, &c, BE, &suites, NULL, &h, &e);
+    rc = eng_trainer_create(&t, &c, BE, NULL, &suites, NULL, &h, &e);
     if (!rc) {
         ms.model = eng_trainer_model(t);
         rc = eng_trainer_run(t, &e);
@@ -218,7 +267,7 @@ int main(int argc, char **argv)
     config(&c, 4, 1.0, 0, &e);
     c.eval.n_suites = 2;
     snprintf(c.eval.suites[1], ENG_NAME_MAX, "wikitext");
-    rc = eng_trainer_create(&t, &c, BE, NULL, NULL, &h, &e);
+    rc = eng_trainer_create(&t, &c, BE, NULL, NULL, NULL, &h, &e);
     TAP_OK(rc == TLM_ECONFIG, "eval.suites listing wikitext without the caller's suites is refused: %s", e.msg);
     if (!rc)
         eng_trainer_free(t);

@@ -1,0 +1,25 @@
+# tests/parallel/local.mk: data-parallel training (engine/comm/, the
+# trainer's ranks, tlm-worker under mpirun; docs/parallel.md).  The scripts
+# skip (77) where mpirun is missing; scripts/setup.sh --test installs it.
+EXTRA_DIST += tests/parallel/dp_lib.sh
+TESTS += tests/parallel/test_dp_losses.sh
+dist_check_SCRIPTS += tests/parallel/test_dp_losses.sh
+TESTS += tests/parallel/test_dp_resume.sh
+dist_check_SCRIPTS += tests/parallel/test_dp_resume.sh
+TESTS += tests/parallel/test_dp_refuse.sh
+dist_check_SCRIPTS += tests/parallel/test_dp_refuse.sh
+
+check_PROGRAMS += tests/parallel/test_comm
+tests_parallel_test_comm_SOURCES = tests/parallel/test_comm.c tests/lib/tap.h
+tests_parallel_test_comm_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_parallel_test_comm_LDADD = $(ENGINE_LIBS)
+TESTS += tests/parallel/test_comm
+
+# the NCCL communicator: built with MPI and CUDA, skips (77) without a GPU
+if HAVE_NCCL
+check_PROGRAMS += tests/parallel/test_nccl
+tests_parallel_test_nccl_SOURCES = tests/parallel/test_nccl.c tests/lib/tap.h
+tests_parallel_test_nccl_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_parallel_test_nccl_LDADD = $(ENGINE_LIBS)
+TESTS += tests/parallel/test_nccl
+endif
