@@ -254,8 +254,15 @@ static cudnnBackendDescriptor_t sd_rowvec(sd_build *b, int B, int H, int T)
     return sd_tensor(b, 0, CUDNN_DATA_FLOAT, B, H, T, 1, (int64_t)H * T, T, 1, 1, 0);
 }
 
-static void sd_op(sd_build *b, cudnnBackendDescriptor_t op, const char *what)
+/* an operation node of type: its descriptor attributes names[i] =
+ * descs[i] (a NULL one left unset), finalized, added to the graph */
+static void sd_node(sd_build *b, cudnnBackendDescriptorType_t type, const char *what, int n,
+                    const cudnnBackendAttributeName_t *names, const cudnnBackendDescriptor_t *descs)
 {
+    cudnnBackendDescriptor_t op = sd_new(b, type);
+    for (int i = 0; i < n; i++)
+        if (descs[i])
+            sd_set(b, op, names[i], CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &descs[i]);
     sd_fin(b, op, what);
     if (!b->st)
         b->ops[b->n_ops++] = op;
@@ -272,15 +279,12 @@ static void sd_pw(sd_build *b, cudnnPointwiseMode_t mode, cudnnBackendDescriptor
     if (mode == CUDNN_POINTWISE_GEN_INDEX)
         sd_set(b, pw, CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, 1, &axis);
     sd_fin(b, pw, "pointwise descriptor");
-    cudnnBackendDescriptor_t op = sd_new(b, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
-    sd_set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pw);
-    sd_set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x);
-    if (bb)
-        sd_set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &bb);
-    if (t)
-        sd_set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_TDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t);
-    sd_set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y);
-    sd_op(b, op, "pointwise operation");
+    const cudnnBackendAttributeName_t names[] = {
+        CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_ATTR_OPERATION_POINTWISE_XDESC,
+        CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_ATTR_OPERATION_POINTWISE_TDESC,
+        CUDNN_ATTR_OPERATION_POINTWISE_YDESC};
+    const cudnnBackendDescriptor_t descs[] = {pw, x, bb, t, y};
+    sd_node(b, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, "pointwise operation", 5, names, descs);
 }
 
 /* c = a b over the last two dimensions, fp32 compute */
@@ -290,12 +294,10 @@ static void sd_mm(sd_build *b, cudnnBackendDescriptor_t a, cudnnBackendDescripto
     cudnnBackendDescriptor_t mm = sd_new(b, CUDNN_BACKEND_MATMUL_DESCRIPTOR);
     sd_set(b, mm, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp);
     sd_fin(b, mm, "matmul descriptor");
-    cudnnBackendDescriptor_t op = sd_new(b, CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
-    sd_set(b, op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &a);
-    sd_set(b, op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &bb);
-    sd_set(b, op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &c);
-    sd_set(b, op, CUDNN_ATTR_OPERATION_MATMUL_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &mm);
-    sd_op(b, op, "matmul operation");
+    const cudnnBackendAttributeName_t names[] = {CUDNN_ATTR_OPERATION_MATMUL_ADESC, CUDNN_ATTR_OPERATION_MATMUL_BDESC,
+                                                 CUDNN_ATTR_OPERATION_MATMUL_CDESC, CUDNN_ATTR_OPERATION_MATMUL_DESC};
+    const cudnnBackendDescriptor_t descs[] = {a, bb, c, mm};
+    sd_node(b, CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, "matmul operation", 4, names, descs);
 }
 
 /* y = reduce(x) over the dimensions where y has 1 */
@@ -306,20 +308,19 @@ static void sd_reduce(sd_build *b, cudnnReduceTensorOp_t how, cudnnBackendDescri
     sd_set(b, rd, CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &how);
     sd_set(b, rd, CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp);
     sd_fin(b, rd, "reduction descriptor");
-    cudnnBackendDescriptor_t op = sd_new(b, CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
-    sd_set(b, op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x);
-    sd_set(b, op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y);
-    sd_set(b, op, CUDNN_ATTR_OPERATION_REDUCTION_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &rd);
-    sd_op(b, op, "reduction operation");
+    const cudnnBackendAttributeName_t names[] = {CUDNN_ATTR_OPERATION_REDUCTION_XDESC,
+                                                 CUDNN_ATTR_OPERATION_REDUCTION_YDESC,
+                                                 CUDNN_ATTR_OPERATION_REDUCTION_DESC};
+    const cudnnBackendDescriptor_t descs[] = {x, y, rd};
+    sd_node(b, CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, "reduction operation", 3, names, descs);
 }
 
 /* y: x's memory seen through y's strides (a transpose here) */
 static void sd_reshape(sd_build *b, cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t y)
 {
-    cudnnBackendDescriptor_t op = sd_new(b, CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR);
-    sd_set(b, op, CUDNN_ATTR_OPERATION_RESHAPE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x);
-    sd_set(b, op, CUDNN_ATTR_OPERATION_RESHAPE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y);
-    sd_op(b, op, "reshape operation");
+    const cudnnBackendAttributeName_t names[] = {CUDNN_ATTR_OPERATION_RESHAPE_XDESC, CUDNN_ATTR_OPERATION_RESHAPE_YDESC};
+    const cudnnBackendDescriptor_t descs[] = {x, y};
+    sd_node(b, CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR, "reshape operation", 2, names, descs);
 }
 
 /* The operands as cuDNN tensors.  q: (B, H, T, hd) at row stride ldq,
