@@ -1,25 +1,59 @@
 #!/bin/sh
-# bench_dash.sh: tlm-dash's server time on a results.db of 10,000 jobs
-# (bench_report_gen writes it, as for bench_report.sh): the jobs page's
-# answer (/api/jobs), a job page's two (/api/job, /api/series), the sweeps
-# page and the runs table, each asked 10 times; the server's own time
-# (its Server-Timing header: wall and its thread's CPU time) best and
-# median, the client's total, the answer's size, the 304 of a page that
-# polls an unchanged database, and the server's memory (VmRSS, VmHWM).
-# The goal: under 100 ms for the jobs page and a job page.  A benchmark,
-# not a test.  Run from the build folder:
-#   make bench/bench_report_gen dashboard/tlm-dash && ../bench/bench_dash.sh [JOBS] [DB]
+# bench_dash.sh: tlm-dash's server time and answer sizes on a results.db
+# of 100,000 jobs (bench_report_gen writes it, plus one long run of
+# 100,000 steps that this script adds, so that a job page has curves to
+# thin): the jobs page (its first page, its last, a filter, a sort by val
+# ppl: computed, then the next page of it), a job page (/api/job and
+# /api/series, of a short job and of the long one), the sweeps page, the
+# runs table (built, then its next page) and the 304 of a page that polls
+# an unchanged database.  Each is asked 10 times; printed: the server's own
+# time (its Server-Timing header: wall, and its thread's CPU time, which
+# other load does not inflate) best and median, the client's median, the
+# answer's size, and whether the targets hold: the jobs page and a job page
+# under 100 ms of server time and 200 KB.  Then the server's memory.
+# A benchmark, not a test.  Run from the build folder:
+#   make bench/bench_report_gen dashboard/tlm-dash && ../bench/bench_dash.sh [JOBS] [DB] [TLM-DASH]
+# (TLM-DASH: another build of it to measure, such as an older one.)
 set -u
-jobs=${1:-10000}
+jobs=${1:-100000}
 build=$(pwd)
-db=${2:-$build/bench/report-$jobs.db}
-D="$build/dashboard/tlm-dash"
+db=${2:-$build/bench/dash-$jobs.db}
+D=${3:-$build/dashboard/tlm-dash}
 [ -x "$D" ] && [ -x "$build/bench/bench_report_gen" ] || {
     echo "bench_dash.sh: build first: make bench/bench_report_gen dashboard/tlm-dash" >&2
     exit 1
 }
-command -v curl >/dev/null 2>&1 || { echo "bench_dash.sh: needs curl" >&2; exit 1; }
-[ -s "$db" ] || "$build/bench/bench_report_gen" "$db" --jobs "$jobs" || exit 1
+command -v curl >/dev/null 2>&1 && command -v sqlite3 >/dev/null 2>&1 || {
+    echo "bench_dash.sh: needs curl and sqlite3" >&2
+    exit 1
+}
+LONG=ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff0001
+LONG_STEPS=100000
+if [ ! -s "$db" ]; then
+    echo "bench_dash.sh: writing $db ($jobs jobs: minutes for 100,000)" >&2
+    "$build/bench/bench_report_gen" "$db" --jobs "$jobs" >&2 || exit 1
+fi
+if [ "$(sqlite3 "$db" "SELECT count(*) FROM jobs WHERE key = '$LONG'")" = 0 ]; then
+    # the long run: a job of 100,000 steps (one row each) and an evaluation every 1,000
+    sqlite3 "$db" >/dev/null <<EOF || exit 1
+BEGIN;
+INSERT INTO jobs (key, sweep, config, arch, scale, schedule, seed, label, tokens_total, params, flops_per_token,
+                  status, attempts, tokens_done, created_at, updated_at, widths, final_loss, train_seconds)
+SELECT '$LONG', sweep, config, arch, scale, 'uniform', 99, 'long run', $LONG_STEPS * 4096, params, flops_per_token,
+       'done', 1, $LONG_STEPS * 4096, created_at, updated_at, widths, 2.1, 36000 FROM jobs LIMIT 1;
+INSERT INTO sweep_jobs (sweep, job, ord, active) SELECT sweep, key, 1000000, 1 FROM jobs WHERE key = '$LONG';
+WITH RECURSIVE n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n WHERE k < $LONG_STEPS)
+INSERT INTO steps (job, step, tokens, loss, lr, grad_norm, tokens_per_s, step_ms)
+SELECT '$LONG', k, k * 4096, 2.0 + 8.0 / (1 + k / 500.0) + (k % 7) * 0.01, 3e-4, 0.5 + (k % 13) * 0.02,
+       11000 + (k % 17) * 10, 370 FROM n;
+WITH RECURSIVE n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n WHERE k < $LONG_STEPS / 1000)
+INSERT INTO evals (job, step, tokens, suite, task, metric, value, n)
+SELECT '$LONG', k * 1000, k * 1000 * 4096, 'val', 'val', m.metric, CASE m.metric WHEN 'loss' THEN 2.1 + 1.0 / k
+       ELSE 8.2 + 4.0 / k END, 100000 FROM n, (SELECT 'loss' AS metric UNION ALL SELECT 'ppl') m;
+COMMIT;
+PRAGMA wal_checkpoint(TRUNCATE);
+EOF
+fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tlm-bench-dash.XXXXXX") || exit 1
 "$D" --db "$db" >"$tmp/out" 2>"$tmp/err" &
 dp=$!
@@ -31,37 +65,58 @@ base=${url%%/\?t=*}
 token=${url##*\?t=}
 key=$(sqlite3 "$db" "SELECT key FROM jobs WHERE status = 'done' LIMIT 1")
 
-# measure URL [CURL ARGS]: the URL 10 times: the Server-Timing durations and curl's total, in ms
+# measure URL [URL2]: 10 answers (alternating with URL2 when given: two sorts
+# that each undo the other's kept order, so that each answer computes its
+# own): the Server-Timing durations, curl's total, in ms; the size of the last
 measure() {
-    u=$1
-    shift
     : >"$tmp/t"
     for n in 1 2 3 4 5 6 7 8 9 10; do
+        u=$1
+        [ $# -gt 1 ] && [ $((n % 2)) = 0 ] && u=$2
         rm -f "$tmp/body"
-        total=$(curl -s -o "$tmp/body" -D "$tmp/h" -w '%{time_total}' "$@" "$u")
+        total=$(curl -s -o "$tmp/body" -D "$tmp/h" -w '%{time_total}' $HDR "$base$u&t=$token")
         st=$(tr -d '\r' <"$tmp/h" | sed -n 's/^Server-Timing: app;dur=\([0-9.]*\), cpu;dur=\([0-9.]*\)/\1 \2/p')
         echo "$st $total" >>"$tmp/t"
     done
     size=$(stat -c %s "$tmp/body" 2>/dev/null || echo 0)
-    awk -v size="$size" -v code="$(head -n 1 "$tmp/h" | cut -d' ' -f2)" '
+    awk -v size="$size" -v code="$(head -n 1 "$tmp/h" | cut -d' ' -f2)" -v target="${TARGET:-}" '
         { w[NR] = $1; c[NR] = $2; t[NR] = $3 * 1000 }
         function best(a,   i, b) { b = a[1]; for (i = 2; i <= NR; i++) if (a[i] < b) b = a[i]; return b }
         function median(a,   i, j, x, s) { for (i = 1; i <= NR; i++) s[i] = a[i]
             for (i = 2; i <= NR; i++) { x = s[i]; for (j = i - 1; j >= 1 && s[j] > x; j--) s[j + 1] = s[j]; s[j + 1] = x }
             return (s[int((NR + 1) / 2)] + s[int(NR / 2) + 1]) / 2 }
-        END { printf "%8.1f %8.1f %8.1f %8.1f %8.1f %10d %4s\n", best(w), median(w), best(c), median(c), median(t), size, code }
+        END {
+            met = ""
+            if (target != "") met = (median(c) < 100 && size < 200 * 1024) ? "  target met" : "  TARGET MISSED"
+            printf "%8.1f %8.1f %8.1f %8.1f %8.1f %9d %4s%s\n", best(w), median(w), best(c), median(c), median(t), size, code, met
+        }
     ' "$tmp/t"
 }
+HDR=
+row() { printf '%-40s %s\n' "$1" "$(shift; measure "$@")"; }
 printf '%s: %s jobs, %s MB; load average %s\n\n' "$db" "$(sqlite3 "$db" 'SELECT count(*) FROM jobs')" \
     "$(($(stat -c %s "$db") / 1048576))" "$(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-26s %8s %8s %8s %8s %8s %10s %4s\n' "answer (ms)" wall wall-med cpu cpu-med client bytes code
-printf '%-26s %s\n' "/api/jobs (jobs page)" "$(measure "$base/api/jobs?t=$token")"
-printf '%-26s %s\n' "/api/job (a job page)" "$(measure "$base/api/job?key=$key&t=$token")"
-printf '%-26s %s\n' "/api/series (its curves)" "$(measure "$base/api/series?key=$key&t=$token")"
-printf '%-26s %s\n' "/api/sweeps" "$(measure "$base/api/sweeps?t=$token")"
-printf '%-26s %s\n' "/api/table?name=runs" "$(measure "$base/api/table?name=runs&t=$token")"
-etag=$(curl -s -D - -o /dev/null "$base/api/jobs?t=$token" | tr -d '\r' | sed -n 's/^ETag: //p')
-printf '%-26s %s\n' "/api/jobs, unchanged (304)" "$(measure "$base/api/jobs?t=$token" -H "If-None-Match: $etag")"
+printf '%-40s %8s %8s %8s %8s %8s %9s %4s\n' "answer (ms)" wall wall-med cpu cpu-med client bytes code
+# the order of the jobs is kept while the database does not change: "computed" rows alternate two
+# orders, as every answer of a live sweep (whose database changes at each step) computes its own
+TARGET=1 row "jobs page (order computed)" "/api/jobs?limit=100" "/api/jobs?limit=100&dir=desc"
+TARGET=1 row "jobs page (order kept)" "/api/jobs?limit=100"
+TARGET=1 row "jobs page, the last one (computed)" "/api/jobs?limit=100&offset=$((jobs - 100))" "/api/jobs?limit=100&offset=$((jobs - 100))&dir=desc"
+TARGET=1 row "jobs page, filter (computed)" "/api/jobs?limit=100&q=titans+seed%3D3" "/api/jobs?limit=100&q=titans+seed%3D3&dir=desc"
+row "jobs page, sort by val ppl (computed)" "/api/jobs?limit=100&sort=val_ppl" "/api/jobs?limit=100&sort=val_ppl&dir=desc"
+TARGET=1 row "jobs page, sorted, its next page" "/api/jobs?limit=100&sort=val_ppl&offset=100"
+TARGET=1 row "job page: /api/job" "/api/job?key=$key"
+TARGET=1 row "job page: /api/series" "/api/series?key=$key"
+TARGET=1 row "long run ($LONG_STEPS steps): /api/job" "/api/job?key=$LONG"
+TARGET=1 row "long run: /api/series (thinned)" "/api/series?key=$LONG"
+row "sweeps page" "/api/sweeps?"
+row "runs table, built (page 1 of 100)" "/api/table?name=runs&format=page&limit=100" "/api/table?name=runs&format=page&limit=100&sweep=transformer_1m"
+row "runs table, its next page" "/api/table?name=runs&format=page&limit=100&offset=100"
+etag=$(curl -s -D - -o /dev/null "$base/api/jobs?limit=100&t=$token" | tr -d '\r' | sed -n 's/^ETag: //p')
+HDR="-H If-None-Match:$etag"
+row "jobs page, unchanged (304)" "/api/jobs?limit=100"
+HDR=
 printf '\nserver memory: %s\n' "$(grep -E '^(VmHWM|VmRSS|RssAnon|RssFile)' /proc/$dp/status | tr -s ' \t' ' ' | tr '\n' ' ')"
 printf '(RssFile: pages of results.db mapped by SQLite (mmap_size), shared with the page cache; RssAnon: the server'"'"'s own)\n'
-printf '(wall: the server from the request to its answer; cpu: its thread'"'"'s CPU time, which other load does not inflate)\n'
+printf '(wall: the server from the request to its answer; cpu: its thread'"'"'s CPU time, which other load does not inflate;\n'
+printf ' the targets are read on the median CPU time: the machine'"'"'s load is not the server'"'"'s)\n'

@@ -19,9 +19,13 @@
 # Run from the build folder of a configured tree (an in-tree build: the
 # repository root):
 #   sh bench/cuda_mutants.sh [--only FILE:LINE ...] [--out FILE] [--keep]
-#   --only   mutate only these calls (as the table lists them)
+#                            [--reuse DIR]
+#   --only   mutate only these calls (as the table lists them), in the
+#            order given
 #   --out    also write the table to FILE
 #   --keep   keep the scratch folder (printed)
+#   --reuse  use a scratch folder an earlier run kept (its sources are as
+#            that run copied them; no copy, configure or baseline again)
 #   --list   print the calls and exit
 # Exit status: 0 every mutant was caught, 1 some survived, 2 usage or a
 # failed build.
@@ -30,12 +34,14 @@ only=""
 out=""
 keep=0
 list=0
-usage() { sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; }
+reuse=""
+usage() { sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
     case $1 in
     --only) only="$only $2"; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --keep) keep=1; shift ;;
+    --reuse) reuse=$2; shift 2 ;;
     --list) list=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; exit 2 ;;
@@ -100,7 +106,13 @@ open(path, "w", encoding="utf-8").write("\n".join(src))
 P
 }
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuda-mutants-XXXXXX")
+if [ -n "$reuse" ]; then
+    [ -f "$reuse/build/Makefile" ] || { echo "cuda_mutants.sh: --reuse $reuse: no kept build there" >&2; exit 2; }
+    tmp=$reuse
+    keep=1
+else
+    tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuda-mutants-XXXXXX")
+fi
 cleanup() { [ "$keep" = 1 ] && echo "cuda_mutants.sh: kept $tmp" >&2 || rm -rf "$tmp"; }
 trap cleanup EXIT
 trap 'exit 2' INT TERM
@@ -110,18 +122,33 @@ if [ "$list" = 1 ]; then
     exit 0
 fi
 
-echo "cuda_mutants.sh: copying the sources to $tmp/src and building the emulated tests there" >&2
-make -s distdir distdir="$tmp/src" >/dev/null
-mkdir "$tmp/build"
 tests="tests/engine/backend/test_backend_ops tests/engine/backend/test_cuda_model"
-(cd "$tmp/build" && "$tmp/src/configure" --with-cuda=no --enable-cuda-emu --disable-native >configure.log 2>&1 &&
-    make -j2 $tests >make.log 2>&1) || { echo "cuda_mutants.sh: the build in $tmp/build failed" >&2; keep=1; exit 2; }
+if [ -z "$reuse" ]; then
+    echo "cuda_mutants.sh: copying the sources to $tmp/src and building the emulated tests there" >&2
+    make -s distdir distdir="$tmp/src" >/dev/null
+    mkdir "$tmp/build"
+    (cd "$tmp/build" && "$tmp/src/configure" --with-cuda=no --enable-cuda-emu --disable-native >configure.log 2>&1 &&
+        make -j2 $tests >make.log 2>&1) || { echo "cuda_mutants.sh: the build in $tmp/build failed" >&2; keep=1; exit 2; }
+    # the unmutated code must pass, or every mutant would read as caught
+    for t in $tests; do
+        (cd "$tmp/build" && TLM_SRCDIR="$tmp/src" timeout 1800 "./$t" >"$tmp/out" 2>&1) ||
+            { echo "cuda_mutants.sh: $t fails without a mutant (kept: $tmp/out)" >&2; keep=1; exit 2; }
+    done
+fi
 
 table="| call | mutant | caught by | first failure |
 |---|---|---|---|"
 survived=0
 total=0
-calls "$tmp/src" >"$tmp/calls"
+calls "$tmp/src" >"$tmp/calls.all"
+if [ -n "$only" ]; then # in the order --only gave them
+    : >"$tmp/calls"
+    for c in $only; do
+        awk -v f="${c%:*}" -v l="${c##*:}" '$1 == f && $2 == l' "$tmp/calls.all" >>"$tmp/calls"
+    done
+else
+    cp "$tmp/calls.all" "$tmp/calls"
+fi
 while read -r rel ln col kind; do
     if [ -n "$only" ]; then
         case " $only " in *" $rel:$ln "*) ;; *) continue ;; esac
@@ -131,11 +158,16 @@ while read -r rel ln col kind; do
     mutate "$tmp/src" "$rel" "$ln" "$col"
     what=$([ "$kind" = sync ] && echo "__syncthreads() deleted" || echo "shuffle -> own value")
     by="" why=""
-    if ! (cd "$tmp/build" && make -j2 $tests >>make.log 2>&1); then
+    if ! (cd "$tmp/build" && make -j2 engine/libtlmcuda_emu.a >>make.log 2>&1); then
         by="the build" why="(the mutant does not compile)"
     else
         for t in $tests; do
-            if ! (cd "$tmp/build" && TLM_SRCDIR="$tmp/src" timeout 900 "./$t" >"$tmp/out" 2>&1); then
+            # each test linked only when the ones before it passed
+            if ! (cd "$tmp/build" && make -j2 "$t" >>make.log 2>&1); then
+                by="the build" why="(the mutant does not link)"
+                break
+            fi
+            if ! (cd "$tmp/build" && TLM_SRCDIR="$tmp/src" timeout 1800 "./$t" >"$tmp/out" 2>&1); then
                 by=$(basename "$t")
                 # the emulator's report when a check fired, else the first failed line
                 why=$(grep -m1 "^cuda emulator: " "$tmp/out" | sed 's/^cuda emulator: //; s/ (launched at [^)]*)//; s/eng_cu_emu:://g' || true)

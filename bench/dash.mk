@@ -1,3 +1,4 @@
-# bench/dash.mk: tlm-dash's server time and memory on a synthetic results.db of 10,000 jobs.
+# bench/dash.mk: tlm-dash's server time, answer sizes and memory on a synthetic results.db of 100,000 jobs.
 # Run (from the build folder): make bench/bench_report_gen dashboard/tlm-dash && ../bench/bench_dash.sh
 EXTRA_DIST += bench/bench_dash.sh
+CLEANFILES += bench/dash-*.db bench/dash-*.db-wal bench/dash-*.db-shm

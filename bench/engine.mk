@@ -24,3 +24,7 @@ EXTRA_DIST += bench/recipe
 # from the repository root of a configured in-tree build,
 #   sh bench/cuda_mutants.sh [--out FILE]   (docs/engine.md, "The emulated CUDA build")
 EXTRA_DIST += bench/cuda_mutants.sh
+# How many of engine/cuda/'s __global__ functions make check's emulated
+# tests execute (the emulator's TLM_CUDA_EMU_KERNEL_LOG against a grep):
+#   sh bench/cuda_kernels_run.sh   (docs/engine.md, "The emulated CUDA build")
+EXTRA_DIST += bench/cuda_kernels_run.sh

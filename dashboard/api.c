@@ -16,12 +16,7 @@
 
 #include "common/fileio.h"
 #include "dashboard/dash.h"
-#include "reports/plot.h"
 #include "reports/rpt.h"
-
-/* At most this many points of one job's curves: a longer run is thinned
- * evenly (its last point kept), so a page stays small whatever the run. */
-#define DASH_MAX_POINTS 20000
 
 int dash_key_ok(const char *key)
 {
@@ -45,6 +40,7 @@ void dash_db_clear(dash_db *s)
 {
     db_close(s->d);
     s->d = NULL;
+    dash_jobs_cache_clear(&s->jobs);
     pthread_mutex_destroy(&s->mu);
 }
 
@@ -95,16 +91,16 @@ int dash_db_version(dash_db *s, char *out, size_t cap, tlm_err *e)
 }
 
 /* ------------------------------------------------------------ helpers */
-static int sql_fail(sqlite3 *h, tlm_err *e)
+int dash__sql_fail(sqlite3 *h, tlm_err *e)
 {
     return tlm_errf(e, TLM_EIO, "results.db: %s", sqlite3_errmsg(h));
 }
 
-static int prepare(sqlite3 *h, const char *sql, sqlite3_stmt **st, tlm_err *e)
+int dash__prepare(sqlite3 *h, const char *sql, sqlite3_stmt **st, tlm_err *e)
 {
     if (sqlite3_prepare_v2(h, sql, -1, st, NULL) != SQLITE_OK) {
         *st = NULL;
-        return sql_fail(h, e);
+        return dash__sql_fail(h, e);
     }
     return 0;
 }
@@ -126,7 +122,7 @@ static void put_int(FILE *f, int64_t v)
 /* Column i as JSON: text as a string, numbers as numbers, NULL as null.
  * Reals get 12 significant digits, more than any page shows, without the
  * shortest-exact search of rpt_json_num (a quarter of the jobs page's time). */
-static void put_col(FILE *f, sqlite3_stmt *st, int i)
+void dash__put_col(FILE *f, sqlite3_stmt *st, int i)
 {
     double v;
     switch (sqlite3_column_type(st, i)) {
@@ -156,38 +152,12 @@ static int put_rows(FILE *f, sqlite3 *h, sqlite3_stmt *st, tlm_err *e)
                 fputc(',', f);
             rpt_json_str(f, sqlite3_column_name(st, i));
             fputc(':', f);
-            put_col(f, st, i);
+            dash__put_col(f, st, i);
         }
         fputc('}', f);
     }
     fputc(']', f);
-    return rc == SQLITE_DONE ? 0 : sql_fail(h, e);
-}
-
-/* Every row of st as "columns": [names], "rows": [[values]...]: half the
- * bytes of put_rows for a long table (10,000 jobs). */
-static int put_grid(FILE *f, sqlite3 *h, sqlite3_stmt *st, tlm_err *e)
-{
-    int nc = sqlite3_column_count(st), rc, first = 1;
-    fputs("\"columns\":[", f);
-    for (int i = 0; i < nc; i++) {
-        if (i)
-            fputc(',', f);
-        rpt_json_str(f, sqlite3_column_name(st, i));
-    }
-    fputs("],\"rows\":[", f);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        fputs(first ? "[" : ",\n[", f);
-        first = 0;
-        for (int i = 0; i < nc; i++) {
-            if (i)
-                fputc(',', f);
-            put_col(f, st, i);
-        }
-        fputc(']', f);
-    }
-    fputc(']', f);
-    return rc == SQLITE_DONE ? 0 : sql_fail(h, e);
+    return rc == SQLITE_DONE ? 0 : dash__sql_fail(h, e);
 }
 
 /* One query's rows as "name": [...]; params are bound as text (?1, ?2...). */
@@ -195,7 +165,7 @@ static int put_query(FILE *f, sqlite3 *h, const char *name, const char *sql, con
                      tlm_err *e)
 {
     sqlite3_stmt *st;
-    int rc = prepare(h, sql, &st, e);
+    int rc = dash__prepare(h, sql, &st, e);
     if (rc)
         return rc;
     if (p1)
@@ -211,12 +181,12 @@ static int put_query(FILE *f, sqlite3 *h, const char *name, const char *sql, con
     return rc;
 }
 
-static int begin(sqlite3 *h, tlm_err *e)
+int dash__begin(sqlite3 *h, tlm_err *e)
 {
-    return sqlite3_exec(h, "BEGIN", NULL, NULL, NULL) == SQLITE_OK ? 0 : sql_fail(h, e);
+    return sqlite3_exec(h, "BEGIN", NULL, NULL, NULL) == SQLITE_OK ? 0 : dash__sql_fail(h, e);
 }
 
-static void end(sqlite3 *h)
+void dash__end(sqlite3 *h)
 {
     if (!sqlite3_get_autocommit(h))
         sqlite3_exec(h, "COMMIT", NULL, NULL, NULL);
@@ -243,39 +213,6 @@ int dash_api_sweeps(db *d, FILE *f, tlm_err *e)
     return rc;
 }
 
-/* ------------------------------------------------------------ jobs */
-int dash_api_jobs(db *d, const dash_query *q, FILE *f, tlm_err *e)
-{
-    sqlite3 *h = db_handle(d);
-    /* The results view's columns (only those named are computed: SQLite
-     * flattens the view) and tokens/s: the last step's while a job has no
-     * training time yet (running, and stopped ones), else its average
-     * over the training time, which costs no lookup: a finished sweep of
-     * 10,000 jobs reads no steps at all.  In creation order (the jobs
-     * table's rowid; the page sorts). */
-#define JOBS_COLS                                                                                                \
-    "SELECT r.key, r.sweep, r.label, r.arch, r.scale, r.schedule, r.ratio_start, r.ratio_end, r.groups, r.seed," \
-    " r.status, r.attempts, r.reason, r.tokens_done, r.tokens_total, r.train_loss, r.val_ppl,"                   \
-    " CASE WHEN r.train_seconds > 0 THEN r.tokens_done / r.train_seconds ELSE"                                   \
-    " (SELECT s.tokens_per_s FROM steps s WHERE s.job = r.key ORDER BY s.step DESC LIMIT 1) END AS tokens_per_s" \
-    " FROM results r"
-    static const char all[] = JOBS_COLS;
-    static const char one[] = JOBS_COLS " JOIN sweep_jobs sj ON sj.job = r.key AND sj.sweep = ?1 AND sj.active = 1"
-                                        " ORDER BY sj.ord, r.key";
-#undef JOBS_COLS
-    sqlite3_stmt *st;
-    int rc = prepare(h, q->sweep ? one : all, &st, e);
-    if (rc)
-        return rc;
-    if (q->sweep)
-        sqlite3_bind_text(st, 1, q->sweep, -1, SQLITE_STATIC);
-    fputc('{', f);
-    rc = put_grid(f, h, st, e);
-    fputs("}\n", f);
-    sqlite3_finalize(st);
-    return rc;
-}
-
 /* ------------------------------------------------------------ one job */
 int dash_api_job(db *d, const dash_query *q, FILE *f, tlm_err *e)
 {
@@ -283,15 +220,15 @@ int dash_api_job(db *d, const dash_query *q, FILE *f, tlm_err *e)
     const char *key = q->n_keys == 1 ? q->keys[0] : NULL;
     if (!dash_key_ok(key))
         return tlm_errf(e, TLM_ECONFIG, "job: expected ?key= and 64 hex digits (a job's key)");
-    int rc = begin(h, e);
+    int rc = dash__begin(h, e);
     if (rc)
         return rc;
     sqlite3_stmt *st = NULL;
-    if ((rc = prepare(h, "SELECT count(*) FROM jobs WHERE key = ?1", &st, e)))
+    if ((rc = dash__prepare(h, "SELECT count(*) FROM jobs WHERE key = ?1", &st, e)))
         goto done;
     sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
     if (sqlite3_step(st) != SQLITE_ROW) {
-        rc = sql_fail(h, e);
+        rc = dash__sql_fail(h, e);
         goto done;
     }
     if (sqlite3_column_int(st, 0) == 0) {
@@ -329,30 +266,31 @@ int dash_api_job(db *d, const dash_query *q, FILE *f, tlm_err *e)
     fputs("}\n", f);
 done:
     sqlite3_finalize(st);
-    end(h);
+    dash__end(h);
     return rc;
 }
 
 /* ------------------------------------------------------------ curves */
-/* A column as a JSON array of numbers (null for NaN). */
-static void put_array(FILE *f, const char *name, const double *v, int n)
+/* A curve's number: integers (steps, tokens) exactly, others to 7
+ * significant digits (more than a chart or its cursor shows; the shortest
+ * exact form of a loss is 17, which doubled the job page's bytes), null
+ * for NaN. */
+static void put_point(FILE *f, double v)
 {
-    rpt_json_str(f, name);
-    fputs(":[", f);
-    for (int i = 0; i < n; i++) {
-        if (i)
-            fputc(',', f);
-        rpt_json_num(f, v[i]);
-    }
-    fputc(']', f);
+    if (!isfinite(v))
+        fputs("null", f);
+    else if (v == floor(v) && fabs(v) < 1e15)
+        put_int(f, (int64_t)v);
+    else
+        fprintf(f, "%.7g", v);
 }
 
-/* The rows of st (all columns numbers) as one array per column, every
- * stride-th row and the last one. */
-static int put_columns(FILE *f, sqlite3 *h, sqlite3_stmt *st, int64_t rows, tlm_err *e)
+/* The rows of st (all columns numbers) as one array per column: every
+ * stride-th row and the last one, stride = what fits in `points`. */
+static int put_columns(FILE *f, sqlite3 *h, sqlite3_stmt *st, int64_t rows, int points, tlm_err *e)
 {
     int nc = sqlite3_column_count(st);
-    int64_t stride = rows > DASH_MAX_POINTS ? (rows + DASH_MAX_POINTS - 1) / DASH_MAX_POINTS : 1;
+    int64_t stride = rows > points ? (rows + points - 1) / points : 1;
     int cap = (int)(rows / stride + 2);
     double *v = malloc(sizeof *v * (size_t)cap * (size_t)nc);
     if (!v)
@@ -370,15 +308,20 @@ static int put_columns(FILE *f, sqlite3 *h, sqlite3_stmt *st, int64_t rows, tlm_
     }
     if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
         free(v);
-        return sql_fail(h, e);
+        return dash__sql_fail(h, e);
     }
     fputc('{', f);
     for (int c = 0; c < nc; c++) {
-        if (c)
-            fputc(',', f);
-        put_array(f, sqlite3_column_name(st, c), v + (size_t)c * (size_t)cap, n);
+        rpt_json_str(f, sqlite3_column_name(st, c));
+        fputs(":[", f);
+        for (int k = 0; k < n; k++) {
+            if (k)
+                fputc(',', f);
+            put_point(f, v[(size_t)c * (size_t)cap + (size_t)k]);
+        }
+        fputs("],", f);
     }
-    fprintf(f, ",\"rows\":%lld,\"stride\":%lld}", (long long)rows, (long long)stride);
+    fprintf(f, "\"rows\":%lld,\"stride\":%lld}", (long long)rows, (long long)stride);
     free(v);
     return 0;
 }
@@ -386,28 +329,43 @@ static int put_columns(FILE *f, sqlite3 *h, sqlite3_stmt *st, int64_t rows, tlm_
 static int count_of(sqlite3 *h, const char *sql, const char *key, int64_t *n, tlm_err *e)
 {
     sqlite3_stmt *st;
-    int rc = prepare(h, sql, &st, e);
+    int rc = dash__prepare(h, sql, &st, e);
     if (rc)
         return rc;
     sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-    rc = sqlite3_step(st) == SQLITE_ROW ? 0 : sql_fail(h, e);
+    rc = sqlite3_step(st) == SQLITE_ROW ? 0 : dash__sql_fail(h, e);
     *n = rc ? 0 : sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     return rc;
 }
 
-static int put_curves(FILE *f, sqlite3 *h, const char *key, tlm_err *e)
+/* A job's curves: "steps" (one row per step event) and "val" (one per
+ * evaluated step, validation loss and perplexity side by side), or, with
+ * metric=, the one of them that holds it with only that column. */
+#define STEPS_COUNT "SELECT count(*) FROM steps WHERE job = ?1"
+#define VAL_COUNT "SELECT count(DISTINCT step) FROM evals WHERE job = ?1 AND suite = 'val'"
+#define STEPS_OF(cols) "SELECT step, tokens" cols " FROM steps WHERE job = ?1 ORDER BY step"
+#define VAL_LOSS ", max(CASE WHEN metric = 'loss' THEN value END) AS val_loss"
+#define VAL_PPL ", max(CASE WHEN metric = 'ppl' THEN value END) AS val_ppl"
+#define VAL_OF(cols) "SELECT step, max(tokens) AS tokens" cols " FROM evals WHERE job = ?1 AND suite = 'val' GROUP BY step ORDER BY step"
+static const struct curve_part {
+    const char *metric; /* NULL: every column of the part */
+    const char *part;   /* the answer's name for it */
+    const char *count, *rows;
+} CURVES[] = {
+    {NULL, "steps", STEPS_COUNT, STEPS_OF(", loss, lr, grad_norm, tokens_per_s")},
+    {NULL, "val", VAL_COUNT, VAL_OF(VAL_LOSS VAL_PPL)},
+    {"loss", "steps", STEPS_COUNT, STEPS_OF(", loss")},
+    {"lr", "steps", STEPS_COUNT, STEPS_OF(", lr")},
+    {"grad_norm", "steps", STEPS_COUNT, STEPS_OF(", grad_norm")},
+    {"tokens_per_s", "steps", STEPS_COUNT, STEPS_OF(", tokens_per_s")},
+    {"val_loss", "val", VAL_COUNT, VAL_OF(VAL_LOSS)},
+    {"val_ppl", "val", VAL_COUNT, VAL_OF(VAL_PPL)},
+};
+#define N_CURVES ((int)(sizeof CURVES / sizeof CURVES[0]))
+
+static int put_curves(FILE *f, sqlite3 *h, const char *key, const char *metric, int points, tlm_err *e)
 {
-    static const char *const what[2][2] = {
-        {"SELECT count(*) FROM steps WHERE job = ?1",
-         "SELECT step, tokens, loss, lr, grad_norm, tokens_per_s FROM steps WHERE job = ?1 ORDER BY step"},
-        /* validation loss and perplexity side by side, one row per evaluated step */
-        {"SELECT count(DISTINCT step) FROM evals WHERE job = ?1 AND suite = 'val'",
-         "SELECT step, max(tokens) AS tokens, max(CASE WHEN metric = 'loss' THEN value END) AS val_loss,"
-         " max(CASE WHEN metric = 'ppl' THEN value END) AS val_ppl FROM evals"
-         " WHERE job = ?1 AND suite = 'val' GROUP BY step ORDER BY step"},
-    };
-    static const char *const names[2] = {"steps", "val"};
     sqlite3_stmt *st = NULL;
     int64_t known;
     int rc = count_of(h, "SELECT count(*) FROM jobs WHERE key = ?1", key, &known, e);
@@ -417,22 +375,25 @@ static int put_curves(FILE *f, sqlite3 *h, const char *key, tlm_err *e)
         return tlm_errf(e, TLM_EDATA, "no job %s in results.db", key);
     rpt_json_str(f, key);
     fputs(":{", f);
-    for (int w = 0; w < 2 && !rc; w++) {
+    for (int p = 0; p < N_CURVES && !rc; p++) {
+        if (metric ? !CURVES[p].metric || strcmp(CURVES[p].metric, metric) : CURVES[p].metric != NULL)
+            continue;
         int64_t rows;
-        if ((rc = count_of(h, what[w][0], key, &rows, e)) || (rc = prepare(h, what[w][1], &st, e)))
+        if ((rc = count_of(h, CURVES[p].count, key, &rows, e)) || (rc = dash__prepare(h, CURVES[p].rows, &st, e)))
             break;
         sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-        if (w)
-            fputc(',', f);
-        rpt_json_str(f, names[w]);
+        rpt_json_str(f, CURVES[p].part);
         fputc(':', f);
-        rc = put_columns(f, h, st, rows, e);
+        rc = put_columns(f, h, st, rows, points, e);
+        fputc(',', f);
         sqlite3_finalize(st);
         st = NULL;
     }
-    fputc(',', f);
     if (!rc)
-        rc = put_query(f, h, "meta", "SELECT label, status, seed, arch, scale FROM jobs WHERE key = ?1", key, NULL, e);
+        rc = put_query(f, h, "meta",
+                       "SELECT label, status, seed, arch, scale, schedule, ratio_start, ratio_end, groups, sweep,"
+                       " tokens_total FROM jobs WHERE key = ?1",
+                       key, NULL, e);
     fputc('}', f);
     return rc;
 }
@@ -441,106 +402,33 @@ int dash_api_series(db *d, const dash_query *q, FILE *f, tlm_err *e)
 {
     sqlite3 *h = db_handle(d);
     if (q->n_keys < 1)
-        return tlm_errf(e, TLM_ECONFIG, "series: expected ?key= (one to %d job keys)",
-                        (int)(sizeof q->keys / sizeof q->keys[0]));
+        return tlm_errf(e, TLM_ECONFIG, "series: expected ?key= (one to %d job keys)", DASH_MAX_KEYS);
     for (int i = 0; i < q->n_keys; i++)
         if (!dash_key_ok(q->keys[i]))
             return tlm_errf(e, TLM_ECONFIG, "series: key %d: expected 64 hex digits (a job's key)", i + 1);
-    int rc = begin(h, e);
+    int known = !q->metric;
+    for (int p = 0; p < N_CURVES; p++)
+        known |= q->metric && CURVES[p].metric && !strcmp(CURVES[p].metric, q->metric);
+    if (!known)
+        return tlm_errf(e, TLM_ECONFIG,
+                        "series: metric: expected loss, lr, grad_norm, tokens_per_s, val_loss or val_ppl");
+    /* each job's share of the answer's points (two parts each without metric=) */
+    int points = q->points > 0 ? q->points : DASH_SERIES_POINTS;
+    int share = DASH_SERIES_BUDGET / (q->n_keys * (q->metric ? 1 : 2));
+    if (points > DASH_SERIES_MAX_POINTS)
+        points = DASH_SERIES_MAX_POINTS;
+    if (points > share)
+        points = share;
+    int rc = dash__begin(h, e);
     if (rc)
         return rc;
     fputs("{\"series\":{", f);
     for (int i = 0; i < q->n_keys && !rc; i++) {
         if (i)
             fputc(',', f);
-        rc = put_curves(f, h, q->keys[i], e);
+        rc = put_curves(f, h, q->keys[i], q->metric, points, e);
     }
-    fputs("}}\n", f);
-    end(h);
-    return rc;
-}
-
-/* ------------------------------------------------------------ the paper's tables and figures */
-int dash_api_tables(FILE *f, tlm_err *e)
-{
-    (void)e;
-    fputs("{\"tables\":[", f);
-    for (int i = 0; i < rpt_n_table_defs; i++) {
-        fputs(i ? ",{\"name\":" : "{\"name\":", f);
-        rpt_json_str(f, rpt_table_defs[i].name);
-        fputs(",\"what\":", f);
-        rpt_json_str(f, rpt_table_defs[i].what);
-        fprintf(f, ",\"paper\":%s}", rpt_table_defs[i].uses & RPT_USES_PAPER ? "true" : "false");
-    }
-    fputs("],\"figures\":[", f);
-    for (int i = 0; i < rpt_n_figure_defs; i++) {
-        fputs(i ? ",{\"name\":" : "{\"name\":", f);
-        rpt_json_str(f, rpt_figure_defs[i].name);
-        fputs(",\"what\":", f);
-        rpt_json_str(f, rpt_figure_defs[i].what);
-        fputc('}', f);
-    }
-    fputs("]}\n", f);
-    return 0;
-}
-
-int dash_api_table(const char *db_path, const dash_query *q, FILE *f, tlm_err *e)
-{
-    const rpt_table_def *def = q->name ? rpt_table_find(q->name) : NULL;
-    if (!def)
-        return tlm_errf(e, TLM_EDATA, "no table named '%s'", q->name ? q->name : "");
-    rpt_opts o;
-    memset(&o, 0, sizeof o);
-    o.sweep = q->sweep;
-    o.paper = q->paper && (def->uses & RPT_USES_PAPER);
-    rpt_ctx c;
-    int rc = rpt_ctx_open(&c, db_path, &o, e);
-    if (rc)
-        return rc;
-    rpt_table t;
-    rc = rpt_table_build(&c, def, &t, e);
-    if (!rc)
-        rc = rpt_render(&t, q->format, f, e);
-    rpt_table_clear(&t);
-    rpt_ctx_close(&c);
-    return rc;
-}
-
-static pthread_mutex_t plot_mu = PTHREAD_MUTEX_INITIALIZER;
-
-int dash_api_figure(const char *db_path, const char *tmpdir, const dash_query *q, char **svg, size_t *len,
-                    tlm_err *e)
-{
-    *svg = NULL;
-    const rpt_figure_def *def = q->name ? rpt_figure_find(q->name) : NULL;
-    if (!def)
-        return tlm_errf(e, TLM_EDATA, "no figure named '%s'", q->name ? q->name : "");
-    rpt_opts o;
-    memset(&o, 0, sizeof o);
-    o.sweep = q->sweep;
-    o.paper = q->paper && (def->uses & RPT_USES_PAPER);
-    char path[TLM_PATH_CAP];
-    int rc = tlm_path_join(path, sizeof path, tmpdir, "figure.svg", e);
-    if (rc)
-        return rc;
-    pthread_mutex_lock(&plot_mu);
-    rpt_ctx c;
-    if ((rc = rpt_ctx_open(&c, db_path, &o, e)))
-        goto unlock;
-    rpt_figure fig;
-    rpt_figure_init(&fig);
-    rc = def->build(&c, &fig, e);
-    if (!rc && rpt_figure_points(&fig) == 0)
-        rc = tlm_errf(e, TLM_EDATA, "%s: nothing to draw yet%s%s", def->name, fig.note ? ": " : "",
-                     fig.note ? fig.note : "");
-    if (!rc)
-        rc = rpt_plot_write(&fig, path, e);
-    rpt_figure_clear(&fig);
-    rpt_ctx_close(&c);
-    if (!rc)
-        rc = tlm_read_file(path, 64u << 20, svg, len, e);
-    unlink(path);
-unlock:
-    pthread_mutex_unlock(&plot_mu);
+    fprintf(f, "},\"points\":%d}\n", points);
+    dash__end(h);
     return rc;
 }

@@ -7,7 +7,8 @@ DASH_ASSETS = dashboard/assets/index.html dashboard/assets/app.js dashboard/asse
 bin_PROGRAMS += dashboard/tlm-dash
 dashboard_tlm_dash_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS) $(PLPLOT_CFLAGS) $(MHD_CFLAGS) \
 	-DDASH_VENDOR_DIR='"$(abs_top_srcdir)/dashboard/node_modules/uplot/dist"'
-dashboard_tlm_dash_SOURCES = dashboard/dash.h dashboard/main.c dashboard/server.c dashboard/api.c
+dashboard_tlm_dash_SOURCES = dashboard/dash.h dashboard/main.c dashboard/server.c dashboard/api.c dashboard/jobs.c dashboard/tables.c \
+	dashboard/token.c
 nodist_dashboard_tlm_dash_SOURCES = dashboard/assets_gen.c
 dashboard_tlm_dash_LDADD = $(RPT_LIBS) $(MHD_LIBS)
 EXTRA_DIST += $(DASH_ASSETS) dashboard/embed.awk dashboard/package.json dashboard/package-lock.json

@@ -27,6 +27,9 @@ static const tlm_opt OPTS[] = {
     {"max-connections", "N", TLM_OPT_INT, O(max_conns), .lo = 1, .hi = 10000, .def = "64",
      .help = "connections at once (more wait or are refused)"},
     {"threads", "N", TLM_OPT_INT, O(threads), .lo = 1, .hi = 64, .def = "4", .help = "threads answering requests"},
+    {"token-file", "FILE", TLM_OPT_STR, O(token_file),
+     .help = "keep the access token in FILE (mode 0600; drawn into it when missing), so that the URL stays the "
+             "same across restarts; refused when its group or others can read it"},
     /* for tests that script several servers: not in --help, since a token on a command line is visible in ps */
     {"token", "TOKEN", TLM_OPT_STR, O(token), .help = NULL},
     {"help", NULL, TLM_OPT_HELP, .help = "this text"},
@@ -68,6 +71,23 @@ int main(int argc, char **argv)
         fprintf(stderr, "tlm-dash: %s\n", e.msg);
         return 2;
     }
+    if (o.token && o.token_file) {
+        fprintf(stderr, "tlm-dash: --token and --token-file: give one of them\n");
+        return 2;
+    }
+    char token[80];
+    if (o.token_file) {
+        int created;
+        if (tlm_path_check_len("--token-file", o.token_file, TLM_PATH_CAP - 1 - 32, &e) ||
+            dash_token_file(o.token_file, token, sizeof token, &created, &e)) {
+            fprintf(stderr, "tlm-dash: %s\n", e.msg);
+            return e.code == TLM_ECONFIG ? 2 : 1;
+        }
+        o.token = token;
+        if (created)
+            fprintf(stderr, "tlm-dash: a new access token in %s (mode 0600): the URL stays the same at the next start\n",
+                    o.token_file);
+    }
     if (o.listen && !dash_listen_is_loopback(o.listen))
         fprintf(stderr,
                 "tlm-dash: warning: --listen %s is reachable from other machines; anyone who learns the token "
@@ -88,6 +108,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "tlm-dash: %s\n", e.msg);
         return 1;
     }
+    if (dash_server_warning(s))
+        fprintf(stderr, "tlm-dash: warning: %s\n", dash_server_warning(s));
     printf("tlm-dash: serving %s at %s\n", o.db_path, url);
     fflush(stdout);
     int sig = 0;

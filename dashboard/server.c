@@ -54,7 +54,13 @@ struct dash_server {
     char unix_path[sizeof ((struct sockaddr_un *)0)->sun_path];
     char tmpdir[TLM_PATH_CAP];
     vendor_file vendor[2];
-    char vendor_err[TLM_MSG_MAX];
+    char vendor_err[TLM_MSG_MAX];  /* the 404 of uPlot's files when they are missing */
+    char vendor_warn[TLM_MSG_MAX]; /* and what main says about it at start */
+    /* index.html without its two lines that load uPlot, when uPlot is
+     * missing: the page then draws without it (a line where each chart
+     * would be) and the browser logs no failed load */
+    char *index_plain;
+    size_t index_plain_len;
 };
 
 /* ------------------------------------------------------------ answers */
@@ -181,7 +187,7 @@ static enum MHD_Result collect_key(void *cls, enum MHD_ValueKind kind, const cha
     (void)kind;
     dash_query *q = cls;
     if (!strcmp(key, "key") && value) {
-        if (q->n_keys >= (int)(sizeof q->keys / sizeof q->keys[0])) {
+        if (q->n_keys >= DASH_MAX_KEYS) {
             q->n_keys = -1; /* too many: refused below */
             return MHD_NO;
         }
@@ -191,23 +197,80 @@ static enum MHD_Result collect_key(void *cls, enum MHD_ValueKind kind, const cha
     return MHD_YES;
 }
 
+/* A parameter's value, NULL when absent or empty. */
+static const char *arg(struct MHD_Connection *c, const char *name)
+{
+    const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
+    return v && *v ? v : NULL;
+}
+
+/* An integer parameter in [lo, hi] (def when absent); -1 with msg filled when it is not one. */
+static int int_arg(struct MHD_Connection *c, const char *name, int64_t lo, int64_t hi, int64_t def, int64_t *out,
+                   char *msg, size_t cap)
+{
+    const char *v = arg(c, name);
+    *out = def;
+    if (!v)
+        return 0;
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (errno || *end || end == v || x < lo || x > hi) {
+        snprintf(msg, cap, "%s: expected a whole number from %lld to %lld", name, (long long)lo, (long long)hi);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+/* The request's parameters into q; 0, or -1 with msg saying which one is wrong. */
+static int parse_query(struct MHD_Connection *c, dash_query *q, char *msg, size_t cap)
+{
+    memset(q, 0, sizeof *q);
+    q->sweep = arg(c, "sweep");
+    q->name = arg(c, "name");
+    const char *paper = arg(c, "paper");
+    q->paper = paper && !strcmp(paper, "1");
+    const char *format = arg(c, "format");
+    q->page = format && !strcmp(format, "page");
+    q->format = !format || q->page ? RPT_FMT_JSON : rpt_format_parse(format);
+    if (q->format < 0) {
+        snprintf(msg, cap, "format: expected md, csv, latex, json or page");
+        return -1;
+    }
+    q->filter = arg(c, "q");
+    q->status = arg(c, "status");
+    q->sort = arg(c, "sort");
+    q->cols = arg(c, "cols");
+    const char *dir = arg(c, "dir");
+    if (dir && strcmp(dir, "asc") && strcmp(dir, "desc")) {
+        snprintf(msg, cap, "dir: expected asc or desc");
+        return -1;
+    }
+    q->desc = dir && !strcmp(dir, "desc");
+    q->metric = arg(c, "metric");
+    int64_t v;
+    if (int_arg(c, "offset", 0, INT64_C(1) << 40, 0, &q->offset, msg, cap) ||
+        int_arg(c, "limit", 1, DASH_JOBS_MAX_LIMIT, 0, &v, msg, cap))
+        return -1;
+    q->limit = (int)v;
+    if (int_arg(c, "points", 2, DASH_SERIES_MAX_POINTS, 0, &v, msg, cap))
+        return -1;
+    q->points = (int)v;
+    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_key, q);
+    if (q->n_keys < 0) {
+        snprintf(msg, cap, "too many key= parameters (at most %d jobs at once)", DASH_MAX_KEYS);
+        return -1;
+    }
+    return 0;
+}
+
 static enum MHD_Result answer_api(struct MHD_Connection *c, dash_server *s, int id, int uses_db, int set_cookie)
 {
     dash_query q;
-    memset(&q, 0, sizeof q);
-    q.sweep = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "sweep");
-    if (q.sweep && !*q.sweep)
-        q.sweep = NULL;
-    q.name = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name");
-    const char *paper = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "paper");
-    q.paper = paper && !strcmp(paper, "1");
-    const char *format = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "format");
-    q.format = format ? rpt_format_parse(format) : RPT_FMT_JSON;
-    if (q.format < 0)
-        return send_json_error(c, MHD_HTTP_BAD_REQUEST, "format: expected md, csv, latex or json", s);
-    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_key, &q);
-    if (q.n_keys < 0)
-        return send_json_error(c, MHD_HTTP_BAD_REQUEST, "too many key= parameters (at most 16 jobs at once)", s);
+    char msg[160];
+    if (parse_query(c, &q, msg, sizeof msg))
+        return send_json_error(c, MHD_HTTP_BAD_REQUEST, msg, s);
 
     double t0 = tlm_clock_mono();
     cpu0_ms = thread_cpu_ms();
@@ -245,12 +308,20 @@ static enum MHD_Result answer_api(struct MHD_Connection *c, dash_server *s, int 
     size_t svg_len = 0;
     switch (id) {
     case API_SWEEPS: rc = dash_api_sweeps(s->dbs.d, f, &e); break;
-    case API_JOBS: rc = dash_api_jobs(s->dbs.d, &q, f, &e); break;
+    case API_JOBS:
+        if (!q.limit)
+            q.limit = DASH_JOBS_LIMIT;
+        rc = dash_api_jobs(s->dbs.d, &s->dbs.jobs, ver, &q, f, &e);
+        break;
     case API_JOB: rc = dash_api_job(s->dbs.d, &q, f, &e); break;
     case API_SERIES: rc = dash_api_series(s->dbs.d, &q, f, &e); break;
     case API_TABLES: rc = dash_api_tables(f, &e); break;
-    case API_TABLE: rc = dash_api_table(s->dbs.path, &q, f, &e); break;
-    case API_FIGURE: rc = dash_api_figure(s->dbs.path, s->tmpdir, &q, &svg, &svg_len, &e); break;
+    case API_TABLE:
+        if (!q.limit)
+            q.limit = DASH_JOBS_MAX_LIMIT;
+        rc = dash_api_table(s->dbs.path, ver, &q, f, &e);
+        break;
+    case API_FIGURE: rc = dash_api_figure(s->dbs.path, s->tmpdir, &q, f, &svg, &svg_len, &e); break;
     }
     /* a corrupt or replaced file: the next request opens it again */
     if (uses_db)
@@ -302,6 +373,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
                             s, set_cookie);
         }
     const dash_asset *a = dash_asset_find(!strcmp(url, "/") ? "index.html" : url[0] == '/' ? url + 1 : url);
+    if (a && s->index_plain && !strcmp(a->name, "index.html"))
+        return send_buf(c, MHD_HTTP_OK, a->type, s->index_plain, s->index_plain_len, 0, NULL, -1, s, set_cookie);
     if (!a)
         return send_text(c, MHD_HTTP_NOT_FOUND, "404: tlm-dash serves its own pages only", s);
     return send_buf(c, MHD_HTTP_OK, a->type, (void *)a->data, a->len, 0, NULL, -1, s, set_cookie);
@@ -424,20 +497,36 @@ static int read_vendor(dash_server *s, const char *dir)
                            "404: the charting library is not installed (%s); scripts/setup.sh installs it "
                            "(npm ci --prefix dashboard), or pass --vendor DIR",
                            e.msg);
+            tlm_msg_printf(s->vendor_warn, sizeof s->vendor_warn,
+                           "uPlot, the charting library, is missing (%s): the pages show their tables, and a line "
+                           "where each chart would be; install it with scripts/setup.sh (or npm ci --prefix "
+                           "dashboard --omit=dev), or pass --vendor DIR",
+                           e.msg);
             return -1;
         }
     }
     return 0;
 }
 
-static void hex(char *out, const unsigned char *b, size_t n)
+/* index.html less its lines that name /vendor/ (uPlot's script and style). */
+static int plain_index(dash_server *s, tlm_err *e)
 {
-    static const char d[] = "0123456789abcdef";
-    for (size_t i = 0; i < n; i++) {
-        out[2 * i] = d[b[i] >> 4];
-        out[2 * i + 1] = d[b[i] & 15];
+    const dash_asset *a = dash_asset_find("index.html");
+    s->index_plain = malloc(a->len + 1);
+    if (!s->index_plain)
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
+    size_t n = 0;
+    for (const char *p = a->data, *end = a->data + a->len; p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t len = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+        if (!memmem(p, len, "/vendor/", 8)) {
+            memcpy(s->index_plain + n, p, len);
+            n += len;
+        }
+        p += len;
     }
-    out[2 * n] = 0;
+    s->index_plain_len = n;
+    return 0;
 }
 
 int dash_server_start(const dash_opts *o, dash_server **out, const char **url, tlm_err *e)
@@ -454,20 +543,18 @@ int dash_server_start(const dash_opts *o, dash_server **out, const char **url, t
         goto fail;
     }
     if (o->token) {
-        /* it goes into a cookie and a URL as it is: letters, digits, '-' and '_' only */
-        size_t n = strlen(o->token);
-        if (n < 16 || n > TOKEN_HEX || strspn(o->token, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                                         "0123456789-_") != n) {
+        if (!dash_token_ok(o->token)) {
             rc = tlm_errf(e, TLM_ECONFIG, "--token: expected 16 to %d letters, digits, '-' or '_'", TOKEN_HEX);
             goto fail;
         }
         strcpy(s->token, o->token);
     } else {
-        hex(s->token, rnd, 32);
+        dash__hex(s->token, rnd, 32);
     }
-    hex(s->boot, rnd + 32, 8);
+    dash__hex(s->boot, rnd + 32, 8);
     snprintf(s->cookie, sizeof s->cookie, COOKIE_NAME "=%s; Path=/; HttpOnly; SameSite=Strict", s->token);
-    read_vendor(s, o->vendor_dir); /* a missing library costs the charts only: the page says so */
+    if (read_vendor(s, o->vendor_dir) && (rc = plain_index(s, e))) /* a missing library costs the charts only */
+        goto fail;
 
     const char *tmp = getenv("TMPDIR");
     snprintf(s->tmpdir, sizeof s->tmpdir, "%s/tlm-dash.XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -533,6 +620,11 @@ fail:
     return rc;
 }
 
+const char *dash_server_warning(const dash_server *s)
+{
+    return s->vendor_warn[0] ? s->vendor_warn : NULL;
+}
+
 void dash_server_stop(dash_server *s)
 {
     if (!s)
@@ -545,6 +637,8 @@ void dash_server_stop(dash_server *s)
         rmdir(s->tmpdir);
     for (int i = 0; i < 2; i++)
         free(s->vendor[i].data);
+    free(s->index_plain);
     dash_db_clear(&s->dbs);
+    dash_tables_clear();
     free(s);
 }

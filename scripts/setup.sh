@@ -10,7 +10,7 @@
 #                               parity tests, clang for the fuzz targets and
 #                               the emulated CUDA build, chromium and
 #                               playwright-core for the dashboard)
-#   scripts/setup.sh --no-build packages only
+#   scripts/setup.sh --no-build packages only (Debian's, and uPlot for the dashboard)
 #
 # Runs apt-get as root (or through sudo when not root).
 set -eu
@@ -111,17 +111,24 @@ fi
 # into dashboard/node_modules (git-ignored; nothing is copied into the tree):
 # uPlot always, playwright-core (which drives Chromium in tests/dashboard) with
 # --test.  Skipped when they are installed already.
+# --no-build installs them too: they are packages, not build products.
 npm_want="uplot"
 [ "$want_test" = 1 ] && npm_want="$npm_want playwright-core"
 npm_missing=""
 for p in $npm_want; do [ -e "dashboard/node_modules/$p/package.json" ] || npm_missing="$npm_missing $p"; done
-if [ -n "$npm_missing" ] && command -v npm >/dev/null 2>&1; then
-    say "npm:$npm_missing (dashboard/node_modules)"
-    omit="--omit=dev"
-    [ "$want_test" = 1 ] && omit=""
-    # shellcheck disable=SC2086
-    npm ci --prefix dashboard --no-audit --no-fund --loglevel=error $omit >"$log_dir/tlm-npm.log" 2>&1 ||
-        say "npm ci failed (see $log_dir/tlm-npm.log): the dashboard has no charts, tests/dashboard skip"
+if [ -n "$npm_missing" ]; then
+    if command -v npm >/dev/null 2>&1; then
+        say "npm:$npm_missing (dashboard/node_modules)"
+        omit="--omit=dev"
+        [ "$want_test" = 1 ] && omit=""
+        # shellcheck disable=SC2086
+        npm ci --prefix dashboard --no-audit --no-fund --loglevel=error $omit >"$log_dir/tlm-npm.log" 2>&1 ||
+            say "npm ci failed (see $log_dir/tlm-npm.log): the dashboard draws no charts, tests/dashboard skip"
+    else
+        say "npm is not installed: the dashboard draws tables but no charts (install nodejs and npm, then:" \
+            "npm ci --prefix dashboard --omit=dev)"
+    fi
+    [ -e dashboard/node_modules/uplot/dist/uPlot.iife.min.js ] && say "uPlot: dashboard/node_modules/uplot"
 fi
 
 [ "$build" = 1 ] || exit 0

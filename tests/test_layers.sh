@@ -30,7 +30,7 @@ MAY = {
 }
 # private headers beside the internal.h of every folder: a folder's own,
 # under another name (each must exist, so a rename updates this list)
-PRIVATE = ["orchestrator/daemon.h"]
+PRIVATE = ["orchestrator/daemon.h", "orchestrator/executor.h", "orchestrator/exits.h"]
 def private(h):
     return os.path.basename(h) == "internal.h" or h in PRIVATE
 parts = sorted(MAY, key=len, reverse=True)

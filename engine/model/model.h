@@ -99,7 +99,8 @@ int eng_model_forward_train(eng_model *m, const int32_t *tokens, const int32_t *
 /* The step's scalars in one copy from the device: *loss_sum, the sum of
  * the mean losses of the eng_model_forward_train calls since the last
  * report (which starts the next sum at 0), and *grad_norm, the global L2
- * norm of the gradient slab (as eng_model_grad_norm). */
+ * norm of the gradient slab (as eng_model_grad_norm); grad_norm NULL: the
+ * loss only (several ranks take the norm after summing the gradients). */
 int eng_model_step_report(eng_model *m, double *loss_sum, double *grad_norm);
 
 /* Backward of the last forward: ADDS d(mean loss)/d(params) x scale into the

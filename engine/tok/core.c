@@ -149,10 +149,15 @@ int eng_tok_find(const char *spec, const char *search, char *out, size_t cap, tl
     tried tr = {.len = 0};
     if (try_list(search, spec, out, cap, &tr) || try_list(getenv("TLM_TOKENIZERS"), spec, out, cap, &tr))
         return 0;
-    /* a slip of a built-in name ("byte") is more likely than a file of that name */
+    /* a slip of a built-in name ("byte") is more likely than a file of that
+     * name; a built-in name whose rank file is missing ("llama3") is no slip
+     * of another one ("llama2"): it gets the missing file's message below */
     static const char *const builtin[] = {"bytes", "llama3", "llama2"};
-    for (size_t i = 0; i < sizeof builtin / sizeof *builtin; i++)
-        if (strcmp(spec, builtin[i]) != 0 && tlm_cfg_edit_distance(spec, builtin[i]) <= 1)
+    size_t nb = sizeof builtin / sizeof *builtin, known = 0;
+    for (size_t i = 0; i < nb; i++)
+        known |= !strcmp(spec, builtin[i]);
+    for (size_t i = 0; i < nb && !known; i++)
+        if (tlm_cfg_edit_distance(spec, builtin[i]) <= 1)
             return tlm_errf(e, TLM_ECONFIG,
                             "tokenizer '%s': not a tokenizer name, and no %s.tiktoken file where tokenizer files are "
                             "looked for; did you mean '%s'?",

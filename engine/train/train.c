@@ -695,8 +695,6 @@ static int train_step(eng_trainer *t, eng_step_info *si, tlm_err *e)
         rc = eng_loader_next(t->loader, t->micro, t->tokens, t->targets, e);
         if (!rc)
             rc = eng_model_forward_train(t->model, t->tokens, t->targets, t->micro, t->T, e);
-        if (!rc)
-            rc = eng_model_backward(t->model, 1.0f / (float)t->accum, e);
         if (rc)
             break;
         const int last = a == t->accum - 1;

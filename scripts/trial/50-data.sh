@@ -125,6 +125,10 @@ dcode data.decode-huge "decode 99999999999999999999" 1 "stdin: item 1 \(99999999
 dcode issue26.decode-word-range "decode x1 (a word: not a token id, with the range)" 1 "stdin: item 2 \('x1'\) is not a token id \(a whole number from 0 to 255\)" "1 x1" decode --tokenizer bytes
 dcode issue26.tokenizer-byte "encode --tokenizer byte (a slip of bytes)" 1 "tokenizer 'byte': not a tokenizer name, .*did you mean 'bytes'\?" "hi" encode --tokenizer byte
 du issue26.build-tokenizer-byte "build --tokenizer byte" 1 "tokenizer 'byte': .*did you mean 'bytes'\?" build --tokenizer byte --out x "$IN"
+du issue26.build-out-novalue "build --out without its value" 2 "option '--out' requires an argument \(try tlm-data build --help\)" build --tokenizer bytes --out
+du issue26.build-tok-novalue "build --tokenizer without its value" 2 "option '--tokenizer' requires an argument \(try tlm-data build --help\)" build --out x --tokenizer
+du issue26.decode-tok-novalue "decode --tokenizer without its value" 2 "option '--tokenizer' requires an argument \(try tlm-data decode --help\)" decode --tokenizer
+du issue26.bpe-vocab-novalue "train-bpe --vocab without its value" 2 "option '--vocab' requires an argument \(try tlm-data train-bpe --help\)" train-bpe --out t.tiktoken --vocab
 selected issue26.build-empty-val && { in_case issue26.build-empty-val; printf 'a few words\n' >t.txt
     AFTER='[ -f x/manifest.json ]' AFTER_MSG="the dataset was not made" \
         tc issue26.build-empty-val "build of 12 bytes: its validation split is empty (warned when written)" 0 "warning: x/val is empty: 1 segment\(s\) of at most 65536 bytes, and --val-fraction 0\.01 makes one in 100 a validation segment; a job with data\.val x/val will fail" \

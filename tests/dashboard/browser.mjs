@@ -1,58 +1,19 @@
 // browser.mjs: drives Debian's Chromium through playwright-core against a
 // running tlm-dash, for tests/dashboard/test_browser.sh and test_live.sh.
 // Prints one TAP-like line per check ("ok - ..." / "not ok - ..."; the shell
-// numbers them).  Environment: NODE_MODULES (where playwright-core is),
-// CHROMIUM, URL (with the token), SHOTS (screenshot folder), PROFILE (a fresh
-// --user-data-dir), MODE (static | live), EXPECT (static: JSON of what
-// results.db holds, written by the shell with sqlite3), KEY (live: the job).
-import { createRequire } from "module";
+// numbers them).  Environment: as session.mjs, and URL (with the token),
+// SHOTS (screenshot folder), MODE (static | live), EXPECT (static: JSON of
+// what results.db holds, written by the shell with sqlite3), KEY, DB and
+// WORKER_PID (live: the job, results.db and its worker, stopped).
+import { execFileSync } from "child_process";
 import { readFileSync } from "fs";
-
-const require = createRequire(process.env.NODE_MODULES + "/");
-const { chromium } = require("playwright-core");
-
-let failed = 0;
-function check(cond, what, detail) {
-  console.log((cond ? "ok - " : "not ok - ") + what);
-  if (!cond) {
-    failed++;
-    if (detail !== undefined) console.log("# " + String(detail).split("\n").join("\n# "));
-  }
-}
+import { check, failed, fixed, launch, tokens, waitFor as waitIn } from "./session.mjs";
 
 const url = process.env.URL;
 const base = url.slice(0, url.indexOf("/?"));
-const ctx = await chromium.launchPersistentContext(process.env.PROFILE, {
-  executablePath: process.env.CHROMIUM,
-  headless: true,
-  viewport: { width: 1400, height: 900 },
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync"],
-});
-const page = ctx.pages()[0] || (await ctx.newPage());
-const errors = [];
-page.on("pageerror", (e) => errors.push(e.message));
-// the 403 pages of the token checks make Chromium ask for /favicon.ico, also 403: not the dashboard's
-page.on("console", (m) => {
-  if (m.type() === "error" && !(m.location().url || "").endsWith("/favicon.ico")) errors.push(m.text() + " " + m.location().url);
-});
+const { ctx, page, errors } = await launch({ width: 1400, height: 900 });
 const shot = (name) => page.screenshot({ path: process.env.SHOTS + "/" + name, fullPage: true });
-
-// the same formatting the page promises: rows compare as the user reads them
-const tokens = (v) => {
-  for (const [s, p] of [[1e12, "T"], [1e9, "B"], [1e6, "M"], [1e3, "K"]]) if (v >= s) return +(v / s).toFixed(2) + p;
-  return String(v);
-};
-const fixed = (v, d) => (v === null || v === undefined ? "" : Number(v).toFixed(d));
-
-async function waitFor(fn, arg, ms) {
-  try {
-    await page.waitForFunction(fn, arg, { timeout: ms || 15000, polling: 100 });
-    return true;
-  } catch (e) {
-    return false;
-  }
-}
+const waitFor = (fn, arg, ms) => waitIn(page, fn, arg, ms);
 
 async function staticChecks() {
   const want = JSON.parse(readFileSync(process.env.EXPECT, "utf8"));
@@ -67,8 +28,9 @@ async function staticChecks() {
   r = await page.goto(url);
   check(r.status() === 200, "the printed URL opens the dashboard", r.status());
   await waitFor(() => document.querySelector("#sweeps table"));
+  // a sweep's name is its cell's link (its description under it)
   const sweepRows = await page.$$eval("#sweeps tbody tr", (trs) => trs.map((tr) =>
-    Object.fromEntries([...tr.children].map((td) => [td.dataset.col, td.textContent]))));
+    Object.fromEntries([...tr.children].map((td) => [td.dataset.col, td.dataset.col === "name" ? td.querySelector("a").textContent : td.textContent]))));
   check(sweepRows.length === want.sweeps.length && want.sweeps.every((s) => {
     const row = sweepRows.find((x) => x.name === s.name);
     return row && +row.jobs === s.jobs && +row.done === s.done && +row.failed === s.failed && +row.pending === s.pending;
@@ -97,17 +59,21 @@ async function staticChecks() {
     `jobs table: ${rows.length} rows, each cell as SELECT ... FROM results gives it`, bad.join("\n"));
   // sorting by a column and filtering by a word
   await page.click("#jobs-table th[data-col=seed]");
+  await waitFor(() => document.querySelector("#jobs-table th[data-col=seed].asc"));
   await page.click("#jobs-table th[data-col=seed]");
+  await waitFor(() => document.querySelector("#jobs-table th[data-col=seed].desc")); // sorted by the server
   const seeds = await page.$$eval("#jobs-table tbody td[data-col=seed]", (tds) => tds.map((t) => +t.textContent));
   check(seeds.length === want.jobs.length && seeds.every((s, i) => i === 0 || seeds[i - 1] >= s),
     "jobs table: a second click on a header sorts descending", seeds.join(","));
   const one = want.jobs[0];
   await page.fill("#filter", "seed=" + one.seed + " " + one.schedule);
-  const filtered = await page.$$eval("#jobs-table tbody tr", (trs) => trs.map((t) => t.dataset.key));
   const expect = want.jobs.filter((j) => j.seed === one.seed && j.schedule === one.schedule).map((j) => j.key);
+  await waitFor((n) => document.querySelectorAll("#jobs-table tbody tr").length === n, expect.length); // filtered by the server
+  const filtered = await page.$$eval("#jobs-table tbody tr", (trs) => trs.map((t) => t.dataset.key));
   check(filtered.length === expect.length && expect.every((k) => filtered.includes(k)),
     `jobs table: filter "seed=${one.seed} ${one.schedule}" keeps the ${expect.length} matching jobs`, filtered.join(","));
   await page.fill("#filter", "");
+  await waitFor((n) => document.querySelectorAll("#jobs-table tbody tr").length === n, want.jobs.length);
   await shot("jobs.png");
 
   // a job: one loss point per step event
@@ -154,9 +120,11 @@ async function staticChecks() {
   check(after.distr === 3 && after.d.length === before.length && after.d.some((v, i) => v !== null && before[i] !== null && Math.abs(v - before[i]) > 1e-9),
     "compare: smoothing changes the curves, log y makes the axis logarithmic", JSON.stringify({ distr: after.distr }));
   await page.selectOption("#metric", "val_ppl");
+  await waitFor(() => window.tlm.compare && window.tlm.compare.title === "validation perplexity"); // asked of the server again
   const val = await page.evaluate(() => window.tlm.charts.compare.u.data.slice(1).map((d) => d.filter((v) => v !== null).length));
   check(val.every((c, i) => c === want.vals[two[i]]), "compare: validation perplexity, one point per evaluation", JSON.stringify(val));
   await page.selectOption("#metric", "loss");
+  await waitFor(() => window.tlm.compare.title.startsWith("training loss"));
   await page.fill("#smooth", "0");
   await page.dispatchEvent("#smooth", "input");
   await page.uncheck("#logy");
@@ -181,6 +149,45 @@ async function staticChecks() {
   check(errors.length === 0, "no script errors on any page", errors.join("\n"));
 }
 
+/* The live run's pace is the test's: tlm-worker (WORKER_PID) arrives
+ * stopped (SIGSTOP, by test_live.sh after its first step) and runs only
+ * until results.db holds more steps, then stops again while the page is
+ * waited for to draw exactly the steps in results.db.  So the page sees
+ * the curve grow however loaded the machine is (a free-running worker can
+ * finish its 160 steps between two of a slow page's polls). */
+const worker = +process.env.WORKER_PID;
+const signal = (sig) => {
+  try {
+    process.kill(worker, sig);
+    return true;
+  } catch (e) {
+    return false; // it has exited
+  }
+};
+const dbPoints = () =>
+  /^[0-9a-f]{64}$/.test(process.env.KEY) &&
+  +execFileSync("sqlite3", ["-batch", process.env.DB, "select count(loss) from steps where job = '" + process.env.KEY + "'"],
+    { encoding: "utf8" }).trim();
+const pagePoints = () => page.evaluate(() => +(window.tlm.charts.loss ? window.tlm.charts.loss.box.dataset.points : 0));
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/* the page's loss chart showing every step results.db holds, once the
+ * stopped worker's last events are in; the count, or null after 30 s */
+async function drawnAll() {
+  for (const t0 = Date.now(); Date.now() - t0 < 30000; await sleep(100)) {
+    const n = dbPoints();
+    if ((await pagePoints()) === n) return n;
+  }
+  return null;
+}
+
+/* the worker let run until results.db holds more than n steps (30 s at most), then stopped */
+async function advance(n) {
+  signal("SIGCONT");
+  for (const t0 = Date.now(); Date.now() - t0 < 30000 && dbPoints() <= n; ) await sleep(20);
+  signal("SIGSTOP");
+}
+
 async function liveChecks() {
   const key = process.env.KEY;
   await page.goto(url + "&poll=200#/job/" + key);
@@ -194,29 +201,39 @@ async function liveChecks() {
     return { heap: (await cdp.send("Runtime.getHeapUsage")).usedSize, nodes: get("Nodes") };
   };
   await cdp.send("Performance.enable");
-  const seen = new Set();
-  let status = "", t0 = Date.now(), first = null;
+  const seen = [];
+  let first = null;
+  try {
+    for (let round = 0; round < 3; round++) {
+      const n = await drawnAll();
+      if (n === null) break;
+      seen.push(n);
+      if (round < 2) await advance(n);
+    }
+    if (seen.length >= 3) first = await heap();
+  } finally {
+    signal("SIGCONT"); // the rest of the run at its own pace
+  }
+  let status = "";
+  const t0 = Date.now();
   while (Date.now() - t0 < 90000) {
-    const s = await page.evaluate(() => ({ points: +(window.tlm.charts.loss ? window.tlm.charts.loss.box.dataset.points : 0),
-      status: (document.querySelector("#job-head .status-done, #job-head .status-running, #job-head .status-failed") || {}).textContent,
-      redraws: window.tlm.redraws }));
-    seen.add(s.points);
-    status = s.status;
-    if (first === null && seen.size >= 3) first = await heap();
-    if (status === "done" && seen.size >= 3) break;
+    status = await page.evaluate(() =>
+      (document.querySelector("#job-head .status-done, #job-head .status-running, #job-head .status-failed") || {}).textContent);
+    if (status === "done") break;
     await page.waitForTimeout(150);
   }
-  const pts = [...seen].sort((a, b) => a - b);
-  check(pts.length >= 3, `live: the loss chart grew while tlmd trained, without a reload (${pts.length} sizes seen, ${pts[0]} to ${pts[pts.length - 1]} points)`);
+  const grew = seen.length >= 3 && seen.every((v, i) => i === 0 || v > seen[i - 1]);
+  check(grew, `live: the loss chart grew while tlmd trained, without a reload (${seen.length} sizes seen, ${seen.join(", ")} points, each all of results.db's steps then)`);
   check(status === "done", "live: the job's status turned to done on the page", status);
   const same = await page.evaluate(() => window.__same_document === 1);
   check(same, "live: the same document throughout (no page reload)");
   // hours of polling, shortened: many more answers (304 now that tlmd is idle, redraws before)
   const polls0 = await page.evaluate(() => window.tlm.polls);
-  await page.waitForTimeout(6000);
+  const t1 = Date.now();
+  await waitFor((p) => window.tlm.polls >= p, polls0 + 30, 60000);
   const polls1 = await page.evaluate(() => window.tlm.polls);
   const last = await heap();
-  check(polls1 - polls0 >= 15, `live: the page kept polling (${polls1 - polls0} polls in 6 s)`);
+  check(polls1 - polls0 >= 30, `live: the page kept polling (${polls1 - polls0} polls in ${((Date.now() - t1) / 1000).toFixed(1)} s)`);
   check(first && last.heap - first.heap < 2 * 1024 * 1024 && last.nodes <= first.nodes * 1.2 + 200,
     `live: memory bounded: JS heap ${first && (first.heap / 1048576).toFixed(1)} -> ${(last.heap / 1048576).toFixed(1)} MB, ` +
     `DOM nodes ${first && first.nodes} -> ${last.nodes}`);
@@ -236,4 +253,4 @@ try {
   check(false, "the browser session ran to the end", e.stack);
 }
 await ctx.close();
-process.exit(failed ? 1 : 0);
+process.exit(failed() ? 1 : 0);

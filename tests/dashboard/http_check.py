@@ -179,8 +179,8 @@ st, _, body = get("/api/job?key=%s&t=%s" % ("0" * 64, token))
 check(st == 404 and b"no job" in body, "an unknown job: 404", body[:200])
 st, _, body = get("/api/series?key=%s&t=%s" % ("0" * 64, token))
 check(st == 404 and b"no job" in body, "the curves of an unknown job: 404", body[:200])
-st, _, body = get("/api/series?%s&t=%s" % ("&".join("key=" + "a" * 64 for _ in range(17)), token))
-check(st == 400, "17 jobs in one series request: 400 (at most 16)", st)
+st, _, body = get("/api/series?%s&t=%s" % ("&".join("key=" + "a" * 64 for _ in range(65)), token))
+check(st == 400 and b"at most 64" in body, "65 jobs in one series request: 400 (at most 64)", (st, body[:200]))
 st, h, body = get("/api/figure?name=loss&t=" + token)
 check(st == 200 and h.get("content-type") == "image/svg+xml" and b"<svg" in body[:2000],
       "/api/figure?name=loss: tlm-report's loss figure as SVG (%d bytes)" % len(body), (st, h.get("content-type")))
@@ -190,6 +190,70 @@ st, _, body = get("/api/table?name=nope&t=" + token)
 check(st == 404 and b"no table" in body, "an unknown table: 404", body[:200])
 st, _, body = get("/api/table?name=runs&format=xls&t=" + token)
 check(st == 400, "an unknown table format: 400", st)
+
+# ---------------------------------------------------------------- pages of the jobs table, by the server
+order = [r[0] for r in c.execute("SELECT key FROM jobs ORDER BY rowid")]
+st, _, body = get("/api/jobs?limit=5&offset=5&t=" + token)
+d = json.loads(body) if st == 200 else {}
+check(st == 200 and [r["key"] for r in rows(body)] == order[5:10] and d["total"] == n_jobs and d["offset"] == 5,
+      "/api/jobs?limit=5&offset=5: rows 6-10 in creation order, and the total (%d)" % n_jobs, body[:200])
+st, _, body = get("/api/jobs?limit=5&offset=%d&t=%s" % (n_jobs + 10, token))
+check(st == 200 and rows(body) == [], "an offset past the end: no rows", body[:200])
+for bad, what in [("limit=0", "limit"), ("limit=1001", "limit"), ("limit=x", "limit"), ("offset=-1", "offset"),
+                  ("sort=nope", "sort"), ("sort=val_ppl%3B%20DROP%20TABLE%20jobs", "sort"), ("dir=sideways", "dir"),
+                  ("status=lost", "status"), ("cols=key,secret", "cols"), ("q=seed%3Done", "seed="),
+                  ("q=" + "+".join(["w"] * 9), "words"), ("q=" + "x" * 300, "characters")]:
+    st, _, body = get("/api/jobs?%s&t=%s" % (bad, token))
+    check(st == 400 and what.encode() in body, "/api/jobs?%s: 400 naming %s" % (bad[:40], what), (st, body[:200]))
+# sorted by the server, NULLs last either way, ties in creation order
+ppl = {r[0]: r[1] for r in c.execute("SELECT key, val_ppl FROM results")}
+rank = {k: i for i, k in enumerate(order)}
+for direction in ("asc", "desc"):
+    want_order = sorted(order, key=lambda k: (ppl[k] is None, 0 if ppl[k] is None else (ppl[k] if direction == "asc" else -ppl[k]), rank[k]))
+    st, _, body = get("/api/jobs?sort=val_ppl&dir=%s&limit=1000&cols=val_ppl&t=%s" % (direction, token))
+    got = [r["key"] for r in rows(body)] if st == 200 else []
+    check(got == want_order and json.loads(body)["columns"] == ["key", "val_ppl"],
+          "/api/jobs?sort=val_ppl&dir=%s: every job in that order, NULLs last; cols= answers only those" % direction,
+          (st, body[:200]))
+st, _, body = get("/api/jobs?status=done&limit=1000&t=" + token)
+want_done = [r[0] for r in c.execute("SELECT key FROM jobs WHERE status = 'done' ORDER BY rowid")]
+check(st == 200 and [r["key"] for r in rows(body)] == want_done and json.loads(body)["all"] == n_jobs,
+      "status=done: the done jobs (%d), and the count of all" % len(want_done), body[:200])
+st, _, body = get("/api/jobs?q=%s&t=%s" % (urllib.parse.quote("' OR 1=1 --"), token))
+check(st == 200 and rows(body) == [], "q=\"' OR 1=1 --\": no jobs (words are bound, not SQL)", body[:200])
+st, _, body = get("/api/jobs?q=%25&t=" + token)
+check(st == 200 and rows(body) == [], "q=%: no jobs (a '%' is a character to find, not LIKE's wildcard)", body[:200])
+cos1 = [r[0] for r in c.execute("SELECT key FROM jobs WHERE (label LIKE '%cosine%' OR schedule LIKE '%cosine%') AND seed = 1"
+                                " ORDER BY rowid")]
+st, _, body = get("/api/jobs?q=COSINE+seed%3D1&limit=1000&t=" + token)
+check(st == 200 and [r["key"] for r in rows(body)] == cos1 and cos1,
+      "q=COSINE seed=1: the %d cosine jobs of seed 1 (words in any case, seed=N exactly)" % len(cos1), body[:200])
+
+# ---------------------------------------------------------------- a table a page at a time; a figure without data
+st, _, body = get("/api/table?name=runs&format=json&limit=3&offset=2&t=" + token)
+d = json.loads(body) if st == 200 else {"panels": [{"rows": []}]}
+check(st == 200 and [r["cells"]["job"] for r in d["panels"][0]["rows"]] == [k[:12] for k in order[2:5]],
+      "/api/table?name=runs&limit=3&offset=2: tlm-report's rows 3-5", body[:200])
+st, _, body = get("/api/table?name=runs&format=page&sort=attempts&dir=desc&limit=1000&t=" + token)
+d = json.loads(body) if st == 200 else {}
+att = [r["cells"]["attempts"]["value"] for r in d["table"]["panels"][0]["rows"]] if st == 200 else []
+check(st == 200 and len(att) == n_jobs and att == sorted(att, reverse=True) and d["rows"] == n_jobs and d["sortable"],
+      "/api/table?name=runs&sort=attempts&dir=desc: every run, most attempts first", body[:200])
+st, _, body = get("/api/table?name=schedule_ratio&paper=1&sort=cosine&t=" + token)
+check(st == 400 and b"its own order" in body, "sorting a table whose rows come in groups (the paper's): 400", (st, body[:200]))
+st, h, body = get("/api/figure?name=ppl_ratio&sweep=other&t=" + token)
+check(st == 200 and h.get("content-type") == "application/json" and json.loads(body)["why"].startswith("nothing to draw yet"),
+      "a figure with nothing to draw: 200 and why, as JSON (the page shows it in the figure's place)", (st, body[:200]))
+key = order[0]
+st, _, body = get("/api/series?key=%s&metric=loss&points=5&t=%s" % (key, token))
+d = json.loads(body)["series"][key] if st == 200 else {}
+nsteps = c.execute("SELECT count(*) FROM steps WHERE job = ?", (key,)).fetchone()[0]
+check(st == 200 and set(d) == {"steps", "meta"} and set(d["steps"]) == {"step", "tokens", "loss", "rows", "stride"} and
+      len(d["steps"]["loss"]) <= 6 and d["steps"]["rows"] == nsteps,
+      "/api/series?metric=loss&points=5: the loss alone, thinned to 5 points and the last (of %d)" % nsteps, body[:300])
+for bad in ["metric=nope", "points=1", "points=20001"]:
+    st, _, body = get("/api/series?key=%s&%s&t=%s" % (key, bad, token))
+    check(st == 400, "/api/series?%s: 400" % bad, (st, body[:200]))
 
 # ---------------------------------------------------------------- conditional answers
 st, h, _ = get("/api/jobs?t=" + token)

@@ -62,9 +62,11 @@ relay() {
     [ "$2" = 0 ] || grep -q "^not ok" "$1" || ok 1 "$3 exited $2"
 }
 
-# browser MODE: runs browser.mjs, numbering its checks into this test's TAP
+# browser MODE [SCRIPT [SECONDS]]: runs SCRIPT (browser.mjs) against $url,
+# numbering its checks into this test's TAP
 browser() {
+    script=${2:-browser.mjs}
     NODE_MODULES=$NM URL=$url PROFILE=$(mktemp -d "$tmp/profile.XXXXXX") MODE=$1 \
-        timeout 150 node "$TLM_SRCDIR/tests/dashboard/browser.mjs" >"$tmp/browser.$1" 2>&1
-    relay "$tmp/browser.$1" $? "browser.mjs $1"
+        timeout "${3:-150}" node "$TLM_SRCDIR/tests/dashboard/$script" >"$tmp/browser.$1" 2>&1
+    relay "$tmp/browser.$1" $? "$script $1"
 }

@@ -54,16 +54,19 @@ kill "$dp"; wait "$dp"
 # no charting library where --vendor points: its files are a 404 that says
 # how to install it, and the server lives on (it crashed on the second file)
 start_dash dash-nouplot.out --db fx.db --vendor "$PWD/no-uplot-here"
+grep -q "^tlm-dash: warning: uPlot, the charting library, is missing .*no-uplot-here.*install it with scripts/setup.sh" dash-nouplot.out.err
+ok $? "without uPlot: tlm-dash warns at start and says how to install it"
 [ "$(fetch "/vendor/uPlot.min.css?t=$token")" = 404 ] && grep -q "charting library is not installed" body &&
-    [ "$(fetch "/vendor/uPlot.iife.min.js?t=$token")" = 404 ] && [ "$(fetch "/?t=$token")" = 200 ]
-ok $? "without uPlot: both of its files are a 404 saying how to install it, the page still loads"
+    [ "$(fetch "/vendor/uPlot.iife.min.js?t=$token")" = 404 ] && [ "$(fetch "/?t=$token")" = 200 ] &&
+    grep -q "app.js" body && ! grep -q "/vendor/" body
+ok $? "without uPlot: both of its files are a 404 saying how to install it, the page loads without asking for them"
 kill -0 "$dp"
 ok $? "...and the server lives on"
 kill "$dp"; wait "$dp"
 
 echo "not a database, just text" >text.db
 start_dash dash3.out --db text.db
-[ "$(fetch "/api/jobs?t=$token")" = 503 ] && grep -q "not a database" body
+[ "$(fetch "/api/jobs?t=$token")" = 503 ] && grep -q "text.db: not an SQLite database" body
 ok $? "a file that is not a database: 503 saying so ($(cat body))"
 kill -0 "$dp"
 ok $? "...and the server lives on"
@@ -119,11 +122,45 @@ ok $? "--listen nonsense: refused, saying what is expected"
 timeout 10 "$D" --db fx.db --token 'abc;def ghi=jklmnop' >o 2>e
 [ $? = 1 ] && grep -q "token: expected 16 to 64 letters" e
 ok $? "--token with a ';': refused (it goes into a cookie)"
+# --token-file: made 0600 with a new token, the same token at the next start, refused when others can read it
+start_dash dash7.out --db fx.db --token-file "$tmp/tok"
+t1=$token
+[ "$(stat -c %a "$tmp/tok")" = 600 ] && [ "$(cat "$tmp/tok")" = "$t1" ] && [ ${#t1} = 64 ] &&
+    grep -q "a new access token in $tmp/tok (mode 0600)" dash7.out.err
+ok $? "--token-file, missing: created with mode 0600 holding the URL's new token"
+kill "$dp"; wait "$dp"
+start_dash dash8.out --db fx.db --token-file "$tmp/tok"
+[ "$token" = "$t1" ] && [ "$(fetch "/api/sweeps?t=$t1")" = 200 ] && ! grep -q "new access token" dash8.out.err
+ok $? "--token-file at the next start: the same token, so bookmarks still open"
+kill "$dp"; wait "$dp"
+chmod 640 "$tmp/tok"
+timeout 10 "$D" --db fx.db --token-file "$tmp/tok" >o 2>e
+[ $? = 2 ] && grep -q "mode 0640 lets its group at the token; run chmod 600" e
+ok $? "--token-file readable by its group: refused, saying chmod 600 ($(cat e))"
+chmod 604 "$tmp/tok"
+timeout 10 "$D" --db fx.db --token-file "$tmp/tok" >o 2>e
+[ $? = 2 ] && grep -q "lets everyone at the token" e
+ok $? "--token-file readable by others: refused"
+chmod 600 "$tmp/tok"
+ln -s "$tmp/tok" "$tmp/tok-link"
+timeout 10 "$D" --db fx.db --token-file "$tmp/tok-link" >o 2>e
+[ $? = 2 ] && grep -q "is a symbolic link" e
+ok $? "--token-file a symbolic link: refused"
+printf 'short\n' >"$tmp/tok-bad" && chmod 600 "$tmp/tok-bad"
+timeout 10 "$D" --db fx.db --token-file "$tmp/tok-bad" >o 2>e
+[ $? = 2 ] && grep -q "expected one line of 16 to 64 letters" e
+ok $? "--token-file holding no token: refused, saying what it must hold"
+timeout 10 "$D" --db fx.db --token-file "$tmp" >o 2>e
+[ $? = 2 ] && grep -q "is not a regular file" e
+ok $? "--token-file a folder: refused"
+timeout 10 "$D" --db fx.db --token-file "$tmp/tok" --token abcdefghijklmnopq >o 2>e
+[ $? = 2 ] && grep -q -- "--token and --token-file: give one of them" e
+ok $? "--token with --token-file: a usage error"
 timeout 10 "$D" --db fx.db --max-connections 0 >o 2>e
 [ $? = 2 ] && grep -q "max-connections" e
 ok $? "--max-connections 0: a usage error"
-"$D" --help >o 2>e && grep -q "^usage: tlm-dash" o && ! grep -q -- "--token" o
-ok $? "--help: the usage, without the scripts' --token"
+"$D" --help >o 2>e && grep -q "^usage: tlm-dash" o && ! grep -q -- "--token TOKEN" o && grep -q -- "--token-file FILE" o
+ok $? "--help: the usage, with --token-file and without the scripts' --token"
 timeout 10 "$D" --db fx.db --lisen x >o 2>e
 [ $? = 2 ] && grep -q "unrecognized option '--lisen'" e
 ok $? "an unknown option: status 2"

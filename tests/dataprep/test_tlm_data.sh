@@ -8,7 +8,8 @@
 # build and remove its temp folder; a later build removes the temp folder of
 # a SIGKILLed one (and nothing else); token ids out of range are said as
 # such; an empty validation split is warned about when written; a slip of
-# a tokenizer name gets a did-you-mean.
+# a tokenizer name gets a did-you-mean; an option missing its value is
+# named.
 set -u
 src=${TLM_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 build=${TLM_BUILDDIR:-$src}
@@ -147,6 +148,10 @@ grep -q "item 2 ('x1') is not a token id (a whole number from 0 to 255)" "$tmp/o
 "$T" build --tokenizer byte --out "$tmp/slip" "$tmp/in/a" >"$tmp/out" 2>&1
 grep -q "tokenizer 'byte': .*did you mean 'bytes'?" "$tmp/out" && [ ! -e "$tmp/slip" ] && ok "--tokenizer byte: did you mean 'bytes'?" ||
     { no "--tokenizer byte"; cat "$tmp/out"; }
+# a built-in name whose rank file is missing is no slip of another name
+"$T" build --tokenizer llama3 --out "$tmp/slip" "$tmp/in/a" >"$tmp/out" 2>&1
+grep -q "tokenizer 'llama3': no llama3.tiktoken rank file" "$tmp/out" && ! grep -q "did you mean" "$tmp/out" &&
+    ok "--tokenizer llama3 without its rank file: the missing file, no did-you-mean" || { no "--tokenizer llama3"; cat "$tmp/out"; }
 # a validation split that comes out empty is said when the dataset is made
 printf 'a few words\n' >"$tmp/tiny.txt"
 "$T" build --tokenizer bytes --out "$tmp/tinyds" "$tmp/tiny.txt" >"$tmp/out" 2>&1
@@ -194,6 +199,12 @@ usage() { # usage PATTERN DESCRIPTION ARGS...: exit 2 saying PATTERN
 }
 usage "--out is given twice; give it once" "build --out twice" build --tokenizer bytes --out "$tmp/x" --out "$tmp/y" "$tmp/in"
 usage "--tokenizer is given twice" "encode --tokenizer twice" encode --tokenizer bytes --tokenizer bytes
+# an option whose value is missing is said as such, naming the option
+# (issue 26: it read "unknown or incomplete option")
+usage "option '--out' requires an argument (try tlm-data build --help)" "build --out without its value" \
+    build --tokenizer bytes --out
+usage "option '--tokenizer' requires an argument (try tlm-data decode --help)" "decode --tokenizer without its value" \
+    decode --tokenizer
 usage "--field does nothing with --format text" "build --field with --format text" \
     build --tokenizer bytes --out "$tmp/x" --format text --field body "$tmp/in"
 usage "--field does nothing with --format text" "train-bpe --field with --format text" \

@@ -21,12 +21,14 @@
  *
  * Must not: run two blocks at once (the static shared memory is one copy),
  * resume a fiber of an abandoned launch. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 #include "engine/cuda/emu/internal.h"
 
@@ -758,6 +760,30 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The first launch of each kernel in this process appends "name site" as
+ * one line to the file TLM_CUDA_EMU_KERNEL_LOG names, when it is set: the
+ * account of which kernels a test program ran, across all of them
+ * (bench/cuda_kernels_run.sh compares it with engine/cuda/'s __global__
+ * functions).  O_APPEND and one write() a line: programs running at once
+ * do not interleave their lines. */
+static void log_kernel(const launch_info *li)
+{
+    const char *path = getenv("TLM_CUDA_EMU_KERNEL_LOG");
+    if (!path || !*path)
+        return;
+    char line[512];
+    const int n = snprintf(line, sizeof line, "%s %s\n", li->kernel, li->site);
+    if (n <= 0 || (size_t)n >= sizeof line)
+        return;
+    const int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return; /* an account, not a check: the launch goes on */
+    if (write(fd, line, (size_t)n) != n) {
+        /* nothing to do: the script reports the kernel as not run */
+    }
+    close(fd);
+}
+
 static void count_kernel(const launch_info *li, unsigned long blocks, double seconds)
 {
     for (int i = 0; i < g_n_kernels; i++)
@@ -767,6 +793,7 @@ static void count_kernel(const launch_info *li, unsigned long blocks, double sec
             g_kernels[i].seconds += seconds;
             return;
         }
+    log_kernel(li);
     if (g_n_kernels < MAX_KERNELS) {
         g_kernels[g_n_kernels].name = li->kernel;
         g_kernels[g_n_kernels].launches = 1;

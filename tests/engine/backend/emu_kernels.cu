@@ -36,6 +36,55 @@ __global__ static void k_missing_barrier(float *out, int barrier)
     out[t] = sh[(t + 1) % 64];
 }
 
+/* The two orders, between lanes 0 and 1 of a warp (the emulator runs a
+ * warp's lanes in order, so lane 0's access comes first):
+ * read-after-write (lane 0 writes sh[0], then lane 1 reads it) and
+ * write-after-read (lane 0 reads sh[0], then lane 1 overwrites it).
+ * Either is a race unless a barrier comes between.  (The slot is set in
+ * an earlier interval, so the read is never of uninitialised memory.) */
+__global__ static void k_raw_war(float *out, int war, int barrier)
+{
+    __shared__ float sh[1];
+    const int t = threadIdx.x;
+    if (t == 0)
+        sh[0] = 1.0f;
+    __syncthreads();
+    if (t == 0) {
+        if (war)
+            out[0] = sh[0];
+        else
+            sh[0] = 2.0f;
+    }
+    if (barrier)
+        __syncthreads();
+    if (t == 1) {
+        if (war)
+            sh[0] = 3.0f;
+        else
+            out[1] = sh[0];
+    }
+}
+
+/* A tiled loop, the shape of a kernel that stages tiles in shared memory:
+ * each iteration loads a tile, waits, and reads a neighbour's element.
+ * Without the barrier that ends an iteration, the next iteration's load
+ * overwrites an element another thread read in the same interval
+ * (write-after-read across iterations). */
+__global__ static void k_tile_loop(float *out, const float *in, int barrier_at_end)
+{
+    __shared__ float tile[64];
+    const int t = threadIdx.x;
+    float acc = 0;
+    for (int it = 0; it < 3; it++) {
+        tile[t] = in[it * 64 + t];
+        __syncthreads();
+        acc += tile[(t + 1) % 64];
+        if (barrier_at_end)
+            __syncthreads();
+    }
+    out[t] = acc;
+}
+
 /* lane 0 writes, lane 1 reads: ordered only by __syncwarp */
 __global__ static void k_warp_handoff(float *out, int sync)
 {
@@ -194,6 +243,25 @@ static int run_kernel_case(const char *name, char *report, size_t cap)
     if (!strcmp(name, "race_missing_barrier") || !strcmp(name, "race_with_barrier")) {
         ENG__CU_LAUNCH(k_missing_barrier, 1, 64, 0, (cudaStream_t)0, out, name[5] == 'w');
         rc = finish(report, cap);
+    } else if (!strcmp(name, "race_raw") || !strcmp(name, "race_raw_barrier") || !strcmp(name, "race_war") ||
+               !strcmp(name, "race_war_barrier")) {
+        ENG__CU_LAUNCH(k_raw_war, 1, 32, 0, (cudaStream_t)0, out, name[7] == 'r', strstr(name, "barrier") != NULL);
+        rc = finish(report, cap);
+    } else if (!strncmp(name, "race_tile_loop", 14)) {
+        in = dev_floats(3 * 64, 0);
+        float h[3 * 64];
+        for (int i = 0; i < 3 * 64; i++)
+            h[i] = (float)i;
+        cudaMemcpy(in, h, sizeof h, cudaMemcpyHostToDevice);
+        ENG__CU_LAUNCH(k_tile_loop, 1, 64, 0, (cudaStream_t)0, out, (const float *)in, strstr(name, "barrier") != NULL);
+        rc = finish(report, cap);
+        float v[64];
+        cudaMemcpy(v, out, sizeof v, cudaMemcpyDeviceToHost);
+        for (int t = 0; t < 64 && !rc; t++) {
+            const int j = (t + 1) % 64;
+            if (v[t] != (float)(j + (64 + j) + (128 + j)))
+                rc = 1, snprintf(report, cap, "thread %d summed %g, not %d", t, v[t], j + (64 + j) + (128 + j));
+        }
     } else if (!strcmp(name, "race_warp_unsynced") || !strcmp(name, "race_warp_synced")) {
         ENG__CU_LAUNCH(k_warp_handoff, 1, 32, 0, (cudaStream_t)0, out, name[10] == 's');
         rc = finish(report, cap);

@@ -250,6 +250,10 @@ static const op_case cases[] = {
     {"titans_mem", ENG_OPS_TITANS, tb_case_mem, {1, 6, 2, 3, 4, 2, 16}, 0.5},
     {"swa", ENG_OPS_TITANS, tb_case_swa, {1, 9, 2, 1, 64, 4, 2}, 0},           /* head size 64 */
     {"titans_mem", ENG_OPS_TITANS, tb_case_mem, {1, 9, 2, 8, 12, 2, 4}, 0.6}, /* 3 chunks, the last short */
+    /* the CUDA memory's block of 256 threads with several elements each:
+     * state (Pm 768, 576), chunk rows (n x D 320, 288) and hidden rows */
+    {"titans_mem", ENG_OPS_TITANS, tb_case_mem, {1, 45, 1, 16, 24, 2, 20}, 0.5}, /* 3 chunks, the last short */
+    {"titans_mem", ENG_OPS_TITANS, tb_case_mem, {1, 29, 1, 24, 24, 1, 12}, 0.5},
 };
 #define N_CASES (int)(sizeof cases / sizeof cases[0])
 

@@ -5,9 +5,13 @@
  * and tensor-core fragments compute what CUDA's do, and that the cuBLASLt
  * stand-ins refuse what the library documents it refuses.
  *
- *   - racecheck: a missing __syncthreads, a missing __syncwarp between two
- *     lanes, two blocks writing one word, ops.cu's block reduction called
- *     twice with no barrier between; and their corrections;
+ *   - racecheck: a missing __syncthreads in both orders (a read after
+ *     another thread's write, a write after another thread's read), a
+ *     tiled loop without the barrier that ends an iteration (the next
+ *     load overwrites what other threads read), a missing __syncwarp
+ *     between two lanes, two blocks writing one word, ops.cu's block
+ *     reduction called twice with no barrier between; and their
+ *     corrections;
  *   - synccheck: a barrier some threads exited before, divergent barriers,
  *     a shuffle whose mask holds an exited lane, a mask without the
  *     caller, lanes with different masks;
@@ -22,7 +26,9 @@
  *     computed here: on the emulator, and on GPU 0 when one is lent
  *     (cuda_frag.cu, built by nvcc too);
  *   - the matmul wrapper on pointers 4 and 8 bytes aligned: the algorithm
- *     is chosen for the alignment the pointers have.
+ *     is chosen for the alignment the pointers have; more shapes than its
+ *     plan table holds, a plan the library refuses and a product it fails
+ *     (every cuBLASLt call site of matmul.cu runs).
  * Exits 77 in a build without the emulator.
  *
  * Must not: pass when a check reports nothing where it should (every
@@ -60,6 +66,12 @@ static const struct {
 } scenarios[] = {
     {"race_missing_barrier", 1, {"racecheck", "k_missing_barrier", "same barrier interval"}},
     {"race_with_barrier", 0, {NULL}},
+    {"race_raw", 1, {"racecheck", "thread (1,0,0) reads", "thread (0,0,0) wrote it in the same barrier interval"}},
+    {"race_raw_barrier", 0, {NULL}},
+    {"race_war", 1, {"racecheck", "thread (1,0,0) writes", "thread (0,0,0) read it in the same barrier interval"}},
+    {"race_war_barrier", 0, {NULL}},
+    {"race_tile_loop", 1, {"racecheck", "writes 4 bytes at shared memory", "read it in the same barrier interval"}},
+    {"race_tile_loop_barrier", 0, {NULL}},
     {"race_warp_unsynced", 1, {"racecheck", "thread (0,0,0)", "warp collective"}},
     {"race_warp_synced", 0, {NULL}},
     {"race_blocks_same_word", 1, {"racecheck", "block (0,0,0)", "same launch"}},
@@ -264,6 +276,70 @@ static void test_matmul_alignment(void)
     b->ops->free(b->ctx, dev);
     eng_backend_free(b);
 }
+
+/* The wrapper's other paths, so that every cuBLASLt call site of
+ * matmul.cu runs: more shapes than its plan table holds (a plan made past
+ * the table is used once and destroyed), a plan the library refuses (ld
+ * below the rows: the plan's failure path), and a product the library
+ * fails (a matrix that leaves its allocation: cublasLtMatmul's failure).
+ * A refusal must become the backend's sticky error, naming the call. */
+static void test_matmul_paths(void)
+{
+    tlm_err e = {0};
+    eng_backend *b;
+    if (eng_backend_cuda_emu_create(&b, 0, &e)) {
+        TAP_OK(0, "cuda-emu backend: %s", e.msg);
+        return;
+    }
+    enum { M = 2, K = 3, SHAPES = 140 };
+    float *dev = b->ops->alloc(b->ctx, 4096 * sizeof(float));
+    float host[1024];
+    for (int i = 0; i < 1024; i++)
+        host[i] = (float)(i % 9) - 4;
+    b->ops->to_device(b->ctx, dev, host, sizeof host);
+    double err = 0;
+    for (int n = 1; n <= SHAPES; n++) { /* past the table's 128 plans */
+        float C[M * SHAPES];
+        b->ops->matmul(b->ctx, 0, 0, M, n, K, 1.0f, dev, K, dev + 64, n, 0.0f, dev + 2048, n);
+        b->ops->to_host(b->ctx, C, dev + 2048, (size_t)M * n * sizeof(float));
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < n; j++) {
+                double sum = 0;
+                for (int k = 0; k < K; k++)
+                    sum += (double)host[i * K + k] * host[64 + k * n + j];
+                err = fmax(err, fabs(C[i * n + j] - sum));
+            }
+    }
+    tlm_err ce = {0};
+    int st = eng_backend_cuda_emu_status(b, &ce);
+    TAP_OK(!st && err == 0, "matmul in %d shapes (more than the plan table holds): error %.1e%s%s", SHAPES, err,
+           st ? ": " : "", ce.msg);
+    eng_backend_free(b);
+
+    static const struct {
+        const char *what;
+        int lda, past_end;
+        const char *words[2];
+    } bad[] = {
+        {"lda below the rows: the plan is refused", 2, 0, {"cuBLASLt plan", "ld 2 < 3"}},
+        {"A leaves its allocation: cublasLtMatmul fails", K, 1, {"cublasLtMatmul", "leaves its allocation"}},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        if (eng_backend_cuda_emu_create(&b, 0, &e)) {
+            TAP_OK(0, "cuda-emu backend: %s", e.msg);
+            return;
+        }
+        dev = b->ops->alloc(b->ctx, 4096 * sizeof(float));
+        /* past_end: A's last row lies past the allocation's end */
+        const float *A = bad[i].past_end ? dev + 4096 - K : dev;
+        b->ops->matmul(b->ctx, 0, 0, M, 4, K, 1.0f, A, bad[i].lda, dev + 64, 4, 0.0f, dev + 2048, 4);
+        memset(&ce, 0, sizeof ce);
+        st = eng_backend_cuda_emu_status(b, &ce);
+        TAP_OK(st != 0 && strstr(ce.msg, bad[i].words[0]) && strstr(ce.msg, bad[i].words[1]), "matmul, %s: %s",
+               bad[i].what, ce.msg);
+        eng_backend_free(b);
+    }
+}
 #endif
 
 int main(void)
@@ -279,6 +355,7 @@ int main(void)
     test_fragments("cuda (GPU 0)", tlm_test_frag_gpu);
 #endif
     test_matmul_alignment();
+    test_matmul_paths();
     return tap_done();
 #endif
 }
