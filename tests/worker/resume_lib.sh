@@ -78,9 +78,12 @@ signal_at() {
     ok $((rc == $4 ? 0 : 1)) "run $1 stopped by SIG$3 after step $2: exit status $4 (got $rc)"
 }
 # kill_resume NAME K: NAME killed with SIGKILL after step K, then run again
-# with --resume to the end (two checks)
+# with --resume to the end (two checks).  $killed_at: the last step it
+# reported before the signal landed (K or later: it runs on while the
+# signal is sent)
 kill_resume() {
     signal_at "$1" "$2" KILL 137
+    killed_at=$(grep -o '"ev":"step"[^}]*"step":[0-9]*' "$tmp/$1.ev" | sed 's/.*"step"://' | tail -n 1)
     run "$1" --resume
     ok $? "run $1 resumed to the end"
 }
