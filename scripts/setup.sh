@@ -46,6 +46,9 @@ pkgs="gcc make libc6-dev autoconf automake pkgconf ca-certificates git
 # it by rsvg-convert (librsvg2-bin); PLplot is still what configure checks for;
 # the dashboard's HTTP server (tlm-dash).
 pkgs="$pkgs libplplot-dev plplot-driver-cairo librsvg2-bin fonts-dejavu-core libmicrohttpd-dev"
+# Data-parallel training (engine/comm, docs/parallel.md): Open MPI's library
+# and mpirun; under Slurm, srun --mpi=pmix (slurmd's plugins, with PMIx).
+pkgs="$pkgs openmpi-bin libopenmpi-dev"
 # The demonstration corpus (scripts/make-demo-data.sh, docs/data.md): the King
 # James Bible and the Jargon File.
 corpus_pkgs="bible-kjv bible-kjv-text jargon-text"
