@@ -59,7 +59,9 @@ pkgs="$pkgs $corpus_pkgs"
 # real browser (tests/dashboard: Debian's Chromium, curl), a private Slurm
 # cluster for tlmd's slurm executor (tests/lib/slurm_cluster.sh; the daemons
 # are only started by the tests, as the calling user).
-test_pkgs="python3-torch python3-numpy clang libclang-rt-14-dev chromium curl slurmctld slurmd slurm-client"
+# (libpmix-dev: Slurm's pmix plugin opens libpmix.so, the unversioned name,
+# when srun --mpi=pmix starts the ranks of tests/tlmd/test_dp_slurm.sh)
+test_pkgs="python3-torch python3-numpy clang libclang-rt-14-dev chromium curl slurmctld slurmd slurm-client libpmix-dev"
 [ "$want_test" = 1 ] && pkgs="$pkgs $test_pkgs"
 # npm installs the dashboard's charting library (uPlot, which tlm-dash
 # serves) and, for the tests, playwright-core and the tokenizer conformance
