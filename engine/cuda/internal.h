@@ -196,6 +196,15 @@ void eng__cu_attention_bwd(void *ctx, float *dq, float *dk, float *dv, const flo
  * context's TLM_ECONFIG.  The backward writes dq with ldq, dk and dv with
  * ldkv, and uses eng__flash_workspace_floats floats of ws (D). */
 size_t eng__flash_workspace_floats(int B, int T, int H);
+/* What both attention candidates (flash.cu, sdpa_cudnn.cu) take: hd 64 or
+ * 128, H a multiple of Hkv, strides multiples of 8 elements; else the
+ * context's TLM_ECONFIG naming `what`, and 0.  Operands must also be
+ * 16-byte aligned (eng__cu_aligned16). */
+int eng__attn_shape_ok(eng__cu *c, const char *what, int hd, int H, int Hkv, int ldo, int ldq, int ldkv);
+static inline int eng__cu_aligned16(const void *p)
+{
+    return ((uintptr_t)p & 15) == 0;
+}
 void eng__flash_fwd(void *ctx, __nv_bfloat16 *out, int ldo, float *lse, const __nv_bfloat16 *q, int ldq,
                     const __nv_bfloat16 *k, const __nv_bfloat16 *v, int ldkv, int B, int T, int H, int Hkv, int hd,
                     float scale);

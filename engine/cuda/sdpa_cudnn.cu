@@ -569,18 +569,14 @@ static void sd_execute(eng__cu *c, const char *what, sd_plan *p, int n, const in
 #endif /* SD_HAVE */
 
 /* ------------------------------------------------------------ launchers */
-static int sd_aligned(const void *p)
-{
-    return ((uintptr_t)p & 15) == 0;
-}
-
-/* the launchers' common refusals (flash.cu's), then the plan */
+/* the launchers' common refusals (flash.cu's), and no empty batch: a plan
+ * needs B and T */
 static int sd_shape_ok(eng__cu *c, const char *what, int hd, int H, int Hkv, int ldo, int ldq, int ldkv, int B, int T)
 {
-    if ((hd != 64 && hd != 128) || Hkv <= 0 || H % Hkv || B <= 0 || T <= 0)
-        return !eng__cu_fail(c, TLM_ECONFIG, what, "head size not 64 or 128, or heads not a multiple of kv heads");
-    if (ldo % 8 || ldq % 8 || ldkv % 8)
-        return !eng__cu_fail(c, TLM_ECONFIG, what, "a row stride not a multiple of 8 elements");
+    if (!eng__attn_shape_ok(c, what, hd, H, Hkv, ldo, ldq, ldkv))
+        return 0;
+    if (B <= 0 || T <= 0)
+        return !eng__cu_fail(c, TLM_ECONFIG, what, "an empty batch (B or T not positive)");
     return 1;
 }
 
@@ -619,7 +615,7 @@ void eng__sdpa_cudnn_fwd(void *ctx, __nv_bfloat16 *out, int ldo, float *lse, con
     eng__cu *c = (eng__cu *)ctx;
     if (c->status || !sd_shape_ok(c, "sdpa_cudnn_fwd", hd, H, Hkv, ldo, ldq, ldkv, B, T))
         return;
-    if (!sd_aligned(out) || !sd_aligned(q) || !sd_aligned(k) || !sd_aligned(v)) {
+    if (!eng__cu_aligned16(out) || !eng__cu_aligned16(q) || !eng__cu_aligned16(k) || !eng__cu_aligned16(v)) {
         eng__cu_fail(c, TLM_ECONFIG, "sdpa_cudnn_fwd", "a bf16 operand not 16-byte aligned");
         return;
     }
@@ -646,8 +642,8 @@ void eng__sdpa_cudnn_bwd(void *ctx, __nv_bfloat16 *dq, __nv_bfloat16 *dk, __nv_b
     (void)ws; /* cuDNN's workspace is the context's (its size is the plan's) */
     if (c->status || !sd_shape_ok(c, "sdpa_cudnn_bwd", hd, H, Hkv, ldo, ldq, ldkv, B, T))
         return;
-    if (!sd_aligned(dq) || !sd_aligned(dk) || !sd_aligned(dv) || !sd_aligned(dout) || !sd_aligned(out) ||
-        !sd_aligned(q) || !sd_aligned(k) || !sd_aligned(v)) {
+    if (!eng__cu_aligned16(dq) || !eng__cu_aligned16(dk) || !eng__cu_aligned16(dv) || !eng__cu_aligned16(dout) || !eng__cu_aligned16(out) ||
+        !eng__cu_aligned16(q) || !eng__cu_aligned16(k) || !eng__cu_aligned16(v)) {
         eng__cu_fail(c, TLM_ECONFIG, "sdpa_cudnn_bwd", "a bf16 operand not 16-byte aligned");
         return;
     }
