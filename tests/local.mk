@@ -16,6 +16,10 @@ LDADD = $(ENGINE_LIBS)
 ALLOC_WRAP_FLAGS = -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc \
 	-Wl,--wrap=aligned_alloc -Wl,--wrap=posix_memalign
 
+# Every folder's C unit tests (C_TESTS += ... in its local.mk) are built
+# by make check and run by it: said once here, not in each folder.
+C_TESTS =
+
 include tests/lib/local.mk
 include tests/common/local.mk
 include tests/engine/config/local.mk
@@ -36,6 +40,8 @@ include tests/dashboard/local.mk
 include tests/dataprep/local.mk
 include tests/e2e/local.mk
 include tests/fuzz/local.mk
+check_PROGRAMS += $(C_TESTS)
+TESTS += $(C_TESTS)
 
 # the layering of README.md's "Where things are"
 TESTS += tests/test_layers.sh

@@ -6,9 +6,7 @@ tests_report_report_mkdb_LDADD = $(DB_LIBS)
 
 # The test programs (test_x.c, built with AM_CPPFLAGS, linked with $(ENGINE_LIBS)
 # unless a line below says otherwise: tests/local.mk):
-tests_report_C = tests/report/test_unit
-check_PROGRAMS += $(tests_report_C)
-TESTS += $(tests_report_C)
+C_TESTS += tests/report/test_unit
 tests_report_test_unit_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
 tests_report_test_unit_LDADD = $(RPT_LIBS)
 
