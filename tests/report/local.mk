@@ -1,6 +1,6 @@
 # tests/report/local.mk: tlm-report: every table, format and figure checked against the database.
 check_PROGRAMS += tests/report/report_mkdb
-tests_report_report_mkdb_SOURCES = tests/report/report_mkdb.c tests/report/mkdb_profiles.c tests/report/mkdb.h
+tests_report_report_mkdb_SOURCES = tests/report/report_mkdb.c tests/report/mkdb_profiles.c tests/report/mkdb.h tests/lib/main_evals.h
 tests_report_report_mkdb_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
 tests_report_report_mkdb_LDADD = $(DB_LIBS)
 

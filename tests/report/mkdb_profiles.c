@@ -29,6 +29,7 @@
 
 #include "common/sha256.h"
 #include "db/db.h"
+#include "tests/lib/main_evals.h"
 #include "tests/report/mkdb.h"
 
 #define TRY(x)                                                                                                         \
@@ -375,19 +376,8 @@ static const config ARCH4[] = {
     {"cosine", 1.75, 0.25, NULL, "cosine 1.75->0.25", 0.10},
 };
 
-static const char *const MAIN[][3] = {
-    {"wikitext", "wikitext", "word_perplexity"},
-    {"lambada", "lambada", "perplexity"},
-    {"lambada", "lambada", "acc"},
-    {"commonsense", "piqa", "acc"},
-    {"commonsense", "hellaswag", "acc_norm"},
-    {"commonsense", "winogrande", "acc"},
-    {"commonsense", "arc_easy", "acc"},
-    {"commonsense", "arc_challenge", "acc_norm"},
-    {"commonsense", "siqa", "acc"},
-    {"commonsense", "boolq", "acc"},
-};
-static const double ACC_BASE[] = {0.30, 0.62, 0.32, 0.51, 0.45, 0.26, 0.38, 0.55}; /* lambada acc .. boolq */
+/* lambada acc .. boolq */
+static const double ACC_BASE[MAIN_EVALS_N - MAIN_EVALS_PPL] = {0.30, 0.62, 0.32, 0.51, 0.45, 0.26, 0.38, 0.55};
 
 /* Four architectures of the 1m preset, nine configurations, three seeds,
  * 60 steps each; a seed's luck is shared by the configurations of that
@@ -414,13 +404,14 @@ static int mk_arch4(db *d, tlm_err *e)
                 TRY(put_done(d, key, &j, w, 60, ppl, e));
                 int64_t step = 60, tok = 983040;
                 double better = -k->effect / 10; /* a lower perplexity, a few points more accuracy */
-                for (int m = 0; m < 10; m++) {
+                for (int m = 0; m < MAIN_EVALS_N; m++) {
                     double v;
-                    if (m < 2)
+                    if (m < MAIN_EVALS_PPL)
                         v = ppl * (m ? 2.6 : 2.1) * (1 + 0.02 * gauss(str_seed(key), 10 + (uint64_t)m));
                     else
-                        v = ACC_BASE[m - 2] + 0.02 * a + better * 0.4 + 0.012 * gauss(str_seed(key), 20 + (uint64_t)m);
-                    TRY(put_eval(d, key, step, tok, MAIN[m][0], MAIN[m][1], MAIN[m][2], v, e));
+                        v = ACC_BASE[m - MAIN_EVALS_PPL] + 0.02 * a + better * 0.4 +
+                            0.012 * gauss(str_seed(key), 20 + (uint64_t)m);
+                    TRY(put_eval(d, key, step, tok, MAIN_EVALS[m][0], MAIN_EVALS[m][1], MAIN_EVALS[m][2], v, e));
                 }
                 for (int t = 0; t < 4; t++) {
                     double v =
