@@ -24,6 +24,7 @@
 #include "engine/cpu/backend.h"
 #include "engine/cpu/runtime.h"
 #include "engine/format/safetensors.h"
+#include "tests/lib/model_util.h"
 
 #define PD_B 2
 #define PD_T 16
@@ -131,6 +132,33 @@ static inline int pd_train_and_write(eng_model *m, int V, const int32_t *tok, co
     free(g);
     free(fin);
     free(logits);
+    return rc;
+}
+
+/* A dumper's "tlm_parity" JSON for the model m of config c, made from its
+ * spec (the variant's table row); it ends with PD_RECIPE_FMT. */
+typedef void (*pd_meta_fn)(eng_model *m, const eng_config *c, const void *spec, char *buf, size_t cap);
+
+/* One variant, the same for every dumper: the model of c with weights from
+ * seed, its batch (tm_batch from seed 5; per_step: one per step, seeds 5,
+ * 6, ...), DIR/<name>.model.safetensors with meta's JSON, then the steps
+ * and DIR/<name>.out.safetensors (with_final: the final weights too). */
+static inline int pd_dump(const char *dir, const char *name, const eng_config *c, uint64_t seed, int V, int per_step,
+                          int with_final, pd_meta_fn meta, const void *spec, tlm_err *e)
+{
+    eng_model *m;
+    int rc = eng_model_create(&m, c, pd_backend, PD_B, PD_T, e);
+    if (rc)
+        return rc;
+    eng_model_init_weights(m, seed);
+    const int bt = PD_B * PD_T;
+    static int32_t tok[PD_STEPS * PD_B * PD_T], tgt[PD_STEPS * PD_B * PD_T];
+    for (int st = 0; st < (per_step ? PD_STEPS : 1); st++)
+        tm_batch(5 + (uint64_t)st, PD_B, PD_T, V, tok + st * bt, tgt + st * bt);
+    char json[2048];
+    meta(m, c, spec, json, sizeof json);
+    rc = pd_write_model(m, dir, name, json, e) || pd_train_and_write(m, V, tok, tgt, per_step, with_final, dir, name, e);
+    eng_model_free(m);
     return rc;
 }
 

@@ -20,27 +20,24 @@ static const tm_spec specs[] = {
     {"gated_headwise_cosine_untied_gqa", "gated_attn", "headwise", "cosine", 32, 4, 4, 2, 64, 64, 0, 0.1},
 };
 
+static void meta(eng_model *m, const eng_config *c, const void *spec, char *buf, size_t cap)
+{
+    const tm_spec *s = spec;
+    char widths[512];
+    pd_widths(m, s->L, widths, sizeof widths);
+    snprintf(buf, cap,
+             "{\"arch\":\"%s\",\"gate\":\"%s\",\"d\":%d,\"layers\":%d,\"heads\":%d,\"kv_heads\":%d,\"vocab\":%d,"
+             "\"tied\":%d,\"norm_eps\":%.17g,\"rope_theta\":%.17g,\"widths\":[%s]," PD_RECIPE_FMT,
+             s->arch, s->gate, s->d, s->L, s->H, s->kv, s->V, s->tied, c->model.norm_eps, c->model.rope_theta, widths,
+             PD_RECIPE_ARGS);
+}
+
 static int dump(const char *dir, size_t i, tlm_err *e)
 {
     const tm_spec *s = &specs[i];
     eng_config c;
-    eng_model *m;
     int rc = tm_config(s, PD_T, &c, e);
-    if (rc || (rc = eng_model_create(&m, &c, pd_backend, PD_B, PD_T, e)))
-        return rc;
-    eng_model_init_weights(m, 2024);
-    int32_t tok[PD_B * PD_T], tgt[PD_B * PD_T];
-    tm_batch(5, PD_B, PD_T, s->V, tok, tgt);
-    char meta[1024], widths[512];
-    pd_widths(m, s->L, widths, sizeof widths);
-    snprintf(meta, sizeof meta,
-             "{\"arch\":\"%s\",\"gate\":\"%s\",\"d\":%d,\"layers\":%d,\"heads\":%d,\"kv_heads\":%d,\"vocab\":%d,"
-             "\"tied\":%d,\"norm_eps\":%.17g,\"rope_theta\":%.17g,\"widths\":[%s]," PD_RECIPE_FMT,
-             s->arch, s->gate, s->d, s->L, s->H, s->kv, s->V, s->tied, c.model.norm_eps, c.model.rope_theta, widths,
-             PD_RECIPE_ARGS);
-    rc = pd_write_model(m, dir, s->name, meta, e) || pd_train_and_write(m, s->V, tok, tgt, 0, 0, dir, s->name, e);
-    eng_model_free(m);
-    return rc;
+    return rc ? rc : pd_dump(dir, s->name, &c, 2024, s->V, 0, 0, meta, s, e);
 }
 
 static const char *name_of(size_t i) { return specs[i].name; }
