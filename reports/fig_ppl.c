@@ -195,9 +195,9 @@ static int paper_axes(rpt_figure *f, tlm_err *e)
 
 int rpt_fig_ppl_ratio(rpt_ctx *c, rpt_figure *f, tlm_err *e)
 {
-    int panels[MAX_OURS];
-    int np = rpt_figure_begin(f, "Validation perplexity against taper strength (paper Table 1)",
-                              "ppl_ratio: no linear, cosine or sigmoid jobs", c, has_ratio, MAX_OURS, panels);
+    int panels[MAX_OURS], np = rpt_figure_begin(f, "Validation perplexity against taper strength (paper Table 1)",
+                                          "ppl_ratio: no linear, cosine or sigmoid jobs", c,
+                                          has_ratio, MAX_OURS, panels);
     if (!np)
         return 0;
     const rpt_values *ppl;

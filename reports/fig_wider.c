@@ -38,9 +38,9 @@ static int find(const rpt_ctx *c, const rpt_pgroup *pg, const char *kind)
 
 int rpt_fig_wider(rpt_ctx *c, rpt_figure *f, tlm_err *e)
 {
-    int panels[MAX_OURS];
-    int np = rpt_figure_begin(f, "Wider early vs late: validation perplexity (paper Figure 2)",
-                              "wider: no blocks (wider-early/middle/late) jobs", c, has_blocks, MAX_OURS, panels);
+    int panels[MAX_OURS], np = rpt_figure_begin(f, "Wider early vs late: validation perplexity (paper Figure 2)",
+                                          "wider: no blocks (wider-early/middle/late) jobs", c,
+                                          has_blocks, MAX_OURS, panels);
     if (!np)
         return 0;
     const rpt_values *ppl;
