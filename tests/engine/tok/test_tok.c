@@ -60,6 +60,20 @@ static int roundtrip(eng_tok *t, const char *s, size_t n, int flags, uint8_t **o
     return rc;
 }
 
+/* 1 when every text of varied[] round-trips exactly through t */
+static int varied_roundtrip(eng_tok *t)
+{
+    int ok = 1;
+    for (size_t i = 0; i < sizeof varied / sizeof *varied; i++) {
+        uint8_t *out;
+        size_t n;
+        roundtrip(t, varied[i], strlen(varied[i]), 0, &out, &n);
+        ok &= same(out, n, varied[i], strlen(varied[i]));
+        free(out);
+    }
+    return ok;
+}
+
 static void test_bytes(void)
 {
     eng_tok *t;
@@ -76,15 +90,7 @@ static void test_bytes(void)
     for (int i = 0; ident && i < 256; i++)
         ident = v.ids[i] == all[i];
     TAP_OK(ident, "bytes: id = byte value, every byte");
-    uint8_t *out;
-    size_t n;
-    int ok = 1;
-    for (size_t i = 0; i < sizeof varied / sizeof *varied; i++) {
-        roundtrip(t, varied[i], strlen(varied[i]), 0, &out, &n);
-        ok &= same(out, n, varied[i], strlen(varied[i]));
-        free(out);
-    }
-    TAP_OK(ok, "bytes: decode(encode(text)) == text on varied text");
+    TAP_OK(varied_roundtrip(t), "bytes: decode(encode(text)) == text on varied text");
     eng_tokvec_clear(&v);
     eng_tok *t2;
     eng_tok_open(&t2, "bytes", NULL, &e);
@@ -311,15 +317,7 @@ static void test_utf8(eng_tok *t)
         free(out);
     }
     TAP_OK(lossless, "ENG_TOK_RAW_BYTES: decode(encode(bytes)) == bytes for 200 random byte strings");
-    int valid_ok = 1;
-    for (size_t i = 0; i < sizeof varied / sizeof *varied; i++) {
-        uint8_t *out;
-        size_t n;
-        roundtrip(t, varied[i], strlen(varied[i]), 0, &out, &n);
-        valid_ok &= same(out, n, varied[i], strlen(varied[i]));
-        free(out);
-    }
-    TAP_OK(valid_ok, "valid UTF-8 round-trips exactly (%zu varied texts)", sizeof varied / sizeof *varied);
+    TAP_OK(varied_roundtrip(t), "valid UTF-8 round-trips exactly (%zu varied texts)", sizeof varied / sizeof *varied);
 }
 
 static char *corpus(size_t *len)
@@ -390,13 +388,8 @@ static void test_trainer(void)
     roundtrip(t, text, n, 0, &out, &m);
     TAP_OK(m == n && !memcmp(out, text, n), "bpe360: decode(encode(text)) == text");
     free(out);
-    int ok = 1;
-    for (size_t i = 0; i < sizeof varied / sizeof *varied; i++) {
-        roundtrip(t, varied[i], strlen(varied[i]), 0, &out, &m);
-        ok &= same(out, m, varied[i], strlen(varied[i]));
-        free(out);
-    }
-    TAP_OK(ok, "bpe360 round-trips text it was not trained on (unseen bytes fall back to byte tokens)");
+    TAP_OK(varied_roundtrip(t),
+           "bpe360 round-trips text it was not trained on (unseen bytes fall back to byte tokens)");
     v.n = 0;
     eng_tok_encode(t, "a<|endoftext|>b", 15, ENG_TOK_ALLOW_SPECIAL, &v, &e);
     int has = 0;
