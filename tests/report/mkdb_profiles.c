@@ -199,6 +199,15 @@ static int begin_sweep(db *d, const char *name, const char *file, const char *ha
     return 0;
 }
 
+/* A 1m Transformer of the uniform-vs-cosine comparisons (rerun, lrgrid):
+ * uniform, or (cosine) cosine 1.5 -> 0.5, on bytes for 491520 tokens. */
+static jspec pair_job(int cosine, int seed, const char *data, double lr)
+{
+    jspec j = {"transformer", "1m", cosine ? "cosine" : "uniform", 1.5, 0.5, NULL,
+               cosine ? "cosine 1.5->0.5" : "uniform", seed, data, "bytes", 491520, lr, 16384};
+    return j;
+}
+
 /* ------------------------------------------------------------ rerun */
 /* The issue's case: `tlmd` on a sweep whose data path was wrong (every job
  * failed in a second with a data error), the file corrected, `tlmd` again.
@@ -215,19 +224,7 @@ static int mk_rerun(db *d, tlm_err *e)
         int ord = 0;
         for (int c = 0; c < 2; c++)
             for (int s = 0; s < 2; s++) {
-                jspec j = {"transformer",
-                           "1m",
-                           c ? "cosine" : "uniform",
-                           1.5,
-                           0.5,
-                           NULL,
-                           c ? "cosine 1.5->0.5" : "uniform",
-                           s,
-                           pass ? "data/demo" : "data/dmeo",
-                           "bytes",
-                           491520,
-                           2e-3,
-                           16384};
+                jspec j = pair_job(c, s, pass ? "data/demo" : "data/dmeo", 2e-3);
                 char key[65];
                 int w[6], n;
                 TRY(put_job(d, "rr", &j, ord++, key, w, e));
@@ -257,19 +254,7 @@ static int mk_lrgrid(db *d, tlm_err *e)
     for (int l = 0; l < 2; l++)
         for (int c = 0; c < 2; c++)
             for (int s = 0; s < 2; s++) {
-                jspec j = {"transformer",
-                           "1m",
-                           c ? "cosine" : "uniform",
-                           1.5,
-                           0.5,
-                           NULL,
-                           c ? "cosine 1.5->0.5" : "uniform",
-                           s,
-                           "data/demo",
-                           "bytes",
-                           491520,
-                           l ? 3e-3 : 1e-3,
-                           16384};
+                jspec j = pair_job(c, s, "data/demo", l ? 3e-3 : 1e-3);
                 char key[65];
                 int w[6];
                 TRY(put_job(d, "lr", &j, ord++, key, w, e));
