@@ -248,22 +248,23 @@ int main(void)
     /* ---- readers: file and line in every message */
     memset(&cfg, 0, sizeof cfg);
     snprintf(cfg.lambada, sizeof cfg.lambada, "%s", at("lambada.jsonl"));
-    write_file(at("lambada.jsonl"), "{\"text\": \"a b c\"}\n\n{\"text\": \"a b\" \n");
-    char want[600];
-    snprintf(want, sizeof want, "%s:3: not valid JSON", at("lambada.jsonl"));
-    expect_error("lambada: broken JSON", "lambada", tok, &cfg, want);
-    write_file(at("lambada.jsonl"), "{\"text\": \"a b c\"}\n{\"txt\": \"a b\"}\n");
-    snprintf(want, sizeof want, "%s:2: missing field \"text\"", at("lambada.jsonl"));
-    expect_error("lambada: missing field", "lambada", tok, &cfg, want);
-    write_file(at("lambada.jsonl"), "{\"text\": 5}\n");
-    snprintf(want, sizeof want, "%s:1: field \"text\" must be a string", at("lambada.jsonl"));
-    expect_error("lambada: wrong type", "lambada", tok, &cfg, want);
-    write_file(at("lambada.jsonl"), "[1, 2]\n");
-    snprintf(want, sizeof want, "%s:1: expected a JSON object", at("lambada.jsonl"));
-    expect_error("lambada: not an object", "lambada", tok, &cfg, want);
-    write_file(at("lambada.jsonl"), "\n\n");
-    snprintf(want, sizeof want, "%s: no items", at("lambada.jsonl"));
-    expect_error("lambada: empty file", "lambada", tok, &cfg, want);
+    /* a broken lambada.jsonl, and the message (after its path) that says where and why */
+    static const struct {
+        const char *what, *text, *want;
+    } broken[] = {
+        {"broken JSON", "{\"text\": \"a b c\"}\n\n{\"text\": \"a b\" \n", ":3: not valid JSON"},
+        {"missing field", "{\"text\": \"a b c\"}\n{\"txt\": \"a b\"}\n", ":2: missing field \"text\""},
+        {"wrong type", "{\"text\": 5}\n", ":1: field \"text\" must be a string"},
+        {"not an object", "[1, 2]\n", ":1: expected a JSON object"},
+        {"empty file", "\n\n", ": no items"},
+    };
+    char want[600], title[64];
+    for (size_t i = 0; i < sizeof broken / sizeof broken[0]; i++) {
+        write_file(at("lambada.jsonl"), broken[i].text);
+        snprintf(want, sizeof want, "%s%s", at("lambada.jsonl"), broken[i].want);
+        snprintf(title, sizeof title, "lambada: %s", broken[i].what);
+        expect_error(title, "lambada", tok, &cfg, want);
+    }
     snprintf(cfg.lambada, sizeof cfg.lambada, "%s", at("nope.jsonl"));
     snprintf(want, sizeof want, "%s: cannot open", at("nope.jsonl"));
     expect_error("lambada: missing file", "lambada", tok, &cfg, want);
