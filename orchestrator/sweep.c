@@ -468,44 +468,16 @@ int orc_sweep_parse(const char *name, const char *buf, size_t len, orc_sweep **o
     return 0;
 }
 
+static int parse_text(const char *name, const char *text, size_t len, void *out, tlm_err *e)
+{
+    return orc_sweep_parse(name, text, len, out, e);
+}
+
 int orc_sweep_load(const char *path, orc_sweep **out, tlm_err *e)
 {
     *out = NULL;
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return tlm_errf(e, TLM_ECONFIG, "%s: is a directory (expected a sweep file, YAML)", path);
-    FILE *f;
-    int rc = tlm_fopen_input(path, TLM_ECONFIG, &f, e); /* a FIFO would block for ever: refused, never opened */
-    if (rc)
-        return rc;
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (len == cap) {
-            if (cap >= (16u << 20)) {
-                rc = tlm_errf(e, TLM_ECONFIG, "%s: larger than 16 MiB", path);
-                break;
-            }
-            char *g = realloc(buf, cap * 2);
-            if (!g)
-                break;
-            buf = g;
-            cap *= 2;
-        }
-        size_t n = fread(buf + len, 1, cap - len, f);
-        len += n;
-        if (n == 0)
-            break;
-    }
-    if (!buf)
-        rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
-    else if (!rc && ferror(f))
-        rc = tlm_errf(e, TLM_EIO, "%s: read error: %s", path, strerror(errno));
-    fclose(f);
-    if (!rc)
-        rc = orc_sweep_parse(path, buf, len, out, e);
-    free(buf);
-    return rc;
+    /* a FIFO would block for ever: refused, never opened */
+    return tlm_parse_input(path, 16u << 20, TLM_ECONFIG, "a sweep file, YAML", parse_text, out, e);
 }
 
 /* ------------------------------------------------------------ expansion */
