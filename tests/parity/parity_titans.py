@@ -35,7 +35,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from parity_torch import compare_model, load_variant, rmsnorm, rope, run_dumps  # noqa: E402
+from parity_torch import compare_model, head_loss, load_variant, mlp_block, rmsnorm, rope, run_dumps  # noqa: E402
 
 CONV = 4
 QK_EPS = 1e-6
@@ -140,15 +140,8 @@ def forward(P, cfg, tok, tgt):
         else:
             o = ya
         x = x + o @ P[pre + "self_attn.o_proj.weight"].T
-
-        h = rmsnorm(x, P[pre + "post_attention_layernorm.weight"], eps)
-        m = F.silu(h @ P[pre + "mlp.gate_proj.weight"].T) * (h @ P[pre + "mlp.up_proj.weight"].T)
-        x = x + m @ P[pre + "mlp.down_proj.weight"].T
-    x = rmsnorm(x, P["model.norm.weight"], eps)
-    head = P["model.embed_tokens.weight"] if cfg["tied"] else P["lm_head.weight"]
-    logits = x @ head.T
-    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt.long().reshape(-1), ignore_index=-1)
-    return loss, logits
+        x = mlp_block(P, pre, x, eps)
+    return head_loss(P, cfg, x, tgt)
 
 
 def titans_only(name):
