@@ -66,6 +66,19 @@ def rope(x, theta):
     return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
 
 
+def qkv(P, pre, x, cfg):
+    """Layer pre's attention inputs from x (B, T, d): q, k, v (B, heads, T,
+    hd), q and k rotated, k and v repeated to every query head (GQA)."""
+    B, T, d = x.shape
+    H, Hkv = cfg["heads"], cfg["kv_heads"]
+    hd = d // H
+    q = (x @ P[pre + "self_attn.q_proj.weight"].T).view(B, T, H, hd).transpose(1, 2)
+    k = (x @ P[pre + "self_attn.k_proj.weight"].T).view(B, T, Hkv, hd).transpose(1, 2)
+    v = (x @ P[pre + "self_attn.v_proj.weight"].T).view(B, T, Hkv, hd).transpose(1, 2)
+    q, k = rope(q, cfg["rope_theta"]), rope(k, cfg["rope_theta"])
+    return q, k.repeat_interleave(H // Hkv, dim=1), v.repeat_interleave(H // Hkv, dim=1)
+
+
 def mlp_block(P, pre, x, eps):
     """Layer pre's MLP half: pre-norm SwiGLU with its residual."""
     h = rmsnorm(x, P[pre + "post_attention_layernorm.weight"], eps)
@@ -85,19 +98,14 @@ def head_loss(P, cfg, x, tgt):
 
 def forward(P, cfg, tok, tgt):
     B, T = tok.shape
-    d, H, Hkv = cfg["d"], cfg["heads"], cfg["kv_heads"]
+    d, H = cfg["d"], cfg["heads"]
     hd, eps = d // H, cfg["norm_eps"]
     x = P["model.embed_tokens.weight"][tok.long()]
     mask = torch.triu(torch.ones(T, T, dtype=torch.bool), 1)
     for l in range(cfg["layers"]):
         pre = "model.layers.%d." % l
         h = rmsnorm(x, P[pre + "input_layernorm.weight"], eps)
-        q = (h @ P[pre + "self_attn.q_proj.weight"].T).view(B, T, H, hd).transpose(1, 2)
-        k = (h @ P[pre + "self_attn.k_proj.weight"].T).view(B, T, Hkv, hd).transpose(1, 2)
-        v = (h @ P[pre + "self_attn.v_proj.weight"].T).view(B, T, Hkv, hd).transpose(1, 2)
-        q, k = rope(q, cfg["rope_theta"]), rope(k, cfg["rope_theta"])
-        k = k.repeat_interleave(H // Hkv, dim=1)
-        v = v.repeat_interleave(H // Hkv, dim=1)
+        q, k, v = qkv(P, pre, h, cfg)
         s = (q @ k.transpose(-1, -2)) / math.sqrt(hd)
         y = torch.softmax(s.masked_fill(mask, float("-inf")), dim=-1) @ v
         y = y.transpose(1, 2).reshape(B, T, d)
