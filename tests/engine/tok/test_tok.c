@@ -177,6 +177,22 @@ static size_t naive_bpe(eng_tok *t, const uint8_t *p, size_t n, uint32_t *out)
     return m;
 }
 
+
+/* path written (mode "w") or appended to ("a") with text, then opened as
+ * a rank file: its status, the message in e */
+static int open_ranks(const char *path, const char *mode, const char *text, tlm_err *e)
+{
+    FILE *f = fopen(path, mode);
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+    eng_tok *t = NULL;
+    int rc = eng_tok_open_file(&t, path, NULL, e);
+    eng_tok_free(t);
+    return rc;
+}
+
 static void test_bpe_merge(void)
 {
     static const char *const merges[] = {"ab", "abc", "ba", "bab", "cc", "aa", "abab", "ca", "cab", "bb", "aaa"};
@@ -228,29 +244,17 @@ static void test_bpe_merge(void)
     eng_tokvec_clear(&w);
     eng_tokvec_clear(&v);
     /* errors in rank files name the line */
-    FILE *f = fopen(path, "w");
-    fprintf(f, "YQ== 0\nnot-base64! 1\n");
-    fclose(f);
-    eng_tok *bad;
-    rc = eng_tok_open_file(&bad, path, NULL, &e);
+    rc = open_ranks(path, "w", "YQ== 0\nnot-base64! 1\n", &e);
     TAP_OK(rc == TLM_EDATA && strstr(e.msg, "toy.tiktoken:2:"), "bad base64 is an error at file:line (%s)", e.msg);
-    f = fopen(path, "w");
-    fprintf(f, "YQ== 0\nYg== 2\n");
-    fclose(f);
-    rc = eng_tok_open_file(&bad, path, NULL, &e);
+    rc = open_ranks(path, "w", "YQ== 0\nYg== 2\n", &e);
     TAP_OK(rc == TLM_EDATA && strstr(e.msg, "missing rank 1"), "a gap in the ranks is an error (%s)", e.msg);
     write_ranks(path, merges, 0);
-    f = fopen(path, "a");
-    fprintf(f, "YWI= 256\nYWI= 257\n");
-    fclose(f);
-    rc = eng_tok_open_file(&bad, path, NULL, &e);
+    rc = open_ranks(path, "a", "YWI= 256\nYWI= 257\n", &e);
     TAP_OK(rc == TLM_EDATA && strstr(e.msg, "repeats"), "a repeated token is an error (%s)", e.msg);
-    f = fopen(path, "w");
-    fprintf(f, "YQ== 0\n");
-    fclose(f);
-    rc = eng_tok_open_file(&bad, path, NULL, &e);
+    rc = open_ranks(path, "w", "YQ== 0\n", &e);
     TAP_OK(rc == TLM_EDATA && strstr(e.msg, "byte 0x00 is not a token"), "a rank file must cover all 256 bytes (%s)",
            e.msg);
+    eng_tok *bad;
     rc = eng_tok_open(&bad, "bpe4096", dir, &e);
     TAP_OK(rc == TLM_EDATA && strstr(e.msg, "bpe4096.tiktoken"), "a missing named tokenizer says where it looked (%s)",
            e.msg);
