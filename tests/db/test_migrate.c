@@ -69,23 +69,25 @@ static void describe(sqlite3 *h, char *out, size_t cap)
 }
 
 /* dir/old<version>.db (its path in out): db/history/v<version>.sql, then
- * the SQL `fill`.  SQLITE_OK, else SQLite's code with *err its message
- * (sqlite3_free'd by the caller). */
+ * the SQL `fill`; a TAP check named `what` says whether SQLite took both.
+ * 1 when it did. */
 static int old_db(const char *src, const char *dir, int version, const char *fill, char *out, size_t cap,
-                  char **err)
+                  const char *what)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/db/history/v%d.sql", src, version);
     snprintf(out, cap, "%s/old%d.db", dir, version);
-    char *schema = slurp(path);
+    char *schema = slurp(path), *err = NULL;
     sqlite3 *h;
     sqlite3_open(out, &h);
-    int rc = schema ? sqlite3_exec(h, schema, NULL, NULL, err) : SQLITE_ERROR;
+    int rc = schema ? sqlite3_exec(h, schema, NULL, NULL, &err) : SQLITE_ERROR;
     if (rc == SQLITE_OK)
-        rc = sqlite3_exec(h, fill, NULL, NULL, err);
+        rc = sqlite3_exec(h, fill, NULL, NULL, &err);
     sqlite3_close(h);
     free(schema);
-    return rc;
+    TAP_OK(rc == SQLITE_OK, "%s (%s)", what, err ? err : "ok");
+    sqlite3_free(err);
+    return rc == SQLITE_OK;
 }
 
 /* PRAGMA user_version of the file at path, read by SQLite alone; -1 when it cannot. */
@@ -194,18 +196,15 @@ int main(void)
 
     /* version 2 -> 3: the results view reads LAMBADA by the evaluator's names */
     char old2[512];
-    rc = old_db(src, dir, 2,
-                          "PRAGMA user_version = 2;"
-                          "INSERT INTO sweeps VALUES ('s', '', 's.yaml', 'h', 'src', 0, 0);"
-                          "INSERT INTO jobs(key, sweep, config, arch, scale, schedule, seed, label, tokens_total, params,"
-                          " flops_per_token, status, created_at, updated_at)"
-                          " VALUES ('k', 's', '{}', 'transformer', '1m', 'uniform', 0, 'uniform', 100, 1, 1, 'done', 0, 0);"
-                          "INSERT INTO evals VALUES ('k', 2, 20, 'lambada', 'lambada', 'perplexity', 40.5, NULL, 10, NULL, NULL);"
-                          "INSERT INTO evals VALUES ('k', 2, 20, 'lambada', 'lambada', 'acc', 0.25, NULL, 10, NULL, NULL);",
-                old2, sizeof old2, &err);
-    TAP_OK(rc == SQLITE_OK, "version-2 database with LAMBADA results (%s)", err ? err : "ok");
-    sqlite3_free(err);
-    err = NULL;
+    old_db(src, dir, 2,
+           "PRAGMA user_version = 2;"
+           "INSERT INTO sweeps VALUES ('s', '', 's.yaml', 'h', 'src', 0, 0);"
+           "INSERT INTO jobs(key, sweep, config, arch, scale, schedule, seed, label, tokens_total, params,"
+           " flops_per_token, status, created_at, updated_at)"
+           " VALUES ('k', 's', '{}', 'transformer', '1m', 'uniform', 0, 'uniform', 100, 1, 1, 'done', 0, 0);"
+           "INSERT INTO evals VALUES ('k', 2, 20, 'lambada', 'lambada', 'perplexity', 40.5, NULL, 10, NULL, NULL);"
+           "INSERT INTO evals VALUES ('k', 2, 20, 'lambada', 'lambada', 'acc', 0.25, NULL, 10, NULL, NULL);",
+           old2, sizeof old2, "version-2 database with LAMBADA results");
     d = NULL;
     TAP_OK(db_open(old2, DB_READWRITE, &d, &e) == 0 && db_opened_version(d) == 2, "version 2 opens and migrates (%s)",
            e.msg);
@@ -218,10 +217,7 @@ int main(void)
 
     /* version 3 -> 4: the database gets its identity */
     char old3[512];
-    rc = old_db(src, dir, 3, "PRAGMA user_version = 3;", old3, sizeof old3, &err);
-    TAP_OK(rc == SQLITE_OK, "a version-3 database (%s)", err ? err : "ok");
-    sqlite3_free(err);
-    err = NULL;
+    old_db(src, dir, 3, "PRAGMA user_version = 3;", old3, sizeof old3, "a version-3 database");
     d = NULL;
     char id[DB_ID_LEN + 1] = "";
     TAP_OK(db_open(old3, DB_READWRITE, &d, &e) == 0 && db_opened_version(d) == 3 && db_database_id(d, id, &e) == 0 &&
@@ -232,17 +228,14 @@ int main(void)
     /* version 4 -> 5: attempts say their executor; the old ones were local,
      * and an open one still closes at recovery (it is not a Slurm job) */
     char old4[512];
-    rc = old_db(src, dir, 4,
-                          "INSERT INTO sweeps VALUES ('s', '', 'f', 'h', 'src', 1, 1);"
-                          "INSERT INTO jobs(key, sweep, config, arch, scale, schedule, seed, label, tokens_total, "
-                          "params, flops_per_token, status, created_at, updated_at) VALUES ('k4', 's', '{}', "
-                          "'transformer', 'tiny', 'uniform', 0, 'u', 1, 1, 1, 'running', 1, 1);"
-                          "INSERT INTO attempts(job, n, host, device, started_at) VALUES ('k4', 1, 'h', 'cpu:0', 1);"
-                          "PRAGMA user_version = 4;",
-                old4, sizeof old4, &err);
-    TAP_OK(rc == SQLITE_OK, "a version-4 database with an open attempt (%s)", err ? err : "ok");
-    sqlite3_free(err);
-    err = NULL;
+    old_db(src, dir, 4,
+           "INSERT INTO sweeps VALUES ('s', '', 'f', 'h', 'src', 1, 1);"
+           "INSERT INTO jobs(key, sweep, config, arch, scale, schedule, seed, label, tokens_total, "
+           "params, flops_per_token, status, created_at, updated_at) VALUES ('k4', 's', '{}', "
+           "'transformer', 'tiny', 'uniform', 0, 'u', 1, 1, 1, 'running', 1, 1);"
+           "INSERT INTO attempts(job, n, host, device, started_at) VALUES ('k4', 1, 'h', 'cpu:0', 1);"
+           "PRAGMA user_version = 4;",
+           old4, sizeof old4, "a version-4 database with an open attempt");
     d = NULL;
     int64_t recovered = -1;
     TAP_OK(db_open(old4, DB_READWRITE, &d, &e) == 0 && db_opened_version(d) == 4 &&
@@ -255,16 +248,13 @@ int main(void)
 
     /* version 5 -> 6: jobs say whether a --rerun reset them (none did) */
     char old5[512];
-    rc = old_db(src, dir, 5,
-                "INSERT INTO sweeps VALUES ('s', '', 'f', 'h', 'src', 1, 1);"
-                "INSERT INTO jobs(key, sweep, config, arch, scale, schedule, seed, label, tokens_total, "
-                "params, flops_per_token, status, created_at, updated_at) VALUES ('k5', 's', '{}', "
-                "'transformer', 'tiny', 'uniform', 0, 'u', 1, 1, 1, 'done', 1, 1);"
-                "PRAGMA user_version = 5;",
-                old5, sizeof old5, &err);
-    TAP_OK(rc == SQLITE_OK, "a version-5 database (%s)", err ? err : "ok");
-    sqlite3_free(err);
-    err = NULL;
+    old_db(src, dir, 5,
+           "INSERT INTO sweeps VALUES ('s', '', 'f', 'h', 'src', 1, 1);"
+           "INSERT INTO jobs(key, sweep, config, arch, scale, schedule, seed, label, tokens_total, "
+           "params, flops_per_token, status, created_at, updated_at) VALUES ('k5', 's', '{}', "
+           "'transformer', 'tiny', 'uniform', 0, 'u', 1, 1, 1, 'done', 1, 1);"
+           "PRAGMA user_version = 5;",
+           old5, sizeof old5, "a version-5 database");
     /* the read-only tools name the command that upgrades it */
     d = NULL;
     char want[1200];
