@@ -161,17 +161,13 @@ static const tlm_opt OPTS[] = {
 
 int main(int argc, char **argv)
 {
-    eng_runtime_init(argc, argv);
     cli_opts o;
-    int rc = bench_parse("bench_engine", OPTS, argc, argv, &o);
+    int rc = bench_start("bench_engine", OPTS, argc, argv, &o, &BE);
     if (rc >= 0)
         return rc;
-    int threads = o.b.threads, torch = o.torch;
-    const int steps = o.b.steps, repeat = o.b.repeat;
+    const int threads = eng_backend_cpu_threads(BE), steps = o.b.steps, repeat = o.b.repeat;
     const char *which = o.b.config;
-    if (!(BE = bench_backend("bench_engine", threads)))
-        return 1;
-    threads = eng_backend_cpu_threads(BE);
+    int torch = o.torch;
     if (!strcmp(TLM_TORCH_PYTHON, ""))
         torch = 0;
     /* the machine's sgemm rate: the better of the BLAS's own threading and

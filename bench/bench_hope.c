@@ -107,15 +107,12 @@ static const tlm_opt OPTS[] = {
 
 int main(int argc, char **argv)
 {
-    eng_runtime_init(argc, argv);
     hope_opts o;
-    int rc = bench_parse("bench_hope", OPTS, argc, argv, &o);
+    int rc = bench_start("bench_hope", OPTS, argc, argv, &o, &BE);
     if (rc >= 0)
         return rc;
-    const int threads = o.b.threads, steps = o.b.steps, repeat = o.b.repeat, levels = o.levels;
+    const int steps = o.b.steps, repeat = o.b.repeat, levels = o.levels;
     const char *which = o.b.config;
-    if (!(BE = bench_backend("bench_hope", threads)))
-        return 1;
     printf("bench_hope: %d threads, %s, %d timed steps, best of %d\n", eng_backend_cpu_threads(BE), eng_runtime_blas(),
            steps, repeat);
     printf("%-6s %-12s %12s %12s %12s %10s\n", "config", "arch", "params", "tokens/s", "opt ms/step", "vs transf.");

@@ -52,25 +52,6 @@ typedef struct bench_opts {
          .help = "runs of each model, alternating; each keeps its best"}
 #define BENCH_OPT_HELP {"help", NULL, TLM_OPT_HELP, .letter = 'h', .help = "this text"}
 
-/* Reads argv into opts (a struct that starts with a bench_opts) by the
- * table `rows`: -1 to go on, else the exit status (0 after --help, 2 after
- * the message saying what is wrong). */
-static inline int bench_parse(const char *prog, const tlm_opt *rows, int argc, char **argv, void *opts)
-{
-    tlm_cli cli = {.cmd = prog, .opts = rows, .col = 18};
-    tlm_err e = {0};
-    int rc = tlm_cli_parse(&cli, argc, argv, opts, &e);
-    if (rc == TLM_CLI_HELP) {
-        tlm_cli_synopsis(stdout, &cli, "usage: ");
-        tlm_cli_options(stdout, &cli);
-        return 0;
-    }
-    if (rc) {
-        fprintf(stderr, "%s: %s\n", prog, e.msg);
-        return 2;
-    }
-    return -1;
-}
 
 /* A uniform model of shape b (untied head, tokenizer bpeV): `arch`, and
  * `extra` appended inside model: {...} (", hope: {levels: 3}" or ""). */
@@ -97,6 +78,29 @@ static inline eng_backend *bench_backend(const char *prog, int threads)
         return NULL;
     }
     return be;
+}
+
+/* A model benchmark's start: the runtime, argv read into opts (a struct
+ * that starts with a bench_opts) by the table `rows`, then the CPU backend
+ * on --threads in *be.  -1 to go on, else the exit status (0 after --help,
+ * 2 after the message saying what is wrong, 1 without a backend). */
+static inline int bench_start(const char *prog, const tlm_opt *rows, int argc, char **argv, void *opts,
+                              eng_backend **be)
+{
+    eng_runtime_init(argc, argv);
+    tlm_cli cli = {.cmd = prog, .opts = rows, .col = 18};
+    tlm_err e = {0};
+    int rc = tlm_cli_parse(&cli, argc, argv, opts, &e);
+    if (rc == TLM_CLI_HELP) {
+        tlm_cli_synopsis(stdout, &cli, "usage: ");
+        tlm_cli_options(stdout, &cli);
+        return 0;
+    }
+    if (rc) {
+        fprintf(stderr, "%s: %s\n", prog, e.msg);
+        return 2;
+    }
+    return (*be = bench_backend(prog, ((const bench_opts *)opts)->threads)) ? -1 : 1;
 }
 
 /* Random tokens and targets (N) in [0, V), from the LCG state *s */

@@ -121,16 +121,13 @@ static const tlm_opt OPTS[] = {
 
 int main(int argc, char **argv)
 {
-    eng_runtime_init(argc, argv);
     cli_opts opt = {.to = {.variant = "mag"}};
-    int rc = bench_parse("bench_titans", OPTS, argc, argv, &opt);
+    int rc = bench_start("bench_titans", OPTS, argc, argv, &opt, &BE);
     if (rc >= 0)
         return rc;
-    const int threads = opt.b.threads, steps = opt.b.steps, repeat = opt.b.repeat;
+    const int steps = opt.b.steps, repeat = opt.b.repeat;
     const char *which = opt.b.config, *variant = opt.variant;
     titans_opts to = opt.to;
-    if (!(BE = bench_backend("bench_titans", threads)))
-        return 1;
     printf("bench_titans: %d threads, %s, %d timed steps, best of %d; titans window %d, chunk %d, depth %d\n",
            eng_backend_cpu_threads(BE), eng_runtime_blas(), steps, repeat, to.window, to.chunk, to.depth);
     printf("%-6s %-16s %10s %8s %12s %10s\n", "config", "model", "tokens/s", "ratio", "FLOPs/token", "GFLOP/s");
