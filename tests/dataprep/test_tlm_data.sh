@@ -10,10 +10,8 @@
 # such; an empty validation split is warned about when written; a slip of
 # a tokenizer name gets a did-you-mean; an option missing its value is
 # named.
-set -u
-src=${TLM_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
-build=${TLM_BUILDDIR:-$src}
-TLM_BUILDDIR=$build
+# (make check sets TLM_SRCDIR and TLM_BUILDDIR; tap.sh sets -u)
+src=$TLM_SRCDIR build=$TLM_BUILDDIR
 . "$src/tests/lib/tap.sh"
 T="$build/dataprep/tlm-data"
 tap_setup tlmdata

@@ -7,10 +7,8 @@
 # errors a user meets (no database, unknown table or sweep, an older
 # schema, not a database, bad options) exit non-zero with a clear message.
 # Needs no daemon and no GPU.
-set -u
-src=${TLM_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
-build=${TLM_BUILDDIR:-$src}
-TLM_BUILDDIR=$build
+# (make check sets TLM_SRCDIR and TLM_BUILDDIR; tap.sh sets -u)
+src=$TLM_SRCDIR build=$TLM_BUILDDIR
 . "$src/tests/lib/tap.sh"
 R="$build/reports/tlm-report"
 tap_setup report
