@@ -40,18 +40,12 @@ static void meta(eng_model *m, const eng_config *c, const void *spec, char *buf,
              chunks, PD_RECIPE_ARGS);
 }
 
+static int config(const void *row, eng_config *c, tlm_err *e) { return hs_config(row, PD_T, c, e); }
+
 /* a batch per step, and the final weights: the levels update at their own steps */
-static int dump(const char *dir, size_t i, tlm_err *e)
-{
-    const hope_spec *s = &specs[i];
-    eng_config c;
-    int rc = hs_config(s, PD_T, &c, e);
-    return rc ? rc : pd_dump(dir, s->name, &c, 2025, s->V, 1, 1, meta, s, e);
-}
-
-static const char *name_of(size_t i) { return specs[i].name; }
-
 int main(int argc, char **argv)
 {
-    return pd_main(argc, argv, "parity_hope_dump", sizeof specs / sizeof specs[0], name_of, dump);
+    static const pd_dumper d = {"parity_hope_dump", specs, sizeof specs / sizeof specs[0], sizeof specs[0],
+                                config, meta, 2025, 1, 1};
+    return pd_main(argc, argv, &d);
 }

@@ -40,17 +40,11 @@ static void meta(eng_model *m, const eng_config *c, const void *spec, char *buf,
              mc->rope_theta, widths, PD_RECIPE_ARGS);
 }
 
-static int dump(const char *dir, size_t i, tlm_err *e)
-{
-    const titans_spec *s = &specs[i];
-    eng_config c;
-    int rc = ts_config(s, PD_T, &c, e);
-    return rc ? rc : pd_dump(dir, s->name, &c, 2024, s->V, 0, 0, meta, s, e);
-}
-
-static const char *name_of(size_t i) { return specs[i].name; }
+static int config(const void *row, eng_config *c, tlm_err *e) { return ts_config(row, PD_T, c, e); }
 
 int main(int argc, char **argv)
 {
-    return pd_main(argc, argv, "parity_titans_dump", sizeof specs / sizeof specs[0], name_of, dump);
+    static const pd_dumper d = {"parity_titans_dump", specs, sizeof specs / sizeof specs[0], sizeof specs[0],
+                                config, meta, 2024, 0, 0};
+    return pd_main(argc, argv, &d);
 }
