@@ -14,9 +14,11 @@
 # Prints TAP lines ("ok N - ..."), no plan; exits 1 when a check failed.
 import os
 import re
-import struct
 import sys
 import xml.etree.ElementTree as ET
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from png_util import png_size  # noqa: E402
 
 DIR, NAMES = sys.argv[1], sys.argv[2:]
 n = failed = 0
@@ -80,14 +82,6 @@ def text_box(e):
 
 def overlap(a, b, slack=0.5):
     return a[0] < b[2] - slack and b[0] < a[2] - slack and a[1] < b[3] - slack and b[1] < a[3] - slack
-
-
-def png_dims(path):
-    with open(path, "rb") as f:
-        head = f.read(24)
-    if head[:8] != b"\x89PNG\r\n\x1a\n" or head[12:16] != b"IHDR":
-        return None
-    return struct.unpack(">II", head[16:24])
 
 
 def check(name):
@@ -155,7 +149,7 @@ def check(name):
     ok(len(raw) < 200_000, f"{name}.svg: {len(raw)} bytes (PLplot's were 200-330 KB)")
     png = os.path.join(DIR, name + ".png")
     if os.path.exists(png):
-        dims = png_dims(png)
+        dims = png_size(png)
         ok(dims == (int(2 * W), int(2 * H)), f"{name}.png: {dims}, the SVG at twice its size")
     pdf = os.path.join(DIR, name + ".pdf")
     if os.path.exists(pdf):

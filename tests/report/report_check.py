@@ -23,9 +23,11 @@ import re
 import shutil
 import sqlite3
 import statistics
-import struct
 import sys
 import xml.etree.ElementTree as ET
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from png_util import png_size  # noqa: E402
 
 DB, OUT = sys.argv[1], sys.argv[2]
 n_checks = 0
@@ -704,14 +706,6 @@ ok(not any(r["source"] == "ours-paper" for p in doc["panels"] for r in p["rows"]
 ok(len([r for r in rows if r["source"] == "ours"]) == 6, "--paper: the paper's five ratios listed with uniform")
 
 # ---------------------------------------------------------------- figures
-def png_size(path):
-    with open(path, "rb") as f:
-        head = f.read(33)
-    if head[:8] != b"\x89PNG\r\n\x1a\n" or head[12:16] != b"IHDR":
-        return None
-    return struct.unpack(">II", head[16:24])
-
-
 figs = os.path.join(OUT, "figures")
 CONVERTER = shutil.which("rsvg-convert") is not None  # PNG and PDF need it (figure_check.py checks the layout)
 for name in ("loss", "dff", "rho", "wider", "ppl_ratio", "delta"):
