@@ -5,7 +5,7 @@
 # tests are shell scripts; parity tests are python with torch
 # (tests/parity/).  Every test exits 0 (pass), 1 (fail) or 77 (skip).
 EXTRA_DIST += tests/lib/tap.h tests/lib/alloc_count.h tests/lib/model_util.h tests/lib/db_util.h tests/lib/hope_util.h \
-	tests/lib/titans_util.h tests/lib/main_evals.h tests/lib/bounded.sh tests/lib/torch-python.sh tests/data
+	tests/lib/titans_util.h tests/lib/main_evals.h tests/lib/report_checks.py tests/lib/bounded.sh tests/lib/torch-python.sh tests/data
 
 # What a test program gets unless its own _LDADD says otherwise: each
 # folder's local.mk lists its test_x.c programs and names only what

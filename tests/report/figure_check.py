@@ -17,20 +17,11 @@ import re
 import sys
 import xml.etree.ElementTree as ET
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from png_util import png_size  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from report_checks import Tally, png_size  # noqa: E402
 
 DIR, NAMES = sys.argv[1], sys.argv[2:]
-n = failed = 0
-
-
-def ok(cond, what):
-    global n, failed
-    n += 1
-    if not cond:
-        failed += 1
-    print(f"{'ok' if cond else 'not ok'} {n} - {what}")
-    return cond
+ok = Tally()
 
 
 def local(tag):
@@ -160,4 +151,4 @@ def check(name):
 
 for name in NAMES:
     check(name)
-sys.exit(1 if failed else 0)
+sys.exit(1 if ok.failed else 0)

@@ -13,6 +13,6 @@ tests_report_test_unit_LDADD = $(RPT_LIBS)
 TESTS += tests/report/test_report.sh
 dist_check_SCRIPTS += tests/report/test_report.sh
 
-EXTRA_DIST += tests/report/report_check.py tests/report/figure_check.py tests/report/png_util.py
+EXTRA_DIST += tests/report/report_check.py tests/report/figure_check.py
 
 EXTRA_DIST += tests/report/test_report.lsan

@@ -26,31 +26,11 @@ import statistics
 import sys
 import xml.etree.ElementTree as ET
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from png_util import png_size  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from report_checks import Tally, close, png_size  # noqa: E402
 
 DB, OUT = sys.argv[1], sys.argv[2]
-n_checks = 0
-n_failed = 0
-
-
-def ok(cond, what):
-    global n_checks, n_failed
-    n_checks += 1
-    if cond:
-        print(f"ok {n_checks} - {what}")
-    else:
-        n_failed += 1
-        print(f"not ok {n_checks} - {what}")
-    return cond
-
-
-def close(a, b, rel=1e-9):
-    if a is None or b is None:
-        return a is None and b is None
-    if math.isinf(a) or math.isinf(b):
-        return a == b
-    return abs(a - b) <= rel * max(1.0, abs(a), abs(b))
+ok = Tally()
 
 
 def num(s):
@@ -759,7 +739,7 @@ for t in ("wider_early_vs_late", "schedule_ratio", "main", "alignment", "niah"):
     ok(m is not None and (int(m.group(1)), int(m.group(2)), int(m.group(3))) == (len(doc["panels"]), filled, total),
        f"--list: {t} {len(doc['panels'])} panels, {filled} of {total} cells")
 
-print(f"1..{n_checks}")
-if n_failed:
-    print(f"# {n_failed} of {n_checks} checks failed")
-sys.exit(1 if n_failed else 0)
+print(f"1..{ok.n}")
+if ok.failed:
+    print(f"# {ok.failed} of {ok.n} checks failed")
+sys.exit(1 if ok.failed else 0)
