@@ -152,6 +152,18 @@ static int check_suite(const char *suite, const eng_eval_cfg *ev, tlm_err *e)
     return rc;
 }
 
+/* check_suite(suite) fails with TLM_EDATA, its message naming file (in the
+ * test folder) followed by `after` (":2: ..."): the TAP check `what` */
+static void expect_check_error(const char *suite, const eng_eval_cfg *v, const char *file, const char *after,
+                               const char *what)
+{
+    tlm_err e = {0};
+    char want[600];
+    snprintf(want, sizeof want, "%s%s", at(file), after);
+    int rc = check_suite(suite, v, &e);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, want), "%s (%s)", what, e.msg);
+}
+
 static void check_cases(void)
 {
     eng_eval_cfg v;
@@ -177,9 +189,8 @@ static void check_cases(void)
     snprintf(v.commonsense_tasks[0], ENG_NAME_MAX, "boolq");
     write_file(at("cs/boolq.jsonl"), "{\"passage\": \"p\", \"question\": \"q\", \"answer\": true}\n"
                                      "{\"passage\": \"p\", \"question\": \"q\", \"answer\": 3}\n");
-    rc = check_suite("commonsense", &v, &e);
-    snprintf(want, sizeof want, "%s:2: field \"answer\" must be true or false", at("cs/boolq.jsonl"));
-    TAP_OK(rc == TLM_EDATA && strstr(e.msg, want), "check: a bad commonsense item is found (%s)", e.msg);
+    expect_check_error("commonsense", &v, "cs/boolq.jsonl", ":2: field \"answer\" must be true or false",
+                       "check: a bad commonsense item is found");
 
     memset(&v, 0, sizeof v);
     snprintf(v.wikitext, sizeof v.wikitext, "%s", at("w.raw"));
@@ -194,9 +205,8 @@ static void check_cases(void)
     memset(&v, 0, sizeof v);
     snprintf(v.alignment_ids, sizeof v.alignment_ids, "%s", at("al.ids"));
     write_file(at("al.ids"), "1 2 3\n4 300 5\n");
-    rc = check_suite("alignment", &v, &e);
-    snprintf(want, sizeof want, "%s:2: expected token ids below 256", at("al.ids"));
-    TAP_OK(rc == TLM_EDATA && strstr(e.msg, want), "check: an alignment id outside model.vocab (%s)", e.msg);
+    expect_check_error("alignment", &v, "al.ids", ":2: expected token ids below 256",
+                       "check: an alignment id outside model.vocab");
 
     memset(&v, 0, sizeof v);
     snprintf(v.niah_haystack, sizeof v.niah_haystack, "%s", at("hay2.txt"));
