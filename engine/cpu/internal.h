@@ -125,6 +125,9 @@ void eng__blas_set_threads(int n);
 int eng__blas_threads(void);
 void eng__cpu_matmul(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
                      const float *B, int ldb, float beta, float *C, int ldc);
+/* the op table's matmul (ops.h: operand types, fp32 only here) */
+void eng__cpu_matmul_op(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const void *A, int lda,
+                        const void *B, int ldb, float beta, void *C, int ldc, eng_mm dt);
 
 /* memory.c */
 void *eng__cpu_alloc(void *ctx, size_t bytes);

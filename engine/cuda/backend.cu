@@ -124,6 +124,11 @@ static void cu_copy(void *ctx, float *dst, const float *src, size_t n)
 /* ------------------------------------------------------------ the table */
 static void cu_backend_free(eng_backend *b);
 
+static eng_dtype cu_act_dtype(void *ctx)
+{
+    return ((const eng__cu *)ctx)->act;
+}
+
 static const eng_ops cuda_ops = {
 #ifdef ENG_CUDA_EMU
     /* .name */ "cuda-emu",
@@ -173,6 +178,7 @@ static const eng_ops cuda_ops = {
     /* .classifier_bwd */ eng__cu_classifier_bwd,
     /* .embedding_bwd_sorted */ eng__cu_embedding_bwd_sorted,
     /* .sumsq_into */ eng__cu_sumsq_into,
+    /* .act_dtype */ cu_act_dtype,
 };
 
 typedef struct cu_backend {

@@ -61,6 +61,27 @@ extern "C" {
 
 ENG__CU_BEGIN
 
+/* A kernel's element load and store in its storage type T (float, or
+ * __nv_bfloat16 for bf16 activations): the arithmetic is fp32 either way,
+ * a bf16 store rounds to nearest even (deterministic, as cuda_bf16.h). */
+__device__ __forceinline__ float eng__cu_ld(float x)
+{
+    return x;
+}
+__device__ __forceinline__ float eng__cu_ld(__nv_bfloat16 x)
+{
+    return __bfloat162float(x);
+}
+template <typename T> __device__ __forceinline__ T eng__cu_st(float x);
+template <> __device__ __forceinline__ float eng__cu_st<float>(float x)
+{
+    return x;
+}
+template <> __device__ __forceinline__ __nv_bfloat16 eng__cu_st<__nv_bfloat16>(float x)
+{
+    return __float2bfloat16_rn(x);
+}
+
 /* cuBLASLt, loaded at run time (dlopen at backend creation, not linked):
  * the library is 540 MB, and every tlm-worker start, GPU or not, would
  * map and relocate it.  The functions the backend calls, by name (the
@@ -84,6 +105,7 @@ typedef struct eng__cu_plan {
     int ta, tb, M, N, K, lda, ldb, ldc, beta_zero;
     int align; /* the operands' smallest pointer alignment, bytes (4 .. 256) */
     int fast;  /* made for bf16 tensor-core products (eng_backend_cuda_set_fast_matmul) */
+    eng_dtype dab, dc; /* A's and B's storage type, C's */
     cublasLtMatmulDesc_t op;
     cublasLtMatrixLayout_t la, lb, lc;
     cublasLtMatmulAlgo_t algo;
@@ -230,8 +252,8 @@ void eng__cu_titans_mem_bwd(void *ctx, float *dq, float *dk, float *dv, int ldd,
                             int hm, int depth, int chunk, float max_lr, float *ws);
 
 /* matmul.cu */
-void eng__cu_matmul(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
-                    const float *B, int ldb, float beta, float *C, int ldc);
+void eng__cu_matmul(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const void *A, int lda,
+                    const void *B, int ldb, float beta, void *C, int ldc, eng_mm dt);
 void eng__cu_plans_clear(eng__cu *c);
 
 ENG__CU_END

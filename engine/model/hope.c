@@ -168,16 +168,16 @@ static int hope_plan(eng_model *m, tlm_err *e)
     for (int l = 0; l < m->L; l++)
         for (int i = 1; i < k; i++) {
             eng_swiglu *b = &h->lv[l][i].b;
-            eng__plan_want(&p, &b->x, N * d);
-            eng__plan_want(&p, &b->ln, N * d);
-            eng__plan_want(&p, &b->rstd, N);
+            eng__plan_act(m, &p, &b->x, N * d);
+            eng__plan_act(m, &p, &b->ln, N * d);
+            eng__plan_f32(&p, &b->rstd, N);
         }
     size_t total = 0;
     if (p.n) {
         h->act_slab = eng__plan_alloc(m, &p, &total);
         if (!h->act_slab)
             return tlm_errf(e, TLM_ENOMEM, "model: cannot allocate %.1f MiB of Hope level activations",
-                            (double)total * 4 / 1048576);
+                            (double)total / 1048576);
     }
     for (int l = 0; l < m->L; l++) {
         eng_layer_acts *a = &m->la[l];

@@ -76,7 +76,9 @@ struct eng_model {
 
     /* activations every row uses (one slab; a row plans its own beside it) */
     void *act_slab;
-    size_t act_floats;
+    size_t act_bytes;
+    eng_dtype act_dtype;       /* the backend's (ops->act_dtype), fixed at create */
+    eng_dtype wlp_dtype;       /* the weights the products read (params): fp32 until the low-precision copy exists */
     int32_t *tokens, *targets; /* (N) */
     float *rope_cs;            /* (max_T, 2, hd/2) */
     float *resid;              /* (L+1, N, d): resid[l] enters layer l, resid[L] leaves the stack */
@@ -133,6 +135,18 @@ static inline int eng__step_clip(const eng_model *m, size_t *off, size_t *n, siz
     *off = lo;
     *n = hi - lo;
     return 1;
+}
+
+/* The products' operand types (ops->matmul): activations by weights into
+ * activations (forward, input gradients), and activations by activations
+ * added into the fp32 weight gradients. */
+static inline eng_mm eng__mm_x(const eng_model *m)
+{
+    return eng_mm_of(m->act_dtype, m->wlp_dtype, m->act_dtype);
+}
+static inline eng_mm eng__mm_w(const eng_model *m)
+{
+    return eng_mm_of(m->act_dtype, m->act_dtype, ENG_F32);
 }
 
 /* resid[l] of the current call's N positions */
@@ -225,18 +239,28 @@ int eng__model_adamw_table(const eng_model *m, eng_adamw_seg *seg, int (*keep)(c
 void eng__mixer_no_init(eng_model *m, uint64_t seed);
 
 /* The activation planner (model.c), one for the model and every row:
- * requests of `floats` each (counted in floats, each start 64-byte
- * aligned), then one backend slab for all of them, each *ptr pointed
- * into it in request order. */
+ * requests of `bytes` each (each start 64-byte aligned: cuBLASLt and the
+ * vector loads want 16), then one backend slab for all of them, each *ptr
+ * pointed into it in request order.  Activations are planned in the
+ * backend's activation dtype (eng__plan_act), per-row statistics, states
+ * and workspaces in fp32 (eng__plan_f32). */
 typedef struct eng_plan {
     struct eng_plan_req *req;
     int n, cap;
     int oom; /* a request could not be recorded (host memory) */
 } eng_plan;
-void eng__plan_want(eng_plan *p, void *ptr, size_t floats);
+void eng__plan_want(eng_plan *p, void *ptr, size_t bytes);
+static inline void eng__plan_f32(eng_plan *p, void *ptr, size_t n)
+{
+    eng__plan_want(p, ptr, n * sizeof(float));
+}
+static inline void eng__plan_act(const eng_model *m, eng_plan *p, void *ptr, size_t n)
+{
+    eng__plan_want(p, ptr, n * eng_dtype_size(m->act_dtype));
+}
 /* The slab (ops->alloc; free it with ops->free), or NULL when the backend
- * or the host is out of memory; *floats: its size.  Clears p. */
-void *eng__plan_alloc(eng_model *m, eng_plan *p, size_t *floats);
+ * or the host is out of memory; *bytes: its size.  Clears p. */
+void *eng__plan_alloc(eng_model *m, eng_plan *p, size_t *bytes);
 
 /* attn.c: the attention mixer's tensors: q_proj, k_proj, v_proj, o_proj;
  * the first three and the last alone, for a row that puts its own tensors

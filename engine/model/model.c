@@ -62,10 +62,10 @@ static void layout(eng_model *m, int cap)
 
 struct eng_plan_req {
     void **ptr;
-    size_t floats;
+    size_t bytes;
 };
 
-void eng__plan_want(eng_plan *p, void *ptr, size_t floats)
+void eng__plan_want(eng_plan *p, void *ptr, size_t bytes)
 {
     if (p->n == p->cap) {
         int cap = p->cap ? 2 * p->cap : 64;
@@ -78,21 +78,21 @@ void eng__plan_want(eng_plan *p, void *ptr, size_t floats)
         p->cap = cap;
     }
     p->req[p->n].ptr = (void **)ptr;
-    p->req[p->n].floats = (floats + 15) & ~(size_t)15; /* 64-byte aligned starts */
+    p->req[p->n].bytes = (bytes + 63) & ~(size_t)63; /* 64-byte aligned starts (cuBLASLt wants 16) */
     p->n++;
 }
 
-void *eng__plan_alloc(eng_model *m, eng_plan *p, size_t *floats)
+void *eng__plan_alloc(eng_model *m, eng_plan *p, size_t *bytes)
 {
     size_t total = 0;
     for (int i = 0; i < p->n; i++)
-        total += p->req[i].floats;
-    *floats = total;
-    float *slab = p->oom ? NULL : m->ops->alloc(m->ctx, total * sizeof(float));
-    float *at = slab;
+        total += p->req[i].bytes;
+    *bytes = total;
+    char *slab = p->oom ? NULL : m->ops->alloc(m->ctx, total);
+    char *at = slab;
     for (int i = 0; slab && i < p->n; i++) {
         *p->req[i].ptr = at;
-        at += p->req[i].floats;
+        at += p->req[i].bytes;
     }
     free(p->req);
     memset(p, 0, sizeof *p);
@@ -106,43 +106,43 @@ static int plan_activations(eng_model *m, tlm_err *e)
 {
     eng_plan p = {0};
     const size_t N = (size_t)m->max_B * m->max_T, d = (size_t)m->d;
-    eng__plan_want(&p, &m->tokens, N);
-    eng__plan_want(&p, &m->targets, N);
-    eng__plan_want(&p, &m->rope_cs, (size_t)m->max_T * m->hd);
-    eng__plan_want(&p, &m->resid, (size_t)(m->L + 1) * N * d);
+    eng__plan_want(&p, &m->tokens, N * sizeof(int32_t));
+    eng__plan_want(&p, &m->targets, N * sizeof(int32_t));
+    eng__plan_f32(&p, &m->rope_cs, (size_t)m->max_T * m->hd);
+    eng__plan_act(m, &p, &m->resid, (size_t)(m->L + 1) * N * d);
     for (int l = 0; l < m->L; l++) {
         eng_layer_acts *a = &m->la[l];
         const size_t F = (size_t)m->widths[l];
-        eng__plan_want(&p, &a->ln1, N * d);
-        eng__plan_want(&p, &a->rstd1, N);
-        eng__plan_want(&p, &a->qkvg, N * (size_t)m->S);
-        eng__plan_want(&p, &a->lse, (size_t)m->max_B * m->H * m->max_T);
-        eng__plan_want(&p, &a->atty, N * d);
-        eng__plan_want(&p, &a->resid_mid, N * d);
-        eng__plan_want(&p, &a->ln2, N * d);
-        eng__plan_want(&p, &a->rstd2, N);
-        eng__plan_want(&p, &a->gu, N * 2 * F);
-        eng__plan_want(&p, &a->h, N * F);
+        eng__plan_act(m, &p, &a->ln1, N * d);
+        eng__plan_f32(&p, &a->rstd1, N);
+        eng__plan_act(m, &p, &a->qkvg, N * (size_t)m->S);
+        eng__plan_f32(&p, &a->lse, (size_t)m->max_B * m->H * m->max_T);
+        eng__plan_act(m, &p, &a->atty, N * d);
+        eng__plan_act(m, &p, &a->resid_mid, N * d);
+        eng__plan_act(m, &p, &a->ln2, N * d);
+        eng__plan_f32(&p, &a->rstd2, N);
+        eng__plan_act(m, &p, &a->gu, N * 2 * F);
+        eng__plan_act(m, &p, &a->h, N * F);
     }
-    eng__plan_want(&p, &m->lnf, N * d);
-    eng__plan_want(&p, &m->rstdf, N);
-    eng__plan_want(&p, &m->cls_ws, m->ops->classifier_workspace(m->ctx, (int)N, m->V, m->d));
-    eng__plan_want(&p, &m->losses, N);
-    eng__plan_want(&p, &m->stats, ENG__STATS * sizeof(double) / sizeof(float));
-    eng__plan_want(&p, &m->tensor_sq, (size_t)m->n_tensors * sizeof(double) / sizeof(float));
-    eng__plan_want(&p, &m->emb_sort, 3 * N + 1);
-    eng__plan_want(&p, &m->dresid, N * d);
-    eng__plan_want(&p, &m->dqkvg, N * (size_t)m->S);
-    eng__plan_want(&p, &m->datty, N * d);
-    eng__plan_want(&p, &m->dgated, N * d);
-    eng__plan_want(&p, &m->dln, N * d);
-    eng__plan_want(&p, &m->dgu, N * 2 * (size_t)m->max_F);
-    eng__plan_want(&p, &m->dh, N * (size_t)m->max_F);
-    eng__plan_want(&p, &m->att_ws, m->ops->attention_workspace(m->ctx, m->max_B, m->max_T, m->H, m->hd));
-    m->act_slab = eng__plan_alloc(m, &p, &m->act_floats);
+    eng__plan_act(m, &p, &m->lnf, N * d);
+    eng__plan_f32(&p, &m->rstdf, N);
+    eng__plan_f32(&p, &m->cls_ws, m->ops->classifier_workspace(m->ctx, (int)N, m->V, m->d));
+    eng__plan_f32(&p, &m->losses, N);
+    eng__plan_want(&p, &m->stats, ENG__STATS * sizeof(double));
+    eng__plan_want(&p, &m->tensor_sq, (size_t)m->n_tensors * sizeof(double));
+    eng__plan_want(&p, &m->emb_sort, (3 * N + 1) * sizeof(int32_t));
+    eng__plan_act(m, &p, &m->dresid, N * d);
+    eng__plan_act(m, &p, &m->dqkvg, N * (size_t)m->S);
+    eng__plan_act(m, &p, &m->datty, N * d);
+    eng__plan_act(m, &p, &m->dgated, N * d);
+    eng__plan_act(m, &p, &m->dln, N * d);
+    eng__plan_act(m, &p, &m->dgu, N * 2 * (size_t)m->max_F);
+    eng__plan_act(m, &p, &m->dh, N * (size_t)m->max_F);
+    eng__plan_f32(&p, &m->att_ws, m->ops->attention_workspace(m->ctx, m->max_B, m->max_T, m->H, m->hd));
+    m->act_slab = eng__plan_alloc(m, &p, &m->act_bytes);
     if (!m->act_slab)
         return tlm_errf(e, TLM_ENOMEM, "model: cannot allocate %.1f MiB of activations (batch %d x %d)",
-                        (double)m->act_floats * 4 / 1048576, m->max_B, m->max_T);
+                        (double)m->act_bytes / 1048576, m->max_B, m->max_T);
     return 0;
 }
 
@@ -232,6 +232,8 @@ int eng_model_create(eng_model **out, const eng_config *cfg, const eng_backend *
         return tlm_errf(e, TLM_ENOMEM, "model: out of memory");
     m->ops = ops;
     m->ctx = backend->ctx;
+    m->act_dtype = ops->act_dtype(backend->ctx);
+    m->wlp_dtype = ENG_F32;
     m->mixer = mx;
     m->cfg = *cfg;
     m->d = mc->d_model;

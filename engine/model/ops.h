@@ -70,6 +70,26 @@ static inline size_t eng_dtype_size(eng_dtype t)
  * casts it to its element type, the model only plans and passes it. */
 typedef struct eng_act eng_act;
 
+/* A matmul's operand types (ops->matmul): A, B, C. */
+typedef struct eng_mm {
+    eng_dtype a, b, c;
+} eng_mm;
+
+static inline eng_mm eng_mm_of(eng_dtype a, eng_dtype b, eng_dtype c)
+{
+    eng_mm t;
+    t.a = a;
+    t.b = b;
+    t.c = c;
+    return t;
+}
+
+/* all fp32: the CPU's, and products on fp32 workspaces */
+static inline eng_mm eng_mm_f32(void)
+{
+    return eng_mm_of(ENG_F32, ENG_F32, ENG_F32);
+}
+
 typedef struct eng_backend eng_backend;
 
 /* One segment of an AdamW launch: n floats at `off` of the slabs the op
@@ -100,9 +120,15 @@ typedef struct eng_ops {
 
     /* ---- linear algebra
      * C (M, N) = alpha * op(A) op(B) + beta * C, op(A) (M, K), op(B) (K, N);
-     * ta/tb: 1 = transposed (A stored (K, M) / B stored (N, K)). */
-    void (*matmul)(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
-                   int ldb, float beta, float *C, int ldc);
+     * ta/tb: 1 = transposed (A stored (K, M) / B stored (N, K)).  Each
+     * operand's storage type is in dt (eng_mm): a forward or input-gradient
+     * product reads activations and the weights' low-precision copy and
+     * writes an activation; a weight-gradient product reads two activations
+     * and adds into fp32 gradients.  Products accumulate in fp32 whatever
+     * the storage.  A and B share a type (cuBLASLt's rule); the CPU takes
+     * fp32 only. */
+    void (*matmul)(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const void *A, int lda, const void *B,
+                   int ldb, float beta, void *C, int ldc, eng_mm dt);
 
     /* ---- embedding: out (N, C) = wte[tok[n]]; backward dwte (V, C) += rows of dout (N, C). */
     void (*embedding_fwd)(void *ctx, float *out, const float *wte, const int32_t *tok, int N, int C);
@@ -252,6 +278,10 @@ typedef struct eng_ops {
     /* sumsq into *out (one double, backend memory) without waiting: the
      * gradient norm travels with the step's other scalars in one copy */
     void (*sumsq_into)(void *ctx, double *out, const float *x, size_t n);
+    /* The storage type of this backend's activations (eng_act), fixed
+     * before a model is planned on it: the model sizes its activation
+     * buffers by it (eng_dtype_size).  The CPU's is ENG_F32 always. */
+    eng_dtype (*act_dtype)(void *ctx);
 } eng_ops;
 
 /* A backend: its op table and the context every op receives.  Made by a

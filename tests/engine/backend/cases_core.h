@@ -53,7 +53,8 @@ static void tb_case_matmul(tcase *t, const int *a, double unused)
         for (int j = 0; j < N; j++)
             Cb[oc + i * ldc + j] = C0[i * N + j];
     /* C = 2 op(A) op(B) + 1 C0: accumulate and alpha */
-    OP(t, matmul, ta, tb, M, N, K, 2.0f, D(t, Ab + oa), lda, D(t, Bb + ob), ldb, 1.0f, D(t, Cb + oc), ldc);
+    OP(t, matmul, ta, tb, M, N, K, 2.0f, D(t, Ab + oa), lda, D(t, Bb + ob), ldb, 1.0f, D(t, Cb + oc), ldc,
+       eng_mm_f32());
     for (int i = 0; i < M; i++)
         for (int j = 0; j < N; j++)
             C[i * N + j] = Cb[oc + i * ldc + j];
@@ -84,7 +85,7 @@ static void tb_case_matmul_k0(tcase *t, const int *a, double unused)
     fill(C0, M * ldc, 1);
     for (int i = 0; i < M * ldc; i++)
         C[i] = C0[i];
-    OP(t, matmul, 0, 0, M, N, 0, 2.0f, D(t, A), 1, D(t, B), N, beta, D(t, C), ldc);
+    OP(t, matmul, 0, 0, M, N, 0, 2.0f, D(t, A), 1, D(t, B), N, beta, D(t, C), ldc, eng_mm_f32());
     t_out(t, C, M * ldc, T_FWD, "C");
     if (!REF(t))
         return;

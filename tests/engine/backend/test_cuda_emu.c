@@ -252,7 +252,7 @@ static void test_matmul_alignment(void)
         host[i] = (float)(i % 7) - 3, host[64 + i] = (float)(i % 5) - 2;
     b->ops->to_device(b->ctx, dev, host, sizeof host);
     /* A at float 1 (4-byte aligned), B at 66 (8), C at 129 (4) */
-    b->ops->matmul(b->ctx, 0, 0, M, N, K, 1.0f, dev + 1, K, dev + 66, N, 0.0f, dev + 129, N);
+    b->ops->matmul(b->ctx, 0, 0, M, N, K, 1.0f, dev + 1, K, dev + 66, N, 0.0f, dev + 129, N, eng_mm_f32());
     float C[M * N];
     b->ops->to_host(b->ctx, C, dev + 129, sizeof C);
     double err = 0;
@@ -300,7 +300,7 @@ static void test_matmul_paths(void)
     double err = 0;
     for (int n = 1; n <= SHAPES; n++) { /* past the table's 128 plans */
         float C[M * SHAPES];
-        b->ops->matmul(b->ctx, 0, 0, M, n, K, 1.0f, dev, K, dev + 64, n, 0.0f, dev + 2048, n);
+        b->ops->matmul(b->ctx, 0, 0, M, n, K, 1.0f, dev, K, dev + 64, n, 0.0f, dev + 2048, n, eng_mm_f32());
         b->ops->to_host(b->ctx, C, dev + 2048, (size_t)M * n * sizeof(float));
         for (int i = 0; i < M; i++)
             for (int j = 0; j < n; j++) {
@@ -332,7 +332,7 @@ static void test_matmul_paths(void)
         dev = b->ops->alloc(b->ctx, 4096 * sizeof(float));
         /* past_end: A's last row lies past the allocation's end */
         const float *A = bad[i].past_end ? dev + 4096 - K : dev;
-        b->ops->matmul(b->ctx, 0, 0, M, 4, K, 1.0f, A, bad[i].lda, dev + 64, 4, 0.0f, dev + 2048, 4);
+        b->ops->matmul(b->ctx, 0, 0, M, 4, K, 1.0f, A, bad[i].lda, dev + 64, 4, 0.0f, dev + 2048, 4, eng_mm_f32());
         memset(&ce, 0, sizeof ce);
         st = eng_backend_cuda_emu_status(b, &ce);
         TAP_OK(st != 0 && strstr(ce.msg, bad[i].words[0]) && strstr(ce.msg, bad[i].words[1]), "matmul, %s: %s",
