@@ -149,6 +149,19 @@ static inline eng_mm eng__mm_w(const eng_model *m)
     return eng_mm_of(m->act_dtype, m->act_dtype, ENG_F32);
 }
 
+/* The model still addresses its activation buffers as float (every
+ * backend that plans them today stores fp32: ops->act_dtype); an op takes
+ * them as eng_act through these two, the one place to change when the
+ * buffers become eng_act themselves (bf16 offsets in eng_dtype_size). */
+static inline eng_act *eng__act(float *p)
+{
+    return (eng_act *)p;
+}
+static inline const eng_act *eng__cact(const float *p)
+{
+    return (const eng_act *)p;
+}
+
 /* resid[l] of the current call's N positions */
 static inline float *eng__resid(const eng_model *m, int l, int N)
 {

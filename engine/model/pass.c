@@ -25,12 +25,12 @@ static void eng__model_forward_stack(eng_model *m, int B, int T)
     const eng_ops *o = m->ops;
     void *ctx = m->ctx;
     const int N = B * T, d = m->d;
-    o->embedding_fwd(ctx, m->resid, m->params + m->off_embed, m->tokens, N, d);
+    o->embedding_fwd(ctx, eng__act(m->resid), m->params + m->off_embed, m->tokens, N, d);
     for (int l = 0; l < m->L; l++) {
         m->mixer->fwd(m, l, B, T);
         m->mixer->mlp->fwd(m, l, N);
     }
-    o->rmsnorm_fwd(ctx, m->lnf, m->rstdf, eng__resid(m, m->L, N), m->params + m->off_norm, N, d,
+    o->rmsnorm_fwd(ctx, eng__act(m->lnf), m->rstdf, eng__cact(eng__resid(m, m->L, N)), m->params + m->off_norm, N, d,
                    (float)m->cfg.model.norm_eps);
 }
 
@@ -57,7 +57,8 @@ static void eng__model_backward_stack(eng_model *m, float dscale)
     o->classifier_bwd(ctx, (eng_act *)m->dln, Gr + m->off_head, (const eng_act *)m->lnf, m->params + m->off_head,
                       m->targets, N, V, d, dscale, m->cls_ws);
     o->zero(ctx, m->dresid, (size_t)N * d);
-    o->rmsnorm_bwd(ctx, m->dresid, Gr + m->off_norm, m->dln, eng__resid(m, m->L, N), m->params + m->off_norm, m->rstdf, N,
+    o->rmsnorm_bwd(ctx, eng__act(m->dresid), Gr + m->off_norm, eng__cact(m->dln), eng__cact(eng__resid(m, m->L, N)),
+                   m->params + m->off_norm, m->rstdf, N,
                    d);
     /* the layout (model.c): embedding, the layers in order, final norm,
      * head (a tied head is the embedding, final only at the end) */

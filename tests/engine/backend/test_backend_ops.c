@@ -136,7 +136,8 @@ static int cuda_emu_create(eng_backend **out, tlm_err *e)
  * test-only kernel that reads the gain at a wrong index
  * (tests/engine/backend/emu_kernels.cu): its rmsnorm cases must fail
  * against the CPU, which shows the comparison catches a kernel's bug. */
-void tlm_emu_rmsnorm_fwd_wrong_index(void *ctx, float *out, float *rstd, const float *x, const float *w, int N, int C,
+void tlm_emu_rmsnorm_fwd_wrong_index(void *ctx, eng_act *out, float *rstd, const eng_act *x, const float *w, int N,
+                                     int C,
                                      float eps);
 
 static int broken_create(eng_backend **out, tlm_err *e)
