@@ -62,11 +62,11 @@ static void count_copy_in(void *ctx, void *dst, const void *src, size_t bytes)
 {
     (void)ctx, (void)dst, (void)src, (void)bytes;
 }
-static void count_zero(void *ctx, float *x, size_t n)
+static void count_zero(void *ctx, void *x, size_t n)
 {
     (void)ctx, (void)x, (void)n;
 }
-static void count_copy(void *ctx, float *dst, const float *src, size_t n)
+static void count_copy(void *ctx, void *dst, const void *src, size_t n)
 {
     (void)ctx, (void)dst, (void)src, (void)n;
 }

@@ -133,8 +133,8 @@ void eng__cpu_matmul_op(void *ctx, int ta, int tb, int M, int N, int K, float al
 void *eng__cpu_alloc(void *ctx, size_t bytes);
 void eng__cpu_free(void *ctx, void *p);
 void eng__cpu_memcpy(void *ctx, void *dst, const void *src, size_t bytes);
-void eng__cpu_zero(void *ctx, float *x, size_t n);
-void eng__cpu_copy(void *ctx, float *dst, const float *src, size_t n);
+void eng__cpu_zero(void *ctx, void *x, size_t bytes);
+void eng__cpu_copy(void *ctx, void *dst, const void *src, size_t bytes);
 
 /* embedding.c */
 void eng__cpu_embedding_fwd(void *ctx, eng_act *out, const float *wte, const int32_t *tok, int N, int C);

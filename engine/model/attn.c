@@ -60,7 +60,7 @@ static void in_fwd(eng_model *m, int l, int B, int T)
 static void out_fwd(eng_model *m, int l, int N, const float *oin)
 {
     const int d = m->d;
-    m->ops->copy(m->ctx, m->la[l].resid_mid, eng__resid(m, l, N), (size_t)N * d);
+    m->ops->copy(m->ctx, m->la[l].resid_mid, eng__resid(m, l, N), eng__act_bytes(m, (size_t)N * d));
     m->ops->matmul(m->ctx, 0, 1, N, d, d, 1.0f, oin, d, m->params + m->lp[l].wo, d, 1.0f, m->la[l].resid_mid, d,
                    eng__mm_x(m));
 }

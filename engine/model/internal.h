@@ -162,6 +162,12 @@ static inline const eng_act *eng__cact(const float *p)
     return (const eng_act *)p;
 }
 
+/* the bytes of n activations (the memory ops count bytes) */
+static inline size_t eng__act_bytes(const eng_model *m, size_t n)
+{
+    return n * eng_dtype_size(m->act_dtype);
+}
+
 /* resid[l] of the current call's N positions */
 static inline float *eng__resid(const eng_model *m, int l, int N)
 {

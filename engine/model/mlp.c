@@ -17,7 +17,7 @@ void eng__swiglu_fwd(eng_model *m, const eng_swiglu *b, float *out, int N)
     o->rmsnorm_fwd(ctx, eng__act(b->ln), b->rstd, eng__cact(b->x), P + b->norm, N, d, (float)m->cfg.model.norm_eps);
     o->matmul(ctx, 0, 1, N, 2 * F, d, 1.0f, b->ln, d, P + b->wgu, d, 0.0f, b->gu, 2 * F, eng__mm_x(m));
     o->swiglu_fwd(ctx, eng__act(b->h), eng__cact(b->gu), eng__cact(b->gu + F), 2 * F, N, F);
-    o->copy(ctx, out, b->x, (size_t)N * d);
+    o->copy(ctx, out, b->x, eng__act_bytes(m, (size_t)N * d));
     o->matmul(ctx, 0, 1, N, d, F, 1.0f, b->h, F, P + b->wdown, F, 1.0f, out, d, eng__mm_x(m));
 }
 

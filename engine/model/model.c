@@ -390,11 +390,11 @@ void eng_model_init_weights(eng_model *m, uint64_t seed)
         }
     }
     m->mixer->init(m, seed);
-    m->ops->zero(m->ctx, m->grads, m->n_params);
-    m->ops->zero(m->ctx, m->m, m->n_params);
-    m->ops->zero(m->ctx, m->v, m->n_params);
+    m->ops->zero(m->ctx, m->grads, m->n_params * sizeof(float));
+    m->ops->zero(m->ctx, m->m, m->n_params * sizeof(float));
+    m->ops->zero(m->ctx, m->v, m->n_params * sizeof(float));
     if (m->xopt_slab)
-        m->ops->zero(m->ctx, m->xopt_slab, m->xopt_floats);
+        m->ops->zero(m->ctx, m->xopt_slab, m->xopt_floats * sizeof(float));
 }
 
 /* ------------------------------------------------------------ accessors */
@@ -490,7 +490,7 @@ int eng_model_set_optim_extra(eng_model *m, const float *src)
 
 void eng_model_zero_grads(eng_model *m)
 {
-    m->ops->zero(m->ctx, m->grads, m->n_params);
+    m->ops->zero(m->ctx, m->grads, m->n_params * sizeof(float));
 }
 
 float *eng_model_grad_slab(eng_model *m)

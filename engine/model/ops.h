@@ -118,8 +118,10 @@ typedef struct eng_ops {
     void (*free)(void *ctx, void *p);
     void (*to_device)(void *ctx, void *dst, const void *src, size_t bytes); /* host -> backend */
     void (*to_host)(void *ctx, void *dst, const void *src, size_t bytes);   /* backend -> host, complete on return */
-    void (*zero)(void *ctx, float *x, size_t n);
-    void (*copy)(void *ctx, float *dst, const float *src, size_t n);
+    /* in bytes, as alloc: the same two serve fp32 slabs and activations
+     * of either dtype (the caller sizes them by eng_dtype_size) */
+    void (*zero)(void *ctx, void *x, size_t bytes);
+    void (*copy)(void *ctx, void *dst, const void *src, size_t bytes);
 
     /* ---- linear algebra
      * C (M, N) = alpha * op(A) op(B) + beta * C, op(A) (M, K), op(B) (K, N);

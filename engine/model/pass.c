@@ -56,7 +56,7 @@ static void eng__model_backward_stack(eng_model *m, float dscale)
     float *Gr = m->grads;
     o->classifier_bwd(ctx, (eng_act *)m->dln, Gr + m->off_head, (const eng_act *)m->lnf, m->params + m->off_head,
                       m->targets, N, V, d, dscale, m->cls_ws);
-    o->zero(ctx, m->dresid, (size_t)N * d);
+    o->zero(ctx, m->dresid, eng__act_bytes(m, (size_t)N * d));
     o->rmsnorm_bwd(ctx, eng__act(m->dresid), Gr + m->off_norm, eng__cact(m->dln), eng__cact(eng__resid(m, m->L, N)),
                    m->params + m->off_norm, m->rstdf, N,
                    d);
@@ -146,7 +146,7 @@ int eng_model_forward(eng_model *m, const int32_t *tokens, const int32_t *target
         return 0;
     }
     double *acc = m->stats + ENG__STAT_LOSS;
-    m->ops->zero(m->ctx, (float *)acc, sizeof(double) / sizeof(float));
+    m->ops->zero(m->ctx, acc, sizeof(double));
     m->ops->classifier_fwd(m->ctx, m->losses, acc, (const eng_act *)m->lnf, m->params + m->off_head, m->targets, N,
                            m->V, m->d, m->cls_ws);
     if (nll)
@@ -175,7 +175,7 @@ int eng_model_step_report(eng_model *m, double *loss_sum, double *grad_norm)
     if (grad_norm)
         o->sumsq_into(m->ctx, m->stats + ENG__STAT_GRAD_SQ, m->grads, m->n_params);
     o->to_host(m->ctx, st, m->stats, sizeof st);
-    o->zero(m->ctx, (float *)(m->stats + ENG__STAT_STEP_LOSS), sizeof(double) / sizeof(float));
+    o->zero(m->ctx, m->stats + ENG__STAT_STEP_LOSS, sizeof(double));
     *loss_sum = st[ENG__STAT_STEP_LOSS];
     if (grad_norm)
         *grad_norm = sqrt(st[ENG__STAT_GRAD_SQ]);

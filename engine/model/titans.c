@@ -311,7 +311,7 @@ static void memory_bwd(eng_model *m, const tlayer *v)
     const int N = v->N, d = v->d, S = v->S, H = v->H;
     const float *u = v->a->qkvg + t->Sa, *z = u + t->Cm;
     float *du = m->dqkvg + t->Sa, *dz = du + t->Cm;
-    o->zero(v->ctx, t->dym, (size_t)N * d);
+    o->zero(v->ctx, t->dym, eng__act_bytes(m, (size_t)N * d));
     o->rmsnorm_bwd(v->ctx, eng__act(t->dym), v->Gr + p->norm_m, eng__cact(t->dnm), eng__cact(ta->ym), v->P + p->norm_m,
                    ta->rstd_m, N, d);
     o->titans_mem_bwd(v->ctx, eng__act(t->df), eng__act(t->df + d), eng__act(t->df + 2 * d), t->Cm, eng__act(dz), S,
@@ -380,7 +380,7 @@ static void titans_fwd(eng_model *m, int l, int B, int T)
         memory_fwd(&v);
         o->rmsnorm_fwd(ctx, eng__act(ta->na), ta->rstd_a, eng__cact(a->atty), v.P + v.p->norm_a, N, d, v.eps);
         o->gate_fwd(ctx, eng__act(ta->o), eng__cact(ta->na), eng__cact(ta->nm), d, N, d, d);
-        o->copy(ctx, a->resid_mid, v.x, (size_t)N * d);
+        o->copy(ctx, a->resid_mid, v.x, eng__act_bytes(m, (size_t)N * d));
         o->matmul(ctx, 0, 1, N, d, d, 1.0f, ta->o, d, v.P + v.lp->wo, d, 1.0f, a->resid_mid, d, eng__mm_x(m));
     } else {
         /* the memory layer first, its output added to its input (x2), then
@@ -388,11 +388,11 @@ static void titans_fwd(eng_model *m, int l, int B, int T)
         o->matmul(ctx, 0, 1, N, S - t->Sa, d, 1.0f, a->ln1, d, v.P + v.p->wmem, d, 0.0f, a->qkvg + t->Sa, S,
                   eng__mm_x(m));
         memory_fwd(&v);
-        o->copy(ctx, ta->o, a->ln1, (size_t)N * d);
+        o->copy(ctx, ta->o, a->ln1, eng__act_bytes(m, (size_t)N * d));
         o->axpy(ctx, ta->o, ta->nm, (size_t)N * d, 1.0f);
         o->matmul(ctx, 0, 1, N, t->Sa, d, 1.0f, ta->o, d, v.P + v.lp->wqkvg, d, 0.0f, a->qkvg, S, eng__mm_x(m));
         attention_fwd(m, &v);
-        o->copy(ctx, a->resid_mid, v.x, (size_t)N * d);
+        o->copy(ctx, a->resid_mid, v.x, eng__act_bytes(m, (size_t)N * d));
         o->matmul(ctx, 0, 1, N, d, d, 1.0f, a->atty, d, v.P + v.lp->wo, d, 1.0f, a->resid_mid, d, eng__mm_x(m));
     }
 }
@@ -416,7 +416,7 @@ static void titans_bwd(eng_model *m, int l, int B, int T)
         o->matmul(ctx, 1, 0, d, d, N, 1.0f, m->dresid, d, ta->o, d, 1.0f, Gr + lp->wo, d, eng__mm_w(m));
         o->gate_bwd(ctx, eng__act(t->dna), eng__act(t->dnm), eng__cact(m->dgated), eng__cact(ta->na), eng__cact(ta->nm),
                     d, N, d, d);
-        o->zero(ctx, m->datty, (size_t)N * d);
+        o->zero(ctx, m->datty, eng__act_bytes(m, (size_t)N * d));
         o->rmsnorm_bwd(ctx, eng__act(m->datty), Gr + p->norm_a, eng__cact(t->dna), eng__cact(a->atty), P + p->norm_a,
                        ta->rstd_a, N, d);
         attention_bwd(m, &v);
@@ -433,7 +433,7 @@ static void titans_bwd(eng_model *m, int l, int B, int T)
         o->matmul(ctx, 1, 0, t->Sa, d, N, 1.0f, m->dqkvg, S, ta->o, d, 1.0f, Gr + lp->wqkvg, d, eng__mm_w(m));
         memory_bwd(m, &v);
         /* x feeds x2 directly and the memory projection */
-        o->copy(ctx, m->dln, t->dnm, (size_t)N * d);
+        o->copy(ctx, m->dln, t->dnm, eng__act_bytes(m, (size_t)N * d));
         o->matmul(ctx, 0, 0, N, d, S - t->Sa, 1.0f, m->dqkvg + t->Sa, S, P + p->wmem, d, 1.0f, m->dln, d, eng__mm_x(m));
         o->matmul(ctx, 1, 0, S - t->Sa, d, N, 1.0f, m->dqkvg + t->Sa, S, a->ln1, d, 1.0f, Gr + p->wmem, d,
                   eng__mm_w(m));
