@@ -46,18 +46,16 @@ static void in_fwd(eng_model *m, int l, int B, int T)
     const eng_layer_params *p = &m->lp[l];
     eng_layer_acts *a = &m->la[l];
     const int N = B * T, d = m->d, S = m->S, hd = m->hd, H = m->H, Hkv = m->Hkv;
-    float *q = a->qkvg, *k = q + H * hd, *v = k + Hkv * hd;
-    o->rmsnorm_fwd(ctx, eng__act(a->ln1), a->rstd1, eng__cact(eng__resid(m, l, N)), m->params + p->ln1, N, d,
-                   (float)m->cfg.model.norm_eps);
+    eng_act *q = a->qkvg, *k = eng__act_at(m, q, (size_t)H * hd), *v = eng__act_at(m, k, (size_t)Hkv * hd);
+    o->rmsnorm_fwd(ctx, a->ln1, a->rstd1, eng__resid(m, l, N), m->params + p->ln1, N, d, (float)m->cfg.model.norm_eps);
     o->matmul(ctx, 0, 1, N, S, d, 1.0f, a->ln1, d, m->params + p->wqkvg, d, 0.0f, a->qkvg, S, eng__mm_x(m));
-    o->rope_fwd(ctx, eng__act(q), S, N, T, H, hd, m->rope_cs);
-    o->rope_fwd(ctx, eng__act(k), S, N, T, Hkv, hd, m->rope_cs);
-    o->attention_fwd(ctx, eng__act(a->atty), d, a->lse, eng__cact(q), S, eng__cact(k), eng__cact(v), S, B, T, H, Hkv,
-                     hd, m->att_ws);
+    o->rope_fwd(ctx, q, S, N, T, H, hd, m->rope_cs);
+    o->rope_fwd(ctx, k, S, N, T, Hkv, hd, m->rope_cs);
+    o->attention_fwd(ctx, a->atty, d, a->lse, q, S, k, v, S, B, T, H, Hkv, hd, m->att_ws);
 }
 
 /* resid_mid = resid[l] + oin o_proj^T */
-static void out_fwd(eng_model *m, int l, int N, const float *oin)
+static void out_fwd(eng_model *m, int l, int N, const eng_act *oin)
 {
     const int d = m->d;
     m->ops->copy(m->ctx, m->la[l].resid_mid, eng__resid(m, l, N), eng__act_bytes(m, (size_t)N * d));
@@ -66,7 +64,7 @@ static void out_fwd(eng_model *m, int l, int N, const float *oin)
 }
 
 /* o_proj's backward: doin (=) from m->dresid, and its weight's gradient */
-static void out_bwd(eng_model *m, int l, int N, const float *oin, float *doin)
+static void out_bwd(eng_model *m, int l, int N, const eng_act *oin, eng_act *doin)
 {
     const int d = m->d;
     const size_t wo = m->lp[l].wo;
@@ -83,17 +81,15 @@ static void in_bwd(eng_model *m, int l, int B, int T)
     const eng_layer_params *p = &m->lp[l];
     const eng_layer_acts *a = &m->la[l];
     const int N = B * T, d = m->d, S = m->S, hd = m->hd, H = m->H, Hkv = m->Hkv;
-    const float *q = a->qkvg, *k = q + H * hd, *v = k + Hkv * hd;
-    float *dq = m->dqkvg, *dk = dq + H * hd, *dv = dk + Hkv * hd;
-    o->attention_bwd(ctx, eng__act(dq), eng__act(dk), eng__act(dv), a->lse, eng__cact(m->datty), d, eng__cact(q), S,
-                     eng__cact(k), eng__cact(v), S, B, T, H, Hkv, hd, m->att_ws);
-    o->rope_bwd(ctx, eng__act(dq), S, N, T, H, hd, m->rope_cs);
-    o->rope_bwd(ctx, eng__act(dk), S, N, T, Hkv, hd, m->rope_cs);
+    const eng_act *q = a->qkvg, *k = eng__act_at(m, q, (size_t)H * hd), *v = eng__act_at(m, k, (size_t)Hkv * hd);
+    eng_act *dq = m->dqkvg, *dk = eng__act_at(m, dq, (size_t)H * hd), *dv = eng__act_at(m, dk, (size_t)Hkv * hd);
+    o->attention_bwd(ctx, dq, dk, dv, a->lse, m->datty, d, q, S, k, v, S, B, T, H, Hkv, hd, m->att_ws);
+    o->rope_bwd(ctx, dq, S, N, T, H, hd, m->rope_cs);
+    o->rope_bwd(ctx, dk, S, N, T, Hkv, hd, m->rope_cs);
     /* the fused projection */
     o->matmul(ctx, 0, 0, N, d, S, 1.0f, m->dqkvg, S, m->params + p->wqkvg, d, 0.0f, m->dln, d, eng__mm_x(m));
     o->matmul(ctx, 1, 0, S, d, N, 1.0f, m->dqkvg, S, a->ln1, d, 1.0f, m->grads + p->wqkvg, d, eng__mm_w(m));
-    o->rmsnorm_bwd(ctx, eng__act(m->dresid), m->grads + p->ln1, eng__cact(m->dln), eng__cact(eng__resid(m, l, N)),
-                   m->params + p->ln1, a->rstd1, N,
+    o->rmsnorm_bwd(ctx, m->dresid, m->grads + p->ln1, m->dln, eng__resid(m, l, N), m->params + p->ln1, a->rstd1, N,
                    d);
 }
 
@@ -111,17 +107,16 @@ void eng__attn_bwd(eng_model *m, int l, int B, int T)
 
 /* gated_attn: the gate's pre-activations z are the projection's last G
  * columns */
-static float *gate_z(const eng_model *m, float *qkvg)
+static eng_act *gate_z(const eng_model *m, eng_act *qkvg)
 {
-    return qkvg + (m->H + 2 * m->Hkv) * m->hd;
+    return eng__act_at(m, qkvg, (size_t)(m->H + 2 * m->Hkv) * m->hd);
 }
 
 static void gated_fwd(eng_model *m, int l, int B, int T)
 {
     eng_layer_acts *a = &m->la[l];
     in_fwd(m, l, B, T);
-    m->ops->gate_fwd(m->ctx, eng__act(a->gated), eng__cact(a->atty), eng__cact(gate_z(m, a->qkvg)), m->S, B * T, m->d,
-                     m->G);
+    m->ops->gate_fwd(m->ctx, a->gated, a->atty, gate_z(m, a->qkvg), m->S, B * T, m->d, m->G);
     out_fwd(m, l, B * T, a->gated);
 }
 
@@ -129,8 +124,7 @@ static void gated_bwd(eng_model *m, int l, int B, int T)
 {
     eng_layer_acts *a = &m->la[l];
     out_bwd(m, l, B * T, a->gated, m->dgated);
-    m->ops->gate_bwd(m->ctx, eng__act(m->datty), eng__act(gate_z(m, m->dqkvg)), eng__cact(m->dgated),
-                     eng__cact(a->atty), eng__cact(gate_z(m, a->qkvg)), m->S, B * T,
+    m->ops->gate_bwd(m->ctx, m->datty, gate_z(m, m->dqkvg), m->dgated, a->atty, gate_z(m, a->qkvg), m->S, B * T,
                      m->d, m->G);
     in_bwd(m, l, B, T);
 }

@@ -189,8 +189,8 @@ static int hope_plan(eng_model *m, tlm_err *e)
                 b->ln = a->ln2;
                 b->rstd = a->rstd2;
             }
-            b->gu = a->gu + N * 2 * off;
-            b->h = a->h + N * off;
+            b->gu = eng__act_at(m, a->gu, N * 2 * off);
+            b->h = eng__act_at(m, a->h, N * off);
             off += (size_t)b->F;
         }
     }

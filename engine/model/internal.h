@@ -28,17 +28,17 @@ typedef struct eng_layer_params {
 
 /* One layer's activations, kept from forward for backward. */
 typedef struct eng_layer_acts {
-    float *ln1;       /* (N, d) normed block input */
+    eng_act *ln1;     /* (N, d) normed block input */
     float *rstd1;     /* (N) */
-    float *qkvg;      /* (N, S) q, k after RoPE; v; gate pre-activation */
+    eng_act *qkvg;    /* (N, S) q, k after RoPE; v; gate pre-activation */
     float *lse;       /* (B, H, T) attention rows' log-sum-exp */
-    float *atty;      /* (N, d) attention output, heads concatenated */
-    float *gated;     /* (N, d) gated_attn: atty * sigmoid(gate) (planned by its row); else NULL */
-    float *resid_mid; /* (N, d) block input + attention branch */
-    float *ln2;       /* (N, d) */
+    eng_act *atty;    /* (N, d) attention output, heads concatenated */
+    eng_act *gated;   /* (N, d) gated_attn: atty * sigmoid(gate) (planned by its row); else NULL */
+    eng_act *resid_mid; /* (N, d) block input + attention branch */
+    eng_act *ln2;     /* (N, d) */
     float *rstd2;     /* (N) */
-    float *gu;        /* (N, 2F) gate_proj | up_proj outputs */
-    float *h;         /* (N, F) SwiGLU output */
+    eng_act *gu;      /* (N, 2F) gate_proj | up_proj outputs */
+    eng_act *h;       /* (N, F) SwiGLU output */
 } eng_layer_acts;
 
 typedef struct eng_mixer eng_mixer;
@@ -81,9 +81,10 @@ struct eng_model {
     eng_dtype wlp_dtype;       /* the weights the products read (params): fp32 until the low-precision copy exists */
     int32_t *tokens, *targets; /* (N) */
     float *rope_cs;            /* (max_T, 2, hd/2) */
-    float *resid;              /* (L+1, N, d): resid[l] enters layer l, resid[L] leaves the stack */
+    eng_act *resid;            /* (L+1, N, d): resid[l] enters layer l, resid[L] leaves the stack */
     eng_layer_acts la[ENG_MAX_LAYERS];
-    float *lnf, *rstdf;        /* (N, d), (N) */
+    eng_act *lnf;              /* (N, d) */
+    float *rstdf;              /* (N) */
     float *cls_ws;             /* the fused classifier's workspace (ops.h classifier_*) */
     float *losses;             /* (N) */
     double *stats;             /* ENG__STATS doubles: the device's scalars (ENG__STAT_*) */
@@ -91,13 +92,13 @@ struct eng_model {
     int32_t *emb_sort;         /* (3 max N + 1): order, ids, starts for embedding_bwd_sorted */
     float *logits;             /* (max N, V): eng_model_logits' own, made on its first call (NULL before) */
     /* backward scratch, shared by the layers */
-    float *dresid;             /* (N, d) gradient of the residual stream */
-    float *dqkvg;              /* (N, S) */
-    float *datty;              /* (N, d) */
-    float *dgated;             /* (N, d) */
-    float *dln;                /* (N, d) */
-    float *dgu;                /* (N, 2 max_F) */
-    float *dh;                 /* (N, max_F) */
+    eng_act *dresid;           /* (N, d) gradient of the residual stream */
+    eng_act *dqkvg;            /* (N, S) */
+    eng_act *datty;            /* (N, d) */
+    eng_act *dgated;           /* (N, d) */
+    eng_act *dln;              /* (N, d) */
+    eng_act *dgu;              /* (N, 2 max_F) */
+    eng_act *dh;               /* (N, max_F) */
     float *att_ws;             /* attention workspace (both passes) */
 
     /* host side */
@@ -149,17 +150,16 @@ static inline eng_mm eng__mm_w(const eng_model *m)
     return eng_mm_of(m->act_dtype, m->act_dtype, ENG_F32);
 }
 
-/* The model still addresses its activation buffers as float (every
- * backend that plans them today stores fp32: ops->act_dtype); an op takes
- * them as eng_act through these two, the one place to change when the
- * buffers become eng_act themselves (bf16 offsets in eng_dtype_size). */
-static inline eng_act *eng__act(float *p)
+/* Activation n elements on from p, in the backend's activation dtype
+ * (eng_act is opaque: no pointer arithmetic on it, so every offset into an
+ * activation buffer goes through here and is sized by the dtype). */
+static inline eng_act *eng__act_off(eng_dtype t, const eng_act *p, size_t n)
 {
-    return (eng_act *)p;
+    return (eng_act *)((const char *)p + n * eng_dtype_size(t));
 }
-static inline const eng_act *eng__cact(const float *p)
+static inline eng_act *eng__act_at(const eng_model *m, const eng_act *p, size_t n)
 {
-    return (const eng_act *)p;
+    return eng__act_off(m->act_dtype, p, n);
 }
 
 /* the bytes of n activations (the memory ops count bytes) */
@@ -169,9 +169,9 @@ static inline size_t eng__act_bytes(const eng_model *m, size_t n)
 }
 
 /* resid[l] of the current call's N positions */
-static inline float *eng__resid(const eng_model *m, int l, int N)
+static inline eng_act *eng__resid(const eng_model *m, int l, int N)
 {
-    return m->resid + (size_t)l * N * m->d;
+    return eng__act_at(m, m->resid, (size_t)l * N * m->d);
 }
 
 /* ------------------------------------------------------------ the token-mixer table
@@ -295,12 +295,13 @@ void eng__attn_bwd(eng_model *m, int l, int B, int T);
 typedef struct eng_swiglu {
     int F;                   /* width */
     size_t norm, wgu, wdown; /* (d), (2F, d) gate_proj then up_proj, (d, F) */
-    float *x, *ln, *rstd;    /* (N, d) input, (N, d) normed input, (N) */
-    float *gu, *h;           /* (N, 2F) gate | up outputs, (N, F) SwiGLU output */
+    eng_act *x, *ln;         /* (N, d) input, (N, d) normed input */
+    float *rstd;             /* (N) */
+    eng_act *gu, *h;         /* (N, 2F) gate | up outputs, (N, F) SwiGLU output */
 } eng_swiglu;
 /* forward into out (N, d); backward: in m->dresid d/d out, out d/d x
  * (the branch's share added onto the skip path's) */
-void eng__swiglu_fwd(eng_model *m, const eng_swiglu *b, float *out, int N);
+void eng__swiglu_fwd(eng_model *m, const eng_swiglu *b, eng_act *out, int N);
 void eng__swiglu_bwd(eng_model *m, const eng_swiglu *b, int N);
 /* mlp.c: the block's MLP, one such branch of the layer's tapered width */
 extern const eng_mlp eng__mlp_swiglu;

@@ -25,12 +25,12 @@ static void eng__model_forward_stack(eng_model *m, int B, int T)
     const eng_ops *o = m->ops;
     void *ctx = m->ctx;
     const int N = B * T, d = m->d;
-    o->embedding_fwd(ctx, eng__act(m->resid), m->params + m->off_embed, m->tokens, N, d);
+    o->embedding_fwd(ctx, m->resid, m->params + m->off_embed, m->tokens, N, d);
     for (int l = 0; l < m->L; l++) {
         m->mixer->fwd(m, l, B, T);
         m->mixer->mlp->fwd(m, l, N);
     }
-    o->rmsnorm_fwd(ctx, eng__act(m->lnf), m->rstdf, eng__cact(eng__resid(m, m->L, N)), m->params + m->off_norm, N, d,
+    o->rmsnorm_fwd(ctx, m->lnf, m->rstdf, eng__resid(m, m->L, N), m->params + m->off_norm, N, d,
                    (float)m->cfg.model.norm_eps);
 }
 
@@ -54,11 +54,10 @@ static void eng__model_backward_stack(eng_model *m, float dscale)
     void *ctx = m->ctx;
     const int B = m->cur_B, T = m->cur_T, N = B * T, d = m->d, V = m->V;
     float *Gr = m->grads;
-    o->classifier_bwd(ctx, (eng_act *)m->dln, Gr + m->off_head, (const eng_act *)m->lnf, m->params + m->off_head,
+    o->classifier_bwd(ctx, m->dln, Gr + m->off_head, m->lnf, m->params + m->off_head,
                       m->targets, N, V, d, dscale, m->cls_ws);
     o->zero(ctx, m->dresid, eng__act_bytes(m, (size_t)N * d));
-    o->rmsnorm_bwd(ctx, eng__act(m->dresid), Gr + m->off_norm, eng__cact(m->dln), eng__cact(eng__resid(m, m->L, N)),
-                   m->params + m->off_norm, m->rstdf, N,
+    o->rmsnorm_bwd(ctx, m->dresid, Gr + m->off_norm, m->dln, eng__resid(m, m->L, N), m->params + m->off_norm, m->rstdf, N,
                    d);
     /* the layout (model.c): embedding, the layers in order, final norm,
      * head (a tied head is the embedding, final only at the end) */
@@ -69,7 +68,7 @@ static void eng__model_backward_stack(eng_model *m, float dscale)
         grads_ready(m, m->lp[l].ln1, l + 1 < m->L ? m->lp[l + 1].ln1 : m->off_norm);
     }
     const int32_t *srt = m->emb_sort;
-    o->embedding_bwd_sorted(ctx, Gr + m->off_embed, (const eng_act *)m->dresid, srt, srt + N, srt + 2 * (size_t)N,
+    o->embedding_bwd_sorted(ctx, Gr + m->off_embed, m->dresid, srt, srt + N, srt + 2 * (size_t)N,
                             m->n_distinct, d);
     grads_ready(m, m->off_embed, m->lp[0].ln1);
 }
@@ -147,7 +146,7 @@ int eng_model_forward(eng_model *m, const int32_t *tokens, const int32_t *target
     }
     double *acc = m->stats + ENG__STAT_LOSS;
     m->ops->zero(m->ctx, acc, sizeof(double));
-    m->ops->classifier_fwd(m->ctx, m->losses, acc, (const eng_act *)m->lnf, m->params + m->off_head, m->targets, N,
+    m->ops->classifier_fwd(m->ctx, m->losses, acc, m->lnf, m->params + m->off_head, m->targets, N,
                            m->V, m->d, m->cls_ws);
     if (nll)
         m->ops->to_host(m->ctx, nll, m->losses, (size_t)N * sizeof(float));
@@ -163,7 +162,7 @@ int eng_model_forward_train(eng_model *m, const int32_t *tokens, const int32_t *
     int rc = forward_common(m, tokens, targets, B, T, e);
     if (rc)
         return rc;
-    m->ops->classifier_fwd(m->ctx, m->losses, m->stats + ENG__STAT_STEP_LOSS, (const eng_act *)m->lnf,
+    m->ops->classifier_fwd(m->ctx, m->losses, m->stats + ENG__STAT_STEP_LOSS, m->lnf,
                            m->params + m->off_head, m->targets, B * T, m->V, m->d, m->cls_ws);
     return 0;
 }
