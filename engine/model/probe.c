@@ -21,7 +21,8 @@ void eng_model_probe_dims(const eng_model *m, int *max_batch, int *max_seq, int 
 int eng_model_probe(eng_model *m, const int32_t *tokens, int T, eng_probe_fn fn, void *ud, tlm_err *e)
 {
     if (m->act_dtype != ENG_F32) /* the copies below read fp32 rows (a bf16 run would need a widening copy) */
-        return tlm_errf(e, TLM_ECONFIG, "probe: activations stored in bf16; the probe reads fp32 (train.precision: fp32)");
+        return tlm_errf(e, TLM_ECONFIG,
+                        "probe: activations stored in bf16; the probe reads fp32 (train.precision: fp32)");
     double loss;
     int rc = eng_model_forward(m, tokens, NULL, 1, T, &loss, NULL, e);
     if (rc)

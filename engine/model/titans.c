@@ -381,8 +381,8 @@ static void titans_fwd(eng_model *m, int l, int B, int T)
     } else {
         /* the memory layer first, its output added to its input (x2), then
          * attention on x2 */
-        o->matmul(ctx, 0, 1, N, S - t->Sa, d, 1.0f, a->ln1, d, v.P + v.p->wmem, d, 0.0f, eng__act_at(m, a->qkvg, t->Sa), S,
-                  eng__mm_x(m));
+        o->matmul(ctx, 0, 1, N, S - t->Sa, d, 1.0f, a->ln1, d, v.P + v.p->wmem, d, 0.0f,
+                  eng__act_at(m, a->qkvg, t->Sa), S, eng__mm_x(m));
         memory_fwd(&v);
         o->copy(ctx, ta->o, a->ln1, eng__act_bytes(m, (size_t)N * d));
         /* fp32 storage only (the backend refuses bf16 until an activation axpy exists) */
@@ -429,9 +429,10 @@ static void titans_bwd(eng_model *m, int l, int B, int T)
         memory_bwd(m, &v);
         /* x feeds x2 directly and the memory projection */
         o->copy(ctx, m->dln, t->dnm, eng__act_bytes(m, (size_t)N * d));
-        o->matmul(ctx, 0, 0, N, d, S - t->Sa, 1.0f, eng__act_at(m, m->dqkvg, t->Sa), S, P + p->wmem, d, 1.0f, m->dln, d, eng__mm_x(m));
-        o->matmul(ctx, 1, 0, S - t->Sa, d, N, 1.0f, eng__act_at(m, m->dqkvg, t->Sa), S, a->ln1, d, 1.0f, Gr + p->wmem, d,
-                  eng__mm_w(m));
+        o->matmul(ctx, 0, 0, N, d, S - t->Sa, 1.0f, eng__act_at(m, m->dqkvg, t->Sa), S, P + p->wmem, d, 1.0f, m->dln,
+                  d, eng__mm_x(m));
+        o->matmul(ctx, 1, 0, S - t->Sa, d, N, 1.0f, eng__act_at(m, m->dqkvg, t->Sa), S, a->ln1, d, 1.0f, Gr + p->wmem,
+                  d, eng__mm_w(m));
     }
     o->rmsnorm_bwd(ctx, m->dresid, Gr + lp->ln1, m->dln, v.x, P + lp->ln1, a->rstd1, N, d);
 }
