@@ -48,7 +48,7 @@ static void in_fwd(eng_model *m, int l, int B, int T)
     const int N = B * T, d = m->d, S = m->S, hd = m->hd, H = m->H, Hkv = m->Hkv;
     eng_act *q = a->qkvg, *k = eng__act_at(m, q, (size_t)H * hd), *v = eng__act_at(m, k, (size_t)Hkv * hd);
     o->rmsnorm_fwd(ctx, a->ln1, a->rstd1, eng__resid(m, l, N), m->params + p->ln1, N, d, (float)m->cfg.model.norm_eps);
-    o->matmul(ctx, 0, 1, N, S, d, 1.0f, a->ln1, d, m->params + p->wqkvg, d, 0.0f, a->qkvg, S, eng__mm_x(m));
+    o->matmul(ctx, 0, 1, N, S, d, 1.0f, a->ln1, d, eng__wlp(m, p->wqkvg), d, 0.0f, a->qkvg, S, eng__mm_x(m));
     o->rope_fwd(ctx, q, S, N, T, H, hd, m->rope_cs);
     o->rope_fwd(ctx, k, S, N, T, Hkv, hd, m->rope_cs);
     o->attention_fwd(ctx, a->atty, d, a->lse, q, S, k, v, S, B, T, H, Hkv, hd, m->att_ws);
@@ -59,7 +59,7 @@ static void out_fwd(eng_model *m, int l, int N, const eng_act *oin)
 {
     const int d = m->d;
     m->ops->copy(m->ctx, m->la[l].resid_mid, eng__resid(m, l, N), eng__act_bytes(m, (size_t)N * d));
-    m->ops->matmul(m->ctx, 0, 1, N, d, d, 1.0f, oin, d, m->params + m->lp[l].wo, d, 1.0f, m->la[l].resid_mid, d,
+    m->ops->matmul(m->ctx, 0, 1, N, d, d, 1.0f, oin, d, eng__wlp(m, m->lp[l].wo), d, 1.0f, m->la[l].resid_mid, d,
                    eng__mm_x(m));
 }
 
@@ -68,7 +68,7 @@ static void out_bwd(eng_model *m, int l, int N, const eng_act *oin, eng_act *doi
 {
     const int d = m->d;
     const size_t wo = m->lp[l].wo;
-    m->ops->matmul(m->ctx, 0, 0, N, d, d, 1.0f, m->dresid, d, m->params + wo, d, 0.0f, doin, d, eng__mm_x(m));
+    m->ops->matmul(m->ctx, 0, 0, N, d, d, 1.0f, m->dresid, d, eng__wlp(m, wo), d, 0.0f, doin, d, eng__mm_x(m));
     m->ops->matmul(m->ctx, 1, 0, d, d, N, 1.0f, m->dresid, d, oin, d, 1.0f, m->grads + wo, d, eng__mm_w(m));
 }
 
@@ -87,7 +87,7 @@ static void in_bwd(eng_model *m, int l, int B, int T)
     o->rope_bwd(ctx, dq, S, N, T, H, hd, m->rope_cs);
     o->rope_bwd(ctx, dk, S, N, T, Hkv, hd, m->rope_cs);
     /* the fused projection */
-    o->matmul(ctx, 0, 0, N, d, S, 1.0f, m->dqkvg, S, m->params + p->wqkvg, d, 0.0f, m->dln, d, eng__mm_x(m));
+    o->matmul(ctx, 0, 0, N, d, S, 1.0f, m->dqkvg, S, eng__wlp(m, p->wqkvg), d, 0.0f, m->dln, d, eng__mm_x(m));
     o->matmul(ctx, 1, 0, S, d, N, 1.0f, m->dqkvg, S, a->ln1, d, 1.0f, m->grads + p->wqkvg, d, eng__mm_w(m));
     o->rmsnorm_bwd(ctx, m->dresid, m->grads + p->ln1, m->dln, eng__resid(m, l, N), m->params + p->ln1, a->rstd1, N,
                    d);

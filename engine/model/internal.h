@@ -67,6 +67,10 @@ struct eng_model {
 
     /* slabs (backend memory, n_params floats each) */
     float *params, *grads, *m, *v;
+    /* the weights every product reads (eng__wlp), n_params of wlp_dtype at
+     * the slab's offsets: on fp32 it IS params; the bf16 copy AdamW is to
+     * write in the same launch (issue 24 step 3) is not made yet */
+    const void *params_lp;
     /* extra optimizer state (eng_model_optim_extra): tensors indexing one
      * backend slab of xopt_floats; filled by the row that needs it */
     eng_tensor_info *xopt;
@@ -78,7 +82,7 @@ struct eng_model {
     void *act_slab;
     size_t act_bytes;
     eng_dtype act_dtype;       /* the backend's (ops->act_dtype), fixed at create */
-    eng_dtype wlp_dtype;       /* the weights the products read (params): fp32 until the low-precision copy exists */
+    eng_dtype wlp_dtype;       /* params_lp's type */
     int32_t *tokens, *targets; /* (N) */
     float *rope_cs;            /* (max_T, 2, hd/2) */
     eng_act *resid;            /* (L+1, N, d): resid[l] enters layer l, resid[L] leaves the stack */
@@ -160,6 +164,13 @@ static inline eng_act *eng__act_off(eng_dtype t, const eng_act *p, size_t n)
 static inline eng_act *eng__act_at(const eng_model *m, const eng_act *p, size_t n)
 {
     return eng__act_off(m->act_dtype, p, n);
+}
+
+/* The weights a product reads, from the slab offset off (floats in the
+ * master slab, elements of wlp_dtype in params_lp). */
+static inline const void *eng__wlp(const eng_model *m, size_t off)
+{
+    return (const char *)m->params_lp + off * eng_dtype_size(m->wlp_dtype);
 }
 
 /* the bytes of n activations (the memory ops count bytes) */

@@ -274,6 +274,7 @@ int eng_model_create(eng_model **out, const eng_config *cfg, const eng_backend *
     m->losses_host = malloc((size_t)max_batch * seq_len * sizeof(float));
     m->sort_host = malloc((3 * (size_t)max_batch * seq_len + 1) * sizeof(int32_t));
     m->sort_count = malloc((size_t)m->V * sizeof(int32_t));
+    m->params_lp = m->params; /* fp32: the products read the master weights */
     if (!m->params || !m->grads || !m->m || !m->v || !m->losses_host || !m->sort_host || !m->sort_count) {
         rc = tlm_errf(e, TLM_ENOMEM, "model: cannot allocate 4 x %.1f MiB for %zu parameters",
                       (double)bytes / 1048576, m->n_params);

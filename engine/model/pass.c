@@ -195,7 +195,7 @@ const float *eng_model_logits(eng_model *m)
         m->logits_host = m->logits;
     else if (!m->logits_host && !(m->logits_host = malloc(n * sizeof(float))))
         return NULL;
-    m->ops->matmul(m->ctx, 0, 1, N, m->V, m->d, 1.0f, m->lnf, m->d, m->params + m->off_head, m->d, 0.0f, m->logits,
+    m->ops->matmul(m->ctx, 0, 1, N, m->V, m->d, 1.0f, m->lnf, m->d, eng__wlp(m, m->off_head), m->d, 0.0f, m->logits,
                    m->V, eng_mm_of(m->act_dtype, m->wlp_dtype, ENG_F32));
     if (!m->host_visible)
         m->ops->to_host(m->ctx, m->logits_host, m->logits, (size_t)N * m->V * sizeof(float));

@@ -371,26 +371,26 @@ static void titans_fwd(eng_model *m, int l, int B, int T)
     o->rmsnorm_fwd(ctx, a->ln1, a->rstd1, v.x, v.P + v.lp->ln1, N, d, v.eps);
     if (t->variant == ENG_TITANS_MAG) {
         /* every projection at once: attention q, k, v, memory q, k, v, gates */
-        o->matmul(ctx, 0, 1, N, S, d, 1.0f, a->ln1, d, v.P + v.lp->wqkvg, d, 0.0f, a->qkvg, S, eng__mm_x(m));
+        o->matmul(ctx, 0, 1, N, S, d, 1.0f, a->ln1, d, eng__wlp(m, v.lp->wqkvg), d, 0.0f, a->qkvg, S, eng__mm_x(m));
         attention_fwd(m, &v);
         memory_fwd(&v);
         o->rmsnorm_fwd(ctx, ta->na, ta->rstd_a, a->atty, v.P + v.p->norm_a, N, d, v.eps);
         o->gate_fwd(ctx, ta->o, ta->na, ta->nm, d, N, d, d);
         o->copy(ctx, a->resid_mid, v.x, eng__act_bytes(m, (size_t)N * d));
-        o->matmul(ctx, 0, 1, N, d, d, 1.0f, ta->o, d, v.P + v.lp->wo, d, 1.0f, a->resid_mid, d, eng__mm_x(m));
+        o->matmul(ctx, 0, 1, N, d, d, 1.0f, ta->o, d, eng__wlp(m, v.lp->wo), d, 1.0f, a->resid_mid, d, eng__mm_x(m));
     } else {
         /* the memory layer first, its output added to its input (x2), then
          * attention on x2 */
-        o->matmul(ctx, 0, 1, N, S - t->Sa, d, 1.0f, a->ln1, d, v.P + v.p->wmem, d, 0.0f,
+        o->matmul(ctx, 0, 1, N, S - t->Sa, d, 1.0f, a->ln1, d, eng__wlp(m, v.p->wmem), d, 0.0f,
                   eng__act_at(m, a->qkvg, t->Sa), S, eng__mm_x(m));
         memory_fwd(&v);
         o->copy(ctx, ta->o, a->ln1, eng__act_bytes(m, (size_t)N * d));
         /* fp32 storage only (the backend refuses bf16 until an activation axpy exists) */
         o->axpy(ctx, (float *)ta->o, (const float *)ta->nm, (size_t)N * d, 1.0f);
-        o->matmul(ctx, 0, 1, N, t->Sa, d, 1.0f, ta->o, d, v.P + v.lp->wqkvg, d, 0.0f, a->qkvg, S, eng__mm_x(m));
+        o->matmul(ctx, 0, 1, N, t->Sa, d, 1.0f, ta->o, d, eng__wlp(m, v.lp->wqkvg), d, 0.0f, a->qkvg, S, eng__mm_x(m));
         attention_fwd(m, &v);
         o->copy(ctx, a->resid_mid, v.x, eng__act_bytes(m, (size_t)N * d));
-        o->matmul(ctx, 0, 1, N, d, d, 1.0f, a->atty, d, v.P + v.lp->wo, d, 1.0f, a->resid_mid, d, eng__mm_x(m));
+        o->matmul(ctx, 0, 1, N, d, d, 1.0f, a->atty, d, eng__wlp(m, v.lp->wo), d, 1.0f, a->resid_mid, d, eng__mm_x(m));
     }
 }
 
@@ -409,7 +409,7 @@ static void titans_bwd(eng_model *m, int l, int B, int T)
     float *Gr = v.Gr;
     if (t->variant == ENG_TITANS_MAG) {
         /* o_proj, the gate, the two norms */
-        o->matmul(ctx, 0, 0, N, d, d, 1.0f, m->dresid, d, P + lp->wo, d, 0.0f, m->dgated, d, eng__mm_x(m));
+        o->matmul(ctx, 0, 0, N, d, d, 1.0f, m->dresid, d, eng__wlp(m, lp->wo), d, 0.0f, m->dgated, d, eng__mm_x(m));
         o->matmul(ctx, 1, 0, d, d, N, 1.0f, m->dresid, d, ta->o, d, 1.0f, Gr + lp->wo, d, eng__mm_w(m));
         o->gate_bwd(ctx, t->dna, t->dnm, m->dgated, ta->na, ta->nm, d, N, d, d);
         o->zero(ctx, m->datty, eng__act_bytes(m, (size_t)N * d));
@@ -417,20 +417,20 @@ static void titans_bwd(eng_model *m, int l, int B, int T)
         attention_bwd(m, &v);
         memory_bwd(m, &v);
         /* the fused projection */
-        o->matmul(ctx, 0, 0, N, d, S, 1.0f, m->dqkvg, S, P + lp->wqkvg, d, 0.0f, m->dln, d, eng__mm_x(m));
+        o->matmul(ctx, 0, 0, N, d, S, 1.0f, m->dqkvg, S, eng__wlp(m, lp->wqkvg), d, 0.0f, m->dln, d, eng__mm_x(m));
         o->matmul(ctx, 1, 0, S, d, N, 1.0f, m->dqkvg, S, a->ln1, d, 1.0f, Gr + lp->wqkvg, d, eng__mm_w(m));
     } else {
-        o->matmul(ctx, 0, 0, N, d, d, 1.0f, m->dresid, d, P + lp->wo, d, 0.0f, m->datty, d, eng__mm_x(m));
+        o->matmul(ctx, 0, 0, N, d, d, 1.0f, m->dresid, d, eng__wlp(m, lp->wo), d, 0.0f, m->datty, d, eng__mm_x(m));
         o->matmul(ctx, 1, 0, d, d, N, 1.0f, m->dresid, d, a->atty, d, 1.0f, Gr + lp->wo, d, eng__mm_w(m));
         attention_bwd(m, &v);
         /* q, k, v from x2: dnm = d/d x2 */
-        o->matmul(ctx, 0, 0, N, d, t->Sa, 1.0f, m->dqkvg, S, P + lp->wqkvg, d, 0.0f, t->dnm, d, eng__mm_x(m));
+        o->matmul(ctx, 0, 0, N, d, t->Sa, 1.0f, m->dqkvg, S, eng__wlp(m, lp->wqkvg), d, 0.0f, t->dnm, d, eng__mm_x(m));
         o->matmul(ctx, 1, 0, t->Sa, d, N, 1.0f, m->dqkvg, S, ta->o, d, 1.0f, Gr + lp->wqkvg, d, eng__mm_w(m));
         memory_bwd(m, &v);
         /* x feeds x2 directly and the memory projection */
         o->copy(ctx, m->dln, t->dnm, eng__act_bytes(m, (size_t)N * d));
-        o->matmul(ctx, 0, 0, N, d, S - t->Sa, 1.0f, eng__act_at(m, m->dqkvg, t->Sa), S, P + p->wmem, d, 1.0f, m->dln,
-                  d, eng__mm_x(m));
+        o->matmul(ctx, 0, 0, N, d, S - t->Sa, 1.0f, eng__act_at(m, m->dqkvg, t->Sa), S, eng__wlp(m, p->wmem), d, 1.0f,
+                  m->dln, d, eng__mm_x(m));
         o->matmul(ctx, 1, 0, S - t->Sa, d, N, 1.0f, eng__act_at(m, m->dqkvg, t->Sa), S, a->ln1, d, 1.0f, Gr + p->wmem,
                   d, eng__mm_w(m));
     }
