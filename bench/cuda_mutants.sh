@@ -5,7 +5,7 @@
 # deletes it (the barrier statement goes; a shuffle becomes the lane's own
 # value, as if no lane exchanged anything), rebuilds only the emulated
 # library (engine/libtlmcuda_emu.a) and the emulated tests, and runs them
-# fastest first (test_backend_ops, then test_cuda_model) until one fails.
+# fastest first (test_backend_ops, test_flash, then test_cuda_model) until one fails.
 # Prints a markdown table: the call, the first test that failed and its
 # first failing line (racecheck, synccheck or a number against the CPU), or
 # SURVIVED (the emulator's report when one of its checks fired).  A
@@ -122,7 +122,7 @@ if [ "$list" = 1 ]; then
     exit 0
 fi
 
-tests="tests/engine/backend/test_backend_ops tests/engine/backend/test_cuda_model"
+tests="tests/engine/backend/test_backend_ops tests/engine/backend/test_flash tests/engine/backend/test_cuda_model"
 if [ -z "$reuse" ]; then
     echo "cuda_mutants.sh: copying the sources to $tmp/src and building the emulated tests there" >&2
     make -s distdir distdir="$tmp/src" >/dev/null

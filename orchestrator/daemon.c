@@ -537,12 +537,11 @@ static int open_all(orc_daemon *d, held *h, int *discard, tlm_err *e)
         return orc_exit_error(rc);
     if ((d->ex.recover && d->ex.recover(d, e)) || db_checkpointer_start(d->db, o->db_path, 1000, &d->ckpt, e))
         return ORC_EXIT_ERROR;
-    if (!strcmp(d->ex.name, "slurm"))
-        printf("tlmd: %zu jobs, %zu to run as Slurm jobs (at most %d at a time, %d thread(s) each); worker %s\n",
-               d->plan.jobs.n, d->plan.n_queue - (size_t)d->n_running, d->n_slots, d->threads, d->worker);
-    else
-        printf("tlmd: %zu jobs, %zu to run on %d slot(s) (%s, %d thread(s) each); worker %s\n", d->plan.jobs.n,
-               d->plan.n_queue, d->n_slots, d->slots[0].spec.name, d->threads, d->worker);
+    /* (what an executor adopted is running already) */
+    char where[128];
+    d->ex.where(d, where, sizeof where);
+    printf("tlmd: %zu jobs, %zu to run %s, %d thread(s) each); worker %s\n", d->plan.jobs.n,
+           d->plan.n_queue - (size_t)d->n_running, where, d->threads, d->worker);
     fflush(stdout);
     return 0;
 }

@@ -444,11 +444,17 @@ static int local_launch(orc_run *r, tlm_err *e)
     return 0;
 }
 
+static int local_where(const orc_daemon *d, char *buf, size_t n)
+{
+    return snprintf(buf, n, "on %d slot(s) (%s", d->n_slots, d->slots[0].spec.name);
+}
+
 void orc_executor_local(orc_executor *x)
 {
     *x = (orc_executor){
         .name = "local",
         .record_first = 0,
+        .where = local_where,
         .fill_row = local_fill_row,
         .check_needs = local_check_needs,
         .launch = local_launch,

@@ -710,6 +710,11 @@ static int slurm_check_needs(const orc_daemon *d, const orc_plan_needs *n, tlm_e
     return 0;
 }
 
+static int slurm_where(const orc_daemon *d, char *buf, size_t n)
+{
+    return snprintf(buf, n, "as Slurm jobs (at most %d at a time", d->n_slots);
+}
+
 int orc_executor_slurm(orc_executor *x, const orc_opts *o, tlm_err *e)
 {
     (void)o;
@@ -739,6 +744,7 @@ int orc_executor_slurm(orc_executor *x, const orc_opts *o, tlm_err *e)
         .name = "slurm",
         .ctx = c,
         .record_first = 1,
+        .where = slurm_where,
         .recover = orc__slurm_recover,
         .prepare = slurm_prepare,
         .fill_row = slurm_fill_row,

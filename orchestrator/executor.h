@@ -43,6 +43,8 @@ typedef struct orc_executor {
      * 0: it is recorded right after the launch, with the process id, and
      * committed with the worker's first events (local). */
     int record_first;
+    /* Where the runs go, for tlmd's start-up line: "on 2 slot(s) (cpu" */
+    int (*where)(const struct orc_daemon *d, char *buf, size_t n);
     /* Before results.db is opened: refuse, saying what to change, what the
      * sweeps ask for that this executor cannot run (data parallel: nodes,
      * ranks per node, the launcher, GPUs per rank); NULL: one rank a job. */

@@ -46,6 +46,9 @@ pkgs="gcc make libc6-dev autoconf automake pkgconf ca-certificates git
 # it by rsvg-convert (librsvg2-bin); PLplot is still what configure checks for;
 # the dashboard's HTTP server (tlm-dash).
 pkgs="$pkgs libplplot-dev plplot-driver-cairo librsvg2-bin fonts-dejavu-core libmicrohttpd-dev"
+# Data-parallel training (engine/comm, docs/parallel.md): Open MPI's library
+# and mpirun; under Slurm, srun --mpi=pmix (slurmd's plugins, with PMIx).
+pkgs="$pkgs openmpi-bin libopenmpi-dev"
 # The demonstration corpus (scripts/make-demo-data.sh, docs/data.md): the King
 # James Bible and the Jargon File.
 corpus_pkgs="bible-kjv bible-kjv-text jargon-text"
@@ -56,7 +59,9 @@ pkgs="$pkgs $corpus_pkgs"
 # real browser (tests/dashboard: Debian's Chromium, curl), a private Slurm
 # cluster for tlmd's slurm executor (tests/lib/slurm_cluster.sh; the daemons
 # are only started by the tests, as the calling user).
-test_pkgs="python3-torch python3-numpy clang libclang-rt-14-dev chromium curl slurmctld slurmd slurm-client"
+# (libpmix-dev: Slurm's pmix plugin opens libpmix.so, the unversioned name,
+# when srun --mpi=pmix starts the ranks of tests/tlmd/test_dp_slurm.sh)
+test_pkgs="python3-torch python3-numpy clang libclang-rt-14-dev chromium curl slurmctld slurmd slurm-client libpmix-dev"
 [ "$want_test" = 1 ] && pkgs="$pkgs $test_pkgs"
 # npm installs the dashboard's charting library (uPlot, which tlm-dash
 # serves) and, for the tests, playwright-core and the tokenizer conformance

@@ -4,10 +4,14 @@
 # tests are C programs (test_*.c, TAP through tests/lib/tap.h); end-to-end
 # tests are shell scripts; parity tests are python with torch
 # (tests/parity/).  Every test exits 0 (pass), 1 (fail) or 77 (skip).
-EXTRA_DIST += tests/lib/tap.h tests/lib/alloc_count.h tests/lib/bounded.sh tests/lib/torch-python.sh tests/data
+EXTRA_DIST += tests/lib/tap.h tests/lib/alloc_count.h tests/lib/model_util.h tests/lib/db_util.h tests/lib/hope_util.h \
+	tests/lib/titans_util.h tests/lib/bounded.sh tests/lib/torch-python.sh tests/data
 
-TEST_CPPFLAGS = $(AM_CPPFLAGS) $(YAML_CFLAGS) $(JANSSON_CFLAGS)
-ORC_TEST_CPPFLAGS = $(TEST_CPPFLAGS) $(SQLITE_CFLAGS) $(UV_CFLAGS)
+# What a test program gets unless its own _LDADD says otherwise: each
+# folder's local.mk lists its test_x.c programs and names only what
+# differs (the sources of a program of several files, another library).
+# (The product's programs all name their own.)
+LDADD = $(ENGINE_LIBS)
 # Tests that count the engine's allocations (tests/lib/alloc_count.h)
 ALLOC_WRAP_FLAGS = -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc \
 	-Wl,--wrap=aligned_alloc -Wl,--wrap=posix_memalign

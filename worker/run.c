@@ -53,6 +53,7 @@ typedef struct job {
     eng_comm_env env;      /* who this process is among the job's ranks */
     eng_comm *comm;        /* and its collectives (one process: the single one) */
     int null_fd;           /* a rank other than 0: its events go here (/dev/null); -1 */
+    int gpu;               /* this rank's GPU (--device's K plus its local rank); -1: the CPU */
 } job;
 
 /* this process's rank, for the log's prefix (0 writes plain lines) */
@@ -446,6 +447,7 @@ static int make_comm(job *j, int *k, tlm_err *e)
         }
 #endif
     }
+    j->gpu = *k;
     return eng_comm_create(&j->comm, &j->env, *k >= 0 ? ENG_COMM_CUDA : ENG_COMM_HOST, *k, e);
 }
 
@@ -483,7 +485,7 @@ static void oom_note(const job *j, tlm_err *e)
 {
     if (e->code != TLM_ENOMEM)
         return;
-    int gpu = strcmp(j->o->device, "cpu") != 0;
+    int gpu = j->gpu >= 0;
     size_t need = 0, state = 0;
     tlm_err ne;
     if (wrk_memory_need(&j->cfg, gpu, &need, &state, &ne))
@@ -493,7 +495,7 @@ static void oom_note(const job *j, tlm_err *e)
         have = mem_available();
 #ifdef TLM_HAVE_CUDA
     eng_cuda_device_info info;
-    if (gpu && !eng_cuda_device_info_get(0, &info, &ne)) /* the worker's GPU is cuda:K; K is 0 under tlmd */
+    if (gpu && !eng_cuda_device_info_get(j->gpu, &info, &ne)) /* what is free on this rank's own GPU */
         have = info.free_bytes;
 #endif
     const double gib = 1073741824.0;
@@ -570,6 +572,7 @@ int wrk_run(const wrk_opts *o)
     memset(&j, 0, sizeof j);
     j.o = o;
     j.null_fd = -1;
+    j.gpu = -1;
     tlm_err e = {0};
     wrk_signals_install();
     int status, rc = eng_comm_env_read(&j.env, &e), k = -1;

@@ -287,6 +287,7 @@ static void ctx_destroy(eng__cu *c)
 {
     if (c->stream)
         cudaStreamSynchronize(c->stream);
+    eng__sdpa_cudnn_release(c);
     eng__cu_plans_clear(c);
     if (c->lt)
         c->api.cublasLtDestroy(c->lt);

@@ -409,13 +409,8 @@ size_t eng__flash_workspace_floats(int B, int T, int H)
     return (size_t)B * T * H;
 }
 
-static int fl_aligned(const void *p)
-{
-    return ((uintptr_t)p & 15) == 0;
-}
-
-/* the shapes and layouts the kernels take; else the context's error */
-static int fl_shape_ok(eng__cu *c, const char *what, int hd, int H, int Hkv, int ldo, int ldq, int ldkv)
+/* the shapes and layouts the kernels take (internal.h); else the context's error */
+int eng__attn_shape_ok(eng__cu *c, const char *what, int hd, int H, int Hkv, int ldo, int ldq, int ldkv)
 {
     if ((hd != 64 && hd != 128) || Hkv <= 0 || H % Hkv)
         return !eng__cu_fail(c, TLM_ECONFIG, what, "head size not 64 or 128, or heads not a multiple of kv heads");
@@ -452,9 +447,9 @@ void eng__flash_fwd(void *ctx, __nv_bfloat16 *out, int ldo, float *lse, const __
                     float scale)
 {
     eng__cu *c = (eng__cu *)ctx;
-    if (c->status || !fl_shape_ok(c, "flash_fwd", hd, H, Hkv, ldo, ldq, ldkv) || B <= 0 || T <= 0)
+    if (c->status || !eng__attn_shape_ok(c, "flash_fwd", hd, H, Hkv, ldo, ldq, ldkv) || B <= 0 || T <= 0)
         return;
-    if (!fl_aligned(out) || !fl_aligned(q) || !fl_aligned(k) || !fl_aligned(v)) {
+    if (!eng__cu_aligned16(out) || !eng__cu_aligned16(q) || !eng__cu_aligned16(k) || !eng__cu_aligned16(v)) {
         eng__cu_fail(c, TLM_ECONFIG, "flash_fwd", "a bf16 operand not 16-byte aligned");
         return;
     }
@@ -489,10 +484,10 @@ void eng__flash_bwd(void *ctx, __nv_bfloat16 *dq, __nv_bfloat16 *dk, __nv_bfloat
                     float scale, float *ws)
 {
     eng__cu *c = (eng__cu *)ctx;
-    if (c->status || !fl_shape_ok(c, "flash_bwd", hd, H, Hkv, ldo, ldq, ldkv) || B <= 0 || T <= 0)
+    if (c->status || !eng__attn_shape_ok(c, "flash_bwd", hd, H, Hkv, ldo, ldq, ldkv) || B <= 0 || T <= 0)
         return;
-    if (!fl_aligned(dq) || !fl_aligned(dk) || !fl_aligned(dv) || !fl_aligned(dout) || !fl_aligned(q) ||
-        !fl_aligned(k) || !fl_aligned(v)) {
+    if (!eng__cu_aligned16(dq) || !eng__cu_aligned16(dk) || !eng__cu_aligned16(dv) || !eng__cu_aligned16(dout) || !eng__cu_aligned16(q) ||
+        !eng__cu_aligned16(k) || !eng__cu_aligned16(v)) {
         eng__cu_fail(c, TLM_ECONFIG, "flash_bwd", "a bf16 operand not 16-byte aligned");
         return;
     }

@@ -116,6 +116,8 @@ typedef struct eng__cu_alloc_rec {
     size_t bytes;
 } eng__cu_alloc_rec;
 
+struct eng__dnn; /* sdpa_cudnn.cu's cuDNN state */
+
 /* One AdamW segment as the kernel reads it: start = the elements of the
  * segments before it (the launch's index space is their concatenation). */
 typedef struct eng__cu_seg {
@@ -143,6 +145,7 @@ typedef struct eng__cu {
     eng__cu_alloc_rec *allocs;
     int n_allocs, cap_allocs;
     size_t bytes_now, bytes_peak;
+    struct eng__dnn *dnn; /* loaded at sdpa_cudnn.cu's first call; NULL before */
     int status; /* first error: tlm_status, 0 none */
     char msg[512];
 } eng__cu;
@@ -219,6 +222,15 @@ void eng__cu_attention_bwd(void *ctx, eng_act *dq, eng_act *dk, eng_act *dv, con
  * context's TLM_ECONFIG.  The backward writes dq with ldq, dk and dv with
  * ldkv, and uses eng__flash_workspace_floats floats of ws (D). */
 size_t eng__flash_workspace_floats(int B, int T, int H);
+/* What both attention candidates (flash.cu, sdpa_cudnn.cu) take: hd 64 or
+ * 128, H a multiple of Hkv, strides multiples of 8 elements; else the
+ * context's TLM_ECONFIG naming `what`, and 0.  Operands must also be
+ * 16-byte aligned (eng__cu_aligned16). */
+int eng__attn_shape_ok(eng__cu *c, const char *what, int hd, int H, int Hkv, int ldo, int ldq, int ldkv);
+static inline int eng__cu_aligned16(const void *p)
+{
+    return ((uintptr_t)p & 15) == 0;
+}
 void eng__flash_fwd(void *ctx, __nv_bfloat16 *out, int ldo, float *lse, const __nv_bfloat16 *q, int ldq,
                     const __nv_bfloat16 *k, const __nv_bfloat16 *v, int ldkv, int B, int T, int H, int Hkv, int hd,
                     float scale);
@@ -226,6 +238,28 @@ void eng__flash_bwd(void *ctx, __nv_bfloat16 *dq, __nv_bfloat16 *dk, __nv_bfloat
                     const __nv_bfloat16 *dout, const __nv_bfloat16 *out, int ldo, const __nv_bfloat16 *q, int ldq,
                     const __nv_bfloat16 *k, const __nv_bfloat16 *v, int ldkv, int B, int T, int H, int Hkv, int hd,
                     float scale, float *ws);
+
+/* sdpa_cudnn.cu: the same attention through cuDNN's graph API (issue 24's
+ * other candidate), the flash launchers' arguments and refusals; ws is not
+ * used (cuDNN's workspace is the context's).  cuDNN is loaded at the
+ * first call: where it cannot be, available says why (0) and the
+ * launchers fail with TLM_ECONFIG.  prepare makes (and caches) the plan of
+ * a shape without running it: descriptor construction only.  release
+ * frees the plans and unloads cuDNN (backend.cu's context teardown).
+ * test_fault: test_flash's deliberate mapping mistakes (1: K's row stride
+ * taken as hd; 2: Q declared fp32; 3: O's tensor without its unique id),
+ * 0 in every real use. */
+int eng__sdpa_cudnn_available(void *ctx, char *why, size_t cap);
+int eng__sdpa_cudnn_prepare(void *ctx, int bwd, int B, int T, int H, int Hkv, int hd, int ldo, int ldq, int ldkv);
+void eng__sdpa_cudnn_fwd(void *ctx, __nv_bfloat16 *out, int ldo, float *lse, const __nv_bfloat16 *q, int ldq,
+                         const __nv_bfloat16 *k, const __nv_bfloat16 *v, int ldkv, int B, int T, int H, int Hkv,
+                         int hd, float scale);
+void eng__sdpa_cudnn_bwd(void *ctx, __nv_bfloat16 *dq, __nv_bfloat16 *dk, __nv_bfloat16 *dv, const float *lse,
+                         const __nv_bfloat16 *dout, const __nv_bfloat16 *out, int ldo, const __nv_bfloat16 *q, int ldq,
+                         const __nv_bfloat16 *k, const __nv_bfloat16 *v, int ldkv, int B, int T, int H, int Hkv,
+                         int hd, float scale, float *ws);
+void eng__sdpa_cudnn_release(eng__cu *c);
+extern int eng__sdpa_cudnn_test_fault;
 
 /* titans.cu */
 void eng__cu_dconv_fwd(void *ctx, eng_act *y, int ldy, const eng_act *x, int ldx, const float *w, int N, int T, int C,

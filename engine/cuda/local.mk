@@ -13,7 +13,8 @@
 # is 0: none of these kernels needs local memory (docs/engine.md, "CUDA").
 SUFFIXES += .cu
 CUDA_SRCS = engine/cuda/backend.cu engine/cuda/matmul.cu engine/cuda/ops.cu engine/cuda/attention.cu \
-	engine/cuda/flash.cu engine/cuda/titans.cu engine/cuda/titans_mem.cu engine/cuda/classifier.cu
+	engine/cuda/flash.cu engine/cuda/sdpa_cudnn.cu engine/cuda/titans.cu engine/cuda/titans_mem.cu \
+	engine/cuda/classifier.cu
 EXTRA_DIST += $(CUDA_SRCS) engine/cuda/internal.h engine/cuda/backend.h engine/cuda/elem.h engine/cuda/plan.h \
 	engine/cuda/mma.h
 PTXAS_SPILL_BUDGET = 0
@@ -55,15 +56,18 @@ endif
 # the device and shared memory itself, and it announces its fiber switches
 # to gcc's AddressSanitizer when the program has it (emu/exec.cc).
 CUDA_EMU_RT_SRCS = engine/cuda/emu/memory.cc engine/cuda/emu/exec.cc engine/cuda/emu/check.cc \
-	engine/cuda/emu/cublaslt.cc
-CUDA_EMU_HDRS = engine/cuda/emu/cuda.h engine/cuda/emu/bf16.h engine/cuda/emu/cublaslt.h engine/cuda/emu/internal.h
+	engine/cuda/emu/cublaslt.cc engine/cuda/emu/cudnn.cc
+CUDA_EMU_HDRS = engine/cuda/emu/cuda.h engine/cuda/emu/bf16.h engine/cuda/emu/cublaslt.h engine/cuda/emu/cudnn.h \
+	engine/cuda/emu/internal.h
 EXTRA_DIST += $(CUDA_EMU_RT_SRCS) $(CUDA_EMU_HDRS)
 CUDA_EMU_CXXFLAGS = -std=c++17 -O2 -g -fPIE -fno-exceptions -fno-rtti -fno-vectorize -fno-slp-vectorize \
 	-Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -DENG_CUDA_EMU -I$(top_srcdir) -I$(top_builddir)
 CUDA_EMU_INSTR = -fsanitize-coverage=trace-loads,trace-stores,inline-8bit-counters
 CUDA_EMU_KOBJS = engine/cuda/emu/backend.o engine/cuda/emu/matmul.o engine/cuda/emu/ops.o engine/cuda/emu/attention.o \
-	engine/cuda/emu/flash.o engine/cuda/emu/titans.o engine/cuda/emu/titans_mem.o engine/cuda/emu/classifier.o
-CUDA_EMU_RTOBJS = engine/cuda/emu/memory.o engine/cuda/emu/exec.o engine/cuda/emu/check.o engine/cuda/emu/cublaslt.o
+	engine/cuda/emu/flash.o engine/cuda/emu/sdpa_cudnn.o engine/cuda/emu/titans.o engine/cuda/emu/titans_mem.o \
+	engine/cuda/emu/classifier.o
+CUDA_EMU_RTOBJS = engine/cuda/emu/memory.o engine/cuda/emu/exec.o engine/cuda/emu/check.o engine/cuda/emu/cublaslt.o \
+	engine/cuda/emu/cudnn.o
 CLEANFILES += engine/cuda/emu/*.o
 
 if HAVE_CUDA_EMU

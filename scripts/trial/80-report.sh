@@ -33,7 +33,7 @@ rp report.plot-filter "--plot with --job ffffffffffff" 1 "--job ffffffffffff mat
 selected report.db-empty && { in_case report.db-empty; : >r.db
     tc report.db-empty "an empty (0-byte) --db" 1 "r\.db: not a TLM results database \(no schema\); tlmd creates it" "$R" --db r.db --list; }
 selected report.db-text && { in_case report.db-text; echo "not a database, just text" >r.db
-    tc report.db-text "a text file as --db" 1 "r\.db: not a database" "$R" --db r.db --table runs; }
+    tc report.db-text "a text file as --db" 1 "r\.db: not an SQLite database" "$R" --db r.db --table runs; }
 selected report.db-newer-foreign && { in_case report.db-newer-foreign; sqlite3 r.db "pragma user_version = 99; create table t(x)"
     tc report.db-newer-foreign "a database of schema 99 without TLM's tables" 1 "r\.db: .*(schema version 99|newer)" "$R" --db r.db --table runs; }
 selected report.db-newer && { in_case report.db-newer; cp "$DB" r.db; sqlite3 r.db "pragma user_version = 99"
@@ -64,7 +64,7 @@ rp report.format-bad "--format xls" 2 "expected md, csv, latex or json" --db "$D
 rp report.format-plot "--format with --plot" 2 "--format does nothing with --plot" --db "$DB" --plot loss --out l.svg --format csv
 rp report.plot-unknown "--plot frob" 2 "unknown figure" --db "$DB" --plot frob --out l.svg
 rp report.plot-noout "--plot without --out" 2 "needs --out" --db "$DB" --plot loss
-rp report.plot-jpg "--plot into a .jpg" 2 "svg or \.png" --db "$DB" --plot loss --out l.jpg
+rp report.plot-jpg "--plot into a .jpg" 2 "\.svg, \.png or \.pdf" --db "$DB" --plot loss --out l.jpg
 rp report.all-noout "--all without --out" 2 "--all.*(needs|requires) --out|needs --out" --db "$DB" --all
 rp report.series-0 "--max-series 0" 2 "--max-series 0: out of range \(expected an integer from 1 to 1000\)" --db "$DB" --plot loss --out l.svg --max-series 0
 rp report.series-big "--max-series 1001" 2 "--max-series 1001: out of range \(expected an integer from 1 to 1000\)" --db "$DB" --plot loss --out l.svg --max-series 1001

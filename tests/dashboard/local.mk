@@ -1,8 +1,7 @@
 # tests/dashboard/local.mk: tlm-dash over HTTP (bad requests, limits, the database's failures) and in Chromium
 # (a real sweep; every view on a fixed database against reviewed screenshots in tests/dashboard/shots/).
 check_PROGRAMS += tests/dashboard/dash_mkdb
-tests_dashboard_dash_mkdb_SOURCES = tests/dashboard/dash_mkdb.c
-tests_dashboard_dash_mkdb_CPPFLAGS = $(TEST_CPPFLAGS) $(SQLITE_CFLAGS)
+tests_dashboard_dash_mkdb_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
 tests_dashboard_dash_mkdb_LDADD = $(DB_LIBS)
 TESTS += tests/dashboard/test_http.sh tests/dashboard/test_browser.sh tests/dashboard/test_live.sh tests/dashboard/test_views.sh
 dist_check_SCRIPTS += tests/dashboard/test_http.sh tests/dashboard/test_browser.sh tests/dashboard/test_live.sh \

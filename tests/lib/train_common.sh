@@ -3,37 +3,13 @@
 # exit, ok/skip helpers printing TAP, and makes $tmp/text.tlmtok: the bytes
 # of the licence texts every Debian system ships (/usr/share/common-licenses,
 # package base-files), about 200 KiB of English.
-set -u
+. "$TLM_SRCDIR/tests/lib/tap.sh"
 W="$TLM_BUILDDIR/worker/tlm-worker"
-MK="$TLM_BUILDDIR/tests/lib/train_mkshard"
 EVCHECK="$TLM_SRCDIR/tests/lib/train_events.py"
-n=0
-fail=0
-ok() {
-    n=$((n + 1))
-    if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi
-}
-finish() {
-    echo "1..$n"
-    exit $fail
-}
 command -v python3 >/dev/null 2>&1 || { echo "# python3 is needed to read events: skip"; exit 77; }
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/tlm-worker-test-XXXXXX")
-kids=""
-cleanup() {
-    for p in $kids; do kill -9 "$p" 2>/dev/null; done
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-LICENSES=""
-for f in GPL-3 GPL-2 LGPL-2.1 Apache-2.0 MPL-2.0 GFDL-1.3 Artistic MPL-1.1 LGPL-2 GPL-1 CC0-1.0 LGPL-3 BSD; do
-    [ -f "/usr/share/common-licenses/$f" ] && LICENSES="$LICENSES /usr/share/common-licenses/$f"
-done
-if [ -z "$LICENSES" ]; then echo "# /usr/share/common-licenses is missing: skip"; exit 77; fi
-# shellcheck disable=SC2086
-"$MK" "$tmp/text.tlmtok" $LICENSES || { echo "# cannot make the text shard"; exit 1; }
+tap_setup worker
+text_shard "$tmp/text.tlmtok" GPL-3 GPL-2 LGPL-2.1 Apache-2.0 MPL-2.0 GFDL-1.3 Artistic MPL-1.1 LGPL-2 GPL-1 \
+    CC0-1.0 LGPL-3 BSD
 
 # events FILE [--job KEY] [--end KIND]: validate and summarise (JSON on stdout)
 events() { python3 "$EVCHECK" "$@"; }

@@ -2,10 +2,8 @@
 # tests/lib/train_common.sh): Open MPI's mpirun or a skip (77), a small job
 # per architecture, running a job on N ranks, and comparing two runs' losses.
 command -v mpirun >/dev/null 2>&1 || { echo "# mpirun is missing (Debian: openmpi-bin; scripts/setup.sh --test): skip"; exit 77; }
-if [ "$(id -u)" = 0 ]; then
-    # Open MPI refuses root unless told twice (a test machine, a container)
-    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-fi
+# root allowed (Open MPI refuses it unless told twice), the sanitizers' view of Open MPI
+. "$TLM_SRCDIR/tests/lib/mpi_env.sh"
 # no binding: two ranks share the machine with whatever else runs; no
 # network interfaces but loopback needed
 MPIRUN="mpirun --oversubscribe --bind-to none"

@@ -9,17 +9,14 @@ dist_check_SCRIPTS += tests/parallel/test_dp_resume.sh
 TESTS += tests/parallel/test_dp_refuse.sh
 dist_check_SCRIPTS += tests/parallel/test_dp_refuse.sh
 
-check_PROGRAMS += tests/parallel/test_comm
-tests_parallel_test_comm_SOURCES = tests/parallel/test_comm.c tests/lib/tap.h
-tests_parallel_test_comm_CPPFLAGS = $(TEST_CPPFLAGS)
-tests_parallel_test_comm_LDADD = $(ENGINE_LIBS)
-TESTS += tests/parallel/test_comm
+# The test programs (test_x.c, built with AM_CPPFLAGS, linked with $(ENGINE_LIBS)
+# unless a line below says otherwise: tests/local.mk):
+tests_parallel_C = tests/parallel/test_comm
+check_PROGRAMS += $(tests_parallel_C)
+TESTS += $(tests_parallel_C)
 
 # the NCCL communicator: built with MPI and CUDA, skips (77) without a GPU
 if HAVE_NCCL
 check_PROGRAMS += tests/parallel/test_nccl
-tests_parallel_test_nccl_SOURCES = tests/parallel/test_nccl.c tests/lib/tap.h
-tests_parallel_test_nccl_CPPFLAGS = $(TEST_CPPFLAGS)
-tests_parallel_test_nccl_LDADD = $(ENGINE_LIBS)
 TESTS += tests/parallel/test_nccl
 endif

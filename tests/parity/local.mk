@@ -1,23 +1,14 @@
 # tests/parity/local.mk: whole models and suites against independent PyTorch implementations (skip without torch); the *_dump and eval_run programs are the engine's side.
 check_PROGRAMS += tests/parity/parity_dump
 tests_parity_parity_dump_SOURCES = tests/parity/parity_dump.c tests/parity/dump_util.h tests/lib/model_util.h
-tests_parity_parity_dump_CPPFLAGS = $(TEST_CPPFLAGS)
-tests_parity_parity_dump_LDADD = $(ENGINE_LIBS)
 
 check_PROGRAMS += tests/parity/eval_run
-tests_parity_eval_run_SOURCES = tests/parity/eval_run.c
-tests_parity_eval_run_CPPFLAGS = $(TEST_CPPFLAGS)
-tests_parity_eval_run_LDADD = $(ENGINE_LIBS)
 
 check_PROGRAMS += tests/parity/parity_hope_dump
 tests_parity_parity_hope_dump_SOURCES = tests/parity/parity_hope_dump.c tests/parity/dump_util.h tests/lib/hope_util.h tests/lib/model_util.h
-tests_parity_parity_hope_dump_CPPFLAGS = $(TEST_CPPFLAGS)
-tests_parity_parity_hope_dump_LDADD = $(ENGINE_LIBS)
 
 check_PROGRAMS += tests/parity/parity_titans_dump
 tests_parity_parity_titans_dump_SOURCES = tests/parity/parity_titans_dump.c tests/parity/dump_util.h tests/lib/titans_util.h tests/lib/model_util.h
-tests_parity_parity_titans_dump_CPPFLAGS = $(TEST_CPPFLAGS)
-tests_parity_parity_titans_dump_LDADD = $(ENGINE_LIBS)
 
 TESTS += tests/parity/parity_torch.py
 dist_check_SCRIPTS += tests/parity/parity_torch.py

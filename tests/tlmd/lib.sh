@@ -4,39 +4,13 @@
 # $tmp/text.tlmtok: the bytes of the licence texts every Debian system
 # ships, the same corpus the worker's own tests train on.  Every process a
 # test starts in the background is killed on exit.
-set -u
+. "$TLM_SRCDIR/tests/lib/tap.sh"
 T="$TLM_BUILDDIR/orchestrator/tlmd"
 W="$TLM_BUILDDIR/worker/tlm-worker"
-MK="$TLM_BUILDDIR/tests/lib/train_mkshard"
-n=0
-fail=0
-ok() {
-    n=$((n + 1))
-    if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi
-}
-finish() {
-    echo "1..$n"
-    exit $fail
-}
 command -v sqlite3 >/dev/null 2>&1 || { echo "# the sqlite3 command is needed (apt-get install sqlite3): skip"; exit 77; }
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/tlm-tlmd-test-XXXXXX")
-kids=""
-cleanup() {
-    for p in $kids; do kill -9 "$p" 2>/dev/null; done
-    wait 2>/dev/null
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
+tap_setup tlmd wait
 cd "$tmp" || exit 1
-
-LICENSES=""
-for f in GPL-3 GPL-2 LGPL-2.1 Apache-2.0 MPL-2.0 GFDL-1.3 Artistic; do
-    [ -f "/usr/share/common-licenses/$f" ] && LICENSES="$LICENSES /usr/share/common-licenses/$f"
-done
-if [ -z "$LICENSES" ]; then echo "# /usr/share/common-licenses is missing: skip"; exit 77; fi
-# shellcheck disable=SC2086
-"$MK" "$tmp/text.tlmtok" $LICENSES >/dev/null || { echo "# cannot make the text shard"; exit 1; }
+text_shard "$tmp/text.tlmtok" GPL-3 GPL-2 LGPL-2.1 Apache-2.0 MPL-2.0 GFDL-1.3 Artistic
 
 # q SQL: one query on results.db, plain output
 q() { sqlite3 -batch results.db "$1"; }
@@ -143,7 +117,7 @@ steps_once() {
 slurm_start_cluster() {
     . "$TLM_SRCDIR/tests/lib/slurm_cluster.sh"
     slurm_need
-    trap 'slurm_down; cleanup' EXIT
+    trap 'slurm_down; tap_cleanup' EXIT
     slurm_up "$tmp/cluster" "$@" || { echo "# the test cluster did not start"; exit 1; }
 }
 

@@ -1,25 +1,16 @@
 # tests/tlmd/local.mk: tlmd: sweep parsing, events, ingest, and end to end with the real worker (lib.sh).
-check_PROGRAMS += tests/tlmd/test_sweep_parse
-tests_tlmd_test_sweep_parse_SOURCES = tests/tlmd/test_sweep_parse.c tests/lib/tap.h
-tests_tlmd_test_sweep_parse_CPPFLAGS = $(ORC_TEST_CPPFLAGS)
+# The test programs (test_x.c, built with AM_CPPFLAGS, linked with $(ENGINE_LIBS)
+# unless a line below says otherwise: tests/local.mk):
+tests_tlmd_C = tests/tlmd/test_sweep_parse \
+	tests/tlmd/test_events \
+	tests/tlmd/test_ingest
+check_PROGRAMS += $(tests_tlmd_C)
+TESTS += $(tests_tlmd_C)
 tests_tlmd_test_sweep_parse_LDADD = $(ORC_LIBS)
-TESTS += tests/tlmd/test_sweep_parse
-
-check_PROGRAMS += tests/tlmd/test_events
-tests_tlmd_test_events_SOURCES = tests/tlmd/test_events.c tests/lib/db_util.h tests/lib/tap.h
-tests_tlmd_test_events_CPPFLAGS = $(ORC_TEST_CPPFLAGS)
 tests_tlmd_test_events_LDADD = $(ORC_LIBS)
-TESTS += tests/tlmd/test_events
-
-check_PROGRAMS += tests/tlmd/test_ingest
-tests_tlmd_test_ingest_SOURCES = tests/tlmd/test_ingest.c tests/lib/db_util.h tests/lib/tap.h
-tests_tlmd_test_ingest_CPPFLAGS = $(ORC_TEST_CPPFLAGS)
 tests_tlmd_test_ingest_LDADD = $(ORC_LIBS)
-TESTS += tests/tlmd/test_ingest
 
 check_PROGRAMS += tests/tlmd/db_reader
-tests_tlmd_db_reader_SOURCES = tests/tlmd/db_reader.c
-tests_tlmd_db_reader_CPPFLAGS = $(ORC_TEST_CPPFLAGS)
 tests_tlmd_db_reader_LDADD = $(DB_LIBS)
 
 # the end-to-end tests with the real worker (lib.sh); test_slurm*: the

@@ -13,7 +13,7 @@
 #     mpirun missing from PATH.
 . "$TLM_SRCDIR/tests/tlmd/lib.sh"
 command -v mpirun >/dev/null 2>&1 || { echo "# mpirun is missing (Debian: openmpi-bin; scripts/setup.sh --test): skip"; exit 77; }
-[ "$(id -u)" = 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+. "$TLM_SRCDIR/tests/lib/mpi_env.sh"
 
 # lr 1e-3: at the library's 3e-3 this small model amplifies the
 # all-reduce's rounding to 1e-4 by step 48 (docs/parallel.md), at 1e-3

@@ -14,7 +14,7 @@
 # anything is recorded.  Skips (77) without Slurm or mpirun.
 . "$TLM_SRCDIR/tests/tlmd/lib.sh"
 command -v mpirun >/dev/null 2>&1 || { echo "# Open MPI is missing (Debian: openmpi-bin; scripts/setup.sh --test): skip"; exit 77; }
-[ "$(id -u)" = 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+. "$TLM_SRCDIR/tests/lib/mpi_env.sh"
 slurm_start_cluster
 echo "# cluster up in $SLURM_UP_S s"
 

@@ -9,7 +9,10 @@
 . "$TLM_SRCDIR/tests/tlmd/lib.sh"
 slurm_start_cluster
 
-STEPS=96
+# long enough that neither job can finish between the wait for both
+# jobs' step-16 checkpoints and the kill below, on a loaded machine
+# (with 96 the second job was seen done before its kill)
+STEPS=240
 sweep two.yaml two $STEPS "grid:" "  taper.schedule: [linear, cosine]" "  taper.ratio: [[1.5, 0.5]]"
 reference two.yaml --workers 2
 ok $? "the local executor's run (the reference)"

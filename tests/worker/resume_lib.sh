@@ -66,16 +66,24 @@ rand_step() {
     r=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')
     echo $(($1 + r % ($2 - $1 + 1)))
 }
-# kill_resume NAME K: NAME killed with SIGKILL after step K, then run again
-# with --resume to the end (two checks)
-kill_resume() {
-    echo "# SIGKILL after step $2"
+# signal_at NAME K SIG STATUS: NAME started, sent SIG after step K; checks
+# that it exits with STATUS (one check)
+signal_at() {
+    echo "# SIG$3 after step $2"
     spawn "$1"
     wait_step "$tmp/$1.ev" "$2" "$pid"
-    kill -9 "$pid"
+    kill -"$3" "$pid"
     wait "$pid"
     rc=$?
-    ok $((rc == 137 ? 0 : 1)) "run $1 killed by SIGKILL after step $2 (status $rc)"
+    ok $((rc == $4 ? 0 : 1)) "run $1 stopped by SIG$3 after step $2: exit status $4 (got $rc)"
+}
+# kill_resume NAME K: NAME killed with SIGKILL after step K, then run again
+# with --resume to the end (two checks).  $killed_at: the last step it
+# reported before the signal landed (K or later: it runs on while the
+# signal is sent)
+kill_resume() {
+    signal_at "$1" "$2" KILL 137
+    killed_at=$(grep -o '"ev":"step"[^}]*"step":[0-9]*' "$tmp/$1.ev" | sed 's/.*"step"://' | tail -n 1)
     run "$1" --resume
     ok $? "run $1 resumed to the end"
 }

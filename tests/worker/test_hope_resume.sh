@@ -74,13 +74,7 @@ ok $? "killed + resumed: byte-identical final weights, moments and accumulators"
 # ---- SIGTERM: stop at the step, checkpoint it, resume from it
 k=$(rand_step 17 40)
 [ $((k % 16)) = 0 ] && k=$((k + 1))
-echo "# SIGTERM after step $k"
-spawn D
-wait_step "$tmp/D.ev" "$k" "$pid"
-kill -TERM "$pid"
-wait "$pid"
-rc=$?
-ok $((rc == 75 ? 0 : 1)) "SIGTERM: exit status 75 (got $rc)"
+signal_at D "$k" TERM 75
 run D --resume
 from=$(start_field D resumed_from_step)
 echo "# resumed from step $from (chunk positions: $((from % 4)) of 4, $((from % 16)) of 16)"

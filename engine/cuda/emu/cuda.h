@@ -507,5 +507,6 @@ void ldmatrix(uint32_t *r, int n, int trans, const void *row, const char *site);
 
 #include "engine/cuda/emu/bf16.h"
 #include "engine/cuda/emu/cublaslt.h"
+#include "engine/cuda/emu/cudnn.h"
 
 #endif

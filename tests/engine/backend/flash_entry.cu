@@ -36,3 +36,44 @@ extern "C" void FL_ENTRY(bwd)(void *ctx, void *dq, void *dk, void *dv, const flo
                    (const __nv_bfloat16 *)dout, (const __nv_bfloat16 *)out, ldo, (const __nv_bfloat16 *)q, ldq,
                    (const __nv_bfloat16 *)k, (const __nv_bfloat16 *)v, ldkv, B, T, H, Hkv, hd, scale, ws);
 }
+
+/* the cuDNN candidate (engine/cuda/sdpa_cudnn.cu), the same arguments */
+extern "C" int FL_ENTRY(cudnn_available)(void *ctx, char *why, size_t cap)
+{
+    return eng__sdpa_cudnn_available(ctx, why, cap);
+}
+
+extern "C" int FL_ENTRY(cudnn_prepare)(void *ctx, int bwd, int B, int T, int H, int Hkv, int hd, int ldo, int ldq,
+                                       int ldkv)
+{
+    return eng__sdpa_cudnn_prepare(ctx, bwd, B, T, H, Hkv, hd, ldo, ldq, ldkv);
+}
+
+extern "C" void FL_ENTRY(cudnn_fault)(int fault)
+{
+    eng__sdpa_cudnn_test_fault = fault;
+}
+
+extern "C" void FL_ENTRY(cudnn_fwd)(void *ctx, void *out, int ldo, float *lse, const void *q, int ldq, const void *k,
+                                    const void *v, int ldkv, int B, int T, int H, int Hkv, int hd, float scale)
+{
+    eng__sdpa_cudnn_fwd(ctx, (__nv_bfloat16 *)out, ldo, lse, (const __nv_bfloat16 *)q, ldq, (const __nv_bfloat16 *)k,
+                        (const __nv_bfloat16 *)v, ldkv, B, T, H, Hkv, hd, scale);
+}
+
+extern "C" void FL_ENTRY(cudnn_bwd)(void *ctx, void *dq, void *dk, void *dv, const float *lse, const void *dout,
+                                    const void *out, int ldo, const void *q, int ldq, const void *k, const void *v,
+                                    int ldkv, int B, int T, int H, int Hkv, int hd, float scale, float *ws)
+{
+    eng__sdpa_cudnn_bwd(ctx, (__nv_bfloat16 *)dq, (__nv_bfloat16 *)dk, (__nv_bfloat16 *)dv, lse,
+                        (const __nv_bfloat16 *)dout, (const __nv_bfloat16 *)out, ldo, (const __nv_bfloat16 *)q, ldq,
+                        (const __nv_bfloat16 *)k, (const __nv_bfloat16 *)v, ldkv, B, T, H, Hkv, hd, scale, ws);
+}
+
+#ifdef ENG_CUDA_EMU
+/* the stand-in's counts: graphs finalized, plans executed */
+extern "C" void tlm_test_flash_emu_cudnn_counts(long *graphs, long *execs)
+{
+    dnn_standin_counts(graphs, execs);
+}
+#endif

@@ -2,55 +2,40 @@
 # table of cases run against every backend that is built, the CPU's
 # against double references and finite differences, any other against the
 # CPU's.
-check_PROGRAMS += tests/engine/backend/test_backend_ops
+# test_cuda_elem: the CUDA kernels' element arithmetic (engine/cuda/elem.h) against the CPU's ops:
+#   built and run in every build, GPU or not
+# test_cuda_model: whole models on CUDA against the CPU (77 without CUDA or a GPU)
+# test_cuda_emu: the CUDA emulator itself (engine/cuda/emu/): its checks on test-only kernels
+#   (emu_kernels.cu), bf16, the tensor-core fragments (cuda_frag.cu, also built by nvcc and run on a
+#   GPU when there is one), the cuBLASLt stand-ins; 77 without the emulator.  The test kernels compile
+#   as the emulated engine does; emu_kernels.o also gives test_backend_ops its deliberately broken op.
+# test_flash: the tensor-core flash attention (engine/cuda/flash.cu) on the emulator, and on GPU 0
+#   when one is lent, against a host reference from the same bf16 inputs; 77 without the emulator.
+#   flash_entry.cu: C entry points to its C++ launchers, built by clang++ and (CUDA build) by nvcc.
+# The test programs (test_x.c, built with AM_CPPFLAGS, linked with $(ENGINE_LIBS)
+# unless a line below says otherwise: tests/local.mk):
+tests_engine_backend_C = tests/engine/backend/test_backend_ops \
+	tests/engine/backend/test_cuda_elem \
+	tests/engine/backend/test_cuda_model \
+	tests/engine/backend/test_cuda_emu \
+	tests/engine/backend/test_flash
+check_PROGRAMS += $(tests_engine_backend_C)
+TESTS += $(tests_engine_backend_C)
+tests_engine_backend_test_flash_LDADD = $(CUDA_FLASH_TEST_OBJ) $(CUDA_FLASH_GPU_OBJ) $(CUDA_EMU_A) $(ENGINE_LIBS) $(CUDA_EMU_LIBS)
 tests_engine_backend_test_backend_ops_SOURCES = tests/engine/backend/test_backend_ops.c tests/engine/backend/harness.h \
 	tests/engine/backend/cases_core.h tests/engine/backend/cases_titans.h tests/lib/tap.h
-tests_engine_backend_test_backend_ops_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_engine_backend_test_backend_ops_LDADD = $(CUDA_EMU_TEST_OBJS) $(CUDA_EMU_A) $(ENGINE_LIBS) $(CUDA_EMU_LIBS)
-TESTS += tests/engine/backend/test_backend_ops
-
-# the CUDA kernels' element arithmetic (engine/cuda/elem.h) against the
-# CPU's ops: built and run in every build, GPU or not
-check_PROGRAMS += tests/engine/backend/test_cuda_elem
 tests_engine_backend_test_cuda_elem_SOURCES = tests/engine/backend/test_cuda_elem.c engine/cuda/elem.h tests/lib/tap.h
-tests_engine_backend_test_cuda_elem_CPPFLAGS = $(TEST_CPPFLAGS)
-tests_engine_backend_test_cuda_elem_LDADD = $(ENGINE_LIBS)
-TESTS += tests/engine/backend/test_cuda_elem
-
-# whole models on CUDA against the CPU (77 without CUDA or a GPU)
-check_PROGRAMS += tests/engine/backend/test_cuda_model
-tests_engine_backend_test_cuda_model_SOURCES = tests/engine/backend/test_cuda_model.c tests/lib/model_util.h tests/lib/tap.h
-tests_engine_backend_test_cuda_model_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_engine_backend_test_cuda_model_LDADD = $(CUDA_EMU_A) $(ENGINE_LIBS) $(CUDA_EMU_LIBS)
-TESTS += tests/engine/backend/test_cuda_model
+tests_engine_backend_test_cuda_emu_LDADD = $(CUDA_EMU_TEST_OBJS) $(CUDA_FRAG_GPU_OBJ) $(CUDA_EMU_A) $(ENGINE_LIBS) \
+	$(CUDA_EMU_LIBS)
 
 # the CUDA build's spill check (scripts/ptxas-spills.sh)
 TESTS += tests/engine/backend/test_ptxas_spills.sh
 dist_check_SCRIPTS += tests/engine/backend/test_ptxas_spills.sh
 
-# the CUDA emulator itself (engine/cuda/emu/): its checks on test-only
-# kernels (emu_kernels.cu), bf16, the tensor-core fragments (cuda_frag.cu,
-# also built by nvcc and run on a GPU when there is one), the cuBLASLt
-# stand-ins; 77 without the emulator.  The test kernels compile as the
-# emulated engine does; emu_kernels.o also gives test_backend_ops its
-# deliberately broken op.
-check_PROGRAMS += tests/engine/backend/test_cuda_emu
-tests_engine_backend_test_cuda_emu_SOURCES = tests/engine/backend/test_cuda_emu.c tests/lib/tap.h
-tests_engine_backend_test_cuda_emu_CPPFLAGS = $(TEST_CPPFLAGS)
-tests_engine_backend_test_cuda_emu_LDADD = $(CUDA_EMU_TEST_OBJS) $(CUDA_FRAG_GPU_OBJ) $(CUDA_EMU_A) $(ENGINE_LIBS) \
-	$(CUDA_EMU_LIBS)
-TESTS += tests/engine/backend/test_cuda_emu
 EXTRA_DIST += tests/engine/backend/emu_kernels.cu tests/engine/backend/cuda_frag.cu
 
-# the tensor-core flash attention (engine/cuda/flash.cu) on the emulator,
-# and on GPU 0 when one is lent, against a host reference from the same
-# bf16 inputs; 77 without the emulator.  flash_entry.cu: C entry points to
-# its C++ launchers, built by clang++ and (CUDA build) by nvcc.
-check_PROGRAMS += tests/engine/backend/test_flash
-tests_engine_backend_test_flash_SOURCES = tests/engine/backend/test_flash.c tests/lib/tap.h
-tests_engine_backend_test_flash_CPPFLAGS = $(TEST_CPPFLAGS)
-tests_engine_backend_test_flash_LDADD = $(CUDA_FLASH_TEST_OBJ) $(CUDA_FLASH_GPU_OBJ) $(CUDA_EMU_A) $(ENGINE_LIBS) $(CUDA_EMU_LIBS)
-TESTS += tests/engine/backend/test_flash
 EXTRA_DIST += tests/engine/backend/flash_entry.cu
 CLEANFILES += tests/engine/backend/flash_entry_emu.o tests/engine/backend/flash_entry.o
 CLEANFILES += tests/engine/backend/emu_kernels.o tests/engine/backend/cuda_frag_emu.o tests/engine/backend/cuda_frag.o

@@ -1,6 +1,9 @@
-/* test_flash.c: the tensor-core flash attention (engine/cuda/flash.cu) on
- * the emulated CUDA build (and, in a CUDA build, on GPU 0 when there is
- * one: skipped, said, where the backend finds none), against a plain causal softmax attention
+/* test_flash.c: issue 24's two attention candidates, the tensor-core flash
+ * attention (engine/cuda/flash.cu) and cuDNN's graph (engine/cuda/
+ * sdpa_cudnn.cu, through the emulated build's cuDNN stand-ins, which
+ * compute the graph its descriptors describe), on the emulated CUDA build
+ * (and, in a CUDA build, on GPU 0 when there is one: skipped, said, where
+ * the backend finds none), against a plain causal softmax attention
  * computed here in double from the SAME bf16-rounded inputs, forward
  * (O, lse) and backward (dQ, dK, dV); the emulator's race, barrier and
  * memory checks run on every launch (a failed one is the backend's kept
@@ -28,6 +31,15 @@
  *     (dO . O with O = v, a warp's fp32 order) are one sum rounded two
  *     ways, apart by up to hd 2^-24 max|dO v| (128 * 2^-24 * 2 < 2e-5);
  *   - the backward twice: the same bits (no atomics: the project's rule).
+ * The cuDNN candidate: the same cases and bounds; the two candidates'
+ * results against each other with the same bounds; its forward and
+ * backward plans at the 440m, 760m and 1.3b presets' head shapes on a
+ * tiny batch (descriptor construction only: graphs finalized, none
+ * executed); and three deliberate mapping mistakes (eng__sdpa_cudnn_test_
+ * fault): K's row stride taken as hd must put O outside its bound, Q
+ * declared fp32 must be refused (NOT_SUPPORTED_DATA_TYPE), and so must
+ * O's tensor without its unique id (BAD_PARAM at finalize).  On a GPU
+ * without cuDNN its row is skipped, said.
  * Exits 77 in a build without the emulator.
  *
  * Must not: compare the kernel with anything computed from unrounded
@@ -49,8 +61,17 @@
                 int ldkv, int B, int T, int H, int Hkv, int hd, float scale);                                  \
     void P##bwd(void *ctx, void *dq, void *dk, void *dv, const float *lse, const void *dout, const void *out,   \
                 int ldo, const void *q, int ldq, const void *k, const void *v, int ldkv, int B, int T, int H,   \
-                int Hkv, int hd, float scale, float *ws);
+                int Hkv, int hd, float scale, float *ws);                                          \
+    int P##cudnn_available(void *ctx, char *why, size_t cap);                                               \
+    int P##cudnn_prepare(void *ctx, int bwd, int B, int T, int H, int Hkv, int hd, int ldo, int ldq, int ldkv); \
+    void P##cudnn_fault(int fault);                                                                          \
+    void P##cudnn_fwd(void *ctx, void *out, int ldo, float *lse, const void *q, int ldq, const void *k,      \
+                      const void *v, int ldkv, int B, int T, int H, int Hkv, int hd, float scale);          \
+    void P##cudnn_bwd(void *ctx, void *dq, void *dk, void *dv, const float *lse, const void *dout,           \
+                      const void *out, int ldo, const void *q, int ldq, const void *k, const void *v, int ldkv, \
+                      int B, int T, int H, int Hkv, int hd, float scale, float *ws);
 FL_DECLARE(tlm_test_flash_emu_)
+void tlm_test_flash_emu_cudnn_counts(long *graphs, long *execs);
 #ifdef TLM_HAVE_CUDA
 FL_DECLARE(tlm_test_flash_gpu_)
 #endif
@@ -67,15 +88,27 @@ typedef struct flash_row {
                 int ldo, const void *q, int ldq, const void *k, const void *v, int ldkv, int B, int T, int H,
                 int Hkv, int hd, float scale, float *ws);
     int needs_device; /* may find no GPU: then skipped */
+    /* the cuDNN candidate: whether it is there (NULL: flash.cu), its plan
+     * alone, the test's mistakes */
+    int (*available)(void *ctx, char *why, size_t cap);
+    int (*prepare)(void *ctx, int bwd, int B, int T, int H, int Hkv, int hd, int ldo, int ldq, int ldkv);
+    void (*fault)(int fault);
 } flash_row;
 static const flash_row rows[] = {
-    {"cuda-emu", eng_backend_cuda_emu_create, eng_backend_cuda_emu_status, tlm_test_flash_emu_ws_floats,
-     tlm_test_flash_emu_fwd, tlm_test_flash_emu_bwd, 0},
+    {"cuda-emu flash", eng_backend_cuda_emu_create, eng_backend_cuda_emu_status, tlm_test_flash_emu_ws_floats,
+     tlm_test_flash_emu_fwd, tlm_test_flash_emu_bwd, 0, NULL, NULL, NULL},
+    {"cuda-emu cudnn", eng_backend_cuda_emu_create, eng_backend_cuda_emu_status, tlm_test_flash_emu_ws_floats,
+     tlm_test_flash_emu_cudnn_fwd, tlm_test_flash_emu_cudnn_bwd, 0, tlm_test_flash_emu_cudnn_available,
+     tlm_test_flash_emu_cudnn_prepare, tlm_test_flash_emu_cudnn_fault},
 #ifdef TLM_HAVE_CUDA
-    {"cuda", eng_backend_cuda_create, eng_backend_cuda_status, tlm_test_flash_gpu_ws_floats, tlm_test_flash_gpu_fwd,
-     tlm_test_flash_gpu_bwd, 1},
+    {"cuda flash", eng_backend_cuda_create, eng_backend_cuda_status, tlm_test_flash_gpu_ws_floats,
+     tlm_test_flash_gpu_fwd, tlm_test_flash_gpu_bwd, 1, NULL, NULL, NULL},
+    {"cuda cudnn", eng_backend_cuda_create, eng_backend_cuda_status, tlm_test_flash_gpu_ws_floats,
+     tlm_test_flash_gpu_cudnn_fwd, tlm_test_flash_gpu_cudnn_bwd, 1, tlm_test_flash_gpu_cudnn_available,
+     tlm_test_flash_gpu_cudnn_prepare, tlm_test_flash_gpu_cudnn_fault},
 #endif
 };
+#define NROWS (int)(sizeof rows / sizeof rows[0])
 
 #define BOUND_O 0.0078125   /* 2^-7 of max |v| */
 #define BOUND_LSE 1e-4      /* absolute */
@@ -180,8 +213,22 @@ static void reference(const double *qkv, int ld, const double *dout, int ldo, in
     free(dp);
 }
 
-/* one case: 0 when it ran (its checks counted), -1 on a setup failure */
-static int run_case(const flash_row *row, eng_backend *be, int B, int T, int H, int Hkv, int hd)
+/* a case's results, kept to hold the two candidates against each other */
+typedef struct kept {
+    uint16_t *o, *grad;
+    float *lse;
+} kept;
+static void kept_free(kept *k)
+{
+    free(k->o), free(k->grad), free(k->lse);
+    memset(k, 0, sizeof *k);
+}
+
+/* one case: 0 when it ran (its checks counted), -1 on a setup failure.
+ * fault (cuDNN's row): the forward alone with row->fault(fault) on, which
+ * must miss the bound; keep: where the results go (NULL: nowhere). */
+static int run_case(const flash_row *row, eng_backend *be, int B, int T, int H, int Hkv, int hd, int fault,
+                    kept *keep)
 {
     const int ld = (H + 2 * Hkv) * hd, ldo = H * hd + 8, N = B * T;
     const double scale = 1.0 / sqrt((double)hd);
@@ -199,6 +246,8 @@ static int run_case(const flash_row *row, eng_backend *be, int B, int T, int H, 
     float *dlse = op->alloc(ctx, sizeof(float) * nl), *dws = op->alloc(ctx, sizeof(float) * (nws ? nws : 1));
     char name[96];
     snprintf(name, sizeof name, "%s: hd %d, B %d, T %d, H %d over Hkv %d", row->name, hd, B, T, H, Hkv);
+    /* the case's inputs from its shape alone: each candidate sees the same */
+    rng = 12345u + 7919u * (unsigned)(((B * 131 + T) * 131 + H) * 131 + Hkv) + (unsigned)hd;
     if (!hqkv || !hdo || !ho || !hd1 || !hd2 || !qkv || !dout || !ro || !rl || !rd || !hl || !dqkv_in || !ddo ||
         !dout_o || !dgrad || !dlse || !dws) {
         TAP_OK(0, "%s: memory for the case", name);
@@ -221,7 +270,11 @@ static int run_case(const flash_row *row, eng_backend *be, int B, int T, int H, 
     uint16_t *gq = dgrad, *gk = gq + (size_t)H * hd, *gv = gk + (size_t)Hkv * hd;
 
     tlm_err e = {0};
+    if (fault)
+        row->fault(fault);
     row->fwd(ctx, dout_o, ldo, dlse, q, ld, k, v, ld, B, T, H, Hkv, hd, (float)scale);
+    if (fault)
+        row->fault(0);
     int rc = row->status(be, &e);
     TAP_OK(!rc, "%s: forward ran, no kept error (on cuda-emu: its checks)%s%s", name, rc ? ": " : "", rc ? e.msg : "");
     if (rc)
@@ -238,6 +291,12 @@ static int run_case(const flash_row *row, eng_backend *be, int B, int T, int H, 
     }
     for (size_t i = 0; i < nl; i++)
         worst_add(&wl, hl[i], rl[i]);
+    if (fault) { /* the mistake must show */
+        TAP_OK(!(wo.err <= BOUND_O * vmax),
+               "%s: with a wrong mapping (mistake %d) O misses 2^-7 max|v|: worst |error| %.3g of max|v|", name, fault,
+               wo.err / vmax);
+        goto done;
+    }
     TAP_OK(wo.err <= BOUND_O * vmax, "%s: O within 2^-7 max|v|: worst |error| %.3g, %.3g of max|v| %.3g", name,
            wo.err, wo.err / vmax, vmax);
     TAP_OK(wl.err <= BOUND_LSE, "%s: lse within %g: worst |error| %.3g", name, BOUND_LSE, wl.err);
@@ -265,6 +324,11 @@ static int run_case(const flash_row *row, eng_backend *be, int B, int T, int H, 
                "%s: %s within 2^-6 of max|ref| %.3g + 2e-5: worst |error| %.3g (%.3g of it)",
                name, gname[t], w.scale, w.err, w.scale > 0 ? w.err / w.scale : 0.0);
     }
+    if (keep) {
+        keep->o = ho, keep->lse = hl, keep->grad = hd1;
+        ho = NULL, hl = NULL, hd1 = NULL;
+    }
+done:
     op->free(ctx, dqkv_in), op->free(ctx, ddo), op->free(ctx, dout_o), op->free(ctx, dgrad), op->free(ctx, dlse);
     op->free(ctx, dws);
     free(hqkv), free(hdo), free(ho), free(hd1), free(hd2), free(qkv), free(dout), free(ro), free(rl), free(rd);
@@ -272,23 +336,125 @@ static int run_case(const flash_row *row, eng_backend *be, int B, int T, int H, 
     return 0;
 }
 
+/* The two candidates' results of one case against each other, with the
+ * bounds each meets against the reference (O by max|v| of the case,
+ * taken here as the larger |O| of the two; gradients by the larger |x|). */
+static void cross_check(const char *name, const kept *a, const kept *b, int B, int T, int H, int Hkv, int hd)
+{
+    const int ld = (H + 2 * Hkv) * hd, ldo = H * hd + 8, N = B * T;
+    worst wo = {0, 0}, wl = {0, 0}, wg = {0, 0};
+    for (int n = 0; n < N; n++)
+        for (int c = 0; c < H * hd; c++)
+            worst_add(&wo, from_bf16(a->o[(size_t)n * ldo + c]), from_bf16(b->o[(size_t)n * ldo + c]));
+    for (size_t i = 0; i < (size_t)B * H * T; i++)
+        worst_add(&wl, a->lse[i], b->lse[i]);
+    for (size_t i = 0; i < (size_t)N * ld; i++)
+        worst_add(&wg, from_bf16(a->grad[i]), from_bf16(b->grad[i]));
+    TAP_OK(wo.err <= BOUND_O * wo.scale && wl.err <= BOUND_LSE && wg.err <= BOUND_GRAD * wg.scale + FLOOR_GRAD,
+           "%s: flash and cudnn agree: O %.3g of max|O|, lse %.3g, dQKV %.3g of max|x|", name,
+           wo.scale > 0 ? wo.err / wo.scale : 0.0, wl.err, wg.scale > 0 ? wg.err / wg.scale : 0.0);
+}
+
+/* The cuDNN candidate's plans at the shapes of the 440m, 760m and 1.3b
+ * presets (engine/config/presets.c: d 1024, 1536, 2048 over 16, 24, 32
+ * heads, as many kv heads, head size 64), forward and backward, on a tiny
+ * batch: descriptor construction only (issue 24), nothing executed. */
+static void preset_plans(const flash_row *row, eng_backend *be)
+{
+    static const struct {
+        const char *name;
+        int H, Hkv, hd;
+    } pr[] = {{"440m", 16, 16, 64}, {"760m", 24, 24, 64}, {"1.3b", 32, 32, 64}};
+    for (int i = 0; i < 3; i++) {
+        const int ld = (pr[i].H + 2 * pr[i].Hkv) * pr[i].hd, ldo = pr[i].H * pr[i].hd;
+        long g0, x0, g1, x1;
+        tlm_test_flash_emu_cudnn_counts(&g0, &x0);
+        int rc = row->prepare(be->ctx, 0, 1, 8, pr[i].H, pr[i].Hkv, pr[i].hd, ldo, ld, ld);
+        rc = rc ? rc : row->prepare(be->ctx, 1, 1, 8, pr[i].H, pr[i].Hkv, pr[i].hd, ldo, ld, ld);
+        tlm_test_flash_emu_cudnn_counts(&g1, &x1);
+        tlm_err e = {0};
+        const int st = row->status(be, &e);
+        TAP_OK(!rc && !st && g1 - g0 == 2 && x1 == x0,
+               "%s: the %s preset's shapes (H %d, Hkv %d, hd %d; B 1, T 8): forward and backward plans made, "
+               "%ld graphs finalized, %ld executed%s%s",
+               row->name, pr[i].name, pr[i].H, pr[i].Hkv, pr[i].hd, g1 - g0, x1 - x0, st ? ": " : "", st ? e.msg : "");
+    }
+}
+
 int main(void)
 {
-    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+    kept flash_kept[NCASES];
+    memset(flash_kept, 0, sizeof flash_kept);
+    for (int r = 0; r < NROWS; r++) {
+        const flash_row *row = &rows[r];
         eng_backend *be = NULL;
         tlm_err e = {0};
-        if (rows[r].create(&be, 0, &e)) {
-            if (rows[r].needs_device && e.code == TLM_ECONFIG)
-                TAP_DIAG("%s: skipped: %s", rows[r].name, e.msg);
+        if (row->create(&be, 0, &e)) {
+            if (row->needs_device && e.code == TLM_ECONFIG)
+                TAP_DIAG("%s: skipped: %s", row->name, e.msg);
             else
-                TAP_OK(0, "%s: the backend: %s", rows[r].name, e.msg);
+                TAP_OK(0, "%s: the backend: %s", row->name, e.msg);
             continue;
         }
-        for (int i = 0; i < NCASES; i++)
-            if (run_case(&rows[r], be, cases[i].B, cases[i].T, cases[i].H, cases[i].Hkv, cases[i].hd))
+        char why[320];
+        if (row->available && !row->available(be->ctx, why, sizeof why)) {
+            /* on the emulator the stand-ins are always there */
+            if (row->needs_device)
+                TAP_DIAG("%s: skipped: %s", row->name, why);
+            else
+                TAP_OK(0, "%s: %s", row->name, why);
+            eng_backend_free(be);
+            continue;
+        }
+        /* the emulated rows: flash's results kept, cudnn's held against them */
+        const int emu = !row->needs_device;
+        for (int i = 0; i < NCASES; i++) {
+            kept mine = {0};
+            const int B = cases[i].B, T = cases[i].T, H = cases[i].H, Hkv = cases[i].Hkv, hd = cases[i].hd;
+            if (run_case(row, be, B, T, H, Hkv, hd, 0, emu ? &mine : NULL))
                 break; /* the backend keeps its first error: later cases cannot run */
+            if (emu && !row->available) {
+                flash_kept[i] = mine;
+                continue;
+            }
+            if (emu && flash_kept[i].o) {
+                char name[96];
+                snprintf(name, sizeof name, "cuda-emu: hd %d, B %d, T %d, H %d over Hkv %d", hd, B, T, H, Hkv);
+                cross_check(name, &flash_kept[i], &mine, B, T, H, Hkv, hd);
+            }
+            kept_free(&mine);
+        }
+        if (emu && row->available) {
+            preset_plans(row, be);
+            /* a wrong K row stride gives a wrong O (no refusal: it is in bounds) */
+            run_case(row, be, 1, 77, 4, 2, 64, 1, NULL);
+        }
         eng_backend_free(be);
+        /* mistakes the stand-in refuses, as cuDNN would (a fresh backend
+         * each: the error is kept): Q declared fp32 (the fused path takes
+         * bf16 or fp16), O's tensor finalized without its unique id */
+        static const struct {
+            int fault, code;
+            const char *status, *what;
+        } refused[] = {{2, TLM_ECONFIG, "NOT_SUPPORTED_DATA_TYPE", "Q declared fp32"},
+                       {3, TLM_EINTERNAL, "CUDNN_STATUS_BAD_PARAM", "O's tensor without its unique id"}};
+        for (int i = 0; emu && row->available && i < 2; i++) {
+            eng_backend *b2 = NULL;
+            if (row->create(&b2, 0, &e)) {
+                TAP_OK(0, "%s: the backend: %s", row->name, e.msg);
+                continue;
+            }
+            row->fault(refused[i].fault);
+            const int rc = row->prepare(b2->ctx, 0, 1, 8, 4, 2, 64, 4 * 64, 8 * 64, 8 * 64);
+            row->fault(0);
+            const int st = row->status(b2, &e);
+            TAP_OK(rc && st == refused[i].code && strstr(e.msg, refused[i].status), "%s: %s is refused: %s",
+                   row->name, refused[i].what, st ? e.msg : "(no error)");
+            eng_backend_free(b2);
+        }
     }
+    for (int i = 0; i < NCASES; i++)
+        kept_free(&flash_kept[i]);
     return tap_done();
 }
 #else

@@ -1,6 +1,6 @@
 # tests/engine/eval/local.mk: the evaluation suites.
-check_PROGRAMS += tests/engine/eval/test_eval
-tests_engine_eval_test_eval_SOURCES = tests/engine/eval/test_eval.c tests/lib/tap.h
-tests_engine_eval_test_eval_CPPFLAGS = $(TEST_CPPFLAGS)
-tests_engine_eval_test_eval_LDADD = $(ENGINE_LIBS)
-TESTS += tests/engine/eval/test_eval
+# The test programs (test_x.c, built with AM_CPPFLAGS, linked with $(ENGINE_LIBS)
+# unless a line below says otherwise: tests/local.mk):
+tests_engine_eval_C = tests/engine/eval/test_eval
+check_PROGRAMS += $(tests_engine_eval_C)
+TESTS += $(tests_engine_eval_C)

@@ -1,12 +1,7 @@
 # tests/engine/format/local.mk: token shards, manifests, safetensors.
-check_PROGRAMS += tests/engine/format/test_safetensors
-tests_engine_format_test_safetensors_SOURCES = tests/engine/format/test_safetensors.c tests/lib/tap.h
-tests_engine_format_test_safetensors_CPPFLAGS = $(TEST_CPPFLAGS)
-tests_engine_format_test_safetensors_LDADD = $(ENGINE_LIBS)
-TESTS += tests/engine/format/test_safetensors
-
-check_PROGRAMS += tests/engine/format/test_shard
-tests_engine_format_test_shard_SOURCES = tests/engine/format/test_shard.c tests/lib/tap.h
-tests_engine_format_test_shard_CPPFLAGS = $(TEST_CPPFLAGS)
-tests_engine_format_test_shard_LDADD = $(ENGINE_LIBS)
-TESTS += tests/engine/format/test_shard
+# The test programs (test_x.c, built with AM_CPPFLAGS, linked with $(ENGINE_LIBS)
+# unless a line below says otherwise: tests/local.mk):
+tests_engine_format_C = tests/engine/format/test_safetensors \
+	tests/engine/format/test_shard
+check_PROGRAMS += $(tests_engine_format_C)
+TESTS += $(tests_engine_format_C)

@@ -9,22 +9,10 @@
 # many strings and tokens were compared.  Skips (77) when node/npm are
 # missing or npm cannot fetch the package.
 set -u
-src=${TLM_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+src=${TLM_SRCDIR:-$(cd "$(dirname "$0")/../../.." && pwd)}
 build=${TLM_BUILDDIR:-$src}
-pkg_version=1.2.0
-
-skip() { echo "1..0 # SKIP $*"; exit 77; }
-command -v node >/dev/null 2>&1 || skip "node is not installed (scripts/setup.sh --test installs it)"
-command -v npm >/dev/null 2>&1 || skip "npm is not installed (scripts/setup.sh --test installs it)"
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/tlm-tokconf.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-if ! timeout 180 npm install --prefix "$tmp" --no-audit --no-fund --no-save --loglevel=error \
-    "llama3-tokenizer-js@$pkg_version" >"$tmp/npm.log" 2>&1; then
-    tail -n 5 "$tmp/npm.log" | sed 's/^/# /'
-    skip "npm could not install llama3-tokenizer-js@$pkg_version (registry unreachable?)"
-fi
-pkg="$tmp/node_modules/llama3-tokenizer-js"
+. "$src/tests/engine/tok/tokconf/npm_pkg.sh"
+npm_pkg llama3-tokenizer-js 1.2.0
 
 fail() { echo "not ok - $*"; echo "1..1"; exit 1; }
 node "$src/tests/engine/tok/tokconf/convert.mjs" "$pkg" "$tmp/llama3.tiktoken" | sed 's/^/# /' ||
@@ -33,7 +21,7 @@ texts="/usr/share/common-licenses/GPL-3 $src/README.md $src/engine/tok/bpe.c $sr
 # shellcheck disable=SC2086
 node "$src/tests/engine/tok/tokconf/gen.mjs" "$src/tests/engine/tok/tokconf/cases.txt" "$tmp/corpus.bin" 3000 $texts | sed 's/^/# /' ||
     fail "could not generate the corpus"
-node "$src/tests/engine/tok/tokconf/ref.mjs" "$pkg" "$tmp/corpus.bin" >"$tmp/ref.txt" || fail "the reference encoder failed"
+node "$src/tests/engine/tok/tokconf/ref.mjs" llama3 "$pkg" "$tmp/corpus.bin" >"$tmp/ref.txt" || fail "the reference encoder failed"
 
 # The library, string by string ...
 "$build/tests/engine/tok/tokconf_run" "$tmp/llama3.tiktoken" "$tmp/corpus.bin" "$tmp/ref.txt" || exit 1

@@ -13,20 +13,8 @@
 set -u
 src=${TLM_SRCDIR:-$(cd "$(dirname "$0")/../../.." && pwd)}
 build=${TLM_BUILDDIR:-$src}
-pkg_version=1.2.2
-
-skip() { echo "1..0 # SKIP $*"; exit 77; }
-command -v node >/dev/null 2>&1 || skip "node is not installed (scripts/setup.sh --test installs it)"
-command -v npm >/dev/null 2>&1 || skip "npm is not installed (scripts/setup.sh --test installs it)"
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/tlm-tokconf2.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-if ! timeout 180 npm install --prefix "$tmp" --no-audit --no-fund --no-save --loglevel=error \
-    "llama-tokenizer-js@$pkg_version" >"$tmp/npm.log" 2>&1; then
-    tail -n 5 "$tmp/npm.log" | sed 's/^/# /'
-    skip "npm could not install llama-tokenizer-js@$pkg_version (registry unreachable?)"
-fi
-pkg="$tmp/node_modules/llama-tokenizer-js"
+. "$src/tests/engine/tok/tokconf/npm_pkg.sh"
+npm_pkg llama-tokenizer-js 1.2.2
 T="$build/dataprep/tlm-data"
 conf="$src/tests/engine/tok/tokconf"
 
@@ -41,7 +29,7 @@ texts="/usr/share/common-licenses/GPL-3 $src/README.md $src/engine/tok/spm.c $sr
 # shellcheck disable=SC2086
 node "$conf/gen.mjs" "$conf/cases.txt" "$tmp/corpus.bin" 3000 $texts | sed 's/^/# /' ||
     fail "could not generate the corpus"
-node "$conf/ref_llama2.mjs" "$pkg" "$tmp/corpus.bin" >"$tmp/ref.txt" || fail "the reference encoder failed"
+node "$conf/ref.mjs" llama2 "$pkg" "$tmp/corpus.bin" >"$tmp/ref.txt" || fail "the reference encoder failed"
 
 # The library, string by string, from the model and from the vocabulary file ...
 for f in llama2.model llama2.vocab; do
