@@ -179,6 +179,7 @@ static const eng_ops cuda_ops = {
     /* .embedding_bwd_sorted */ eng__cu_embedding_bwd_sorted,
     /* .sumsq_into */ eng__cu_sumsq_into,
     /* .act_dtype */ cu_act_dtype,
+    /* .cast */ eng__cu_cast,
 };
 
 typedef struct cu_backend {

@@ -229,6 +229,9 @@ static const op_case cases[] = {
     {"embedding_bwd_sorted", 0, tb_case_embedding_sorted, {9, 40, 5}, 0},
     {"embedding_bwd_sorted", 0, tb_case_embedding_sorted, {37, 23, 200}, 0}, /* channels over two blocks */
     {"sumsq_into", 0, tb_case_sumsq_into, {300000}, 0},
+    /* the products' weight copy: adamw's p_lp, cast */
+    {"weight copy", 0, tb_case_weight_copy, {37}, 0},
+    {"weight copy", 0, tb_case_weight_copy, {300000}, 0}, /* several elements a thread */
     {"dconv", ENG_OPS_TITANS, tb_case_dconv, {2, 7, 5, 4}, 0},
     {"dconv", ENG_OPS_TITANS, tb_case_dconv, {3, 3, 9, 4}, 0}, /* T < K: the window reaches past the sequence start */
     {"dconv", ENG_OPS_TITANS, tb_case_dconv, {1, 6, 3, 1}, 0},
