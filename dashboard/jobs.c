@@ -8,8 +8,8 @@
  * order (only the sort key is computed for each), then the page's columns
  * by row id (the metrics that need an index search, for the page's rows
  * only).  The ordered ids are kept for the database's current version
- * (PRAGMA data_version), so that turning pages of a sort by val ppl over
- * 100,000 jobs searches the index once, not at every page.
+ * (PRAGMA data_version), so that turning pages of a sort over 100,000
+ * jobs orders them once, not at every page.
  *
  * Must not: put request text into SQL (the columns and their SQL are this
  * file's tables; words, the sweep and the status are bound parameters), or
@@ -23,14 +23,14 @@
 
 /* The metrics as the `results` view of db/schema.sql defines them (the
  * page's numbers are SELECT ... FROM results's: tests/dashboard compare
- * them).  Read from jobs directly, since the view has no row id to page by. */
-#define LAST_STEP(col) "(SELECT s." col " FROM steps s WHERE s.job = j.key ORDER BY s.step DESC LIMIT 1)"
-#define VAL(metric)                                                                                              \
-    "(SELECT e.value FROM evals e WHERE e.job = j.key AND e.suite = 'val' AND e.metric = '" metric "'"         \
-    " ORDER BY e.step DESC LIMIT 1)"
-#define TRAIN_LOSS "CASE WHEN j.final_loss IS NOT NULL THEN j.final_loss ELSE " LAST_STEP("loss") " END"
-/* a finished job's average over its training time, else the last step's (no lookup for a finished sweep) */
-#define TOKENS_PER_S "CASE WHEN j.train_seconds > 0 THEN j.tokens_done / j.train_seconds ELSE " LAST_STEP("tokens_per_s") " END"
+ * them), read from the latest numbers each jobs row keeps (schema version
+ * 7, kept by triggers) rather than by the view's search of steps and evals
+ * per job: a sort by val ppl over 100,000 jobs walks the index jobs_val_ppl
+ * instead of searching evals 100,000 times.  Read from jobs directly, since
+ * the view has no row id to page by. */
+#define TRAIN_LOSS "CASE WHEN j.final_loss IS NOT NULL THEN j.final_loss ELSE j.last_loss END"
+/* a finished job's average over its training time, else the last step's */
+#define TOKENS_PER_S "CASE WHEN j.train_seconds > 0 THEN j.tokens_done / j.train_seconds ELSE j.last_tokens_per_s END"
 #define RATIO                                                                                                    \
     "CASE WHEN j.ratio_start IS NOT NULL THEN printf('%g→%g', j.ratio_start, j.ratio_end)"                      \
     " WHEN j.groups IS NOT NULL THEN '[' || j.groups || ']' ELSE '' END"
@@ -61,12 +61,11 @@ static const jobs_col COLS[] = {
     {"tokens_done", "j.tokens_done", NULL, 1},
     {"tokens_total", "j.tokens_total", NULL, 1},
     {"train_loss", TRAIN_LOSS, NULL, 1},
-    {"val_loss", VAL("loss"), NULL, 0},
-    {"val_ppl", VAL("ppl"), NULL, 1},
+    {"val_loss", "j.val_loss", NULL, 0},
+    {"val_ppl", "j.val_ppl", NULL, 1},
     {"tokens_per_s", TOKENS_PER_S, NULL, 1},
     /* a running job's tokens left over its last step's tokens/s */
-    {"eta", "CASE WHEN j.status = 'running' THEN (j.tokens_total - j.tokens_done) / " LAST_STEP("tokens_per_s") " END",
-     NULL, 1},
+    {"eta", "CASE WHEN j.status = 'running' THEN (j.tokens_total - j.tokens_done) / j.last_tokens_per_s END", NULL, 1},
     {"params", "j.params", NULL, 0},
     {"flops_per_token", "j.flops_per_token", NULL, 0},
     {"created_at", "j.created_at", NULL, 0},
