@@ -3,7 +3,8 @@
 # of 100,000 jobs (bench_report_gen writes it, plus one long run of
 # 100,000 steps that this script adds, so that a job page has curves to
 # thin): the jobs page (its first page, its last, a filter, a sort by val
-# ppl: computed, then the next page of it), a job page (/api/job and
+# ppl: computed, then the next page of it; a sort by every other column, and
+# by val ppl within a sweep), a job page (/api/job and
 # /api/series, of a short job and of the long one), the sweeps page, the
 # runs table (built, then its next page) and the 304 of a page that polls
 # an unchanged database.  Each is asked 10 times; printed: the server's own
@@ -103,8 +104,16 @@ TARGET=1 row "jobs page (order computed)" "/api/jobs?limit=100" "/api/jobs?limit
 TARGET=1 row "jobs page (order kept)" "/api/jobs?limit=100"
 TARGET=1 row "jobs page, the last one (computed)" "/api/jobs?limit=100&offset=$((jobs - 100))" "/api/jobs?limit=100&offset=$((jobs - 100))&dir=desc"
 TARGET=1 row "jobs page, filter (computed)" "/api/jobs?limit=100&q=titans+seed%3D3" "/api/jobs?limit=100&q=titans+seed%3D3&dir=desc"
-row "jobs page, sort by val ppl (computed)" "/api/jobs?limit=100&sort=val_ppl" "/api/jobs?limit=100&sort=val_ppl&dir=desc"
+TARGET=1 row "jobs page, sort by val ppl (computed)" "/api/jobs?limit=100&sort=val_ppl" "/api/jobs?limit=100&sort=val_ppl&dir=desc"
 TARGET=1 row "jobs page, sorted, its next page" "/api/jobs?limit=100&sort=val_ppl&offset=100"
+# every other key the jobs page sorts by (the columns of dashboard/jobs.c), each alternating its two directions
+for col in key sweep label arch scale schedule ratio ratio_start ratio_end groups seed status attempts reason \
+    tokens_done tokens_total train_loss val_loss tokens_per_s eta params flops_per_token created_at finished_at \
+    train_seconds; do
+    TARGET=1 row "jobs page, sort by $col (computed)" "/api/jobs?limit=100&sort=$col" "/api/jobs?limit=100&sort=$col&dir=desc"
+done
+TARGET=1 row "jobs page, sort by val ppl, sweep (computed)" "/api/jobs?limit=100&sort=val_ppl&sweep=transformer_1m" \
+    "/api/jobs?limit=100&sort=val_ppl&sweep=transformer_1m&dir=desc"
 TARGET=1 row "job page: /api/job" "/api/job?key=$key"
 TARGET=1 row "job page: /api/series" "/api/series?key=$key"
 TARGET=1 row "long run ($LONG_STEPS steps): /api/job" "/api/job?key=$LONG"
