@@ -4,7 +4,7 @@
 # 100,000 steps that this script adds, so that a job page has curves to
 # thin): the jobs page (its first page, its last, a filter, a sort by val
 # ppl: computed, then the next page of it; a sort by every other column, and
-# by val ppl within a sweep), a job page (/api/job and
+# by val ppl of the done jobs and within a sweep), a job page (/api/job and
 # /api/series, of a short job and of the long one), the sweeps page, the
 # runs table (built, then its next page) and the 304 of a page that polls
 # an unchanged database.  Each is asked 10 times; printed: the server's own
@@ -121,6 +121,8 @@ for col in key sweep label arch scale schedule ratio ratio_start ratio_end group
     train_seconds; do
     TARGET=1 row "jobs page, sort by $col (computed)" "/api/jobs?limit=100&sort=$col" "/api/jobs?limit=100&sort=$col&dir=desc"
 done
+TARGET=1 row "jobs page, done, sort by val ppl (computed)" "/api/jobs?limit=100&sort=val_ppl&status=done" \
+    "/api/jobs?limit=100&sort=val_ppl&status=done&dir=desc"
 TARGET=1 row "jobs page, sort by val ppl, sweep (computed)" "/api/jobs?limit=100&sort=val_ppl&sweep=transformer_1m" \
     "/api/jobs?limit=100&sort=val_ppl&sweep=transformer_1m&dir=desc"
 TARGET=1 row "job page: /api/job" "/api/job?key=$key"

@@ -88,9 +88,11 @@ CREATE TABLE IF NOT EXISTS jobs (
 );
 CREATE INDEX IF NOT EXISTS jobs_status ON jobs(status);
 CREATE INDEX IF NOT EXISTS jobs_axes ON jobs(arch, scale, schedule, ratio_start, ratio_end);
--- version 7: the dashboard's jobs page sorted by val ppl or val loss (dashboard/jobs.c)
+-- version 7: the dashboard's jobs page sorted by val ppl or val loss (dashboard/jobs.c),
+-- and its done jobs by val ppl (the parallel coordinates view)
 CREATE INDEX IF NOT EXISTS jobs_val_ppl ON jobs(val_ppl);
 CREATE INDEX IF NOT EXISTS jobs_val_loss ON jobs(val_loss);
+CREATE INDEX IF NOT EXISTS jobs_status_val_ppl ON jobs(status, val_ppl);
 
 -- Which sweeps ask for which jobs (a job may belong to several).  A sweep
 -- file edited so that it no longer asks for a job sets active = 0.

@@ -104,6 +104,21 @@ static int user_version(const char *path)
     return v;
 }
 
+/* EXPLAIN QUERY PLAN of sql, its steps joined by "; ", into out. */
+static void query_plan(sqlite3 *h, const char *sql, char *out, size_t cap)
+{
+    char q[1024];
+    snprintf(q, sizeof q, "EXPLAIN QUERY PLAN %s", sql);
+    out[0] = '\0';
+    sqlite3_stmt *plan = NULL;
+    if (sqlite3_prepare_v2(h, q, -1, &plan, NULL) == SQLITE_OK)
+        while (sqlite3_step(plan) == SQLITE_ROW) {
+            size_t at = strlen(out);
+            snprintf(out + at, cap - at, "%s; ", (const char *)sqlite3_column_text(plan, 3));
+        }
+    sqlite3_finalize(plan);
+}
+
 int main(void)
 {
     const char *src = getenv("TLM_SRCDIR") ? getenv("TLM_SRCDIR") : "..";
@@ -333,7 +348,7 @@ int main(void)
     TAP_OK(q_int(d, MISMATCH) == 0, "...equal to the results view's");
     TAP_OK(q_int(d, "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%_latest_%'") == 6 &&
                q_int(d, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN "
-                        "('jobs_val_ppl', 'jobs_val_loss')") == 2,
+                        "('jobs_val_ppl', 'jobs_val_loss', 'jobs_status_val_ppl')") == 3,
            "its triggers and indexes are there");
     /* tlmd's writes: a new step, a replayed one (upsert), an older one, evals */
     db_step_row st = {.job = "a", .step = 4, .tokens = 40, .loss = 2.5, .lr = 0.1, .grad_norm = 1, .tokens_per_s = 400,
@@ -386,18 +401,16 @@ int main(void)
          q_int(d, "SELECT last_step IS NULL AND last_loss IS NULL AND last_tokens_per_s IS NULL AND val_loss IS NULL "
                   "AND val_ppl IS NULL FROM jobs WHERE key = 'a'") == 1;
     TAP_OK(ok && q_int(d, MISMATCH) == 0, "a reset clears them (%s)", e.msg);
-    sqlite3 *h6 = db_handle(d);
-    sqlite3_stmt *plan = NULL;
-    char how[512] = "";
-    if (sqlite3_prepare_v2(h6, "EXPLAIN QUERY PLAN SELECT j.rowid FROM jobs j ORDER BY (j.val_ppl) DESC NULLS LAST, "
-                               "j.rowid", -1, &plan, NULL) == SQLITE_OK)
-        while (sqlite3_step(plan) == SQLITE_ROW) {
-            size_t at = strlen(how);
-            snprintf(how + at, sizeof how - at, "%s; ", (const char *)sqlite3_column_text(plan, 3));
-        }
-    sqlite3_finalize(plan);
+    char how[512];
+    query_plan(db_handle(d), "SELECT j.rowid FROM jobs j ORDER BY (j.val_ppl) DESC NULLS LAST, j.rowid", how,
+               sizeof how);
     TAP_OK(strstr(how, "COVERING INDEX jobs_val_ppl") != NULL,
            "the jobs page's sort by val ppl walks the index, no search per job (%s)", how);
+    query_plan(db_handle(d),
+               "SELECT j.rowid FROM jobs j WHERE 1 AND j.status = ?2 ORDER BY (j.val_ppl) NULLS LAST, j.rowid", how,
+               sizeof how);
+    TAP_OK(strstr(how, "COVERING INDEX jobs_status_val_ppl") != NULL && !strstr(how, "TEMP B-TREE"),
+           "...and its done jobs by val ppl (the parallel view) too, without a sort (%s)", how);
     db_close(d);
 
     /* a version stamped by hand: the step fails on columns that are there
