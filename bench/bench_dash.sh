@@ -70,7 +70,7 @@ done
 url=$(sed -n 's/.* at \(http[^ ]*\).*/\1/p' "$tmp/out")
 base=${url%%/\?t=*}
 token=${url##*\?t=}
-key=$(sqlite3 "$db" "SELECT key FROM jobs WHERE status = 'done' LIMIT 1")
+key=$(sqlite3 "$db" "SELECT key FROM jobs WHERE status = 'done' ORDER BY rowid LIMIT 1") # the same job whatever the indexes
 # a database tlm-dash cannot read (an older schema: it names `tlmd migrate --db FILE`) is no benchmark
 probe=$(curl -s -o "$tmp/probe" -w '%{http_code}' "$base/api/jobs?limit=1&t=$token")
 [ "$probe" = 200 ] || { echo "bench_dash.sh: tlm-dash answers $probe: $(head -c 400 "$tmp/probe")" >&2; exit 1; }
