@@ -51,7 +51,7 @@ static double sgemm_gflops(int blas, int threads)
         if (blas)
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, S, S, S, 1.0f, A, S, B, S, 0.0f, C, S);
         else
-            BE->ops->matmul(BE->ctx, 0, 0, S, S, S, 1.0f, A, S, B, S, 0.0f, C, S);
+            BE->ops->matmul(BE->ctx, 0, 0, S, S, S, 1.0f, A, S, B, S, 0.0f, C, S, eng_mm_f32());
         best = fmin(best, tlm_clock_mono() - t0);
     }
     eng_runtime_set_blas_threads(1);

@@ -62,11 +62,11 @@ static void count_copy_in(void *ctx, void *dst, const void *src, size_t bytes)
 {
     (void)ctx, (void)dst, (void)src, (void)bytes;
 }
-static void count_zero(void *ctx, float *x, size_t n)
+static void count_zero(void *ctx, void *x, size_t n)
 {
     (void)ctx, (void)x, (void)n;
 }
-static void count_copy(void *ctx, float *dst, const float *src, size_t n)
+static void count_copy(void *ctx, void *dst, const void *src, size_t n)
 {
     (void)ctx, (void)dst, (void)src, (void)n;
 }
@@ -177,6 +177,46 @@ static json_t *memory_json(const eng_config *cfg, int gpu, tlm_err *e)
                      (json_int_t)m.total);
 }
 
+int wrk_fit_micro_batch(const eng_config *cfg, size_t budget, int *mb, size_t *total, tlm_err *e)
+{
+    /* the micro-batches the trainer can run: divisors of the batch's
+     * sequences up to the configured one, largest first */
+    const int64_t S = cfg->train.seq_len > 0 ? cfg->train.batch_tokens / cfg->train.seq_len : 0;
+    *mb = 0, *total = 0;
+    for (int d = micro_batch_of(cfg); d >= 1; d--) {
+        if (S % d)
+            continue;
+        eng_config c = *cfg;
+        c.train.micro_batch = d;
+        mem_est m;
+        int rc = estimate(&c, 1, &m, e);
+        if (rc)
+            return rc;
+        if (m.total <= budget / 20 * 19) { /* 5% left for the CUDA context and what the plan does not see */
+            *mb = d, *total = m.total;
+            return 0;
+        }
+        if (m.total - m.activations >= budget / 20 * 19) /* the state alone does not fit: no micro-batch will */
+            return 0;
+    }
+    return 0;
+}
+
+/* {budget, micro_batch, accum_steps, total, fits}: the largest micro-batch
+ * whose GPU plan fits `budget` bytes (micro_batch and total null when none
+ * does), or NULL with *e set. */
+static json_t *fit_json(const eng_config *cfg, size_t budget, tlm_err *e)
+{
+    int mb;
+    size_t total;
+    if (wrk_fit_micro_batch(cfg, budget, &mb, &total, e))
+        return NULL;
+    const int64_t S = cfg->train.batch_tokens / cfg->train.seq_len;
+    return json_pack("{s:I, s:o, s:o, s:o, s:b}", "budget", (json_int_t)budget, "micro_batch",
+                     mb ? json_integer(mb) : json_null(), "accum_steps", mb ? json_integer(S / mb) : json_null(),
+                     "total", mb ? json_integer((json_int_t)total) : json_null(), "fits", mb > 0);
+}
+
 int wrk_memory_need(const eng_config *cfg, int gpu, size_t *total, size_t *state, tlm_err *e)
 {
     mem_est m;
@@ -186,7 +226,7 @@ int wrk_memory_need(const eng_config *cfg, int gpu, size_t *total, size_t *state
     return rc;
 }
 
-int wrk_describe(const eng_config *cfg, FILE *out, tlm_err *e)
+int wrk_describe(const eng_config *cfg, size_t gpu_budget, FILE *out, tlm_err *e)
 {
     eng_account acc, uni;
     int rc = eng_account_compute(cfg, &acc, e);
@@ -260,6 +300,14 @@ int wrk_describe(const eng_config *cfg, FILE *out, tlm_err *e)
     json_object_set_new(doc, "precision", prec);
     json_object_set_new(doc, "cpu_memory", cm);
     json_object_set_new(doc, "gpu_memory", gm);
+    if (gpu_budget) {
+        json_t *fit = fit_json(cfg, gpu_budget, e);
+        if (!fit) {
+            json_decref(doc);
+            return e->code ? e->code : tlm_errf(e, TLM_EINTERNAL, "describe: cannot fit the micro-batch");
+        }
+        json_object_set_new(doc, "gpu_fit", fit);
+    }
     int bad = json_dumpf(doc, out, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) || fputc('\n', out) == EOF;
     json_decref(doc);
     if (bad || fflush(out))

@@ -20,11 +20,14 @@
 #include "worker/evalrun.h"
 #include "worker/run.h"
 #include "worker/signals.h"
+#include "engine/cuda/backend.h"
+#include "config.h"
 
 /* The command line: the training options (wrk_opts) and the mode. */
 typedef struct cmdline {
     wrk_opts o;
     int describe, die_with_parent, eval, keys;
+    double gpu_memory; /* --describe --gpu-memory GIB (0: not given) */
     const char *checkpoint, *suites, *events_file;
 } cmdline;
 
@@ -44,8 +47,9 @@ static const tlm_opt OPTS[] = {
      .help = "continue from the newest valid checkpoint in DIR/ckpt (none: start fresh)"},
     {"threads", "N", TLM_OPT_INT, O(o.threads), .lo = 0, .hi = 4096, .def = "0", .flags = TRAIN | EVAL,
      .help = "compute threads (0: all cores)"},
-    {"device", "D", TLM_OPT_STR, O(o.device), .def = "cpu", .flags = TRAIN,
-     .help = "where to train: cpu, or cuda:K in a build with CUDA"},
+    {"device", "D", TLM_OPT_STR, O(o.device), .def = "cpu", .flags = TRAIN | DESCRIBE,
+     .help = "where to train: cpu, or cuda:K in a build with CUDA (with --describe: fit the micro-batch to "
+             "GPU K's memory)"},
     {"events-fd", "N", TLM_OPT_INT, O(o.events_fd), .lo = 0, .hi = INT_MAX, .def = "1", .flags = TRAIN | EVAL,
      .help = "write events to file descriptor N (1: stdout)"},
     {"events-file", "PATH", TLM_OPT_STR, O(events_file), .flags = TRAIN | EVAL,
@@ -65,6 +69,9 @@ static const tlm_opt OPTS[] = {
              "eval.suites)"},
     {"describe", NULL, TLM_OPT_FLAG, O(describe), .flags = DESCRIBE,
      .help = "print the resolved config, per-layer d_ff, parameter and FLOP account as JSON, and exit"},
+    {"gpu-memory", "GIB", TLM_OPT_NUM, O(gpu_memory), .lo = 0.001, .hi = 1e6, .flags = DESCRIBE,
+     .help = "with --describe: fit the micro-batch to a GPU of this many GiB (an H200's 141 GB are 131.3), "
+             "without one at hand"},
     {"config-keys", NULL, TLM_OPT_FLAG, O(keys), .flags = KEYS, .help = "list every configuration key with its meaning"},
     {"help", NULL, TLM_OPT_HELP, .letter = 'h', .help = "this text"},
     {0},
@@ -101,7 +108,7 @@ static void usage(FILE *f)
           "                  [--heartbeat S] [--die-with-parent]\n"
           "       tlm-worker --eval --checkpoint DIR [--suites LIST] [--config FILE]\n"
           "                  [--threads N] [--events-fd N] [--job KEY] [--heartbeat S]\n"
-          "       tlm-worker --describe --config FILE\n"
+          "       tlm-worker --describe --config FILE [--device cuda:K | --gpu-memory GIB]\n"
           "       tlm-worker --config-keys\n"
           "\n"
           "Trains one job and writes its events as JSON lines (docs/protocol.md).\n"
@@ -222,6 +229,32 @@ static int run_eval(const tlm_cli *cli, cmdline *c)
     return wrk_eval_run(&eo);
 }
 
+/* The GPU memory --describe fits the micro-batch to: --gpu-memory, or
+ * what GPU K of --device cuda:K has; 0 when neither is given. */
+static int describe_budget(const cmdline *c, size_t *budget, tlm_err *e)
+{
+    int k;
+    *budget = 0;
+    if (wrk_device_index(c->o.device, &k, e))
+        return e->code;
+    if (c->gpu_memory > 0 && k >= 0)
+        return tlm_errf(e, TLM_ECONFIG, "--gpu-memory and --device %s both say which GPU to fit; give one",
+                        c->o.device);
+    if (c->gpu_memory > 0) {
+        *budget = (size_t)(c->gpu_memory * 1073741824.0);
+        return 0;
+    }
+#ifdef TLM_HAVE_CUDA
+    if (k >= 0) {
+        eng_cuda_device_info info;
+        if (eng_cuda_device_info_get(k, &info, e))
+            return tlm_err_prefix(e, "--device %s (or give --gpu-memory GIB)", c->o.device);
+        *budget = info.total_bytes;
+    }
+#endif
+    return 0;
+}
+
 static int run_describe(const tlm_cli *cli, const cmdline *c)
 {
     if (refuse_unused(cli, DESCRIBE, "with --describe (it prints the resolved config and exits)"))
@@ -232,7 +265,12 @@ static int run_describe(const tlm_cli *cli, const cmdline *c)
         fprintf(stderr, "tlm-worker: %s\n", err.msg);
         return TLM_EXIT_CONFIG;
     }
-    if (wrk_describe(&cfg, stdout, &err)) {
+    size_t budget = 0;
+    if (describe_budget(c, &budget, &err)) {
+        fprintf(stderr, "tlm-worker: %s\n", err.msg);
+        return TLM_EXIT_CONFIG;
+    }
+    if (wrk_describe(&cfg, budget, stdout, &err)) {
         fprintf(stderr, "tlm-worker: %s\n", err.msg);
         return TLM_EXIT_INTERNAL;
     }

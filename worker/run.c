@@ -53,6 +53,7 @@ typedef struct job {
     eng_comm_env env;      /* who this process is among the job's ranks */
     eng_comm *comm;        /* and its collectives (one process: the single one) */
     int null_fd;           /* a rank other than 0: its events go here (/dev/null); -1 */
+    int gpu;               /* this rank's GPU (--device's K plus its local rank); -1: the CPU */
 } job;
 
 /* this process's rank, for the log's prefix (0 writes plain lines) */
@@ -372,7 +373,7 @@ static void emit_start(job *j, int64_t resumed_from)
  * list ("no GPU": the job cannot run on this machine). */
 /* The GPU index --device names (cuda:K: K; cpu: -1); TLM_ECONFIG for
  * anything else. */
-static int device_index(const char *device, int *k, tlm_err *e)
+int wrk_device_index(const char *device, int *k, tlm_err *e)
 {
     *k = -1;
     if (!strcmp(device, "cpu"))
@@ -427,7 +428,7 @@ static int make_backend(eng_backend **be, const char *device, int k, int threads
  * GPU of this rank (-1: the CPU). */
 static int make_comm(job *j, int *k, tlm_err *e)
 {
-    int rc = device_index(j->o->device, k, e);
+    int rc = wrk_device_index(j->o->device, k, e);
     if (rc)
         return rc;
     if (*k >= 0 && j->env.size > 1) {
@@ -446,6 +447,7 @@ static int make_comm(job *j, int *k, tlm_err *e)
         }
 #endif
     }
+    j->gpu = *k;
     return eng_comm_create(&j->comm, &j->env, *k >= 0 ? ENG_COMM_CUDA : ENG_COMM_HOST, *k, e);
 }
 
@@ -483,18 +485,24 @@ static void oom_note(const job *j, tlm_err *e)
 {
     if (e->code != TLM_ENOMEM)
         return;
-    int gpu = strcmp(j->o->device, "cpu") != 0;
+    int gpu = j->gpu >= 0;
     size_t need = 0, state = 0;
     tlm_err ne;
     if (wrk_memory_need(&j->cfg, gpu, &need, &state, &ne))
         need = state = 0;
     uint64_t have = 0;
+    int fit = 0; /* the micro-batch that fits this rank's GPU, by the estimate */
     if (!gpu)
         have = mem_available();
 #ifdef TLM_HAVE_CUDA
     eng_cuda_device_info info;
-    if (gpu && !eng_cuda_device_info_get(0, &info, &ne)) /* the worker's GPU is cuda:K; K is 0 under tlmd */
+    size_t fit_total;
+    if (gpu && !eng_cuda_device_info_get(j->gpu, &info, &ne)) { /* this rank's own GPU */
         have = info.free_bytes;
+        if (wrk_fit_micro_batch(&j->cfg, info.total_bytes, &fit, &fit_total, &ne) ||
+            fit >= j->cfg.train.micro_batch)
+            fit = 0;
+    }
 #endif
     const double gib = 1073741824.0;
     char what[400];
@@ -511,7 +519,11 @@ static void oom_note(const job *j, tlm_err *e)
                           : "a smaller train.micro_batch (gradients accumulate to the same batch) or seq_len needs "
                             "less";
     char how[200];
-    snprintf(how, sizeof how, fix, (double)state / gib);
+    if (fit)
+        snprintf(how, sizeof how,
+                 "train.micro_batch: %d fits this GPU by that estimate (gradients accumulate to the same batch)", fit);
+    else
+        snprintf(how, sizeof how, fix, (double)state / gib);
     size_t len = strlen(e->msg);
     tlm_msg_printf(e->msg + len, sizeof e->msg - len, "; %s; %s", what, how);
 }
@@ -570,6 +582,7 @@ int wrk_run(const wrk_opts *o)
     memset(&j, 0, sizeof j);
     j.o = o;
     j.null_fd = -1;
+    j.gpu = -1;
     tlm_err e = {0};
     wrk_signals_install();
     int status, rc = eng_comm_env_read(&j.env, &e), k = -1;

@@ -6,6 +6,8 @@
 #ifndef TLM_WORKER_RUN_H
 #define TLM_WORKER_RUN_H
 
+#include "common/err.h"
+
 typedef struct wrk_opts {
     const char *config;   /* --config FILE */
     const char *out;      /* --out DIR */
@@ -19,6 +21,10 @@ typedef struct wrk_opts {
     int argc;
     char **argv;
 } wrk_opts;
+
+/* The GPU index --device names (cuda:K: K; cpu: -1); TLM_ECONFIG for
+ * anything else, and for cuda:K in a build without the CUDA backend. */
+int wrk_device_index(const char *device, int *k, tlm_err *e);
 
 /* Exit status of the job: TLM_EXIT_OK, or its failure's (common/failure.h). */
 int wrk_run(const wrk_opts *o);

@@ -83,11 +83,16 @@ static void head_fwd(void *ctx, float *o, int ldo, float *lse /* (T) */, const f
     }
 }
 
-void eng__cpu_attention_fwd(void *ctx, float *out /* (B, T, ldo): H x hd */, int ldo, float *lse /* (B, H, T) */,
-                            const float *q /* (B, T, ldq): H x hd */, int ldq, const float *k /* (B, T, ldkv) */,
-                            const float *v /* (B, T, ldkv) */, int ldkv, int B, int T, int H, int Hkv, int hd,
+void eng__cpu_attention_fwd(void *ctx, eng_act *out_a /* (B, T, ldo): H x hd */, int ldo, float *lse /* (B, H, T) */,
+                            const eng_act *q_a /* (B, T, ldq): H x hd */, int ldq, const eng_act *k_a /* (B, T,
+                                                                                                          ldkv) */,
+                            const eng_act *v_a /* (B, T, ldkv) */, int ldkv, int B, int T, int H, int Hkv, int hd,
                             float *ws)
 {
+    float *out = (float *)out_a;
+    const float *q = (const float *)q_a;
+    const float *k = (const float *)k_a;
+    const float *v = (const float *)v_a;
     const att_run r = run_begin(ctx, H, Hkv, hd);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(r.team) if ((double)B * H * T * T * hd >= ENG_PAR_MIN)
     for (int bh = 0; bh < B * H; bh++) {
@@ -139,11 +144,19 @@ static void head_bwd(void *ctx, float *dq, float *dk, float *dv, const float *ls
     }
 }
 
-void eng__cpu_attention_bwd(void *ctx, float *dq /* (B, T, ldq) = */, float *dk /* (B, T, ldkv) = */,
-                            float *dv /* (B, T, ldkv) = */, const float *lse /* (B, H, T) */,
-                            const float *dout /* (B, T, ldo) */, int ldo, const float *q, int ldq, const float *k,
-                            const float *v, int ldkv, int B, int T, int H, int Hkv, int hd, float *ws)
+void eng__cpu_attention_bwd(void *ctx, eng_act *dq_a /* (B, T, ldq) = */, eng_act *dk_a /* (B, T, ldkv) = */,
+                            eng_act *dv_a /* (B, T, ldkv) = */, const float *lse /* (B, H, T) */,
+                            const eng_act *dout_a /* (B, T,
+                                                      ldo) */, int ldo, const eng_act *q_a, int ldq, const eng_act *k_a,
+                            const eng_act *v_a, int ldkv, int B, int T, int H, int Hkv, int hd, float *ws)
 {
+    float *dq = (float *)dq_a;
+    float *dk = (float *)dk_a;
+    float *dv = (float *)dv_a;
+    const float *dout = (const float *)dout_a;
+    const float *q = (const float *)q_a;
+    const float *k = (const float *)k_a;
+    const float *v = (const float *)v_a;
     const att_run r = run_begin(ctx, H, Hkv, hd);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(r.team) if ((double)B * H * T * T * hd >= ENG_PAR_MIN)
     for (int bg = 0; bg < B * Hkv; bg++) {

@@ -10,6 +10,13 @@
 
 static void cpu_backend_free(eng_backend *b);
 
+/* the CPU stores fp32 only (train.precision bf16 is refused before) */
+static eng_dtype cpu_act_dtype(void *ctx)
+{
+    (void)ctx;
+    return ENG_F32;
+}
+
 static const eng_ops cpu_ops = {
     .name = "cpu",
     .is_host = 1,
@@ -21,7 +28,7 @@ static const eng_ops cpu_ops = {
     .to_host = eng__cpu_memcpy,
     .zero = eng__cpu_zero,
     .copy = eng__cpu_copy,
-    .matmul = eng__cpu_matmul,
+    .matmul = eng__cpu_matmul_op,
     .embedding_fwd = eng__cpu_embedding_fwd,
     .embedding_bwd = eng__cpu_embedding_bwd,
     .rmsnorm_fwd = eng__cpu_rmsnorm_fwd,
@@ -55,6 +62,8 @@ static const eng_ops cpu_ops = {
     .classifier_bwd = eng__cpu_classifier_bwd,
     .embedding_bwd_sorted = eng__cpu_embedding_bwd_sorted,
     .sumsq_into = eng__cpu_sumsq_into,
+    .act_dtype = cpu_act_dtype,
+    .cast = eng__cpu_cast,
 };
 
 /* The backend and its context in one allocation. */

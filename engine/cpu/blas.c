@@ -3,6 +3,8 @@
  * configure choice (TLM_BLAS_OPENBLAS). */
 #include <config.h> /* autoconf, not engine/config/config.h */
 
+#include <assert.h>
+
 #include "engine/cpu/internal.h"
 
 #ifdef HAVE_BLIS_CBLAS_H
@@ -97,4 +99,14 @@ void eng__cpu_matmul(void *ctx, int ta, int tb, int M, int N, int K, float alpha
                       ldc);
         }
     }
+}
+
+/* The table's matmul: the CPU stores fp32 only (its act_dtype is ENG_F32,
+ * so a model never plans anything else on it). */
+void eng__cpu_matmul_op(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const void *A, int lda,
+                        const void *B, int ldb, float beta, void *C, int ldc, eng_mm dt)
+{
+    assert(dt.a == ENG_F32 && dt.b == ENG_F32 && dt.c == ENG_F32);
+    (void)dt;
+    eng__cpu_matmul(ctx, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }

@@ -38,9 +38,11 @@ static void conv_row(float *y, const float *const *xj, const float *w, int C, in
 
 #define MAXK 16
 
-void eng__cpu_dconv_fwd(void *ctx, float *y /* (N, ldy) = */, int ldy, const float *x /* (N, ldx) */, int ldx,
+void eng__cpu_dconv_fwd(void *ctx, eng_act *y_a /* (N, ldy) = */, int ldy, const eng_act *x_a /* (N, ldx) */, int ldx,
                         const float *w /* (C, K) */, int N, int T, int C, int K)
 {
+    float *y = (float *)y_a;
+    const float *x = (const float *)x_a;
 #pragma omp parallel for num_threads(eng__cpu_nt(ctx)) schedule(static) if ((long)N * C * K >= ENG_PAR_MIN)
     for (int n = 0; n < N; n++) {
         const int t = n % T;
@@ -53,10 +55,13 @@ void eng__cpu_dconv_fwd(void *ctx, float *y /* (N, ldy) = */, int ldy, const flo
     }
 }
 
-void eng__cpu_dconv_bwd(void *ctx, float *dx /* (N, lddx) = */, int lddx, float *dw /* (C, K) += */,
-                        const float *dy /* (N, lddy) */, int lddy, const float *x /* (N, ldx) */, int ldx,
+void eng__cpu_dconv_bwd(void *ctx, eng_act *dx_a /* (N, lddx) = */, int lddx, float *dw /* (C, K) += */,
+                        const eng_act *dy_a /* (N, lddy) */, int lddy, const eng_act *x_a /* (N, ldx) */, int ldx,
                         const float *w /* (C, K) */, int N, int T, int C, int K)
 {
+    float *dx = (float *)dx_a;
+    const float *dy = (const float *)dy_a;
+    const float *x = (const float *)x_a;
 #pragma omp parallel num_threads(eng__cpu_nt(ctx)) if ((long)N * C * K >= ENG_PAR_MIN)
     {
         /* dx[s] = sum_j w[., j] dy[s + K-1 - j]: the same row kernel with the

@@ -4,17 +4,19 @@
 
 #include "engine/cpu/internal.h"
 
-void eng__cpu_embedding_fwd(void *ctx, float *out /* (N, C) */, const float *wte /* (V, C) */,
+void eng__cpu_embedding_fwd(void *ctx, eng_act *out_a /* (N, C) */, const float *wte /* (V, C) */,
                             const int32_t *tok /* (N) */, int N, int C)
 {
+    float *out = (float *)out_a;
 #pragma omp parallel for num_threads(eng__cpu_nt(ctx)) schedule(static) if ((long)N * C >= ENG_PAR_MIN)
     for (int n = 0; n < N; n++)
         memcpy(out + (size_t)n * C, wte + (size_t)tok[n] * C, (size_t)C * sizeof *out);
 }
 
-void eng__cpu_embedding_bwd(void *ctx, float *dwte /* (V, C) */, const float *dout /* (N, C) */,
+void eng__cpu_embedding_bwd(void *ctx, float *dwte /* (V, C) */, const eng_act *dout_a /* (N, C) */,
                             const int32_t *tok /* (N) */, int N, int C)
 {
+    const float *dout = (const float *)dout_a;
     /* Threads split the channels, not the tokens: two tokens may share a row,
      * and each channel is then summed in token order (deterministic). */
 #pragma omp parallel num_threads(eng__cpu_nt(ctx)) if ((long)N * C >= ENG_PAR_MIN)

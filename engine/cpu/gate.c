@@ -6,9 +6,12 @@
 
 #include "engine/cpu/internal.h"
 
-void eng__cpu_gate_fwd(void *ctx, float *out /* (N, D) */, const float *a /* (N, D) */,
-                       const float *z /* (N, ldz): G used */, int ldz, int N, int D, int G)
+void eng__cpu_gate_fwd(void *ctx, eng_act *out_a /* (N, D) */, const eng_act *a_a /* (N, D) */,
+                       const eng_act *z_a /* (N, ldz): G used */, int ldz, int N, int D, int G)
 {
+    float *out = (float *)out_a;
+    const float *a = (const float *)a_a;
+    const float *z = (const float *)z_a;
     const int w = D / G;
 #pragma omp parallel for num_threads(eng__cpu_nt(ctx)) schedule(static) if ((long)N * D >= ENG_PAR_MIN)
     for (int n = 0; n < N; n++) {
@@ -23,9 +26,15 @@ void eng__cpu_gate_fwd(void *ctx, float *out /* (N, D) */, const float *a /* (N,
     }
 }
 
-void eng__cpu_gate_bwd(void *ctx, float *da /* (N, D) = */, float *dz /* (N, ldz) = */, const float *dout /* (N, D) */,
-                       const float *a, const float *z, int ldz, int N, int D, int G)
+void eng__cpu_gate_bwd(void *ctx, eng_act *da_a /* (N, D) = */, eng_act *dz_a /* (N, ldz) = */,
+                       const eng_act *dout_a /* (N, D) */,
+                       const eng_act *a_a, const eng_act *z_a, int ldz, int N, int D, int G)
 {
+    float *da = (float *)da_a;
+    float *dz = (float *)dz_a;
+    const float *dout = (const float *)dout_a;
+    const float *a = (const float *)a_a;
+    const float *z = (const float *)z_a;
     const int w = D / G;
 #pragma omp parallel for num_threads(eng__cpu_nt(ctx)) schedule(static) if ((long)N * D >= ENG_PAR_MIN)
     for (int n = 0; n < N; n++) {

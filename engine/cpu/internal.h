@@ -125,71 +125,83 @@ void eng__blas_set_threads(int n);
 int eng__blas_threads(void);
 void eng__cpu_matmul(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
                      const float *B, int ldb, float beta, float *C, int ldc);
+/* the op table's matmul (ops.h: operand types, fp32 only here) */
+void eng__cpu_matmul_op(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const void *A, int lda,
+                        const void *B, int ldb, float beta, void *C, int ldc, eng_mm dt);
 
 /* memory.c */
 void *eng__cpu_alloc(void *ctx, size_t bytes);
 void eng__cpu_free(void *ctx, void *p);
 void eng__cpu_memcpy(void *ctx, void *dst, const void *src, size_t bytes);
-void eng__cpu_zero(void *ctx, float *x, size_t n);
-void eng__cpu_copy(void *ctx, float *dst, const float *src, size_t n);
+void eng__cpu_zero(void *ctx, void *x, size_t bytes);
+void eng__cpu_copy(void *ctx, void *dst, const void *src, size_t bytes);
 
 /* embedding.c */
-void eng__cpu_embedding_fwd(void *ctx, float *out, const float *wte, const int32_t *tok, int N, int C);
-void eng__cpu_embedding_bwd(void *ctx, float *dwte, const float *dout, const int32_t *tok, int N, int C);
+void eng__cpu_embedding_fwd(void *ctx, eng_act *out, const float *wte, const int32_t *tok, int N, int C);
+void eng__cpu_embedding_bwd(void *ctx, float *dwte, const eng_act *dout, const int32_t *tok, int N, int C);
 void eng__cpu_embedding_bwd_sorted(void *ctx, float *dwte, const eng_act *dout, const int32_t *order,
                                    const int32_t *ids, const int32_t *starts, int U, int C);
 
 /* rmsnorm.c */
-void eng__cpu_rmsnorm_fwd(void *ctx, float *out, float *rstd, const float *x, const float *w, int N, int C, float eps);
-void eng__cpu_rmsnorm_bwd(void *ctx, float *dx, float *dw, const float *dout, const float *x, const float *w,
+void eng__cpu_rmsnorm_fwd(void *ctx, eng_act *out, float *rstd, const eng_act *x, const float *w, int N, int C,
+                          float eps);
+void eng__cpu_rmsnorm_bwd(void *ctx, eng_act *dx, float *dw, const eng_act *dout, const eng_act *x, const float *w,
                           const float *rstd, int N, int C);
 
 /* rope.c */
-void eng__cpu_rope_fwd(void *ctx, float *x, int ld, int N, int T, int H, int hd, const float *cs);
-void eng__cpu_rope_bwd(void *ctx, float *dx, int ld, int N, int T, int H, int hd, const float *cs);
+void eng__cpu_rope_fwd(void *ctx, eng_act *x, int ld, int N, int T, int H, int hd, const float *cs);
+void eng__cpu_rope_bwd(void *ctx, eng_act *dx, int ld, int N, int T, int H, int hd, const float *cs);
 
 /* attention.c */
 size_t eng__cpu_attention_workspace(void *ctx, int B, int T, int H, int hd);
-void eng__cpu_attention_fwd(void *ctx, float *out, int ldo, float *lse, const float *q, int ldq, const float *k,
-                            const float *v, int ldkv, int B, int T, int H, int Hkv, int hd, float *ws);
-void eng__cpu_attention_bwd(void *ctx, float *dq, float *dk, float *dv, const float *lse, const float *dout, int ldo,
-                            const float *q, int ldq, const float *k, const float *v, int ldkv, int B, int T, int H,
+void eng__cpu_attention_fwd(void *ctx, eng_act *out, int ldo, float *lse, const eng_act *q, int ldq, const eng_act *k,
+                            const eng_act *v, int ldkv, int B, int T, int H, int Hkv, int hd, float *ws);
+void eng__cpu_attention_bwd(void *ctx, eng_act *dq, eng_act *dk, eng_act *dv, const float *lse, const eng_act *dout,
+                            int ldo,
+                            const eng_act *q, int ldq, const eng_act *k, const eng_act *v, int ldkv, int B, int T,
+                            int H,
                             int Hkv, int hd, float *ws);
 
 /* swiglu.c */
-void eng__cpu_swiglu_fwd(void *ctx, float *out, const float *g, const float *u, int ldgu, int N, int F);
-void eng__cpu_swiglu_bwd(void *ctx, float *dg, float *du, const float *dout, const float *g, const float *u, int ldgu,
+void eng__cpu_swiglu_fwd(void *ctx, eng_act *out, const eng_act *g, const eng_act *u, int ldgu, int N, int F);
+void eng__cpu_swiglu_bwd(void *ctx, eng_act *dg, eng_act *du, const eng_act *dout, const eng_act *g, const eng_act *u,
+                         int ldgu,
                          int N, int F);
 
 /* gate.c */
-void eng__cpu_gate_fwd(void *ctx, float *out, const float *a, const float *z, int ldz, int N, int D, int G);
-void eng__cpu_gate_bwd(void *ctx, float *da, float *dz, const float *dout, const float *a, const float *z, int ldz,
+void eng__cpu_gate_fwd(void *ctx, eng_act *out, const eng_act *a, const eng_act *z, int ldz, int N, int D, int G);
+void eng__cpu_gate_bwd(void *ctx, eng_act *da, eng_act *dz, const eng_act *dout, const eng_act *a, const eng_act *z,
+                       int ldz,
                        int N, int D, int G);
 
 /* dconv.c, silu_norm.c, swa.c, titans_mem.c: Titans (engine/model/ops.h) */
-void eng__cpu_dconv_fwd(void *ctx, float *y, int ldy, const float *x, int ldx, const float *w, int N, int T, int C,
+void eng__cpu_dconv_fwd(void *ctx, eng_act *y, int ldy, const eng_act *x, int ldx, const float *w, int N, int T, int C,
                         int K);
-void eng__cpu_dconv_bwd(void *ctx, float *dx, int lddx, float *dw, const float *dy, int lddy, const float *x, int ldx,
+void eng__cpu_dconv_bwd(void *ctx, eng_act *dx, int lddx, float *dw, const eng_act *dy, int lddy, const eng_act *x,
+                        int ldx,
                         const float *w, int N, int T, int C, int K);
-void eng__cpu_silu_norm_fwd(void *ctx, float *y, int ldy, float *rn, const float *x, int ldx, int N, int C, int G,
+void eng__cpu_silu_norm_fwd(void *ctx, eng_act *y, int ldy, float *rn, const eng_act *x, int ldx, int N, int C, int G,
                             int gw, float eps);
-void eng__cpu_silu_norm_bwd(void *ctx, float *dx, int lddx, const float *dy, int lddy, const float *y, int ldy,
-                            const float *rn, const float *x, int ldx, int N, int C, int G, int gw);
+void eng__cpu_silu_norm_bwd(void *ctx, eng_act *dx, int lddx, const eng_act *dy, int lddy, const eng_act *y, int ldy,
+                            const float *rn, const eng_act *x, int ldx, int N, int C, int G, int gw);
 size_t eng__cpu_swa_workspace(void *ctx, int B, int T, int Hkv, int hd, int window, int Np);
-void eng__cpu_swa_fwd(void *ctx, float *out, int ldo, float *lse, const float *q, int ldq, const float *k,
-                      const float *v, int ldkv, const float *kp, const float *vp, int ldp, int Np, int B, int T, int H,
+void eng__cpu_swa_fwd(void *ctx, eng_act *out, int ldo, float *lse, const eng_act *q, int ldq, const eng_act *k,
+                      const eng_act *v, int ldkv, const float *kp, const float *vp, int ldp, int Np, int B, int T,
+                      int H,
                       int Hkv, int hd, int window, float *ws);
-void eng__cpu_swa_bwd(void *ctx, float *dq, float *dk, float *dv, float *dkp, float *dvp, const float *lse,
-                      const float *dout, int ldo, const float *q, int ldq, const float *k, const float *v, int ldkv,
+void eng__cpu_swa_bwd(void *ctx, eng_act *dq, eng_act *dk, eng_act *dv, float *dkp, float *dvp, const float *lse,
+                      const eng_act *dout, int ldo, const eng_act *q, int ldq, const eng_act *k, const eng_act *v,
+                      int ldkv,
                       const float *kp, const float *vp, int ldp, int Np, int B, int T, int H, int Hkv, int hd,
                       int window, float *ws);
 size_t eng__cpu_titans_mem_workspace(void *ctx, int B, int T, int H, int hd, int hm, int depth, int chunk);
-void eng__cpu_titans_mem_fwd(void *ctx, float *y, int ldy, float *states, const float *q, const float *k,
-                             const float *v, int ldqkv, const float *gates, int ldg, const float *w0, int B, int T,
+void eng__cpu_titans_mem_fwd(void *ctx, eng_act *y, int ldy, float *states, const eng_act *q, const eng_act *k,
+                             const eng_act *v, int ldqkv, const eng_act *gates, int ldg, const float *w0, int B, int T,
                              int H, int hd, int hm, int depth, int chunk, float max_lr, float *ws);
-void eng__cpu_titans_mem_bwd(void *ctx, float *dq, float *dk, float *dv, int ldd, float *dgates, int lddg, float *dw0,
-                             const float *dy, int ldy, const float *states, const float *q, const float *k,
-                             const float *v, int ldqkv, const float *gates, int ldg, int B, int T, int H, int hd,
+void eng__cpu_titans_mem_bwd(void *ctx, eng_act *dq, eng_act *dk, eng_act *dv, int ldd, eng_act *dgates, int lddg,
+                             float *dw0,
+                             const eng_act *dy, int ldy, const float *states, const eng_act *q, const eng_act *k,
+                             const eng_act *v, int ldqkv, const eng_act *gates, int ldg, int B, int T, int H, int hd,
                              int hm, int depth, int chunk, float max_lr, float *ws);
 
 /* xent.c */
@@ -198,7 +210,9 @@ void eng__cpu_xent_bwd(void *ctx, float *logits, const int32_t *targets, int N, 
 
 /* adamw.c */
 void eng__cpu_adamw(void *ctx, float *p, const float *grad, float *m, float *v, const eng_adamw_seg *seg, int nseg,
-                    float lr, float b1, float b2, float eps, float wd, float bc1, float bc2, float grad_scale);
+                    float lr, float b1, float b2, float eps, float wd, float bc1, float bc2, float grad_scale,
+                    void *p_lp, eng_dtype lp_dtype);
+void eng__cpu_cast(void *ctx, void *dst, eng_dtype t, const float *src, size_t n);
 double eng__cpu_sumsq(void *ctx, const float *x, size_t n);
 void eng__cpu_sumsq_into(void *ctx, double *out, const float *x, size_t n);
 /* accumulate.c */

@@ -25,12 +25,14 @@ void eng__cpu_memcpy(void *ctx, void *dst, const void *src, size_t bytes)
         memcpy(dst, src, bytes);
 }
 
-void eng__cpu_zero(void *ctx, float *x, size_t n)
+void eng__cpu_zero(void *ctx, void *x, size_t bytes)
 {
-    memset(x, 0, n * sizeof *x);
+    if (bytes)
+        memset(x, 0, bytes);
 }
 
-void eng__cpu_copy(void *ctx, float *dst, const float *src, size_t n)
+void eng__cpu_copy(void *ctx, void *dst, const void *src, size_t bytes)
 {
-    memcpy(dst, src, n * sizeof *dst);
+    if (bytes && dst != src)
+        memcpy(dst, src, bytes);
 }

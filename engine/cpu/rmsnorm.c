@@ -8,9 +8,12 @@
 
 #include "engine/cpu/internal.h"
 
-void eng__cpu_rmsnorm_fwd(void *ctx, float *out /* (N, C) */, float *rstd /* (N) */, const float *x /* (N, C) */,
+void eng__cpu_rmsnorm_fwd(void *ctx, eng_act *out_a /* (N, C) */, float *rstd /* (N) */,
+                          const eng_act *x_a /* (N, C) */,
                           const float *w /* (C) */, int N, int C, float eps)
 {
+    float *out = (float *)out_a;
+    const float *x = (const float *)x_a;
 #pragma omp parallel for num_threads(eng__cpu_nt(ctx)) schedule(static) if ((long)N * C >= ENG_PAR_MIN)
     for (int n = 0; n < N; n++) {
         const float *xn = x + (size_t)n * C;
@@ -27,10 +30,14 @@ void eng__cpu_rmsnorm_fwd(void *ctx, float *out /* (N, C) */, float *rstd /* (N)
     }
 }
 
-void eng__cpu_rmsnorm_bwd(void *ctx, float *dx /* (N, C) += */, float *dw /* (C) += */, const float *dout /* (N, C) */,
-                          const float *x /* (N, C) */, const float *w /* (C) */, const float *rstd /* (N) */, int N,
+void eng__cpu_rmsnorm_bwd(void *ctx, eng_act *dx_a /* (N, C) += */, float *dw /* (C) += */,
+                          const eng_act *dout_a /* (N, C) */,
+                          const eng_act *x_a /* (N, C) */, const float *w /* (C) */, const float *rstd /* (N) */, int N,
                           int C)
 {
+    float *dx = (float *)dx_a;
+    const float *dout = (const float *)dout_a;
+    const float *x = (const float *)x_a;
 #pragma omp parallel num_threads(eng__cpu_nt(ctx)) if ((long)N * C >= ENG_PAR_MIN)
     {
 #pragma omp for schedule(static)

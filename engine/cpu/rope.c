@@ -25,14 +25,16 @@ static void rope_rotate(void *ctx, float *x, int ld, int N, int T, int H, int hd
     }
 }
 
-void eng__cpu_rope_fwd(void *ctx, float *x /* (N, ld): H heads of hd */, int ld, int N, int T, int H, int hd,
+void eng__cpu_rope_fwd(void *ctx, eng_act *x_a /* (N, ld): H heads of hd */, int ld, int N, int T, int H, int hd,
                        const float *cs /* (T, 2, hd/2) */)
 {
+    float *x = (float *)x_a;
     rope_rotate(ctx, x, ld, N, T, H, hd, cs, 1.0f);
 }
 
-void eng__cpu_rope_bwd(void *ctx, float *dx /* (N, ld) */, int ld, int N, int T, int H, int hd,
+void eng__cpu_rope_bwd(void *ctx, eng_act *dx_a /* (N, ld) */, int ld, int N, int T, int H, int hd,
                        const float *cs /* (T, 2, hd/2) */)
 {
+    float *dx = (float *)dx_a;
     rope_rotate(ctx, dx, ld, N, T, H, hd, cs, -1.0f);
 }

@@ -13,9 +13,11 @@
 
 #include "engine/cpu/internal.h"
 
-void eng__cpu_silu_norm_fwd(void *ctx, float *y /* (N, ldy) = */, int ldy, float *rn /* (N, G) */,
-                            const float *x /* (N, ldx) */, int ldx, int N, int C, int G, int gw, float eps)
+void eng__cpu_silu_norm_fwd(void *ctx, eng_act *y_a /* (N, ldy) = */, int ldy, float *rn /* (N, G) */,
+                            const eng_act *x_a /* (N, ldx) */, int ldx, int N, int C, int G, int gw, float eps)
 {
+    float *y = (float *)y_a;
+    const float *x = (const float *)x_a;
 #pragma omp parallel for num_threads(eng__cpu_nt(ctx)) schedule(static) if ((long)N * C >= ENG_PAR_MIN)
     for (int n = 0; n < N; n++) {
         const float *xn = x + (size_t)n * ldx;
@@ -38,10 +40,15 @@ void eng__cpu_silu_norm_fwd(void *ctx, float *y /* (N, ldy) = */, int ldy, float
 }
 
 /* dx may be dy (same ld): each row reads its dy before writing dx. */
-void eng__cpu_silu_norm_bwd(void *ctx, float *dx /* (N, lddx) = */, int lddx, const float *dy /* (N, lddy) */, int lddy,
-                            const float *y /* (N, ldy) */, int ldy, const float *rn /* (N, G) */,
-                            const float *x /* (N, ldx) */, int ldx, int N, int C, int G, int gw)
+void eng__cpu_silu_norm_bwd(void *ctx, eng_act *dx_a /* (N, lddx) = */, int lddx, const eng_act *dy_a /* (N, lddy) */,
+                            int lddy,
+                            const eng_act *y_a /* (N, ldy) */, int ldy, const float *rn /* (N, G) */,
+                            const eng_act *x_a /* (N, ldx) */, int ldx, int N, int C, int G, int gw)
 {
+    float *dx = (float *)dx_a;
+    const float *dy = (const float *)dy_a;
+    const float *y = (const float *)y_a;
+    const float *x = (const float *)x_a;
 #pragma omp parallel for num_threads(eng__cpu_nt(ctx)) schedule(static) if ((long)N * C >= ENG_PAR_MIN)
     for (int n = 0; n < N; n++) {
         const float *xn = x + (size_t)n * ldx, *dyn = dy + (size_t)n * lddy, *yn = y + (size_t)n * ldy;

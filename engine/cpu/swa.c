@@ -97,12 +97,16 @@ static void head_fwd(void *ctx, float *o, int ldo, float *lse, const float *q, i
     }
 }
 
-void eng__cpu_swa_fwd(void *ctx, float *out /* (B, T, ldo): H x hd */, int ldo, float *lse /* (B, H, T) */,
-                      const float *q /* (B, T, ldq) */, int ldq, const float *k /* (B, T, ldkv) */,
-                      const float *v /* (B, T, ldkv) */, int ldkv, const float *kp /* (Np, ldp): Hkv x hd */,
+void eng__cpu_swa_fwd(void *ctx, eng_act *out_a /* (B, T, ldo): H x hd */, int ldo, float *lse /* (B, H, T) */,
+                      const eng_act *q_a /* (B, T, ldq) */, int ldq, const eng_act *k_a /* (B, T, ldkv) */,
+                      const eng_act *v_a /* (B, T, ldkv) */, int ldkv, const float *kp /* (Np, ldp): Hkv x hd */,
                       const float *vp /* (Np, ldp) */, int ldp, int Np, int B, int T, int H, int Hkv, int hd,
                       int window, float *ws)
 {
+    float *out = (float *)out_a;
+    const float *q = (const float *)q_a;
+    const float *k = (const float *)k_a;
+    const float *v = (const float *)v_a;
     const float scale = 1.0f / sqrtf((float)hd);
     const int grp = H / Hkv;
     const int blas = eng__blas_threads();
@@ -174,12 +178,20 @@ static void head_bwd(void *ctx, float *dq, float *dk, float *dv, float *dkp, flo
     }
 }
 
-void eng__cpu_swa_bwd(void *ctx, float *dq /* (B, T, ldq) = */, float *dk /* (B, T, ldkv) = */,
-                      float *dv /* (B, T, ldkv) = */, float *dkp /* (Np, ldp) += */, float *dvp /* (Np, ldp) += */,
-                      const float *lse, const float *dout, int ldo, const float *q, int ldq, const float *k,
-                      const float *v, int ldkv, const float *kp, const float *vp, int ldp, int Np, int B, int T, int H,
+void eng__cpu_swa_bwd(void *ctx, eng_act *dq_a /* (B, T, ldq) = */, eng_act *dk_a /* (B, T, ldkv) = */,
+                      eng_act *dv_a /* (B, T, ldkv) = */, float *dkp /* (Np, ldp) += */, float *dvp /* (Np, ldp) += */,
+                      const float *lse, const eng_act *dout_a, int ldo, const eng_act *q_a, int ldq, const eng_act *k_a,
+                      const eng_act *v_a, int ldkv, const float *kp, const float *vp, int ldp, int Np, int B, int T,
+                      int H,
                       int Hkv, int hd, int window, float *ws)
 {
+    float *dq = (float *)dq_a;
+    float *dk = (float *)dk_a;
+    float *dv = (float *)dv_a;
+    const float *dout = (const float *)dout_a;
+    const float *q = (const float *)q_a;
+    const float *k = (const float *)k_a;
+    const float *v = (const float *)v_a;
     const float scale = 1.0f / sqrtf((float)hd);
     const int grp = H / Hkv;
     const int nt = eng__cpu_ws_team(ctx, ENG__CPU_WS_SWA);

@@ -5,9 +5,12 @@
 
 #include "engine/cpu/internal.h"
 
-void eng__cpu_swiglu_fwd(void *ctx, float *out /* (N, F) */, const float *g /* (N, ldgu) */,
-                         const float *u /* (N, ldgu) */, int ldgu, int N, int F)
+void eng__cpu_swiglu_fwd(void *ctx, eng_act *out_a /* (N, F) */, const eng_act *g_a /* (N, ldgu) */,
+                         const eng_act *u_a /* (N, ldgu) */, int ldgu, int N, int F)
 {
+    float *out = (float *)out_a;
+    const float *g = (const float *)g_a;
+    const float *u = (const float *)u_a;
 #pragma omp parallel for num_threads(eng__cpu_nt(ctx)) schedule(static) if ((long)N * F >= ENG_PAR_MIN)
     for (int n = 0; n < N; n++) {
         const float *gn = g + (size_t)n * ldgu, *un = u + (size_t)n * ldgu;
@@ -20,9 +23,16 @@ void eng__cpu_swiglu_fwd(void *ctx, float *out /* (N, F) */, const float *g /* (
     }
 }
 
-void eng__cpu_swiglu_bwd(void *ctx, float *dg /* (N, ldgu) = */, float *du /* (N, ldgu) = */,
-                         const float *dout /* (N, F) */, const float *g, const float *u, int ldgu, int N, int F)
+void eng__cpu_swiglu_bwd(void *ctx, eng_act *dg_a /* (N, ldgu) = */, eng_act *du_a /* (N, ldgu) = */,
+                         const eng_act *dout_a /* (N,
+                                                   F) */, const eng_act *g_a, const eng_act *u_a, int ldgu, int N,
+                                                   int F)
 {
+    float *dg = (float *)dg_a;
+    float *du = (float *)du_a;
+    const float *dout = (const float *)dout_a;
+    const float *g = (const float *)g_a;
+    const float *u = (const float *)u_a;
 #pragma omp parallel for num_threads(eng__cpu_nt(ctx)) schedule(static) if ((long)N * F >= ENG_PAR_MIN)
     for (int n = 0; n < N; n++) {
         const float *gn = g + (size_t)n * ldgu, *un = u + (size_t)n * ldgu, *dn = dout + (size_t)n * F;

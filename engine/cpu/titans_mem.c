@@ -240,13 +240,21 @@ static void load_w0(const mdims *m, float *dst, const float *w0, int H, int h)
     }
 }
 
-void eng__cpu_titans_mem_fwd(void *ctx, float *y /* (N, ldy): H x hd = */, int ldy,
+void eng__cpu_titans_mem_fwd(void *ctx, eng_act *y_a /* (N, ldy): H x hd = */, int ldy,
                              float *states /* (B, H, nc, 2, Pm): W, S at every chunk start */,
-                             const float *q /* (N, ldqkv): H x hd */, const float *k, const float *v, int ldqkv,
-                             const float *gates /* (N, ldg): theta (H), eta (H), alpha (H) pre-activations */, int ldg,
+                             const eng_act *q_a /* (N,
+                                                    ldqkv): H x hd */, const eng_act *k_a, const eng_act *v_a,
+                                                    int ldqkv,
+                             const eng_act *gates_a /* (N,
+                                                        ldg): theta (H), eta (H), alpha (H) pre-activations */, int ldg,
                              const float *w0 /* depth 2: W1 (H, hm, hd), W2 (H, hd, hm); 1: (H, hd, hd) */, int B,
                              int T, int H, int hd, int hm, int depth, int chunk, float max_lr, float *ws)
 {
+    float *y = (float *)y_a;
+    const float *q = (const float *)q_a;
+    const float *k = (const float *)k_a;
+    const float *v = (const float *)v_a;
+    const float *gates = (const float *)gates_a;
     const mdims m = eng_tmem_dims_of(hd, hm, depth, chunk, T);
     const int nc = m.nc;
     const int blas = eng__blas_threads();
@@ -523,12 +531,22 @@ static void chunk_bwd(void *ctx, const mdims *m, scratch *s, int have_pq, const 
     s->Pn = P;
 }
 
-void eng__cpu_titans_mem_bwd(void *ctx, float *dq /* (N, ldd) = */, float *dk, float *dv, int ldd,
-                             float *dgates /* (N, lddg) = */, int lddg, float *dw0 /* like w0, += */,
-                             const float *dy /* (N, ldy) */, int ldy, const float *states, const float *q,
-                             const float *k, const float *v, int ldqkv, const float *gates, int ldg, int B, int T,
+void eng__cpu_titans_mem_bwd(void *ctx, eng_act *dq_a /* (N, ldd) = */, eng_act *dk_a, eng_act *dv_a, int ldd,
+                             eng_act *dgates_a /* (N, lddg) = */, int lddg, float *dw0 /* like w0, += */,
+                             const eng_act *dy_a /* (N, ldy) */, int ldy, const float *states, const eng_act *q_a,
+                             const eng_act *k_a, const eng_act *v_a, int ldqkv, const eng_act *gates_a, int ldg, int B,
+                             int T,
                              int H, int hd, int hm, int depth, int chunk, float max_lr, float *ws)
 {
+    float *dq = (float *)dq_a;
+    float *dk = (float *)dk_a;
+    float *dv = (float *)dv_a;
+    float *dgates = (float *)dgates_a;
+    const float *dy = (const float *)dy_a;
+    const float *q = (const float *)q_a;
+    const float *k = (const float *)k_a;
+    const float *v = (const float *)v_a;
+    const float *gates = (const float *)gates_a;
     const mdims m = eng_tmem_dims_of(hd, hm, depth, chunk, T);
     const int nc = m.nc;
     const int nt = eng__cpu_ws_team(ctx, ENG__CPU_WS_TITANS_MEM);

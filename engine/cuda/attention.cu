@@ -197,9 +197,14 @@ static int shape_ok(eng__cu *c, int hd, int H, int Hkv)
     return 1;
 }
 
-void eng__cu_attention_fwd(void *ctx, float *out, int ldo, float *lse, const float *q, int ldq, const float *k,
-                           const float *v, int ldkv, int B, int T, int H, int Hkv, int hd, float *ws)
+void eng__cu_attention_fwd(void *ctx, eng_act *out_a, int ldo, float *lse, const eng_act *q_a, int ldq,
+                           const eng_act *k_a,
+                           const eng_act *v_a, int ldkv, int B, int T, int H, int Hkv, int hd, float *ws)
 {
+    float *out = (float *)out_a;
+    const float *q = (const float *)q_a;
+    const float *k = (const float *)k_a;
+    const float *v = (const float *)v_a;
     eng__cu *c = (eng__cu *)ctx;
     if (c->status || !shape_ok(c, hd, H, Hkv) || B * T <= 0)
         return;
@@ -208,10 +213,19 @@ void eng__cu_attention_fwd(void *ctx, float *out, int ldo, float *lse, const flo
     ENG__CU_LAUNCHED(c, "attention_fwd");
 }
 
-void eng__cu_attention_bwd(void *ctx, float *dq, float *dk, float *dv, const float *lse, const float *dout, int ldo,
-                           const float *q, int ldq, const float *k, const float *v, int ldkv, int B, int T, int H,
+void eng__cu_attention_bwd(void *ctx, eng_act *dq_a, eng_act *dk_a, eng_act *dv_a, const float *lse,
+                           const eng_act *dout_a, int ldo,
+                           const eng_act *q_a, int ldq, const eng_act *k_a, const eng_act *v_a, int ldkv, int B, int T,
+                           int H,
                            int Hkv, int hd, float *ws)
 {
+    float *dq = (float *)dq_a;
+    float *dk = (float *)dk_a;
+    float *dv = (float *)dv_a;
+    const float *dout = (const float *)dout_a;
+    const float *q = (const float *)q_a;
+    const float *k = (const float *)k_a;
+    const float *v = (const float *)v_a;
     eng__cu *c = (eng__cu *)ctx;
     if (c->status || !shape_ok(c, hd, H, Hkv) || B * T <= 0)
         return;

@@ -107,22 +107,27 @@ static void cu_to_host(void *ctx, void *dst, const void *src, size_t bytes)
         eng__cu_check(c, cudaStreamSynchronize(c->stream), "to_host");
 }
 
-static void cu_zero(void *ctx, float *x, size_t n)
+static void cu_zero(void *ctx, void *x, size_t bytes)
 {
     eng__cu *c = (eng__cu *)ctx;
-    if (!c->status && n)
-        eng__cu_check(c, cudaMemsetAsync(x, 0, n * sizeof *x, c->stream), "zero");
+    if (!c->status && bytes)
+        eng__cu_check(c, cudaMemsetAsync(x, 0, bytes, c->stream), "zero");
 }
 
-static void cu_copy(void *ctx, float *dst, const float *src, size_t n)
+static void cu_copy(void *ctx, void *dst, const void *src, size_t bytes)
 {
     eng__cu *c = (eng__cu *)ctx;
-    if (!c->status && n && dst != src)
-        eng__cu_check(c, cudaMemcpyAsync(dst, src, n * sizeof *dst, cudaMemcpyDeviceToDevice, c->stream), "copy");
+    if (!c->status && bytes && dst != src)
+        eng__cu_check(c, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, c->stream), "copy");
 }
 
 /* ------------------------------------------------------------ the table */
 static void cu_backend_free(eng_backend *b);
+
+static eng_dtype cu_act_dtype(void *ctx)
+{
+    return ((const eng__cu *)ctx)->act;
+}
 
 static const eng_ops cuda_ops = {
 #ifdef ENG_CUDA_EMU
@@ -173,6 +178,8 @@ static const eng_ops cuda_ops = {
     /* .classifier_bwd */ eng__cu_classifier_bwd,
     /* .embedding_bwd_sorted */ eng__cu_embedding_bwd_sorted,
     /* .sumsq_into */ eng__cu_sumsq_into,
+    /* .act_dtype */ cu_act_dtype,
+    /* .cast */ eng__cu_cast,
 };
 
 typedef struct cu_backend {

@@ -64,7 +64,7 @@ void eng__cu_classifier_fwd(void *ctx, float *losses, double *loss_acc, const en
     const int R = eng_cu_classifier_rows(N, V);
     for (int r0 = 0; r0 < N && !c->status; r0 += R) {
         const int r = N - r0 < R ? N - r0 : R;
-        eng__cu_matmul(ctx, 0, 1, r, V, C, 1.0f, x + (size_t)r0 * C, C, w, C, 0.0f, ws, V);
+        eng__cu_matmul(ctx, 0, 1, r, V, C, 1.0f, x + (size_t)r0 * C, C, w, C, 0.0f, ws, V, eng_mm_f32());
         eng__cu_xent_fwd(ctx, losses + r0, ws, targets + r0, r, V);
     }
     if (!c->status) {
@@ -85,10 +85,10 @@ void eng__cu_classifier_bwd(void *ctx, eng_act *dxa, float *dw, const eng_act *x
     for (int r0 = 0; r0 < N && !c->status; r0 += R) {
         const int r = N - r0 < R ? N - r0 : R;
         const float *xr = x + (size_t)r0 * C;
-        eng__cu_matmul(ctx, 0, 1, r, V, C, 1.0f, xr, C, w, C, 0.0f, ws, V);
+        eng__cu_matmul(ctx, 0, 1, r, V, C, 1.0f, xr, C, w, C, 0.0f, ws, V, eng_mm_f32());
         eng__cu_xent_bwd(ctx, ws, targets + r0, r, V, dscale);
-        eng__cu_matmul(ctx, 0, 0, r, C, V, 1.0f, ws, V, w, C, 0.0f, dx + (size_t)r0 * C, C);
-        eng__cu_matmul(ctx, 1, 0, V, C, r, 1.0f, ws, V, xr, C, 1.0f, dw, C);
+        eng__cu_matmul(ctx, 0, 0, r, C, V, 1.0f, ws, V, w, C, 0.0f, dx + (size_t)r0 * C, C, eng_mm_f32());
+        eng__cu_matmul(ctx, 1, 0, V, C, r, 1.0f, ws, V, xr, C, 1.0f, dw, C, eng_mm_f32());
     }
 }
 

@@ -61,6 +61,27 @@ extern "C" {
 
 ENG__CU_BEGIN
 
+/* A kernel's element load and store in its storage type T (float, or
+ * __nv_bfloat16 for bf16 activations): the arithmetic is fp32 either way,
+ * a bf16 store rounds to nearest even (deterministic, as cuda_bf16.h). */
+__device__ __forceinline__ float eng__cu_ld(float x)
+{
+    return x;
+}
+__device__ __forceinline__ float eng__cu_ld(__nv_bfloat16 x)
+{
+    return __bfloat162float(x);
+}
+template <typename T> __device__ __forceinline__ T eng__cu_st(float x);
+template <> __device__ __forceinline__ float eng__cu_st<float>(float x)
+{
+    return x;
+}
+template <> __device__ __forceinline__ __nv_bfloat16 eng__cu_st<__nv_bfloat16>(float x)
+{
+    return __float2bfloat16_rn(x);
+}
+
 /* cuBLASLt, loaded at run time (dlopen at backend creation, not linked):
  * the library is 540 MB, and every tlm-worker start, GPU or not, would
  * map and relocate it.  The functions the backend calls, by name (the
@@ -84,6 +105,7 @@ typedef struct eng__cu_plan {
     int ta, tb, M, N, K, lda, ldb, ldc, beta_zero;
     int align; /* the operands' smallest pointer alignment, bytes (4 .. 256) */
     int fast;  /* made for bf16 tensor-core products (eng_backend_cuda_set_fast_matmul) */
+    eng_dtype dab, dc; /* A's and B's storage type, C's */
     cublasLtMatmulDesc_t op;
     cublasLtMatrixLayout_t la, lb, lc;
     cublasLtMatmulAlgo_t algo;
@@ -151,23 +173,28 @@ static inline unsigned eng__cu_grid(size_t n)
 }
 
 /* ops.cu */
-void eng__cu_embedding_fwd(void *ctx, float *out, const float *wte, const int32_t *tok, int N, int C);
-void eng__cu_embedding_bwd(void *ctx, float *dwte, const float *dout, const int32_t *tok, int N, int C);
-void eng__cu_rmsnorm_fwd(void *ctx, float *out, float *rstd, const float *x, const float *w, int N, int C, float eps);
-void eng__cu_rmsnorm_bwd(void *ctx, float *dx, float *dw, const float *dout, const float *x, const float *w,
+void eng__cu_embedding_fwd(void *ctx, eng_act *out, const float *wte, const int32_t *tok, int N, int C);
+void eng__cu_embedding_bwd(void *ctx, float *dwte, const eng_act *dout, const int32_t *tok, int N, int C);
+void eng__cu_rmsnorm_fwd(void *ctx, eng_act *out, float *rstd, const eng_act *x, const float *w, int N, int C,
+                         float eps);
+void eng__cu_rmsnorm_bwd(void *ctx, eng_act *dx, float *dw, const eng_act *dout, const eng_act *x, const float *w,
                          const float *rstd, int N, int C);
-void eng__cu_rope_fwd(void *ctx, float *x, int ld, int N, int T, int H, int hd, const float *cs);
-void eng__cu_rope_bwd(void *ctx, float *dx, int ld, int N, int T, int H, int hd, const float *cs);
-void eng__cu_swiglu_fwd(void *ctx, float *out, const float *g, const float *u, int ldgu, int N, int F);
-void eng__cu_swiglu_bwd(void *ctx, float *dg, float *du, const float *dout, const float *g, const float *u, int ldgu,
+void eng__cu_rope_fwd(void *ctx, eng_act *x, int ld, int N, int T, int H, int hd, const float *cs);
+void eng__cu_rope_bwd(void *ctx, eng_act *dx, int ld, int N, int T, int H, int hd, const float *cs);
+void eng__cu_swiglu_fwd(void *ctx, eng_act *out, const eng_act *g, const eng_act *u, int ldgu, int N, int F);
+void eng__cu_swiglu_bwd(void *ctx, eng_act *dg, eng_act *du, const eng_act *dout, const eng_act *g, const eng_act *u,
+                        int ldgu,
                         int N, int F);
-void eng__cu_gate_fwd(void *ctx, float *out, const float *a, const float *z, int ldz, int N, int D, int G);
-void eng__cu_gate_bwd(void *ctx, float *da, float *dz, const float *dout, const float *a, const float *z, int ldz,
+void eng__cu_gate_fwd(void *ctx, eng_act *out, const eng_act *a, const eng_act *z, int ldz, int N, int D, int G);
+void eng__cu_gate_bwd(void *ctx, eng_act *da, eng_act *dz, const eng_act *dout, const eng_act *a, const eng_act *z,
+                      int ldz,
                       int N, int D, int G);
 void eng__cu_xent_fwd(void *ctx, float *losses, const float *logits, const int32_t *targets, int N, int V);
 void eng__cu_xent_bwd(void *ctx, float *logits, const int32_t *targets, int N, int V, float dscale);
 void eng__cu_adamw(void *ctx, float *p, const float *grad, float *m, float *v, const eng_adamw_seg *seg, int nseg,
-                   float lr, float b1, float b2, float eps, float wd, float bc1, float bc2, float grad_scale);
+                   float lr, float b1, float b2, float eps, float wd, float bc1, float bc2, float grad_scale,
+                   void *p_lp, eng_dtype lp_dtype);
+void eng__cu_cast(void *ctx, void *dst, eng_dtype t, const float *src, size_t n);
 double eng__cu_sumsq(void *ctx, const float *x, size_t n);
 void eng__cu_axpy(void *ctx, float *y, const float *x, size_t n, float alpha);
 void eng__cu_embedding_bwd_sorted(void *ctx, float *dwte, const eng_act *dout, const int32_t *order,
@@ -183,10 +210,11 @@ void eng__cu_classifier_bwd(void *ctx, eng_act *dx, float *dw, const eng_act *x,
 
 /* attention.cu */
 size_t eng__cu_attention_workspace(void *ctx, int B, int T, int H, int hd);
-void eng__cu_attention_fwd(void *ctx, float *out, int ldo, float *lse, const float *q, int ldq, const float *k,
-                           const float *v, int ldkv, int B, int T, int H, int Hkv, int hd, float *ws);
-void eng__cu_attention_bwd(void *ctx, float *dq, float *dk, float *dv, const float *lse, const float *dout, int ldo,
-                           const float *q, int ldq, const float *k, const float *v, int ldkv, int B, int T, int H,
+void eng__cu_attention_fwd(void *ctx, eng_act *out, int ldo, float *lse, const eng_act *q, int ldq, const eng_act *k,
+                           const eng_act *v, int ldkv, int B, int T, int H, int Hkv, int hd, float *ws);
+void eng__cu_attention_bwd(void *ctx, eng_act *dq, eng_act *dk, eng_act *dv, const float *lse, const eng_act *dout,
+                           int ldo,
+                           const eng_act *q, int ldq, const eng_act *k, const eng_act *v, int ldkv, int B, int T, int H,
                            int Hkv, int hd, float *ws);
 
 /* flash.cu: causal flash attention on the tensor cores, bf16 in and out
@@ -236,36 +264,39 @@ void eng__sdpa_cudnn_release(eng__cu *c);
 extern int eng__sdpa_cudnn_test_fault;
 
 /* titans.cu */
-void eng__cu_dconv_fwd(void *ctx, float *y, int ldy, const float *x, int ldx, const float *w, int N, int T, int C,
+void eng__cu_dconv_fwd(void *ctx, eng_act *y, int ldy, const eng_act *x, int ldx, const float *w, int N, int T, int C,
                        int K);
-void eng__cu_dconv_bwd(void *ctx, float *dx, int lddx, float *dw, const float *dy, int lddy, const float *x, int ldx,
+void eng__cu_dconv_bwd(void *ctx, eng_act *dx, int lddx, float *dw, const eng_act *dy, int lddy, const eng_act *x,
+                       int ldx,
                        const float *w, int N, int T, int C, int K);
-void eng__cu_silu_norm_fwd(void *ctx, float *y, int ldy, float *rn, const float *x, int ldx, int N, int C, int G,
+void eng__cu_silu_norm_fwd(void *ctx, eng_act *y, int ldy, float *rn, const eng_act *x, int ldx, int N, int C, int G,
                            int gw, float eps);
-void eng__cu_silu_norm_bwd(void *ctx, float *dx, int lddx, const float *dy, int lddy, const float *y, int ldy,
-                           const float *rn, const float *x, int ldx, int N, int C, int G, int gw);
+void eng__cu_silu_norm_bwd(void *ctx, eng_act *dx, int lddx, const eng_act *dy, int lddy, const eng_act *y, int ldy,
+                           const float *rn, const eng_act *x, int ldx, int N, int C, int G, int gw);
 size_t eng__cu_swa_workspace(void *ctx, int B, int T, int Hkv, int hd, int window, int Np);
-void eng__cu_swa_fwd(void *ctx, float *out, int ldo, float *lse, const float *q, int ldq, const float *k,
-                     const float *v, int ldkv, const float *kp, const float *vp, int ldp, int Np, int B, int T, int H,
+void eng__cu_swa_fwd(void *ctx, eng_act *out, int ldo, float *lse, const eng_act *q, int ldq, const eng_act *k,
+                     const eng_act *v, int ldkv, const float *kp, const float *vp, int ldp, int Np, int B, int T, int H,
                      int Hkv, int hd, int window, float *ws);
-void eng__cu_swa_bwd(void *ctx, float *dq, float *dk, float *dv, float *dkp, float *dvp, const float *lse,
-                     const float *dout, int ldo, const float *q, int ldq, const float *k, const float *v, int ldkv,
+void eng__cu_swa_bwd(void *ctx, eng_act *dq, eng_act *dk, eng_act *dv, float *dkp, float *dvp, const float *lse,
+                     const eng_act *dout, int ldo, const eng_act *q, int ldq, const eng_act *k, const eng_act *v,
+                     int ldkv,
                      const float *kp, const float *vp, int ldp, int Np, int B, int T, int H, int Hkv, int hd,
                      int window, float *ws);
 
 /* titans_mem.cu */
 size_t eng__cu_titans_mem_workspace(void *ctx, int B, int T, int H, int hd, int hm, int depth, int chunk);
-void eng__cu_titans_mem_fwd(void *ctx, float *y, int ldy, float *states, const float *q, const float *k,
-                            const float *v, int ldqkv, const float *gates, int ldg, const float *w0, int B, int T,
+void eng__cu_titans_mem_fwd(void *ctx, eng_act *y, int ldy, float *states, const eng_act *q, const eng_act *k,
+                            const eng_act *v, int ldqkv, const eng_act *gates, int ldg, const float *w0, int B, int T,
                             int H, int hd, int hm, int depth, int chunk, float max_lr, float *ws);
-void eng__cu_titans_mem_bwd(void *ctx, float *dq, float *dk, float *dv, int ldd, float *dgates, int lddg, float *dw0,
-                            const float *dy, int ldy, const float *states, const float *q, const float *k,
-                            const float *v, int ldqkv, const float *gates, int ldg, int B, int T, int H, int hd,
+void eng__cu_titans_mem_bwd(void *ctx, eng_act *dq, eng_act *dk, eng_act *dv, int ldd, eng_act *dgates, int lddg,
+                            float *dw0,
+                            const eng_act *dy, int ldy, const float *states, const eng_act *q, const eng_act *k,
+                            const eng_act *v, int ldqkv, const eng_act *gates, int ldg, int B, int T, int H, int hd,
                             int hm, int depth, int chunk, float max_lr, float *ws);
 
 /* matmul.cu */
-void eng__cu_matmul(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
-                    const float *B, int ldb, float beta, float *C, int ldc);
+void eng__cu_matmul(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const void *A, int lda,
+                    const void *B, int ldb, float beta, void *C, int ldc, eng_mm dt);
 void eng__cu_plans_clear(eng__cu *c);
 
 ENG__CU_END

@@ -1,6 +1,7 @@
-/* matmul.cu: the op table's matmul on cuBLASLt, fp32 in, out and
- * accumulate (CUBLAS_COMPUTE_32F, no TF32: parity with the CPU comes
- * first).  eng_backend_cuda_set_fast_matmul switches to
+/* matmul.cu: the op table's matmul on cuBLASLt, fp32 accumulate
+ * (CUBLAS_COMPUTE_32F, no TF32: parity with the CPU comes first), each
+ * operand stored as the call says (ops.h eng_mm: A and B fp32 or bf16
+ * alike, C fp32 or bf16).  eng_backend_cuda_set_fast_matmul switches to
  * CUBLAS_COMPUTE_32F_FAST_16BF (fp32 storage, bf16 tensor-core products,
  * fp32 accumulation) for the benchmark; training uses fp32 until the bf16
  * recipe (docs/engine.md) exists.
@@ -41,12 +42,13 @@ static int lt_fail(eng__cu *c, cublasStatus_t st, const char *what)
 /* The plan for a shape: found, or made (and kept while there is room; a
  * plan made beyond the table's room is destroyed by the caller). */
 static eng__cu_plan *plan_for(eng__cu *c, eng__cu_plan *tmp, int ta, int tb, int M, int N, int K, int lda, int ldb,
-                              int ldc, int beta_zero, int align)
+                              int ldc, int beta_zero, int align, eng_dtype dab, eng_dtype dc)
 {
     for (int i = 0; i < c->n_plans; i++) {
         eng__cu_plan *p = &c->plans[i];
         if (p->ta == ta && p->tb == tb && p->M == M && p->N == N && p->K == K && p->lda == lda && p->ldb == ldb &&
-            p->ldc == ldc && p->beta_zero == beta_zero && p->align == align && p->fast == c->fast_matmul)
+            p->ldc == ldc && p->beta_zero == beta_zero && p->align == align && p->fast == c->fast_matmul &&
+            p->dab == dab && p->dc == dc)
             return p;
     }
     eng__cu_plan *p = c->n_plans < ENG__CU_PLANS ? &c->plans[c->n_plans] : tmp;
@@ -55,6 +57,9 @@ static eng__cu_plan *plan_for(eng__cu *c, eng__cu_plan *tmp, int ta, int tb, int
     p->beta_zero = beta_zero;
     p->align = align;
     p->fast = c->fast_matmul;
+    p->dab = dab, p->dc = dc;
+    const cudaDataType_t tab = dab == ENG_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+    const cudaDataType_t tc = dc == ENG_BF16 ? CUDA_R_16BF : CUDA_R_32F;
     /* the first operand is B (column-major (N, K) as op(B)^T), the second A */
     cublasOperation_t opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N, opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
     cublasStatus_t st = c->api.cublasLtMatmulDescCreate(
@@ -64,11 +69,11 @@ static eng__cu_plan *plan_for(eng__cu *c, eng__cu_plan *tmp, int ta, int tb, int
     if (st == CUBLAS_STATUS_SUCCESS)
         st = c->api.cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &opa, sizeof opa);
     if (st == CUBLAS_STATUS_SUCCESS) /* stored B: (N, K) when not transposed, else (K, N) */
-        st = c->api.cublasLtMatrixLayoutCreate(&p->lb, CUDA_R_32F, tb ? K : N, tb ? N : K, ldb);
+        st = c->api.cublasLtMatrixLayoutCreate(&p->lb, tab, tb ? K : N, tb ? N : K, ldb);
     if (st == CUBLAS_STATUS_SUCCESS) /* stored A: (K, M) when not transposed, else (M, K) */
-        st = c->api.cublasLtMatrixLayoutCreate(&p->la, CUDA_R_32F, ta ? M : K, ta ? K : M, lda);
+        st = c->api.cublasLtMatrixLayoutCreate(&p->la, tab, ta ? M : K, ta ? K : M, lda);
     if (st == CUBLAS_STATUS_SUCCESS)
-        st = c->api.cublasLtMatrixLayoutCreate(&p->lc, CUDA_R_32F, N, M, ldc);
+        st = c->api.cublasLtMatrixLayoutCreate(&p->lc, tc, N, M, ldc);
     cublasLtMatmulPreference_t pref = NULL;
     if (st == CUBLAS_STATUS_SUCCESS)
         st = c->api.cublasLtMatmulPreferenceCreate(&pref);
@@ -105,24 +110,33 @@ static eng__cu_plan *plan_for(eng__cu *c, eng__cu_plan *tmp, int ta, int tb, int
 }
 
 /* C (M, N) rows of ldc *= beta (beta 0: zeroed, whatever C held) */
-__global__ static void k_scale(float *C, int ldc, int M, int N, float beta)
+template <typename T> __global__ static void k_scale(T *C, int ldc, int M, int N, float beta)
 {
     const size_t total = (size_t)M * N;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total; i += (size_t)gridDim.x * blockDim.x) {
-        float *x = C + i / N * ldc + i % N;
-        *x = beta == 0.0f ? 0.0f : *x * beta;
+        T *x = C + i / N * ldc + i % N;
+        *x = eng__cu_st<T>(beta == 0.0f ? 0.0f : eng__cu_ld(*x) * beta);
     }
 }
 
-void eng__cu_matmul(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
-                    const float *B, int ldb, float beta, float *C, int ldc)
+void eng__cu_matmul(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const void *A, int lda,
+                    const void *B, int ldb, float beta, void *C, int ldc, eng_mm dt)
 {
     eng__cu *c = (eng__cu *)ctx;
     if (c->status || M <= 0 || N <= 0)
         return;
+    if (dt.a != dt.b) { /* cuBLASLt's A and B share a type: a caller's slip, not a run's condition */
+        eng__cu_fail(c, TLM_EINTERNAL, "matmul", "A and B of different storage types");
+        return;
+    }
     if (K <= 0) { /* C = beta C: cuBLASLt refuses k = 0 */
         if (beta != 1.0f) {
-            ENG__CU_LAUNCH(k_scale, eng__cu_grid((size_t)M * N), ENG__CU_THREADS, 0, c->stream, C, ldc, M, N, beta);
+            if (dt.c == ENG_BF16)
+                ENG__CU_LAUNCH(k_scale<__nv_bfloat16>, eng__cu_grid((size_t)M * N), ENG__CU_THREADS, 0, c->stream,
+                               (__nv_bfloat16 *)C, ldc, M, N, beta);
+            else
+                ENG__CU_LAUNCH(k_scale<float>, eng__cu_grid((size_t)M * N), ENG__CU_THREADS, 0, c->stream,
+                               (float *)C, ldc, M, N, beta);
             ENG__CU_LAUNCHED(c, "matmul (k = 0)");
         }
         return;
@@ -130,7 +144,7 @@ void eng__cu_matmul(void *ctx, int ta, int tb, int M, int N, int K, float alpha,
     /* the lowest set bit of the three addresses, at most 256 */
     const uintptr_t bits = (uintptr_t)A | (uintptr_t)B | (uintptr_t)C | 256;
     const int align = (int)(bits & (~bits + 1));
-    eng__cu_plan tmp, *p = plan_for(c, &tmp, ta, tb, M, N, K, lda, ldb, ldc, beta == 0.0f, align);
+    eng__cu_plan tmp, *p = plan_for(c, &tmp, ta, tb, M, N, K, lda, ldb, ldc, beta == 0.0f, align, dt.a, dt.c);
     if (!p)
         return;
     cublasStatus_t st = c->api.cublasLtMatmul(c->lt, p->op, &alpha, B, p->lb, A, p->la, &beta, C, p->lc, C, p->lc, &p->algo,

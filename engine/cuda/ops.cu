@@ -103,15 +103,17 @@ __global__ static void k_embedding_bwd(float *dwte, const float *dout, const int
         dwte[(size_t)tok[n] * C + ch] += dout[(size_t)n * C + ch];
 }
 
-void eng__cu_embedding_fwd(void *ctx, float *out, const float *wte, const int32_t *tok, int N, int C)
+void eng__cu_embedding_fwd(void *ctx, eng_act *out_a, const float *wte, const int32_t *tok, int N, int C)
 {
+    float *out = (float *)out_a;
     RUN(ctx, "embedding_fwd",
         (ENG__CU_LAUNCH(k_embedding_fwd, eng__cu_grid((size_t)N * C), ENG__CU_THREADS, 0, S(ctx), out, wte, tok, N,
                         C)));
 }
 
-void eng__cu_embedding_bwd(void *ctx, float *dwte, const float *dout, const int32_t *tok, int N, int C)
+void eng__cu_embedding_bwd(void *ctx, float *dwte, const eng_act *dout_a, const int32_t *tok, int N, int C)
 {
+    const float *dout = (const float *)dout_a;
     RUN(ctx, "embedding_bwd",
         (ENG__CU_LAUNCH(k_embedding_bwd, (C + 127) / 128, 128, 0, S(ctx), dwte, dout, tok, N, C)));
 }
@@ -194,16 +196,22 @@ __global__ static void k_rmsnorm_bwd_dw(float *dw, const float *dout, const floa
     }
 }
 
-void eng__cu_rmsnorm_fwd(void *ctx, float *out, float *rstd, const float *x, const float *w, int N, int C, float eps)
+void eng__cu_rmsnorm_fwd(void *ctx, eng_act *out_a, float *rstd, const eng_act *x_a, const float *w, int N, int C,
+                         float eps)
 {
+    float *out = (float *)out_a;
+    const float *x = (const float *)x_a;
     if (N > 0)
         RUN(ctx, "rmsnorm_fwd",
             (ENG__CU_LAUNCH(k_rmsnorm_fwd, N, ENG__CU_THREADS, 0, S(ctx), out, rstd, x, w, C, eps)));
 }
 
-void eng__cu_rmsnorm_bwd(void *ctx, float *dx, float *dw, const float *dout, const float *x, const float *w,
+void eng__cu_rmsnorm_bwd(void *ctx, eng_act *dx_a, float *dw, const eng_act *dout_a, const eng_act *x_a, const float *w,
                          const float *rstd, int N, int C)
 {
+    float *dx = (float *)dx_a;
+    const float *dout = (const float *)dout_a;
+    const float *x = (const float *)x_a;
     if (N <= 0)
         return;
     RUN(ctx, "rmsnorm_bwd", (ENG__CU_LAUNCH(k_rmsnorm_bwd_dx, N, ENG__CU_THREADS, 0, S(ctx), dx, dout, x, w, rstd, C)));
@@ -227,15 +235,17 @@ __global__ static void k_rope(float *x, int ld, int N, int T, int H, int hd, con
     }
 }
 
-void eng__cu_rope_fwd(void *ctx, float *x, int ld, int N, int T, int H, int hd, const float *cs)
+void eng__cu_rope_fwd(void *ctx, eng_act *x_a, int ld, int N, int T, int H, int hd, const float *cs)
 {
+    float *x = (float *)x_a;
     RUN(ctx, "rope_fwd",
         (ENG__CU_LAUNCH(k_rope, eng__cu_grid((size_t)N * H * (hd / 2)), ENG__CU_THREADS, 0, S(ctx), x, ld, N, T, H, hd,
                         cs, 1.0f)));
 }
 
-void eng__cu_rope_bwd(void *ctx, float *dx, int ld, int N, int T, int H, int hd, const float *cs)
+void eng__cu_rope_bwd(void *ctx, eng_act *dx_a, int ld, int N, int T, int H, int hd, const float *cs)
 {
+    float *dx = (float *)dx_a;
     RUN(ctx, "rope_bwd",
         (ENG__CU_LAUNCH(k_rope, eng__cu_grid((size_t)N * H * (hd / 2)), ENG__CU_THREADS, 0, S(ctx), dx, ld, N, T, H, hd,
                         cs, -1.0f)));
@@ -264,15 +274,24 @@ __global__ static void k_swiglu_bwd(float *dg, float *du, const float *dout, con
     }
 }
 
-void eng__cu_swiglu_fwd(void *ctx, float *out, const float *g, const float *u, int ldgu, int N, int F)
+void eng__cu_swiglu_fwd(void *ctx, eng_act *out_a, const eng_act *g_a, const eng_act *u_a, int ldgu, int N, int F)
 {
+    float *out = (float *)out_a;
+    const float *g = (const float *)g_a;
+    const float *u = (const float *)u_a;
     RUN(ctx, "swiglu_fwd",
         (ENG__CU_LAUNCH(k_swiglu_fwd, eng__cu_grid((size_t)N * F), ENG__CU_THREADS, 0, S(ctx), out, g, u, ldgu, N, F)));
 }
 
-void eng__cu_swiglu_bwd(void *ctx, float *dg, float *du, const float *dout, const float *g, const float *u, int ldgu,
+void eng__cu_swiglu_bwd(void *ctx, eng_act *dg_a, eng_act *du_a, const eng_act *dout_a, const eng_act *g_a,
+                        const eng_act *u_a, int ldgu,
                         int N, int F)
 {
+    float *dg = (float *)dg_a;
+    float *du = (float *)du_a;
+    const float *dout = (const float *)dout_a;
+    const float *g = (const float *)g_a;
+    const float *u = (const float *)u_a;
     RUN(ctx, "swiglu_bwd",
         (ENG__CU_LAUNCH(k_swiglu_bwd, eng__cu_grid((size_t)N * F), ENG__CU_THREADS, 0, S(ctx), dg, du, dout, g, u, ldgu,
                         N, F)));
@@ -310,15 +329,24 @@ __global__ static void k_gate_bwd(float *da, float *dz, const float *dout, const
     }
 }
 
-void eng__cu_gate_fwd(void *ctx, float *out, const float *a, const float *z, int ldz, int N, int D, int G)
+void eng__cu_gate_fwd(void *ctx, eng_act *out_a, const eng_act *a_a, const eng_act *z_a, int ldz, int N, int D, int G)
 {
+    float *out = (float *)out_a;
+    const float *a = (const float *)a_a;
+    const float *z = (const float *)z_a;
     RUN(ctx, "gate_fwd",
         (ENG__CU_LAUNCH(k_gate_fwd, eng__cu_grid((size_t)N * D), ENG__CU_THREADS, 0, S(ctx), out, a, z, ldz, N, D, G)));
 }
 
-void eng__cu_gate_bwd(void *ctx, float *da, float *dz, const float *dout, const float *a, const float *z, int ldz,
+void eng__cu_gate_bwd(void *ctx, eng_act *da_a, eng_act *dz_a, const eng_act *dout_a, const eng_act *a_a,
+                      const eng_act *z_a, int ldz,
                       int N, int D, int G)
 {
+    float *da = (float *)da_a;
+    float *dz = (float *)dz_a;
+    const float *dout = (const float *)dout_a;
+    const float *a = (const float *)a_a;
+    const float *z = (const float *)z_a;
     RUN(ctx, "gate_bwd",
         (ENG__CU_LAUNCH(k_gate_bwd, eng__cu_grid((size_t)N * G), ENG__CU_THREADS, 0, S(ctx), da, dz, dout, a, z, ldz, N,
                         D, G)));
@@ -382,10 +410,13 @@ void eng__cu_xent_bwd(void *ctx, float *logits, const int32_t *targets, int N, i
 
 /* ------------------------------------------------------------ optimizer */
 /* One launch over every segment: index j of the concatenation is in the
- * last segment whose start is <= j (binary search: the table is sorted). */
-__global__ static void k_adamw(float *p, const float *grad, float *m, float *v, const eng__cu_seg *seg, int nseg,
-                               size_t total, float b1, float b2, float eps, float decay_on, float step, float rbc2,
-                               float grad_scale)
+ * last segment whose start is <= j (binary search: the table is sorted).
+ * lp (NULL: none): the weight copy, L = float or __nv_bfloat16, written
+ * from the updated p by the same thread (round to nearest even). */
+template <typename L>
+__global__ static void k_adamw(float *p, L *lp, const float *grad, float *m, float *v, const eng__cu_seg *seg,
+                               int nseg, size_t total, float b1, float b2, float eps, float decay_on, float step,
+                               float rbc2, float grad_scale)
 {
     for (size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x; j < total; j += (size_t)gridDim.x * blockDim.x) {
         int lo = 0, hi = nseg - 1;
@@ -399,7 +430,30 @@ __global__ static void k_adamw(float *p, const float *grad, float *m, float *v, 
         const size_t i = seg[lo].off + (j - seg[lo].start);
         eng_cu_adamw(p + i, grad[i], m + i, v + i, b1, b2, eps, seg[lo].decay ? decay_on : 1.0f, step, rbc2,
                      grad_scale);
+        if (lp)
+            lp[i] = eng__cu_st<L>(p[i]);
     }
+}
+
+/* the weight copy made whole: dst = src rounded (ops.h cast) */
+__global__ static void k_cast_bf16(__nv_bfloat16 *dst, const float *src, size_t n)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        dst[i] = eng__cu_st<__nv_bfloat16>(src[i]);
+}
+
+void eng__cu_cast(void *ctx, void *dst, eng_dtype t, const float *src, size_t n)
+{
+    eng__cu *c = CTX(ctx);
+    if (t == ENG_F32) {
+        if (!c->status && n && dst != src)
+            eng__cu_check(c, cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyDeviceToDevice, c->stream),
+                          "cast");
+        return;
+    }
+    if (n)
+        RUN(ctx, "cast", (ENG__CU_LAUNCH(k_cast_bf16, eng__cu_grid(n), ENG__CU_THREADS, 0, S(ctx),
+                                         (__nv_bfloat16 *)dst, src, n)));
 }
 
 /* The table on the device: uploaded only when it differs from the last
@@ -447,16 +501,23 @@ static int upload_segs(eng__cu *c, const eng_adamw_seg *seg, int nseg, size_t *t
 }
 
 void eng__cu_adamw(void *ctx, float *p, const float *grad, float *m, float *v, const eng_adamw_seg *seg, int nseg,
-                   float lr, float b1, float b2, float eps, float wd, float bc1, float bc2, float grad_scale)
+                   float lr, float b1, float b2, float eps, float wd, float bc1, float bc2, float grad_scale,
+                   void *p_lp, eng_dtype lp_dtype)
 {
     const float decay = 1.0f - lr * wd, step = lr / bc1, rbc2 = 1.0f / sqrtf(bc2);
     eng__cu *c = CTX(ctx);
     size_t total = 0;
     if (c->status || nseg <= 0 || upload_segs(c, seg, nseg, &total) || !total)
         return;
-    RUN(ctx, "adamw",
-        (ENG__CU_LAUNCH(k_adamw, eng__cu_grid(total), ENG__CU_THREADS, 0, S(ctx), p, grad, m, v, c->seg_dev, nseg,
-                        total, b1, b2, eps, decay, step, rbc2, grad_scale)));
+    if (p_lp && lp_dtype == ENG_BF16)
+        RUN(ctx, "adamw",
+            (ENG__CU_LAUNCH(k_adamw<__nv_bfloat16>, eng__cu_grid(total), ENG__CU_THREADS, 0, S(ctx), p,
+                            (__nv_bfloat16 *)p_lp, grad, m, v, c->seg_dev, nseg, total, b1, b2, eps, decay, step,
+                            rbc2, grad_scale)));
+    else
+        RUN(ctx, "adamw",
+            (ENG__CU_LAUNCH(k_adamw<float>, eng__cu_grid(total), ENG__CU_THREADS, 0, S(ctx), p, (float *)p_lp, grad,
+                            m, v, c->seg_dev, nseg, total, b1, b2, eps, decay, step, rbc2, grad_scale)));
 }
 
 /* A grid of min(ENG__CU_SUMSQ_BLOCKS, n / 256 rounded up) blocks (fixed

@@ -79,9 +79,12 @@ __global__ static void k_dconv_bwd_w(float *dw, const float *dy, int lddy, const
     dw[i] += acc;
 }
 
-void eng__cu_dconv_fwd(void *ctx, float *y, int ldy, const float *x, int ldx, const float *w, int N, int T, int C,
+void eng__cu_dconv_fwd(void *ctx, eng_act *y_a, int ldy, const eng_act *x_a, int ldx, const float *w, int N, int T,
+                       int C,
                        int K)
 {
+    float *y = (float *)y_a;
+    const float *x = (const float *)x_a;
     eng__cu *c = (eng__cu *)ctx;
     if (c->status || N <= 0 || C <= 0)
         return;
@@ -90,9 +93,13 @@ void eng__cu_dconv_fwd(void *ctx, float *y, int ldy, const float *x, int ldx, co
     ENG__CU_LAUNCHED(c, "dconv_fwd");
 }
 
-void eng__cu_dconv_bwd(void *ctx, float *dx, int lddx, float *dw, const float *dy, int lddy, const float *x, int ldx,
+void eng__cu_dconv_bwd(void *ctx, eng_act *dx_a, int lddx, float *dw, const eng_act *dy_a, int lddy, const eng_act *x_a,
+                       int ldx,
                        const float *w, int N, int T, int C, int K)
 {
+    float *dx = (float *)dx_a;
+    const float *dy = (const float *)dy_a;
+    const float *x = (const float *)x_a;
     eng__cu *c = (eng__cu *)ctx;
     if (c->status || N <= 0 || C <= 0)
         return;
@@ -169,9 +176,12 @@ static unsigned warps_grid(size_t warps)
     return (unsigned)((warps * 32 + ENG__CU_THREADS - 1) / ENG__CU_THREADS);
 }
 
-void eng__cu_silu_norm_fwd(void *ctx, float *y, int ldy, float *rn, const float *x, int ldx, int N, int C, int G,
+void eng__cu_silu_norm_fwd(void *ctx, eng_act *y_a, int ldy, float *rn, const eng_act *x_a, int ldx, int N, int C,
+                           int G,
                            int gw, float eps)
 {
+    float *y = (float *)y_a;
+    const float *x = (const float *)x_a;
     eng__cu *c = (eng__cu *)ctx;
     if (c->status || N <= 0)
         return;
@@ -180,9 +190,14 @@ void eng__cu_silu_norm_fwd(void *ctx, float *y, int ldy, float *rn, const float 
     ENG__CU_LAUNCHED(c, "silu_norm_fwd");
 }
 
-void eng__cu_silu_norm_bwd(void *ctx, float *dx, int lddx, const float *dy, int lddy, const float *y, int ldy,
-                           const float *rn, const float *x, int ldx, int N, int C, int G, int gw)
+void eng__cu_silu_norm_bwd(void *ctx, eng_act *dx_a, int lddx, const eng_act *dy_a, int lddy, const eng_act *y_a,
+                           int ldy,
+                           const float *rn, const eng_act *x_a, int ldx, int N, int C, int G, int gw)
 {
+    float *dx = (float *)dx_a;
+    const float *dy = (const float *)dy_a;
+    const float *y = (const float *)y_a;
+    const float *x = (const float *)x_a;
     eng__cu *c = (eng__cu *)ctx;
     if (c->status || N <= 0)
         return;
@@ -442,10 +457,15 @@ static int swa_shape_ok(eng__cu *c, int hd, int H, int Hkv, int window)
     return 1;
 }
 
-void eng__cu_swa_fwd(void *ctx, float *out, int ldo, float *lse, const float *q, int ldq, const float *k,
-                     const float *v, int ldkv, const float *kp, const float *vp, int ldp, int Np, int B, int T, int H,
+void eng__cu_swa_fwd(void *ctx, eng_act *out_a, int ldo, float *lse, const eng_act *q_a, int ldq, const eng_act *k_a,
+                     const eng_act *v_a, int ldkv, const float *kp, const float *vp, int ldp, int Np, int B, int T,
+                     int H,
                      int Hkv, int hd, int window, float *ws)
 {
+    float *out = (float *)out_a;
+    const float *q = (const float *)q_a;
+    const float *k = (const float *)k_a;
+    const float *v = (const float *)v_a;
     eng__cu *c = (eng__cu *)ctx;
     if (c->status || !swa_shape_ok(c, hd, H, Hkv, window) || B * T <= 0)
         return;
@@ -454,11 +474,19 @@ void eng__cu_swa_fwd(void *ctx, float *out, int ldo, float *lse, const float *q,
     ENG__CU_LAUNCHED(c, "swa_fwd");
 }
 
-void eng__cu_swa_bwd(void *ctx, float *dq, float *dk, float *dv, float *dkp, float *dvp, const float *lse,
-                     const float *dout, int ldo, const float *q, int ldq, const float *k, const float *v, int ldkv,
+void eng__cu_swa_bwd(void *ctx, eng_act *dq_a, eng_act *dk_a, eng_act *dv_a, float *dkp, float *dvp, const float *lse,
+                     const eng_act *dout_a, int ldo, const eng_act *q_a, int ldq, const eng_act *k_a,
+                     const eng_act *v_a, int ldkv,
                      const float *kp, const float *vp, int ldp, int Np, int B, int T, int H, int Hkv, int hd,
                      int window, float *ws)
 {
+    float *dq = (float *)dq_a;
+    float *dk = (float *)dk_a;
+    float *dv = (float *)dv_a;
+    const float *dout = (const float *)dout_a;
+    const float *q = (const float *)q_a;
+    const float *k = (const float *)k_a;
+    const float *v = (const float *)v_a;
     eng__cu *c = (eng__cu *)ctx;
     if (c->status || !swa_shape_ok(c, hd, H, Hkv, window) || B * T <= 0)
         return;

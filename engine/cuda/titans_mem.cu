@@ -529,10 +529,16 @@ static int mem_shape_ok(eng__cu *c, int hd, int hm, int depth, int chunk)
     return 1;
 }
 
-void eng__cu_titans_mem_fwd(void *ctx, float *y, int ldy, float *states, const float *q, const float *k,
-                            const float *v, int ldqkv, const float *gates, int ldg, const float *w0, int B, int T,
+void eng__cu_titans_mem_fwd(void *ctx, eng_act *y_a, int ldy, float *states, const eng_act *q_a, const eng_act *k_a,
+                            const eng_act *v_a, int ldqkv, const eng_act *gates_a, int ldg, const float *w0, int B,
+                            int T,
                             int H, int hd, int hm, int depth, int chunk, float max_lr, float *ws)
 {
+    float *y = (float *)y_a;
+    const float *q = (const float *)q_a;
+    const float *k = (const float *)k_a;
+    const float *v = (const float *)v_a;
+    const float *gates = (const float *)gates_a;
     eng__cu *c = (eng__cu *)ctx;
     if (c->status || !mem_shape_ok(c, hd, hm, depth, chunk) || B * T * H <= 0)
         return;
@@ -542,11 +548,21 @@ void eng__cu_titans_mem_fwd(void *ctx, float *y, int ldy, float *states, const f
     ENG__CU_LAUNCHED(c, "titans_mem_fwd");
 }
 
-void eng__cu_titans_mem_bwd(void *ctx, float *dq, float *dk, float *dv, int ldd, float *dgates, int lddg, float *dw0,
-                            const float *dy, int ldy, const float *states, const float *q, const float *k,
-                            const float *v, int ldqkv, const float *gates, int ldg, int B, int T, int H, int hd,
+void eng__cu_titans_mem_bwd(void *ctx, eng_act *dq_a, eng_act *dk_a, eng_act *dv_a, int ldd, eng_act *dgates_a,
+                            int lddg, float *dw0,
+                            const eng_act *dy_a, int ldy, const float *states, const eng_act *q_a, const eng_act *k_a,
+                            const eng_act *v_a, int ldqkv, const eng_act *gates_a, int ldg, int B, int T, int H, int hd,
                             int hm, int depth, int chunk, float max_lr, float *ws)
 {
+    float *dq = (float *)dq_a;
+    float *dk = (float *)dk_a;
+    float *dv = (float *)dv_a;
+    float *dgates = (float *)dgates_a;
+    const float *dy = (const float *)dy_a;
+    const float *q = (const float *)q_a;
+    const float *k = (const float *)k_a;
+    const float *v = (const float *)v_a;
+    const float *gates = (const float *)gates_a;
     eng__cu *c = (eng__cu *)ctx;
     if (c->status || !mem_shape_ok(c, hd, hm, depth, chunk) || B * T * H <= 0)
         return;

@@ -289,7 +289,7 @@ static void linear(const eng_backend *be, float *C, const float *A, const float 
 {
     for (int n = 0; n < N; n++)
         memcpy(C + (size_t)n * out, bias, (size_t)out * sizeof *C);
-    be->ops->matmul(be->ctx, 0, 0, N, out, in, 1.0f, A, in, W, out, 1.0f, C, out);
+    be->ops->matmul(be->ctx, 0, 0, N, out, in, 1.0f, A, in, W, out, 1.0f, C, out, eng_mm_f32());
 }
 
 static float gelu(float x, int exact)
@@ -308,7 +308,7 @@ static void attention(const eng_backend *be, float *y, const float *qkv, float *
     const float scale = (float)(1.0 / sqrt((double)hd));
     for (int h = 0; h < H; h++) {
         const float *q = qkv + h * hd, *k = qkv + d + h * hd, *v = qkv + 2 * d + h * hd;
-        o->matmul(be->ctx, 0, 1, T, T, hd, scale, q, 3 * d, k, 3 * d, 0.0f, S, T);
+        o->matmul(be->ctx, 0, 1, T, T, hd, scale, q, 3 * d, k, 3 * d, 0.0f, S, T, eng_mm_f32());
         for (int t = 0; t < T; t++) {
             float *r = S + (size_t)t * T;
             float mx = r[0];
@@ -324,7 +324,7 @@ static void attention(const eng_backend *be, float *y, const float *qkv, float *
             for (int s = t + 1; s < T; s++)
                 r[s] = 0.0f;
         }
-        o->matmul(be->ctx, 0, 0, T, hd, T, 1.0f, S, T, v, 3 * d, 0.0f, y + h * hd, d);
+        o->matmul(be->ctx, 0, 0, T, hd, T, 1.0f, S, T, v, 3 * d, 0.0f, y + h * hd, d, eng_mm_f32());
     }
 }
 
@@ -378,7 +378,8 @@ static int forward(eng_gpt2 *g, const int32_t *tokens, int B, int T, eng_probe_f
         if (!g->logits)
             rc = tlm_errf(e, TLM_ENOMEM, "gpt2: out of memory for logits");
         else
-            g->backend->ops->matmul(g->backend->ctx, 0, 1, N, g->V, d, 1.0f, a, d, g->wte, d, 0.0f, g->logits, g->V);
+            g->backend->ops->matmul(g->backend->ctx, 0, 1, N, g->V, d, 1.0f, a, d, g->wte, d, 0.0f, g->logits, g->V,
+                                    eng_mm_f32());
     }
 out:
     free(x), free(a), free(z), free(f), free(y), free(qkv), free(hid), free(S);

@@ -46,29 +46,30 @@ static void in_fwd(eng_model *m, int l, int B, int T)
     const eng_layer_params *p = &m->lp[l];
     eng_layer_acts *a = &m->la[l];
     const int N = B * T, d = m->d, S = m->S, hd = m->hd, H = m->H, Hkv = m->Hkv;
-    float *q = a->qkvg, *k = q + H * hd, *v = k + Hkv * hd;
+    eng_act *q = a->qkvg, *k = eng__act_at(m, q, (size_t)H * hd), *v = eng__act_at(m, k, (size_t)Hkv * hd);
     o->rmsnorm_fwd(ctx, a->ln1, a->rstd1, eng__resid(m, l, N), m->params + p->ln1, N, d, (float)m->cfg.model.norm_eps);
-    o->matmul(ctx, 0, 1, N, S, d, 1.0f, a->ln1, d, m->params + p->wqkvg, d, 0.0f, a->qkvg, S);
+    o->matmul(ctx, 0, 1, N, S, d, 1.0f, a->ln1, d, eng__wlp(m, p->wqkvg), d, 0.0f, a->qkvg, S, eng__mm_x(m));
     o->rope_fwd(ctx, q, S, N, T, H, hd, m->rope_cs);
     o->rope_fwd(ctx, k, S, N, T, Hkv, hd, m->rope_cs);
     o->attention_fwd(ctx, a->atty, d, a->lse, q, S, k, v, S, B, T, H, Hkv, hd, m->att_ws);
 }
 
 /* resid_mid = resid[l] + oin o_proj^T */
-static void out_fwd(eng_model *m, int l, int N, const float *oin)
+static void out_fwd(eng_model *m, int l, int N, const eng_act *oin)
 {
     const int d = m->d;
-    m->ops->copy(m->ctx, m->la[l].resid_mid, eng__resid(m, l, N), (size_t)N * d);
-    m->ops->matmul(m->ctx, 0, 1, N, d, d, 1.0f, oin, d, m->params + m->lp[l].wo, d, 1.0f, m->la[l].resid_mid, d);
+    m->ops->copy(m->ctx, m->la[l].resid_mid, eng__resid(m, l, N), eng__act_bytes(m, (size_t)N * d));
+    m->ops->matmul(m->ctx, 0, 1, N, d, d, 1.0f, oin, d, eng__wlp(m, m->lp[l].wo), d, 1.0f, m->la[l].resid_mid, d,
+                   eng__mm_x(m));
 }
 
 /* o_proj's backward: doin (=) from m->dresid, and its weight's gradient */
-static void out_bwd(eng_model *m, int l, int N, const float *oin, float *doin)
+static void out_bwd(eng_model *m, int l, int N, const eng_act *oin, eng_act *doin)
 {
     const int d = m->d;
     const size_t wo = m->lp[l].wo;
-    m->ops->matmul(m->ctx, 0, 0, N, d, d, 1.0f, m->dresid, d, m->params + wo, d, 0.0f, doin, d);
-    m->ops->matmul(m->ctx, 1, 0, d, d, N, 1.0f, m->dresid, d, oin, d, 1.0f, m->grads + wo, d);
+    m->ops->matmul(m->ctx, 0, 0, N, d, d, 1.0f, m->dresid, d, eng__wlp(m, wo), d, 0.0f, doin, d, eng__mm_x(m));
+    m->ops->matmul(m->ctx, 1, 0, d, d, N, 1.0f, m->dresid, d, oin, d, 1.0f, m->grads + wo, d, eng__mm_w(m));
 }
 
 /* In: m->datty.  The attention, RoPE, the fused projection and norm1:
@@ -80,14 +81,14 @@ static void in_bwd(eng_model *m, int l, int B, int T)
     const eng_layer_params *p = &m->lp[l];
     const eng_layer_acts *a = &m->la[l];
     const int N = B * T, d = m->d, S = m->S, hd = m->hd, H = m->H, Hkv = m->Hkv;
-    const float *q = a->qkvg, *k = q + H * hd, *v = k + Hkv * hd;
-    float *dq = m->dqkvg, *dk = dq + H * hd, *dv = dk + Hkv * hd;
+    const eng_act *q = a->qkvg, *k = eng__act_at(m, q, (size_t)H * hd), *v = eng__act_at(m, k, (size_t)Hkv * hd);
+    eng_act *dq = m->dqkvg, *dk = eng__act_at(m, dq, (size_t)H * hd), *dv = eng__act_at(m, dk, (size_t)Hkv * hd);
     o->attention_bwd(ctx, dq, dk, dv, a->lse, m->datty, d, q, S, k, v, S, B, T, H, Hkv, hd, m->att_ws);
     o->rope_bwd(ctx, dq, S, N, T, H, hd, m->rope_cs);
     o->rope_bwd(ctx, dk, S, N, T, Hkv, hd, m->rope_cs);
     /* the fused projection */
-    o->matmul(ctx, 0, 0, N, d, S, 1.0f, m->dqkvg, S, m->params + p->wqkvg, d, 0.0f, m->dln, d);
-    o->matmul(ctx, 1, 0, S, d, N, 1.0f, m->dqkvg, S, a->ln1, d, 1.0f, m->grads + p->wqkvg, d);
+    o->matmul(ctx, 0, 0, N, d, S, 1.0f, m->dqkvg, S, eng__wlp(m, p->wqkvg), d, 0.0f, m->dln, d, eng__mm_x(m));
+    o->matmul(ctx, 1, 0, S, d, N, 1.0f, m->dqkvg, S, a->ln1, d, 1.0f, m->grads + p->wqkvg, d, eng__mm_w(m));
     o->rmsnorm_bwd(ctx, m->dresid, m->grads + p->ln1, m->dln, eng__resid(m, l, N), m->params + p->ln1, a->rstd1, N,
                    d);
 }
@@ -106,9 +107,9 @@ void eng__attn_bwd(eng_model *m, int l, int B, int T)
 
 /* gated_attn: the gate's pre-activations z are the projection's last G
  * columns */
-static float *gate_z(const eng_model *m, float *qkvg)
+static eng_act *gate_z(const eng_model *m, eng_act *qkvg)
 {
-    return qkvg + (m->H + 2 * m->Hkv) * m->hd;
+    return eng__act_at(m, qkvg, (size_t)(m->H + 2 * m->Hkv) * m->hd);
 }
 
 static void gated_fwd(eng_model *m, int l, int B, int T)
@@ -179,12 +180,12 @@ static int gated_plan(eng_model *m, tlm_err *e)
     eng_plan p = {0};
     const size_t N = (size_t)m->max_B * m->max_T;
     for (int l = 0; l < m->L; l++)
-        eng__plan_want(&p, &m->la[l].gated, N * m->d);
-    size_t floats;
-    m->mixer_ctx = eng__plan_alloc(m, &p, &floats);
+        eng__plan_act(m, &p, &m->la[l].gated, N * m->d);
+    size_t bytes;
+    m->mixer_ctx = eng__plan_alloc(m, &p, &bytes);
     if (!m->mixer_ctx)
         return tlm_errf(e, TLM_ENOMEM, "model: cannot allocate %.1f MiB of gated outputs (batch %d x %d)",
-                        (double)floats * 4 / 1048576, m->max_B, m->max_T);
+                        (double)bytes / 1048576, m->max_B, m->max_T);
     return 0;
 }
 

@@ -168,16 +168,16 @@ static int hope_plan(eng_model *m, tlm_err *e)
     for (int l = 0; l < m->L; l++)
         for (int i = 1; i < k; i++) {
             eng_swiglu *b = &h->lv[l][i].b;
-            eng__plan_want(&p, &b->x, N * d);
-            eng__plan_want(&p, &b->ln, N * d);
-            eng__plan_want(&p, &b->rstd, N);
+            eng__plan_act(m, &p, &b->x, N * d);
+            eng__plan_act(m, &p, &b->ln, N * d);
+            eng__plan_f32(&p, &b->rstd, N);
         }
     size_t total = 0;
     if (p.n) {
         h->act_slab = eng__plan_alloc(m, &p, &total);
         if (!h->act_slab)
             return tlm_errf(e, TLM_ENOMEM, "model: cannot allocate %.1f MiB of Hope level activations",
-                            (double)total * 4 / 1048576);
+                            (double)total / 1048576);
     }
     for (int l = 0; l < m->L; l++) {
         eng_layer_acts *a = &m->la[l];
@@ -189,8 +189,8 @@ static int hope_plan(eng_model *m, tlm_err *e)
                 b->ln = a->ln2;
                 b->rstd = a->rstd2;
             }
-            b->gu = a->gu + N * 2 * off;
-            b->h = a->h + N * off;
+            b->gu = eng__act_at(m, a->gu, N * 2 * off);
+            b->h = eng__act_at(m, a->h, N * off);
             off += (size_t)b->F;
         }
     }
@@ -264,8 +264,9 @@ static int hope_step(eng_model *m, const eng_adamw *opt, tlm_err *e)
                     const double t = (double)(opt->t / C);
                     o->adamw(ctx, m->params + o2, acc, m->m + o2, m->v + o2, &one, 1, (float)opt->lr,
                              (float)opt->beta1, (float)opt->beta2, (float)opt->eps, (float)opt->weight_decay,
-                             (float)(1.0 - pow(opt->beta1, t)), (float)(1.0 - pow(opt->beta2, t)), (float)(1.0 / C));
-                    o->zero(ctx, acc, n2);
+                             (float)(1.0 - pow(opt->beta1, t)), (float)(1.0 - pow(opt->beta2, t)), (float)(1.0 / C),
+                             eng__lp_at(m, o2), m->wlp_dtype);
+                    o->zero(ctx, acc, n2 * sizeof(float));
                 }
             }
         }

@@ -28,17 +28,17 @@ typedef struct eng_layer_params {
 
 /* One layer's activations, kept from forward for backward. */
 typedef struct eng_layer_acts {
-    float *ln1;       /* (N, d) normed block input */
+    eng_act *ln1;     /* (N, d) normed block input */
     float *rstd1;     /* (N) */
-    float *qkvg;      /* (N, S) q, k after RoPE; v; gate pre-activation */
+    eng_act *qkvg;    /* (N, S) q, k after RoPE; v; gate pre-activation */
     float *lse;       /* (B, H, T) attention rows' log-sum-exp */
-    float *atty;      /* (N, d) attention output, heads concatenated */
-    float *gated;     /* (N, d) gated_attn: atty * sigmoid(gate) (planned by its row); else NULL */
-    float *resid_mid; /* (N, d) block input + attention branch */
-    float *ln2;       /* (N, d) */
+    eng_act *atty;    /* (N, d) attention output, heads concatenated */
+    eng_act *gated;   /* (N, d) gated_attn: atty * sigmoid(gate) (planned by its row); else NULL */
+    eng_act *resid_mid; /* (N, d) block input + attention branch */
+    eng_act *ln2;     /* (N, d) */
     float *rstd2;     /* (N) */
-    float *gu;        /* (N, 2F) gate_proj | up_proj outputs */
-    float *h;         /* (N, F) SwiGLU output */
+    eng_act *gu;      /* (N, 2F) gate_proj | up_proj outputs */
+    eng_act *h;       /* (N, F) SwiGLU output */
 } eng_layer_acts;
 
 typedef struct eng_mixer eng_mixer;
@@ -67,6 +67,12 @@ struct eng_model {
 
     /* slabs (backend memory, n_params floats each) */
     float *params, *grads, *m, *v;
+    /* the weights every product reads (eng__wlp), n_params of wlp_dtype at
+     * the slab's offsets: on fp32 it IS params (no copy); on bf16 its own
+     * allocation, made whole from the master by eng_model_sync_weight_copy
+     * (initialisation, set_params, ZeRO-1's gather) and rewritten by every
+     * AdamW launch with the elements it updates (eng__lp_at) */
+    void *params_lp;
     /* extra optimizer state (eng_model_optim_extra): tensors indexing one
      * backend slab of xopt_floats; filled by the row that needs it */
     eng_tensor_info *xopt;
@@ -76,12 +82,15 @@ struct eng_model {
 
     /* activations every row uses (one slab; a row plans its own beside it) */
     void *act_slab;
-    size_t act_floats;
+    size_t act_bytes;
+    eng_dtype act_dtype;       /* the backend's (ops->act_dtype), fixed at create */
+    eng_dtype wlp_dtype;       /* params_lp's type */
     int32_t *tokens, *targets; /* (N) */
     float *rope_cs;            /* (max_T, 2, hd/2) */
-    float *resid;              /* (L+1, N, d): resid[l] enters layer l, resid[L] leaves the stack */
+    eng_act *resid;            /* (L+1, N, d): resid[l] enters layer l, resid[L] leaves the stack */
     eng_layer_acts la[ENG_MAX_LAYERS];
-    float *lnf, *rstdf;        /* (N, d), (N) */
+    eng_act *lnf;              /* (N, d) */
+    float *rstdf;              /* (N) */
     float *cls_ws;             /* the fused classifier's workspace (ops.h classifier_*) */
     float *losses;             /* (N) */
     double *stats;             /* ENG__STATS doubles: the device's scalars (ENG__STAT_*) */
@@ -89,13 +98,13 @@ struct eng_model {
     int32_t *emb_sort;         /* (3 max N + 1): order, ids, starts for embedding_bwd_sorted */
     float *logits;             /* (max N, V): eng_model_logits' own, made on its first call (NULL before) */
     /* backward scratch, shared by the layers */
-    float *dresid;             /* (N, d) gradient of the residual stream */
-    float *dqkvg;              /* (N, S) */
-    float *datty;              /* (N, d) */
-    float *dgated;             /* (N, d) */
-    float *dln;                /* (N, d) */
-    float *dgu;                /* (N, 2 max_F) */
-    float *dh;                 /* (N, max_F) */
+    eng_act *dresid;           /* (N, d) gradient of the residual stream */
+    eng_act *dqkvg;            /* (N, S) */
+    eng_act *datty;            /* (N, d) */
+    eng_act *dgated;           /* (N, d) */
+    eng_act *dln;              /* (N, d) */
+    eng_act *dgu;              /* (N, 2 max_F) */
+    eng_act *dh;               /* (N, max_F) */
     float *att_ws;             /* attention workspace (both passes) */
 
     /* host side */
@@ -135,10 +144,56 @@ static inline int eng__step_clip(const eng_model *m, size_t *off, size_t *n, siz
     return 1;
 }
 
-/* resid[l] of the current call's N positions */
-static inline float *eng__resid(const eng_model *m, int l, int N)
+/* The products' operand types (ops->matmul): activations by weights into
+ * activations (forward, input gradients), and activations by activations
+ * added into the fp32 weight gradients. */
+static inline eng_mm eng__mm_x(const eng_model *m)
 {
-    return m->resid + (size_t)l * N * m->d;
+    return eng_mm_of(m->act_dtype, m->wlp_dtype, m->act_dtype);
+}
+static inline eng_mm eng__mm_w(const eng_model *m)
+{
+    return eng_mm_of(m->act_dtype, m->act_dtype, ENG_F32);
+}
+
+/* Activation n elements on from p, in the backend's activation dtype
+ * (eng_act is opaque: no pointer arithmetic on it, so every offset into an
+ * activation buffer goes through here and is sized by the dtype). */
+static inline eng_act *eng__act_off(eng_dtype t, const eng_act *p, size_t n)
+{
+    return (eng_act *)((const char *)p + n * eng_dtype_size(t));
+}
+static inline eng_act *eng__act_at(const eng_model *m, const eng_act *p, size_t n)
+{
+    return eng__act_off(m->act_dtype, p, n);
+}
+
+/* The weights a product reads, from the slab offset off (floats in the
+ * master slab, elements of wlp_dtype in params_lp). */
+static inline const void *eng__wlp(const eng_model *m, size_t off)
+{
+    return (const char *)m->params_lp + off * eng_dtype_size(m->wlp_dtype);
+}
+
+/* What AdamW writes the updated weights from slab offset off into besides
+ * the master (ops.h adamw's p_lp): the copy's elements there, or NULL when
+ * the copy is the master itself (fp32). */
+static inline void *eng__lp_at(const eng_model *m, size_t off)
+{
+    return m->params_lp == (const void *)m->params ? NULL
+                                                   : (char *)m->params_lp + off * eng_dtype_size(m->wlp_dtype);
+}
+
+/* the bytes of n activations (the memory ops count bytes) */
+static inline size_t eng__act_bytes(const eng_model *m, size_t n)
+{
+    return n * eng_dtype_size(m->act_dtype);
+}
+
+/* resid[l] of the current call's N positions */
+static inline eng_act *eng__resid(const eng_model *m, int l, int N)
+{
+    return eng__act_at(m, m->resid, (size_t)l * N * m->d);
 }
 
 /* ------------------------------------------------------------ the token-mixer table
@@ -225,18 +280,28 @@ int eng__model_adamw_table(const eng_model *m, eng_adamw_seg *seg, int (*keep)(c
 void eng__mixer_no_init(eng_model *m, uint64_t seed);
 
 /* The activation planner (model.c), one for the model and every row:
- * requests of `floats` each (counted in floats, each start 64-byte
- * aligned), then one backend slab for all of them, each *ptr pointed
- * into it in request order. */
+ * requests of `bytes` each (each start 64-byte aligned: cuBLASLt and the
+ * vector loads want 16), then one backend slab for all of them, each *ptr
+ * pointed into it in request order.  Activations are planned in the
+ * backend's activation dtype (eng__plan_act), per-row statistics, states
+ * and workspaces in fp32 (eng__plan_f32). */
 typedef struct eng_plan {
     struct eng_plan_req *req;
     int n, cap;
     int oom; /* a request could not be recorded (host memory) */
 } eng_plan;
-void eng__plan_want(eng_plan *p, void *ptr, size_t floats);
+void eng__plan_want(eng_plan *p, void *ptr, size_t bytes);
+static inline void eng__plan_f32(eng_plan *p, void *ptr, size_t n)
+{
+    eng__plan_want(p, ptr, n * sizeof(float));
+}
+static inline void eng__plan_act(const eng_model *m, eng_plan *p, void *ptr, size_t n)
+{
+    eng__plan_want(p, ptr, n * eng_dtype_size(m->act_dtype));
+}
 /* The slab (ops->alloc; free it with ops->free), or NULL when the backend
- * or the host is out of memory; *floats: its size.  Clears p. */
-void *eng__plan_alloc(eng_model *m, eng_plan *p, size_t *floats);
+ * or the host is out of memory; *bytes: its size.  Clears p. */
+void *eng__plan_alloc(eng_model *m, eng_plan *p, size_t *bytes);
 
 /* attn.c: the attention mixer's tensors: q_proj, k_proj, v_proj, o_proj;
  * the first three and the last alone, for a row that puts its own tensors
@@ -252,12 +317,13 @@ void eng__attn_bwd(eng_model *m, int l, int B, int T);
 typedef struct eng_swiglu {
     int F;                   /* width */
     size_t norm, wgu, wdown; /* (d), (2F, d) gate_proj then up_proj, (d, F) */
-    float *x, *ln, *rstd;    /* (N, d) input, (N, d) normed input, (N) */
-    float *gu, *h;           /* (N, 2F) gate | up outputs, (N, F) SwiGLU output */
+    eng_act *x, *ln;         /* (N, d) input, (N, d) normed input */
+    float *rstd;             /* (N) */
+    eng_act *gu, *h;         /* (N, 2F) gate | up outputs, (N, F) SwiGLU output */
 } eng_swiglu;
 /* forward into out (N, d); backward: in m->dresid d/d out, out d/d x
  * (the branch's share added onto the skip path's) */
-void eng__swiglu_fwd(eng_model *m, const eng_swiglu *b, float *out, int N);
+void eng__swiglu_fwd(eng_model *m, const eng_swiglu *b, eng_act *out, int N);
 void eng__swiglu_bwd(eng_model *m, const eng_swiglu *b, int N);
 /* mlp.c: the block's MLP, one such branch of the layer's tapered width */
 extern const eng_mlp eng__mlp_swiglu;

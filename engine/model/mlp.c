@@ -8,17 +8,17 @@
  * Must not: allocate (its buffers are the model's planned ones). */
 #include "engine/model/internal.h"
 
-void eng__swiglu_fwd(eng_model *m, const eng_swiglu *b, float *out, int N)
+void eng__swiglu_fwd(eng_model *m, const eng_swiglu *b, eng_act *out, int N)
 {
     const eng_ops *o = m->ops;
     void *ctx = m->ctx;
     const int d = m->d, F = b->F;
     const float *P = m->params;
     o->rmsnorm_fwd(ctx, b->ln, b->rstd, b->x, P + b->norm, N, d, (float)m->cfg.model.norm_eps);
-    o->matmul(ctx, 0, 1, N, 2 * F, d, 1.0f, b->ln, d, P + b->wgu, d, 0.0f, b->gu, 2 * F);
-    o->swiglu_fwd(ctx, b->h, b->gu, b->gu + F, 2 * F, N, F);
-    o->copy(ctx, out, b->x, (size_t)N * d);
-    o->matmul(ctx, 0, 1, N, d, F, 1.0f, b->h, F, P + b->wdown, F, 1.0f, out, d);
+    o->matmul(ctx, 0, 1, N, 2 * F, d, 1.0f, b->ln, d, eng__wlp(m, b->wgu), d, 0.0f, b->gu, 2 * F, eng__mm_x(m));
+    o->swiglu_fwd(ctx, b->h, b->gu, eng__act_at(m, b->gu, F), 2 * F, N, F);
+    o->copy(ctx, out, b->x, eng__act_bytes(m, (size_t)N * d));
+    o->matmul(ctx, 0, 1, N, d, F, 1.0f, b->h, F, eng__wlp(m, b->wdown), F, 1.0f, out, d, eng__mm_x(m));
 }
 
 void eng__swiglu_bwd(eng_model *m, const eng_swiglu *b, int N)
@@ -29,12 +29,12 @@ void eng__swiglu_bwd(eng_model *m, const eng_swiglu *b, int N)
     const float *P = m->params;
     float *Gr = m->grads;
     /* down_proj */
-    o->matmul(ctx, 0, 0, N, F, d, 1.0f, m->dresid, d, P + b->wdown, F, 0.0f, m->dh, F);
-    o->matmul(ctx, 1, 0, d, F, N, 1.0f, m->dresid, d, b->h, F, 1.0f, Gr + b->wdown, F);
-    o->swiglu_bwd(ctx, m->dgu, m->dgu + F, m->dh, b->gu, b->gu + F, 2 * F, N, F);
+    o->matmul(ctx, 0, 0, N, F, d, 1.0f, m->dresid, d, eng__wlp(m, b->wdown), F, 0.0f, m->dh, F, eng__mm_x(m));
+    o->matmul(ctx, 1, 0, d, F, N, 1.0f, m->dresid, d, b->h, F, 1.0f, Gr + b->wdown, F, eng__mm_w(m));
+    o->swiglu_bwd(ctx, m->dgu, eng__act_at(m, m->dgu, F), m->dh, b->gu, eng__act_at(m, b->gu, F), 2 * F, N, F);
     /* gate_proj | up_proj */
-    o->matmul(ctx, 0, 0, N, d, 2 * F, 1.0f, m->dgu, 2 * F, P + b->wgu, d, 0.0f, m->dln, d);
-    o->matmul(ctx, 1, 0, 2 * F, d, N, 1.0f, m->dgu, 2 * F, b->ln, d, 1.0f, Gr + b->wgu, d);
+    o->matmul(ctx, 0, 0, N, d, 2 * F, 1.0f, m->dgu, 2 * F, eng__wlp(m, b->wgu), d, 0.0f, m->dln, d, eng__mm_x(m));
+    o->matmul(ctx, 1, 0, 2 * F, d, N, 1.0f, m->dgu, 2 * F, b->ln, d, 1.0f, Gr + b->wgu, d, eng__mm_w(m));
     o->rmsnorm_bwd(ctx, m->dresid, Gr + b->norm, m->dln, b->x, P + b->norm, b->rstd, N, d);
 }
 

@@ -62,10 +62,10 @@ static void layout(eng_model *m, int cap)
 
 struct eng_plan_req {
     void **ptr;
-    size_t floats;
+    size_t bytes;
 };
 
-void eng__plan_want(eng_plan *p, void *ptr, size_t floats)
+void eng__plan_want(eng_plan *p, void *ptr, size_t bytes)
 {
     if (p->n == p->cap) {
         int cap = p->cap ? 2 * p->cap : 64;
@@ -78,21 +78,21 @@ void eng__plan_want(eng_plan *p, void *ptr, size_t floats)
         p->cap = cap;
     }
     p->req[p->n].ptr = (void **)ptr;
-    p->req[p->n].floats = (floats + 15) & ~(size_t)15; /* 64-byte aligned starts */
+    p->req[p->n].bytes = (bytes + 63) & ~(size_t)63; /* 64-byte aligned starts (cuBLASLt wants 16) */
     p->n++;
 }
 
-void *eng__plan_alloc(eng_model *m, eng_plan *p, size_t *floats)
+void *eng__plan_alloc(eng_model *m, eng_plan *p, size_t *bytes)
 {
     size_t total = 0;
     for (int i = 0; i < p->n; i++)
-        total += p->req[i].floats;
-    *floats = total;
-    float *slab = p->oom ? NULL : m->ops->alloc(m->ctx, total * sizeof(float));
-    float *at = slab;
+        total += p->req[i].bytes;
+    *bytes = total;
+    char *slab = p->oom ? NULL : m->ops->alloc(m->ctx, total);
+    char *at = slab;
     for (int i = 0; slab && i < p->n; i++) {
         *p->req[i].ptr = at;
-        at += p->req[i].floats;
+        at += p->req[i].bytes;
     }
     free(p->req);
     memset(p, 0, sizeof *p);
@@ -106,43 +106,43 @@ static int plan_activations(eng_model *m, tlm_err *e)
 {
     eng_plan p = {0};
     const size_t N = (size_t)m->max_B * m->max_T, d = (size_t)m->d;
-    eng__plan_want(&p, &m->tokens, N);
-    eng__plan_want(&p, &m->targets, N);
-    eng__plan_want(&p, &m->rope_cs, (size_t)m->max_T * m->hd);
-    eng__plan_want(&p, &m->resid, (size_t)(m->L + 1) * N * d);
+    eng__plan_want(&p, &m->tokens, N * sizeof(int32_t));
+    eng__plan_want(&p, &m->targets, N * sizeof(int32_t));
+    eng__plan_f32(&p, &m->rope_cs, (size_t)m->max_T * m->hd);
+    eng__plan_act(m, &p, &m->resid, (size_t)(m->L + 1) * N * d);
     for (int l = 0; l < m->L; l++) {
         eng_layer_acts *a = &m->la[l];
         const size_t F = (size_t)m->widths[l];
-        eng__plan_want(&p, &a->ln1, N * d);
-        eng__plan_want(&p, &a->rstd1, N);
-        eng__plan_want(&p, &a->qkvg, N * (size_t)m->S);
-        eng__plan_want(&p, &a->lse, (size_t)m->max_B * m->H * m->max_T);
-        eng__plan_want(&p, &a->atty, N * d);
-        eng__plan_want(&p, &a->resid_mid, N * d);
-        eng__plan_want(&p, &a->ln2, N * d);
-        eng__plan_want(&p, &a->rstd2, N);
-        eng__plan_want(&p, &a->gu, N * 2 * F);
-        eng__plan_want(&p, &a->h, N * F);
+        eng__plan_act(m, &p, &a->ln1, N * d);
+        eng__plan_f32(&p, &a->rstd1, N);
+        eng__plan_act(m, &p, &a->qkvg, N * (size_t)m->S);
+        eng__plan_f32(&p, &a->lse, (size_t)m->max_B * m->H * m->max_T);
+        eng__plan_act(m, &p, &a->atty, N * d);
+        eng__plan_act(m, &p, &a->resid_mid, N * d);
+        eng__plan_act(m, &p, &a->ln2, N * d);
+        eng__plan_f32(&p, &a->rstd2, N);
+        eng__plan_act(m, &p, &a->gu, N * 2 * F);
+        eng__plan_act(m, &p, &a->h, N * F);
     }
-    eng__plan_want(&p, &m->lnf, N * d);
-    eng__plan_want(&p, &m->rstdf, N);
-    eng__plan_want(&p, &m->cls_ws, m->ops->classifier_workspace(m->ctx, (int)N, m->V, m->d));
-    eng__plan_want(&p, &m->losses, N);
-    eng__plan_want(&p, &m->stats, ENG__STATS * sizeof(double) / sizeof(float));
-    eng__plan_want(&p, &m->tensor_sq, (size_t)m->n_tensors * sizeof(double) / sizeof(float));
-    eng__plan_want(&p, &m->emb_sort, 3 * N + 1);
-    eng__plan_want(&p, &m->dresid, N * d);
-    eng__plan_want(&p, &m->dqkvg, N * (size_t)m->S);
-    eng__plan_want(&p, &m->datty, N * d);
-    eng__plan_want(&p, &m->dgated, N * d);
-    eng__plan_want(&p, &m->dln, N * d);
-    eng__plan_want(&p, &m->dgu, N * 2 * (size_t)m->max_F);
-    eng__plan_want(&p, &m->dh, N * (size_t)m->max_F);
-    eng__plan_want(&p, &m->att_ws, m->ops->attention_workspace(m->ctx, m->max_B, m->max_T, m->H, m->hd));
-    m->act_slab = eng__plan_alloc(m, &p, &m->act_floats);
+    eng__plan_act(m, &p, &m->lnf, N * d);
+    eng__plan_f32(&p, &m->rstdf, N);
+    eng__plan_f32(&p, &m->cls_ws, m->ops->classifier_workspace(m->ctx, (int)N, m->V, m->d));
+    eng__plan_f32(&p, &m->losses, N);
+    eng__plan_want(&p, &m->stats, ENG__STATS * sizeof(double));
+    eng__plan_want(&p, &m->tensor_sq, (size_t)m->n_tensors * sizeof(double));
+    eng__plan_want(&p, &m->emb_sort, (3 * N + 1) * sizeof(int32_t));
+    eng__plan_act(m, &p, &m->dresid, N * d);
+    eng__plan_act(m, &p, &m->dqkvg, N * (size_t)m->S);
+    eng__plan_act(m, &p, &m->datty, N * d);
+    eng__plan_act(m, &p, &m->dgated, N * d);
+    eng__plan_act(m, &p, &m->dln, N * d);
+    eng__plan_act(m, &p, &m->dgu, N * 2 * (size_t)m->max_F);
+    eng__plan_act(m, &p, &m->dh, N * (size_t)m->max_F);
+    eng__plan_f32(&p, &m->att_ws, m->ops->attention_workspace(m->ctx, m->max_B, m->max_T, m->H, m->hd));
+    m->act_slab = eng__plan_alloc(m, &p, &m->act_bytes);
     if (!m->act_slab)
         return tlm_errf(e, TLM_ENOMEM, "model: cannot allocate %.1f MiB of activations (batch %d x %d)",
-                        (double)m->act_floats * 4 / 1048576, m->max_B, m->max_T);
+                        (double)m->act_bytes / 1048576, m->max_B, m->max_T);
     return 0;
 }
 
@@ -232,6 +232,10 @@ int eng_model_create(eng_model **out, const eng_config *cfg, const eng_backend *
         return tlm_errf(e, TLM_ENOMEM, "model: out of memory");
     m->ops = ops;
     m->ctx = backend->ctx;
+    m->act_dtype = ops->act_dtype(backend->ctx);
+    /* the weight copy is in the activations' type: a product's A and B
+     * share one (cuBLASLt's rule, ops.h matmul) */
+    m->wlp_dtype = m->act_dtype;
     m->mixer = mx;
     m->cfg = *cfg;
     m->d = mc->d_model;
@@ -272,7 +276,11 @@ int eng_model_create(eng_model **out, const eng_config *cfg, const eng_backend *
     m->losses_host = malloc((size_t)max_batch * seq_len * sizeof(float));
     m->sort_host = malloc((3 * (size_t)max_batch * seq_len + 1) * sizeof(int32_t));
     m->sort_count = malloc((size_t)m->V * sizeof(int32_t));
-    if (!m->params || !m->grads || !m->m || !m->v || !m->losses_host || !m->sort_host || !m->sort_count) {
+    /* fp32: the products read the master weights; bf16: their copy */
+    m->params_lp = m->wlp_dtype == ENG_F32 ? (void *)m->params
+                                           : ops->alloc(m->ctx, m->n_params * eng_dtype_size(m->wlp_dtype));
+    if (!m->params || !m->grads || !m->m || !m->v || !m->params_lp || !m->losses_host || !m->sort_host ||
+        !m->sort_count) {
         rc = tlm_errf(e, TLM_ENOMEM, "model: cannot allocate 4 x %.1f MiB for %zu parameters",
                       (double)bytes / 1048576, m->n_params);
         goto fail;
@@ -294,6 +302,8 @@ void eng_model_free(eng_model *m)
         return;
     const eng_ops *o = m->ops;
     void *ctx = m->ctx;
+    if (m->params_lp && m->params_lp != (void *)m->params)
+        o->free(ctx, m->params_lp);
     if (m->params)
         o->free(ctx, m->params);
     if (m->grads)
@@ -388,11 +398,12 @@ void eng_model_init_weights(eng_model *m, uint64_t seed)
         }
     }
     m->mixer->init(m, seed);
-    m->ops->zero(m->ctx, m->grads, m->n_params);
-    m->ops->zero(m->ctx, m->m, m->n_params);
-    m->ops->zero(m->ctx, m->v, m->n_params);
+    eng_model_sync_weight_copy(m);
+    m->ops->zero(m->ctx, m->grads, m->n_params * sizeof(float));
+    m->ops->zero(m->ctx, m->m, m->n_params * sizeof(float));
+    m->ops->zero(m->ctx, m->v, m->n_params * sizeof(float));
     if (m->xopt_slab)
-        m->ops->zero(m->ctx, m->xopt_slab, m->xopt_floats);
+        m->ops->zero(m->ctx, m->xopt_slab, m->xopt_floats * sizeof(float));
 }
 
 /* ------------------------------------------------------------ accessors */
@@ -434,7 +445,14 @@ int eng_model_get_params(const eng_model *m, float *dst)
 int eng_model_set_params(eng_model *m, const float *src)
 {
     m->ops->to_device(m->ctx, m->params, src, m->n_params * sizeof(float));
+    eng_model_sync_weight_copy(m);
     return 0;
+}
+
+void eng_model_sync_weight_copy(eng_model *m)
+{
+    if (m->params_lp != (void *)m->params)
+        m->ops->cast(m->ctx, m->params_lp, m->wlp_dtype, m->params, m->n_params);
 }
 
 int eng_model_get_grads(const eng_model *m, float *dst)
@@ -488,7 +506,7 @@ int eng_model_set_optim_extra(eng_model *m, const float *src)
 
 void eng_model_zero_grads(eng_model *m)
 {
-    m->ops->zero(m->ctx, m->grads, m->n_params);
+    m->ops->zero(m->ctx, m->grads, m->n_params * sizeof(float));
 }
 
 float *eng_model_grad_slab(eng_model *m)
@@ -559,7 +577,8 @@ void eng__model_adamw_segs(eng_model *m, const eng_adamw *opt, const eng_adamw_s
                 wd = (float)opt->weight_decay, bc1 = (float)(1.0 - pow(opt->beta1, t)),
                 bc2 = (float)(1.0 - pow(opt->beta2, t));
     if (m->step_lo == 0 && m->step_hi == m->n_params) {
-        m->ops->adamw(m->ctx, m->params, grad, m->m, m->v, seg, nseg, lr, b1, b2, eps, wd, bc1, bc2, grad_scale);
+        m->ops->adamw(m->ctx, m->params, grad, m->m, m->v, seg, nseg, lr, b1, b2, eps, wd, bc1, bc2, grad_scale,
+                      eng__lp_at(m, 0), m->wlp_dtype);
         return;
     }
     /* eng_model_step_range (ZeRO-1's shard): each segment's part of the
@@ -570,7 +589,7 @@ void eng__model_adamw_segs(eng_model *m, const eng_adamw *opt, const eng_adamw_s
             continue;
         const eng_adamw_seg one = {0, n, seg[i].decay};
         m->ops->adamw(m->ctx, m->params + off, grad + off, m->m + off, m->v + off, &one, 1, lr, b1, b2, eps, wd, bc1,
-                      bc2, grad_scale);
+                      bc2, grad_scale, eng__lp_at(m, off), m->wlp_dtype);
     }
 }
 

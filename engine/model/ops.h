@@ -13,9 +13,12 @@
  * name.
  *
  * Conventions, for every op:
- *   - all matrices are row-major fp32 (a backend may keep activations in a
- *     narrower type internally, but the pointers the model sees are to its
- *     planned buffers and the sizes are counted in floats);
+ *   - all matrices are row-major; activations and their gradients are
+ *     eng_act, stored in the backend's activation dtype (act_dtype: fp32,
+ *     or bf16 on a CUDA device), everything else float (weights, weight
+ *     gradients, optimizer state, per-row statistics, states, losses,
+ *     workspaces); sizes are counted in elements, not bytes, but for the
+ *     memory ops;
  *   - `ld` arguments are row strides in elements, so an op can read a slice
  *     (the q, k, v or gate columns of one fused projection) in place;
  *   - N is the number of token positions B*T;
@@ -70,6 +73,26 @@ static inline size_t eng_dtype_size(eng_dtype t)
  * casts it to its element type, the model only plans and passes it. */
 typedef struct eng_act eng_act;
 
+/* A matmul's operand types (ops->matmul): A, B, C. */
+typedef struct eng_mm {
+    eng_dtype a, b, c;
+} eng_mm;
+
+static inline eng_mm eng_mm_of(eng_dtype a, eng_dtype b, eng_dtype c)
+{
+    eng_mm t;
+    t.a = a;
+    t.b = b;
+    t.c = c;
+    return t;
+}
+
+/* all fp32: the CPU's, and products on fp32 workspaces */
+static inline eng_mm eng_mm_f32(void)
+{
+    return eng_mm_of(ENG_F32, ENG_F32, ENG_F32);
+}
+
 typedef struct eng_backend eng_backend;
 
 /* One segment of an AdamW launch: n floats at `off` of the slabs the op
@@ -95,31 +118,40 @@ typedef struct eng_ops {
     void (*free)(void *ctx, void *p);
     void (*to_device)(void *ctx, void *dst, const void *src, size_t bytes); /* host -> backend */
     void (*to_host)(void *ctx, void *dst, const void *src, size_t bytes);   /* backend -> host, complete on return */
-    void (*zero)(void *ctx, float *x, size_t n);
-    void (*copy)(void *ctx, float *dst, const float *src, size_t n);
+    /* in bytes, as alloc: the same two serve fp32 slabs and activations
+     * of either dtype (the caller sizes them by eng_dtype_size) */
+    void (*zero)(void *ctx, void *x, size_t bytes);
+    void (*copy)(void *ctx, void *dst, const void *src, size_t bytes);
 
     /* ---- linear algebra
      * C (M, N) = alpha * op(A) op(B) + beta * C, op(A) (M, K), op(B) (K, N);
-     * ta/tb: 1 = transposed (A stored (K, M) / B stored (N, K)). */
-    void (*matmul)(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
-                   int ldb, float beta, float *C, int ldc);
+     * ta/tb: 1 = transposed (A stored (K, M) / B stored (N, K)).  Each
+     * operand's storage type is in dt (eng_mm): a forward or input-gradient
+     * product reads activations and the weights' low-precision copy and
+     * writes an activation; a weight-gradient product reads two activations
+     * and adds into fp32 gradients.  Products accumulate in fp32 whatever
+     * the storage.  A and B share a type (cuBLASLt's rule); the CPU takes
+     * fp32 only. */
+    void (*matmul)(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const void *A, int lda, const void *B,
+                   int ldb, float beta, void *C, int ldc, eng_mm dt);
 
     /* ---- embedding: out (N, C) = wte[tok[n]]; backward dwte (V, C) += rows of dout (N, C). */
-    void (*embedding_fwd)(void *ctx, float *out, const float *wte, const int32_t *tok, int N, int C);
-    void (*embedding_bwd)(void *ctx, float *dwte, const float *dout, const int32_t *tok, int N, int C);
+    void (*embedding_fwd)(void *ctx, eng_act *out, const float *wte, const int32_t *tok, int N, int C);
+    void (*embedding_bwd)(void *ctx, float *dwte, const eng_act *dout, const int32_t *tok, int N, int C);
 
     /* ---- RMSNorm: out = x * rstd * w, rstd (N) = 1/sqrt(mean(x^2) + eps).
      * backward: dx (N, C) +=, dw (C) +=. */
-    void (*rmsnorm_fwd)(void *ctx, float *out, float *rstd, const float *x, const float *w, int N, int C, float eps);
-    void (*rmsnorm_bwd)(void *ctx, float *dx, float *dw, const float *dout, const float *x, const float *w,
+    void (*rmsnorm_fwd)(void *ctx, eng_act *out, float *rstd, const eng_act *x, const float *w, int N, int C,
+                        float eps);
+    void (*rmsnorm_bwd)(void *ctx, eng_act *dx, float *dw, const eng_act *dout, const eng_act *x, const float *w,
                         const float *rstd, int N, int C);
 
     /* ---- RoPE, rotate-half, in place on x (B*T rows of `ld`, H heads of hd
      * at the row's start); position of row n is n % T; cs (T, 2, hd/2) holds
      * cos (hd/2) then sin (hd/2) of pos * theta^(-2i/hd).  The backward is the inverse rotation
      * applied in place to the gradient. */
-    void (*rope_fwd)(void *ctx, float *x, int ld, int N, int T, int H, int hd, const float *cs);
-    void (*rope_bwd)(void *ctx, float *dx, int ld, int N, int T, int H, int hd, const float *cs);
+    void (*rope_fwd)(void *ctx, eng_act *x, int ld, int N, int T, int H, int hd, const float *cs);
+    void (*rope_bwd)(void *ctx, eng_act *dx, int ld, int N, int T, int H, int hd, const float *cs);
 
     /* ---- causal softmax attention, heads H, key/value heads Hkv (H % Hkv == 0),
      * head size hd, scale 1/sqrt(hd).  q (B, T, H, hd) rows of ldq; k, v
@@ -130,23 +162,26 @@ typedef struct eng_ops {
      * (=), same strides as q, k, v.  ws: attention_workspace(B, T, H, hd)
      * floats, for either pass. */
     size_t (*attention_workspace)(void *ctx, int B, int T, int H, int hd);
-    void (*attention_fwd)(void *ctx, float *out, int ldo, float *lse, const float *q, int ldq, const float *k,
-                          const float *v, int ldkv, int B, int T, int H, int Hkv, int hd, float *ws);
-    void (*attention_bwd)(void *ctx, float *dq, float *dk, float *dv, const float *lse, const float *dout, int ldo,
-                          const float *q, int ldq, const float *k, const float *v, int ldkv, int B, int T, int H,
+    void (*attention_fwd)(void *ctx, eng_act *out, int ldo, float *lse, const eng_act *q, int ldq, const eng_act *k,
+                          const eng_act *v, int ldkv, int B, int T, int H, int Hkv, int hd, float *ws);
+    void (*attention_bwd)(void *ctx, eng_act *dq, eng_act *dk, eng_act *dv, const float *lse, const eng_act *dout,
+                          int ldo,
+                          const eng_act *q, int ldq, const eng_act *k, const eng_act *v, int ldkv, int B, int T, int H,
                           int Hkv, int hd, float *ws);
 
     /* ---- SwiGLU: out (N, F) = silu(g) * u, g and u (N, F) rows of ldgu.
      * backward: dg, du written (=), rows of ldgu. */
-    void (*swiglu_fwd)(void *ctx, float *out, const float *g, const float *u, int ldgu, int N, int F);
-    void (*swiglu_bwd)(void *ctx, float *dg, float *du, const float *dout, const float *g, const float *u, int ldgu,
+    void (*swiglu_fwd)(void *ctx, eng_act *out, const eng_act *g, const eng_act *u, int ldgu, int N, int F);
+    void (*swiglu_bwd)(void *ctx, eng_act *dg, eng_act *du, const eng_act *dout, const eng_act *g, const eng_act *u,
+                       int ldgu,
                        int N, int F);
 
     /* ---- sigmoid output gate: out (N, D) = a (N, D) * sigmoid(z), z (N, G)
      * rows of ldz, G = D (elementwise) or G = heads (headwise: one gate per
      * group of D/G channels).  backward: da (N, D) =, dz (N, G) = (rows of ldz). */
-    void (*gate_fwd)(void *ctx, float *out, const float *a, const float *z, int ldz, int N, int D, int G);
-    void (*gate_bwd)(void *ctx, float *da, float *dz, const float *dout, const float *a, const float *z, int ldz, int N,
+    void (*gate_fwd)(void *ctx, eng_act *out, const eng_act *a, const eng_act *z, int ldz, int N, int D, int G);
+    void (*gate_bwd)(void *ctx, eng_act *da, eng_act *dz, const eng_act *dout, const eng_act *a, const eng_act *z,
+                     int ldz, int N,
                      int D, int G);
 
     /* ---- Titans (docs/titans.md; engine/cpu/dconv.c, silu_norm.c, swa.c,
@@ -154,27 +189,31 @@ typedef struct eng_ops {
      * dconv: depthwise causal convolution over time, kernel w (C, K <= 16), tap
      * K-1 on the current position, positions restart every T rows.
      * backward: dx (=), dw (+=). */
-    void (*dconv_fwd)(void *ctx, float *y, int ldy, const float *x, int ldx, const float *w, int N, int T, int C,
+    void (*dconv_fwd)(void *ctx, eng_act *y, int ldy, const eng_act *x, int ldx, const float *w, int N, int T, int C,
                       int K);
-    void (*dconv_bwd)(void *ctx, float *dx, int lddx, float *dw, const float *dy, int lddy, const float *x, int ldx,
+    void (*dconv_bwd)(void *ctx, eng_act *dx, int lddx, float *dw, const eng_act *dy, int lddy, const eng_act *x,
+                      int ldx,
                       const float *w, int N, int T, int C, int K);
     /* silu_norm: y = silu(x) on C columns, then the first G groups of gw
      * columns scaled to unit L2 norm (rn (N, G) = 1/sqrt(sum^2 + eps)).
      * backward: dx (=; may be dy with the same ld). */
-    void (*silu_norm_fwd)(void *ctx, float *y, int ldy, float *rn, const float *x, int ldx, int N, int C, int G, int gw,
+    void (*silu_norm_fwd)(void *ctx, eng_act *y, int ldy, float *rn, const eng_act *x, int ldx, int N, int C, int G,
+                          int gw,
                           float eps);
-    void (*silu_norm_bwd)(void *ctx, float *dx, int lddx, const float *dy, int lddy, const float *y, int ldy,
-                          const float *rn, const float *x, int ldx, int N, int C, int G, int gw);
+    void (*silu_norm_bwd)(void *ctx, eng_act *dx, int lddx, const eng_act *dy, int lddy, const eng_act *y, int ldy,
+                          const float *rn, const eng_act *x, int ldx, int N, int C, int G, int gw);
     /* swa: causal softmax attention where query t sees keys t-window+1..t
      * and Np persistent key/value entries kp, vp (Np, ldp: Hkv x hd, shared
      * by all sequences, no position); shapes and lse as attention_fwd.
      * backward: dq, dk, dv (=), dkp, dvp (+=).  ws: swa_workspace floats. */
     size_t (*swa_workspace)(void *ctx, int B, int T, int Hkv, int hd, int window, int Np);
-    void (*swa_fwd)(void *ctx, float *out, int ldo, float *lse, const float *q, int ldq, const float *k, const float *v,
+    void (*swa_fwd)(void *ctx, eng_act *out, int ldo, float *lse, const eng_act *q, int ldq, const eng_act *k,
+                    const eng_act *v,
                     int ldkv, const float *kp, const float *vp, int ldp, int Np, int B, int T, int H, int Hkv, int hd,
                     int window, float *ws);
-    void (*swa_bwd)(void *ctx, float *dq, float *dk, float *dv, float *dkp, float *dvp, const float *lse,
-                    const float *dout, int ldo, const float *q, int ldq, const float *k, const float *v, int ldkv,
+    void (*swa_bwd)(void *ctx, eng_act *dq, eng_act *dk, eng_act *dv, float *dkp, float *dvp, const float *lse,
+                    const eng_act *dout, int ldo, const eng_act *q, int ldq, const eng_act *k, const eng_act *v,
+                    int ldkv,
                     const float *kp, const float *vp, int ldp, int Np, int B, int T, int H, int Hkv, int hd, int window,
                     float *ws);
     /* titans_mem: per (sequence, head) the neural memory (depth 1: W (hd,
@@ -187,12 +226,16 @@ typedef struct eng_ops {
      * written by the forward for the backward.  backward: dq, dk, dv,
      * dgates (=), dw0 (+=).  ws: titans_mem_workspace floats. */
     size_t (*titans_mem_workspace)(void *ctx, int B, int T, int H, int hd, int hm, int depth, int chunk);
-    void (*titans_mem_fwd)(void *ctx, float *y, int ldy, float *states, const float *q, const float *k, const float *v,
-                           int ldqkv, const float *gates, int ldg, const float *w0, int B, int T, int H, int hd, int hm,
+    void (*titans_mem_fwd)(void *ctx, eng_act *y, int ldy, float *states, const eng_act *q, const eng_act *k,
+                           const eng_act *v,
+                           int ldqkv, const eng_act *gates, int ldg, const float *w0, int B, int T, int H, int hd,
+                           int hm,
                            int depth, int chunk, float max_lr, float *ws);
-    void (*titans_mem_bwd)(void *ctx, float *dq, float *dk, float *dv, int ldd, float *dgates, int lddg, float *dw0,
-                           const float *dy, int ldy, const float *states, const float *q, const float *k,
-                           const float *v, int ldqkv, const float *gates, int ldg, int B, int T, int H, int hd, int hm,
+    void (*titans_mem_bwd)(void *ctx, eng_act *dq, eng_act *dk, eng_act *dv, int ldd, eng_act *dgates, int lddg,
+                           float *dw0,
+                           const eng_act *dy, int ldy, const float *states, const eng_act *q, const eng_act *k,
+                           const eng_act *v, int ldqkv, const eng_act *gates, int ldg, int B, int T, int H, int hd,
+                           int hm,
                            int depth, int chunk, float max_lr, float *ws);
 
     /* ---- softmax cross-entropy over logits (N, V), targets (N) (< 0: not
@@ -209,9 +252,14 @@ typedef struct eng_ops {
      *   p -= lr * (m / bc1 / (sqrt(v / bc2) + eps) + wd * p),
      * wd on the segments with decay (0 on the others), bc1 = 1 - b1^t,
      * bc2 = 1 - b2^t (passed in).  seg is host memory, sorted by off, not
-     * overlapping; the op does not keep it. */
+     * overlapping; the op does not keep it.
+     * p_lp (NULL: none): the weight copy the products read (the model's
+     * params_lp), n elements of lp_dtype at p's offsets; each updated p is
+     * also stored there, rounded to nearest even (bf16) or as it is (fp32),
+     * in the same pass, so the copy never lags the master. */
     void (*adamw)(void *ctx, float *p, const float *grad, float *m, float *v, const eng_adamw_seg *seg, int nseg,
-                  float lr, float b1, float b2, float eps, float wd, float bc1, float bc2, float grad_scale);
+                  float lr, float b1, float b2, float eps, float wd, float bc1, float bc2, float grad_scale,
+                  void *p_lp, eng_dtype lp_dtype);
     /* sum of squares, accumulated in double (for the global gradient norm) */
     double (*sumsq)(void *ctx, const float *x, size_t n);
     /* y (n) += alpha * x (n): gradient accumulation across optimizer steps
@@ -252,6 +300,16 @@ typedef struct eng_ops {
     /* sumsq into *out (one double, backend memory) without waiting: the
      * gradient norm travels with the step's other scalars in one copy */
     void (*sumsq_into)(void *ctx, double *out, const float *x, size_t n);
+    /* The storage type of this backend's activations (eng_act), fixed
+     * before a model is planned on it: the model sizes its activation
+     * buffers by it (eng_dtype_size).  The CPU's is ENG_F32 always. */
+    eng_dtype (*act_dtype)(void *ctx);
+    /* dst (n elements of type t) = src (n floats), rounded to nearest even
+     * (bf16) or copied (fp32): the weight copy made whole from the master
+     * where the master changed outside adamw (initialisation, a checkpoint
+     * load, ZeRO-1's gather).  bf16 rounds as adamw's p_lp does, the same
+     * bits for the same float. */
+    void (*cast)(void *ctx, void *dst, eng_dtype t, const float *src, size_t n);
 } eng_ops;
 
 /* A backend: its op table and the context every op receives.  Made by a

@@ -54,9 +54,9 @@ static void eng__model_backward_stack(eng_model *m, float dscale)
     void *ctx = m->ctx;
     const int B = m->cur_B, T = m->cur_T, N = B * T, d = m->d, V = m->V;
     float *Gr = m->grads;
-    o->classifier_bwd(ctx, (eng_act *)m->dln, Gr + m->off_head, (const eng_act *)m->lnf, m->params + m->off_head,
+    o->classifier_bwd(ctx, m->dln, Gr + m->off_head, m->lnf, m->params + m->off_head,
                       m->targets, N, V, d, dscale, m->cls_ws);
-    o->zero(ctx, m->dresid, (size_t)N * d);
+    o->zero(ctx, m->dresid, eng__act_bytes(m, (size_t)N * d));
     o->rmsnorm_bwd(ctx, m->dresid, Gr + m->off_norm, m->dln, eng__resid(m, m->L, N), m->params + m->off_norm, m->rstdf, N,
                    d);
     /* the layout (model.c): embedding, the layers in order, final norm,
@@ -68,7 +68,7 @@ static void eng__model_backward_stack(eng_model *m, float dscale)
         grads_ready(m, m->lp[l].ln1, l + 1 < m->L ? m->lp[l + 1].ln1 : m->off_norm);
     }
     const int32_t *srt = m->emb_sort;
-    o->embedding_bwd_sorted(ctx, Gr + m->off_embed, (const eng_act *)m->dresid, srt, srt + N, srt + 2 * (size_t)N,
+    o->embedding_bwd_sorted(ctx, Gr + m->off_embed, m->dresid, srt, srt + N, srt + 2 * (size_t)N,
                             m->n_distinct, d);
     grads_ready(m, m->off_embed, m->lp[0].ln1);
 }
@@ -145,8 +145,8 @@ int eng_model_forward(eng_model *m, const int32_t *tokens, const int32_t *target
         return 0;
     }
     double *acc = m->stats + ENG__STAT_LOSS;
-    m->ops->zero(m->ctx, (float *)acc, sizeof(double) / sizeof(float));
-    m->ops->classifier_fwd(m->ctx, m->losses, acc, (const eng_act *)m->lnf, m->params + m->off_head, m->targets, N,
+    m->ops->zero(m->ctx, acc, sizeof(double));
+    m->ops->classifier_fwd(m->ctx, m->losses, acc, m->lnf, m->params + m->off_head, m->targets, N,
                            m->V, m->d, m->cls_ws);
     if (nll)
         m->ops->to_host(m->ctx, nll, m->losses, (size_t)N * sizeof(float));
@@ -162,7 +162,7 @@ int eng_model_forward_train(eng_model *m, const int32_t *tokens, const int32_t *
     int rc = forward_common(m, tokens, targets, B, T, e);
     if (rc)
         return rc;
-    m->ops->classifier_fwd(m->ctx, m->losses, m->stats + ENG__STAT_STEP_LOSS, (const eng_act *)m->lnf,
+    m->ops->classifier_fwd(m->ctx, m->losses, m->stats + ENG__STAT_STEP_LOSS, m->lnf,
                            m->params + m->off_head, m->targets, B * T, m->V, m->d, m->cls_ws);
     return 0;
 }
@@ -174,7 +174,7 @@ int eng_model_step_report(eng_model *m, double *loss_sum, double *grad_norm)
     if (grad_norm)
         o->sumsq_into(m->ctx, m->stats + ENG__STAT_GRAD_SQ, m->grads, m->n_params);
     o->to_host(m->ctx, st, m->stats, sizeof st);
-    o->zero(m->ctx, (float *)(m->stats + ENG__STAT_STEP_LOSS), sizeof(double) / sizeof(float));
+    o->zero(m->ctx, m->stats + ENG__STAT_STEP_LOSS, sizeof(double));
     *loss_sum = st[ENG__STAT_STEP_LOSS];
     if (grad_norm)
         *grad_norm = sqrt(st[ENG__STAT_GRAD_SQ]);
@@ -195,8 +195,8 @@ const float *eng_model_logits(eng_model *m)
         m->logits_host = m->logits;
     else if (!m->logits_host && !(m->logits_host = malloc(n * sizeof(float))))
         return NULL;
-    m->ops->matmul(m->ctx, 0, 1, N, m->V, m->d, 1.0f, m->lnf, m->d, m->params + m->off_head, m->d, 0.0f, m->logits,
-                   m->V);
+    m->ops->matmul(m->ctx, 0, 1, N, m->V, m->d, 1.0f, m->lnf, m->d, eng__wlp(m, m->off_head), m->d, 0.0f, m->logits,
+                   m->V, eng_mm_of(m->act_dtype, m->wlp_dtype, ENG_F32));
     if (!m->host_visible)
         m->ops->to_host(m->ctx, m->logits_host, m->logits, (size_t)N * m->V * sizeof(float));
     m->have_logits = 1;

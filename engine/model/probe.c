@@ -20,6 +20,9 @@ void eng_model_probe_dims(const eng_model *m, int *max_batch, int *max_seq, int 
 
 int eng_model_probe(eng_model *m, const int32_t *tokens, int T, eng_probe_fn fn, void *ud, tlm_err *e)
 {
+    if (m->act_dtype != ENG_F32) /* the copies below read fp32 rows (a bf16 run would need a widening copy) */
+        return tlm_errf(e, TLM_ECONFIG,
+                        "probe: activations stored in bf16; the probe reads fp32 (train.precision: fp32)");
     double loss;
     int rc = eng_model_forward(m, tokens, NULL, 1, T, &loss, NULL, e);
     if (rc)
@@ -33,12 +36,12 @@ int eng_model_probe(eng_model *m, const int32_t *tokens, int T, eng_probe_fn fn,
     m->ops->to_host(m->ctx, h, m->resid, nd * sizeof *h);
     for (int l = 0; l < m->L && !rc; l++) {
         m->ops->to_host(m->ctx, z, m->la[l].resid_mid, nd * sizeof *z);
-        m->ops->to_host(m->ctx, f, m->resid + (size_t)(l + 1) * nd, nd * sizeof *f);
+        m->ops->to_host(m->ctx, f, eng__resid(m, l + 1, T), nd * sizeof *f);
         /* f holds h_{l+1}; the MLP added F_l(z_l) to z_l */
         for (size_t i = 0; i < nd; i++)
             f[i] -= z[i];
         rc = fn(ud, l, m->L, h, z, f, T, m->d, e);
-        m->ops->to_host(m->ctx, h, m->resid + (size_t)(l + 1) * nd, nd * sizeof *h);
+        m->ops->to_host(m->ctx, h, eng__resid(m, l + 1, T), nd * sizeof *h);
     }
     free(h);
     return rc;

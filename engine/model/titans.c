@@ -45,14 +45,14 @@ typedef struct titans_params {
 } titans_params;
 
 typedef struct titans_acts {
-    float *f;      /* (N, 3d) memory q | k | v after conv, SiLU, L2 norm of q and k */
+    eng_act *f;    /* (N, 3d) memory q | k | v after conv, SiLU, L2 norm of q and k */
     float *rn;     /* (N, 2H) the q and k heads' 1/norm */
-    float *ym;     /* (N, d) memory reads */
+    eng_act *ym;   /* (N, d) memory reads */
     float *rstd_m; /* (N) */
-    float *nm;     /* (N, d) rmsnorm_m(ym) */
-    float *na;     /* (N, d) MAG: rmsnorm_a(ya) */
+    eng_act *nm;   /* (N, d) rmsnorm_m(ym) */
+    eng_act *na;   /* (N, d) MAG: rmsnorm_a(ya) */
     float *rstd_a; /* (N) MAG */
-    float *o;      /* (N, d) MAG: the gated output; MAL: x2 = x + nm */
+    eng_act *o;    /* (N, d) MAG: the gated output; MAL: x2 = x + nm */
     float *states; /* (B, H, nc, 2, Pm) the memory at every chunk start */
 } titans_acts;
 
@@ -65,11 +65,11 @@ typedef struct eng_titans {
     titans_acts a[ENG_MAX_LAYERS];
     void *slab;
     float *ones;   /* (N) 1.0: adds the gate bias, sums its gradient */
-    float *c;      /* (N, 3d) conv output (forward temp, recomputed in backward) */
-    float *df;     /* (N, 3d) gradient of f, then of c (in place) */
-    float *dym;    /* (N, d) */
-    float *dnm;    /* (N, d) */
-    float *dna;    /* (N, d) MAG */
+    eng_act *c;    /* (N, 3d) conv output (forward temp, recomputed in backward) */
+    eng_act *df;   /* (N, 3d) gradient of f, then of c (in place) */
+    eng_act *dym;  /* (N, d) */
+    eng_act *dnm;  /* (N, d) */
+    eng_act *dna;  /* (N, d) MAG */
     float *swa_ws, *mem_ws;
 } eng_titans;
 
@@ -150,33 +150,33 @@ static int titans_plan(eng_model *m, tlm_err *e)
     eng_plan p = {0};
     for (int l = 0; l < m->L; l++) {
         titans_acts *a = &t->a[l];
-        eng__plan_want(&p, &a->f, N * t->Cm);
-        eng__plan_want(&p, &a->rn, N * 2 * H);
-        eng__plan_want(&p, &a->ym, N * d);
-        eng__plan_want(&p, &a->rstd_m, N);
-        eng__plan_want(&p, &a->nm, N * d);
+        eng__plan_act(m, &p, &a->f, N * t->Cm);
+        eng__plan_f32(&p, &a->rn, N * 2 * H);
+        eng__plan_act(m, &p, &a->ym, N * d);
+        eng__plan_f32(&p, &a->rstd_m, N);
+        eng__plan_act(m, &p, &a->nm, N * d);
         if (t->variant == ENG_TITANS_MAG) {
-            eng__plan_want(&p, &a->na, N * d);
-            eng__plan_want(&p, &a->rstd_a, N);
+            eng__plan_act(m, &p, &a->na, N * d);
+            eng__plan_f32(&p, &a->rstd_a, N);
         }
-        eng__plan_want(&p, &a->o, N * d);
-        eng__plan_want(&p, &a->states, eng_tmem_states_floats(&md, m->max_B, m->H));
+        eng__plan_act(m, &p, &a->o, N * d);
+        eng__plan_f32(&p, &a->states, eng_tmem_states_floats(&md, m->max_B, m->H));
     }
-    eng__plan_want(&p, &t->ones, N);
-    eng__plan_want(&p, &t->c, N * t->Cm);
-    eng__plan_want(&p, &t->df, N * t->Cm);
-    eng__plan_want(&p, &t->dym, N * d);
-    eng__plan_want(&p, &t->dnm, N * d);
+    eng__plan_f32(&p, &t->ones, N); /* fp32: a matmul operand beside the fp32 bias */
+    eng__plan_act(m, &p, &t->c, N * t->Cm);
+    eng__plan_act(m, &p, &t->df, N * t->Cm);
+    eng__plan_act(m, &p, &t->dym, N * d);
+    eng__plan_act(m, &p, &t->dnm, N * d);
     if (t->variant == ENG_TITANS_MAG)
-        eng__plan_want(&p, &t->dna, N * d);
-    eng__plan_want(&p, &t->swa_ws, o->swa_workspace(ctx, m->max_B, m->max_T, m->Hkv, m->hd, t->window, t->Np));
-    eng__plan_want(&p, &t->mem_ws,
+        eng__plan_act(m, &p, &t->dna, N * d);
+    eng__plan_f32(&p, &t->swa_ws, o->swa_workspace(ctx, m->max_B, m->max_T, m->Hkv, m->hd, t->window, t->Np));
+    eng__plan_f32(&p, &t->mem_ws,
                    o->titans_mem_workspace(ctx, m->max_B, m->max_T, m->H, m->hd, t->hm, t->depth, t->chunk));
     size_t total;
     t->slab = eng__plan_alloc(m, &p, &total);
     if (!t->slab)
         return tlm_errf(e, TLM_ENOMEM, "titans: cannot allocate %.1f MiB of memory activations (batch %d x %d)",
-                        (double)total * 4 / 1048576, m->max_B, m->max_T);
+                        (double)total / 1048576, m->max_B, m->max_T);
     float buf[1024];
     for (int i = 0; i < 1024; i++)
         buf[i] = 1.0f;
@@ -264,9 +264,10 @@ typedef struct tlayer {
     eng_layer_acts *a;
     const float *P; /* parameters */
     float *Gr;      /* gradients */
-    const float *x; /* resid[l] */
+    const eng_act *x; /* resid[l] */
     int B, T, N, d, S, H, Hkv, hd;
     float eps;
+    eng_dtype act; /* the activations' storage type */
 } tlayer;
 
 static tlayer layer_of(eng_model *m, int l, int B, int T)
@@ -275,7 +276,13 @@ static tlayer layer_of(eng_model *m, int l, int B, int T)
     return (tlayer){.o = m->ops, .ctx = m->ctx, .t = t, .p = &t->p[l], .lp = &m->lp[l], .ta = &t->a[l],
                     .a = &m->la[l], .P = m->params, .Gr = m->grads, .x = eng__resid(m, l, B * T), .B = B, .T = T,
                     .N = B * T, .d = m->d, .S = m->S, .H = m->H, .Hkv = m->Hkv, .hd = m->hd,
-                    .eps = (float)m->cfg.model.norm_eps};
+                    .eps = (float)m->cfg.model.norm_eps, .act = m->act_dtype};
+}
+
+/* n activations on from p */
+static eng_act *at(const tlayer *v, const eng_act *p, size_t n)
+{
+    return eng__act_off(v->act, p, n);
 }
 
 /* The memory branch from the projection's memory columns: ym (forward). */
@@ -286,13 +293,14 @@ static void memory_fwd(const tlayer *v)
     const titans_params *p = v->p;
     titans_acts *ta = v->ta;
     const int N = v->N, d = v->d, S = v->S, H = v->H;
-    float *u = v->a->qkvg + t->Sa, *z = u + t->Cm;
+    eng_act *u = at(v, v->a->qkvg, t->Sa), *z = at(v, u, t->Cm);
     /* gates: z += 1 b^T */
-    o->matmul(v->ctx, 0, 0, N, 3 * H, 1, 1.0f, t->ones, 1, v->P + p->bgate, 3 * H, 1.0f, z, S);
+    o->matmul(v->ctx, 0, 0, N, 3 * H, 1, 1.0f, t->ones, 1, v->P + p->bgate, 3 * H, 1.0f, z, S,
+              eng_mm_of(ENG_F32, ENG_F32, v->act));
     o->dconv_fwd(v->ctx, t->c, t->Cm, u, S, v->P + p->conv, N, v->T, t->Cm, ENG_TITANS_CONV);
     o->silu_norm_fwd(v->ctx, ta->f, t->Cm, ta->rn, t->c, t->Cm, N, t->Cm, 2 * H, v->hd, NORM_EPS_QK);
-    o->titans_mem_fwd(v->ctx, ta->ym, d, ta->states, ta->f, ta->f + d, ta->f + 2 * d, t->Cm, z, S, v->P + p->w0, v->B,
-                      v->T, H, v->hd, t->hm, t->depth, t->chunk, t->max_lr, t->mem_ws);
+    o->titans_mem_fwd(v->ctx, ta->ym, d, ta->states, ta->f, at(v, ta->f, d), at(v, ta->f, 2 * (size_t)d), t->Cm, z,
+                      S, v->P + p->w0, v->B, v->T, H, v->hd, t->hm, t->depth, t->chunk, t->max_lr, t->mem_ws);
     o->rmsnorm_fwd(v->ctx, ta->nm, ta->rstd_m, ta->ym, v->P + p->norm_m, N, d, v->eps);
 }
 
@@ -305,15 +313,16 @@ static void memory_bwd(eng_model *m, const tlayer *v)
     const titans_params *p = v->p;
     const titans_acts *ta = v->ta;
     const int N = v->N, d = v->d, S = v->S, H = v->H;
-    const float *u = v->a->qkvg + t->Sa, *z = u + t->Cm;
-    float *du = m->dqkvg + t->Sa, *dz = du + t->Cm;
-    o->zero(v->ctx, t->dym, (size_t)N * d);
+    const eng_act *u = at(v, v->a->qkvg, t->Sa), *z = at(v, u, t->Cm);
+    eng_act *du = at(v, m->dqkvg, t->Sa), *dz = at(v, du, t->Cm);
+    o->zero(v->ctx, t->dym, eng__act_bytes(m, (size_t)N * d));
     o->rmsnorm_bwd(v->ctx, t->dym, v->Gr + p->norm_m, t->dnm, ta->ym, v->P + p->norm_m, ta->rstd_m, N, d);
-    o->titans_mem_bwd(v->ctx, t->df, t->df + d, t->df + 2 * d, t->Cm, dz, S, v->Gr + p->w0, t->dym, d, ta->states,
-                      ta->f, ta->f + d, ta->f + 2 * d, t->Cm, z, S, v->B, v->T, H, v->hd, t->hm, t->depth, t->chunk,
-                      t->max_lr, t->mem_ws);
+    o->titans_mem_bwd(v->ctx, t->df, at(v, t->df, d), at(v, t->df, 2 * (size_t)d), t->Cm, dz, S, v->Gr + p->w0,
+                      t->dym, d, ta->states, ta->f, at(v, ta->f, d), at(v, ta->f, 2 * (size_t)d), t->Cm, z, S, v->B,
+                      v->T, H, v->hd, t->hm, t->depth, t->chunk, t->max_lr, t->mem_ws);
     /* the gate bias: column sums of dz */
-    o->matmul(v->ctx, 1, 0, 3 * H, 1, N, 1.0f, dz, S, t->ones, 1, 1.0f, v->Gr + p->bgate, 1);
+    o->matmul(v->ctx, 1, 0, 3 * H, 1, N, 1.0f, dz, S, t->ones, 1, 1.0f, v->Gr + p->bgate, 1,
+              eng_mm_of(v->act, ENG_F32, ENG_F32));
     o->dconv_fwd(v->ctx, t->c, t->Cm, u, S, v->P + p->conv, N, v->T, t->Cm, ENG_TITANS_CONV); /* recomputed */
     o->silu_norm_bwd(v->ctx, t->df, t->Cm, t->df, t->Cm, ta->f, t->Cm, ta->rn, t->c, t->Cm, N, t->Cm, 2 * H, v->hd);
     o->dconv_bwd(v->ctx, du, S, v->Gr + p->conv, t->df, t->Cm, u, S, v->P + p->conv, N, v->T, t->Cm,
@@ -326,7 +335,7 @@ static void attention_fwd(eng_model *m, const tlayer *v)
     const eng_ops *o = v->o;
     const int S = v->S, H = v->H, Hkv = v->Hkv, hd = v->hd;
     const int Np = v->t->Np;
-    float *q = v->a->qkvg, *k = q + H * hd, *val = k + Hkv * hd;
+    eng_act *q = v->a->qkvg, *k = at(v, q, (size_t)H * hd), *val = at(v, k, (size_t)Hkv * hd);
     const float *kp = Np ? v->P + v->p->pk : NULL, *vp = Np ? v->P + v->p->pv : NULL;
     o->rope_fwd(v->ctx, q, S, v->N, v->T, H, hd, m->rope_cs);
     o->rope_fwd(v->ctx, k, S, v->N, v->T, Hkv, hd, m->rope_cs);
@@ -340,9 +349,9 @@ static void attention_bwd(eng_model *m, const tlayer *v)
     const eng_ops *o = v->o;
     const int S = v->S, H = v->H, Hkv = v->Hkv, hd = v->hd;
     const int Np = v->t->Np;
-    const float *q = v->a->qkvg, *k = q + H * hd, *val = k + Hkv * hd;
+    const eng_act *q = v->a->qkvg, *k = at(v, q, (size_t)H * hd), *val = at(v, k, (size_t)Hkv * hd);
     const float *kp = Np ? v->P + v->p->pk : NULL, *vp = Np ? v->P + v->p->pv : NULL;
-    float *dq = m->dqkvg, *dk = dq + H * hd, *dv = dk + Hkv * hd;
+    eng_act *dq = m->dqkvg, *dk = at(v, dq, (size_t)H * hd), *dv = at(v, dk, (size_t)Hkv * hd);
     float *dkp = Np ? v->Gr + v->p->pk : NULL, *dvp = Np ? v->Gr + v->p->pv : NULL;
     o->swa_bwd(v->ctx, dq, dk, dv, dkp, dvp, v->a->lse, m->datty, v->d, q, S, k, val, S, kp, vp, Hkv * hd, Np, v->B,
                v->T, H, Hkv, hd, v->t->window, v->t->swa_ws);
@@ -362,24 +371,26 @@ static void titans_fwd(eng_model *m, int l, int B, int T)
     o->rmsnorm_fwd(ctx, a->ln1, a->rstd1, v.x, v.P + v.lp->ln1, N, d, v.eps);
     if (t->variant == ENG_TITANS_MAG) {
         /* every projection at once: attention q, k, v, memory q, k, v, gates */
-        o->matmul(ctx, 0, 1, N, S, d, 1.0f, a->ln1, d, v.P + v.lp->wqkvg, d, 0.0f, a->qkvg, S);
+        o->matmul(ctx, 0, 1, N, S, d, 1.0f, a->ln1, d, eng__wlp(m, v.lp->wqkvg), d, 0.0f, a->qkvg, S, eng__mm_x(m));
         attention_fwd(m, &v);
         memory_fwd(&v);
         o->rmsnorm_fwd(ctx, ta->na, ta->rstd_a, a->atty, v.P + v.p->norm_a, N, d, v.eps);
         o->gate_fwd(ctx, ta->o, ta->na, ta->nm, d, N, d, d);
-        o->copy(ctx, a->resid_mid, v.x, (size_t)N * d);
-        o->matmul(ctx, 0, 1, N, d, d, 1.0f, ta->o, d, v.P + v.lp->wo, d, 1.0f, a->resid_mid, d);
+        o->copy(ctx, a->resid_mid, v.x, eng__act_bytes(m, (size_t)N * d));
+        o->matmul(ctx, 0, 1, N, d, d, 1.0f, ta->o, d, eng__wlp(m, v.lp->wo), d, 1.0f, a->resid_mid, d, eng__mm_x(m));
     } else {
         /* the memory layer first, its output added to its input (x2), then
          * attention on x2 */
-        o->matmul(ctx, 0, 1, N, S - t->Sa, d, 1.0f, a->ln1, d, v.P + v.p->wmem, d, 0.0f, a->qkvg + t->Sa, S);
+        o->matmul(ctx, 0, 1, N, S - t->Sa, d, 1.0f, a->ln1, d, eng__wlp(m, v.p->wmem), d, 0.0f,
+                  eng__act_at(m, a->qkvg, t->Sa), S, eng__mm_x(m));
         memory_fwd(&v);
-        o->copy(ctx, ta->o, a->ln1, (size_t)N * d);
-        o->axpy(ctx, ta->o, ta->nm, (size_t)N * d, 1.0f);
-        o->matmul(ctx, 0, 1, N, t->Sa, d, 1.0f, ta->o, d, v.P + v.lp->wqkvg, d, 0.0f, a->qkvg, S);
+        o->copy(ctx, ta->o, a->ln1, eng__act_bytes(m, (size_t)N * d));
+        /* fp32 storage only (the backend refuses bf16 until an activation axpy exists) */
+        o->axpy(ctx, (float *)ta->o, (const float *)ta->nm, (size_t)N * d, 1.0f);
+        o->matmul(ctx, 0, 1, N, t->Sa, d, 1.0f, ta->o, d, eng__wlp(m, v.lp->wqkvg), d, 0.0f, a->qkvg, S, eng__mm_x(m));
         attention_fwd(m, &v);
-        o->copy(ctx, a->resid_mid, v.x, (size_t)N * d);
-        o->matmul(ctx, 0, 1, N, d, d, 1.0f, a->atty, d, v.P + v.lp->wo, d, 1.0f, a->resid_mid, d);
+        o->copy(ctx, a->resid_mid, v.x, eng__act_bytes(m, (size_t)N * d));
+        o->matmul(ctx, 0, 1, N, d, d, 1.0f, a->atty, d, eng__wlp(m, v.lp->wo), d, 1.0f, a->resid_mid, d, eng__mm_x(m));
     }
 }
 
@@ -398,28 +409,30 @@ static void titans_bwd(eng_model *m, int l, int B, int T)
     float *Gr = v.Gr;
     if (t->variant == ENG_TITANS_MAG) {
         /* o_proj, the gate, the two norms */
-        o->matmul(ctx, 0, 0, N, d, d, 1.0f, m->dresid, d, P + lp->wo, d, 0.0f, m->dgated, d);
-        o->matmul(ctx, 1, 0, d, d, N, 1.0f, m->dresid, d, ta->o, d, 1.0f, Gr + lp->wo, d);
+        o->matmul(ctx, 0, 0, N, d, d, 1.0f, m->dresid, d, eng__wlp(m, lp->wo), d, 0.0f, m->dgated, d, eng__mm_x(m));
+        o->matmul(ctx, 1, 0, d, d, N, 1.0f, m->dresid, d, ta->o, d, 1.0f, Gr + lp->wo, d, eng__mm_w(m));
         o->gate_bwd(ctx, t->dna, t->dnm, m->dgated, ta->na, ta->nm, d, N, d, d);
-        o->zero(ctx, m->datty, (size_t)N * d);
+        o->zero(ctx, m->datty, eng__act_bytes(m, (size_t)N * d));
         o->rmsnorm_bwd(ctx, m->datty, Gr + p->norm_a, t->dna, a->atty, P + p->norm_a, ta->rstd_a, N, d);
         attention_bwd(m, &v);
         memory_bwd(m, &v);
         /* the fused projection */
-        o->matmul(ctx, 0, 0, N, d, S, 1.0f, m->dqkvg, S, P + lp->wqkvg, d, 0.0f, m->dln, d);
-        o->matmul(ctx, 1, 0, S, d, N, 1.0f, m->dqkvg, S, a->ln1, d, 1.0f, Gr + lp->wqkvg, d);
+        o->matmul(ctx, 0, 0, N, d, S, 1.0f, m->dqkvg, S, eng__wlp(m, lp->wqkvg), d, 0.0f, m->dln, d, eng__mm_x(m));
+        o->matmul(ctx, 1, 0, S, d, N, 1.0f, m->dqkvg, S, a->ln1, d, 1.0f, Gr + lp->wqkvg, d, eng__mm_w(m));
     } else {
-        o->matmul(ctx, 0, 0, N, d, d, 1.0f, m->dresid, d, P + lp->wo, d, 0.0f, m->datty, d);
-        o->matmul(ctx, 1, 0, d, d, N, 1.0f, m->dresid, d, a->atty, d, 1.0f, Gr + lp->wo, d);
+        o->matmul(ctx, 0, 0, N, d, d, 1.0f, m->dresid, d, eng__wlp(m, lp->wo), d, 0.0f, m->datty, d, eng__mm_x(m));
+        o->matmul(ctx, 1, 0, d, d, N, 1.0f, m->dresid, d, a->atty, d, 1.0f, Gr + lp->wo, d, eng__mm_w(m));
         attention_bwd(m, &v);
         /* q, k, v from x2: dnm = d/d x2 */
-        o->matmul(ctx, 0, 0, N, d, t->Sa, 1.0f, m->dqkvg, S, P + lp->wqkvg, d, 0.0f, t->dnm, d);
-        o->matmul(ctx, 1, 0, t->Sa, d, N, 1.0f, m->dqkvg, S, ta->o, d, 1.0f, Gr + lp->wqkvg, d);
+        o->matmul(ctx, 0, 0, N, d, t->Sa, 1.0f, m->dqkvg, S, eng__wlp(m, lp->wqkvg), d, 0.0f, t->dnm, d, eng__mm_x(m));
+        o->matmul(ctx, 1, 0, t->Sa, d, N, 1.0f, m->dqkvg, S, ta->o, d, 1.0f, Gr + lp->wqkvg, d, eng__mm_w(m));
         memory_bwd(m, &v);
         /* x feeds x2 directly and the memory projection */
-        o->copy(ctx, m->dln, t->dnm, (size_t)N * d);
-        o->matmul(ctx, 0, 0, N, d, S - t->Sa, 1.0f, m->dqkvg + t->Sa, S, P + p->wmem, d, 1.0f, m->dln, d);
-        o->matmul(ctx, 1, 0, S - t->Sa, d, N, 1.0f, m->dqkvg + t->Sa, S, a->ln1, d, 1.0f, Gr + p->wmem, d);
+        o->copy(ctx, m->dln, t->dnm, eng__act_bytes(m, (size_t)N * d));
+        o->matmul(ctx, 0, 0, N, d, S - t->Sa, 1.0f, eng__act_at(m, m->dqkvg, t->Sa), S, eng__wlp(m, p->wmem), d, 1.0f,
+                  m->dln, d, eng__mm_x(m));
+        o->matmul(ctx, 1, 0, S - t->Sa, d, N, 1.0f, eng__act_at(m, m->dqkvg, t->Sa), S, a->ln1, d, 1.0f, Gr + p->wmem,
+                  d, eng__mm_w(m));
     }
     o->rmsnorm_bwd(ctx, m->dresid, Gr + lp->ln1, m->dln, v.x, P + lp->ln1, a->rstd1, N, d);
 }

@@ -104,5 +104,47 @@ assert 1.9 < r <= 2.0, r
 print("# 440m seq 4096 on the CPU: micro-batch 2 %.2f GB, 4 %.2f GB" % (ca["total"] / 1e9, cb["total"] / 1e9))
 P
 ok $? "cpu_memory: parts add up to the total, no GPU workspace, activations x2 with the micro-batch"
+# the micro-batch fitted to a GPU's memory (issue 24: the paper's three
+# large scales at seq 4096 on one H200, 141 GB = 131.3 GiB): the largest
+# divisor of the batch whose plan fits 95% of it, checked against the plan
+# of the next larger divisor, which must not fit
+for s in 440m 760m 1.3b; do
+    printf 'scale: %s\ntokenizer: llama3\n' $s >"$tmp/fit$s.yaml"
+    "$W" --describe --gpu-memory 131.3 --config "$tmp/fit$s.yaml" >"$tmp/fit$s.json" || echo "# describe --gpu-memory failed for $s"
+done
+python3 - "$W" "$tmp" <<'P'
+import json, subprocess, sys
+W, tmp = sys.argv[1:3]
+def describe(scale, mb):
+    y = "%s/mb.yaml" % tmp
+    open(y, "w").write("scale: %s\ntokenizer: llama3\ntrain: {micro_batch: %d}\n" % (scale, mb))
+    return json.loads(subprocess.run([W, "--describe", "--config", y], check=True, capture_output=True,
+                                     text=True).stdout)
+for s in ("440m", "760m", "1.3b"):
+    d = json.load(open("%s/fit%s.json" % (tmp, s)))
+    f, t = d["gpu_fit"], d["config"]["train"]
+    S = t["batch_tokens"] // t["seq_len"]
+    assert t["seq_len"] == 4096 and f["budget"] == int(131.3 * 2**30), (t, f)
+    assert f["fits"] and S % f["micro_batch"] == 0 and f["accum_steps"] * f["micro_batch"] == S, f
+    assert f["total"] <= f["budget"] * 0.95, f
+    # the plan at the fitted micro-batch is gpu_memory's at that micro-batch
+    same = describe(s, f["micro_batch"])
+    assert same["gpu_memory"]["total"] == f["total"], (same["gpu_memory"], f)
+    up = [m for m in range(f["micro_batch"] + 1, t["micro_batch"] + 1) if S % m == 0]
+    if up:
+        big = describe(s, up[0])
+        assert big["gpu_memory"]["total"] > f["budget"] * 0.95, (up[0], big["gpu_memory"])
+    print("# %s seq 4096 on 131.3 GiB: micro-batch %d of %d (%d accumulated), %.1f GiB planned" %
+          (s, f["micro_batch"], t["micro_batch"], f["accum_steps"], f["total"] / 2**30))
+P
+ok $? "--gpu-memory: 440m, 760m and 1.3b at seq 4096 fit an H200 with the largest micro-batch that does"
+printf 'scale: 440m\n' >"$tmp/tiny.yaml"
+"$W" --describe --gpu-memory 1 --config "$tmp/tiny.yaml" | python3 -c '
+import json, sys
+f = json.load(sys.stdin)["gpu_fit"]
+assert not f["fits"] and f["micro_batch"] is None and f["total"] is None, f'
+ok $? "--gpu-memory 1: nothing fits, said as fits false"
+"$W" --describe --gpu-memory 80 --device cuda:0 --config "$tmp/tiny.yaml" >/dev/null 2>"$tmp/err"; rc=$?
+ok $([ $rc = 2 ] && grep -q "give one" "$tmp/err" && echo 0 || echo 1) "--gpu-memory with --device cuda:0: exit 2, give one ($rc: $(cat "$tmp/err"))"
 echo "1..$n"
 exit $fail

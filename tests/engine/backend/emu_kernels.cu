@@ -532,9 +532,12 @@ extern "C" int tlm_emu_run(const char *name, char *report, size_t cap)
 }
 
 /* the eng_ops signature of rmsnorm_fwd, on the emulated backend's context */
-extern "C" void tlm_emu_rmsnorm_fwd_wrong_index(void *ctx, float *out, float *rstd, const float *x, const float *w,
+extern "C" void tlm_emu_rmsnorm_fwd_wrong_index(void *ctx, eng_act *out_a, float *rstd, const eng_act *x_a,
+                                                const float *w,
                                                 int N, int C, float eps)
 {
+    float *out = (float *)out_a;
+    const float *x = (const float *)x_a;
     eng__cu *c = (eng__cu *)ctx;
     if (c->status || N <= 0)
         return;

@@ -136,7 +136,8 @@ static int cuda_emu_create(eng_backend **out, tlm_err *e)
  * test-only kernel that reads the gain at a wrong index
  * (tests/engine/backend/emu_kernels.cu): its rmsnorm cases must fail
  * against the CPU, which shows the comparison catches a kernel's bug. */
-void tlm_emu_rmsnorm_fwd_wrong_index(void *ctx, float *out, float *rstd, const float *x, const float *w, int N, int C,
+void tlm_emu_rmsnorm_fwd_wrong_index(void *ctx, eng_act *out, float *rstd, const eng_act *x, const float *w, int N,
+                                     int C,
                                      float eps);
 
 static int broken_create(eng_backend **out, tlm_err *e)
@@ -228,6 +229,9 @@ static const op_case cases[] = {
     {"embedding_bwd_sorted", 0, tb_case_embedding_sorted, {9, 40, 5}, 0},
     {"embedding_bwd_sorted", 0, tb_case_embedding_sorted, {37, 23, 200}, 0}, /* channels over two blocks */
     {"sumsq_into", 0, tb_case_sumsq_into, {300000}, 0},
+    /* the products' weight copy: adamw's p_lp, cast */
+    {"weight copy", 0, tb_case_weight_copy, {37}, 0},
+    {"weight copy", 0, tb_case_weight_copy, {300000}, 0}, /* several elements a thread */
     {"dconv", ENG_OPS_TITANS, tb_case_dconv, {2, 7, 5, 4}, 0},
     {"dconv", ENG_OPS_TITANS, tb_case_dconv, {3, 3, 9, 4}, 0}, /* T < K: the window reaches past the sequence start */
     {"dconv", ENG_OPS_TITANS, tb_case_dconv, {1, 6, 3, 1}, 0},

@@ -65,8 +65,9 @@ static void test_swiglu(void)
     static float g[N * LD], u[N * LD], out[N * F], dout[N * F], dg[N * LD], du[N * LD];
     static float h_out[N * F], h_dg[N * LD], h_du[N * LD];
     fill(g, N * LD, 6), fill(u, N * LD, 2), fill(dout, N * F, 1);
-    O->swiglu_fwd(X, out, g, u, LD, N, F);
-    O->swiglu_bwd(X, dg, du, dout, g, u, LD, N, F);
+    O->swiglu_fwd(X, (eng_act *)out, (const eng_act *)g, (const eng_act *)u, LD, N, F);
+    O->swiglu_bwd(X, (eng_act *)dg, (eng_act *)du, (const eng_act *)dout, (const eng_act *)g, (const eng_act *)u, LD, N,
+                  F);
     for (int n = 0; n < N; n++)
         for (int f = 0; f < F; f++) {
             h_out[n * F + f] = eng_cu_swiglu_fwd(g[n * LD + f], u[n * LD + f]);
@@ -83,8 +84,9 @@ static void test_gate(int G)
     static float h_out[N * D], h_da[N * D], h_dz[N * LDZ];
     fill(a, N * D, 1), fill(z, N * LDZ, 4), fill(dout, N * D, 1);
     memset(dz, 0, sizeof dz), memset(h_dz, 0, sizeof h_dz);
-    O->gate_fwd(X, out, a, z, LDZ, N, D, G);
-    O->gate_bwd(X, da, dz, dout, a, z, LDZ, N, D, G);
+    O->gate_fwd(X, (eng_act *)out, (const eng_act *)a, (const eng_act *)z, LDZ, N, D, G);
+    O->gate_bwd(X, (eng_act *)da, (eng_act *)dz, (const eng_act *)dout, (const eng_act *)a, (const eng_act *)z, LDZ, N,
+                D, G);
     const int w = D / G;
     for (int n = 0; n < N; n++)
         for (int g = 0; g < G; g++) {
@@ -127,9 +129,9 @@ static void test_rope(void)
     for (int pass = 0; pass < 2; pass++) {
         memcpy(y, x, sizeof y);
         if (pass)
-            O->rope_bwd(X, y, LD, N, T, H, HD, cs);
+            O->rope_bwd(X, (eng_act *)y, LD, N, T, H, HD, cs);
         else
-            O->rope_fwd(X, y, LD, N, T, H, HD, cs);
+            O->rope_fwd(X, (eng_act *)y, LD, N, T, H, HD, cs);
         static float h[N * LD];
         memcpy(h, x, sizeof h);
         rope_helper(h, LD, N, T, H, HD, cs, pass ? -1.0f : 1.0f);
@@ -145,8 +147,8 @@ static void test_rmsnorm(void)
     static float h_out[N * C], h_rstd[N], h_dx[N * C], h_dw[C], sq[C];
     fill(x, N * C, 2), fill(w, C, 1), fill(dout, N * C, 1);
     memset(dx, 0, sizeof dx), memset(dw, 0, sizeof dw), memset(h_dx, 0, sizeof h_dx), memset(h_dw, 0, sizeof h_dw);
-    O->rmsnorm_fwd(X, out, rstd, x, w, N, C, 1e-5f);
-    O->rmsnorm_bwd(X, dx, dw, dout, x, w, rstd, N, C);
+    O->rmsnorm_fwd(X, (eng_act *)out, rstd, (const eng_act *)x, w, N, C, 1e-5f);
+    O->rmsnorm_bwd(X, (eng_act *)dx, dw, (const eng_act *)dout, (const eng_act *)x, w, rstd, N, C);
     for (int n = 0; n < N; n++) {
         const float *xn = x + n * C, *dn = dout + n * C;
         for (int c = 0; c < C; c++)
@@ -222,7 +224,8 @@ static void test_flash(void)
     fill(q, sizeof q / 4, 1), fill(k, sizeof k / 4, 1), fill(v, sizeof v / 4, 1);
     size_t ws_n = O->attention_workspace(X, B, T, H, HD);
     float *ws = O->alloc(X, ws_n * sizeof(float));
-    O->attention_fwd(X, out, ldq, lse, q, ldq, k, v, ldkv, B, T, H, HKV, HD, ws);
+    O->attention_fwd(X, (eng_act *)out, ldq, lse, (const eng_act *)q, ldq, (const eng_act *)k, (const eng_act *)v, ldkv,
+                     B, T, H, HKV, HD, ws);
     O->free(X, ws);
     const float scale = 1.0f / sqrtf((float)HD);
     for (int b = 0; b < B; b++)
@@ -259,7 +262,7 @@ static void test_adamw(void)
     const float lr = 3e-3f, b1 = 0.9f, b2 = 0.95f, eps = 1e-8f, wd = 0.1f, bc1 = 1 - 0.9f * 0.9f,
                 bc2 = 1 - 0.95f * 0.95f, gs = 0.5f;
     const eng_adamw_seg all = {0, N, 1};
-    O->adamw(X, p, g, m, v, &all, 1, lr, b1, b2, eps, wd, bc1, bc2, gs);
+    O->adamw(X, p, g, m, v, &all, 1, lr, b1, b2, eps, wd, bc1, bc2, gs, NULL, ENG_F32);
     for (int i = 0; i < N; i++)
         eng_cu_adamw(&hp[i], g[i], &hm[i], &hv[i], b1, b2, eps, 1.0f - lr * wd, lr / bc1, 1.0f / sqrtf(bc2), gs);
     double ep = rel(hp, p, N), em = rel(hm, m, N), ev = rel(hv, v, N);
@@ -277,8 +280,8 @@ static void test_dconv(int T, int K)
     fill(x, N * LD, 1), fill(w, C * K, 1), fill(dy, N * LD, 1);
     memset(y, 0, sizeof y), memset(dx, 0, sizeof dx), memset(h_y, 0, sizeof h_y), memset(h_dx, 0, sizeof h_dx);
     memset(dw, 0, sizeof dw), memset(h_dw, 0, sizeof h_dw);
-    O->dconv_fwd(X, y, LD, x, LD, w, N, T, C, K);
-    O->dconv_bwd(X, dx, LD, dw, dy, LD, x, LD, w, N, T, C, K);
+    O->dconv_fwd(X, (eng_act *)y, LD, (const eng_act *)x, LD, w, N, T, C, K);
+    O->dconv_bwd(X, (eng_act *)dx, LD, dw, (const eng_act *)dy, LD, (const eng_act *)x, LD, w, N, T, C, K);
     for (int n = 0; n < N; n++)
         for (int c = 0; c < C; c++) {
             const int t = n % T;
@@ -316,8 +319,9 @@ static void test_silu_norm(void)
     static float h_y[N * LD], h_rn[N * G], h_dx[N * LD], sq[GW];
     fill(x, N * LD, 3), fill(dy, N * LD, 1);
     memset(y, 0, sizeof y), memset(dx, 0, sizeof dx), memset(h_y, 0, sizeof h_y), memset(h_dx, 0, sizeof h_dx);
-    O->silu_norm_fwd(X, y, LD, rn, x, LD, N, C, G, GW, 1e-6f);
-    O->silu_norm_bwd(X, dx, LD, dy, LD, y, LD, rn, x, LD, N, C, G, GW);
+    O->silu_norm_fwd(X, (eng_act *)y, LD, rn, (const eng_act *)x, LD, N, C, G, GW, 1e-6f);
+    O->silu_norm_bwd(X, (eng_act *)dx, LD, (const eng_act *)dy, LD, (const eng_act *)y, LD, rn, (const eng_act *)x, LD,
+                     N, C, G, GW);
     for (int n = 0; n < N; n++) {
         const float *xn = x + n * LD, *dyn = dy + n * LD, *yn = y + n * LD;
         for (int g = 0; g < G; g++) {
@@ -357,7 +361,8 @@ static void test_swa(int window, int Np)
     fill(kp, sizeof kp / 4, 2), fill(vp, sizeof vp / 4, 1);
     size_t ws_n = O->swa_workspace(X, B, T, HKV, HD, window, Np);
     float *ws = O->alloc(X, (ws_n ? ws_n : 1) * sizeof(float));
-    O->swa_fwd(X, out, ldq, lse, q, ldq, k, v, ldkv, kp, vp, ldkv, Np, B, T, H, HKV, HD, window, ws);
+    O->swa_fwd(X, (eng_act *)out, ldq, lse, (const eng_act *)q, ldq, (const eng_act *)k, (const eng_act *)v, ldkv, kp,
+               vp, ldkv, Np, B, T, H, HKV, HD, window, ws);
     O->free(X, ws);
     const float scale = 1.0f / sqrtf((float)HD);
     for (int b = 0; b < B; b++)

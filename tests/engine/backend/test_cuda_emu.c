@@ -28,7 +28,9 @@
  *   - the matmul wrapper on pointers 4 and 8 bytes aligned: the algorithm
  *     is chosen for the alignment the pointers have; more shapes than its
  *     plan table holds, a plan the library refuses and a product it fails
- *     (every cuBLASLt call site of matmul.cu runs).
+ *     (every cuBLASLt call site of matmul.cu runs); the operands' storage
+ *     types (bf16 A and B into fp32 or bf16 C, K = 0 on bf16, mixed A and
+ *     B refused).
  * Exits 77 in a build without the emulator.
  *
  * Must not: pass when a check reports nothing where it should (every
@@ -252,7 +254,7 @@ static void test_matmul_alignment(void)
         host[i] = (float)(i % 7) - 3, host[64 + i] = (float)(i % 5) - 2;
     b->ops->to_device(b->ctx, dev, host, sizeof host);
     /* A at float 1 (4-byte aligned), B at 66 (8), C at 129 (4) */
-    b->ops->matmul(b->ctx, 0, 0, M, N, K, 1.0f, dev + 1, K, dev + 66, N, 0.0f, dev + 129, N);
+    b->ops->matmul(b->ctx, 0, 0, M, N, K, 1.0f, dev + 1, K, dev + 66, N, 0.0f, dev + 129, N, eng_mm_f32());
     float C[M * N];
     b->ops->to_host(b->ctx, C, dev + 129, sizeof C);
     double err = 0;
@@ -300,7 +302,7 @@ static void test_matmul_paths(void)
     double err = 0;
     for (int n = 1; n <= SHAPES; n++) { /* past the table's 128 plans */
         float C[M * SHAPES];
-        b->ops->matmul(b->ctx, 0, 0, M, n, K, 1.0f, dev, K, dev + 64, n, 0.0f, dev + 2048, n);
+        b->ops->matmul(b->ctx, 0, 0, M, n, K, 1.0f, dev, K, dev + 64, n, 0.0f, dev + 2048, n, eng_mm_f32());
         b->ops->to_host(b->ctx, C, dev + 2048, (size_t)M * n * sizeof(float));
         for (int i = 0; i < M; i++)
             for (int j = 0; j < n; j++) {
@@ -332,13 +334,99 @@ static void test_matmul_paths(void)
         dev = b->ops->alloc(b->ctx, 4096 * sizeof(float));
         /* past_end: A's last row lies past the allocation's end */
         const float *A = bad[i].past_end ? dev + 4096 - K : dev;
-        b->ops->matmul(b->ctx, 0, 0, M, 4, K, 1.0f, A, bad[i].lda, dev + 64, 4, 0.0f, dev + 2048, 4);
+        b->ops->matmul(b->ctx, 0, 0, M, 4, K, 1.0f, A, bad[i].lda, dev + 64, 4, 0.0f, dev + 2048, 4, eng_mm_f32());
         memset(&ce, 0, sizeof ce);
         st = eng_backend_cuda_emu_status(b, &ce);
         TAP_OK(st != 0 && strstr(ce.msg, bad[i].words[0]) && strstr(ce.msg, bad[i].words[1]), "matmul, %s: %s",
                bad[i].what, ce.msg);
         eng_backend_free(b);
     }
+}
+
+/* matmul's operand types (ops.h eng_mm) on the stand-in: bf16 A and B
+ * into fp32 C and into bf16 C (beta 1), the same shape in fp32 first (the
+ * plan is kept per types: reusing the fp32 one would read bf16 as fp32),
+ * C = beta C on bf16 when K = 0, and A and B of different types refused.
+ * The reference is the product of the same bf16 values in double. */
+static uint16_t bf(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    return (uint16_t)tlm_emu_bf16_rn(u);
+}
+static double unbf(uint16_t h)
+{
+    uint32_t u = tlm_emu_bf16_to_f32(h);
+    float x;
+    memcpy(&x, &u, 4);
+    return x;
+}
+static void test_matmul_dtypes(void)
+{
+    tlm_err e = {0};
+    eng_backend *b;
+    if (eng_backend_cuda_emu_create(&b, 0, &e)) {
+        TAP_OK(0, "cuda-emu backend: %s", e.msg);
+        return;
+    }
+    enum { M = 5, N = 6, K = 7 };
+    char *dev = b->ops->alloc(b->ctx, 8192);
+    float af[M * K], bfl[K * N], c0[M * N];
+    uint16_t ah[M * K], bh[K * N], ch[M * N];
+    for (int i = 0; i < M * K; i++)
+        af[i] = (float)sin(0.7 * i + 0.1) * 1.3f, ah[i] = bf(af[i]);
+    for (int i = 0; i < K * N; i++)
+        bfl[i] = (float)cos(0.3 * i) * 0.9f, bh[i] = bf(bfl[i]);
+    for (int i = 0; i < M * N; i++)
+        c0[i] = 0.25f * (float)(i % 5) - 0.5f, ch[i] = bf(c0[i]);
+    /* fp32 first, same shape and ld */
+    b->ops->to_device(b->ctx, dev, af, sizeof af);
+    b->ops->to_device(b->ctx, dev + 256, bfl, sizeof bfl);
+    b->ops->matmul(b->ctx, 0, 0, M, N, K, 1.0f, dev, K, dev + 256, N, 0.0f, dev + 1024, N, eng_mm_f32());
+    /* bf16 A, B -> fp32 C */
+    b->ops->to_device(b->ctx, dev + 2048, ah, sizeof ah);
+    b->ops->to_device(b->ctx, dev + 2304, bh, sizeof bh);
+    b->ops->matmul(b->ctx, 0, 0, M, N, K, 1.0f, dev + 2048, K, dev + 2304, N, 0.0f, dev + 2560, N,
+                   eng_mm_of(ENG_BF16, ENG_BF16, ENG_F32));
+    /* bf16 A, B -> bf16 C += */
+    b->ops->to_device(b->ctx, dev + 3072, ch, sizeof ch);
+    b->ops->matmul(b->ctx, 0, 0, M, N, K, 1.0f, dev + 2048, K, dev + 2304, N, 1.0f, dev + 3072, N,
+                   eng_mm_of(ENG_BF16, ENG_BF16, ENG_BF16));
+    /* K = 0 on bf16 C: C = 0.5 C */
+    b->ops->to_device(b->ctx, dev + 3584, ch, sizeof ch);
+    b->ops->matmul(b->ctx, 0, 0, M, N, 0, 1.0f, dev + 2048, 1, dev + 2304, N, 0.5f, dev + 3584, N,
+                   eng_mm_of(ENG_BF16, ENG_BF16, ENG_BF16));
+    float cf[M * N];
+    uint16_t cb[M * N], cs[M * N];
+    b->ops->to_host(b->ctx, cf, dev + 2560, sizeof cf);
+    b->ops->to_host(b->ctx, cb, dev + 3072, sizeof cb);
+    b->ops->to_host(b->ctx, cs, dev + 3584, sizeof cs);
+    double e32 = 0, e16 = 0, escale = 0;
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double r = 0;
+            for (int k = 0; k < K; k++)
+                r += unbf(ah[i * K + k]) * unbf(bh[k * N + j]);
+            const double rc = r + unbf(ch[i * N + j]);
+            e32 = fmax(e32, fabs(cf[i * N + j] - r) / (fabs(r) + 1e-3));
+            e16 = fmax(e16, fabs(unbf(cb[i * N + j]) - rc) / (fabs(rc) + 1e-3));
+            escale = fmax(escale, fabs(unbf(cs[i * N + j]) - 0.5 * unbf(ch[i * N + j])));
+        }
+    tlm_err ce = {0};
+    const int st = eng_backend_cuda_emu_status(b, &ce);
+    /* fp32 accumulation of exact bf16 products: fp32 rounding only; a bf16
+     * C adds one rounding, at most 2^-8 relative (half an ulp: 7 stored
+     * bits of significand) */
+    TAP_OK(!st && e32 < 1e-6, "matmul bf16 A, B into fp32 C (after the fp32 plan of the same shape): rel err %.1e%s%s",
+           e32, st ? ": " : "", ce.msg);
+    TAP_OK(!st && e16 <= 1.0 / 256 + 1e-6, "matmul bf16 A, B into bf16 C (beta 1): rel err %.1e (bound 2^-8)", e16);
+    TAP_OK(!st && escale == 0, "matmul K = 0 on bf16 C: C = 0.5 C exactly (max err %.1e)", escale);
+    b->ops->matmul(b->ctx, 0, 0, M, N, K, 1.0f, dev, K, dev + 2304, N, 0.0f, dev + 2560, N,
+                   eng_mm_of(ENG_F32, ENG_BF16, ENG_F32));
+    memset(&ce, 0, sizeof ce);
+    TAP_OK(eng_backend_cuda_emu_status(b, &ce) != 0 && strstr(ce.msg, "different storage types"),
+           "matmul, fp32 A with bf16 B: refused (%s)", ce.msg);
+    eng_backend_free(b);
 }
 #endif
 
@@ -356,6 +444,7 @@ int main(void)
 #endif
     test_matmul_alignment();
     test_matmul_paths();
+    test_matmul_dtypes();
     return tap_done();
 #endif
 }
