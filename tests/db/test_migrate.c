@@ -301,22 +301,19 @@ int main(void)
      * by the migration from what the file holds, then kept by triggers
      * through every kind of write: they equal the results view's lookups */
     char old6[512];
-    rc = old_db(src, dir, 6,
-                "INSERT INTO sweeps VALUES ('s', '', 'f', 'h', 'src', 1, 1);"
-                "INSERT INTO jobs(key, sweep, config, arch, scale, schedule, seed, label, tokens_total, "
-                "params, flops_per_token, status, created_at, updated_at) VALUES "
-                "('a', 's', '{}', 'transformer', 'tiny', 'uniform', 0, 'u', 1, 1, 1, 'running', 1, 1), "
-                "('b', 's', '{}', 'transformer', 'tiny', 'uniform', 1, 'u', 1, 1, 1, 'pending', 1, 1);"
-                "INSERT INTO steps(job, step, tokens, loss, tokens_per_s) VALUES "
-                "('a', 1, 10, 5.0, 100), ('a', 3, 30, 3.0, 300), ('a', 2, 20, 4.0, 200);"
-                "INSERT INTO evals(job, step, tokens, suite, task, metric, value) VALUES "
-                "('a', 2, 20, 'val', 'val', 'loss', 4.5), ('a', 2, 20, 'val', 'val', 'ppl', 90), "
-                "('a', 1, 10, 'val', 'val', 'ppl', 150), ('a', 3, 30, 'wikitext', 'wikitext', 'word_perplexity', 7);"
-                "PRAGMA user_version = 6;",
-                old6, sizeof old6, &err);
-    TAP_OK(rc == SQLITE_OK, "a version-6 database with steps and evals (%s)", err ? err : "ok");
-    sqlite3_free(err);
-    err = NULL;
+    old_db(src, dir, 6,
+           "INSERT INTO sweeps VALUES ('s', '', 'f', 'h', 'src', 1, 1);"
+           "INSERT INTO jobs(key, sweep, config, arch, scale, schedule, seed, label, tokens_total, "
+           "params, flops_per_token, status, created_at, updated_at) VALUES "
+           "('a', 's', '{}', 'transformer', 'tiny', 'uniform', 0, 'u', 1, 1, 1, 'running', 1, 1), "
+           "('b', 's', '{}', 'transformer', 'tiny', 'uniform', 1, 'u', 1, 1, 1, 'pending', 1, 1);"
+           "INSERT INTO steps(job, step, tokens, loss, tokens_per_s) VALUES "
+           "('a', 1, 10, 5.0, 100), ('a', 3, 30, 3.0, 300), ('a', 2, 20, 4.0, 200);"
+           "INSERT INTO evals(job, step, tokens, suite, task, metric, value) VALUES "
+           "('a', 2, 20, 'val', 'val', 'loss', 4.5), ('a', 2, 20, 'val', 'val', 'ppl', 90), "
+           "('a', 1, 10, 'val', 'val', 'ppl', 150), ('a', 3, 30, 'wikitext', 'wikitext', 'word_perplexity', 7);"
+           "PRAGMA user_version = 6;",
+           old6, sizeof old6, "a version-6 database with steps and evals");
     /* every job's kept numbers against the view's (and the last step's tokens/s) */
     static const char MISMATCH[] =
         "SELECT count(*) FROM jobs j JOIN results r ON r.key = j.key WHERE j.val_loss IS NOT r.val_loss "
