@@ -153,7 +153,7 @@ static int estimate(const eng_config *cfg, int gpu, mem_est *out, tlm_err *e)
         eng_backend_free(cpu);
         return rc;
     }
-    const size_t np = eng_model_n_params(m), extra = eng_model_optim_extra_floats(m);
+    const size_t np = eng_model_slab_floats(m), extra = eng_model_optim_extra_floats(m);
     eng_model_free(m);
     eng_backend_free(cpu);
     const size_t slab = round_up(np * sizeof(float), g), xslab = extra ? round_up(extra * sizeof(float), g) : 0;

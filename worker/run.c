@@ -311,7 +311,7 @@ static void emit_start(job *j, int64_t resumed_from)
         wrk_ev_null(&ev, "resumed_from_step");
     wrk_ev_int(&ev, "total_steps", total);
     wrk_ev_int(&ev, "total_tokens", total * j->cfg.train.batch_tokens);
-    wrk_ev_int(&ev, "params", (int64_t)eng_model_n_params(eng_trainer_model(j->tr)));
+    wrk_ev_int(&ev, "params", (int64_t)eng_model_param_count(eng_trainer_model(j->tr)));
     wrk_ev_num(&ev, "flops_per_token", flops);
     wrk_ev_str(&ev, "device", j->o->device);
     wrk_ev_str(&ev, "precision", eng_precision_name(j->precision));
@@ -349,7 +349,7 @@ static void emit_start(job *j, int64_t resumed_from)
     }
 
     char params[32], tok[32], ranks[96] = "";
-    human_count((double)eng_model_n_params(eng_trainer_model(j->tr)), params);
+    human_count((double)eng_model_param_count(eng_trainer_model(j->tr)), params);
     human_count((double)j->cfg.train.batch_tokens, tok);
     eng_rank_split sp;
     tlm_err se;

@@ -118,7 +118,7 @@ static int train(const tm_spec *s, const eng_backend *be, const device_row *d, d
                           gn * gn);
         free(sq);
     }
-    *np = eng_model_n_params(m);
+    *np = eng_model_slab_floats(m);
     *params = malloc(*np * sizeof **params);
     if (!*params)
         rc = tlm_errf(e, TLM_ENOMEM, "out of memory");

@@ -3,7 +3,9 @@
  * eng_account's for both variants, both depths, with and without
  * persistent entries; the Titans tensors' names and shapes; the memory's
  * projections continue the fused q/k/v matrix; the MLP alone is tapered;
- * weight decay on matrices only; the account's FLOPs; config keys
+ * weight decay on matrices only; every tensor 16-byte aligned in the bf16
+ * weight copy, and the padding the gate bias leaves zero after training
+ * (tests/lib/model_util.h); the account's FLOPs; config keys
  * (defaults, canonical form, refusals); zero allocations in training steps
  * (malloc & co. wrapped at link time); bit-identical losses for the same
  * seed, and on 1 and 2 threads; a tiny model learns; per-position NLL
@@ -139,6 +141,10 @@ static void test_config(void)
     }
 }
 
+/* the slabs' padding after the last train(): floats per slab, and those
+ * not zero in the parameters, gradients and moments (tm_padding) */
+static size_t last_pad, last_pad_nonzero;
+
 /* Trains `steps` AdamW steps on a learnable stream (two micro batches);
  * losses out, allocations during the steps counted. */
 static int train(const titans_spec *s, uint64_t seed, int steps, double *losses, long *allocs)
@@ -156,6 +162,8 @@ static int train(const titans_spec *s, uint64_t seed, int steps, double *losses,
     long before = n_allocs;
     int rc = tm_train_stream(m, Bm, Tm, s->V, steps, tok, tgt, losses, &e);
     *allocs = n_allocs - before;
+    if (!rc && tm_padding(m, &last_pad, &last_pad_nonzero))
+        rc = -1;
     eng_model_free(m);
     return rc;
 }
@@ -270,8 +278,14 @@ int main(int argc, char **argv)
         const titans_spec *s = &specs[i];
         long alloc_a, alloc_b, alloc_c;
         int steps = i < 2 ? STEPS : 8;
-        int rc = train(s, 11, steps, a, &alloc_a) | train(s, 11, steps, b, &alloc_b) | train(s, 12, 2, c, &alloc_c);
+        int rc = train(s, 11, steps, a, &alloc_a);
+        const size_t pad = last_pad, pad_bad = last_pad_nonzero;
+        rc |= train(s, 11, steps, b, &alloc_b) | train(s, 12, 2, c, &alloc_c);
         TAP_OK(rc == 0, "%s: trained", s->name);
+        /* the gate bias (3 x heads floats: 6 or 12 here) leaves padding */
+        TAP_OK(rc == 0 && pad > 0 && pad_bad == 0,
+               "%s: after %d steps the slabs' padding (%zu floats) is zero in the weights, gradients and moments "
+               "(%zu not)", s->name, steps, pad, pad_bad);
         TAP_OK(!memcmp(a, b, sizeof(double) * steps), "%s: same seed, bit-identical %d losses", s->name, steps);
         TAP_OK(a[0] != c[0], "%s: another seed, another loss", s->name);
         TAP_OK(alloc_a == 0, "%s: %ld allocations in %d training steps", s->name, alloc_a, steps);
