@@ -102,9 +102,12 @@ printf 'scale: 440m\ntrain: {seq_len: 4096, micro_batch: 2, precision: bf16}\n' 
 for p in p32 p16; do
     "$W" --describe --gpu-memory 131.3 --config "$tmp/$p.yaml" >"$tmp/$p.json" || echo "# describe failed for $p"
 done
-python3 - "$tmp/mb2.json" "$tmp/tmal.json" "$tmp/p32.json" "$tmp/p16.json" <<'P'
+# does this build's CUDA backend store bf16 (engine/cuda/plan.h)?
+bf16=0; grep -q '^#define ENG_CU_STORES_BF16 1' "$TLM_SRCDIR/engine/cuda/plan.h" && bf16=1
+python3 - "$tmp/mb2.json" "$tmp/tmal.json" "$tmp/p32.json" "$tmp/p16.json" $bf16 <<'P'
 import json, sys
 a, t, p32, p16 = (json.load(open(f)) for f in sys.argv[1:5])
+bf16 = sys.argv[5] == "1"
 for d in (a, t):
     by, g, n = d["gpu_memory_by_precision"], d["gpu_memory"], d["params"]["total"]
     f, b = by["fp32"], by["bf16"]
@@ -121,16 +124,21 @@ for d in (a, t):
     assert 0.5 <= r < (0.6 if d is a else 0.8), r
     print("# %s: bf16 plan %.2f GB (copy %.2f GB, activations x%.3f of fp32's), fp32 plan %.2f GB" % (
         d["config"]["arch"], b["total"] / 1e9, b["weight_copy"] / 1e9, r, f["total"] / 1e9))
-# this build: auto plans fp32 on the GPU, as the worker trains; fp32 in
-# words too; bf16 in words is refused there (no plan, no fit), its plan
-# still in gpu_memory_by_precision
-assert a["precision"]["gpu"] == "fp32" and a["gpu_memory"]["precision"] == "fp32", a["precision"]
-assert p32["precision"] == {"cpu": "fp32", "gpu": "fp32"} and p32["gpu_memory"] == a["gpu_memory"], p32["precision"]
+# auto plans what the worker trains in: fp32 while the CUDA backend stores
+# fp32 only (bf16 in words then refused there: no plan, no fit, its plan
+# still in gpu_memory_by_precision), bf16 once it stores bf16; fp32 in
+# words plans fp32
+want = "bf16" if bf16 else "fp32"
+assert a["precision"]["gpu"] == want and a["gpu_memory"]["precision"] == want, a["precision"]
+assert p32["precision"] == {"cpu": "fp32", "gpu": "fp32"} and p32["gpu_memory"] == a["gpu_memory_by_precision"]["fp32"]
 assert p32["gpu_fit"]["fits"], p32["gpu_fit"]
-assert p16["precision"] == {"cpu": None, "gpu": None} and p16["gpu_memory"] is None and p16["gpu_fit"] is None, p16
+if bf16:
+    assert p16["precision"] == {"cpu": None, "gpu": "bf16"} and p16["gpu_memory"] == a["gpu_memory"], p16
+else:
+    assert p16["precision"] == {"cpu": None, "gpu": None} and p16["gpu_memory"] is None and p16["gpu_fit"] is None, p16
 assert p16["gpu_memory_by_precision"] == a["gpu_memory_by_precision"], p16["gpu_memory_by_precision"]
 P
-ok $? "gpu_memory in the worker's precision (fp32 in this build); the bf16 plan holds the weight copy and about half the activations"
+ok $? "gpu_memory in the worker's precision (ENG_CU_STORES_BF16 $bf16); the bf16 plan holds the weight copy and about half the activations"
 # the CPU estimate too (issue 26): the same parts, the CPU backend's own workspaces
 python3 - "$tmp/mb2.json" "$tmp/mb4.json" "$tmp/tmal.json" <<'P'
 import json, sys
