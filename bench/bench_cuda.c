@@ -150,7 +150,7 @@ int main(int argc, char **argv)
         printf("engine=tlm-cuda-%s preset=%s arch=%s seq=%d micro_batch=%d params=%zu steps=%d step_ms=%.1f "
                "tokens_per_s=%.1f tflops=%.2f mfu=%.4f peak_mib=%.0f flops_per_token=%.6g loss_first=%.4f "
                "loss_last=%.4f gpu=\"%s\"\n",
-               fast ? "fp32-bf16mm" : "fp32", preset, arch, T, B, eng_model_n_params(m), steps, med * 1e3, tps, tflops, tflops / PEAK_TFLOPS,
+               fast ? "fp32-bf16mm" : "fp32", preset, arch, T, B, eng_model_param_count(m), steps, med * 1e3, tps, tflops, tflops / PEAK_TFLOPS,
                peak / 1048576.0, a.flops_train, first, last, info.name);
     }
     eng_model_free(m);

@@ -64,7 +64,7 @@ int main(int argc, char **argv)
     if (eng_rank_split_of(&cfg.train, R, &sp, &e) || eng_model_create(&m, &cfg, be, sp.micro, b.T, &e))
         goto fail;
     eng_model_init_weights(m, 1);
-    const size_t np = eng_model_n_params(m), shard = np / (size_t)R, tail = shard * (size_t)R;
+    const size_t np = eng_model_slab_floats(m), shard = np / (size_t)R, tail = shard * (size_t)R;
     const int N = sp.micro * b.T;
     int32_t *tok = malloc((size_t)N * sizeof *tok), *tgt = malloc((size_t)N * sizeof *tgt);
     double *t_comp = calloc((size_t)steps, sizeof(double)), *t_comm = calloc((size_t)steps, sizeof(double)),

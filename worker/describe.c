@@ -1,6 +1,8 @@
 /* describe.c: builds the --describe document with Jansson, with the
  * memory estimates of the job's micro-batch on the CPU and on a GPU (the
- * worker's out-of-memory message uses them too). */
+ * worker's out-of-memory message uses them too), and decides the storage
+ * precision a GPU run has in this build (wrk_gpu_precision: the worker
+ * trains in it, the GPU estimate plans in it). */
 #include "worker/describe.h"
 
 #include <jansson.h>
@@ -32,10 +34,14 @@ static json_t *account_json(const eng_account *a)
  * host copies a device model keeps are host memory, not GPU memory, and
  * would be real allocations here.  The logits are not planned (a
  * training step never makes them whole: the classifier's workspace is a
- * chunk of rows on the GPU, engine/cuda/plan.h). */
+ * chunk of rows on the GPU, engine/cuda/plan.h).  The table reports the
+ * activation dtype of the precision planned (act), so the model plans its
+ * activations in it and, on bf16, the weight copy (its own allocation of
+ * the slab's floats x 2 bytes). */
 typedef struct count_ctx {
     size_t bytes, granule;
     int overflow;
+    eng_dtype act;
     const eng_ops *cpu;  /* the CPU backend's queries, asked with its own context */
     void *cpu_ctx;
 } count_ctx;
@@ -69,6 +75,14 @@ static void count_zero(void *ctx, void *x, size_t n)
 static void count_copy(void *ctx, void *dst, const void *src, size_t n)
 {
     (void)ctx, (void)dst, (void)src, (void)n;
+}
+static void count_cast(void *ctx, void *dst, eng_dtype t, const float *src, size_t n)
+{
+    (void)ctx, (void)dst, (void)t, (void)src, (void)n;
+}
+static eng_dtype count_act_dtype(void *ctx)
+{
+    return ((count_ctx *)ctx)->act;
 }
 static size_t count_att_ws(void *ctx, int B, int T, int H, int hd)
 {
@@ -117,20 +131,40 @@ static int micro_batch_of(const eng_config *cfg)
     return b < 1 ? 1 : b > INT32_MAX ? INT32_MAX : (int)b;
 }
 
+int wrk_gpu_precision(const eng_config *cfg, int *prec, int *fell_back, tlm_err *e)
+{
+    *fell_back = 0;
+    int rc = eng_precision_resolve(cfg, 1, prec, e);
+    if (rc || *prec != ENG_PREC_BF16 || ENG_CU_STORES_BF16)
+        return rc;
+    if (cfg->train.precision != ENG_PREC_AUTO)
+        return tlm_errf(e, TLM_ECONFIG,
+                        "train.precision bf16: this build's CUDA backend stores activations in fp32 only "
+                        "(train.precision: fp32 or auto)");
+    *prec = ENG_PREC_FP32;
+    *fell_back = 1;
+    return 0;
+}
+
 /* One estimate, in bytes. */
 typedef struct mem_est {
-    int micro_batch, seq_len;
-    size_t weights, grads, adamw, activations, workspace, total;
+    int micro_batch, seq_len, precision;
+    size_t weights, weight_copy, grads, adamw, activations, workspace, total;
 } mem_est;
 
-static int estimate(const eng_config *cfg, int gpu, mem_est *out, tlm_err *e)
+/* The plan of cfg's micro-batch on the CPU (gpu 0: fp32, the only
+ * precision there) or a GPU in precision prec (ENG_PREC_FP32 or
+ * ENG_PREC_BF16, whatever this build would run). */
+static int estimate(const eng_config *cfg, int gpu, int prec, mem_est *out, tlm_err *e)
 {
+    if (!gpu)
+        prec = ENG_PREC_FP32;
     eng_backend *cpu;
     if (eng_backend_cpu_create(&cpu, 1, e))
         return e->code;
     eng_ops ops = *cpu->ops;
     ops.alloc = count_alloc, ops.free = count_free, ops.to_device = count_copy_in, ops.to_host = count_copy_in;
-    ops.zero = count_zero, ops.copy = count_copy;
+    ops.zero = count_zero, ops.copy = count_copy, ops.cast = count_cast, ops.act_dtype = count_act_dtype;
     if (gpu) {
         ops.name = "cuda (estimate)";
         ops.groups = ENG_OPS_TITANS;
@@ -142,7 +176,7 @@ static int estimate(const eng_config *cfg, int gpu, mem_est *out, tlm_err *e)
         ops.titans_mem_workspace = cpu_mem_ws;
     }
     const size_t g = gpu ? ENG_CU_ALLOC_GRANULE : 64;
-    count_ctx cc = {0, g, 0, cpu->ops, cpu->ctx};
+    count_ctx cc = {0, g, 0, prec == ENG_PREC_BF16 ? ENG_BF16 : ENG_F32, cpu->ops, cpu->ctx};
     eng_backend counting = *cpu;
     counting.ops = &ops;
     counting.ctx = &cc;
@@ -153,28 +187,31 @@ static int estimate(const eng_config *cfg, int gpu, mem_est *out, tlm_err *e)
         eng_backend_free(cpu);
         return rc;
     }
-    const size_t np = eng_model_n_params(m), extra = eng_model_optim_extra_floats(m);
+    const size_t np = eng_model_slab_floats(m), extra = eng_model_optim_extra_floats(m);
     eng_model_free(m);
     eng_backend_free(cpu);
-    const size_t slab = round_up(np * sizeof(float), g), xslab = extra ? round_up(extra * sizeof(float), g) : 0;
-    if (cc.overflow || cc.bytes < 4 * slab + xslab)
+    const size_t slab = round_up(np * sizeof(float), g), xslab = extra ? round_up(extra * sizeof(float), g) : 0,
+                 copy = prec == ENG_PREC_BF16 ? round_up(np * eng_dtype_size(ENG_BF16), g) : 0,
+                 state = 4 * slab + xslab + copy;
+    if (cc.overflow || cc.bytes < state)
         return tlm_errf(e, TLM_EINTERNAL, "describe: the memory estimate overflows or misses the parameter slabs");
     const size_t ws = gpu ? ENG_CU_BACKEND_BYTES : 0;
-    *out = (mem_est){mb, T, slab, slab, 2 * slab + xslab, cc.bytes - 4 * slab - xslab, ws, cc.bytes + ws};
+    *out = (mem_est){mb, T, prec, slab, copy, slab, 2 * slab + xslab, cc.bytes - state, ws, cc.bytes + ws};
     return 0;
 }
 
-/* {micro_batch, seq_len, weights, grads, adamw, activations, workspace,
- * total} in bytes, or NULL with *e set. */
-static json_t *memory_json(const eng_config *cfg, int gpu, tlm_err *e)
+/* {micro_batch, seq_len, precision, weights, weight_copy, grads, adamw,
+ * activations, workspace, total} in bytes, or NULL with *e set. */
+static json_t *memory_json(const eng_config *cfg, int gpu, int prec, tlm_err *e)
 {
     mem_est m;
-    if (estimate(cfg, gpu, &m, e))
+    if (estimate(cfg, gpu, prec, &m, e))
         return NULL;
-    return json_pack("{s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I}", "micro_batch", m.micro_batch, "seq_len", m.seq_len,
-                     "weights", (json_int_t)m.weights, "grads", (json_int_t)m.grads, "adamw", (json_int_t)m.adamw,
-                     "activations", (json_int_t)m.activations, "workspace", (json_int_t)m.workspace, "total",
-                     (json_int_t)m.total);
+    return json_pack("{s:i, s:i, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "micro_batch", m.micro_batch, "seq_len",
+                     m.seq_len, "precision", eng_precision_name(m.precision), "weights", (json_int_t)m.weights,
+                     "weight_copy", (json_int_t)m.weight_copy, "grads", (json_int_t)m.grads, "adamw",
+                     (json_int_t)m.adamw, "activations", (json_int_t)m.activations, "workspace",
+                     (json_int_t)m.workspace, "total", (json_int_t)m.total);
 }
 
 int wrk_fit_micro_batch(const eng_config *cfg, size_t budget, int *mb, size_t *total, tlm_err *e)
@@ -183,14 +220,16 @@ int wrk_fit_micro_batch(const eng_config *cfg, size_t budget, int *mb, size_t *t
      * sequences up to the configured one, largest first */
     const int64_t S = cfg->train.seq_len > 0 ? cfg->train.batch_tokens / cfg->train.seq_len : 0;
     *mb = 0, *total = 0;
+    int prec, fell_back, rc = wrk_gpu_precision(cfg, &prec, &fell_back, e);
+    if (rc)
+        return rc;
     for (int d = micro_batch_of(cfg); d >= 1; d--) {
         if (S % d)
             continue;
         eng_config c = *cfg;
         c.train.micro_batch = d;
         mem_est m;
-        int rc = estimate(&c, 1, &m, e);
-        if (rc)
+        if ((rc = estimate(&c, 1, prec, &m, e)))
             return rc;
         if (m.total <= budget / 20 * 19) { /* 5% left for the CUDA context and what the plan does not see */
             *mb = d, *total = m.total;
@@ -220,9 +259,12 @@ static json_t *fit_json(const eng_config *cfg, size_t budget, tlm_err *e)
 int wrk_memory_need(const eng_config *cfg, int gpu, size_t *total, size_t *state, tlm_err *e)
 {
     mem_est m;
-    int rc = estimate(cfg, gpu, &m, e);
+    int prec = ENG_PREC_FP32, fell_back;
+    int rc = gpu ? wrk_gpu_precision(cfg, &prec, &fell_back, e) : 0;
+    if (!rc)
+        rc = estimate(cfg, gpu, prec, &m, e);
     *total = rc ? 0 : m.total;
-    *state = rc ? 0 : m.weights + m.grads + m.adamw;
+    *state = rc ? 0 : m.weights + m.weight_copy + m.grads + m.adamw;
     return rc;
 }
 
@@ -285,22 +327,30 @@ int wrk_describe(const eng_config *cfg, size_t gpu_budget, FILE *out, tlm_err *e
         acc.flops_attention, "layers", layers);
     if (!doc)
         return tlm_errf(e, TLM_EINTERNAL, "describe: cannot build the JSON document");
-    json_t *cm = memory_json(cfg, 0, e), *gm = cm ? memory_json(cfg, 1, e) : NULL;
-    if (!gm) {
+    /* train.precision as each device would run it in this build (null:
+     * refused there); the GPU's plan in each storage precision, and
+     * gpu_memory the one a run would have (null when the GPU refuses) */
+    int pc, pg, fell_back;
+    tlm_err pe;
+    const int gpu_ok = !wrk_gpu_precision(cfg, &pg, &fell_back, &pe);
+    json_t *cm = memory_json(cfg, 0, ENG_PREC_FP32, e), *g32 = cm ? memory_json(cfg, 1, ENG_PREC_FP32, e) : NULL,
+           *g16 = g32 ? memory_json(cfg, 1, ENG_PREC_BF16, e) : NULL;
+    if (!g16) {
         json_decref(cm);
+        json_decref(g32);
         json_decref(doc);
         return e->code ? e->code : tlm_errf(e, TLM_EINTERNAL, "describe: cannot build the memory estimates");
     }
-    /* train.precision as each device would run it (null: refused there) */
-    int pc, pg;
-    tlm_err pe;
-    json_t *prec = json_pack("{s:s?, s:s}", "cpu",
+    json_t *prec = json_pack("{s:s?, s:s?}", "cpu",
                              eng_precision_resolve(cfg, 0, &pc, &pe) ? NULL : eng_precision_name(pc), "gpu",
-                             eng_precision_resolve(cfg, 1, &pg, &pe) ? "?" : eng_precision_name(pg));
+                             gpu_ok ? eng_precision_name(pg) : NULL);
     json_object_set_new(doc, "precision", prec);
     json_object_set_new(doc, "cpu_memory", cm);
-    json_object_set_new(doc, "gpu_memory", gm);
-    if (gpu_budget) {
+    json_object_set(doc, "gpu_memory", !gpu_ok ? json_null() : pg == ENG_PREC_BF16 ? g16 : g32);
+    json_object_set_new(doc, "gpu_memory_by_precision", json_pack("{s:o, s:o}", "fp32", g32, "bf16", g16));
+    if (gpu_budget && !gpu_ok) {
+        json_object_set_new(doc, "gpu_fit", json_null());
+    } else if (gpu_budget) {
         json_t *fit = fit_json(cfg, gpu_budget, e);
         if (!fit) {
             json_decref(doc);

@@ -311,7 +311,7 @@ static void emit_start(job *j, int64_t resumed_from)
         wrk_ev_null(&ev, "resumed_from_step");
     wrk_ev_int(&ev, "total_steps", total);
     wrk_ev_int(&ev, "total_tokens", total * j->cfg.train.batch_tokens);
-    wrk_ev_int(&ev, "params", (int64_t)eng_model_n_params(eng_trainer_model(j->tr)));
+    wrk_ev_int(&ev, "params", (int64_t)eng_model_param_count(eng_trainer_model(j->tr)));
     wrk_ev_num(&ev, "flops_per_token", flops);
     wrk_ev_str(&ev, "device", j->o->device);
     wrk_ev_str(&ev, "precision", eng_precision_name(j->precision));
@@ -349,7 +349,7 @@ static void emit_start(job *j, int64_t resumed_from)
     }
 
     char params[32], tok[32], ranks[96] = "";
-    human_count((double)eng_model_n_params(eng_trainer_model(j->tr)), params);
+    human_count((double)eng_model_param_count(eng_trainer_model(j->tr)), params);
     human_count((double)j->cfg.train.batch_tokens, tok);
     eng_rank_split sp;
     tlm_err se;
@@ -394,9 +394,13 @@ int wrk_device_index(const char *device, int *k, tlm_err *e)
 }
 
 /* The backend of this rank: the CPU, or GPU k (one rank per GPU: the rank's
- * GPU is --device's K plus its local rank; make_comm has checked it). */
-static int make_backend(eng_backend **be, const char *device, int k, int threads, const eng_config *cfg,
-                        int *precision, tlm_err *e)
+ * GPU is --device's K plus its local rank; make_comm has checked it),
+ * storing activations in `precision` (wrk_gpu_precision's, which
+ * --describe's GPU estimate plans in too); fell_back: auto runs fp32
+ * because this build's CUDA backend stores fp32 only, said here once the
+ * GPU is there. */
+static int make_backend(eng_backend **be, const char *device, int k, int threads, int precision, int fell_back,
+                        tlm_err *e)
 {
     if (k < 0) /* fp32 only: eng_precision_resolve refused bf16 already */
         return eng_backend_cpu_create(be, threads, e);
@@ -404,21 +408,16 @@ static int make_backend(eng_backend **be, const char *device, int k, int threads
     int rc = eng_backend_cuda_create(be, k, e);
     if (rc)
         return tlm_err_prefix(e, "--device %s", device);
-    eng_dtype t = *precision == ENG_PREC_BF16 ? ENG_BF16 : ENG_F32;
-    if (eng_backend_cuda_set_dtype(*be, t, e)) {
-        /* a backend without bf16 storage runs auto in fp32, and says so;
-         * a config that asked for bf16 in words fails */
-        if (cfg->train.precision != ENG_PREC_AUTO || eng_backend_cuda_set_dtype(*be, ENG_F32, e)) {
-            eng_backend_free(*be);
-            *be = NULL;
-            return tlm_err_prefix(e, "--device %s", device);
-        }
-        say("train.precision auto: this build's CUDA backend stores fp32 only; training in fp32");
-        *precision = ENG_PREC_FP32;
+    if (eng_backend_cuda_set_dtype(*be, precision == ENG_PREC_BF16 ? ENG_BF16 : ENG_F32, e)) {
+        eng_backend_free(*be);
+        *be = NULL;
+        return tlm_err_prefix(e, "--device %s", device);
     }
+    if (fell_back)
+        say("train.precision auto: this build's CUDA backend stores fp32 only; training in fp32");
     return 0;
 #else
-    (void)be, (void)threads, (void)cfg, (void)precision;
+    (void)be, (void)threads, (void)precision, (void)fell_back;
     return tlm_errf(e, TLM_ECONFIG, "--device %s: this build trains on the CPU only (--device cpu)", device);
 #endif
 }
@@ -538,10 +537,13 @@ static int set_up(job *j, int k, tlm_err *e)
         return rc;
     wrk_heartbeat_progress(&j->hb);
     eng_runtime_set_threads(o->threads);
-    /* the precision before the backend: bf16 on the CPU is refused as a
-     * config error, with no device touched */
-    if ((rc = eng_precision_resolve(&j->cfg, k >= 0, &j->precision, e)) ||
-        (rc = make_backend(&j->be, o->device, k, o->threads, &j->cfg, &j->precision, e)))
+    /* the precision before the backend: bf16 on the CPU, or on a GPU this
+     * build cannot store it on, is refused as a config error, with no
+     * device touched */
+    int fell_back = 0;
+    if ((rc = k >= 0 ? wrk_gpu_precision(&j->cfg, &j->precision, &fell_back, e)
+                     : eng_precision_resolve(&j->cfg, 0, &j->precision, e)) ||
+        (rc = make_backend(&j->be, o->device, k, o->threads, j->precision, fell_back, e)))
         return rc;
     /* the run folder is rank 0's; the others only read checkpoints in it */
     if (j->env.rank == 0 && (rc = prepare_out(j, e)))

@@ -19,6 +19,14 @@
 #define ENG_CU_BACKEND_BYTES (ENG_CU_LT_WS_BYTES + ENG_CU_SUMSQ_BLOCKS * sizeof(double))
 /* cudaMalloc's granule: every allocation is rounded up to it */
 #define ENG_CU_ALLOC_GRANULE ((size_t)256)
+/* Whether this build's CUDA backend stores activations in bf16
+ * (eng_backend_cuda_set_dtype accepts ENG_BF16): 0 until the kernels'
+ * bf16 instances land (issue 24).  tlm-worker decides a GPU job's
+ * precision from it before any device is touched, and --describe plans
+ * gpu_memory in that precision (worker/describe.c, wrk_gpu_precision):
+ * turn it on with backend.cu's refusal, or a job asking for bf16 is
+ * refused (or runs auto in fp32) where the backend would take it. */
+#define ENG_CU_STORES_BF16 0
 
 #ifdef __CUDACC__
 #define ENG_CU_PLAN_FN static __host__ __device__ inline

@@ -63,7 +63,7 @@ struct eng_evaluator {
     eng_model *model;      /* (B, seq_len) */
     eng_model *long_model; /* (1, long_T) */
     eng_gpt2 *gpt2;        /* instead of the models, after eng_evaluator_load of a GPT-2 */
-    float *host;           /* n_params floats, for parameter copies */
+    float *host;           /* a slab's floats, for parameter copies */
 };
 
 static int need_file(const char *key, const char *path, int dir, tlm_err *e)
@@ -204,7 +204,7 @@ static int make_models(eng_evaluator *ev, tlm_err *e)
     if (!rc && ev->long_T && !ev->long_model)
         rc = eng_model_create(&ev->long_model, &ev->cfg, ev->backend, 1, ev->long_T, e);
     if (!rc && !ev->host) {
-        ev->host = malloc(eng_model_n_params(ev->model) * sizeof *ev->host);
+        ev->host = malloc(eng_model_slab_floats(ev->model) * sizeof *ev->host);
         if (!ev->host)
             rc = tlm_errf(e, TLM_ENOMEM, "out of memory (evaluation copy of the parameters)");
     }
@@ -246,9 +246,9 @@ int eng_evaluator_run(eng_evaluator *ev, const eng_model *src, const eng_eval_si
     if (src) {
         if ((rc = make_models(ev, e)))
             return rc;
-        if (eng_model_n_params(src) != eng_model_n_params(ev->model))
+        if (eng_model_slab_floats(src) != eng_model_slab_floats(ev->model))
             return tlm_errf(e, TLM_EINTERNAL, "evaluation model: %zu parameters, the model has %zu",
-                            eng_model_n_params(ev->model), eng_model_n_params(src));
+                            eng_model_slab_floats(ev->model), eng_model_slab_floats(src));
         if (eng_model_get_params(src, ev->host) || (rc = push_params(ev, e)))
             return tlm_errf(e, TLM_EINTERNAL, "evaluation model: cannot copy the parameters");
     } else if (!ev->gpt2 && !ev->model) {

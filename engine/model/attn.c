@@ -21,8 +21,8 @@ void eng__attn_layout_qkv(eng_model *m, int cap, int l)
     const int d = m->d, dkv = m->Hkv * m->hd;
     /* q, k, v (and what the row adds to the projection) are adjacent: the block multiplies them as one */
     m->lp[l].wqkvg = eng__model_add_tensor(m, cap, 2, d, d, 1, "model.layers.%d.self_attn.q_proj.weight", l);
-    eng__model_add_tensor(m, cap, 2, dkv, d, 1, "model.layers.%d.self_attn.k_proj.weight", l);
-    eng__model_add_tensor(m, cap, 2, dkv, d, 1, "model.layers.%d.self_attn.v_proj.weight", l);
+    eng__model_add_rows(m, cap, dkv, d, "model.layers.%d.self_attn.k_proj.weight", l);
+    eng__model_add_rows(m, cap, dkv, d, "model.layers.%d.self_attn.v_proj.weight", l);
 }
 
 void eng__attn_layout_o(eng_model *m, int cap, int l)
@@ -170,7 +170,7 @@ static int gated_create(eng_model *m, tlm_err *e)
 static void gated_layout(eng_model *m, int cap, int l)
 {
     eng__attn_layout_qkv(m, cap, l);
-    eng__model_add_tensor(m, cap, 2, m->G, m->d, 1, "model.layers.%d.self_attn.g_proj.weight", l);
+    eng__model_add_rows(m, cap, m->G, m->d, "model.layers.%d.self_attn.g_proj.weight", l);
     eng__attn_layout_o(m, cap, l);
 }
 

@@ -98,7 +98,7 @@ static void hope_layout(eng_model *m, int cap, int l)
         snprintf(fmt, sizeof fmt, "model.layers.%%d.mlp.levels.%d.gate_proj.weight", i);
         v->b.wgu = eng__model_add_tensor(m, cap, 2, v->b.F, d, 1, fmt, l);
         snprintf(fmt, sizeof fmt, "model.layers.%%d.mlp.levels.%d.up_proj.weight", i);
-        eng__model_add_tensor(m, cap, 2, v->b.F, d, 1, fmt, l);
+        eng__model_add_rows(m, cap, v->b.F, d, fmt, l);
         snprintf(fmt, sizeof fmt, "model.layers.%%d.mlp.levels.%d.down_proj.weight", i);
         v->b.wdown = eng__model_add_tensor(m, cap, 2, d, v->b.F, 1, fmt, l);
     }
@@ -248,7 +248,10 @@ static int hope_step(eng_model *m, const eng_adamw *opt, tlm_err *e)
     for (int i = 0; i < m->n_tensors;) {
         const int C = h->period[i], decay = m->tensors[i].decay;
         int j = i + 1;
-        while (j < m->n_tensors && m->tensors[j].decay == decay && h->period[j] == C)
+        /* a run of tensors with no padding between them (model.c: each
+         * starts 16-byte aligned), as their accumulators are laid out */
+        while (j < m->n_tensors && m->tensors[j].decay == decay && h->period[j] == C &&
+               m->tensors[j].offset == m->tensors[j - 1].offset + m->tensors[j - 1].numel)
             j++;
         const size_t off = m->tensors[i].offset, n = m->tensors[j - 1].offset + m->tensors[j - 1].numel - off;
         if (C > 1) {

@@ -59,15 +59,23 @@ struct eng_model {
     /* tensor table (host) */
     eng_tensor_info *tensors;
     int n_tensors;
-    size_t n_params;
+    /* The slab's layout (model.c, layout()): every tensor starts at a
+     * multiple of ENG__PARAM_ALIGN floats, but the rows a product reads
+     * as one matrix with the tensor before it (eng__model_add_rows).
+     * n_params counts the parameters (the account, the start event);
+     * n_slab is every slab's length, the padding between tensors
+     * included (fewer than ENG__PARAM_ALIGN floats before a tensor; none
+     * after the last).  Padding is zero in every slab and no AdamW
+     * segment covers it. */
+    size_t n_params, n_slab;
     size_t off_embed, off_norm, off_head; /* off_head == off_embed when tied */
     eng_layer_params lp[ENG_MAX_LAYERS];
     eng_adamw_seg *adamw_seg;  /* every tensor as AdamW segments (eng__model_adamw_table), host */
     int n_adamw_seg;
 
-    /* slabs (backend memory, n_params floats each) */
+    /* slabs (backend memory, n_slab floats each) */
     float *params, *grads, *m, *v;
-    /* the weights every product reads (eng__wlp), n_params of wlp_dtype at
+    /* the weights every product reads (eng__wlp), n_slab of wlp_dtype at
      * the slab's offsets: on fp32 it IS params (no copy); on bf16 its own
      * allocation, made whole from the master by eng_model_sync_weight_copy
      * (initialisation, set_params, ZeRO-1's gather) and rewritten by every
@@ -120,7 +128,7 @@ struct eng_model {
     int have_logits;           /* logits_host holds the last forward's (eng_model_logits) */
     eng_grad_ready_fn grad_hook; /* eng_model_set_grad_hook (NULL: none) */
     void *grad_hook_ud;
-    size_t step_lo, step_hi;   /* the slab range a step updates: [0, n_params) but in eng_model_step_range */
+    size_t step_lo, step_hi;   /* the slab range a step updates: [0, n_slab) but in eng_model_step_range */
 };
 
 /* The scalars kept on the device (model.stats): a forward's mean loss
@@ -262,10 +270,21 @@ extern const eng_mixer eng__mixer_titans;      /* titans.c */
 
 /* ------------------------------------------------------------ shared by the rows */
 
+/* Where every parameter tensor starts in the slabs, in floats: 16 bytes
+ * of the bf16 weight copy (cuBLASLt's bf16 operands and vector loads want
+ * 16-byte aligned starts), 32 of the fp32 master. */
+#define ENG__PARAM_ALIGN 8
 /* model.c: appends one tensor to the table in layout() (fmt has one %d, the
- * layer); returns its offset */
+ * layer) at the next multiple of ENG__PARAM_ALIGN floats; returns its
+ * offset */
 size_t eng__model_add_tensor(eng_model *m, int cap, int ndim, int64_t d0, int64_t d1, int decay, const char *fmt,
                              int layer);
+/* The same for a (d0, d1) matrix with weight decay whose rows a product
+ * reads together with the tensor before it (q | k | v | g, gate | up,
+ * Titans' init_w1 | init_w2): right after it, unpadded.  Aligned too when
+ * the rows before it are a multiple of ENG__PARAM_ALIGN floats, as they
+ * are whenever d_model is a multiple of 8. */
+size_t eng__model_add_rows(eng_model *m, int cap, int64_t d0, int64_t d1, const char *fmt, int layer);
 /* model.c: AdamW on every tensor in one op (the step of the rows without
  * their own); on the segments seg of the slabs, the gradient read from
  * grad at the same offsets (the gradient slab, or an accumulator's base),

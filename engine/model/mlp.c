@@ -45,7 +45,7 @@ static void mlp_layout(eng_model *m, int cap, int l)
     const int d = m->d, F = m->widths[l];
     p->ln2 = eng__model_add_tensor(m, cap, 1, d, 0, 0, "model.layers.%d.post_attention_layernorm.weight", l);
     p->wgu = eng__model_add_tensor(m, cap, 2, F, d, 1, "model.layers.%d.mlp.gate_proj.weight", l);
-    eng__model_add_tensor(m, cap, 2, F, d, 1, "model.layers.%d.mlp.up_proj.weight", l);
+    eng__model_add_rows(m, cap, F, d, "model.layers.%d.mlp.up_proj.weight", l);
     p->wdown = eng__model_add_tensor(m, cap, 2, d, F, 1, "model.layers.%d.mlp.down_proj.weight", l);
 }
 

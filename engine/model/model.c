@@ -20,9 +20,14 @@
 
 /* ------------------------------------------------------------ tensor table */
 
-size_t eng__model_add_tensor(eng_model *m, int cap, int ndim, int64_t d0, int64_t d1, int decay, const char *fmt,
-                             int layer)
+/* One tensor at the slab's end; align: first at the next multiple of
+ * ENG__PARAM_ALIGN floats (internal.h) */
+static size_t add_tensor(eng_model *m, int cap, int ndim, int64_t d0, int64_t d1, int decay, const char *fmt,
+                         int layer, int align)
 {
+    const size_t numel = (size_t)d0 * (size_t)(ndim > 1 ? d1 : 1);
+    if (align)
+        m->n_slab = (m->n_slab + ENG__PARAM_ALIGN - 1) / ENG__PARAM_ALIGN * ENG__PARAM_ALIGN;
     if (m->tensors && m->n_tensors < cap) {
         eng_tensor_info *t = &m->tensors[m->n_tensors];
         memset(t, 0, sizeof *t);
@@ -30,22 +35,37 @@ size_t eng__model_add_tensor(eng_model *m, int cap, int ndim, int64_t d0, int64_
         t->ndim = ndim;
         t->shape[0] = d0;
         t->shape[1] = d1;
-        t->numel = (size_t)d0 * (size_t)(ndim > 1 ? d1 : 1);
-        t->offset = m->n_params;
+        t->numel = numel;
+        t->offset = m->n_slab;
         t->decay = decay;
     }
-    size_t off = m->n_params;
-    m->n_params += (size_t)d0 * (size_t)(ndim > 1 ? d1 : 1);
+    size_t off = m->n_slab;
+    m->n_slab += numel;
+    m->n_params += numel;
     m->n_tensors++;
     return off;
 }
 
+size_t eng__model_add_tensor(eng_model *m, int cap, int ndim, int64_t d0, int64_t d1, int decay, const char *fmt,
+                             int layer)
+{
+    return add_tensor(m, cap, ndim, d0, d1, decay, fmt, layer, 1);
+}
+
+size_t eng__model_add_rows(eng_model *m, int cap, int64_t d0, int64_t d1, const char *fmt, int layer)
+{
+    return add_tensor(m, cap, 2, d0, d1, 1, fmt, layer, 0);
+}
+
 /* Lays the parameters out (called twice: count, then fill): per layer the
- * input norm, then the row's token mixer and MLP. */
+ * input norm, then the row's token mixer and MLP.  Each tensor starts
+ * 16-byte aligned in the bf16 copy (eng__model_add_tensor); the padding
+ * is no parameter: n_params counts the tensors, n_slab the slab. */
 static void layout(eng_model *m, int cap)
 {
     const int d = m->d;
     m->n_params = 0;
+    m->n_slab = 0;
     m->n_tensors = 0;
     m->off_embed = eng__model_add_tensor(m, cap, 2, m->V, d, 1, "model.embed_tokens.weight", 0);
     for (int l = 0; l < m->L; l++) {
@@ -56,6 +76,20 @@ static void layout(eng_model *m, int cap)
     m->off_norm = eng__model_add_tensor(m, cap, 1, d, 0, 0, "model.norm.weight", 0);
     m->off_head =
         m->cfg.model.tied ? m->off_embed : eng__model_add_tensor(m, cap, 2, m->V, d, 1, "lm_head.weight", 0);
+}
+
+/* Zeroes the floats between tensors of a slab (backend memory): padding
+ * is zero in every slab, so that no sum over a slab (the gradient norm,
+ * the ranks' reductions) and no AdamW segment sees anything there. */
+static void zero_padding(eng_model *m, float *slab)
+{
+    size_t end = 0; /* the table is in slab order */
+    for (int i = 0; i < m->n_tensors; i++) {
+        const eng_tensor_info *t = &m->tensors[i];
+        if (t->offset > end)
+            m->ops->zero(m->ctx, slab + end, (t->offset - end) * sizeof(float));
+        end = t->offset + t->numel;
+    }
 }
 
 /* ------------------------------------------------------------ activation plan */
@@ -266,9 +300,9 @@ int eng_model_create(eng_model **out, const eng_config *cfg, const eng_backend *
         goto fail;
     }
     m->n_adamw_seg = eng__model_adamw_table(m, m->adamw_seg, NULL);
-    m->step_hi = m->n_params;
+    m->step_hi = m->n_slab;
 
-    size_t bytes = m->n_params * sizeof(float);
+    size_t bytes = m->n_slab * sizeof(float);
     m->params = ops->alloc(m->ctx, bytes);
     m->grads = ops->alloc(m->ctx, bytes);
     m->m = ops->alloc(m->ctx, bytes);
@@ -278,13 +312,17 @@ int eng_model_create(eng_model **out, const eng_config *cfg, const eng_backend *
     m->sort_count = malloc((size_t)m->V * sizeof(int32_t));
     /* fp32: the products read the master weights; bf16: their copy */
     m->params_lp = m->wlp_dtype == ENG_F32 ? (void *)m->params
-                                           : ops->alloc(m->ctx, m->n_params * eng_dtype_size(m->wlp_dtype));
+                                           : ops->alloc(m->ctx, m->n_slab * eng_dtype_size(m->wlp_dtype));
     if (!m->params || !m->grads || !m->m || !m->v || !m->params_lp || !m->losses_host || !m->sort_host ||
         !m->sort_count) {
         rc = tlm_errf(e, TLM_ENOMEM, "model: cannot allocate 4 x %.1f MiB for %zu parameters",
                       (double)bytes / 1048576, m->n_params);
         goto fail;
     }
+    zero_padding(m, m->params);
+    zero_padding(m, m->grads);
+    zero_padding(m, m->m);
+    zero_padding(m, m->v);
     if ((rc = plan_activations(m, e)) || (rc = mx->plan(m, e)))
         goto fail;
     m->host_visible = ops->is_host;
@@ -399,18 +437,23 @@ void eng_model_init_weights(eng_model *m, uint64_t seed)
     }
     m->mixer->init(m, seed);
     eng_model_sync_weight_copy(m);
-    m->ops->zero(m->ctx, m->grads, m->n_params * sizeof(float));
-    m->ops->zero(m->ctx, m->m, m->n_params * sizeof(float));
-    m->ops->zero(m->ctx, m->v, m->n_params * sizeof(float));
+    m->ops->zero(m->ctx, m->grads, m->n_slab * sizeof(float));
+    m->ops->zero(m->ctx, m->m, m->n_slab * sizeof(float));
+    m->ops->zero(m->ctx, m->v, m->n_slab * sizeof(float));
     if (m->xopt_slab)
         m->ops->zero(m->ctx, m->xopt_slab, m->xopt_floats * sizeof(float));
 }
 
 /* ------------------------------------------------------------ accessors */
 
-size_t eng_model_n_params(const eng_model *m)
+size_t eng_model_param_count(const eng_model *m)
 {
     return m->n_params;
+}
+
+size_t eng_model_slab_floats(const eng_model *m)
+{
+    return m->n_slab;
 }
 
 int eng_model_n_tensors(const eng_model *m)
@@ -438,13 +481,14 @@ const int *eng_model_widths(const eng_model *m)
 
 int eng_model_get_params(const eng_model *m, float *dst)
 {
-    m->ops->to_host(m->ctx, dst, m->params, m->n_params * sizeof(float));
+    m->ops->to_host(m->ctx, dst, m->params, m->n_slab * sizeof(float));
     return 0;
 }
 
 int eng_model_set_params(eng_model *m, const float *src)
 {
-    m->ops->to_device(m->ctx, m->params, src, m->n_params * sizeof(float));
+    m->ops->to_device(m->ctx, m->params, src, m->n_slab * sizeof(float));
+    zero_padding(m, m->params); /* whatever src held there */
     eng_model_sync_weight_copy(m);
     return 0;
 }
@@ -452,26 +496,28 @@ int eng_model_set_params(eng_model *m, const float *src)
 void eng_model_sync_weight_copy(eng_model *m)
 {
     if (m->params_lp != (void *)m->params)
-        m->ops->cast(m->ctx, m->params_lp, m->wlp_dtype, m->params, m->n_params);
+        m->ops->cast(m->ctx, m->params_lp, m->wlp_dtype, m->params, m->n_slab);
 }
 
 int eng_model_get_grads(const eng_model *m, float *dst)
 {
-    m->ops->to_host(m->ctx, dst, m->grads, m->n_params * sizeof(float));
+    m->ops->to_host(m->ctx, dst, m->grads, m->n_slab * sizeof(float));
     return 0;
 }
 
 int eng_model_get_optim(const eng_model *m, float *exp_avg, float *exp_avg_sq)
 {
-    m->ops->to_host(m->ctx, exp_avg, m->m, m->n_params * sizeof(float));
-    m->ops->to_host(m->ctx, exp_avg_sq, m->v, m->n_params * sizeof(float));
+    m->ops->to_host(m->ctx, exp_avg, m->m, m->n_slab * sizeof(float));
+    m->ops->to_host(m->ctx, exp_avg_sq, m->v, m->n_slab * sizeof(float));
     return 0;
 }
 
 int eng_model_set_optim(eng_model *m, const float *exp_avg, const float *exp_avg_sq)
 {
-    m->ops->to_device(m->ctx, m->m, exp_avg, m->n_params * sizeof(float));
-    m->ops->to_device(m->ctx, m->v, exp_avg_sq, m->n_params * sizeof(float));
+    m->ops->to_device(m->ctx, m->m, exp_avg, m->n_slab * sizeof(float));
+    m->ops->to_device(m->ctx, m->v, exp_avg_sq, m->n_slab * sizeof(float));
+    zero_padding(m, m->m);
+    zero_padding(m, m->v);
     return 0;
 }
 
@@ -506,7 +552,7 @@ int eng_model_set_optim_extra(eng_model *m, const float *src)
 
 void eng_model_zero_grads(eng_model *m)
 {
-    m->ops->zero(m->ctx, m->grads, m->n_params * sizeof(float));
+    m->ops->zero(m->ctx, m->grads, m->n_slab * sizeof(float));
 }
 
 float *eng_model_grad_slab(eng_model *m)
@@ -522,7 +568,7 @@ void eng_model_set_grad_hook(eng_model *m, eng_grad_ready_fn fn, void *ud)
 
 double eng_model_grad_norm(eng_model *m)
 {
-    return sqrt(m->ops->sumsq(m->ctx, m->grads, m->n_params));
+    return sqrt(m->ops->sumsq(m->ctx, m->grads, m->n_slab));
 }
 
 /* every tensor's sum into backend memory, then one copy (a device
@@ -536,21 +582,21 @@ void eng_model_grad_sumsq(eng_model *m, double *out)
 
 int eng_model_step(eng_model *m, const eng_adamw *opt, tlm_err *e)
 {
-    return eng_model_step_range(m, opt, 0, m->n_params, e);
+    return eng_model_step_range(m, opt, 0, m->n_slab, e);
 }
 
 int eng_model_step_range(eng_model *m, const eng_adamw *opt, size_t lo, size_t hi, tlm_err *e)
 {
     if (opt->t < 1)
         return tlm_errf(e, TLM_EINTERNAL, "model: AdamW step number must be >= 1 (got %lld)", (long long)opt->t);
-    if (lo > hi || hi > m->n_params)
-        return tlm_errf(e, TLM_EINTERNAL, "model: step range [%zu, %zu) outside the %zu parameters", lo, hi,
-                        m->n_params);
+    if (lo > hi || hi > m->n_slab)
+        return tlm_errf(e, TLM_EINTERNAL, "model: step range [%zu, %zu) outside the slab's %zu floats", lo, hi,
+                        m->n_slab);
     m->step_lo = lo;
     m->step_hi = hi;
     int rc = m->mixer->step(m, opt, e);
     m->step_lo = 0;
-    m->step_hi = m->n_params;
+    m->step_hi = m->n_slab;
     return rc;
 }
 
@@ -576,7 +622,7 @@ void eng__model_adamw_segs(eng_model *m, const eng_adamw *opt, const eng_adamw_s
     const float lr = (float)opt->lr, b1 = (float)opt->beta1, b2 = (float)opt->beta2, eps = (float)opt->eps,
                 wd = (float)opt->weight_decay, bc1 = (float)(1.0 - pow(opt->beta1, t)),
                 bc2 = (float)(1.0 - pow(opt->beta2, t));
-    if (m->step_lo == 0 && m->step_hi == m->n_params) {
+    if (m->step_lo == 0 && m->step_hi == m->n_slab) {
         m->ops->adamw(m->ctx, m->params, grad, m->m, m->v, seg, nseg, lr, b1, b2, eps, wd, bc1, bc2, grad_scale,
                       eng__lp_at(m, 0), m->wlp_dtype);
         return;

@@ -50,7 +50,14 @@ void eng_model_free(eng_model *m);
 /* Deterministic initialisation from a seed (same seed, same weights). */
 void eng_model_init_weights(eng_model *m, uint64_t seed);
 
-size_t eng_model_n_params(const eng_model *m);
+/* The parameters the model has (the account's total: what a run
+ * reports), and the floats every slab holds: the tensors at their
+ * offsets, each 16-byte aligned in the bf16 weight copy, with zero
+ * padding between them (at most 7 floats before a tensor).  Size host
+ * copies, shards and reductions of a slab by eng_model_slab_floats;
+ * count parameters with eng_model_param_count. */
+size_t eng_model_param_count(const eng_model *m);
+size_t eng_model_slab_floats(const eng_model *m);
 int eng_model_n_tensors(const eng_model *m);
 const eng_tensor_info *eng_model_tensor(const eng_model *m, int i);
 const eng_tensor_info *eng_model_find_tensor(const eng_model *m, const char *name);
@@ -60,7 +67,9 @@ void eng_model_grad_sumsq(eng_model *m, double *out);
 /* Per-layer MLP widths the model was built with. */
 const int *eng_model_widths(const eng_model *m);
 
-/* Host copies of the slabs (n_params floats each). */
+/* Host copies of the slabs (eng_model_slab_floats floats each).  The set
+ * functions take the tensors at their offsets and keep the padding zero,
+ * whatever src holds there. */
 int eng_model_get_params(const eng_model *m, float *dst);
 int eng_model_set_params(eng_model *m, const float *src);
 int eng_model_get_grads(const eng_model *m, float *dst);
@@ -124,7 +133,7 @@ float *eng_model_param_slab(eng_model *m);
 void eng_model_sync_weight_copy(eng_model *m);
 double eng_model_grad_sumsq_range(eng_model *m, size_t off, size_t n);
 
-/* The gradient slab itself (n_params floats of backend memory, in the
+/* The gradient slab itself (eng_model_slab_floats floats of backend memory, in the
  * tensors' layout): what a data-parallel trainer sums over its ranks. */
 float *eng_model_grad_slab(eng_model *m);
 

@@ -61,7 +61,7 @@ static void eng__model_backward_stack(eng_model *m, float dscale)
                    d);
     /* the layout (model.c): embedding, the layers in order, final norm,
      * head (a tied head is the embedding, final only at the end) */
-    grads_ready(m, m->off_norm, m->cfg.model.tied ? m->off_norm + (size_t)d : m->n_params);
+    grads_ready(m, m->off_norm, m->cfg.model.tied ? m->off_norm + (size_t)d : m->n_slab);
     for (int l = m->L - 1; l >= 0; l--) {
         m->mixer->mlp->bwd(m, l, N);
         m->mixer->bwd(m, l, B, T);
@@ -172,7 +172,7 @@ int eng_model_step_report(eng_model *m, double *loss_sum, double *grad_norm)
     const eng_ops *o = m->ops;
     double st[ENG__STATS];
     if (grad_norm)
-        o->sumsq_into(m->ctx, m->stats + ENG__STAT_GRAD_SQ, m->grads, m->n_params);
+        o->sumsq_into(m->ctx, m->stats + ENG__STAT_GRAD_SQ, m->grads, m->n_slab);
     o->to_host(m->ctx, st, m->stats, sizeof st);
     o->zero(m->ctx, m->stats + ENG__STAT_STEP_LOSS, sizeof(double));
     *loss_sum = st[ENG__STAT_STEP_LOSS];

@@ -114,15 +114,15 @@ static void titans_layout(eng_model *m, int cap, int l)
     titans_params *p = &t->p[l];
     const int d = m->d, H = m->H, hd = m->hd, dkv = m->Hkv * hd;
     eng__attn_layout_qkv(m, cap, l);
-    p->wmem = eng__model_add_tensor(m, cap, 2, d, d, 1, "model.layers.%d.memory.q_proj.weight", l);
-    eng__model_add_tensor(m, cap, 2, d, d, 1, "model.layers.%d.memory.k_proj.weight", l);
-    eng__model_add_tensor(m, cap, 2, d, d, 1, "model.layers.%d.memory.v_proj.weight", l);
-    eng__model_add_tensor(m, cap, 2, 3 * H, d, 1, "model.layers.%d.memory.gate_proj.weight", l);
+    p->wmem = eng__model_add_rows(m, cap, d, d, "model.layers.%d.memory.q_proj.weight", l);
+    eng__model_add_rows(m, cap, d, d, "model.layers.%d.memory.k_proj.weight", l);
+    eng__model_add_rows(m, cap, d, d, "model.layers.%d.memory.v_proj.weight", l);
+    eng__model_add_rows(m, cap, 3 * H, d, "model.layers.%d.memory.gate_proj.weight", l);
     p->bgate = eng__model_add_tensor(m, cap, 1, 3 * H, 0, 0, "model.layers.%d.memory.gate_proj.bias", l);
     p->conv = eng__model_add_tensor(m, cap, 2, 3 * d, ENG_TITANS_CONV, 1, "model.layers.%d.memory.conv.weight", l);
     if (t->depth == 2) {
         p->w0 = eng__model_add_tensor(m, cap, 2, (int64_t)H * t->hm, hd, 1, "model.layers.%d.memory.init_w1", l);
-        eng__model_add_tensor(m, cap, 2, (int64_t)H * hd, t->hm, 1, "model.layers.%d.memory.init_w2", l);
+        eng__model_add_rows(m, cap, (int64_t)H * hd, t->hm, "model.layers.%d.memory.init_w2", l);
     } else {
         p->w0 = eng__model_add_tensor(m, cap, 2, (int64_t)H * hd, hd, 1, "model.layers.%d.memory.init_w", l);
     }

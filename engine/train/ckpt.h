@@ -52,14 +52,15 @@ typedef struct eng_train_state {
     double elapsed_s;        /* training wall time, summed over attempts */
 } eng_train_state;
 
-/* Tensors in host memory: every array holds n_params floats laid out as
- * the tensors describe.  The extra optimizer state (eng_model_optim_extra:
+/* Tensors in host memory: every array holds n_floats floats laid out as
+ * the tensors describe (a model's slab: eng_model_slab_floats, the
+ * padding between tensors included; files hold the tensors by name).  The extra optimizer state (eng_model_optim_extra:
  * none for transformer and gated_attn, whose checkpoints stay as they
  * were) is n_extra more tensors whose offsets index `extra`. */
 typedef struct eng_ckpt_data {
     const eng_tensor_info *tensors;
     int n_tensors;
-    size_t n_params;
+    size_t n_floats;
     float *params, *exp_avg, *exp_avg_sq;
     const eng_tensor_info *extra_tensors;
     int n_extra;

@@ -37,7 +37,7 @@ struct eng_trainer {
     int64_t ckpt_step;             /* step of the newest checkpoint written or loaded (-1: none) */
     int64_t eval_step;             /* step of the last evaluation (-1: none) */
     int zero;                      /* ZeRO-1 (train.zero1 on several ranks): the optimizer state is sharded */
-    size_t shard;                  /* ZeRO-1: floats per rank's shard (n_params / ranks); the tail beyond
+    size_t shard;                  /* ZeRO-1: floats per rank's shard (slab floats / ranks); the tail beyond
                                       shard x ranks is every rank's */
     int hook_rc;                   /* the first failure of a collective the gradient hook started */
     tlm_err hook_err;
@@ -126,7 +126,7 @@ int eng_trainer_create(eng_trainer **out, const eng_config *cfg, const struct en
     }
     if ((rc = eng_model_create(&t->model, cfg, backend, t->micro, t->T, e)))
         goto fail;
-    t->shard = eng_model_n_params(t->model) / (size_t)t->comm.size;
+    t->shard = eng_model_slab_floats(t->model) / (size_t)t->comm.size;
     if (cfg->train.grad_norms_every > 0) {
         t->gn_tensor = malloc((size_t)eng_model_n_tensors(t->model) * sizeof *t->gn_tensor);
         t->gn_acc = malloc(((size_t)cfg->model.layers * 3 + 2) * sizeof *t->gn_acc);
@@ -201,7 +201,7 @@ static int weights_agree(eng_trainer *t, tlm_err *e)
     const eng_comm *c = &t->comm;
     if (c->size == 1)
         return 0;
-    const size_t np = eng_model_n_params(t->model);
+    const size_t np = eng_model_slab_floats(t->model);
     float *p = malloc(np * sizeof *p);
     int rc = p ? eng_model_get_params(t->model, p) : tlm_errf(e, TLM_ENOMEM, "out of memory for the weights' digest");
     uint64_t mine = rc ? 0 : digest(p, np), first = mine;
@@ -220,7 +220,7 @@ static int weights_agree(eng_trainer *t, tlm_err *e)
 /* ------------------------------------------------------------ checkpoints */
 typedef struct host_copy {
     eng_tensor_info *tensors;
-    float *buf;           /* 3 x n_params, then the extra optimizer state */
+    float *buf;           /* 3 x the slab's floats, then the extra optimizer state */
     eng_ckpt_data d;
 } host_copy;
 
@@ -234,7 +234,7 @@ static int host_alloc(eng_trainer *t, host_copy *hc, tlm_err *e)
 {
     memset(hc, 0, sizeof *hc);
     int n = eng_model_n_tensors(t->model), nx = eng_model_n_optim_extra(t->model);
-    size_t np = eng_model_n_params(t->model), xf = eng_model_optim_extra_floats(t->model);
+    size_t np = eng_model_slab_floats(t->model), xf = eng_model_optim_extra_floats(t->model);
     hc->tensors = malloc((size_t)(n + nx) * sizeof *hc->tensors);
     hc->buf = malloc((3 * np + xf) * sizeof *hc->buf);
     if (!hc->tensors || !hc->buf) {
@@ -245,7 +245,7 @@ static int host_alloc(eng_trainer *t, host_copy *hc, tlm_err *e)
         hc->tensors[i] = *eng_model_tensor(t->model, i);
     hc->d.tensors = hc->tensors;
     hc->d.n_tensors = n;
-    hc->d.n_params = np;
+    hc->d.n_floats = np;
     hc->d.params = hc->buf;
     hc->d.exp_avg = hc->buf + np;
     hc->d.exp_avg_sq = hc->buf + 2 * np;
@@ -302,7 +302,7 @@ static int sum_floats(eng_trainer *t, float *x, size_t n, double *tmp, size_t ca
 static int gather_optim(eng_trainer *t, host_copy *hc, tlm_err *e)
 {
     const eng_model *m = t->model;
-    const size_t np = eng_model_n_params(m);
+    const size_t np = eng_model_slab_floats(m);
     int rc = eng_model_get_optim(m, hc->d.exp_avg, hc->d.exp_avg_sq);
     if (!rc)
         rc = eng_model_get_optim_extra(m, hc->d.extra);
@@ -650,7 +650,7 @@ static int reduce_step(eng_trainer *t, int overlap, double *loss_sum, double *su
     int rc;
     if (t->zero) {
         float *g = eng_model_grad_slab(t->model);
-        const size_t np = eng_model_n_params(t->model), tail = t->shard * (size_t)c->size;
+        const size_t np = eng_model_slab_floats(t->model), tail = t->shard * (size_t)c->size;
         rc = c->ops->reduce_scatter_sum(c->ctx, g, t->shard, e);
         if (!rc && tail < np)
             rc = c->ops->allreduce_sum(c->ctx, g + tail, np - tail, e);
@@ -667,7 +667,7 @@ static int reduce_step(eng_trainer *t, int overlap, double *loss_sum, double *su
         if (!rc && t->hook_rc)
             *e = t->hook_err, rc = t->hook_rc;
     } else {
-        rc = c->ops->allreduce_sum(c->ctx, eng_model_grad_slab(t->model), eng_model_n_params(t->model), e);
+        rc = c->ops->allreduce_sum(c->ctx, eng_model_grad_slab(t->model), eng_model_slab_floats(t->model), e);
     }
     if (!rc)
         rc = c->ops->sum_f64(c->ctx, loss_sum, 1, e);
@@ -746,7 +746,7 @@ static int train_step(eng_trainer *t, eng_step_info *si, tlm_err *e)
                      clip > 0 && norm > clip ? clip / norm : 1.0};
     if (t->zero) {
         /* this rank's shard and the tail, then every rank's shard to all */
-        const size_t np = eng_model_n_params(t->model), tail = t->shard * (size_t)R,
+        const size_t np = eng_model_slab_floats(t->model), tail = t->shard * (size_t)R,
                      lo = (size_t)t->comm.rank * t->shard;
         rc = eng_model_step_range(t->model, &opt, lo, lo + t->shard, e);
         if (!rc && tail < np)

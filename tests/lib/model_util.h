@@ -81,20 +81,70 @@ static inline void tm_batch(uint64_t seed, int B, int T, int V, int32_t *tok, in
     }
 }
 
-/* The tensors tile the parameter slab in table order (offsets, sizes), and
- * weight decay is on the matrices only. */
-static inline void tm_slab_checks(const eng_model *m, int *tiles, int *decay_on_matrices)
+/* Every tensor's slab offset is a multiple of this many floats: 16 bytes
+ * of the bf16 weight copy, 32 of the fp32 master (engine/model/model.h). */
+#define TM_PARAM_ALIGN 8
+
+/* The tensors lie in the parameter slab in table order (offsets, sizes),
+ * each right after the one before it (rows of one matrix) or at the next
+ * multiple of TM_PARAM_ALIGN floats, the slab ending with the last:
+ * *tiles; every offset a multiple of TM_PARAM_ALIGN (the test models'
+ * d_model are multiples of 8): *aligned; weight decay is on the matrices
+ * only: *decay_on_matrices. */
+static inline void tm_slab_checks(const eng_model *m, int *tiles, int *aligned, int *decay_on_matrices)
 {
-    size_t off = 0;
-    int ok = 1, decay_ok = 1;
+    size_t off = 0, counted = 0;
+    int ok = 1, al = 1, decay_ok = 1;
     for (int i = 0; i < eng_model_n_tensors(m); i++) {
         const eng_tensor_info *t = eng_model_tensor(m, i);
-        ok &= t->offset == off && t->numel == (size_t)t->shape[0] * (t->ndim > 1 ? (size_t)t->shape[1] : 1);
+        const size_t up = (off + TM_PARAM_ALIGN - 1) / TM_PARAM_ALIGN * TM_PARAM_ALIGN;
+        ok &= (t->offset == off || t->offset == up) &&
+              t->numel == (size_t)t->shape[0] * (t->ndim > 1 ? (size_t)t->shape[1] : 1);
+        al &= t->offset % TM_PARAM_ALIGN == 0;
         decay_ok &= t->decay == (t->ndim == 2);
-        off += t->numel;
+        off = t->offset + t->numel;
+        counted += t->numel;
     }
-    *tiles = ok && off == eng_model_n_params(m);
+    *tiles = ok && off == eng_model_slab_floats(m) && counted == eng_model_param_count(m);
+    *aligned = al;
     *decay_on_matrices = decay_ok;
+}
+
+/* The slabs' padding (the floats no tensor covers) after whatever ran:
+ * *pad of them per slab, *nonzero the floats among them, in the
+ * parameters, gradients and both AdamW moments, whose bits are not +0.
+ * -1 when the host copies cannot be made. */
+static inline int tm_padding(const eng_model *m, size_t *pad, size_t *nonzero)
+{
+    const size_t n = eng_model_slab_floats(m);
+    float *buf = malloc(4 * n * sizeof *buf);
+    char *covered = calloc(n, 1);
+    *pad = *nonzero = 0;
+    if (!buf || !covered) {
+        free(buf);
+        free(covered);
+        return -1;
+    }
+    eng_model_get_params(m, buf);
+    eng_model_get_grads(m, buf + n);
+    eng_model_get_optim(m, buf + 2 * n, buf + 3 * n);
+    for (int i = 0; i < eng_model_n_tensors(m); i++) {
+        const eng_tensor_info *t = eng_model_tensor(m, i);
+        memset(covered + t->offset, 1, t->numel);
+    }
+    for (size_t j = 0; j < n; j++) {
+        if (covered[j])
+            continue;
+        (*pad)++;
+        for (int k = 0; k < 4; k++) {
+            uint32_t u;
+            memcpy(&u, buf + (size_t)k * n + j, sizeof u);
+            *nonzero += u != 0;
+        }
+    }
+    free(buf);
+    free(covered);
+    return 0;
 }
 
 /* `steps` AdamW steps (lr 3e-3, clipped to norm 1) of a model planned for
@@ -132,11 +182,12 @@ static inline int tm_train_stream(eng_model *m, int B, int T, int V, int steps, 
  * in *e), the model is planned for (B, T) on be with weights from seed;
  * params_out (or NULL): its initial weights.  *allocs: how far *counter
  * (tests/lib/alloc_count.h's n_allocs) moved during the steps alone, whose
- * buffers are made before.  -1 after a TAP diagnostic when there is no
- * model. */
+ * buffers are made before.  pad, pad_nonzero (NULL: not read): the
+ * slabs' padding after training (tm_padding).  -1 after a TAP diagnostic
+ * when there is no model. */
 static inline int tm_train_counted(int config_rc, const eng_config *c, tlm_err *e, eng_backend *be, int B, int T,
                                    uint64_t seed, int steps, double *losses, float *params_out, const long *counter,
-                                   long *allocs)
+                                   long *allocs, size_t *pad, size_t *pad_nonzero)
 {
     eng_model *m = NULL;
     int32_t *tok = malloc(sizeof(int32_t) * B * T), *tgt = malloc(sizeof(int32_t) * B * T);
@@ -153,6 +204,8 @@ static inline int tm_train_counted(int config_rc, const eng_config *c, tlm_err *
     long before = *counter;
     rc = tm_train_stream(m, B, T, c->model.vocab, steps, tok, tgt, losses, e);
     *allocs = *counter - before;
+    if (!rc && pad && tm_padding(m, pad, pad_nonzero)) /* the slabs' padding after training (tm_padding) */
+        rc = -1;
     eng_model_free(m);
     free(tok);
     free(tgt);
@@ -226,7 +279,7 @@ static inline void tm_fd_check(eng_model *m, int B, int T, int V, const tm_fd *f
     tlm_err e = {0};
     eng_model_init_weights(m, 7);
     int32_t *tok = malloc((size_t)B * T * sizeof *tok), *tgt = malloc((size_t)B * T * sizeof *tgt);
-    size_t n = eng_model_n_params(m);
+    size_t n = eng_model_slab_floats(m);
     float *p = malloc(n * sizeof *p), *g = malloc(n * sizeof *g);
     tm_batch(3, B, T, V, tok, tgt);
     memset(res, 0, sizeof *res);
@@ -301,11 +354,14 @@ static inline int tm_tap_layout(const char *name, int cfg_rc, const eng_config *
         TAP_OK(0, "%s: build: %s", name, e->msg);
         return -1;
     }
-    TAP_OK((int64_t)eng_model_n_params(*m) == a->total, "%s: %zu parameters allocated, account says %lld", name,
-           eng_model_n_params(*m), (long long)a->total);
-    int tiles, decay_ok;
-    tm_slab_checks(*m, &tiles, &decay_ok);
-    TAP_OK(tiles, "%s: tensors tile the slab", name);
+    TAP_OK((int64_t)eng_model_param_count(*m) == a->total, "%s: %zu parameters allocated, account says %lld", name,
+           eng_model_param_count(*m), (long long)a->total);
+    int tiles, aligned, decay_ok;
+    tm_slab_checks(*m, &tiles, &aligned, &decay_ok);
+    TAP_OK(tiles, "%s: tensors tile the slab (%zu floats), padded to %d floats at most", name,
+           eng_model_slab_floats(*m), TM_PARAM_ALIGN - 1);
+    TAP_OK(aligned, "%s: every tensor's offset 16-byte aligned in the bf16 weight copy (a multiple of %d floats)",
+           name, TM_PARAM_ALIGN);
     TAP_OK(decay_ok, "%s: weight decay on matrices only", name);
     return 0;
 }

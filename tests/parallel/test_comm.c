@@ -153,7 +153,7 @@ static void test_hook(eng_backend *be, const char *arch, const char *extra, int 
         return;
     }
     eng_model_init_weights(m, 5);
-    const size_t np = eng_model_n_params(m);
+    const size_t np = eng_model_slab_floats(m);
     hook_log h = {0};
     h.seen = calloc(np, sizeof *h.seen);
     h.slab = eng_model_grad_slab(m);

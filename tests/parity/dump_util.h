@@ -71,7 +71,7 @@ static inline int pd_add_tensors(eng_st_writer *wr, eng_model *m, const char *pr
 /* DIR/<name>.model.safetensors: the model's current weights and `meta`. */
 static inline int pd_write_model(eng_model *m, const char *dir, const char *name, const char *meta, tlm_err *e)
 {
-    float *p = malloc(eng_model_n_params(m) * sizeof *p);
+    float *p = malloc(eng_model_slab_floats(m) * sizeof *p);
     eng_st_writer *wr = NULL;
     char path[1024];
     snprintf(path, sizeof path, "%s/%s.model.safetensors", dir, name);
@@ -90,7 +90,7 @@ static inline int pd_write_model(eng_model *m, const char *dir, const char *name
 static inline int pd_train_and_write(eng_model *m, int V, const int32_t *tok, const int32_t *tgt, int per_step,
                                      int with_final, const char *dir, const char *name, tlm_err *e)
 {
-    const size_t n = eng_model_n_params(m), bt = (size_t)PD_B * PD_T;
+    const size_t n = eng_model_slab_floats(m), bt = (size_t)PD_B * PD_T;
     float *g = malloc(n * sizeof *g), *fin = with_final ? malloc(n * sizeof *fin) : NULL;
     float *logits = malloc(sizeof(float) * bt * V);
     int rc = !g || !logits || (with_final && !fin) ? tlm_errf(e, TLM_ENOMEM, "out of memory") : 0;

@@ -73,7 +73,7 @@ static void on_log(void *ud, const char *msg) { fprintf(stderr, "eval_run: %s\n"
 
 static int write_model(const eng_model *m, const eng_config *c, const char *path, tlm_err *e)
 {
-    size_t n = eng_model_n_params(m);
+    size_t n = eng_model_slab_floats(m);
     float *p = malloc(n * sizeof *p);
     if (!p)
         return tlm_errf(e, TLM_ENOMEM, "out of memory");
@@ -107,7 +107,7 @@ static int write_model(const eng_model *m, const eng_config *c, const char *path
 
 static int write_ckpt(const eng_model *m, const eng_config *c, const char *root, tlm_err *e)
 {
-    size_t n = eng_model_n_params(m);
+    size_t n = eng_model_slab_floats(m);
     float *p = malloc(n * sizeof *p), *z = calloc(n, sizeof *z);
     if (!p || !z) {
         free(p), free(z);

@@ -59,7 +59,11 @@ P
 ok $? "--config-keys gives the titans defaults a resolved config holds (max_lr 0.002)"
 
 # the GPU memory estimate: parts that add up, weights/grads/AdamW from the
-# parameter count, activations that grow in proportion to the micro-batch
+# parameter count, activations that grow in proportion to the micro-batch.
+# The slabs hold each tensor 16-byte aligned in the bf16 weight copy: at
+# most 7 floats of padding before a tensor (pad_max bounds them by 32
+# tensors a layer; the 440m preset has none, titans' 3 x heads gate bias
+# some)
 for mb in 2 4; do
     printf 'scale: 440m\ntrain: {seq_len: 4096, micro_batch: %d}\n' $mb >"$tmp/mb$mb.yaml"
     "$W" --describe --config "$tmp/mb$mb.yaml" >"$tmp/mb$mb.json" || echo "# describe failed for micro_batch $mb"
@@ -71,10 +75,10 @@ import json, sys
 a, b, t = (json.load(open(f)) for f in sys.argv[1:4])
 for d in (a, b, t):
     g = d["gpu_memory"]
-    parts = g["weights"] + g["grads"] + g["adamw"] + g["activations"] + g["workspace"]
+    parts = g["weights"] + g["weight_copy"] + g["grads"] + g["adamw"] + g["activations"] + g["workspace"]
     assert parts == g["total"], (parts, g)
-    n = d["params"]["total"]
-    assert 4 * n <= g["weights"] < 4 * n + 256, (n, g)
+    n, pad_max = d["params"]["total"], 4 * 7 * (32 * d["config"]["model"]["layers"] + 3)
+    assert 4 * n <= g["weights"] < 4 * n + 256 + pad_max, (n, g)
     assert g["grads"] == g["weights"] and g["adamw"] >= 2 * g["weights"], g
     assert g["activations"] > 0 and g["workspace"] >= 32 << 20, g
 ga, gb = a["gpu_memory"], b["gpu_memory"]
@@ -86,6 +90,55 @@ assert t["gpu_memory"]["micro_batch"] == 4, t["gpu_memory"]
 print("# 440m seq 4096: micro-batch 2 %.2f GB, 4 %.2f GB (activations x%.3f)" % (ga["total"] / 1e9, gb["total"] / 1e9, r))
 P
 ok $? "gpu_memory: parts add up to the total, weights from the parameter count, activations x2 with the micro-batch"
+# the GPU plan in the precision the worker would run (precision.gpu: fp32
+# while this build's CUDA backend stores fp32 only), and the plan in each
+# precision: bf16 holds the weight copy (2 bytes a parameter, its own
+# allocation) and about half the activations (2-byte activations and
+# their gradients; statistics and workspaces stay fp32), the parameter
+# state unchanged.  `gpu_memory_by_precision` is the documented path to
+# a bf16 plan before this build runs bf16 (docs/protocol.md).
+printf 'scale: 440m\ntrain: {seq_len: 4096, micro_batch: 2, precision: fp32}\n' >"$tmp/p32.yaml"
+printf 'scale: 440m\ntrain: {seq_len: 4096, micro_batch: 2, precision: bf16}\n' >"$tmp/p16.yaml"
+for p in p32 p16; do
+    "$W" --describe --gpu-memory 131.3 --config "$tmp/$p.yaml" >"$tmp/$p.json" || echo "# describe failed for $p"
+done
+# does this build's CUDA backend store bf16 (engine/cuda/plan.h)?
+bf16=0; grep -q '^#define ENG_CU_STORES_BF16 1' "$TLM_SRCDIR/engine/cuda/plan.h" && bf16=1
+python3 - "$tmp/mb2.json" "$tmp/tmal.json" "$tmp/p32.json" "$tmp/p16.json" $bf16 <<'P'
+import json, sys
+a, t, p32, p16 = (json.load(open(f)) for f in sys.argv[1:5])
+bf16 = sys.argv[5] == "1"
+for d in (a, t):
+    by, g, n = d["gpu_memory_by_precision"], d["gpu_memory"], d["params"]["total"]
+    f, b = by["fp32"], by["bf16"]
+    assert (f["precision"], b["precision"]) == ("fp32", "bf16"), by
+    assert g["precision"] == d["precision"]["gpu"] and g == by[g["precision"]], (d["precision"], g)
+    assert f["weight_copy"] == 0 and 2 * n <= b["weight_copy"] <= f["weights"] // 2 + 256, (n, f, b)
+    for k in ("micro_batch", "seq_len", "weights", "grads", "adamw", "workspace"):
+        assert f[k] == b[k], (k, f, b)
+    parts = b["weights"] + b["weight_copy"] + b["grads"] + b["adamw"] + b["activations"] + b["workspace"]
+    assert parts == b["total"], (parts, b)
+    # the transformer's activations about halve; titans' memory scratch
+    # and states stay fp32 (0.69 at 1m, seq 256)
+    r = b["activations"] / f["activations"]
+    assert 0.5 <= r < (0.6 if d is a else 0.8), r
+    print("# %s: bf16 plan %.2f GB (copy %.2f GB, activations x%.3f of fp32's), fp32 plan %.2f GB" % (
+        d["config"]["arch"], b["total"] / 1e9, b["weight_copy"] / 1e9, r, f["total"] / 1e9))
+# auto plans what the worker trains in: fp32 while the CUDA backend stores
+# fp32 only (bf16 in words then refused there: no plan, no fit, its plan
+# still in gpu_memory_by_precision), bf16 once it stores bf16; fp32 in
+# words plans fp32
+want = "bf16" if bf16 else "fp32"
+assert a["precision"]["gpu"] == want and a["gpu_memory"]["precision"] == want, a["precision"]
+assert p32["precision"] == {"cpu": "fp32", "gpu": "fp32"} and p32["gpu_memory"] == a["gpu_memory_by_precision"]["fp32"]
+assert p32["gpu_fit"]["fits"], p32["gpu_fit"]
+if bf16:
+    assert p16["precision"] == {"cpu": None, "gpu": "bf16"} and p16["gpu_memory"] == a["gpu_memory"], p16
+else:
+    assert p16["precision"] == {"cpu": None, "gpu": None} and p16["gpu_memory"] is None and p16["gpu_fit"] is None, p16
+assert p16["gpu_memory_by_precision"] == a["gpu_memory_by_precision"], p16["gpu_memory_by_precision"]
+P
+ok $? "gpu_memory in the worker's precision (ENG_CU_STORES_BF16 $bf16); the bf16 plan holds the weight copy and about half the activations"
 # the CPU estimate too (issue 26): the same parts, the CPU backend's own workspaces
 python3 - "$tmp/mb2.json" "$tmp/mb4.json" "$tmp/tmal.json" <<'P'
 import json, sys
@@ -94,8 +147,10 @@ for d in (a, b, t):
     c = d["cpu_memory"]
     parts = c["weights"] + c["grads"] + c["adamw"] + c["activations"] + c["workspace"]
     assert parts == c["total"] and c["workspace"] == 0, c
-    n = d["params"]["total"]
-    assert 4 * n <= c["weights"] < 4 * n + 64, (n, c)
+    n, pad_max = d["params"]["total"], 4 * 7 * (32 * d["config"]["model"]["layers"] + 3)
+    assert 4 * n <= c["weights"] < 4 * n + 64 + pad_max, (n, c)
+    if d is a:  # d_model and heads multiples of 8: no padding at all
+        assert c["weights"] == 4 * n and d["gpu_memory"]["weights"] == -(-4 * n // 256) * 256, (n, c)
     assert c["grads"] == c["weights"] and c["adamw"] >= 2 * c["weights"], c
     assert 0 < c["activations"] < 4 * d["gpu_memory"]["activations"], (c, d["gpu_memory"])
 ca, cb = a["cpu_memory"], b["cpu_memory"]

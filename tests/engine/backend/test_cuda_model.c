@@ -29,6 +29,7 @@
 #include "engine/cpu/backend.h"
 #include "engine/cpu/runtime.h"
 #include "engine/cuda/backend.h"
+#include "engine/cuda/plan.h"
 #include "engine/model/model.h"
 #include "tests/lib/model_util.h"
 #include "tests/lib/tap.h"
@@ -118,7 +119,7 @@ static int train(const tm_spec *s, const eng_backend *be, const device_row *d, d
                           gn * gn);
         free(sq);
     }
-    *np = eng_model_n_params(m);
+    *np = eng_model_slab_floats(m);
     *params = malloc(*np * sizeof **params);
     if (!*params)
         rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
@@ -218,6 +219,20 @@ int main(int argc, char **argv)
         eng_backend_free(gpu);
     }
 #ifdef TLM_HAVE_CUDA_EMU
+    /* tlm-worker decides a GPU job's storage precision before any device
+     * is touched, from ENG_CU_STORES_BF16 (worker/describe.c,
+     * wrk_gpu_precision; --describe plans gpu_memory in it): the backend
+     * must take bf16 exactly when that says it stores it */
+    eng_backend *bb;
+    if (eng_backend_cuda_emu_create(&bb, 0, &e)) {
+        TAP_OK(0, "cuda-emu backend: %s", e.msg);
+    } else {
+        const int took = eng_backend_cuda_emu_set_dtype(bb, ENG_BF16, &e) == 0;
+        TAP_OK(took == ENG_CU_STORES_BF16,
+               "cuda-emu: bf16 storage %s, as engine/cuda/plan.h's ENG_CU_STORES_BF16 (%d) says",
+               took ? "accepted" : "refused", ENG_CU_STORES_BF16);
+        eng_backend_free(bb);
+    }
     static char run[16384];
     const int nk = eng_cuda_emu_kernels_run(run, sizeof run);
     TAP_DIAG("cuda-emu: %d kernels ran (name, launches, blocks, seconds emulated):", nk);

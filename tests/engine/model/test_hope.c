@@ -203,8 +203,9 @@ static void test_transformer_equivalence(void)
     }
     eng_model_init_weights(tm, 5);
     eng_model_init_weights(hm, 5);
-    size_t n = eng_model_n_params(tm);
-    TAP_OK(n == eng_model_n_params(hm), "one level: %zu parameters, as the Transformer", n);
+    size_t n = eng_model_slab_floats(tm);
+    TAP_OK(eng_model_param_count(tm) == eng_model_param_count(hm) && n == eng_model_slab_floats(hm),
+           "one level: %zu parameters, as the Transformer, in a slab as long", eng_model_param_count(tm));
     float *pt = malloc(n * sizeof *pt), *ph = malloc(n * sizeof *ph), *gt = malloc(n * sizeof *gt),
           *gh = malloc(n * sizeof *gh);
     eng_model_get_params(tm, pt);
@@ -325,7 +326,7 @@ static void test_schedule(void)
         TAP_OK(0, "schedule: build: %s", e.msg);
         return;
     }
-    size_t n = eng_model_n_params(m), nx = eng_model_optim_extra_floats(m);
+    size_t n = eng_model_slab_floats(m), nx = eng_model_optim_extra_floats(m);
     float *p0 = malloc(n * sizeof *p0), *p1 = malloc(n * sizeof *p1), *g = malloc(n * sizeof *g);
     float *x = malloc(nx * sizeof *x);
     double *gsum = calloc(n, sizeof *gsum);
@@ -399,7 +400,7 @@ static void test_state_resume(void)
         TAP_OK(0, "resume: build: %s", e.msg);
         return;
     }
-    size_t n = eng_model_n_params(a), nx = eng_model_optim_extra_floats(a);
+    size_t n = eng_model_slab_floats(a), nx = eng_model_optim_extra_floats(a);
     float *p = malloc(n * sizeof *p), *mo = malloc(n * sizeof *mo), *v = malloc(n * sizeof *v),
           *x = malloc(nx * sizeof *x), *pa = malloc(n * sizeof *pa), *pb = malloc(n * sizeof *pb);
     double la[END + 1], lb[END + 1], lc[END + 1];

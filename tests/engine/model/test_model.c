@@ -1,6 +1,7 @@
 /* test_model.c: the model's contract beyond gradients: the parameter count
  * equals eng_account's and the tensor table follows docs/protocol.md (names,
- * shapes, one contiguous slab, decay only on matrices); the same seed gives
+ * shapes, one slab with every tensor 16-byte aligned in the bf16 weight
+ * copy, decay only on matrices), the padding zero after training; the same seed gives
  * bit-identical weights and losses; forward, backward, grad norm and the
  * AdamW step allocate nothing (malloc & co. are wrapped at link time for
  * this program, so every allocation the engine's code makes is counted);
@@ -67,13 +68,17 @@ static void test_layout(const tm_spec *s)
     eng_model_free(m);
 }
 
-/* Trains `steps` AdamW steps (B 8, T 64); losses[] out.  Counts allocations during them. */
+/* the slabs' padding after the last train(): floats per slab, and those
+ * not zero in the parameters, gradients and moments (tm_padding) */
+static size_t last_pad, last_pad_nonzero;
+
+/* Trains `steps` AdamW steps; losses[] out.  Counts allocations during them. */
 static int train(const tm_spec *s, uint64_t seed, int steps, double *losses, long *allocs, float *params_out)
 {
     eng_config c;
     tlm_err e = {0};
     return tm_train_counted(tm_config(s, 64, &c, &e), &c, &e, BE, 8, 64, seed, steps, losses, params_out, &n_allocs,
-                            allocs);
+                            allocs, &last_pad, &last_pad_nonzero);
 }
 
 /* nll per position, ignored targets, inference without targets, misuse */
@@ -154,9 +159,13 @@ int main(int argc, char **argv)
         memset(pa, 0, sizeof pa);
         memset(pb, 0, sizeof pb);
         memset(pc, 0, sizeof pc);
-        int rc = train(s, 11, STEPS, a, &alloc_a, pa) | train(s, 11, STEPS, b, &alloc_b, pb) |
-                 train(s, 12, 2, c, &alloc_c, pc);
+        int rc = train(s, 11, STEPS, a, &alloc_a, pa);
+        const size_t pad = last_pad, pad_bad = last_pad_nonzero;
+        rc |= train(s, 11, STEPS, b, &alloc_b, pb) | train(s, 12, 2, c, &alloc_c, pc);
         TAP_OK(rc == 0, "%s: trained", s->name);
+        TAP_OK(rc == 0 && pad_bad == 0,
+               "%s: after %d steps the slabs' padding (%zu floats) is zero in the weights, gradients and moments "
+               "(%zu not)", s->name, STEPS, pad, pad_bad);
         TAP_OK(!memcmp(a, b, sizeof a) && !memcmp(pa, pb, sizeof pa), "%s: same seed, bit-identical weights and %d losses",
                s->name, STEPS);
         TAP_OK(memcmp(pa, pc, sizeof pa) != 0 && a[0] != c[0], "%s: another seed, other weights", s->name);

@@ -3,7 +3,10 @@
  * eng_account's for both variants, both depths, with and without
  * persistent entries; the Titans tensors' names and shapes; the memory's
  * projections continue the fused q/k/v matrix; the MLP alone is tapered;
- * weight decay on matrices only; the account's FLOPs; config keys
+ * weight decay on matrices only; every tensor 16-byte aligned in the bf16
+ * weight copy, and the padding the gate bias leaves zero after training,
+ * even from host buffers with NaN there (tests/lib/model_util.h); the
+ * account's FLOPs; config keys
  * (defaults, canonical form, refusals); zero allocations in training steps
  * (malloc & co. wrapped at link time); bit-identical losses for the same
  * seed, and on 1 and 2 threads; a tiny model learns; per-position NLL
@@ -139,13 +142,18 @@ static void test_config(void)
     }
 }
 
-/* Trains `steps` AdamW steps (B 8, T 32) on a learnable stream (two micro
- * batches); losses out, allocations during the steps counted. */
+/* the slabs' padding after the last train(): floats per slab, and those
+ * not zero in the parameters, gradients and moments (tm_padding) */
+static size_t last_pad, last_pad_nonzero;
+
+/* Trains `steps` AdamW steps on a learnable stream (two micro batches);
+ * losses out, allocations during the steps counted. */
 static int train(const titans_spec *s, uint64_t seed, int steps, double *losses, long *allocs)
 {
     eng_config c;
     tlm_err e = {0};
-    return tm_train_counted(ts_config(s, 32, &c, &e), &c, &e, BE, 8, 32, seed, steps, losses, NULL, &n_allocs, allocs);
+    return tm_train_counted(ts_config(s, 32, &c, &e), &c, &e, BE, 8, 32, seed, steps, losses, NULL, &n_allocs, allocs,
+                            &last_pad, &last_pad_nonzero);
 }
 
 /* The optional op group, checked once at creation: a backend without the
@@ -190,6 +198,49 @@ static void test_op_groups(void)
     rc = ts_config(&specs[0], 16, &c, &e) || eng_model_create(&m, &c, &broken, 2, 16, &e);
     TAP_OK(rc && e.code == TLM_EINTERNAL && !m && strstr(e.msg, "swa_bwd"),
            "a backend that claims the Titans ops without swa_bwd is refused: %s", e.msg);
+}
+
+/* Host buffers whose padding holds NaN (a checkpoint's host copy holds
+ * whatever malloc gave): eng_model_set_params and eng_model_set_optim take
+ * the tensors only, and the padding stays zero through training steps. */
+static void test_padding_set(const titans_spec *s)
+{
+    enum { Bm = 4, Tm = 16, STEPS = 3 };
+    eng_config c;
+    tlm_err e = {0};
+    eng_model *m;
+    if (ts_config(s, Tm, &c, &e) || eng_model_create(&m, &c, BE, Bm, Tm, &e)) {
+        TAP_OK(0, "%s: padding after set_params: build: %s", s->name, e.msg);
+        return;
+    }
+    eng_model_init_weights(m, 3);
+    const size_t n = eng_model_slab_floats(m);
+    float *p = malloc(n * sizeof *p), *mo = malloc(n * sizeof *mo), *v = malloc(n * sizeof *v);
+    char *covered = calloc(n, 1);
+    size_t pad = 0, pad_bad = 1;
+    double losses[STEPS];
+    static int32_t tok[Bm * Tm], tgt[Bm * Tm];
+    int rc = -1;
+    if (p && mo && v && covered) {
+        eng_model_get_params(m, p);
+        eng_model_get_optim(m, mo, v);
+        for (int i = 0; i < eng_model_n_tensors(m); i++)
+            memset(covered + eng_model_tensor(m, i)->offset, 1, eng_model_tensor(m, i)->numel);
+        for (size_t j = 0; j < n; j++)
+            if (!covered[j])
+                p[j] = mo[j] = v[j] = NAN;
+        eng_model_set_params(m, p);
+        eng_model_set_optim(m, mo, v);
+        rc = tm_train_stream(m, Bm, Tm, s->V, STEPS, tok, tgt, losses, &e) || tm_padding(m, &pad, &pad_bad);
+    }
+    TAP_OK(rc == 0 && pad > 0 && pad_bad == 0 && isfinite(losses[STEPS - 1]),
+           "%s: NaN in the host buffers' padding: set_params and set_optim keep the slabs' %zu padding floats zero "
+           "through %d steps (%zu not)", s->name, pad, STEPS, pad_bad);
+    free(p);
+    free(mo);
+    free(v);
+    free(covered);
+    eng_model_free(m);
 }
 
 /* nll of a shorter batch, inference without targets */
@@ -251,6 +302,7 @@ int main(int argc, char **argv)
     test_op_groups();
     test_api(&specs[0]);
     test_api(&specs[1]);
+    test_padding_set(&specs[1]);
     TAP_OK(n_allocs > 0, "the allocation counter sees the engine's allocations (%ld while building)", n_allocs);
     enum { STEPS = 60 };
     static double a[STEPS], b[STEPS], c[STEPS];
@@ -258,8 +310,14 @@ int main(int argc, char **argv)
         const titans_spec *s = &specs[i];
         long alloc_a, alloc_b, alloc_c;
         int steps = i < 2 ? STEPS : 8;
-        int rc = train(s, 11, steps, a, &alloc_a) | train(s, 11, steps, b, &alloc_b) | train(s, 12, 2, c, &alloc_c);
+        int rc = train(s, 11, steps, a, &alloc_a);
+        const size_t pad = last_pad, pad_bad = last_pad_nonzero;
+        rc |= train(s, 11, steps, b, &alloc_b) | train(s, 12, 2, c, &alloc_c);
         TAP_OK(rc == 0, "%s: trained", s->name);
+        /* the gate bias (3 x heads floats: 6 or 12 here) leaves padding */
+        TAP_OK(rc == 0 && pad > 0 && pad_bad == 0,
+               "%s: after %d steps the slabs' padding (%zu floats) is zero in the weights, gradients and moments "
+               "(%zu not)", s->name, steps, pad, pad_bad);
         TAP_OK(!memcmp(a, b, sizeof(double) * steps), "%s: same seed, bit-identical %d losses", s->name, steps);
         TAP_OK(a[0] != c[0], "%s: another seed, another loss", s->name);
         TAP_OK(alloc_a == 0, "%s: %ld allocations in %d training steps", s->name, alloc_a, steps);
