@@ -402,6 +402,14 @@ extern "C" int eng_backend_cuda_set_dtype(eng_backend *b, eng_dtype t, tlm_err *
     return 0;
 }
 
+extern "C" int eng_backend_cuda_set_kernel_dtype(eng_backend *b, eng_dtype t)
+{
+    if (b->ops != &cuda_ops)
+        return -1;
+    ((eng__cu *)b->ctx)->act = t == ENG_BF16 ? ENG_BF16 : ENG_F32;
+    return 0;
+}
+
 extern "C" int eng_backend_cuda_set_fast_matmul(eng_backend *b, int on)
 {
     if (b->ops != &cuda_ops)
