@@ -7,9 +7,11 @@
  * This is the straightforward version, written for correctness first: a
  * warp per query row (forward, backward dQ) or per key row (backward dK,
  * dV), the head spread over the lanes (hd <= 256, 8 per lane), keys and
- * queries read from memory (L2) one row at a time, fp32.  It reaches
- * nowhere near the tensor cores; the tiled bf16 kernel (or cuDNN's fused
- * SDPA graph) replaces it by measurement (docs/engine.md, "CUDA").
+ * queries read from memory (L2) one row at a time, fp32 arithmetic on
+ * fp32 or bf16 storage.  It reaches nowhere near the tensor cores: bf16
+ * activations at head sizes 64 and 128 go to flash.cu's tensor-core
+ * kernels instead (use_flash below); cuDNN's fused SDPA graph is the
+ * other candidate, chosen by measurement on a GPU (docs/engine.md).
  *
  * Backward, per head: D_i = sum_j P_ij dP_ij (= dO_i . O_i) first, one
  * warp per query row, which also gives dQ; then one warp per key row and

@@ -393,11 +393,13 @@ extern "C" int eng_backend_cuda_set_dtype(eng_backend *b, eng_dtype t, tlm_err *
     if (b->ops != &cuda_ops)
         return tlm_errf(e, TLM_EINTERNAL, "eng_backend_cuda_set_dtype: not a CUDA backend");
     eng__cu *c = (eng__cu *)b->ctx;
-    /* the kernels are fp32 until their bf16 instantiations land (issue 24) */
+    /* the kernels have bf16 instantiations (eng_backend_cuda_set_kernel_dtype
+     * reaches them), but a model trained in bf16 needs the bf16 weight copy
+     * AdamW writes (issue 24, bf16 step 3): until then, fp32 */
     if (t != ENG_F32)
         return tlm_errf(e, TLM_ECONFIG,
-                        "train.precision bf16: this build's CUDA backend stores activations in fp32 only "
-                        "(train.precision: fp32)");
+                        "train.precision bf16: this build's CUDA backend trains in fp32 only: its bf16 weight copy "
+                        "is not in yet (train.precision: fp32)");
     c->act = t;
     return 0;
 }
