@@ -12,7 +12,6 @@
  * (1024^3, same threads, measured here). */
 #include <config.h> /* autoconf */
 
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,33 +146,28 @@ static double run_torch(const bench_shape *b, int steps, int threads, const char
     return tps;
 }
 
+typedef struct cli_opts {
+    bench_opts b;
+    int torch;
+} cli_opts;
+
+static const char *const SHAPES[] = {"small", "large", "all", NULL};
+static const tlm_opt OPTS[] = {
+    BENCH_OPT_ROWS("7", SHAPES),
+    {"no-torch", NULL, TLM_OPT_OFF, offsetof(cli_opts, torch), .def = "1", .help = "the engine alone"},
+    BENCH_OPT_HELP,
+    {0},
+};
+
 int main(int argc, char **argv)
 {
-    eng_runtime_init(argc, argv);
-    int threads = 0, steps = 7, torch = 1, repeat = 1;
-    const char *which = "all";
-    static const struct option opts[] = {{"threads", required_argument, 0, 't'}, {"steps", required_argument, 0, 's'},
-                                         {"config", required_argument, 0, 'c'}, {"no-torch", no_argument, 0, 'n'},
-                                         {"repeat", required_argument, 0, 'r'},
-                                         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    for (int ch; (ch = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
-        switch (ch) {
-        case 't': threads = atoi(optarg); break;
-        case 's': steps = atoi(optarg); break;
-        case 'c': which = optarg; break;
-        case 'n': torch = 0; break;
-        case 'r': repeat = atoi(optarg) > 0 ? atoi(optarg) : 1; break;
-        case 'h':
-        default:
-            fprintf(ch == 'h' ? stdout : stderr,
-                    "usage: bench_engine [--threads N] [--steps N] [--config small|large|all] [--repeat R] "
-                    "[--no-torch]\n");
-            return ch == 'h' ? 0 : 2;
-        }
-    }
-    if (!(BE = bench_backend("bench_engine", threads)))
-        return 1;
-    threads = eng_backend_cpu_threads(BE);
+    cli_opts o;
+    int rc = bench_start("bench_engine", OPTS, argc, argv, &o, &BE);
+    if (rc >= 0)
+        return rc;
+    const int threads = eng_backend_cpu_threads(BE), steps = o.b.steps, repeat = o.b.repeat;
+    const char *which = o.b.config;
+    int torch = o.torch;
     if (!strcmp(TLM_TORCH_PYTHON, ""))
         torch = 0;
     /* the machine's sgemm rate: the better of the BLAS's own threading and

@@ -14,7 +14,6 @@
  * --repeat R alternates the two R times and keeps each one's best (the
  * machine is shared).  Steps 1..16 are timed so that hope's slowest level
  * is updated once (the optimizer's share is printed on its own). */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,36 +91,28 @@ static int run(const bench_shape *b, const char *arch, int levels, int steps, re
     return rc ? -1 : 0;
 }
 
+typedef struct hope_opts {
+    bench_opts b;
+    int levels;
+} hope_opts;
+
+static const char *const SHAPES[] = {"1m", "small", "large", "all", NULL};
+static const tlm_opt OPTS[] = {
+    BENCH_OPT_ROWS("16", SHAPES),
+    {"levels", "K", TLM_OPT_INT, offsetof(hope_opts, levels), .lo = 1, .hi = ENG_HOPE_MAX_LEVELS, .def = "3",
+     .help = "hope_attn's CMS levels"},
+    BENCH_OPT_HELP,
+    {0},
+};
+
 int main(int argc, char **argv)
 {
-    eng_runtime_init(argc, argv);
-    int threads = 0, steps = 16, repeat = 1, levels = 3;
-    const char *which = "all";
-    static const struct option opts[] = {{"threads", required_argument, 0, 't'}, {"steps", required_argument, 0, 's'},
-                                         {"config", required_argument, 0, 'c'}, {"repeat", required_argument, 0, 'r'},
-                                         {"levels", required_argument, 0, 'k'}, {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    for (int ch; (ch = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
-        switch (ch) {
-        case 't': threads = atoi(optarg); break;
-        case 's': steps = atoi(optarg); break;
-        case 'c': which = optarg; break;
-        case 'r': repeat = atoi(optarg); break;
-        case 'k': levels = atoi(optarg); break;
-        case 'h':
-        default:
-            fprintf(ch == 'h' ? stdout : stderr,
-                    "usage: bench_hope [--threads N] [--steps N] [--config 1m|small|large|all] [--repeat R] "
-                    "[--levels K]\n");
-            return ch == 'h' ? 0 : 2;
-        }
-    }
-    if (steps < 1 || repeat < 1 || levels < 1 || levels > ENG_HOPE_MAX_LEVELS) {
-        fprintf(stderr, "bench_hope: bad --steps, --repeat or --levels\n");
-        return 2;
-    }
-    if (!(BE = bench_backend("bench_hope", threads)))
-        return 1;
+    hope_opts o;
+    int rc = bench_start("bench_hope", OPTS, argc, argv, &o, &BE);
+    if (rc >= 0)
+        return rc;
+    const int steps = o.b.steps, repeat = o.b.repeat, levels = o.levels;
+    const char *which = o.b.config;
     printf("bench_hope: %d threads, %s, %d timed steps, best of %d\n", eng_backend_cpu_threads(BE), eng_runtime_blas(),
            steps, repeat);
     printf("%-6s %-12s %12s %12s %12s %10s\n", "config", "arch", "params", "tokens/s", "opt ms/step", "vs transf.");

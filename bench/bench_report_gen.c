@@ -16,6 +16,7 @@
 
 #include "common/clock.h"
 #include "db/db.h"
+#include "tests/lib/main_evals.h"
 
 static uint64_t rng = 0x853c49e6748fea9bull;
 static double u01(void)
@@ -44,13 +45,6 @@ static const double TOKENS[] = {1e9, 5e9, 10e9, 30e9, 50e9};
 static const char *const GROUPS[] = {"1.5,1,0.5", "0.75,1.5,0.75", "0.5,1,1.5"};
 static const double RATIO[][2] = {{1.25, 0.75}, {1.375, 0.625}, {1.5, 0.5}, {1.625, 0.375}, {1.75, 0.25}};
 static const char *const SCHED[] = {"cosine", "linear", "sigmoid"};
-static const char *const MAIN[][3] = {
-    {"wikitext", "wikitext", "word_perplexity"}, {"lambada", "lambada", "perplexity"},
-    {"lambada", "lambada", "acc"},        {"commonsense", "piqa", "acc"},
-    {"commonsense", "hellaswag", "acc_norm"},    {"commonsense", "winogrande", "acc"},
-    {"commonsense", "arc_easy", "acc"},          {"commonsense", "arc_challenge", "acc_norm"},
-    {"commonsense", "siqa", "acc"},              {"commonsense", "boolq", "acc"},
-};
 
 int main(int argc, char **argv)
 {
@@ -156,10 +150,10 @@ int main(int argc, char **argv)
                                 TRY(db_job_set_status(d, key, db_job_status_find(status), NULL, NULL, &e));
                             continue;
                         }
-                        for (int m = 0; m < 10; m++) {
-                            double v = m < 2 ? ppl * (1.2 + 0.2 * u01()) : 0.3 + 0.4 * u01();
-                            db_eval_row ev = {key, 0, n_steps, tokens, MAIN[m][0], MAIN[m][1], MAIN[m][2], v, 1000,
-                                              0.01};
+                        for (int m = 0; m < MAIN_EVALS_N; m++) {
+                            double v = m < MAIN_EVALS_PPL ? ppl * (1.2 + 0.2 * u01()) : 0.3 + 0.4 * u01();
+                            const char *const *me = MAIN_EVALS[m];
+                            db_eval_row ev = {key, 0, n_steps, tokens, me[0], me[1], me[2], v, 1000, 0.01};
                             TRY(db_eval_put(d, &ev, &e));
                         }
                         if (g == 0 || g == 6) /* uniform and cosine 1.5->0.5: NIAH */

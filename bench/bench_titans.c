@@ -15,7 +15,6 @@
  * warm-up step; --repeat R alternates the models R times and keeps each
  * one's best (the machine is shared).  Printed beside each: the account's
  * training FLOPs per token and the rate they imply. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,39 +100,34 @@ static double run(const bench_shape *b, const char *arch, const titans_opts *to,
     return med;
 }
 
+typedef struct cli_opts {
+    bench_opts b;
+    titans_opts to;
+    const char *variant; /* the titans variants to run: mag, mal or both */
+} cli_opts;
+
+#define O(m) offsetof(cli_opts, m)
+static const char *const SHAPES[] = {"1m", "small", "large", "all", NULL};
+static const char *const VARIANTS[] = {"mag", "mal", "both", NULL};
+static const tlm_opt OPTS[] = {
+    BENCH_OPT_ROWS("5", SHAPES),
+    {"window", "W", TLM_OPT_INT, O(to.window), .lo = 1, .hi = 1 << 20, .def = "512", .help = "titans' window"},
+    {"chunk", "B", TLM_OPT_INT, O(to.chunk), .lo = 1, .hi = 512, .def = "16", .help = "titans' chunk"},
+    {"variant", "V", TLM_OPT_CHOICE, O(variant), .choices = VARIANTS, .def = "both", .help = "the titans to run"},
+    {"depth", "D", TLM_OPT_INT, O(to.depth), .lo = 1, .hi = 2, .def = "2", .help = "titans' memory depth"},
+    BENCH_OPT_HELP,
+    {0},
+};
+
 int main(int argc, char **argv)
 {
-    eng_runtime_init(argc, argv);
-    int threads = 0, steps = 5, repeat = 1;
-    const char *which = "all", *variant = "both";
-    titans_opts to = {512, 16, 2, "mag"};
-    static const struct option opts[] = {{"threads", required_argument, 0, 't'}, {"steps", required_argument, 0, 's'},
-                                         {"config", required_argument, 0, 'c'},  {"repeat", required_argument, 0, 'r'},
-                                         {"window", required_argument, 0, 'w'},  {"chunk", required_argument, 0, 'b'},
-                                         {"variant", required_argument, 0, 'v'}, {"depth", required_argument, 0, 'd'},
-                                         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    for (int ch; (ch = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
-        switch (ch) {
-        case 't': threads = atoi(optarg); break;
-        case 's': steps = atoi(optarg); break;
-        case 'c': which = optarg; break;
-        case 'r': repeat = atoi(optarg); break;
-        case 'w': to.window = atoi(optarg); break;
-        case 'b': to.chunk = atoi(optarg); break;
-        case 'v': variant = optarg; break;
-        case 'd': to.depth = atoi(optarg); break;
-        case 'h':
-        default:
-            fprintf(ch == 'h' ? stdout : stderr,
-                    "usage: bench_titans [--threads N] [--steps N] [--config 1m|small|large|all] [--repeat R] "
-                    "[--window W] [--chunk B] [--variant mag|mal|both] [--depth 1|2]\n");
-            return ch == 'h' ? 0 : 2;
-        }
-    }
-    if (steps < 1 || repeat < 1)
-        return 2;
-    if (!(BE = bench_backend("bench_titans", threads)))
-        return 1;
+    cli_opts opt = {.to = {.variant = "mag"}};
+    int rc = bench_start("bench_titans", OPTS, argc, argv, &opt, &BE);
+    if (rc >= 0)
+        return rc;
+    const int steps = opt.b.steps, repeat = opt.b.repeat;
+    const char *which = opt.b.config, *variant = opt.variant;
+    titans_opts to = opt.to;
     printf("bench_titans: %d threads, %s, %d timed steps, best of %d; titans window %d, chunk %d, depth %d\n",
            eng_backend_cpu_threads(BE), eng_runtime_blas(), steps, repeat, to.window, to.chunk, to.depth);
     printf("%-6s %-16s %10s %8s %12s %10s\n", "config", "model", "tokens/s", "ratio", "FLOPs/token", "GFLOP/s");

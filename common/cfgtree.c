@@ -672,21 +672,16 @@ int tlm_cfg_parse_buffer(const char *name, const char *buf, size_t len, tlm_cfg_
     return 0;
 }
 
+static int parse_text(const char *name, const char *text, size_t len, void *out, tlm_err *e)
+{
+    return tlm_cfg_parse_buffer(name, text, len, out, e);
+}
+
 int tlm_cfg_parse_file(const char *path, tlm_cfg_node **out, tlm_err *e)
 {
     *out = NULL;
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return tlm_errf(e, TLM_ECONFIG, "%s: is a directory (expected a YAML or JSON file)", path);
-    char *buf;
-    size_t n;
     /* a FIFO or a device: refused, never read */
-    int rc = tlm_read_input(path, CFG_MAX_BYTES, TLM_ECONFIG, &buf, &n, e);
-    if (rc)
-        return rc;
-    rc = tlm_cfg_parse_buffer(path, buf, n, out, e);
-    free(buf);
-    return rc;
+    return tlm_parse_input(path, CFG_MAX_BYTES, TLM_ECONFIG, "a YAML or JSON file", parse_text, out, e);
 }
 
 /* ------------------------------------------------------------ scalars */

@@ -220,6 +220,22 @@ int tlm_read_input(const char *path, size_t max, int code, char **out, size_t *l
     return 0;
 }
 
+int tlm_parse_input(const char *path, size_t max, int code, const char *what, tlm_text_parser *parse, void *out,
+                    tlm_err *e)
+{
+    struct stat st;
+    if (what && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return tlm_errf(e, code, "%s: is a directory (expected %s)", path, what);
+    char *text;
+    size_t len;
+    int rc = tlm_read_input(path, max, code, &text, &len, e);
+    if (rc)
+        return rc;
+    rc = parse(path, text, len, out, e);
+    free(text);
+    return rc;
+}
+
 int tlm_mkdir_p(const char *path, tlm_err *e)
 {
     char tmp[TLM_PATH_CAP];

@@ -59,6 +59,15 @@ int tlm_read_file(const char *path, size_t max, char **out, size_t *len, tlm_err
 /* The same with `code` for a missing, unusable or oversized file (a
  * config's reader says TLM_ECONFIG). */
 int tlm_read_input(const char *path, size_t max, int code, char **out, size_t *len, tlm_err *e);
+
+/* A parser of a whole file's text: name for its messages, its result in out. */
+typedef int tlm_text_parser(const char *name, const char *text, size_t len, void *out, tlm_err *e);
+/* Reads path as tlm_read_input does and hands the text to parse(path,
+ * text, len, out, e); the text is freed after.  what (or NULL) names what
+ * the file should be, for a folder given instead: "PATH: is a directory
+ * (expected WHAT)", with `code`. */
+int tlm_parse_input(const char *path, size_t max, int code, const char *what, tlm_text_parser *parse, void *out,
+                    tlm_err *e);
 /* fsync the folder that holds `path` (or `path` itself if it is a folder). */
 int tlm_fsync_dir(const char *path);
 /* mkdir -p; existing folders are fine. */

@@ -38,12 +38,14 @@ const dash_asset *dash_asset_find(const char *name);
  * opened on first use and again after a failure, so that a database that
  * is missing at start (tlmd not run yet) or was replaced is picked up. */
 /* The jobs table's order for one request at one version of the database
- * (jobs.c): the row ids of every job that matched, sorted, so that the
- * next page of the same query costs no search. */
+ * (jobs.c): the row ids of the jobs that matched, sorted (every one, or the
+ * first of them: see jobs.c), so that the next page of the same query
+ * costs no search. */
 typedef struct dash_jobs_cache {
-    char *sig;    /* what they are for (version, sweep, status, words, sort); NULL: empty */
-    int64_t *ids; /* row ids in order */
-    int64_t n;
+    char *sig;     /* what they are for (version, sweep, status, words, sort); NULL: empty */
+    int64_t *ids;  /* row ids in order */
+    int64_t n;     /* of ids */
+    int64_t total; /* jobs that matched: n when ids holds all of them */
 } dash_jobs_cache;
 void dash_jobs_cache_clear(dash_jobs_cache *c);
 

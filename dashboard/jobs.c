@@ -4,12 +4,14 @@
  * label and the axes, or col=value), sorts (any column, NULLs last) and
  * pages it (offset, at most DASH_JOBS_MAX_LIMIT rows), and answers the
  * count that matched, so that 100,000 jobs cost what one page of them
- * costs.  It runs in two steps: the row ids of every job that matches, in
+ * costs.  It runs in two steps: the row ids of the jobs that match, in
  * order (only the sort key is computed for each), then the page's columns
- * by row id (the metrics that need an index search, for the page's rows
- * only).  The ordered ids are kept for the database's current version
- * (PRAGMA data_version), so that turning pages of a sort by val ppl over
- * 100,000 jobs searches the index once, not at every page.
+ * by row id.  Without words in the filter only the first TOP_IDS ids are
+ * ordered at first: SQLite keeps the best of them as it scans instead of
+ * sorting 100,000 rows, and the count comes from an index; a page past
+ * them orders every id.  The ordered ids are kept for the
+ * database's current version (PRAGMA data_version), so that turning pages
+ * of a sort over 100,000 jobs orders them once, not at every page.
  *
  * Must not: put request text into SQL (the columns and their SQL are this
  * file's tables; words, the sweep and the status are bound parameters), or
@@ -23,14 +25,14 @@
 
 /* The metrics as the `results` view of db/schema.sql defines them (the
  * page's numbers are SELECT ... FROM results's: tests/dashboard compare
- * them).  Read from jobs directly, since the view has no row id to page by. */
-#define LAST_STEP(col) "(SELECT s." col " FROM steps s WHERE s.job = j.key ORDER BY s.step DESC LIMIT 1)"
-#define VAL(metric)                                                                                              \
-    "(SELECT e.value FROM evals e WHERE e.job = j.key AND e.suite = 'val' AND e.metric = '" metric "'"         \
-    " ORDER BY e.step DESC LIMIT 1)"
-#define TRAIN_LOSS "CASE WHEN j.final_loss IS NOT NULL THEN j.final_loss ELSE " LAST_STEP("loss") " END"
-/* a finished job's average over its training time, else the last step's (no lookup for a finished sweep) */
-#define TOKENS_PER_S "CASE WHEN j.train_seconds > 0 THEN j.tokens_done / j.train_seconds ELSE " LAST_STEP("tokens_per_s") " END"
+ * them), read from the latest numbers each jobs row keeps (schema version
+ * 7, kept by triggers) rather than by the view's search of steps and evals
+ * per job: a sort by val ppl over 100,000 jobs walks the index jobs_val_ppl
+ * instead of searching evals 100,000 times.  Read from jobs directly, since
+ * the view has no row id to page by. */
+#define TRAIN_LOSS "CASE WHEN j.final_loss IS NOT NULL THEN j.final_loss ELSE j.last_loss END"
+/* a finished job's average over its training time, else the last step's */
+#define TOKENS_PER_S "CASE WHEN j.train_seconds > 0 THEN j.tokens_done / j.train_seconds ELSE j.last_tokens_per_s END"
 #define RATIO                                                                                                    \
     "CASE WHEN j.ratio_start IS NOT NULL THEN printf('%g→%g', j.ratio_start, j.ratio_end)"                      \
     " WHEN j.groups IS NOT NULL THEN '[' || j.groups || ']' ELSE '' END"
@@ -61,12 +63,11 @@ static const jobs_col COLS[] = {
     {"tokens_done", "j.tokens_done", NULL, 1},
     {"tokens_total", "j.tokens_total", NULL, 1},
     {"train_loss", TRAIN_LOSS, NULL, 1},
-    {"val_loss", VAL("loss"), NULL, 0},
-    {"val_ppl", VAL("ppl"), NULL, 1},
+    {"val_loss", "j.val_loss", NULL, 0},
+    {"val_ppl", "j.val_ppl", NULL, 1},
     {"tokens_per_s", TOKENS_PER_S, NULL, 1},
     /* a running job's tokens left over its last step's tokens/s */
-    {"eta", "CASE WHEN j.status = 'running' THEN (j.tokens_total - j.tokens_done) / " LAST_STEP("tokens_per_s") " END",
-     NULL, 1},
+    {"eta", "CASE WHEN j.status = 'running' THEN (j.tokens_total - j.tokens_done) / j.last_tokens_per_s END", NULL, 1},
     {"params", "j.params", NULL, 0},
     {"flops_per_token", "j.flops_per_token", NULL, 0},
     {"created_at", "j.created_at", NULL, 0},
@@ -238,9 +239,19 @@ static int sql_done(FILE *s, char **sql, tlm_err *e)
     return 0;
 }
 
-/* Every row id that matches, in order, into c (its signature sig, taken). */
-static int order_ids(sqlite3 *h, const dash_query *q, int sort, const word *words, int n_words, dash_jobs_cache *c,
-                     char *sig, tlm_err *e)
+/* Ids ordered first when the filter has no words: ten pages of 100 rows,
+ * or the parallel coordinates' 1,000 jobs.  (Not more: with a LIMIT SQLite
+ * keeps the best rows in a B-tree, which costs more than its sort of every
+ * row once the LIMIT nears their number.)  A page past them orders every
+ * id, once. */
+#define TOP_IDS DASH_JOBS_MAX_LIMIT
+
+static int count_matches(sqlite3 *h, const dash_query *q, int64_t *n, tlm_err *e);
+
+/* The row ids that match, in order, into c (its signature sig, taken):
+ * every one, or, when bound > 0 (no words), the first bound of them. */
+static int order_ids(sqlite3 *h, const dash_query *q, int sort, const word *words, int n_words, int64_t bound,
+                     dash_jobs_cache *c, char *sig, tlm_err *e)
 {
     char *sql = NULL;
     size_t len = 0;
@@ -252,6 +263,8 @@ static int order_ids(sqlite3 *h, const dash_query *q, int sort, const word *word
     fputs("SELECT j.rowid", s);
     put_from_where(s, q, words, n_words);
     put_order(s, q, sort);
+    if (bound > 0)
+        fputs(" LIMIT ?3", s); /* ?3 is the first word's, and there is none */
     int rc = sql_done(s, &sql, e);
     sqlite3_stmt *st = NULL;
     if (!rc)
@@ -262,6 +275,8 @@ static int order_ids(sqlite3 *h, const dash_query *q, int sort, const word *word
         return rc;
     }
     bind_where(st, q, words, n_words);
+    if (bound > 0)
+        sqlite3_bind_int64(st, 3, bound);
     dash_jobs_cache_clear(c);
     size_t cap = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -278,9 +293,16 @@ static int order_ids(sqlite3 *h, const dash_query *q, int sort, const word *word
         c->ids[c->n++] = sqlite3_column_int64(st, 0);
     }
     if (rc == SQLITE_DONE) {
-        rc = 0;
-        c->sig = sig;
-        sig = NULL;
+        /* fewer than the bound: that is every match */
+        rc = bound > 0 && c->n == bound ? count_matches(h, q, &c->total, e) : 0;
+        if (bound <= 0 || c->n < bound)
+            c->total = c->n;
+        if (!rc) {
+            c->sig = sig;
+            sig = NULL;
+        } else {
+            dash_jobs_cache_clear(c);
+        }
     } else {
         rc = rc == SQLITE_NOMEM ? tlm_errf(e, TLM_ENOMEM, "out of memory") : dash__sql_fail(h, e);
         dash_jobs_cache_clear(c);
@@ -308,6 +330,30 @@ static char *signature(const char *version, const dash_query *q, int sort, const
         return NULL;
     }
     return sig;
+}
+
+/* The jobs that match a filter without words (the sweep's, with the status): an index count. */
+static int count_matches(sqlite3 *h, const dash_query *q, int64_t *n, tlm_err *e)
+{
+    char *sql = NULL;
+    size_t len = 0;
+    FILE *s = open_memstream(&sql, &len);
+    if (!s)
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
+    fputs("SELECT count(*)", s);
+    put_from_where(s, q, NULL, 0);
+    int rc = sql_done(s, &sql, e);
+    sqlite3_stmt *st = NULL;
+    if (!rc)
+        rc = dash__prepare(h, sql, &st, e);
+    free(sql);
+    if (rc)
+        return rc;
+    bind_where(st, q, NULL, 0);
+    rc = sqlite3_step(st) == SQLITE_ROW ? 0 : dash__sql_fail(h, e);
+    *n = rc ? 0 : sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return rc;
 }
 
 static int count_all(sqlite3 *h, const dash_query *q, int64_t *n, tlm_err *e)
@@ -393,11 +439,15 @@ int dash_api_jobs(db *d, dash_jobs_cache *cache, const char *version, const dash
         rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
         goto done;
     }
-    if (cache->sig && !strcmp(cache->sig, sig))
+    /* the page's last row must be among the ordered ids */
+    int64_t need = q->offset + q->limit;
+    int same = cache->sig && !strcmp(cache->sig, sig);
+    if (same && (cache->n == cache->total || need <= cache->n))
         free(sig);
-    else if ((rc = order_ids(h, q, sort, words, n_words, cache, sig, e)))
+    else if ((rc = order_ids(h, q, sort, words, n_words, !n_words && !same && need <= TOP_IDS ? TOP_IDS : 0,
+                             cache, sig, e)))
         goto done;
-    int64_t total = cache->n;
+    int64_t total = cache->total;
     all = total;
     if ((q->status || n_words) && (rc = count_all(h, q, &all, e)))
         goto done;
@@ -421,7 +471,7 @@ int dash_api_jobs(db *d, dash_jobs_cache *cache, const char *version, const dash
     }
     fputs("],\"rows\":[", f);
     int first = 1;
-    for (int64_t r = q->offset; r < total && r < q->offset + q->limit && !rc; r++) {
+    for (int64_t r = q->offset; r < cache->n && r < q->offset + q->limit && !rc; r++) {
         sqlite3_reset(st);
         sqlite3_bind_int64(st, 1, cache->ids[r]);
         int step = sqlite3_step(st);

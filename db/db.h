@@ -27,7 +27,7 @@
 #include "common/err.h"
 #include "common/fileio.h"
 
-#define DB_SCHEMA_VERSION 6
+#define DB_SCHEMA_VERSION 7
 #define DB_BUSY_TIMEOUT_MS 10000
 #define DB_DEFAULT_PATH "results.db" /* --db of tlmd and tlm-report when not given */
 

@@ -65,12 +65,31 @@ static const char STEP_4_TO_5[] = "ALTER TABLE attempts ADD COLUMN executor TEXT
  * setting aside what the interrupted rerun trained (orchestrator/plan.c). */
 static const char STEP_5_TO_6[] = "ALTER TABLE jobs ADD COLUMN rerun INTEGER NOT NULL DEFAULT 0;\n";
 
+/* 6 -> 7: each job keeps the latest numbers of its steps and val evals
+ * (schema.sql's triggers keep them from then on; they are created, with the
+ * two indexes, when schema.sql runs after the steps), so that the
+ * dashboard sorts 100,000 jobs by val ppl without a search per job.  Filled
+ * here by the `results` view's own lookups. */
+static const char STEP_6_TO_7[] =
+    "ALTER TABLE jobs ADD COLUMN last_step INTEGER;\n"
+    "ALTER TABLE jobs ADD COLUMN last_loss REAL;\n"
+    "ALTER TABLE jobs ADD COLUMN last_tokens_per_s REAL;\n"
+    "ALTER TABLE jobs ADD COLUMN val_loss REAL;\n"
+    "ALTER TABLE jobs ADD COLUMN val_ppl REAL;\n"
+    "UPDATE jobs SET (last_step, last_loss, last_tokens_per_s) =\n"
+    "    (SELECT s.step, s.loss, s.tokens_per_s FROM steps s WHERE s.job = jobs.key ORDER BY s.step DESC LIMIT 1),\n"
+    "  val_loss = (SELECT value FROM evals e WHERE e.job = jobs.key AND e.suite = 'val' AND e.metric = 'loss' "
+    "ORDER BY e.step DESC LIMIT 1),\n"
+    "  val_ppl = (SELECT value FROM evals e WHERE e.job = jobs.key AND e.suite = 'val' AND e.metric = 'ppl' "
+    "ORDER BY e.step DESC LIMIT 1);\n";
+
 static const char *const STEPS[DB_SCHEMA_VERSION] = {
     [1] = STEP_1_TO_2,
     [2] = STEP_2_TO_3,
     [3] = STEP_3_TO_4,
     [4] = STEP_4_TO_5,
     [5] = STEP_5_TO_6,
+    [6] = STEP_6_TO_7,
 };
 
 int db__migrate_from(db *d, int from, tlm_err *e)

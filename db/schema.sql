@@ -1,9 +1,9 @@
--- schema.sql: results.db, the current schema (version 6, PRAGMA user_version).
+-- schema.sql: results.db, the current schema (version 7, PRAGMA user_version).
 --
 -- db/db.c runs this file on a new database and sets user_version; an older
 -- database is brought forward by the steps in db/migrations.c instead, and
 -- must end up identical to what this file creates (tests/db/test_migrate
--- checks it).  Names may grow, never change.  Versions 1 to 5 are kept in
+-- checks it).  Names may grow, never change.  Versions 1 to 6 are kept in
 -- db/history/.
 --
 -- tlmd is the only writer.  Readers (tlm-report, tlmd status, sqlite3 by
@@ -73,11 +73,26 @@ CREATE TABLE IF NOT EXISTS jobs (
     final_val_loss REAL,                   -- the `done` event's validation loss, if it reported one
     train_seconds REAL,                    -- the `done` event's elapsed_s (training time, resumes summed by the worker)
     -- version 6
-    rerun        INTEGER NOT NULL DEFAULT 0 -- 1: `tlmd --rerun` reset it and no run of it has finished since; a
+    rerun        INTEGER NOT NULL DEFAULT 0, -- 1: `tlmd --rerun` reset it and no run of it has finished since; a
                                            -- --rerun then resumes it (it applies once), a finished run clears it
+    -- version 7: the latest numbers of the job's rows, kept by the triggers
+    -- below (never written by hand), so that a page of 100,000 jobs sorted
+    -- by one of them walks an index instead of searching steps or evals
+    -- once per job.  Each equals the `results` view's lookup of the same
+    -- number (tests/db/test_migrate checks it); NULL: no such row, or NaN.
+    last_step    INTEGER,                  -- the largest step of its `steps` rows
+    last_loss    REAL,                     -- that step's loss
+    last_tokens_per_s REAL,                -- that step's tokens_per_s
+    val_loss     REAL,                     -- = results.val_loss: the val loss at the largest step evaluated
+    val_ppl      REAL                      -- = results.val_ppl
 );
 CREATE INDEX IF NOT EXISTS jobs_status ON jobs(status);
 CREATE INDEX IF NOT EXISTS jobs_axes ON jobs(arch, scale, schedule, ratio_start, ratio_end);
+-- version 7: the dashboard's jobs page sorted by val ppl or val loss (dashboard/jobs.c),
+-- and its done jobs by val ppl (the parallel coordinates view)
+CREATE INDEX IF NOT EXISTS jobs_val_ppl ON jobs(val_ppl);
+CREATE INDEX IF NOT EXISTS jobs_val_loss ON jobs(val_loss);
+CREATE INDEX IF NOT EXISTS jobs_status_val_ppl ON jobs(status, val_ppl);
 
 -- Which sweeps ask for which jobs (a job may belong to several).  A sweep
 -- file edited so that it no longer asks for a job sets active = 0.
@@ -178,6 +193,49 @@ CREATE INDEX IF NOT EXISTS evals_metric ON evals(suite, task, metric);
 -- version 2: the `results` view's "latest value of this metric" lookups
 CREATE INDEX IF NOT EXISTS evals_job_suite ON evals(job, suite, metric, step);
 CREATE INDEX IF NOT EXISTS evals_job_task ON evals(job, task, metric, step);
+
+-- version 7: jobs.last_step, last_loss, last_tokens_per_s and val_loss,
+-- val_ppl follow every write of steps and evals, whoever makes it (tlmd's
+-- ingest, a reset, sqlite3 by hand), in the writer's transaction.  A new
+-- step at or after the last one is copied (one jobs row updated per step
+-- event, no search); any other change searches the job's last row again,
+-- as the `results` view does (a reset's DELETE: once, at its last row).
+CREATE TRIGGER IF NOT EXISTS steps_latest_insert AFTER INSERT ON steps BEGIN
+    UPDATE jobs SET last_step = NEW.step, last_loss = NEW.loss, last_tokens_per_s = NEW.tokens_per_s
+    WHERE key = NEW.job AND (last_step IS NULL OR last_step <= NEW.step);
+END;
+CREATE TRIGGER IF NOT EXISTS steps_latest_update AFTER UPDATE ON steps BEGIN
+    UPDATE jobs SET (last_step, last_loss, last_tokens_per_s) =
+        (SELECT s.step, s.loss, s.tokens_per_s FROM steps s WHERE s.job = jobs.key ORDER BY s.step DESC LIMIT 1)
+    WHERE key IN (OLD.job, NEW.job);
+END;
+CREATE TRIGGER IF NOT EXISTS steps_latest_delete AFTER DELETE ON steps
+WHEN OLD.step >= (SELECT last_step FROM jobs WHERE key = OLD.job) BEGIN
+    UPDATE jobs SET (last_step, last_loss, last_tokens_per_s) =
+        (SELECT s.step, s.loss, s.tokens_per_s FROM steps s WHERE s.job = jobs.key ORDER BY s.step DESC LIMIT 1)
+    WHERE key = OLD.job;
+END;
+CREATE TRIGGER IF NOT EXISTS evals_latest_insert AFTER INSERT ON evals
+WHEN NEW.suite = 'val' AND NEW.metric IN ('loss', 'ppl') BEGIN
+    UPDATE jobs SET
+        val_loss = (SELECT value FROM evals e WHERE e.job = jobs.key AND e.suite = 'val' AND e.metric = 'loss' ORDER BY e.step DESC LIMIT 1),
+        val_ppl = (SELECT value FROM evals e WHERE e.job = jobs.key AND e.suite = 'val' AND e.metric = 'ppl' ORDER BY e.step DESC LIMIT 1)
+    WHERE key = NEW.job;
+END;
+CREATE TRIGGER IF NOT EXISTS evals_latest_update AFTER UPDATE ON evals
+WHEN (OLD.suite = 'val' AND OLD.metric IN ('loss', 'ppl')) OR (NEW.suite = 'val' AND NEW.metric IN ('loss', 'ppl')) BEGIN
+    UPDATE jobs SET
+        val_loss = (SELECT value FROM evals e WHERE e.job = jobs.key AND e.suite = 'val' AND e.metric = 'loss' ORDER BY e.step DESC LIMIT 1),
+        val_ppl = (SELECT value FROM evals e WHERE e.job = jobs.key AND e.suite = 'val' AND e.metric = 'ppl' ORDER BY e.step DESC LIMIT 1)
+    WHERE key IN (OLD.job, NEW.job);
+END;
+CREATE TRIGGER IF NOT EXISTS evals_latest_delete AFTER DELETE ON evals
+WHEN OLD.suite = 'val' AND OLD.metric IN ('loss', 'ppl') BEGIN
+    UPDATE jobs SET
+        val_loss = (SELECT value FROM evals e WHERE e.job = jobs.key AND e.suite = 'val' AND e.metric = 'loss' ORDER BY e.step DESC LIMIT 1),
+        val_ppl = (SELECT value FROM evals e WHERE e.job = jobs.key AND e.suite = 'val' AND e.metric = 'ppl' ORDER BY e.step DESC LIMIT 1)
+    WHERE key = OLD.job;
+END;
 
 CREATE TABLE IF NOT EXISTS layer_stats (
     job       TEXT NOT NULL REFERENCES jobs(key),

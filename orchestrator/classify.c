@@ -17,27 +17,29 @@ static void set(orc_outcome *o, const char *reason, int next, const char *msg)
     snprintf(o->message, sizeof o->message, "%s", msg);
 }
 
+/* The kills whose reason decides the outcome, however the worker ended. */
+static const struct {
+    int kill; /* ORC_KILL_* */
+    const char *reason;
+    int next; /* ORC_NEXT_* */
+    const char *message;
+} KILLS[] = {
+    {ORC_KILL_PROTOCOL, "protocol", ORC_NEXT_FAIL, "the worker reported a different config_id than the job's key"},
+    {ORC_KILL_TIMELIMIT, "timeout", ORC_NEXT_REQUEUE,
+     "the Slurm time limit came: checkpointed on its early signal and submitted again (not a failure)"},
+    {ORC_KILL_TIMEOUT, "timeout", ORC_NEXT_RETRY, "no event within --heartbeat-timeout; stopped by tlmd"},
+    {ORC_KILL_STALL, "timeout", ORC_NEXT_RETRY,
+     "stuck: heartbeats kept coming but showed no progress within --stall-timeout; stopped by tlmd"},
+};
+
 void orc_classify(const orc_exit *x, orc_outcome *o)
 {
     memset(o, 0, sizeof *o);
-    if (x->kill_reason == ORC_KILL_PROTOCOL) {
-        set(o, "protocol", ORC_NEXT_FAIL, "the worker reported a different config_id than the job's key");
-        return;
-    }
-    if (x->kill_reason == ORC_KILL_TIMELIMIT) {
-        set(o, "timeout", ORC_NEXT_REQUEUE,
-            "the Slurm time limit came: checkpointed on its early signal and submitted again (not a failure)");
-        return;
-    }
-    if (x->kill_reason == ORC_KILL_TIMEOUT) {
-        set(o, "timeout", ORC_NEXT_RETRY, "no event within --heartbeat-timeout; stopped by tlmd");
-        return;
-    }
-    if (x->kill_reason == ORC_KILL_STALL) {
-        set(o, "timeout", ORC_NEXT_RETRY,
-            "stuck: heartbeats kept coming but showed no progress within --stall-timeout; stopped by tlmd");
-        return;
-    }
+    for (size_t i = 0; i < sizeof KILLS / sizeof KILLS[0]; i++)
+        if (x->kill_reason == KILLS[i].kill) {
+            set(o, KILLS[i].reason, KILLS[i].next, KILLS[i].message);
+            return;
+        }
     if (!x->exited) {
         if (x->kill_reason == ORC_KILL_SHUTDOWN) {
             set(o, tlm_status_kind(TLM_EINTERRUPTED), ORC_NEXT_INTERRUPTED, "killed while tlmd was stopping");

@@ -1,11 +1,38 @@
 /* resources.c: a sweep's resources: block and its checks (see resources.h). */
 #include "orchestrator/resources.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
-static const char *const KEYS[] = {"gpus", "cpus", "time", "partition", "account", "qos", "sbatch", "nodes",
-                                   "ranks_per_node"};
+/* The keys of a resources: block, one row each: how its value is read
+ * and checked, and the field it goes to.  Parsing, the "not given" state
+ * (orc_resources_init) and the merge of a sweep's block over the command
+ * line's are all made from these rows. */
+typedef enum res_kind {
+    RES_INT,    /* int in [lo, hi]; -1: not given */
+    RES_TIME,   /* sbatch --time (orc_res_check_time); "": not given */
+    RES_NAME,   /* a Slurm name (orc_res_check_name); "": not given */
+    RES_SBATCH, /* extra[] and n_extra; n_extra -1: not given */
+} res_kind;
+
+#define FIELD(m) offsetof(orc_resources, m), sizeof(((orc_resources *)0)->m)
+static const struct res_key {
+    const char *name;
+    res_kind kind;
+    size_t off, size;
+    int lo, hi;
+} KEYS[] = {
+    {"gpus", RES_INT, FIELD(gpus), 0, 64},
+    {"cpus", RES_INT, FIELD(cpus), 1, 4096},
+    {"time", RES_TIME, FIELD(time), 0, 0},
+    {"partition", RES_NAME, FIELD(partition), 0, 0},
+    {"account", RES_NAME, FIELD(account), 0, 0},
+    {"qos", RES_NAME, FIELD(qos), 0, 0},
+    {"sbatch", RES_SBATCH, FIELD(extra), 0, 0},
+    {"nodes", RES_INT, FIELD(nodes), 1, 4096},
+    {"ranks_per_node", RES_INT, FIELD(ranks_per_node), 1, 1024},
+};
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])
 
 /* sbatch options tlmd sets itself: another value would break the events
@@ -18,7 +45,10 @@ static const char *const OURS[] = {"--parsable", "--job-name", "--comment", "--o
 void orc_resources_init(orc_resources *r)
 {
     memset(r, 0, sizeof *r);
-    r->gpus = r->cpus = r->n_extra = r->nodes = r->ranks_per_node = -1;
+    for (size_t i = 0; i < N_KEYS; i++)
+        if (KEYS[i].kind == RES_INT)
+            *(int *)((char *)r + KEYS[i].off) = -1;
+    r->n_extra = -1;
 }
 
 int orc_resources_ranks(const orc_resources *r)
@@ -112,45 +142,35 @@ int orc_resources_parse(const tlm_cfg_node *b, orc_resources *r, tlm_err *e)
         const char *k = b->keys[i]->text;
         const tlm_cfg_node *v = b->items[i];
         size_t j = 0;
-        while (j < N_KEYS && strcmp(k, KEYS[j]))
+        while (j < N_KEYS && strcmp(k, KEYS[j].name))
             j++;
         if (j == N_KEYS)
             return tlm_cfg_errf(e, b->keys[i],
                             "unknown key '%s' in resources (expected gpus, cpus, time, partition, account, qos, "
                             "sbatch, nodes, ranks_per_node)",
                             k);
+        const struct res_key *key = &KEYS[j];
+        char what[48], *field = (char *)r + key->off;
+        snprintf(what, sizeof what, "resources.%s", key->name);
         int64_t x;
         tlm_err sub;
-        switch (j) {
-        case 0:
-            if (tlm_cfg_get_int_in(v, "resources.gpus", 0, 64, &x, e))
+        switch (key->kind) {
+        case RES_INT:
+            if (tlm_cfg_get_int_in(v, what, key->lo, key->hi, &x, e))
                 return TLM_ECONFIG;
-            r->gpus = (int)x;
+            *(int *)field = (int)x;
             break;
-        case 1:
-            if (tlm_cfg_get_int_in(v, "resources.cpus", 1, 4096, &x, e))
+        case RES_TIME:
+            if (tlm_cfg_get_string(v, what, field, key->size, e))
                 return TLM_ECONFIG;
-            r->cpus = (int)x;
-            break;
-        case 2:
-            if (tlm_cfg_get_string(v, "resources.time", r->time, sizeof r->time, e))
-                return TLM_ECONFIG;
-            if (orc_res_check_time("resources.time", r->time, &sub))
+            if (orc_res_check_time(what, field, &sub))
                 return tlm_cfg_errf(e, v, "%s", sub.msg);
             break;
-        case 3:
-            if (get_name(v, "resources.partition", r->partition, sizeof r->partition, e))
+        case RES_NAME:
+            if (get_name(v, what, field, key->size, e))
                 return TLM_ECONFIG;
             break;
-        case 4:
-            if (get_name(v, "resources.account", r->account, sizeof r->account, e))
-                return TLM_ECONFIG;
-            break;
-        case 5:
-            if (get_name(v, "resources.qos", r->qos, sizeof r->qos, e))
-                return TLM_ECONFIG;
-            break;
-        case 6:
+        case RES_SBATCH:
             if (v->kind != TLM_CFG_SEQ)
                 return tlm_cfg_errf(e, v, "resources.sbatch: expected a list of sbatch options ([--mem=64G]), got %s",
                                 tlm_cfg_describe(v));
@@ -166,16 +186,6 @@ int orc_resources_parse(const tlm_cfg_node *b, orc_resources *r, tlm_err *e)
                 r->n_extra++;
             }
             break;
-        case 7:
-            if (tlm_cfg_get_int_in(v, "resources.nodes", 1, 4096, &x, e))
-                return TLM_ECONFIG;
-            r->nodes = (int)x;
-            break;
-        case 8:
-            if (tlm_cfg_get_int_in(v, "resources.ranks_per_node", 1, 1024, &x, e))
-                return TLM_ECONFIG;
-            r->ranks_per_node = (int)x;
-            break;
         }
     }
     return 0;
@@ -184,24 +194,16 @@ int orc_resources_parse(const tlm_cfg_node *b, orc_resources *r, tlm_err *e)
 void orc_resources_merge(orc_resources *out, const orc_resources *base, const orc_resources *over)
 {
     *out = *base;
-    if (over->gpus >= 0)
-        out->gpus = over->gpus;
-    if (over->cpus >= 0)
-        out->cpus = over->cpus;
-    if (over->time[0])
-        memcpy(out->time, over->time, sizeof out->time);
-    if (over->partition[0])
-        memcpy(out->partition, over->partition, sizeof out->partition);
-    if (over->account[0])
-        memcpy(out->account, over->account, sizeof out->account);
-    if (over->qos[0])
-        memcpy(out->qos, over->qos, sizeof out->qos);
-    if (over->nodes >= 0)
-        out->nodes = over->nodes;
-    if (over->ranks_per_node >= 0)
-        out->ranks_per_node = over->ranks_per_node;
-    if (over->n_extra >= 0) {
-        out->n_extra = over->n_extra;
-        memcpy(out->extra, over->extra, sizeof out->extra);
+    for (size_t i = 0; i < N_KEYS; i++) {
+        const struct res_key *key = &KEYS[i];
+        const char *from = (const char *)over + key->off;
+        char *to = (char *)out + key->off;
+        int given = key->kind == RES_INT      ? *(const int *)from >= 0
+                    : key->kind == RES_SBATCH ? over->n_extra >= 0
+                                              : from[0] != '\0';
+        if (given)
+            memcpy(to, from, key->size);
+        if (given && key->kind == RES_SBATCH)
+            out->n_extra = over->n_extra;
     }
 }

@@ -72,6 +72,19 @@ static int valid_dotted(const char *k)
 
 static int merge_into(tlm_cfg_node *dst, const tlm_cfg_node *src, tlm_err *e);
 
+/* A new key seg (at at's position) with the value v appended to map; v is
+ * the map's then, or freed (as is the key) when anything failed. */
+static int append_new(tlm_cfg_node *map, const char *seg, const tlm_cfg_node *at, tlm_cfg_node *v, tlm_err *e)
+{
+    tlm_cfg_node *k = tlm_cfg_new_scalar(seg, 0, at);
+    if (!k || !v || tlm_cfg_map_append(map, k, v)) {
+        tlm_cfg_free(k);
+        tlm_cfg_free(v);
+        return tlm_errf(e, TLM_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
 /* map[seg] = value: a mapping merges into an existing mapping key by key,
  * anything else replaces.  New keys take `keypos`'s position. */
 static int set_one(tlm_cfg_node *map, const char *seg, const tlm_cfg_node *keypos, const tlm_cfg_node *value, tlm_err *e)
@@ -87,14 +100,7 @@ static int set_one(tlm_cfg_node *map, const char *seg, const tlm_cfg_node *keypo
         map->items[i] = v;
         return 0;
     }
-    tlm_cfg_node *k = tlm_cfg_new_scalar(seg, 0, keypos);
-    tlm_cfg_node *v = tlm_cfg_clone(value);
-    if (!k || !v || tlm_cfg_map_append(map, k, v)) {
-        tlm_cfg_free(k);
-        tlm_cfg_free(v);
-        return tlm_errf(e, TLM_ENOMEM, "out of memory");
-    }
-    return 0;
+    return append_new(map, seg, keypos, tlm_cfg_clone(value), e);
 }
 
 /* root.<dotted key> = value, creating mappings on the way. */
@@ -110,14 +116,9 @@ static int set_path(tlm_cfg_node *root, const tlm_cfg_node *key, const tlm_cfg_n
         *dot = '\0';
         tlm_cfg_node *next = tlm_cfg_map_get(cur, seg);
         if (!next) {
-            tlm_cfg_node *k = tlm_cfg_new_scalar(seg, 0, key);
-            tlm_cfg_node *m = tlm_cfg_new_map(key);
-            if (!k || !m || tlm_cfg_map_append(cur, k, m)) {
-                tlm_cfg_free(k);
-                tlm_cfg_free(m);
-                return tlm_errf(e, TLM_ENOMEM, "out of memory");
-            }
-            next = m;
+            next = tlm_cfg_new_map(key);
+            if (append_new(cur, seg, key, next, e))
+                return TLM_ENOMEM;
         } else if (next->kind != TLM_CFG_MAP) {
             return tlm_cfg_errf(e, key, "cannot set '%s': '%s' is %s (at %s:%d:%d), not a mapping", key->text, seg,
                             tlm_cfg_describe(next), tlm_cfg_file_name(next->file), next->line, next->col);
@@ -468,44 +469,16 @@ int orc_sweep_parse(const char *name, const char *buf, size_t len, orc_sweep **o
     return 0;
 }
 
+static int parse_text(const char *name, const char *text, size_t len, void *out, tlm_err *e)
+{
+    return orc_sweep_parse(name, text, len, out, e);
+}
+
 int orc_sweep_load(const char *path, orc_sweep **out, tlm_err *e)
 {
     *out = NULL;
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return tlm_errf(e, TLM_ECONFIG, "%s: is a directory (expected a sweep file, YAML)", path);
-    FILE *f;
-    int rc = tlm_fopen_input(path, TLM_ECONFIG, &f, e); /* a FIFO would block for ever: refused, never opened */
-    if (rc)
-        return rc;
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (len == cap) {
-            if (cap >= (16u << 20)) {
-                rc = tlm_errf(e, TLM_ECONFIG, "%s: larger than 16 MiB", path);
-                break;
-            }
-            char *g = realloc(buf, cap * 2);
-            if (!g)
-                break;
-            buf = g;
-            cap *= 2;
-        }
-        size_t n = fread(buf + len, 1, cap - len, f);
-        len += n;
-        if (n == 0)
-            break;
-    }
-    if (!buf)
-        rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
-    else if (!rc && ferror(f))
-        rc = tlm_errf(e, TLM_EIO, "%s: read error: %s", path, strerror(errno));
-    fclose(f);
-    if (!rc)
-        rc = orc_sweep_parse(path, buf, len, out, e);
-    free(buf);
-    return rc;
+    /* a FIFO would block for ever: refused, never opened */
+    return tlm_parse_input(path, 16u << 20, TLM_ECONFIG, "a sweep file, YAML", parse_text, out, e);
 }
 
 /* ------------------------------------------------------------ expansion */

@@ -455,25 +455,20 @@ static int check_filters(rpt_ctx *c, const int *hits, tlm_err *e)
               : "SELECT DISTINCT " cols " FROM jobs j WHERE ?1 IS NULL AND " IN_SCOPE("j.") tail)
     const char *have;
     int n, rc;
-    if (o->arch) {
-        if ((rc = has_row(c, SCOPED("1", " AND j.arch = ?2"), o->arch, e)) < 0)
+    /* --arch and --scale: the value given, whether a job has it, what the jobs have */
+    const struct {
+        const char *flag, *value, *has, *list, *theirs;
+    } by[] = {
+        {"arch", o->arch, SCOPED("1", " AND j.arch = ?2"), SCOPED("j.arch", " ORDER BY 1"), "its architectures: "},
+        {"scale", o->scale, SCOPED("1", " AND j.scale = ?2"), SCOPED("j.scale", " ORDER BY 1"), "its scales: "},
+    };
+    for (size_t i = 0; i < sizeof by / sizeof by[0]; i++) {
+        if (!by[i].value || (rc = has_row(c, by[i].has, by[i].value, e)) > 0)
+            continue;
+        if (rc < 0 || (rc = name_list(c, by[i].list, o->sweep, &have, &n, e)))
             return rc;
-        if (!rc) {
-            if ((rc = name_list(c, SCOPED("j.arch", " ORDER BY 1"), o->sweep, &have, &n, e)))
-                return rc;
-            return tlm_errf(e, TLM_ECONFIG, "--arch %s matches no job in %s (%s%s)", o->arch, scope,
-                            n ? "its architectures: " : "it has no jobs yet", have);
-        }
-    }
-    if (o->scale) {
-        if ((rc = has_row(c, SCOPED("1", " AND j.scale = ?2"), o->scale, e)) < 0)
-            return rc;
-        if (!rc) {
-            if ((rc = name_list(c, SCOPED("j.scale", " ORDER BY 1"), o->sweep, &have, &n, e)))
-                return rc;
-            return tlm_errf(e, TLM_ECONFIG, "--scale %s matches no job in %s (%s%s)", o->scale, scope,
-                            n ? "its scales: " : "it has no jobs yet", have);
-        }
+        return tlm_errf(e, TLM_ECONFIG, "--%s %s matches no job in %s (%s%s)", by[i].flag, by[i].value, scope,
+                        n ? by[i].theirs : "it has no jobs yet", have);
     }
     const char *narrowed = o->arch && o->scale ? rpt_printf(&c->a, " with --arch %s --scale %s", o->arch, o->scale)
                            : o->arch           ? rpt_printf(&c->a, " with --arch %s", o->arch)

@@ -19,12 +19,9 @@ static int has_widths(const rpt_ctx *c, const rpt_group *g)
 
 int rpt_fig_dff(rpt_ctx *c, rpt_figure *f, tlm_err *e)
 {
-    f->title = "MLP width per layer";
     int best;
-    if (!rpt_figure_panels(c, has_widths, 1, &best)) {
-        f->note = "dff: no job has per-layer widths";
+    if (!rpt_figure_begin(f, "MLP width per layer", "dff: no job has per-layer widths", c, has_widths, 1, &best))
         return 0;
-    }
     const rpt_pgroup *pg = &c->panels[best];
     f->title = rpt_figure_panel_title(f, "MLP width per layer", pg);
     rpt_axes *ax = rpt_figure_axes(f, NULL);

@@ -194,12 +194,10 @@ static int setting_axes(loss_fig *L, const rpt_pgroup *pg, int a, int np, tlm_er
 
 int rpt_fig_loss(rpt_ctx *c, rpt_figure *f, tlm_err *e)
 {
-    f->title = "Training loss";
-    int panels[MAX_AXES], np = rpt_figure_panels(c, has_steps, MAX_AXES, panels);
-    if (!np) {
-        f->note = "loss: no job has trained a step yet";
+    int panels[MAX_AXES], np = rpt_figure_begin(f, "Training loss",
+                                          "loss: no job has trained a step yet", c, has_steps, MAX_AXES, panels);
+    if (!np)
         return 0;
-    }
     loss_fig L = {.c = c, .f = f, .max_per = 1};
     int64_t most = 0;
     for (int i = 0; i < c->n_jobs; i++)

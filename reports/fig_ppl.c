@@ -195,12 +195,11 @@ static int paper_axes(rpt_figure *f, tlm_err *e)
 
 int rpt_fig_ppl_ratio(rpt_ctx *c, rpt_figure *f, tlm_err *e)
 {
-    f->title = "Validation perplexity against taper strength (paper Table 1)";
-    int panels[MAX_OURS], np = rpt_figure_panels(c, has_ratio, MAX_OURS, panels);
-    if (!np) {
-        f->note = "ppl_ratio: no linear, cosine or sigmoid jobs";
+    int panels[MAX_OURS], np = rpt_figure_begin(f, "Validation perplexity against taper strength (paper Table 1)",
+                                          "ppl_ratio: no linear, cosine or sigmoid jobs", c,
+                                          has_ratio, MAX_OURS, panels);
+    if (!np)
         return 0;
-    }
     const rpt_values *ppl;
     int rc = rpt_metric(c, "val", NULL, "ppl", &ppl, e);
     int drawn = 0, seeds = 0, uni_band = 0, dodged = 0;

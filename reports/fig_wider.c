@@ -38,12 +38,11 @@ static int find(const rpt_ctx *c, const rpt_pgroup *pg, const char *kind)
 
 int rpt_fig_wider(rpt_ctx *c, rpt_figure *f, tlm_err *e)
 {
-    f->title = "Wider early vs late: validation perplexity (paper Figure 2)";
-    int panels[MAX_OURS], np = rpt_figure_panels(c, has_blocks, MAX_OURS, panels);
-    if (!np) {
-        f->note = "wider: no blocks (wider-early/middle/late) jobs";
+    int panels[MAX_OURS], np = rpt_figure_begin(f, "Wider early vs late: validation perplexity (paper Figure 2)",
+                                          "wider: no blocks (wider-early/middle/late) jobs", c,
+                                          has_blocks, MAX_OURS, panels);
+    if (!np)
         return 0;
-    }
     const rpt_values *ppl;
     int *color, rc = rpt_metric(c, "val", NULL, "ppl", &ppl, e);
     if (rc || (rc = rpt_config_colors(c, &color, e)))

@@ -32,7 +32,7 @@ const rpt_figure_def *rpt_figure_find(const char *name)
     return NULL;
 }
 
-int rpt_figure_panels(const rpt_ctx *c, int (*counts)(const rpt_ctx *c, const rpt_group *g), int max, int *out)
+static int figure_panels(const rpt_ctx *c, int (*counts)(const rpt_ctx *c, const rpt_group *g), int max, int *out)
 {
     /* the panels' counts, then the max largest kept in panel order */
     int n = 0;
@@ -52,6 +52,16 @@ int rpt_figure_panels(const rpt_ctx *c, int (*counts)(const rpt_ctx *c, const rp
             out[n++] = pi;
     }
     free(cnt);
+    return n;
+}
+
+int rpt_figure_begin(rpt_figure *f, const char *title, const char *none, const rpt_ctx *c,
+                     int (*counts)(const rpt_ctx *c, const rpt_group *g), int max, int *out)
+{
+    f->title = title;
+    int n = figure_panels(c, counts, max, out);
+    if (!n)
+        f->note = none;
     return n;
 }
 

@@ -174,6 +174,21 @@ static int parse_args(int argc, char **argv, tlm_cli *cli, cmdline *c)
     return -1;
 }
 
+static const char *table_name(int i) { return rpt_table_defs[i].name; }
+static const char *figure_name(int i) { return rpt_figure_defs[i].name; }
+
+/* "unknown table 'x' (tables: a b c)": a name that is none of the n that
+ * name_at gives, in msg */
+static const char *unknown(char *msg, size_t cap, const char *kind, const char *name, int n,
+                           const char *(*name_at)(int i))
+{
+    tlm_msg_printf(msg, cap, "unknown %s '%s' (%ss:", kind, name, kind);
+    for (int i = 0; i < n; i++)
+        append(msg, cap, " ", name_at(i));
+    append(msg, cap, ")", "");
+    return msg;
+}
+
 /* The combination asked for, checked before the database is opened:
  * NULL, or what is wrong (in msg). */
 static const char *check_usage(const tlm_cli *cli, cmdline *c, char *msg, size_t cap)
@@ -185,20 +200,10 @@ static const char *check_usage(const tlm_cli *cli, cmdline *c, char *msg, size_t
     c->tdef = c->table ? rpt_table_find(c->table) : NULL;
     c->fdef = c->plot ? rpt_figure_find(c->plot) : NULL;
     tlm_err pe;
-    if (c->table && !c->tdef) {
-        tlm_msg_printf(msg, cap, "unknown table '%s' (tables:", c->table);
-        for (int i = 0; i < rpt_n_table_defs; i++)
-            append(msg, cap, " ", rpt_table_defs[i].name);
-        append(msg, cap, ")", "");
-        return msg;
-    }
-    if (c->plot && !c->fdef) {
-        tlm_msg_printf(msg, cap, "unknown figure '%s' (figures:", c->plot);
-        for (int i = 0; i < rpt_n_figure_defs; i++)
-            append(msg, cap, " ", rpt_figure_defs[i].name);
-        append(msg, cap, ")", "");
-        return msg;
-    }
+    if (c->table && !c->tdef)
+        return unknown(msg, cap, "table", c->table, rpt_n_table_defs, table_name);
+    if (c->plot && !c->fdef)
+        return unknown(msg, cap, "figure", c->plot, rpt_n_figure_defs, figure_name);
     if (c->plot && !c->out)
         return "--plot needs --out FILE.svg, FILE.png or FILE.pdf";
     if (c->plot && rpt_image_kind(c->out) < 0) {

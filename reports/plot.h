@@ -109,9 +109,12 @@ extern const rpt_figure_def rpt_figure_defs[];
 extern const int rpt_n_figure_defs;
 const rpt_figure_def *rpt_figure_find(const char *name);
 
-/* The panels with the most groups that counts accepts, in panel order, at
- * most max: their indices into out, their number returned (0: none). */
-int rpt_figure_panels(const rpt_ctx *c, int (*counts)(const rpt_ctx *c, const rpt_group *g), int max, int *out);
+/* A figure's start: its title, then the panels with the most groups that
+ * counts accepts, in panel order, at most max: their indices into out,
+ * their number returned.  0: none, and the figure stays empty with the
+ * note `none` saying why. */
+int rpt_figure_begin(rpt_figure *f, const char *title, const char *none, const rpt_ctx *c,
+                     int (*counts)(const rpt_ctx *c, const rpt_group *g), int max, int *out);
 /* Whether a group has a finished job (a value to draw, likely). */
 int rpt_group_done(const rpt_ctx *c, const rpt_group *g);
 /* "what: Arch, scale, N tokens[, variant]" of a panel (arena-owned by f). */

@@ -38,6 +38,20 @@ void rpt_json_num(FILE *f, double v)
     fputs(b, f);
 }
 
+/* lead (what comes before the value: punctuation, a key, as written),
+ * then the value */
+static void put_str(FILE *f, const char *lead, const char *s)
+{
+    fputs(lead, f);
+    rpt_json_str(f, s);
+}
+
+static void put_num(FILE *f, const char *lead, double v)
+{
+    fputs(lead, f);
+    rpt_json_num(f, v);
+}
+
 static void put_notes(FILE *f, const char *const *notes, int n)
 {
     fputc('[', f);
@@ -54,31 +68,24 @@ static void put_cell(FILE *f, const rpt_cell *c)
     switch (c->kind) {
     case RPT_CELL_TEXT: rpt_json_str(f, c->text); break;
     case RPT_CELL_MISSING:
-        fputs("{\"value\": null, \"missing\": ", f);
-        rpt_json_str(f, c->text);
+        put_str(f, "{\"value\": null, \"missing\": ", c->text);
         fputc('}', f);
         break;
     case RPT_CELL_NUM:
-        fputs("{\"value\": ", f);
-        rpt_json_num(f, c->v);
+        put_num(f, "{\"value\": ", c->v);
         fprintf(f, ", \"best\": %s}", c->best ? "true" : "false");
         break;
     case RPT_CELL_STAT:
-        fputs("{\"value\": ", f);
-        rpt_json_num(f, c->v);
-        fputs(", \"std\": ", f);
-        rpt_json_num(f, c->std);
+        put_num(f, "{\"value\": ", c->v);
+        put_num(f, ", \"std\": ", c->std);
         fprintf(f, ", \"n\": %d, \"note\": ", c->n);
         rpt_json_str(f, c->text);
         fprintf(f, ", \"best\": %s}", c->best ? "true" : "false");
         break;
     case RPT_CELL_DELTA:
-        fputs("{\"value\": ", f);
-        rpt_json_num(f, c->v);
-        fputs(", \"lo\": ", f);
-        rpt_json_num(f, c->lo);
-        fputs(", \"hi\": ", f);
-        rpt_json_num(f, c->hi);
+        put_num(f, "{\"value\": ", c->v);
+        put_num(f, ", \"lo\": ", c->lo);
+        put_num(f, ", \"hi\": ", c->hi);
         fprintf(f, ", \"n\": %d, \"paired\": %s, \"significant\": %s, \"note\": ", c->n, c->paired ? "true" : "false",
                 c->sig == RPT_SIG_YES ? "true" : c->sig == RPT_SIG_NO ? "false" : "null");
         rpt_json_str(f, c->text);
@@ -91,38 +98,30 @@ static void put_cell(FILE *f, const rpt_cell *c)
 int rpt_render_json(const rpt_table *t, FILE *f)
 {
     static const char *const kinds[] = {"text", "stat", "number", "delta"};
-    fputs("{\"tlm_report\": 1, \"table\": ", f);
-    rpt_json_str(f, t->name);
-    fputs(", \"title\": ", f);
-    rpt_json_str(f, t->title);
-    fputs(", \"db\": ", f);
-    rpt_json_str(f, t->db_path);
-    fputs(", \"sweep\": ", f);
-    rpt_json_str(f, t->sweep);
+    put_str(f, "{\"tlm_report\": 1, \"table\": ", t->name);
+    put_str(f, ", \"title\": ", t->title);
+    put_str(f, ", \"db\": ", t->db_path);
+    put_str(f, ", \"sweep\": ", t->sweep);
     fputs(", \"notes\": ", f);
     put_notes(f, t->notes, t->n_notes);
     fputs(",\n \"panels\": [", f);
     for (int pi = 0; pi < t->n_panels; pi++) {
         const rpt_panel *p = &t->panels[pi];
-        fputs(pi ? ",\n  {\"title\": " : "\n  {\"title\": ", f);
-        rpt_json_str(f, p->title);
+        put_str(f, pi ? ",\n  {\"title\": " : "\n  {\"title\": ", p->title);
         fputs(", \"keys\": {", f);
         for (int k = 0; k < p->n_keys; k++) {
             if (k)
                 fputs(", ", f);
             rpt_json_str(f, p->key_names[k]);
-            fputs(": ", f);
-            rpt_json_str(f, p->key_vals[k]);
+            put_str(f, ": ", p->key_vals[k]);
         }
         fputs("}, \"notes\": ", f);
         put_notes(f, p->notes, p->n_notes);
         fputs(",\n   \"columns\": [", f);
         for (int c = 0; c < p->n_cols; c++) {
             const rpt_col *col = &p->cols[c];
-            fputs(c ? ", {\"key\": " : "{\"key\": ", f);
-            rpt_json_str(f, col->key);
-            fputs(", \"title\": ", f);
-            rpt_json_str(f, col->title);
+            put_str(f, c ? ", {\"key\": " : "{\"key\": ", col->key);
+            put_str(f, ", \"title\": ", col->title);
             fprintf(f, ", \"kind\": \"%s\", \"better\": %s, \"source\": \"%s\", \"decimals\": %d, \"signed\": %s}",
                     kinds[col->kind], col->better < 0 ? "\"lower\"" : col->better > 0 ? "\"higher\"" : "null",
                     rpt_role_name(col->role), col->decimals, col->sign ? "true" : "false");

@@ -61,6 +61,18 @@ static void put_cell(FILE *f, const rpt_col *col, const rpt_cell *c, int role)
     }
 }
 
+/* A panel's or the table's notes: a list, then a blank line (none: nothing) */
+static void put_notes(FILE *f, const char *const *notes, int n)
+{
+    for (int i = 0; i < n; i++) {
+        fputs("- ", f);
+        put_text(f, notes[i]);
+        fputc('\n', f);
+    }
+    if (n)
+        fputc('\n', f);
+}
+
 int rpt_render_md(const rpt_table *t, FILE *f)
 {
     fprintf(f, "## %s\n\n", t->title);
@@ -94,20 +106,8 @@ int rpt_render_md(const rpt_table *t, FILE *f)
             fputc('\n', f);
         }
         fputc('\n', f);
-        for (int i = 0; i < p->n_notes; i++) {
-            fputs("- ", f);
-            put_text(f, p->notes[i]);
-            fputc('\n', f);
-        }
-        if (p->n_notes)
-            fputc('\n', f);
+        put_notes(f, p->notes, p->n_notes);
     }
-    for (int i = 0; i < t->n_notes; i++) {
-        fputs("- ", f);
-        put_text(f, t->notes[i]);
-        fputc('\n', f);
-    }
-    if (t->n_notes)
-        fputc('\n', f);
+    put_notes(f, t->notes, t->n_notes);
     return 0;
 }

@@ -5,7 +5,7 @@
 # tests are shell scripts; parity tests are python with torch
 # (tests/parity/).  Every test exits 0 (pass), 1 (fail) or 77 (skip).
 EXTRA_DIST += tests/lib/tap.h tests/lib/alloc_count.h tests/lib/model_util.h tests/lib/db_util.h tests/lib/hope_util.h \
-	tests/lib/titans_util.h tests/lib/bounded.sh tests/lib/torch-python.sh tests/data
+	tests/lib/titans_util.h tests/lib/main_evals.h tests/lib/report_checks.py tests/lib/bounded.sh tests/lib/torch-python.sh tests/data
 
 # What a test program gets unless its own _LDADD says otherwise: each
 # folder's local.mk lists its test_x.c programs and names only what
@@ -15,6 +15,10 @@ LDADD = $(ENGINE_LIBS)
 # Tests that count the engine's allocations (tests/lib/alloc_count.h)
 ALLOC_WRAP_FLAGS = -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc \
 	-Wl,--wrap=aligned_alloc -Wl,--wrap=posix_memalign
+
+# Every folder's C unit tests (C_TESTS += ... in its local.mk) are built
+# by make check and run by it: said once here, not in each folder.
+C_TESTS =
 
 include tests/lib/local.mk
 include tests/common/local.mk
@@ -36,6 +40,8 @@ include tests/dashboard/local.mk
 include tests/dataprep/local.mk
 include tests/e2e/local.mk
 include tests/fuzz/local.mk
+check_PROGRAMS += $(C_TESTS)
+TESTS += $(C_TESTS)
 
 # the layering of README.md's "Where things are"
 TESTS += tests/test_layers.sh

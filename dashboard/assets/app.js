@@ -1043,8 +1043,15 @@ function mdCell(td, text) {
 /* A figure, or a placeholder that says why there is none (never a broken image). */
 function figureBox(name, what, url) {
   const holder = el("div", { class: "figure-box", "data-figure": name }, el("div", { class: "figure-empty", text: "loading\u2026" }));
-  let tag = null;
-  async function load() {
+  let tag = null, inflight = null;
+  // one request at a time: a poll while the server still draws it (seconds
+  // on a loaded machine, one figure at a time) waits for that answer instead
+  // of queueing the same drawing again behind it
+  function load() {
+    if (!inflight) inflight = fetchOnce().finally(() => { inflight = null; });
+    return inflight;
+  }
+  async function fetchOnce() {
     let r;
     try {
       r = await fetch(url, { cache: "no-cache", credentials: "same-origin" });

@@ -3,8 +3,13 @@
  * Reference, per element:
  *   g = grad_scale grad;  m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2
  *   p = p - lr wd p - lr (m/bc1) / (sqrt(v/bc2) + eps)
- * (torch decays first, p *= 1 - lr wd, then applies the Adam step). */
+ * (torch decays first, p *= 1 - lr wd, then applies the Adam step).
+ * Also the weight copy's rounding (cast, and adamw's p_lp), which the
+ * CPU's own models never ask for (their copy is the fp32 master) but
+ * test_backend_ops holds a device's against. */
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "engine/cpu/internal.h"
 
@@ -23,14 +28,43 @@ static void adamw_range(void *ctx, float *p, const float *grad, float *m, float 
     }
 }
 
-/* segment by segment: the same numbers per element as one range each */
+/* float -> bf16 bits, round to nearest even on the 16 bits dropped; any
+ * NaN becomes the canonical 0x7fff (as cuda_bf16.h's __float2bfloat16_rn,
+ * so the CPU's copy and a device's are the same bits) */
+static uint16_t bf16_rn(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return 0x7fff;
+    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+void eng__cpu_cast(void *ctx, void *dst, eng_dtype t, const float *src, size_t n)
+{
+    if (t == ENG_F32) {
+        if (dst != src)
+            memcpy(dst, src, n * sizeof(float));
+        return;
+    }
+    uint16_t *d = dst;
+#pragma omp parallel for num_threads(eng__cpu_nt(ctx)) schedule(static) if (n >= ENG_PAR_MIN)
+    for (size_t i = 0; i < n; i++)
+        d[i] = bf16_rn(src[i]);
+}
+
+/* segment by segment: the same numbers per element as one range each; the
+ * weight copy after each segment's update (p's range is still in cache) */
 void eng__cpu_adamw(void *ctx, float *p, const float *grad, float *m, float *v, const eng_adamw_seg *seg, int nseg,
-                    float lr, float b1, float b2, float eps, float wd, float bc1, float bc2, float grad_scale)
+                    float lr, float b1, float b2, float eps, float wd, float bc1, float bc2, float grad_scale,
+                    void *p_lp, eng_dtype lp_dtype)
 {
     for (int k = 0; k < nseg; k++) {
         const size_t o = seg[k].off;
         adamw_range(ctx, p + o, grad + o, m + o, v + o, seg[k].n, lr, b1, b2, eps, seg[k].decay ? wd : 0.0f, bc1, bc2,
                     grad_scale);
+        if (p_lp)
+            eng__cpu_cast(ctx, (char *)p_lp + o * eng_dtype_size(lp_dtype), lp_dtype, p + o, seg[k].n);
     }
 }
 

@@ -63,6 +63,7 @@ static const eng_ops cpu_ops = {
     .embedding_bwd_sorted = eng__cpu_embedding_bwd_sorted,
     .sumsq_into = eng__cpu_sumsq_into,
     .act_dtype = cpu_act_dtype,
+    .cast = eng__cpu_cast,
 };
 
 /* The backend and its context in one allocation. */

@@ -210,7 +210,9 @@ void eng__cpu_xent_bwd(void *ctx, float *logits, const int32_t *targets, int N, 
 
 /* adamw.c */
 void eng__cpu_adamw(void *ctx, float *p, const float *grad, float *m, float *v, const eng_adamw_seg *seg, int nseg,
-                    float lr, float b1, float b2, float eps, float wd, float bc1, float bc2, float grad_scale);
+                    float lr, float b1, float b2, float eps, float wd, float bc1, float bc2, float grad_scale,
+                    void *p_lp, eng_dtype lp_dtype);
+void eng__cpu_cast(void *ctx, void *dst, eng_dtype t, const float *src, size_t n);
 double eng__cpu_sumsq(void *ctx, const float *x, size_t n);
 void eng__cpu_sumsq_into(void *ctx, double *out, const float *x, size_t n);
 /* accumulate.c */

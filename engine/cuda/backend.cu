@@ -179,6 +179,7 @@ static const eng_ops cuda_ops = {
     /* .embedding_bwd_sorted */ eng__cu_embedding_bwd_sorted,
     /* .sumsq_into */ eng__cu_sumsq_into,
     /* .act_dtype */ cu_act_dtype,
+    /* .cast */ eng__cu_cast,
 };
 
 typedef struct cu_backend {
@@ -394,12 +395,13 @@ extern "C" int eng_backend_cuda_set_dtype(eng_backend *b, eng_dtype t, tlm_err *
         return tlm_errf(e, TLM_EINTERNAL, "eng_backend_cuda_set_dtype: not a CUDA backend");
     eng__cu *c = (eng__cu *)b->ctx;
     /* the kernels have bf16 instantiations (eng_backend_cuda_set_kernel_dtype
-     * reaches them), but a model trained in bf16 needs the bf16 weight copy
-     * AdamW writes (issue 24, bf16 step 3): until then, fp32 */
+     * reaches them) and the weight copy is kept, but no bf16 training has
+     * been checked against the CPU yet (issue 24, bf16 step 5), and Titans
+     * MAL's x2 = x + nm is an fp32 axpy: until then, fp32 */
     if (t != ENG_F32)
         return tlm_errf(e, TLM_ECONFIG,
-                        "train.precision bf16: this build's CUDA backend trains in fp32 only: its bf16 weight copy "
-                        "is not in yet (train.precision: fp32)");
+                        "train.precision bf16: this build's CUDA backend trains in fp32 only: bf16 training is "
+                        "not enabled yet (train.precision: fp32)");
     c->act = t;
     return 0;
 }

@@ -52,9 +52,9 @@ int eng_backend_cuda_set_dtype(eng_backend *b, eng_dtype t, tlm_err *e);
 /* The activations' storage type for the kernels alone: tests and kernel
  * checks (test_backend_ops' bf16 rows) select bf16 through it, while
  * eng_backend_cuda_set_dtype, the trainer's door (worker/run.c), still
- * refuses bf16 until the bf16 weight copy (params_lp) is written by AdamW
- * (bf16 plan step 3): a model made on b after this call would plan bf16
- * activations against fp32 weights.  -1 when b is not a CUDA backend. */
+ * refuses bf16 until bf16 training has been checked against the CPU (bf16
+ * plan step 5) and Titans MAL's x2 = x + nm has an activation axpy.  No
+ * trainer path calls it.  -1 when b is not a CUDA backend. */
 int eng_backend_cuda_set_kernel_dtype(eng_backend *b, eng_dtype t);
 
 /* The first CUDA error an op met since the backend was made (ops return

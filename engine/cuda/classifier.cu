@@ -10,8 +10,9 @@
  * block's fixed tree, and dw sums the chunks in order (beta = 1), so a run
  * repeats bit for bit.  Must not: allocate, or wait on the stream.
  *
- * bf16 activations: the head's weight is still the fp32 master here (ops.h
- * passes it as float; its bf16 copy is bf16 step 3's), and cuBLASLt takes
+ * bf16 activations: the head's weight is the fp32 master here (ops.h
+ * passes it as float, and the model passes params, not its bf16 copy
+ * params_lp), and cuBLASLt takes
  * A and B of one type, so each chunk's rows of x are widened to fp32 in
  * the workspace and the products stay fp32; dx is made in fp32 there and
  * stored in bf16 (one rounding).  When the head reads a bf16 weight copy,

@@ -199,7 +199,9 @@ void eng__cu_gate_bwd(void *ctx, eng_act *da, eng_act *dz, const eng_act *dout, 
 void eng__cu_xent_fwd(void *ctx, float *losses, const float *logits, const int32_t *targets, int N, int V);
 void eng__cu_xent_bwd(void *ctx, float *logits, const int32_t *targets, int N, int V, float dscale);
 void eng__cu_adamw(void *ctx, float *p, const float *grad, float *m, float *v, const eng_adamw_seg *seg, int nseg,
-                   float lr, float b1, float b2, float eps, float wd, float bc1, float bc2, float grad_scale);
+                   float lr, float b1, float b2, float eps, float wd, float bc1, float bc2, float grad_scale,
+                   void *p_lp, eng_dtype lp_dtype);
+void eng__cu_cast(void *ctx, void *dst, eng_dtype t, const float *src, size_t n);
 double eng__cu_sumsq(void *ctx, const float *x, size_t n);
 void eng__cu_axpy(void *ctx, float *y, const float *x, size_t n, float alpha);
 void eng__cu_embedding_bwd_sorted(void *ctx, float *dwte, const eng_act *dout, const int32_t *order,

@@ -468,10 +468,13 @@ void eng__cu_xent_bwd(void *ctx, float *logits, const int32_t *targets, int N, i
 
 /* ------------------------------------------------------------ optimizer */
 /* One launch over every segment: index j of the concatenation is in the
- * last segment whose start is <= j (binary search: the table is sorted). */
-__global__ static void k_adamw(float *p, const float *grad, float *m, float *v, const eng__cu_seg *seg, int nseg,
-                               size_t total, float b1, float b2, float eps, float decay_on, float step, float rbc2,
-                               float grad_scale)
+ * last segment whose start is <= j (binary search: the table is sorted).
+ * lp (NULL: none): the weight copy, L = float or __nv_bfloat16, written
+ * from the updated p by the same thread (round to nearest even). */
+template <typename L>
+__global__ static void k_adamw(float *p, L *lp, const float *grad, float *m, float *v, const eng__cu_seg *seg,
+                               int nseg, size_t total, float b1, float b2, float eps, float decay_on, float step,
+                               float rbc2, float grad_scale)
 {
     for (size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x; j < total; j += (size_t)gridDim.x * blockDim.x) {
         int lo = 0, hi = nseg - 1;
@@ -485,7 +488,30 @@ __global__ static void k_adamw(float *p, const float *grad, float *m, float *v, 
         const size_t i = seg[lo].off + (j - seg[lo].start);
         eng_cu_adamw(p + i, grad[i], m + i, v + i, b1, b2, eps, seg[lo].decay ? decay_on : 1.0f, step, rbc2,
                      grad_scale);
+        if (lp)
+            lp[i] = eng__cu_st<L>(p[i]);
     }
+}
+
+/* the weight copy made whole: dst = src rounded (ops.h cast) */
+__global__ static void k_cast_bf16(__nv_bfloat16 *dst, const float *src, size_t n)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        dst[i] = eng__cu_st<__nv_bfloat16>(src[i]);
+}
+
+void eng__cu_cast(void *ctx, void *dst, eng_dtype t, const float *src, size_t n)
+{
+    eng__cu *c = CTX(ctx);
+    if (t == ENG_F32) {
+        if (!c->status && n && dst != src)
+            eng__cu_check(c, cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyDeviceToDevice, c->stream),
+                          "cast");
+        return;
+    }
+    if (n)
+        RUN(ctx, "cast", (ENG__CU_LAUNCH(k_cast_bf16, eng__cu_grid(n), ENG__CU_THREADS, 0, S(ctx),
+                                         (__nv_bfloat16 *)dst, src, n)));
 }
 
 /* The table on the device: uploaded only when it differs from the last
@@ -533,16 +559,23 @@ static int upload_segs(eng__cu *c, const eng_adamw_seg *seg, int nseg, size_t *t
 }
 
 void eng__cu_adamw(void *ctx, float *p, const float *grad, float *m, float *v, const eng_adamw_seg *seg, int nseg,
-                   float lr, float b1, float b2, float eps, float wd, float bc1, float bc2, float grad_scale)
+                   float lr, float b1, float b2, float eps, float wd, float bc1, float bc2, float grad_scale,
+                   void *p_lp, eng_dtype lp_dtype)
 {
     const float decay = 1.0f - lr * wd, step = lr / bc1, rbc2 = 1.0f / sqrtf(bc2);
     eng__cu *c = CTX(ctx);
     size_t total = 0;
     if (c->status || nseg <= 0 || upload_segs(c, seg, nseg, &total) || !total)
         return;
-    RUN(ctx, "adamw",
-        (ENG__CU_LAUNCH(k_adamw, eng__cu_grid(total), ENG__CU_THREADS, 0, S(ctx), p, grad, m, v, c->seg_dev, nseg,
-                        total, b1, b2, eps, decay, step, rbc2, grad_scale)));
+    if (p_lp && lp_dtype == ENG_BF16)
+        RUN(ctx, "adamw",
+            (ENG__CU_LAUNCH(k_adamw<__nv_bfloat16>, eng__cu_grid(total), ENG__CU_THREADS, 0, S(ctx), p,
+                            (__nv_bfloat16 *)p_lp, grad, m, v, c->seg_dev, nseg, total, b1, b2, eps, decay, step,
+                            rbc2, grad_scale)));
+    else
+        RUN(ctx, "adamw",
+            (ENG__CU_LAUNCH(k_adamw<float>, eng__cu_grid(total), ENG__CU_THREADS, 0, S(ctx), p, (float *)p_lp, grad,
+                            m, v, c->seg_dev, nseg, total, b1, b2, eps, decay, step, rbc2, grad_scale)));
 }
 
 /* A grid of min(ENG__CU_SUMSQ_BLOCKS, n / 256 rounded up) blocks (fixed

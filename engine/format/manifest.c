@@ -179,17 +179,15 @@ int eng_manifest_parse(const char *name, const char *text, size_t len, eng_manif
     return rc;
 }
 
+static int parse_text(const char *name, const char *text, size_t len, void *out, tlm_err *e)
+{
+    return eng_manifest_parse(name, text, len, out, e);
+}
+
 int eng_manifest_load(const char *path, eng_manifest *m, tlm_err *e)
 {
     memset(m, 0, sizeof *m);
-    char *text;
-    size_t len;
-    int rc = tlm_read_file(path, ENG_MANIFEST_MAX, &text, &len, e);
-    if (rc)
-        return rc;
-    rc = eng_manifest_parse(path, text, len, m, e);
-    free(text);
-    return rc;
+    return tlm_parse_input(path, ENG_MANIFEST_MAX, TLM_EDATA, NULL, parse_text, m, e);
 }
 
 const eng_manifest_split *eng_manifest_find(const eng_manifest *m, const char *split)

@@ -5,7 +5,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,8 +173,7 @@ int eng_shard_read(const eng_shard *s, uint64_t start, size_t n, int32_t *out, t
 
 /* ------------------------------------------------------------ writer */
 struct eng_shard_writer {
-    char path[TLM_PATH_CAP], tmp[TLM_PATH_CAP];
-    FILE *f;
+    tlm_atomic a; /* written as path.tmp.PID, renamed into place by close */
     uint32_t token_bytes, vocab;
     uint64_t n;
     char tokenizer[ENG_SHARD_TOKNAME];
@@ -197,16 +195,9 @@ int eng_shard_writer_open(eng_shard_writer **out, const char *path, uint32_t tok
     eng_shard_writer *w = calloc(1, sizeof *w);
     if (!w)
         return tlm_errf(e, TLM_ENOMEM, "out of memory");
-    /* a cut name would write the shard somewhere else */
-    snprintf(w->path, sizeof w->path, "%s", path);
-    if ((size_t)snprintf(w->tmp, sizeof w->tmp, "%s.tmp.%ld", path, (long)getpid()) >= sizeof w->tmp) {
-        free(w);
-        return tlm_errf(e, TLM_ECONFIG, "%s: with its temporary name (.tmp.PID) longer than the %d bytes this system "
-                        "allows", path, TLM_PATH_CAP - 1);
-    }
-    w->f = fopen(w->tmp, "wb");
-    if (!w->f) {
-        int rc = tlm_errf(e, TLM_EIO, "%s: cannot create: %s", w->tmp, strerror(errno));
+    /* a cut name would write the shard somewhere else: tlm_atomic_open refuses it */
+    int rc = tlm_atomic_open(&w->a, path, e);
+    if (rc) {
         free(w);
         return rc;
     }
@@ -217,7 +208,7 @@ int eng_shard_writer_open(eng_shard_writer **out, const char *path, uint32_t tok
         memcpy(w->tok_sha, tokenizer_sha256, 32);
     tlm_sha256_init(&w->payload);
     uint8_t zero[ENG_SHARD_HEADER] = {0};
-    if (fwrite(zero, 1, sizeof zero, w->f) != sizeof zero) {
+    if (fwrite(zero, 1, sizeof zero, w->a.f) != sizeof zero) {
         eng_shard_writer_abort(w);
         return tlm_errf(e, TLM_EIO, "%s: write failed", path);
     }
@@ -234,33 +225,21 @@ int eng_shard_writer_append(eng_shard_writer *w, const uint32_t *tokens, size_t 
         for (size_t j = 0; j < m; j++) {
             uint32_t t = tokens[i + j];
             if (t >= w->vocab)
-                return tlm_errf(e, TLM_EDATA, "%s: token %u is outside the vocabulary of %u", w->path, t, w->vocab);
+                return tlm_errf(e, TLM_EDATA, "%s: token %u is outside the vocabulary of %u", w->a.path, t,
+                                w->vocab);
             for (uint32_t b = 0; b < w->token_bytes; b++)
                 buf[j * w->token_bytes + b] = (uint8_t)(t >> (8 * b));
         }
         size_t bytes = m * w->token_bytes;
         tlm_sha256_update(&w->payload, buf, bytes);
-        if (fwrite(buf, 1, bytes, w->f) != bytes)
-            return tlm_errf(e, TLM_EIO, "%s: write failed: %s", w->tmp, strerror(errno));
+        if (fwrite(buf, 1, bytes, w->a.f) != bytes)
+            return tlm_errf(e, TLM_EIO, "%s: write failed: %s", w->a.tmp, strerror(errno));
     }
     w->n += n;
     return 0;
 }
 
 uint64_t eng_shard_writer_count(const eng_shard_writer *w) { return w->n; }
-
-static int fsync_dir_of(const char *path)
-{
-    char tmp[TLM_PATH_CAP];
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s", path) >= sizeof tmp)
-        return -1;
-    int fd = open(dirname(tmp), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    int rc = fsync(fd);
-    close(fd);
-    return rc;
-}
 
 int eng_shard_writer_close(eng_shard_writer *w, tlm_err *e)
 {
@@ -274,19 +253,12 @@ int eng_shard_writer_close(eng_shard_writer *w, tlm_err *e)
     memcpy(h + 32, w->tokenizer, strnlen(w->tokenizer, ENG_SHARD_TOKNAME));
     memcpy(h + 96, w->tok_sha, 32);
     tlm_sha256_final(&w->payload, h + 128);
-    int rc = 0;
-    if (fseek(w->f, 0, SEEK_SET) || fwrite(h, 1, sizeof h, w->f) != sizeof h || fflush(w->f) ||
-        fsync(fileno(w->f)))
-        rc = tlm_errf(e, TLM_EIO, "%s: write failed: %s", w->tmp, strerror(errno));
-    if (fclose(w->f) && !rc)
-        rc = tlm_errf(e, TLM_EIO, "%s: close failed: %s", w->tmp, strerror(errno));
-    w->f = NULL;
-    if (!rc && rename(w->tmp, w->path))
-        rc = tlm_errf(e, TLM_EIO, "%s: rename failed: %s", w->path, strerror(errno));
-    if (!rc)
-        fsync_dir_of(w->path);
-    if (rc)
-        unlink(w->tmp);
+    int rc;
+    if (fseek(w->a.f, 0, SEEK_SET) || fwrite(h, 1, sizeof h, w->a.f) != sizeof h) {
+        rc = tlm_errf(e, TLM_EIO, "%s: write failed: %s", w->a.tmp, strerror(errno));
+        tlm_atomic_abort(&w->a);
+    } else
+        rc = tlm_atomic_commit(&w->a, e); /* flush, fsync, close, rename, fsync the folder */
     free(w);
     return rc;
 }
@@ -295,9 +267,7 @@ void eng_shard_writer_abort(eng_shard_writer *w)
 {
     if (!w)
         return;
-    if (w->f)
-        fclose(w->f);
-    unlink(w->tmp);
+    tlm_atomic_abort(&w->a);
     free(w);
 }
 

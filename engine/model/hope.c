@@ -264,7 +264,8 @@ static int hope_step(eng_model *m, const eng_adamw *opt, tlm_err *e)
                     const double t = (double)(opt->t / C);
                     o->adamw(ctx, m->params + o2, acc, m->m + o2, m->v + o2, &one, 1, (float)opt->lr,
                              (float)opt->beta1, (float)opt->beta2, (float)opt->eps, (float)opt->weight_decay,
-                             (float)(1.0 - pow(opt->beta1, t)), (float)(1.0 - pow(opt->beta2, t)), (float)(1.0 / C));
+                             (float)(1.0 - pow(opt->beta1, t)), (float)(1.0 - pow(opt->beta2, t)), (float)(1.0 / C),
+                             eng__lp_at(m, o2), m->wlp_dtype);
                     o->zero(ctx, acc, n2 * sizeof(float));
                 }
             }

@@ -68,9 +68,11 @@ struct eng_model {
     /* slabs (backend memory, n_params floats each) */
     float *params, *grads, *m, *v;
     /* the weights every product reads (eng__wlp), n_params of wlp_dtype at
-     * the slab's offsets: on fp32 it IS params; the bf16 copy AdamW is to
-     * write in the same launch (issue 24 step 3) is not made yet */
-    const void *params_lp;
+     * the slab's offsets: on fp32 it IS params (no copy); on bf16 its own
+     * allocation, made whole from the master by eng_model_sync_weight_copy
+     * (initialisation, set_params, ZeRO-1's gather) and rewritten by every
+     * AdamW launch with the elements it updates (eng__lp_at) */
+    void *params_lp;
     /* extra optimizer state (eng_model_optim_extra): tensors indexing one
      * backend slab of xopt_floats; filled by the row that needs it */
     eng_tensor_info *xopt;
@@ -171,6 +173,15 @@ static inline eng_act *eng__act_at(const eng_model *m, const eng_act *p, size_t 
 static inline const void *eng__wlp(const eng_model *m, size_t off)
 {
     return (const char *)m->params_lp + off * eng_dtype_size(m->wlp_dtype);
+}
+
+/* What AdamW writes the updated weights from slab offset off into besides
+ * the master (ops.h adamw's p_lp): the copy's elements there, or NULL when
+ * the copy is the master itself (fp32). */
+static inline void *eng__lp_at(const eng_model *m, size_t off)
+{
+    return m->params_lp == (const void *)m->params ? NULL
+                                                   : (char *)m->params_lp + off * eng_dtype_size(m->wlp_dtype);
 }
 
 /* the bytes of n activations (the memory ops count bytes) */

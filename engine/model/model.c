@@ -233,7 +233,9 @@ int eng_model_create(eng_model **out, const eng_config *cfg, const eng_backend *
     m->ops = ops;
     m->ctx = backend->ctx;
     m->act_dtype = ops->act_dtype(backend->ctx);
-    m->wlp_dtype = ENG_F32;
+    /* the weight copy is in the activations' type: a product's A and B
+     * share one (cuBLASLt's rule, ops.h matmul) */
+    m->wlp_dtype = m->act_dtype;
     m->mixer = mx;
     m->cfg = *cfg;
     m->d = mc->d_model;
@@ -274,8 +276,11 @@ int eng_model_create(eng_model **out, const eng_config *cfg, const eng_backend *
     m->losses_host = malloc((size_t)max_batch * seq_len * sizeof(float));
     m->sort_host = malloc((3 * (size_t)max_batch * seq_len + 1) * sizeof(int32_t));
     m->sort_count = malloc((size_t)m->V * sizeof(int32_t));
-    m->params_lp = m->params; /* fp32: the products read the master weights */
-    if (!m->params || !m->grads || !m->m || !m->v || !m->losses_host || !m->sort_host || !m->sort_count) {
+    /* fp32: the products read the master weights; bf16: their copy */
+    m->params_lp = m->wlp_dtype == ENG_F32 ? (void *)m->params
+                                           : ops->alloc(m->ctx, m->n_params * eng_dtype_size(m->wlp_dtype));
+    if (!m->params || !m->grads || !m->m || !m->v || !m->params_lp || !m->losses_host || !m->sort_host ||
+        !m->sort_count) {
         rc = tlm_errf(e, TLM_ENOMEM, "model: cannot allocate 4 x %.1f MiB for %zu parameters",
                       (double)bytes / 1048576, m->n_params);
         goto fail;
@@ -297,6 +302,8 @@ void eng_model_free(eng_model *m)
         return;
     const eng_ops *o = m->ops;
     void *ctx = m->ctx;
+    if (m->params_lp && m->params_lp != (void *)m->params)
+        o->free(ctx, m->params_lp);
     if (m->params)
         o->free(ctx, m->params);
     if (m->grads)
@@ -391,6 +398,7 @@ void eng_model_init_weights(eng_model *m, uint64_t seed)
         }
     }
     m->mixer->init(m, seed);
+    eng_model_sync_weight_copy(m);
     m->ops->zero(m->ctx, m->grads, m->n_params * sizeof(float));
     m->ops->zero(m->ctx, m->m, m->n_params * sizeof(float));
     m->ops->zero(m->ctx, m->v, m->n_params * sizeof(float));
@@ -437,7 +445,14 @@ int eng_model_get_params(const eng_model *m, float *dst)
 int eng_model_set_params(eng_model *m, const float *src)
 {
     m->ops->to_device(m->ctx, m->params, src, m->n_params * sizeof(float));
+    eng_model_sync_weight_copy(m);
     return 0;
+}
+
+void eng_model_sync_weight_copy(eng_model *m)
+{
+    if (m->params_lp != (void *)m->params)
+        m->ops->cast(m->ctx, m->params_lp, m->wlp_dtype, m->params, m->n_params);
 }
 
 int eng_model_get_grads(const eng_model *m, float *dst)
@@ -562,7 +577,8 @@ void eng__model_adamw_segs(eng_model *m, const eng_adamw *opt, const eng_adamw_s
                 wd = (float)opt->weight_decay, bc1 = (float)(1.0 - pow(opt->beta1, t)),
                 bc2 = (float)(1.0 - pow(opt->beta2, t));
     if (m->step_lo == 0 && m->step_hi == m->n_params) {
-        m->ops->adamw(m->ctx, m->params, grad, m->m, m->v, seg, nseg, lr, b1, b2, eps, wd, bc1, bc2, grad_scale);
+        m->ops->adamw(m->ctx, m->params, grad, m->m, m->v, seg, nseg, lr, b1, b2, eps, wd, bc1, bc2, grad_scale,
+                      eng__lp_at(m, 0), m->wlp_dtype);
         return;
     }
     /* eng_model_step_range (ZeRO-1's shard): each segment's part of the
@@ -573,7 +589,7 @@ void eng__model_adamw_segs(eng_model *m, const eng_adamw *opt, const eng_adamw_s
             continue;
         const eng_adamw_seg one = {0, n, seg[i].decay};
         m->ops->adamw(m->ctx, m->params + off, grad + off, m->m + off, m->v + off, &one, 1, lr, b1, b2, eps, wd, bc1,
-                      bc2, grad_scale);
+                      bc2, grad_scale, eng__lp_at(m, off), m->wlp_dtype);
     }
 }
 

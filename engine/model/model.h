@@ -116,6 +116,12 @@ int eng_model_step_range(eng_model *m, const eng_adamw *opt, size_t lo, size_t h
  * the sharded step), and the sum of squares of the gradient floats
  * [off, off + n) (double accumulation). */
 float *eng_model_param_slab(eng_model *m);
+/* The products' weight copy (bf16 on a bf16 backend; on fp32 the master
+ * itself, and this does nothing) made whole again from the master: call it
+ * after writing the master through eng_model_param_slab (ZeRO-1's gather).
+ * eng_model_init_weights, eng_model_set_params and the AdamW steps keep
+ * the copy current themselves. */
+void eng_model_sync_weight_copy(eng_model *m);
 double eng_model_grad_sumsq_range(eng_model *m, size_t off, size_t n);
 
 /* The gradient slab itself (n_params floats of backend memory, in the

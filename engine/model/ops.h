@@ -252,9 +252,14 @@ typedef struct eng_ops {
      *   p -= lr * (m / bc1 / (sqrt(v / bc2) + eps) + wd * p),
      * wd on the segments with decay (0 on the others), bc1 = 1 - b1^t,
      * bc2 = 1 - b2^t (passed in).  seg is host memory, sorted by off, not
-     * overlapping; the op does not keep it. */
+     * overlapping; the op does not keep it.
+     * p_lp (NULL: none): the weight copy the products read (the model's
+     * params_lp), n elements of lp_dtype at p's offsets; each updated p is
+     * also stored there, rounded to nearest even (bf16) or as it is (fp32),
+     * in the same pass, so the copy never lags the master. */
     void (*adamw)(void *ctx, float *p, const float *grad, float *m, float *v, const eng_adamw_seg *seg, int nseg,
-                  float lr, float b1, float b2, float eps, float wd, float bc1, float bc2, float grad_scale);
+                  float lr, float b1, float b2, float eps, float wd, float bc1, float bc2, float grad_scale,
+                  void *p_lp, eng_dtype lp_dtype);
     /* sum of squares, accumulated in double (for the global gradient norm) */
     double (*sumsq)(void *ctx, const float *x, size_t n);
     /* y (n) += alpha * x (n): gradient accumulation across optimizer steps
@@ -299,6 +304,12 @@ typedef struct eng_ops {
      * before a model is planned on it: the model sizes its activation
      * buffers by it (eng_dtype_size).  The CPU's is ENG_F32 always. */
     eng_dtype (*act_dtype)(void *ctx);
+    /* dst (n elements of type t) = src (n floats), rounded to nearest even
+     * (bf16) or copied (fp32): the weight copy made whole from the master
+     * where the master changed outside adamw (initialisation, a checkpoint
+     * load, ZeRO-1's gather).  bf16 rounds as adamw's p_lp does, the same
+     * bits for the same float. */
+    void (*cast)(void *ctx, void *dst, eng_dtype t, const float *src, size_t n);
 } eng_ops;
 
 /* A backend: its op table and the context every op receives.  Made by a

@@ -326,7 +326,7 @@ static int cache_init(eng_tok *t, tlm_err *e)
     return 0;
 }
 
-int tok_cache_get(eng_tok *t, const uint8_t *p, size_t n, uint64_t h, eng_tokvec *out, tlm_err *e)
+static int cache_get(eng_tok *t, const uint8_t *p, size_t n, uint64_t h, eng_tokvec *out, tlm_err *e)
 {
     int rc;
     if (!t->cache && (rc = cache_init(t, e)))
@@ -347,8 +347,8 @@ int tok_cache_get(eng_tok *t, const uint8_t *p, size_t n, uint64_t h, eng_tokvec
 
 /* Pieces are at most TOK_CACHE_MAX_PIECE bytes and give at most one id per byte, so the arenas hold
  * TOK_CACHE_SLOTS / 2 of them. */
-int tok_cache_put(eng_tok *t, const uint8_t *p, size_t n, uint64_t h, const uint32_t *ids, size_t nids,
-                  tlm_err *e)
+static int cache_put(eng_tok *t, const uint8_t *p, size_t n, uint64_t h, const uint32_t *ids, size_t nids,
+                     tlm_err *e)
 {
     int rc;
     if (n > TOK_CACHE_MAX_PIECE || nids > n)
@@ -376,6 +376,20 @@ int tok_cache_put(eng_tok *t, const uint8_t *p, size_t n, uint64_t h, const uint
     return 0;
 }
 
+int tok_cached(eng_tok *t, const uint8_t *p, size_t n, tok_piece_fn *fn, eng_tokvec *out, tlm_err *e)
+{
+    if (n > TOK_CACHE_MAX_PIECE)
+        return fn(t, p, n, out, e);
+    uint64_t h = tok_hash(p, n);
+    int rc = cache_get(t, p, n, h, out, e);
+    if (rc)
+        return rc < 0 ? rc : 0;
+    size_t before = out->n;
+    if ((rc = fn(t, p, n, out, e)))
+        return rc;
+    return cache_put(t, p, n, h, out->ids + before, out->n - before, e);
+}
+
 int tok_bpe_piece(eng_tok *t, const uint8_t *p, size_t n, eng_tokvec *out, tlm_err *e)
 {
     if (n == 1)
@@ -385,12 +399,5 @@ int tok_bpe_piece(eng_tok *t, const uint8_t *p, size_t n, eng_tokvec *out, tlm_e
         return eng_tokvec_push(out, (uint32_t)whole, e);
     if (n > TOK_CACHE_MAX_PIECE)
         return n <= SMALL_PIECE ? merge_small(t, p, n, out, e) : merge_large(t, p, n, out, e);
-    uint64_t h = tok_hash(p, n);
-    int rc = tok_cache_get(t, p, n, h, out, e);
-    if (rc)
-        return rc < 0 ? rc : 0;
-    size_t before = out->n;
-    if ((rc = merge_small(t, p, n, out, e)))
-        return rc;
-    return tok_cache_put(t, p, n, h, out->ids + before, out->n - before, e);
+    return tok_cached(t, p, n, merge_small, out, e);
 }

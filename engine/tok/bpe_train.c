@@ -87,21 +87,38 @@ void eng_bpe_trainer_free(eng_bpe_trainer *tr)
     free(tr);
 }
 
-static int wgrow(eng_bpe_trainer *tr, tlm_err *e)
+/* Doubles an open-addressing table of entry numbers (0: empty, k + 1:
+ * entry k; linear probing) and places its n entries again by hash(ctx, k).
+ * -1 when out of memory (the table is as it was). */
+static int slots_grow(uint32_t **slots, uint32_t *mask, uint32_t n, uint64_t (*hash)(const void *ctx, uint32_t k),
+                      const void *ctx)
 {
-    uint32_t size = (tr->wmask + 1) * 2;
+    uint32_t size = (*mask + 1) * 2;
     uint32_t *s = calloc(size, sizeof *s);
     if (!s)
-        return tlm_errf(e, TLM_ENOMEM, "out of memory (%u distinct pieces)", tr->nwords);
-    for (uint32_t w = 0; w < tr->nwords; w++) {
-        uint32_t i = (uint32_t)tok_hash(tr->arena + tr->words[w].bytes, tr->words[w].nbytes) & (size - 1);
+        return -1;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t i = (uint32_t)hash(ctx, k) & (size - 1);
         while (s[i])
             i = (i + 1) & (size - 1);
-        s[i] = w + 1;
+        s[i] = k + 1;
     }
-    free(tr->wslots);
-    tr->wslots = s;
-    tr->wmask = size - 1;
+    free(*slots);
+    *slots = s;
+    *mask = size - 1;
+    return 0;
+}
+
+static uint64_t word_hash(const void *ctx, uint32_t w)
+{
+    const eng_bpe_trainer *tr = ctx;
+    return tok_hash(tr->arena + tr->words[w].bytes, tr->words[w].nbytes);
+}
+
+static int wgrow(eng_bpe_trainer *tr, tlm_err *e)
+{
+    if (slots_grow(&tr->wslots, &tr->wmask, tr->nwords, word_hash, tr))
+        return tlm_errf(e, TLM_ENOMEM, "out of memory (%u distinct pieces)", tr->nwords);
     return 0;
 }
 
@@ -185,21 +202,16 @@ static inline uint64_t pkey_hash(uint32_t a, uint32_t b)
     return h ^ (h >> 31);
 }
 
+static uint64_t pair_hash(const void *ctx, uint32_t k)
+{
+    const trainer_state *s = ctx;
+    return pkey_hash(s->pairs[k].a, s->pairs[k].b);
+}
+
 static int pairs_grow(trainer_state *s)
 {
-    uint32_t size = (s->pmask + 1) * 2;
-    uint32_t *sl = calloc(size, sizeof *sl);
-    if (!sl)
+    if (slots_grow(&s->pslots, &s->pmask, s->npairs, pair_hash, s))
         return tlm_errf(s->e, TLM_ENOMEM, "out of memory (%u pairs)", s->npairs);
-    for (uint32_t k = 0; k < s->npairs; k++) {
-        uint32_t i = (uint32_t)pkey_hash(s->pairs[k].a, s->pairs[k].b) & (size - 1);
-        while (sl[i])
-            i = (i + 1) & (size - 1);
-        sl[i] = k + 1;
-    }
-    free(s->pslots);
-    s->pslots = sl;
-    s->pmask = size - 1;
     return 0;
 }
 

@@ -105,11 +105,12 @@ int tok_load_ranks_text(eng_tok *t, const char *path, const char *text, size_t l
 int tok_bpe_piece(eng_tok *t, const uint8_t *p, size_t n, eng_tokvec *out, tlm_err *e);
 /* The canonical definition hash (sets t->sha). */
 void tok_compute_sha(eng_tok *t);
-/* The piece -> ids cache of recent short pieces (h = tok_hash(p, n)):
- * get appends a hit's ids and returns 1, 0 on a miss, < 0 on error. */
-int tok_cache_get(eng_tok *t, const uint8_t *p, size_t n, uint64_t h, eng_tokvec *out, tlm_err *e);
-int tok_cache_put(eng_tok *t, const uint8_t *p, size_t n, uint64_t h, const uint32_t *ids, size_t nids,
-                  tlm_err *e);
+/* Appends the ids of the piece p[0, n) (a word, a pre-tokenised piece). */
+typedef int tok_piece_fn(eng_tok *t, const uint8_t *p, size_t n, eng_tokvec *out, tlm_err *e);
+/* fn's ids for p through the piece -> ids cache of recent short pieces
+ * (at most TOK_CACHE_MAX_PIECE bytes; a longer one goes to fn alone): a
+ * hit appends the ids fn gave before, a miss calls fn and keeps them. */
+int tok_cached(eng_tok *t, const uint8_t *p, size_t n, tok_piece_fn *fn, eng_tokvec *out, tlm_err *e);
 
 /* ---- spm.c: SentencePiece BPE (llama2) */
 int tok_spm_load_model(eng_tok *t, const char *path, const uint8_t *data, size_t len, tlm_err *e);

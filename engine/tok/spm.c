@@ -651,16 +651,7 @@ static int word(eng_tok *t, const uint8_t *w, size_t n, eng_tokvec *out, tlm_err
  * SentencePiece the joins by score decide, and they need not reach it. */
 static int word_cached(eng_tok *t, const uint8_t *w, size_t n, eng_tokvec *out, tlm_err *e)
 {
-    if (n > TOK_CACHE_MAX_PIECE)
-        return word(t, w, n, out, e);
-    uint64_t h = tok_hash(w, n);
-    int rc = tok_cache_get(t, w, n, h, out, e);
-    if (rc)
-        return rc < 0 ? rc : 0;
-    size_t before = out->n;
-    if ((rc = word(t, w, n, out, e)))
-        return rc;
-    return tok_cache_put(t, w, n, h, out->ids + before, out->n - before, e);
+    return tok_cached(t, w, n, word, out, e);
 }
 
 /* One stretch of ordinary text: the dummy prefix, spaces as the marker, words. */

@@ -321,16 +321,14 @@ static int hash_file(const char *path, int64_t expect_size, char hex[65], tlm_er
 
 static int parse_json(const char *path, const char *text, size_t len, json_t **out, tlm_err *e);
 
+static int parse_text(const char *name, const char *text, size_t len, void *out, tlm_err *e)
+{
+    return parse_json(name, text, len, out, e);
+}
+
 static int load_json(const char *path, size_t max, json_t **out, tlm_err *e)
 {
-    char *text;
-    size_t len;
-    int rc = tlm_read_file(path, max, &text, &len, e);
-    if (rc)
-        return rc;
-    rc = parse_json(path, text, len, out, e);
-    free(text);
-    return rc;
+    return tlm_parse_input(path, max, TLM_EDATA, NULL, parse_text, out, e);
 }
 
 /* The first value of an F32 array that is NaN or infinite: its index, or

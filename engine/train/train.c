@@ -753,6 +753,8 @@ static int train_step(eng_trainer *t, eng_step_info *si, tlm_err *e)
             rc = eng_model_step_range(t->model, &opt, tail, np, e);
         if (!rc)
             rc = t->comm.ops->all_gather(t->comm.ctx, eng_model_param_slab(t->model), t->shard, e);
+        if (!rc) /* the other ranks' shards came into the master only */
+            eng_model_sync_weight_copy(t->model);
     } else {
         rc = eng_model_step(t->model, &opt, e);
     }

@@ -3,7 +3,7 @@
 #   against libtlmcommon.a alone.
 # The test programs (test_x.c, built with AM_CPPFLAGS, linked with $(ENGINE_LIBS)
 # unless a line below says otherwise: tests/local.mk):
-tests_common_C = tests/common/test_sha256 \
+C_TESTS += tests/common/test_sha256 \
 	tests/common/test_utf8 \
 	tests/common/test_fmt \
 	tests/common/test_clock \
@@ -11,8 +11,6 @@ tests_common_C = tests/common/test_sha256 \
 	tests/common/test_vec \
 	tests/common/test_cli \
 	tests/common/test_json
-check_PROGRAMS += $(tests_common_C)
-TESTS += $(tests_common_C)
 tests_common_test_sha256_LDADD = $(COMMON_LIBS)
 tests_common_test_utf8_LDADD = $(COMMON_LIBS)
 tests_common_test_fmt_LDADD = $(COMMON_LIBS)

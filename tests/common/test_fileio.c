@@ -3,11 +3,13 @@
  * missing folder is fine) told apart from a failure it reports with
  * errno; tlm-data removes its own staging folders and goes on when that
  * fails, so a failure must leave what it did not reach in place and
- * never follow a link out of the tree. */
+ * never follow a link out of the tree.  And tlm_parse_input, the read
+ * then parse of config, sweep, manifest and checkpoint JSON files. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -52,6 +54,32 @@ static const char *at(const char *rel)
     k ^= 1;
     snprintf(p[k], sizeof p[k], "%s/%s", root, rel);
     return p[k];
+}
+
+/* a parser that keeps what it was given: the name and the text */
+static int keep_text(const char *name, const char *text, size_t len, void *out, tlm_err *e)
+{
+    (void)e;
+    snprintf(out, 64, "%s|%.*s", strrchr(name, '/') + 1, (int)len, text);
+    return 0;
+}
+
+static void test_parse_input(void)
+{
+    char got[64] = "";
+    tlm_err e = {0};
+    put("p.txt"); /* "x" */
+    TAP_OK(tlm_parse_input(at("p.txt"), 16, TLM_EDATA, NULL, keep_text, got, &e) == 0 && !strcmp(got, "p.txt|x"),
+           "tlm_parse_input: the parser gets the path and the whole text (%s)", got);
+    dir("pd");
+    int rc = tlm_parse_input(at("pd"), 16, TLM_ECONFIG, "a sweep file", keep_text, got, &e);
+    TAP_OK(rc == TLM_ECONFIG && strstr(e.msg, "pd: is a directory (expected a sweep file)"),
+           "tlm_parse_input: a folder is refused with what was expected (%s)", e.msg);
+    rc = tlm_parse_input(at("pd"), 16, TLM_EDATA, NULL, keep_text, got, &e);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, "is a directory"), "tlm_parse_input: without it, as tlm_read_input (%s)",
+           e.msg);
+    rc = tlm_parse_input(at("nope"), 16, TLM_EDATA, NULL, keep_text, got, &e);
+    TAP_OK(rc == TLM_EDATA, "tlm_parse_input: a missing file is the caller's code (%s)", e.msg);
 }
 
 int main(void)
@@ -101,6 +129,8 @@ int main(void)
     }
     chmod(at("ro/sub"), 0755);
     TAP_OK(tlm_rm_tree(at("ro")) == 0 && !exists("ro"), "once writable, the rest goes");
+
+    test_parse_input();
 
     tlm_rm_tree(root);
     return tap_done();

@@ -164,4 +164,51 @@ ok $? "--help: the usage, with --token-file and without the scripts' --token"
 timeout 10 "$D" --db fx.db --lisen x >o 2>e
 [ $? = 2 ] && grep -q "unrecognized option '--lisen'" e
 ok $? "an unknown option: status 2"
+
+# more jobs than the server orders at first (its first 1,000 ids, without
+# words in the filter): pages past them, the count and the order, sorted by
+# the numbers the jobs keep (schema 7), against Python's sort of the view's
+cp fx.db many.db
+python3 - many.db <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+cols = [r[1] for r in c.execute("PRAGMA table_info(jobs)") if r[1] not in
+        ("key", "seed", "final_loss", "last_step", "last_loss", "last_tokens_per_s", "val_loss", "val_ppl")]
+keys = [r[0] for r in c.execute("SELECT key FROM jobs ORDER BY rowid")]
+for n in range(2500):
+    t, k = keys[n % len(keys)], "m%063d" % n
+    c.execute("INSERT INTO jobs(key, seed, final_loss, %s) SELECT ?, ?, final_loss + ? * 1e-4, %s FROM jobs WHERE key = ?"
+              % (", ".join(cols), ", ".join(cols)), (k, 1000 + n, n, t))
+    c.execute("INSERT INTO steps(job, step, tokens, loss, lr, grad_norm, tokens_per_s, step_ms) SELECT ?, step, tokens,"
+              " loss + ? * 1e-4, lr, grad_norm, tokens_per_s, step_ms FROM steps WHERE job = ?", (k, n, t))
+    c.execute("INSERT INTO evals(job, step, tokens, suite, task, metric, value, n) SELECT ?, step, tokens, suite, task,"
+              " metric, value + ? * 1e-3, n FROM evals WHERE job = ? AND suite = 'val'", (k, n % 700, t))
+c.commit()
+PY
+ok $? "a database of $(sqlite3 many.db 'SELECT count(*) FROM jobs') jobs"
+start_dash dash-many.out --db many.db
+python3 - "$base" "$token" many.db >many.out 2>&1 <<'PY'
+import json, sqlite3, sys, urllib.request
+base, token, path = sys.argv[1:4]
+c = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
+rank = {k: i for i, (k,) in enumerate(c.execute("SELECT key FROM jobs ORDER BY rowid"))}
+res = {r[0]: r[1:] for r in c.execute("SELECT key, val_ppl, train_loss, status FROM results")}
+def want(col, desc, status=None):
+    ks = [k for k in rank if status is None or res[k][2] == status]
+    v = lambda k: res[k][col]
+    return sorted(ks, key=lambda k: (v(k) is None, 0 if v(k) is None else (-v(k) if desc else v(k)), rank[k]))
+def get(q):
+    d = json.load(urllib.request.urlopen("%s/api/jobs?%s&t=%s" % (base, q, token)))
+    return [r[0] for r in d["rows"]], d["total"]
+for what, col, desc, status, qs in [("val_ppl desc", 0, True, None, "sort=val_ppl&dir=desc"),
+                                    ("train_loss", 1, False, None, "sort=train_loss"),
+                                    ("done by val_ppl", 0, False, "done", "sort=val_ppl&status=done")]:
+    w = want(col, desc, status)
+    for off, lim in [(0, 100), (900, 100), (950, 100), (1000, 1000), (len(w) - 50, 100), (0, 1000)]:
+        got, total = get("%s&offset=%d&limit=%d" % (qs, off, lim))
+        print("%s - many.db, %s, offset %d, limit %d: the rows of Python's sort of the view's, and the count (%d)" % (
+            "ok" if got == w[off:off + lim] and total == len(w) else "not ok", what, off, lim, len(w)))
+PY
+relay many.out $? "the jobs pages of many.db"
+kill "$dp"; wait "$dp"
 finish

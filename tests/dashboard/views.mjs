@@ -380,8 +380,14 @@ const mdRows = (md) => md.split("\n").filter((l) => l.startsWith("|") && !/^\|(-
 
 async function tablesView() {
   // the figures of a sweep without rho: a placeholder that says why, never a broken image
-  // each figure is drawn by PLplot one at a time on the server: seconds each on a loaded machine
-  let ok = await open("#/tables?sweep=arch", () => document.querySelectorAll(".figure-box[data-state]").length === document.querySelectorAll(".figure-box").length, 90000);
+  // each figure is drawn by PLplot one at a time on the server: seconds each on a loaded machine.
+  // Ready when every box has its answer and every image put in one has finished decoding (an
+  // <img> of a data: URL loads after it is inserted: `complete` says it has, loaded or broken);
+  // the checks below then say which
+  let ok = await open("#/tables?sweep=arch", () => {
+    const boxes = [...document.querySelectorAll(".figure-box")];
+    return boxes.length > 0 && boxes.every((b) => b.dataset.state && [...b.querySelectorAll("img")].every((i) => i.complete));
+  }, 90000);
   const figs = await page.$$eval(".figure-box", (bs) => bs.map((b) => ({ name: b.dataset.figure, state: b.dataset.state,
     text: b.textContent, img: b.querySelector("img") ? b.querySelector("img").complete && b.querySelector("img").naturalWidth > 0 : null })));
   const rho = figs.find((f) => f.name === "rho");

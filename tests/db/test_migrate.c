@@ -1,10 +1,12 @@
 /* test_migrate.c: a version-1 results.db (db/history/v1.sql, with data)
  * opened by the current code is migrated in place: its step metrics move
  * into `steps` (NaN kept), and its tables, columns, indexes and views end
- * up exactly as db/schema.sql creates them on a new file.  Versions 2 to 5
+ * up exactly as db/schema.sql creates them on a new file.  Versions 2 to 6
  * migrate too (the LAMBADA columns of the results view; the database id;
- * the executor; jobs.rerun); `tlmd migrate` (db_upgrade) keeps a backup
+ * the executor; jobs.rerun; each job's latest numbers, which triggers then
+ * keep equal to the results view's); `tlmd migrate` (db_upgrade) keeps a backup
  * first; a version stamped by hand is said as such, and nothing changes. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,23 +71,25 @@ static void describe(sqlite3 *h, char *out, size_t cap)
 }
 
 /* dir/old<version>.db (its path in out): db/history/v<version>.sql, then
- * the SQL `fill`.  SQLITE_OK, else SQLite's code with *err its message
- * (sqlite3_free'd by the caller). */
+ * the SQL `fill`; a TAP check named `what` says whether SQLite took both.
+ * 1 when it did. */
 static int old_db(const char *src, const char *dir, int version, const char *fill, char *out, size_t cap,
-                  char **err)
+                  const char *what)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/db/history/v%d.sql", src, version);
     snprintf(out, cap, "%s/old%d.db", dir, version);
-    char *schema = slurp(path);
+    char *schema = slurp(path), *err = NULL;
     sqlite3 *h;
     sqlite3_open(out, &h);
-    int rc = schema ? sqlite3_exec(h, schema, NULL, NULL, err) : SQLITE_ERROR;
+    int rc = schema ? sqlite3_exec(h, schema, NULL, NULL, &err) : SQLITE_ERROR;
     if (rc == SQLITE_OK)
-        rc = sqlite3_exec(h, fill, NULL, NULL, err);
+        rc = sqlite3_exec(h, fill, NULL, NULL, &err);
     sqlite3_close(h);
     free(schema);
-    return rc;
+    TAP_OK(rc == SQLITE_OK, "%s (%s)", what, err ? err : "ok");
+    sqlite3_free(err);
+    return rc == SQLITE_OK;
 }
 
 /* PRAGMA user_version of the file at path, read by SQLite alone; -1 when it cannot. */
@@ -100,6 +104,21 @@ static int user_version(const char *path)
     sqlite3_finalize(st);
     sqlite3_close(h);
     return v;
+}
+
+/* EXPLAIN QUERY PLAN of sql, its steps joined by "; ", into out. */
+static void query_plan(sqlite3 *h, const char *sql, char *out, size_t cap)
+{
+    char q[1024];
+    snprintf(q, sizeof q, "EXPLAIN QUERY PLAN %s", sql);
+    out[0] = '\0';
+    sqlite3_stmt *plan = NULL;
+    if (sqlite3_prepare_v2(h, q, -1, &plan, NULL) == SQLITE_OK)
+        while (sqlite3_step(plan) == SQLITE_ROW) {
+            size_t at = strlen(out);
+            snprintf(out + at, cap - at, "%s; ", (const char *)sqlite3_column_text(plan, 3));
+        }
+    sqlite3_finalize(plan);
 }
 
 int main(void)
@@ -194,18 +213,15 @@ int main(void)
 
     /* version 2 -> 3: the results view reads LAMBADA by the evaluator's names */
     char old2[512];
-    rc = old_db(src, dir, 2,
-                          "PRAGMA user_version = 2;"
-                          "INSERT INTO sweeps VALUES ('s', '', 's.yaml', 'h', 'src', 0, 0);"
-                          "INSERT INTO jobs(key, sweep, config, arch, scale, schedule, seed, label, tokens_total, params,"
-                          " flops_per_token, status, created_at, updated_at)"
-                          " VALUES ('k', 's', '{}', 'transformer', '1m', 'uniform', 0, 'uniform', 100, 1, 1, 'done', 0, 0);"
-                          "INSERT INTO evals VALUES ('k', 2, 20, 'lambada', 'lambada', 'perplexity', 40.5, NULL, 10, NULL, NULL);"
-                          "INSERT INTO evals VALUES ('k', 2, 20, 'lambada', 'lambada', 'acc', 0.25, NULL, 10, NULL, NULL);",
-                old2, sizeof old2, &err);
-    TAP_OK(rc == SQLITE_OK, "version-2 database with LAMBADA results (%s)", err ? err : "ok");
-    sqlite3_free(err);
-    err = NULL;
+    old_db(src, dir, 2,
+           "PRAGMA user_version = 2;"
+           "INSERT INTO sweeps VALUES ('s', '', 's.yaml', 'h', 'src', 0, 0);"
+           "INSERT INTO jobs(key, sweep, config, arch, scale, schedule, seed, label, tokens_total, params,"
+           " flops_per_token, status, created_at, updated_at)"
+           " VALUES ('k', 's', '{}', 'transformer', '1m', 'uniform', 0, 'uniform', 100, 1, 1, 'done', 0, 0);"
+           "INSERT INTO evals VALUES ('k', 2, 20, 'lambada', 'lambada', 'perplexity', 40.5, NULL, 10, NULL, NULL);"
+           "INSERT INTO evals VALUES ('k', 2, 20, 'lambada', 'lambada', 'acc', 0.25, NULL, 10, NULL, NULL);",
+           old2, sizeof old2, "version-2 database with LAMBADA results");
     d = NULL;
     TAP_OK(db_open(old2, DB_READWRITE, &d, &e) == 0 && db_opened_version(d) == 2, "version 2 opens and migrates (%s)",
            e.msg);
@@ -218,10 +234,7 @@ int main(void)
 
     /* version 3 -> 4: the database gets its identity */
     char old3[512];
-    rc = old_db(src, dir, 3, "PRAGMA user_version = 3;", old3, sizeof old3, &err);
-    TAP_OK(rc == SQLITE_OK, "a version-3 database (%s)", err ? err : "ok");
-    sqlite3_free(err);
-    err = NULL;
+    old_db(src, dir, 3, "PRAGMA user_version = 3;", old3, sizeof old3, "a version-3 database");
     d = NULL;
     char id[DB_ID_LEN + 1] = "";
     TAP_OK(db_open(old3, DB_READWRITE, &d, &e) == 0 && db_opened_version(d) == 3 && db_database_id(d, id, &e) == 0 &&
@@ -232,17 +245,14 @@ int main(void)
     /* version 4 -> 5: attempts say their executor; the old ones were local,
      * and an open one still closes at recovery (it is not a Slurm job) */
     char old4[512];
-    rc = old_db(src, dir, 4,
-                          "INSERT INTO sweeps VALUES ('s', '', 'f', 'h', 'src', 1, 1);"
-                          "INSERT INTO jobs(key, sweep, config, arch, scale, schedule, seed, label, tokens_total, "
-                          "params, flops_per_token, status, created_at, updated_at) VALUES ('k4', 's', '{}', "
-                          "'transformer', 'tiny', 'uniform', 0, 'u', 1, 1, 1, 'running', 1, 1);"
-                          "INSERT INTO attempts(job, n, host, device, started_at) VALUES ('k4', 1, 'h', 'cpu:0', 1);"
-                          "PRAGMA user_version = 4;",
-                old4, sizeof old4, &err);
-    TAP_OK(rc == SQLITE_OK, "a version-4 database with an open attempt (%s)", err ? err : "ok");
-    sqlite3_free(err);
-    err = NULL;
+    old_db(src, dir, 4,
+           "INSERT INTO sweeps VALUES ('s', '', 'f', 'h', 'src', 1, 1);"
+           "INSERT INTO jobs(key, sweep, config, arch, scale, schedule, seed, label, tokens_total, "
+           "params, flops_per_token, status, created_at, updated_at) VALUES ('k4', 's', '{}', "
+           "'transformer', 'tiny', 'uniform', 0, 'u', 1, 1, 1, 'running', 1, 1);"
+           "INSERT INTO attempts(job, n, host, device, started_at) VALUES ('k4', 1, 'h', 'cpu:0', 1);"
+           "PRAGMA user_version = 4;",
+           old4, sizeof old4, "a version-4 database with an open attempt");
     d = NULL;
     int64_t recovered = -1;
     TAP_OK(db_open(old4, DB_READWRITE, &d, &e) == 0 && db_opened_version(d) == 4 &&
@@ -255,16 +265,13 @@ int main(void)
 
     /* version 5 -> 6: jobs say whether a --rerun reset them (none did) */
     char old5[512];
-    rc = old_db(src, dir, 5,
-                "INSERT INTO sweeps VALUES ('s', '', 'f', 'h', 'src', 1, 1);"
-                "INSERT INTO jobs(key, sweep, config, arch, scale, schedule, seed, label, tokens_total, "
-                "params, flops_per_token, status, created_at, updated_at) VALUES ('k5', 's', '{}', "
-                "'transformer', 'tiny', 'uniform', 0, 'u', 1, 1, 1, 'done', 1, 1);"
-                "PRAGMA user_version = 5;",
-                old5, sizeof old5, &err);
-    TAP_OK(rc == SQLITE_OK, "a version-5 database (%s)", err ? err : "ok");
-    sqlite3_free(err);
-    err = NULL;
+    old_db(src, dir, 5,
+           "INSERT INTO sweeps VALUES ('s', '', 'f', 'h', 'src', 1, 1);"
+           "INSERT INTO jobs(key, sweep, config, arch, scale, schedule, seed, label, tokens_total, "
+           "params, flops_per_token, status, created_at, updated_at) VALUES ('k5', 's', '{}', "
+           "'transformer', 'tiny', 'uniform', 0, 'u', 1, 1, 1, 'done', 1, 1);"
+           "PRAGMA user_version = 5;",
+           old5, sizeof old5, "a version-5 database");
     /* the read-only tools name the command that upgrades it */
     d = NULL;
     char want[1200];
@@ -289,6 +296,109 @@ int main(void)
     db_close(d);
     TAP_OK(db_upgrade(old5, &from, backup, sizeof backup, &e) == 0 && from == DB_SCHEMA_VERSION && !backup[0],
            "a second upgrade has nothing to do, and makes no backup");
+
+    /* version 6 -> 7: each job keeps its latest step and val numbers, filled
+     * by the migration from what the file holds, then kept by triggers
+     * through every kind of write: they equal the results view's lookups */
+    char old6[512];
+    old_db(src, dir, 6,
+           "INSERT INTO sweeps VALUES ('s', '', 'f', 'h', 'src', 1, 1);"
+           "INSERT INTO jobs(key, sweep, config, arch, scale, schedule, seed, label, tokens_total, "
+           "params, flops_per_token, status, created_at, updated_at) VALUES "
+           "('a', 's', '{}', 'transformer', 'tiny', 'uniform', 0, 'u', 1, 1, 1, 'running', 1, 1), "
+           "('b', 's', '{}', 'transformer', 'tiny', 'uniform', 1, 'u', 1, 1, 1, 'pending', 1, 1);"
+           "INSERT INTO steps(job, step, tokens, loss, tokens_per_s) VALUES "
+           "('a', 1, 10, 5.0, 100), ('a', 3, 30, 3.0, 300), ('a', 2, 20, 4.0, 200);"
+           "INSERT INTO evals(job, step, tokens, suite, task, metric, value) VALUES "
+           "('a', 2, 20, 'val', 'val', 'loss', 4.5), ('a', 2, 20, 'val', 'val', 'ppl', 90), "
+           "('a', 1, 10, 'val', 'val', 'ppl', 150), ('a', 3, 30, 'wikitext', 'wikitext', 'word_perplexity', 7);"
+           "PRAGMA user_version = 6;",
+           old6, sizeof old6, "a version-6 database with steps and evals");
+    /* every job's kept numbers against the view's (and the last step's tokens/s) */
+    static const char MISMATCH[] =
+        "SELECT count(*) FROM jobs j JOIN results r ON r.key = j.key WHERE j.val_loss IS NOT r.val_loss "
+        "OR j.val_ppl IS NOT r.val_ppl "
+        "OR (CASE WHEN j.final_loss IS NOT NULL THEN j.final_loss ELSE j.last_loss END) IS NOT r.train_loss "
+        "OR j.last_step IS NOT (SELECT max(step) FROM steps s WHERE s.job = j.key) "
+        "OR j.last_tokens_per_s IS NOT (SELECT tokens_per_s FROM steps s WHERE s.job = j.key ORDER BY step DESC LIMIT 1)";
+    d = NULL;
+    e = (tlm_err){0};
+    TAP_OK(db_open(old6, DB_READWRITE, &d, &e) == 0 && db_opened_version(d) == 6, "version 6 opens and migrates (%s)",
+           e.msg);
+    if (!d)
+        return tap_done();
+    TAP_OK(q_int(d, "SELECT last_step = 3 AND last_loss = 3.0 AND last_tokens_per_s = 300 AND val_loss = 4.5 AND "
+                    "val_ppl = 90 FROM jobs WHERE key = 'a'") == 1 &&
+               q_int(d, "SELECT last_step IS NULL AND last_loss IS NULL AND val_ppl IS NULL FROM jobs WHERE key = 'b'") ==
+                   1,
+           "the migration fills each job's latest numbers (the largest step's, not the last written)");
+    TAP_OK(q_int(d, MISMATCH) == 0, "...equal to the results view's");
+    TAP_OK(q_int(d, "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%_latest_%'") == 6 &&
+               q_int(d, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN "
+                        "('jobs_val_ppl', 'jobs_val_loss', 'jobs_status_val_ppl')") == 3,
+           "its triggers and indexes are there");
+    /* tlmd's writes: a new step, a replayed one (upsert), an older one, evals */
+    db_step_row st = {.job = "a", .step = 4, .tokens = 40, .loss = 2.5, .lr = 0.1, .grad_norm = 1, .tokens_per_s = 400,
+                      .step_ms = 1};
+    int ok = db_step_put(d, &st, &e) == 0;
+    ok &= q_int(d, "SELECT last_step = 4 AND last_loss = 2.5 AND last_tokens_per_s = 400 FROM jobs WHERE key = 'a'") ==
+          1;
+    st.loss = 2.25; /* the same step again (a resumed attempt replays it) */
+    ok &= db_step_put(d, &st, &e) == 0;
+    ok &= q_int(d, "SELECT last_loss = 2.25 FROM jobs WHERE key = 'a'") == 1;
+    st.step = 1; /* an older step rewritten: the latest stays */
+    st.loss = 9;
+    ok &= db_step_put(d, &st, &e) == 0;
+    ok &= q_int(d, "SELECT last_step = 4 AND last_loss = 2.25 FROM jobs WHERE key = 'a'") == 1;
+    st = (db_step_row){.job = "b", .step = 7, .tokens = 7, .loss = NAN, .tokens_per_s = 70};
+    ok &= db_step_put(d, &st, &e) == 0; /* NaN: NULL, as in the view */
+    ok &= q_int(d, "SELECT last_step = 7 AND last_loss IS NULL FROM jobs WHERE key = 'b'") == 1;
+    TAP_OK(ok && q_int(d, MISMATCH) == 0, "steps written, replayed, rewritten and NaN keep them (%s)", e.msg);
+    db_eval_row ev = {.job = "a", .step = 4, .tokens = 40, .suite = "val", .task = "val", .metric = "ppl", .value = 12,
+                      .n = -1, .stderr_ = NAN};
+    ok = db_eval_put(d, &ev, &e) == 0 && q_int(d, "SELECT val_ppl = 12 AND val_loss = 4.5 FROM jobs WHERE key = 'a'") == 1;
+    ev.step = 1; /* an older evaluation: not the latest */
+    ev.value = 1000;
+    ok &= db_eval_put(d, &ev, &e) == 0 && q_int(d, "SELECT val_ppl = 12 FROM jobs WHERE key = 'a'") == 1;
+    ev.step = 4; /* the latest rewritten as NaN */
+    ev.value = NAN;
+    ok &= db_eval_put(d, &ev, &e) == 0 && q_int(d, "SELECT val_ppl IS NULL FROM jobs WHERE key = 'a'") == 1;
+    ev = (db_eval_row){.job = "a", .step = 9, .tokens = 90, .suite = "wikitext", .task = "wikitext",
+                       .metric = "word_perplexity", .value = 5, .n = -1, .stderr_ = NAN};
+    ok &= db_eval_put(d, &ev, &e) == 0;
+    TAP_OK(ok && q_int(d, MISMATCH) == 0, "evaluations written, older, rewritten as NaN, of another suite keep them (%s)",
+           e.msg);
+    /* by hand: a step's number changed, a step moved, rows deleted */
+    ok = db_exec(d, "UPDATE steps SET tokens_per_s = 444 WHERE job = 'a' AND step = 4", &e) == 0 &&
+         q_int(d, "SELECT last_tokens_per_s = 444 FROM jobs WHERE key = 'a'") == 1;
+    ok &= db_exec(d, "UPDATE steps SET step = 8 WHERE job = 'a' AND step = 2", &e) == 0 &&
+          q_int(d, "SELECT last_step = 8 AND last_loss = 4.0 FROM jobs WHERE key = 'a'") == 1;
+    ok &= db_exec(d, "DELETE FROM steps WHERE job = 'a' AND step = 8", &e) == 0 &&
+          q_int(d, "SELECT last_step = 4 AND last_loss = 2.25 FROM jobs WHERE key = 'a'") == 1;
+    ok &= db_exec(d, "DELETE FROM steps WHERE job = 'a' AND step = 1", &e) == 0 &&
+          q_int(d, "SELECT last_step = 4 FROM jobs WHERE key = 'a'") == 1;
+    ok &= db_exec(d, "DELETE FROM evals WHERE job = 'a' AND step = 4 AND metric = 'ppl'", &e) == 0 &&
+          q_int(d, "SELECT val_ppl = 90 FROM jobs WHERE key = 'a'") == 1;
+    ok &= db_exec(d, "UPDATE evals SET job = 'b' WHERE job = 'a' AND step = 2 AND metric = 'loss'", &e) == 0 &&
+          q_int(d, "SELECT (SELECT val_loss IS NULL FROM jobs WHERE key = 'a') AND "
+                   "(SELECT val_loss = 4.5 FROM jobs WHERE key = 'b')") == 1;
+    TAP_OK(ok && q_int(d, MISMATCH) == 0, "updates and deletes by hand keep them (%s)", e.msg);
+    /* `tlmd --rerun`: the job's rows go, and its numbers with them */
+    ok = db_job_reset(d, "a", &e) == 0 &&
+         q_int(d, "SELECT last_step IS NULL AND last_loss IS NULL AND last_tokens_per_s IS NULL AND val_loss IS NULL "
+                  "AND val_ppl IS NULL FROM jobs WHERE key = 'a'") == 1;
+    TAP_OK(ok && q_int(d, MISMATCH) == 0, "a reset clears them (%s)", e.msg);
+    char how[512];
+    query_plan(db_handle(d), "SELECT j.rowid FROM jobs j ORDER BY (j.val_ppl) DESC NULLS LAST, j.rowid", how,
+               sizeof how);
+    TAP_OK(strstr(how, "COVERING INDEX jobs_val_ppl") != NULL,
+           "the jobs page's sort by val ppl walks the index, no search per job (%s)", how);
+    query_plan(db_handle(d),
+               "SELECT j.rowid FROM jobs j WHERE 1 AND j.status = ?2 ORDER BY (j.val_ppl) NULLS LAST, j.rowid", how,
+               sizeof how);
+    TAP_OK(strstr(how, "COVERING INDEX jobs_status_val_ppl") != NULL && !strstr(how, "TEMP B-TREE"),
+           "...and its done jobs by val ppl (the parallel view) too, without a sort (%s)", how);
+    db_close(d);
 
     /* a version stamped by hand: the step fails on columns that are there
      * already; said as such, and nothing changes */

@@ -11,33 +11,18 @@
 # Prints TAP lines (as diagnostics of the calling test); exits 1 on a failure.
 import csv
 import json
-import math
 import os
 import re
 import sqlite3
 import statistics
-import struct
 import sys
 import xml.etree.ElementTree as ET
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from report_checks import Tally, close, png_size  # noqa: E402
+
 DB, OUT = sys.argv[1], sys.argv[2]
-failures = 0
-checks = 0
-
-
-def check(cond, what):
-    global failures, checks
-    checks += 1
-    print(("# ok   " if cond else "# FAIL ") + what)
-    if not cond:
-        failures += 1
-
-
-def close(a, b, rel=1e-9):
-    if a is None or b is None:
-        return a is None and b is None
-    return abs(a - b) <= rel * max(1.0, abs(a), abs(b))
-
+check = Tally(diag=True)
 
 con = sqlite3.connect(f"file:{DB}?mode=ro", uri=True)
 
@@ -225,11 +210,9 @@ for fig in ("loss", "dff", "rho", "ppl_ratio"):
         good = False
     check(good, f"{fig}.svg is an SVG document of {os.path.getsize(svg)} bytes")
     png = os.path.join(OUT, "figures", fig + ".png")
-    with open(png, "rb") as f:
-        head = f.read(24)
-    w, h = struct.unpack(">II", head[16:24]) if len(head) == 24 else (0, 0)
-    check(head[:8] == b"\x89PNG\r\n\x1a\n" and head[12:16] == b"IHDR" and w >= 400 and h >= 300
-          and os.path.getsize(png) > 5000, f"{fig}.png is a {w}x{h} PNG of {os.path.getsize(png)} bytes")
+    w, h = png_size(png) or (0, 0)
+    check(w >= 400 and h >= 300 and os.path.getsize(png) > 5000,
+          f"{fig}.png is a {w}x{h} PNG of {os.path.getsize(png)} bytes")
 
-print(f"# {checks - failures} of {checks} checks passed")
-sys.exit(1 if failures else 0)
+print(f"# {check.n - check.failed} of {check.n} checks passed")
+sys.exit(1 if check.failed else 0)

@@ -77,43 +77,25 @@ run() {
     grep -E '^stat::number_of_executed_units|^stat::average_exec_per_sec|^stat::peak_rss_mb|^#[0-9]+.*DONE' \
         "$out/$name.log" | sed "s/^/run.sh: $name: /" >&2
 }
-O="$top/orchestrator"
+# target NAME MAX_LEN [SOURCE...]: fuzz_NAME, when wanted, built (with the
+# sources it needs beyond the engine) and run with -max_len=MAX_LEN
 status=0
-if want event; then
-    build fuzz_event "$O/event.c" "$O/jsonline.c" "$O/linebuf.c"
-    run fuzz_event 65600 || status=1
-fi
-if want sweep; then
-    build fuzz_sweep "$O/sweep.c"
-    run fuzz_sweep 65600 || status=1
-fi
-if want config; then
-    build fuzz_config
-    run fuzz_config 8192 || status=1
-fi
-if want shard; then
-    build fuzz_shard
-    run fuzz_shard 65600 || status=1
-fi
-if want manifest; then
-    build fuzz_manifest
-    run fuzz_manifest 16384 || status=1
-fi
-if want safetensors; then
-    build fuzz_safetensors
-    run fuzz_safetensors 16384 || status=1
-fi
-if want state; then
-    build fuzz_state
-    run fuzz_state 4096 || status=1
-fi
-if want tiktoken; then
-    build fuzz_tiktoken
-    run fuzz_tiktoken 16384 || status=1
-fi
-if want spm; then
-    build fuzz_spm
-    run fuzz_spm 16384 || status=1
-fi
+target() {
+    t=fuzz_$1 t_len=$2 # (sh has no locals: build and run set name and maxlen)
+    want "$1" || return 0
+    shift 2
+    build "$t" "$@"
+    run "$t" "$t_len" || status=1
+}
+O="$top/orchestrator"
+target event 65600 "$O/event.c" "$O/jsonline.c" "$O/linebuf.c"
+target sweep 65600 "$O/sweep.c"
+target config 8192
+target shard 65600
+target manifest 16384
+target safetensors 16384
+target state 4096
+target tiktoken 16384
+target spm 16384
 echo "run.sh: done; grown corpora and logs in $out" >&2
 exit $status

@@ -128,6 +128,37 @@ static inline int tm_train_stream(eng_model *m, int B, int T, int V, int steps, 
     return rc;
 }
 
+/* tm_train_stream on a fresh model: config_rc is what made c (its message
+ * in *e), the model is planned for (B, T) on be with weights from seed;
+ * params_out (or NULL): its initial weights.  *allocs: how far *counter
+ * (tests/lib/alloc_count.h's n_allocs) moved during the steps alone, whose
+ * buffers are made before.  -1 after a TAP diagnostic when there is no
+ * model. */
+static inline int tm_train_counted(int config_rc, const eng_config *c, tlm_err *e, eng_backend *be, int B, int T,
+                                   uint64_t seed, int steps, double *losses, float *params_out, const long *counter,
+                                   long *allocs)
+{
+    eng_model *m = NULL;
+    int32_t *tok = malloc(sizeof(int32_t) * B * T), *tgt = malloc(sizeof(int32_t) * B * T);
+    int rc = config_rc || !tok || !tgt || eng_model_create(&m, c, be, B, T, e);
+    if (rc) {
+        TAP_DIAG("%s", tok && tgt ? e->msg : "out of memory");
+        free(tok);
+        free(tgt);
+        return -1;
+    }
+    eng_model_init_weights(m, seed);
+    if (params_out)
+        eng_model_get_params(m, params_out);
+    long before = *counter;
+    rc = tm_train_stream(m, B, T, c->model.vocab, steps, tok, tgt, losses, e);
+    *allocs = *counter - before;
+    eng_model_free(m);
+    free(tok);
+    free(tgt);
+    return rc;
+}
+
 /* ------------------------------------------------------------ finite differences
  *
  * The model runs in fp32, so the numerical derivative uses the 4-point

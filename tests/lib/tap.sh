@@ -1,8 +1,9 @@
 # tap.sh: sourced by the shell test libraries (tests/lib/train_common.sh,
-# tests/tlmd/lib.sh), not a test itself.  TAP output (ok, finish), a temp
-# folder $tmp removed on exit with every background process the test
-# recorded in $kids killed, and text_shard: the licence texts every Debian
-# system ships as a token shard.
+# tests/tlmd/lib.sh) and by shell tests (tests/report/test_report.sh,
+# tests/dataprep/test_tlm_data.sh), not a test itself.  TAP output (ok,
+# pass, no, finish), a temp folder $tmp removed on exit with every
+# background process the test recorded in $kids killed, and text_shard:
+# the licence texts every Debian system ships as a token shard.
 #   tap_setup NAME [wait]   makes $tmp (tlm-NAME-test-XXXXXX) and the exit
 #     trap; with "wait" the trap also waits for every background job
 #   text_shard OUT LICENCE...   OUT from /usr/share/common-licenses/LICENCE...
@@ -15,6 +16,9 @@ ok() {
     n=$((n + 1))
     if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi
 }
+# pass MSG, no MSG: a check the caller has decided (test && pass ... || no ...)
+pass() { ok 0 "$*"; }
+no() { ok 1 "$*"; }
 finish() {
     echo "1..$n"
     exit $fail

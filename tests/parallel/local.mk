@@ -11,9 +11,7 @@ dist_check_SCRIPTS += tests/parallel/test_dp_refuse.sh
 
 # The test programs (test_x.c, built with AM_CPPFLAGS, linked with $(ENGINE_LIBS)
 # unless a line below says otherwise: tests/local.mk):
-tests_parallel_C = tests/parallel/test_comm
-check_PROGRAMS += $(tests_parallel_C)
-TESTS += $(tests_parallel_C)
+C_TESTS += tests/parallel/test_comm
 
 # the NCCL communicator: built with MPI and CUDA, skips (77) without a GPU
 if HAVE_NCCL

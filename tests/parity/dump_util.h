@@ -24,6 +24,7 @@
 #include "engine/cpu/backend.h"
 #include "engine/cpu/runtime.h"
 #include "engine/format/safetensors.h"
+#include "tests/lib/model_util.h"
 
 #define PD_B 2
 #define PD_T 16
@@ -134,29 +135,74 @@ static inline int pd_train_and_write(eng_model *m, int V, const int32_t *tok, co
     return rc;
 }
 
-/* main() of a dumper: dump(DIR, i, e) for each of n variants, printing
- * each name. */
-static inline int pd_main(int argc, char **argv, const char *prog, size_t n, const char *(*name_of)(size_t i),
-                          int (*dump)(const char *dir, size_t i, tlm_err *e))
+/* A dumper's "tlm_parity" JSON for the model m of config c, made from its
+ * spec (the variant's table row); it ends with PD_RECIPE_FMT. */
+typedef void (*pd_meta_fn)(eng_model *m, const eng_config *c, const void *spec, char *buf, size_t cap);
+
+/* One variant, the same for every dumper: the model of c with weights from
+ * seed, its batch (tm_batch from seed 5; per_step: one per step, seeds 5,
+ * 6, ...), DIR/<name>.model.safetensors with meta's JSON, then the steps
+ * and DIR/<name>.out.safetensors (with_final: the final weights too). */
+static inline int pd_dump(const char *dir, const char *name, const eng_config *c, uint64_t seed, int per_step,
+                          int with_final, pd_meta_fn meta, const void *spec, tlm_err *e)
+{
+    const int V = c->model.vocab;
+    eng_model *m;
+    int rc = eng_model_create(&m, c, pd_backend, PD_B, PD_T, e);
+    if (rc)
+        return rc;
+    eng_model_init_weights(m, seed);
+    const int bt = PD_B * PD_T;
+    static int32_t tok[PD_STEPS * PD_B * PD_T], tgt[PD_STEPS * PD_B * PD_T];
+    for (int st = 0; st < (per_step ? PD_STEPS : 1); st++)
+        tm_batch(5 + (uint64_t)st, PD_B, PD_T, V, tok + st * bt, tgt + st * bt);
+    char json[2048];
+    meta(m, c, spec, json, sizeof json);
+    rc = pd_write_model(m, dir, name, json, e) ||
+         pd_train_and_write(m, V, tok, tgt, per_step, with_final, dir, name, e);
+    eng_model_free(m);
+    return rc;
+}
+
+/* What a dumper is: its variants (n rows of `size` bytes, each a struct
+ * whose first member is its name), how a row becomes a config (sequences
+ * of PD_T), its JSON, and pd_dump's seed, per_step and with_final. */
+typedef struct pd_dumper {
+    const char *prog;
+    const void *rows;
+    size_t n, size;
+    int (*config)(const void *row, eng_config *c, tlm_err *e);
+    pd_meta_fn meta;
+    uint64_t seed;
+    int per_step, with_final;
+} pd_dumper;
+
+/* main() of a dumper: pd_dump of each variant into DIR, printing each
+ * name. */
+static inline int pd_main(int argc, char **argv, const pd_dumper *d)
 {
     eng_runtime_init(argc, argv);
     if (argc != 2) {
-        fprintf(stderr, "usage: %s DIR\n", prog);
+        fprintf(stderr, "usage: %s DIR\n", d->prog);
         return 2;
     }
     tlm_err be = {0};
     if (eng_backend_cpu_create(&pd_backend, 0, &be)) {
-        fprintf(stderr, "%s: %s\n", prog, be.msg);
+        fprintf(stderr, "%s: %s\n", d->prog, be.msg);
         return 1;
     }
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < d->n; i++) {
+        const void *row = (const char *)d->rows + i * d->size;
+        const char *name = *(const char *const *)row; /* the struct's first member */
         tlm_err e = {0};
-        if (dump(argv[1], i, &e)) {
-            fprintf(stderr, "%s: %s: %s\n", prog, name_of(i), e.msg);
+        eng_config c;
+        if (d->config(row, &c, &e) ||
+            pd_dump(argv[1], name, &c, d->seed, d->per_step, d->with_final, d->meta, row, &e)) {
+            fprintf(stderr, "%s: %s: %s\n", d->prog, name, e.msg);
             eng_backend_free(pd_backend);
             return 1;
         }
-        printf("%s\n", name_of(i));
+        printf("%s\n", name);
     }
     eng_backend_free(pd_backend);
     return 0;

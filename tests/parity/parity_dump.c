@@ -20,32 +20,23 @@ static const tm_spec specs[] = {
     {"gated_headwise_cosine_untied_gqa", "gated_attn", "headwise", "cosine", 32, 4, 4, 2, 64, 64, 0, 0.1},
 };
 
-static int dump(const char *dir, size_t i, tlm_err *e)
+static void meta(eng_model *m, const eng_config *c, const void *spec, char *buf, size_t cap)
 {
-    const tm_spec *s = &specs[i];
-    eng_config c;
-    eng_model *m;
-    int rc = tm_config(s, PD_T, &c, e);
-    if (rc || (rc = eng_model_create(&m, &c, pd_backend, PD_B, PD_T, e)))
-        return rc;
-    eng_model_init_weights(m, 2024);
-    int32_t tok[PD_B * PD_T], tgt[PD_B * PD_T];
-    tm_batch(5, PD_B, PD_T, s->V, tok, tgt);
-    char meta[1024], widths[512];
+    const tm_spec *s = spec;
+    char widths[512];
     pd_widths(m, s->L, widths, sizeof widths);
-    snprintf(meta, sizeof meta,
+    snprintf(buf, cap,
              "{\"arch\":\"%s\",\"gate\":\"%s\",\"d\":%d,\"layers\":%d,\"heads\":%d,\"kv_heads\":%d,\"vocab\":%d,"
              "\"tied\":%d,\"norm_eps\":%.17g,\"rope_theta\":%.17g,\"widths\":[%s]," PD_RECIPE_FMT,
-             s->arch, s->gate, s->d, s->L, s->H, s->kv, s->V, s->tied, c.model.norm_eps, c.model.rope_theta, widths,
+             s->arch, s->gate, s->d, s->L, s->H, s->kv, s->V, s->tied, c->model.norm_eps, c->model.rope_theta, widths,
              PD_RECIPE_ARGS);
-    rc = pd_write_model(m, dir, s->name, meta, e) || pd_train_and_write(m, s->V, tok, tgt, 0, 0, dir, s->name, e);
-    eng_model_free(m);
-    return rc;
 }
 
-static const char *name_of(size_t i) { return specs[i].name; }
+static int config(const void *row, eng_config *c, tlm_err *e) { return tm_config(row, PD_T, c, e); }
 
 int main(int argc, char **argv)
 {
-    return pd_main(argc, argv, "parity_dump", sizeof specs / sizeof specs[0], name_of, dump);
+    static const pd_dumper d = {"parity_dump", specs, sizeof specs / sizeof specs[0], sizeof specs[0],
+                                config, meta, 2024, 0, 0};
+    return pd_main(argc, argv, &d);
 }

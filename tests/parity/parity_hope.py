@@ -49,7 +49,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from parity_torch import load_variant, run_dumps  # noqa: E402
+from parity_torch import Tol, load_variant, run_dumps  # noqa: E402
 
 TOL_LOSS, TOL_LOGITS, TOL_GRAD, TOL_STEPS, TOL_MOVED, TOL_TENSOR = 1e-5, 1e-4, 2e-3, 1e-5, 1e-3, 1e-2
 
@@ -116,13 +116,7 @@ def chunk_of(name, chunks):
 def check(dirname, variant):
     W0, E, cfg = load_variant(dirname, variant)
     chunks = cfg["chunks"]
-    good = True
-
-    def say(what, err, tol):
-        nonlocal good
-        ok = err <= tol
-        good = good and ok
-        print("%s - %s %s: %.3e (tol %.0e)" % ("ok" if ok else "not ok", variant, what, err, tol), flush=True)
+    say = Tol(variant)
 
     widths = [[W0["model.layers.%d.mlp.levels.%d.up_proj.weight" % (l, i)].shape[0] for i in range(cfg["levels"])]
               for l in range(cfg["layers"])]
@@ -190,7 +184,7 @@ def check(dirname, variant):
     sched = all(updates.get(k, 0) == cfg["steps"] // chunk_of(k, chunks) for k in acc)
     print("%s - %s slow levels updated steps // C times (%s)" % ("ok" if sched else "not ok", variant,
           sorted(set((chunk_of(k, chunks), updates.get(k, 0)) for k in acc))))
-    return good and sched
+    return say.ok and sched
 
 
 def main():

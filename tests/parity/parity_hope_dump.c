@@ -25,36 +25,27 @@ static const hope_spec specs[] = {
     {"hope_cosine_untied_4levels_c2124", "cosine", 32, 3, 4, 4, 112, 64, 0, 4, "[2, 1, 2, 4]", 8, 0.1},
 };
 
-static int dump(const char *dir, size_t i, tlm_err *e)
+static void meta(eng_model *m, const eng_config *c, const void *spec, char *buf, size_t cap)
 {
-    const hope_spec *s = &specs[i];
-    eng_config c;
-    eng_model *m;
-    int rc = hs_config(s, PD_T, &c, e);
-    if (rc || (rc = eng_model_create(&m, &c, pd_backend, PD_B, PD_T, e)))
-        return rc;
-    eng_model_init_weights(m, 2025);
-    const int bt = PD_B * PD_T;
-    int32_t tok[PD_STEPS * PD_B * PD_T], tgt[PD_STEPS * PD_B * PD_T];
-    for (int st = 0; st < PD_STEPS; st++)
-        tm_batch(5 + (uint64_t)st, PD_B, PD_T, s->V, tok + st * bt, tgt + st * bt);
-    char meta[1024], chunks[128] = "";
-    for (int l = 0; l < c.model.hope_levels; l++)
+    (void)m;
+    const hope_spec *s = spec;
+    char chunks[128] = "";
+    for (int l = 0; l < c->model.hope_levels; l++)
         snprintf(chunks + strlen(chunks), sizeof chunks - strlen(chunks), "%s%d", l ? "," : "",
-                 (int)c.model.hope_chunks[l]);
-    snprintf(meta, sizeof meta,
+                 (int)c->model.hope_chunks[l]);
+    snprintf(buf, cap,
              "{\"arch\":\"hope_attn\",\"d\":%d,\"layers\":%d,\"heads\":%d,\"kv_heads\":%d,\"vocab\":%d,"
              "\"tied\":%d,\"norm_eps\":%.17g,\"rope_theta\":%.17g,\"levels\":%d,\"chunks\":[%s]," PD_RECIPE_FMT,
-             s->d, s->L, s->H, s->kv, s->V, s->tied, c.model.norm_eps, c.model.rope_theta, c.model.hope_levels, chunks,
-             PD_RECIPE_ARGS);
-    rc = pd_write_model(m, dir, s->name, meta, e) || pd_train_and_write(m, s->V, tok, tgt, 1, 1, dir, s->name, e);
-    eng_model_free(m);
-    return rc;
+             s->d, s->L, s->H, s->kv, s->V, s->tied, c->model.norm_eps, c->model.rope_theta, c->model.hope_levels,
+             chunks, PD_RECIPE_ARGS);
 }
 
-static const char *name_of(size_t i) { return specs[i].name; }
+static int config(const void *row, eng_config *c, tlm_err *e) { return hs_config(row, PD_T, c, e); }
 
+/* a batch per step, and the final weights: the levels update at their own steps */
 int main(int argc, char **argv)
 {
-    return pd_main(argc, argv, "parity_hope_dump", sizeof specs / sizeof specs[0], name_of, dump);
+    static const pd_dumper d = {"parity_hope_dump", specs, sizeof specs / sizeof specs[0], sizeof specs[0],
+                                config, meta, 2025, 1, 1};
+    return pd_main(argc, argv, &d);
 }

@@ -35,7 +35,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from parity_torch import compare_model, load_variant, rmsnorm, rope, run_dumps  # noqa: E402
+from parity_torch import compare_model, head_loss, load_variant, mlp_block, qkv, rmsnorm, run_dumps  # noqa: E402
 
 CONV = 4
 QK_EPS = 1e-6
@@ -124,12 +124,7 @@ def forward(P, cfg, tok, tgt):
 
         # the attention branch (MAL: on the memory layer's output)
         ain = h if cfg["variant"] == "mag" else h + nm
-        q = (ain @ P[pre + "self_attn.q_proj.weight"].T).view(B, T, H, hd).transpose(1, 2)
-        k = (ain @ P[pre + "self_attn.k_proj.weight"].T).view(B, T, Hkv, hd).transpose(1, 2)
-        v = (ain @ P[pre + "self_attn.v_proj.weight"].T).view(B, T, Hkv, hd).transpose(1, 2)
-        q, k = rope(q, cfg["rope_theta"]), rope(k, cfg["rope_theta"])
-        k = k.repeat_interleave(H // Hkv, dim=1)
-        v = v.repeat_interleave(H // Hkv, dim=1)
+        q, k, v = qkv(P, pre, ain, cfg)
         kp = vp = None
         if Np:
             kp = P[pre + "self_attn.persistent_k"].view(Np, Hkv, hd).transpose(0, 1).repeat_interleave(H // Hkv, 0)
@@ -140,15 +135,8 @@ def forward(P, cfg, tok, tgt):
         else:
             o = ya
         x = x + o @ P[pre + "self_attn.o_proj.weight"].T
-
-        h = rmsnorm(x, P[pre + "post_attention_layernorm.weight"], eps)
-        m = F.silu(h @ P[pre + "mlp.gate_proj.weight"].T) * (h @ P[pre + "mlp.up_proj.weight"].T)
-        x = x + m @ P[pre + "mlp.down_proj.weight"].T
-    x = rmsnorm(x, P["model.norm.weight"], eps)
-    head = P["model.embed_tokens.weight"] if cfg["tied"] else P["lm_head.weight"]
-    logits = x @ head.T
-    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt.long().reshape(-1), ignore_index=-1)
-    return loss, logits
+        x = mlp_block(P, pre, x, eps)
+    return head_loss(P, cfg, x, tgt)
 
 
 def titans_only(name):

@@ -24,21 +24,13 @@ static const titans_spec specs[] = {
     {"mal_uniform_chunk3_window4", "mal", "uniform", 32, 2, 2, 2, 64, 64, 0, 4, 1, 3, 2, 0, 0.1, 0.1},
 };
 
-static int dump(const char *dir, size_t i, tlm_err *e)
+static void meta(eng_model *m, const eng_config *c, const void *spec, char *buf, size_t cap)
 {
-    const titans_spec *s = &specs[i];
-    eng_config c;
-    eng_model *m;
-    int rc = ts_config(s, PD_T, &c, e);
-    if (rc || (rc = eng_model_create(&m, &c, pd_backend, PD_B, PD_T, e)))
-        return rc;
-    eng_model_init_weights(m, 2024);
-    int32_t tok[PD_B * PD_T], tgt[PD_B * PD_T];
-    tm_batch(5, PD_B, PD_T, s->V, tok, tgt);
-    char meta[2048], widths[512];
+    const titans_spec *s = spec;
+    char widths[512];
     pd_widths(m, s->L, widths, sizeof widths);
-    const eng_model_cfg *mc = &c.model;
-    snprintf(meta, sizeof meta,
+    const eng_model_cfg *mc = &c->model;
+    snprintf(buf, cap,
              "{\"arch\":\"titans\",\"variant\":\"%s\",\"window\":%d,\"persistent\":%d,\"chunk\":%d,"
              "\"mem_depth\":%d,\"mem_hidden\":%d,\"max_lr\":%.17g,\"d\":%d,\"layers\":%d,\"heads\":%d,"
              "\"kv_heads\":%d,\"vocab\":%d,\"tied\":%d,\"norm_eps\":%.17g,\"rope_theta\":%.17g,"
@@ -46,14 +38,13 @@ static int dump(const char *dir, size_t i, tlm_err *e)
              s->variant, mc->titans_window, mc->titans_persistent, mc->titans_chunk, mc->titans_mem_depth,
              mc->titans_mem_hidden, mc->titans_max_lr, s->d, s->L, s->H, s->kv, s->V, s->tied, mc->norm_eps,
              mc->rope_theta, widths, PD_RECIPE_ARGS);
-    rc = pd_write_model(m, dir, s->name, meta, e) || pd_train_and_write(m, s->V, tok, tgt, 0, 0, dir, s->name, e);
-    eng_model_free(m);
-    return rc;
 }
 
-static const char *name_of(size_t i) { return specs[i].name; }
+static int config(const void *row, eng_config *c, tlm_err *e) { return ts_config(row, PD_T, c, e); }
 
 int main(int argc, char **argv)
 {
-    return pd_main(argc, argv, "parity_titans_dump", sizeof specs / sizeof specs[0], name_of, dump);
+    static const pd_dumper d = {"parity_titans_dump", specs, sizeof specs / sizeof specs[0], sizeof specs[0],
+                                config, meta, 2024, 0, 0};
+    return pd_main(argc, argv, &d);
 }

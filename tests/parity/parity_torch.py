@@ -66,21 +66,46 @@ def rope(x, theta):
     return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
 
 
+def qkv(P, pre, x, cfg):
+    """Layer pre's attention inputs from x (B, T, d): q, k, v (B, heads, T,
+    hd), q and k rotated, k and v repeated to every query head (GQA)."""
+    B, T, d = x.shape
+    H, Hkv = cfg["heads"], cfg["kv_heads"]
+    hd = d // H
+    q = (x @ P[pre + "self_attn.q_proj.weight"].T).view(B, T, H, hd).transpose(1, 2)
+    k = (x @ P[pre + "self_attn.k_proj.weight"].T).view(B, T, Hkv, hd).transpose(1, 2)
+    v = (x @ P[pre + "self_attn.v_proj.weight"].T).view(B, T, Hkv, hd).transpose(1, 2)
+    q, k = rope(q, cfg["rope_theta"]), rope(k, cfg["rope_theta"])
+    return q, k.repeat_interleave(H // Hkv, dim=1), v.repeat_interleave(H // Hkv, dim=1)
+
+
+def mlp_block(P, pre, x, eps):
+    """Layer pre's MLP half: pre-norm SwiGLU with its residual."""
+    h = rmsnorm(x, P[pre + "post_attention_layernorm.weight"], eps)
+    m = F.silu(h @ P[pre + "mlp.gate_proj.weight"].T) * (h @ P[pre + "mlp.up_proj.weight"].T)
+    return x + m @ P[pre + "mlp.down_proj.weight"].T
+
+
+def head_loss(P, cfg, x, tgt):
+    """The final norm, the head (tied or not), and the mean cross-entropy
+    (targets -1 ignored): (loss, logits)."""
+    x = rmsnorm(x, P["model.norm.weight"], cfg["norm_eps"])
+    head = P["model.embed_tokens.weight"] if cfg["tied"] else P["lm_head.weight"]
+    logits = x @ head.T
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt.long().reshape(-1), ignore_index=-1)
+    return loss, logits
+
+
 def forward(P, cfg, tok, tgt):
     B, T = tok.shape
-    d, H, Hkv = cfg["d"], cfg["heads"], cfg["kv_heads"]
+    d, H = cfg["d"], cfg["heads"]
     hd, eps = d // H, cfg["norm_eps"]
     x = P["model.embed_tokens.weight"][tok.long()]
     mask = torch.triu(torch.ones(T, T, dtype=torch.bool), 1)
     for l in range(cfg["layers"]):
         pre = "model.layers.%d." % l
         h = rmsnorm(x, P[pre + "input_layernorm.weight"], eps)
-        q = (h @ P[pre + "self_attn.q_proj.weight"].T).view(B, T, H, hd).transpose(1, 2)
-        k = (h @ P[pre + "self_attn.k_proj.weight"].T).view(B, T, Hkv, hd).transpose(1, 2)
-        v = (h @ P[pre + "self_attn.v_proj.weight"].T).view(B, T, Hkv, hd).transpose(1, 2)
-        q, k = rope(q, cfg["rope_theta"]), rope(k, cfg["rope_theta"])
-        k = k.repeat_interleave(H // Hkv, dim=1)
-        v = v.repeat_interleave(H // Hkv, dim=1)
+        q, k, v = qkv(P, pre, h, cfg)
         s = (q @ k.transpose(-1, -2)) / math.sqrt(hd)
         y = torch.softmax(s.masked_fill(mask, float("-inf")), dim=-1) @ v
         y = y.transpose(1, 2).reshape(B, T, d)
@@ -90,14 +115,8 @@ def forward(P, cfg, tok, tgt):
                 gate = gate.repeat_interleave(hd, dim=-1)
             y = y * gate
         x = x + y @ P[pre + "self_attn.o_proj.weight"].T
-        h = rmsnorm(x, P[pre + "post_attention_layernorm.weight"], eps)
-        m = F.silu(h @ P[pre + "mlp.gate_proj.weight"].T) * (h @ P[pre + "mlp.up_proj.weight"].T)
-        x = x + m @ P[pre + "mlp.down_proj.weight"].T
-    x = rmsnorm(x, P["model.norm.weight"], eps)
-    head = P["model.embed_tokens.weight"] if cfg["tied"] else P["lm_head.weight"]
-    logits = x @ head.T
-    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt.long().reshape(-1), ignore_index=-1)
-    return loss, logits
+        x = mlp_block(P, pre, x, eps)
+    return head_loss(P, cfg, x, tgt)
 
 
 def rel(a, b):
@@ -117,20 +136,27 @@ class Check:
               flush=True)
 
 
+class Tol:
+    """Unnumbered TAP lines of a measured error against its tolerance,
+    "ok - NAME what: err (tol t)" (parity_torch, parity_titans,
+    parity_hope); .ok: whether all passed."""
+
+    def __init__(self, name):
+        self.name, self.ok = name, True
+
+    def __call__(self, what, err, tol):
+        good = err <= tol
+        self.ok = self.ok and good
+        print("%s - %s %s: %.3e (tol %.0e)" % ("ok" if good else "not ok", self.name, what, err, tol), flush=True)
+
+
 def compare_model(name, W, O, cfg, forward, marked=None):
     """The engine's dump O of a model with initial weights W against
     forward(P, cfg, tok, tgt) -> (loss, logits) in float64: the step-0
     loss, logits and every gradient (and, with marked = (label,
     predicate), the worst of the tensors whose name the predicate takes),
     then 10 AdamW steps from W on the same batch.  True when all pass."""
-    ok = True
-
-    def report(what, err, tol):
-        nonlocal ok
-        good = err <= tol
-        ok = ok and good
-        print("%s - %s %s: %.3e (tol %.0e)" % ("ok" if good else "not ok", name, what, err, tol), flush=True)
-
+    report = Tol(name)
     P = {k: v.double().requires_grad_(True) for k, v in W.items()}
     tok, tgt = O["tokens"], O["targets"]
     loss, logits = forward(P, cfg, tok, tgt)
@@ -166,7 +192,7 @@ def compare_model(name, W, O, cfg, forward, marked=None):
     eng = O["losses"].double()
     err = max(abs(a - b) for a, b in zip(losses, eng.tolist())) / max(1.0, max(abs(x) for x in losses))
     report("%d AdamW losses (%.4f -> %.4f)" % (len(losses), losses[0], losses[-1]), err, TOL_STEPS)
-    return ok
+    return report.ok
 
 
 def load_variant(d, name):

@@ -14,21 +14,14 @@
 # Prints TAP lines ("ok N - ..."), no plan; exits 1 when a check failed.
 import os
 import re
-import struct
 import sys
 import xml.etree.ElementTree as ET
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from report_checks import Tally, png_size  # noqa: E402
+
 DIR, NAMES = sys.argv[1], sys.argv[2:]
-n = failed = 0
-
-
-def ok(cond, what):
-    global n, failed
-    n += 1
-    if not cond:
-        failed += 1
-    print(f"{'ok' if cond else 'not ok'} {n} - {what}")
-    return cond
+ok = Tally()
 
 
 def local(tag):
@@ -80,14 +73,6 @@ def text_box(e):
 
 def overlap(a, b, slack=0.5):
     return a[0] < b[2] - slack and b[0] < a[2] - slack and a[1] < b[3] - slack and b[1] < a[3] - slack
-
-
-def png_dims(path):
-    with open(path, "rb") as f:
-        head = f.read(24)
-    if head[:8] != b"\x89PNG\r\n\x1a\n" or head[12:16] != b"IHDR":
-        return None
-    return struct.unpack(">II", head[16:24])
 
 
 def check(name):
@@ -155,7 +140,7 @@ def check(name):
     ok(len(raw) < 200_000, f"{name}.svg: {len(raw)} bytes (PLplot's were 200-330 KB)")
     png = os.path.join(DIR, name + ".png")
     if os.path.exists(png):
-        dims = png_dims(png)
+        dims = png_size(png)
         ok(dims == (int(2 * W), int(2 * H)), f"{name}.png: {dims}, the SVG at twice its size")
     pdf = os.path.join(DIR, name + ".pdf")
     if os.path.exists(pdf):
@@ -166,4 +151,4 @@ def check(name):
 
 for name in NAMES:
     check(name)
-sys.exit(1 if failed else 0)
+sys.exit(1 if ok.failed else 0)

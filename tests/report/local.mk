@@ -1,14 +1,12 @@
 # tests/report/local.mk: tlm-report: every table, format and figure checked against the database.
 check_PROGRAMS += tests/report/report_mkdb
-tests_report_report_mkdb_SOURCES = tests/report/report_mkdb.c tests/report/mkdb_profiles.c tests/report/mkdb.h
+tests_report_report_mkdb_SOURCES = tests/report/report_mkdb.c tests/report/mkdb_profiles.c tests/report/mkdb.h tests/lib/main_evals.h
 tests_report_report_mkdb_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
 tests_report_report_mkdb_LDADD = $(DB_LIBS)
 
 # The test programs (test_x.c, built with AM_CPPFLAGS, linked with $(ENGINE_LIBS)
 # unless a line below says otherwise: tests/local.mk):
-tests_report_C = tests/report/test_unit
-check_PROGRAMS += $(tests_report_C)
-TESTS += $(tests_report_C)
+C_TESTS += tests/report/test_unit
 tests_report_test_unit_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
 tests_report_test_unit_LDADD = $(RPT_LIBS)
 

@@ -29,6 +29,7 @@
 
 #include "common/sha256.h"
 #include "db/db.h"
+#include "tests/lib/main_evals.h"
 #include "tests/report/mkdb.h"
 
 #define TRY(x)                                                                                                         \
@@ -198,6 +199,15 @@ static int begin_sweep(db *d, const char *name, const char *file, const char *ha
     return 0;
 }
 
+/* A 1m Transformer of the uniform-vs-cosine comparisons (rerun, lrgrid):
+ * uniform, or (cosine) cosine 1.5 -> 0.5, on bytes for 491520 tokens. */
+static jspec pair_job(int cosine, int seed, const char *data, double lr)
+{
+    jspec j = {"transformer", "1m", cosine ? "cosine" : "uniform", 1.5, 0.5, NULL,
+               cosine ? "cosine 1.5->0.5" : "uniform", seed, data, "bytes", 491520, lr, 16384};
+    return j;
+}
+
 /* ------------------------------------------------------------ rerun */
 /* The issue's case: `tlmd` on a sweep whose data path was wrong (every job
  * failed in a second with a data error), the file corrected, `tlmd` again.
@@ -214,19 +224,7 @@ static int mk_rerun(db *d, tlm_err *e)
         int ord = 0;
         for (int c = 0; c < 2; c++)
             for (int s = 0; s < 2; s++) {
-                jspec j = {"transformer",
-                           "1m",
-                           c ? "cosine" : "uniform",
-                           1.5,
-                           0.5,
-                           NULL,
-                           c ? "cosine 1.5->0.5" : "uniform",
-                           s,
-                           pass ? "data/demo" : "data/dmeo",
-                           "bytes",
-                           491520,
-                           2e-3,
-                           16384};
+                jspec j = pair_job(c, s, pass ? "data/demo" : "data/dmeo", 2e-3);
                 char key[65];
                 int w[6], n;
                 TRY(put_job(d, "rr", &j, ord++, key, w, e));
@@ -256,19 +254,7 @@ static int mk_lrgrid(db *d, tlm_err *e)
     for (int l = 0; l < 2; l++)
         for (int c = 0; c < 2; c++)
             for (int s = 0; s < 2; s++) {
-                jspec j = {"transformer",
-                           "1m",
-                           c ? "cosine" : "uniform",
-                           1.5,
-                           0.5,
-                           NULL,
-                           c ? "cosine 1.5->0.5" : "uniform",
-                           s,
-                           "data/demo",
-                           "bytes",
-                           491520,
-                           l ? 3e-3 : 1e-3,
-                           16384};
+                jspec j = pair_job(c, s, "data/demo", l ? 3e-3 : 1e-3);
                 char key[65];
                 int w[6];
                 TRY(put_job(d, "lr", &j, ord++, key, w, e));
@@ -375,19 +361,8 @@ static const config ARCH4[] = {
     {"cosine", 1.75, 0.25, NULL, "cosine 1.75->0.25", 0.10},
 };
 
-static const char *const MAIN[][3] = {
-    {"wikitext", "wikitext", "word_perplexity"},
-    {"lambada", "lambada", "perplexity"},
-    {"lambada", "lambada", "acc"},
-    {"commonsense", "piqa", "acc"},
-    {"commonsense", "hellaswag", "acc_norm"},
-    {"commonsense", "winogrande", "acc"},
-    {"commonsense", "arc_easy", "acc"},
-    {"commonsense", "arc_challenge", "acc_norm"},
-    {"commonsense", "siqa", "acc"},
-    {"commonsense", "boolq", "acc"},
-};
-static const double ACC_BASE[] = {0.30, 0.62, 0.32, 0.51, 0.45, 0.26, 0.38, 0.55}; /* lambada acc .. boolq */
+/* lambada acc .. boolq */
+static const double ACC_BASE[MAIN_EVALS_N - MAIN_EVALS_PPL] = {0.30, 0.62, 0.32, 0.51, 0.45, 0.26, 0.38, 0.55};
 
 /* Four architectures of the 1m preset, nine configurations, three seeds,
  * 60 steps each; a seed's luck is shared by the configurations of that
@@ -414,13 +389,14 @@ static int mk_arch4(db *d, tlm_err *e)
                 TRY(put_done(d, key, &j, w, 60, ppl, e));
                 int64_t step = 60, tok = 983040;
                 double better = -k->effect / 10; /* a lower perplexity, a few points more accuracy */
-                for (int m = 0; m < 10; m++) {
+                for (int m = 0; m < MAIN_EVALS_N; m++) {
                     double v;
-                    if (m < 2)
+                    if (m < MAIN_EVALS_PPL)
                         v = ppl * (m ? 2.6 : 2.1) * (1 + 0.02 * gauss(str_seed(key), 10 + (uint64_t)m));
                     else
-                        v = ACC_BASE[m - 2] + 0.02 * a + better * 0.4 + 0.012 * gauss(str_seed(key), 20 + (uint64_t)m);
-                    TRY(put_eval(d, key, step, tok, MAIN[m][0], MAIN[m][1], MAIN[m][2], v, e));
+                        v = ACC_BASE[m - MAIN_EVALS_PPL] + 0.02 * a + better * 0.4 +
+                            0.012 * gauss(str_seed(key), 20 + (uint64_t)m);
+                    TRY(put_eval(d, key, step, tok, MAIN_EVALS[m][0], MAIN_EVALS[m][1], MAIN_EVALS[m][2], v, e));
                 }
                 for (int t = 0; t < 4; t++) {
                     double v =

@@ -23,32 +23,14 @@ import re
 import shutil
 import sqlite3
 import statistics
-import struct
 import sys
 import xml.etree.ElementTree as ET
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from report_checks import Tally, close, png_size  # noqa: E402
+
 DB, OUT = sys.argv[1], sys.argv[2]
-n_checks = 0
-n_failed = 0
-
-
-def ok(cond, what):
-    global n_checks, n_failed
-    n_checks += 1
-    if cond:
-        print(f"ok {n_checks} - {what}")
-    else:
-        n_failed += 1
-        print(f"not ok {n_checks} - {what}")
-    return cond
-
-
-def close(a, b, rel=1e-9):
-    if a is None or b is None:
-        return a is None and b is None
-    if math.isinf(a) or math.isinf(b):
-        return a == b
-    return abs(a - b) <= rel * max(1.0, abs(a), abs(b))
+ok = Tally()
 
 
 def num(s):
@@ -704,14 +686,6 @@ ok(not any(r["source"] == "ours-paper" for p in doc["panels"] for r in p["rows"]
 ok(len([r for r in rows if r["source"] == "ours"]) == 6, "--paper: the paper's five ratios listed with uniform")
 
 # ---------------------------------------------------------------- figures
-def png_size(path):
-    with open(path, "rb") as f:
-        head = f.read(33)
-    if head[:8] != b"\x89PNG\r\n\x1a\n" or head[12:16] != b"IHDR":
-        return None
-    return struct.unpack(">II", head[16:24])
-
-
 figs = os.path.join(OUT, "figures")
 CONVERTER = shutil.which("rsvg-convert") is not None  # PNG and PDF need it (figure_check.py checks the layout)
 for name in ("loss", "dff", "rho", "wider", "ppl_ratio", "delta"):
@@ -765,7 +739,7 @@ for t in ("wider_early_vs_late", "schedule_ratio", "main", "alignment", "niah"):
     ok(m is not None and (int(m.group(1)), int(m.group(2)), int(m.group(3))) == (len(doc["panels"]), filled, total),
        f"--list: {t} {len(doc['panels'])} panels, {filled} of {total} cells")
 
-print(f"1..{n_checks}")
-if n_failed:
-    print(f"# {n_failed} of {n_checks} checks failed")
-sys.exit(1 if n_failed else 0)
+print(f"1..{ok.n}")
+if ok.failed:
+    print(f"# {ok.failed} of {ok.n} checks failed")
+sys.exit(1 if ok.failed else 0)

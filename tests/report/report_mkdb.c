@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "db/db.h"
+#include "tests/lib/main_evals.h"
 #include "tests/report/mkdb.h"
 
 typedef struct {
@@ -125,13 +126,6 @@ int main(int argc, char **argv)
         TRY(db_sweep_put(d, &r, NULL, &e), "sweep");
         TRY(db_sweep_jobs_mark(d, SWEEPS[s], &e), "mark");
     }
-    static const char *const MAIN[][3] = {
-        {"wikitext", "wikitext", "word_perplexity"}, {"lambada", "lambada", "perplexity"},
-        {"lambada", "lambada", "acc"},        {"commonsense", "piqa", "acc"},
-        {"commonsense", "hellaswag", "acc_norm"},    {"commonsense", "winogrande", "acc"},
-        {"commonsense", "arc_easy", "acc"},          {"commonsense", "arc_challenge", "acc_norm"},
-        {"commonsense", "siqa", "acc"},              {"commonsense", "boolq", "acc"},
-    };
     static const char *const NIAH[] = {"s_niah_1@4096", "s_niah_1@8192", "s_niah_2@4096", "s_niah_2@8192"};
     for (int i = 0; i < N_JOBS; i++) {
         const spec *j = &JOBS[i];
@@ -187,13 +181,14 @@ int main(int argc, char **argv)
         }
         TRY(put_eval(d, key, 100, "val", "val", "ppl", j->nan_ppl ? NAN : ppl, &e), "eval");
         TRY(put_eval(d, key, 100, "val", "val", "loss", j->nan_ppl ? NAN : log(ppl), &e), "eval");
-        for (int m = 0; j->main_evals && m < 10; m++) {
+        for (int m = 0; j->main_evals && m < MAIN_EVALS_N; m++) {
             if (j->skip_boolq && m == 9)
                 continue;
-            int is_ppl = m < 2;
+            int is_ppl = m < MAIN_EVALS_PPL;
             double v = is_ppl ? 25 + 10 * u01(i, 10 + m) : 0.3 + 0.4 * u01(i, 10 + m);
-            TRY(put_eval(d, key, 50, MAIN[m][0], MAIN[m][1], MAIN[m][2], is_ppl ? v + 9 : v - 0.1, &e), "eval");
-            TRY(put_eval(d, key, 100, MAIN[m][0], MAIN[m][1], MAIN[m][2], v, &e), "eval");
+            const char *const *me = MAIN_EVALS[m];
+            TRY(put_eval(d, key, 50, me[0], me[1], me[2], is_ppl ? v + 9 : v - 0.1, &e), "eval");
+            TRY(put_eval(d, key, 100, me[0], me[1], me[2], v, &e), "eval");
         }
         for (int m = 0; j->niah && m < 4; m++)
             TRY(put_eval(d, key, 100, "niah", NIAH[m], "exact_match", 0.2 + 0.6 * u01(i, 30 + m), &e), "eval");

@@ -1,11 +1,9 @@
 # tests/tlmd/local.mk: tlmd: sweep parsing, events, ingest, and end to end with the real worker (lib.sh).
 # The test programs (test_x.c, built with AM_CPPFLAGS, linked with $(ENGINE_LIBS)
 # unless a line below says otherwise: tests/local.mk):
-tests_tlmd_C = tests/tlmd/test_sweep_parse \
+C_TESTS += tests/tlmd/test_sweep_parse \
 	tests/tlmd/test_events \
 	tests/tlmd/test_ingest
-check_PROGRAMS += $(tests_tlmd_C)
-TESTS += $(tests_tlmd_C)
 tests_tlmd_test_sweep_parse_LDADD = $(ORC_LIBS)
 tests_tlmd_test_events_LDADD = $(ORC_LIBS)
 tests_tlmd_test_ingest_LDADD = $(ORC_LIBS)

@@ -46,6 +46,19 @@ static int load_and_expand(const char *path, tlm_err *e)
     return rc;
 }
 
+/* The same from a sweep's text (name for its messages). */
+static int parse_and_expand(const char *name, const char *text, tlm_err *e)
+{
+    orc_sweep *s;
+    int rc = orc_sweep_parse(name, text, strlen(text), &s, e);
+    if (rc)
+        return rc;
+    size_t n = 0;
+    rc = orc_sweep_expand(s, ignore_job, &n, NULL, NULL, e);
+    orc_sweep_free(s);
+    return rc;
+}
+
 static void test_catalogue(void)
 {
     char dir[1024];
@@ -264,22 +277,14 @@ static void test_natural_grid(void)
      * dropping the whole mapping would lose its schedule too */
     const char *sect = "name: sc\nbase: {scale: 1m, train: {tokens: 2e6}}\n"
                        "grid: {taper: [{schedule: uniform, ratio: [1.5, 0.5]}, {schedule: cosine, ratio: [1.5, 0.5]}]}\n";
-    rc = orc_sweep_parse("sc.yaml", sect, strlen(sect), &s, &e);
-    if (!rc) {
-        rc = orc_sweep_expand(s, ignore_job, &n, NULL, NULL, &e);
-        orc_sweep_free(s);
-    }
+    rc = parse_and_expand("sc.yaml", sect, &e);
     TAP_OK(rc == TLM_ECONFIG && strstr(e.msg, "sc.yaml:3:43: taper.ratio: only used with"),
            "a grid mapping {schedule: uniform, ratio: ...}: an error at the ratio (%s)", e.msg);
 
     /* a value that is wrong, not inapplicable, stays an error */
     const char *bad = "name: bd\nbase: {scale: 1m, train: {tokens: 2e6}}\n"
                       "grid: {taper.schedule: [uniform, cosine], taper.ratio: [[1.5, 0.7]]}\n";
-    rc = orc_sweep_parse("bd.yaml", bad, strlen(bad), &s, &e);
-    if (!rc) {
-        rc = orc_sweep_expand(s, ignore_job, &n, NULL, NULL, &e);
-        orc_sweep_free(s);
-    }
+    rc = parse_and_expand("bd.yaml", bad, &e);
     TAP_OK(rc == TLM_ECONFIG && strstr(e.msg, "the mean of start and end must be 1"), "a bad ratio: %s", e.msg);
 
     /* --dry-run says so */

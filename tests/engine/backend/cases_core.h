@@ -529,6 +529,16 @@ static void tb_case_axpy(tcase *t, const int *a, double unused)
 /* ------------------------------------------------------------ adamw, sumsq */
 /* a: n (0: 37); 300000 is more than the CUDA sumsq's 1024 blocks of 256
  * threads hold, so its threads sum several elements each */
+/* AdamW's inputs: weights, gradients, first moments, second moments > 0 */
+static void tb_adamw_inputs(float *p, float *g, float *m, float *v, size_t n)
+{
+    fill(p, n, 1);
+    fill(g, n, 1);
+    fill(m, n, 0.1);
+    for (size_t i = 0; i < n; i++)
+        v[i] = (float)(0.01 * (1 + urand()));
+}
+
 static void tb_case_adamw(tcase *t, const int *a, double unused)
 {
     const size_t n = a[0] ? (size_t)a[0] : 37;
@@ -539,11 +549,8 @@ static void tb_case_adamw(tcase *t, const int *a, double unused)
         free(P);
         return;
     }
-    fill(p, n, 1);
-    fill(g, n, 1);
-    fill(m, n, 0.1);
+    tb_adamw_inputs(p, g, m, v, n);
     for (size_t i = 0; i < n; i++) {
-        v[i] = (float)(0.01 * (1 + urand()));
         P[i] = p[i];
         M[i] = m[i];
         Vv[i] = v[i];
@@ -556,7 +563,7 @@ static void tb_case_adamw(tcase *t, const int *a, double unused)
     const size_t a3 = n / 3, b3 = 2 * n / 3;
     const eng_adamw_seg seg[3] = {{0, a3, 1}, {a3, b3 - a3, 0}, {b3 + 2, n - b3 - 2, 1}};
     OP(t, adamw, D(t, p), D(t, g), D(t, m), D(t, v), seg, 3, (float)lr, (float)b1, (float)b2, (float)eps, (float)wd,
-       (float)bc1, (float)bc2, (float)gs);
+       (float)bc1, (float)bc2, (float)gs, NULL, ENG_F32);
     t_out(t, p, n, T_FWD, "p");
     t_out(t, m, n, T_FWD, "m");
     t_out(t, v, n, T_FWD, "v");
@@ -736,6 +743,120 @@ static void tb_case_sumsq_into(tcase *t, const int *a, double unused)
     const double want = t->o->sumsq(t->ctx, D(t, x), n);
     if (t->mode != T_CAPTURE)
         TAP_OK(got == want, "%s: sumsq_into gives sumsq's number bit for bit (n=%zu): %.17g", t->o->name, n, got);
+}
+
+/* ------------------------------------------------------------ the weight copy */
+/* float -> bf16 bits by value: of the two bf16 around |x| the nearer, on a
+ * tie the one with an even last bit; past the largest finite bf16 the next
+ * step up is 2^128 (infinity), as IEEE rounding treats overflow; NaN is
+ * the canonical 0x7fff.  (Not the bit trick the backends use: the same
+ * rule reached another way.) */
+static uint16_t tb_bf16_rn(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    if (isnan(x))
+        return 0x7fff;
+    if (isinf(x))
+        return (uint16_t)(u >> 16);
+    const uint32_t mag = u & 0x7fffffffu, lo = mag & 0xffff0000u, hi = lo + 0x10000u;
+    float flo, fhi;
+    memcpy(&flo, &lo, sizeof flo);
+    memcpy(&fhi, &hi, sizeof fhi);
+    const double a = fabs((double)x), dlo = a - flo, dhi = (hi >= 0x7f800000u ? ldexp(1.0, 128) : fhi) - a;
+    const uint32_t r = dlo < dhi || (dlo == dhi && !((lo >> 16) & 1u)) ? lo : hi;
+    return (uint16_t)(((u >> 16) & 0x8000u) | (r >> 16));
+}
+
+/* how many of n bf16 elements differ from tb_bf16_rn(x) */
+static size_t tb_bf16_misses(const uint16_t *b, const float *x, size_t n)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += b[i] != tb_bf16_rn(x[i]);
+    return bad;
+}
+
+/* adamw's weight copy (p_lp) in bf16 and in fp32 over the three segments
+ * of tb_case_adamw, and cast on edge values.  On every backend each copy
+ * element must be that backend's own updated p rounded to nearest even,
+ * bit for bit (p, m, v are held against the CPU's as in tb_case_adamw);
+ * what no segment covers keeps its sentinel.  a: n */
+static void tb_case_weight_copy(tcase *t, const int *a, double unused)
+{
+    const size_t n = (size_t)a[0], a3 = n / 3, b3 = 2 * n / 3;
+    float *p = t_floats(t, n), *g = t_floats(t, n), *m = t_floats(t, n), *v = t_floats(t, n);
+    float *lp32 = t_floats(t, n), *x = t_floats(t, n), *x32 = t_floats(t, n);
+    uint16_t *lp16 = (uint16_t *)t_floats(t, (n + 1) / 2), *x16 = (uint16_t *)t_floats(t, (n + 1) / 2);
+    if (!t->fits) {
+        TAP_OK(0, "weight copy n=%zu fits the test", n);
+        return;
+    }
+    tb_adamw_inputs(p, g, m, v, n);
+    for (size_t i = 0; i < n; i++)
+        lp16[i] = 0x1234, lp32[i] = -7.0f; /* sentinels */
+    const eng_adamw_seg seg[3] = {{0, a3, 1}, {a3, b3 - a3, 0}, {b3 + 2, n - b3 - 2, 1}};
+    const float lr = 1e-2f, b1 = 0.9f, b2 = 0.95f, eps = 1e-8f, wd = 0.1f, bc1 = 0.271f, bc2 = 0.142625f;
+    OP(t, adamw, D(t, p), D(t, g), D(t, m), D(t, v), seg, 3, lr, b1, b2, eps, wd, bc1, bc2, 0.5f, D(t, lp16),
+       ENG_BF16);
+    /* the same update again, from the same state, with an fp32 copy: p must
+     * come out as the bf16 call's (the copy changes nothing else) */
+    float *p1 = malloc(3 * n * sizeof *p1);
+    if (!p1) {
+        TAP_OK(0, "weight copy: host memory");
+        return;
+    }
+    memcpy(p1, p, n * sizeof *p1);
+    memcpy(p1 + n, m, n * sizeof *p1);
+    memcpy(p1 + 2 * n, v, n * sizeof *p1);
+    t_out(t, p, n, T_FWD, "p");
+    t_out(t, m, n, T_FWD, "m");
+    t_out(t, v, n, T_FWD, "v");
+    OP(t, adamw, D(t, p), D(t, g), D(t, m), D(t, v), seg, 3, lr, b1, b2, eps, wd, bc1, bc2, 0.5f, D(t, lp32),
+       ENG_F32);
+    /* cast: random values, then edge cases at the start (ties to even both
+     * ways, the last value below infinity's halfway, overflow, infinity,
+     * NaN, -0, a subnormal, the largest float) */
+    static const uint32_t edge[] = {0x3f808000u, 0x3f818000u, 0xbf808000u, 0x7f7f7fffu, 0x7f7f8000u, 0x7f800000u,
+                                    0xff800000u, 0x7fc00001u, 0x80000000u, 0x00012345u, 0x7f7fffffu, 0x3f80ffffu};
+    fill(x, n, 3);
+    for (size_t k = 0; k < sizeof edge / sizeof edge[0] && k < n; k++)
+        memcpy(&x[k], &edge[k], sizeof x[k]);
+    OP(t, cast, D(t, x16), ENG_BF16, D(t, x), n);
+    OP(t, cast, D(t, x32), ENG_F32, D(t, x), n);
+    if (t->mode == T_CAPTURE) {
+        free(p1);
+        return;
+    }
+    size_t bad16 = 0, bad32 = 0, gap = 0, same = 0;
+    for (size_t i = 0; i < n; i++) {
+        const int in_gap = i >= b3 && i < b3 + 2;
+        if (in_gap) {
+            gap += lp16[i] != 0x1234 || lp32[i] != -7.0f;
+            continue;
+        }
+        bad16 += lp16[i] != tb_bf16_rn(p1[i]);
+        bad32 += memcmp(&lp32[i], &p[i], sizeof p[i]) != 0;
+    }
+    /* the second update's p, m, v against a third from the first's state
+     * without any copy: the copy must not change the update */
+    float *q = t_floats(t, n), *qm = t_floats(t, n), *qv = t_floats(t, n);
+    if (q && qm && qv) {
+        memcpy(q, p1, n * sizeof *q);
+        memcpy(qm, p1 + n, n * sizeof *q);
+        memcpy(qv, p1 + 2 * n, n * sizeof *q);
+        OP(t, adamw, D(t, q), D(t, g), D(t, qm), D(t, qv), seg, 3, lr, b1, b2, eps, wd, bc1, bc2, 0.5f, NULL,
+           ENG_F32);
+        same = !memcmp(q, p, n * sizeof *q) && !memcmp(qm, m, n * sizeof *q) && !memcmp(qv, v, n * sizeof *q);
+    }
+    TAP_OK(!bad16 && !gap, "%s: adamw's bf16 weight copy is its updated p rounded to nearest even (n=%zu): %zu of %zu "
+           "differ, %zu outside the segments touched", t->o->name, n, bad16, n - 2, gap);
+    TAP_OK(!bad32 && same, "%s: adamw's fp32 weight copy is p bit for bit, and a copy leaves p, m, v as without one "
+           "(n=%zu): %zu differ", t->o->name, n, bad32);
+    TAP_OK(!tb_bf16_misses(x16, x, n) && !memcmp(x32, x, n * sizeof *x),
+           "%s: cast to bf16 rounds to nearest even (ties, overflow, NaN, subnormal; n=%zu): %zu differ; to fp32 "
+           "copies", t->o->name, n, tb_bf16_misses(x16, x, n));
+    free(p1);
 }
 
 #endif

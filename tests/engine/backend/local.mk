@@ -14,13 +14,11 @@
 #   flash_entry.cu: C entry points to its C++ launchers, built by clang++ and (CUDA build) by nvcc.
 # The test programs (test_x.c, built with AM_CPPFLAGS, linked with $(ENGINE_LIBS)
 # unless a line below says otherwise: tests/local.mk):
-tests_engine_backend_C = tests/engine/backend/test_backend_ops \
+C_TESTS += tests/engine/backend/test_backend_ops \
 	tests/engine/backend/test_cuda_elem \
 	tests/engine/backend/test_cuda_model \
 	tests/engine/backend/test_cuda_emu \
 	tests/engine/backend/test_flash
-check_PROGRAMS += $(tests_engine_backend_C)
-TESTS += $(tests_engine_backend_C)
 tests_engine_backend_test_flash_LDADD = $(CUDA_FLASH_TEST_OBJ) $(CUDA_FLASH_GPU_OBJ) $(CUDA_EMU_A) $(ENGINE_LIBS) $(CUDA_EMU_LIBS)
 tests_engine_backend_test_backend_ops_SOURCES = tests/engine/backend/test_backend_ops.c tests/engine/backend/harness.h \
 	tests/engine/backend/cases_core.h tests/engine/backend/cases_titans.h tests/lib/tap.h

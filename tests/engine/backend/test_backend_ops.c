@@ -163,7 +163,7 @@ static int broken_status(const eng_backend *b, tlm_err *e)
 #if defined TLM_HAVE_CUDA || defined TLM_HAVE_CUDA_EMU
 /* A CUDA backend (make) with bf16 activations, through the kernels' own
  * switch (set: eng_backend_cuda[_emu]_set_kernel_dtype); the trainer's
- * eng_backend_cuda_set_dtype refuses bf16 until the bf16 weight copy is in. */
+ * eng_backend_cuda_set_dtype still refuses bf16 (backend.h). */
 static int bf16_create(eng_backend **out, int (*make)(eng_backend **, int, tlm_err *),
                        int (*set)(eng_backend *, eng_dtype), tlm_err *e)
 {
@@ -287,6 +287,9 @@ static const op_case cases[] = {
     {"embedding_bwd_sorted", 0, tb_case_embedding_sorted, {9, 40, 5}, 0},
     {"embedding_bwd_sorted", 0, tb_case_embedding_sorted, {37, 23, 200}, 0}, /* channels over two blocks */
     {"sumsq_into", 0, tb_case_sumsq_into, {300000}, 0},
+    /* the products' weight copy: adamw's p_lp, cast */
+    {"weight copy", 0, tb_case_weight_copy, {37}, 0},
+    {"weight copy", 0, tb_case_weight_copy, {300000}, 0}, /* several elements a thread */
     /* flash.cu's tiles (bf16 rows): 64 query rows and a partial tile, key
      * tiles of 32 query rows in the backward; last of the core cases, so
      * the ones before it draw the inputs they always did */

@@ -262,7 +262,7 @@ static void test_adamw(void)
     const float lr = 3e-3f, b1 = 0.9f, b2 = 0.95f, eps = 1e-8f, wd = 0.1f, bc1 = 1 - 0.9f * 0.9f,
                 bc2 = 1 - 0.95f * 0.95f, gs = 0.5f;
     const eng_adamw_seg all = {0, N, 1};
-    O->adamw(X, p, g, m, v, &all, 1, lr, b1, b2, eps, wd, bc1, bc2, gs);
+    O->adamw(X, p, g, m, v, &all, 1, lr, b1, b2, eps, wd, bc1, bc2, gs, NULL, ENG_F32);
     for (int i = 0; i < N; i++)
         eng_cu_adamw(&hp[i], g[i], &hm[i], &hv[i], b1, b2, eps, 1.0f - lr * wd, lr / bc1, 1.0f / sqrtf(bc2), gs);
     double ep = rel(hp, p, N), em = rel(hm, m, N), ev = rel(hv, v, N);

@@ -378,6 +378,20 @@ static void files(void)
 
 /* Every preset takes every schedule and ratio of the paper and the three
  * block patterns, and keeps the uniform model's parameter count. */
+
+/* 1 when the config `text` resolves and its parameter count is `total`
+ * (else a diagnostic says why not) */
+static int same_total(const char *text, int64_t total)
+{
+    eng_config c;
+    tlm_err e = {0};
+    eng_account acc;
+    if (parse("preset.yaml", text, &c, &e) == 0 && eng_account_compute(&c, &acc, &e) == 0 && acc.total == total)
+        return 1;
+    TAP_DIAG("%s: %s", text, e.msg);
+    return 0;
+}
+
 static void presets(void)
 {
     static const double ratios[] = {1.25, 1.375, 1.5, 1.625, 1.75};
@@ -388,7 +402,7 @@ static void presets(void)
         char text[256];
         eng_config c;
         tlm_err e = {0};
-        eng_account uni, acc;
+        eng_account uni;
         snprintf(text, sizeof text, "scale: %s\n", p->name);
         int ok = parse("preset.yaml", text, &c, &e) == 0 && eng_account_compute(&c, &uni, &e) == 0;
         int n = 0, good_n = 0;
@@ -397,21 +411,13 @@ static void presets(void)
                 snprintf(text, sizeof text, "scale: %s\ntaper: {schedule: %s, ratio: [%g, %g]}\n", p->name, sched[s],
                          ratios[r], 2 - ratios[r]);
                 n++;
-                if (parse("preset.yaml", text, &c, &e) == 0 && eng_account_compute(&c, &acc, &e) == 0 &&
-                    acc.total == uni.total)
-                    good_n++;
-                else
-                    TAP_DIAG("%s: %s", text, e.msg);
+                good_n += same_total(text, uni.total);
             }
         if (p->layers % 3 == 0)
             for (int g = 0; g < 3; g++) {
                 snprintf(text, sizeof text, "scale: %s\ntaper: {schedule: blocks, groups: %s}\n", p->name, groups[g]);
                 n++;
-                if (parse("preset.yaml", text, &c, &e) == 0 && eng_account_compute(&c, &acc, &e) == 0 &&
-                    acc.total == uni.total)
-                    good_n++;
-                else
-                    TAP_DIAG("%s: %s", text, e.msg);
+                good_n += same_total(text, uni.total);
             }
         TAP_OK(ok && good_n == n, "preset %s (%.2fM params): %d/%d tapered configs resolve with the uniform count",
                p->name, uni.total / 1e6, good_n, n);

@@ -3,9 +3,7 @@
 # threads), the reproducibility promise.
 # The test programs (test_x.c, built with AM_CPPFLAGS, linked with $(ENGINE_LIBS)
 # unless a line below says otherwise: tests/local.mk):
-tests_engine_cpu_C = tests/engine/cpu/test_runtime
-check_PROGRAMS += $(tests_engine_cpu_C)
-TESTS += $(tests_engine_cpu_C)
+C_TESTS += tests/engine/cpu/test_runtime
 
 check_PROGRAMS += tests/engine/cpu/blas_kernels
 

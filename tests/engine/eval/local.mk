@@ -1,6 +1,4 @@
 # tests/engine/eval/local.mk: the evaluation suites.
 # The test programs (test_x.c, built with AM_CPPFLAGS, linked with $(ENGINE_LIBS)
 # unless a line below says otherwise: tests/local.mk):
-tests_engine_eval_C = tests/engine/eval/test_eval
-check_PROGRAMS += $(tests_engine_eval_C)
-TESTS += $(tests_engine_eval_C)
+C_TESTS += tests/engine/eval/test_eval

@@ -152,6 +152,18 @@ static int check_suite(const char *suite, const eng_eval_cfg *ev, tlm_err *e)
     return rc;
 }
 
+/* check_suite(suite) fails with TLM_EDATA, its message naming file (in the
+ * test folder) followed by `after` (":2: ..."): the TAP check `what` */
+static void expect_check_error(const char *suite, const eng_eval_cfg *v, const char *file, const char *after,
+                               const char *what)
+{
+    tlm_err e = {0};
+    char want[600];
+    snprintf(want, sizeof want, "%s%s", at(file), after);
+    int rc = check_suite(suite, v, &e);
+    TAP_OK(rc == TLM_EDATA && strstr(e.msg, want), "%s (%s)", what, e.msg);
+}
+
 static void check_cases(void)
 {
     eng_eval_cfg v;
@@ -177,9 +189,8 @@ static void check_cases(void)
     snprintf(v.commonsense_tasks[0], ENG_NAME_MAX, "boolq");
     write_file(at("cs/boolq.jsonl"), "{\"passage\": \"p\", \"question\": \"q\", \"answer\": true}\n"
                                      "{\"passage\": \"p\", \"question\": \"q\", \"answer\": 3}\n");
-    rc = check_suite("commonsense", &v, &e);
-    snprintf(want, sizeof want, "%s:2: field \"answer\" must be true or false", at("cs/boolq.jsonl"));
-    TAP_OK(rc == TLM_EDATA && strstr(e.msg, want), "check: a bad commonsense item is found (%s)", e.msg);
+    expect_check_error("commonsense", &v, "cs/boolq.jsonl", ":2: field \"answer\" must be true or false",
+                       "check: a bad commonsense item is found");
 
     memset(&v, 0, sizeof v);
     snprintf(v.wikitext, sizeof v.wikitext, "%s", at("w.raw"));
@@ -194,9 +205,8 @@ static void check_cases(void)
     memset(&v, 0, sizeof v);
     snprintf(v.alignment_ids, sizeof v.alignment_ids, "%s", at("al.ids"));
     write_file(at("al.ids"), "1 2 3\n4 300 5\n");
-    rc = check_suite("alignment", &v, &e);
-    snprintf(want, sizeof want, "%s:2: expected token ids below 256", at("al.ids"));
-    TAP_OK(rc == TLM_EDATA && strstr(e.msg, want), "check: an alignment id outside model.vocab (%s)", e.msg);
+    expect_check_error("alignment", &v, "al.ids", ":2: expected token ids below 256",
+                       "check: an alignment id outside model.vocab");
 
     memset(&v, 0, sizeof v);
     snprintf(v.niah_haystack, sizeof v.niah_haystack, "%s", at("hay2.txt"));
@@ -248,22 +258,23 @@ int main(void)
     /* ---- readers: file and line in every message */
     memset(&cfg, 0, sizeof cfg);
     snprintf(cfg.lambada, sizeof cfg.lambada, "%s", at("lambada.jsonl"));
-    write_file(at("lambada.jsonl"), "{\"text\": \"a b c\"}\n\n{\"text\": \"a b\" \n");
-    char want[600];
-    snprintf(want, sizeof want, "%s:3: not valid JSON", at("lambada.jsonl"));
-    expect_error("lambada: broken JSON", "lambada", tok, &cfg, want);
-    write_file(at("lambada.jsonl"), "{\"text\": \"a b c\"}\n{\"txt\": \"a b\"}\n");
-    snprintf(want, sizeof want, "%s:2: missing field \"text\"", at("lambada.jsonl"));
-    expect_error("lambada: missing field", "lambada", tok, &cfg, want);
-    write_file(at("lambada.jsonl"), "{\"text\": 5}\n");
-    snprintf(want, sizeof want, "%s:1: field \"text\" must be a string", at("lambada.jsonl"));
-    expect_error("lambada: wrong type", "lambada", tok, &cfg, want);
-    write_file(at("lambada.jsonl"), "[1, 2]\n");
-    snprintf(want, sizeof want, "%s:1: expected a JSON object", at("lambada.jsonl"));
-    expect_error("lambada: not an object", "lambada", tok, &cfg, want);
-    write_file(at("lambada.jsonl"), "\n\n");
-    snprintf(want, sizeof want, "%s: no items", at("lambada.jsonl"));
-    expect_error("lambada: empty file", "lambada", tok, &cfg, want);
+    /* a broken lambada.jsonl, and the message (after its path) that says where and why */
+    static const struct {
+        const char *what, *text, *want;
+    } broken[] = {
+        {"broken JSON", "{\"text\": \"a b c\"}\n\n{\"text\": \"a b\" \n", ":3: not valid JSON"},
+        {"missing field", "{\"text\": \"a b c\"}\n{\"txt\": \"a b\"}\n", ":2: missing field \"text\""},
+        {"wrong type", "{\"text\": 5}\n", ":1: field \"text\" must be a string"},
+        {"not an object", "[1, 2]\n", ":1: expected a JSON object"},
+        {"empty file", "\n\n", ": no items"},
+    };
+    char want[600], title[64];
+    for (size_t i = 0; i < sizeof broken / sizeof broken[0]; i++) {
+        write_file(at("lambada.jsonl"), broken[i].text);
+        snprintf(want, sizeof want, "%s%s", at("lambada.jsonl"), broken[i].want);
+        snprintf(title, sizeof title, "lambada: %s", broken[i].what);
+        expect_error(title, "lambada", tok, &cfg, want);
+    }
     snprintf(cfg.lambada, sizeof cfg.lambada, "%s", at("nope.jsonl"));
     snprintf(want, sizeof want, "%s: cannot open", at("nope.jsonl"));
     expect_error("lambada: missing file", "lambada", tok, &cfg, want);

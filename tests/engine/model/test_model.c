@@ -67,26 +67,13 @@ static void test_layout(const tm_spec *s)
     eng_model_free(m);
 }
 
-/* Trains `steps` AdamW steps; losses[] out.  Counts allocations during them. */
+/* Trains `steps` AdamW steps (B 8, T 64); losses[] out.  Counts allocations during them. */
 static int train(const tm_spec *s, uint64_t seed, int steps, double *losses, long *allocs, float *params_out)
 {
-    enum { Bm = 8, Tm = 64 };
     eng_config c;
     tlm_err e = {0};
-    eng_model *m;
-    if (tm_config(s, Tm, &c, &e) || eng_model_create(&m, &c, BE, Bm, Tm, &e)) {
-        TAP_DIAG("%s", e.msg);
-        return -1;
-    }
-    eng_model_init_weights(m, seed);
-    if (params_out)
-        eng_model_get_params(m, params_out);
-    static int32_t tok[Bm * Tm], tgt[Bm * Tm];
-    long before = n_allocs;
-    int rc = tm_train_stream(m, Bm, Tm, s->V, steps, tok, tgt, losses, &e);
-    *allocs = n_allocs - before;
-    eng_model_free(m);
-    return rc;
+    return tm_train_counted(tm_config(s, 64, &c, &e), &c, &e, BE, 8, 64, seed, steps, losses, params_out, &n_allocs,
+                            allocs);
 }
 
 /* nll per position, ignored targets, inference without targets, misuse */

@@ -139,25 +139,13 @@ static void test_config(void)
     }
 }
 
-/* Trains `steps` AdamW steps on a learnable stream (two micro batches);
- * losses out, allocations during the steps counted. */
+/* Trains `steps` AdamW steps (B 8, T 32) on a learnable stream (two micro
+ * batches); losses out, allocations during the steps counted. */
 static int train(const titans_spec *s, uint64_t seed, int steps, double *losses, long *allocs)
 {
-    enum { Bm = 8, Tm = 32 };
     eng_config c;
     tlm_err e = {0};
-    eng_model *m;
-    if (ts_config(s, Tm, &c, &e) || eng_model_create(&m, &c, BE, Bm, Tm, &e)) {
-        TAP_DIAG("%s", e.msg);
-        return -1;
-    }
-    eng_model_init_weights(m, seed);
-    static int32_t tok[Bm * Tm], tgt[Bm * Tm];
-    long before = n_allocs;
-    int rc = tm_train_stream(m, Bm, Tm, s->V, steps, tok, tgt, losses, &e);
-    *allocs = n_allocs - before;
-    eng_model_free(m);
-    return rc;
+    return tm_train_counted(ts_config(s, 32, &c, &e), &c, &e, BE, 8, 32, seed, steps, losses, NULL, &n_allocs, allocs);
 }
 
 /* The optional op group, checked once at creation: a backend without the

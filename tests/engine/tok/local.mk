@@ -1,9 +1,7 @@
 # tests/engine/tok/local.mk: tokenizers; test_tokconf.sh and test_tokconf_llama2.sh check Llama 3's and Llama 2's ids against npm references (skip without npm).
 # The test programs (test_x.c, built with AM_CPPFLAGS, linked with $(ENGINE_LIBS)
 # unless a line below says otherwise: tests/local.mk):
-tests_engine_tok_C = tests/engine/tok/test_tok
-check_PROGRAMS += $(tests_engine_tok_C)
-TESTS += $(tests_engine_tok_C)
+C_TESTS += tests/engine/tok/test_tok
 
 check_PROGRAMS += tests/engine/tok/tokconf_run
 

@@ -60,6 +60,20 @@ static int roundtrip(eng_tok *t, const char *s, size_t n, int flags, uint8_t **o
     return rc;
 }
 
+/* 1 when every text of varied[] round-trips exactly through t */
+static int varied_roundtrip(eng_tok *t)
+{
+    int ok = 1;
+    for (size_t i = 0; i < sizeof varied / sizeof *varied; i++) {
+        uint8_t *out;
+        size_t n;
+        roundtrip(t, varied[i], strlen(varied[i]), 0, &out, &n);
+        ok &= same(out, n, varied[i], strlen(varied[i]));
+        free(out);
+    }
+    return ok;
+}
+
 static void test_bytes(void)
 {
     eng_tok *t;
@@ -76,15 +90,7 @@ static void test_bytes(void)
     for (int i = 0; ident && i < 256; i++)
         ident = v.ids[i] == all[i];
     TAP_OK(ident, "bytes: id = byte value, every byte");
-    uint8_t *out;
-    size_t n;
-    int ok = 1;
-    for (size_t i = 0; i < sizeof varied / sizeof *varied; i++) {
-        roundtrip(t, varied[i], strlen(varied[i]), 0, &out, &n);
-        ok &= same(out, n, varied[i], strlen(varied[i]));
-        free(out);
-    }
-    TAP_OK(ok, "bytes: decode(encode(text)) == text on varied text");
+    TAP_OK(varied_roundtrip(t), "bytes: decode(encode(text)) == text on varied text");
     eng_tokvec_clear(&v);
     eng_tok *t2;
     eng_tok_open(&t2, "bytes", NULL, &e);
@@ -171,6 +177,22 @@ static size_t naive_bpe(eng_tok *t, const uint8_t *p, size_t n, uint32_t *out)
     return m;
 }
 
+
+/* path written (mode "w") or appended to ("a") with text, then opened as
+ * a rank file: its status, the message in e */
+static int open_ranks(const char *path, const char *mode, const char *text, tlm_err *e)
+{
+    FILE *f = fopen(path, mode);
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+    eng_tok *t = NULL;
+    int rc = eng_tok_open_file(&t, path, NULL, e);
+    eng_tok_free(t);
+    return rc;
+}
+
 static void test_bpe_merge(void)
 {
     static const char *const merges[] = {"ab", "abc", "ba", "bab", "cc", "aa", "abab", "ca", "cab", "bb", "aaa"};
@@ -222,29 +244,17 @@ static void test_bpe_merge(void)
     eng_tokvec_clear(&w);
     eng_tokvec_clear(&v);
     /* errors in rank files name the line */
-    FILE *f = fopen(path, "w");
-    fprintf(f, "YQ== 0\nnot-base64! 1\n");
-    fclose(f);
-    eng_tok *bad;
-    rc = eng_tok_open_file(&bad, path, NULL, &e);
+    rc = open_ranks(path, "w", "YQ== 0\nnot-base64! 1\n", &e);
     TAP_OK(rc == TLM_EDATA && strstr(e.msg, "toy.tiktoken:2:"), "bad base64 is an error at file:line (%s)", e.msg);
-    f = fopen(path, "w");
-    fprintf(f, "YQ== 0\nYg== 2\n");
-    fclose(f);
-    rc = eng_tok_open_file(&bad, path, NULL, &e);
+    rc = open_ranks(path, "w", "YQ== 0\nYg== 2\n", &e);
     TAP_OK(rc == TLM_EDATA && strstr(e.msg, "missing rank 1"), "a gap in the ranks is an error (%s)", e.msg);
     write_ranks(path, merges, 0);
-    f = fopen(path, "a");
-    fprintf(f, "YWI= 256\nYWI= 257\n");
-    fclose(f);
-    rc = eng_tok_open_file(&bad, path, NULL, &e);
+    rc = open_ranks(path, "a", "YWI= 256\nYWI= 257\n", &e);
     TAP_OK(rc == TLM_EDATA && strstr(e.msg, "repeats"), "a repeated token is an error (%s)", e.msg);
-    f = fopen(path, "w");
-    fprintf(f, "YQ== 0\n");
-    fclose(f);
-    rc = eng_tok_open_file(&bad, path, NULL, &e);
+    rc = open_ranks(path, "w", "YQ== 0\n", &e);
     TAP_OK(rc == TLM_EDATA && strstr(e.msg, "byte 0x00 is not a token"), "a rank file must cover all 256 bytes (%s)",
            e.msg);
+    eng_tok *bad;
     rc = eng_tok_open(&bad, "bpe4096", dir, &e);
     TAP_OK(rc == TLM_EDATA && strstr(e.msg, "bpe4096.tiktoken"), "a missing named tokenizer says where it looked (%s)",
            e.msg);
@@ -311,15 +321,7 @@ static void test_utf8(eng_tok *t)
         free(out);
     }
     TAP_OK(lossless, "ENG_TOK_RAW_BYTES: decode(encode(bytes)) == bytes for 200 random byte strings");
-    int valid_ok = 1;
-    for (size_t i = 0; i < sizeof varied / sizeof *varied; i++) {
-        uint8_t *out;
-        size_t n;
-        roundtrip(t, varied[i], strlen(varied[i]), 0, &out, &n);
-        valid_ok &= same(out, n, varied[i], strlen(varied[i]));
-        free(out);
-    }
-    TAP_OK(valid_ok, "valid UTF-8 round-trips exactly (%zu varied texts)", sizeof varied / sizeof *varied);
+    TAP_OK(varied_roundtrip(t), "valid UTF-8 round-trips exactly (%zu varied texts)", sizeof varied / sizeof *varied);
 }
 
 static char *corpus(size_t *len)
@@ -390,13 +392,8 @@ static void test_trainer(void)
     roundtrip(t, text, n, 0, &out, &m);
     TAP_OK(m == n && !memcmp(out, text, n), "bpe360: decode(encode(text)) == text");
     free(out);
-    int ok = 1;
-    for (size_t i = 0; i < sizeof varied / sizeof *varied; i++) {
-        roundtrip(t, varied[i], strlen(varied[i]), 0, &out, &m);
-        ok &= same(out, m, varied[i], strlen(varied[i]));
-        free(out);
-    }
-    TAP_OK(ok, "bpe360 round-trips text it was not trained on (unseen bytes fall back to byte tokens)");
+    TAP_OK(varied_roundtrip(t),
+           "bpe360 round-trips text it was not trained on (unseen bytes fall back to byte tokens)");
     v.n = 0;
     eng_tok_encode(t, "a<|endoftext|>b", 15, ENG_TOK_ALLOW_SPECIAL, &v, &e);
     int has = 0;
