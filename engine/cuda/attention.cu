@@ -7,9 +7,11 @@
  * This is the straightforward version, written for correctness first: a
  * warp per query row (forward, backward dQ) or per key row (backward dK,
  * dV), the head spread over the lanes (hd <= 256, 8 per lane), keys and
- * queries read from memory (L2) one row at a time, fp32.  It reaches
- * nowhere near the tensor cores; the tiled bf16 kernel (or cuDNN's fused
- * SDPA graph) replaces it by measurement (docs/engine.md, "CUDA").
+ * queries read from memory (L2) one row at a time, fp32 arithmetic on
+ * fp32 or bf16 storage.  It reaches nowhere near the tensor cores: bf16
+ * activations at head sizes 64 and 128 go to flash.cu's tensor-core
+ * kernels instead (use_flash below); cuDNN's fused SDPA graph is the
+ * other candidate, chosen by measurement on a GPU (docs/engine.md).
  *
  * Backward, per head: D_i = sum_j P_ij dP_ij (= dO_i . O_i) first, one
  * warp per query row, which also gives dQ; then one warp per key row and
@@ -32,29 +34,41 @@ __device__ static float warp_sum(float x)
     return x;
 }
 
-__device__ static float dot_row(const float *a, const float *row, int hd, int lane)
+template <typename Ts> __device__ static float dot_row(const float *a, const Ts *row, int hd, int lane)
 {
     float s = 0;
 #pragma unroll
     for (int e = 0; e < ATT_PER_LANE; e++) {
         int d = lane + 32 * e;
         if (d < hd)
-            s += a[e] * row[d];
+            s += a[e] * eng__cu_ld(row[d]);
     }
     return warp_sum(s);
 }
 
-__device__ static void load_row(float *a, const float *row, int hd, int lane)
+template <typename Ts> __device__ static void load_row(float *a, const Ts *row, int hd, int lane)
 {
 #pragma unroll
     for (int e = 0; e < ATT_PER_LANE; e++) {
         int d = lane + 32 * e;
-        a[e] = d < hd ? row[d] : 0.0f;
+        a[e] = d < hd ? eng__cu_ld(row[d]) : 0.0f;
     }
 }
 
-__global__ static void k_attn_fwd(float *out, int ldo, float *lse, const float *q, int ldq, const float *k,
-                                  const float *v, int ldkv, int B, int T, int H, int Hkv, int hd, float scale)
+/* the lanes' elements of a row, stored */
+template <typename Ts> __device__ static void store_row(Ts *row, const float *a, float scale, int hd, int lane)
+{
+#pragma unroll
+    for (int e = 0; e < ATT_PER_LANE; e++) {
+        int d = lane + 32 * e;
+        if (d < hd)
+            row[d] = eng__cu_st<Ts>(a[e] * scale);
+    }
+}
+
+template <typename Ts>
+__global__ static void k_attn_fwd(Ts *out, int ldo, float *lse, const Ts *q, int ldq, const Ts *k, const Ts *v, int ldkv,
+                                  int B, int T, int H, int Hkv, int hd, float scale)
 {
     const size_t warp = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5;
     const int lane = threadIdx.x & 31;
@@ -75,25 +89,19 @@ __global__ static void k_attn_fwd(float *out, int ldo, float *lse, const float *
         for (int e = 0; e < ATT_PER_LANE; e++) {
             int d = lane + 32 * e;
             if (d < hd)
-                acc[e] = acc[e] * resc + w * v[at + d];
+                acc[e] = acc[e] * resc + w * eng__cu_ld(v[at + d]);
         }
     }
-    float *o = out + ((size_t)b * T + t) * ldo + (size_t)h * hd;
-    const float rl = 1.0f / l;
-#pragma unroll
-    for (int e = 0; e < ATT_PER_LANE; e++) {
-        int d = lane + 32 * e;
-        if (d < hd)
-            o[d] = acc[e] * rl;
-    }
+    store_row(out + ((size_t)b * T + t) * ldo + (size_t)h * hd, acc, 1.0f / l, hd, lane);
     if (lane == 0)
         lse[((size_t)b * H + h) * T + t] = m + logf(l);
 }
 
 /* per query row: D_i, then dQ_i = scale sum_j P_ij (dP_ij - D_i) k_j */
-__global__ static void k_attn_bwd_q(float *dq, float *Dws, const float *lse, const float *dout, int ldo,
-                                    const float *q, int ldq, const float *k, const float *v, int ldkv, int B, int T,
-                                    int H, int Hkv, int hd, float scale)
+template <typename Ts>
+__global__ static void k_attn_bwd_q(Ts *dq, float *Dws, const float *lse, const Ts *dout, int ldo, const Ts *q, int ldq,
+                                    const Ts *k, const Ts *v, int ldkv, int B, int T, int H, int Hkv, int hd,
+                                    float scale)
 {
     const size_t warp = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5;
     const int lane = threadIdx.x & 31;
@@ -124,23 +132,18 @@ __global__ static void k_attn_bwd_q(float *dq, float *Dws, const float *lse, con
         for (int e = 0; e < ATT_PER_LANE; e++) {
             int d = lane + 32 * e;
             if (d < hd)
-                acc[e] += ds * k[at + d];
+                acc[e] += ds * eng__cu_ld(k[at + d]);
         }
     }
-    float *o = dq + ((size_t)b * T + t) * ldq + (size_t)h * hd;
-#pragma unroll
-    for (int e = 0; e < ATT_PER_LANE; e++) {
-        int d = lane + 32 * e;
-        if (d < hd)
-            o[d] = acc[e] * scale;
-    }
+    store_row(dq + ((size_t)b * T + t) * ldq + (size_t)h * hd, acc, scale, hd, lane);
 }
 
 /* per key row and kv head: dV_j = sum P_ij dO_i, dK_j = scale sum dS_ij q_i
  * over the group's heads and i >= j */
-__global__ static void k_attn_bwd_kv(float *dk, float *dv, const float *Dws, const float *lse, const float *dout,
-                                     int ldo, const float *q, int ldq, const float *k, const float *v, int ldkv, int B,
-                                     int T, int H, int Hkv, int hd, float scale)
+template <typename Ts>
+__global__ static void k_attn_bwd_kv(Ts *dk, Ts *dv, const float *Dws, const float *lse, const Ts *dout, int ldo,
+                                     const Ts *q, int ldq, const Ts *k, const Ts *v, int ldkv, int B, int T, int H,
+                                     int Hkv, int hd, float scale)
 {
     const size_t warp = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5;
     const int lane = threadIdx.x & 31;
@@ -156,8 +159,8 @@ __global__ static void k_attn_bwd_kv(float *dk, float *dv, const float *Dws, con
         gk[e] = gv[e] = 0;
     for (int h = kh * G; h < (kh + 1) * G; h++)
         for (int i = j; i < T; i++) {
-            const float *qi = q + ((size_t)b * T + i) * ldq + (size_t)h * hd;
-            const float *di = dout + ((size_t)b * T + i) * ldo + (size_t)h * hd;
+            const Ts *qi = q + ((size_t)b * T + i) * ldq + (size_t)h * hd;
+            const Ts *di = dout + ((size_t)b * T + i) * ldo + (size_t)h * hd;
             const size_t li = ((size_t)b * H + h) * T + i;
             const float p = expf(dot_row(kv, qi, hd, lane) * scale - lse[li]);
             const float ds = p * (dot_row(vv, di, hd, lane) - Dws[li]);
@@ -165,23 +168,38 @@ __global__ static void k_attn_bwd_kv(float *dk, float *dv, const float *Dws, con
             for (int e = 0; e < ATT_PER_LANE; e++) {
                 int d = lane + 32 * e;
                 if (d < hd) {
-                    gv[e] += p * di[d];
-                    gk[e] += ds * qi[d];
+                    gv[e] += p * eng__cu_ld(di[d]);
+                    gk[e] += ds * eng__cu_ld(qi[d]);
                 }
             }
         }
-#pragma unroll
-    for (int e = 0; e < ATT_PER_LANE; e++) {
-        int d = lane + 32 * e;
-        if (d < hd) {
-            dk[at + d] = gk[e] * scale;
-            dv[at + d] = gv[e];
-        }
-    }
+    store_row(dk + at, gk, scale, hd, lane);
+    store_row(dv + at, gv, 1.0f, hd, lane);
+}
+
+/* bf16 activations at head size 64 or 128 go to flash.cu's tensor-core
+ * kernels; fp32 and other head sizes stay on the kernels above.  Also
+ * the layouts flash takes (strides of 8 elements, 16-byte aligned
+ * operands) and, for the backward's recomputed output, out's rows packed
+ * (ldo = H hd, as the model's); anything else takes the kernels above in
+ * bf16 too. */
+static int use_flash(const eng__cu *c, int hd, int H, int Hkv, int ldo, int ldq, int ldkv, const void *const *p,
+                     int np)
+{
+    if (c->act != ENG_BF16 || (hd != 64 && hd != 128) || H % Hkv || ldo % 8 || ldq % 8 || ldkv % 8 ||
+        ldo != H * hd)
+        return 0;
+    for (int i = 0; i < np; i++)
+        if (!eng__cu_aligned16(p[i]))
+            return 0;
+    return 1;
 }
 
 size_t eng__cu_attention_workspace(void *ctx, int B, int T, int H, int hd)
 {
+    const eng__cu *c = (const eng__cu *)ctx;
+    if (c->act == ENG_BF16 && (hd == 64 || hd == 128))
+        return eng_cu_attention_ws_floats_flash(B, T, H, hd);
     return eng_cu_attention_ws_floats(B, T, H); /* D of the backward */
 }
 
@@ -197,46 +215,75 @@ static int shape_ok(eng__cu *c, int hd, int H, int Hkv)
     return 1;
 }
 
-void eng__cu_attention_fwd(void *ctx, eng_act *out_a, int ldo, float *lse, const eng_act *q_a, int ldq,
-                           const eng_act *k_a,
-                           const eng_act *v_a, int ldkv, int B, int T, int H, int Hkv, int hd, float *ws)
+template <typename Ts>
+static void attn_fwd(eng__cu *c, eng_act *out, int ldo, float *lse, const eng_act *q, int ldq, const eng_act *k,
+                     const eng_act *v, int ldkv, int B, int T, int H, int Hkv, int hd)
 {
-    float *out = (float *)out_a;
-    const float *q = (const float *)q_a;
-    const float *k = (const float *)k_a;
-    const float *v = (const float *)v_a;
-    eng__cu *c = (eng__cu *)ctx;
-    if (c->status || !shape_ok(c, hd, H, Hkv) || B * T <= 0)
-        return;
-    ENG__CU_LAUNCH(k_attn_fwd, warps_grid((size_t)B * H * T), ENG__CU_THREADS, 0, c->stream, out, ldo, lse, q, ldq, k,
-                   v, ldkv, B, T, H, Hkv, hd, 1.0f / sqrtf((float)hd));
+    ENG__CU_LAUNCH(k_attn_fwd<Ts>, warps_grid((size_t)B * H * T), ENG__CU_THREADS, 0, c->stream, (Ts *)out, ldo, lse,
+                   (const Ts *)q, ldq, (const Ts *)k, (const Ts *)v, ldkv, B, T, H, Hkv, hd, 1.0f / sqrtf((float)hd));
     ENG__CU_LAUNCHED(c, "attention_fwd");
 }
 
-void eng__cu_attention_bwd(void *ctx, eng_act *dq_a, eng_act *dk_a, eng_act *dv_a, const float *lse,
-                           const eng_act *dout_a, int ldo,
-                           const eng_act *q_a, int ldq, const eng_act *k_a, const eng_act *v_a, int ldkv, int B, int T,
-                           int H,
-                           int Hkv, int hd, float *ws)
+void eng__cu_attention_fwd(void *ctx, eng_act *out, int ldo, float *lse, const eng_act *q, int ldq, const eng_act *k,
+                           const eng_act *v, int ldkv, int B, int T, int H, int Hkv, int hd, float *ws)
 {
-    float *dq = (float *)dq_a;
-    float *dk = (float *)dk_a;
-    float *dv = (float *)dv_a;
-    const float *dout = (const float *)dout_a;
-    const float *q = (const float *)q_a;
-    const float *k = (const float *)k_a;
-    const float *v = (const float *)v_a;
     eng__cu *c = (eng__cu *)ctx;
     if (c->status || !shape_ok(c, hd, H, Hkv) || B * T <= 0)
         return;
+    const void *p[] = {out, q, k, v};
+    if (use_flash(c, hd, H, Hkv, ldo, ldq, ldkv, p, 4))
+        eng__flash_fwd(ctx, (__nv_bfloat16 *)out, ldo, lse, (const __nv_bfloat16 *)q, ldq, (const __nv_bfloat16 *)k,
+                       (const __nv_bfloat16 *)v, ldkv, B, T, H, Hkv, hd, 1.0f / sqrtf((float)hd));
+    else
+        ENG__CU_ACT(c, attn_fwd, c, out, ldo, lse, q, ldq, k, v, ldkv, B, T, H, Hkv, hd);
+}
+
+template <typename Ts>
+static void attn_bwd(eng__cu *c, eng_act *dq, eng_act *dk, eng_act *dv, const float *lse, const eng_act *dout,
+                     int ldo, const eng_act *q, int ldq, const eng_act *k, const eng_act *v, int ldkv, int B, int T,
+                     int H, int Hkv, int hd, float *ws)
+{
     const float scale = 1.0f / sqrtf((float)hd);
-    ENG__CU_LAUNCH(k_attn_bwd_q, warps_grid((size_t)B * H * T), ENG__CU_THREADS, 0, c->stream, dq, ws, lse, dout, ldo,
-                   q, ldq, k, v, ldkv, B, T, H, Hkv, hd, scale);
+    ENG__CU_LAUNCH(k_attn_bwd_q<Ts>, warps_grid((size_t)B * H * T), ENG__CU_THREADS, 0, c->stream, (Ts *)dq, ws, lse,
+                   (const Ts *)dout, ldo, (const Ts *)q, ldq, (const Ts *)k, (const Ts *)v, ldkv, B, T, H, Hkv, hd,
+                   scale);
     if (ENG__CU_LAUNCHED(c, "attention_bwd (dq)"))
         return;
-    ENG__CU_LAUNCH(k_attn_bwd_kv, warps_grid((size_t)B * Hkv * T), ENG__CU_THREADS, 0, c->stream, dk, dv, ws, lse, dout,
-                   ldo, q, ldq, k, v, ldkv, B, T, H, Hkv, hd, scale);
+    ENG__CU_LAUNCH(k_attn_bwd_kv<Ts>, warps_grid((size_t)B * Hkv * T), ENG__CU_THREADS, 0, c->stream, (Ts *)dk,
+                   (Ts *)dv, ws, lse, (const Ts *)dout, ldo, (const Ts *)q, ldq, (const Ts *)k, (const Ts *)v, ldkv,
+                   B, T, H, Hkv, hd, scale);
     ENG__CU_LAUNCHED(c, "attention_bwd (dk, dv)");
+}
+
+/* flash's backward reads O for D = dO . O: recomputed into the workspace
+ * (bit for bit the forward's: the same deterministic kernel on the same
+ * inputs), with its log-sum-exp into a scratch copy */
+static void flash_bwd(eng__cu *c, eng_act *dq, eng_act *dk, eng_act *dv, const float *lse, const eng_act *dout,
+                      int ldo, const eng_act *q, int ldq, const eng_act *k, const eng_act *v, int ldkv, int B, int T,
+                      int H, int Hkv, int hd, float *ws)
+{
+    typedef __nv_bfloat16 bf;
+    const size_t r = ((size_t)B * H * T + 15) & ~(size_t)15;
+    float *lse2 = ws + r;
+    bf *o = (bf *)(ws + 2 * r);
+    const float scale = 1.0f / sqrtf((float)hd);
+    eng__flash_fwd(c, o, ldo, lse2, (const bf *)q, ldq, (const bf *)k, (const bf *)v, ldkv, B, T, H, Hkv, hd, scale);
+    eng__flash_bwd(c, (bf *)dq, (bf *)dk, (bf *)dv, lse, (const bf *)dout, o, ldo, (const bf *)q, ldq, (const bf *)k,
+                   (const bf *)v, ldkv, B, T, H, Hkv, hd, scale, ws);
+}
+
+void eng__cu_attention_bwd(void *ctx, eng_act *dq, eng_act *dk, eng_act *dv, const float *lse, const eng_act *dout,
+                           int ldo, const eng_act *q, int ldq, const eng_act *k, const eng_act *v, int ldkv, int B,
+                           int T, int H, int Hkv, int hd, float *ws)
+{
+    eng__cu *c = (eng__cu *)ctx;
+    if (c->status || !shape_ok(c, hd, H, Hkv) || B * T <= 0)
+        return;
+    const void *p[] = {dq, dk, dv, dout, q, k, v, ws};
+    if (use_flash(c, hd, H, Hkv, ldo, ldq, ldkv, p, 8))
+        flash_bwd(c, dq, dk, dv, lse, dout, ldo, q, ldq, k, v, ldkv, B, T, H, Hkv, hd, ws);
+    else
+        ENG__CU_ACT(c, attn_bwd, c, dq, dk, dv, lse, dout, ldo, q, ldq, k, v, ldkv, B, T, H, Hkv, hd, ws);
 }
 
 ENG__CU_END

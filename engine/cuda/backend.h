@@ -49,6 +49,14 @@ int eng_backend_cuda_create(eng_backend **out, int device, tlm_err *e);
  * default; TLM_ECONFIG with the reason when b cannot store t. */
 int eng_backend_cuda_set_dtype(eng_backend *b, eng_dtype t, tlm_err *e);
 
+/* The activations' storage type for the kernels alone: tests and kernel
+ * checks (test_backend_ops' bf16 rows) select bf16 through it, while
+ * eng_backend_cuda_set_dtype, the trainer's door (worker/run.c), still
+ * refuses bf16 until bf16 training has been checked against the CPU (bf16
+ * plan step 5) and Titans MAL's x2 = x + nm has an activation axpy.  No
+ * trainer path calls it.  -1 when b is not a CUDA backend. */
+int eng_backend_cuda_set_kernel_dtype(eng_backend *b, eng_dtype t);
+
 /* The first CUDA error an op met since the backend was made (ops return
  * nothing: a failed launch or copy is kept here, and the ops after it do
  * nothing); 0 when none.  TLM_ENOMEM for out-of-memory, TLM_EINTERNAL
@@ -73,6 +81,7 @@ int eng_backend_cuda_emu_create(eng_backend **out, int device, tlm_err *e);
 int eng_backend_cuda_emu_status(const eng_backend *b, tlm_err *e);
 int eng_backend_cuda_emu_set_fast_matmul(eng_backend *b, int on);
 int eng_backend_cuda_emu_set_dtype(eng_backend *b, eng_dtype t, tlm_err *e);
+int eng_backend_cuda_emu_set_kernel_dtype(eng_backend *b, eng_dtype t);
 void eng_backend_cuda_emu_memory(const eng_backend *b, size_t *now, size_t *peak);
 /* The kernels the emulator has run in this process, one a line ("name
  * launches blocks seconds", the last its time under emulation), into buf

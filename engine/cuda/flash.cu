@@ -3,7 +3,8 @@
  * fused SDPA is the other): forward, and a deterministic backward.  The
  * launchers (internal.h, eng__flash_*) take bf16 device pointers with the
  * strides of today's attention op (q, k, v may be column slices of a fused
- * projection); the op (engine/model/ops.h) is wired to them elsewhere.
+ * projection); attention.cu routes the attention op to them for bf16
+ * activations at head sizes 64 and 128.
  * Reference semantics: engine/cpu/attention.c (a plain causal softmax
  * attention); docs/engine.md ("Flash attention on the tensor cores") has
  * the tiling, shared memory per head size and occupancy.

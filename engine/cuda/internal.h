@@ -34,6 +34,7 @@
 #define eng_backend_cuda_set_fast_matmul eng_backend_cuda_emu_set_fast_matmul
 #define eng_backend_cuda_memory eng_backend_cuda_emu_memory
 #define eng_backend_cuda_set_dtype eng_backend_cuda_emu_set_dtype
+#define eng_backend_cuda_set_kernel_dtype eng_backend_cuda_emu_set_kernel_dtype
 /* k<<<grid, block, smem, stream>>>(args): the emulator's launch, which
  * checks the pointer arguments and runs the grid before it returns */
 #define ENG__CU_LAUNCH(k, grid, block, smem, stream, ...)                                                      \
@@ -81,6 +82,12 @@ template <> __device__ __forceinline__ __nv_bfloat16 eng__cu_st<__nv_bfloat16>(f
 {
     return __float2bfloat16_rn(x);
 }
+
+/* A kernel's launcher templated on the activation storage T, called with
+ * the context's type: f<float> or f<__nv_bfloat16>(args).  Each .cu file
+ * casts its eng_act pointers to T there, so the fp32 instantiation is the
+ * kernel as it was, bit for bit. */
+#define ENG__CU_ACT(c, f, ...) ((c)->act == ENG_BF16 ? f<__nv_bfloat16>(__VA_ARGS__) : f<float>(__VA_ARGS__))
 
 /* cuBLASLt, loaded at run time (dlopen at backend creation, not linked):
  * the library is 540 MB, and every tlm-worker start, GPU or not, would

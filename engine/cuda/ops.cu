@@ -84,45 +84,62 @@ __device__ static void block_lse(float *m, float *s, float *shm, float *shs)
 }
 
 /* ------------------------------------------------------------ embedding */
-__global__ static void k_embedding_fwd(float *out, const float *wte, const int32_t *tok, int N, int C)
+/* Every kernel from here to cross-entropy is templated on T, the storage
+ * of its activations (float, or __nv_bfloat16: eng__cu_ld / eng__cu_st,
+ * fp32 arithmetic, one rounding to nearest even per stored element);
+ * weights, their gradients and rstd stay fp32.  The launchers cast the
+ * eng_act pointers to T and are called through ENG__CU_ACT. */
+template <typename T>
+__global__ static void k_embedding_fwd(T *out, const float *wte, const int32_t *tok, int N, int C)
 {
     size_t total = (size_t)N * C;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total; i += (size_t)gridDim.x * blockDim.x) {
         size_t n = i / C, ch = i % C;
-        out[i] = wte[(size_t)tok[n] * C + ch];
+        out[i] = eng__cu_st<T>(wte[(size_t)tok[n] * C + ch]);
     }
 }
 
 /* one thread per channel, tokens in order: the CPU's order, bit for bit */
-__global__ static void k_embedding_bwd(float *dwte, const float *dout, const int32_t *tok, int N, int C)
+template <typename T>
+__global__ static void k_embedding_bwd(float *dwte, const T *dout, const int32_t *tok, int N, int C)
 {
     int ch = blockIdx.x * blockDim.x + threadIdx.x;
     if (ch >= C)
         return;
     for (int n = 0; n < N; n++)
-        dwte[(size_t)tok[n] * C + ch] += dout[(size_t)n * C + ch];
+        dwte[(size_t)tok[n] * C + ch] += eng__cu_ld(dout[(size_t)n * C + ch]);
 }
 
-void eng__cu_embedding_fwd(void *ctx, eng_act *out_a, const float *wte, const int32_t *tok, int N, int C)
+template <typename T>
+static void embedding_fwd(void *ctx, eng_act *out, const float *wte, const int32_t *tok, int N, int C)
 {
-    float *out = (float *)out_a;
     RUN(ctx, "embedding_fwd",
-        (ENG__CU_LAUNCH(k_embedding_fwd, eng__cu_grid((size_t)N * C), ENG__CU_THREADS, 0, S(ctx), out, wte, tok, N,
-                        C)));
+        (ENG__CU_LAUNCH(k_embedding_fwd<T>, eng__cu_grid((size_t)N * C), ENG__CU_THREADS, 0, S(ctx), (T *)out, wte,
+                        tok, N, C)));
 }
 
-void eng__cu_embedding_bwd(void *ctx, float *dwte, const eng_act *dout_a, const int32_t *tok, int N, int C)
+void eng__cu_embedding_fwd(void *ctx, eng_act *out, const float *wte, const int32_t *tok, int N, int C)
 {
-    const float *dout = (const float *)dout_a;
+    ENG__CU_ACT(CTX(ctx), embedding_fwd, ctx, out, wte, tok, N, C);
+}
+
+template <typename T>
+static void embedding_bwd(void *ctx, float *dwte, const eng_act *dout, const int32_t *tok, int N, int C)
+{
     RUN(ctx, "embedding_bwd",
-        (ENG__CU_LAUNCH(k_embedding_bwd, (C + 127) / 128, 128, 0, S(ctx), dwte, dout, tok, N, C)));
+        (ENG__CU_LAUNCH(k_embedding_bwd<T>, (C + 127) / 128, 128, 0, S(ctx), dwte, (const T *)dout, tok, N, C)));
+}
+
+void eng__cu_embedding_bwd(void *ctx, float *dwte, const eng_act *dout, const int32_t *tok, int N, int C)
+{
+    ENG__CU_ACT(CTX(ctx), embedding_bwd, ctx, dwte, dout, tok, N, C);
 }
 
 /* By token (ops.h embedding_bwd_sorted): a block per distinct id, a
  * thread per channel adding the id's rows in position order: every
  * (id, channel) has one owner and the order of k_embedding_bwd, so the
- * same bits, with U blocks at work instead of C / 128.  T: the storage of
- * the activation gradient (fp32 now; the sums are fp32 whatever it is). */
+ * same bits, with U blocks at work instead of C / 128.  The sums are fp32
+ * whatever T is. */
 template <typename T>
 __global__ static void k_embedding_bwd_sorted(float *dwte, const T *dout, const int32_t *order, const int32_t *ids,
                                               const int32_t *starts, int C)
@@ -132,60 +149,71 @@ __global__ static void k_embedding_bwd_sorted(float *dwte, const T *dout, const 
     for (int c = threadIdx.x; c < C; c += blockDim.x) {
         float acc = d[c];
         for (int i = s0; i < s1; i++)
-            acc += (float)dout[(size_t)order[i] * C + c];
+            acc += eng__cu_ld(dout[(size_t)order[i] * C + c]);
         d[c] = acc;
     }
+}
+
+template <typename T>
+static void embedding_bwd_sorted(void *ctx, float *dwte, const eng_act *dout, const int32_t *order,
+                                 const int32_t *ids, const int32_t *starts, int U, int C)
+{
+    RUN(ctx, "embedding_bwd_sorted",
+        (ENG__CU_LAUNCH(k_embedding_bwd_sorted<T>, U, 128, 0, S(ctx), dwte, (const T *)dout, order, ids, starts, C)));
 }
 
 void eng__cu_embedding_bwd_sorted(void *ctx, float *dwte, const eng_act *dout, const int32_t *order,
                                   const int32_t *ids, const int32_t *starts, int U, int C)
 {
     if (U > 0)
-        RUN(ctx, "embedding_bwd_sorted",
-            (ENG__CU_LAUNCH(k_embedding_bwd_sorted<float>, U, 128, 0, S(ctx), dwte, (const float *)dout, order, ids,
-                            starts, C)));
+        ENG__CU_ACT(CTX(ctx), embedding_bwd_sorted, ctx, dwte, dout, order, ids, starts, U, C);
 }
 
 /* ------------------------------------------------------------ RMSNorm */
-__global__ static void k_rmsnorm_fwd(float *out, float *rstd, const float *x, const float *w, int C, float eps)
+template <typename T>
+__global__ static void k_rmsnorm_fwd(T *out, float *rstd, const T *x, const float *w, int C, float eps)
 {
     __shared__ float sh[32];
     const size_t n = blockIdx.x;
-    const float *xn = x + n * C;
+    const T *xn = x + n * C;
     float ss = 0;
-    for (int c = threadIdx.x; c < C; c += blockDim.x)
-        ss += xn[c] * xn[c];
+    for (int c = threadIdx.x; c < C; c += blockDim.x) {
+        const float xv = eng__cu_ld(xn[c]);
+        ss += xv * xv;
+    }
     float r = eng_cu_rmsnorm_rstd(block_sum(ss, sh), C, eps);
     if (threadIdx.x == 0)
         rstd[n] = r;
     for (int c = threadIdx.x; c < C; c += blockDim.x)
-        out[n * C + c] = xn[c] * r * w[c];
+        out[n * C + c] = eng__cu_st<T>(eng__cu_ld(xn[c]) * r * w[c]);
 }
 
-__global__ static void k_rmsnorm_bwd_dx(float *dx, const float *dout, const float *x, const float *w,
-                                        const float *rstd, int C)
+template <typename T>
+__global__ static void k_rmsnorm_bwd_dx(T *dx, const T *dout, const T *x, const float *w, const float *rstd, int C)
 {
     __shared__ float sh[32];
     const size_t n = blockIdx.x;
-    const float *xn = x + n * C, *dn = dout + n * C;
+    const T *xn = x + n * C, *dn = dout + n * C;
     float dot = 0;
     for (int c = threadIdx.x; c < C; c += blockDim.x)
-        dot += dn[c] * w[c] * xn[c];
+        dot += eng__cu_ld(dn[c]) * w[c] * eng__cu_ld(xn[c]);
     const float r = rstd[n], k = eng_cu_rmsnorm_k(block_sum(dot, sh), r, C);
     for (int c = threadIdx.x; c < C; c += blockDim.x)
-        dx[n * C + c] += eng_cu_rmsnorm_dx(r, w[c], dn[c], xn[c], k);
+        dx[n * C + c] = eng__cu_st<T>(eng__cu_ld(dx[n * C + c]) +
+                                      eng_cu_rmsnorm_dx(r, w[c], eng__cu_ld(dn[c]), eng__cu_ld(xn[c]), k));
 }
 
 /* dw: 32 columns a block, 8 slices of rows each summed in order, the
  * slices then added in order: fixed whatever the GPU */
-__global__ static void k_rmsnorm_bwd_dw(float *dw, const float *dout, const float *x, const float *rstd, int N, int C)
+template <typename T>
+__global__ static void k_rmsnorm_bwd_dw(float *dw, const T *dout, const T *x, const float *rstd, int N, int C)
 {
     __shared__ float part[8][33];
     const int col = threadIdx.x & 31, slice = threadIdx.x >> 5, c = blockIdx.x * 32 + col;
     float s = 0;
     if (c < C)
         for (int n = slice; n < N; n += 8)
-            s += dout[(size_t)n * C + c] * x[(size_t)n * C + c] * rstd[n];
+            s += eng__cu_ld(dout[(size_t)n * C + c]) * eng__cu_ld(x[(size_t)n * C + c]) * rstd[n];
     part[slice][col] = s;
     __syncthreads();
     if (slice == 0 && c < C) {
@@ -196,31 +224,42 @@ __global__ static void k_rmsnorm_bwd_dw(float *dw, const float *dout, const floa
     }
 }
 
-void eng__cu_rmsnorm_fwd(void *ctx, eng_act *out_a, float *rstd, const eng_act *x_a, const float *w, int N, int C,
-                         float eps)
+template <typename T>
+static void rmsnorm_fwd(void *ctx, eng_act *out, float *rstd, const eng_act *x, const float *w, int N, int C, float eps)
 {
-    float *out = (float *)out_a;
-    const float *x = (const float *)x_a;
-    if (N > 0)
-        RUN(ctx, "rmsnorm_fwd",
-            (ENG__CU_LAUNCH(k_rmsnorm_fwd, N, ENG__CU_THREADS, 0, S(ctx), out, rstd, x, w, C, eps)));
+    RUN(ctx, "rmsnorm_fwd",
+        (ENG__CU_LAUNCH(k_rmsnorm_fwd<T>, N, ENG__CU_THREADS, 0, S(ctx), (T *)out, rstd, (const T *)x, w, C, eps)));
 }
 
-void eng__cu_rmsnorm_bwd(void *ctx, eng_act *dx_a, float *dw, const eng_act *dout_a, const eng_act *x_a, const float *w,
+void eng__cu_rmsnorm_fwd(void *ctx, eng_act *out, float *rstd, const eng_act *x, const float *w, int N, int C,
+                         float eps)
+{
+    if (N > 0)
+        ENG__CU_ACT(CTX(ctx), rmsnorm_fwd, ctx, out, rstd, x, w, N, C, eps);
+}
+
+template <typename T>
+static void rmsnorm_bwd(void *ctx, eng_act *dx_a, float *dw, const eng_act *dout_a, const eng_act *x_a, const float *w,
+                        const float *rstd, int N, int C)
+{
+    T *dx = (T *)dx_a;
+    const T *dout = (const T *)dout_a, *x = (const T *)x_a;
+    RUN(ctx, "rmsnorm_bwd",
+        (ENG__CU_LAUNCH(k_rmsnorm_bwd_dx<T>, N, ENG__CU_THREADS, 0, S(ctx), dx, dout, x, w, rstd, C)));
+    RUN(ctx, "rmsnorm_bwd (gain)",
+        (ENG__CU_LAUNCH(k_rmsnorm_bwd_dw<T>, (C + 31) / 32, 256, 0, S(ctx), dw, dout, x, rstd, N, C)));
+}
+
+void eng__cu_rmsnorm_bwd(void *ctx, eng_act *dx, float *dw, const eng_act *dout, const eng_act *x, const float *w,
                          const float *rstd, int N, int C)
 {
-    float *dx = (float *)dx_a;
-    const float *dout = (const float *)dout_a;
-    const float *x = (const float *)x_a;
-    if (N <= 0)
-        return;
-    RUN(ctx, "rmsnorm_bwd", (ENG__CU_LAUNCH(k_rmsnorm_bwd_dx, N, ENG__CU_THREADS, 0, S(ctx), dx, dout, x, w, rstd, C)));
-    RUN(ctx, "rmsnorm_bwd (gain)",
-        (ENG__CU_LAUNCH(k_rmsnorm_bwd_dw, (C + 31) / 32, 256, 0, S(ctx), dw, dout, x, rstd, N, C)));
+    if (N > 0)
+        ENG__CU_ACT(CTX(ctx), rmsnorm_bwd, ctx, dx, dw, dout, x, w, rstd, N, C);
 }
 
 /* ------------------------------------------------------------ RoPE */
-__global__ static void k_rope(float *x, int ld, int N, int T, int H, int hd, const float *cs, float sign)
+template <typename T>
+__global__ static void k_rope(T *x, int ld, int N, int T_, int H, int hd, const float *cs, float sign)
 {
     const int h2 = hd / 2;
     const size_t total = (size_t)N * H * h2;
@@ -229,127 +268,146 @@ __global__ static void k_rope(float *x, int ld, int N, int T, int H, int hd, con
         const size_t nh = i / h2;
         const int h = (int)(nh % H);
         const size_t n = nh / H;
-        const float *cosv = cs + (size_t)(n % T) * hd;
-        float *a = x + n * ld + (size_t)h * hd;
-        eng_cu_rope_pair(a + p, a + p + h2, cosv[p], cosv[h2 + p], sign);
+        const float *cosv = cs + (size_t)(n % T_) * hd;
+        T *a = x + n * ld + (size_t)h * hd;
+        float x1 = eng__cu_ld(a[p]), x2 = eng__cu_ld(a[p + h2]);
+        eng_cu_rope_pair(&x1, &x2, cosv[p], cosv[h2 + p], sign);
+        a[p] = eng__cu_st<T>(x1);
+        a[p + h2] = eng__cu_st<T>(x2);
     }
 }
 
-void eng__cu_rope_fwd(void *ctx, eng_act *x_a, int ld, int N, int T, int H, int hd, const float *cs)
+template <typename T>
+static void rope(void *ctx, const char *what, eng_act *x, int ld, int N, int T_, int H, int hd, const float *cs,
+                 float sign)
 {
-    float *x = (float *)x_a;
-    RUN(ctx, "rope_fwd",
-        (ENG__CU_LAUNCH(k_rope, eng__cu_grid((size_t)N * H * (hd / 2)), ENG__CU_THREADS, 0, S(ctx), x, ld, N, T, H, hd,
-                        cs, 1.0f)));
+    RUN(ctx, what,
+        (ENG__CU_LAUNCH(k_rope<T>, eng__cu_grid((size_t)N * H * (hd / 2)), ENG__CU_THREADS, 0, S(ctx), (T *)x, ld, N,
+                        T_, H, hd, cs, sign)));
 }
 
-void eng__cu_rope_bwd(void *ctx, eng_act *dx_a, int ld, int N, int T, int H, int hd, const float *cs)
+void eng__cu_rope_fwd(void *ctx, eng_act *x, int ld, int N, int T, int H, int hd, const float *cs)
 {
-    float *dx = (float *)dx_a;
-    RUN(ctx, "rope_bwd",
-        (ENG__CU_LAUNCH(k_rope, eng__cu_grid((size_t)N * H * (hd / 2)), ENG__CU_THREADS, 0, S(ctx), dx, ld, N, T, H, hd,
-                        cs, -1.0f)));
+    ENG__CU_ACT(CTX(ctx), rope, ctx, "rope_fwd", x, ld, N, T, H, hd, cs, 1.0f);
+}
+
+void eng__cu_rope_bwd(void *ctx, eng_act *dx, int ld, int N, int T, int H, int hd, const float *cs)
+{
+    ENG__CU_ACT(CTX(ctx), rope, ctx, "rope_bwd", dx, ld, N, T, H, hd, cs, -1.0f);
 }
 
 /* ------------------------------------------------------------ SwiGLU */
-__global__ static void k_swiglu_fwd(float *out, const float *g, const float *u, int ldgu, int N, int F)
+template <typename T>
+__global__ static void k_swiglu_fwd(T *out, const T *g, const T *u, int ldgu, int N, int F)
 {
     const size_t total = (size_t)N * F;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total; i += (size_t)gridDim.x * blockDim.x) {
         const size_t n = i / F, f = i % F;
-        out[i] = eng_cu_swiglu_fwd(g[n * ldgu + f], u[n * ldgu + f]);
+        out[i] = eng__cu_st<T>(eng_cu_swiglu_fwd(eng__cu_ld(g[n * ldgu + f]), eng__cu_ld(u[n * ldgu + f])));
     }
 }
 
-__global__ static void k_swiglu_bwd(float *dg, float *du, const float *dout, const float *g, const float *u, int ldgu,
-                                    int N, int F)
+template <typename T>
+__global__ static void k_swiglu_bwd(T *dg, T *du, const T *dout, const T *g, const T *u, int ldgu, int N, int F)
 {
     const size_t total = (size_t)N * F;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total; i += (size_t)gridDim.x * blockDim.x) {
         const size_t n = i / F, f = i % F, at = n * ldgu + f;
         float a, b;
-        eng_cu_swiglu_bwd(dout[i], g[at], u[at], &a, &b);
-        dg[at] = a;
-        du[at] = b;
+        eng_cu_swiglu_bwd(eng__cu_ld(dout[i]), eng__cu_ld(g[at]), eng__cu_ld(u[at]), &a, &b);
+        dg[at] = eng__cu_st<T>(a);
+        du[at] = eng__cu_st<T>(b);
     }
 }
 
-void eng__cu_swiglu_fwd(void *ctx, eng_act *out_a, const eng_act *g_a, const eng_act *u_a, int ldgu, int N, int F)
+template <typename T>
+static void swiglu_fwd(void *ctx, eng_act *out, const eng_act *g, const eng_act *u, int ldgu, int N, int F)
 {
-    float *out = (float *)out_a;
-    const float *g = (const float *)g_a;
-    const float *u = (const float *)u_a;
     RUN(ctx, "swiglu_fwd",
-        (ENG__CU_LAUNCH(k_swiglu_fwd, eng__cu_grid((size_t)N * F), ENG__CU_THREADS, 0, S(ctx), out, g, u, ldgu, N, F)));
+        (ENG__CU_LAUNCH(k_swiglu_fwd<T>, eng__cu_grid((size_t)N * F), ENG__CU_THREADS, 0, S(ctx), (T *)out,
+                        (const T *)g, (const T *)u, ldgu, N, F)));
 }
 
-void eng__cu_swiglu_bwd(void *ctx, eng_act *dg_a, eng_act *du_a, const eng_act *dout_a, const eng_act *g_a,
-                        const eng_act *u_a, int ldgu,
-                        int N, int F)
+void eng__cu_swiglu_fwd(void *ctx, eng_act *out, const eng_act *g, const eng_act *u, int ldgu, int N, int F)
 {
-    float *dg = (float *)dg_a;
-    float *du = (float *)du_a;
-    const float *dout = (const float *)dout_a;
-    const float *g = (const float *)g_a;
-    const float *u = (const float *)u_a;
+    ENG__CU_ACT(CTX(ctx), swiglu_fwd, ctx, out, g, u, ldgu, N, F);
+}
+
+template <typename T>
+static void swiglu_bwd(void *ctx, eng_act *dg, eng_act *du, const eng_act *dout, const eng_act *g, const eng_act *u,
+                       int ldgu, int N, int F)
+{
     RUN(ctx, "swiglu_bwd",
-        (ENG__CU_LAUNCH(k_swiglu_bwd, eng__cu_grid((size_t)N * F), ENG__CU_THREADS, 0, S(ctx), dg, du, dout, g, u, ldgu,
-                        N, F)));
+        (ENG__CU_LAUNCH(k_swiglu_bwd<T>, eng__cu_grid((size_t)N * F), ENG__CU_THREADS, 0, S(ctx), (T *)dg, (T *)du,
+                        (const T *)dout, (const T *)g, (const T *)u, ldgu, N, F)));
+}
+
+void eng__cu_swiglu_bwd(void *ctx, eng_act *dg, eng_act *du, const eng_act *dout, const eng_act *g, const eng_act *u,
+                        int ldgu, int N, int F)
+{
+    ENG__CU_ACT(CTX(ctx), swiglu_bwd, ctx, dg, du, dout, g, u, ldgu, N, F);
 }
 
 /* ------------------------------------------------------------ gate */
-__global__ static void k_gate_fwd(float *out, const float *a, const float *z, int ldz, int N, int D, int G)
+template <typename T>
+__global__ static void k_gate_fwd(T *out, const T *a, const T *z, int ldz, int N, int D, int G)
 {
     const int w = D / G;
     const size_t total = (size_t)N * D;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total; i += (size_t)gridDim.x * blockDim.x) {
         const size_t n = i / D;
         const int j = (int)(i % D);
-        out[i] = a[i] * eng_cu_sigmoid(z[n * ldz + j / w]);
+        out[i] = eng__cu_st<T>(eng__cu_ld(a[i]) * eng_cu_sigmoid(eng__cu_ld(z[n * ldz + j / w])));
     }
 }
 
 /* one thread per (row, gate): its group's sum in channel order, as the CPU */
-__global__ static void k_gate_bwd(float *da, float *dz, const float *dout, const float *a, const float *z, int ldz,
-                                  int N, int D, int G)
+template <typename T>
+__global__ static void k_gate_bwd(T *da, T *dz, const T *dout, const T *a, const T *z, int ldz, int N, int D, int G)
 {
     const int w = D / G;
     const size_t total = (size_t)N * G;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total; i += (size_t)gridDim.x * blockDim.x) {
         const size_t n = i / G;
         const int g = (int)(i % G);
-        const float s = eng_cu_sigmoid(z[n * ldz + g]);
+        const float s = eng_cu_sigmoid(eng__cu_ld(z[n * ldz + g]));
         float acc = 0;
         for (int j = g * w; j < (g + 1) * w; j++) {
             const size_t at = n * D + j;
-            da[at] = dout[at] * s;
-            acc += dout[at] * a[at];
+            const float d = eng__cu_ld(dout[at]);
+            da[at] = eng__cu_st<T>(d * s);
+            acc += d * eng__cu_ld(a[at]);
         }
-        dz[n * ldz + g] = eng_cu_gate_dz(s, acc);
+        dz[n * ldz + g] = eng__cu_st<T>(eng_cu_gate_dz(s, acc));
     }
 }
 
-void eng__cu_gate_fwd(void *ctx, eng_act *out_a, const eng_act *a_a, const eng_act *z_a, int ldz, int N, int D, int G)
+template <typename T>
+static void gate_fwd(void *ctx, eng_act *out, const eng_act *a, const eng_act *z, int ldz, int N, int D, int G)
 {
-    float *out = (float *)out_a;
-    const float *a = (const float *)a_a;
-    const float *z = (const float *)z_a;
     RUN(ctx, "gate_fwd",
-        (ENG__CU_LAUNCH(k_gate_fwd, eng__cu_grid((size_t)N * D), ENG__CU_THREADS, 0, S(ctx), out, a, z, ldz, N, D, G)));
+        (ENG__CU_LAUNCH(k_gate_fwd<T>, eng__cu_grid((size_t)N * D), ENG__CU_THREADS, 0, S(ctx), (T *)out,
+                        (const T *)a, (const T *)z, ldz, N, D, G)));
 }
 
-void eng__cu_gate_bwd(void *ctx, eng_act *da_a, eng_act *dz_a, const eng_act *dout_a, const eng_act *a_a,
-                      const eng_act *z_a, int ldz,
-                      int N, int D, int G)
+void eng__cu_gate_fwd(void *ctx, eng_act *out, const eng_act *a, const eng_act *z, int ldz, int N, int D, int G)
 {
-    float *da = (float *)da_a;
-    float *dz = (float *)dz_a;
-    const float *dout = (const float *)dout_a;
-    const float *a = (const float *)a_a;
-    const float *z = (const float *)z_a;
+    ENG__CU_ACT(CTX(ctx), gate_fwd, ctx, out, a, z, ldz, N, D, G);
+}
+
+template <typename T>
+static void gate_bwd(void *ctx, eng_act *da, eng_act *dz, const eng_act *dout, const eng_act *a, const eng_act *z,
+                     int ldz, int N, int D, int G)
+{
     RUN(ctx, "gate_bwd",
-        (ENG__CU_LAUNCH(k_gate_bwd, eng__cu_grid((size_t)N * G), ENG__CU_THREADS, 0, S(ctx), da, dz, dout, a, z, ldz, N,
-                        D, G)));
+        (ENG__CU_LAUNCH(k_gate_bwd<T>, eng__cu_grid((size_t)N * G), ENG__CU_THREADS, 0, S(ctx), (T *)da, (T *)dz,
+                        (const T *)dout, (const T *)a, (const T *)z, ldz, N, D, G)));
+}
+
+void eng__cu_gate_bwd(void *ctx, eng_act *da, eng_act *dz, const eng_act *dout, const eng_act *a, const eng_act *z,
+                      int ldz, int N, int D, int G)
+{
+    ENG__CU_ACT(CTX(ctx), gate_bwd, ctx, da, dz, dout, a, z, ldz, N, D, G);
 }
 
 /* ------------------------------------------------------------ cross-entropy */

@@ -40,6 +40,16 @@ ENG_CU_PLAN_FN size_t eng_cu_attention_ws_floats(int B, int T, int H)
     return (size_t)B * H * T;
 }
 
+/* the same with bf16 activations and a head size flash.cu takes (64,
+ * 128): D, a scratch log-sum-exp, then the forward's output recomputed
+ * for the flash backward (ops.h's attention_bwd is not given O), B T H hd
+ * bf16 at row stride H hd, every part at a 64-byte boundary */
+ENG_CU_PLAN_FN size_t eng_cu_attention_ws_floats_flash(int B, int T, int H, int hd)
+{
+    const size_t r = ((size_t)B * H * T + 15) & ~(size_t)15;
+    return 2 * r + (((size_t)B * T * H * hd / 2 + 15) & ~(size_t)15);
+}
+
 /* the fused classifier (classifier.cu): a chunk's logits at most this
  * many floats (256 MiB on a GPU: 523 rows of Llama 3's 128256-token
  * vocabulary, a matmul as efficient as the whole).  The emulated build
@@ -60,6 +70,13 @@ ENG_CU_PLAN_FN int eng_cu_classifier_rows(int N, int V)
 ENG_CU_PLAN_FN size_t eng_cu_classifier_ws_floats(int N, int V)
 {
     return (size_t)eng_cu_classifier_rows(N, V) * (size_t)V;
+}
+/* with bf16 activations: then the chunk's rows of x widened to fp32
+ * (and dx in fp32 before its bf16 store), at a 64-byte boundary */
+ENG_CU_PLAN_FN size_t eng_cu_classifier_ws_floats_bf16(int N, int V, int C)
+{
+    const size_t logits = (eng_cu_classifier_ws_floats(N, V) + 15) & ~(size_t)15;
+    return logits + (size_t)eng_cu_classifier_rows(N, V) * (size_t)C;
 }
 
 /* titans_mem: one unit's (sequence, head) scratch: the per-token scalars

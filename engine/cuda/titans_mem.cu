@@ -74,20 +74,21 @@ __device__ static void scratch_carve(scratch *s, float *slot, const mdims *m)
 
 /* C (M, N) = alpha op(A) op(B) + beta C, row major as the CPU's BLAS
  * (beta 0: C not read); the whole block, then a barrier */
-__device__ static void bmm(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
-                           int ldb, float beta, float *C, int ldc)
+template <typename TA, typename TB, typename TC>
+__device__ static void bmm(int ta, int tb, int M, int N, int K, float alpha, const TA *A, int lda, const TB *B, int ldb,
+                           float beta, TC *C, int ldc)
 {
     for (int i = threadIdx.x; i < M * N; i += blockDim.x) {
         const int r = i / N, col = i % N;
         float acc = 0;
 #pragma unroll 1
         for (int kk = 0; kk < K; kk++) {
-            const float a = ta ? A[(size_t)kk * lda + r] : A[(size_t)r * lda + kk];
-            const float bv = tb ? B[(size_t)col * ldb + kk] : B[(size_t)kk * ldb + col];
+            const float a = eng__cu_ld(ta ? A[(size_t)kk * lda + r] : A[(size_t)r * lda + kk]);
+            const float bv = eng__cu_ld(tb ? B[(size_t)col * ldb + kk] : B[(size_t)kk * ldb + col]);
             acc += a * bv;
         }
-        float *cp = C + (size_t)r * ldc + col;
-        *cp = beta == 0.0f ? alpha * acc : alpha * acc + beta * *cp;
+        TC *cp = C + (size_t)r * ldc + col;
+        *cp = eng__cu_st<TC>(beta == 0.0f ? alpha * acc : alpha * acc + beta * eng__cu_ld(*cp));
     }
     __syncthreads();
 }
@@ -126,10 +127,10 @@ __device__ static void bzero(float *dst, size_t n)
 }
 
 /* rows of a (rows, D) block at stride ld set to 0 */
-__device__ static void bzero_rows(float *dst, int ld, int rows, int D)
+template <typename Ts> __device__ static void bzero_rows(Ts *dst, int ld, int rows, int D)
 {
     for (int i = threadIdx.x; i < rows * D; i += blockDim.x)
-        dst[(size_t)(i / D) * ld + i % D] = 0;
+        dst[(size_t)(i / D) * ld + i % D] = eng__cu_st<Ts>(0.0f);
     /* no barrier: the rows are outputs nothing in the kernel reads again */
 }
 
@@ -150,13 +151,15 @@ __device__ static void scale_rows(float *dst, const float *src, const double *c,
 }
 
 /* the chunk's gates and the closed form's coefficients (thread 0) */
-__device__ static void coefficients(scratch *s, const float *gates, int ldg, int H, int h, int n, float max_lr,
+template <typename Ts>
+__device__ static void coefficients(scratch *s, const Ts *gates, int ldg, int H, int h, int n, float max_lr,
                                     double *aW, double *aS, double *eS)
 {
     if (threadIdx.x == 0) {
         for (int t = 0; t < n; t++) {
-            const float *g = gates + (size_t)t * ldg;
-            double s0 = eng_cu_sigmoid(g[h]), s1 = eng_cu_sigmoid(g[H + h]), s2 = eng_cu_sigmoid(g[2 * H + h]);
+            const Ts *g = gates + (size_t)t * ldg;
+            double s0 = eng_cu_sigmoid(eng__cu_ld(g[h])), s1 = eng_cu_sigmoid(eng__cu_ld(g[H + h])),
+                   s2 = eng_cu_sigmoid(eng__cu_ld(g[2 * H + h]));
             s->sg[0][t] = s0;
             s->sg[1][t] = s1;
             s->sg[2][t] = s2;
@@ -177,7 +180,8 @@ __device__ static void coefficients(scratch *s, const float *gates, int ldg, int
     *eS = s->et[0] * s->qs[0];
 }
 
-__device__ static void inner(const mdims *m, const float *W, const float *K, const float *V, int ldkv, int n,
+template <typename Ts>
+__device__ static void inner(const mdims *m, const float *W, const Ts *K, const Ts *V, int ldkv, int n,
                              float *Z, float *A, float *SZ, float *E2, float *G, float *Dl)
 {
     const int D = m->D, Hm = m->Hm;
@@ -189,7 +193,7 @@ __device__ static void inner(const mdims *m, const float *W, const float *K, con
         bmm(0, 1, n, D, D, 1.0f, K, ldkv, W, D, 0.0f, E2, D);
     }
     for (int i = threadIdx.x; i < n * D; i += blockDim.x)
-        E2[i] = 2.0f * (E2[i] - V[(size_t)(i / D) * ldkv + i % D]);
+        E2[i] = 2.0f * (E2[i] - eng__cu_ld(V[(size_t)(i / D) * ldkv + i % D]));
     __syncthreads();
     if (m->depth == 2) {
         bmm(0, 0, n, Hm, D, 1.0f, E2, D, W + (size_t)Hm * D, Hm, 0.0f, G, Hm);
@@ -199,7 +203,8 @@ __device__ static void inner(const mdims *m, const float *W, const float *K, con
     }
 }
 
-__device__ static void reads(const mdims *m, const float *W, const float *Qm, int ldq, int n, float *Y, int ldy,
+template <typename Ts>
+__device__ static void reads(const mdims *m, const float *W, const Ts *Qm, int ldq, int n, Ts *Y, int ldy,
                              float *Zq, float *Aq, float *SZq)
 {
     const int D = m->D, Hm = m->Hm;
@@ -212,8 +217,9 @@ __device__ static void reads(const mdims *m, const float *W, const float *Qm, in
     }
 }
 
+template <typename Ts>
 __device__ static void update(const mdims *m, float *Wout, const float *W, double cw, const float *S, double cs,
-                              const double *c, const float *K, int ldkv, const float *E2, const float *A,
+                              const double *c, const Ts *K, int ldkv, const float *E2, const float *A,
                               const float *Dl, int n, float *tmpH, float *tmpD)
 {
     const int D = m->D, Hm = m->Hm;
@@ -245,9 +251,9 @@ __device__ static void load_w0(const mdims *m, float *dst, const float *w0, int 
     __syncthreads();
 }
 
+template <typename Ts>
 __global__ static void __launch_bounds__(MEM_THREADS)
-    k_mem_fwd(float *y, int ldy, float *states, const float *q, const float *k, const float *v, int ldqkv,
-              const float *gates, int ldg, const float *w0, int T, int H, mdims m, float max_lr, float *ws,
+    k_mem_fwd(Ts *y, int ldy, float *states, const Ts *q, const Ts *k, const Ts *v, int ldqkv, const Ts *gates, int ldg, const float *w0, int T, int H, mdims m, float max_lr, float *ws,
               size_t slot)
 {
     const int bh = blockIdx.x, b = bh / H, h = bh % H, hd = m.D;
@@ -261,8 +267,8 @@ __global__ static void __launch_bounds__(MEM_THREADS)
         const int t0 = c * m.b, n = t0 + m.b < T ? m.b : T - t0;
         const size_t r0 = (size_t)b * T + t0;
         const float *W = st + (size_t)c * 2 * m.Pm, *S = W + m.Pm;
-        const float *Qc = q + r0 * ldqkv + (size_t)h * hd, *Kc = k + r0 * ldqkv + (size_t)h * hd,
-                    *Vc = v + r0 * ldqkv + (size_t)h * hd;
+        const Ts *Qc = q + r0 * ldqkv + (size_t)h * hd, *Kc = k + r0 * ldqkv + (size_t)h * hd,
+                 *Vc = v + r0 * ldqkv + (size_t)h * hd;
         reads(&m, W, Qc, ldqkv, n, y + r0 * ldy + (size_t)h * hd, ldy, s.h[0], s.h[1], s.h[5]);
         if (c == nc - 1)
             break;
@@ -297,9 +303,9 @@ typedef struct chunk_acts {
     const float *Z, *A, *SZ, *G, *Dl, *E2, *Zq, *Aq, *SZq;
 } chunk_acts;
 
+template <typename Ts>
 __device__ static void update_bwd_deep(const mdims *m, scratch *s, const chunk_acts *c, const float *W,
-                                       const float *S, const float *Kc, int ldqkv, int n, float *dk, float *dv,
-                                       int ldd)
+                                       const float *S, const Ts *Kc, int ldqkv, int n, Ts *dk, Ts *dv, int ldd)
 {
     const int D = m->D, Hm = m->Hm;
     const size_t Pm = m->Pm;
@@ -357,15 +363,15 @@ __device__ static void update_bwd_deep(const mdims *m, scratch *s, const chunk_a
     bmm(0, 0, n, D, Hm, 1.0f, Zb, Hm, W1, D, 1.0f, UP1, D);
     for (int i = threadIdx.x; i < n * D; i += blockDim.x) {
         const size_t at = (size_t)(i / D) * ldd + i % D;
-        dk[at] = UP1[i];
-        dv[at] = -Pb[i];
+        dk[at] = eng__cu_st<Ts>(UP1[i]);
+        dv[at] = eng__cu_st<Ts>(-Pb[i]);
     }
     /* no barrier: dk, dv are outputs */
 }
 
+template <typename Ts>
 __device__ static void update_bwd_linear(const mdims *m, scratch *s, const chunk_acts *c, const float *W,
-                                         const float *S, const float *Kc, int ldqkv, int n, float *dk, float *dv,
-                                         int ldd)
+                                         const float *S, const Ts *Kc, int ldqkv, int n, Ts *dk, Ts *dv, int ldd)
 {
     const int D = m->D;
     const size_t Pm = m->Pm;
@@ -396,26 +402,28 @@ __device__ static void update_bwd_linear(const mdims *m, scratch *s, const chunk
     bmm(0, 0, n, D, D, 1.0f, Pb, D, W, D, 1.0f, UP, D);
     for (int i = threadIdx.x; i < n * D; i += blockDim.x) {
         const size_t at = (size_t)(i / D) * ldd + i % D;
-        dk[at] = UP[i];
-        dv[at] = -Pb[i];
+        dk[at] = eng__cu_st<Ts>(UP[i]);
+        dv[at] = eng__cu_st<Ts>(-Pb[i]);
     }
     /* no barrier: dk, dv are outputs */
 }
 
-__device__ static void gates_bwd(const scratch *s, float *dgates, int lddg, int H, int h, int n, float max_lr)
+template <typename Ts>
+__device__ static void gates_bwd(const scratch *s, Ts *dgates, int lddg, int H, int h, int n, float max_lr)
 {
     for (int t = threadIdx.x; t < n; t += blockDim.x) {
-        float *dg = dgates + (size_t)t * lddg;
+        Ts *dg = dgates + (size_t)t * lddg;
         const double s0 = s->sg[0][t], s1 = s->sg[1][t], s2 = s->sg[2][t];
-        dg[h] = (float)(s->dth[t] * max_lr * s0 * (1 - s0));
-        dg[H + h] = (float)(s->det[t] * s1 * (1 - s1));
-        dg[2 * H + h] = (float)(-s->da[t] * s2 * (1 - s2));
+        dg[h] = eng__cu_st<Ts>((float)(s->dth[t] * max_lr * s0 * (1 - s0)));
+        dg[H + h] = eng__cu_st<Ts>((float)(s->det[t] * s1 * (1 - s1)));
+        dg[2 * H + h] = eng__cu_st<Ts>((float)(-s->da[t] * s2 * (1 - s2)));
     }
     /* no barrier: dgates are outputs */
 }
 
-__device__ static void reads_bwd(const mdims *m, scratch *s, const chunk_acts *c, const float *W, const float *Qc,
-                                 int ldqkv, const float *dY, int ldy, float *dq, int ldd, int n)
+template <typename Ts>
+__device__ static void reads_bwd(const mdims *m, scratch *s, const chunk_acts *c, const float *W, const Ts *Qc,
+                                 int ldqkv, const Ts *dY, int ldy, Ts *dq, int ldd, int n)
 {
     const int D = m->D, Hm = m->Hm;
     float *Pn = s->Pn;
@@ -435,10 +443,11 @@ __device__ static void reads_bwd(const mdims *m, scratch *s, const chunk_acts *c
     }
 }
 
+template <typename Ts>
 __device__ static void chunk_bwd(const mdims *m, scratch *s, int have_pq, const float *W, const float *S,
-                                 const float *Qc, const float *Kc, const float *Vc, int ldqkv, const float *dY,
-                                 int ldy, const float *gates, int ldg, float *dgates, int lddg, float *dq, float *dk,
-                                 float *dv, int ldd, int H, int h, int n, float max_lr)
+                                 const Ts *Qc, const Ts *Kc, const Ts *Vc, int ldqkv, const Ts *dY, int ldy,
+                                 const Ts *gates, int ldg, Ts *dgates, int lddg, Ts *dq, Ts *dk, Ts *dv, int ldd,
+                                 int H, int h, int n, float max_lr)
 {
     const int D = m->D, Hm = m->Hm;
     const size_t Pm = m->Pm;
@@ -476,10 +485,10 @@ __device__ static void chunk_bwd(const mdims *m, scratch *s, int have_pq, const 
     s->Pn = P;
 }
 
+template <typename Ts>
 __global__ static void __launch_bounds__(MEM_THREADS)
-    k_mem_bwd(float *dq, float *dk, float *dv, int ldd, float *dgates, int lddg, const float *dy, int ldy,
-              const float *states, const float *q, const float *k, const float *v, int ldqkv, const float *gates,
-              int ldg, int T, int H, mdims m, float max_lr, float *ws, size_t slot, float *dslots)
+    k_mem_bwd(Ts *dq, Ts *dk, Ts *dv, int ldd, Ts *dgates, int lddg, const Ts *dy, int ldy, const float *states,
+              const Ts *q, const Ts *k, const Ts *v, int ldqkv, const Ts *gates, int ldg, int T, int H, mdims m, float max_lr, float *ws, size_t slot, float *dslots)
 {
     const int bh = blockIdx.x, b = bh / H, h = bh % H, hd = m.D;
     const int nc = (T + m.b - 1) / m.b;
@@ -529,48 +538,53 @@ static int mem_shape_ok(eng__cu *c, int hd, int hm, int depth, int chunk)
     return 1;
 }
 
-void eng__cu_titans_mem_fwd(void *ctx, eng_act *y_a, int ldy, float *states, const eng_act *q_a, const eng_act *k_a,
-                            const eng_act *v_a, int ldqkv, const eng_act *gates_a, int ldg, const float *w0, int B,
-                            int T,
+template <typename Ts>
+static void mem_fwd(eng__cu *c, eng_act *y, int ldy, float *states, const eng_act *q, const eng_act *k,
+                    const eng_act *v, int ldqkv, const eng_act *gates, int ldg, const float *w0, int B, int T, int H,
+                    const mdims *m, float max_lr, float *ws)
+{
+    ENG__CU_LAUNCH(k_mem_fwd<Ts>, (unsigned)(B * H), MEM_THREADS, 0, c->stream, (Ts *)y, ldy, states, (const Ts *)q,
+                   (const Ts *)k, (const Ts *)v, ldqkv, (const Ts *)gates, ldg, w0, T, H, *m, max_lr, ws,
+                   slot_floats(m));
+    ENG__CU_LAUNCHED(c, "titans_mem_fwd");
+}
+
+void eng__cu_titans_mem_fwd(void *ctx, eng_act *y, int ldy, float *states, const eng_act *q, const eng_act *k,
+                            const eng_act *v, int ldqkv, const eng_act *gates, int ldg, const float *w0, int B, int T,
                             int H, int hd, int hm, int depth, int chunk, float max_lr, float *ws)
 {
-    float *y = (float *)y_a;
-    const float *q = (const float *)q_a;
-    const float *k = (const float *)k_a;
-    const float *v = (const float *)v_a;
-    const float *gates = (const float *)gates_a;
     eng__cu *c = (eng__cu *)ctx;
     if (c->status || !mem_shape_ok(c, hd, hm, depth, chunk) || B * T * H <= 0)
         return;
     const mdims m = dims(hd, hm, depth, chunk, T);
-    ENG__CU_LAUNCH(k_mem_fwd, (unsigned)(B * H), MEM_THREADS, 0, c->stream, y, ldy, states, q, k, v, ldqkv, gates, ldg,
-                   w0, T, H, m, max_lr, ws, slot_floats(&m));
-    ENG__CU_LAUNCHED(c, "titans_mem_fwd");
+    ENG__CU_ACT(c, mem_fwd, c, y, ldy, states, q, k, v, ldqkv, gates, ldg, w0, B, T, H, &m, max_lr, ws);
 }
 
-void eng__cu_titans_mem_bwd(void *ctx, eng_act *dq_a, eng_act *dk_a, eng_act *dv_a, int ldd, eng_act *dgates_a,
-                            int lddg, float *dw0,
-                            const eng_act *dy_a, int ldy, const float *states, const eng_act *q_a, const eng_act *k_a,
-                            const eng_act *v_a, int ldqkv, const eng_act *gates_a, int ldg, int B, int T, int H, int hd,
-                            int hm, int depth, int chunk, float max_lr, float *ws)
+template <typename Ts>
+static void mem_bwd(eng__cu *c, eng_act *dq, eng_act *dk, eng_act *dv, int ldd, eng_act *dgates, int lddg,
+                    const eng_act *dy, int ldy, const float *states, const eng_act *q, const eng_act *k,
+                    const eng_act *v, int ldqkv, const eng_act *gates, int ldg, int B, int T, int H, const mdims *m,
+                    float max_lr, float *ws, float *dslots)
 {
-    float *dq = (float *)dq_a;
-    float *dk = (float *)dk_a;
-    float *dv = (float *)dv_a;
-    float *dgates = (float *)dgates_a;
-    const float *dy = (const float *)dy_a;
-    const float *q = (const float *)q_a;
-    const float *k = (const float *)k_a;
-    const float *v = (const float *)v_a;
-    const float *gates = (const float *)gates_a;
+    ENG__CU_LAUNCH(k_mem_bwd<Ts>, (unsigned)(B * H), MEM_THREADS, 0, c->stream, (Ts *)dq, (Ts *)dk, (Ts *)dv, ldd,
+                   (Ts *)dgates, lddg, (const Ts *)dy, ldy, states, (const Ts *)q, (const Ts *)k, (const Ts *)v, ldqkv,
+                   (const Ts *)gates, ldg, T, H, *m, max_lr, ws, slot_floats(m), dslots);
+    ENG__CU_LAUNCHED(c, "titans_mem_bwd");
+}
+
+void eng__cu_titans_mem_bwd(void *ctx, eng_act *dq, eng_act *dk, eng_act *dv, int ldd, eng_act *dgates, int lddg,
+                            float *dw0, const eng_act *dy, int ldy, const float *states, const eng_act *q,
+                            const eng_act *k, const eng_act *v, int ldqkv, const eng_act *gates, int ldg, int B, int T,
+                            int H, int hd, int hm, int depth, int chunk, float max_lr, float *ws)
+{
     eng__cu *c = (eng__cu *)ctx;
     if (c->status || !mem_shape_ok(c, hd, hm, depth, chunk) || B * T * H <= 0)
         return;
     const mdims m = dims(hd, hm, depth, chunk, T);
     float *dslots = ws + (size_t)B * H * slot_floats(&m);
-    ENG__CU_LAUNCH(k_mem_bwd, (unsigned)(B * H), MEM_THREADS, 0, c->stream, dq, dk, dv, ldd, dgates, lddg, dy, ldy,
-                   states, q, k, v, ldqkv, gates, ldg, T, H, m, max_lr, ws, slot_floats(&m), dslots);
-    if (ENG__CU_LAUNCHED(c, "titans_mem_bwd"))
+    ENG__CU_ACT(c, mem_bwd, c, dq, dk, dv, ldd, dgates, lddg, dy, ldy, states, q, k, v, ldqkv, gates, ldg, B, T, H, &m,
+                max_lr, ws, dslots);
+    if (c->status)
         return;
     const size_t n = (size_t)H * m.Pm;
     ENG__CU_LAUNCH(k_mem_dw0, (unsigned)((n + ENG__CU_THREADS - 1) / ENG__CU_THREADS), ENG__CU_THREADS, 0, c->stream,

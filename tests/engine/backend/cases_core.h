@@ -127,6 +127,8 @@ static void tb_case_embedding(tcase *t, const int *a, double unused)
         TAP_OK(0, "embedding V=%d N=%d C=%d fits the test", V, N, C);
         return;
     }
+    t_act(t, out, (size_t)N * C);
+    t_act(t, dout, (size_t)N * C);
     emb_ctx c = {tok, N, C};
     fill(w, (size_t)V * C, 1);
     fill(dout, (size_t)N * C, 1);
@@ -176,6 +178,10 @@ static void tb_case_rmsnorm(tcase *t, const int *a, double unused)
         TAP_OK(0, "rmsnorm N=%d C=%d fits the test", N, C);
         return;
     }
+    t_act(t, in, (size_t)N * C); /* x; the gain after it is a weight */
+    t_act(t, out, (size_t)N * C);
+    t_act(t, dout, (size_t)N * C);
+    t_act(t, dg, (size_t)N * C);
     fill(in, nx, 1);
     fill(dout, (size_t)N * C, 1);
     OP(t, rmsnorm_fwd, D(t, out), D(t, rstd), D(t, in), D(t, in + N * C), N, C, 1e-5f);
@@ -227,6 +233,8 @@ static void tb_case_rope(tcase *t, const int *a, double unused)
           *y = t_floats(t, N * ld);
     if (!t->fits)
         return;
+    t_act(t, y, N * ld);
+    t_act(t, d, N * ld);
     double g[N * ld];
     for (int s = 0; s < T; s++)
         for (int i = 0; i < hd / 2; i++) {
@@ -287,10 +295,12 @@ static void ref_att(const double *in, double *out, void *vc)
             }
         }
 }
-/* a: B, T, H, Hkv, hd */
+/* a: B, T, H, Hkv, hd; a[5] 1: no finite differences (a shape too large
+ * for them: the backward is compared across backends only, the CPU's is
+ * checked on the smaller shapes) */
 static void tb_case_attention(tcase *t, const int *a, double unused)
 {
-    const int B = a[0], T = a[1], H = a[2], Hkv = a[3], hd = a[4];
+    const int B = a[0], T = a[1], H = a[2], Hkv = a[3], hd = a[4], no_fd = a[5];
     att_ctx c = {B, T, H, Hkv, hd};
     int nq = B * T * H * hd, nk = B * T * Hkv * hd, nin = nq + 2 * nk;
     static double g[MAXIN];
@@ -301,6 +311,10 @@ static void tb_case_attention(tcase *t, const int *a, double unused)
         TAP_OK(0, "attention workspace fits the test");
         return;
     }
+    t_act(t, in, nin);
+    t_act(t, out, nq);
+    t_act(t, dout, nq);
+    t_act(t, dg, nin);
     fill(in, nin, 1.5);
     fill(dout, nq, 1);
     OP(t, attention_fwd, D(t, out), H * hd, D(t, lse), D(t, in), H * hd, D(t, in + nq), D(t, in + nq + nk), Hkv * hd,
@@ -336,7 +350,7 @@ static void tb_case_attention(tcase *t, const int *a, double unused)
     OP(t, attention_bwd, D(t, dg), D(t, dg + nq), D(t, dg + nq + nk), D(t, lse), D(t, dout), H * hd, D(t, in), H * hd,
        D(t, in + nq), D(t, in + nq + nk), Hkv * hd, B, T, H, Hkv, hd, D(t, ws));
     t_out(t, dg, nin, T_BWD, "dq, dk, dv");
-    if (!REF(t))
+    if (!REF(t) || no_fd)
         return;
     fd_grad(ref_att, &c, in, nin, dout, nq, g);
     TAP_OK(rel_err(dg, g, nq) < TOL_BWD, "attention bwd dq: rel err %.2e", rel_err(dg, g, nq));
@@ -366,6 +380,10 @@ static void tb_case_swiglu(tcase *t, const int *a, double unused)
           *dg = t_floats(t, N * 2 * F);
     if (!t->fits)
         return;
+    t_act(t, in, N * 2 * F);
+    t_act(t, out, N * F);
+    t_act(t, dout, N * F);
+    t_act(t, dg, N * 2 * F);
     double g[N * 2 * F];
     fill(in, N * 2 * F, 3);
     fill(dout, N * F, 1);
@@ -403,6 +421,10 @@ static void tb_case_gate(tcase *t, const int *a, double unused)
           *dg = t_floats(t, N * Dm + N * ldz);
     if (!t->fits)
         return;
+    t_act(t, in, N * Dm + N * ldz);
+    t_act(t, out, N * Dm);
+    t_act(t, dout, N * Dm);
+    t_act(t, dg, N * Dm + N * ldz);
     double g[N * Dm + N * ldz];
     fill(in, N * Dm + N * ldz, 2);
     fill(dout, N * Dm, 1);
@@ -617,6 +639,8 @@ static void tb_case_classifier(tcase *t, const int *a, double unused)
         TAP_OK(0, "classifier N=%d V=%d C=%d fits the test", N, V, C);
         return;
     }
+    t_act(t, in, (size_t)N * C); /* x; W after it is a weight */
+    t_act(t, dx, (size_t)N * C);
     const float *x = in, *w = in + (size_t)N * C;
     cls_ctx c = {tgt, N, V, C};
     fill(in, (size_t)(N + V) * C, 1.5);
@@ -681,6 +705,7 @@ static void tb_case_embedding_sorted(tcase *t, const int *a, double unused)
         TAP_OK(0, "embedding_bwd_sorted V=%d N=%d C=%d fits the test", V, N, C);
         return;
     }
+    t_act(t, dout, (size_t)N * C);
     fill(dout, (size_t)N * C, 1);
     fill(dw0, (size_t)V * C, 1);
     memcpy(dw, dw0, (size_t)V * C * sizeof *dw);

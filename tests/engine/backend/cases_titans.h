@@ -47,6 +47,10 @@ static void tb_case_dconv(tcase *t, const int *a, double unused)
           *dw = t_floats(t, nw), *xs = t_floats(t, (size_t)c.N * ld);
     if (!t->fits)
         return;
+    t_act(t, y, nx);
+    t_act(t, dy, nx);
+    t_act(t, dx, nx);
+    t_act(t, xs, (size_t)c.N * ld);
     fill(in, (size_t)nin, 1.0);
     fill(dy, (size_t)nx, 1.0);
     for (int n = 0; n < c.N; n++)
@@ -105,6 +109,11 @@ static void tb_case_silu_norm(tcase *t, const int *a, double unused)
           *rn = t_floats(t, (size_t)N * G), *dyi = t_floats(t, n);
     if (!t->fits)
         return;
+    t_act(t, x, n);
+    t_act(t, y, n);
+    t_act(t, dy, n);
+    t_act(t, dx, n);
+    t_act(t, dyi, n);
     fill(x, (size_t)n, 2.0);
     fill(dy, (size_t)n, 1.0);
     OP(t, silu_norm_fwd, D(t, y), c.C, D(t, rn), D(t, x), c.C, N, c.C, G, gw, (float)c.eps);
@@ -194,6 +203,10 @@ static void tb_case_swa(tcase *t, const int *a, double unused)
         TAP_OK(0, "swa workspace too large for the test");
         return;
     }
+    t_act(t, in, nq + 2 * nk); /* q, k, v; the persistent entries after them are parameters */
+    t_act(t, o, nq);
+    t_act(t, dout, nq);
+    t_act(t, grad, nq + 2 * nk);
     fill(in, (size_t)nin, 1.5);
     fill(dout, (size_t)nq, 1.0);
     float *q = in, *k = q + nq, *v = k + nk, *kp = v + nk, *vp = kp + np;
@@ -353,6 +366,10 @@ static void tb_case_mem(tcase *t, const int *a, double max_lr)
         TAP_OK(0, "titans_mem: buffers too small for the test");
         return;
     }
+    t_act(t, in, (size_t)3 * nq + ng); /* q, k, v, gates; w0 after them is a parameter */
+    t_act(t, y, nq);
+    t_act(t, dy, nq);
+    t_act(t, grad, (size_t)3 * nq + ng);
     /* keys and queries of unit norm as the model feeds them, values O(1) */
     fill(in, (size_t)3 * nq, 1.0);
     for (int r = 0; r < 2 * B * T * H; r++) {

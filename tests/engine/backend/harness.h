@@ -20,6 +20,7 @@ enum { T_REF, T_CAPTURE, T_COMPARE }; /* the reference checked; the reference ke
 enum { T_FWD, T_BWD };
 #define T_ARENA ((size_t)16 << 20)
 #define T_MAX_OUT 16
+#define T_MAX_ACT 16
 
 typedef struct tcase {
     const eng_ops *o;
@@ -37,6 +38,21 @@ typedef struct tcase {
     int n_out;
     double value[4]; /* scalar results (sumsq) */
     int n_value;
+    /* Activations (t_act): the ranges of the arena an op reads or writes
+     * as eng_act.  A backend with bf16 activations (bf16) holds each
+     * range as bf16 at the range's start (element i at byte 2 i), staged
+     * through stage (T_ARENA bytes); the CPU's capture for such a backend
+     * (round) rounds them to bf16 in place before every op, so both see
+     * the same inputs.  On every other run they are plain floats. */
+    struct {
+        size_t off, n;
+    } act[T_MAX_ACT];
+    int n_act;
+    int bf16, round;
+    unsigned char *stage;
+    /* round: each output as t_out saw it, at its arena offset (a later
+     * op's rounding of the arena must not reach the reference) */
+    unsigned char *keep;
 } tcase;
 
 /* n zeroed floats of the arena, 64-byte aligned; NULL when it is full */
@@ -68,6 +84,8 @@ static inline void t_out(tcase *t, const float *p, size_t n, int kind, const cha
         t->out[t->n_out].kind = kind;
         t->out[t->n_out].name = name;
         t->n_out++;
+        if (t->round && t->keep)
+            memcpy(t->keep + t->out[t->n_out - 1].off, p, n * sizeof *p);
     }
 }
 
@@ -77,22 +95,95 @@ static inline void t_value(tcase *t, double v)
         t->value[t->n_value++] = v;
 }
 
-/* An arena pointer as the backend sees it. */
+/* n floats at p are activations (tcase's act): before the case's first op */
+static inline void t_act(tcase *t, const float *p, size_t n)
+{
+    if (p && t->n_act < T_MAX_ACT) {
+        t->act[t->n_act].off = (size_t)((const unsigned char *)p - t->host);
+        t->act[t->n_act].n = n;
+        t->n_act++;
+    }
+}
+
+/* float <-> bf16 bits: round to nearest even (NaN to 0x7fff), as the
+ * device's cvt.rn.bf16.f32; widening is exact */
+static inline uint16_t t_bf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return 0x7fff;
+    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+static inline float t_f32(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* the activation range holding arena offset off, or -1 */
+static inline int t_act_of(const tcase *t, size_t off)
+{
+    for (int k = 0; k < t->n_act; k++)
+        if (off >= t->act[k].off && off < t->act[k].off + t->act[k].n * sizeof(float))
+            return k;
+    return -1;
+}
+
+/* An arena pointer as the backend sees it (in a bf16 range: its bf16 element). */
 static inline void *D(const tcase *t, const void *p)
 {
-    return t->dev && p ? (unsigned char *)t->dev + ((const unsigned char *)p - t->host) : (void *)p;
+    if (!t->dev || !p)
+        return (void *)p;
+    const size_t off = (size_t)((const unsigned char *)p - t->host);
+    const int k = t->bf16 ? t_act_of(t, off) : -1;
+    if (k >= 0)
+        return (unsigned char *)t->dev + t->act[k].off + (off - t->act[k].off) / 2;
+    return (unsigned char *)t->dev + off;
 }
 
 static inline void t_push(tcase *t)
 {
-    if (t->dev)
+    if (t->round)
+        for (int k = 0; k < t->n_act; k++) {
+            float *x = (float *)(t->host + t->act[k].off);
+            for (size_t i = 0; i < t->act[k].n; i++)
+                x[i] = t_f32(t_bf16(x[i]));
+        }
+    if (!t->dev)
+        return;
+    if (!t->bf16) {
         t->o->to_device(t->ctx, t->dev, t->host, t->used);
+        return;
+    }
+    memcpy(t->stage, t->host, t->used);
+    for (int k = 0; k < t->n_act; k++) {
+        const float *x = (const float *)(t->host + t->act[k].off);
+        uint16_t *h = (uint16_t *)(t->stage + t->act[k].off);
+        for (size_t i = 0; i < t->act[k].n; i++)
+            h[i] = t_bf16(x[i]);
+    }
+    t->o->to_device(t->ctx, t->dev, t->stage, t->used);
 }
 
 static inline void t_pull(tcase *t)
 {
-    if (t->dev)
+    if (!t->dev)
+        return;
+    if (!t->bf16) {
         t->o->to_host(t->ctx, t->host, t->dev, t->used);
+        return;
+    }
+    t->o->to_host(t->ctx, t->stage, t->dev, t->used);
+    memcpy(t->host, t->stage, t->used);
+    for (int k = 0; k < t->n_act; k++) {
+        float *x = (float *)(t->host + t->act[k].off);
+        const uint16_t *h = (const uint16_t *)(t->stage + t->act[k].off);
+        for (size_t i = 0; i < t->act[k].n; i++)
+            x[i] = t_f32(h[i]);
+    }
 }
 
 /* One op call on the case's backend, the arena in its memory meanwhile. */
@@ -170,9 +261,6 @@ static inline double dsig(double x)
 }
 
 /* the reference checks' tolerances (the Titans cases give theirs) */
-#define TOL_FWD 1e-5
-#define TOL_BWD 1e-4
-
 #define TOL_FWD 1e-5
 #define TOL_BWD 1e-4
 
