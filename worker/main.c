@@ -235,11 +235,11 @@ static int describe_budget(const cmdline *c, size_t *budget, tlm_err *e)
 {
     int k;
     *budget = 0;
-    if (wrk_device_index(c->o.device, &k, e))
-        return e->code;
-    if (c->gpu_memory > 0 && k >= 0)
+    if (c->gpu_memory > 0 && strcmp(c->o.device, "cpu")) /* in any build, before --device is read */
         return tlm_errf(e, TLM_ECONFIG, "--gpu-memory and --device %s both say which GPU to fit; give one",
                         c->o.device);
+    if (wrk_device_index(c->o.device, &k, e))
+        return e->code;
     if (c->gpu_memory > 0) {
         *budget = (size_t)(c->gpu_memory * 1073741824.0);
         return 0;
