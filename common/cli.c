@@ -263,6 +263,22 @@ static const char *arg_name(const tlm_opt *o, char *buf, size_t cap)
     return buf;
 }
 
+int tlm_cli_main(tlm_cli *c, const char *prog, int argc, char **argv, void *opts, tlm_cli_help *help,
+                 const void *arg, int usage_status, int fail_status)
+{
+    tlm_err e = {0};
+    int rc = tlm_cli_parse(c, argc, argv, opts, &e);
+    if (rc == TLM_CLI_HELP) {
+        help(stdout, c, arg);
+        return 0;
+    }
+    if (rc) {
+        fprintf(stderr, "%s: %s\n", prog, e.msg);
+        return rc == TLM_ECONFIG ? usage_status : fail_status;
+    }
+    return -1;
+}
+
 void tlm_cli_synopsis(FILE *f, const tlm_cli *c, const char *lead)
 {
     wrap w = {f, 0, 0, 0};

@@ -205,19 +205,16 @@ static void usage(FILE *f)
 
 /* The command line of cli into opts: -1 to go on, else the exit status
  * (--help: 0; usage errors: 2, said on stderr as prog's). */
+static void help(FILE *f, const tlm_cli *cli, const void *arg)
+{
+    (void)cli;
+    (void)arg;
+    usage(f);
+}
+
 static int parse_args(tlm_cli *cli, const char *prog, int argc, char **argv, void *opts)
 {
-    tlm_err e = {0};
-    int rc = tlm_cli_parse(cli, argc, argv, opts, &e);
-    if (rc == TLM_CLI_HELP) {
-        usage(stdout);
-        return 0;
-    }
-    if (rc) {
-        fprintf(stderr, "%s: %s\n", prog, e.msg);
-        return orc_exit_error(rc);
-    }
-    return -1;
+    return tlm_cli_main(cli, prog, argc, argv, opts, help, NULL, ORC_EXIT_USAGE, ORC_EXIT_ERROR);
 }
 
 /* A database path: SQLite puts -journal, -wal and -shm files beside it,
