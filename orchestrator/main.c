@@ -204,7 +204,7 @@ static void usage(FILE *f)
 }
 
 /* The command line of cli into opts: -1 to go on, else the exit status
- * (--help: 0; usage errors: 2, said on stderr as prog's). */
+ * (--help: 0; usage errors: 2, said on stderr as cli->cmd's). */
 static void help(FILE *f, const tlm_cli *cli, const void *arg)
 {
     (void)cli;
@@ -212,9 +212,17 @@ static void help(FILE *f, const tlm_cli *cli, const void *arg)
     usage(f);
 }
 
-static int parse_args(tlm_cli *cli, const char *prog, int argc, char **argv, void *opts)
+static int parse_args(tlm_cli *cli, int argc, char **argv, void *opts)
 {
-    return tlm_cli_main(cli, prog, argc, argv, opts, help, NULL, ORC_EXIT_USAGE, ORC_EXIT_ERROR);
+    return tlm_cli_main(cli, cli->cmd, argc, argv, opts, help, NULL, ORC_EXIT_USAGE, ORC_EXIT_ERROR);
+}
+
+/* The same for a sub-command: its name (prog) is written once, for its
+ * --help, its messages and its parser. */
+static int parse_sub(const char *prog, const tlm_opt *rows, int argc, char **argv, void *opts)
+{
+    tlm_cli cli = {.cmd = prog, .opts = rows};
+    return parse_args(&cli, argc, argv, opts);
 }
 
 /* A database path: SQLite puts -journal, -wal and -shm files beside it,
@@ -241,8 +249,7 @@ static int done(const char **sweeps, int status)
 static int status_main(int argc, char **argv)
 {
     status_opts so = {0};
-    tlm_cli cli = {.cmd = "tlmd status", .opts = STATUS_OPTS};
-    int rc = parse_args(&cli, "tlmd status", argc, argv, &so);
+    int rc = parse_sub("tlmd status", STATUS_OPTS, argc, argv, &so);
     if (rc >= 0)
         return rc;
     const char *db_path = so.db_path, *sweep = so.sweep;
@@ -262,8 +269,7 @@ static int status_main(int argc, char **argv)
 static int migrate_main(int argc, char **argv)
 {
     db_cmd_opts mo = {0};
-    tlm_cli cli = {.cmd = "tlmd migrate", .opts = MIGRATE_OPTS};
-    int rc = parse_args(&cli, "tlmd migrate", argc, argv, &mo);
+    int rc = parse_sub("tlmd migrate", MIGRATE_OPTS, argc, argv, &mo);
     if (rc >= 0)
         return rc;
     if (!mo.db_path) {
@@ -299,8 +305,7 @@ static int migrate_main(int argc, char **argv)
 static int backup_main(int argc, char **argv)
 {
     db_cmd_opts bo = {0};
-    tlm_cli cli = {.cmd = "tlmd backup", .opts = BACKUP_OPTS};
-    int rc = parse_args(&cli, "tlmd backup", argc, argv, &bo);
+    int rc = parse_sub("tlmd backup", BACKUP_OPTS, argc, argv, &bo);
     if (rc >= 0)
         return rc;
     if (!bo.db_path || !bo.out) {
@@ -371,7 +376,7 @@ int main(int argc, char **argv)
     orc_opts o = {0};
     orc_resources_init(&o.res);
     tlm_cli cli = {.cmd = "tlmd", .opts = OPTS};
-    int status = parse_args(&cli, "tlmd", argc, argv, &o);
+    int status = parse_args(&cli, argc, argv, &o);
     if (status < 0)
         status = check_usage(&o, &cli);
     if (status >= 0)
