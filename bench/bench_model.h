@@ -84,19 +84,12 @@ static inline eng_backend *bench_backend(const char *prog, int threads)
  * that starts with a bench_opts) by the table `rows`, then the CPU backend
  * on --threads in *be.  -1 to go on, else the exit status (0 after --help,
  * 2 after the message saying what is wrong, 1 without a backend). */
-static inline void bench_help(FILE *f, const tlm_cli *cli, const void *arg)
-{
-    (void)arg;
-    tlm_cli_synopsis(f, cli, "usage: ");
-    tlm_cli_options(f, cli);
-}
-
 static inline int bench_start(const char *prog, const tlm_opt *rows, int argc, char **argv, void *opts,
                               eng_backend **be)
 {
     eng_runtime_init(argc, argv);
     tlm_cli cli = {.cmd = prog, .opts = rows, .col = 18};
-    int rc = tlm_cli_main(&cli, prog, argc, argv, opts, bench_help, NULL, 2, 2);
+    int rc = tlm_cli_main(&cli, prog, argc, argv, opts, NULL, NULL, 2, 2);
     if (rc >= 0)
         return rc;
     return (*be = bench_backend(prog, ((const bench_opts *)opts)->threads)) ? -1 : 1;

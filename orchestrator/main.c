@@ -205,16 +205,11 @@ static void usage(FILE *f)
 
 /* The command line of cli into opts: -1 to go on, else the exit status
  * (--help: 0; usage errors: 2, said on stderr as cli->cmd's). */
-static void help(FILE *f, const tlm_cli *cli, const void *arg)
-{
-    (void)cli;
-    (void)arg;
-    usage(f);
-}
+static const tlm_cli_usage USAGE = {usage};
 
 static int parse_args(tlm_cli *cli, int argc, char **argv, void *opts)
 {
-    return tlm_cli_main(cli, cli->cmd, argc, argv, opts, help, NULL, ORC_EXIT_USAGE, ORC_EXIT_ERROR);
+    return tlm_cli_main(cli, cli->cmd, argc, argv, opts, tlm_cli_help_usage, &USAGE, ORC_EXIT_USAGE, ORC_EXIT_ERROR);
 }
 
 /* The same for a sub-command: its name (prog) is written once, for its

@@ -157,16 +157,11 @@ static int fail(const tlm_err *e)
 
 /* The options into c: -1 to go on, else the exit status (--help: 0,
  * usage errors: 2, said on stderr). */
-static void help(FILE *f, const tlm_cli *cli, const void *arg)
-{
-    (void)cli;
-    (void)arg;
-    usage(f);
-}
+static const tlm_cli_usage USAGE = {usage};
 
 static int parse_args(int argc, char **argv, tlm_cli *cli, cmdline *c)
 {
-    int rc = tlm_cli_main(cli, "tlm-report", argc, argv, c, help, NULL, 2, 1);
+    int rc = tlm_cli_main(cli, "tlm-report", argc, argv, c, tlm_cli_help_usage, &USAGE, 2, 1);
     c->o.jobs = c->jobv;
     c->o.n_jobs = (int)c->n_jobv;
     return rc;

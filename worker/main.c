@@ -148,16 +148,11 @@ static int events_fd_writable(int fd)
 }
 
 /* The options into c: -1 to go on, else the exit status (--help: 0). */
-static void help(FILE *f, const tlm_cli *cli, const void *arg)
-{
-    (void)cli;
-    (void)arg;
-    usage(f);
-}
+static const tlm_cli_usage USAGE = {usage};
 
 static int parse_args(int argc, char **argv, tlm_cli *cli, cmdline *c)
 {
-    return tlm_cli_main(cli, "tlm-worker", argc, argv, c, help, NULL, TLM_EXIT_CONFIG, TLM_EXIT_INTERNAL);
+    return tlm_cli_main(cli, "tlm-worker", argc, argv, c, tlm_cli_help_usage, &USAGE, TLM_EXIT_CONFIG, TLM_EXIT_INTERNAL);
 }
 
 /* Paths are measured here, never cut later; a run folder leaves room for
