@@ -89,17 +89,9 @@ static inline int bench_start(const char *prog, const tlm_opt *rows, int argc, c
 {
     eng_runtime_init(argc, argv);
     tlm_cli cli = {.cmd = prog, .opts = rows, .col = 18};
-    tlm_err e = {0};
-    int rc = tlm_cli_parse(&cli, argc, argv, opts, &e);
-    if (rc == TLM_CLI_HELP) {
-        tlm_cli_synopsis(stdout, &cli, "usage: ");
-        tlm_cli_options(stdout, &cli);
-        return 0;
-    }
-    if (rc) {
-        fprintf(stderr, "%s: %s\n", prog, e.msg);
-        return 2;
-    }
+    int rc = tlm_cli_main(&cli, prog, argc, argv, opts, NULL, NULL, 2, 2);
+    if (rc >= 0)
+        return rc;
     return (*be = bench_backend(prog, ((const bench_opts *)opts)->threads)) ? -1 : 1;
 }
 

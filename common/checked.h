@@ -11,40 +11,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
-static inline int tlm_mul_u64(uint64_t a, uint64_t b, uint64_t *out)
-{
-    uint64_t r;
-    if (__builtin_mul_overflow(a, b, &r))
-        return -1;
-    *out = r;
-    return 0;
-}
+/* One definition of the pattern for each type and operation, so that the
+ * four cannot drift apart (the builtins check in the type of out). */
+#define TLM_CHECKED_OP(name, type, builtin)                                                                            \
+    static inline int name(type a, type b, type *out)                                                                  \
+    {                                                                                                                  \
+        type r;                                                                                                        \
+        if (builtin(a, b, &r))                                                                                         \
+            return -1;                                                                                                 \
+        *out = r;                                                                                                      \
+        return 0;                                                                                                      \
+    }
 
-static inline int tlm_add_u64(uint64_t a, uint64_t b, uint64_t *out)
-{
-    uint64_t r;
-    if (__builtin_add_overflow(a, b, &r))
-        return -1;
-    *out = r;
-    return 0;
-}
+TLM_CHECKED_OP(tlm_mul_u64, uint64_t, __builtin_mul_overflow)
+TLM_CHECKED_OP(tlm_add_u64, uint64_t, __builtin_add_overflow)
+TLM_CHECKED_OP(tlm_mul_size, size_t, __builtin_mul_overflow)
+TLM_CHECKED_OP(tlm_add_size, size_t, __builtin_add_overflow)
 
-static inline int tlm_mul_size(size_t a, size_t b, size_t *out)
-{
-    size_t r;
-    if (__builtin_mul_overflow(a, b, &r))
-        return -1;
-    *out = r;
-    return 0;
-}
-
-static inline int tlm_add_size(size_t a, size_t b, size_t *out)
-{
-    size_t r;
-    if (__builtin_add_overflow(a, b, &r))
-        return -1;
-    *out = r;
-    return 0;
-}
+#undef TLM_CHECKED_OP
 
 #endif

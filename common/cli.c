@@ -263,6 +263,33 @@ static const char *arg_name(const tlm_opt *o, char *buf, size_t cap)
     return buf;
 }
 
+void tlm_cli_help_usage(FILE *f, const tlm_cli *c, const void *arg)
+{
+    (void)c;
+    ((const tlm_cli_usage *)arg)->fn(f);
+}
+
+int tlm_cli_main(tlm_cli *c, const char *prog, int argc, char **argv, void *opts, tlm_cli_help *help,
+                 const void *arg, int usage_status, int fail_status)
+{
+    tlm_err e = {0};
+    int rc = tlm_cli_parse(c, argc, argv, opts, &e);
+    if (rc == TLM_CLI_HELP) {
+        if (help)
+            help(stdout, c, arg);
+        else {
+            tlm_cli_synopsis(stdout, c, "usage: ");
+            tlm_cli_options(stdout, c);
+        }
+        return 0;
+    }
+    if (rc) {
+        fprintf(stderr, "%s: %s\n", prog, e.msg);
+        return rc == TLM_ECONFIG ? usage_status : fail_status;
+    }
+    return -1;
+}
+
 void tlm_cli_synopsis(FILE *f, const tlm_cli *c, const char *lead)
 {
     wrap w = {f, 0, 0, 0};

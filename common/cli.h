@@ -123,6 +123,22 @@ int tlm_cli_given(const tlm_cli *c, const char *name);
  *     tlm_cli_synopsis(f, &status, "       "); (the next line) */
 void tlm_cli_synopsis(FILE *f, const tlm_cli *c, const char *lead);
 
+/* A program's --help text on f (arg: what the program passes through). */
+typedef void tlm_cli_help(FILE *f, const tlm_cli *c, const void *arg);
+/* The tlm_cli_help of a program whose --help is its plain usage(FILE *):
+ * arg is a tlm_cli_usage that holds it. */
+typedef struct tlm_cli_usage {
+    void (*fn)(FILE *f);
+} tlm_cli_usage;
+void tlm_cli_help_usage(FILE *f, const tlm_cli *c, const void *arg);
+/* tlm_cli_parse, and what every program does with its outcome, in one
+ * place: -1 to go on; --help: help(stdout, c, arg) (help NULL: the synopsis
+ * and the options), then 0; an error:
+ * "PROG: why" on stderr, then usage_status for TLM_ECONFIG (a usage
+ * error), else fail_status. */
+int tlm_cli_main(tlm_cli *c, const char *prog, int argc, char **argv, void *opts, tlm_cli_help *help,
+                 const void *arg, int usage_status, int fail_status);
+
 /* One line (or more, wrapped before column 80) per option with help:
  * "  -h, --name ARG", its help from column c->col, and "(default DEF)". */
 void tlm_cli_options(FILE *f, const tlm_cli *c);

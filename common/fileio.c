@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -161,6 +162,38 @@ int tlm_open_input(const char *path, int code, int *fd, struct stat *st, tlm_err
     if (st)
         *st = sb;
     *fd = f;
+    return 0;
+}
+
+int tlm_map_input(const char *path, int code, size_t min, const char *what, int *fd, const unsigned char **map,
+                  size_t *len, tlm_err *e)
+{
+    struct stat st = {0};
+    int f;
+    *map = NULL;
+    *len = 0;
+    int rc = tlm_open_input(path, code, &f, &st, e);
+    if (rc)
+        return rc;
+    /* checked before mmap, which refuses an empty length */
+    if ((uint64_t)st.st_size < min)
+        rc = tlm_errf(e, code, "%s: %lld bytes is shorter than %s (%zu)", path, (long long)st.st_size, what, min);
+    else if ((uint64_t)st.st_size > SIZE_MAX)
+        rc = tlm_errf(e, TLM_EDATA, "%s: %lld bytes do not fit this machine's address space", path,
+                      (long long)st.st_size);
+    if (rc) {
+        close(f);
+        return rc;
+    }
+    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, f, 0);
+    if (m == MAP_FAILED) {
+        rc = tlm_errf(e, TLM_EIO, "%s: mmap: %s", path, strerror(errno));
+        close(f);
+        return rc;
+    }
+    *fd = f;
+    *map = m;
+    *len = (size_t)st.st_size;
     return 0;
 }
 

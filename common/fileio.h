@@ -49,6 +49,13 @@ int tlm_write_file_atomic(const char *path, const void *data, size_t n, tlm_err 
  * TLM_EIO.  *fd is blocking again on return; st (may be NULL) receives its
  * fstat. */
 int tlm_open_input(const char *path, int code, int *fd, struct stat *st, tlm_err *e);
+/* Opens path as tlm_open_input does and maps the whole file read-only:
+ * *fd stays open for the map's life (close both with munmap and close).  A
+ * file of fewer than min bytes is refused with `code`: "PATH: N bytes is
+ * shorter than WHAT (MIN)"; one larger than the address space with
+ * TLM_EDATA.  The shard and safetensors readers share it. */
+int tlm_map_input(const char *path, int code, size_t min, const char *what, int *fd, const unsigned char **map,
+                  size_t *len, tlm_err *e);
 /* Only the checks, by stat (for sizes, before anything is opened). */
 int tlm_stat_input(const char *path, int code, struct stat *st, tlm_err *e);
 /* The same as a stdio stream ("rb"). */

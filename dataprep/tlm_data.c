@@ -40,19 +40,20 @@ void dp_cli_usage(FILE *f, const tlm_cli *cli, const char *about, const char *ta
         fprintf(f, "\n%s", tail);
 }
 
+typedef struct {
+    const char *about, *tail;
+} help_text;
+
+static void help(FILE *f, const tlm_cli *cli, const void *arg)
+{
+    const help_text *h = arg;
+    dp_cli_usage(f, cli, h->about, h->tail);
+}
+
 int dp_cli_parse(tlm_cli *cli, int argc, char **argv, void *opts, const char *about, const char *tail)
 {
-    tlm_err e = {0};
-    int rc = tlm_cli_parse(cli, argc, argv, opts, &e);
-    if (rc == TLM_CLI_HELP) {
-        dp_cli_usage(stdout, cli, about, tail);
-        return DP_EXIT_OK;
-    }
-    if (rc) {
-        fprintf(stderr, "tlm-data: %s\n", e.msg);
-        return rc == TLM_ECONFIG ? DP_EXIT_USAGE : DP_EXIT_FAIL;
-    }
-    return -1;
+    help_text h = {about, tail};
+    return tlm_cli_main(cli, "tlm-data", argc, argv, opts, help, &h, DP_EXIT_USAGE, DP_EXIT_FAIL);
 }
 
 int dp_check_tokenizer_arg(const char *tok)

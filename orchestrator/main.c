@@ -204,20 +204,20 @@ static void usage(FILE *f)
 }
 
 /* The command line of cli into opts: -1 to go on, else the exit status
- * (--help: 0; usage errors: 2, said on stderr as prog's). */
-static int parse_args(tlm_cli *cli, const char *prog, int argc, char **argv, void *opts)
+ * (--help: 0; usage errors: 2, said on stderr as cli->cmd's). */
+static const tlm_cli_usage USAGE = {usage};
+
+static int parse_args(tlm_cli *cli, int argc, char **argv, void *opts)
 {
-    tlm_err e = {0};
-    int rc = tlm_cli_parse(cli, argc, argv, opts, &e);
-    if (rc == TLM_CLI_HELP) {
-        usage(stdout);
-        return 0;
-    }
-    if (rc) {
-        fprintf(stderr, "%s: %s\n", prog, e.msg);
-        return orc_exit_error(rc);
-    }
-    return -1;
+    return tlm_cli_main(cli, cli->cmd, argc, argv, opts, tlm_cli_help_usage, &USAGE, ORC_EXIT_USAGE, ORC_EXIT_ERROR);
+}
+
+/* The same for a sub-command: its name (prog) is written once, for its
+ * --help, its messages and its parser. */
+static int parse_sub(const char *prog, const tlm_opt *rows, int argc, char **argv, void *opts)
+{
+    tlm_cli cli = {.cmd = prog, .opts = rows};
+    return parse_args(&cli, argc, argv, opts);
 }
 
 /* A database path: SQLite puts -journal, -wal and -shm files beside it,
@@ -244,8 +244,7 @@ static int done(const char **sweeps, int status)
 static int status_main(int argc, char **argv)
 {
     status_opts so = {0};
-    tlm_cli cli = {.cmd = "tlmd status", .opts = STATUS_OPTS};
-    int rc = parse_args(&cli, "tlmd status", argc, argv, &so);
+    int rc = parse_sub("tlmd status", STATUS_OPTS, argc, argv, &so);
     if (rc >= 0)
         return rc;
     const char *db_path = so.db_path, *sweep = so.sweep;
@@ -265,8 +264,7 @@ static int status_main(int argc, char **argv)
 static int migrate_main(int argc, char **argv)
 {
     db_cmd_opts mo = {0};
-    tlm_cli cli = {.cmd = "tlmd migrate", .opts = MIGRATE_OPTS};
-    int rc = parse_args(&cli, "tlmd migrate", argc, argv, &mo);
+    int rc = parse_sub("tlmd migrate", MIGRATE_OPTS, argc, argv, &mo);
     if (rc >= 0)
         return rc;
     if (!mo.db_path) {
@@ -302,8 +300,7 @@ static int migrate_main(int argc, char **argv)
 static int backup_main(int argc, char **argv)
 {
     db_cmd_opts bo = {0};
-    tlm_cli cli = {.cmd = "tlmd backup", .opts = BACKUP_OPTS};
-    int rc = parse_args(&cli, "tlmd backup", argc, argv, &bo);
+    int rc = parse_sub("tlmd backup", BACKUP_OPTS, argc, argv, &bo);
     if (rc >= 0)
         return rc;
     if (!bo.db_path || !bo.out) {
@@ -374,7 +371,7 @@ int main(int argc, char **argv)
     orc_opts o = {0};
     orc_resources_init(&o.res);
     tlm_cli cli = {.cmd = "tlmd", .opts = OPTS};
-    int status = parse_args(&cli, "tlmd", argc, argv, &o);
+    int status = parse_args(&cli, argc, argv, &o);
     if (status < 0)
         status = check_usage(&o, &cli);
     if (status >= 0)

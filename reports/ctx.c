@@ -291,7 +291,7 @@ static int name_variants(rpt_ctx *c, tlm_err *e)
                                          " '$.seed', '$.taper')) t WHERE j.key = ?1 AND json_valid(j.config) AND"
                                          " t.type NOT IN ('object', 'array')",
                                          -1, &s, NULL) != SQLITE_OK)
-                return tlm_errf(e, TLM_EIO, "%s: reading configs: %s", c->db_path, sqlite3_errmsg(c->h));
+                return rpt_db_err(c, "configs", e);
             leaves *l = rpt_alloc(&c->a, sizeof *l * (size_t)(b - a));
             if (!l)
                 rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
@@ -326,11 +326,22 @@ static int name_variants(rpt_ctx *c, tlm_err *e)
     return rc;
 }
 
+int rpt_db_err(const rpt_ctx *c, const char *table, tlm_err *e)
+{
+    return tlm_errf(e, TLM_EIO, "%s: reading %s: %s", c->db_path, table, sqlite3_errmsg(c->h));
+}
+
+int rpt_prepare(rpt_ctx *c, const char *sql, sqlite3_stmt **s, const char *table, tlm_err *e)
+{
+    return sqlite3_prepare_v2(c->h, sql, -1, s, NULL) == SQLITE_OK ? 0 : rpt_db_err(c, table, e);
+}
+
 /* ?1 --arch, ?2 --scale, ?3 --sweep of the job queries (NULL when not given). */
 static int prepare_scoped(rpt_ctx *c, const char *sql, sqlite3_stmt **s, tlm_err *e)
 {
-    if (sqlite3_prepare_v2(c->h, sql, -1, s, NULL) != SQLITE_OK)
-        return tlm_errf(e, TLM_EIO, "%s: reading jobs: %s", c->db_path, sqlite3_errmsg(c->h));
+    int rc = rpt_prepare(c, sql, s, "jobs", e);
+    if (rc)
+        return rc;
     if (c->o.arch)
         sqlite3_bind_text(*s, 1, c->o.arch, -1, SQLITE_STATIC);
     if (c->o.scale)
@@ -351,7 +362,7 @@ static int count_left_out(rpt_ctx *c, tlm_err *e)
         c->n_left_out = sqlite3_column_int(s, 0);
     sqlite3_finalize(s);
     if (rc != SQLITE_ROW)
-        return tlm_errf(e, TLM_EIO, "%s: reading jobs: %s", c->db_path, sqlite3_errmsg(c->h));
+        return rpt_db_err(c, "jobs", e);
     return 0;
 }
 
@@ -570,7 +581,7 @@ static int load_jobs(rpt_ctx *c, int *hits, tlm_err *e)
         return tlm_errf(e, TLM_ENOMEM, "out of memory reading jobs");
     }
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-        tlm_errf(e, TLM_EIO, "%s: reading jobs: %s", c->db_path, sqlite3_errmsg(c->h));
+        rpt_db_err(c, "jobs", e);
         sqlite3_finalize(s);
         free(v);
         return TLM_EIO;

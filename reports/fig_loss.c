@@ -87,7 +87,7 @@ static int load_group(rpt_ctx *c, sqlite3_stmt *rows, const rpt_group *g, int64_
             x = tok;
         }
         if (rc != SQLITE_DONE)
-            return tlm_errf(e, TLM_EIO, "%s: reading steps: %s", c->db_path, sqlite3_errmsg(c->h));
+            return rpt_db_err(c, "steps", e);
     }
     return 0;
 }
@@ -210,11 +210,8 @@ int rpt_fig_loss(rpt_ctx *c, rpt_figure *f, tlm_err *e)
     L.b = malloc(sizeof *L.b * (MAX_POINTS + 1));
     if (!L.b)
         rc = tlm_errf(e, TLM_ENOMEM, "out of memory");
-    else if (sqlite3_prepare_v2(c->h, "SELECT max(step) FROM steps WHERE job = ?1", -1, &L.maxstep, NULL) !=
-                 SQLITE_OK ||
-             sqlite3_prepare_v2(c->h, "SELECT step, tokens, loss FROM steps WHERE job = ?1 ORDER BY step", -1, &L.rows,
-                                NULL) != SQLITE_OK)
-        rc = tlm_errf(e, TLM_EIO, "%s: reading steps: %s", c->db_path, sqlite3_errmsg(c->h));
+    else if (!(rc = rpt_prepare(c, "SELECT max(step) FROM steps WHERE job = ?1", &L.maxstep, "steps", e)))
+        rc = rpt_prepare(c, "SELECT step, tokens, loss FROM steps WHERE job = ?1 ORDER BY step", &L.rows, "steps", e);
     for (int a = 0; a < np && !rc; a++)
         rc = setting_axes(&L, &c->panels[panels[a]], a, np, e);
     free(L.b);

@@ -157,21 +157,14 @@ static int fail(const tlm_err *e)
 
 /* The options into c: -1 to go on, else the exit status (--help: 0,
  * usage errors: 2, said on stderr). */
+static const tlm_cli_usage USAGE = {usage};
+
 static int parse_args(int argc, char **argv, tlm_cli *cli, cmdline *c)
 {
-    tlm_err e = {0};
-    int rc = tlm_cli_parse(cli, argc, argv, c, &e);
+    int rc = tlm_cli_main(cli, "tlm-report", argc, argv, c, tlm_cli_help_usage, &USAGE, 2, 1);
     c->o.jobs = c->jobv;
     c->o.n_jobs = (int)c->n_jobv;
-    if (rc == TLM_CLI_HELP) {
-        usage(stdout);
-        return 0;
-    }
-    if (rc) {
-        fprintf(stderr, "tlm-report: %s\n", e.msg);
-        return rc == TLM_ECONFIG ? 2 : 1;
-    }
-    return -1;
+    return rc;
 }
 
 static const char *table_name(int i) { return rpt_table_defs[i].name; }

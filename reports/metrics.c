@@ -102,18 +102,19 @@ static int load_names(rpt_ctx *c, tlm_err *e)
     if (m->names_loaded)
         return 0;
     sqlite3_stmt *first, *next;
-    if (sqlite3_prepare_v2(c->h, "SELECT suite, task, metric FROM evals ORDER BY suite, task, metric LIMIT 1", -1,
-                           &first, NULL) != SQLITE_OK)
-        return tlm_errf(e, TLM_EIO, "%s: reading evals: %s", c->db_path, sqlite3_errmsg(c->h));
-    if (sqlite3_prepare_v2(c->h,
-                           "SELECT suite, task, metric FROM evals WHERE (suite, task, metric) > (?1, ?2, ?3)"
-                           " ORDER BY suite, task, metric LIMIT 1",
-                           -1, &next, NULL) != SQLITE_OK) {
+    int rc = rpt_prepare(c, "SELECT suite, task, metric FROM evals ORDER BY suite, task, metric LIMIT 1", &first,
+                         "evals", e);
+    if (rc)
+        return rc;
+    if ((rc = rpt_prepare(c,
+                          "SELECT suite, task, metric FROM evals WHERE (suite, task, metric) > (?1, ?2, ?3)"
+                          " ORDER BY suite, task, metric LIMIT 1",
+                          &next, "evals", e))) {
         sqlite3_finalize(first);
-        return tlm_errf(e, TLM_EIO, "%s: reading evals: %s", c->db_path, sqlite3_errmsg(c->h));
+        return rc;
     }
     sqlite3_stmt *s = first;
-    int rc, oom = 0;
+    int oom = 0;
     size_t cap = 0;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         if (TLM_GROW(m->names, cap, (size_t)m->n_names + 1, 32)) {
@@ -139,7 +140,7 @@ static int load_names(rpt_ctx *c, tlm_err *e)
     if (oom)
         return tlm_errf(e, TLM_ENOMEM, "out of memory");
     if (rc != SQLITE_DONE)
-        return tlm_errf(e, TLM_EIO, "%s: reading evals: %s", c->db_path, sqlite3_errmsg(c->h));
+        return rpt_db_err(c, "evals", e);
     m->names_loaded = 1;
     return 0;
 }
@@ -161,7 +162,7 @@ static int read_range(rpt_ctx *c, sqlite3_stmt *s, const triple *t, rpt_values *
         read_value(s, 2, 3, &v->v[j], &v->state[j]);
     }
     if (rc != SQLITE_DONE)
-        return tlm_errf(e, TLM_EIO, "%s: reading evals: %s", c->db_path, sqlite3_errmsg(c->h));
+        return rpt_db_err(c, "evals", e);
     return 0;
 }
 
@@ -200,12 +201,12 @@ int rpt_metric(rpt_ctx *c, const char *suite, const char *task, const char *metr
         step[i] = INT64_MIN;
     }
     sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(c->h,
-                           "SELECT job, step, value, nonfinite FROM evals"
-                           " WHERE suite = ?1 AND task = ?2 AND metric = ?3",
-                           -1, &s, NULL) != SQLITE_OK) {
+    if ((rc = rpt_prepare(c,
+                          "SELECT job, step, value, nonfinite FROM evals"
+                          " WHERE suite = ?1 AND task = ?2 AND metric = ?3",
+                          &s, "evals", e))) {
         free(step);
-        return tlm_errf(e, TLM_EIO, "%s: reading evals: %s", c->db_path, sqlite3_errmsg(c->h));
+        return rc;
     }
     const rpt_metric_cache *m = c->cache;
     for (int i = 0; i < m->n_names && !rc; i++) {
@@ -250,11 +251,11 @@ int rpt_layer_stat(rpt_ctx *c, const char *job, const char *name, double **out, 
         return rc;
     /* newest step first, in the primary key's order: no sort, stop at the next step */
     sqlite3_stmt **s = &c->cache->layer_stat;
-    if (!*s && sqlite3_prepare_v2(c->h,
-                                  "SELECT step, layer, value, nonfinite FROM layer_stats WHERE job = ?1 AND name = ?2"
-                                  " ORDER BY step DESC, layer DESC",
-                                  -1, s, NULL) != SQLITE_OK)
-        return tlm_errf(e, TLM_EIO, "%s: reading layer_stats: %s", c->db_path, sqlite3_errmsg(c->h));
+    if (!*s && (rc = rpt_prepare(c,
+                                 "SELECT step, layer, value, nonfinite FROM layer_stats WHERE job = ?1 AND name = ?2"
+                                 " ORDER BY step DESC, layer DESC",
+                                 s, "layer_stats", e)))
+        return rc;
     sqlite3_reset(*s);
     sqlite3_bind_text(*s, 1, job, -1, SQLITE_STATIC);
     sqlite3_bind_text(*s, 2, name, -1, SQLITE_STATIC);
@@ -290,8 +291,7 @@ int rpt_layer_stat(rpt_ctx *c, const char *job, const char *name, double **out, 
         free(v);
         *n = 0;
         return rc == SQLITE_NOMEM ? tlm_errf(e, TLM_ENOMEM, "out of memory")
-                                  : tlm_errf(e, TLM_EIO, "%s: reading layer_stats: %s", c->db_path,
-                                             sqlite3_errmsg(c->h));
+                                  : rpt_db_err(c, "layer_stats", e);
     }
     *out = v;
     return 0;
@@ -308,9 +308,8 @@ int rpt_last_loss(rpt_ctx *c, int job, double *loss, tlm_err *e)
     if (rc)
         return rc;
     sqlite3_stmt **s = &c->cache->last_step_loss;
-    if (!*s && sqlite3_prepare_v2(c->h, "SELECT loss FROM steps WHERE job = ?1 ORDER BY step DESC LIMIT 1", -1, s,
-                                  NULL) != SQLITE_OK)
-        return tlm_errf(e, TLM_EIO, "%s: reading steps: %s", c->db_path, sqlite3_errmsg(c->h));
+    if (!*s && (rc = rpt_prepare(c, "SELECT loss FROM steps WHERE job = ?1 ORDER BY step DESC LIMIT 1", s, "steps", e)))
+        return rc;
     sqlite3_reset(*s);
     sqlite3_bind_text(*s, 1, j->key, -1, SQLITE_STATIC);
     rc = sqlite3_step(*s);
@@ -320,7 +319,7 @@ int rpt_last_loss(rpt_ctx *c, int job, double *loss, tlm_err *e)
         return 1;
     }
     if (rc != SQLITE_DONE)
-        return tlm_errf(e, TLM_EIO, "%s: reading steps: %s", c->db_path, sqlite3_errmsg(c->h));
+        return rpt_db_err(c, "steps", e);
     return 0;
 }
 

@@ -72,24 +72,23 @@ static void put_cell(FILE *f, const rpt_cell *c)
         fputc('}', f);
         break;
     case RPT_CELL_NUM:
-        put_num(f, "{\"value\": ", c->v);
-        fprintf(f, ", \"best\": %s}", c->best ? "true" : "false");
-        break;
     case RPT_CELL_STAT:
-        put_num(f, "{\"value\": ", c->v);
-        put_num(f, ", \"std\": ", c->std);
-        fprintf(f, ", \"n\": %d, \"note\": ", c->n);
-        rpt_json_str(f, c->text);
-        fprintf(f, ", \"best\": %s}", c->best ? "true" : "false");
-        break;
     case RPT_CELL_DELTA:
+        /* one envelope for the numbers: value first, best last (a delta is never the best) */
         put_num(f, "{\"value\": ", c->v);
-        put_num(f, ", \"lo\": ", c->lo);
-        put_num(f, ", \"hi\": ", c->hi);
-        fprintf(f, ", \"n\": %d, \"paired\": %s, \"significant\": %s, \"note\": ", c->n, c->paired ? "true" : "false",
-                c->sig == RPT_SIG_YES ? "true" : c->sig == RPT_SIG_NO ? "false" : "null");
-        rpt_json_str(f, c->text);
-        fputs(", \"best\": false}", f);
+        if (c->kind == RPT_CELL_STAT) {
+            put_num(f, ", \"std\": ", c->std);
+            fprintf(f, ", \"n\": %d, \"note\": ", c->n);
+            rpt_json_str(f, c->text);
+        } else if (c->kind == RPT_CELL_DELTA) {
+            put_num(f, ", \"lo\": ", c->lo);
+            put_num(f, ", \"hi\": ", c->hi);
+            fprintf(f, ", \"n\": %d, \"paired\": %s, \"significant\": %s, \"note\": ", c->n,
+                    c->paired ? "true" : "false",
+                    c->sig == RPT_SIG_YES ? "true" : c->sig == RPT_SIG_NO ? "false" : "null");
+            rpt_json_str(f, c->text);
+        }
+        fprintf(f, ", \"best\": %s}", c->kind != RPT_CELL_DELTA && c->best ? "true" : "false");
         break;
     default: fputs("null", f);
     }

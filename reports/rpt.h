@@ -123,6 +123,11 @@ typedef struct rpt_ctx {
  * definition of every sweep (jobs that only an earlier definition listed
  * are left out and counted in n_left_out). */
 int rpt_ctx_open(rpt_ctx *c, const char *db_path, const rpt_opts *o, tlm_err *e);
+/* A failed read of the database's `table`: TLM_EIO, "DB: reading TABLE:
+ * SQLite's message" (one wording for every query of the reports). */
+int rpt_db_err(const rpt_ctx *c, const char *table, tlm_err *e);
+/* sqlite3_prepare_v2 of sql on c's database, or rpt_db_err(c, table). */
+int rpt_prepare(rpt_ctx *c, const char *sql, sqlite3_stmt **s, const char *table, tlm_err *e);
 /* The note that says what the scope left out (arena a); for n_left_out > 0. */
 const char *rpt_left_out_text(const rpt_ctx *c, rpt_arena *a);
 /* --taper SCHEDULE:START:END; TLM_ECONFIG with the expected form.  main()

@@ -148,19 +148,11 @@ static int events_fd_writable(int fd)
 }
 
 /* The options into c: -1 to go on, else the exit status (--help: 0). */
+static const tlm_cli_usage USAGE = {usage};
+
 static int parse_args(int argc, char **argv, tlm_cli *cli, cmdline *c)
 {
-    tlm_err err = {0};
-    int rc = tlm_cli_parse(cli, argc, argv, c, &err);
-    if (rc == TLM_CLI_HELP) {
-        usage(stdout);
-        return 0;
-    }
-    if (rc) {
-        fprintf(stderr, "tlm-worker: %s\n", err.msg);
-        return rc == TLM_ECONFIG ? TLM_EXIT_CONFIG : TLM_EXIT_INTERNAL;
-    }
-    return -1;
+    return tlm_cli_main(cli, "tlm-worker", argc, argv, c, tlm_cli_help_usage, &USAGE, TLM_EXIT_CONFIG, TLM_EXIT_INTERNAL);
 }
 
 /* Paths are measured here, never cut later; a run folder leaves room for

@@ -239,23 +239,9 @@ int eng_st_open(eng_st_file *f, const char *path, tlm_err *e)
     memset(f, 0, sizeof *f);
     f->fd = -1;
     snprintf(f->path, sizeof f->path, "%s", path);
-    int fd;
-    struct stat st;
-    int rc = tlm_open_input(path, TLM_EDATA, &fd, &st, e);
+    int rc = tlm_map_input(path, TLM_EDATA, 8, "a safetensors header", &f->fd, &f->map, &f->map_len, e);
     if (rc)
         return rc;
-    if (st.st_size < 8 || (uint64_t)st.st_size > SIZE_MAX) {
-        close(fd);
-        return tlm_errf(e, TLM_EDATA, "%s: not a safetensors file (%lld bytes)", path, (long long)st.st_size);
-    }
-    void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (map == MAP_FAILED) {
-        close(fd);
-        return tlm_errf(e, TLM_EIO, "%s: mmap: %s", path, strerror(errno));
-    }
-    f->fd = fd;
-    f->map = map;
-    f->map_len = (size_t)st.st_size;
     uint64_t n = 0;
     for (int i = 0; i < 8; i++)
         n |= (uint64_t)f->map[i] << (8 * i);

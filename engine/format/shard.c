@@ -120,29 +120,9 @@ int eng_shard_open(eng_shard *s, const char *path, int verify, tlm_err *e)
     memset(s, 0, sizeof *s);
     s->fd = -1;
     snprintf(s->path, sizeof s->path, "%s", path);
-    int fd;
-    struct stat st;
-    int rc = tlm_open_input(path, TLM_EDATA, &fd, &st, e);
+    int rc = tlm_map_input(path, TLM_EDATA, ENG_SHARD_HEADER, "a shard header", &s->fd, &s->map, &s->map_len, e);
     if (rc)
         return rc;
-    if ((uint64_t)st.st_size < ENG_SHARD_HEADER) {
-        close(fd);
-        return tlm_errf(e, TLM_EDATA, "%s: %lld bytes is shorter than a shard header (%d)", path,
-                        (long long)st.st_size, ENG_SHARD_HEADER);
-    }
-    if ((uint64_t)st.st_size > SIZE_MAX) {
-        close(fd);
-        return tlm_errf(e, TLM_EDATA, "%s: %lld bytes do not fit this machine's address space", path,
-                        (long long)st.st_size);
-    }
-    void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (map == MAP_FAILED) {
-        close(fd);
-        return tlm_errf(e, TLM_EIO, "%s: mmap: %s", path, strerror(errno));
-    }
-    s->fd = fd;
-    s->map = map;
-    s->map_len = (size_t)st.st_size;
     rc = check_header(s, e);
     if (!rc && verify)
         rc = eng_shard_verify(s, e);

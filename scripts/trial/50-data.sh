@@ -173,26 +173,31 @@ selected tok.fifo && { in_case tok.fifo; mkfifo r.tiktoken
     TO=10 tc tok.fifo "a FIFO as the rank file" 1\|2 "r\.tiktoken: is not a regular file \(a FIFO\)" "$D" encode --tokenizer "$PWD/r.tiktoken"; }
 selected tok.crlf && { in_case tok.crlf; sed 's/$/\r/' "$RANKS" >r.tiktoken
     IN=/dev/null tc tok.crlf "a rank file with CRLF line ends (handled)" 0 "" "$D" encode --tokenizer "$PWD/r.tiktoken"; }
-selected tok.dataset-edited && { in_case tok.dataset-edited; cp -a "$FX/bpe" ds; sed -i '270d' ds/bpe300.tiktoken
-    TOK=bpe300 DATA="train: $PWD/ds/train, val: $PWD/ds/val" MODEL=", vocab: 300" job j.yaml
-    sed -i 's/vocab: 256, vocab: 300/vocab: 300/' j.yaml
-    tc tok.dataset-edited "training with a broken rank file in the dataset" 3 "bpe300\.tiktoken: ranks must be 0\.\.297, each once; missing rank 269" \
-        "$W" --config j.yaml --out r --threads 1; }
-selected tok.dataset-swapped && { in_case tok.dataset-swapped; cp -a "$FX/bpe" ds
-    "$D" train-bpe --vocab 300 --out ds/bpe300.tiktoken "$FX/corpus/GPL-2" >/dev/null 2>&1
+# bpe_job KIND: j.yaml, a bpe300 job on ds/, a copy of the bpe fixture whose
+# rank file is `edited` (rank 269's line removed: broken) or `swapped` (another
+# valid bpe300, trained on GPL-2: not the one the shards were made with);
+# EVAL as job() takes it
+bpe_job() {
+    cp -a "$FX/bpe" ds
+    if [ "$1" = edited ]; then
+        sed -i '270d' ds/bpe300.tiktoken
+    else
+        "$D" train-bpe --vocab 300 --out ds/bpe300.tiktoken "$FX/corpus/GPL-2" >/dev/null 2>&1
+    fi
     TOK=bpe300 DATA="train: $PWD/ds/train, val: $PWD/ds/val" job j.yaml
     sed -i 's/vocab: 256}/vocab: 300}/' j.yaml
+}
+selected tok.dataset-edited && { in_case tok.dataset-edited; bpe_job edited
+    tc tok.dataset-edited "training with a broken rank file in the dataset" 3 "bpe300\.tiktoken: ranks must be 0\.\.297, each once; missing rank 269" \
+        "$W" --config j.yaml --out r --threads 1; }
+selected tok.dataset-swapped && { in_case tok.dataset-swapped; bpe_job swapped
     tc tok.dataset-swapped "training with another (valid) bpe300 rank file than the shards were made with" 3 \
         "(tokenizer|bpe300).*(differ|mismatch|hash|sha256|SHA-256|not the one)" "$W" --config j.yaml --out r --threads 1; }
 # the same two through an evaluation that encodes text with the dataset's tokenizer
-selected tok.eval-edited && { in_case tok.eval-edited; cp -a "$FX/bpe" ds; sed -i '270d' ds/bpe300.tiktoken
-    TOK=bpe300 DATA="train: $PWD/ds/train, val: $PWD/ds/val" EVAL=", suites: [val, alignment], alignment: {text: $FX/corpus/GPL-2, tokens: 256}" job j.yaml
-    sed -i 's/vocab: 256}/vocab: 300}/' j.yaml
+ALIGN=", suites: [val, alignment], alignment: {text: $FX/corpus/GPL-2, tokens: 256}"
+selected tok.eval-edited && { in_case tok.eval-edited; EVAL=$ALIGN bpe_job edited
     tc tok.eval-edited "an alignment evaluation with a broken rank file in the dataset" 3 "bpe300\.tiktoken: ranks must be 0\.\.297, each once; missing rank 269" \
         "$W" --config j.yaml --out r --threads 1; }
-selected tok.eval-swapped && { in_case tok.eval-swapped; cp -a "$FX/bpe" ds
-    "$D" train-bpe --vocab 300 --out ds/bpe300.tiktoken "$FX/corpus/GPL-2" >/dev/null 2>&1
-    TOK=bpe300 DATA="train: $PWD/ds/train, val: $PWD/ds/val" EVAL=", suites: [val, alignment], alignment: {text: $FX/corpus/GPL-2, tokens: 256}" job j.yaml
-    sed -i 's/vocab: 256}/vocab: 300}/' j.yaml
+selected tok.eval-swapped && { in_case tok.eval-swapped; EVAL=$ALIGN bpe_job swapped
     tc tok.eval-swapped "an alignment evaluation with another bpe300 than the shards' (text encoded differently from the training data)" 3 \
         "(tokenizer|bpe300).*(differ|retrained|replaced)" "$W" --config j.yaml --out r --threads 1; }

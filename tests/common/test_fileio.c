@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -82,6 +83,30 @@ static void test_parse_input(void)
     TAP_OK(rc == TLM_EDATA, "tlm_parse_input: a missing file is the caller's code (%s)", e.msg);
 }
 
+static void test_map_input(void)
+{
+    tlm_err e = {0};
+    int fd = -1;
+    const unsigned char *map = NULL;
+    size_t len = 99;
+    put("m.bin"); /* "x" */
+    int rc = tlm_map_input(at("m.bin"), TLM_EDATA, 1, "a header", &fd, &map, &len, &e);
+    TAP_OK(rc == 0 && fd >= 0 && map && len == 1 && map[0] == 'x', "tlm_map_input: the whole file, mapped (rc %d)", rc);
+    if (!rc) {
+        munmap((void *)map, len);
+        close(fd);
+    }
+    fd = -1;
+    rc = tlm_map_input(at("m.bin"), TLM_EDATA, 8, "a header", &fd, &map, &len, &e);
+    TAP_OK(rc == TLM_EDATA && fd == -1 && !map && len == 0 &&
+               strstr(e.msg, "m.bin: 1 bytes is shorter than a header (8)"),
+           "tlm_map_input: a file shorter than min is refused with the caller's code, nothing open (%s)", e.msg);
+    dir("md");
+    rc = tlm_map_input(at("md"), TLM_ECONFIG, 1, "a header", &fd, &map, &len, &e);
+    TAP_OK(rc == TLM_ECONFIG && fd == -1 && strstr(e.msg, "is a directory"),
+           "tlm_map_input: a folder is refused as every input is (%s)", e.msg);
+}
+
 int main(void)
 {
     const char *tmp = getenv("TMPDIR");
@@ -131,6 +156,7 @@ int main(void)
     TAP_OK(tlm_rm_tree(at("ro")) == 0 && !exists("ro"), "once writable, the rest goes");
 
     test_parse_input();
+    test_map_input();
 
     tlm_rm_tree(root);
     return tap_done();

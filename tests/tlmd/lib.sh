@@ -34,6 +34,20 @@ EOF
     for line in "$@"; do echo "$line" >>"$file"; done
 }
 
+# schedule_sweep N STEPS [extra YAML lines...]: the sweep most tests run,
+# the first N (2 or 3) of the schedules linear, cosine, sigmoid at 1.5 -> 0.5,
+# N jobs of STEPS steps; its file and name are two.yaml/two or three.yaml/three
+schedule_sweep() {
+    case $1 in
+    2) set -- two "  taper.schedule: [linear, cosine]" "$@" ;;
+    3) set -- three "  taper.schedule: [linear, cosine, sigmoid]" "$@" ;;
+    *) echo "schedule_sweep: N is 2 or 3, not '$1'" >&2; return 1 ;;
+    esac
+    ss_name=$1 ss_sched=$2 ss_steps=$4
+    shift 4
+    sweep "$ss_name.yaml" "$ss_name" "$ss_steps" "grid:" "$ss_sched" "  taper.ratio: [[1.5, 0.5]]" "$@"
+}
+
 # start_tlmd LOG ARGS...: tlmd in the background; $tp is its pid
 start_tlmd() {
     log=$1

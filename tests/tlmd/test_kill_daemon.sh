@@ -8,7 +8,7 @@
 . "$TLM_SRCDIR/tests/tlmd/lib.sh"
 
 STEPS=96
-sweep three.yaml three $STEPS "grid:" "  taper.schedule: [linear, cosine, sigmoid]" "  taper.ratio: [[1.5, 0.5]]"
+schedule_sweep 3 $STEPS
 reference three.yaml --workers 2
 ok $? "uninterrupted reference run"
 

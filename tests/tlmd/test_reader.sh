@@ -11,7 +11,7 @@
 . "$TLM_SRCDIR/tests/tlmd/lib.sh"
 R="$TLM_BUILDDIR/tests/tlmd/db_reader"
 
-sweep three.yaml three 64 "grid:" "  taper.schedule: [linear, cosine, sigmoid]" "  taper.ratio: [[1.5, 0.5]]"
+schedule_sweep 3 64
 "$R" results.db stop api >api.out 2>&1 &
 ra=$!
 "$R" results.db stop plain >plain.out 2>&1 &

@@ -8,7 +8,7 @@
 # the same runs folder; the first one's workers are left alone.
 . "$TLM_SRCDIR/tests/tlmd/lib.sh"
 
-sweep two.yaml two 96 "grid:" "  taper.schedule: [linear, cosine]" "  taper.ratio: [[1.5, 0.5]]"
+schedule_sweep 2 96
 start_tlmd run1.out --sweeps two.yaml --workers 2 --threads-per-worker 1
 wait_for "select count(*) = 2 from (select job from steps group by job having max(step) > 10)"
 
@@ -47,7 +47,7 @@ ok $([ "$(q "select count(*) from steps")" = 192 ] && [ "$(q "select count(*) fr
 # workers with SIGSTOP raced with tlmd's SIGCONT on a loaded machine) are
 # killed at once
 mkdir force && cd force || exit 1
-sweep two.yaml two 96 "grid:" "  taper.schedule: [linear, cosine]" "  taper.ratio: [[1.5, 0.5]]"
+schedule_sweep 2 96
 cat >stubborn.sh <<'S'
 #!/bin/sh
 trap '' TERM INT

@@ -12,7 +12,7 @@ slurm_start_cluster
 echo "# cluster up in $SLURM_UP_S s"
 
 STEPS=32
-sweep three.yaml three $STEPS "grid:" "  taper.schedule: [linear, cosine, sigmoid]" "  taper.ratio: [[1.5, 0.5]]" \
+schedule_sweep 3 $STEPS \
     "resources: {gpus: 1, cpus: 1}"
 reference three.yaml --workers 3
 ok $? "the local executor's run (the reference)"
@@ -64,7 +64,7 @@ ok $([ "$name" = "JobName=rel:cosine_1.5->0.5:s0" ] && echo 0 || echo 1) "its Sl
 
 # SIGINT: tlmd stops its Slurm jobs (SIGTERM through the batch job: they
 # checkpoint), exits 75, and the next run resumes them
-sweep two.yaml two 240 "grid:" "  taper.schedule: [linear, cosine]" "  taper.ratio: [[1.5, 0.5]]"
+schedule_sweep 2 240
 start_tlmd int.out --sweeps two.yaml --executor slurm --slurm-poll 0.3 --cpus-per-job 1 --kill-grace 30
 wait_for "select count(distinct c.job) = 2 from checkpoints c join jobs j on j.key = c.job where j.sweep = 'two'"
 kill -INT "$tp"

@@ -13,7 +13,7 @@ slurm_start_cluster
 # jobs' step-16 checkpoints and the kill below, on a loaded machine
 # (with 96 the second job was seen done before its kill)
 STEPS=240
-sweep two.yaml two $STEPS "grid:" "  taper.schedule: [linear, cosine]" "  taper.ratio: [[1.5, 0.5]]"
+schedule_sweep 2 $STEPS
 reference two.yaml --workers 2
 ok $? "the local executor's run (the reference)"
 

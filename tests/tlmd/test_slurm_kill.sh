@@ -11,7 +11,7 @@
 slurm_start_cluster
 
 STEPS=96
-sweep three.yaml three $STEPS "grid:" "  taper.schedule: [linear, cosine, sigmoid]" "  taper.ratio: [[1.5, 0.5]]"
+schedule_sweep 3 $STEPS
 reference three.yaml --workers 3
 ok $? "the local executor's run (the reference)"
 
