@@ -213,6 +213,27 @@ static void test_xent(void)
            eg);
 }
 
+/* One key of the flash kernels' running row (max m, sum l, accumulator
+ * acc of hd values), by eng_cu_flash_step: what test_flash and test_swa
+ * replay on the host for each key a query sees; online_end writes the
+ * row's output and log-sum-exp. */
+static void online_key(float *m, float *l, float *acc, int hd, const float *qi, const float *kj, const float *vj,
+                       float scale)
+{
+    float d = 0, resc, w;
+    for (int e = 0; e < hd; e++)
+        d += qi[e] * kj[e];
+    eng_cu_flash_step(m, l, d * scale, &resc, &w);
+    for (int e = 0; e < hd; e++)
+        acc[e] = acc[e] * resc + w * vj[e];
+}
+static void online_end(float m, float l, const float *acc, int hd, float *out, float *lse)
+{
+    for (int e = 0; e < hd; e++)
+        out[e] = acc[e] / l;
+    *lse = m + logf(l);
+}
+
 /* attention's forward for every row by the flash kernel's running
  * (max, sum, accumulator), against the CPU's out and lse */
 static void test_flash(void)
@@ -236,16 +257,9 @@ static void test_flash(void)
                 float m = -INFINITY, l = 0, acc[HD] = {0};
                 for (int j = 0; j <= t; j++) {
                     const float *kj = k + (b * T + j) * ldkv + kh * HD, *vj = v + (b * T + j) * ldkv + kh * HD;
-                    float d = 0, resc, w;
-                    for (int e = 0; e < HD; e++)
-                        d += qi[e] * kj[e];
-                    eng_cu_flash_step(&m, &l, d * scale, &resc, &w);
-                    for (int e = 0; e < HD; e++)
-                        acc[e] = acc[e] * resc + w * vj[e];
+                    online_key(&m, &l, acc, HD, qi, kj, vj, scale);
                 }
-                for (int e = 0; e < HD; e++)
-                    h_out[(b * T + t) * ldq + h * HD + e] = acc[e] / l;
-                h_lse[(b * H + h) * T + t] = m + logf(l);
+                online_end(m, l, acc, HD, h_out + (b * T + t) * ldq + h * HD, h_lse + (b * H + h) * T + t);
             }
     double eo = rel(h_out, out, sizeof out / 4), el = rel(h_lse, lse, sizeof lse / 4);
     TAP_OK(eo < 2e-6 && el < 2e-6, "flash attention's online softmax: out %.1e, lse %.1e against the cpu", eo, el);
@@ -377,16 +391,9 @@ static void test_swa(int window, int Np)
                         kj = kp + j * ldkv + kh * HD, vj = vp + j * ldkv + kh * HD;
                     else
                         kj = k + (b * T + lo + j - Np) * ldkv + kh * HD, vj = v + (b * T + lo + j - Np) * ldkv + kh * HD;
-                    float d = 0, resc, w;
-                    for (int e = 0; e < HD; e++)
-                        d += qi[e] * kj[e];
-                    eng_cu_flash_step(&m, &l, d * scale, &resc, &w);
-                    for (int e = 0; e < HD; e++)
-                        acc[e] = acc[e] * resc + w * vj[e];
+                    online_key(&m, &l, acc, HD, qi, kj, vj, scale);
                 }
-                for (int e = 0; e < HD; e++)
-                    h_out[(b * T + t) * ldq + h * HD + e] = acc[e] / l;
-                h_lse[(b * H + h) * T + t] = m + logf(l);
+                online_end(m, l, acc, HD, h_out + (b * T + t) * ldq + h * HD, h_lse + (b * H + h) * T + t);
             }
     double eo = rel(h_out, out, sizeof out / 4), el = rel(h_lse, lse, sizeof lse / 4);
     TAP_OK(eo < 2e-6 && el < 2e-6, "swa (window %d, %d persistent): out %.1e, lse %.1e against the cpu", window, Np,
