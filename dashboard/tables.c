@@ -26,25 +26,29 @@
 #include "reports/rpt.h"
 
 /* ------------------------------------------------------------ the list */
+/* One entry of the list, {"name", "what"[, "paper"]}: paper < 0 for a
+ * figure, which has no paper column. */
+static void list_entry(FILE *f, int first, const char *name, const char *what, int paper)
+{
+    fputs(first ? "{\"name\":" : ",{\"name\":", f);
+    rpt_json_str(f, name);
+    fputs(",\"what\":", f);
+    rpt_json_str(f, what);
+    if (paper >= 0)
+        fprintf(f, ",\"paper\":%s", paper ? "true" : "false");
+    fputc('}', f);
+}
+
 int dash_api_tables(FILE *f, tlm_err *e)
 {
     (void)e;
     fputs("{\"tables\":[", f);
-    for (int i = 0; i < rpt_n_table_defs; i++) {
-        fputs(i ? ",{\"name\":" : "{\"name\":", f);
-        rpt_json_str(f, rpt_table_defs[i].name);
-        fputs(",\"what\":", f);
-        rpt_json_str(f, rpt_table_defs[i].what);
-        fprintf(f, ",\"paper\":%s}", rpt_table_defs[i].uses & RPT_USES_PAPER ? "true" : "false");
-    }
+    for (int i = 0; i < rpt_n_table_defs; i++)
+        list_entry(f, i == 0, rpt_table_defs[i].name, rpt_table_defs[i].what,
+                   (rpt_table_defs[i].uses & RPT_USES_PAPER) != 0);
     fputs("],\"figures\":[", f);
-    for (int i = 0; i < rpt_n_figure_defs; i++) {
-        fputs(i ? ",{\"name\":" : "{\"name\":", f);
-        rpt_json_str(f, rpt_figure_defs[i].name);
-        fputs(",\"what\":", f);
-        rpt_json_str(f, rpt_figure_defs[i].what);
-        fputc('}', f);
-    }
+    for (int i = 0; i < rpt_n_figure_defs; i++)
+        list_entry(f, i == 0, rpt_figure_defs[i].name, rpt_figure_defs[i].what, -1);
     fputs("]}\n", f);
     return 0;
 }
