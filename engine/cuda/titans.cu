@@ -417,17 +417,26 @@ __global__ static void k_swa_bwd_q(Ts *dq, int pass, const float *lse, const Ts 
     store_lanes(o, acc, scale, 0, hd, lane);
 }
 
-/* dP, P of query i (sequence b, head h) against a key row kr, vr */
+/* Query i (sequence b, head h) against a key row (kv, vv in the lanes):
+ * its P and dS, added into the row's gradients gv += P dO_i and
+ * gk += dS q_i (dK's scale is applied at the store) */
 template <typename Ts>
-__device__ static void swa_pds(const float *kv, const float *vv, const Ts *q, int ldq, const Ts *dout, int ldo,
-                               const Ts *dq, const float *lse, size_t row, int h, size_t li, int hd, int lane,
-                               float scale, const Ts **qi, const Ts **di, float *p, float *ds)
+__device__ static void swa_acc_query(float *gk, float *gv, const float *kv, const float *vv, const Ts *q, int ldq,
+                                     const Ts *dout, int ldo, const Ts *dq, const float *lse, size_t row, int h,
+                                     size_t li, int hd, int lane, float scale)
 {
-    *qi = q + row * ldq + (size_t)h * hd;
-    *di = dout + row * ldo + (size_t)h * hd;
+    const Ts *qi = q + row * ldq + (size_t)h * hd, *di = dout + row * ldo + (size_t)h * hd;
     const float D = swa_parked(dq + row * ldq + (size_t)h * hd); /* parked by pass 0 */
-    *p = expf(dot_lanes(kv, *qi, hd, lane) * scale - lse[li]);
-    *ds = *p * (dot_lanes(vv, *di, hd, lane) - D);
+    const float p = expf(dot_lanes(kv, qi, hd, lane) * scale - lse[li]);
+    const float ds = p * (dot_lanes(vv, di, hd, lane) - D);
+#pragma unroll
+    for (int e = 0; e < SWA_PER_LANE; e++) {
+        int d = lane + 32 * e;
+        if (d < hd) {
+            gv[e] += p * eng__cu_ld(di[d]);
+            gk[e] += ds * eng__cu_ld(qi[d]);
+        }
+    }
 }
 
 /* per key row and kv head: dV_j, dK_j (=) over the group's heads and the
@@ -451,20 +460,9 @@ __global__ static void k_swa_bwd_kv(Ts *dk, Ts *dv, const Ts *dq, const float *l
     for (int e = 0; e < SWA_PER_LANE; e++)
         gk[e] = gv[e] = 0;
     for (int h = kh * G; h < (kh + 1) * G; h++)
-        for (int i = j; i < iend; i++) {
-            const Ts *qi, *di;
-            float p, ds;
-            swa_pds(kv, vv, q, ldq, dout, ldo, dq, lse, row0 + i, h, ((size_t)b * H + h) * T + i, hd, lane, scale,
-                    &qi, &di, &p, &ds);
-#pragma unroll
-            for (int e = 0; e < SWA_PER_LANE; e++) {
-                int d = lane + 32 * e;
-                if (d < hd) {
-                    gv[e] += p * eng__cu_ld(di[d]);
-                    gk[e] += ds * eng__cu_ld(qi[d]);
-                }
-            }
-        }
+        for (int i = j; i < iend; i++)
+            swa_acc_query(gk, gv, kv, vv, q, ldq, dout, ldo, dq, lse, row0 + i, h, ((size_t)b * H + h) * T + i, hd,
+                          lane, scale);
     store_lanes(dk + at, gk, scale, 0, hd, lane);
     store_lanes(dv + at, gv, 1.0f, 0, hd, lane);
 }
@@ -490,20 +488,9 @@ __global__ static void k_swa_bwd_p(float *dkp, float *dvp, const Ts *dq, const f
         gk[e] = gv[e] = 0;
     for (int b = 0; b < B; b++)
         for (int h = kh * G; h < (kh + 1) * G; h++)
-            for (int i = 0; i < T; i++) {
-                const Ts *qi, *di;
-                float p, ds;
-                swa_pds(kv, vv, q, ldq, dout, ldo, dq, lse, (size_t)b * T + i, h, ((size_t)b * H + h) * T + i, hd,
-                        lane, scale, &qi, &di, &p, &ds);
-#pragma unroll
-                for (int e = 0; e < SWA_PER_LANE; e++) {
-                    int d = lane + 32 * e;
-                    if (d < hd) {
-                        gv[e] += p * eng__cu_ld(di[d]);
-                        gk[e] += ds * eng__cu_ld(qi[d]);
-                    }
-                }
-            }
+            for (int i = 0; i < T; i++)
+                swa_acc_query(gk, gv, kv, vv, q, ldq, dout, ldo, dq, lse, (size_t)b * T + i, h,
+                              ((size_t)b * H + h) * T + i, hd, lane, scale);
     store_lanes(dkp + at, gk, scale, 1, hd, lane);
     store_lanes(dvp + at, gv, 1.0f, 1, hd, lane);
 }
