@@ -28,7 +28,8 @@ ENG__CU_BEGIN
 
 /* ------------------------------------------------------------ reductions */
 /* Sum over the block (blockDim.x a multiple of 32, at most 1024) in a fixed
- * tree; every thread gets the result.  sh: 32 floats of shared memory.
+ * tree; every thread gets the result.  T: float (the rows' sums) or double
+ * (sumsq's).  sh: 32 T of shared memory.
  * Only warp 0 reads the warps' partials: its lane 0 then overwrites sh[0]
  * after the warp's shuffles, which order it after the other lanes' reads.
  * (Every warp used to read them, and thread 0's write of sh[0] raced with
@@ -38,7 +39,7 @@ ENG__CU_BEGIN
  * kernel does, so the barrier that opened it went (the mutation test,
  * bench/cuda_mutants.sh, found it guarded nothing), and the racecheck
  * would report the missing one. */
-__device__ static float block_sum(float x, float *sh)
+template <typename T> __device__ static T block_sum(T x, T *sh)
 {
     for (int o = 16; o > 0; o >>= 1)
         x += __shfl_down_sync(0xffffffffu, x, o);
@@ -47,7 +48,7 @@ __device__ static float block_sum(float x, float *sh)
         sh[w] = x;
     __syncthreads();
     if (w == 0) {
-        x = lane < nw ? sh[lane] : 0.0f;
+        x = lane < nw ? sh[lane] : T(0);
         for (int o = 16; o > 0; o >>= 1)
             x += __shfl_down_sync(0xffffffffu, x, o);
         if (lane == 0)
@@ -581,29 +582,15 @@ void eng__cu_adamw(void *ctx, float *p, const float *grad, float *m, float *v, c
 /* A grid of min(ENG__CU_SUMSQ_BLOCKS, n / 256 rounded up) blocks (fixed
  * for a given n), each summing its strided elements in double in a fixed
  * tree; then one block sums the partials.  A small n (the per-tensor
- * gradient norms) launches only the blocks it fills. */
-__device__ static double block_sum_d(double x, double *sh)
-{
-    for (int o = 16; o > 0; o >>= 1)
-        x += __shfl_down_sync(0xffffffffu, x, o);
-    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
-    if (lane == 0)
-        sh[w] = x;
-    __syncthreads();
-    x = lane < nw ? sh[lane] : 0.0;
-    if (w == 0)
-        for (int o = 16; o > 0; o >>= 1)
-            x += __shfl_down_sync(0xffffffffu, x, o);
-    return x;
-}
-
+ * gradient norms) launches only the blocks it fills.  Both passes use
+ * block_sum in double. */
 __global__ static void k_sumsq_part(double *part, const float *x, size_t n)
 {
     __shared__ double sh[32];
     double s = 0;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
         s += (double)x[i] * x[i];
-    s = block_sum_d(s, sh);
+    s = block_sum(s, sh);
     if (threadIdx.x == 0)
         part[blockIdx.x] = s;
 }
@@ -614,7 +601,7 @@ __global__ static void k_sumsq_total(double *out, const double *part, int nparts
     double s = 0;
     for (int i = threadIdx.x; i < nparts; i += blockDim.x)
         s += part[i];
-    s = block_sum_d(s, sh);
+    s = block_sum(s, sh);
     if (threadIdx.x == 0)
         *out = s;
 }
