@@ -336,18 +336,35 @@ __device__ static float swa_parked(const __nv_bfloat16 *o)
     return __uint_as_float(((unsigned)__bfloat16_as_ushort(o[0]) << 16) | __bfloat16_as_ushort(o[1]));
 }
 
+/* The query row a warp owns in the forward and dQ kernels (one warp per
+ * (b, h, t)): its kv head, first row of its sequence, first window key
+ * and the number of keys it sees (Np persistent first).  false: past the
+ * last row. */
+struct swa_query {
+    int t, h, b, kh, lo, nv;
+    size_t row0;
+};
+__device__ static bool swa_query_of(swa_query *r, int B, int T, int H, int Hkv, int Np, int window)
+{
+    const size_t warp = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5;
+    if (warp >= (size_t)B * H * T)
+        return false;
+    r->t = (int)(warp % T), r->h = (int)(warp / T % H), r->b = (int)(warp / T / H), r->kh = r->h / (H / Hkv);
+    r->row0 = (size_t)r->b * T;
+    r->lo = swa_lo(r->t, window), r->nv = Np + r->t - r->lo + 1;
+    return true;
+}
+
 template <typename Ts>
 __global__ static void k_swa_fwd(Ts *out, int ldo, float *lse, const Ts *q, int ldq, const Ts *k, const Ts *v,
                                  int ldkv, const float *kp, const float *vp, int ldp, int Np, int B, int T, int H,
                                  int Hkv, int hd, int window, float scale)
 {
-    const size_t warp = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5;
-    const int lane = threadIdx.x & 31;
-    if (warp >= (size_t)B * H * T)
+    swa_query r;
+    if (!swa_query_of(&r, B, T, H, Hkv, Np, window))
         return;
-    const int t = (int)(warp % T), h = (int)(warp / T % H), b = (int)(warp / T / H), kh = h / (H / Hkv);
-    const size_t row0 = (size_t)b * T;
-    const int lo = swa_lo(t, window), nv = Np + t - lo + 1;
+    const int lane = threadIdx.x & 31, t = r.t, h = r.h, b = r.b, kh = r.kh, lo = r.lo, nv = r.nv;
+    const size_t row0 = r.row0;
     float qv[SWA_PER_LANE], acc[SWA_PER_LANE];
     load_lanes(qv, q + (row0 + t) * ldq + (size_t)h * hd, hd, lane);
 #pragma unroll
@@ -377,13 +394,11 @@ __global__ static void k_swa_bwd_q(Ts *dq, int pass, const float *lse, const Ts 
                                    const Ts *k, const Ts *v, int ldkv, const float *kp, const float *vp, int ldp,
                                    int Np, int B, int T, int H, int Hkv, int hd, int window, float scale)
 {
-    const size_t warp = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5;
-    const int lane = threadIdx.x & 31;
-    if (warp >= (size_t)B * H * T)
+    swa_query r;
+    if (!swa_query_of(&r, B, T, H, Hkv, Np, window))
         return;
-    const int t = (int)(warp % T), h = (int)(warp / T % H), b = (int)(warp / T / H), kh = h / (H / Hkv);
-    const size_t row0 = (size_t)b * T;
-    const int lo = swa_lo(t, window), nv = Np + t - lo + 1;
+    const int lane = threadIdx.x & 31, t = r.t, h = r.h, b = r.b, kh = r.kh, lo = r.lo, nv = r.nv;
+    const size_t row0 = r.row0;
     float qv[SWA_PER_LANE], dov[SWA_PER_LANE], acc[SWA_PER_LANE];
     load_lanes(qv, q + (row0 + t) * ldq + (size_t)h * hd, hd, lane);
     load_lanes(dov, dout + (row0 + t) * ldo + (size_t)h * hd, hd, lane);
