@@ -432,6 +432,19 @@ __global__ static void k_swa_bwd_q(Ts *dq, int pass, const float *lse, const Ts 
     store_lanes(o, acc, scale, 0, hd, lane);
 }
 
+/* A key row's gradient pass begins: its k and v in the lanes, its dK, dV
+ * accumulators at zero (window keys: R = Ts; persistent entries: float) */
+template <typename R>
+__device__ static void swa_key_begin(float *kv, float *vv, float *gk, float *gv, const R *krow, const R *vrow, int hd,
+                                     int lane)
+{
+    load_lanes(kv, krow, hd, lane);
+    load_lanes(vv, vrow, hd, lane);
+#pragma unroll
+    for (int e = 0; e < SWA_PER_LANE; e++)
+        gk[e] = gv[e] = 0;
+}
+
 /* Query i (sequence b, head h) against a key row (kv, vv in the lanes):
  * its P and dS, added into the row's gradients gv += P dO_i and
  * gk += dS q_i (dK's scale is applied at the store) */
@@ -469,11 +482,7 @@ __global__ static void k_swa_bwd_kv(Ts *dk, Ts *dv, const Ts *dq, const float *l
     const size_t row0 = (size_t)b * T, at = (row0 + j) * ldkv + (size_t)kh * hd;
     const int iend = (long)j + window < T ? j + window : T;
     float kv[SWA_PER_LANE], vv[SWA_PER_LANE], gk[SWA_PER_LANE], gv[SWA_PER_LANE];
-    load_lanes(kv, k + at, hd, lane);
-    load_lanes(vv, v + at, hd, lane);
-#pragma unroll
-    for (int e = 0; e < SWA_PER_LANE; e++)
-        gk[e] = gv[e] = 0;
+    swa_key_begin(kv, vv, gk, gv, k + at, v + at, hd, lane);
     for (int h = kh * G; h < (kh + 1) * G; h++)
         for (int i = j; i < iend; i++)
             swa_acc_query(gk, gv, kv, vv, q, ldq, dout, ldo, dq, lse, row0 + i, h, ((size_t)b * H + h) * T + i, hd,
@@ -496,11 +505,7 @@ __global__ static void k_swa_bwd_p(float *dkp, float *dvp, const Ts *dq, const f
     const int j = (int)(warp % Np), kh = (int)(warp / Np), G = H / Hkv;
     const size_t at = (size_t)j * ldp + (size_t)kh * hd;
     float kv[SWA_PER_LANE], vv[SWA_PER_LANE], gk[SWA_PER_LANE], gv[SWA_PER_LANE];
-    load_lanes(kv, kp + at, hd, lane);
-    load_lanes(vv, vp + at, hd, lane);
-#pragma unroll
-    for (int e = 0; e < SWA_PER_LANE; e++)
-        gk[e] = gv[e] = 0;
+    swa_key_begin(kv, vv, gk, gv, kp + at, vp + at, hd, lane);
     for (int b = 0; b < B; b++)
         for (int h = kh * G; h < (kh + 1) * G; h++)
             for (int i = 0; i < T; i++)
