@@ -3,17 +3,20 @@
  * bench/bench_cuda_torch.py on the GPU machine).
  *
  *   bench_cuda [--preset 440m] [--arch transformer] [--seq T] [--micro-batch B] [--steps N] [--device K]
- *              [--fast-matmul]
+ *              [--precision bf16|fp32] [--fast-matmul]
  *
- * Trains the preset's model with AdamW on random tokens (one warm-up step,
- * then N timed steps; each step ends with the loss on the host, so it is
- * complete) and prints one line of key=value pairs: tokens/s from the
+ * Trains the preset's model with AdamW on random tokens the trainer's way
+ * (the fused classifier, the losses kept on the device and read with the
+ * gradient norm once a step, so each step is complete when it ends), one
+ * warm-up step, then N timed steps, with activations and the weight copy
+ * in --precision (bf16, the default a GPU job trains in, or fp32), and
+ * prints one line of key=value pairs: tokens/s from the
  * median step, TFLOP/s from eng_account's training FLOPs per token, MFU
  * against 989 TFLOP/s (the H100/H200 dense bf16 peak the issue uses, so the
  * figure is comparable with PyTorch's whatever this backend's precision),
  * the backend's peak device memory, and the first and last losses.
- * --fast-matmul: the matmuls as bf16 tensor-core products (fp32 storage;
- * eng_backend_cuda_set_fast_matmul).  Exit 2 on bad usage, 77 when there is no GPU, 1 when the run fails (an
+ * --fast-matmul (with --precision fp32): the matmuls as bf16 tensor-core
+ * products on fp32 storage (eng_backend_cuda_set_fast_matmul).  Exit 2 on bad usage, 77 when there is no GPU, 1 when the run fails (an
  * `oom` says so). */
 #include <config.h> /* autoconf */
 
@@ -40,7 +43,7 @@ static int cmp_double(const void *a, const void *b)
 static int usage(void)
 {
     fprintf(stderr, "usage: bench_cuda [--preset NAME] [--arch A] [--seq T] [--micro-batch B] [--steps N] "
-                    "[--device K] [--fast-matmul]\n");
+                    "[--device K] [--precision bf16|fp32] [--fast-matmul]\n");
     return 2;
 }
 
@@ -52,7 +55,7 @@ int main(int argc, char **argv)
     return 77;
 #else
     const char *preset = "440m", *arch = "transformer";
-    int T = 0, B = 1, steps = 5, dev = 0, fast = 0;
+    int T = 0, B = 1, steps = 5, dev = 0, fast = 0, bf16 = 1;
     static const struct option longopts[] = {{"preset", required_argument, 0, 'p'},
                                              {"arch", required_argument, 0, 'a'},
                                              {"seq", required_argument, 0, 't'},
@@ -60,6 +63,7 @@ int main(int argc, char **argv)
                                              {"steps", required_argument, 0, 's'},
                                              {"device", required_argument, 0, 'd'},
                                              {"fast-matmul", no_argument, 0, 'f'},
+                                             {"precision", required_argument, 0, 'r'},
                                              {0, 0, 0, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -71,6 +75,11 @@ int main(int argc, char **argv)
         case 's': steps = atoi(optarg); break;
         case 'd': dev = atoi(optarg); break;
         case 'f': fast = 1; break;
+        case 'r':
+            if (strcmp(optarg, "bf16") && strcmp(optarg, "fp32"))
+                return usage();
+            bf16 = !strcmp(optarg, "bf16");
+            break;
         default: return usage();
         }
     }
@@ -101,6 +110,11 @@ int main(int argc, char **argv)
         return e.code == TLM_ECONFIG ? 77 : 1;
     }
     eng_backend_cuda_set_fast_matmul(be, fast);
+    if (eng_backend_cuda_set_dtype(be, bf16 ? ENG_BF16 : ENG_F32, &e)) {
+        fprintf(stderr, "bench_cuda: %s\n", e.msg);
+        eng_backend_free(be);
+        return 1;
+    }
     eng_cuda_device_info info;
     if (eng_cuda_device_info_get(dev, &info, &e))
         snprintf(info.name, sizeof info.name, "?");
@@ -126,13 +140,15 @@ int main(int argc, char **argv)
             tok[i] = (int32_t)((s >> 33) % (uint64_t)V);
             tgt[i] = (int32_t)((s >> 13) % (uint64_t)V);
         }
-        double loss = NAN, t0 = tlm_clock_mono();
+        double loss = NAN, gn = NAN, t0 = tlm_clock_mono();
         eng_model_zero_grads(m);
-        rc = eng_model_forward(m, tok, tgt, B, T, &loss, NULL, &e) || eng_model_backward(m, 1.0f, &e);
-        double gn = rc ? NAN : eng_model_grad_norm(m);
+        rc = eng_model_forward_train(m, tok, tgt, B, T, &e) || eng_model_backward(m, 1.0f, &e) ||
+             eng_model_step_report(m, &loss, &gn);
         eng_adamw opt = {3e-4, 0.9, 0.95, 1e-8, 0.1, st + 1, gn > 1.0 ? 1.0 / gn : 1.0};
         rc = rc || eng_model_step(m, &opt, &e) || eng_backend_cuda_status(be, &e);
-        t_step[st] = tlm_clock_mono() - t0; /* sumsq waited for the device: the step is done */
+        /* step_report waited for the device, so the previous step's
+         * update is in this one's time: steady steps time whole */
+        t_step[st] = tlm_clock_mono() - t0;
         if (st == 0)
             first = loss;
         last = loss;
@@ -150,7 +166,7 @@ int main(int argc, char **argv)
         printf("engine=tlm-cuda-%s preset=%s arch=%s seq=%d micro_batch=%d params=%zu steps=%d step_ms=%.1f "
                "tokens_per_s=%.1f tflops=%.2f mfu=%.4f peak_mib=%.0f flops_per_token=%.6g loss_first=%.4f "
                "loss_last=%.4f gpu=\"%s\"\n",
-               fast ? "fp32-bf16mm" : "fp32", preset, arch, T, B, eng_model_param_count(m), steps, med * 1e3, tps, tflops, tflops / PEAK_TFLOPS,
+               bf16 ? "bf16" : fast ? "fp32-bf16mm" : "fp32", preset, arch, T, B, eng_model_param_count(m), steps, med * 1e3, tps, tflops, tflops / PEAK_TFLOPS,
                peak / 1048576.0, a.flops_train, first, last, info.name);
     }
     eng_model_free(m);

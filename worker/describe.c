@@ -1,8 +1,8 @@
 /* describe.c: builds the --describe document with Jansson, with the
  * memory estimates of the job's micro-batch on the CPU and on a GPU (the
- * worker's out-of-memory message uses them too), and decides the storage
- * precision a GPU run has in this build (wrk_gpu_precision: the worker
- * trains in it, the GPU estimate plans in it). */
+ * worker's out-of-memory message uses them too).  Every GPU estimate
+ * plans in the precision the worker trains a GPU run in
+ * (eng_precision_resolve for a GPU: auto is bf16). */
 #include "worker/describe.h"
 
 #include <jansson.h>
@@ -84,10 +84,11 @@ static eng_dtype count_act_dtype(void *ctx)
 {
     return ((count_ctx *)ctx)->act;
 }
+/* the CUDA backend's answers for the planned storage (plan.h): with
+ * bf16, flash's scratch and the classifier's widened rows */
 static size_t count_att_ws(void *ctx, int B, int T, int H, int hd)
 {
-    (void)ctx, (void)hd;
-    return eng_cu_attention_ws_floats(B, T, H);
+    return eng_cu_attention_workspace_floats(((count_ctx *)ctx)->act == ENG_BF16, B, T, H, hd);
 }
 static size_t count_swa_ws(void *ctx, int B, int T, int Hkv, int hd, int window, int Np)
 {
@@ -102,8 +103,7 @@ static size_t count_mem_ws(void *ctx, int B, int T, int H, int hd, int hm, int d
 
 static size_t count_cls_ws(void *ctx, int N, int V, int C)
 {
-    (void)ctx, (void)C;
-    return eng_cu_classifier_ws_floats(N, V);
+    return eng_cu_classifier_workspace_floats(((count_ctx *)ctx)->act == ENG_BF16, N, V, C);
 }
 
 static size_t cpu_att_ws(void *ctx, int B, int T, int H, int hd)
@@ -129,21 +129,6 @@ static int micro_batch_of(const eng_config *cfg)
         return cfg->train.micro_batch;
     int64_t b = cfg->train.seq_len > 0 ? cfg->train.batch_tokens / cfg->train.seq_len : 1;
     return b < 1 ? 1 : b > INT32_MAX ? INT32_MAX : (int)b;
-}
-
-int wrk_gpu_precision(const eng_config *cfg, int *prec, int *fell_back, tlm_err *e)
-{
-    *fell_back = 0;
-    int rc = eng_precision_resolve(cfg, 1, prec, e);
-    if (rc || *prec != ENG_PREC_BF16 || ENG_CU_STORES_BF16)
-        return rc;
-    if (cfg->train.precision != ENG_PREC_AUTO)
-        return tlm_errf(e, TLM_ECONFIG,
-                        "train.precision bf16: this build's CUDA backend stores activations in fp32 only "
-                        "(train.precision: fp32 or auto)");
-    *prec = ENG_PREC_FP32;
-    *fell_back = 1;
-    return 0;
 }
 
 /* One estimate, in bytes. */
@@ -220,7 +205,7 @@ int wrk_fit_micro_batch(const eng_config *cfg, size_t budget, int *mb, size_t *t
      * sequences up to the configured one, largest first */
     const int64_t S = cfg->train.seq_len > 0 ? cfg->train.batch_tokens / cfg->train.seq_len : 0;
     *mb = 0, *total = 0;
-    int prec, fell_back, rc = wrk_gpu_precision(cfg, &prec, &fell_back, e);
+    int prec, rc = eng_precision_resolve(cfg, 1, &prec, e);
     if (rc)
         return rc;
     for (int d = micro_batch_of(cfg); d >= 1; d--) {
@@ -259,8 +244,8 @@ static json_t *fit_json(const eng_config *cfg, size_t budget, tlm_err *e)
 int wrk_memory_need(const eng_config *cfg, int gpu, size_t *total, size_t *state, tlm_err *e)
 {
     mem_est m;
-    int prec = ENG_PREC_FP32, fell_back;
-    int rc = gpu ? wrk_gpu_precision(cfg, &prec, &fell_back, e) : 0;
+    int prec = ENG_PREC_FP32;
+    int rc = gpu ? eng_precision_resolve(cfg, 1, &prec, e) : 0;
     if (!rc)
         rc = estimate(cfg, gpu, prec, &m, e);
     *total = rc ? 0 : m.total;
@@ -330,9 +315,9 @@ int wrk_describe(const eng_config *cfg, size_t gpu_budget, FILE *out, tlm_err *e
     /* train.precision as each device would run it in this build (null:
      * refused there); the GPU's plan in each storage precision, and
      * gpu_memory the one a run would have (null when the GPU refuses) */
-    int pc, pg, fell_back;
+    int pc, pg;
     tlm_err pe;
-    const int gpu_ok = !wrk_gpu_precision(cfg, &pg, &fell_back, &pe);
+    const int gpu_ok = !eng_precision_resolve(cfg, 1, &pg, &pe);
     json_t *cm = memory_json(cfg, 0, ENG_PREC_FP32, e), *g32 = cm ? memory_json(cfg, 1, ENG_PREC_FP32, e) : NULL,
            *g16 = g32 ? memory_json(cfg, 1, ENG_PREC_BF16, e) : NULL;
     if (!g16) {

@@ -395,12 +395,9 @@ int wrk_device_index(const char *device, int *k, tlm_err *e)
 
 /* The backend of this rank: the CPU, or GPU k (one rank per GPU: the rank's
  * GPU is --device's K plus its local rank; make_comm has checked it),
- * storing activations in `precision` (wrk_gpu_precision's, which
- * --describe's GPU estimate plans in too); fell_back: auto runs fp32
- * because this build's CUDA backend stores fp32 only, said here once the
- * GPU is there. */
-static int make_backend(eng_backend **be, const char *device, int k, int threads, int precision, int fell_back,
-                        tlm_err *e)
+ * storing activations in `precision` (eng_precision_resolve's, which
+ * --describe's GPU estimate plans in too). */
+static int make_backend(eng_backend **be, const char *device, int k, int threads, int precision, tlm_err *e)
 {
     if (k < 0) /* fp32 only: eng_precision_resolve refused bf16 already */
         return eng_backend_cpu_create(be, threads, e);
@@ -413,11 +410,9 @@ static int make_backend(eng_backend **be, const char *device, int k, int threads
         *be = NULL;
         return tlm_err_prefix(e, "--device %s", device);
     }
-    if (fell_back)
-        say("train.precision auto: this build's CUDA backend stores fp32 only; training in fp32");
     return 0;
 #else
-    (void)be, (void)threads, (void)precision, (void)fell_back;
+    (void)be, (void)threads, (void)precision;
     return tlm_errf(e, TLM_ECONFIG, "--device %s: this build trains on the CPU only (--device cpu)", device);
 #endif
 }
@@ -537,13 +532,10 @@ static int set_up(job *j, int k, tlm_err *e)
         return rc;
     wrk_heartbeat_progress(&j->hb);
     eng_runtime_set_threads(o->threads);
-    /* the precision before the backend: bf16 on the CPU, or on a GPU this
-     * build cannot store it on, is refused as a config error, with no
-     * device touched */
-    int fell_back = 0;
-    if ((rc = k >= 0 ? wrk_gpu_precision(&j->cfg, &j->precision, &fell_back, e)
-                     : eng_precision_resolve(&j->cfg, 0, &j->precision, e)) ||
-        (rc = make_backend(&j->be, o->device, k, o->threads, j->precision, fell_back, e)))
+    /* the precision before the backend: bf16 on the CPU is refused as a
+     * config error, with no device touched */
+    if ((rc = eng_precision_resolve(&j->cfg, k >= 0, &j->precision, e)) ||
+        (rc = make_backend(&j->be, o->device, k, o->threads, j->precision, e)))
         return rc;
     /* the run folder is rank 0's; the others only read checkpoints in it */
     if (j->env.rank == 0 && (rc = prepare_out(j, e)))

@@ -64,6 +64,7 @@ static const eng_ops cpu_ops = {
     .sumsq_into = eng__cpu_sumsq_into,
     .act_dtype = cpu_act_dtype,
     .cast = eng__cpu_cast,
+    .act_axpy = eng__cpu_act_axpy,
 };
 
 /* The backend and its context in one allocation. */

@@ -217,6 +217,7 @@ double eng__cpu_sumsq(void *ctx, const float *x, size_t n);
 void eng__cpu_sumsq_into(void *ctx, double *out, const float *x, size_t n);
 /* accumulate.c */
 void eng__cpu_axpy(void *ctx, float *y, const float *x, size_t n, float alpha);
+void eng__cpu_act_axpy(void *ctx, eng_act *y, const eng_act *x, size_t n, float alpha);
 
 /* classifier.c */
 size_t eng__cpu_classifier_workspace(void *ctx, int N, int V, int C);

@@ -197,10 +197,7 @@ static int use_flash(const eng__cu *c, int hd, int H, int Hkv, int ldo, int ldq,
 
 size_t eng__cu_attention_workspace(void *ctx, int B, int T, int H, int hd)
 {
-    const eng__cu *c = (const eng__cu *)ctx;
-    if (c->act == ENG_BF16 && (hd == 64 || hd == 128))
-        return eng_cu_attention_ws_floats_flash(B, T, H, hd);
-    return eng_cu_attention_ws_floats(B, T, H); /* D of the backward */
+    return eng_cu_attention_workspace_floats(((const eng__cu *)ctx)->act == ENG_BF16, B, T, H, hd);
 }
 
 static unsigned warps_grid(size_t warps)

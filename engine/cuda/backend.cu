@@ -180,6 +180,7 @@ static const eng_ops cuda_ops = {
     /* .sumsq_into */ eng__cu_sumsq_into,
     /* .act_dtype */ cu_act_dtype,
     /* .cast */ eng__cu_cast,
+    /* .act_axpy */ eng__cu_act_axpy,
 };
 
 typedef struct cu_backend {
@@ -393,24 +394,9 @@ extern "C" int eng_backend_cuda_set_dtype(eng_backend *b, eng_dtype t, tlm_err *
 {
     if (b->ops != &cuda_ops)
         return tlm_errf(e, TLM_EINTERNAL, "eng_backend_cuda_set_dtype: not a CUDA backend");
-    eng__cu *c = (eng__cu *)b->ctx;
-    /* the kernels have bf16 instantiations (eng_backend_cuda_set_kernel_dtype
-     * reaches them) and the weight copy is kept, but no bf16 training has
-     * been checked against the CPU yet (issue 24, bf16 step 5), and Titans
-     * MAL's x2 = x + nm is an fp32 axpy: until then, fp32 */
-    if (t != ENG_F32)
-        return tlm_errf(e, TLM_ECONFIG,
-                        "train.precision bf16: this build's CUDA backend trains in fp32 only: bf16 training is "
-                        "not enabled yet (train.precision: fp32)");
-    c->act = t;
-    return 0;
-}
-
-extern "C" int eng_backend_cuda_set_kernel_dtype(eng_backend *b, eng_dtype t)
-{
-    if (b->ops != &cuda_ops)
-        return -1;
-    ((eng__cu *)b->ctx)->act = t == ENG_BF16 ? ENG_BF16 : ENG_F32;
+    if (t != ENG_F32 && t != ENG_BF16)
+        return tlm_errf(e, TLM_EINTERNAL, "eng_backend_cuda_set_dtype: storage type %d", (int)t);
+    ((eng__cu *)b->ctx)->act = t;
     return 0;
 }
 

@@ -44,18 +44,11 @@ int eng_cuda_device_info_get(int k, eng_cuda_device_info *out, tlm_err *e);
  * does not fit. */
 int eng_backend_cuda_create(eng_backend **out, int device, tlm_err *e);
 
-/* The storage type of b's activations (engine/model/ops.h, eng_dtype;
- * train.precision), set before a model is made on b.  ENG_F32 is the
- * default; TLM_ECONFIG with the reason when b cannot store t. */
+/* The storage type of b's activations and of the products' weight copy
+ * (engine/model/ops.h, eng_dtype; train.precision: ENG_F32 or ENG_BF16),
+ * set before a model is made on b.  ENG_F32 is the default;
+ * TLM_EINTERNAL when b is not a CUDA backend or t no storage type. */
 int eng_backend_cuda_set_dtype(eng_backend *b, eng_dtype t, tlm_err *e);
-
-/* The activations' storage type for the kernels alone: tests and kernel
- * checks (test_backend_ops' bf16 rows) select bf16 through it, while
- * eng_backend_cuda_set_dtype, the trainer's door (worker/run.c), still
- * refuses bf16 until bf16 training has been checked against the CPU (bf16
- * plan step 5) and Titans MAL's x2 = x + nm has an activation axpy.  No
- * trainer path calls it.  -1 when b is not a CUDA backend. */
-int eng_backend_cuda_set_kernel_dtype(eng_backend *b, eng_dtype t);
 
 /* The first CUDA error an op met since the backend was made (ops return
  * nothing: a failed launch or copy is kept here, and the ops after it do
@@ -81,7 +74,6 @@ int eng_backend_cuda_emu_create(eng_backend **out, int device, tlm_err *e);
 int eng_backend_cuda_emu_status(const eng_backend *b, tlm_err *e);
 int eng_backend_cuda_emu_set_fast_matmul(eng_backend *b, int on);
 int eng_backend_cuda_emu_set_dtype(eng_backend *b, eng_dtype t, tlm_err *e);
-int eng_backend_cuda_emu_set_kernel_dtype(eng_backend *b, eng_dtype t);
 void eng_backend_cuda_emu_memory(const eng_backend *b, size_t *now, size_t *peak);
 /* The kernels the emulator has run in this process, one a line ("name
  * launches blocks seconds", the last its time under emulation), into buf

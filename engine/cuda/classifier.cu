@@ -26,9 +26,7 @@ ENG__CU_BEGIN
 /* the chunk's rows: engine/cuda/plan.h (tlm-worker --describe plans with it) */
 size_t eng__cu_classifier_workspace(void *ctx, int N, int V, int C)
 {
-    if (((const eng__cu *)ctx)->act == ENG_BF16)
-        return eng_cu_classifier_ws_floats_bf16(N, V, C);
-    return eng_cu_classifier_ws_floats(N, V);
+    return eng_cu_classifier_workspace_floats(((const eng__cu *)ctx)->act == ENG_BF16, N, V, C);
 }
 
 /* the widened rows' place in a bf16 workspace (plan.h) */

@@ -34,7 +34,6 @@
 #define eng_backend_cuda_set_fast_matmul eng_backend_cuda_emu_set_fast_matmul
 #define eng_backend_cuda_memory eng_backend_cuda_emu_memory
 #define eng_backend_cuda_set_dtype eng_backend_cuda_emu_set_dtype
-#define eng_backend_cuda_set_kernel_dtype eng_backend_cuda_emu_set_kernel_dtype
 /* k<<<grid, block, smem, stream>>>(args): the emulator's launch, which
  * checks the pointer arguments and runs the grid before it returns */
 #define ENG__CU_LAUNCH(k, grid, block, smem, stream, ...)                                                      \
@@ -202,6 +201,7 @@ void eng__cu_adamw(void *ctx, float *p, const float *grad, float *m, float *v, c
                    float lr, float b1, float b2, float eps, float wd, float bc1, float bc2, float grad_scale,
                    void *p_lp, eng_dtype lp_dtype);
 void eng__cu_cast(void *ctx, void *dst, eng_dtype t, const float *src, size_t n);
+void eng__cu_act_axpy(void *ctx, eng_act *y, const eng_act *x, size_t n, float alpha);
 double eng__cu_sumsq(void *ctx, const float *x, size_t n);
 void eng__cu_axpy(void *ctx, float *y, const float *x, size_t n, float alpha);
 void eng__cu_embedding_bwd_sorted(void *ctx, float *dwte, const eng_act *dout, const int32_t *order,

@@ -639,16 +639,29 @@ void eng__cu_sumsq_into(void *ctx, double *out, const float *x, size_t n)
     ENG__CU_LAUNCHED(c, "sumsq_into");
 }
 
-__global__ static void k_axpy(float *y, const float *x, size_t n, float alpha)
+/* y += alpha x: fp32 gradients (axpy), or activations (act_axpy: fp32
+ * math, one rounding per bf16 store) */
+template <typename T> __global__ static void k_axpy(T *y, const T *x, size_t n, float alpha)
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        y[i] += alpha * x[i];
+        y[i] = eng__cu_st<T>(eng__cu_ld(y[i]) + alpha * eng__cu_ld(x[i]));
+}
+
+template <typename T> static void axpy_launch(void *ctx, void *y, const void *x, size_t n, float alpha)
+{
+    if (n)
+        RUN(ctx, "axpy",
+            (ENG__CU_LAUNCH(k_axpy<T>, eng__cu_grid(n), ENG__CU_THREADS, 0, S(ctx), (T *)y, (const T *)x, n, alpha)));
 }
 
 void eng__cu_axpy(void *ctx, float *y, const float *x, size_t n, float alpha)
 {
-    if (n)
-        RUN(ctx, "axpy", (ENG__CU_LAUNCH(k_axpy, eng__cu_grid(n), ENG__CU_THREADS, 0, S(ctx), y, x, n, alpha)));
+    axpy_launch<float>(ctx, y, x, n, alpha);
+}
+
+void eng__cu_act_axpy(void *ctx, eng_act *y, const eng_act *x, size_t n, float alpha)
+{
+    ENG__CU_ACT(CTX(ctx), axpy_launch, ctx, y, x, n, alpha);
 }
 
 ENG__CU_END

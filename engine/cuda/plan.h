@@ -19,15 +19,6 @@
 #define ENG_CU_BACKEND_BYTES (ENG_CU_LT_WS_BYTES + ENG_CU_SUMSQ_BLOCKS * sizeof(double))
 /* cudaMalloc's granule: every allocation is rounded up to it */
 #define ENG_CU_ALLOC_GRANULE ((size_t)256)
-/* Whether this build's CUDA backend stores activations in bf16
- * (eng_backend_cuda_set_dtype accepts ENG_BF16): 0 until the kernels'
- * bf16 instances land (issue 24).  tlm-worker decides a GPU job's
- * precision from it before any device is touched, and --describe plans
- * gpu_memory in that precision (worker/describe.c, wrk_gpu_precision):
- * turn it on with backend.cu's refusal, or a job asking for bf16 is
- * refused (or runs auto in fp32) where the backend would take it. */
-#define ENG_CU_STORES_BF16 0
-
 #ifdef __CUDACC__
 #define ENG_CU_PLAN_FN static __host__ __device__ inline
 #else
@@ -48,6 +39,14 @@ ENG_CU_PLAN_FN size_t eng_cu_attention_ws_floats_flash(int B, int T, int H, int 
 {
     const size_t r = ((size_t)B * H * T + 15) & ~(size_t)15;
     return 2 * r + (((size_t)B * T * H * hd / 2 + 15) & ~(size_t)15);
+}
+
+/* what attention_workspace answers: flash.cu's with bf16 activations at
+ * head sizes 64 and 128, else D alone */
+ENG_CU_PLAN_FN size_t eng_cu_attention_workspace_floats(int bf16, int B, int T, int H, int hd)
+{
+    return bf16 && (hd == 64 || hd == 128) ? eng_cu_attention_ws_floats_flash(B, T, H, hd)
+                                           : eng_cu_attention_ws_floats(B, T, H);
 }
 
 /* the fused classifier (classifier.cu): a chunk's logits at most this
@@ -77,6 +76,11 @@ ENG_CU_PLAN_FN size_t eng_cu_classifier_ws_floats_bf16(int N, int V, int C)
 {
     const size_t logits = (eng_cu_classifier_ws_floats(N, V) + 15) & ~(size_t)15;
     return logits + (size_t)eng_cu_classifier_rows(N, V) * (size_t)C;
+}
+/* what classifier_workspace answers in either storage */
+ENG_CU_PLAN_FN size_t eng_cu_classifier_workspace_floats(int bf16, int N, int V, int C)
+{
+    return bf16 ? eng_cu_classifier_ws_floats_bf16(N, V, C) : eng_cu_classifier_ws_floats(N, V);
 }
 
 /* titans_mem: one unit's (sequence, head) scratch: the per-token scalars

@@ -310,6 +310,10 @@ typedef struct eng_ops {
      * load, ZeRO-1's gather).  bf16 rounds as adamw's p_lp does, the same
      * bits for the same float. */
     void (*cast)(void *ctx, void *dst, eng_dtype t, const float *src, size_t n);
+    /* y (n) += alpha x (n) on activations: a residual add the model makes
+     * outside a matmul's beta (Titans MAL's x2 = x + nm).  fp32 math, one
+     * rounding per element where stored in bf16; axpy's bits in fp32. */
+    void (*act_axpy)(void *ctx, eng_act *y, const eng_act *x, size_t n, float alpha);
 } eng_ops;
 
 /* A backend: its op table and the context every op receives.  Made by a

@@ -64,7 +64,7 @@ typedef struct eng_titans {
     titans_params p[ENG_MAX_LAYERS];
     titans_acts a[ENG_MAX_LAYERS];
     void *slab;
-    float *ones;   /* (N) 1.0: adds the gate bias, sums its gradient */
+    eng_act *ones; /* (N) 1.0 in the activation dtype: adds the gate bias (a product with its weight copy), sums its gradient */
     eng_act *c;    /* (N, 3d) conv output (forward temp, recomputed in backward) */
     eng_act *df;   /* (N, 3d) gradient of f, then of c (in place) */
     eng_act *dym;  /* (N, d) */
@@ -162,7 +162,7 @@ static int titans_plan(eng_model *m, tlm_err *e)
         eng__plan_act(m, &p, &a->o, N * d);
         eng__plan_f32(&p, &a->states, eng_tmem_states_floats(&md, m->max_B, m->H));
     }
-    eng__plan_f32(&p, &t->ones, N); /* fp32: a matmul operand beside the fp32 bias */
+    eng__plan_act(m, &p, &t->ones, N);
     eng__plan_act(m, &p, &t->c, N * t->Cm);
     eng__plan_act(m, &p, &t->df, N * t->Cm);
     eng__plan_act(m, &p, &t->dym, N * d);
@@ -177,11 +177,18 @@ static int titans_plan(eng_model *m, tlm_err *e)
     if (!t->slab)
         return tlm_errf(e, TLM_ENOMEM, "titans: cannot allocate %.1f MiB of memory activations (batch %d x %d)",
                         (double)total / 1048576, m->max_B, m->max_T);
-    float buf[1024];
+    /* 1.0 as the activations store it (bf16: 0x3f80, exact) */
+    union {
+        float f[1024];
+        uint16_t h[1024];
+    } buf;
     for (int i = 0; i < 1024; i++)
-        buf[i] = 1.0f;
+        buf.f[i] = 1.0f;
+    if (m->act_dtype == ENG_BF16)
+        for (int i = 0; i < 1024; i++)
+            buf.h[i] = 0x3f80;
     for (size_t i = 0; i < N; i += 1024)
-        o->to_device(ctx, t->ones + i, buf, (N - i < 1024 ? N - i : 1024) * sizeof(float));
+        o->to_device(ctx, eng__act_at(m, t->ones, i), &buf, eng__act_bytes(m, N - i < 1024 ? N - i : 1024));
     return 0;
 }
 
@@ -286,7 +293,7 @@ static eng_act *at(const tlayer *v, const eng_act *p, size_t n)
 }
 
 /* The memory branch from the projection's memory columns: ym (forward). */
-static void memory_fwd(const tlayer *v)
+static void memory_fwd(const eng_model *m, const tlayer *v)
 {
     const eng_ops *o = v->o;
     const eng_titans *t = v->t;
@@ -295,8 +302,7 @@ static void memory_fwd(const tlayer *v)
     const int N = v->N, d = v->d, S = v->S, H = v->H;
     eng_act *u = at(v, v->a->qkvg, t->Sa), *z = at(v, u, t->Cm);
     /* gates: z += 1 b^T */
-    o->matmul(v->ctx, 0, 0, N, 3 * H, 1, 1.0f, t->ones, 1, v->P + p->bgate, 3 * H, 1.0f, z, S,
-              eng_mm_of(ENG_F32, ENG_F32, v->act));
+    o->matmul(v->ctx, 0, 0, N, 3 * H, 1, 1.0f, t->ones, 1, eng__wlp(m, p->bgate), 3 * H, 1.0f, z, S, eng__mm_x(m));
     o->dconv_fwd(v->ctx, t->c, t->Cm, u, S, v->P + p->conv, N, v->T, t->Cm, ENG_TITANS_CONV);
     o->silu_norm_fwd(v->ctx, ta->f, t->Cm, ta->rn, t->c, t->Cm, N, t->Cm, 2 * H, v->hd, NORM_EPS_QK);
     o->titans_mem_fwd(v->ctx, ta->ym, d, ta->states, ta->f, at(v, ta->f, d), at(v, ta->f, 2 * (size_t)d), t->Cm, z,
@@ -321,8 +327,7 @@ static void memory_bwd(eng_model *m, const tlayer *v)
                       t->dym, d, ta->states, ta->f, at(v, ta->f, d), at(v, ta->f, 2 * (size_t)d), t->Cm, z, S, v->B,
                       v->T, H, v->hd, t->hm, t->depth, t->chunk, t->max_lr, t->mem_ws);
     /* the gate bias: column sums of dz */
-    o->matmul(v->ctx, 1, 0, 3 * H, 1, N, 1.0f, dz, S, t->ones, 1, 1.0f, v->Gr + p->bgate, 1,
-              eng_mm_of(v->act, ENG_F32, ENG_F32));
+    o->matmul(v->ctx, 1, 0, 3 * H, 1, N, 1.0f, dz, S, t->ones, 1, 1.0f, v->Gr + p->bgate, 1, eng__mm_w(m));
     o->dconv_fwd(v->ctx, t->c, t->Cm, u, S, v->P + p->conv, N, v->T, t->Cm, ENG_TITANS_CONV); /* recomputed */
     o->silu_norm_bwd(v->ctx, t->df, t->Cm, t->df, t->Cm, ta->f, t->Cm, ta->rn, t->c, t->Cm, N, t->Cm, 2 * H, v->hd);
     o->dconv_bwd(v->ctx, du, S, v->Gr + p->conv, t->df, t->Cm, u, S, v->P + p->conv, N, v->T, t->Cm,
@@ -373,7 +378,7 @@ static void titans_fwd(eng_model *m, int l, int B, int T)
         /* every projection at once: attention q, k, v, memory q, k, v, gates */
         o->matmul(ctx, 0, 1, N, S, d, 1.0f, a->ln1, d, eng__wlp(m, v.lp->wqkvg), d, 0.0f, a->qkvg, S, eng__mm_x(m));
         attention_fwd(m, &v);
-        memory_fwd(&v);
+        memory_fwd(m, &v);
         o->rmsnorm_fwd(ctx, ta->na, ta->rstd_a, a->atty, v.P + v.p->norm_a, N, d, v.eps);
         o->gate_fwd(ctx, ta->o, ta->na, ta->nm, d, N, d, d);
         o->copy(ctx, a->resid_mid, v.x, eng__act_bytes(m, (size_t)N * d));
@@ -383,10 +388,9 @@ static void titans_fwd(eng_model *m, int l, int B, int T)
          * attention on x2 */
         o->matmul(ctx, 0, 1, N, S - t->Sa, d, 1.0f, a->ln1, d, eng__wlp(m, v.p->wmem), d, 0.0f,
                   eng__act_at(m, a->qkvg, t->Sa), S, eng__mm_x(m));
-        memory_fwd(&v);
+        memory_fwd(m, &v);
         o->copy(ctx, ta->o, a->ln1, eng__act_bytes(m, (size_t)N * d));
-        /* fp32 storage only (the backend refuses bf16 until an activation axpy exists) */
-        o->axpy(ctx, (float *)ta->o, (const float *)ta->nm, (size_t)N * d, 1.0f);
+        o->act_axpy(ctx, ta->o, ta->nm, (size_t)N * d, 1.0f);
         o->matmul(ctx, 0, 1, N, t->Sa, d, 1.0f, ta->o, d, eng__wlp(m, v.lp->wqkvg), d, 0.0f, a->qkvg, S, eng__mm_x(m));
         attention_fwd(m, &v);
         o->copy(ctx, a->resid_mid, v.x, eng__act_bytes(m, (size_t)N * d));

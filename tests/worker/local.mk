@@ -20,3 +20,13 @@ dist_check_SCRIPTS += tests/worker/test_hope_resume.sh
 
 TESTS += tests/worker/test_titans_resume.sh
 dist_check_SCRIPTS += tests/worker/test_titans_resume.sh
+
+# test_gpu_plan: --describe's GPU plan (worker/describe.c) against the
+# emulated CUDA backend's own allocations, byte for byte (77 without the
+# emulated build)
+C_TESTS += tests/worker/test_gpu_plan
+# describe.c built as the emulated backend plans (plan.h's ENG_CUDA_EMU:
+# the classifier's small chunk), so that the plan is the emulated one's
+tests_worker_test_gpu_plan_CPPFLAGS = $(AM_CPPFLAGS) -DENG_CUDA_EMU
+tests_worker_test_gpu_plan_SOURCES = tests/worker/test_gpu_plan.c worker/describe.c worker/describe.h tests/lib/tap.h
+tests_worker_test_gpu_plan_LDADD = $(CUDA_EMU_A) $(ENGINE_LIBS) $(CUDA_EMU_LIBS)

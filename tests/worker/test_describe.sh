@@ -90,24 +90,21 @@ assert t["gpu_memory"]["micro_batch"] == 4, t["gpu_memory"]
 print("# 440m seq 4096: micro-batch 2 %.2f GB, 4 %.2f GB (activations x%.3f)" % (ga["total"] / 1e9, gb["total"] / 1e9, r))
 P
 ok $? "gpu_memory: parts add up to the total, weights from the parameter count, activations x2 with the micro-batch"
-# the GPU plan in the precision the worker would run (precision.gpu: fp32
-# while this build's CUDA backend stores fp32 only), and the plan in each
+# the GPU plan in the precision the worker would run (precision.gpu:
+# auto is bf16 on a GPU), and the plan in each
 # precision: bf16 holds the weight copy (2 bytes a parameter, its own
 # allocation) and about half the activations (2-byte activations and
 # their gradients; statistics and workspaces stay fp32), the parameter
-# state unchanged.  `gpu_memory_by_precision` is the documented path to
-# a bf16 plan before this build runs bf16 (docs/protocol.md).
+# state unchanged.  `gpu_memory_by_precision` shows both plans whatever
+# the job asks for (docs/protocol.md).
 printf 'scale: 440m\ntrain: {seq_len: 4096, micro_batch: 2, precision: fp32}\n' >"$tmp/p32.yaml"
 printf 'scale: 440m\ntrain: {seq_len: 4096, micro_batch: 2, precision: bf16}\n' >"$tmp/p16.yaml"
 for p in p32 p16; do
     "$W" --describe --gpu-memory 131.3 --config "$tmp/$p.yaml" >"$tmp/$p.json" || echo "# describe failed for $p"
 done
-# does this build's CUDA backend store bf16 (engine/cuda/plan.h)?
-bf16=0; grep -q '^#define ENG_CU_STORES_BF16 1' "$TLM_SRCDIR/engine/cuda/plan.h" && bf16=1
-python3 - "$tmp/mb2.json" "$tmp/tmal.json" "$tmp/p32.json" "$tmp/p16.json" $bf16 <<'P'
+python3 - "$tmp/mb2.json" "$tmp/tmal.json" "$tmp/p32.json" "$tmp/p16.json" <<'P'
 import json, sys
 a, t, p32, p16 = (json.load(open(f)) for f in sys.argv[1:5])
-bf16 = sys.argv[5] == "1"
 for d in (a, t):
     by, g, n = d["gpu_memory_by_precision"], d["gpu_memory"], d["params"]["total"]
     f, b = by["fp32"], by["bf16"]
@@ -124,21 +121,16 @@ for d in (a, t):
     assert 0.5 <= r < (0.6 if d is a else 0.8), r
     print("# %s: bf16 plan %.2f GB (copy %.2f GB, activations x%.3f of fp32's), fp32 plan %.2f GB" % (
         d["config"]["arch"], b["total"] / 1e9, b["weight_copy"] / 1e9, r, f["total"] / 1e9))
-# auto plans what the worker trains in: fp32 while the CUDA backend stores
-# fp32 only (bf16 in words then refused there: no plan, no fit, its plan
-# still in gpu_memory_by_precision), bf16 once it stores bf16; fp32 in
-# words plans fp32
-want = "bf16" if bf16 else "fp32"
-assert a["precision"]["gpu"] == want and a["gpu_memory"]["precision"] == want, a["precision"]
+# auto plans what the worker trains a GPU run in, bf16 (the CPU: fp32);
+# bf16 in words the same, refused on the CPU; fp32 in words plans fp32
+assert a["precision"] == {"cpu": "fp32", "gpu": "bf16"} and a["gpu_memory"]["precision"] == "bf16", a["precision"]
 assert p32["precision"] == {"cpu": "fp32", "gpu": "fp32"} and p32["gpu_memory"] == a["gpu_memory_by_precision"]["fp32"]
 assert p32["gpu_fit"]["fits"], p32["gpu_fit"]
-if bf16:
-    assert p16["precision"] == {"cpu": None, "gpu": "bf16"} and p16["gpu_memory"] == a["gpu_memory"], p16
-else:
-    assert p16["precision"] == {"cpu": None, "gpu": None} and p16["gpu_memory"] is None and p16["gpu_fit"] is None, p16
+assert p16["precision"] == {"cpu": None, "gpu": "bf16"} and p16["gpu_memory"] == a["gpu_memory"], p16
+assert p16["gpu_fit"]["fits"] and p16["gpu_fit"]["micro_batch"] >= p32["gpu_fit"]["micro_batch"], p16["gpu_fit"]
 assert p16["gpu_memory_by_precision"] == a["gpu_memory_by_precision"], p16["gpu_memory_by_precision"]
 P
-ok $? "gpu_memory in the worker's precision (ENG_CU_STORES_BF16 $bf16); the bf16 plan holds the weight copy and about half the activations"
+ok $? "gpu_memory in the worker's precision (auto: bf16 on a GPU); the bf16 plan holds the weight copy and about half the activations"
 # the CPU estimate too (issue 26): the same parts, the CPU backend's own workspaces
 python3 - "$tmp/mb2.json" "$tmp/mb4.json" "$tmp/tmal.json" <<'P'
 import json, sys

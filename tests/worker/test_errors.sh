@@ -144,13 +144,6 @@ expect bad-config 2 config "bad.yaml:2:9: unknown key 'lrr'" --config "$tmp/bad.
 sed 's/^train: {/train: {precision: bf16, /' "$tmp/job.yaml" >"$tmp/bf16.yaml"
 grep -q 'precision: bf16' "$tmp/bf16.yaml" || echo "bf16.yaml: no train mapping to add the key to" >&2
 expect bf16-cpu 2 config "train.precision: bf16 needs a CUDA device .*the CPU backend stores fp32 only" --config "$tmp/bf16.yaml" --out "$tmp/r4b" --device cpu
-# and a GPU of a build whose CUDA backend stores fp32 only refuses it as
-# well, decided before any device is touched (worker/describe.c,
-# wrk_gpu_precision; a CPU-only build refuses --device cuda:K first)
-if grep -q '^#define ENG_CU_STORES_BF16 0' "$TLM_SRCDIR/engine/cuda/plan.h"; then
-    expect bf16-gpu 2 config "CPU only|train.precision bf16: this build's CUDA backend stores activations in fp32 only" \
-        --config "$tmp/bf16.yaml" --out "$tmp/r4c" --device cuda:0
-fi
 # a GPU: refused by a CPU-only build, or (CUDA build) not there: no GPU on
 # this machine, or not that many
 expect device 2 config "CPU only|no GPU|no such GPU|no NVIDIA driver or GPU found" --config "$tmp/job.yaml" --out "$tmp/r5" --device cuda:1023

@@ -526,6 +526,29 @@ static void tb_case_axpy(tcase *t, const int *a, double unused)
     TAP_OK(e < 1e-6, "axpy (n=%zu): max abs err %.2e", n, e);
 }
 
+/* y += alpha x on activations (act_axpy: Titans MAL's residual add); a: n */
+static void tb_case_act_axpy(tcase *t, const int *a, double unused)
+{
+    const size_t n = (size_t)a[0];
+    float *x = t_floats(t, n), *y = t_floats(t, n), *y0 = t_floats(t, n);
+    if (!t->fits)
+        return;
+    t_act(t, x, n);
+    t_act(t, y, n);
+    fill(x, n, 1);
+    fill(y0, n, 1);
+    for (size_t i = 0; i < n; i++)
+        y[i] = y0[i];
+    OP(t, act_axpy, D(t, y), D(t, x), n, 1.0f);
+    t_out(t, y, n, T_FWD, "y");
+    if (!REF(t))
+        return;
+    double e = 0;
+    for (size_t i = 0; i < n; i++)
+        e = fmax(e, fabs(y[i] - ((double)y0[i] + x[i])));
+    TAP_OK(e < 1e-6, "act_axpy (n=%zu): max abs err %.2e", n, e);
+}
+
 /* ------------------------------------------------------------ adamw, sumsq */
 /* a: n (0: 37); 300000 is more than the CUDA sumsq's 1024 blocks of 256
  * threads hold, so its threads sum several elements each */

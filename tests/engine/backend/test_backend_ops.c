@@ -161,31 +161,28 @@ static int broken_status(const eng_backend *b, tlm_err *e)
 #endif
 
 #if defined TLM_HAVE_CUDA || defined TLM_HAVE_CUDA_EMU
-/* A CUDA backend (make) with bf16 activations, through the kernels' own
- * switch (set: eng_backend_cuda[_emu]_set_kernel_dtype); the trainer's
- * eng_backend_cuda_set_dtype still refuses bf16 (backend.h). */
+/* A CUDA backend (make) with bf16 activations (set: the trainer's
+ * eng_backend_cuda[_emu]_set_dtype) */
 static int bf16_create(eng_backend **out, int (*make)(eng_backend **, int, tlm_err *),
-                       int (*set)(eng_backend *, eng_dtype), tlm_err *e)
+                       int (*set)(eng_backend *, eng_dtype, tlm_err *), tlm_err *e)
 {
     int rc = make(out, 0, e);
-    if (!rc && set(*out, ENG_BF16)) {
+    if (!rc && (rc = set(*out, ENG_BF16, e)))
         eng_backend_free(*out);
-        return tlm_errf(e, TLM_EINTERNAL, "set_kernel_dtype: not a CUDA backend");
-    }
     return rc;
 }
 #endif
 #ifdef TLM_HAVE_CUDA
 static int cuda_bf16_create(eng_backend **out, tlm_err *e)
 {
-    return bf16_create(out, eng_backend_cuda_create, eng_backend_cuda_set_kernel_dtype, e);
+    return bf16_create(out, eng_backend_cuda_create, eng_backend_cuda_set_dtype, e);
 }
 #endif
 #ifdef TLM_HAVE_CUDA_EMU
 /* "cuda-emu-bf16": the emulated kernels with bf16 activations */
 static int cuda_emu_bf16_create(eng_backend **out, tlm_err *e)
 {
-    return bf16_create(out, eng_backend_cuda_emu_create, eng_backend_cuda_emu_set_kernel_dtype, e);
+    return bf16_create(out, eng_backend_cuda_emu_create, eng_backend_cuda_emu_set_dtype, e);
 }
 #endif
 
@@ -294,6 +291,10 @@ static const op_case cases[] = {
      * tiles of 32 query rows in the backward; last of the core cases, so
      * the ones before it draw the inputs they always did */
     {"attention", 0, tb_case_attention, {1, 70, 2, 1, 64, 1}, 0},
+    /* added after flash's, for the same reason: x2 = x + nm (Titans MAL);
+     * 300000 is several elements a thread */
+    {"act_axpy", 0, tb_case_act_axpy, {37}, 0},
+    {"act_axpy", 0, tb_case_act_axpy, {300000}, 0},
     {"dconv", ENG_OPS_TITANS, tb_case_dconv, {2, 7, 5, 4}, 0},
     {"dconv", ENG_OPS_TITANS, tb_case_dconv, {3, 3, 9, 4}, 0}, /* T < K: the window reaches past the sequence start */
     {"dconv", ENG_OPS_TITANS, tb_case_dconv, {1, 6, 3, 1}, 0},

@@ -29,12 +29,15 @@
 #include "engine/cpu/backend.h"
 #include "engine/cpu/runtime.h"
 #include "engine/cuda/backend.h"
-#include "engine/cuda/plan.h"
 #include "engine/model/model.h"
 #include "tests/lib/model_util.h"
 #include "tests/lib/tap.h"
 
 #define STEPS 10
+/* the bf16 rows' weights after STEPS steps, norm-wise against the CPU's
+ * fp32 (AdamW moves each weight by about lr whatever its gradient, so a
+ * rounded gradient's sign flip moves it 2 lr the other way) */
+#define WTOL_BF16 5e-2
 
 static const tm_spec specs[] = {
     {"transformer cosine tied", "transformer", "", "cosine", 64, 4, 4, 4, 128, 96, 1, 0.02},
@@ -53,6 +56,10 @@ static const tm_spec specs[] = {
 typedef struct device_row {
     const char *name;
     int (*create)(eng_backend **out, int device, tlm_err *e);
+    /* the storage of activations and the weight copy (ENG_F32: the
+     * backend's default, not set) */
+    eng_dtype dtype;
+    int (*set_dtype)(eng_backend *b, eng_dtype t, tlm_err *e);
     int (*status)(const eng_backend *b, tlm_err *e);
     void (*memory)(const eng_backend *b, size_t *now, size_t *peak);
     int (*info)(int k, eng_cuda_device_info *out, tlm_err *e);
@@ -62,14 +69,18 @@ typedef struct device_row {
 
 static const device_row devices[] = {
 #ifdef TLM_HAVE_CUDA_EMU
-    {"cuda-emu", eng_backend_cuda_emu_create, eng_backend_cuda_emu_status, eng_backend_cuda_emu_memory,
+    {"cuda-emu", eng_backend_cuda_emu_create, ENG_F32, NULL, eng_backend_cuda_emu_status, eng_backend_cuda_emu_memory,
      eng_cuda_emu_device_info_get, 0, 13, 8},
+    {"cuda-emu-bf16", eng_backend_cuda_emu_create, ENG_BF16, eng_backend_cuda_emu_set_dtype,
+     eng_backend_cuda_emu_status, eng_backend_cuda_emu_memory, eng_cuda_emu_device_info_get, 0, 13, 8},
 #endif
 #ifdef TLM_HAVE_CUDA
-    {"cuda", eng_backend_cuda_create, eng_backend_cuda_status, eng_backend_cuda_memory, eng_cuda_device_info_get, 1,
-     64, 0},
+    {"cuda", eng_backend_cuda_create, ENG_F32, NULL, eng_backend_cuda_status, eng_backend_cuda_memory,
+     eng_cuda_device_info_get, 1, 64, 0},
+    {"cuda-bf16", eng_backend_cuda_create, ENG_BF16, eng_backend_cuda_set_dtype, eng_backend_cuda_status,
+     eng_backend_cuda_memory, eng_cuda_device_info_get, 1, 64, 0},
 #endif
-    {NULL, NULL, NULL, NULL, NULL, 0, 0, 0},
+    {NULL, NULL, ENG_F32, NULL, NULL, NULL, NULL, 0, 0, 0},
 };
 
 /* 10 steps; losses[] and the final weights out.  0, or the creation's code. */
@@ -93,7 +104,9 @@ static int train(const tm_spec *s, const eng_backend *be, const device_row *d, d
     if (Tm > MAX_T)
         return tlm_errf(e, TLM_EINTERNAL, "sequences of %d tokens (the test has room for %d)", Tm, MAX_T);
     for (int st = 0; st < STEPS && !rc; st++) {
-        tm_batch((uint64_t)st + 1, Bm, Tm, s->V, tok, tgt);
+        /* bf16: one batch, learnt step by step, so the loss has a trend
+         * to follow (fresh random tokens leave it near ln V) */
+        tm_batch(d->dtype == ENG_BF16 ? 1 : (uint64_t)st + 1, Bm, Tm, s->V, tok, tgt);
         eng_model_zero_grads(m);
         /* the trainer's path: losses kept on the device, read with the
          * gradient norm once a step */
@@ -165,15 +178,33 @@ static void run_device(const device_row *d, eng_backend *gpu, const eng_backend 
             if (dl > worst || !isfinite(dl))
                 worst = dl, at = st;
         }
-        TAP_OK(worst <= 1e-4, "%s: %s: %d steps of T=%d, losses within %.1e of the cpu's (worst at step %d: %.6f vs %.6f)",
+        const int bf = d->dtype == ENG_BF16;
+        /* bf16 against the CPU's fp32: issue 24's 2% on the loss at every
+         * step (measured, docs/engine.md "Precision") */
+        const double ltol = bf ? 2e-2 : 1e-4, wtol = bf ? WTOL_BF16 : 1e-3;
+        TAP_OK(worst <= ltol, "%s: %s: %d steps of T=%d, losses within %.1e of the cpu's (worst at step %d: %.6f vs %.6f)",
                d->name, s->name, STEPS, d->T, worst, at, lg[at], lc[at]);
+        if (bf) {
+            /* the same trend: on the one batch the CPU's loss falls step
+             * by step; bf16's must fall at every step it does, and by as
+             * much in all (within a tenth) */
+            int bad = -1;
+            for (int st = 1; st < STEPS && bad < 0; st++)
+                if ((lc[st] < lc[st - 1]) != (lg[st] < lg[st - 1]))
+                    bad = st;
+            const double fc = lc[0] - lc[STEPS - 1], fg = lg[0] - lg[STEPS - 1];
+            TAP_OK(bad < 0 && fc > 0 && fabs(fg - fc) <= 0.1 * fc,
+                   "%s: %s: the loss falls as the cpu's (%.4f -> %.4f; cpu %.4f -> %.4f; first step against it: %d, "
+                   "-1 none)",
+                   d->name, s->name, lg[0], lg[STEPS - 1], lc[0], lc[STEPS - 1], bad);
+        }
         double dn = 0, wn = 1e-30;
         for (size_t k = 0; k < nc && nc == ng; k++) {
             dn += ((double)pg[k] - pc[k]) * ((double)pg[k] - pc[k]);
             wn += (double)pc[k] * pc[k];
         }
         const double wrel = nc == ng ? sqrt(dn / wn) : INFINITY;
-        TAP_OK(wrel <= 1e-3, "%s: %s: weights after %d steps within %.1e (norm-wise) of the cpu's", d->name, s->name,
+        TAP_OK(wrel <= wtol, "%s: %s: weights after %d steps within %.1e (norm-wise) of the cpu's", d->name, s->name,
                STEPS, wrel);
         if (i == 0) {
             /* determinism: no atomics, fixed chunks and trees (issue 24) */
@@ -214,25 +245,16 @@ int main(int argc, char **argv)
             TAP_OK(0, "%s backend: %s", d->name, e.msg);
             continue;
         }
+        if (d->set_dtype && d->set_dtype(gpu, d->dtype, &e)) {
+            TAP_OK(0, "%s backend: %s", d->name, e.msg);
+            eng_backend_free(gpu);
+            continue;
+        }
         ran++;
         run_device(d, gpu, cpu);
         eng_backend_free(gpu);
     }
 #ifdef TLM_HAVE_CUDA_EMU
-    /* tlm-worker decides a GPU job's storage precision before any device
-     * is touched, from ENG_CU_STORES_BF16 (worker/describe.c,
-     * wrk_gpu_precision; --describe plans gpu_memory in it): the backend
-     * must take bf16 exactly when that says it stores it */
-    eng_backend *bb;
-    if (eng_backend_cuda_emu_create(&bb, 0, &e)) {
-        TAP_OK(0, "cuda-emu backend: %s", e.msg);
-    } else {
-        const int took = eng_backend_cuda_emu_set_dtype(bb, ENG_BF16, &e) == 0;
-        TAP_OK(took == ENG_CU_STORES_BF16,
-               "cuda-emu: bf16 storage %s, as engine/cuda/plan.h's ENG_CU_STORES_BF16 (%d) says",
-               took ? "accepted" : "refused", ENG_CU_STORES_BF16);
-        eng_backend_free(bb);
-    }
     static char run[16384];
     const int nk = eng_cuda_emu_kernels_run(run, sizeof run);
     TAP_DIAG("cuda-emu: %d kernels ran (name, launches, blocks, seconds emulated):", nk);
