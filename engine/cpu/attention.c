@@ -146,10 +146,12 @@ static void head_bwd(void *ctx, float *dq, float *dk, float *dv, const float *ls
 
 void eng__cpu_attention_bwd(void *ctx, eng_act *dq_a /* (B, T, ldq) = */, eng_act *dk_a /* (B, T, ldkv) = */,
                             eng_act *dv_a /* (B, T, ldkv) = */, const float *lse /* (B, H, T) */,
-                            const eng_act *dout_a /* (B, T,
-                                                      ldo) */, int ldo, const eng_act *q_a, int ldq, const eng_act *k_a,
-                            const eng_act *v_a, int ldkv, int B, int T, int H, int Hkv, int hd, float *ws)
+                            const eng_act *dout_a /* (B, T, ldo) */,
+                            const eng_act *out /* not read: D comes from P and dP, a row's sum as head_bwd has them */,
+                            int ldo, const eng_act *q_a, int ldq, const eng_act *k_a, const eng_act *v_a, int ldkv, int B,
+                            int T, int H, int Hkv, int hd, float *ws)
 {
+    (void)out;
     float *dq = (float *)dq_a;
     float *dk = (float *)dk_a;
     float *dv = (float *)dv_a;

@@ -180,14 +180,11 @@ __global__ static void k_attn_bwd_kv(Ts *dk, Ts *dv, const float *Dws, const flo
 /* bf16 activations at head size 64 or 128 go to flash.cu's tensor-core
  * kernels; fp32 and other head sizes stay on the kernels above.  Also
  * the layouts flash takes (strides of 8 elements, 16-byte aligned
- * operands) and, for the backward's recomputed output, out's rows packed
- * (ldo = H hd, as the model's); anything else takes the kernels above in
- * bf16 too. */
+ * operands); anything else takes the kernels above in bf16 too. */
 static int use_flash(const eng__cu *c, int hd, int H, int Hkv, int ldo, int ldq, int ldkv, const void *const *p,
                      int np)
 {
-    if (c->act != ENG_BF16 || (hd != 64 && hd != 128) || H % Hkv || ldo % 8 || ldq % 8 || ldkv % 8 ||
-        ldo != H * hd)
+    if (c->act != ENG_BF16 || (hd != 64 && hd != 128) || H % Hkv || ldo % 8 || ldq % 8 || ldkv % 8)
         return 0;
     for (int i = 0; i < np; i++)
         if (!eng__cu_aligned16(p[i]))
@@ -197,7 +194,8 @@ static int use_flash(const eng__cu *c, int hd, int H, int Hkv, int ldo, int ldq,
 
 size_t eng__cu_attention_workspace(void *ctx, int B, int T, int H, int hd)
 {
-    return eng_cu_attention_workspace_floats(((const eng__cu *)ctx)->act == ENG_BF16, B, T, H, hd);
+    (void)ctx, (void)hd;
+    return eng_cu_attention_ws_floats(B, T, H); /* D of the backward, flash's or the scalar kernels' */
 }
 
 static unsigned warps_grid(size_t warps)
@@ -252,33 +250,20 @@ static void attn_bwd(eng__cu *c, eng_act *dq, eng_act *dk, eng_act *dv, const fl
     ENG__CU_LAUNCHED(c, "attention_bwd (dk, dv)");
 }
 
-/* flash's backward reads O for D = dO . O: recomputed into the workspace
- * (bit for bit the forward's: the same deterministic kernel on the same
- * inputs), with its log-sum-exp into a scratch copy */
-static void flash_bwd(eng__cu *c, eng_act *dq, eng_act *dk, eng_act *dv, const float *lse, const eng_act *dout,
-                      int ldo, const eng_act *q, int ldq, const eng_act *k, const eng_act *v, int ldkv, int B, int T,
-                      int H, int Hkv, int hd, float *ws)
+/* flash's backward takes D = dO . O from the forward's O (ops.h: the
+ * model keeps it), into the workspace */
+void eng__cu_attention_bwd(void *ctx, eng_act *dq, eng_act *dk, eng_act *dv, const float *lse, const eng_act *dout,
+                           const eng_act *out, int ldo, const eng_act *q, int ldq, const eng_act *k, const eng_act *v,
+                           int ldkv, int B, int T, int H, int Hkv, int hd, float *ws)
 {
     typedef __nv_bfloat16 bf;
-    const size_t r = ((size_t)B * H * T + 15) & ~(size_t)15;
-    float *lse2 = ws + r;
-    bf *o = (bf *)(ws + 2 * r);
-    const float scale = 1.0f / sqrtf((float)hd);
-    eng__flash_fwd(c, o, ldo, lse2, (const bf *)q, ldq, (const bf *)k, (const bf *)v, ldkv, B, T, H, Hkv, hd, scale);
-    eng__flash_bwd(c, (bf *)dq, (bf *)dk, (bf *)dv, lse, (const bf *)dout, o, ldo, (const bf *)q, ldq, (const bf *)k,
-                   (const bf *)v, ldkv, B, T, H, Hkv, hd, scale, ws);
-}
-
-void eng__cu_attention_bwd(void *ctx, eng_act *dq, eng_act *dk, eng_act *dv, const float *lse, const eng_act *dout,
-                           int ldo, const eng_act *q, int ldq, const eng_act *k, const eng_act *v, int ldkv, int B,
-                           int T, int H, int Hkv, int hd, float *ws)
-{
     eng__cu *c = (eng__cu *)ctx;
     if (c->status || !shape_ok(c, hd, H, Hkv) || B * T <= 0)
         return;
-    const void *p[] = {dq, dk, dv, dout, q, k, v, ws};
-    if (use_flash(c, hd, H, Hkv, ldo, ldq, ldkv, p, 8))
-        flash_bwd(c, dq, dk, dv, lse, dout, ldo, q, ldq, k, v, ldkv, B, T, H, Hkv, hd, ws);
+    const void *p[] = {dq, dk, dv, dout, out, q, k, v, ws};
+    if (use_flash(c, hd, H, Hkv, ldo, ldq, ldkv, p, 9))
+        eng__flash_bwd(c, (bf *)dq, (bf *)dk, (bf *)dv, lse, (const bf *)dout, (const bf *)out, ldo, (const bf *)q, ldq,
+                       (const bf *)k, (const bf *)v, ldkv, B, T, H, Hkv, hd, 1.0f / sqrtf((float)hd), ws);
     else
         ENG__CU_ACT(c, attn_bwd, c, dq, dk, dv, lse, dout, ldo, q, ldq, k, v, ldkv, B, T, H, Hkv, hd, ws);
 }

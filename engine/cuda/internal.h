@@ -220,6 +220,7 @@ size_t eng__cu_attention_workspace(void *ctx, int B, int T, int H, int hd);
 void eng__cu_attention_fwd(void *ctx, eng_act *out, int ldo, float *lse, const eng_act *q, int ldq, const eng_act *k,
                            const eng_act *v, int ldkv, int B, int T, int H, int Hkv, int hd, float *ws);
 void eng__cu_attention_bwd(void *ctx, eng_act *dq, eng_act *dk, eng_act *dv, const float *lse, const eng_act *dout,
+                           const eng_act *out,
                            int ldo,
                            const eng_act *q, int ldq, const eng_act *k, const eng_act *v, int ldkv, int B, int T, int H,
                            int Hkv, int hd, float *ws);

@@ -25,28 +25,12 @@
 #define ENG_CU_PLAN_FN static inline
 #endif
 
-/* attention's backward keeps D = dO . O per (sequence, head, row) */
+/* attention's backward keeps D = dO . O per (sequence, head, row), on
+ * flash.cu's kernels (bf16, head sizes 64 and 128) and the scalar ones
+ * alike */
 ENG_CU_PLAN_FN size_t eng_cu_attention_ws_floats(int B, int T, int H)
 {
     return (size_t)B * H * T;
-}
-
-/* the same with bf16 activations and a head size flash.cu takes (64,
- * 128): D, a scratch log-sum-exp, then the forward's output recomputed
- * for the flash backward (ops.h's attention_bwd is not given O), B T H hd
- * bf16 at row stride H hd, every part at a 64-byte boundary */
-ENG_CU_PLAN_FN size_t eng_cu_attention_ws_floats_flash(int B, int T, int H, int hd)
-{
-    const size_t r = ((size_t)B * H * T + 15) & ~(size_t)15;
-    return 2 * r + (((size_t)B * T * H * hd / 2 + 15) & ~(size_t)15);
-}
-
-/* what attention_workspace answers: flash.cu's with bf16 activations at
- * head sizes 64 and 128, else D alone */
-ENG_CU_PLAN_FN size_t eng_cu_attention_workspace_floats(int bf16, int B, int T, int H, int hd)
-{
-    return bf16 && (hd == 64 || hd == 128) ? eng_cu_attention_ws_floats_flash(B, T, H, hd)
-                                           : eng_cu_attention_ws_floats(B, T, H);
 }
 
 /* the fused classifier (classifier.cu): a chunk's logits at most this

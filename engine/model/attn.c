@@ -83,7 +83,7 @@ static void in_bwd(eng_model *m, int l, int B, int T)
     const int N = B * T, d = m->d, S = m->S, hd = m->hd, H = m->H, Hkv = m->Hkv;
     const eng_act *q = a->qkvg, *k = eng__act_at(m, q, (size_t)H * hd), *v = eng__act_at(m, k, (size_t)Hkv * hd);
     eng_act *dq = m->dqkvg, *dk = eng__act_at(m, dq, (size_t)H * hd), *dv = eng__act_at(m, dk, (size_t)Hkv * hd);
-    o->attention_bwd(ctx, dq, dk, dv, a->lse, m->datty, d, q, S, k, v, S, B, T, H, Hkv, hd, m->att_ws);
+    o->attention_bwd(ctx, dq, dk, dv, a->lse, m->datty, a->atty, d, q, S, k, v, S, B, T, H, Hkv, hd, m->att_ws);
     o->rope_bwd(ctx, dq, S, N, T, H, hd, m->rope_cs);
     o->rope_bwd(ctx, dk, S, N, T, Hkv, hd, m->rope_cs);
     /* the fused projection */

@@ -159,13 +159,16 @@ typedef struct eng_ops {
      * lse (B, H, T): each query row's log-sum-exp of its scores, kept for the
      * backward, which recomputes the probabilities from it (memory O(T) per
      * head, as a fused GPU kernel keeps it).  backward: dq, dk, dv written
-     * (=), same strides as q, k, v.  ws: attention_workspace(B, T, H, hd)
-     * floats, for either pass. */
+     * (=), same strides as q, k, v; it is also given the forward's out
+     * (rows of ldo, as dout: the model keeps it for o_proj's gradient), so
+     * a backend may take D = dO . O from it rather than compute the
+     * forward again.  ws: attention_workspace(B, T, H, hd) floats, for
+     * either pass. */
     size_t (*attention_workspace)(void *ctx, int B, int T, int H, int hd);
     void (*attention_fwd)(void *ctx, eng_act *out, int ldo, float *lse, const eng_act *q, int ldq, const eng_act *k,
                           const eng_act *v, int ldkv, int B, int T, int H, int Hkv, int hd, float *ws);
     void (*attention_bwd)(void *ctx, eng_act *dq, eng_act *dk, eng_act *dv, const float *lse, const eng_act *dout,
-                          int ldo,
+                          const eng_act *out, int ldo,
                           const eng_act *q, int ldq, const eng_act *k, const eng_act *v, int ldkv, int B, int T, int H,
                           int Hkv, int hd, float *ws);
 

@@ -347,7 +347,8 @@ static void tb_case_attention(tcase *t, const int *a, double unused)
     }
     for (int i = 0; i < nin; i++)
         dg[i] = 7.0f; /* written, not accumulated: the 7s must go */
-    OP(t, attention_bwd, D(t, dg), D(t, dg + nq), D(t, dg + nq + nk), D(t, lse), D(t, dout), H * hd, D(t, in), H * hd,
+    OP(t, attention_bwd, D(t, dg), D(t, dg + nq), D(t, dg + nq + nk), D(t, lse), D(t, dout), D(t, out), H * hd,
+       D(t, in), H * hd,
        D(t, in + nq), D(t, in + nq + nk), Hkv * hd, B, T, H, Hkv, hd, D(t, ws));
     t_out(t, dg, nin, T_BWD, "dq, dk, dv");
     if (!REF(t) || no_fd)
