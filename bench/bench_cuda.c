@@ -3,21 +3,25 @@
  * bench/bench_cuda_torch.py on the GPU machine).
  *
  *   bench_cuda [--preset 440m] [--arch transformer] [--seq T] [--micro-batch B] [--steps N] [--device K]
- *              [--precision bf16|fp32] [--fast-matmul]
+ *              [--precision bf16|fp32] [--attention flash|cudnn] [--fast-matmul]
  *
  * Trains the preset's model with AdamW on random tokens the trainer's way
  * (the fused classifier, the losses kept on the device and read with the
  * gradient norm once a step, so each step is complete when it ends), one
  * warm-up step, then N timed steps, with activations and the weight copy
- * in --precision (bf16, the default a GPU job trains in, or fp32), and
+ * in --precision (bf16, the default a GPU job trains in, or fp32), bf16
+ * attention on --attention (flash.cu, the default, or cuDNN's SDPA), and
  * prints one line of key=value pairs: tokens/s from the
  * median step, TFLOP/s from eng_account's training FLOPs per token, MFU
  * against 989 TFLOP/s (the H100/H200 dense bf16 peak the issue uses, so the
  * figure is comparable with PyTorch's whatever this backend's precision),
- * the backend's peak device memory, and the first and last losses.
- * --fast-matmul (with --precision fp32): the matmuls as bf16 tensor-core
- * products on fp32 storage (eng_backend_cuda_set_fast_matmul).  Exit 2 on bad usage, 77 when there is no GPU, 1 when the run fails (an
- * `oom` says so). */
+ * the backend's peak of allocations (peak_mib), what the run holds on the
+ * GPU by its free memory before and after (device_used_mib: the CUDA
+ * context's own excluded, cuBLASLt's and cuDNN's included), and the first
+ * and last losses.  --fast-matmul (with --precision fp32): the matmuls as
+ * bf16 tensor-core products on fp32 storage
+ * (eng_backend_cuda_set_fast_matmul).  Exit 2 on bad usage, 77 when there
+ * is no GPU, 1 when the run fails (an `oom` says so). */
 #include <config.h> /* autoconf */
 
 #include <getopt.h>
@@ -43,7 +47,7 @@ static int cmp_double(const void *a, const void *b)
 static int usage(void)
 {
     fprintf(stderr, "usage: bench_cuda [--preset NAME] [--arch A] [--seq T] [--micro-batch B] [--steps N] "
-                    "[--device K] [--precision bf16|fp32] [--fast-matmul]\n");
+                    "[--device K] [--precision bf16|fp32] [--attention flash|cudnn] [--fast-matmul]\n");
     return 2;
 }
 
@@ -55,7 +59,7 @@ int main(int argc, char **argv)
     return 77;
 #else
     const char *preset = "440m", *arch = "transformer";
-    int T = 0, B = 1, steps = 5, dev = 0, fast = 0, bf16 = 1;
+    int T = 0, B = 1, steps = 5, dev = 0, fast = 0, bf16 = 1, cudnn = 0;
     static const struct option longopts[] = {{"preset", required_argument, 0, 'p'},
                                              {"arch", required_argument, 0, 'a'},
                                              {"seq", required_argument, 0, 't'},
@@ -64,6 +68,7 @@ int main(int argc, char **argv)
                                              {"device", required_argument, 0, 'd'},
                                              {"fast-matmul", no_argument, 0, 'f'},
                                              {"precision", required_argument, 0, 'r'},
+                                             {"attention", required_argument, 0, 'n'},
                                              {0, 0, 0, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -79,6 +84,11 @@ int main(int argc, char **argv)
             if (strcmp(optarg, "bf16") && strcmp(optarg, "fp32"))
                 return usage();
             bf16 = !strcmp(optarg, "bf16");
+            break;
+        case 'n':
+            if (strcmp(optarg, "flash") && strcmp(optarg, "cudnn"))
+                return usage();
+            cudnn = !strcmp(optarg, "cudnn");
             break;
         default: return usage();
         }
@@ -104,20 +114,28 @@ int main(int argc, char **argv)
         return 2;
     }
     T = c.train.seq_len;
+    /* the device's free memory before the backend and model (the CUDA
+     * context is made by this first call), against after the steps: what
+     * the run holds on the GPU, libraries' own memory included, to set
+     * beside tlm-worker --describe's gpu_memory */
+    eng_cuda_device_info info;
+    if (eng_cuda_device_info_get(dev, &info, &e)) {
+        fprintf(stderr, "bench_cuda: %s\n", e.msg);
+        return e.code == TLM_ECONFIG ? 77 : 1;
+    }
+    const size_t free0 = info.free_bytes;
     eng_backend *be;
     if (eng_backend_cuda_create(&be, dev, &e)) {
         fprintf(stderr, "bench_cuda: %s\n", e.msg);
         return e.code == TLM_ECONFIG ? 77 : 1;
     }
     eng_backend_cuda_set_fast_matmul(be, fast);
+    eng_backend_cuda_set_attention_cudnn(be, cudnn);
     if (eng_backend_cuda_set_dtype(be, bf16 ? ENG_BF16 : ENG_F32, &e)) {
         fprintf(stderr, "bench_cuda: %s\n", e.msg);
         eng_backend_free(be);
         return 1;
     }
-    eng_cuda_device_info info;
-    if (eng_cuda_device_info_get(dev, &info, &e))
-        snprintf(info.name, sizeof info.name, "?");
     eng_model *m;
     if (eng_model_create(&m, &c, be, B, T, &e)) {
         fprintf(stderr, "bench_cuda: %s: %s\n", tlm_status_kind(e.code), e.msg);
@@ -163,11 +181,15 @@ int main(int argc, char **argv)
         const double med = t_step[1 + steps / 2], tps = N / med, tflops = a.flops_train * tps * 1e-12;
         size_t now, peak;
         eng_backend_cuda_memory(be, &now, &peak);
-        printf("engine=tlm-cuda-%s preset=%s arch=%s seq=%d micro_batch=%d params=%zu steps=%d step_ms=%.1f "
-               "tokens_per_s=%.1f tflops=%.2f mfu=%.4f peak_mib=%.0f flops_per_token=%.6g loss_first=%.4f "
-               "loss_last=%.4f gpu=\"%s\"\n",
-               bf16 ? "bf16" : fast ? "fp32-bf16mm" : "fp32", preset, arch, T, B, eng_model_param_count(m), steps, med * 1e3, tps, tflops, tflops / PEAK_TFLOPS,
-               peak / 1048576.0, a.flops_train, first, last, info.name);
+        eng_cuda_device_info after;
+        const double used = eng_cuda_device_info_get(dev, &after, &e) || after.free_bytes > free0
+                                ? NAN
+                                : (double)(free0 - after.free_bytes) / 1048576.0;
+        printf("engine=tlm-cuda-%s attention=%s preset=%s arch=%s seq=%d micro_batch=%d params=%zu steps=%d "
+               "step_ms=%.1f tokens_per_s=%.1f tflops=%.2f mfu=%.4f peak_mib=%.0f device_used_mib=%.0f "
+               "flops_per_token=%.6g loss_first=%.4f loss_last=%.4f gpu=\"%s\"\n",
+               bf16 ? "bf16" : fast ? "fp32-bf16mm" : "fp32", cudnn ? "cudnn" : "flash", preset, arch, T, B, eng_model_param_count(m), steps, med * 1e3, tps, tflops, tflops / PEAK_TFLOPS,
+               peak / 1048576.0, used, a.flops_train, first, last, info.name);
     }
     eng_model_free(m);
     eng_backend_free(be);

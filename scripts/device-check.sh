@@ -33,9 +33,10 @@ usage: scripts/device-check.sh --pack            (here: build and pack)
 Stages, the most important first, so a short budget still yields the 440m
 row:
   env        the GPU, the driver, torch, where cuBLASLt/cuDNN/NCCL come from
-  bench440   bench_cuda on the 440m preset at seq 4096 (tokens/s, MFU, peak
-             memory), then PyTorch on the same model (bf16 autocast, SDPA,
-             fused AdamW; compiled)
+  bench440   bench_cuda on the 440m preset at seq 4096 in bf16 (tokens/s,
+             MFU, peak memory), with flash.cu's attention and with cuDNN's,
+             then PyTorch on the same model (bf16 autocast, SDPA, fused
+             AdamW; compiled)
   ops        test_backend_ops: every op of the cuda row against the CPU
   model      test_cuda_model: 10 training steps per architecture, CUDA vs CPU
   elem       test_cuda_elem (the kernels' element arithmetic, on the CPU)
@@ -289,6 +290,32 @@ bench_row() { # stage what log
         esac
     fi
 }
+# mem_row STAGE PRESET DESCRIBE-JSON BENCH-LOG: --describe's gpu_memory total
+# against what bench_cuda's run held on the GPU (issue 24: within 10%)
+mem_row() {
+    local used
+    used=$(grep -E '^engine=' "$4" 2>/dev/null | tail -1 | grep -oE 'device_used_mib=[0-9.]+' | cut -d= -f2)
+    [ -n "$used" ] || return 0 # the bench row says why
+    if [ -z "$py" ]; then
+        row "$1" "$2 memory vs --describe" skip "no python3 to read the describe document"
+        return
+    fi
+    "$py" - "$3" "$used" >"$work/mem-$2.txt" 2>&1 <<'P'
+import json, sys
+g = json.load(open(sys.argv[1]))["gpu_memory"]
+plan, used = g["total"] / 1048576, float(sys.argv[2])
+r = used / plan
+print("%s describe %.0f MiB (%s, micro-batch %d), device used %.0f MiB, ratio %.3f" % (
+    "pass" if abs(r - 1) <= 0.10 else "fail", plan, g["precision"], g["micro_batch"], used, r))
+P
+    local l
+    l=$(tail -1 "$work/mem-$2.txt")
+    case $l in
+    pass*) row "$1" "$2 memory vs --describe" pass "${l#pass }" ;;
+    fail*) row "$1" "$2 memory vs --describe" fail "${l#fail } (target within 10%)" ;;
+    *) row "$1" "$2 memory vs --describe" error "$l" ;;
+    esac
+}
 tps_of() { grep -E '^engine=' "$1" 2>/dev/null | tail -1 | grep -oE 'tokens_per_s=[0-9.]+' | cut -d= -f2; }
 py=$(command -v python3 || command -v python || true)
 
@@ -345,7 +372,13 @@ bench_pair() {
     "$bin/tlm-worker" --describe --config "$y" >"$work/$p.json" 2>"$work/$p.err" ||
         row "$st" "$p describe" error "$(tail -1 "$work/$p.err")"
     run "$st-$p-tlm" "$lim" "$bin/bench_cuda" --preset "$p" --seq "$T" --micro-batch "$B" --steps "$steps"
-    bench_row "$st" "$p seq $T tlm" "$logs/$st-$p-tlm.log"
+    bench_row "$st" "$p seq $T tlm bf16 flash" "$logs/$st-$p-tlm.log"
+    mem_row "$st" "$p" "$work/$p.json" "$logs/$st-$p-tlm.log"
+    # the other attention candidate on the same model: the faster becomes
+    # train.attention's default (docs/engine.md)
+    run "$st-$p-tlm-cudnn" "$lim" "$bin/bench_cuda" --preset "$p" --seq "$T" --micro-batch "$B" --steps "$steps" \
+        --attention cudnn
+    bench_row "$st" "$p seq $T tlm bf16 cudnn" "$logs/$st-$p-tlm-cudnn.log"
     if [ -z "$py" ]; then
         row "$st" "$p seq $T torch" skip "no python3"
         return

@@ -396,8 +396,10 @@ int wrk_device_index(const char *device, int *k, tlm_err *e)
 /* The backend of this rank: the CPU, or GPU k (one rank per GPU: the rank's
  * GPU is --device's K plus its local rank; make_comm has checked it),
  * storing activations in `precision` (eng_precision_resolve's, which
- * --describe's GPU estimate plans in too). */
-static int make_backend(eng_backend **be, const char *device, int k, int threads, int precision, tlm_err *e)
+ * --describe's GPU estimate plans in too), its fused attention as
+ * train.attention says. */
+static int make_backend(eng_backend **be, const char *device, int k, int threads, int precision, int attention,
+                        tlm_err *e)
 {
     if (k < 0) /* fp32 only: eng_precision_resolve refused bf16 already */
         return eng_backend_cpu_create(be, threads, e);
@@ -410,9 +412,10 @@ static int make_backend(eng_backend **be, const char *device, int k, int threads
         *be = NULL;
         return tlm_err_prefix(e, "--device %s", device);
     }
+    eng_backend_cuda_set_attention_cudnn(*be, attention == ENG_ATTN_CUDNN);
     return 0;
 #else
-    (void)be, (void)threads, (void)precision;
+    (void)be, (void)threads, (void)precision, (void)attention;
     return tlm_errf(e, TLM_ECONFIG, "--device %s: this build trains on the CPU only (--device cpu)", device);
 #endif
 }
@@ -535,7 +538,7 @@ static int set_up(job *j, int k, tlm_err *e)
     /* the precision before the backend: bf16 on the CPU is refused as a
      * config error, with no device touched */
     if ((rc = eng_precision_resolve(&j->cfg, k >= 0, &j->precision, e)) ||
-        (rc = make_backend(&j->be, o->device, k, o->threads, j->precision, e)))
+        (rc = make_backend(&j->be, o->device, k, o->threads, j->precision, j->cfg.train.attention, e)))
         return rc;
     /* the run folder is rank 0's; the others only read checkpoints in it */
     if (j->env.rank == 0 && (rc = prepare_out(j, e)))

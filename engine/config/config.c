@@ -31,6 +31,7 @@ static const char *const SCHEDULE_NAMES[] = {"uniform", "linear", "cosine", "sig
 static const char *const GATE_NAMES[] = {"elementwise", "headwise"};
 static const char *const TITANS_VARIANTS[] = {"mag", "mal"};
 static const char *const PRECISION_NAMES[] = {"auto", "fp32", "bf16"};
+static const char *const ATTENTION_NAMES[] = {"auto", "flash", "cudnn"};
 #define NAMES(a) a, (int)(sizeof a / sizeof a[0])
 
 const char *eng_arch_name(int arch)
@@ -41,6 +42,11 @@ const char *eng_arch_name(int arch)
 const char *eng_precision_name(int p)
 {
     return p >= 0 && p < (int)(sizeof PRECISION_NAMES / sizeof PRECISION_NAMES[0]) ? PRECISION_NAMES[p] : "?";
+}
+
+const char *eng_attention_name(int a)
+{
+    return a >= 0 && a < (int)(sizeof ATTENTION_NAMES / sizeof ATTENTION_NAMES[0]) ? ATTENTION_NAMES[a] : "?";
 }
 
 int eng_precision_resolve(const eng_config *cfg, int gpu, int *out, tlm_err *e)
@@ -279,6 +285,9 @@ static const field FIELDS[] = {
     {STR("tokenizer", tokenizer), .def_str = "bytes", PRESET(tokenizer),
      .help = "bytes, llama3, llama2, bpeN (a trained BPE of N ids) or a tokenizer file"},
     {NUM_ABOVE("train.adam_eps", train.adam_eps, 0, 1), .def = 1e-8, .help = "AdamW epsilon"},
+    {ENUM("train.attention", train.attention, ATTENTION_NAMES), .def = ENG_ATTN_AUTO, .flags = FLAG_EXEC,
+     .help = "the CUDA backend's fused attention for bf16 at head sizes 64 and 128: auto (flash today), flash "
+             "(flash.cu) or cudnn (cuDNN's SDPA graph); elsewhere the plain kernels"},
     {I64("train.batch_tokens", train.batch_tokens, 1, BIG), PRESET(batch_tokens),
      .derived = "preset, else 16 x train.seq_len", .help = "tokens per optimizer step"},
     {NUM("train.beta1", train.beta1, 0, 0.999999), .def = 0.9, .help = "AdamW beta1"},

@@ -53,6 +53,11 @@ typedef enum eng_titans_variant { ENG_TITANS_MAG = 0, ENG_TITANS_MAL } eng_titan
  * device and fp32 on the CPU, resolved by eng_precision_resolve once the
  * device is known. */
 typedef enum eng_precision { ENG_PREC_AUTO = 0, ENG_PREC_FP32, ENG_PREC_BF16 } eng_precision;
+/* train.attention (docs/engine.md "Precision"): which fused attention the
+ * CUDA backend runs where it has a choice (bf16 activations at head sizes
+ * 64 and 128): auto (flash.cu today), flash, or cuDNN's SDPA graph.  An
+ * execution setting: the same job whichever runs. */
+typedef enum eng_attention { ENG_ATTN_AUTO = 0, ENG_ATTN_FLASH, ENG_ATTN_CUDNN } eng_attention;
 
 typedef struct eng_model_cfg {
     int d_model;      /* residual width */
@@ -104,6 +109,7 @@ typedef struct eng_train_cfg {
     int log_every;             /* steps between step events */
     int grad_norms_every;      /* steps between per-layer gradient-norm layer events; 0 = off */
     int precision;             /* eng_precision, as written (auto until resolved for a device) */
+    int attention;             /* eng_attention: the CUDA backend's fused attention */
     int zero1;                 /* data parallel: optimizer state sharded over the ranks (ZeRO-1) */
 } eng_train_cfg;
 
@@ -171,6 +177,7 @@ void eng_config_id(const eng_config *cfg, char hex[65]);
 /* Names. */
 const char *eng_arch_name(int arch);
 const char *eng_precision_name(int precision); /* "auto", "fp32", "bf16" */
+const char *eng_attention_name(int attention); /* "auto", "flash", "cudnn" */
 /* The storage precision of a run of cfg on a GPU (gpu 1) or the CPU:
  * ENG_PREC_FP32 or ENG_PREC_BF16 in *out.  TLM_ECONFIG for bf16 on the
  * CPU, whose backend stores fp32 only. */

@@ -10,8 +10,10 @@
  * queries read from memory (L2) one row at a time, fp32 arithmetic on
  * fp32 or bf16 storage.  It reaches nowhere near the tensor cores: bf16
  * activations at head sizes 64 and 128 go to flash.cu's tensor-core
- * kernels instead (use_flash below); cuDNN's fused SDPA graph is the
- * other candidate, chosen by measurement on a GPU (docs/engine.md).
+ * kernels instead (use_flash below), or to cuDNN's fused SDPA graph
+ * (sdpa_cudnn.cu, the same arguments) when the backend is told so
+ * (train.attention: cudnn); the default is to be chosen by measurement
+ * on a GPU (docs/engine.md).
  *
  * Backward, per head: D_i = sum_j P_ij dP_ij (= dO_i . O_i) first, one
  * warp per query row, which also gives dQ; then one warp per key row and
@@ -225,10 +227,12 @@ void eng__cu_attention_fwd(void *ctx, eng_act *out, int ldo, float *lse, const e
     eng__cu *c = (eng__cu *)ctx;
     if (c->status || !shape_ok(c, hd, H, Hkv) || B * T <= 0)
         return;
+    typedef __nv_bfloat16 bf;
     const void *p[] = {out, q, k, v};
     if (use_flash(c, hd, H, Hkv, ldo, ldq, ldkv, p, 4))
-        eng__flash_fwd(ctx, (__nv_bfloat16 *)out, ldo, lse, (const __nv_bfloat16 *)q, ldq, (const __nv_bfloat16 *)k,
-                       (const __nv_bfloat16 *)v, ldkv, B, T, H, Hkv, hd, 1.0f / sqrtf((float)hd));
+        (c->attn_cudnn ? eng__sdpa_cudnn_fwd : eng__flash_fwd)(ctx, (bf *)out, ldo, lse, (const bf *)q, ldq,
+                                                               (const bf *)k, (const bf *)v, ldkv, B, T, H, Hkv, hd,
+                                                               1.0f / sqrtf((float)hd));
     else
         ENG__CU_ACT(c, attn_fwd, c, out, ldo, lse, q, ldq, k, v, ldkv, B, T, H, Hkv, hd);
 }
@@ -262,8 +266,10 @@ void eng__cu_attention_bwd(void *ctx, eng_act *dq, eng_act *dk, eng_act *dv, con
         return;
     const void *p[] = {dq, dk, dv, dout, out, q, k, v, ws};
     if (use_flash(c, hd, H, Hkv, ldo, ldq, ldkv, p, 9))
-        eng__flash_bwd(c, (bf *)dq, (bf *)dk, (bf *)dv, lse, (const bf *)dout, (const bf *)out, ldo, (const bf *)q, ldq,
-                       (const bf *)k, (const bf *)v, ldkv, B, T, H, Hkv, hd, 1.0f / sqrtf((float)hd), ws);
+        (c->attn_cudnn ? eng__sdpa_cudnn_bwd : eng__flash_bwd)(c, (bf *)dq, (bf *)dk, (bf *)dv, lse, (const bf *)dout,
+                                                               (const bf *)out, ldo, (const bf *)q, ldq, (const bf *)k,
+                                                               (const bf *)v, ldkv, B, T, H, Hkv, hd,
+                                                               1.0f / sqrtf((float)hd), ws);
     else
         ENG__CU_ACT(c, attn_bwd, c, dq, dk, dv, lse, dout, ldo, q, ldq, k, v, ldkv, B, T, H, Hkv, hd, ws);
 }

@@ -400,6 +400,14 @@ extern "C" int eng_backend_cuda_set_dtype(eng_backend *b, eng_dtype t, tlm_err *
     return 0;
 }
 
+extern "C" int eng_backend_cuda_set_attention_cudnn(eng_backend *b, int cudnn)
+{
+    if (b->ops != &cuda_ops)
+        return -1;
+    ((eng__cu *)b->ctx)->attn_cudnn = cudnn != 0;
+    return 0;
+}
+
 extern "C" int eng_backend_cuda_set_fast_matmul(eng_backend *b, int on)
 {
     if (b->ops != &cuda_ops)

@@ -62,6 +62,13 @@ int eng_backend_cuda_status(const eng_backend *b, tlm_err *e);
  * reaches it yet.  -1 when b is not a CUDA backend. */
 int eng_backend_cuda_set_fast_matmul(eng_backend *b, int on);
 
+/* Which fused attention b runs where it has a choice (bf16 activations,
+ * head size 64 or 128, flash's layouts; elsewhere attention.cu's plain
+ * kernels): cudnn 0, flash.cu (train.attention auto or flash), 1, cuDNN's
+ * SDPA graph (sdpa_cudnn.cu; where cuDNN cannot be loaded the op fails
+ * with TLM_ECONFIG, saying why).  -1 when b is not a CUDA backend. */
+int eng_backend_cuda_set_attention_cudnn(eng_backend *b, int cudnn);
+
 /* Bytes the backend's allocations hold now and at most so far. */
 void eng_backend_cuda_memory(const eng_backend *b, size_t *now, size_t *peak);
 
@@ -74,6 +81,7 @@ int eng_backend_cuda_emu_create(eng_backend **out, int device, tlm_err *e);
 int eng_backend_cuda_emu_status(const eng_backend *b, tlm_err *e);
 int eng_backend_cuda_emu_set_fast_matmul(eng_backend *b, int on);
 int eng_backend_cuda_emu_set_dtype(eng_backend *b, eng_dtype t, tlm_err *e);
+int eng_backend_cuda_emu_set_attention_cudnn(eng_backend *b, int cudnn);
 void eng_backend_cuda_emu_memory(const eng_backend *b, size_t *now, size_t *peak);
 /* The kernels the emulator has run in this process, one a line ("name
  * launches blocks seconds", the last its time under emulation), into buf

@@ -34,6 +34,7 @@
 #define eng_backend_cuda_set_fast_matmul eng_backend_cuda_emu_set_fast_matmul
 #define eng_backend_cuda_memory eng_backend_cuda_emu_memory
 #define eng_backend_cuda_set_dtype eng_backend_cuda_emu_set_dtype
+#define eng_backend_cuda_set_attention_cudnn eng_backend_cuda_emu_set_attention_cudnn
 /* k<<<grid, block, smem, stream>>>(args): the emulator's launch, which
  * checks the pointer arguments and runs the grid before it returns */
 #define ENG__CU_LAUNCH(k, grid, block, smem, stream, ...)                                                      \
@@ -144,6 +145,7 @@ typedef struct eng__cu {
     int n_plans;
     int fast_matmul; /* CUBLAS_COMPUTE_32F_FAST_16BF instead of CUBLAS_COMPUTE_32F */
     eng_dtype act;   /* the activations' storage type (eng_backend_cuda_set_dtype) */
+    int attn_cudnn;  /* fused attention through cuDNN, not flash.cu (eng_backend_cuda_set_attention_cudnn) */
     /* AdamW's segment table: the last one uploaded (host copy, to skip
      * the upload when the next step's is the same) and its device copy */
     eng__cu_seg *seg_host, *seg_dev;

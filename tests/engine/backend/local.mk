@@ -22,7 +22,8 @@ C_TESTS += tests/engine/backend/test_backend_ops \
 tests_engine_backend_test_flash_LDADD = $(CUDA_FLASH_TEST_OBJ) $(CUDA_FLASH_GPU_OBJ) $(CUDA_EMU_A) $(ENGINE_LIBS) $(CUDA_EMU_LIBS)
 tests_engine_backend_test_backend_ops_SOURCES = tests/engine/backend/test_backend_ops.c tests/engine/backend/harness.h \
 	tests/engine/backend/cases_core.h tests/engine/backend/cases_titans.h tests/lib/tap.h
-tests_engine_backend_test_backend_ops_LDADD = $(CUDA_EMU_TEST_OBJS) $(CUDA_EMU_A) $(ENGINE_LIBS) $(CUDA_EMU_LIBS)
+tests_engine_backend_test_backend_ops_LDADD = $(CUDA_EMU_TEST_OBJS) $(CUDA_FLASH_TEST_OBJ) $(CUDA_EMU_A) $(ENGINE_LIBS) \
+	$(CUDA_EMU_LIBS)
 tests_engine_backend_test_cuda_elem_SOURCES = tests/engine/backend/test_cuda_elem.c engine/cuda/elem.h tests/lib/tap.h
 tests_engine_backend_test_cuda_model_LDADD = $(CUDA_EMU_A) $(ENGINE_LIBS) $(CUDA_EMU_LIBS)
 tests_engine_backend_test_cuda_emu_LDADD = $(CUDA_EMU_TEST_OBJS) $(CUDA_FRAG_GPU_OBJ) $(CUDA_EMU_A) $(ENGINE_LIBS) \

@@ -62,6 +62,9 @@ typedef struct backend_row {
     int (*status)(const eng_backend *b, tlm_err *e);
     /* a row that must fail: only this op's cases run, and each must fail */
     const char *must_fail;
+    /* a row for one op alone (its other ops are another row's): only this
+     * op's cases run, and each must pass */
+    const char *only;
     /* activations in bf16: only the cases with activations run, against
      * the CPU on the same bf16-rounded inputs, within bf16_bound's bounds
      * (tol_fwd and tol_bwd unused) */
@@ -177,6 +180,14 @@ static int cuda_bf16_create(eng_backend **out, tlm_err *e)
 {
     return bf16_create(out, eng_backend_cuda_create, eng_backend_cuda_set_dtype, e);
 }
+/* "cuda-bf16-cudnn": attention through cuDNN's SDPA graph (train.attention: cudnn) */
+static int cuda_bf16_cudnn_create(eng_backend **out, tlm_err *e)
+{
+    int rc = cuda_bf16_create(out, e);
+    if (!rc)
+        eng_backend_cuda_set_attention_cudnn(*out, 1);
+    return rc;
+}
 #endif
 #ifdef TLM_HAVE_CUDA_EMU
 /* "cuda-emu-bf16": the emulated kernels with bf16 activations */
@@ -184,6 +195,16 @@ static int cuda_emu_bf16_create(eng_backend **out, tlm_err *e)
 {
     return bf16_create(out, eng_backend_cuda_emu_create, eng_backend_cuda_emu_set_dtype, e);
 }
+/* "cuda-emu-bf16-cudnn": and attention through the cuDNN stand-ins */
+static int cuda_emu_bf16_cudnn_create(eng_backend **out, tlm_err *e)
+{
+    int rc = cuda_emu_bf16_create(out, e);
+    if (!rc)
+        eng_backend_cuda_emu_set_attention_cudnn(*out, 1);
+    return rc;
+}
+/* test_flash's entry to the cuDNN stand-ins' counts (flash_entry.cu) */
+void tlm_test_flash_emu_cudnn_counts(long *graphs, long *execs);
 #endif
 
 /* The bf16 rows' bound on an output's error, relative to its largest
@@ -213,16 +234,21 @@ static double bf16_bound(const char *op, int kind)
  * cuda: fp32 kernels and cuBLASLt in fp32 (no TF32), so only the order of
  * sums differs from the CPU's. */
 static const backend_row backends[] = {
-    {"cpu", cpu_create, 0, 0, 0, NULL, NULL, 0},
-    {"cpu-mirror", mirror_create, 0, 0, 0, NULL, NULL, 0},
+    {"cpu", cpu_create, 0, 0, 0, NULL, NULL, NULL, 0},
+    {"cpu-mirror", mirror_create, 0, 0, 0, NULL, NULL, NULL, 0},
 #ifdef TLM_HAVE_CUDA
-    {"cuda", cuda_create, 1e-5, 5e-5, 1, eng_backend_cuda_status, NULL, 0},
-    {"cuda-bf16", cuda_bf16_create, 0, 0, 1, eng_backend_cuda_status, NULL, 1},
+    {"cuda", cuda_create, 1e-5, 5e-5, 1, eng_backend_cuda_status, NULL, NULL, 0},
+    {"cuda-bf16", cuda_bf16_create, 0, 0, 1, eng_backend_cuda_status, NULL, NULL, 1},
+    {"cuda-bf16-cudnn", cuda_bf16_cudnn_create, 0, 0, 1, eng_backend_cuda_status, NULL, "attention", 1},
 #endif
 #ifdef TLM_HAVE_CUDA_EMU
-    {"cuda-emu", cuda_emu_create, 1e-5, 5e-5, 0, eng_backend_cuda_emu_status, NULL, 0},
-    {"cuda-emu-broken", broken_create, 1e-5, 5e-5, 0, broken_status, "rmsnorm", 0},
-    {"cuda-emu-bf16", cuda_emu_bf16_create, 0, 0, 0, eng_backend_cuda_emu_status, NULL, 1},
+    {"cuda-emu", cuda_emu_create, 1e-5, 5e-5, 0, eng_backend_cuda_emu_status, NULL, NULL, 0},
+    {"cuda-emu-broken", broken_create, 1e-5, 5e-5, 0, broken_status, "rmsnorm", NULL, 0},
+    {"cuda-emu-bf16", cuda_emu_bf16_create, 0, 0, 0, eng_backend_cuda_emu_status, NULL, NULL, 1},
+    /* attention's bf16 cases at head sizes 64 and 128 through cuDNN's
+     * graphs (the stand-ins compute what the descriptors describe), the
+     * other cases on the plain kernels as in the row above */
+    {"cuda-emu-bf16-cudnn", cuda_emu_bf16_cudnn_create, 0, 0, 0, eng_backend_cuda_emu_status, NULL, "attention", 1},
 #endif
 };
 #define N_BACKENDS (int)(sizeof backends / sizeof backends[0])
@@ -395,7 +421,7 @@ static void compare_backend(const backend_row *row, const eng_backend *b, const 
             TAP_DIAG("%s: %s skipped: the backend does not fill its op group", row->name, c->op);
             continue;
         }
-        if (row->must_fail && strcmp(c->op, row->must_fail))
+        if ((row->must_fail && strcmp(c->op, row->must_fail)) || (row->only && strcmp(c->op, row->only)))
             continue;
         run_case(&r, ref, NULL, T_CAPTURE, c, starts[i], row->bf16);
         if (row->bf16 && !r.n_act) /* no activations: the fp32 rows cover it */
@@ -523,6 +549,14 @@ int main(int argc, char **argv)
      * the same bounds) */
     TAP_OK(strstr(run, "k_flash_fwd") && strstr(run, "k_flash_bwd_kv") && strstr(run, "k_flash_bwd_q"),
            "cuda-emu-bf16: attention at head sizes 64 and 128 ran flash.cu's kernels");
+    /* and the cudnn row's through cuDNN's graphs: a forward and a backward
+     * plan for each of its 3 cases at those head sizes */
+    long graphs = 0, execs = 0;
+    tlm_test_flash_emu_cudnn_counts(&graphs, &execs);
+    TAP_OK(execs >= 6 && graphs >= 6,
+           "cuda-emu-bf16-cudnn: attention at head sizes 64 and 128 ran cuDNN's graphs (%ld finalized, %ld plans "
+           "executed)",
+           graphs, execs);
     for (char *line = strtok(run, "\n"); line; line = strtok(NULL, "\n"))
         TAP_DIAG("  %s", line);
 #endif

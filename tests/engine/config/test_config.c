@@ -85,6 +85,20 @@ static void good(void)
     rc = parse("prec.yaml", "scale: 1m\ntrain: {precision: fp16}\n", &d, &e);
     TAP_OK(rc != 0 && strstr(e.msg, "auto") && strstr(e.msg, "bf16"), "fp16 is not a precision: %s", e.msg);
 
+    /* train.attention: an execution setting (the same job on either
+     * fused attention), auto by default; names checked */
+    rc = parse("attn.yaml", "scale: 440m\ntaper: {schedule: cosine}\ntrain: {tokens: 30e9, attention: cudnn}\n", &d,
+               &e);
+    eng_config_id(&d, id2);
+    TAP_OK(rc == 0 && d.train.attention == ENG_ATTN_CUDNN && !strcmp(id1, id2) &&
+               !strcmp(eng_attention_name(d.train.attention), "cudnn"),
+           "train.attention cudnn resolves and keeps the job's id: %s", rc ? e.msg : id2);
+    rc = parse("attn.yaml", "scale: 1m\n", &d, &e);
+    TAP_OK(rc == 0 && d.train.attention == ENG_ATTN_AUTO, "train.attention defaults to auto");
+    rc = parse("attn.yaml", "scale: 1m\ntrain: {attention: sdpa}\n", &d, &e);
+    TAP_OK(rc != 0 && strstr(e.msg, "flash") && strstr(e.msg, "cudnn") && strstr(e.msg, "attn.yaml:2"),
+           "sdpa is not an attention: %s", e.msg);
+
     /* a different job has a different identity */
     rc = parse("seed.yaml", "scale: 440m\ntaper: {schedule: cosine}\nseed: 1\ntrain: {tokens: 30e9}\n", &d, &e);
     eng_config_id(&d, id2);
