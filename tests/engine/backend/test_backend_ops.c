@@ -165,43 +165,42 @@ static int broken_status(const eng_backend *b, tlm_err *e)
 
 #if defined TLM_HAVE_CUDA || defined TLM_HAVE_CUDA_EMU
 /* A CUDA backend (make) with bf16 activations (set: the trainer's
- * eng_backend_cuda[_emu]_set_dtype) */
+ * eng_backend_cuda[_emu]_set_dtype), its fused attention through cuDNN's
+ * SDPA graph when cudnn is given (train.attention: cudnn) */
 static int bf16_create(eng_backend **out, int (*make)(eng_backend **, int, tlm_err *),
-                       int (*set)(eng_backend *, eng_dtype, tlm_err *), tlm_err *e)
+                       int (*set)(eng_backend *, eng_dtype, tlm_err *), int (*cudnn)(eng_backend *, int), tlm_err *e)
 {
     int rc = make(out, 0, e);
     if (!rc && (rc = set(*out, ENG_BF16, e)))
         eng_backend_free(*out);
+    if (!rc && cudnn)
+        cudnn(*out, 1);
     return rc;
 }
 #endif
 #ifdef TLM_HAVE_CUDA
 static int cuda_bf16_create(eng_backend **out, tlm_err *e)
 {
-    return bf16_create(out, eng_backend_cuda_create, eng_backend_cuda_set_dtype, e);
+    return bf16_create(out, eng_backend_cuda_create, eng_backend_cuda_set_dtype, NULL, e);
 }
-/* "cuda-bf16-cudnn": attention through cuDNN's SDPA graph (train.attention: cudnn) */
+/* "cuda-bf16-cudnn" */
 static int cuda_bf16_cudnn_create(eng_backend **out, tlm_err *e)
 {
-    int rc = cuda_bf16_create(out, e);
-    if (!rc)
-        eng_backend_cuda_set_attention_cudnn(*out, 1);
-    return rc;
+    return bf16_create(out, eng_backend_cuda_create, eng_backend_cuda_set_dtype, eng_backend_cuda_set_attention_cudnn,
+                       e);
 }
 #endif
 #ifdef TLM_HAVE_CUDA_EMU
 /* "cuda-emu-bf16": the emulated kernels with bf16 activations */
 static int cuda_emu_bf16_create(eng_backend **out, tlm_err *e)
 {
-    return bf16_create(out, eng_backend_cuda_emu_create, eng_backend_cuda_emu_set_dtype, e);
+    return bf16_create(out, eng_backend_cuda_emu_create, eng_backend_cuda_emu_set_dtype, NULL, e);
 }
 /* "cuda-emu-bf16-cudnn": and attention through the cuDNN stand-ins */
 static int cuda_emu_bf16_cudnn_create(eng_backend **out, tlm_err *e)
 {
-    int rc = cuda_emu_bf16_create(out, e);
-    if (!rc)
-        eng_backend_cuda_emu_set_attention_cudnn(*out, 1);
-    return rc;
+    return bf16_create(out, eng_backend_cuda_emu_create, eng_backend_cuda_emu_set_dtype,
+                       eng_backend_cuda_emu_set_attention_cudnn, e);
 }
 /* test_flash's entry to the cuDNN stand-ins' counts (flash_entry.cu) */
 void tlm_test_flash_emu_cudnn_counts(long *graphs, long *execs);
