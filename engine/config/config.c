@@ -307,6 +307,9 @@ static const field FIELDS[] = {
      .help = "sequences per forward pass (0: automatic); gradients accumulate to batch_tokens"},
     {NUM("train.min_lr_ratio", train.min_lr_ratio, 0, 1), .def = 0.1,
      .help = "cosine schedule floor as a fraction of lr"},
+    {BOOL("train.recompute", train.recompute), .def = 0, .flags = FLAG_EXEC,
+     .help = "activation recompute: the MLPs' gate|up and SwiGLU outputs are made again in the backward from the "
+             "kept normed input, not kept for every layer (less memory, one more gate|up product a layer)"},
     {ENUM("train.precision", train.precision, PRECISION_NAMES), .def = ENG_PREC_AUTO, .flags = FLAG_LATER,
      .help = "storage precision: auto (bf16 on a CUDA device, fp32 on the CPU), fp32 or bf16 (GPU only)"},
     {INT("train.seq_len", train.seq_len, 2, 1 << 20), .def = 256, PRESET(seq_len), .help = "sequence length"},

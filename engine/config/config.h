@@ -110,6 +110,7 @@ typedef struct eng_train_cfg {
     int grad_norms_every;      /* steps between per-layer gradient-norm layer events; 0 = off */
     int precision;             /* eng_precision, as written (auto until resolved for a device) */
     int attention;             /* eng_attention: the CUDA backend's fused attention */
+    int recompute;             /* the MLPs' gate|up and SwiGLU outputs remade in the backward, not kept */
     int zero1;                 /* data parallel: optimizer state sharded over the ranks (ZeRO-1) */
 } eng_train_cfg;
 

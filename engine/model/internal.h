@@ -55,6 +55,7 @@ struct eng_model {
     int max_B, max_T;
     int widths[ENG_MAX_LAYERS];
     int max_F;
+    int recompute; /* train.recompute: every layer's gu and h are one shared buffer, remade in the backward */
 
     /* tensor table (host) */
     eng_tensor_info *tensors;

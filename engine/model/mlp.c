@@ -3,10 +3,23 @@
  *   resid[l+1] = resid_mid + down(silu(gate(n)) * up(n)),  n = rmsnorm_2(resid_mid)
  * with gate_proj and up_proj stacked into one (2F, d) matmul; and that
  * branch itself (eng__swiglu_*), which hope_attn's levels (hope.c) chain
- * in its place.
+ * in its place.  With train.recompute every layer's gate|up and SwiGLU
+ * outputs (gu, h: the largest activations of a layer) share one buffer
+ * (model.c plans it), and the backward makes the branch's again from the
+ * normed input it keeps, with the same ops on the same inputs: the same
+ * bits as kept ones.
  *
  * Must not: allocate (its buffers are the model's planned ones). */
 #include "engine/model/internal.h"
+
+/* gu = ln (gate_proj | up_proj)^T, h = silu(gate) * up */
+static void gate_up(eng_model *m, const eng_swiglu *b, int N)
+{
+    const int d = m->d, F = b->F;
+    m->ops->matmul(m->ctx, 0, 1, N, 2 * F, d, 1.0f, b->ln, d, eng__wlp(m, b->wgu), d, 0.0f, b->gu, 2 * F,
+                   eng__mm_x(m));
+    m->ops->swiglu_fwd(m->ctx, b->h, b->gu, eng__act_at(m, b->gu, F), 2 * F, N, F);
+}
 
 void eng__swiglu_fwd(eng_model *m, const eng_swiglu *b, eng_act *out, int N)
 {
@@ -15,8 +28,7 @@ void eng__swiglu_fwd(eng_model *m, const eng_swiglu *b, eng_act *out, int N)
     const int d = m->d, F = b->F;
     const float *P = m->params;
     o->rmsnorm_fwd(ctx, b->ln, b->rstd, b->x, P + b->norm, N, d, (float)m->cfg.model.norm_eps);
-    o->matmul(ctx, 0, 1, N, 2 * F, d, 1.0f, b->ln, d, eng__wlp(m, b->wgu), d, 0.0f, b->gu, 2 * F, eng__mm_x(m));
-    o->swiglu_fwd(ctx, b->h, b->gu, eng__act_at(m, b->gu, F), 2 * F, N, F);
+    gate_up(m, b, N);
     o->copy(ctx, out, b->x, eng__act_bytes(m, (size_t)N * d));
     o->matmul(ctx, 0, 1, N, d, F, 1.0f, b->h, F, eng__wlp(m, b->wdown), F, 1.0f, out, d, eng__mm_x(m));
 }
@@ -28,6 +40,8 @@ void eng__swiglu_bwd(eng_model *m, const eng_swiglu *b, int N)
     const int d = m->d, F = b->F;
     const float *P = m->params;
     float *Gr = m->grads;
+    if (m->recompute) /* gu and h as the forward made them */
+        gate_up(m, b, N);
     /* down_proj */
     o->matmul(ctx, 0, 0, N, F, d, 1.0f, m->dresid, d, eng__wlp(m, b->wdown), F, 0.0f, m->dh, F, eng__mm_x(m));
     o->matmul(ctx, 1, 0, d, F, N, 1.0f, m->dresid, d, b->h, F, 1.0f, Gr + b->wdown, F, eng__mm_w(m));

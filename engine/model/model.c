@@ -155,8 +155,10 @@ static int plan_activations(eng_model *m, tlm_err *e)
         eng__plan_act(m, &p, &a->resid_mid, N * d);
         eng__plan_act(m, &p, &a->ln2, N * d);
         eng__plan_f32(&p, &a->rstd2, N);
-        eng__plan_act(m, &p, &a->gu, N * 2 * F);
-        eng__plan_act(m, &p, &a->h, N * F);
+        if (!m->recompute || l == 0) {
+            eng__plan_act(m, &p, &a->gu, N * 2 * (m->recompute ? (size_t)m->max_F : F));
+            eng__plan_act(m, &p, &a->h, N * (m->recompute ? (size_t)m->max_F : F));
+        }
     }
     eng__plan_act(m, &p, &m->lnf, N * d);
     eng__plan_f32(&p, &m->rstdf, N);
@@ -177,6 +179,8 @@ static int plan_activations(eng_model *m, tlm_err *e)
     if (!m->act_slab)
         return tlm_errf(e, TLM_ENOMEM, "model: cannot allocate %.1f MiB of activations (batch %d x %d)",
                         (double)m->act_bytes / 1048576, m->max_B, m->max_T);
+    for (int l = 1; l < m->L && m->recompute; l++) /* one gu and h for every layer (mlp.c remakes them) */
+        m->la[l].gu = m->la[0].gu, m->la[l].h = m->la[0].h;
     return 0;
 }
 
@@ -281,6 +285,7 @@ int eng_model_create(eng_model **out, const eng_config *cfg, const eng_backend *
     m->S = m->H * hd + 2 * kvh * hd; /* q, k, v; the row adds its columns */
     m->max_B = max_batch;
     m->max_T = seq_len;
+    m->recompute = cfg->train.recompute != 0;
     if ((rc = eng_taper_widths(cfg, m->widths, e)) || (rc = mx->create(m, e)))
         goto fail;
     for (int l = 0; l < m->L; l++)

@@ -86,22 +86,28 @@ int main(void)
     return 77;
 #else
     static const struct {
-        const char *name, *yaml;
-    } archs[] = {{"transformer", "arch: transformer"},
+        const char *name, *yaml, *train; /* train: more keys of train */
+    } archs[] = {{"transformer", "arch: transformer", ""},
                  /* head size 64: bf16 attention on flash.cu, its workspace */
-                 {"transformer hd 64 gqa", "arch: transformer\nmodel: {heads: 2, kv_heads: 1}"},
-                 {"gated_attn", "arch: gated_attn"},
-                 {"hope_attn", "arch: hope_attn"},
-                 {"titans mag", "arch: titans\nmodel: {titans: {variant: mag, chunk: 8}}"},
-                 {"titans mal", "arch: titans\nmodel: {titans: {variant: mal, chunk: 8}}"}};
+                 {"transformer hd 64 gqa", "arch: transformer\nmodel: {heads: 2, kv_heads: 1}", ""},
+                 {"gated_attn", "arch: gated_attn", ""},
+                 {"hope_attn", "arch: hope_attn", ""},
+                 {"titans mag", "arch: titans\nmodel: {titans: {variant: mag, chunk: 8}}", ""},
+                 {"titans mal", "arch: titans\nmodel: {titans: {variant: mal, chunk: 8}}", ""},
+                 /* train.recompute: one gate|up and SwiGLU buffer for every
+                  * layer; less than the row without (checked below) */
+                 {"transformer recompute", "arch: transformer", ", recompute: true"},
+                 {"hope_attn recompute", "arch: hope_attn", ", recompute: true"}};
     static const char *const precs[] = {"fp32", "bf16"};
+    size_t kept[2] = {0, 0}; /* the plain transformer's plan, each precision */
     for (size_t a = 0; a < sizeof archs / sizeof *archs; a++)
         for (int p = 0; p < 2; p++) {
             /* the 1m preset (d 128, 6 layers, 4 heads of 32), 2 sequences
              * of 24 tokens a pass */
             char y[512];
-            snprintf(y, sizeof y, "scale: 1m\n%s\ntrain: {seq_len: 24, batch_tokens: 48, micro_batch: 2, precision: %s}\n",
-                     archs[a].yaml, precs[p]);
+            snprintf(y, sizeof y,
+                     "scale: 1m\n%s\ntrain: {seq_len: 24, batch_tokens: 48, micro_batch: 2, precision: %s%s}\n",
+                     archs[a].yaml, precs[p], archs[a].train);
             const char *name = archs[a].name;
             eng_config c;
             tlm_err e = {0};
@@ -119,6 +125,11 @@ int main(void)
                    "%s %s: --describe plans %zu bytes of model memory, the backend allocated %zu at its peak "
                    "(weights and state %zu)",
                    name, precs[p], planned, peak, state);
+            if (a == 0)
+                kept[p] = planned;
+            if (!strcmp(name, "transformer recompute"))
+                TAP_OK(planned < kept[p], "%s: recompute plans %zu bytes less than keeping every layer's (%zu)",
+                       precs[p], kept[p] - planned, kept[p]);
         }
     return tap_done();
 #endif

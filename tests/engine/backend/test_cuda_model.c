@@ -83,6 +83,10 @@ static const device_row devices[] = {
     {NULL, NULL, ENG_F32, NULL, NULL, NULL, NULL, 0, 0, 0},
 };
 
+/* train.recompute for the runs train() makes (the MLPs' activations
+ * remade in the backward) */
+static int g_recompute;
+
 /* 10 steps; losses[] and the final weights out.  0, or the creation's code. */
 static int train(const tm_spec *s, const eng_backend *be, const device_row *d, double *losses, float **params,
                  size_t *np, tlm_err *e)
@@ -92,6 +96,7 @@ static int train(const tm_spec *s, const eng_backend *be, const device_row *d, d
     eng_config c;
     eng_model *m;
     int rc = tm_config(s, Tm, &c, e);
+    c.train.recompute = g_recompute;
     if (!rc && !strcmp(s->arch, "titans")) {
         c.model.titans_variant = strcmp(s->gate, "mal") ? ENG_TITANS_MAG : ENG_TITANS_MAL;
         if (d->titans_chunk)
@@ -162,6 +167,21 @@ static void run_device(const device_row *d, eng_backend *gpu, const eng_backend 
             continue;
         }
         rc = train(s, gpu, d, lg, &pg, &ng, &e);
+        if (!rc && d == devices) {
+            /* the CPU with train.recompute: every architecture's losses
+             * and weights as without, bit for bit */
+            double l2[STEPS];
+            float *p2 = NULL;
+            size_t n2 = 0;
+            g_recompute = 1;
+            tlm_err re = {0};
+            int r2 = train(s, cpu, d, l2, &p2, &n2, &re);
+            g_recompute = 0;
+            TAP_OK(!r2 && n2 == nc && !memcmp(l2, lc, sizeof l2) && !memcmp(p2, pc, nc * sizeof *pc),
+                   "cpu: %s: with train.recompute the same losses and weights bit for bit%s%s", s->name,
+                   r2 ? ": " : "", re.msg);
+            free(p2);
+        }
         tlm_err ce = {0};
         if (!rc && d->status(gpu, &ce))
             rc = ce.code, e = ce;
@@ -214,6 +234,14 @@ static void run_device(const device_row *d, eng_backend *gpu, const eng_backend 
             rc = train(s, gpu, d, l2, &p2, &n2, &e);
             TAP_OK(!rc && n2 == ng && !memcmp(l2, lg, sizeof l2) && !memcmp(p2, pg, ng * sizeof *pg),
                    "%s: %s: a second run repeats the first bit for bit (losses, weights)", d->name, s->name);
+            free(p2);
+            /* train.recompute remakes the MLP's activations with the same
+             * ops on the same inputs: the same bits */
+            g_recompute = 1;
+            rc = train(s, gpu, d, l2, &p2, &n2, &e);
+            g_recompute = 0;
+            TAP_OK(!rc && n2 == ng && !memcmp(l2, lg, sizeof l2) && !memcmp(p2, pg, ng * sizeof *pg),
+                   "%s: %s: with train.recompute the same losses and weights bit for bit", d->name, s->name);
             free(p2);
         }
         free(pc);
