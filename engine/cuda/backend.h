@@ -87,6 +87,22 @@ void eng_backend_cuda_emu_memory(const eng_backend *b, size_t *now, size_t *peak
  * launches blocks seconds", the last its time under emulation), into buf
  * (cap bytes); returns how many. */
 int eng_cuda_emu_kernels_run(char *buf, size_t cap);
+/* Plan-only (on 1; off, 0, the default): from now on every call is made
+ * and checked as in a normal run (each cuBLASLt plan's descriptors and
+ * heuristic, each matmul's alignments and extents, each launch's
+ * configuration and pointer arguments, each copy's and memset's range)
+ * but nothing is computed or stored on the device, and device memory is
+ * reserved address space only (256 GiB of it): a model of any preset can
+ * be made and stepped for what it asks of cuBLASLt, at no memory and
+ * little time.  Its values then mean nothing.  Only while the emulator
+ * holds no allocation (no backend alive): -1 otherwise, 0 when set.  For
+ * tests (tests/engine/backend/test_cuda_plans.c); nothing else sets it. */
+int eng_cuda_emu_set_plan_only(int on);
+/* The cuBLASLt stand-ins' account since the process began or the last
+ * reset: the distinct problems the heuristic gave an algorithm for
+ * (descriptor, layouts, alignments), the heuristic's and the matmul's
+ * successful calls; reset (nonzero): the account starts afresh after. */
+void eng_cuda_emu_lt_counts(long *plans, long *heuristics, long *matmuls, int reset);
 
 #ifdef __cplusplus
 }

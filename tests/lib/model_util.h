@@ -1,6 +1,7 @@
 /* model_util.h: helpers shared by the model tests (test_model,
- * test_grad_model, test_hope, test_titans*, parity_dump): a resolved config
- * for a tiny model from a few knobs, deterministic token batches, the
+ * test_grad_model, test_hope, test_titans*, parity_dump, test_gpu_plan,
+ * test_cuda_plans): a resolved config for a tiny model from a few knobs,
+ * deterministic token batches, one step the trainer's way, the
  * whole-model finite-difference gradient check, and the TAP checks of a
  * model's layout and gradients that every architecture's test makes. */
 #ifndef TLM_TESTS_TEST_MODEL_UTIL_H
@@ -176,6 +177,20 @@ static inline int tm_train_stream(eng_model *m, int B, int T, int V, int steps, 
         losses[st] = 0.5 * (l0 + l1);
     }
     return rc;
+}
+
+/* One step the trainer's way on one micro batch of (B, T): the gradients
+ * zeroed, eng_model_forward_train, eng_model_backward, the step's scalars
+ * (eng_model_step_report: *loss, *gn), AdamW at lr 1e-3 unclipped.  0, or
+ * the failure's code (e says, where the failing call does). */
+static inline int tm_trainer_step(eng_model *m, const int32_t *tok, const int32_t *tgt, int B, int T, double *loss,
+                                  double *gn, tlm_err *e)
+{
+    eng_model_zero_grads(m);
+    const int rc = eng_model_forward_train(m, tok, tgt, B, T, e) || eng_model_backward(m, 1.0f, e) ||
+                   eng_model_step_report(m, loss, gn);
+    eng_adamw opt = {1e-3, 0.9, 0.95, 1e-8, 0.1, 1, 1.0};
+    return rc ? TLM_EINTERNAL : eng_model_step(m, &opt, e);
 }
 
 /* tm_train_stream on a fresh model: config_rc is what made c (its message

@@ -24,6 +24,7 @@
 #include "engine/cuda/backend.h"
 #include "engine/cuda/plan.h"
 #include "engine/model/model.h"
+#include "tests/lib/model_util.h"
 #include "tests/lib/tap.h"
 #include "worker/describe.h"
 
@@ -60,11 +61,7 @@ static int run_emu(const eng_config *c, size_t *peak, tlm_err *e)
         for (int i = 0; i < N; i++)
             tok[i] = (int32_t)((i * 7 + 3) % c->model.vocab), tgt[i] = (int32_t)((i * 5 + 1) % c->model.vocab);
         double loss, gn;
-        eng_model_zero_grads(m);
-        rc = eng_model_forward_train(m, tok, tgt, B, T, e) || eng_model_backward(m, 1.0f, e) ||
-             eng_model_step_report(m, &loss, &gn);
-        eng_adamw opt = {1e-3, 0.9, 0.95, 1e-8, 0.1, 1, 1.0};
-        rc = rc ? TLM_EINTERNAL : eng_model_step(m, &opt, e);
+        rc = tm_trainer_step(m, tok, tgt, B, T, &loss, &gn, e);
         tlm_err ce = {0};
         if (eng_backend_cuda_emu_status(be, &ce))
             rc = ce.code, *e = ce;

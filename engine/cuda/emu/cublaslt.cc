@@ -72,6 +72,19 @@ static char g_why[1024];
 static cublasStatus_t g_why_status = CUBLAS_STATUS_SUCCESS;
 static lt_call_record g_last;
 
+/* The problems the heuristic gave an algorithm for, each once (everything
+ * it was told: descriptor, layouts, the preference's alignments), and how
+ * many times it and the matmul succeeded: eng_cuda_emu_lt_counts. */
+struct lt_key {
+    int compute, scale, transa, transb, epilogue;
+    int type[4], order[4], batch[4];
+    uint64_t rows[4], cols[4];
+    int64_t ld[4], stride[4];
+    uint32_t align[4];
+};
+static lt_key *g_keys;
+static long g_n_keys, g_cap_keys, g_heuristics, g_matmuls;
+
 static const char *status_name(cublasStatus_t st)
 {
     switch (st) {
@@ -431,6 +444,29 @@ cublasStatus_t eng_lt_standin_cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t h,
     results->state = CUBLAS_STATUS_SUCCESS;
     results->wavesCount = 1.0f;
     *found = 1;
+    g_heuristics++;
+    lt_key key;
+    memset(&key, 0, sizeof key); /* padding too: keys compare as bytes */
+    key.compute = op->compute, key.scale = op->scale, key.transa = op->transa, key.transb = op->transb;
+    key.epilogue = op->epilogue;
+    for (int i = 0; i < 4; i++) {
+        key.type[i] = L[i]->type, key.order[i] = L[i]->order, key.batch[i] = L[i]->batch;
+        key.rows[i] = L[i]->rows, key.cols[i] = L[i]->cols, key.ld[i] = L[i]->ld, key.stride[i] = L[i]->stride;
+        key.align[i] = pref->align[i];
+    }
+    long i = 0;
+    while (i < g_n_keys && memcmp(&g_keys[i], &key, sizeof key))
+        i++;
+    if (i == g_n_keys) {
+        if (g_n_keys == g_cap_keys) {
+            const long cap = g_cap_keys ? 2 * g_cap_keys : 256;
+            lt_key *k = (lt_key *)realloc(g_keys, (size_t)cap * sizeof *k);
+            if (!k)
+                return CUBLAS_STATUS_SUCCESS; /* an account, not a check */
+            g_keys = k, g_cap_keys = cap;
+        }
+        g_keys[g_n_keys++] = key;
+    }
     return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -504,7 +540,7 @@ static region *matrix_span(const char *w, char name, const void *p, const lt_lay
                      l->batch, (long long)l->stride);
         return NULL;
     }
-    if (read)
+    if (read && !g_plan_only) /* plan-only: nothing was written */
         for (int bt = 0; bt < l->batch; bt++)
             for (uint64_t i = 0; i < l->rows; i++)
                 for (uint64_t j = 0; j < l->cols; j++) {
@@ -676,7 +712,19 @@ cublasStatus_t eng_lt_standin_cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulD
             return st;
     }
     record_call(op, L, ptr, algo);
+    g_matmuls++;
+    if (g_plan_only)
+        return CUBLAS_STATUS_SUCCESS;
     return product(op, L, A, B, C, D, al, be, m, n, k, r[3]);
 }
 
 } /* namespace eng_cu_emu */
+
+/* engine/cuda/backend.h: the stand-ins' account */
+extern "C" void eng_cuda_emu_lt_counts(long *plans, long *heuristics, long *matmuls, int reset)
+{
+    using namespace eng_cu_emu;
+    *plans = g_n_keys, *heuristics = g_heuristics, *matmuls = g_matmuls;
+    if (reset)
+        g_n_keys = g_heuristics = g_matmuls = 0;
+}

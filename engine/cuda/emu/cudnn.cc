@@ -856,15 +856,20 @@ static cudnnStatus_t execute(const dnn_desc *plan, const dnn_desc *pack)
         return CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
     cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
     void *where;
-    /* inputs: every non-virtual tensor an operation reads */
+    /* inputs: every non-virtual tensor an operation reads (plan-only: their
+     * pointers checked as an output's are, nothing read) */
     for (int64_t i = 0; i < ops->n && !st; i++) {
         dnn_desc *in[3], *out;
         op_tensors(as_desc(((cudnnBackendDescriptor_t *)ops->v)[i]), in, &out);
         for (int k = 0; k < 3 && !st; k++)
             if (in[k] && !in[k]->virt)
-                st = bind(s, in[k], u, p, 0, &where);
+                st = bind(s, in[k], u, p, g_plan_only, &where);
         if (!st && !out->virt)
             st = bind(s, out, u, p, 1, &where);
+    }
+    if (g_plan_only) {
+        free(s);
+        return st;
     }
     /* the operations, each once its inputs have values (any order given) */
     int done[MAXOPS] = {0}, left = (int)ops->n;

@@ -974,6 +974,11 @@ void run_launch(launch_info *li)
     emu_lock();
     char msg[1024];
     cudaError_t rc = launch_check(li, msg, sizeof msg);
+    if (rc == cudaSuccess && g_plan_only) { /* checked, counted, not run */
+        count_kernel(li, 0, 0.0);
+        emu_unlock();
+        return;
+    }
     if (rc == cudaSuccess && (stacks_reserve((int)(li->block.x * li->block.y * li->block.z)) ||
                               shared_setup(li->smem))) {
         rc = cudaErrorMemoryAllocation;

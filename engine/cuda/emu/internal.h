@@ -151,6 +151,15 @@ void set_last_error(cudaError_t code, const char *report);
 /* "thread (x,y,z) of block (x,y,z) of kernel k" */
 void describe_thread(const ethread *t, char *buf, size_t cap);
 
+/* ------------------------------------------------------------ plan-only */
+/* Set by eng_cuda_emu_set_plan_only (memory.cc) while no allocation is
+ * live: every call is checked as usual but nothing is computed or stored
+ * (launches stop after launch_check, the cuBLASLt and cuDNN stand-ins
+ * after their checks, copies to the device and memsets after their range
+ * checks); allocations are address space without shadows (init, race
+ * NULL), and the memory budget is PLAN_ONLY_BUDGET. */
+extern int g_plan_only;
+
 /* one host thread at a time in the emulator */
 void emu_lock(void);
 void emu_unlock(void);

@@ -4,7 +4,9 @@
  * bytes they write as initialised and refuse a range that leaves its
  * allocation), streams and events (synchronous: every call has finished
  * when it returns), the device queries (one device, described as the
- * emulator it is), and the last error with its report.
+ * emulator it is), the last error with its report, and the plan-only
+ * switch (emu/internal.h g_plan_only: no shadows, a larger budget, nothing
+ * stored on the device).
  *
  * Compiled without coverage instrumentation: nothing here is a kernel's
  * access.
@@ -22,8 +24,16 @@
 
 namespace eng_cu_emu {
 
-/* what cudaMalloc may hand out in all (cudaMemGetInfo's total) */
-static const size_t MEM_BUDGET = (size_t)16 << 30;
+/* what cudaMalloc may hand out in all (cudaMemGetInfo's total); in the
+ * plan-only mode allocations are address space only (MAP_NORESERVE, no
+ * shadows, never written), so the budget holds the largest presets' slabs */
+static const size_t MEM_BUDGET = (size_t)16 << 30, PLAN_ONLY_BUDGET = (size_t)256 << 30;
+int g_plan_only;
+
+static size_t mem_budget(void)
+{
+    return g_plan_only ? PLAN_ONLY_BUDGET : MEM_BUDGET;
+}
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 void emu_lock(void)
@@ -244,7 +254,7 @@ static cudaError_t region_new(void **p, size_t bytes, int kind)
 {
     *p = NULL;
     const size_t rounded = (bytes + 255) & ~(size_t)255;
-    if (bytes > MEM_BUDGET || g_bytes_used + rounded > MEM_BUDGET)
+    if (bytes > mem_budget() || g_bytes_used + rounded > mem_budget())
         return cudaErrorMemoryAllocation;
     region *r = (region *)calloc(1, sizeof *r);
     if (!r)
@@ -254,7 +264,7 @@ static cudaError_t region_new(void **p, size_t bytes, int kind)
     r->base = (uintptr_t)r->map + RED_ZONE;
     r->size = bytes;
     r->kind = kind;
-    if (!r->map || region_shadows(r) || regions_insert(r)) {
+    if (!r->map || (!g_plan_only && region_shadows(r)) || regions_insert(r)) {
         region_shadows_free(r);
         if (r->map)
             munmap(r->map, r->map_bytes);
@@ -263,7 +273,7 @@ static cudaError_t region_new(void **p, size_t bytes, int kind)
     }
     r->id = g_next_id++;
     /* the host writes pinned memory without the emulator seeing it */
-    if (kind == REG_PINNED)
+    if (kind == REG_PINNED && r->init)
         memset(r->init, 1, r->init_bytes);
     g_bytes_used += rounded;
     *p = (void *)r->base;
@@ -361,7 +371,7 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, cudaMemcpyKind
         rd = span_or_fail(dst, n, kind_name(kind), "destination", &rc);
     if (rc == cudaSuccess && (kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice))
         rs = span_or_fail(src, n, kind_name(kind), "source", &rc);
-    if (rc == cudaSuccess) {
+    if (rc == cudaSuccess && !(g_plan_only && rd)) { /* plan-only: nothing is stored on the device */
         memmove(dst, src, n);
         if (rd && rs)
             memmove(rd->init + ((uintptr_t)dst - rd->base), rs->init + ((uintptr_t)src - rs->base), n);
@@ -384,7 +394,7 @@ cudaError_t cudaMemsetAsync(void *p, int value, size_t n, cudaStream_t)
     emu_lock();
     cudaError_t rc = cudaSuccess;
     region *r = span_or_fail(p, n, "cudaMemset", "destination", &rc);
-    if (r) {
+    if (r && !g_plan_only) {
         memset(p, value, n);
         memset(r->init + ((uintptr_t)p - r->base), 1, n);
     }
@@ -499,7 +509,7 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int device)
         return api_fail(cudaErrorInvalidDevice, "cudaGetDeviceProperties: device %d (the emulator has 1)", device);
     memset(p, 0, sizeof *p);
     snprintf(p->name, sizeof p->name, "TLM CUDA emulator on the CPU (not a GPU)");
-    p->totalGlobalMem = MEM_BUDGET;
+    p->totalGlobalMem = mem_budget();
     p->sharedMemPerBlock = 48 << 10;
     p->major = 9;
     p->minor = 0;
@@ -522,9 +532,22 @@ cudaError_t cudaGetDevice(int *device)
 
 cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
 {
-    *total_bytes = MEM_BUDGET;
-    *free_bytes = MEM_BUDGET - g_bytes_used;
+    *total_bytes = mem_budget();
+    *free_bytes = mem_budget() - g_bytes_used;
     return cudaSuccess;
 }
 
 } /* namespace eng_cu_emu */
+
+/* engine/cuda/backend.h: the switch, only while nothing is allocated (a
+ * region made in one mode is never used in the other) */
+extern "C" int eng_cuda_emu_set_plan_only(int on)
+{
+    using namespace eng_cu_emu;
+    emu_lock();
+    const int busy = g_n_regions > 0;
+    if (!busy)
+        g_plan_only = on != 0;
+    emu_unlock();
+    return busy ? -1 : 0;
+}

@@ -5,6 +5,8 @@
 # test_cuda_elem: the CUDA kernels' element arithmetic (engine/cuda/elem.h) against the CPU's ops:
 #   built and run in every build, GPU or not
 # test_cuda_model: whole models on CUDA against the CPU (77 without CUDA or a GPU)
+# test_cuda_plans: every cuBLASLt plan and product of one step of the 440m, 760m and 1.3b presets'
+#   models, made and checked by the stand-ins in the emulator's plan-only mode (77 without the emulator)
 # test_cuda_emu: the CUDA emulator itself (engine/cuda/emu/): its checks on test-only kernels
 #   (emu_kernels.cu), bf16, the tensor-core fragments (cuda_frag.cu, also built by nvcc and run on a
 #   GPU when there is one), the cuBLASLt stand-ins; 77 without the emulator.  The test kernels compile
@@ -17,6 +19,7 @@
 C_TESTS += tests/engine/backend/test_backend_ops \
 	tests/engine/backend/test_cuda_elem \
 	tests/engine/backend/test_cuda_model \
+	tests/engine/backend/test_cuda_plans \
 	tests/engine/backend/test_cuda_emu \
 	tests/engine/backend/test_flash
 tests_engine_backend_test_flash_LDADD = $(CUDA_FLASH_TEST_OBJ) $(CUDA_FLASH_GPU_OBJ) $(CUDA_EMU_A) $(ENGINE_LIBS) $(CUDA_EMU_LIBS)
@@ -26,6 +29,7 @@ tests_engine_backend_test_backend_ops_LDADD = $(CUDA_EMU_TEST_OBJS) $(CUDA_FLASH
 	$(CUDA_EMU_LIBS)
 tests_engine_backend_test_cuda_elem_SOURCES = tests/engine/backend/test_cuda_elem.c engine/cuda/elem.h tests/lib/tap.h
 tests_engine_backend_test_cuda_model_LDADD = $(CUDA_EMU_A) $(ENGINE_LIBS) $(CUDA_EMU_LIBS)
+tests_engine_backend_test_cuda_plans_LDADD = $(CUDA_EMU_A) $(ENGINE_LIBS) $(CUDA_EMU_LIBS)
 tests_engine_backend_test_cuda_emu_LDADD = $(CUDA_EMU_TEST_OBJS) $(CUDA_FRAG_GPU_OBJ) $(CUDA_EMU_A) $(ENGINE_LIBS) \
 	$(CUDA_EMU_LIBS)
 
