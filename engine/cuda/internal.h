@@ -105,8 +105,11 @@ typedef struct eng__lt_api {
 #undef ENG__LT_PTR
 } eng__lt_api;
 
-/* cuBLASLt algorithms chosen per matmul shape, kept for the next call. */
-#define ENG__CU_PLANS 128
+/* cuBLASLt algorithms chosen per matmul shape, kept for the next call: a
+ * tapered model's products have a shape per layer width (test_cuda_plans:
+ * up to 173 at the presets, 1.3b's 32 layers), and a plan past the table
+ * would be made again at every call, heuristic included */
+#define ENG__CU_PLANS 512
 typedef struct eng__cu_plan {
     int used;
     int ta, tb, M, N, K, lda, ldb, ldc, beta_zero;

@@ -108,7 +108,8 @@ static void run_model(int i)
     eng_model_free(m);
     eng_backend_free(be);
     eng_cuda_emu_lt_counts(&plans, &heur, &mms, 1);
-    TAP_OK(!rc && plans > 0 && mms >= plans,
+    /* heur == plans: matmul.cu's table kept every plan, each made once */
+    TAP_OK(!rc && plans > 0 && mms >= plans && heur == plans,
            "%s: d %d, %d layers, V %d, T %d: one step in plan-only, %ld distinct cuBLASLt plans made (%ld heuristic "
            "calls), %ld products checked (a slab of %.1f M floats, %zu MiB reserved); the backend's error: %s",
            name, c.model.d_model, c.model.layers, c.model.vocab, T, plans, heur, mms, (double)slab / 1e6, peak >> 20,
