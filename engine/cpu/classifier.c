@@ -14,10 +14,11 @@ size_t eng__cpu_classifier_workspace(void *ctx, int N, int V, int C)
     return (size_t)N * (size_t)V;
 }
 
-void eng__cpu_classifier_fwd(void *ctx, float *losses, double *loss_acc, const eng_act *xa, const float *w,
+void eng__cpu_classifier_fwd(void *ctx, float *losses, double *loss_acc, const eng_act *xa, const void *w_lp,
                              const int32_t *targets, int N, int V, int C, float *ws)
 {
-    const float *x = (const float *)xa; /* the CPU stores fp32 only (ops.h) */
+    /* the CPU stores fp32 only (ops.h): its weight copy is the master */
+    const float *x = (const float *)xa, *w = (const float *)w_lp;
     eng__cpu_matmul(ctx, 0, 1, N, V, C, 1.0f, x, C, w, C, 0.0f, ws, V);
     eng__cpu_xent_fwd(ctx, losses, ws, targets, N, V);
     /* in row order in double, as the model summed the host copy */
@@ -31,11 +32,11 @@ void eng__cpu_classifier_fwd(void *ctx, float *losses, double *loss_acc, const e
     *loss_acc += cnt ? sum / (double)cnt : 0.0;
 }
 
-void eng__cpu_classifier_bwd(void *ctx, eng_act *dxa, float *dw, const eng_act *xa, const float *w,
+void eng__cpu_classifier_bwd(void *ctx, eng_act *dxa, float *dw, const eng_act *xa, const void *w_lp,
                              const int32_t *targets, int N, int V, int C, float dscale, float *ws)
 {
     float *dx = (float *)dxa;
-    const float *x = (const float *)xa;
+    const float *x = (const float *)xa, *w = (const float *)w_lp;
     eng__cpu_xent_bwd(ctx, ws, targets, N, V, dscale); /* ws holds the forward's logits */
     eng__cpu_matmul(ctx, 0, 0, N, C, V, 1.0f, ws, V, w, C, 0.0f, dx, C);
     eng__cpu_matmul(ctx, 1, 0, V, C, N, 1.0f, ws, V, x, C, 1.0f, dw, C);

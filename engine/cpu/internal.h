@@ -222,9 +222,9 @@ void eng__cpu_act_axpy(void *ctx, eng_act *y, const eng_act *x, size_t n, float 
 
 /* classifier.c */
 size_t eng__cpu_classifier_workspace(void *ctx, int N, int V, int C);
-void eng__cpu_classifier_fwd(void *ctx, float *losses, double *loss_acc, const eng_act *x, const float *w,
+void eng__cpu_classifier_fwd(void *ctx, float *losses, double *loss_acc, const eng_act *x, const void *w_lp,
                              const int32_t *targets, int N, int V, int C, float *ws);
-void eng__cpu_classifier_bwd(void *ctx, eng_act *dx, float *dw, const eng_act *x, const float *w,
+void eng__cpu_classifier_bwd(void *ctx, eng_act *dx, float *dw, const eng_act *x, const void *w_lp,
                              const int32_t *targets, int N, int V, int C, float dscale, float *ws);
 
 #endif

@@ -10,13 +10,17 @@
  * block's fixed tree, and dw sums the chunks in order (beta = 1), so a run
  * repeats bit for bit.  Must not: allocate, or wait on the stream.
  *
- * bf16 activations: the head's weight is the fp32 master here (ops.h
- * passes it as float, and the model passes params, not its bf16 copy
- * params_lp), and cuBLASLt takes
- * A and B of one type, so each chunk's rows of x are widened to fp32 in
- * the workspace and the products stay fp32; dx is made in fp32 there and
- * stored in bf16 (one rounding).  When the head reads a bf16 weight copy,
- * the logits become the {bf16, bf16, f32} product into this workspace. */
+ * bf16 activations: the products are bf16 x bf16 with fp32 accumulation
+ * (tensor-core GEMMs on a GPU), as every other matmul of the model: the
+ * head's weight comes as the model's bf16 copy (ops.h w_lp), x is read in
+ * place, and each chunk's logits are made in fp32 into the workspace,
+ * where the softmax and cross-entropy stay fp32.  The backward then
+ * stores the fp32 dlogits in bf16 (one rounding) over themselves, each
+ * row in its own row's first half (k_dl_bf16: a matrix of row stride 2V,
+ * no more workspace), for its two products: dx = dl W written in bf16
+ * (one rounding of the fp32 sum), dw += dl^T x into the fp32 gradient.
+ * On fp32 every operand is fp32 and the calls are the ones they were, bit
+ * for bit. */
 #include <math.h>
 
 #include "engine/cuda/internal.h"
@@ -26,32 +30,32 @@ ENG__CU_BEGIN
 /* the chunk's rows: engine/cuda/plan.h (tlm-worker --describe plans with it) */
 size_t eng__cu_classifier_workspace(void *ctx, int N, int V, int C)
 {
-    return eng_cu_classifier_workspace_floats(((const eng__cu *)ctx)->act == ENG_BF16, N, V, C);
+    (void)ctx, (void)C;
+    return eng_cu_classifier_ws_floats(N, V);
 }
 
-/* the widened rows' place in a bf16 workspace (plan.h) */
-static float *wide_rows(float *ws, int N, int V)
+/* activation element n on from a, in the context's dtype */
+static eng_act *act_at(const eng__cu *c, const eng_act *a, size_t n)
 {
-    return ws + ((eng_cu_classifier_ws_floats(N, V) + 15) & ~(size_t)15);
+    return (eng_act *)((const char *)a + n * eng_dtype_size(c->act));
 }
 
-/* n elements between bf16 activations and fp32 scratch */
-__global__ static void k_widen(float *dst, const __nv_bfloat16 *src, size_t n)
+/* One block a row of dl (V floats at rows + blockIdx.x V): its elements
+ * rounded to bf16 and stored at the row's start, in place.  Each tile of
+ * blockDim elements is read, then written after the barrier: its bf16
+ * land on the floats [t0 / 2, (t0 + blockDim) / 2), which this tile or an
+ * earlier one has read, and no row reaches past its own. */
+__global__ static void k_dl_bf16(float *rows, int V)
 {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        dst[i] = eng__cu_ld(src[i]);
-}
-__global__ static void k_narrow(__nv_bfloat16 *dst, const float *src, size_t n)
-{
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        dst[i] = eng__cu_st<__nv_bfloat16>(src[i]);
-}
-static void widen(eng__cu *c, float *dst, const __nv_bfloat16 *src, size_t n)
-{
-    if (c->status)
-        return;
-    ENG__CU_LAUNCH(k_widen, eng__cu_grid(n), ENG__CU_THREADS, 0, c->stream, dst, src, n);
-    ENG__CU_LAUNCHED(c, "classifier (x to fp32)");
+    float *row = rows + (size_t)blockIdx.x * V;
+    __nv_bfloat16 *out = (__nv_bfloat16 *)row;
+    for (int t0 = 0; t0 < V; t0 += blockDim.x) {
+        const int i = t0 + threadIdx.x;
+        const float v = i < V ? row[i] : 0.0f;
+        __syncthreads();
+        if (i < V)
+            out[i] = eng__cu_st<__nv_bfloat16>(v);
+    }
 }
 
 /* One block: the counted losses summed in double (each thread strided,
@@ -87,24 +91,18 @@ __global__ static void k_loss_mean(double *acc, const float *losses, const int32
     }
 }
 
-void eng__cu_classifier_fwd(void *ctx, float *losses, double *loss_acc, const eng_act *xa, const float *w,
+void eng__cu_classifier_fwd(void *ctx, float *losses, double *loss_acc, const eng_act *xa, const void *w_lp,
                             const int32_t *targets, int N, int V, int C, float *ws)
 {
     eng__cu *c = (eng__cu *)ctx;
-    const int bf = c->act == ENG_BF16;
     if (c->status || N <= 0)
         return;
     const int R = eng_cu_classifier_rows(N, V);
-    float *xw = wide_rows(ws, N, V);
+    const eng_dtype t = c->act;
     for (int r0 = 0; r0 < N && !c->status; r0 += R) {
         const int r = N - r0 < R ? N - r0 : R;
-        const size_t at = (size_t)r0 * C;
-        const float *xr = (const float *)xa + at;
-        if (bf) {
-            widen(c, xw, (const __nv_bfloat16 *)xa + at, (size_t)r * C);
-            xr = xw;
-        }
-        eng__cu_matmul(ctx, 0, 1, r, V, C, 1.0f, xr, C, w, C, 0.0f, ws, V, eng_mm_f32());
+        eng__cu_matmul(ctx, 0, 1, r, V, C, 1.0f, act_at(c, xa, (size_t)r0 * C), C, w_lp, C, 0.0f, ws, V,
+                       eng_mm_of(t, t, ENG_F32));
         eng__cu_xent_fwd(ctx, losses + r0, ws, targets + r0, r, V);
     }
     if (!c->status) {
@@ -113,41 +111,27 @@ void eng__cu_classifier_fwd(void *ctx, float *losses, double *loss_acc, const en
     }
 }
 
-void eng__cu_classifier_bwd(void *ctx, eng_act *dxa, float *dw, const eng_act *xa, const float *w,
+void eng__cu_classifier_bwd(void *ctx, eng_act *dxa, float *dw, const eng_act *xa, const void *w_lp,
                             const int32_t *targets, int N, int V, int C, float dscale, float *ws)
 {
     eng__cu *c = (eng__cu *)ctx;
     if (c->status || N <= 0)
         return;
     const int R = eng_cu_classifier_rows(N, V);
-    if (c->act != ENG_BF16) {
-        float *dx = (float *)dxa;
-        const float *x = (const float *)xa;
-        for (int r0 = 0; r0 < N && !c->status; r0 += R) {
-            const int r = N - r0 < R ? N - r0 : R;
-            const float *xr = x + (size_t)r0 * C;
-            eng__cu_matmul(ctx, 0, 1, r, V, C, 1.0f, xr, C, w, C, 0.0f, ws, V, eng_mm_f32());
-            eng__cu_xent_bwd(ctx, ws, targets + r0, r, V, dscale);
-            eng__cu_matmul(ctx, 0, 0, r, C, V, 1.0f, ws, V, w, C, 0.0f, dx + (size_t)r0 * C, C, eng_mm_f32());
-            eng__cu_matmul(ctx, 1, 0, V, C, r, 1.0f, ws, V, xr, C, 1.0f, dw, C, eng_mm_f32());
-        }
-        return;
-    }
-    /* bf16: dw first (it reads the widened x), then dx over it */
-    float *xw = wide_rows(ws, N, V);
+    const eng_dtype t = c->act;
+    const int ldl = t == ENG_BF16 ? 2 * V : V; /* dl's row stride (k_dl_bf16) */
     for (int r0 = 0; r0 < N && !c->status; r0 += R) {
         const int r = N - r0 < R ? N - r0 : R;
-        const size_t at = (size_t)r0 * C, n = (size_t)r * C;
-        widen(c, xw, (const __nv_bfloat16 *)xa + at, n);
-        eng__cu_matmul(ctx, 0, 1, r, V, C, 1.0f, xw, C, w, C, 0.0f, ws, V, eng_mm_f32());
+        const eng_act *xr = act_at(c, xa, (size_t)r0 * C);
+        eng__cu_matmul(ctx, 0, 1, r, V, C, 1.0f, xr, C, w_lp, C, 0.0f, ws, V, eng_mm_of(t, t, ENG_F32));
         eng__cu_xent_bwd(ctx, ws, targets + r0, r, V, dscale);
-        eng__cu_matmul(ctx, 1, 0, V, C, r, 1.0f, ws, V, xw, C, 1.0f, dw, C, eng_mm_f32());
-        eng__cu_matmul(ctx, 0, 0, r, C, V, 1.0f, ws, V, w, C, 0.0f, xw, C, eng_mm_f32());
-        if (c->status)
-            return;
-        ENG__CU_LAUNCH(k_narrow, eng__cu_grid(n), ENG__CU_THREADS, 0, c->stream,
-                       (__nv_bfloat16 *)dxa + at, xw, n);
-        ENG__CU_LAUNCHED(c, "classifier_bwd (dx to bf16)");
+        if (t == ENG_BF16 && !c->status) {
+            ENG__CU_LAUNCH(k_dl_bf16, r, ENG__CU_THREADS, 0, c->stream, ws, V);
+            ENG__CU_LAUNCHED(c, "classifier_bwd (dl to bf16)");
+        }
+        eng__cu_matmul(ctx, 0, 0, r, C, V, 1.0f, ws, ldl, w_lp, C, 0.0f, act_at(c, dxa, (size_t)r0 * C), C,
+                       eng_mm_of(t, t, t));
+        eng__cu_matmul(ctx, 1, 0, V, C, r, 1.0f, ws, ldl, xr, C, 1.0f, dw, C, eng_mm_of(t, t, ENG_F32));
     }
 }
 

@@ -215,9 +215,9 @@ void eng__cu_sumsq_into(void *ctx, double *out, const float *x, size_t n);
 
 /* classifier.cu */
 size_t eng__cu_classifier_workspace(void *ctx, int N, int V, int C);
-void eng__cu_classifier_fwd(void *ctx, float *losses, double *loss_acc, const eng_act *x, const float *w,
+void eng__cu_classifier_fwd(void *ctx, float *losses, double *loss_acc, const eng_act *x, const void *w_lp,
                             const int32_t *targets, int N, int V, int C, float *ws);
-void eng__cu_classifier_bwd(void *ctx, eng_act *dx, float *dw, const eng_act *x, const float *w,
+void eng__cu_classifier_bwd(void *ctx, eng_act *dx, float *dw, const eng_act *x, const void *w_lp,
                             const int32_t *targets, int N, int V, int C, float dscale, float *ws);
 
 /* attention.cu */

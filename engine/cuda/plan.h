@@ -50,21 +50,12 @@ ENG_CU_PLAN_FN int eng_cu_classifier_rows(int N, int V)
     r = r < 1 ? 1 : r;
     return r < (size_t)N ? (int)r : (N > 0 ? N : 1);
 }
+/* what classifier_workspace answers, in either storage: a chunk's fp32
+ * logits (with bf16 activations the backward's bf16 dl is stored over
+ * them, each row in its own row's first half) */
 ENG_CU_PLAN_FN size_t eng_cu_classifier_ws_floats(int N, int V)
 {
     return (size_t)eng_cu_classifier_rows(N, V) * (size_t)V;
-}
-/* with bf16 activations: then the chunk's rows of x widened to fp32
- * (and dx in fp32 before its bf16 store), at a 64-byte boundary */
-ENG_CU_PLAN_FN size_t eng_cu_classifier_ws_floats_bf16(int N, int V, int C)
-{
-    const size_t logits = (eng_cu_classifier_ws_floats(N, V) + 15) & ~(size_t)15;
-    return logits + (size_t)eng_cu_classifier_rows(N, V) * (size_t)C;
-}
-/* what classifier_workspace answers in either storage */
-ENG_CU_PLAN_FN size_t eng_cu_classifier_workspace_floats(int bf16, int N, int V, int C)
-{
-    return bf16 ? eng_cu_classifier_ws_floats_bf16(N, V, C) : eng_cu_classifier_ws_floats(N, V);
 }
 
 /* titans_mem: one unit's (sequence, head) scratch: the per-token scalars

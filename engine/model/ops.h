@@ -285,12 +285,19 @@ typedef struct eng_ops {
      *   counted losses (summed in double in a fixed order, then divided by
      *   their count; + 0 when none counts).  Nothing comes to the host.
      * bwd: with dl = dscale (softmax - onehot(target)) (rows not counted:
-     *   0), dx (N, C) = dl W (written), dw (V, C) += dl^T x. */
+     *   0), dx (N, C) = dl W (written), dw (V, C) += dl^T x.
+     * w_lp: W as the products read it, V x C elements of the activation
+     *   dtype: the model's weight copy at the head (params_lp, which on
+     *   fp32 is the master itself), as a matmul's weight operand; the fp32
+     *   master is not read.  With bf16 activations the products are
+     *   bf16 x bf16 with fp32 accumulation: the logits and their softmax
+     *   are fp32, dl is rounded to bf16 once before dx's and dw's
+     *   products. */
     size_t (*classifier_workspace)(void *ctx, int N, int V, int C);
-    void (*classifier_fwd)(void *ctx, float *losses, double *loss_acc, const eng_act *x, const float *w,
+    void (*classifier_fwd)(void *ctx, float *losses, double *loss_acc, const eng_act *x, const void *w_lp,
                            const int32_t *targets, int N, int V, int C, float *ws);
-    void (*classifier_bwd)(void *ctx, eng_act *dx, float *dw, const eng_act *x, const float *w, const int32_t *targets,
-                           int N, int V, int C, float dscale, float *ws);
+    void (*classifier_bwd)(void *ctx, eng_act *dx, float *dw, const eng_act *x, const void *w_lp,
+                           const int32_t *targets, int N, int V, int C, float dscale, float *ws);
     /* Embedding backward by token: dwte (V, C) += the rows of dout (N, C),
      * its positions grouped by token id (a stable counting sort the model
      * does on the host, where the tokens come from): ids (U) the distinct

@@ -54,8 +54,8 @@ static void eng__model_backward_stack(eng_model *m, float dscale)
     void *ctx = m->ctx;
     const int B = m->cur_B, T = m->cur_T, N = B * T, d = m->d, V = m->V;
     float *Gr = m->grads;
-    o->classifier_bwd(ctx, m->dln, Gr + m->off_head, m->lnf, m->params + m->off_head,
-                      m->targets, N, V, d, dscale, m->cls_ws);
+    o->classifier_bwd(ctx, m->dln, Gr + m->off_head, m->lnf, eng__wlp(m, m->off_head), m->targets, N, V, d, dscale,
+                      m->cls_ws);
     o->zero(ctx, m->dresid, eng__act_bytes(m, (size_t)N * d));
     o->rmsnorm_bwd(ctx, m->dresid, Gr + m->off_norm, m->dln, eng__resid(m, m->L, N), m->params + m->off_norm, m->rstdf, N,
                    d);
@@ -146,8 +146,8 @@ int eng_model_forward(eng_model *m, const int32_t *tokens, const int32_t *target
     }
     double *acc = m->stats + ENG__STAT_LOSS;
     m->ops->zero(m->ctx, acc, sizeof(double));
-    m->ops->classifier_fwd(m->ctx, m->losses, acc, m->lnf, m->params + m->off_head, m->targets, N,
-                           m->V, m->d, m->cls_ws);
+    m->ops->classifier_fwd(m->ctx, m->losses, acc, m->lnf, eng__wlp(m, m->off_head), m->targets, N, m->V, m->d,
+                           m->cls_ws);
     if (nll)
         m->ops->to_host(m->ctx, nll, m->losses, (size_t)N * sizeof(float));
     if (loss)
@@ -162,8 +162,8 @@ int eng_model_forward_train(eng_model *m, const int32_t *tokens, const int32_t *
     int rc = forward_common(m, tokens, targets, B, T, e);
     if (rc)
         return rc;
-    m->ops->classifier_fwd(m->ctx, m->losses, m->stats + ENG__STAT_STEP_LOSS, m->lnf,
-                           m->params + m->off_head, m->targets, B * T, m->V, m->d, m->cls_ws);
+    m->ops->classifier_fwd(m->ctx, m->losses, m->stats + ENG__STAT_STEP_LOSS, m->lnf, eng__wlp(m, m->off_head),
+                           m->targets, B * T, m->V, m->d, m->cls_ws);
     return 0;
 }
 

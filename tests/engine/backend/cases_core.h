@@ -663,9 +663,10 @@ static void tb_case_classifier(tcase *t, const int *a, double unused)
         TAP_OK(0, "classifier N=%d V=%d C=%d fits the test", N, V, C);
         return;
     }
-    t_act(t, in, (size_t)N * C); /* x; W after it is a weight */
-    t_act(t, dx, (size_t)N * C);
     const float *x = in, *w = in + (size_t)N * C;
+    t_act(t, x, (size_t)N * C);
+    t_act(t, w, (size_t)V * C); /* the head's weight copy: the activation dtype (ops.h w_lp) */
+    t_act(t, dx, (size_t)N * C);
     cls_ctx c = {tgt, N, V, C};
     fill(in, (size_t)(N + V) * C, 1.5);
     fill(dw0, (size_t)V * C, 1);
