@@ -60,6 +60,14 @@ static inline char *tap_tmpdir(char *out, size_t cap, const char *name)
     return mkdtemp(out);
 }
 
+/* A test that cannot run here: the plan TAP reads as a skip, and the
+ * exit status automake's driver takes as one (77). */
+static inline int tap_skip(const char *why)
+{
+    printf("1..0 # SKIP %s\n", why);
+    return 77;
+}
+
 static inline int tap_done(void)
 {
     printf("1..%d\n", tap_n);

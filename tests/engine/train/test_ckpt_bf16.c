@@ -37,8 +37,7 @@
 #ifndef TLM_HAVE_CUDA_EMU
 int main(void)
 {
-    printf("1..0 # SKIP built without the emulated CUDA backend\n");
-    return 77;
+    return tap_skip("built without the emulated CUDA backend");
 }
 #else
 
@@ -55,12 +54,15 @@ static const model_row models[] = {
                    " titans: {variant: mag, chunk: 8}}\n"},
 };
 
-static char shard[320];
+static char tmp[256], shard[320]; /* the test's folder, and the data shard in it */
 
 /* The data: a phrase repeated, one letter in five replaced by a fixed
  * LCG, so that the loss falls from ln 256 within a few steps. */
 static int write_shard(void)
 {
+    if (!tap_tmpdir(tmp, sizeof tmp, "tlm-test-ckpt-bf16"))
+        return -1;
+    snprintf(shard, sizeof shard, "%s/train.tlmtok", tmp);
     static const char phrase[] = "checkpoints carry the master weights, never the copy. ";
     enum { NTOK = 4000 };
     uint32_t tok[NTOK], x = 7;
@@ -196,12 +198,12 @@ static int same_state(const float *a, const float *b, size_t np)
     return a && b && !memcmp(a, b, 3 * np * sizeof *a);
 }
 
-static void one_model(const model_row *mr, const eng_backend *cpu, const eng_backend *bf, const char *tmp,
+static void one_model(const model_row *mr, const eng_backend *cpu, const eng_backend *bf, const char *dir,
                       double *emu_secs)
 {
     char root_bf[400], root_cpu[400];
-    snprintf(root_bf, sizeof root_bf, "%s/%.20s-bf16", tmp, mr->name);
-    snprintf(root_cpu, sizeof root_cpu, "%s/%.20s-cpu", tmp, mr->name);
+    snprintf(root_bf, sizeof root_bf, "%s/%.20s-bf16", dir, mr->name);
+    snprintf(root_cpu, sizeof root_cpu, "%s/%.20s-cpu", dir, mr->name);
     tlm_err e = {0};
     run gb, cb, gg, cc, gc;
     float *ld = NULL;
@@ -274,12 +276,8 @@ int main(int argc, char **argv)
         printf("Bail out! cuda-emu-bf16: %s\n", e.msg);
         return 1;
     }
-    char tmp[256];
-    if (!tap_tmpdir(tmp, sizeof tmp, "tlm-test-ckpt-bf16"))
-        return 99;
-    snprintf(shard, sizeof shard, "%s/train.tlmtok", tmp);
     if (write_shard()) {
-        printf("Bail out! cannot write %s\n", shard);
+        printf("Bail out! cannot make a folder and write the data shard in it (%s)\n", tmp);
         return 1;
     }
     double emu_secs = 0;
