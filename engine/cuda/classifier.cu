@@ -34,12 +34,6 @@ size_t eng__cu_classifier_workspace(void *ctx, int N, int V, int C)
     return eng_cu_classifier_ws_floats(N, V);
 }
 
-/* activation element n on from a, in the context's dtype */
-static eng_act *act_at(const eng__cu *c, const eng_act *a, size_t n)
-{
-    return (eng_act *)((const char *)a + n * eng_dtype_size(c->act));
-}
-
 /* One block a row of dl (V floats at rows + blockIdx.x V): its elements
  * rounded to bf16 and stored at the row's start, in place.  Each tile of
  * blockDim elements is read, then written after the barrier: its bf16
@@ -101,7 +95,7 @@ void eng__cu_classifier_fwd(void *ctx, float *losses, double *loss_acc, const en
     const eng_dtype t = c->act;
     for (int r0 = 0; r0 < N && !c->status; r0 += R) {
         const int r = N - r0 < R ? N - r0 : R;
-        eng__cu_matmul(ctx, 0, 1, r, V, C, 1.0f, act_at(c, xa, (size_t)r0 * C), C, w_lp, C, 0.0f, ws, V,
+        eng__cu_matmul(ctx, 0, 1, r, V, C, 1.0f, eng_act_off(t, xa, (size_t)r0 * C), C, w_lp, C, 0.0f, ws, V,
                        eng_mm_of(t, t, ENG_F32));
         eng__cu_xent_fwd(ctx, losses + r0, ws, targets + r0, r, V);
     }
@@ -122,14 +116,14 @@ void eng__cu_classifier_bwd(void *ctx, eng_act *dxa, float *dw, const eng_act *x
     const int ldl = t == ENG_BF16 ? 2 * V : V; /* dl's row stride (k_dl_bf16) */
     for (int r0 = 0; r0 < N && !c->status; r0 += R) {
         const int r = N - r0 < R ? N - r0 : R;
-        const eng_act *xr = act_at(c, xa, (size_t)r0 * C);
+        const eng_act *xr = eng_act_off(t, xa, (size_t)r0 * C);
         eng__cu_matmul(ctx, 0, 1, r, V, C, 1.0f, xr, C, w_lp, C, 0.0f, ws, V, eng_mm_of(t, t, ENG_F32));
         eng__cu_xent_bwd(ctx, ws, targets + r0, r, V, dscale);
         if (t == ENG_BF16 && !c->status) {
             ENG__CU_LAUNCH(k_dl_bf16, r, ENG__CU_THREADS, 0, c->stream, ws, V);
             ENG__CU_LAUNCHED(c, "classifier_bwd (dl to bf16)");
         }
-        eng__cu_matmul(ctx, 0, 0, r, C, V, 1.0f, ws, ldl, w_lp, C, 0.0f, act_at(c, dxa, (size_t)r0 * C), C,
+        eng__cu_matmul(ctx, 0, 0, r, C, V, 1.0f, ws, ldl, w_lp, C, 0.0f, eng_act_off(t, dxa, (size_t)r0 * C), C,
                        eng_mm_of(t, t, t));
         eng__cu_matmul(ctx, 1, 0, V, C, r, 1.0f, ws, ldl, xr, C, 1.0f, dw, C, eng_mm_of(t, t, ENG_F32));
     }

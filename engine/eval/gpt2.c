@@ -75,14 +75,6 @@ int eng_gpt2_detect(const char *path)
     return yes;
 }
 
-static float bf16_to_f32(uint16_t h)
-{
-    uint32_t u = (uint32_t)h << 16;
-    float x;
-    memcpy(&x, &u, 4);
-    return x;
-}
-
 static float f16_to_f32(uint16_t h)
 {
     uint32_t sign = (uint32_t)(h >> 15) << 31, ex = (h >> 10) & 0x1F, man = h & 0x3FF;
@@ -125,7 +117,7 @@ static int tensor(eng_gpt2 *g, const eng_st_file *f, const char *prefix, const c
         const uint8_t *b = src;
         for (size_t i = 0; i < n; i++) {
             uint16_t h = (uint16_t)(b[2 * i] | (b[2 * i + 1] << 8));
-            x[i] = t->dtype[0] == 'B' ? bf16_to_f32(h) : f16_to_f32(h);
+            x[i] = t->dtype[0] == 'B' ? eng_bf16_to_f32(h) : f16_to_f32(h);
         }
     } else {
         free(x);

@@ -166,15 +166,10 @@ static inline eng_mm eng__mm_w(const eng_model *m)
 }
 
 /* Activation n elements on from p, in the backend's activation dtype
- * (eng_act is opaque: no pointer arithmetic on it, so every offset into an
- * activation buffer goes through here and is sized by the dtype). */
-static inline eng_act *eng__act_off(eng_dtype t, const eng_act *p, size_t n)
-{
-    return (eng_act *)((const char *)p + n * eng_dtype_size(t));
-}
+ * (ops.h eng_act_off) */
 static inline eng_act *eng__act_at(const eng_model *m, const eng_act *p, size_t n)
 {
-    return eng__act_off(m->act_dtype, p, n);
+    return eng_act_off(m->act_dtype, p, n);
 }
 
 /* The weights a product reads, from the slab offset off (floats in the

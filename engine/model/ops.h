@@ -41,6 +41,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Optional op groups.  Every backend fills the core ops (all but the
  * groups'); a group is filled whole or not at all, and the table says which
@@ -72,6 +73,24 @@ static inline size_t eng_dtype_size(eng_dtype t)
  * so that a float * cannot be passed where bf16 may be stored: a backend
  * casts it to its element type, the model only plans and passes it. */
 typedef struct eng_act eng_act;
+
+/* Activation element n on from p, stored as t (eng_act is opaque: no
+ * pointer arithmetic on it, so every offset into an activation buffer is
+ * taken here, sized by the dtype). */
+static inline eng_act *eng_act_off(eng_dtype t, const eng_act *p, size_t n)
+{
+    return (eng_act *)((const char *)p + n * eng_dtype_size(t));
+}
+
+/* A bf16 value's bits widened to the float it stands for (exact), on the
+ * host. */
+static inline float eng_bf16_to_f32(uint16_t h)
+{
+    const uint32_t u = (uint32_t)h << 16;
+    float x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
 
 /* A matmul's operand types (ops->matmul): A, B, C. */
 typedef struct eng_mm {

@@ -28,10 +28,8 @@ static void act_to_host(const eng_model *m, float *dst, const eng_act *src, size
     }
     uint16_t *h = (uint16_t *)(dst + n) - n; /* the upper half of dst's n floats */
     m->ops->to_host(m->ctx, h, src, n * sizeof *h);
-    for (size_t i = 0; i < n; i++) {
-        const uint32_t u = (uint32_t)h[i] << 16;
-        memcpy(&dst[i], &u, sizeof u);
-    }
+    for (size_t i = 0; i < n; i++)
+        dst[i] = eng_bf16_to_f32(h[i]);
 }
 
 int eng_model_probe(eng_model *m, const int32_t *tokens, int T, eng_probe_fn fn, void *ud, tlm_err *e)

@@ -289,7 +289,7 @@ static tlayer layer_of(eng_model *m, int l, int B, int T)
 /* n activations on from p */
 static eng_act *at(const tlayer *v, const eng_act *p, size_t n)
 {
-    return eng__act_off(v->act, p, n);
+    return eng_act_off(v->act, p, n);
 }
 
 /* The memory branch from the projection's memory columns: ym (forward). */
