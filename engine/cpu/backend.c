@@ -29,6 +29,7 @@ static const eng_ops cpu_ops = {
     .zero = eng__cpu_zero,
     .copy = eng__cpu_copy,
     .matmul = eng__cpu_matmul_op,
+    .matmul_add = eng__cpu_matmul_add_op,
     .embedding_fwd = eng__cpu_embedding_fwd,
     .embedding_bwd = eng__cpu_embedding_bwd,
     .rmsnorm_fwd = eng__cpu_rmsnorm_fwd,

@@ -4,6 +4,7 @@
 #include <config.h> /* autoconf, not engine/config/config.h */
 
 #include <assert.h>
+#include <string.h>
 
 #include "engine/cpu/internal.h"
 
@@ -109,4 +110,19 @@ void eng__cpu_matmul_op(void *ctx, int ta, int tb, int M, int N, int K, float al
     assert(dt.a == ENG_F32 && dt.b == ENG_F32 && dt.c == ENG_F32);
     (void)dt;
     eng__cpu_matmul(ctx, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+/* The table's matmul_add: X's rows into D, then the beta-1 product: the
+ * bits of the copy and matmul the model made before it had this op */
+void eng__cpu_matmul_add_op(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const void *A, int lda,
+                            const void *B, int ldb, const void *X, void *D, int ldd, eng_mm dt)
+{
+    assert(dt.a == ENG_F32 && dt.b == ENG_F32 && dt.c == ENG_F32);
+    (void)dt;
+    if (M <= 0 || N <= 0)
+        return;
+    if (X != D)
+        for (int i = 0; i < M; i++)
+            memcpy((float *)D + (size_t)i * ldd, (const float *)X + (size_t)i * ldd, (size_t)N * sizeof(float));
+    eng__cpu_matmul(ctx, ta, tb, M, N, K, alpha, A, lda, B, ldb, 1.0f, D, ldd);
 }

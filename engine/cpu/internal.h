@@ -128,6 +128,8 @@ void eng__cpu_matmul(void *ctx, int ta, int tb, int M, int N, int K, float alpha
 /* the op table's matmul (ops.h: operand types, fp32 only here) */
 void eng__cpu_matmul_op(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const void *A, int lda,
                         const void *B, int ldb, float beta, void *C, int ldc, eng_mm dt);
+void eng__cpu_matmul_add_op(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const void *A, int lda,
+                            const void *B, int ldb, const void *X, void *D, int ldd, eng_mm dt);
 
 /* memory.c */
 void *eng__cpu_alloc(void *ctx, size_t bytes);

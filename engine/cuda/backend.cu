@@ -145,6 +145,7 @@ static const eng_ops cuda_ops = {
     /* .zero */ cu_zero,
     /* .copy */ cu_copy,
     /* .matmul */ eng__cu_matmul,
+    /* .matmul_add */ eng__cu_matmul_add,
     /* .embedding_fwd */ eng__cu_embedding_fwd,
     /* .embedding_bwd */ eng__cu_embedding_bwd,
     /* .rmsnorm_fwd */ eng__cu_rmsnorm_fwd,

@@ -310,6 +310,8 @@ void eng__cu_titans_mem_bwd(void *ctx, eng_act *dq, eng_act *dk, eng_act *dv, in
 /* matmul.cu */
 void eng__cu_matmul(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const void *A, int lda,
                     const void *B, int ldb, float beta, void *C, int ldc, eng_mm dt);
+void eng__cu_matmul_add(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const void *A, int lda,
+                        const void *B, int ldb, const void *X, void *D, int ldd, eng_mm dt);
 void eng__cu_plans_clear(eng__cu *c);
 
 ENG__CU_END

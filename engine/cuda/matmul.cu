@@ -14,7 +14,8 @@
  * dozen shapes, every step).  The plan also depends on how the pointers
  * are aligned: the model passes column slices of fused projections (q, k,
  * v at float offsets), and cuBLASLt's heuristics otherwise assume 256
- * bytes and may pick a kernel that refuses such a pointer. */
+ * bytes and may pick a kernel that refuses such a pointer.  matmul_add
+ * is the same product with C and D apart (the residual add: ops.h). */
 #include <string.h>
 
 #include "engine/cuda/internal.h"
@@ -109,46 +110,47 @@ static eng__cu_plan *plan_for(eng__cu *c, eng__cu_plan *tmp, int ta, int tb, int
     return p;
 }
 
-/* C (M, N) rows of ldc *= beta (beta 0: zeroed, whatever C held) */
-template <typename T> __global__ static void k_scale(T *C, int ldc, int M, int N, float beta)
+/* D (M, N) rows of ld = beta X (beta 0: zeroed, whatever X held); X may be D */
+template <typename T> __global__ static void k_scale(T *D, const T *X, int ld, int M, int N, float beta)
 {
     const size_t total = (size_t)M * N;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total; i += (size_t)gridDim.x * blockDim.x) {
-        T *x = C + i / N * ldc + i % N;
-        *x = eng__cu_st<T>(beta == 0.0f ? 0.0f : eng__cu_ld(*x) * beta);
+        const size_t at = i / N * ld + i % N;
+        D[at] = eng__cu_st<T>(beta == 0.0f ? 0.0f : eng__cu_ld(X[at]) * beta);
     }
 }
 
-void eng__cu_matmul(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const void *A, int lda,
-                    const void *B, int ldb, float beta, void *C, int ldc, eng_mm dt)
+/* D = alpha op(A) op(B) + beta C, C and D of one layout (D may be C):
+ * matmul and matmul_add */
+static void product(eng__cu *c, int ta, int tb, int M, int N, int K, float alpha, const void *A, int lda, const void *B,
+                    int ldb, float beta, const void *C, void *D, int ldc, eng_mm dt)
 {
-    eng__cu *c = (eng__cu *)ctx;
     if (c->status || M <= 0 || N <= 0)
         return;
     if (dt.a != dt.b) { /* cuBLASLt's A and B share a type: a caller's slip, not a run's condition */
         eng__cu_fail(c, TLM_EINTERNAL, "matmul", "A and B of different storage types");
         return;
     }
-    if (K <= 0) { /* C = beta C: cuBLASLt refuses k = 0 */
-        if (beta != 1.0f) {
+    if (K <= 0) { /* D = beta C: cuBLASLt refuses k = 0 */
+        if (beta != 1.0f || C != D) {
             if (dt.c == ENG_BF16)
                 ENG__CU_LAUNCH(k_scale<__nv_bfloat16>, eng__cu_grid((size_t)M * N), ENG__CU_THREADS, 0, c->stream,
-                               (__nv_bfloat16 *)C, ldc, M, N, beta);
+                               (__nv_bfloat16 *)D, (const __nv_bfloat16 *)C, ldc, M, N, beta);
             else
-                ENG__CU_LAUNCH(k_scale<float>, eng__cu_grid((size_t)M * N), ENG__CU_THREADS, 0, c->stream,
-                               (float *)C, ldc, M, N, beta);
+                ENG__CU_LAUNCH(k_scale<float>, eng__cu_grid((size_t)M * N), ENG__CU_THREADS, 0, c->stream, (float *)D,
+                               (const float *)C, ldc, M, N, beta);
             ENG__CU_LAUNCHED(c, "matmul (k = 0)");
         }
         return;
     }
-    /* the lowest set bit of the three addresses, at most 256 */
-    const uintptr_t bits = (uintptr_t)A | (uintptr_t)B | (uintptr_t)C | 256;
+    /* the lowest set bit of the four addresses, at most 256 */
+    const uintptr_t bits = (uintptr_t)A | (uintptr_t)B | (uintptr_t)C | (uintptr_t)D | 256;
     const int align = (int)(bits & (~bits + 1));
     eng__cu_plan tmp, *p = plan_for(c, &tmp, ta, tb, M, N, K, lda, ldb, ldc, beta == 0.0f, align, dt.a, dt.c);
     if (!p)
         return;
-    cublasStatus_t st = c->api.cublasLtMatmul(c->lt, p->op, &alpha, B, p->lb, A, p->la, &beta, C, p->lc, C, p->lc, &p->algo,
-                                       c->lt_ws, c->lt_ws_bytes, c->stream);
+    cublasStatus_t st = c->api.cublasLtMatmul(c->lt, p->op, &alpha, B, p->lb, A, p->la, &beta, C, p->lc, D, p->lc,
+                                              &p->algo, c->lt_ws, c->lt_ws_bytes, c->stream);
     if (st != CUBLAS_STATUS_SUCCESS)
         lt_fail(c, st, "matmul: cublasLtMatmul");
     if (p == &tmp) {
@@ -157,6 +159,20 @@ void eng__cu_matmul(void *ctx, int ta, int tb, int M, int N, int K, float alpha,
         c->api.cublasLtMatrixLayoutDestroy(p->lc);
         c->api.cublasLtMatmulDescDestroy(p->op);
     }
+}
+
+void eng__cu_matmul(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const void *A, int lda, const void *B,
+                    int ldb, float beta, void *C, int ldc, eng_mm dt)
+{
+    product((eng__cu *)ctx, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, C, ldc, dt);
+}
+
+/* X goes to cuBLASLt as C, D as D: the residual add in the product's
+ * epilogue, one read of X and one write of D */
+void eng__cu_matmul_add(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const void *A, int lda,
+                        const void *B, int ldb, const void *X, void *D, int ldd, eng_mm dt)
+{
+    product((eng__cu *)ctx, ta, tb, M, N, K, alpha, A, lda, B, ldb, 1.0f, X, D, ldd, dt);
 }
 
 ENG__CU_END

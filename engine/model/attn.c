@@ -58,9 +58,8 @@ static void in_fwd(eng_model *m, int l, int B, int T)
 static void out_fwd(eng_model *m, int l, int N, const eng_act *oin)
 {
     const int d = m->d;
-    m->ops->copy(m->ctx, m->la[l].resid_mid, eng__resid(m, l, N), eng__act_bytes(m, (size_t)N * d));
-    m->ops->matmul(m->ctx, 0, 1, N, d, d, 1.0f, oin, d, eng__wlp(m, m->lp[l].wo), d, 1.0f, m->la[l].resid_mid, d,
-                   eng__mm_x(m));
+    m->ops->matmul_add(m->ctx, 0, 1, N, d, d, 1.0f, oin, d, eng__wlp(m, m->lp[l].wo), d, eng__resid(m, l, N),
+                       m->la[l].resid_mid, d, eng__mm_x(m));
 }
 
 /* o_proj's backward: doin (=) from m->dresid, and its weight's gradient */

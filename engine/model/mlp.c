@@ -29,8 +29,7 @@ void eng__swiglu_fwd(eng_model *m, const eng_swiglu *b, eng_act *out, int N)
     const float *P = m->params;
     o->rmsnorm_fwd(ctx, b->ln, b->rstd, b->x, P + b->norm, N, d, (float)m->cfg.model.norm_eps);
     gate_up(m, b, N);
-    o->copy(ctx, out, b->x, eng__act_bytes(m, (size_t)N * d));
-    o->matmul(ctx, 0, 1, N, d, F, 1.0f, b->h, F, eng__wlp(m, b->wdown), F, 1.0f, out, d, eng__mm_x(m));
+    o->matmul_add(ctx, 0, 1, N, d, F, 1.0f, b->h, F, eng__wlp(m, b->wdown), F, b->x, out, d, eng__mm_x(m));
 }
 
 void eng__swiglu_bwd(eng_model *m, const eng_swiglu *b, int N)

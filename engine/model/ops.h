@@ -153,6 +153,15 @@ typedef struct eng_ops {
      * fp32 only. */
     void (*matmul)(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const void *A, int lda, const void *B,
                    int ldb, float beta, void *C, int ldc, eng_mm dt);
+    /* D (M, N) = alpha * op(A) op(B) + X, X and D of stride ldd and type
+     * dt.c: the residual add (resid[l+1] = resid[l] + a branch's
+     * projection) made by the product itself, out of place so the block's
+     * input X stays for the backward.  One pass over X and D, where a copy
+     * of X then a beta-1 matmul made two (a device backend hands X to
+     * cuBLASLt as C and D as D).  D must not overlap X, unless D == X (then
+     * it is the beta-1 matmul). */
+    void (*matmul_add)(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const void *A, int lda,
+                       const void *B, int ldb, const void *X, void *D, int ldd, eng_mm dt);
 
     /* ---- embedding: out (N, C) = wte[tok[n]]; backward dwte (V, C) += rows of dout (N, C). */
     void (*embedding_fwd)(void *ctx, eng_act *out, const float *wte, const int32_t *tok, int N, int C);

@@ -381,8 +381,7 @@ static void titans_fwd(eng_model *m, int l, int B, int T)
         memory_fwd(m, &v);
         o->rmsnorm_fwd(ctx, ta->na, ta->rstd_a, a->atty, v.P + v.p->norm_a, N, d, v.eps);
         o->gate_fwd(ctx, ta->o, ta->na, ta->nm, d, N, d, d);
-        o->copy(ctx, a->resid_mid, v.x, eng__act_bytes(m, (size_t)N * d));
-        o->matmul(ctx, 0, 1, N, d, d, 1.0f, ta->o, d, eng__wlp(m, v.lp->wo), d, 1.0f, a->resid_mid, d, eng__mm_x(m));
+        o->matmul_add(ctx, 0, 1, N, d, d, 1.0f, ta->o, d, eng__wlp(m, v.lp->wo), d, v.x, a->resid_mid, d, eng__mm_x(m));
     } else {
         /* the memory layer first, its output added to its input (x2), then
          * attention on x2 */
@@ -393,8 +392,8 @@ static void titans_fwd(eng_model *m, int l, int B, int T)
         o->act_axpy(ctx, ta->o, ta->nm, (size_t)N * d, 1.0f);
         o->matmul(ctx, 0, 1, N, t->Sa, d, 1.0f, ta->o, d, eng__wlp(m, v.lp->wqkvg), d, 0.0f, a->qkvg, S, eng__mm_x(m));
         attention_fwd(m, &v);
-        o->copy(ctx, a->resid_mid, v.x, eng__act_bytes(m, (size_t)N * d));
-        o->matmul(ctx, 0, 1, N, d, d, 1.0f, a->atty, d, eng__wlp(m, v.lp->wo), d, 1.0f, a->resid_mid, d, eng__mm_x(m));
+        o->matmul_add(ctx, 0, 1, N, d, d, 1.0f, a->atty, d, eng__wlp(m, v.lp->wo), d, v.x, a->resid_mid, d,
+                      eng__mm_x(m));
     }
 }
 
@@ -432,9 +431,8 @@ static void titans_bwd(eng_model *m, int l, int B, int T)
         o->matmul(ctx, 1, 0, t->Sa, d, N, 1.0f, m->dqkvg, S, ta->o, d, 1.0f, Gr + lp->wqkvg, d, eng__mm_w(m));
         memory_bwd(m, &v);
         /* x feeds x2 directly and the memory projection */
-        o->copy(ctx, m->dln, t->dnm, eng__act_bytes(m, (size_t)N * d));
-        o->matmul(ctx, 0, 0, N, d, S - t->Sa, 1.0f, eng__act_at(m, m->dqkvg, t->Sa), S, eng__wlp(m, p->wmem), d, 1.0f,
-                  m->dln, d, eng__mm_x(m));
+        o->matmul_add(ctx, 0, 0, N, d, S - t->Sa, 1.0f, eng__act_at(m, m->dqkvg, t->Sa), S, eng__wlp(m, p->wmem), d,
+                      t->dnm, m->dln, d, eng__mm_x(m));
         o->matmul(ctx, 1, 0, S - t->Sa, d, N, 1.0f, eng__act_at(m, m->dqkvg, t->Sa), S, a->ln1, d, 1.0f, Gr + p->wmem,
                   d, eng__mm_w(m));
     }

@@ -28,16 +28,20 @@ static void ref_mm(const double *in, double *out, void *vc)
 /* a: ta, tb; then the float offsets of A, B and C in their buffers and
  * extra columns in every row stride (0 0 0 0: the arena's 64-byte aligned
  * buffers, packed rows).  Offsets of 1 and 2 floats give the device
- * pointers cuBLASLt sees only 4- or 8-byte alignment. */
+ * pointers cuBLASLt sees only 4- or 8-byte alignment.  a[6] = 1: the
+ * product goes out of place through matmul_add (X = C0 in C's buffer, D a
+ * buffer of its own at the same offset, its padding holding other values):
+ * X and D's padding come back as they were. */
 static void tb_case_matmul(tcase *t, const int *a, double unused)
 {
-    const int ta = a[0], tb = a[1], oa = a[2], ob = a[3], oc = a[4], pad = a[5];
+    const int ta = a[0], tb = a[1], oa = a[2], ob = a[3], oc = a[4], pad = a[5], add = a[6];
     enum { M = 13, N = 11, K = 17 };
     mm_ctx c = {ta, tb, M, N, K};
     const int lda = (ta ? M : K) + pad, ldb = (tb ? K : N) + pad, ldc = N + pad;
     const int ra = ta ? K : M, rb = tb ? N : K; /* stored rows */
     float *in = t_floats(t, M * K + K * N), *Ab = t_floats(t, oa + ra * lda), *Bb = t_floats(t, ob + rb * ldb),
           *Cb = t_floats(t, oc + M * ldc), *C0 = t_floats(t, M * N), *C = t_floats(t, M * N);
+    float *Db = add ? t_floats(t, oc + M * ldc) : Cb, *D0 = add ? t_floats(t, oc + M * ldc) : NULL;
     if (!t->fits)
         return;
     fill(in, M * K + K * N, 1);
@@ -53,11 +57,20 @@ static void tb_case_matmul(tcase *t, const int *a, double unused)
         for (int j = 0; j < N; j++)
             Cb[oc + i * ldc + j] = C0[i * N + j];
     /* C = 2 op(A) op(B) + 1 C0: accumulate and alpha */
-    OP(t, matmul, ta, tb, M, N, K, 2.0f, D(t, Ab + oa), lda, D(t, Bb + ob), ldb, 1.0f, D(t, Cb + oc), ldc,
-       eng_mm_f32());
+    if (add) {
+        fill(D0, oc + M * ldc, 1);
+        memcpy(Db, D0, (size_t)(oc + M * ldc) * sizeof *Db);
+        OP(t, matmul_add, ta, tb, M, N, K, 2.0f, D(t, Ab + oa), lda, D(t, Bb + ob), ldb, D(t, Cb + oc), D(t, Db + oc),
+           ldc, eng_mm_f32());
+        t_out(t, Cb, oc + M * ldc, T_FWD, "X");
+        t_out(t, Db, oc + M * ldc, T_FWD, "D");
+    } else {
+        OP(t, matmul, ta, tb, M, N, K, 2.0f, D(t, Ab + oa), lda, D(t, Bb + ob), ldb, 1.0f, D(t, Cb + oc), ldc,
+           eng_mm_f32());
+    }
     for (int i = 0; i < M; i++)
         for (int j = 0; j < N; j++)
-            C[i * N + j] = Cb[oc + i * ldc + j];
+            C[i * N + j] = Db[oc + i * ldc + j];
     t_out(t, C, M * N, T_FWD, "C");
     if (!REF(t))
         return;
@@ -68,8 +81,17 @@ static void tb_case_matmul(tcase *t, const int *a, double unused)
     ref_mm(din, ref, &c);
     for (int i = 0; i < M * N; i++)
         ref[i] = 2 * ref[i] + C0[i];
-    TAP_OK(rel_err(C, ref, M * N) < TOL_FWD, "matmul ta=%d tb=%d alpha/beta, offsets %d %d %d, pad %d: rel err %.2e", ta,
-           tb, oa, ob, oc, pad, rel_err(C, ref, M * N));
+    TAP_OK(rel_err(C, ref, M * N) < TOL_FWD, "matmul%s ta=%d tb=%d alpha/beta, offsets %d %d %d, pad %d: rel err %.2e",
+           add ? "_add" : "", ta, tb, oa, ob, oc, pad, rel_err(C, ref, M * N));
+    if (add) {
+        int kept = 1;
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < ldc; j++) {
+                const int at = oc + i * ldc + j;
+                kept &= Cb[at] == (j < N ? C0[i * N + j] : 0.0f) && (j < N || Db[at] == D0[at]);
+            }
+        TAP_OK(kept, "matmul_add ta=%d tb=%d: X unchanged, D's columns past N kept", ta, tb);
+    }
 }
 
 /* K = 0: C = beta C (a device backend cannot hand cuBLASLt k = 0; the

@@ -320,6 +320,10 @@ static const op_case cases[] = {
      * 300000 is several elements a thread */
     {"act_axpy", 0, tb_case_act_axpy, {37}, 0},
     {"act_axpy", 0, tb_case_act_axpy, {300000}, 0},
+    /* matmul_add, the residual add out of place (after the cases above
+     * for the same reason): packed, and offset with padded strides */
+    {"matmul_add", 0, tb_case_matmul, {0, 1, 0, 0, 0, 0, 1}, 0},
+    {"matmul_add", 0, tb_case_matmul, {1, 0, 2, 1, 1, 3, 1}, 0},
     {"dconv", ENG_OPS_TITANS, tb_case_dconv, {2, 7, 5, 4}, 0},
     {"dconv", ENG_OPS_TITANS, tb_case_dconv, {3, 3, 9, 4}, 0}, /* T < K: the window reaches past the sequence start */
     {"dconv", ENG_OPS_TITANS, tb_case_dconv, {1, 6, 3, 1}, 0},
