@@ -219,6 +219,10 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end);
  * and invalidates the capture: cudaStreamEndCapture then fails with
  * cudaErrorStreamCaptureInvalidated and no graph.  One capture at a
  * time. */
+struct graph_rec;
+struct graph_exec_rec;
+typedef graph_rec *cudaGraph_t;
+typedef graph_exec_rec *cudaGraphExec_t;
 enum cudaStreamCaptureMode {
     cudaStreamCaptureModeGlobal = 0,
     cudaStreamCaptureModeThreadLocal = 1,
@@ -229,10 +233,6 @@ enum cudaStreamCaptureStatus {
     cudaStreamCaptureStatusActive = 1,
     cudaStreamCaptureStatusInvalidated = 2,
 };
-struct graph_rec;
-struct graph_exec_rec;
-typedef graph_rec *cudaGraph_t;
-typedef graph_exec_rec *cudaGraphExec_t;
 cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode mode);
 cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *g);
 cudaError_t cudaStreamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus *status);
