@@ -3,14 +3,17 @@
  * bench/bench_cuda_torch.py on the GPU machine).
  *
  *   bench_cuda [--preset 440m] [--arch transformer] [--seq T] [--micro-batch B] [--steps N] [--device K]
- *              [--precision bf16|fp32] [--attention flash|cudnn] [--fast-matmul]
+ *              [--precision bf16|fp32] [--attention flash|cudnn] [--graph on|off] [--fast-matmul]
  *
  * Trains the preset's model with AdamW on random tokens the trainer's way
  * (the fused classifier, the losses kept on the device and read with the
  * gradient norm once a step, so each step is complete when it ends), one
  * warm-up step, then N timed steps, with activations and the weight copy
  * in --precision (bf16, the default a GPU job trains in, or fp32), bf16
- * attention on --attention (flash.cu, the default, or cuDNN's SDPA), and
+ * attention on --attention (flash.cu, the default, or cuDNN's SDPA), each
+ * step's forward and backward as one CUDA graph with --graph on
+ * (train.cuda_graph: captured in the warm-up step, replayed in the timed
+ * ones; off, the default, op by op; on with cudnn is refused), and
  * prints one line of key=value pairs: tokens/s from the
  * median step, TFLOP/s from eng_account's training FLOPs per token, MFU
  * against 989 TFLOP/s (the H100/H200 dense bf16 peak the issue uses, so the
@@ -47,7 +50,8 @@ static int cmp_double(const void *a, const void *b)
 static int usage(void)
 {
     fprintf(stderr, "usage: bench_cuda [--preset NAME] [--arch A] [--seq T] [--micro-batch B] [--steps N] "
-                    "[--device K] [--precision bf16|fp32] [--attention flash|cudnn] [--fast-matmul]\n");
+                    "[--device K] [--precision bf16|fp32] [--attention flash|cudnn] [--graph on|off] "
+                    "[--fast-matmul]\n");
     return 2;
 }
 
@@ -59,7 +63,7 @@ int main(int argc, char **argv)
     return 77;
 #else
     const char *preset = "440m", *arch = "transformer";
-    int T = 0, B = 1, steps = 5, dev = 0, fast = 0, bf16 = 1, cudnn = 0;
+    int T = 0, B = 1, steps = 5, dev = 0, fast = 0, bf16 = 1, cudnn = 0, graph = 0;
     static const struct option longopts[] = {{"preset", required_argument, 0, 'p'},
                                              {"arch", required_argument, 0, 'a'},
                                              {"seq", required_argument, 0, 't'},
@@ -69,6 +73,7 @@ int main(int argc, char **argv)
                                              {"fast-matmul", no_argument, 0, 'f'},
                                              {"precision", required_argument, 0, 'r'},
                                              {"attention", required_argument, 0, 'n'},
+                                             {"graph", required_argument, 0, 'g'},
                                              {0, 0, 0, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -90,6 +95,11 @@ int main(int argc, char **argv)
                 return usage();
             cudnn = !strcmp(optarg, "cudnn");
             break;
+        case 'g':
+            if (strcmp(optarg, "on") && strcmp(optarg, "off"))
+                return usage();
+            graph = !strcmp(optarg, "on");
+            break;
         default: return usage();
         }
     }
@@ -98,7 +108,8 @@ int main(int argc, char **argv)
     char y[512], seq[48] = "";
     if (T)
         snprintf(seq, sizeof seq, "seq_len: %d, ", T);
-    snprintf(y, sizeof y, "scale: %s\narch: %s\ntrain: {%smicro_batch: %d}\n", preset, arch, seq, B);
+    snprintf(y, sizeof y, "scale: %s\narch: %s\ntrain: {%smicro_batch: %d, attention: %s, cuda_graph: %s}\n", preset,
+             arch, seq, B, cudnn ? "cudnn" : "flash", graph ? "on" : "off");
     tlm_err e = {0};
     tlm_cfg_node *root;
     eng_config c;
@@ -107,9 +118,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_cuda: %s\n", e.msg);
         return 2;
     }
-    int rc = eng_config_from_tree(root, &c, &e);
+    int rc = eng_config_from_tree(root, &c, &e), on;
     tlm_cfg_free(root);
-    if (rc || eng_account_compute(&c, &a, &e)) {
+    if (rc || eng_account_compute(&c, &a, &e) || eng_cuda_graph_resolve(&c, 1, &on, &e)) {
         fprintf(stderr, "bench_cuda: %s\n", e.msg);
         return 2;
     }
@@ -185,10 +196,11 @@ int main(int argc, char **argv)
         const double used = eng_cuda_device_info_get(dev, &after, &e) || after.free_bytes > free0
                                 ? NAN
                                 : (double)(free0 - after.free_bytes) / 1048576.0;
-        printf("engine=tlm-cuda-%s attention=%s preset=%s arch=%s seq=%d micro_batch=%d params=%zu steps=%d "
+        printf("engine=tlm-cuda-%s attention=%s graph=%s preset=%s arch=%s seq=%d micro_batch=%d params=%zu steps=%d "
                "step_ms=%.1f tokens_per_s=%.1f tflops=%.2f mfu=%.4f peak_mib=%.0f device_used_mib=%.0f "
                "flops_per_token=%.6g loss_first=%.4f loss_last=%.4f gpu=\"%s\"\n",
-               bf16 ? "bf16" : fast ? "fp32-bf16mm" : "fp32", cudnn ? "cudnn" : "flash", preset, arch, T, B, eng_model_param_count(m), steps, med * 1e3, tps, tflops, tflops / PEAK_TFLOPS,
+               bf16 ? "bf16" : fast ? "fp32-bf16mm" : "fp32", cudnn ? "cudnn" : "flash", graph ? "on" : "off", preset,
+               arch, T, B, eng_model_param_count(m), steps, med * 1e3, tps, tflops, tflops / PEAK_TFLOPS,
                peak / 1048576.0, used, a.flops_train, first, last, info.name);
     }
     eng_model_free(m);

@@ -35,6 +35,7 @@ row:
   env        the GPU, the driver, torch, where cuBLASLt/cuDNN/NCCL come from
   bench440   bench_cuda on the 440m preset at seq 4096 in bf16 (tokens/s,
              MFU, peak memory), with flash.cu's attention and with cuDNN's,
+             and with flash.cu's as one CUDA graph a step (--graph on),
              then PyTorch on the same model (bf16 autocast, SDPA, fused
              AdamW; compiled)
   ops        test_backend_ops: every op of the cuda row against the CPU
@@ -42,7 +43,8 @@ row:
   elem       test_cuda_elem (the kernels' element arithmetic, on the CPU)
   memcheck   compute-sanitizer memcheck over test_backend_ops (small shapes)
   racecheck  compute-sanitizer racecheck over test_backend_ops (small shapes)
-  bench20    bench_cuda on the 20m preset (seq 512) for the four
+  bench20    bench_cuda on the 20m preset (seq 512): bench440's three
+             rows, then the four
              architectures (each one's time per token against the
              transformer's: target within 1.5x), then PyTorch eager and
              compiled on the same model
@@ -379,6 +381,12 @@ bench_pair() {
     run "$st-$p-tlm-cudnn" "$lim" "$bin/bench_cuda" --preset "$p" --seq "$T" --micro-batch "$B" --steps "$steps" \
         --attention cudnn
     bench_row "$st" "$p seq $T tlm bf16 cudnn" "$logs/$st-$p-tlm-cudnn.log"
+    # each step as one CUDA graph (train.cuda_graph on) against the flash
+    # row above (off): on becomes the setting's auto if it is faster
+    # (docs/engine.md "The training step as a CUDA graph")
+    run "$st-$p-tlm-graph" "$lim" "$bin/bench_cuda" --preset "$p" --seq "$T" --micro-batch "$B" --steps "$steps" \
+        --graph on
+    bench_row "$st" "$p seq $T tlm bf16 flash graph" "$logs/$st-$p-tlm-graph.log"
     if [ -z "$py" ]; then
         row "$st" "$p seq $T torch" skip "no python3"
         return

@@ -536,8 +536,11 @@ static int set_up(job *j, int k, tlm_err *e)
     wrk_heartbeat_progress(&j->hb);
     eng_runtime_set_threads(o->threads);
     /* the precision before the backend: bf16 on the CPU is refused as a
-     * config error, with no device touched */
+     * config error, with no device touched; so is train.cuda_graph on
+     * where it cannot run (the model reads the setting itself) */
+    int graph;
     if ((rc = eng_precision_resolve(&j->cfg, k >= 0, &j->precision, e)) ||
+        (rc = eng_cuda_graph_resolve(&j->cfg, k >= 0, &graph, e)) ||
         (rc = make_backend(&j->be, o->device, k, o->threads, j->precision, j->cfg.train.attention, e)))
         return rc;
     /* the run folder is rank 0's; the others only read checkpoints in it */

@@ -32,6 +32,7 @@ static const char *const GATE_NAMES[] = {"elementwise", "headwise"};
 static const char *const TITANS_VARIANTS[] = {"mag", "mal"};
 static const char *const PRECISION_NAMES[] = {"auto", "fp32", "bf16"};
 static const char *const ATTENTION_NAMES[] = {"auto", "flash", "cudnn"};
+static const char *const CUDA_GRAPH_NAMES[] = {"auto", "on", "off"};
 #define NAMES(a) a, (int)(sizeof a / sizeof a[0])
 
 const char *eng_arch_name(int arch)
@@ -59,6 +60,28 @@ int eng_precision_resolve(const eng_config *cfg, int gpu, int *out, tlm_err *e)
                         "train.precision: bf16 needs a CUDA device (--device cuda:K); the CPU backend stores fp32 "
                         "only (train.precision: fp32 or auto)");
     *out = p;
+    return 0;
+}
+
+const char *eng_cuda_graph_name(int g)
+{
+    return g >= 0 && g < (int)(sizeof CUDA_GRAPH_NAMES / sizeof CUDA_GRAPH_NAMES[0]) ? CUDA_GRAPH_NAMES[g] : "?";
+}
+
+int eng_cuda_graph_resolve(const eng_config *cfg, int gpu, int *on, tlm_err *e)
+{
+    *on = 0;
+    if (cfg->train.cuda_graph != ENG_GRAPH_ON)
+        return 0;
+    if (!gpu)
+        return tlm_errf(e, TLM_ECONFIG,
+                        "train.cuda_graph: on needs a CUDA device (--device cuda:K); the CPU backend has no graphs "
+                        "(train.cuda_graph: auto or off)");
+    if (cfg->train.attention == ENG_ATTN_CUDNN)
+        return tlm_errf(e, TLM_ECONFIG,
+                        "train.cuda_graph: on with train.attention: cudnn is not supported (cuDNN's SDPA is not "
+                        "captured into the step's graph); use train.attention: flash or auto, or train.cuda_graph: off");
+    *on = 1;
     return 0;
 }
 
@@ -294,6 +317,9 @@ static const field FIELDS[] = {
     {NUM("train.beta2", train.beta2, 0, 0.999999), .def = 0.95, .help = "AdamW beta2"},
     {I64("train.ckpt_every_tokens", train.ckpt_every_tokens, 0, BIG), .flags = FLAG_EXEC,
      .derived = "eval.every_tokens", .help = "checkpoint every this many tokens (0: at the end and on signals only)"},
+    {ENUM("train.cuda_graph", train.cuda_graph, CUDA_GRAPH_NAMES), .def = ENG_GRAPH_AUTO, .flags = FLAG_EXEC,
+     .help = "the CUDA backend captures each training micro-batch's forward and backward once as a CUDA graph and "
+             "replays it: auto (off until measured), on or off"},
     {NUM("train.grad_clip", train.grad_clip, 0, 1e6), .def = 1.0, .help = "global gradient-norm clip (0: off)"},
     {INT("train.grad_norms_every", train.grad_norms_every, 0, 1 << 30), .def = 0, .flags = FLAG_EXEC,
      .help = "steps between per-layer gradient norms (layer events grad_norm_*; 0: off)"},

@@ -58,6 +58,12 @@ typedef enum eng_precision { ENG_PREC_AUTO = 0, ENG_PREC_FP32, ENG_PREC_BF16 } e
  * 64 and 128): auto (flash.cu today), flash, or cuDNN's SDPA graph.  An
  * execution setting: the same job whichever runs. */
 typedef enum eng_attention { ENG_ATTN_AUTO = 0, ENG_ATTN_FLASH, ENG_ATTN_CUDNN } eng_attention;
+/* train.cuda_graph (docs/engine.md "The training step as a CUDA graph"):
+ * each training micro-batch's device work captured once as a CUDA graph
+ * and replayed; auto is off until a GPU has timed both.  An execution
+ * setting; on needs a CUDA device and flash or plain attention
+ * (eng_cuda_graph_resolve). */
+typedef enum eng_cuda_graph { ENG_GRAPH_AUTO = 0, ENG_GRAPH_ON, ENG_GRAPH_OFF } eng_cuda_graph;
 
 typedef struct eng_model_cfg {
     int d_model;      /* residual width */
@@ -111,6 +117,7 @@ typedef struct eng_train_cfg {
     int precision;             /* eng_precision, as written (auto until resolved for a device) */
     int attention;             /* eng_attention: the CUDA backend's fused attention */
     int recompute;             /* the MLPs' gate|up and SwiGLU outputs remade in the backward, not kept */
+    int cuda_graph;            /* eng_cuda_graph: the training micro-step as a CUDA graph */
     int zero1;                 /* data parallel: optimizer state sharded over the ranks (ZeRO-1) */
 } eng_train_cfg;
 
@@ -183,6 +190,12 @@ const char *eng_attention_name(int attention); /* "auto", "flash", "cudnn" */
  * ENG_PREC_FP32 or ENG_PREC_BF16 in *out.  TLM_ECONFIG for bf16 on the
  * CPU, whose backend stores fp32 only. */
 int eng_precision_resolve(const eng_config *cfg, int gpu, int *out, tlm_err *e);
+const char *eng_cuda_graph_name(int g); /* "auto", "on", "off" */
+/* Whether a run of cfg on a GPU (gpu 1) or the CPU captures its training
+ * micro-step as a CUDA graph: *on 1 or 0 (auto: 0, until measured).
+ * TLM_ECONFIG for on with the CPU (it has no graphs) or with
+ * train.attention cudnn (the cuDNN graph is not captured into ours). */
+int eng_cuda_graph_resolve(const eng_config *cfg, int gpu, int *on, tlm_err *e);
 const char *eng_schedule_name(int schedule);
 
 /* Vocabulary size implied by a tokenizer name (bytes 256, llama3 128256,

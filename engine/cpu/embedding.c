@@ -35,9 +35,11 @@ void eng__cpu_embedding_bwd(void *ctx, float *dwte /* (V, C) */, const eng_act *
 
 void eng__cpu_embedding_bwd_sorted(void *ctx, float *dwte /* (V, C) */, const eng_act *dout_a /* (N, C) */,
                                    const int32_t *order /* (N) */, const int32_t *ids /* (U) */,
-                                   const int32_t *starts /* (U + 1) */, int U, int C)
+                                   const int32_t *starts /* (U + 1) */, const int32_t *n_ids, int max_U, int C)
 {
     const float *dout = (const float *)dout_a;
+    const int U = *n_ids;
+    (void)max_U; /* host memory: U is read in place */
     /* a thread per id: each row of dwte has one owner, and adds its rows in
      * position order, as eng__cpu_embedding_bwd does channel by channel */
 #pragma omp parallel for num_threads(eng__cpu_nt(ctx)) schedule(static) if ((long)starts[U] * C >= ENG_PAR_MIN)

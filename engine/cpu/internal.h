@@ -142,7 +142,7 @@ void eng__cpu_copy(void *ctx, void *dst, const void *src, size_t bytes);
 void eng__cpu_embedding_fwd(void *ctx, eng_act *out, const float *wte, const int32_t *tok, int N, int C);
 void eng__cpu_embedding_bwd(void *ctx, float *dwte, const eng_act *dout, const int32_t *tok, int N, int C);
 void eng__cpu_embedding_bwd_sorted(void *ctx, float *dwte, const eng_act *dout, const int32_t *order,
-                                   const int32_t *ids, const int32_t *starts, int U, int C);
+                                   const int32_t *ids, const int32_t *starts, const int32_t *n_ids, int max_U, int C);
 
 /* rmsnorm.c */
 void eng__cpu_rmsnorm_fwd(void *ctx, eng_act *out, float *rstd, const eng_act *x, const float *w, int N, int C,

@@ -121,6 +121,53 @@ static void cu_copy(void *ctx, void *dst, const void *src, size_t bytes)
         eng__cu_check(c, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, c->stream), "copy");
 }
 
+/* ------------------------------------------------------------ graphs */
+/* ops.h graph_*: stream capture on the context's stream (global mode: a
+ * call CUDA cannot put in a graph fails the capture, with the emulator's
+ * report naming it in the emulated build), then an executable graph. */
+static int cu_graph_begin(void *ctx)
+{
+    eng__cu *c = (eng__cu *)ctx;
+    return c->status ||
+           eng__cu_check(c, cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeGlobal), "graph: begin capture");
+}
+
+static void *cu_graph_end(void *ctx)
+{
+    eng__cu *c = (eng__cu *)ctx;
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t x = NULL;
+    /* ended whatever happened since the begin: the stream captures no more */
+    const cudaError_t rc = cudaStreamEndCapture(c->stream, &g);
+    if (!eng__cu_check(c, rc, "graph: end capture"))
+        eng__cu_check(c, cudaGraphInstantiate(&x, g, 0), "graph: instantiate");
+    if (g)
+        cudaGraphDestroy(g);
+    if (c->status && x) {
+        cudaGraphExecDestroy(x);
+        x = NULL;
+    }
+    /* a failed capture is this context's kept error, not the next
+     * launch's (the runtime's last error is the thread's) */
+    if (!x)
+        (void)cudaGetLastError();
+    return x;
+}
+
+static void cu_graph_launch(void *ctx, void *graph)
+{
+    eng__cu *c = (eng__cu *)ctx;
+    if (!c->status)
+        eng__cu_check(c, cudaGraphLaunch((cudaGraphExec_t)graph, c->stream), "graph: launch");
+}
+
+static void cu_graph_free(void *ctx, void *graph)
+{
+    (void)ctx;
+    if (graph)
+        cudaGraphExecDestroy((cudaGraphExec_t)graph);
+}
+
 /* ------------------------------------------------------------ the table */
 static void cu_backend_free(eng_backend *b);
 
@@ -182,6 +229,10 @@ static const eng_ops cuda_ops = {
     /* .act_dtype */ cu_act_dtype,
     /* .cast */ eng__cu_cast,
     /* .act_axpy */ eng__cu_act_axpy,
+    /* .graph_begin */ cu_graph_begin,
+    /* .graph_end */ cu_graph_end,
+    /* .graph_launch */ cu_graph_launch,
+    /* .graph_free */ cu_graph_free,
 };
 
 typedef struct cu_backend {

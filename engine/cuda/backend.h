@@ -103,6 +103,11 @@ int eng_cuda_emu_set_plan_only(int on);
  * (descriptor, layouts, alignments), the heuristic's and the matmul's
  * successful calls; reset (nonzero): the account starts afresh after. */
 void eng_cuda_emu_lt_counts(long *plans, long *heuristics, long *matmuls, int reset);
+/* The emulator's stream captures ended with a graph, and its graph
+ * launches, since the process began or the last reset (nonzero: the
+ * account starts afresh after): how a test knows a graph was made once
+ * and replayed (train.cuda_graph). */
+void eng_cuda_emu_graph_counts(long *captures, long *launches, int reset);
 
 #ifdef __cplusplus
 }

@@ -210,7 +210,7 @@ void eng__cu_act_axpy(void *ctx, eng_act *y, const eng_act *x, size_t n, float a
 double eng__cu_sumsq(void *ctx, const float *x, size_t n);
 void eng__cu_axpy(void *ctx, float *y, const float *x, size_t n, float alpha);
 void eng__cu_embedding_bwd_sorted(void *ctx, float *dwte, const eng_act *dout, const int32_t *order,
-                                  const int32_t *ids, const int32_t *starts, int U, int C);
+                                  const int32_t *ids, const int32_t *starts, const int32_t *n_ids, int max_U, int C);
 void eng__cu_sumsq_into(void *ctx, double *out, const float *x, size_t n);
 
 /* classifier.cu */

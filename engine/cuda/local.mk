@@ -56,7 +56,7 @@ endif
 # the device and shared memory itself, and it announces its fiber switches
 # to gcc's AddressSanitizer when the program has it (emu/exec.cc).
 CUDA_EMU_RT_SRCS = engine/cuda/emu/memory.cc engine/cuda/emu/exec.cc engine/cuda/emu/check.cc \
-	engine/cuda/emu/cublaslt.cc engine/cuda/emu/cudnn.cc
+	engine/cuda/emu/cublaslt.cc engine/cuda/emu/cudnn.cc engine/cuda/emu/graph.cc
 CUDA_EMU_HDRS = engine/cuda/emu/cuda.h engine/cuda/emu/bf16.h engine/cuda/emu/cublaslt.h engine/cuda/emu/cudnn.h \
 	engine/cuda/emu/internal.h
 EXTRA_DIST += $(CUDA_EMU_RT_SRCS) $(CUDA_EMU_HDRS)
@@ -67,7 +67,7 @@ CUDA_EMU_KOBJS = engine/cuda/emu/backend.o engine/cuda/emu/matmul.o engine/cuda/
 	engine/cuda/emu/flash.o engine/cuda/emu/sdpa_cudnn.o engine/cuda/emu/titans.o engine/cuda/emu/titans_mem.o \
 	engine/cuda/emu/classifier.o
 CUDA_EMU_RTOBJS = engine/cuda/emu/memory.o engine/cuda/emu/exec.o engine/cuda/emu/check.o engine/cuda/emu/cublaslt.o \
-	engine/cuda/emu/cudnn.o
+	engine/cuda/emu/cudnn.o engine/cuda/emu/graph.o
 CLEANFILES += engine/cuda/emu/*.o
 
 if HAVE_CUDA_EMU

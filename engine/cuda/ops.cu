@@ -140,12 +140,17 @@ void eng__cu_embedding_bwd(void *ctx, float *dwte, const eng_act *dout, const in
  * thread per channel adding the id's rows in position order: every
  * (id, channel) has one owner and the order of k_embedding_bwd, so the
  * same bits, with U blocks at work instead of C / 128.  The sums are fp32
- * whatever T is. */
+ * whatever T is.  U comes from device memory (*n_ids): the launch has
+ * max_U blocks, those past U return at once, so a graph replays it for
+ * any batch. */
 template <typename T>
 __global__ static void k_embedding_bwd_sorted(float *dwte, const T *dout, const int32_t *order, const int32_t *ids,
-                                              const int32_t *starts, int C)
+                                              const int32_t *starts, const int32_t *n_ids, int C)
 {
-    const int u = blockIdx.x, s0 = starts[u], s1 = starts[u + 1];
+    const int u = blockIdx.x;
+    if (u >= *n_ids)
+        return;
+    const int s0 = starts[u], s1 = starts[u + 1];
     float *d = dwte + (size_t)ids[u] * C;
     for (int c = threadIdx.x; c < C; c += blockDim.x) {
         float acc = d[c];
@@ -157,17 +162,18 @@ __global__ static void k_embedding_bwd_sorted(float *dwte, const T *dout, const 
 
 template <typename T>
 static void embedding_bwd_sorted(void *ctx, float *dwte, const eng_act *dout, const int32_t *order,
-                                 const int32_t *ids, const int32_t *starts, int U, int C)
+                                 const int32_t *ids, const int32_t *starts, const int32_t *n_ids, int max_U, int C)
 {
     RUN(ctx, "embedding_bwd_sorted",
-        (ENG__CU_LAUNCH(k_embedding_bwd_sorted<T>, U, 128, 0, S(ctx), dwte, (const T *)dout, order, ids, starts, C)));
+        (ENG__CU_LAUNCH(k_embedding_bwd_sorted<T>, max_U, 128, 0, S(ctx), dwte, (const T *)dout, order, ids, starts,
+                        n_ids, C)));
 }
 
 void eng__cu_embedding_bwd_sorted(void *ctx, float *dwte, const eng_act *dout, const int32_t *order,
-                                  const int32_t *ids, const int32_t *starts, int U, int C)
+                                  const int32_t *ids, const int32_t *starts, const int32_t *n_ids, int max_U, int C)
 {
-    if (U > 0)
-        ENG__CU_ACT(CTX(ctx), embedding_bwd_sorted, ctx, dwte, dout, order, ids, starts, U, C);
+    if (max_U > 0)
+        ENG__CU_ACT(CTX(ctx), embedding_bwd_sorted, ctx, dwte, dout, order, ids, starts, n_ids, max_U, C);
 }
 
 /* ------------------------------------------------------------ RMSNorm */

@@ -104,7 +104,7 @@ struct eng_model {
     float *losses;             /* (N) */
     double *stats;             /* ENG__STATS doubles: the device's scalars (ENG__STAT_*) */
     double *tensor_sq;         /* (n_tensors): eng_model_grad_sumsq's sums, copied back at once */
-    int32_t *emb_sort;         /* (3 max N + 1): order, ids, starts for embedding_bwd_sorted */
+    int32_t *emb_sort;         /* (3 max N + 2): U, then order, ids, starts for embedding_bwd_sorted */
     float *logits;             /* (max N, V): eng_model_logits' own, made on its first call (NULL before) */
     /* backward scratch, shared by the layers */
     eng_act *dresid;           /* (N, d) gradient of the residual stream */
@@ -120,9 +120,8 @@ struct eng_model {
     float *losses_host;        /* (max N) */
     float *logits_host;        /* (max N, V) when backend memory is not host memory; else == logits */
     int host_visible;
-    int32_t *sort_host;        /* (3 max N + 1): emb_sort's host side */
+    int32_t *sort_host;        /* (3 max N + 2): emb_sort's host side */
     int32_t *sort_count;       /* (V): the counting sort's buckets */
-    int n_distinct;            /* distinct tokens of the last forward with targets */
     int cur_B, cur_T;          /* of the last forward */
     int64_t n_counted;         /* targets >= 0 in the last forward */
     int have_forward;
@@ -130,6 +129,15 @@ struct eng_model {
     eng_grad_ready_fn grad_hook; /* eng_model_set_grad_hook (NULL: none) */
     void *grad_hook_ud;
     size_t step_lo, step_hi;   /* the slab range a step updates: [0, n_slab) but in eng_model_step_range */
+    /* train.cuda_graph (pass.c): a training forward's device work waits
+     * for its backward (pending), and both run as one graph, captured for
+     * the key (graph_B, graph_T, graph_dscale: dscale's bits) and
+     * replayed while the key holds */
+    int graph_on;              /* the setting is on and the backend has graphs */
+    int pending;               /* the last training forward's stack and loss are not run yet */
+    void *graph;               /* the backend's graph; NULL: none */
+    int graph_B, graph_T;
+    uint32_t graph_dscale;
 };
 
 /* The scalars kept on the device (model.stats): a forward's mean loss

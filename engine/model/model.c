@@ -166,7 +166,7 @@ static int plan_activations(eng_model *m, tlm_err *e)
     eng__plan_f32(&p, &m->losses, N);
     eng__plan_want(&p, &m->stats, ENG__STATS * sizeof(double));
     eng__plan_want(&p, &m->tensor_sq, (size_t)m->n_tensors * sizeof(double));
-    eng__plan_want(&p, &m->emb_sort, (3 * N + 1) * sizeof(int32_t));
+    eng__plan_want(&p, &m->emb_sort, (3 * N + 2) * sizeof(int32_t));
     eng__plan_act(m, &p, &m->dresid, N * d);
     eng__plan_act(m, &p, &m->dqkvg, N * (size_t)m->S);
     eng__plan_act(m, &p, &m->datty, N * d);
@@ -286,6 +286,9 @@ int eng_model_create(eng_model **out, const eng_config *cfg, const eng_backend *
     m->max_B = max_batch;
     m->max_T = seq_len;
     m->recompute = cfg->train.recompute != 0;
+    /* on only where the backend has graphs (the worker refuses on with the
+     * CPU: eng_cuda_graph_resolve); auto is off until measured */
+    m->graph_on = cfg->train.cuda_graph == ENG_GRAPH_ON && ops->graph_begin != NULL;
     if ((rc = eng_taper_widths(cfg, m->widths, e)) || (rc = mx->create(m, e)))
         goto fail;
     for (int l = 0; l < m->L; l++)
@@ -313,7 +316,7 @@ int eng_model_create(eng_model **out, const eng_config *cfg, const eng_backend *
     m->m = ops->alloc(m->ctx, bytes);
     m->v = ops->alloc(m->ctx, bytes);
     m->losses_host = malloc((size_t)max_batch * seq_len * sizeof(float));
-    m->sort_host = malloc((3 * (size_t)max_batch * seq_len + 1) * sizeof(int32_t));
+    m->sort_host = malloc((3 * (size_t)max_batch * seq_len + 2) * sizeof(int32_t));
     m->sort_count = malloc((size_t)m->V * sizeof(int32_t));
     /* fp32: the products read the master weights; bf16: their copy */
     m->params_lp = m->wlp_dtype == ENG_F32 ? (void *)m->params
@@ -345,6 +348,8 @@ void eng_model_free(eng_model *m)
         return;
     const eng_ops *o = m->ops;
     void *ctx = m->ctx;
+    if (m->graph)
+        o->graph_free(ctx, m->graph);
     if (m->params_lp && m->params_lp != (void *)m->params)
         o->free(ctx, m->params_lp);
     if (m->params)

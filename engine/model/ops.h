@@ -330,11 +330,15 @@ typedef struct eng_ops {
      * its positions grouped by token id (a stable counting sort the model
      * does on the host, where the tokens come from): ids (U) the distinct
      * ids, starts (U + 1) where each id's positions begin in order (N,
-     * ascending within an id).  One owner per (id, channel) sums its rows
-     * in position order: parallel over ids, and the order of
-     * embedding_bwd's sums (deterministic, the same bits). */
+     * ascending within an id).  U is read from *n_ids (backend memory, sent
+     * with the sort: no per-call value is an argument, so a CUDA graph
+     * replays the op for any batch), U <= max_U (a device backend sizes
+     * its launch by max_U; what lies past U in ids and starts is not
+     * read).  One owner per (id, channel) sums its rows in position order:
+     * parallel over ids, and the order of embedding_bwd's sums
+     * (deterministic, the same bits). */
     void (*embedding_bwd_sorted)(void *ctx, float *dwte, const eng_act *dout, const int32_t *order,
-                                 const int32_t *ids, const int32_t *starts, int U, int C);
+                                 const int32_t *ids, const int32_t *starts, const int32_t *n_ids, int max_U, int C);
     /* sumsq into *out (one double, backend memory) without waiting: the
      * gradient norm travels with the step's other scalars in one copy */
     void (*sumsq_into)(void *ctx, double *out, const float *x, size_t n);
@@ -352,6 +356,22 @@ typedef struct eng_ops {
      * outside a matmul's beta (Titans MAL's x2 = x + nm).  fp32 math, one
      * rounding per element where stored in bf16; axpy's bits in fp32. */
     void (*act_axpy)(void *ctx, eng_act *y, const eng_act *x, size_t n, float alpha);
+
+    /* ---- issue 24: CUDA graphs (train.cuda_graph; NULL on a backend
+     * without them: the CPU's).  graph_begin: from now on the ops' device
+     * work is recorded (stream capture), not run; nonzero when it cannot
+     * start (the backend's kept error says why).  Between begin and end
+     * only ops whose every per-call value is an argument fixed for the
+     * graph's life or lives in backend memory may be called; one that
+     * cannot be recorded (an allocation, a copy to or from the host, a
+     * wait) fails the capture.  graph_end: the recorded work as a graph to
+     * launch, NULL when the capture failed (the kept error names the
+     * call).  graph_launch: runs it, in order with the ops around it;
+     * graph_free: releases it. */
+    int (*graph_begin)(void *ctx);
+    void *(*graph_end)(void *ctx);
+    void (*graph_launch)(void *ctx, void *graph);
+    void (*graph_free)(void *ctx, void *graph);
 } eng_ops;
 
 /* A backend: its op table and the context every op receives.  Made by a

@@ -647,12 +647,59 @@ static cublasStatus_t product(const lt_desc *op, lt_layout *const L[4], const vo
     return CUBLAS_STATUS_SUCCESS;
 }
 
+/* A matmul on a capturing stream, checked as above, then kept for the
+ * graph with its descriptor's and layouts' values and alpha and beta
+ * (the caller may change or destroy them; cuBLASLt reads host-mode
+ * scalars when the call is made): the graph makes the same call. */
+struct matmul_rec {
+    lt_desc op;
+    lt_layout L[4];
+    float al, be;
+    const void *ptr[4];
+    cublasLtMatmulAlgo_t algo;
+    void *ws;
+    size_t ws_bytes;
+};
+
+static cudaError_t matmul_run(void *arg, cudaStream_t s)
+{
+    matmul_rec *r = (matmul_rec *)arg;
+    static lt_handle h = {MAGIC_HANDLE};
+    const cublasStatus_t st = eng_lt_standin_cublasLtMatmul(&h, &r->op, &r->al, r->ptr[0], &r->L[0], r->ptr[1],
+                                                            &r->L[1], &r->be, r->ptr[2], &r->L[2], (void *)r->ptr[3],
+                                                            &r->L[3], &r->algo, r->ws, r->ws_bytes, s);
+    return st == CUBLAS_STATUS_SUCCESS ? cudaSuccess
+                                       : api_fail(cudaErrorLaunchFailure, "a graph's cublasLtMatmul: %s", g_why);
+}
+
+static void matmul_free(void *arg)
+{
+    delete (matmul_rec *)arg;
+}
+
+static cublasStatus_t capture_matmul(const lt_desc *op, lt_layout *const L[4], float al, float be,
+                                     const void *const ptr[4], const cublasLtMatmulAlgo_t *algo, void *ws,
+                                     size_t ws_bytes)
+{
+    matmul_rec *r = new matmul_rec;
+    r->op = *op;
+    r->op.pointer_mode = CUBLASLT_POINTER_MODE_HOST; /* the values, read now */
+    for (int i = 0; i < 4; i++)
+        r->L[i] = *L[i], r->ptr[i] = ptr[i];
+    r->al = al, r->be = be;
+    r->algo = *algo;
+    r->ws = ws, r->ws_bytes = ws_bytes;
+    return capture_record(capture_op{matmul_run, matmul_free, r}) == cudaSuccess
+               ? CUBLAS_STATUS_SUCCESS
+               : refuse(CUBLAS_STATUS_EXECUTION_FAILED, "cublasLtMatmul: the stream's capture is invalidated");
+}
+
 cublasStatus_t eng_lt_standin_cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t op, const void *alpha,
                                              const void *A, cublasLtMatrixLayout_t Adesc, const void *B,
                                              cublasLtMatrixLayout_t Bdesc, const void *beta, const void *C,
                                              cublasLtMatrixLayout_t Cdesc, void *D, cublasLtMatrixLayout_t Ddesc,
                                              const cublasLtMatmulAlgo_t *algo, void *workspace, size_t ws_bytes,
-                                             cudaStream_t)
+                                             cudaStream_t stream)
 {
     const char *w = "cublasLtMatmul";
     static const char *names = "ABCD";
@@ -712,6 +759,8 @@ cublasStatus_t eng_lt_standin_cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulD
             return st;
     }
     record_call(op, L, ptr, algo);
+    if (capture_on(stream))
+        return capture_matmul(op, L, al, be, ptr, algo, workspace, ws_bytes);
     g_matmuls++;
     if (g_plan_only)
         return CUBLAS_STATUS_SUCCESS;

@@ -125,11 +125,14 @@ enum cudaError {
     cudaErrorNoDevice = 100,
     cudaErrorInvalidDevice = 101,
     cudaErrorInvalidResourceHandle = 400,
+    cudaErrorIllegalState = 401,
     cudaErrorNotReady = 600,
     cudaErrorIllegalAddress = 700,
     cudaErrorAssert = 710,
     cudaErrorMisalignedAddress = 716,
     cudaErrorLaunchFailure = 719,
+    cudaErrorStreamCaptureUnsupported = 900,
+    cudaErrorStreamCaptureInvalidated = 901,
 };
 typedef cudaError cudaError_t;
 
@@ -205,6 +208,39 @@ cudaError_t cudaEventSynchronize(cudaEvent_t e);
 /* host time between the two records (the work between them ran on the CPU) */
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end);
 
+/* Stream capture and graphs (emu/graph.cc), global mode only: while a
+ * stream captures, the launches, device-side copies and memsets, copies
+ * to and from pinned memory and cuBLASLt matmuls on it are recorded, not
+ * run (arguments and descriptors copied), and a launch of the graph runs
+ * the records in order on its stream.  What real CUDA refuses during a
+ * capture (an allocation or free, a synchronisation, a synchronous copy
+ * or memset, a copy to or from pageable memory, a cuDNN execution here)
+ * returns cudaErrorStreamCaptureUnsupported with a report naming the call
+ * and invalidates the capture: cudaStreamEndCapture then fails with
+ * cudaErrorStreamCaptureInvalidated and no graph.  One capture at a
+ * time. */
+struct graph_rec;
+struct graph_exec_rec;
+typedef graph_rec *cudaGraph_t;
+typedef graph_exec_rec *cudaGraphExec_t;
+enum cudaStreamCaptureMode {
+    cudaStreamCaptureModeGlobal = 0,
+    cudaStreamCaptureModeThreadLocal = 1,
+    cudaStreamCaptureModeRelaxed = 2,
+};
+enum cudaStreamCaptureStatus {
+    cudaStreamCaptureStatusNone = 0,
+    cudaStreamCaptureStatusActive = 1,
+    cudaStreamCaptureStatusInvalidated = 2,
+};
+cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode mode);
+cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *g);
+cudaError_t cudaStreamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus *status);
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *x, cudaGraph_t g, unsigned long long flags = 0);
+cudaError_t cudaGraphLaunch(cudaGraphExec_t x, cudaStream_t s);
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t x);
+cudaError_t cudaGraphDestroy(cudaGraph_t g);
+
 /* the dynamic shared memory a kernel may be launched with (bytes) */
 cudaError_t func_set_max_dynamic_smem(const void *kernel, int bytes);
 template <typename F> static inline cudaError_t cudaFuncSetAttribute(F *kernel, cudaFuncAttribute attr, int value)
@@ -230,8 +266,13 @@ struct launch_info {
     int n_ptr;                        /* pointer arguments, checked before the grid runs */
     const void *ptr[LAUNCH_MAX_ARGS]; /* their values */
     int ptr_arg[LAUNCH_MAX_ARGS];     /* their positions in the argument list */
+    /* a copy of the pack on the heap, and its release: what a stream
+     * capture keeps of the launch (the pack above is the caller's) */
+    void *(*pack_clone)(const void *pack);
+    void (*pack_free)(void *pack);
 };
-void run_launch(launch_info *li);
+/* runs the launch (or records it, on a capturing stream); its error */
+cudaError_t run_launch(launch_info *li);
 
 template <typename F, typename Tuple> struct launch_pack {
     F fn;
@@ -263,6 +304,16 @@ template <typename... P> ENG_CU_EMU_NOCOV static void launch_entry(void *pack)
     std::apply(pk->fn, pk->args);
 }
 
+template <typename... P> ENG_CU_EMU_NOCOV static void *launch_pack_clone(const void *pack)
+{
+    typedef launch_pack<void (*)(P...), std::tuple<P...>> pack_t;
+    return new pack_t(*(const pack_t *)pack);
+}
+template <typename... P> ENG_CU_EMU_NOCOV static void launch_pack_free(void *pack)
+{
+    delete (launch_pack<void (*)(P...), std::tuple<P...>> *)pack;
+}
+
 /* The launch: arguments converted to the kernel's parameter types, as a
  * <<<>>> launch converts them; then the grid, block after block. */
 template <typename... P, typename... A>
@@ -271,6 +322,7 @@ ENG_CU_EMU_NOCOV static inline void launch(const char *name, const char *argname
 {
     static_assert(sizeof...(P) == sizeof...(A), "a kernel launch with the wrong number of arguments");
     static_assert(sizeof...(P) <= LAUNCH_MAX_ARGS, "more kernel arguments than the emulator checks");
+    static_assert((std::is_trivially_copyable<P>::value && ...), "a kernel parameter a capture cannot copy");
     launch_pack<void (*)(P...), std::tuple<P...>> pk{k, std::tuple<P...>(std::forward<A>(a)...)};
     launch_info li;
     li.kernel = name, li.argnames = argnames, li.site = site, li.fn = (const void *)k;
@@ -278,6 +330,8 @@ ENG_CU_EMU_NOCOV static inline void launch(const char *name, const char *argname
     li.entry = &launch_entry<P...>;
     li.pack = &pk;
     li.pack_bytes = sizeof pk;
+    li.pack_clone = &launch_pack_clone<P...>;
+    li.pack_free = &launch_pack_free<P...>;
     li.n_ptr = 0;
     collect_ptrs(&li, pk.args, std::index_sequence_for<P...>{});
     run_launch(&li);

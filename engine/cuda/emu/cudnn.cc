@@ -924,6 +924,12 @@ cudnnStatus_t eng_dnn_standin_cudnnBackendExecute(cudnnHandle_t h, cudnnBackendD
         pk->type != CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR)
         return refuse(CUDNN_STATUS_BAD_PARAM_NOT_FINALIZED,
                       "cudnnBackendExecute: not a finalized execution plan and variant pack");
+    /* the stand-in does not record its execution for a graph: a capture
+     * that reaches it fails, as train.cuda_graph with cudnn is refused */
+    if (capture_any()) {
+        capture_refuse("cudnnBackendExecute (the cuDNN stand-in does not record for a graph)");
+        return refuse(CUDNN_STATUS_NOT_SUPPORTED, "cudnnBackendExecute during stream capture");
+    }
     emu_lock();
     const cudnnStatus_t st = execute(pl, pk);
     emu_unlock();

@@ -969,15 +969,22 @@ static void run_block(launch_info *li, unsigned bx, unsigned by, unsigned bz)
         deadlock_report(b);
 }
 
-void run_launch(launch_info *li)
+cudaError_t run_launch(launch_info *li)
 {
     emu_lock();
     char msg[1024];
     cudaError_t rc = launch_check(li, msg, sizeof msg);
+    if (rc == cudaSuccess && capture_on(li->stream)) { /* checked, then kept for the graph (graph.cc) */
+        emu_unlock();
+        rc = capture_launch(li);
+        if (rc != cudaSuccess)
+            set_last_error(rc, NULL);
+        return rc;
+    }
     if (rc == cudaSuccess && g_plan_only) { /* checked, counted, not run */
         count_kernel(li, 0, 0.0);
         emu_unlock();
-        return;
+        return cudaSuccess;
     }
     if (rc == cudaSuccess && (stacks_reserve((int)(li->block.x * li->block.y * li->block.z)) ||
                               shared_setup(li->smem))) {
@@ -989,7 +996,7 @@ void run_launch(launch_info *li)
         snprintf(rep, sizeof rep, "%s (launched at %s): %s", li->kernel, li->site, msg);
         emu_unlock();
         set_last_error(rc, rep);
-        return;
+        return rc;
     }
     g_launch.li = li;
     g_launch.id++;
@@ -1011,6 +1018,7 @@ void run_launch(launch_info *li)
     emu_unlock();
     if (failed)
         set_last_error(g_fail_code, g_fail_msg);
+    return failed ? g_fail_code : cudaSuccess;
 }
 
 /* for check.cc: the stack pool */

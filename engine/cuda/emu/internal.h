@@ -1,7 +1,8 @@
 /* internal.h: what the emulator's files share (emu/memory.cc: allocations
  * and the runtime API; emu/exec.cc: fibers, the scheduler, barriers, warp
  * primitives, launches; emu/check.cc: the checks on every access and the
- * reports; emu/cublaslt.cc: the cuBLASLt stand-ins).
+ * reports; emu/cublaslt.cc: the cuBLASLt stand-ins; emu/graph.cc: stream
+ * capture and graphs).
  *
  * Memory the kernels may touch is a list of regions (device allocations,
  * pinned host allocations, the static and the dynamic shared memory), each
@@ -159,6 +160,30 @@ void describe_thread(const ethread *t, char *buf, size_t cap);
  * checks); allocations are address space without shadows (init, race
  * NULL), and the memory budget is PLAN_ONLY_BUDGET. */
 extern int g_plan_only;
+
+/* ------------------------------------------------------------ capture */
+/* Stream capture (graph.cc; emu/cuda.h says what is recorded and what is
+ * refused).  capture_on: s is the capturing stream (its capture valid or
+ * invalidated); capture_any: some stream captures. */
+int capture_on(cudaStream_t s);
+int capture_any(void);
+/* An operation of s's capture, kept for every launch of its graph: run
+ * does it on the launch's stream, free (may be NULL) releases what it
+ * holds when the last graph made from the capture is destroyed.  The
+ * operation's error, or cudaErrorStreamCaptureInvalidated (nothing kept,
+ * free called) when the capture is invalidated already. */
+struct capture_op {
+    cudaError_t (*run)(void *arg, cudaStream_t s);
+    void (*free)(void *arg);
+    void *arg;
+};
+cudaError_t capture_record(capture_op op);
+/* what real CUDA refuses during a capture, called as `call`: the capture
+ * invalidated, the report ("cudaMalloc during stream capture ..."), and
+ * cudaErrorStreamCaptureUnsupported */
+cudaError_t capture_refuse(const char *call);
+/* a launch on the capturing stream, kept with a copy of its arguments */
+cudaError_t capture_launch(const launch_info *li);
 
 /* one host thread at a time in the emulator */
 void emu_lock(void);

@@ -100,11 +100,14 @@ const char *cudaGetErrorName(cudaError_t e)
         NAME(cudaErrorNoDevice)
         NAME(cudaErrorInvalidDevice)
         NAME(cudaErrorInvalidResourceHandle)
+        NAME(cudaErrorIllegalState)
         NAME(cudaErrorNotReady)
         NAME(cudaErrorIllegalAddress)
         NAME(cudaErrorAssert)
         NAME(cudaErrorMisalignedAddress)
         NAME(cudaErrorLaunchFailure)
+        NAME(cudaErrorStreamCaptureUnsupported)
+        NAME(cudaErrorStreamCaptureInvalidated)
 #undef NAME
     }
     return "cudaErrorUnknown";
@@ -299,6 +302,9 @@ static cudaError_t region_delete(void *p, int kind, const char *what)
 
 cudaError_t cudaMalloc(void **p, size_t bytes)
 {
+    *p = NULL;
+    if (capture_any())
+        return capture_refuse("cudaMalloc");
     emu_lock();
     cudaError_t rc = region_new(p, bytes, REG_DEVICE);
     emu_unlock();
@@ -309,11 +315,16 @@ cudaError_t cudaMalloc(void **p, size_t bytes)
 
 cudaError_t cudaFree(void *p)
 {
+    if (capture_any())
+        return capture_refuse("cudaFree");
     return region_delete(p, REG_DEVICE, "cudaFree");
 }
 
 cudaError_t cudaMallocHost(void **p, size_t bytes)
 {
+    *p = NULL;
+    if (capture_any())
+        return capture_refuse("cudaMallocHost");
     emu_lock();
     cudaError_t rc = region_new(p, bytes, REG_PINNED);
     emu_unlock();
@@ -324,6 +335,8 @@ cudaError_t cudaMallocHost(void **p, size_t bytes)
 
 cudaError_t cudaFreeHost(void *p)
 {
+    if (capture_any())
+        return capture_refuse("cudaFreeHost");
     return region_delete(p, REG_PINNED, "cudaFreeHost");
 }
 
@@ -350,7 +363,39 @@ static region *span_or_fail(const void *p, size_t n, const char *call, const cha
     return r;
 }
 
-cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, cudaMemcpyKind kind, cudaStream_t)
+/* A copy or memset on a capturing stream, kept for the graph with its
+ * arguments (graph.cc) */
+struct mem_rec {
+    void *dst;
+    const void *src; /* NULL: a memset of value */
+    int value;
+    size_t n;
+    cudaMemcpyKind kind;
+};
+
+static cudaError_t mem_run(void *arg, cudaStream_t s)
+{
+    const mem_rec *r = (const mem_rec *)arg;
+    return r->src ? cudaMemcpyAsync(r->dst, r->src, r->n, r->kind, s) : cudaMemsetAsync(r->dst, r->value, r->n, s);
+}
+
+static cudaError_t mem_record(void *dst, const void *src, int value, size_t n, cudaMemcpyKind kind)
+{
+    mem_rec *r = (mem_rec *)malloc(sizeof *r);
+    if (!r)
+        return api_fail(cudaErrorMemoryAllocation, "stream capture: out of host memory");
+    *r = mem_rec{dst, src, value, n, kind};
+    return capture_record(capture_op{mem_run, free, r});
+}
+
+/* a host side of a copy is pinned memory (a graph may copy it) */
+static int pinned(const void *p, size_t n)
+{
+    const region *r = region_span(p, n);
+    return r && r->kind == REG_PINNED;
+}
+
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, cudaMemcpyKind kind, cudaStream_t s)
 {
     if (!n)
         return cudaSuccess;
@@ -358,6 +403,17 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, cudaMemcpyKind
         return api_fail(cudaErrorInvalidValue, "cudaMemcpy: a NULL pointer");
     if ((unsigned)kind > cudaMemcpyDefault)
         return api_fail(cudaErrorInvalidMemcpyDirection, "cudaMemcpy: direction %d", (int)kind);
+    if (capture_on(s)) {
+        /* the device side's kind is checked when the graph runs the copy;
+         * a pageable host side cannot be in a graph (the copy is staged
+         * when the call is made, not when the graph runs) */
+        const int from_host = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyHostToHost,
+                  to_host = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyHostToHost;
+        if ((from_host && !pinned(src, n)) || (to_host && !pinned(dst, n)))
+            return capture_refuse(from_host ? "cudaMemcpyAsync from pageable host memory"
+                                            : "cudaMemcpyAsync to pageable host memory");
+        return mem_record(dst, src, 0, n, kind);
+    }
     emu_lock();
     if (kind == cudaMemcpyDefault) {
         const int dd = region_find((uintptr_t)dst) != NULL, sd = region_find((uintptr_t)src) != NULL;
@@ -384,13 +440,17 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, cudaMemcpyKind
 
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, cudaMemcpyKind kind)
 {
+    if (capture_any())
+        return capture_refuse("cudaMemcpy (synchronous)");
     return cudaMemcpyAsync(dst, src, n, kind, 0);
 }
 
-cudaError_t cudaMemsetAsync(void *p, int value, size_t n, cudaStream_t)
+cudaError_t cudaMemsetAsync(void *p, int value, size_t n, cudaStream_t s)
 {
     if (!n)
         return cudaSuccess;
+    if (capture_on(s))
+        return mem_record(p, NULL, value, n, cudaMemcpyDeviceToDevice);
     emu_lock();
     cudaError_t rc = cudaSuccess;
     region *r = span_or_fail(p, n, "cudaMemset", "destination", &rc);
@@ -404,6 +464,8 @@ cudaError_t cudaMemsetAsync(void *p, int value, size_t n, cudaStream_t)
 
 cudaError_t cudaMemset(void *p, int value, size_t n)
 {
+    if (capture_any())
+        return capture_refuse("cudaMemset (synchronous)");
     return cudaMemsetAsync(p, value, n, 0);
 }
 
@@ -445,12 +507,14 @@ cudaError_t cudaStreamSynchronize(cudaStream_t s)
 {
     if (s && s->magic != STREAM_MAGIC)
         return api_fail(cudaErrorInvalidResourceHandle, "cudaStreamSynchronize: not a stream");
+    if (capture_on(s) || (!s && capture_any()))
+        return capture_refuse("cudaStreamSynchronize");
     return cudaSuccess;
 }
 
 cudaError_t cudaDeviceSynchronize(void)
 {
-    return cudaSuccess;
+    return capture_any() ? capture_refuse("cudaDeviceSynchronize") : cudaSuccess;
 }
 
 cudaError_t cudaEventCreate(cudaEvent_t *e)
@@ -484,6 +548,8 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t)
 
 cudaError_t cudaEventSynchronize(cudaEvent_t e)
 {
+    if (capture_any())
+        return capture_refuse("cudaEventSynchronize");
     return e && e->magic == EVENT_MAGIC ? cudaSuccess
                                         : api_fail(cudaErrorInvalidResourceHandle, "cudaEventSynchronize: not an event");
 }

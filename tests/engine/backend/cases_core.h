@@ -722,12 +722,16 @@ static void tb_case_classifier(tcase *t, const int *a, double unused)
 }
 
 /* embedding_bwd_sorted: the positions grouped by id on the host, as the
- * model does; it must add what embedding_bwd adds, bit for bit (the same
- * order of sums).  a: V, N, C */
+ * model does (emb_sort's layout: U, order, ids, starts); it must add what
+ * embedding_bwd adds, bit for bit (the same order of sums).  The count U
+ * is read from backend memory: max_U is N, and the ids and starts past U
+ * describe one more id (the first position's row added to id 0), which a
+ * backend that ran max_U ids would add.  a: V, N, C */
 static void tb_case_embedding_sorted(tcase *t, const int *a, double unused)
 {
     const int V = a[0], N = a[1], C = a[2];
-    int32_t toks[64], srt[3 * 64 + 1], cnt[64] = {0};
+    int32_t toks[64], srt[3 * 64 + 2], cnt[64] = {0};
+    int32_t *order = srt + 1, *ids = order + N, *starts = order + 2 * N;
     for (int n = 0; n < N && n < 64; n++)
         toks[n] = (int32_t)((n * 7 + 3) % V) % (V / 2 + 1); /* repeats; half the ids unused */
     int U = 0, at = 0;
@@ -735,16 +739,21 @@ static void tb_case_embedding_sorted(tcase *t, const int *a, double unused)
         cnt[toks[n]]++;
     for (int v = 0; v < V && V <= 64; v++)
         if (cnt[v]) {
-            srt[N + U] = v;
-            srt[2 * N + U++] = at;
+            ids[U] = v;
+            starts[U++] = at;
             at += cnt[v];
             cnt[v] = at - cnt[v];
         }
-    srt[2 * N + U] = at;
+    starts[U] = at;
     for (int n = 0; n < N && n < 64 && V <= 64; n++)
-        srt[cnt[toks[n]]++] = n;
-    int32_t *tok = N <= 64 && V <= 64 ? t_ints(t, toks, (size_t)N) : NULL,
-            *sorted = tok ? t_ints(t, srt, 3 * (size_t)N + 1) : NULL;
+        order[cnt[toks[n]]++] = n;
+    srt[0] = U;
+    for (int u = U; u < N && N <= 64; u++) /* past U: id 0 again, with position order[0] */
+        ids[u] = 0, starts[u] = u == U ? at : u == U + 1 ? 0 : 1;
+    if (N <= 64)
+        starts[N] = 1;
+    int32_t *tok = N <= 64 && V <= 64 && U + 2 <= N ? t_ints(t, toks, (size_t)N) : NULL,
+            *sorted = tok ? t_ints(t, srt, 3 * (size_t)N + 2) : NULL;
     float *dout = t_floats(t, (size_t)N * C), *dw = t_floats(t, (size_t)V * C), *dw1 = t_floats(t, (size_t)V * C),
           *dw0 = t_floats(t, (size_t)V * C);
     static double g[MAXIN];
@@ -757,7 +766,8 @@ static void tb_case_embedding_sorted(tcase *t, const int *a, double unused)
     fill(dw0, (size_t)V * C, 1);
     memcpy(dw, dw0, (size_t)V * C * sizeof *dw);
     memcpy(dw1, dw0, (size_t)V * C * sizeof *dw);
-    OP(t, embedding_bwd_sorted, D(t, dw), D(t, dout), D(t, sorted), D(t, sorted + N), D(t, sorted + 2 * N), U, C);
+    OP(t, embedding_bwd_sorted, D(t, dw), D(t, dout), D(t, sorted + 1), D(t, sorted + 1 + N),
+       D(t, sorted + 1 + 2 * N), D(t, sorted), N, C);
     OP(t, embedding_bwd, D(t, dw1), D(t, dout), D(t, tok), N, C);
     const int same = !memcmp(dw, dw1, (size_t)V * C * sizeof *dw);
     for (size_t i = 0; i < (size_t)V * C; i++)

@@ -30,7 +30,12 @@
  *     plan table holds, a plan the library refuses and a product it fails
  *     (every cuBLASLt call site of matmul.cu runs); the operands' storage
  *     types (bf16 A and B into fp32 or bf16 C, K = 0 on bf16, mixed A and
- *     B refused).
+ *     B refused);
+ *   - stream capture (the backend's graph ops): a memset, a copy and a
+ *     matmul recorded, not run, until the graph is launched, each launch
+ *     reading the inputs as they are then; each call real CUDA refuses in
+ *     a capture (an allocation, a copy from or to pageable memory, a wait
+ *     on the stream) fails the capture with a report naming it.
  * Exits 77 in a build without the emulator.
  *
  * Must not: pass when a check reports nothing where it should (every
@@ -428,6 +433,102 @@ static void test_matmul_dtypes(void)
            "matmul, fp32 A with bf16 B: refused (%s)", ce.msg);
     eng_backend_free(b);
 }
+
+/* ------------------------------------------------------------ graphs */
+/* a fresh emulated backend and 64 floats on it (NULL: said why) */
+static eng_backend *graph_backend(float **dev)
+{
+    tlm_err e = {0};
+    eng_backend *b;
+    if (eng_backend_cuda_emu_create(&b, 0, &e)) {
+        TAP_OK(0, "cuda-emu backend: %s", e.msg);
+        return NULL;
+    }
+    *dev = b->ops->alloc(b->ctx, 64 * sizeof(float));
+    return b;
+}
+
+/* Recorded, not run, then replayed on the inputs of each launch: C = A B
+ * (2 x 2 by 2 x 2) after C is zeroed and A copied from another buffer. */
+static void test_graph_replay(void)
+{
+    tlm_err ce = {0};
+    float *dev; /* src 0, A 8, B 16, C 24 */
+    eng_backend *b = graph_backend(&dev);
+    if (!b)
+        return;
+    const eng_ops *o = b->ops;
+    const float in[20] = {1, 2, 3, 4, 0, 0, 0, 0, 9, 9, 9, 9, 0, 0, 0, 0, 1, 0, 0, 1}, seven[4] = {7, 7, 7, 7};
+    o->to_device(b->ctx, dev, in, sizeof in);
+    o->to_device(b->ctx, dev + 24, seven, sizeof seven);
+    long captures, launches;
+    eng_cuda_emu_graph_counts(&captures, &launches, 1);
+    void *g = NULL;
+    if (!o->graph_begin(b->ctx)) {
+        o->zero(b->ctx, dev + 24, 4 * sizeof(float));
+        o->copy(b->ctx, dev + 8, dev, 4 * sizeof(float));
+        o->matmul(b->ctx, 0, 0, 2, 2, 2, 1.0f, dev + 8, 2, dev + 16, 2, 0.0f, dev + 24, 2, eng_mm_f32());
+        g = o->graph_end(b->ctx);
+    }
+    float c0[4], c1[4], c2[4];
+    o->to_host(b->ctx, c0, dev + 24, sizeof c0);
+    if (g)
+        o->graph_launch(b->ctx, g);
+    o->to_host(b->ctx, c1, dev + 24, sizeof c1);
+    const float in2[4] = {5, 6, 7, 8};
+    o->to_device(b->ctx, dev, in2, sizeof in2);
+    if (g)
+        o->graph_launch(b->ctx, g);
+    o->to_host(b->ctx, c2, dev + 24, sizeof c2);
+    eng_cuda_emu_graph_counts(&captures, &launches, 1);
+    const int st = eng_backend_cuda_emu_status(b, &ce);
+    TAP_OK(g && !st && !memcmp(c0, seven, sizeof c0), "graph: the captured memset, copy and matmul did not run%s%s",
+           st ? ": " : "", ce.msg);
+    TAP_OK(g && c1[0] == 1 && c1[1] == 2 && c1[2] == 3 && c1[3] == 4 && c2[0] == 5 && c2[1] == 6 && c2[2] == 7 &&
+               c2[3] == 8,
+           "graph: each launch runs them on the inputs it finds (%g %g %g %g, then %g %g %g %g)", c1[0], c1[1], c1[2],
+           c1[3], c2[0], c2[1], c2[2], c2[3]);
+    TAP_OK(captures == 1 && launches == 2, "graph: 1 capture and 2 launches counted (%ld, %ld)", captures, launches);
+    if (g)
+        o->graph_free(b->ctx, g);
+    eng_backend_free(b);
+}
+
+/* Each op whose call CUDA refuses in a capture: the capture fails, and
+ * the backend's kept error names the call. */
+static void test_graph_refused(void)
+{
+    static const char *const what[] = {"alloc", "to_device from pageable memory", "to_host",
+                                       "sumsq (waits on the stream)"};
+    static const char *const words[] = {"cudaMalloc during stream capture",
+                                        "cudaMemcpyAsync from pageable host memory during stream capture",
+                                        "cudaMemcpyAsync to pageable host memory during stream capture",
+                                        "cudaStreamSynchronize during stream capture"};
+    for (int i = 0; i < 4; i++) {
+        tlm_err ce = {0};
+        float *dev, host[4] = {0};
+        eng_backend *b = graph_backend(&dev);
+        if (!b)
+            return;
+        const eng_ops *o = b->ops;
+        void *g = (void *)1;
+        if (!o->graph_begin(b->ctx)) {
+            if (i == 0)
+                o->alloc(b->ctx, 64);
+            else if (i == 1)
+                o->to_device(b->ctx, dev, host, sizeof host);
+            else if (i == 2)
+                o->to_host(b->ctx, host, dev, sizeof host);
+            else
+                (void)o->sumsq(b->ctx, dev, 64);
+            g = o->graph_end(b->ctx);
+        }
+        const int st = eng_backend_cuda_emu_status(b, &ce);
+        TAP_OK(!g && st && strstr(ce.msg, words[i]) && strstr(ce.msg, "invalidated"),
+               "graph: %s in a capture fails it, naming the call: %s", what[i], ce.msg);
+        eng_backend_free(b);
+    }
+}
 #endif
 
 int main(void)
@@ -444,6 +545,8 @@ int main(void)
     test_matmul_alignment();
     test_matmul_paths();
     test_matmul_dtypes();
+    test_graph_replay();
+    test_graph_refused();
     return tap_done();
 #endif
 }

@@ -6,7 +6,9 @@
  * about lr whatever its gradient, docs/engine.md).  fp32 on both sides.
  * The steps take the trainer's path (eng_model_forward_train, the fused
  * classifier, eng_model_step_report); the first model trains twice on
- * each CUDA backend, which must repeat itself bit for bit.
+ * each CUDA backend, which must repeat itself bit for bit, and trains
+ * again with train.cuda_graph on, which must give the same bits
+ * (graph_rows; every model on the first backend).
  *
  * Two CUDA backends, each when built:
  *   - cuda-emu (TLM_HAVE_CUDA_EMU): the same kernels on the CPU under the
@@ -86,6 +88,8 @@ static const device_row devices[] = {
 /* train.recompute for the runs train() makes (the MLPs' activations
  * remade in the backward) */
 static int g_recompute;
+/* train.cuda_graph on for the runs train() makes */
+static int g_graph;
 
 /* 10 steps; losses[] and the final weights out.  0, or the creation's code. */
 static int train(const tm_spec *s, const eng_backend *be, const device_row *d, double *losses, float **params,
@@ -97,6 +101,7 @@ static int train(const tm_spec *s, const eng_backend *be, const device_row *d, d
     eng_model *m;
     int rc = tm_config(s, Tm, &c, e);
     c.train.recompute = g_recompute;
+    c.train.cuda_graph = g_graph ? ENG_GRAPH_ON : ENG_GRAPH_OFF;
     if (!rc && !strcmp(s->arch, "titans")) {
         c.model.titans_variant = strcmp(s->gate, "mal") ? ENG_TITANS_MAG : ENG_TITANS_MAL;
         if (d->titans_chunk)
@@ -112,6 +117,14 @@ static int train(const tm_spec *s, const eng_backend *be, const device_row *d, d
         /* bf16: one batch, learnt step by step, so the loss has a trend
          * to follow (fresh random tokens leave it near ln V) */
         tm_batch(d->dtype == ENG_BF16 ? 1 : (uint64_t)st + 1, Bm, Tm, s->V, tok, tgt);
+        /* targets not counted at other positions in each micro-batch: 2
+         * besides tm_batch's (the last of every other sequence), 3 in
+         * the last step (another dscale, which a graph is captured for
+         * again) */
+        const int half = Bm / 2 * Tm;
+        for (int a = 0; a < 2; a++)
+            for (int k = 0; k < (st == STEPS - 1 ? 3 : 2); k++)
+                tgt[a * half + (st * 5 + a * 3 + k * 7) % (half - 1)] = -1;
         eng_model_zero_grads(m);
         /* the trainer's path: losses kept on the device, read with the
          * gradient norm once a step */
@@ -145,6 +158,42 @@ static int train(const tm_spec *s, const eng_backend *be, const device_row *d, d
         eng_model_get_params(m, *params);
     eng_model_free(m);
     return rc ? (rc < 0 ? rc : TLM_EINTERNAL) : 0;
+}
+
+/* train.cuda_graph: on, the same losses and weights bit for bit as off
+ * (l0, p0: train()'s without), with different tokens (and so another
+ * count of distinct ids) in each micro-batch and ignored targets; under
+ * emulation, the graph captured twice (the first micro-batch; the last
+ * step's new dscale) and launched for every micro-batch */
+static void graph_rows(const tm_spec *s, const device_row *d, const eng_backend *gpu, const double *l0,
+                       const float *p0, size_t n0)
+{
+    double l1[STEPS];
+    float *p1 = NULL;
+    size_t n1 = 0;
+    long captures = -1, launches = -1;
+    tlm_err e = {0}, ce = {0};
+#ifdef TLM_HAVE_CUDA_EMU
+    eng_cuda_emu_graph_counts(&captures, &launches, 1);
+#endif
+    g_graph = 1;
+    int rc = train(s, gpu, d, l1, &p1, &n1, &e);
+    g_graph = 0;
+#ifdef TLM_HAVE_CUDA_EMU
+    eng_cuda_emu_graph_counts(&captures, &launches, 1);
+#endif
+    if (!rc && d->status(gpu, &ce))
+        rc = ce.code, e = ce;
+    TAP_OK(!rc && n1 == n0 && !memcmp(l1, l0, sizeof l1) && !memcmp(p1, p0, n0 * sizeof *p0),
+           "%s: %s: train.cuda_graph on: the same losses and weights bit for bit as off (%d steps of 2 micro-batches, "
+           "ignored targets)%s%s",
+           d->name, s->name, STEPS, rc ? ": " : "", e.msg);
+    if (!d->needs_device)
+        TAP_OK(captures == 2 && launches == 2 * STEPS,
+               "%s: %s: the graph captured twice (first micro-batch, the last step's dscale) and launched %d times: "
+               "%ld and %ld",
+               d->name, s->name, 2 * STEPS, captures, launches);
+    free(p1);
 }
 
 /* every spec on one CUDA backend against the CPU */
@@ -244,6 +293,11 @@ static void run_device(const device_row *d, eng_backend *gpu, const eng_backend 
                    "%s: %s: with train.recompute the same losses and weights bit for bit", d->name, s->name);
             free(p2);
         }
+        /* every architecture's ops captured on the first (fp32) row; the
+         * others (bf16: the same kernels in their other instantiation)
+         * the first model, for the test's time */
+        if (d == devices || i == 0)
+            graph_rows(s, d, gpu, lg, pg, ng);
         free(pc);
         free(pg);
     }

@@ -99,6 +99,27 @@ static void good(void)
     TAP_OK(rc != 0 && strstr(e.msg, "flash") && strstr(e.msg, "cudnn") && strstr(e.msg, "attn.yaml:2"),
            "sdpa is not an attention: %s", e.msg);
 
+    /* train.cuda_graph: an execution setting, auto (off until measured)
+     * by default; on refused on the CPU and with cudnn attention */
+    int on = -1;
+    rc = parse("graph.yaml", "scale: 440m\ntaper: {schedule: cosine}\ntrain: {tokens: 30e9, cuda_graph: on}\n", &d,
+               &e);
+    eng_config_id(&d, id2);
+    TAP_OK(rc == 0 && d.train.cuda_graph == ENG_GRAPH_ON && !strcmp(id1, id2) &&
+               !eng_cuda_graph_resolve(&d, 1, &on, &e) && on == 1,
+           "train.cuda_graph on resolves on a GPU and keeps the job's id: %s", rc ? e.msg : id2);
+    tlm_err ge = {0};
+    TAP_OK(eng_cuda_graph_resolve(&d, 0, &on, &ge) == TLM_ECONFIG && on == 0 && strstr(ge.msg, "no graphs"),
+           "train.cuda_graph on with the CPU is refused: %s", ge.msg);
+    rc = parse("graph.yaml", "scale: 1m\ntrain: {cuda_graph: on, attention: cudnn}\n", &d, &e);
+    memset(&ge, 0, sizeof ge);
+    TAP_OK(rc == 0 && eng_cuda_graph_resolve(&d, 1, &on, &ge) == TLM_ECONFIG && strstr(ge.msg, "cudnn"),
+           "train.cuda_graph on with train.attention cudnn is refused: %s", ge.msg);
+    rc = parse("graph.yaml", "scale: 1m\n", &d, &e);
+    TAP_OK(rc == 0 && d.train.cuda_graph == ENG_GRAPH_AUTO && !eng_cuda_graph_resolve(&d, 1, &on, &e) && on == 0 &&
+               !eng_cuda_graph_resolve(&d, 0, &on, &e) && on == 0,
+           "train.cuda_graph defaults to auto, off on a GPU and on the CPU");
+
     /* a different job has a different identity */
     rc = parse("seed.yaml", "scale: 440m\ntaper: {schedule: cosine}\nseed: 1\ntrain: {tokens: 30e9}\n", &d, &e);
     eng_config_id(&d, id2);
