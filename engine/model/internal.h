@@ -131,11 +131,13 @@ struct eng_model {
     size_t step_lo, step_hi;   /* the slab range a step updates: [0, n_slab) but in eng_model_step_range */
     /* train.cuda_graph (pass.c): a training forward's device work waits
      * for its backward (pending), and both run as one graph, captured for
-     * the key (graph_B, graph_T, graph_dscale: dscale's bits) and
-     * replayed while the key holds */
+     * the key (graph_B, graph_T, graph_dscale: dscale's bits) at the
+     * key's second micro-batch (the first runs op by op) and replayed
+     * while the key holds */
     int graph_on;              /* the setting is on and the backend has graphs */
     int pending;               /* the last training forward's stack and loss are not run yet */
     void *graph;               /* the backend's graph; NULL: none */
+    int graph_seen;            /* the key below has run once (op by op) */
     int graph_B, graph_T;
     uint32_t graph_dscale;
 };

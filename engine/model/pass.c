@@ -11,8 +11,8 @@
  * train.cuda_graph (issue 24, launch overhead): a training forward sends
  * tokens, targets and the tokens' sort, then leaves its device work
  * pending; eng_model_backward runs the stack, the loss and the backward
- * as one graph, captured at the first micro-batch of its key (B, T and
- * dscale's bits) and replayed for the next ones.  Everything the graph's
+ * as one graph, captured at the second micro-batch of its key (B, T and
+ * dscale's bits; the first runs op by op) and replayed for the next ones.  Everything the graph's
  * ops read that changes per call is in backend memory at a fixed address
  * (the tokens, targets and sort, the distinct ids' count among them);
  * dscale is an argument, so a new value (targets with another count of
@@ -244,20 +244,29 @@ const float *eng_model_logits(eng_model *m)
     return m->logits_host;
 }
 
-/* The pending forward and the backward as one graph: captured when the
- * key (shape, dscale) is new, then launched.  The capture records the
- * same ops the direct path runs, in the same order, so the bits are the
- * same. */
+/* The pending forward and the backward as one graph.  A key (shape,
+ * dscale) seen for the first time runs op by op, so that every kernel's
+ * first launch, every matmul plan and the libraries' own first-call work
+ * happen outside a capture; its next micro-batch captures the graph, and
+ * the ones after launch it.  The capture records the same ops the direct
+ * path runs, in the same order, so the bits are the same. */
 static int train_graph(eng_model *m, float dscale, tlm_err *e)
 {
     const eng_ops *o = m->ops;
     uint32_t bits;
     memcpy(&bits, &dscale, sizeof bits);
     m->pending = 0;
-    if (!m->graph || m->graph_B != m->cur_B || m->graph_T != m->cur_T || m->graph_dscale != bits) {
+    if (!m->graph_seen || m->graph_B != m->cur_B || m->graph_T != m->cur_T || m->graph_dscale != bits) {
         if (m->graph)
             o->graph_free(m->ctx, m->graph);
         m->graph = NULL;
+        m->graph_seen = 1;
+        m->graph_B = m->cur_B, m->graph_T = m->cur_T, m->graph_dscale = bits;
+        train_forward(m);
+        eng__model_backward_stack(m, dscale);
+        return 0;
+    }
+    if (!m->graph) {
         if (o->graph_begin(m->ctx))
             return tlm_errf(e, TLM_EINTERNAL, "model: the training step's graph capture did not start");
         train_forward(m);
@@ -265,7 +274,6 @@ static int train_graph(eng_model *m, float dscale, tlm_err *e)
         if (!(m->graph = o->graph_end(m->ctx)))
             return tlm_errf(e, TLM_EINTERNAL, "model: the training step (%d x %d) could not be captured as a graph",
                             m->cur_B, m->cur_T);
-        m->graph_B = m->cur_B, m->graph_T = m->cur_T, m->graph_dscale = bits;
     }
     o->graph_launch(m->ctx, m->graph);
     return 0;
