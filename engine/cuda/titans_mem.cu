@@ -48,7 +48,7 @@ static mdims dims(int hd, int hm, int depth, int chunk, int T)
 }
 
 /* the CPU's scratch, plus the per-token arrays it keeps on its stack and
- * the unit's coefficients (plan.h sizes it: N_SCAL arrays, N_UNIT values) */
+ * the unit's aW, aS, eS (plan.h sizes it: N_SCAL arrays, N_UNIT values) */
 enum { N_H = ENG_TMEM_N_H, N_D = ENG_TMEM_N_D, N_SCAL = 16, N_UNIT = 8 };
 
 /* the chunk's matrices in a slot: (n, Hm) ones, h[] */
@@ -591,6 +591,8 @@ static void mem_fwd(eng__cu *c, eng_act *y, int ldy, float *states, const eng_ac
         update(&r, ci, t0, n, 0, r.s.h[H_TG], r.s.dd[D_TG]);
         update(&r, ci, t0, n, m->Pm, r.s.h[H_TM], r.s.dd[D_TM]);
     }
+    if (c->status)
+        return;
     MEM_EACH(&r, k_units_out<Ts>, (size_t)r.U * T * m->D, "titans_mem_fwd (y)", (Ts *)y, ldy, r.xu, T, H, m->D);
 }
 
