@@ -96,7 +96,8 @@ template <> __device__ __forceinline__ __nv_bfloat16 eng__cu_st<__nv_bfloat16>(f
 #define ENG__LT_FUNCS(X)                                                                                        \
     X(cublasLtCreate) X(cublasLtDestroy) X(cublasLtGetStatusString) X(cublasLtMatmulDescCreate)                \
     X(cublasLtMatmulDescDestroy) X(cublasLtMatmulDescSetAttribute) X(cublasLtMatrixLayoutCreate)               \
-    X(cublasLtMatrixLayoutDestroy) X(cublasLtMatmulPreferenceCreate) X(cublasLtMatmulPreferenceDestroy)        \
+    X(cublasLtMatrixLayoutDestroy) X(cublasLtMatrixLayoutSetAttribute) X(cublasLtMatmulPreferenceCreate)       \
+    X(cublasLtMatmulPreferenceDestroy)                                                                          \
     X(cublasLtMatmulPreferenceSetAttribute) X(cublasLtMatmulAlgoGetHeuristic) X(cublasLtMatmul)
 typedef struct eng__lt_api {
     void *dl;
@@ -112,10 +113,12 @@ typedef struct eng__lt_api {
 #define ENG__CU_PLANS 512
 typedef struct eng__cu_plan {
     int used;
-    int ta, tb, M, N, K, lda, ldb, ldc, beta_zero;
+    int ta, tb, M, N, K, lda, ldb, ldc; /* beta is the call's: the heuristic is not told it */
     int align; /* the operands' smallest pointer alignment, bytes (4 .. 256) */
     int fast;  /* made for bf16 tensor-core products (eng_backend_cuda_set_fast_matmul) */
     eng_dtype dab, dc; /* A's and B's storage type, C's */
+    int batch;             /* strided batch count (1: a single product) */
+    long long sa, sb, sc;  /* the batch strides of A, B, C, elements (0 when batch is 1) */
     cublasLtMatmulDesc_t op;
     cublasLtMatrixLayout_t la, lb, lc;
     cublasLtMatmulAlgo_t algo;
@@ -312,6 +315,11 @@ void eng__cu_matmul(void *ctx, int ta, int tb, int M, int N, int K, float alpha,
                     const void *B, int ldb, float beta, void *C, int ldc, eng_mm dt);
 void eng__cu_matmul_add(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const void *A, int lda,
                         const void *B, int ldb, const void *X, void *D, int ldd, eng_mm dt);
+/* matmul for `batch` products at once (a strided batch): product i reads
+ * A + i sa, B + i sb and updates C + i sc (strides in elements); K >= 1 */
+void eng__cu_matmul_batched(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const void *A, int lda,
+                            long long sa, const void *B, int ldb, long long sb, float beta, void *C, int ldc,
+                            long long sc, int batch, eng_mm dt);
 void eng__cu_plans_clear(eng__cu *c);
 
 ENG__CU_END

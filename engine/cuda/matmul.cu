@@ -15,7 +15,13 @@
  * are aligned: the model passes column slices of fused projections (q, k,
  * v at float offsets), and cuBLASLt's heuristics otherwise assume 256
  * bytes and may pick a kernel that refuses such a pointer.  matmul_add
- * is the same product with C and D apart (the residual add: ops.h). */
+ * is the same product with C and D apart (the residual add: ops.h).
+ *
+ * Strided batches (eng__cu_matmul_batched, for titans_mem.cu's chunk
+ * products over every (sequence, head) unit): the same plan table, the key
+ * with the batch count and the three strides; matrix i of an operand
+ * starts i strides after the first, so the strides count in its alignment
+ * as the pointer does. */
 #include <string.h>
 
 #include "engine/cuda/internal.h"
@@ -43,22 +49,23 @@ static int lt_fail(eng__cu *c, cublasStatus_t st, const char *what)
 /* The plan for a shape: found, or made (and kept while there is room; a
  * plan made beyond the table's room is destroyed by the caller). */
 static eng__cu_plan *plan_for(eng__cu *c, eng__cu_plan *tmp, int ta, int tb, int M, int N, int K, int lda, int ldb,
-                              int ldc, int beta_zero, int align, eng_dtype dab, eng_dtype dc)
+                              int ldc, int align, eng_dtype dab, eng_dtype dc, int batch, long long sa,
+                              long long sb, long long sc)
 {
     for (int i = 0; i < c->n_plans; i++) {
         eng__cu_plan *p = &c->plans[i];
         if (p->ta == ta && p->tb == tb && p->M == M && p->N == N && p->K == K && p->lda == lda && p->ldb == ldb &&
-            p->ldc == ldc && p->beta_zero == beta_zero && p->align == align && p->fast == c->fast_matmul &&
-            p->dab == dab && p->dc == dc)
+            p->ldc == ldc && p->align == align && p->fast == c->fast_matmul && p->dab == dab && p->dc == dc &&
+            p->batch == batch && p->sa == sa && p->sb == sb && p->sc == sc)
             return p;
     }
     eng__cu_plan *p = c->n_plans < ENG__CU_PLANS ? &c->plans[c->n_plans] : tmp;
     memset(p, 0, sizeof *p);
     p->ta = ta, p->tb = tb, p->M = M, p->N = N, p->K = K, p->lda = lda, p->ldb = ldb, p->ldc = ldc;
-    p->beta_zero = beta_zero;
     p->align = align;
     p->fast = c->fast_matmul;
     p->dab = dab, p->dc = dc;
+    p->batch = batch, p->sa = sa, p->sb = sb, p->sc = sc;
     const cudaDataType_t tab = dab == ENG_BF16 ? CUDA_R_16BF : CUDA_R_32F;
     const cudaDataType_t tc = dc == ENG_BF16 ? CUDA_R_16BF : CUDA_R_32F;
     /* the first operand is B (column-major (N, K) as op(B)^T), the second A */
@@ -75,6 +82,17 @@ static eng__cu_plan *plan_for(eng__cu *c, eng__cu_plan *tmp, int ta, int tb, int
         st = c->api.cublasLtMatrixLayoutCreate(&p->la, tab, ta ? M : K, ta ? K : M, lda);
     if (st == CUBLAS_STATUS_SUCCESS)
         st = c->api.cublasLtMatrixLayoutCreate(&p->lc, tc, N, M, ldc);
+    if (batch > 1) { /* the layouts of a single product say nothing of batches */
+        const cublasLtMatrixLayout_t lay[3] = {p->la, p->lb, p->lc};
+        const int64_t stride[3] = {sa, sb, sc};
+        for (int i = 0; i < 3 && st == CUBLAS_STATUS_SUCCESS; i++) {
+            st = c->api.cublasLtMatrixLayoutSetAttribute(lay[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch,
+                                                         sizeof batch);
+            if (st == CUBLAS_STATUS_SUCCESS)
+                st = c->api.cublasLtMatrixLayoutSetAttribute(lay[i], CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                             &stride[i], sizeof stride[i]);
+        }
+    }
     cublasLtMatmulPreference_t pref = NULL;
     if (st == CUBLAS_STATUS_SUCCESS)
         st = c->api.cublasLtMatmulPreferenceCreate(&pref);
@@ -121,16 +139,24 @@ template <typename T> __global__ static void k_scale(T *D, const T *X, int ld, i
 }
 
 /* D = alpha op(A) op(B) + beta C, C and D of one layout (D may be C):
- * matmul and matmul_add */
-static void product(eng__cu *c, int ta, int tb, int M, int N, int K, float alpha, const void *A, int lda, const void *B,
-                    int ldb, float beta, const void *C, void *D, int ldc, eng_mm dt)
+ * matmul and matmul_add; `batch` of them, the operands' matrix i at
+ * A + i sa, B + i sb, C and D + i sc (elements): matmul_batched */
+static void product(eng__cu *c, int ta, int tb, int M, int N, int K, float alpha, const void *A, int lda, long long sa,
+                    const void *B, int ldb, long long sb, float beta, const void *C, void *D, int ldc, long long sc,
+                    int batch, eng_mm dt)
 {
-    if (c->status || M <= 0 || N <= 0)
+    if (c->status || M <= 0 || N <= 0 || batch <= 0)
         return;
     if (dt.a != dt.b) { /* cuBLASLt's A and B share a type: a caller's slip, not a run's condition */
         eng__cu_fail(c, TLM_EINTERNAL, "matmul", "A and B of different storage types");
         return;
     }
+    if (batch > 1 && K <= 0) { /* titans_mem's products have K >= 1: a caller's slip */
+        eng__cu_fail(c, TLM_EINTERNAL, "matmul", "a strided batch with K = 0");
+        return;
+    }
+    if (batch == 1)
+        sa = sb = sc = 0; /* one product: the strides are not read, nor keyed */
     if (K <= 0) { /* D = beta C: cuBLASLt refuses k = 0 */
         if (beta != 1.0f || C != D) {
             if (dt.c == ENG_BF16)
@@ -143,10 +169,12 @@ static void product(eng__cu *c, int ta, int tb, int M, int N, int K, float alpha
         }
         return;
     }
-    /* the lowest set bit of the four addresses, at most 256 */
-    const uintptr_t bits = (uintptr_t)A | (uintptr_t)B | (uintptr_t)C | (uintptr_t)D | 256;
+    /* the lowest set bit of the four addresses and of the strides' bytes, at most 256 */
+    const uintptr_t bits = (uintptr_t)A | (uintptr_t)B | (uintptr_t)C | (uintptr_t)D |
+                           (uintptr_t)(sa * eng_dtype_size(dt.a)) | (uintptr_t)(sb * eng_dtype_size(dt.b)) |
+                           (uintptr_t)(sc * eng_dtype_size(dt.c)) | 256;
     const int align = (int)(bits & (~bits + 1));
-    eng__cu_plan tmp, *p = plan_for(c, &tmp, ta, tb, M, N, K, lda, ldb, ldc, beta == 0.0f, align, dt.a, dt.c);
+    eng__cu_plan tmp, *p = plan_for(c, &tmp, ta, tb, M, N, K, lda, ldb, ldc, align, dt.a, dt.c, batch, sa, sb, sc);
     if (!p)
         return;
     cublasStatus_t st = c->api.cublasLtMatmul(c->lt, p->op, &alpha, B, p->lb, A, p->la, &beta, C, p->lc, D, p->lc,
@@ -164,7 +192,7 @@ static void product(eng__cu *c, int ta, int tb, int M, int N, int K, float alpha
 void eng__cu_matmul(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const void *A, int lda, const void *B,
                     int ldb, float beta, void *C, int ldc, eng_mm dt)
 {
-    product((eng__cu *)ctx, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, C, ldc, dt);
+    product((eng__cu *)ctx, ta, tb, M, N, K, alpha, A, lda, 0, B, ldb, 0, beta, C, C, ldc, 0, 1, dt);
 }
 
 /* X goes to cuBLASLt as C, D as D: the residual add in the product's
@@ -172,7 +200,14 @@ void eng__cu_matmul(void *ctx, int ta, int tb, int M, int N, int K, float alpha,
 void eng__cu_matmul_add(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const void *A, int lda,
                         const void *B, int ldb, const void *X, void *D, int ldd, eng_mm dt)
 {
-    product((eng__cu *)ctx, ta, tb, M, N, K, alpha, A, lda, B, ldb, 1.0f, X, D, ldd, dt);
+    product((eng__cu *)ctx, ta, tb, M, N, K, alpha, A, lda, 0, B, ldb, 0, 1.0f, X, D, ldd, 0, 1, dt);
+}
+
+void eng__cu_matmul_batched(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const void *A, int lda,
+                            long long sa, const void *B, int ldb, long long sb, float beta, void *C, int ldc,
+                            long long sc, int batch, eng_mm dt)
+{
+    product((eng__cu *)ctx, ta, tb, M, N, K, alpha, A, lda, sa, B, ldb, sb, beta, C, C, ldc, sc, batch, dt);
 }
 
 ENG__CU_END

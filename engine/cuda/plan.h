@@ -58,21 +58,22 @@ ENG_CU_PLAN_FN size_t eng_cu_classifier_ws_floats(int N, int V)
     return (size_t)eng_cu_classifier_rows(N, V) * (size_t)V;
 }
 
-/* titans_mem: one unit's (sequence, head) scratch: the per-token scalars
- * (19 double arrays of chunk length), 14 hidden-width and 6 head-width
- * matrices of chunk rows, three states; kept even so every slot's doubles
- * are 8-byte aligned */
+/* titans_mem: one unit's (sequence, head) scratch for a chunk: the
+ * per-token scalars (16 double arrays of chunk length) and 8 of the
+ * unit's, 14 hidden-width and 6 head-width matrices of chunk rows, three
+ * states; a multiple of 64 floats (256 bytes), the chunk products' batch
+ * stride, so every unit's matrices are as aligned as the first unit's */
 ENG_CU_PLAN_FN size_t eng_cu_mem_slot_floats(int hd, int hm, int depth, int chunk, int T)
 {
     const size_t b = (size_t)(chunk < T ? chunk : T), Hm = (size_t)(depth == 2 ? hm : hd), D = (size_t)hd;
     const size_t Pm = depth == 2 ? 2 * D * Hm : D * D;
-    return (19 * 2 * b + 14 * b * (Hm > D ? Hm : D) + 6 * b * D + 3 * Pm + 16 + 1) & ~(size_t)1;
+    return (2 * (16 * b + 8) + 14 * b * (Hm > D ? Hm : D) + 6 * b * D + 3 * Pm + 63) & ~(size_t)63;
 }
-/* every unit's slot, then every unit's gradient of the initial weights */
+/* every unit's slot, then q, k, v and y (forward) or dy (backward) in
+ * fp32, unit-major (unit u's token t at (u T + t) hd) */
 ENG_CU_PLAN_FN size_t eng_cu_mem_ws_floats(int B, int T, int H, int hd, int hm, int depth, int chunk)
 {
-    const size_t D = (size_t)hd, Pm = depth == 2 ? 2 * D * (size_t)hm : D * D;
-    return (size_t)B * H * (eng_cu_mem_slot_floats(hd, hm, depth, chunk, T) + Pm);
+    return (size_t)B * H * (eng_cu_mem_slot_floats(hd, hm, depth, chunk, T) + 4 * (size_t)T * hd);
 }
 
 #endif

@@ -22,7 +22,8 @@
  *     algorithms that can not work with matrix A that is not as strictly
  *     aligned as they need" (default 256), so an algorithm chosen for 256
  *     may need all of it (CUBLAS_STATUS_NOT_SUPPORTED here; the library
- *     may also fault);
+ *     may also fault); in a strided batch, every matrix's pointer (the
+ *     first's plus a multiple of the stride);
  *   - a workspace smaller than the algorithm needs (INVALID_VALUE);
  *   - a matrix whose elements leave their device allocation, or a read of
  *     bytes nothing wrote (the GPU would fault or read garbage:
@@ -562,6 +563,14 @@ static unsigned low_bit(const void *p)
     return (unsigned)(b & (~b + 1));
 }
 
+/* the alignment every matrix of a strided batch has: matrix i starts i
+ * strides after p, so the stride's bytes count as p's */
+static unsigned batch_low_bit(const void *p, const lt_layout *l)
+{
+    const uintptr_t st = l->batch > 1 ? (uintptr_t)(l->stride * (int64_t)type_bytes(l->type)) : 0;
+    return low_bit((const void *)((uintptr_t)p | st));
+}
+
 static double gelu(double x)
 {
     return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
@@ -733,15 +742,16 @@ cublasStatus_t eng_lt_standin_cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulD
     for (int i = 0; i < 4; i++) {
         if (!ptr[i] && !(i == 2 && be == 0.0f))
             return refuse(CUBLAS_STATUS_INVALID_VALUE, "%s: %c is NULL", w, names[i]);
-        const unsigned got = low_bit(ptr[i]), elem = (unsigned)type_bytes(L[i]->type);
+        const unsigned got = batch_low_bit(ptr[i], L[i]), elem = (unsigned)type_bytes(L[i]->type);
         if (ptr[i] && got < elem)
-            return refuse(CUBLAS_STATUS_INVALID_VALUE, "%s: %c (%p) is not aligned to its %s elements", w, names[i],
-                          ptr[i], type_name(L[i]->type));
+            return refuse(CUBLAS_STATUS_INVALID_VALUE, "%s: %c (%p%s) is not aligned to its %s elements", w, names[i],
+                          ptr[i], L[i]->batch > 1 ? " and its batch stride" : "", type_name(L[i]->type));
         if (ptr[i] && got < algo->data[1 + i])
             return refuse(CUBLAS_STATUS_NOT_SUPPORTED,
-                          "%s: %c (%p) is %u-byte aligned, but the algorithm was chosen for %llu-byte aligned pointers "
-                          "(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_%c_BYTES)",
-                          w, names[i], ptr[i], got, (unsigned long long)algo->data[1 + i], names[i]);
+                          "%s: %c (%p%s) is %u-byte aligned, but the algorithm was chosen for %llu-byte aligned "
+                          "pointers (CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_%c_BYTES)",
+                          w, names[i], ptr[i], L[i]->batch > 1 ? " and its batch stride" : "", got,
+                          (unsigned long long)algo->data[1 + i], names[i]);
     }
     region *r[4];
     for (int i = 0; i < 4; i++) {

@@ -343,9 +343,11 @@ static int run_kernel_case(const char *name, char *report, size_t cap)
 }
 
 /* ------------------------------------------------------------ the cuBLASLt stand-ins */
-/* a column-major m x n fp32 matrix, ld rows, at p */
+/* a column-major m x n fp32 matrix, ld rows, at p; `batch` of them,
+ * each operand's `stride` elements apart */
 static cublasStatus_t lt_gemm(const void *A, int lda, const void *B, int ldb, float *C, int ldc, int m, int n, int k,
-                              uint32_t pref_align, cudaDataType_t tab, cudaDataType_t tcd)
+                              uint32_t pref_align, cudaDataType_t tab, cudaDataType_t tcd, int32_t batch = 1,
+                              int64_t stride = 0)
 {
     cublasLtHandle_t h;
     cublasLtMatmulDesc_t op;
@@ -356,6 +358,12 @@ static cublasStatus_t lt_gemm(const void *A, int lda, const void *B, int ldb, fl
     eng_lt_standin_cublasLtMatrixLayoutCreate(&la, tab, m, k, lda);
     eng_lt_standin_cublasLtMatrixLayoutCreate(&lb, tab, k, n, ldb);
     eng_lt_standin_cublasLtMatrixLayoutCreate(&lc, tcd, m, n, ldc);
+    const cublasLtMatrixLayout_t lay[3] = {la, lb, lc};
+    for (int i = 0; i < 3 && batch > 1; i++) {
+        eng_lt_standin_cublasLtMatrixLayoutSetAttribute(lay[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof batch);
+        eng_lt_standin_cublasLtMatrixLayoutSetAttribute(lay[i], CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+                                                        sizeof stride);
+    }
     eng_lt_standin_cublasLtMatmulPreferenceCreate(&pref);
     for (int i = 0; i < 4; i++)
         eng_lt_standin_cublasLtMatmulPreferenceSetAttribute(
@@ -490,6 +498,10 @@ static int run_standin_case(const char *name, char *report, size_t cap)
         st = lt_gemm(f, 4, f + 64, 4, f + 1020, 4, 4, 4, 4, 16, CUDA_R_32F, CUDA_R_32F), rc = st;
     else if (!strcmp(name, "lt_element_misaligned")) /* bf16 A at an odd byte */
         st = lt_gemm((char *)dev + 1, 4, f + 64, 4, f + 128, 4, 4, 4, 4, 1, CUDA_R_16BF, CUDA_R_32F), rc = st;
+    else if (!strcmp(name, "lt_batch_aligned_as_promised")) /* 16-byte pointers, 2 batches 16 floats apart */
+        st = lt_gemm(f, 4, f + 64, 4, f + 128, 4, 4, 4, 4, 16, CUDA_R_32F, CUDA_R_32F, 2, 16), rc = st;
+    else if (!strcmp(name, "lt_batch_stride_less_aligned")) /* the same, 17 floats apart: batch 1 is 4-byte aligned */
+        st = lt_gemm(f, 4, f + 64, 4, f + 128, 4, 4, 4, 4, 16, CUDA_R_32F, CUDA_R_32F, 2, 17), rc = st;
     else if (!strcmp(name, "lt_bf16_bias_batch"))
         return cudaFree(dev), lt_bf16_bias_batch(report, cap);
     else

@@ -104,6 +104,8 @@ static const struct {
     {"lt_fp32_inputs_bf16_output", 1, {"CUBLAS_STATUS_NOT_SUPPORTED", "CUDA_R_16BF", NULL}},
     {"lt_matrix_leaves_allocation", 1, {"CUBLAS_STATUS_EXECUTION_FAILED", "leaves its allocation", NULL}},
     {"lt_element_misaligned", 1, {"CUBLAS_STATUS_INVALID_VALUE", "not aligned to its CUDA_R_16BF", NULL}},
+    {"lt_batch_aligned_as_promised", 0, {NULL}},
+    {"lt_batch_stride_less_aligned", 1, {"CUBLAS_STATUS_NOT_SUPPORTED", "and its batch stride) is 4-byte aligned", NULL}},
     {"lt_bf16_bias_batch", 0, {NULL}},
 };
 
