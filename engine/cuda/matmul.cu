@@ -3,8 +3,8 @@
  * operand stored as the call says (ops.h eng_mm: A and B fp32 or bf16
  * alike, C fp32 or bf16).  eng_backend_cuda_set_fast_matmul switches to
  * CUBLAS_COMPUTE_32F_FAST_16BF (fp32 storage, bf16 tensor-core products,
- * fp32 accumulation) for the benchmark; training uses fp32 until the bf16
- * recipe (docs/engine.md) exists.
+ * fp32 accumulation) for the benchmark's fp32 runs; a bf16 run's products
+ * take bf16 operands instead (docs/engine.md, "Precision").
  *
  * Row-major to cuBLAS's column-major: a row-major (r, c) matrix of stride
  * ld is the column-major (c, r) one of the same ld, so C = op(A) op(B) is
