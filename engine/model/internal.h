@@ -137,8 +137,7 @@ struct eng_model {
     int graph_on;              /* the setting is on and the backend has graphs */
     int pending;               /* the last training forward's stack and loss are not run yet */
     void *graph;               /* the backend's graph; NULL: none */
-    int graph_seen;            /* the key below has run once (op by op) */
-    int graph_B, graph_T;
+    int graph_B, graph_T;      /* the key of the last training backward; 0 before the first */
     uint32_t graph_dscale;
 };
 

@@ -256,11 +256,11 @@ static int train_graph(eng_model *m, float dscale, tlm_err *e)
     uint32_t bits;
     memcpy(&bits, &dscale, sizeof bits);
     m->pending = 0;
-    if (!m->graph_seen || m->graph_B != m->cur_B || m->graph_T != m->cur_T || m->graph_dscale != bits) {
+    /* a new key (graph_B is 0 until the first: no batch matches it) */
+    if (m->graph_B != m->cur_B || m->graph_T != m->cur_T || m->graph_dscale != bits) {
         if (m->graph)
             o->graph_free(m->ctx, m->graph);
         m->graph = NULL;
-        m->graph_seen = 1;
         m->graph_B = m->cur_B, m->graph_T = m->cur_T, m->graph_dscale = bits;
         train_forward(m);
         eng__model_backward_stack(m, dscale);
